@@ -1,0 +1,450 @@
+//! Charts: line charts (one or more series, markers on every point, optional log axes) and
+//! grouped bar charts, rendered to PNG or SVG chosen by the file extension.
+//!
+//! Text uses DejaVu Sans embedded in the binary (`assets/fonts/DejaVuSans.ttf`, registered with
+//! plotters' `ab_glyph` backend), so rendering needs no system font library and looks the same
+//! everywhere.
+//!
+//! ```no_run
+//! use nowa_bench::plot::{render_line, LineChart, Series};
+//! let chart = LineChart {
+//!     title: "WAF vs OP".into(),
+//!     x_label: "OP (spare/logical)".into(),
+//!     y_label: "WAF".into(),
+//!     series: vec![Series { label: "greedy".into(), points: vec![(0.07, 7.8), (0.28, 2.5)] }],
+//!     log_x: false,
+//!     log_y: false,
+//!     y_range: None,
+//! };
+//! render_line(&chart, std::path::Path::new("waf.svg")).unwrap();
+//! ```
+
+use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+use std::path::Path;
+use std::sync::Once;
+
+/// One line of a [`LineChart`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Series {
+    pub label: String,
+    /// (x, y) points, drawn in the given order. Non-finite values (and values <= 0 on a log
+    /// axis) are skipped.
+    pub points: Vec<(f64, f64)>,
+}
+
+/// A line chart with a marker on every point and a legend.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LineChart {
+    pub title: String,
+    pub x_label: String,
+    pub y_label: String,
+    pub series: Vec<Series>,
+    pub log_x: bool,
+    pub log_y: bool,
+    /// Fixed y range; None = from the data (with a margin; starting at 0 on a linear axis when
+    /// all values are positive and close enough to it).
+    pub y_range: Option<(f64, f64)>,
+}
+
+/// Grouped bars: for every category one bar per group. `groups[g].1[c]` is the value of group
+/// `g` in category `c` (missing or non-finite values leave a gap).
+#[derive(Debug, Clone, PartialEq)]
+pub struct BarChart {
+    pub title: String,
+    pub y_label: String,
+    pub categories: Vec<String>,
+    pub groups: Vec<(String, Vec<f64>)>,
+}
+
+/// Why a chart could not be rendered.
+#[derive(Debug, thiserror::Error)]
+pub enum PlotError {
+    #[error("unsupported plot file extension for {0} (use .png or .svg)")]
+    Extension(String),
+    #[error("nothing to plot: {0}")]
+    Empty(&'static str),
+    #[error("cannot write plot {path}: {msg}")]
+    Draw { path: String, msg: String },
+}
+
+const WIDTH: u32 = 1024;
+const HEIGHT: u32 = 640;
+const FONT: &str = "sans-serif";
+static FONT_BYTES: &[u8] = include_bytes!("../../../assets/fonts/DejaVuSans.ttf");
+
+/// Colour-blind friendly palette (Okabe-Ito), then Palette99 for more series.
+const COLORS: [RGBColor; 8] = [
+    RGBColor(0, 114, 178),
+    RGBColor(213, 94, 0),
+    RGBColor(0, 158, 115),
+    RGBColor(204, 121, 167),
+    RGBColor(230, 159, 0),
+    RGBColor(86, 180, 233),
+    RGBColor(0, 0, 0),
+    RGBColor(240, 228, 66),
+];
+
+fn color(i: usize) -> RGBColor {
+    if i < COLORS.len() {
+        COLORS[i]
+    } else {
+        let c = Palette99::pick(i).to_rgba();
+        RGBColor(c.0, c.1, c.2)
+    }
+}
+
+fn register_font() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        // The font is compiled in; a failure here is a build problem, reported at draw time by
+        // plotters as a font error rather than a panic.
+        let _ = plotters::style::register_font(FONT, FontStyle::Normal, FONT_BYTES);
+    });
+}
+
+#[derive(Clone, Copy)]
+enum Format {
+    Png,
+    Svg,
+}
+
+fn format_of(path: &Path) -> Result<Format, PlotError> {
+    match path.extension().and_then(|e| e.to_str()).map(|e| e.to_ascii_lowercase()) {
+        Some(e) if e == "png" => Ok(Format::Png),
+        Some(e) if e == "svg" => Ok(Format::Svg),
+        _ => Err(PlotError::Extension(path.display().to_string())),
+    }
+}
+
+fn draw_err(path: &Path, e: impl std::fmt::Display) -> PlotError {
+    PlotError::Draw { path: path.display().to_string(), msg: e.to_string() }
+}
+
+type DrawResult = Result<(), String>;
+
+/// Pretty tick label: integers without decimals, small values with 2-3 significant digits.
+fn fmt_tick(v: f64) -> String {
+    let a = v.abs();
+    if a == 0.0 {
+        "0".into()
+    } else if a >= 1e6 {
+        format!("{:.0e}", v)
+    } else if a >= 100.0 || (v.fract() == 0.0 && a >= 1.0) {
+        format!("{:.0}", v)
+    } else if a >= 10.0 {
+        format!("{:.1}", v)
+    } else if a >= 0.01 {
+        let s = format!("{:.3}", v);
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        format!("{:.1e}", v)
+    }
+}
+
+fn usable(v: f64, log: bool) -> bool {
+    v.is_finite() && (!log || v > 0.0)
+}
+
+/// Data range of one axis with a margin; on a log axis in multiplicative terms.
+fn axis_range(vals: impl Iterator<Item = f64>, log: bool, from_zero: bool) -> (f64, f64) {
+    let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+    for v in vals {
+        lo = lo.min(v);
+        hi = hi.max(v);
+    }
+    if !lo.is_finite() {
+        return if log { (1.0, 10.0) } else { (0.0, 1.0) };
+    }
+    if log {
+        // Whole decades: plotters labels a log axis at powers of ten (and their multiples), so
+        // a range without a decade inside would get no tick label at all.
+        let lo = 10f64.powf(lo.log10().floor());
+        let mut hi = 10f64.powf(hi.log10().ceil());
+        if hi <= lo {
+            hi = lo * 10.0;
+        }
+        return (lo, hi);
+    }
+    if from_zero && lo >= 0.0 && lo <= 0.5 * hi {
+        lo = 0.0;
+    }
+    if hi - lo < 1e-12 * hi.abs().max(1.0) {
+        let d = if hi == 0.0 { 1.0 } else { hi.abs() * 0.1 };
+        return (lo - d, hi + d);
+    }
+    let m = (hi - lo) * 0.05;
+    (if lo == 0.0 { 0.0 } else { lo - m }, hi + m)
+}
+
+/// Renders a line chart to `path` (`.png` or `.svg`).
+pub fn render_line(chart: &LineChart, path: &Path) -> Result<(), PlotError> {
+    let format = format_of(path)?;
+    let pts: Vec<Vec<(f64, f64)>> = chart
+        .series
+        .iter()
+        .map(|s| s.points.iter().copied().filter(|&(x, y)| usable(x, chart.log_x) && usable(y, chart.log_y)).collect())
+        .collect();
+    if pts.iter().all(|p| p.is_empty()) {
+        return Err(PlotError::Empty("no finite points in any series"));
+    }
+    let (x0, x1) = axis_range(pts.iter().flatten().map(|p| p.0), chart.log_x, false);
+    let (y0, y1) = chart.y_range.unwrap_or_else(|| axis_range(pts.iter().flatten().map(|p| p.1), chart.log_y, true));
+    if !(y0 < y1) || (chart.log_y && y0 <= 0.0) {
+        return Err(PlotError::Empty("y range is empty (or not positive on a log axis)"));
+    }
+    register_font();
+    let res = match format {
+        Format::Png => {
+            let root = BitMapBackend::new(path, (WIDTH, HEIGHT)).into_drawing_area();
+            line_axes(&root, chart, &pts, (x0, x1), (y0, y1)).and_then(|_| root.present().map_err(|e| e.to_string()))
+        }
+        Format::Svg => {
+            let root = SVGBackend::new(path, (WIDTH, HEIGHT)).into_drawing_area();
+            line_axes(&root, chart, &pts, (x0, x1), (y0, y1)).and_then(|_| root.present().map_err(|e| e.to_string()))
+        }
+    };
+    res.map_err(|e| draw_err(path, e))
+}
+
+fn line_axes<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    chart: &LineChart,
+    pts: &[Vec<(f64, f64)>],
+    (x0, x1): (f64, f64),
+    (y0, y1): (f64, f64),
+) -> DrawResult {
+    match (chart.log_x, chart.log_y) {
+        (false, false) => line_draw(root, chart, pts, x0..x1, y0..y1),
+        (true, false) => line_draw(root, chart, pts, (x0..x1).log_scale(), y0..y1),
+        (false, true) => line_draw(root, chart, pts, x0..x1, (y0..y1).log_scale()),
+        (true, true) => line_draw(root, chart, pts, (x0..x1).log_scale(), (y0..y1).log_scale()),
+    }
+}
+
+fn line_draw<DB, X, Y>(root: &DrawingArea<DB, Shift>, chart: &LineChart, pts: &[Vec<(f64, f64)>], xr: X, yr: Y) -> DrawResult
+where
+    DB: DrawingBackend,
+    X: AsRangedCoord<Value = f64>,
+    Y: AsRangedCoord<Value = f64>,
+    X::CoordDescType: ValueFormatter<f64>,
+    Y::CoordDescType: ValueFormatter<f64>,
+{
+    let e = |e: &dyn std::fmt::Display| e.to_string();
+    root.fill(&WHITE).map_err(|x| e(&x))?;
+    let mut cc = ChartBuilder::on(root)
+        .caption(&chart.title, (FONT, 28))
+        .margin(16)
+        .x_label_area_size(56)
+        .y_label_area_size(80)
+        .build_cartesian_2d(xr, yr)
+        .map_err(|x| e(&x))?;
+    cc.configure_mesh()
+        .x_desc(&chart.x_label)
+        .y_desc(&chart.y_label)
+        .label_style((FONT, 16))
+        .axis_desc_style((FONT, 18))
+        .x_label_formatter(&|v| fmt_tick(*v))
+        .y_label_formatter(&|v| fmt_tick(*v))
+        .light_line_style(RGBColor(235, 235, 235))
+        .bold_line_style(RGBColor(200, 200, 200))
+        .draw()
+        .map_err(|x| e(&x))?;
+    let mut any_label = false;
+    for (i, (s, p)) in chart.series.iter().zip(pts).enumerate() {
+        if p.is_empty() {
+            continue;
+        }
+        let c = color(i);
+        let line = cc.draw_series(LineSeries::new(p.iter().copied(), c.stroke_width(2))).map_err(|x| e(&x))?;
+        if !s.label.is_empty() {
+            any_label = true;
+            line.label(s.label.clone()).legend(move |(x, y)| {
+                EmptyElement::at((x, y))
+                    + PathElement::new(vec![(0, 0), (20, 0)], c.stroke_width(2))
+                    + Circle::new((10, 0), 4, c.filled())
+            });
+        }
+        cc.draw_series(p.iter().map(|&(x, y)| Circle::new((x, y), 4, c.filled()))).map_err(|x| e(&x))?;
+    }
+    if any_label {
+        cc.configure_series_labels()
+            .position(SeriesLabelPosition::UpperRight)
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .label_font((FONT, 16))
+            .draw()
+            .map_err(|x| e(&x))?;
+    }
+    Ok(())
+}
+
+/// Renders a grouped bar chart to `path` (`.png` or `.svg`).
+pub fn render_bar(chart: &BarChart, path: &Path) -> Result<(), PlotError> {
+    let format = format_of(path)?;
+    if chart.categories.is_empty() || chart.groups.is_empty() {
+        return Err(PlotError::Empty("a bar chart needs at least one category and one group"));
+    }
+    let vals = chart.groups.iter().flat_map(|g| g.1.iter().take(chart.categories.len())).copied().filter(|v| v.is_finite());
+    let (mut y0, y1) = axis_range(vals.chain(std::iter::once(0.0)), false, true);
+    if y0 > 0.0 {
+        y0 = 0.0;
+    }
+    register_font();
+    let res = match format {
+        Format::Png => {
+            let root = BitMapBackend::new(path, (WIDTH, HEIGHT)).into_drawing_area();
+            bar_draw(&root, chart, y0, y1).and_then(|_| root.present().map_err(|e| e.to_string()))
+        }
+        Format::Svg => {
+            let root = SVGBackend::new(path, (WIDTH, HEIGHT)).into_drawing_area();
+            bar_draw(&root, chart, y0, y1).and_then(|_| root.present().map_err(|e| e.to_string()))
+        }
+    };
+    res.map_err(|e| draw_err(path, e))
+}
+
+fn bar_draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, chart: &BarChart, y0: f64, y1: f64) -> DrawResult {
+    let e = |e: &dyn std::fmt::Display| e.to_string();
+    let n = chart.categories.len();
+    let g = chart.groups.len();
+    root.fill(&WHITE).map_err(|x| e(&x))?;
+    let mut cc = ChartBuilder::on(root)
+        .caption(&chart.title, (FONT, 28))
+        .margin(16)
+        .x_label_area_size(48)
+        .y_label_area_size(80)
+        .build_cartesian_2d(0.0..n as f64, y0..y1)
+        .map_err(|x| e(&x))?;
+    cc.configure_mesh()
+        .disable_x_mesh()
+        .x_labels(0)
+        .x_label_formatter(&|_| String::new())
+        .y_desc(&chart.y_label)
+        .label_style((FONT, 16))
+        .axis_desc_style((FONT, 18))
+        .y_label_formatter(&|v| fmt_tick(*v))
+        .light_line_style(RGBColor(235, 235, 235))
+        .bold_line_style(RGBColor(200, 200, 200))
+        .draw()
+        .map_err(|x| e(&x))?;
+    let slot = 0.8 / g as f64;
+    for (gi, (name, values)) in chart.groups.iter().enumerate() {
+        let c = color(gi);
+        let bars = values.iter().take(n).enumerate().filter(|(_, v)| v.is_finite()).map(move |(ci, &v)| {
+            let left = ci as f64 + 0.1 + gi as f64 * slot;
+            Rectangle::new([(left + slot * 0.05, 0.0f64.max(y0)), (left + slot * 0.95, v)], c.filled())
+        });
+        cc.draw_series(bars)
+            .map_err(|x| e(&x))?
+            .label(name.clone())
+            .legend(move |(x, y)| Rectangle::new([(x, y - 6), (x + 14, y + 6)], c.filled()));
+    }
+    // Category names under the axis, centred on each group of bars (drawn on the root area in
+    // pixel coordinates: the plotting area clips everything outside it).
+    let style = TextStyle::from((FONT, 16).into_font()).pos(Pos::new(HPos::Center, VPos::Top));
+    for (ci, name) in chart.categories.iter().enumerate() {
+        let (px, py) = cc.backend_coord(&(ci as f64 + 0.5, y0));
+        root.draw(&Text::new(name.clone(), (px, py + 8), style.clone())).map_err(|x| e(&x))?;
+    }
+    cc.configure_series_labels()
+        .position(SeriesLabelPosition::UpperRight)
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .label_font((FONT, 16))
+        .draw()
+        .map_err(|x| e(&x))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line() -> LineChart {
+        LineChart {
+            title: "Throughput over time".into(),
+            x_label: "time [s]".into(),
+            y_label: "MB/s".into(),
+            series: vec![
+                Series { label: "uniform".into(), points: (0..20).map(|i| (i as f64, 100.0 + (i as f64).sin() * 10.0)).collect() },
+                Series { label: "zipf 0.8".into(), points: (0..20).map(|i| (i as f64, 80.0 + i as f64)).collect() },
+            ],
+            log_x: false,
+            log_y: false,
+            y_range: None,
+        }
+    }
+
+    fn bar() -> BarChart {
+        BarChart {
+            title: "Random write IOPS".into(),
+            y_label: "k IOPS".into(),
+            categories: vec!["uniform".into(), "two-zone 80/20".into(), "zipf 0.8".into()],
+            groups: vec![("dev a".into(), vec![71.0, 67.0, 67.0]), ("dev b".into(), vec![84.0, 79.0, f64::NAN])],
+        }
+    }
+
+    fn check(path: &Path, title: &str) {
+        let bytes = std::fs::read(path).unwrap();
+        assert!(bytes.len() > 2000, "{} is only {} bytes", path.display(), bytes.len());
+        if path.extension().unwrap() == "png" {
+            assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
+        } else {
+            let s = String::from_utf8(bytes).unwrap();
+            assert!(s.starts_with("<svg") && s.contains(title), "svg lacks title");
+        }
+    }
+
+    #[test]
+    fn renders_line_and_bar_png_svg() {
+        let tmp = tempfile::tempdir().unwrap();
+        // NOWA_PLOT_DIR=/some/dir keeps the rendered files for a look.
+        let keep = std::env::var_os("NOWA_PLOT_DIR").map(std::path::PathBuf::from);
+        let dir = keep.as_deref().unwrap_or(tmp.path());
+        for ext in ["png", "svg"] {
+            let p = dir.join(format!("line.{ext}"));
+            render_line(&line(), &p).unwrap();
+            check(&p, "Throughput over time");
+            let p = dir.join(format!("bar.{ext}"));
+            render_bar(&bar(), &p).unwrap();
+            check(&p, "Random write IOPS");
+        }
+        // Log axes, fixed y range, a single point, labels omitted.
+        let mut l = line();
+        l.log_x = true;
+        l.log_y = true;
+        l.series[0].points.push((0.0, -1.0)); // skipped on log axes
+        l.series.push(Series { label: String::new(), points: vec![(3.0, 50.0)] });
+        let p = dir.join("log.png");
+        render_line(&l, &p).unwrap();
+        check(&p, "Throughput over time");
+        let mut l = line();
+        l.y_range = Some((0.0, 200.0));
+        render_line(&l, &dir.join("fixed.png")).unwrap();
+    }
+
+    #[test]
+    fn bad_inputs_are_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(matches!(render_line(&line(), &dir.path().join("x.jpg")), Err(PlotError::Extension(_))));
+        let mut l = line();
+        l.series.iter_mut().for_each(|s| s.points.clear());
+        assert!(matches!(render_line(&l, &dir.path().join("x.png")), Err(PlotError::Empty(_))));
+        let mut b = bar();
+        b.categories.clear();
+        assert!(matches!(render_bar(&b, &dir.path().join("x.svg")), Err(PlotError::Empty(_))));
+        assert!(matches!(render_line(&line(), &dir.path().join("no/such/dir/x.png")), Err(PlotError::Draw { .. })));
+    }
+
+    #[test]
+    fn tick_format() {
+        assert_eq!(fmt_tick(0.0), "0");
+        assert_eq!(fmt_tick(1500.0), "1500");
+        assert_eq!(fmt_tick(2.0), "2");
+        assert_eq!(fmt_tick(0.25), "0.25");
+        assert_eq!(fmt_tick(12.5), "12.5");
+    }
+}

@@ -1,0 +1,216 @@
+//! One benchmark job (an fio-like job description) and its result, shared by the real-device
+//! engine ([`super::engine`]) and the simulated SSD ([`super::simssd`]).
+
+use hdrhistogram::Histogram;
+use nowa_workload::{Workload, WorkloadSpec};
+use serde::{Deserialize, Serialize};
+
+/// What a job does.
+#[derive(Debug, Clone, PartialEq)]
+pub enum JobKind {
+    /// Sequential reads over the range (wrapping around when time-limited).
+    SeqRead,
+    /// Sequential writes over the range, once (or wrapping when given a larger volume).
+    SeqWrite,
+    /// Uniform random reads of `bs` blocks in the range.
+    RandRead,
+    /// Random writes, addresses from a `nowa_workload` generator in units of `bs` blocks.
+    RandWrite(WorkloadSpec),
+}
+
+impl JobKind {
+    pub fn is_write(&self) -> bool {
+        matches!(self, JobKind::SeqWrite | JobKind::RandWrite(_))
+    }
+    pub fn label(&self) -> String {
+        match self {
+            JobKind::SeqRead => "seq-read".into(),
+            JobKind::SeqWrite => "seq-write".into(),
+            JobKind::RandRead => "rand-read".into(),
+            JobKind::RandWrite(w) => format!("rand-write {w}"),
+        }
+    }
+}
+
+/// A job: access pattern, I/O shape and when to stop (whichever limit comes first).
+#[derive(Debug, Clone)]
+pub struct JobSpec {
+    pub name: String,
+    pub kind: JobKind,
+    /// Block size in bytes (multiple of 4096).
+    pub bs: u32,
+    /// I/Os in flight per thread.
+    pub qd: u32,
+    /// Threads (one io_uring each).
+    pub threads: u32,
+    /// Target throughput in bytes/s for the whole job (all threads); None = as fast as possible.
+    pub rate: Option<f64>,
+    /// Bytes `[0, range)` the job addresses.
+    pub range: u64,
+    /// Stop after this many bytes (None = no byte limit).
+    pub max_bytes: Option<u64>,
+    /// Stop after this many seconds (None = no time limit). A job with neither limit runs
+    /// until the job it accompanies (a latency probe) finishes.
+    pub max_secs: Option<f64>,
+    /// Per-interval throughput sampling period in seconds.
+    pub interval: f64,
+    pub seed: u64,
+}
+
+impl JobSpec {
+    pub fn blocks(&self) -> u64 {
+        self.range / self.bs as u64
+    }
+    /// Max ops from the byte limit.
+    pub fn max_ops(&self) -> Option<u64> {
+        self.max_bytes.map(|b| b.div_ceil(self.bs as u64))
+    }
+}
+
+/// Latency summary in microseconds.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq)]
+pub struct LatStats {
+    pub samples: u64,
+    pub avg_us: f64,
+    pub p50_us: f64,
+    pub p99_us: f64,
+    pub p999_us: f64,
+    pub p99999_us: f64,
+    pub max_us: f64,
+}
+
+impl LatStats {
+    /// From a histogram of nanoseconds.
+    pub fn from_hist(h: &Histogram<u64>) -> LatStats {
+        if h.is_empty() {
+            return LatStats::default();
+        }
+        let us = |v: u64| v as f64 / 1000.0;
+        LatStats {
+            samples: h.len(),
+            avg_us: h.mean() / 1000.0,
+            p50_us: us(h.value_at_quantile(0.5)),
+            p99_us: us(h.value_at_quantile(0.99)),
+            p999_us: us(h.value_at_quantile(0.999)),
+            p99999_us: us(h.value_at_quantile(0.99999)),
+            max_us: us(h.max()),
+        }
+    }
+}
+
+/// A latency histogram in nanoseconds, 3 significant digits, growing as needed.
+pub fn new_hist() -> Histogram<u64> {
+    let mut h = Histogram::<u64>::new(3).expect("3 significant figures is valid");
+    h.auto(true);
+    h
+}
+
+/// Throughput during one sampling interval.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+pub struct IntervalPoint {
+    /// End of the interval, seconds since the job started.
+    pub t: f64,
+    pub mb_s: f64,
+    pub iops: f64,
+    /// Bytes completed since the job started.
+    pub bytes: u64,
+}
+
+/// What a job did.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct JobResult {
+    pub name: String,
+    pub kind: String,
+    pub bs: u32,
+    pub qd: u32,
+    pub threads: u32,
+    /// Target rate in MB/s (10^6 bytes), if rate limited.
+    pub rate_mb_s: Option<f64>,
+    pub bytes: u64,
+    pub ops: u64,
+    pub secs: f64,
+    /// Throughput in MB/s (10^6 bytes/s) and I/O per second over the whole job.
+    pub mb_s: f64,
+    pub iops: f64,
+    pub lat: LatStats,
+    pub intervals: Vec<IntervalPoint>,
+    /// The job stopped early (Ctrl-C or an error).
+    pub interrupted: bool,
+}
+
+impl JobResult {
+    pub fn new(spec: &JobSpec, bytes: u64, ops: u64, secs: f64, hist: &Histogram<u64>, intervals: Vec<IntervalPoint>, interrupted: bool) -> Self {
+        let secs = secs.max(1e-9);
+        JobResult {
+            name: spec.name.clone(),
+            kind: spec.kind.label(),
+            bs: spec.bs,
+            qd: spec.qd,
+            threads: spec.threads,
+            rate_mb_s: spec.rate.map(|r| r / 1e6),
+            bytes,
+            ops,
+            secs,
+            mb_s: bytes as f64 / secs / 1e6,
+            iops: ops as f64 / secs,
+            lat: LatStats::from_hist(hist),
+            intervals,
+            interrupted,
+        }
+    }
+}
+
+/// Address source for one job, shared by its threads (a generator behind a lock; threads take
+/// batches, so the access distribution is the workload's, not a mix of per-thread layouts).
+pub enum AddrSource {
+    /// Next block index (wraps at `blocks`).
+    Seq { next: std::sync::atomic::AtomicU64, blocks: u64 },
+    /// Random blocks from a workload generator.
+    Gen(parking_lot::Mutex<Box<dyn Workload>>),
+}
+
+impl AddrSource {
+    pub fn new(spec: &JobSpec) -> anyhow::Result<AddrSource> {
+        let blocks = spec.blocks();
+        anyhow::ensure!(blocks > 0, "job {}: range of {} bytes holds no {}-byte block", spec.name, spec.range, spec.bs);
+        Ok(match &spec.kind {
+            JobKind::SeqRead | JobKind::SeqWrite => AddrSource::Seq { next: 0.into(), blocks },
+            JobKind::RandRead => AddrSource::Gen(parking_lot::Mutex::new(WorkloadSpec::Uniform.build_in_use(blocks, spec.seed)?)),
+            JobKind::RandWrite(w) => {
+                let g = w.build_in_use(blocks, spec.seed)?;
+                anyhow::ensure!(g.is_write_only(), "workload {w} issues trims; ssdiq supports write-only workloads");
+                AddrSource::Gen(parking_lot::Mutex::new(g))
+            }
+        })
+    }
+
+    /// Fills `out` with the next block indexes.
+    pub fn fill(&self, out: &mut Vec<u64>, n: usize) {
+        out.clear();
+        match self {
+            AddrSource::Seq { next, blocks } => {
+                let start = next.fetch_add(n as u64, std::sync::atomic::Ordering::Relaxed);
+                out.extend((start..start + n as u64).map(|b| b % blocks));
+            }
+            AddrSource::Gen(g) => {
+                out.resize(n, 0);
+                g.lock().fill_writes(out);
+            }
+        }
+    }
+}
+
+/// Pseudo-random, incompressible payload (SSDs that compress or deduplicate would otherwise
+/// report flattering numbers for zero-filled writes).
+pub fn fill_random(buf: &mut [u8], seed: u64) {
+    let mut s = seed ^ 0x9E37_79B9_7F4A_7C15;
+    for chunk in buf.chunks_mut(8) {
+        s = s.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = s;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^= z >> 31;
+        let b = z.to_le_bytes();
+        chunk.copy_from_slice(&b[..chunk.len()]);
+    }
+}

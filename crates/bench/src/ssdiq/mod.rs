@@ -1,0 +1,1 @@
+//! `nowa ssdiq`.

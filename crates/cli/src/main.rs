@@ -1,0 +1,66 @@
+//! `nowa`: SSD simulation, SSD benchmarking and write-amplification-aware storage.
+
+mod sim_cmd;
+mod ssdiq_cmd;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(
+    name = "nowa",
+    version,
+    about = "Measure and minimize write amplification, from the database to the flash"
+)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Simulate an SSD (FTL model) under a workload and report write amplification.
+    Sim(sim_cmd::SimArgs),
+    /// Run the SSD-iq benchmark suite on a device, a file or a simulated SSD.
+    Ssdiq(ssdiq_cmd::SsdiqArgs),
+}
+
+fn main() {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            // Usage errors: clap prints them; --help/--version exit 0.
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            std::process::exit(code);
+        }
+    };
+    let res = match cli.cmd {
+        Cmd::Sim(a) => sim_cmd::run(a),
+        Cmd::Ssdiq(a) => ssdiq_cmd::run(a),
+    };
+    if let Err(e) = res {
+        eprintln!("nowa: error: {e:#}");
+        // Bad input is exit 2; failures while running are exit 1.
+        let code = if e.downcast_ref::<UsageError>().is_some() {
+            2
+        } else {
+            1
+        };
+        std::process::exit(code);
+    }
+}
+
+/// An error caused by the user's input (flags, config): exit code 2.
+#[derive(Debug)]
+pub struct UsageError(pub String);
+impl std::fmt::Display for UsageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+impl std::error::Error for UsageError {}
+
+/// Shorthand: a usage error as anyhow::Error.
+pub fn usage(msg: impl Into<String>) -> anyhow::Error {
+    anyhow::Error::new(UsageError(msg.into()))
+}

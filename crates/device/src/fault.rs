@@ -1,0 +1,481 @@
+//! Fault injection: [`FaultyDevice`] wraps any [`BlockDevice`] and models a volatile write
+//! cache that loses (or tears) unflushed writes on power loss, armed crashes at the n-th write,
+//! and bit flips on read. Everything is deterministic from [`FaultConfig::seed`].
+//!
+//! Model: writes since the last flush live in a volatile overlay (reads see them). `flush`
+//! writes the overlay to the inner device and flushes it. On power loss each unflushed 4 KiB
+//! block independently survives whole, is dropped, or is torn (a prefix of its 512-byte
+//! sectors is new, the rest old). Only the newest unflushed version of a block is kept, so a
+//! block written twice since the last flush comes back as old, newest, or a mix of the two.
+//!
+//! Crash-test recipe: run the workload once and read [`FaultyDevice::writes_issued`]; then for
+//! each k in 1..=that count, replay on a fresh device with `crash_after_writes(k)`, restart and
+//! check recovery.
+
+use crate::{
+    check_io, BlockDevice, DeviceCounters, DeviceError, Geometry, Result, ZoneInfo, BLOCK_SIZE,
+};
+use parking_lot::{Mutex, RwLock};
+use rand::rngs::Xoshiro256PlusPlus;
+use rand::{RngExt, SeedableRng};
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+/// Sector size at which torn writes split a block.
+pub const SECTOR_SIZE: usize = 512;
+const SECTORS: usize = BLOCK_SIZE / SECTOR_SIZE;
+
+/// Fault probabilities and the seed that makes them reproducible.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FaultConfig {
+    pub seed: u64,
+    /// Probability that an unflushed block is torn at power loss (else kept or dropped 50/50,
+    /// see [`FaultyDevice::set_keep_prob`]); also the probability that the block in flight at
+    /// an armed crash is torn rather than dropped.
+    pub torn_write_prob: f64,
+    /// Probability that a read call returns one flipped bit.
+    pub bit_flip_read_prob: f64,
+}
+
+impl Default for FaultConfig {
+    fn default() -> Self {
+        FaultConfig {
+            seed: 0,
+            torn_write_prob: 0.0,
+            bit_flip_read_prob: 0.0,
+        }
+    }
+}
+
+/// What fault injection did so far.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct FaultStats {
+    pub power_losses: u64,
+    /// Unflushed blocks that survived whole / were dropped / were torn at power losses.
+    pub blocks_kept: u64,
+    pub blocks_dropped: u64,
+    pub blocks_torn: u64,
+    pub bit_flips: u64,
+}
+
+struct Pending {
+    data: Box<[u8; BLOCK_SIZE]>,
+    placement: Option<u16>,
+}
+
+struct State {
+    /// Unflushed blocks by byte offset (BTreeMap: deterministic order at power loss).
+    overlay: BTreeMap<u64, Pending>,
+    powered_off: bool,
+    /// Write calls left before the armed crash (1 = the next write crashes).
+    crash_in: Option<u64>,
+    keep_prob: f64,
+    rng: Xoshiro256PlusPlus,
+    stats: FaultStats,
+}
+
+/// A device wrapper that injects power loss, torn writes and bit flips.
+///
+/// Zone operations (`zone_append`, `zone_reset`, `zone_report`) and `trim` go straight to the
+/// inner device (durable at once, never torn): the overlay models a conventional write cache.
+pub struct FaultyDevice<D: BlockDevice> {
+    inner: D,
+    cfg: FaultConfig,
+    state: RwLock<State>,
+    /// Separate stream for read faults so that concurrent reads don't shift crash outcomes.
+    read_rng: Mutex<Xoshiro256PlusPlus>,
+    writes_issued: AtomicU64,
+    bit_flips: AtomicU64,
+    host_written: AtomicU64,
+    host_read: AtomicU64,
+    trimmed: AtomicU64,
+    flushes: AtomicU64,
+}
+
+impl<D: BlockDevice> FaultyDevice<D> {
+    pub fn new(inner: D, cfg: FaultConfig) -> Self {
+        FaultyDevice {
+            inner,
+            cfg,
+            state: RwLock::new(State {
+                overlay: BTreeMap::new(),
+                powered_off: false,
+                crash_in: None,
+                keep_prob: 0.5,
+                rng: Xoshiro256PlusPlus::seed_from_u64(cfg.seed),
+                stats: FaultStats::default(),
+            }),
+            read_rng: Mutex::new(Xoshiro256PlusPlus::seed_from_u64(
+                cfg.seed ^ 0x9e37_79b9_7f4a_7c15,
+            )),
+            writes_issued: AtomicU64::new(0),
+            bit_flips: AtomicU64::new(0),
+            host_written: AtomicU64::new(0),
+            host_read: AtomicU64::new(0),
+            trimmed: AtomicU64::new(0),
+            flushes: AtomicU64::new(0),
+        }
+    }
+
+    /// Arm a crash: the n-th write call from now is torn/dropped and the device powers off
+    /// (later I/O -> DeviceError::PoweredOff). n = 1 is the next write; n = 0 powers off at once.
+    /// Each element of a `write_batch` counts as one write call.
+    pub fn crash_after_writes(&self, n: u64) {
+        if n == 0 {
+            self.power_loss();
+        } else {
+            self.state.write().crash_in = Some(n);
+        }
+    }
+
+    /// Power loss now: every write since the last flush is, per seed, kept, dropped, or torn at
+    /// a 512-byte boundary; device goes offline.
+    pub fn power_loss(&self) {
+        let mut st = self.state.write();
+        if !st.powered_off {
+            self.lose_power(&mut st);
+        }
+    }
+
+    /// Power back on with whatever survived. Disarms a pending crash.
+    pub fn restart(&self) {
+        let mut st = self.state.write();
+        st.powered_off = false;
+        st.crash_in = None;
+    }
+
+    pub fn is_powered_off(&self) -> bool {
+        self.state.read().powered_off
+    }
+
+    pub fn inner(&self) -> &D {
+        &self.inner
+    }
+
+    pub fn config(&self) -> &FaultConfig {
+        &self.cfg
+    }
+
+    /// Write calls accepted or crashed so far (batch elements count one each), over the
+    /// device's lifetime — for picking crash points in a replay.
+    pub fn writes_issued(&self) -> u64 {
+        self.writes_issued.load(Relaxed)
+    }
+
+    /// 4 KiB blocks written but not yet flushed.
+    pub fn unflushed_blocks(&self) -> usize {
+        self.state.read().overlay.len()
+    }
+
+    /// Probability that an untorn unflushed block survives a power loss (default 0.5).
+    /// 0.0 = every unflushed write is lost (unless torn); 1.0 = all kept.
+    pub fn set_keep_prob(&self, p: f64) {
+        self.state.write().keep_prob = p.clamp(0.0, 1.0);
+    }
+
+    pub fn fault_stats(&self) -> FaultStats {
+        let mut s = self.state.read().stats;
+        s.bit_flips = self.bit_flips.load(Relaxed);
+        s
+    }
+
+    /// Resolve the overlay against the inner device and go offline. Inner I/O errors are
+    /// ignored: the device is dying anyway and the outcome is whatever reached the media.
+    fn lose_power(&self, st: &mut State) {
+        let overlay = std::mem::take(&mut st.overlay);
+        for (off, p) in overlay {
+            let r: f64 = st.rng.random();
+            if r < self.cfg.torn_write_prob {
+                let keep = st.rng.random_range(1..SECTORS);
+                self.tear_into_inner(off, &p.data[..], keep, p.placement);
+                st.stats.blocks_torn += 1;
+            } else if st.rng.random::<f64>() < st.keep_prob {
+                let _ = self.inner.write_at_hinted(off, &p.data[..], p.placement);
+                st.stats.blocks_kept += 1;
+            } else {
+                st.stats.blocks_dropped += 1;
+            }
+        }
+        let _ = self.inner.flush();
+        st.powered_off = true;
+        st.crash_in = None;
+        st.stats.power_losses += 1;
+    }
+
+    /// Write the first `sectors` 512-byte sectors of `new` over the inner block at `off`.
+    fn tear_into_inner(&self, off: u64, new: &[u8], sectors: usize, placement: Option<u16>) {
+        let mut blk = vec![0u8; BLOCK_SIZE];
+        if self.inner.read_at(off, &mut blk).is_ok() {
+            blk[..sectors * SECTOR_SIZE].copy_from_slice(&new[..sectors * SECTOR_SIZE]);
+            let _ = self.inner.write_at_hinted(off, &blk, placement);
+        }
+    }
+
+    /// One write call (already checked): overlay it, or crash if this is the armed one.
+    fn write_one(
+        &self,
+        st: &mut State,
+        offset: u64,
+        buf: &[u8],
+        placement: Option<u16>,
+    ) -> Result<()> {
+        if st.powered_off {
+            return Err(DeviceError::PoweredOff);
+        }
+        self.writes_issued.fetch_add(1, Relaxed);
+        let crash = match st.crash_in.as_mut() {
+            Some(n) if *n <= 1 => true,
+            Some(n) => {
+                *n -= 1;
+                false
+            }
+            None => false,
+        };
+        let blocks = buf.len() / BLOCK_SIZE;
+        // At a crash a random prefix of the write's blocks reached the volatile cache.
+        let reached = if crash {
+            st.rng.random_range(0..=blocks)
+        } else {
+            blocks
+        };
+        for (i, chunk) in buf.chunks_exact(BLOCK_SIZE).take(reached).enumerate() {
+            let mut data: Box<[u8; BLOCK_SIZE]> = Box::new([0; BLOCK_SIZE]);
+            data.copy_from_slice(chunk);
+            st.overlay.insert(
+                offset + (i * BLOCK_SIZE) as u64,
+                Pending { data, placement },
+            );
+        }
+        if !crash {
+            self.host_written.fetch_add(buf.len() as u64, Relaxed);
+            return Ok(());
+        }
+        self.lose_power(st);
+        if reached < blocks {
+            // The block being transferred: torn against what survived, or lost.
+            let r: f64 = st.rng.random();
+            if r < self.cfg.torn_write_prob {
+                let keep = st.rng.random_range(1..SECTORS);
+                let off = offset + (reached * BLOCK_SIZE) as u64;
+                self.tear_into_inner(
+                    off,
+                    &buf[reached * BLOCK_SIZE..(reached + 1) * BLOCK_SIZE],
+                    keep,
+                    placement,
+                );
+                let _ = self.inner.flush();
+                st.stats.blocks_torn += 1;
+            } else {
+                st.stats.blocks_dropped += 1;
+            }
+        }
+        Err(DeviceError::PoweredOff)
+    }
+
+    fn maybe_flip(&self, buf: &mut [u8]) {
+        if self.cfg.bit_flip_read_prob <= 0.0 || buf.is_empty() {
+            return;
+        }
+        let mut rng = self.read_rng.lock();
+        if rng.random::<f64>() < self.cfg.bit_flip_read_prob {
+            let bit = rng.random_range(0..buf.len() * 8);
+            buf[bit / 8] ^= 1 << (bit % 8);
+            self.bit_flips.fetch_add(1, Relaxed);
+        }
+    }
+
+    fn read_visible(&self, st: &State, offset: u64, buf: &mut [u8]) -> Result<()> {
+        self.inner.read_at(offset, buf)?;
+        let end = offset + buf.len() as u64;
+        for (&off, p) in st.overlay.range(offset..end) {
+            let i = (off - offset) as usize;
+            buf[i..i + BLOCK_SIZE].copy_from_slice(&p.data[..]);
+        }
+        Ok(())
+    }
+}
+
+impl<D: BlockDevice> BlockDevice for FaultyDevice<D> {
+    fn geometry(&self) -> &Geometry {
+        self.inner.geometry()
+    }
+
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
+        check_io(self.geometry(), offset, buf.len())?;
+        {
+            let st = self.state.read();
+            if st.powered_off {
+                return Err(DeviceError::PoweredOff);
+            }
+            self.read_visible(&st, offset, buf)?;
+        }
+        self.host_read.fetch_add(buf.len() as u64, Relaxed);
+        self.maybe_flip(buf);
+        Ok(())
+    }
+
+    fn write_at_hinted(&self, offset: u64, buf: &[u8], placement: Option<u16>) -> Result<()> {
+        check_io(self.geometry(), offset, buf.len())?;
+        let mut st = self.state.write();
+        self.write_one(&mut st, offset, buf, placement)
+    }
+
+    fn write_batch(&self, writes: &[(u64, &[u8])], placement: Option<u16>) -> Result<()> {
+        for (off, buf) in writes {
+            check_io(self.geometry(), *off, buf.len())?;
+        }
+        let mut st = self.state.write();
+        for (off, buf) in writes {
+            self.write_one(&mut st, *off, buf, placement)?;
+        }
+        Ok(())
+    }
+
+    fn read_batch(&self, reads: &mut [(u64, &mut [u8])]) -> Result<()> {
+        for (off, buf) in reads.iter() {
+            check_io(self.geometry(), *off, buf.len())?;
+        }
+        {
+            let st = self.state.read();
+            if st.powered_off {
+                return Err(DeviceError::PoweredOff);
+            }
+            self.inner.read_batch(reads)?;
+            for (offset, buf) in reads.iter_mut() {
+                let end = *offset + buf.len() as u64;
+                for (&off, p) in st.overlay.range(*offset..end) {
+                    let i = (off - *offset) as usize;
+                    buf[i..i + BLOCK_SIZE].copy_from_slice(&p.data[..]);
+                }
+            }
+        }
+        for (_, buf) in reads.iter_mut() {
+            self.host_read.fetch_add(buf.len() as u64, Relaxed);
+            self.maybe_flip(buf);
+        }
+        Ok(())
+    }
+
+    /// Write the overlay to the inner device (contiguous runs with the same placement as one
+    /// batch) and flush it.
+    fn flush(&self) -> Result<()> {
+        let mut st = self.state.write();
+        if st.powered_off {
+            return Err(DeviceError::PoweredOff);
+        }
+        // Group contiguous blocks into runs so the inner device sees large writes.
+        let mut runs: Vec<(u64, Option<u16>, Vec<u8>)> = Vec::new();
+        for (&off, p) in &st.overlay {
+            match runs.last_mut() {
+                Some((start, pl, data))
+                    if *pl == p.placement && *start + data.len() as u64 == off =>
+                {
+                    data.extend_from_slice(&p.data[..])
+                }
+                _ => runs.push((off, p.placement, p.data.to_vec())),
+            }
+        }
+        for (off, pl, data) in &runs {
+            self.inner.write_at_hinted(*off, data, *pl)?;
+        }
+        self.inner.flush()?;
+        st.overlay.clear();
+        self.flushes.fetch_add(1, Relaxed);
+        Ok(())
+    }
+
+    fn trim(&self, offset: u64, len: u64) -> Result<()> {
+        check_io(self.geometry(), offset, len as usize)?;
+        let mut st = self.state.write();
+        if st.powered_off {
+            return Err(DeviceError::PoweredOff);
+        }
+        // Trimmed data is unspecified afterwards: dropping the cached copies is allowed.
+        let keys: Vec<u64> = st
+            .overlay
+            .range(offset..offset + len)
+            .map(|(&k, _)| k)
+            .collect();
+        for k in keys {
+            st.overlay.remove(&k);
+        }
+        self.inner.trim(offset, len)?;
+        self.trimmed.fetch_add(len, Relaxed);
+        Ok(())
+    }
+
+    fn zone_append(&self, zone_start: u64, buf: &[u8]) -> Result<u64> {
+        self.check_on()?;
+        self.inner.zone_append(zone_start, buf)
+    }
+
+    fn zone_reset(&self, zone_start: u64) -> Result<()> {
+        self.check_on()?;
+        self.inner.zone_reset(zone_start)
+    }
+
+    fn zone_report(&self) -> Result<Vec<ZoneInfo>> {
+        self.check_on()?;
+        self.inner.zone_report()
+    }
+
+    /// Host bytes/reads/flushes as seen at this layer; media bytes from the inner device (which
+    /// only sees flushed or surviving writes).
+    fn counters(&self) -> DeviceCounters {
+        DeviceCounters {
+            host_bytes_written: self.host_written.load(Relaxed),
+            media_bytes_written: self.inner.counters().media_bytes_written,
+            host_bytes_read: self.host_read.load(Relaxed),
+            trimmed_bytes: self.trimmed.load(Relaxed),
+            flushes: self.flushes.load(Relaxed),
+        }
+    }
+
+    fn buffer_alignment(&self) -> usize {
+        self.inner.buffer_alignment()
+    }
+}
+
+impl<D: BlockDevice> FaultyDevice<D> {
+    fn check_on(&self) -> Result<()> {
+        if self.state.read().powered_off {
+            Err(DeviceError::PoweredOff)
+        } else {
+            Ok(())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::MemDevice;
+
+    #[test]
+    fn overlay_visible_then_flushed() {
+        let d = FaultyDevice::new(MemDevice::new(1 << 20), FaultConfig::default());
+        d.write_at(4096, &[5u8; 8192]).unwrap();
+        assert_eq!(d.unflushed_blocks(), 2);
+        let mut b = vec![0u8; 12288];
+        d.read_at(0, &mut b).unwrap();
+        assert!(b[..4096].iter().all(|&x| x == 0) && b[4096..].iter().all(|&x| x == 5));
+        // Not yet on the inner device.
+        d.inner().read_at(4096, &mut b[..4096]).unwrap();
+        assert!(b[..4096].iter().all(|&x| x == 0));
+        d.flush().unwrap();
+        assert_eq!(d.unflushed_blocks(), 0);
+        d.inner().read_at(4096, &mut b[..4096]).unwrap();
+        assert!(b[..4096].iter().all(|&x| x == 5));
+        assert_eq!(d.writes_issued(), 1);
+    }
+
+    #[test]
+    fn crash_after_zero_is_immediate() {
+        let d = FaultyDevice::new(MemDevice::new(1 << 20), FaultConfig::default());
+        d.crash_after_writes(0);
+        assert!(d.is_powered_off());
+        assert!(matches!(d.flush(), Err(DeviceError::PoweredOff)));
+        d.restart();
+        d.flush().unwrap();
+    }
+}

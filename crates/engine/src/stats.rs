@@ -1,0 +1,99 @@
+//! Write statistics per category (how-to-write-to-ssds.md 7.1).
+
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+/// Live counters (atomics, updated on the I/O paths).
+#[derive(Default, Debug)]
+pub struct Counters {
+    pub eviction_page_writes: AtomicU64,
+    pub checkpoint_page_writes: AtomicU64,
+    pub doublewrite_page_writes: AtomicU64,
+    pub gc_page_writes: AtomicU64,
+    pub wal_record_bytes: AtomicU64,
+    pub wal_device_bytes: AtomicU64,
+    pub wal_flushes: AtomicU64,
+    pub logical_user_bytes: AtomicU64,
+    pub page_reads: AtomicU64,
+    pub pool_hits: AtomicU64,
+    pub pool_misses: AtomicU64,
+    pub evictions: AtomicU64,
+    pub checkpoints: AtomicU64,
+    pub puts: AtomicU64,
+    pub deletes: AtomicU64,
+    pub gets: AtomicU64,
+}
+
+impl Counters {
+    #[inline]
+    pub fn add(c: &AtomicU64, v: u64) {
+        c.fetch_add(v, Relaxed);
+    }
+}
+
+/// A snapshot of [`Counters`] plus derived ratios.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct Stats {
+    pub page_size: u64,
+    /// User page writes caused by eviction of dirty pages.
+    pub eviction_page_writes: u64,
+    /// User page writes issued by checkpoints (including the one at close).
+    pub checkpoint_page_writes: u64,
+    /// Copies written to the doublewrite area.
+    pub doublewrite_page_writes: u64,
+    /// Pages rewritten by DB garbage collection (always 0 for the in-place path).
+    pub gc_page_writes: u64,
+    /// WAL record bytes appended.
+    pub wal_record_bytes: u64,
+    /// WAL bytes written to the device (4 KiB blocks; a partial tail block is rewritten).
+    pub wal_device_bytes: u64,
+    pub wal_flushes: u64,
+    /// Bytes of keys + values the user put.
+    pub logical_user_bytes: u64,
+    pub page_reads: u64,
+    pub pool_hits: u64,
+    pub pool_misses: u64,
+    pub evictions: u64,
+    pub checkpoints: u64,
+    pub puts: u64,
+    pub deletes: u64,
+    pub gets: u64,
+    /// (eviction + checkpoint) page bytes.
+    pub user_page_bytes: u64,
+    /// user + doublewrite + gc page bytes.
+    pub db_page_bytes: u64,
+    /// DB WAF = db_page_bytes / user_page_bytes (1.0 when nothing was written).
+    pub db_waf: f64,
+    pub hit_ratio: f64,
+}
+
+impl Counters {
+    pub fn snapshot(&self, page_size: u64) -> Stats {
+        let l = |c: &AtomicU64| c.load(Relaxed);
+        let mut s = Stats {
+            page_size,
+            eviction_page_writes: l(&self.eviction_page_writes),
+            checkpoint_page_writes: l(&self.checkpoint_page_writes),
+            doublewrite_page_writes: l(&self.doublewrite_page_writes),
+            gc_page_writes: l(&self.gc_page_writes),
+            wal_record_bytes: l(&self.wal_record_bytes),
+            wal_device_bytes: l(&self.wal_device_bytes),
+            wal_flushes: l(&self.wal_flushes),
+            logical_user_bytes: l(&self.logical_user_bytes),
+            page_reads: l(&self.page_reads),
+            pool_hits: l(&self.pool_hits),
+            pool_misses: l(&self.pool_misses),
+            evictions: l(&self.evictions),
+            checkpoints: l(&self.checkpoints),
+            puts: l(&self.puts),
+            deletes: l(&self.deletes),
+            gets: l(&self.gets),
+            ..Default::default()
+        };
+        s.user_page_bytes = (s.eviction_page_writes + s.checkpoint_page_writes) * page_size;
+        s.db_page_bytes = s.user_page_bytes + (s.doublewrite_page_writes + s.gc_page_writes) * page_size;
+        s.db_waf = if s.user_page_bytes == 0 { 1.0 } else { s.db_page_bytes as f64 / s.user_page_bytes as f64 };
+        let acc = s.pool_hits + s.pool_misses;
+        s.hit_ratio = if acc == 0 { 1.0 } else { s.pool_hits as f64 / acc as f64 };
+        s
+    }
+}
