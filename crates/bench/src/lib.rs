@@ -2,8 +2,10 @@
 //!
 //! - [`sim`]: `nowa sim` — workloads on the FTL model, per-interval WAF, parameter sweeps.
 //! - [`ssdiq`]: `nowa ssdiq` — the SSD-iq suite on block devices, files and simulated SSDs.
+//! - [`ycsb`]: `nowa ycsb` — YCSB on the engine with the write drill-down (DB / SSD WAF).
 //! - [`plot`]: line and bar charts (PNG/SVG, embedded font, no system libraries).
 
 pub mod plot;
 pub mod sim;
 pub mod ssdiq;
+pub mod ycsb;

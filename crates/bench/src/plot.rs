@@ -267,7 +267,9 @@ where
                     + Circle::new((10, 0), 4, c.filled())
             });
         }
-        cc.draw_series(p.iter().map(|&(x, y)| Circle::new((x, y), 4, c.filled()))).map_err(|x| e(&x))?;
+        // Dense series get small markers so the line stays readable.
+        let r = if p.len() > 150 { 2 } else { 4 };
+        cc.draw_series(p.iter().map(|&(x, y)| Circle::new((x, y), r, c.filled()))).map_err(|x| e(&x))?;
     }
     if any_label {
         cc.configure_series_labels()

@@ -113,6 +113,8 @@ pub struct SimResult {
     pub waf_steady: f64,
     /// Mean valid ratio of GC victims in the measured phase (0 if none).
     pub victim_valid_ratio: f64,
+    /// Victims of the measured phase by valid ratio, in 1% buckets (index 100 = fully valid).
+    pub victim_histogram: Vec<u64>,
     pub erase_min: u32,
     pub erase_max: u32,
     pub erase_mean: f64,
@@ -307,6 +309,7 @@ pub fn run(spec: &SimSpec, progress: Option<Progress<'_>>) -> Result<SimResult, 
             tmed as f64 / th as f64
         },
         victim_valid_ratio: vh.mean_ratio(),
+        victim_histogram: vh.buckets,
         erase_min: erases.iter().copied().min().unwrap_or(0),
         erase_max: erases.iter().copied().max().unwrap_or(0),
         erase_mean: erases.iter().map(|&e| e as f64).sum::<f64>() / erases.len().max(1) as f64,

@@ -2,6 +2,7 @@
 
 mod sim_cmd;
 mod ssdiq_cmd;
+mod ycsb_cmd;
 
 use clap::{Parser, Subcommand};
 
@@ -22,6 +23,8 @@ enum Cmd {
     Sim(sim_cmd::SimArgs),
     /// Run the SSD-iq benchmark suite on a device, a file or a simulated SSD.
     Ssdiq(ssdiq_cmd::SsdiqArgs),
+    /// Run YCSB on the storage engine (on a simulated SSD by default) with the write drill-down.
+    Ycsb(ycsb_cmd::YcsbArgs),
 }
 
 fn main() {
@@ -37,6 +40,7 @@ fn main() {
     let res = match cli.cmd {
         Cmd::Sim(a) => sim_cmd::run(a),
         Cmd::Ssdiq(a) => ssdiq_cmd::run(a),
+        Cmd::Ycsb(a) => ycsb_cmd::run(a),
     };
     if let Err(e) = res {
         eprintln!("nowa: error: {e:#}");

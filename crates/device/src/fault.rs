@@ -8,12 +8,18 @@
 //! sectors is new, the rest old). Only the newest unflushed version of a block is kept, so a
 //! block written twice since the last flush comes back as old, newest, or a mix of the two.
 //!
+//! Zoned inner devices: the wrapper keeps a shadow write pointer per zone (inner pointer +
+//! unflushed blocks), enforces the sequential-write rule and the open-zone limit itself, and at
+//! power loss keeps a *prefix* of each zone's unflushed blocks (the last one possibly torn),
+//! as a real ZNS drive would; `zone_reset` and `trim` are applied to the inner device at once.
+//!
 //! Crash-test recipe: run the workload once and read [`FaultyDevice::writes_issued`]; then for
 //! each k in 1..=that count, replay on a fresh device with `crash_after_writes(k)`, restart and
 //! check recovery.
 
 use crate::{
-    check_io, BlockDevice, DeviceCounters, DeviceError, Geometry, Result, ZoneInfo, BLOCK_SIZE,
+    check_io, BlockDevice, DeviceCounters, DeviceError, Geometry, Result, ZoneInfo, ZoneState,
+    BLOCK_SIZE,
 };
 use parking_lot::{Mutex, RwLock};
 use rand::rngs::Xoshiro256PlusPlus;
@@ -72,12 +78,15 @@ struct State {
     keep_prob: f64,
     rng: Xoshiro256PlusPlus,
     stats: FaultStats,
+    /// Zoned inner device: shadow write pointers (absolute bytes), including unflushed data.
+    zone_wps: Option<Vec<u64>>,
 }
 
 /// A device wrapper that injects power loss, torn writes and bit flips.
 ///
-/// Zone operations (`zone_append`, `zone_reset`, `zone_report`) and `trim` go straight to the
-/// inner device (durable at once, never torn): the overlay models a conventional write cache.
+/// `trim` and `zone_reset` go straight to the inner device (durable at once); writes and zone
+/// appends go through the volatile overlay. Outcomes are deterministic for a deterministic
+/// order of calls (one writer thread, or a fixed interleaving).
 pub struct FaultyDevice<D: BlockDevice> {
     inner: D,
     cfg: FaultConfig,
@@ -94,6 +103,7 @@ pub struct FaultyDevice<D: BlockDevice> {
 
 impl<D: BlockDevice> FaultyDevice<D> {
     pub fn new(inner: D, cfg: FaultConfig) -> Self {
+        let zone_wps = Self::load_zone_wps(&inner);
         FaultyDevice {
             inner,
             cfg,
@@ -104,6 +114,7 @@ impl<D: BlockDevice> FaultyDevice<D> {
                 keep_prob: 0.5,
                 rng: Xoshiro256PlusPlus::seed_from_u64(cfg.seed),
                 stats: FaultStats::default(),
+                zone_wps,
             }),
             read_rng: Mutex::new(Xoshiro256PlusPlus::seed_from_u64(
                 cfg.seed ^ 0x9e37_79b9_7f4a_7c15,
@@ -134,6 +145,9 @@ impl<D: BlockDevice> FaultyDevice<D> {
         let mut st = self.state.write();
         if !st.powered_off {
             self.lose_power(&mut st);
+            if st.zone_wps.is_some() {
+                st.zone_wps = Self::load_zone_wps(&self.inner);
+            }
         }
     }
 
@@ -179,21 +193,57 @@ impl<D: BlockDevice> FaultyDevice<D> {
         s
     }
 
+    /// Write pointers of a zoned device (None if it is not zoned or cannot report zones).
+    fn load_zone_wps(inner: &D) -> Option<Vec<u64>> {
+        inner.geometry().zone_size?;
+        Some(
+            inner
+                .zone_report()
+                .ok()?
+                .iter()
+                .map(|z| z.write_pointer)
+                .collect(),
+        )
+    }
+
+    fn zone_size(&self) -> u64 {
+        self.inner.geometry().zone_size.unwrap_or(u64::MAX)
+    }
+
     /// Resolve the overlay against the inner device and go offline. Inner I/O errors are
     /// ignored: the device is dying anyway and the outcome is whatever reached the media.
     fn lose_power(&self, st: &mut State) {
         let overlay = std::mem::take(&mut st.overlay);
+        let zoned = st.zone_wps.is_some();
+        let zs = self.zone_size();
+        // Zoned: once a block of a zone is lost, the zone's later blocks are lost too.
+        let mut dead_zone = u64::MAX;
         for (off, p) in overlay {
-            let r: f64 = st.rng.random();
-            if r < self.cfg.torn_write_prob {
-                let keep = st.rng.random_range(1..SECTORS);
-                self.tear_into_inner(off, &p.data[..], keep, p.placement);
-                st.stats.blocks_torn += 1;
-            } else if st.rng.random::<f64>() < st.keep_prob {
-                let _ = self.inner.write_at_hinted(off, &p.data[..], p.placement);
-                st.stats.blocks_kept += 1;
-            } else {
+            if zoned && off / zs == dead_zone {
                 st.stats.blocks_dropped += 1;
+                continue;
+            }
+            let r: f64 = st.rng.random();
+            let outcome = if r < self.cfg.torn_write_prob {
+                let keep = st.rng.random_range(1..SECTORS);
+                self.tear_into_inner(off, &p.data[..], keep, p.placement)
+                    .then_some(true)
+            } else if st.rng.random::<f64>() < st.keep_prob {
+                self.inner
+                    .write_at_hinted(off, &p.data[..], p.placement)
+                    .is_ok()
+                    .then_some(false)
+            } else {
+                None
+            };
+            match outcome {
+                Some(true) => st.stats.blocks_torn += 1,
+                Some(false) => st.stats.blocks_kept += 1,
+                None => st.stats.blocks_dropped += 1,
+            }
+            // A torn block ends its zone's surviving prefix as well.
+            if zoned && outcome != Some(false) {
+                dead_zone = off / zs;
             }
         }
         let _ = self.inner.flush();
@@ -203,12 +253,60 @@ impl<D: BlockDevice> FaultyDevice<D> {
     }
 
     /// Write the first `sectors` 512-byte sectors of `new` over the inner block at `off`.
-    fn tear_into_inner(&self, off: u64, new: &[u8], sectors: usize, placement: Option<u16>) {
+    /// False if the inner device refused (e.g. not at a zone's write pointer).
+    fn tear_into_inner(
+        &self,
+        off: u64,
+        new: &[u8],
+        sectors: usize,
+        placement: Option<u16>,
+    ) -> bool {
         let mut blk = vec![0u8; BLOCK_SIZE];
-        if self.inner.read_at(off, &mut blk).is_ok() {
-            blk[..sectors * SECTOR_SIZE].copy_from_slice(&new[..sectors * SECTOR_SIZE]);
-            let _ = self.inner.write_at_hinted(off, &blk, placement);
+        if self.inner.read_at(off, &mut blk).is_err() {
+            return false;
         }
+        blk[..sectors * SECTOR_SIZE].copy_from_slice(&new[..sectors * SECTOR_SIZE]);
+        self.inner.write_at_hinted(off, &blk, placement).is_ok()
+    }
+
+    /// Zoned: check the sequential rule and the open-zone limit against the shadow pointers.
+    fn check_zone_write(&self, st: &State, offset: u64, len: u64) -> Result<()> {
+        let Some(wps) = &st.zone_wps else {
+            return Ok(());
+        };
+        let zs = self.zone_size();
+        let z = (offset / zs) as usize;
+        let (start, wp) = (z as u64 * zs, wps[z]);
+        if offset != wp {
+            return Err(DeviceError::Zone(format!(
+                "write at byte {offset} in zone {z} but its write pointer is at byte {wp}: zones must be written sequentially"
+            )));
+        }
+        if offset + len > start + zs {
+            return Err(DeviceError::Zone(format!(
+                "write of {len} bytes at byte {offset} crosses the end of zone {z}"
+            )));
+        }
+        if wp == start {
+            if let Some(max) = self.inner.geometry().max_open_zones {
+                // A zone filled only in the overlay is still open on the inner device until
+                // flushed: count it, or the flush could exceed the inner limit.
+                let open = wps
+                    .iter()
+                    .enumerate()
+                    .filter(|&(i, &w)| {
+                        let (zst, zend) = (i as u64 * zs, (i as u64 + 1) * zs);
+                        w > zst && (w < zend || st.overlay.range(zst..zend).next().is_some())
+                    })
+                    .count();
+                if open >= max as usize {
+                    return Err(DeviceError::Zone(format!(
+                        "zone {z}: would exceed the limit of {max} open zones"
+                    )));
+                }
+            }
+        }
+        Ok(())
     }
 
     /// One write call (already checked): overlay it, or crash if this is the armed one.
@@ -222,6 +320,7 @@ impl<D: BlockDevice> FaultyDevice<D> {
         if st.powered_off {
             return Err(DeviceError::PoweredOff);
         }
+        self.check_zone_write(st, offset, buf.len() as u64)?;
         self.writes_issued.fetch_add(1, Relaxed);
         let crash = match st.crash_in.as_mut() {
             Some(n) if *n <= 1 => true,
@@ -247,6 +346,9 @@ impl<D: BlockDevice> FaultyDevice<D> {
             );
         }
         if !crash {
+            if let Some(wps) = st.zone_wps.as_mut() {
+                wps[(offset / self.zone_size()) as usize] += buf.len() as u64;
+            }
             self.host_written.fetch_add(buf.len() as u64, Relaxed);
             return Ok(());
         }
@@ -254,20 +356,21 @@ impl<D: BlockDevice> FaultyDevice<D> {
         if reached < blocks {
             // The block being transferred: torn against what survived, or lost.
             let r: f64 = st.rng.random();
-            if r < self.cfg.torn_write_prob {
+            let torn = r < self.cfg.torn_write_prob && {
                 let keep = st.rng.random_range(1..SECTORS);
                 let off = offset + (reached * BLOCK_SIZE) as u64;
-                self.tear_into_inner(
-                    off,
-                    &buf[reached * BLOCK_SIZE..(reached + 1) * BLOCK_SIZE],
-                    keep,
-                    placement,
-                );
+                let blk = &buf[reached * BLOCK_SIZE..(reached + 1) * BLOCK_SIZE];
+                self.tear_into_inner(off, blk, keep, placement)
+            };
+            if torn {
                 let _ = self.inner.flush();
                 st.stats.blocks_torn += 1;
             } else {
                 st.stats.blocks_dropped += 1;
             }
+        }
+        if st.zone_wps.is_some() {
+            st.zone_wps = Self::load_zone_wps(&self.inner);
         }
         Err(DeviceError::PoweredOff)
     }
@@ -357,18 +460,19 @@ impl<D: BlockDevice> BlockDevice for FaultyDevice<D> {
     }
 
     /// Write the overlay to the inner device (contiguous runs with the same placement as one
-    /// batch) and flush it.
+    /// write, split at zone boundaries) and flush it. Runs that reached the inner device leave
+    /// the overlay even if a later one fails.
     fn flush(&self) -> Result<()> {
         let mut st = self.state.write();
         if st.powered_off {
             return Err(DeviceError::PoweredOff);
         }
-        // Group contiguous blocks into runs so the inner device sees large writes.
+        let zs = self.zone_size();
         let mut runs: Vec<(u64, Option<u16>, Vec<u8>)> = Vec::new();
         for (&off, p) in &st.overlay {
             match runs.last_mut() {
                 Some((start, pl, data))
-                    if *pl == p.placement && *start + data.len() as u64 == off =>
+                    if *pl == p.placement && *start + data.len() as u64 == off && off % zs != 0 =>
                 {
                     data.extend_from_slice(&p.data[..])
                 }
@@ -377,9 +481,11 @@ impl<D: BlockDevice> BlockDevice for FaultyDevice<D> {
         }
         for (off, pl, data) in &runs {
             self.inner.write_at_hinted(*off, data, *pl)?;
+            for k in (*off..*off + data.len() as u64).step_by(BLOCK_SIZE) {
+                st.overlay.remove(&k);
+            }
         }
         self.inner.flush()?;
-        st.overlay.clear();
         self.flushes.fetch_add(1, Relaxed);
         Ok(())
     }
@@ -390,33 +496,78 @@ impl<D: BlockDevice> BlockDevice for FaultyDevice<D> {
         if st.powered_off {
             return Err(DeviceError::PoweredOff);
         }
-        // Trimmed data is unspecified afterwards: dropping the cached copies is allowed.
-        let keys: Vec<u64> = st
-            .overlay
-            .range(offset..offset + len)
-            .map(|(&k, _)| k)
-            .collect();
-        for k in keys {
-            st.overlay.remove(&k);
-        }
         self.inner.trim(offset, len)?;
+        // Trimmed data is unspecified afterwards: dropping the cached copies is allowed.
+        Self::forget(&mut st, offset, len);
+        if st.zone_wps.is_some() {
+            st.zone_wps = Self::load_zone_wps(&self.inner);
+        }
         self.trimmed.fetch_add(len, Relaxed);
         Ok(())
     }
 
+    /// Append through the overlay: the offset comes from the shadow write pointer.
     fn zone_append(&self, zone_start: u64, buf: &[u8]) -> Result<u64> {
-        self.check_on()?;
-        self.inner.zone_append(zone_start, buf)
+        let mut st = self.state.write();
+        if st.powered_off {
+            return Err(DeviceError::PoweredOff);
+        }
+        let Some(wps) = &st.zone_wps else {
+            return self.inner.zone_append(zone_start, buf);
+        };
+        let zs = self.zone_size();
+        if zone_start % zs != 0 || zone_start >= self.geometry().capacity {
+            return Err(DeviceError::Zone(format!(
+                "offset {zone_start} is not the start of a zone (zone size {zs} bytes)"
+            )));
+        }
+        let offset = wps[(zone_start / zs) as usize];
+        check_io(self.geometry(), offset, buf.len())?;
+        if offset + buf.len() as u64 > zone_start + zs {
+            return Err(DeviceError::Zone(format!(
+                "zone append of {} bytes to the zone at {zone_start}: only {} bytes left",
+                buf.len(),
+                zone_start + zs - offset
+            )));
+        }
+        self.write_one(&mut st, offset, buf, None)?;
+        Ok(offset)
     }
 
     fn zone_reset(&self, zone_start: u64) -> Result<()> {
-        self.check_on()?;
-        self.inner.zone_reset(zone_start)
+        let mut st = self.state.write();
+        if st.powered_off {
+            return Err(DeviceError::PoweredOff);
+        }
+        self.inner.zone_reset(zone_start)?;
+        Self::forget(&mut st, zone_start, self.zone_size());
+        if st.zone_wps.is_some() {
+            st.zone_wps = Self::load_zone_wps(&self.inner);
+        }
+        Ok(())
     }
 
+    /// The inner report with write pointers advanced by unflushed data.
     fn zone_report(&self) -> Result<Vec<ZoneInfo>> {
-        self.check_on()?;
-        self.inner.zone_report()
+        let st = self.state.read();
+        if st.powered_off {
+            return Err(DeviceError::PoweredOff);
+        }
+        let mut rep = self.inner.zone_report()?;
+        if let Some(wps) = &st.zone_wps {
+            let zs = self.zone_size();
+            for (z, &wp) in rep.iter_mut().zip(wps) {
+                z.write_pointer = wp;
+                z.state = if wp == z.start {
+                    ZoneState::Empty
+                } else if wp >= z.start + zs {
+                    ZoneState::Full
+                } else {
+                    ZoneState::Open
+                };
+            }
+        }
+        Ok(rep)
     }
 
     /// Host bytes/reads/flushes as seen at this layer; media bytes from the inner device (which
@@ -437,11 +588,15 @@ impl<D: BlockDevice> BlockDevice for FaultyDevice<D> {
 }
 
 impl<D: BlockDevice> FaultyDevice<D> {
-    fn check_on(&self) -> Result<()> {
-        if self.state.read().powered_off {
-            Err(DeviceError::PoweredOff)
-        } else {
-            Ok(())
+    /// Drop unflushed blocks in `[offset, offset + len)`.
+    fn forget(st: &mut State, offset: u64, len: u64) {
+        let keys: Vec<u64> = st
+            .overlay
+            .range(offset..offset.saturating_add(len))
+            .map(|(&k, _)| k)
+            .collect();
+        for k in keys {
+            st.overlay.remove(&k);
         }
     }
 }

@@ -1,11 +1,13 @@
 //! Block devices for nowa: the [`BlockDevice`] trait and its implementations.
 //!
 //! - [`MemDevice`]: plain in-memory device (tests, engine development).
-//! - `FileDevice`: a regular file or block device, O_DIRECT + io_uring, pread/pwrite fallback.
-//! - `SimDevice`: a simulated SSD (CNS / FDP / ZNS) that stores data and drives the FTL model
+//! - [`FileDevice`]: a regular file or block device, O_DIRECT + io_uring batches with a bounded
+//!   queue depth, pread/pwrite fallback; [`safety_check`] refuses targets holding data.
+//! - [`SimDevice`]: a simulated SSD (CNS / FDP / ZNS) that stores data and drives the FTL model
 //!   of `nowa-flash`, reporting host and media bytes like an OCP log page.
-//! - `FaultyDevice` / fault injection: seeded power loss (unflushed writes dropped), torn
-//!   writes at sector boundaries, bit flips on read.
+//! - [`FaultyDevice`]: seeded power loss (unflushed writes kept, dropped or torn), armed
+//!   crashes at the n-th write, bit flips on read.
+//! - [`AlignedBuf`]: aligned buffers, so O_DIRECT I/O needs no bounce copy.
 //!
 //! All offsets and lengths are in bytes and must be multiples of [`BLOCK_SIZE`] (4 KiB).
 

@@ -238,3 +238,81 @@ fn wraps_a_simulated_ssd() {
         "the lost writes never reached the SSD"
     );
 }
+
+#[test]
+fn zoned_inner_keeps_a_prefix_per_zone() {
+    let sim =
+        SimDevice::with_capacity(64 << 20, 0.0, SimMode::Zoned { max_open_zones: 3 }).unwrap();
+    let zs = sim.geometry().zone_size.unwrap();
+    let d = FaultyDevice::new(sim, cfg(21, 0.2));
+    // Sequential rule enforced on the shadow write pointer, before anything reaches the SSD.
+    assert!(matches!(
+        d.write_at(4096, &[1u8; 4096]),
+        Err(DeviceError::Zone(_))
+    ));
+    for z in 0..3u64 {
+        for i in 0..8u64 {
+            let off = d
+                .zone_append(z * zs, &[(z * 8 + i) as u8 + 1; 4096])
+                .unwrap();
+            assert_eq!(off, z * zs + i * 4096);
+        }
+    }
+    assert!(
+        matches!(
+            d.zone_append(3 * zs, &[0u8; 4096]),
+            Err(DeviceError::Zone(_))
+        ),
+        "open-zone limit"
+    );
+    let rep = d.zone_report().unwrap();
+    assert_eq!(
+        rep[1].write_pointer,
+        zs + 8 * 4096,
+        "report includes unflushed appends"
+    );
+    assert_eq!(
+        d.inner().zone_report().unwrap()[1].write_pointer,
+        zs,
+        "nothing reached the SSD"
+    );
+    // Flush zone data, then more unflushed appends, then power loss.
+    d.flush().unwrap();
+    assert_eq!(
+        d.inner().zone_report().unwrap()[1].write_pointer,
+        zs + 8 * 4096
+    );
+    for z in 0..3u64 {
+        for i in 8..24u64 {
+            d.zone_append(z * zs, &[(i + 100) as u8; 4096]).unwrap();
+        }
+    }
+    d.power_loss();
+    d.restart();
+    let rep = d.zone_report().unwrap();
+    let mut b = vec![0u8; 4096];
+    for z in 0..3u64 {
+        let wp = rep[z as usize].write_pointer - z * zs;
+        assert!((8 * 4096..=24 * 4096).contains(&wp), "zone {z} wp {wp}");
+        for i in 0..wp / 4096 {
+            d.read_at(z * zs + i * 4096, &mut b).unwrap();
+            let want = if i < 8 {
+                (z * 8 + i) as u8 + 1
+            } else {
+                (i + 100) as u8
+            };
+            let torn_tail = i + 1 == wp / 4096 && i >= 8;
+            if torn_tail {
+                assert_eq!(b[0], want, "a torn block starts with new sectors");
+            } else {
+                assert!(b.iter().all(|&x| x == want), "zone {z} block {i}");
+            }
+        }
+        // Appends continue at the surviving write pointer.
+        assert_eq!(d.zone_append(z * zs, &[9u8; 4096]).unwrap(), z * zs + wp);
+    }
+    d.flush().unwrap();
+    d.zone_reset(0).unwrap();
+    assert_eq!(d.zone_report().unwrap()[0].write_pointer, 0);
+    d.inner().with_ftl(|f| f.check_invariants()).unwrap();
+}

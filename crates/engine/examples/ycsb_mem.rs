@@ -28,7 +28,13 @@ impl Zipf {
         let zeta2 = zeta(2);
         let alpha = 1.0 / (1.0 - theta);
         let eta = (1.0 - (2.0 / n as f64).powf(1.0 - theta)) / (1.0 - zeta2 / zetan);
-        Zipf { n, theta, alpha, zetan, eta }
+        Zipf {
+            n,
+            theta,
+            alpha,
+            zetan,
+            eta,
+        }
     }
     fn sample(&self, rng: &mut SmallRng) -> u64 {
         let u: f64 = rng.random();
@@ -43,17 +49,35 @@ impl Zipf {
     }
 }
 
+/// Process CPU seconds (user + system) from /proc/self/stat (Linux; 0 elsewhere). The machine
+/// may be shared, so the run also reports throughput per CPU-second.
+fn cpu_secs() -> f64 {
+    let s = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    let after = s.rsplit_once(')').map(|x| x.1).unwrap_or("");
+    let f: Vec<&str> = after.split_whitespace().collect();
+    let tick = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+    (tick(11) + tick(12)) / 100.0
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let arg = |name: &str, def: f64| -> f64 {
-        args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).and_then(|v| v.parse().ok()).unwrap_or(def)
+        args.iter()
+            .position(|a| a == name)
+            .and_then(|i| args.get(i + 1))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(def)
     };
     let threads = arg("--threads", 2.0) as u64;
     let secs = arg("--secs", 5.0);
     let records = arg("--records", 1_000_000.0) as u64;
     let theta = arg("--zipf", 0.0);
 
-    let cfg = Config { pool_bytes: 512 << 20, durability: Durability::Async, ..Config::default() };
+    let cfg = Config {
+        pool_bytes: 512 << 20,
+        durability: Durability::Async,
+        ..Config::default()
+    };
     let e = Arc::new(Engine::create(MemDevice::new(2 << 30), cfg).expect("create"));
 
     let t0 = Instant::now();
@@ -75,12 +99,17 @@ fn main() {
         h.join().unwrap();
     }
     let load = t0.elapsed();
-    println!("load: {records} records in {:.2}s = {:.0} inserts/s", load.as_secs_f64(), records as f64 / load.as_secs_f64());
+    println!(
+        "load: {records} records in {:.2}s = {:.0} inserts/s",
+        load.as_secs_f64(),
+        records as f64 / load.as_secs_f64()
+    );
 
     let zipf = Arc::new((theta > 0.0).then(|| Zipf::new(records, theta)));
     let stop = Arc::new(AtomicBool::new(false));
     let total = Arc::new(AtomicU64::new(0));
     let before = e.stats();
+    let c1 = cpu_secs();
     let t1 = Instant::now();
     let hs: Vec<_> = (0..threads)
         .map(|t| {
@@ -92,7 +121,9 @@ fn main() {
                 while !stop.load(Ordering::Relaxed) {
                     for _ in 0..1024 {
                         let k = match zipf.as_ref() {
-                            Some(z) => z.sample(&mut rng).wrapping_mul(0x9E37_79B9_7F4A_7C15) % records,
+                            Some(z) => {
+                                z.sample(&mut rng).wrapping_mul(0x9E37_79B9_7F4A_7C15) % records
+                            }
                             None => rng.random_range(0..records),
                         }
                         .to_be_bytes();
@@ -115,6 +146,7 @@ fn main() {
         h.join().unwrap();
     }
     let el = t1.elapsed().as_secs_f64();
+    let cpu = cpu_secs() - c1;
     let ops = total.load(Ordering::Relaxed);
     let s = e.stats();
     println!(
@@ -124,5 +156,12 @@ fn main() {
         s.hit_ratio,
         (s.wal_record_bytes - before.wal_record_bytes) as f64 / 1e6,
         s.checkpoints - before.checkpoints
+    );
+    println!(
+        "CPU: {cpu:.2} CPU-seconds for {threads} threads over {el:.2}s (ideal {:.2}); {:.0} ops per CPU-second \
+         => {:.0} ops/s if {threads} cores were dedicated",
+        threads as f64 * el,
+        ops as f64 / cpu,
+        ops as f64 / cpu * threads as f64
     );
 }

@@ -14,7 +14,7 @@ use crate::stats::Counters;
 use crate::store::{PageStore, WriteKind};
 use crate::wal::Wal;
 use parking_lot::{Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 const NONE: u32 = u32::MAX;
@@ -35,35 +35,6 @@ struct Frame {
     refbit: AtomicBool,
 }
 
-/// Striped counter: avoids one contended cache line for per-access statistics.
-#[derive(Default)]
-pub struct Striped([Padded; 16]);
-#[derive(Default)]
-#[repr(align(128))]
-struct Padded(AtomicU64);
-
-fn stripe() -> usize {
-    use std::cell::Cell;
-    static NEXT: AtomicUsize = AtomicUsize::new(0);
-    thread_local!(static ID: Cell<usize> = const { Cell::new(usize::MAX) });
-    ID.with(|c| {
-        if c.get() == usize::MAX {
-            c.set(NEXT.fetch_add(1, Ordering::Relaxed) % 16);
-        }
-        c.get()
-    })
-}
-
-impl Striped {
-    #[inline]
-    pub fn inc(&self) {
-        self.0[stripe()].0.fetch_add(1, Ordering::Relaxed);
-    }
-    pub fn sum(&self) -> u64 {
-        self.0.iter().map(|p| p.0.load(Ordering::Relaxed)).sum()
-    }
-}
-
 pub struct BufferPool {
     frames: Box<[Frame]>,
     map: Box<[AtomicU32]>,
@@ -72,7 +43,6 @@ pub struct BufferPool {
     store: Arc<dyn PageStore>,
     wal: Arc<Wal>,
     counters: Arc<Counters>,
-    pub hits: Striped,
     /// During recovery an all-zero home block is a page that was never written (its image
     /// follows in the WAL); otherwise it is corruption.
     pub allow_unwritten: AtomicBool,
@@ -96,6 +66,12 @@ impl WriteGuard<'_> {
     pub fn pid(&self) -> Pid {
         self.g.pid
     }
+    /// Mark dirty *before* appending the WAL record of a change: a checkpoint that reads the
+    /// WAL end after the append is then guaranteed to see the frame dirty (its unlatched
+    /// pre-check is safe), see `flush_dirty`.
+    pub fn mark_dirty(&self) {
+        self.dirty.store(true, Ordering::Release);
+    }
     /// Record that WAL record `lsn` modified this page.
     pub fn set_lsn(&mut self, lsn: u64) {
         page::set_lsn(&mut self.g.page, lsn);
@@ -104,10 +80,19 @@ impl WriteGuard<'_> {
 }
 
 impl BufferPool {
-    pub fn new(frames: usize, data_pages: u64, store: Arc<dyn PageStore>, wal: Arc<Wal>, counters: Arc<Counters>) -> Self {
+    pub fn new(
+        frames: usize,
+        data_pages: u64,
+        store: Arc<dyn PageStore>,
+        wal: Arc<Wal>,
+        counters: Arc<Counters>,
+    ) -> Self {
         let frames: Box<[Frame]> = (0..frames)
             .map(|_| Frame {
-                latch: RwLock::new(FrameData { pid: NO_PID, page: vec![0u8; PAGE_SIZE].into_boxed_slice() }),
+                latch: RwLock::new(FrameData {
+                    pid: NO_PID,
+                    page: vec![0u8; PAGE_SIZE].into_boxed_slice(),
+                }),
                 dirty: AtomicBool::new(false),
                 refbit: AtomicBool::new(false),
             })
@@ -121,7 +106,6 @@ impl BufferPool {
             store,
             wal,
             counters,
-            hits: Striped::default(),
             allow_unwritten: AtomicBool::new(false),
         }
     }
@@ -154,7 +138,7 @@ impl BufferPool {
                 let g = f.latch.read();
                 if g.pid == pid {
                     self.touch(f);
-                    self.hits.inc();
+                    self.counters.pool_hits.inc();
                     return Ok(g);
                 }
                 continue;
@@ -172,7 +156,7 @@ impl BufferPool {
                 let g = f.latch.write();
                 if g.pid == pid {
                     self.touch(f);
-                    self.hits.inc();
+                    self.counters.pool_hits.inc();
                     return Ok(WriteGuard { g, dirty: &f.dirty });
                 }
                 continue;
@@ -185,7 +169,10 @@ impl BufferPool {
     pub fn create(&self, pid: Pid) -> Result<WriteGuard<'_>> {
         self.check_pid(pid)?;
         let (idx, mut g) = self.victim()?;
-        if self.map[pid as usize].compare_exchange(NONE, idx, Ordering::AcqRel, Ordering::Acquire).is_err() {
+        if self.map[pid as usize]
+            .compare_exchange(NONE, idx, Ordering::AcqRel, Ordering::Acquire)
+            .is_err()
+        {
             self.free.lock().push(idx);
             return Err(corrupt(pid, "new page already cached"));
         }
@@ -198,7 +185,10 @@ impl BufferPool {
 
     fn load(&self, pid: Pid) -> Result<()> {
         let (idx, mut g) = self.victim()?;
-        if self.map[pid as usize].compare_exchange(NONE, idx, Ordering::AcqRel, Ordering::Acquire).is_err() {
+        if self.map[pid as usize]
+            .compare_exchange(NONE, idx, Ordering::AcqRel, Ordering::Acquire)
+            .is_err()
+        {
             drop(g);
             self.free.lock().push(idx);
             return Ok(());
@@ -220,7 +210,9 @@ impl BufferPool {
             self.free.lock().push(idx);
             return Err(e);
         }
-        self.frames[idx as usize].dirty.store(false, Ordering::Release);
+        self.frames[idx as usize]
+            .dirty
+            .store(false, Ordering::Release);
         Ok(())
     }
 
@@ -239,7 +231,9 @@ impl BufferPool {
                 f.refbit.store(false, Ordering::Relaxed);
                 continue;
             }
-            let Some(g) = f.latch.try_write() else { continue };
+            let Some(g) = f.latch.try_write() else {
+                continue;
+            };
             if g.pid != NO_PID && f.dirty.load(Ordering::Acquire) {
                 dirty.push((i as u32, g));
                 if dirty.len() >= EVICT_BATCH {
@@ -251,22 +245,34 @@ impl BufferPool {
             break;
         }
         if !dirty.is_empty() {
-            let pages: Vec<(Pid, &[u8])> = dirty.iter().map(|(_, g)| (g.pid, &g.page[..])).collect();
+            let pages: Vec<(Pid, &[u8])> =
+                dirty.iter().map(|(_, g)| (g.pid, &g.page[..])).collect();
             self.write_back(&pages, WriteKind::Eviction)?;
             for (i, _) in &dirty {
-                self.frames[*i as usize].dirty.store(false, Ordering::Release);
+                self.frames[*i as usize]
+                    .dirty
+                    .store(false, Ordering::Release);
             }
         }
         let (i, mut g) = match found {
             Some(x) => x,
             None => match dirty.pop() {
                 Some(x) => x,
-                None => return Err(EngineError::Full("buffer pool: every frame is latched".into())),
+                None => {
+                    return Err(EngineError::Full(
+                        "buffer pool: every frame is latched".into(),
+                    ))
+                }
             },
         };
         drop(dirty);
         if g.pid != NO_PID {
-            let _ = self.map[g.pid as usize].compare_exchange(i, NONE, Ordering::AcqRel, Ordering::Acquire);
+            let _ = self.map[g.pid as usize].compare_exchange(
+                i,
+                NONE,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            );
             g.pid = NO_PID;
             Counters::add(&self.counters.evictions, 1);
         }
@@ -284,7 +290,11 @@ impl BufferPool {
             page::seal(&mut c);
             sealed.push(c);
         }
-        let batch: Vec<(Pid, &[u8])> = pages.iter().zip(&sealed).map(|((pid, _), c)| (*pid, &c[..])).collect();
+        let batch: Vec<(Pid, &[u8])> = pages
+            .iter()
+            .zip(&sealed)
+            .map(|((pid, _), c)| (*pid, &c[..]))
+            .collect();
         self.store.write_pages(&batch, kind)
     }
 
@@ -295,7 +305,8 @@ impl BufferPool {
         let mut retry = Vec::new();
         let mut batch: Vec<(usize, ReadGuard<'_>)> = Vec::new();
         let flush_batch = |batch: &mut Vec<(usize, ReadGuard<'_>)>| -> Result<u64> {
-            let pages: Vec<(Pid, &[u8])> = batch.iter().map(|(_, g)| (g.pid, &g.page[..])).collect();
+            let pages: Vec<(Pid, &[u8])> =
+                batch.iter().map(|(_, g)| (g.pid, &g.page[..])).collect();
             self.write_back(&pages, kind)?;
             for (i, _) in batch.iter() {
                 self.frames[*i].dirty.store(false, Ordering::Release);
@@ -305,6 +316,9 @@ impl BufferPool {
             Ok(n)
         };
         for (i, f) in self.frames.iter().enumerate() {
+            // Unlatched pre-check: a writer whose record precedes the caller's begin LSN set
+            // `dirty` before appending (WriteGuard::mark_dirty), and the WAL append/next_lsn
+            // pair orders that store before our read of the begin LSN.
             if !f.dirty.load(Ordering::Acquire) {
                 continue;
             }
@@ -334,6 +348,9 @@ impl BufferPool {
     }
 
     pub fn dirty_count(&self) -> usize {
-        self.frames.iter().filter(|f| f.dirty.load(Ordering::Relaxed)).count()
+        self.frames
+            .iter()
+            .filter(|f| f.dirty.load(Ordering::Relaxed))
+            .count()
     }
 }

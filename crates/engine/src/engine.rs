@@ -15,7 +15,8 @@ use crate::store::{InPlaceStore, PageStore, WriteKind};
 use crate::superblock::{Layout, Superblock};
 use crate::wal::{Record, Wal, WalScanner, WalStop, T_DELETE, T_PUT, T_SMO};
 use nowa_device::BlockDevice;
-use parking_lot::{Mutex, RwLock};
+use crate::treelock::{TreeLock, TreeMeta};
+use parking_lot::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
@@ -93,11 +94,7 @@ pub struct RecoveryReport {
     pub bad_wal_records: u64,
 }
 
-struct TreeMeta {
-    root: Pid,
-    next_pid: Pid,
-    height: usize,
-}
+
 
 struct CkptState {
     seq: u64,
@@ -114,22 +111,24 @@ pub struct Engine {
     store: Arc<dyn PageStore>,
     wal: Arc<Wal>,
     pool: BufferPool,
-    tree: RwLock<TreeMeta>,
+    tree: TreeLock,
     ckpt: Mutex<CkptState>,
     counters: Arc<Counters>,
-    ops: crate::buffer::Striped,
     closed: AtomicBool,
     report: Option<RecoveryReport>,
 }
 
 fn check_kv(k: &[u8], v: &[u8]) -> Result<()> {
     if k.len() > MAX_KEY || k.len() + v.len() > MAX_KV {
-        return Err(EngineError::TooLarge { key_len: k.len(), value_len: v.len() });
+        return Err(EngineError::TooLarge {
+            key_len: k.len(),
+            value_len: v.len(),
+        });
     }
     Ok(())
 }
 
-/// Split point minimizing the larger half (sizes include the 2-byte slot).
+/// Split point minimizing the larger half (sizes include the slot).
 fn split_point(sizes: &[usize], skip_middle: bool) -> usize {
     let total: usize = sizes.iter().sum();
     let (mut best, mut best_max) = (1, usize::MAX);
@@ -152,14 +151,23 @@ impl Engine {
         let dev: Arc<dyn BlockDevice> = Arc::new(dev);
         let limit = cfg.wal_limit();
         if cfg.pool_bytes < 64 * BS || limit < 16 * BS || cfg.dw_pages == 0 {
-            return Err(EngineError::Config("pool must be >= 64 pages, WAL limit >= 16 pages, dw_pages >= 1".into()));
+            return Err(EngineError::Config(
+                "pool must be >= 64 pages, WAL limit >= 16 pages, dw_pages >= 1".into(),
+            ));
         }
-        let region = cfg.wal_region_bytes.unwrap_or(limit + limit / 4 + WAL_SLACK).div_ceil(BS) * BS;
+        let region = cfg
+            .wal_region_bytes
+            .unwrap_or(limit + limit / 4 + WAL_SLACK)
+            .div_ceil(BS)
+            * BS;
         let blocks = dev.geometry().capacity / BS;
         let wal_start = 2 + cfg.dw_pages;
         let data_start = wal_start + region / BS;
         if data_start + 16 > blocks {
-            return Err(EngineError::Config(format!("device too small: {blocks} blocks, need > {}", data_start + 16)));
+            return Err(EngineError::Config(format!(
+                "device too small: {blocks} blocks, need > {}",
+                data_start + 16
+            )));
         }
         let layout = Layout {
             dw_start: 2,
@@ -170,7 +178,12 @@ impl Engine {
             data_pages: blocks - data_start,
         };
         let counters = Arc::new(Counters::default());
-        let store: Arc<dyn PageStore> = Arc::new(InPlaceStore::new(dev.clone(), layout, cfg.doublewrite, counters.clone()));
+        let store: Arc<dyn PageStore> = Arc::new(InPlaceStore::new(
+            dev.clone(),
+            layout,
+            cfg.doublewrite,
+            counters.clone(),
+        ));
         // Empty root leaf at pid 0, written directly (no log needed: it is in the checkpoint).
         let mut root = vec![0u8; PAGE_SIZE];
         page::init(&mut root, KIND_LEAF, 0);
@@ -196,8 +209,21 @@ impl Engine {
         sb.write(&*dev)?;
         sb.seq = 2;
         sb.write(&*dev)?;
-        let wal = Arc::new(Wal::new(dev.clone(), layout.wal_start, layout.wal_blocks, salt, start_lsn, counters.clone()));
-        let pool = BufferPool::new(Self::frames(&cfg), layout.data_pages, store.clone(), wal.clone(), counters.clone());
+        let wal = Arc::new(Wal::new(
+            dev.clone(),
+            layout.wal_start,
+            layout.wal_blocks,
+            salt,
+            start_lsn,
+            counters.clone(),
+        ));
+        let pool = BufferPool::new(
+            Self::frames(&cfg),
+            layout.data_pages,
+            store.clone(),
+            wal.clone(),
+            counters.clone(),
+        );
         Ok(Engine {
             wal_limit: Self::effective_limit(limit, region),
             dev,
@@ -207,10 +233,13 @@ impl Engine {
             store,
             wal,
             pool,
-            tree: RwLock::new(TreeMeta { root: 0, next_pid: 1, height: 1 }),
+            tree: TreeLock::new(TreeMeta {
+                root: 0,
+                next_pid: 1,
+                height: 1,
+            }),
             ckpt: Mutex::new(CkptState { seq: 2 }),
             counters,
-            ops: Default::default(),
             closed: AtomicBool::new(false),
             report: None,
         })
@@ -231,11 +260,22 @@ impl Engine {
         let sb = Superblock::read(&*dev)?;
         let layout = sb.layout;
         let counters = Arc::new(Counters::default());
-        let store: Arc<dyn PageStore> = Arc::new(InPlaceStore::new(dev.clone(), layout, cfg.doublewrite, counters.clone()));
+        let store: Arc<dyn PageStore> = Arc::new(InPlaceStore::new(
+            dev.clone(),
+            layout,
+            cfg.doublewrite,
+            counters.clone(),
+        ));
         let pages_repaired = store.recover()?;
 
         // Pass 1: find the end of the log.
-        let mut sc = WalScanner::new(&*dev, layout.wal_start, layout.wal_blocks, sb.wal_salt, sb.redo_lsn);
+        let mut sc = WalScanner::new(
+            &*dev,
+            layout.wal_start,
+            layout.wal_blocks,
+            sb.wal_salt,
+            sb.redo_lsn,
+        );
         let stop = loop {
             match sc.next_record()? {
                 Ok(_) => {}
@@ -244,7 +284,11 @@ impl Engine {
         };
         let end_lsn = sc.lsn;
         if let WalStop::BadRecord { lsn, detail } = &stop {
-            tracing::warn!(lsn, detail, "WAL scan stopped at a bad record; later records are discarded");
+            tracing::warn!(
+                lsn,
+                detail,
+                "WAL scan stopped at a bad record; later records are discarded"
+            );
         }
         // New epoch: new salt, and LSNs above anything this epoch could have written to a page
         // (the live log never exceeds the region), so page LSN comparisons stay valid even if
@@ -252,8 +296,21 @@ impl Engine {
         let region = layout.wal_blocks * BS;
         let new_lsn = (sb.redo_lsn + region) / BS * BS + BS;
         let salt = sb.wal_salt.wrapping_add(1);
-        let wal = Arc::new(Wal::new(dev.clone(), layout.wal_start, layout.wal_blocks, salt, new_lsn, counters.clone()));
-        let pool = BufferPool::new(Self::frames(&cfg), layout.data_pages, store.clone(), wal.clone(), counters.clone());
+        let wal = Arc::new(Wal::new(
+            dev.clone(),
+            layout.wal_start,
+            layout.wal_blocks,
+            salt,
+            new_lsn,
+            counters.clone(),
+        ));
+        let pool = BufferPool::new(
+            Self::frames(&cfg),
+            layout.data_pages,
+            store.clone(),
+            wal.clone(),
+            counters.clone(),
+        );
         let limit = cfg.wal_limit();
         let mut eng = Engine {
             wal_limit: Self::effective_limit(limit, region),
@@ -264,10 +321,13 @@ impl Engine {
             store,
             wal,
             pool,
-            tree: RwLock::new(TreeMeta { root: sb.root, next_pid: sb.next_pid, height: 1 }),
+            tree: TreeLock::new(TreeMeta {
+                root: sb.root,
+                next_pid: sb.next_pid,
+                height: 1,
+            }),
             ckpt: Mutex::new(CkptState { seq: sb.seq }),
             counters,
-            ops: Default::default(),
             closed: AtomicBool::new(false),
             report: None,
         };
@@ -276,7 +336,13 @@ impl Engine {
         eng.pool.allow_unwritten.store(true, Ordering::Relaxed);
         let mut replayed = 0;
         let mut skipped = 0;
-        let mut sc = WalScanner::new(&*dev, layout.wal_start, layout.wal_blocks, sb.wal_salt, sb.redo_lsn);
+        let mut sc = WalScanner::new(
+            &*dev,
+            layout.wal_start,
+            layout.wal_blocks,
+            sb.wal_salt,
+            sb.redo_lsn,
+        );
         while sc.lsn < end_lsn {
             let (lsn, rec) = match sc.next_record()? {
                 Ok(x) => x,
@@ -319,8 +385,12 @@ impl Engine {
                 if page::lsn(g.page()) >= lsn {
                     return Ok(false);
                 }
-                if page::kind(g.page()) != KIND_LEAF || !page::leaf_put(g.page_mut(), &key, &value) {
-                    return Err(corrupt(pid, format!("redo of put at lsn {lsn} does not apply")));
+                if page::kind(g.page()) != KIND_LEAF || !page::leaf_put(g.page_mut(), &key, &value)
+                {
+                    return Err(corrupt(
+                        pid,
+                        format!("redo of put at lsn {lsn} does not apply"),
+                    ));
                 }
                 g.set_lsn(lsn);
                 Ok(true)
@@ -331,13 +401,20 @@ impl Engine {
                     return Ok(false);
                 }
                 if page::kind(g.page()) != KIND_LEAF {
-                    return Err(corrupt(pid, format!("redo of delete at lsn {lsn} hits a non-leaf")));
+                    return Err(corrupt(
+                        pid,
+                        format!("redo of delete at lsn {lsn} hits a non-leaf"),
+                    ));
                 }
                 page::leaf_delete(g.page_mut(), &key);
                 g.set_lsn(lsn);
                 Ok(true)
             }
-            Record::Smo { root, next_pid, pages } => {
+            Record::Smo {
+                root,
+                next_pid,
+                pages,
+            } => {
                 let mut any = false;
                 for (pid, img) in pages {
                     page::validate_layout(&img, pid)?;
@@ -396,7 +473,7 @@ impl Engine {
 
     pub fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
         self.check_open()?;
-        self.ops.inc();
+        self.counters.gets.inc();
         let t = self.tree.read();
         let mut pid = t.root;
         for _ in 0..t.height - 1 {
@@ -410,7 +487,9 @@ impl Engine {
         if page::kind(&g.page) != KIND_LEAF {
             return Err(corrupt(pid, "expected leaf"));
         }
-        Ok(page::search(&g.page, key).ok().map(|i| page::leaf_value(&g.page, i).to_vec()))
+        Ok(page::search(&g.page, key)
+            .ok()
+            .map(|i| page::leaf_value(&g.page, i).to_vec()))
     }
 
     /// Pairs with `start <= key < end` (end None = unbounded), at most `limit`, in key order.
@@ -425,7 +504,12 @@ impl Engine {
 
     /// Visit pairs with `start <= key < end` in order until `f` returns false. `f` runs under
     /// the shared tree lock and a page latch: it must not call back into the engine.
-    pub fn scan_with(&self, start: &[u8], end: Option<&[u8]>, mut f: impl FnMut(&[u8], &[u8]) -> bool) -> Result<()> {
+    pub fn scan_with(
+        &self,
+        start: &[u8],
+        end: Option<&[u8]>,
+        mut f: impl FnMut(&[u8], &[u8]) -> bool,
+    ) -> Result<()> {
         self.check_open()?;
         let t = self.tree.read();
         let mut pid = t.root;
@@ -481,9 +565,8 @@ impl Engine {
     pub fn put_with(&self, key: &[u8], value: &[u8], d: Durability) -> Result<()> {
         self.check_open()?;
         check_kv(key, value)?;
-        self.ops.inc();
-        Counters::add(&self.counters.puts, 1);
-        Counters::add(&self.counters.logical_user_bytes, (key.len() + value.len()) as u64);
+        self.counters.puts.inc();
+        self.counters.logical_user_bytes.add((key.len() + value.len()) as u64,);
         self.wal_gate()?;
         let lsn = {
             let t = self.tree.read();
@@ -491,6 +574,7 @@ impl Engine {
             let mut g = self.pool.write(leaf)?;
             if page::leaf_fits(g.page(), key, value) {
                 let hdr = Self::kv_header(leaf, key, value.len());
+                g.mark_dirty();
                 let lsn = self.wal.append(T_PUT, &[&hdr, key, value])?;
                 page::leaf_put(g.page_mut(), key, value);
                 g.set_lsn(lsn);
@@ -516,8 +600,7 @@ impl Engine {
         if key.len() > MAX_KEY {
             return Ok(false);
         }
-        self.ops.inc();
-        Counters::add(&self.counters.deletes, 1);
+        self.counters.deletes.inc();
         self.wal_gate()?;
         let lsn = {
             let t = self.tree.read();
@@ -535,6 +618,7 @@ impl Engine {
             let mut hdr = [0u8; 10];
             hdr[..8].copy_from_slice(&leaf.to_le_bytes());
             hdr[8..].copy_from_slice(&(key.len() as u16).to_le_bytes());
+            g.mark_dirty();
             let lsn = self.wal.append(T_DELETE, &[&hdr, key])?;
             page::leaf_delete(g.page_mut(), key);
             g.set_lsn(lsn);
@@ -593,6 +677,7 @@ impl Engine {
         if page::leaf_fits(leaf.page(), key, value) {
             // Another thread made room meanwhile.
             let hdr = Self::kv_header(leaf_pid, key, value.len());
+            leaf.mark_dirty();
             let lsn = self.wal.append(T_PUT, &[&hdr, key, value])?;
             page::leaf_put(leaf.page_mut(), key, value);
             leaf.set_lsn(lsn);
@@ -601,8 +686,28 @@ impl Engine {
         // Worst case: every level splits plus a new root.
         let pages_needed = 2 * t.height as u64 + 1;
         if t.next_pid + pages_needed > self.layout.data_pages {
-            return Err(EngineError::Full(format!("data region full ({} pages)", self.layout.data_pages)));
+            return Err(EngineError::Full(format!(
+                "data region full ({} pages)",
+                self.layout.data_pages
+            )));
         }
+        let res = self.split_and_log(&mut t, path, leaf, key, value);
+        if res.is_err() {
+            // Pages may be modified in memory but not logged: refuse further work.
+            self.closed.store(true, Ordering::Relaxed);
+        }
+        res
+    }
+
+    fn split_and_log(
+        &self,
+        t: &mut TreeMeta,
+        mut path: Vec<Pid>,
+        mut leaf: crate::buffer::WriteGuard<'_>,
+        key: &[u8],
+        value: &[u8],
+    ) -> Result<u64> {
+        let leaf_pid = leaf.pid();
         // Leaf split.
         let mut entries = page::leaf_entries(leaf.page());
         let appended = match entries.binary_search_by(|(k, _)| k.as_slice().cmp(key)) {
@@ -619,7 +724,10 @@ impl Engine {
             // Sequential inserts: keep the old leaf full, start a new one.
             entries.len() - 1
         } else {
-            let sizes: Vec<usize> = entries.iter().map(|(k, v)| page::leaf_record_size(k, v) + 2).collect();
+            let sizes: Vec<usize> = entries
+                .iter()
+                .map(|(k, v)| page::leaf_record_size(k, v) + page::SLOT)
+                .collect();
             split_point(&sizes, false)
         };
         let right_pid = t.next_pid;
@@ -655,7 +763,10 @@ impl Engine {
                 Ok(i) | Err(i) => i,
             };
             es.insert(i, (sep, new_child));
-            let sizes: Vec<usize> = es.iter().map(|(k, _)| page::inner_record_size(k) + 2).collect();
+            let sizes: Vec<usize> = es
+                .iter()
+                .map(|(k, _)| page::inner_record_size(k) + page::SLOT)
+                .collect();
             let m = split_point(&sizes, true);
             let rp = t.next_pid;
             t.next_pid += 1;
@@ -678,15 +789,12 @@ impl Engine {
             payload.extend_from_slice(&g.pid().to_le_bytes());
             payload.extend_from_slice(g.page());
         }
-        let lsn = match self.wal.append(T_SMO, &[&payload]) {
-            Ok(l) => l,
-            Err(e) => {
-                // Cannot happen while the gate keeps the WAL under its limit; the in-memory
-                // tree is now ahead of the log, so refuse further work.
-                self.closed.store(true, Ordering::Relaxed);
-                return Err(e);
-            }
-        };
+        for g in &guards {
+            g.mark_dirty();
+        }
+        // Cannot fail while the gate keeps the WAL under its limit (the caller poisons the
+        // engine if it does: the in-memory tree would be ahead of the log).
+        let lsn = self.wal.append(T_SMO, &[&payload])?;
         for g in &mut guards {
             g.set_lsn(lsn);
         }
@@ -714,7 +822,9 @@ impl Engine {
             if self.wal.used() >= self.wal_limit {
                 self.checkpoint_locked(&mut c, false)?;
                 if self.wal.used() >= self.wal_limit {
-                    return Err(EngineError::Full("WAL limit reached even after a checkpoint".into()));
+                    return Err(EngineError::Full(
+                        "WAL limit reached even after a checkpoint".into(),
+                    ));
                 }
             }
         }
@@ -771,13 +881,9 @@ impl Engine {
 
     // ------------------------------------------------------------------ statistics
 
+    /// Snapshot of the counters (since this instance was created or opened).
     pub fn stats(&self) -> Stats {
-        let mut s = self.counters.snapshot(BS);
-        s.pool_hits = self.pool.hits.sum();
-        let acc = s.pool_hits + s.pool_misses;
-        s.hit_ratio = if acc == 0 { 1.0 } else { s.pool_hits as f64 / acc as f64 };
-        s.gets = self.ops.sum().saturating_sub(s.puts + s.deletes);
-        s
+        self.counters.snapshot(BS)
     }
 
     /// WAL bytes currently live (between the last checkpoint's redo LSN and the end).

@@ -34,5 +34,8 @@ pub enum EngineError {
 pub type Result<T> = std::result::Result<T, EngineError>;
 
 pub(crate) fn corrupt(pid: Pid, detail: impl Into<String>) -> EngineError {
-    EngineError::Corruption { pid, detail: detail.into() }
+    EngineError::Corruption {
+        pid,
+        detail: detail.into(),
+    }
 }

@@ -9,6 +9,7 @@ pub mod page;
 mod stats;
 mod store;
 mod superblock;
+mod treelock;
 mod wal;
 
 pub use engine::{Config, Durability, Engine, RecoveryReport};

@@ -14,7 +14,8 @@
 //! 60     2    live record bytes (excludes holes left by deletes/updates)
 //! 62     2    reserved (0)
 //! 64     8    link: leaf = right sibling pid (u64::MAX = none); inner = leftmost child pid
-//! 72   2*n    slot array: u16 record offsets, sorted by key
+//! 72  10*n    slot array, sorted by key: u16 record offset | u64 key head (first 8 key
+//!             bytes, zero padded, big endian: most binary-search steps stay in the slot array)
 //!  ..         free space
 //!  heap       records, growing down from 4096
 //! leaf record : klen u16 | vlen u16 | key | value
@@ -26,6 +27,8 @@ use crate::error::{corrupt, Pid, Result};
 
 pub const PAGE_SIZE: usize = 4096;
 pub const HDR: usize = 72;
+/// Slot: record offset u16 + key head u64.
+pub const SLOT: usize = 10;
 pub const MAGIC: u16 = 0x574E;
 pub const KIND_LEAF: u8 = 1;
 pub const KIND_INNER: u8 = 2;
@@ -91,9 +94,22 @@ pub fn link(p: &[u8]) -> u64 {
 pub fn set_link(p: &mut [u8], v: u64) {
     wr64(p, 64, v)
 }
+/// Order-preserving 8-byte key head: the first 8 bytes, zero padded, big endian.
+/// head(a) < head(b) implies a < b; equal heads need a full comparison.
+#[inline]
+pub fn head(k: &[u8]) -> u64 {
+    let mut b = [0u8; 8];
+    let n = k.len().min(8);
+    b[..n].copy_from_slice(&k[..n]);
+    u64::from_be_bytes(b)
+}
+#[inline]
+fn slot_head(p: &[u8], i: usize) -> u64 {
+    rd64(p, HDR + SLOT * i + 2)
+}
 #[inline]
 fn slot(p: &[u8], i: usize) -> usize {
-    rd16(p, HDR + 2 * i)
+    rd16(p, HDR + SLOT * i)
 }
 
 /// Compute and store the checksum (just before the page goes to the device).
@@ -114,7 +130,10 @@ pub fn is_zero(p: &[u8]) -> bool {
 /// slot/record lies inside the page, so node accessors can index without panicking.
 pub fn validate(p: &[u8], expect: Pid) -> Result<()> {
     if !checksum_ok(p) {
-        return Err(corrupt(expect, "checksum mismatch (torn or corrupted page)"));
+        return Err(corrupt(
+            expect,
+            "checksum mismatch (torn or corrupted page)",
+        ));
     }
     validate_layout(p, expect)
 }
@@ -132,7 +151,7 @@ pub fn validate_layout(p: &[u8], expect: Pid) -> Result<()> {
     }
     let n = nkeys(p);
     let hs = heap_start(p);
-    if HDR + 2 * n > hs || hs > PAGE_SIZE {
+    if HDR + SLOT * n > hs || hs > PAGE_SIZE {
         return Err(corrupt(expect, "slot array overlaps heap"));
     }
     let mut sum = 0;
@@ -142,13 +161,20 @@ pub fn validate_layout(p: &[u8], expect: Pid) -> Result<()> {
             return Err(corrupt(expect, "slot offset out of heap"));
         }
         let klen = rd16(p, o);
-        let size = if k == KIND_LEAF { 4 + klen + rd16(p, o + 2) } else { 10 + klen };
+        let size = if k == KIND_LEAF {
+            4 + klen + rd16(p, o + 2)
+        } else {
+            10 + klen
+        };
         if o + size > PAGE_SIZE {
             return Err(corrupt(expect, "record exceeds page"));
         }
+        if slot_head(p, i) != head(key(p, i)) {
+            return Err(corrupt(expect, "slot key head mismatch"));
+        }
         sum += size;
     }
-    if sum != live(p) {
+    if sum != live(p) || HDR + SLOT * n + sum > PAGE_SIZE {
         return Err(corrupt(expect, "live byte count mismatch"));
     }
     Ok(())
@@ -174,10 +200,13 @@ pub fn key(p: &[u8], i: usize) -> &[u8] {
 
 /// Binary search: Ok(i) exact match, Err(i) insertion point.
 pub fn search(p: &[u8], k: &[u8]) -> std::result::Result<usize, usize> {
+    let h = head(k);
     let (mut lo, mut hi) = (0, nkeys(p));
     while lo < hi {
         let mid = (lo + hi) / 2;
-        match key(p, mid).cmp(k) {
+        // Heads decide most comparisons inside the slot array (no record cache miss).
+        let ord = slot_head(p, mid).cmp(&h).then_with(|| key(p, mid).cmp(k));
+        match ord {
             std::cmp::Ordering::Less => lo = mid + 1,
             std::cmp::Ordering::Greater => hi = mid,
             std::cmp::Ordering::Equal => return Ok(mid),
@@ -187,17 +216,17 @@ pub fn search(p: &[u8], k: &[u8]) -> std::result::Result<usize, usize> {
 }
 
 fn free_total(p: &[u8]) -> usize {
-    PAGE_SIZE - HDR - 2 * nkeys(p) - live(p)
+    PAGE_SIZE - HDR - SLOT * nkeys(p) - live(p)
 }
 
 /// Make room for a record of `size` bytes plus one new slot (if `new_slot`); compacts if the
 /// contiguous gap is too small. Returns the record offset, or None if the page is full.
 fn alloc(p: &mut [u8], size: usize, new_slot: bool) -> Option<usize> {
-    let slot_cost = if new_slot { 2 } else { 0 };
+    let slot_cost = if new_slot { SLOT } else { 0 };
     if free_total(p) < size + slot_cost {
         return None;
     }
-    let gap = heap_start(p) - (HDR + 2 * nkeys(p));
+    let gap = heap_start(p) - (HDR + SLOT * nkeys(p));
     if gap < size + slot_cost {
         compact(p);
     }
@@ -217,16 +246,17 @@ fn compact(p: &mut [u8]) {
         let s = rec_size(p, o);
         top -= s;
         tmp[top..top + s].copy_from_slice(&p[o..o + s]);
-        wr16(p, HDR + 2 * i, top);
+        wr16(p, HDR + SLOT * i, top);
     }
     p[top..PAGE_SIZE].copy_from_slice(&tmp[top..PAGE_SIZE]);
     wr16(p, 58, top);
 }
 
-fn insert_slot(p: &mut [u8], i: usize, off: usize) {
+fn insert_slot(p: &mut [u8], i: usize, off: usize, k: &[u8]) {
     let n = nkeys(p);
-    p.copy_within(HDR + 2 * i..HDR + 2 * n, HDR + 2 * i + 2);
-    wr16(p, HDR + 2 * i, off);
+    p.copy_within(HDR + SLOT * i..HDR + SLOT * n, HDR + SLOT * (i + 1));
+    wr16(p, HDR + SLOT * i, off);
+    wr64(p, HDR + SLOT * i + 2, head(k));
     wr16(p, 56, n + 1);
 }
 
@@ -235,7 +265,7 @@ fn remove_slot(p: &mut [u8], i: usize) {
     let o = slot(p, i);
     let s = rec_size(p, o);
     wr16(p, 60, live(p) - s);
-    p.copy_within(HDR + 2 * i + 2..HDR + 2 * n, HDR + 2 * i);
+    p.copy_within(HDR + SLOT * (i + 1)..HDR + SLOT * n, HDR + SLOT * i);
     wr16(p, 56, n - 1);
 }
 
@@ -271,13 +301,15 @@ pub fn leaf_put(p: &mut [u8], k: &[u8], v: &[u8]) -> bool {
             remove_slot(p, i);
             let o = alloc(p, need, true).expect("space checked");
             write_leaf_rec(p, o, k, v);
-            insert_slot(p, i, o);
+            insert_slot(p, i, o, k);
             true
         }
         Err(i) => {
-            let Some(o) = alloc(p, leaf_record_size(k, v), true) else { return false };
+            let Some(o) = alloc(p, leaf_record_size(k, v), true) else {
+                return false;
+            };
             write_leaf_rec(p, o, k, v);
-            insert_slot(p, i, o);
+            insert_slot(p, i, o, k);
             true
         }
     }
@@ -298,7 +330,7 @@ pub fn leaf_fits(p: &[u8], k: &[u8], v: &[u8]) -> bool {
             let o = slot(p, i);
             rd16(p, o + 2) == v.len() || free_total(p) + rec_size(p, o) >= need
         }
-        Err(_) => free_total(p) >= need + 2,
+        Err(_) => free_total(p) >= need + SLOT,
     }
 }
 
@@ -315,7 +347,9 @@ pub fn leaf_delete(p: &mut [u8], k: &[u8]) -> bool {
 pub type Entry = (Vec<u8>, Vec<u8>);
 
 pub fn leaf_entries(p: &[u8]) -> Vec<Entry> {
-    (0..nkeys(p)).map(|i| (key(p, i).to_vec(), leaf_value(p, i).to_vec())).collect()
+    (0..nkeys(p))
+        .map(|i| (key(p, i).to_vec(), leaf_value(p, i).to_vec()))
+        .collect()
 }
 
 /// Rebuild a leaf from sorted entries (caller guarantees they fit).
@@ -325,7 +359,7 @@ pub fn leaf_build(p: &mut [u8], pid: Pid, entries: &[Entry], right: u64) {
     for (i, (k, v)) in entries.iter().enumerate() {
         let o = alloc(p, leaf_record_size(k, v), true).expect("leaf_build overflow");
         write_leaf_rec(p, o, k, v);
-        insert_slot(p, i, o);
+        insert_slot(p, i, o, k);
     }
 }
 
@@ -353,9 +387,11 @@ pub fn inner_insert(p: &mut [u8], k: &[u8], child: Pid) -> bool {
     let i = match search(p, k) {
         Ok(i) | Err(i) => i,
     };
-    let Some(o) = alloc(p, inner_record_size(k), true) else { return false };
+    let Some(o) = alloc(p, inner_record_size(k), true) else {
+        return false;
+    };
     write_inner_rec(p, o, k, child);
-    insert_slot(p, i, o);
+    insert_slot(p, i, o, k);
     true
 }
 
@@ -366,7 +402,9 @@ fn write_inner_rec(p: &mut [u8], o: usize, k: &[u8], child: Pid) {
 }
 
 pub fn inner_entries(p: &[u8]) -> Vec<(Vec<u8>, Pid)> {
-    (0..nkeys(p)).map(|i| (key(p, i).to_vec(), inner_child(p, i))).collect()
+    (0..nkeys(p))
+        .map(|i| (key(p, i).to_vec(), inner_child(p, i)))
+        .collect()
 }
 
 pub fn inner_build(p: &mut [u8], pid: Pid, leftmost: Pid, entries: &[(Vec<u8>, Pid)]) {
@@ -375,7 +413,7 @@ pub fn inner_build(p: &mut [u8], pid: Pid, leftmost: Pid, entries: &[(Vec<u8>, P
     for (i, (k, c)) in entries.iter().enumerate() {
         let o = alloc(p, inner_record_size(k), true).expect("inner_build overflow");
         write_inner_rec(p, o, k, *c);
-        insert_slot(p, i, o);
+        insert_slot(p, i, o, k);
     }
 }
 
@@ -398,7 +436,10 @@ mod tests {
         seal(&mut p);
         validate(&p, 7).unwrap();
         assert!(validate(&p, 8).is_err());
-        assert_eq!(leaf_value(&p, search(&p, &3u32.to_be_bytes()).unwrap()), &[9; 40]);
+        assert_eq!(
+            leaf_value(&p, search(&p, &3u32.to_be_bytes()).unwrap()),
+            &[9; 40]
+        );
         assert!(search(&p, &4u32.to_be_bytes()).is_err());
         p[100] ^= 1;
         assert!(validate(&p, 7).is_err());

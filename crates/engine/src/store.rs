@@ -51,8 +51,19 @@ pub struct InPlaceStore {
 }
 
 impl InPlaceStore {
-    pub fn new(dev: Arc<dyn BlockDevice>, layout: Layout, doublewrite: bool, counters: Arc<Counters>) -> Self {
-        InPlaceStore { dev, layout, doublewrite, dw_lock: Mutex::new(()), counters }
+    pub fn new(
+        dev: Arc<dyn BlockDevice>,
+        layout: Layout,
+        doublewrite: bool,
+        counters: Arc<Counters>,
+    ) -> Self {
+        InPlaceStore {
+            dev,
+            layout,
+            doublewrite,
+            dw_lock: Mutex::new(()),
+            counters,
+        }
     }
 
     fn home(&self, pid: Pid) -> u64 {
@@ -113,7 +124,8 @@ impl PageStore for InPlaceStore {
         let mut slot = vec![0u8; PAGE_SIZE];
         let mut home = vec![0u8; PAGE_SIZE];
         for i in 0..self.layout.dw_pages {
-            self.dev.read_at((self.layout.dw_start + i) * PAGE_SIZE as u64, &mut slot)?;
+            self.dev
+                .read_at((self.layout.dw_start + i) * PAGE_SIZE as u64, &mut slot)?;
             if !page::checksum_ok(&slot) || page::is_zero(&slot) {
                 continue; // torn or never-written slot: its home write never started
             }

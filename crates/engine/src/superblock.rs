@@ -167,14 +167,23 @@ impl Superblock {
         let l = &self.layout;
         let blocks = capacity / PAGE_SIZE as u64;
         let ok = l.dw_start >= 2
-            && l.dw_start.checked_add(l.dw_pages).is_some_and(|e| e <= l.wal_start)
+            && l.dw_start
+                .checked_add(l.dw_pages)
+                .is_some_and(|e| e <= l.wal_start)
             && l.wal_blocks >= 2
-            && l.wal_start.checked_add(l.wal_blocks).is_some_and(|e| e <= l.data_start)
-            && l.data_start.checked_add(l.data_pages).is_some_and(|e| e <= blocks)
+            && l.wal_start
+                .checked_add(l.wal_blocks)
+                .is_some_and(|e| e <= l.data_start)
+            && l.data_start
+                .checked_add(l.data_pages)
+                .is_some_and(|e| e <= blocks)
             && self.next_pid <= l.data_pages
             && self.root < self.next_pid;
         if !ok {
-            return Err(EngineError::Superblock(format!("layout out of range: {l:?} next_pid {} root {}", self.next_pid, self.root)));
+            return Err(EngineError::Superblock(format!(
+                "layout out of range: {l:?} next_pid {} root {}",
+                self.next_pid, self.root
+            )));
         }
         Ok(())
     }

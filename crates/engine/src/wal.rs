@@ -39,9 +39,20 @@ pub const T_SMO: u8 = 3;
 /// A decoded record.
 #[derive(Debug)]
 pub enum Record {
-    Put { pid: Pid, key: Vec<u8>, value: Vec<u8> },
-    Delete { pid: Pid, key: Vec<u8> },
-    Smo { root: Pid, next_pid: Pid, pages: Vec<(Pid, Vec<u8>)> },
+    Put {
+        pid: Pid,
+        key: Vec<u8>,
+        value: Vec<u8>,
+    },
+    Delete {
+        pid: Pid,
+        key: Vec<u8>,
+    },
+    Smo {
+        root: Pid,
+        next_pid: Pid,
+        pages: Vec<(Pid, Vec<u8>)>,
+    },
 }
 
 struct WalBuf {
@@ -49,6 +60,8 @@ struct WalBuf {
     /// Block-aligned LSN of buf[0]; buf holds bytes [buf_start, next_lsn).
     buf_start: u64,
     buf: Vec<u8>,
+    /// Buffer handed back by the last flush, reused to avoid an allocation per flush.
+    spare: Vec<u8>,
 }
 
 pub struct Wal {
@@ -71,7 +84,14 @@ fn align_down(x: u64) -> u64 {
 
 impl Wal {
     /// `start_block`/`blocks`: the region; the log continues at `lsn` (all earlier is durable).
-    pub fn new(dev: Arc<dyn BlockDevice>, start_block: u64, blocks: u64, salt: u32, lsn: u64, counters: Arc<Counters>) -> Self {
+    pub fn new(
+        dev: Arc<dyn BlockDevice>,
+        start_block: u64,
+        blocks: u64,
+        salt: u32,
+        lsn: u64,
+        counters: Arc<Counters>,
+    ) -> Self {
         let buf_start = align_down(lsn);
         Wal {
             dev,
@@ -80,7 +100,12 @@ impl Wal {
             salt,
             // The partial block before `lsn` is zero here only if nothing precedes it in this
             // epoch; the engine always starts an epoch at a block boundary.
-            inner: Mutex::new(WalBuf { next_lsn: lsn, buf_start, buf: vec![0; (lsn - buf_start) as usize] }),
+            inner: Mutex::new(WalBuf {
+                next_lsn: lsn,
+                buf_start,
+                buf: vec![0; (lsn - buf_start) as usize],
+                spare: Vec::new(),
+            }),
             flush_lock: Mutex::new(()),
             flushed: AtomicU64::new(lsn),
             next: AtomicU64::new(lsn),
@@ -101,9 +126,6 @@ impl Wal {
     pub fn set_redo_lsn(&self, lsn: u64) {
         self.redo.store(lsn, Ordering::Release);
     }
-    pub fn region_size(&self) -> u64 {
-        self.size
-    }
     /// Live log bytes (what a checkpoint would release).
     pub fn used(&self) -> u64 {
         self.next_lsn().saturating_sub(self.redo_lsn())
@@ -123,7 +145,10 @@ impl Wal {
         // The block holding the end must never overlap the block holding the redo point.
         let limit = align_down(self.redo_lsn()) + self.size - BS;
         if lsn + len as u64 >= limit {
-            return Err(EngineError::Full(format!("WAL region full ({} bytes live)", lsn - self.redo_lsn())));
+            return Err(EngineError::Full(format!(
+                "WAL region full ({} bytes live)",
+                lsn - self.redo_lsn()
+            )));
         }
         let at = b.buf.len();
         b.buf.resize(at + len, 0);
@@ -159,12 +184,13 @@ impl Wal {
             let mut b = self.inner.lock();
             let end = b.next_lsn;
             let start = b.buf_start;
-            let data = std::mem::take(&mut b.buf);
             // Keep the partial last block: the next flush rewrites it with more records.
             let keep_from = align_down(end);
             let k = (keep_from - start) as usize;
-            b.buf = data[k..].to_vec();
-            b.buf.reserve(256 << 10);
+            let mut fresh = std::mem::take(&mut b.spare);
+            fresh.clear();
+            fresh.extend_from_slice(&b.buf[k..]);
+            let data = std::mem::replace(&mut b.buf, fresh);
             b.buf_start = keep_from;
             (start, data, end)
         };
@@ -182,6 +208,10 @@ impl Wal {
         Counters::add(&self.counters.wal_device_bytes, padded);
         Counters::add(&self.counters.wal_flushes, 1);
         self.flushed.store(end, Ordering::Release);
+        let mut b = self.inner.lock();
+        if b.spare.capacity() < data.capacity() {
+            b.spare = data;
+        }
         Ok(())
     }
 
@@ -214,8 +244,23 @@ pub struct WalScanner<'a> {
 const CHUNK: u64 = 256 << 10;
 
 impl<'a> WalScanner<'a> {
-    pub fn new(dev: &'a dyn BlockDevice, start_block: u64, blocks: u64, salt: u32, from: u64) -> Self {
-        WalScanner { dev, start: start_block * BS, size: blocks * BS, salt, from, lsn: from, chunk_lsn: u64::MAX, chunk: Vec::new() }
+    pub fn new(
+        dev: &'a dyn BlockDevice,
+        start_block: u64,
+        blocks: u64,
+        salt: u32,
+        from: u64,
+    ) -> Self {
+        WalScanner {
+            dev,
+            start: start_block * BS,
+            size: blocks * BS,
+            salt,
+            from,
+            lsn: from,
+            chunk_lsn: u64::MAX,
+            chunk: Vec::new(),
+        }
     }
 
     /// Read stream bytes [lsn, lsn+n) (n small relative to the region).
@@ -223,7 +268,10 @@ impl<'a> WalScanner<'a> {
         let mut out = Vec::with_capacity(n);
         let mut cur = lsn;
         while out.len() < n {
-            if self.chunk_lsn == u64::MAX || cur < self.chunk_lsn || cur >= self.chunk_lsn + self.chunk.len() as u64 {
+            if self.chunk_lsn == u64::MAX
+                || cur < self.chunk_lsn
+                || cur >= self.chunk_lsn + self.chunk.len() as u64
+            {
                 let cl = align_down(cur);
                 let pos = cl % self.size;
                 let len = CHUNK.min(self.size - pos);
@@ -250,7 +298,12 @@ impl<'a> WalScanner<'a> {
         if len == 0 {
             return Ok(Err(WalStop::Clean));
         }
-        let bad = |d: &str| Ok(Err(WalStop::BadRecord { lsn, detail: d.to_string() }));
+        let bad = |d: &str| {
+            Ok(Err(WalStop::BadRecord {
+                lsn,
+                detail: d.to_string(),
+            }))
+        };
         if !(REC_HDR..=MAX_REC).contains(&len) || lsn - self.from + len as u64 > self.size - BS {
             // Could be stale bytes of an older lap whose record boundaries differ.
             return bad(&format!("bad record length {len}"));
@@ -276,8 +329,11 @@ impl<'a> WalScanner<'a> {
 }
 
 fn decode(ty: u8, p: &[u8]) -> Option<Record> {
-    let u64_at = |o: usize| -> Option<u64> { Some(u64::from_le_bytes(p.get(o..o + 8)?.try_into().ok()?)) };
-    let u16_at = |o: usize| -> Option<usize> { Some(u16::from_le_bytes(p.get(o..o + 2)?.try_into().ok()?) as usize) };
+    let u64_at =
+        |o: usize| -> Option<u64> { Some(u64::from_le_bytes(p.get(o..o + 8)?.try_into().ok()?)) };
+    let u16_at = |o: usize| -> Option<usize> {
+        Some(u16::from_le_bytes(p.get(o..o + 2)?.try_into().ok()?) as usize)
+    };
     match ty {
         T_PUT => {
             let pid = u64_at(0)?;
@@ -305,7 +361,11 @@ fn decode(ty: u8, p: &[u8]) -> Option<Record> {
                 let o = 18 + i * (8 + PAGE_SIZE);
                 pages.push((u64_at(o)?, p[o + 8..o + 8 + PAGE_SIZE].to_vec()));
             }
-            Some(Record::Smo { root, next_pid, pages })
+            Some(Record::Smo {
+                root,
+                next_pid,
+                pages,
+            })
         }
         _ => None,
     }

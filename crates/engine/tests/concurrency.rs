@@ -16,7 +16,12 @@ fn disjoint_and_overlapping_keys() {
     let threads = 4u64;
     let per = 5000u64;
     // Small pool: evictions and checkpoints run concurrently with the writers.
-    let cfg = Config { pool_bytes: 128 * 4096, wal_limit_bytes: Some(512 << 10), durability: Durability::Async, ..Config::default() };
+    let cfg = Config {
+        pool_bytes: 128 * 4096,
+        wal_limit_bytes: Some(512 << 10),
+        durability: Durability::Async,
+        ..Config::default()
+    };
     let e = Arc::new(Engine::create(MemDevice::new(64 << 20), cfg.clone()).unwrap());
     let hs: Vec<_> = (0..threads)
         .map(|t| {
@@ -57,7 +62,10 @@ fn disjoint_and_overlapping_keys() {
                 } else {
                     // The last round wrote value (t, j, 1) where j * 7919 % per == i.
                     let v = got.expect("own key present");
-                    assert!(v.starts_with(format!("t{t}-").as_bytes()) && v.windows(3).any(|w| w == b"-r1"));
+                    assert!(
+                        v.starts_with(format!("t{t}-").as_bytes())
+                            && v.windows(3).any(|w| w == b"-r1")
+                    );
                 }
             }
         }

@@ -62,7 +62,11 @@ fn run(seed: u64, ops: usize) {
             _ => {
                 let start = key(&mut rng);
                 let got = e.scan(&start, None, 20).unwrap();
-                let want: Vec<_> = m.range(start..).take(20).map(|(k, v)| (k.clone(), v.clone())).collect();
+                let want: Vec<_> = m
+                    .range(start..)
+                    .take(20)
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect();
                 assert_eq!(got, want, "scan");
             }
         }
@@ -89,7 +93,9 @@ fn run(seed: u64, ops: usize) {
     check_all(&e, &m);
     let s = e.stats();
     eprintln!("seed {seed}: {} keys, {s:?}", m.len());
-    eprintln!("seed {seed}: evictions {evictions} checkpoints {checkpoints} page writes {page_writes}");
+    eprintln!(
+        "seed {seed}: evictions {evictions} checkpoints {checkpoints} page writes {page_writes}"
+    );
     assert!(evictions > 1000, "pool should have evicted a lot");
     assert!(checkpoints > 5);
     assert!(page_writes > 500);

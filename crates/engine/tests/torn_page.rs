@@ -7,7 +7,13 @@ use nowa_engine::{Config, Durability, Engine, EngineError};
 use std::sync::Arc;
 
 fn cfg(doublewrite: bool) -> Config {
-    Config { pool_bytes: 64 * 4096, wal_limit_bytes: Some(1 << 20), doublewrite, dw_pages: 8, ..Config::default() }
+    Config {
+        pool_bytes: 64 * 4096,
+        wal_limit_bytes: Some(1 << 20),
+        doublewrite,
+        dw_pages: 8,
+        ..Config::default()
+    }
 }
 
 /// Load, checkpoint, update every key, then tear the first home-page write of the next
@@ -16,7 +22,8 @@ fn scenario(doublewrite: bool) -> Arc<CrashDevice> {
     let dev = Arc::new(CrashDevice::new(8 << 20, 7));
     let e = Engine::create(dev.clone(), cfg(doublewrite)).unwrap();
     for i in 0..2000u64 {
-        e.put_with(&i.to_be_bytes(), &value_for(i, 0, 100), Durability::Async).unwrap();
+        e.put_with(&i.to_be_bytes(), &value_for(i, 0, 100), Durability::Async)
+            .unwrap();
     }
     e.checkpoint().unwrap();
     for i in (0..2000u64).step_by(3) {
@@ -25,7 +32,10 @@ fn scenario(doublewrite: bool) -> Arc<CrashDevice> {
     let l = e.layout();
     let data = l.data_start * 4096;
     dev.tear_write_in(data, data + l.data_pages * 4096, 512);
-    assert!(e.checkpoint().is_err(), "the torn write powers the device off");
+    assert!(
+        e.checkpoint().is_err(),
+        "the torn write powers the device off"
+    );
     drop(e);
     dev.restart();
     dev
@@ -60,9 +70,16 @@ fn torn_home_write_with_doublewrite_is_restored_from_copy() {
     // write whose doublewrite copy is already durable: recovery restores it.
     let dev = scenario(true);
     let e = Engine::open(dev.clone(), cfg(true)).unwrap();
-    assert!(e.recovery_report().unwrap().pages_repaired >= 1, "{:?}", e.recovery_report());
+    assert!(
+        e.recovery_report().unwrap().pages_repaired >= 1,
+        "{:?}",
+        e.recovery_report()
+    );
     for i in 0..2000u64 {
         let ver = if i % 3 == 0 { 1 } else { 0 };
-        assert_eq!(e.get(&i.to_be_bytes()).unwrap(), Some(value_for(i, ver, 100)));
+        assert_eq!(
+            e.get(&i.to_be_bytes()).unwrap(),
+            Some(value_for(i, ver, 100))
+        );
     }
 }

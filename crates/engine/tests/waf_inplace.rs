@@ -9,7 +9,11 @@ use rand::{RngExt, SeedableRng};
 #[test]
 fn ycsb_a_in_place_db_waf_is_two() {
     let pool = 1u64 << 20; // 256 frames
-    let cfg = Config { pool_bytes: pool, durability: Durability::Async, ..Config::default() };
+    let cfg = Config {
+        pool_bytes: pool,
+        durability: Durability::Async,
+        ..Config::default()
+    };
     let e = Engine::create(MemDevice::new(128 << 20), cfg).unwrap();
     let records = 80_000u64; // ~10.5 MiB of 8-byte keys + 120-byte values
     let mut rng = SmallRng::seed_from_u64(42);
@@ -30,7 +34,8 @@ fn ycsb_a_in_place_db_waf_is_two() {
         }
     }
     let s = e.stats();
-    let user = (s.eviction_page_writes + s.checkpoint_page_writes) - (before.eviction_page_writes + before.checkpoint_page_writes);
+    let user = (s.eviction_page_writes + s.checkpoint_page_writes)
+        - (before.eviction_page_writes + before.checkpoint_page_writes);
     let dw = s.doublewrite_page_writes - before.doublewrite_page_writes;
     let gc = s.gc_page_writes - before.gc_page_writes;
     let waf = (user + dw + gc) as f64 / user as f64;
@@ -44,7 +49,10 @@ fn ycsb_a_in_place_db_waf_is_two() {
         s.hit_ratio
     );
     assert!((waf - 2.0).abs() <= 0.05, "DB WAF {waf}");
-    assert!(evict > user / 2, "evictions should dominate: {evict} of {user}");
+    assert!(
+        evict > user / 2,
+        "evictions should dominate: {evict} of {user}"
+    );
     assert_eq!(gc, 0);
     assert!((s.db_waf - 2.0).abs() <= 0.05);
 }

@@ -8,12 +8,16 @@ use std::sync::Arc;
 #[test]
 fn recovery_stops_at_first_bad_record() {
     let dev = Arc::new(MemDevice::new(64 << 20));
-    let cfg = Config { pool_bytes: 16 << 20, ..Config::default() };
+    let cfg = Config {
+        pool_bytes: 16 << 20,
+        ..Config::default()
+    };
     let e = Engine::create(dev.clone(), cfg.clone()).unwrap();
     let n = 300u32;
     for i in 0..n {
         let v = format!("value-{i:04}-{}", "x".repeat(50));
-        e.put(format!("key-{i:04}").as_bytes(), v.as_bytes()).unwrap();
+        e.put(format!("key-{i:04}").as_bytes(), v.as_bytes())
+            .unwrap();
     }
     let layout = e.layout();
     // Crash (no close): the pages are only in memory, the WAL holds everything.
@@ -25,21 +29,31 @@ fn recovery_stops_at_first_bad_record() {
     let mut wal = vec![0u8; len];
     dev.read_at(start, &mut wal).unwrap();
     let needle = b"value-0200-";
-    let pos = wal.windows(needle.len()).position(|w| w == needle).expect("record in WAL");
+    let pos = wal
+        .windows(needle.len())
+        .position(|w| w == needle)
+        .expect("record in WAL");
     let blk = pos / 4096 * 4096;
     wal[pos + 3] ^= 0x55;
-    dev.write_at(start + blk as u64, &wal[blk..blk + 4096]).unwrap();
+    dev.write_at(start + blk as u64, &wal[blk..blk + 4096])
+        .unwrap();
 
     let e = Engine::open(dev.clone(), cfg.clone()).unwrap();
     let rep = e.recovery_report().unwrap().clone();
     assert_eq!(rep.bad_wal_records, 1, "{rep:?}");
-    assert!(matches!(&rep.wal_stop, WalStop::BadRecord { detail, .. } if detail.contains("checksum")), "{rep:?}");
+    assert!(
+        matches!(&rep.wal_stop, WalStop::BadRecord { detail, .. } if detail.contains("checksum")),
+        "{rep:?}"
+    );
     for i in 0..n {
         let got = e.get(format!("key-{i:04}").as_bytes()).unwrap();
         if i < 200 {
             assert!(got.is_some(), "key {i} before the bad record must survive");
         } else {
-            assert!(got.is_none(), "key {i} at/after the bad record must be gone");
+            assert!(
+                got.is_none(),
+                "key {i} at/after the bad record must be gone"
+            );
         }
     }
     // The engine continues on a fresh log epoch; a clean reopen sees a clean log.

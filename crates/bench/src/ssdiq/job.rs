@@ -139,8 +139,22 @@ pub struct JobResult {
 }
 
 impl JobResult {
-    pub fn new(spec: &JobSpec, bytes: u64, ops: u64, secs: f64, hist: &Histogram<u64>, intervals: Vec<IntervalPoint>, interrupted: bool) -> Self {
+    pub fn new(spec: &JobSpec, bytes: u64, ops: u64, secs: f64, hist: &Histogram<u64>, mut intervals: Vec<IntervalPoint>, interrupted: bool) -> Self {
         let secs = secs.max(1e-9);
+        // A final interval much shorter than the sampling period is noise (a handful of
+        // completions over a few microseconds): merge it into the one before.
+        let n = intervals.len();
+        if n >= 2 {
+            let (a, b) = (intervals[n - 2], intervals[n - 1]);
+            let t_prev = if n >= 3 { intervals[n - 3].t } else { 0.0 };
+            if b.t - a.t < spec.interval / 2.0 {
+                let dt = (b.t - t_prev).max(1e-12);
+                let prev_bytes = if n >= 3 { intervals[n - 3].bytes } else { 0 };
+                let ops_ab = a.iops * (a.t - t_prev) + b.iops * (b.t - a.t);
+                intervals.truncate(n - 2);
+                intervals.push(IntervalPoint { t: b.t, mb_s: (b.bytes - prev_bytes) as f64 / dt / 1e6, iops: ops_ab / dt, bytes: b.bytes });
+            }
+        }
         JobResult {
             name: spec.name.clone(),
             kind: spec.kind.label(),

@@ -190,8 +190,17 @@ impl SimSsd {
                 let secs = (end[ji] - t0) as f64 / 1e12;
                 let iv = j.interval.max(1e-6);
                 let mut cum = 0u64;
-                let last = buckets[ji].len();
-                let intervals = buckets[ji]
+                // A final bucket shorter than half an interval holds a few completions of I/O
+                // that mostly ran in the previous one: fold it in, or it shows a bogus spike.
+                let mut bk = std::mem::take(&mut buckets[ji]);
+                if bk.len() >= 2 && secs - (bk.len() - 1) as f64 * iv < iv / 2.0 {
+                    let (b, o) = bk.pop().expect("len >= 2");
+                    let l = bk.last_mut().expect("len >= 1");
+                    l.0 += b;
+                    l.1 += o;
+                }
+                let last = bk.len();
+                let intervals = bk
                     .iter()
                     .enumerate()
                     .map(|(i, &(b, o))| {

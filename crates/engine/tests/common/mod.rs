@@ -4,7 +4,9 @@
 //! "crash after n writes" tears the n-th write call and powers off.
 #![allow(dead_code)]
 
-use nowa_device::{check_io, BlockDevice, DeviceCounters, DeviceError, Geometry, Result, BLOCK_SIZE};
+use nowa_device::{
+    check_io, BlockDevice, DeviceCounters, DeviceError, Geometry, Result, BLOCK_SIZE,
+};
 use parking_lot::Mutex;
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};

@@ -1,0 +1,284 @@
+//! Reports of `nowa ssdiq`: a Table-2/3-style text summary (one column per device), the
+//! per-interval CSV and the plots (throughput over time, latency vs write rate).
+
+use super::{fmt_bytes, SsdiqResult};
+use crate::plot::{render_line, LineChart, PlotError, Series};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+fn f1(v: Option<f64>) -> String {
+    v.map(|v| if v >= 100.0 { format!("{v:.0}") } else { format!("{v:.1}") }).unwrap_or_else(|| "-".into())
+}
+
+fn f2(v: Option<f64>) -> String {
+    v.map(|v| format!("{v:.2}")).unwrap_or_else(|| "-".into())
+}
+
+/// Short column name of a result: the file name of its path, or "sim:..."
+fn column_name(r: &SsdiqResult) -> String {
+    let p = &r.target.path;
+    if p.starts_with("sim:") {
+        let op = r.target.sim.as_ref().map(|s| format!(" OP {:.0}%", s.op * 100.0)).unwrap_or_default();
+        return format!("{p}{op}");
+    }
+    Path::new(p).file_name().and_then(|n| n.to_str()).unwrap_or(p).to_string()
+}
+
+/// The workloads in first-seen order across results.
+fn workloads(results: &[&SsdiqResult]) -> Vec<String> {
+    let mut w: Vec<String> = Vec::new();
+    for r in results {
+        for row in &r.summary.rand_write {
+            if !w.contains(&row.workload) {
+                w.push(row.workload.clone());
+            }
+        }
+    }
+    w
+}
+
+/// Table 2 and Table 3 of ssd-iq.md for one or more results, side by side.
+pub fn summary_table(results: &[&SsdiqResult]) -> String {
+    let mut rows: Vec<(String, String, Vec<String>)> = Vec::new();
+    let mut add = |group: &str, sub: &str, f: &dyn Fn(&SsdiqResult) -> String| {
+        rows.push((group.to_string(), sub.to_string(), results.iter().map(|r| f(r)).collect()));
+    };
+    add("Target", "", &|r| r.target.kind.clone());
+    add("Capacity [GB]", "", &|r| format!("{:.3}", r.summary.capacity as f64 / 1e9));
+    add("Seq. Read [MB/s]", "", &|r| f1(r.summary.seq_read_mb_s));
+    add("Seq. Write [MB/s]", "", &|r| f1(r.summary.seq_write_mb_s));
+    add("Rnd. Read [k IOPS]", "", &|r| f1(r.summary.rand_read_kiops));
+    let wls = workloads(results);
+    for (i, w) in wls.iter().enumerate() {
+        let w2 = w.clone();
+        add(if i == 0 { "Rnd. Write [k IOPS]" } else { "" }, w, &move |r| {
+            f1(r.summary.rand_write.iter().find(|x| x.workload == w2).map(|x| x.kiops))
+        });
+    }
+    add("Read Lat. [us]", "under load Avg", &|r| f1(r.summary.read_lat.map(|l| l.avg_us)));
+    add("", "P99.9", &|r| f1(r.summary.read_lat.map(|l| l.p999_us)));
+    add("Write Lat. [us]", "under load Avg", &|r| f1(r.summary.write_lat.map(|l| l.avg_us)));
+    add("", "P99.9", &|r| f1(r.summary.write_lat.map(|l| l.p999_us)));
+    add("Background writes [MB/s]", "target/achieved", &|r| {
+        r.summary.bg_mb_s.map(|(t, a)| format!("{t:.1}/{a:.1}")).unwrap_or_else(|| "-".into())
+    });
+    add("WAF counters", "", &|r| r.target.counters.clone().map(|_| "yes".to_string()).unwrap_or_else(|| "no".into()));
+    for (i, w) in wls.iter().enumerate() {
+        let w2 = w.clone();
+        add(if i == 0 { "WA measured" } else { "" }, w, &move |r| f2(r.summary.rand_write.iter().find(|x| x.workload == w2).and_then(|x| x.waf_measured)));
+    }
+    for (i, w) in wls.iter().enumerate() {
+        let w2 = w.clone();
+        add(if i == 0 { "WA implied" } else { "" }, w, &move |r| f2(r.summary.rand_write.iter().find(|x| x.workload == w2).and_then(|x| x.waf_implied)));
+    }
+    add("Estimated OP", "1/(2 WAF)", &|r| {
+        r.summary.est_op.as_ref().map(|e| format!("{:.1}% ({})", e.op * 100.0, e.from)).unwrap_or_else(|| "-".into())
+    });
+
+    let names: Vec<String> = results.iter().map(|r| column_name(r)).collect();
+    let w0 = rows.iter().map(|r| r.0.len()).max().unwrap_or(0).max(6);
+    let w1 = rows.iter().map(|r| r.1.len()).max().unwrap_or(0);
+    let wc: Vec<usize> = (0..results.len()).map(|i| rows.iter().map(|r| r.2[i].len()).chain([names[i].len()]).max().unwrap_or(0).max(8)).collect();
+    let mut out = String::new();
+    let _ = write!(out, "{:w0$}  {:w1$}", "", "");
+    for (i, n) in names.iter().enumerate() {
+        let _ = write!(out, "  {:>w$}", n, w = wc[i]);
+    }
+    out.push('\n');
+    for (g, sub, cells) in &rows {
+        let _ = write!(out, "{g:w0$}  {sub:w1$}");
+        for (i, c) in cells.iter().enumerate() {
+            let _ = write!(out, "  {:>w$}", c, w = wc[i]);
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// Full human-readable report of one result: header, notes, the table, steady-state hints.
+pub fn text_report(r: &SsdiqResult) -> String {
+    let mut out = String::new();
+    let t = &r.target;
+    let _ = writeln!(out, "SSD-iq: {} ({}, {}, engine {}, {})", t.path, t.kind, fmt_bytes(t.capacity), t.engine, match (t.sim.is_some(), t.direct) {
+        (true, _) => "no host I/O",
+        (false, true) => "O_DIRECT",
+        (false, false) => "buffered",
+    });
+    let c = &r.config;
+    let _ = writeln!(
+        out,
+        "config: bs {} (seq {}), QD {} x {} threads, fill {:.0}%, warm-up {}x + measured {}x capacity, workloads {}",
+        fmt_bytes(c.bs as u64),
+        fmt_bytes(c.seq_bs as u64),
+        c.qd,
+        c.threads,
+        c.fill * 100.0,
+        c.warmup,
+        c.volume,
+        c.workloads.iter().map(|w| w.to_string()).collect::<Vec<_>>().join(", ")
+    );
+    for n in &t.notes {
+        let _ = writeln!(out, "NOTE: {n}");
+    }
+    if r.interrupted {
+        let _ = writeln!(out, "INTERRUPTED: only the steps below were completed ({} of {} planned steps ran).", r.phases.len(), r.plan.len());
+    }
+    if let Some(e) = &r.error {
+        let _ = writeln!(out, "ERROR: {e}");
+    }
+    out.push('\n');
+    out.push_str(&summary_table(&[r]));
+    // Steady state: compare the last intervals of each measured phase.
+    for p in r.phases.iter().filter(|p| p.step == "rand-write") {
+        if let Some(j) = p.jobs.first() {
+            let iv = &j.intervals;
+            if iv.len() >= 4 {
+                let tail = &iv[iv.len() * 3 / 4..];
+                let head = &iv[iv.len() / 4..iv.len() / 2];
+                let avg = |s: &[super::IntervalPoint]| s.iter().map(|x| x.mb_s).sum::<f64>() / s.len().max(1) as f64;
+                let (a, b) = (avg(head), avg(tail));
+                let drift = if a > 0.0 { (b - a) / a * 100.0 } else { 0.0 };
+                let _ = writeln!(
+                    out,
+                    "steady state {}: 2nd quarter {:.1} MB/s, last quarter {:.1} MB/s ({:+.1}%){}",
+                    p.workload.as_deref().unwrap_or(""),
+                    a,
+                    b,
+                    drift,
+                    if drift.abs() > 10.0 { "  <- not steady: raise --warmup/--volume" } else { "" }
+                );
+            }
+        }
+    }
+    if !r.summary.sweep.is_empty() {
+        let _ = writeln!(out, "\nlatency vs write rate (Figure 8), microseconds:");
+        let _ = writeln!(out, "  load   write MB/s   read avg   p99   p99.9   write avg   p99   p99.9");
+        for s in &r.summary.sweep {
+            let _ = writeln!(
+                out,
+                "  {:>3.0}%  {:>10.1}  {:>9.1} {:>5.0} {:>7.0}  {:>10.1} {:>5.0} {:>7.0}",
+                s.load * 100.0,
+                s.write_mb_s,
+                s.read.avg_us,
+                s.read.p99_us,
+                s.read.p999_us,
+                s.write.avg_us,
+                s.write.p99_us,
+                s.write.p999_us
+            );
+        }
+    }
+    out
+}
+
+/// Per-interval CSV: step, workload, job, load, t_s, mb_s, iops, bytes.
+pub fn write_intervals_csv(r: &SsdiqResult, path: &Path) -> anyhow::Result<()> {
+    let mut w = csv::Writer::from_path(path)?;
+    w.write_record(["step", "workload", "job", "load", "t_s", "mb_s", "iops", "bytes"])?;
+    for p in &r.phases {
+        for j in &p.jobs {
+            for iv in &j.intervals {
+                w.write_record([
+                    p.step.clone(),
+                    p.workload.clone().unwrap_or_default(),
+                    j.name.clone(),
+                    p.load.map(|l| l.to_string()).unwrap_or_default(),
+                    format!("{:.4}", iv.t),
+                    format!("{:.3}", iv.mb_s),
+                    format!("{:.1}", iv.iops),
+                    iv.bytes.to_string(),
+                ])?;
+            }
+        }
+    }
+    w.flush()?;
+    Ok(())
+}
+
+/// Throughput over time (Figure 1 style): per workload, sequential init + warm-up + measured
+/// phase back to back, in MB/s over seconds since the workload's initialization started.
+pub fn throughput_chart(r: &SsdiqResult) -> LineChart {
+    let mut series: Vec<Series> = Vec::new();
+    let mut cur: Option<(String, f64, Vec<(f64, f64)>)> = None;
+    let first_wl = r.summary.rand_write.first().map(|x| x.workload.clone());
+    for p in &r.phases {
+        let wl = match p.step.as_str() {
+            "seq-write" => p.workload.clone().or_else(|| first_wl.clone()),
+            "warm-up" | "rand-write" => p.workload.clone(),
+            _ => continue,
+        };
+        let Some(wl) = wl else { continue };
+        if cur.as_ref().map(|c| c.0 != wl).unwrap_or(true) {
+            if let Some((l, _, pts)) = cur.take() {
+                series.push(Series { label: l, points: pts });
+            }
+            cur = Some((wl.clone(), 0.0, Vec::new()));
+        }
+        let c = cur.as_mut().expect("set above");
+        if let Some(j) = p.jobs.first() {
+            for iv in &j.intervals {
+                c.2.push((c.1 + iv.t, iv.mb_s));
+            }
+            c.1 += j.secs;
+        }
+    }
+    if let Some((l, _, pts)) = cur.take() {
+        series.push(Series { label: l, points: pts });
+    }
+    LineChart {
+        title: format!("Write throughput over time: {} (seq. init, warm-up, measured)", column_name(r)),
+        x_label: if r.target.kind == "simulated SSD" { "virtual time [s]".into() } else { "time [s]".into() },
+        y_label: "MB/s".into(),
+        series,
+        log_x: false,
+        log_y: false,
+        y_range: None,
+    }
+}
+
+/// Latency vs write rate (Figure 8): x = background write rate in % of the random-write
+/// bandwidth, y = latency in microseconds (log axis).
+pub fn latency_chart(r: &SsdiqResult) -> LineChart {
+    let pts = |f: &dyn Fn(&super::SweepPoint) -> f64| r.summary.sweep.iter().map(|s| (s.load * 100.0, f(s))).collect::<Vec<_>>();
+    LineChart {
+        title: format!("QD1 latency vs write rate: {}", column_name(r)),
+        x_label: "background write rate [% of random-write bandwidth]".into(),
+        y_label: "latency [us]".into(),
+        series: vec![
+            Series { label: "read avg".into(), points: pts(&|s| s.read.avg_us) },
+            Series { label: "read p99".into(), points: pts(&|s| s.read.p99_us) },
+            Series { label: "read p99.9".into(), points: pts(&|s| s.read.p999_us) },
+            Series { label: "write avg".into(), points: pts(&|s| s.write.avg_us) },
+            Series { label: "write p99".into(), points: pts(&|s| s.write.p99_us) },
+            Series { label: "write p99.9".into(), points: pts(&|s| s.write.p999_us) },
+        ],
+        log_x: false,
+        log_y: true,
+        y_range: None,
+    }
+}
+
+/// Writes `ssdiq.json`, `intervals.csv`, `throughput.<ext>` and (with a sweep)
+/// `latency.<ext>` into `dir`. Returns the files written.
+pub fn write_all(r: &SsdiqResult, dir: &Path, plot_ext: &str) -> anyhow::Result<Vec<PathBuf>> {
+    std::fs::create_dir_all(dir)?;
+    let mut files = Vec::new();
+    let j = dir.join("ssdiq.json");
+    std::fs::write(&j, serde_json::to_string_pretty(r)?)?;
+    files.push(j);
+    let c = dir.join("intervals.csv");
+    write_intervals_csv(r, &c)?;
+    files.push(c);
+    let t = dir.join(format!("throughput.{plot_ext}"));
+    match render_line(&throughput_chart(r), &t) {
+        Ok(()) => files.push(t),
+        Err(PlotError::Empty(_)) => {}
+        Err(e) => return Err(e.into()),
+    }
+    if !r.summary.sweep.is_empty() {
+        let l = dir.join(format!("latency.{plot_ext}"));
+        render_line(&latency_chart(r), &l)?;
+        files.push(l);
+    }
+    Ok(files)
+}

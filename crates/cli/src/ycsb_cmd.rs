@@ -1,0 +1,242 @@
+//! `nowa ycsb`: load, run a YCSB mix, report the write drill-down.
+
+use crate::sim_cmd::parse_size;
+use crate::usage;
+use anyhow::{Context, Result};
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+use nowa_bench::ycsb::{self, Mix, Stop, ValueKind, YcsbSpec};
+use nowa_device::{BlockDevice, FileDevice, FileOptions, MemDevice, SimConfig, SimDevice, SimMode};
+use nowa_engine::{Config, Durability, Engine};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+#[derive(Args, Debug)]
+pub struct YcsbArgs {
+    /// Records to load (u64 keys).
+    #[arg(long, default_value_t = 200_000)]
+    records: u64,
+    /// Value size in bytes.
+    #[arg(long, default_value_t = 120)]
+    value_size: usize,
+    /// Values: pattern (compressible, like the paper's) or random (incompressible).
+    #[arg(long, default_value = "pattern")]
+    values: String,
+    /// YCSB mix: A (50/50 read/update), B (95/5), C (read only), F (read-modify-write).
+    #[arg(long, default_value = "A")]
+    workload: String,
+    /// Zipf theta of key popularity (0 = uniform).
+    #[arg(long, default_value_t = 0.8)]
+    theta: f64,
+    #[arg(long, default_value_t = 2)]
+    threads: usize,
+    /// Stop after this many operations.
+    #[arg(long, conflicts_with_all = ["seconds", "device_writes"])]
+    ops: Option<u64>,
+    /// Stop after this many seconds.
+    #[arg(long, conflicts_with = "device_writes")]
+    seconds: Option<f64>,
+    /// Stop once the device received this many times its capacity in writes.
+    #[arg(long)]
+    device_writes: Option<f64>,
+    /// Device: sim (simulated SSD in memory), mem (plain memory), or a file / block device path.
+    #[arg(long, default_value = "sim")]
+    device: String,
+    /// Device capacity. Default: sized so the dataset fills --dataset-fill of it.
+    #[arg(long)]
+    capacity: Option<String>,
+    /// Dataset size as a fraction of the device (the paper uses 0.9).
+    #[arg(long, default_value_t = 0.9)]
+    dataset_fill: f64,
+    /// Simulated SSD: over-provisioning (spare/logical).
+    #[arg(long, default_value_t = 0.07)]
+    op: f64,
+    /// Simulated SSD mode: cns, fdp:HANDLES, zns.
+    #[arg(long, default_value = "cns")]
+    sim_mode: String,
+    /// Buffer pool size; default 10% of the estimated dataset (the paper's setting).
+    #[arg(long)]
+    pool: Option<String>,
+    /// WAL size limit; default = pool size.
+    #[arg(long)]
+    wal_limit: Option<String>,
+    /// Turn the doublewrite buffer off (unsafe: torn pages are detected, not repaired).
+    #[arg(long)]
+    no_doublewrite: bool,
+    /// Durability of updates: async (group commit in the background) or sync (each waits).
+    #[arg(long, default_value = "async")]
+    durability: String,
+    #[arg(long, default_value_t = 42)]
+    seed: u64,
+    /// Reporting interval in seconds.
+    #[arg(long, default_value_t = 1.0)]
+    interval: f64,
+    /// Per-interval CSV (ops/s, hit ratio, MB/s per write category, WAFs).
+    #[arg(long, value_name = "FILE")]
+    csv: Option<PathBuf>,
+    /// Print the result as JSON.
+    #[arg(long)]
+    json: bool,
+    /// Append "key-id version" after every acknowledged update (for crash verification).
+    #[arg(long, value_name = "FILE")]
+    ack_log: Option<PathBuf>,
+    /// No progress output.
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+fn spinner(quiet: bool, msg: &str) -> ProgressBar {
+    if quiet {
+        return ProgressBar::hidden();
+    }
+    let pb = ProgressBar::new_spinner();
+    pb.set_style(ProgressStyle::with_template("{spinner} {msg}").unwrap());
+    pb.set_message(msg.to_string());
+    pb.enable_steady_tick(std::time::Duration::from_millis(200));
+    pb
+}
+
+pub fn run(a: YcsbArgs) -> Result<()> {
+    if a.records == 0 {
+        return Err(usage("--records must be > 0"));
+    }
+    if a.value_size == 0 || a.value_size > 2000 {
+        return Err(usage(format!("--value-size must be in 1..=2000, got {}", a.value_size)));
+    }
+    if a.threads == 0 {
+        return Err(usage("--threads must be >= 1"));
+    }
+    if !(a.theta >= 0.0 && a.theta.is_finite()) {
+        return Err(usage(format!("--theta must be >= 0, got {}", a.theta)));
+    }
+    if !(a.dataset_fill > 0.0 && a.dataset_fill <= 1.0) {
+        return Err(usage(format!("--dataset-fill must be in (0, 1], got {}", a.dataset_fill)));
+    }
+    if !(a.interval > 0.0) {
+        return Err(usage("--interval must be > 0"));
+    }
+    let mix: Mix = a.workload.parse().map_err(usage)?;
+    let value_kind: ValueKind = a.values.parse().map_err(usage)?;
+    let durability = match a.durability.as_str() {
+        "async" => Durability::Async,
+        "sync" => Durability::Sync,
+        o => return Err(usage(format!("unknown durability '{o}' (expected async or sync)"))),
+    };
+    let stop = match (a.ops, a.seconds, a.device_writes) {
+        (Some(n), _, _) => Stop::Ops(n),
+        (_, Some(s), _) => Stop::Seconds(s),
+        (_, _, Some(k)) => Stop::DeviceWrites(k),
+        _ => Stop::Seconds(10.0),
+    };
+    let dataset = ycsb::estimate_dataset_bytes(a.records, a.value_size);
+    let pool = match &a.pool {
+        Some(p) => parse_size(p)?,
+        None => (dataset / 10).max(1 << 20),
+    };
+    let wal_limit = a.wal_limit.as_deref().map(parse_size).transpose()?;
+    let engine_cfg = Config {
+        pool_bytes: pool,
+        wal_limit_bytes: wal_limit,
+        durability,
+        doublewrite: !a.no_doublewrite,
+        ..Config::default()
+    };
+    // The engine also needs its WAL region and doublewrite area on the device.
+    let wal = wal_limit.unwrap_or(pool);
+    let overhead = wal + wal / 4 + (2 << 20) + engine_cfg.dw_pages * 4096;
+    let capacity = match &a.capacity {
+        Some(c) => parse_size(c)?,
+        None => ((dataset + overhead) as f64 / a.dataset_fill) as u64,
+    };
+    let capacity = capacity / 4096 * 4096;
+
+    let mut sim: Option<Arc<SimDevice>> = None;
+    let dev: Arc<dyn BlockDevice> = match a.device.as_str() {
+        "sim" => {
+            let mode = match a.sim_mode.as_str() {
+                "cns" => SimMode::Conventional,
+                "zns" => SimMode::Zoned { max_open_zones: 14 },
+                m => match m.strip_prefix("fdp:").and_then(|h| h.parse::<u16>().ok()) {
+                    Some(h) if h > 0 => SimMode::Fdp { handles: h },
+                    _ => return Err(usage(format!("unknown --sim-mode '{m}' (expected cns, fdp:HANDLES or zns)"))),
+                },
+            };
+            let cfg = SimConfig::for_capacity(capacity, a.op, mode).map_err(|e| usage(e.to_string()))?;
+            let d = Arc::new(SimDevice::new(cfg).map_err(|e| usage(e.to_string()))?);
+            sim = Some(d.clone());
+            d
+        }
+        "mem" => Arc::new(MemDevice::new(capacity)),
+        path => {
+            let p = std::path::Path::new(path);
+            let opts = FileOptions::default();
+            let d = if p.exists() {
+                FileDevice::open(p, &opts)
+            } else {
+                FileDevice::create(p, capacity, &opts)
+            }
+            .with_context(|| format!("opening {path}"))?;
+            Arc::new(d)
+        }
+    };
+    let spec = YcsbSpec {
+        records: a.records,
+        value_size: a.value_size,
+        value_kind,
+        mix,
+        theta: a.theta,
+        threads: a.threads,
+        stop,
+        durability,
+        seed: a.seed,
+        interval_secs: a.interval,
+        engine: engine_cfg.clone(),
+        ack_log: a.ack_log.clone(),
+    };
+    eprintln!(
+        "nowa ycsb: seed {}, {} records (~{} MiB), pool {} MiB, device {} ({} MiB)",
+        a.seed,
+        a.records,
+        dataset >> 20,
+        pool >> 20,
+        a.device,
+        dev.geometry().capacity >> 20
+    );
+    let engine = Arc::new(Engine::create(dev.clone(), engine_cfg).context("creating the engine")?);
+    let pb = spinner(a.quiet, "loading");
+    let t = std::time::Instant::now();
+    let records = a.records;
+    ycsb::load(&engine, &spec, &|n| pb.set_message(format!("loading {}%", n * 100 / records)))
+        .context("loading records")?;
+    let load_secs = t.elapsed().as_secs_f64();
+    pb.set_message("running");
+    let mut on_tick = |tk: &ycsb::Tick| {
+        pb.set_message(format!(
+            "{:.0}s {:.0} ops/s hit {:.3} DB WAF {:.2} SSD WAF {:.2} device writes {:.2}x",
+            tk.t_secs, tk.ops_per_sec, tk.hit_ratio, tk.db_waf, tk.ssd_waf, tk.device_writes
+        ))
+    };
+    let mut r = ycsb::run(engine.clone(), &spec, &mut on_tick).context("running the workload")?;
+    pb.finish_and_clear();
+    r.load_secs = load_secs;
+    engine.close().context("closing the engine")?;
+    if let Some(p) = &a.csv {
+        ycsb::write_ticks_csv(&r.ticks, p).with_context(|| format!("writing {}", p.display()))?;
+    }
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&r)?);
+    } else {
+        print!("{}", ycsb::summary(&r));
+        if let Some(s) = &sim {
+            let l = s.layout();
+            println!(
+                "ssd       simulated {:?}: {} units of {} MiB, OP {:.1}% spare/logical",
+                s.mode(),
+                l.units,
+                (l.unit_pages as u64 * 4096) >> 20,
+                l.op_spare_over_logical * 100.0
+            );
+        }
+    }
+    Ok(())
+}
