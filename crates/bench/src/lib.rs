@@ -3,8 +3,10 @@
 //! - [`sim`]: `nowa sim` — workloads on the FTL model, per-interval WAF, parameter sweeps.
 //! - [`ssdiq`]: `nowa ssdiq` — the SSD-iq suite on block devices, files and simulated SSDs.
 //! - [`ycsb`]: `nowa ycsb` — YCSB on the engine with the write drill-down (DB / SSD WAF).
+//! - [`gcunit`]: infer an SSD's GC unit with the ZNS-like zone-size sweep (how-to-write 5.3).
 //! - [`plot`]: line and bar charts (PNG/SVG, embedded font, no system libraries).
 
+pub mod gcunit;
 pub mod plot;
 pub mod sim;
 pub mod ssdiq;

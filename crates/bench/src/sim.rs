@@ -357,7 +357,7 @@ pub fn summary(r: &SimResult) -> String {
         gib(l.physical_pages),
         l.units,
         l.unit_pages,
-        l.unit_pages as u64 * 4096 >> 20
+        (l.unit_pages as u64 * 4096) >> 20
     );
     let _ = writeln!(
         s,

@@ -1,5 +1,6 @@
 //! `nowa`: SSD simulation, SSD benchmarking and write-amplification-aware storage.
 
+mod gcunit_cmd;
 mod sim_cmd;
 mod ssdiq_cmd;
 mod ycsb_cmd;
@@ -25,6 +26,8 @@ enum Cmd {
     Ssdiq(ssdiq_cmd::SsdiqArgs),
     /// Run YCSB on the storage engine (on a simulated SSD by default) with the write drill-down.
     Ycsb(ycsb_cmd::YcsbArgs),
+    /// Infer an SSD's GC unit with the ZNS-like zone-size sweep (how-to-write-to-ssds 5.3).
+    InferGcUnit(gcunit_cmd::GcUnitArgs),
 }
 
 fn main() {
@@ -41,6 +44,7 @@ fn main() {
         Cmd::Sim(a) => sim_cmd::run(a),
         Cmd::Ssdiq(a) => ssdiq_cmd::run(a),
         Cmd::Ycsb(a) => ycsb_cmd::run(a),
+        Cmd::InferGcUnit(a) => gcunit_cmd::run(a),
     };
     if let Err(e) = res {
         eprintln!("nowa: error: {e:#}");

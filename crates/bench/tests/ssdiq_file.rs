@@ -1,0 +1,185 @@
+//! `nowa ssdiq` on regular files and loop devices: the I/O engine (io_uring and psync), the
+//! rate limiter, the suite, and the safety refusals (signature, mounted, missing --force).
+
+use nowa_bench::ssdiq::{self, authorize, Engine, JobKind, JobSpec, OpenOpts, SuiteConfig, Target};
+use nowa_workload::WorkloadSpec;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::AtomicBool;
+
+const SIZE: u64 = 64 << 20;
+
+fn open(path: &Path, engine: Engine) -> (Target, ssdiq::TargetInfo) {
+    let o = OpenOpts { engine, direct: true, max_qd: 32, create_size: Some(SIZE) };
+    Target::open_real(path, &o).unwrap()
+}
+
+fn small_cfg() -> SuiteConfig {
+    SuiteConfig {
+        workloads: vec![WorkloadSpec::Uniform],
+        warmup: 0.25,
+        volume: 0.5,
+        read_secs: 0.3,
+        lat_secs: 0.2,
+        sweep: vec![0.5],
+        sweep_secs: 0.2,
+        interval: 0.05,
+        ..SuiteConfig::default()
+    }
+}
+
+#[test]
+fn suite_on_a_file_reports_numbers_and_says_it_is_not_an_ssd() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("target.img");
+    let (mut t, info) = open(&path, Engine::Uring);
+    assert_eq!(info.kind, "regular file");
+    assert!(info.notes.iter().any(|n| n.contains("NOT AN SSD")), "{:?}", info.notes);
+    assert_eq!(t.capacity(), SIZE);
+    let stop = AtomicBool::new(false);
+    let res = ssdiq::run_suite(&mut t, info, &small_cfg(), &stop, &mut |_| {});
+    assert!(res.error.is_none(), "{:?}", res.error);
+    let s = &res.summary;
+    assert!(s.seq_write_mb_s.unwrap() > 0.0 && s.seq_read_mb_s.unwrap() > 0.0 && s.rand_read_kiops.unwrap() > 0.0);
+    let row = &s.rand_write[0];
+    assert!(row.kiops > 0.0 && row.waf_measured.is_none() && row.waf_implied.is_some());
+    assert_eq!(s.est_op.as_ref().unwrap().from, "implied");
+    assert!(s.read_lat.unwrap().samples > 0 && s.write_lat.unwrap().samples > 0);
+    assert_eq!(s.sweep.len(), 1);
+    // The measured phase wrote exactly volume x capacity.
+    let p = res.phases.iter().find(|p| p.step == "rand-write").unwrap();
+    assert_eq!(p.jobs[0].bytes, SIZE / 2);
+    assert!(!p.jobs[0].intervals.is_empty());
+    // The sequential init really wrote the file (random payload, not zeroes).
+    let data = std::fs::read(&path).unwrap();
+    assert!(data[..4096].iter().any(|&b| b != 0) && data[data.len() - 4096..].iter().any(|&b| b != 0));
+    assert!(ssdiq::report::text_report(&res).contains("NOT AN SSD"));
+}
+
+#[test]
+fn psync_engine_and_rate_limiter() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.img");
+    let stop = AtomicBool::new(false);
+    for engine in [Engine::Psync, Engine::Uring] {
+        let (mut t, info) = open(&path, engine);
+        assert_eq!(info.engine, engine.to_string());
+        let job = JobSpec {
+            name: "rated".into(),
+            kind: JobKind::RandWrite(WorkloadSpec::Uniform),
+            bs: 4096,
+            qd: 8,
+            threads: 2,
+            rate: Some(20e6),
+            range: SIZE,
+            max_bytes: None,
+            max_secs: Some(0.5),
+            interval: 0.1,
+            seed: 1,
+        };
+        let r = t.run(&[job], &stop).unwrap();
+        let got = r[0].mb_s;
+        assert!((got / 20.0 - 1.0).abs() < 0.1, "{engine}: rate-limited job ran at {got:.2} MB/s, want 20");
+        assert!(r[0].lat.samples == r[0].ops && r[0].lat.avg_us > 0.0);
+        // A byte-limited job does exactly its volume.
+        let job = JobSpec { name: "vol".into(), kind: JobKind::SeqWrite, bs: 65536, qd: 4, threads: 1, rate: None, range: SIZE, max_bytes: Some(8 << 20), max_secs: None, interval: 0.1, seed: 2 };
+        let r = t.run(&[job], &stop).unwrap();
+        assert_eq!(r[0].bytes, 8 << 20);
+    }
+}
+
+#[test]
+fn signature_on_a_file_needs_force_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let clean = dir.path().join("clean.img");
+    std::fs::write(&clean, vec![0u8; 1 << 20]).unwrap();
+    assert!(authorize(&clean, None).is_ok(), "a clean file needs no --force");
+
+    let sig = dir.path().join("ext4.img");
+    let mut img = vec![0u8; 1 << 20];
+    img[1024 + 0x38] = 0x53;
+    img[1024 + 0x39] = 0xEF; // ext2/3/4 superblock magic
+    std::fs::write(&sig, &img).unwrap();
+    let e = authorize(&sig, None).unwrap_err();
+    assert!(e.contains("refusing") && e.contains("ext2/3/4") && e.contains("--force"), "{e}");
+    assert!(!e.contains('\n'));
+    // --force must name the same target.
+    let e = authorize(&sig, Some(&clean)).unwrap_err();
+    assert!(e.contains("--force names"), "{e}");
+    let ok = authorize(&sig, Some(&sig)).unwrap();
+    assert_eq!(ok.issues.len(), 1);
+}
+
+/// A loop device we attached; detached (and unmounted) on drop.
+struct Loop {
+    dev: PathBuf,
+    mount: Option<PathBuf>,
+}
+
+impl Loop {
+    fn attach(img: &Path) -> Option<Loop> {
+        let out = Command::new("losetup").args(["-f", "--show"]).arg(img).output().ok()?;
+        if !out.status.success() {
+            return None;
+        }
+        let dev = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        (!dev.is_empty()).then(|| Loop { dev: PathBuf::from(dev), mount: None })
+    }
+}
+
+impl Drop for Loop {
+    fn drop(&mut self) {
+        if let Some(m) = &self.mount {
+            let _ = Command::new("umount").arg(m).status();
+        }
+        let _ = Command::new("losetup").arg("-d").arg(&self.dev).status();
+    }
+}
+
+#[test]
+fn loop_device_refusals() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = dir.path().join("loop.img");
+    std::fs::write(&img, vec![0u8; 32 << 20]).unwrap();
+    let Some(lo) = Loop::attach(&img) else {
+        eprintln!("SKIPPED loop_device_refusals: losetup is not permitted here");
+        return;
+    };
+    let dev = lo.dev.clone();
+
+    // A clean block device still needs --force naming it: the whole device is overwritten.
+    let e = authorize(&dev, None).unwrap_err();
+    assert!(e.contains("refusing to write to block device") && e.contains("--force"), "{e}");
+    assert!(authorize(&dev, Some(&dev)).is_ok());
+    // The backing file of a loop device is refused too.
+    let e = authorize(&img, None).unwrap_err();
+    assert!(e.contains("backing file"), "{e}");
+    drop(lo);
+
+    // An ext4 signature.
+    let mkfs = Command::new("mkfs.ext4").args(["-q", "-F"]).arg(&img).status();
+    if !mkfs.is_ok_and(|s| s.success()) {
+        eprintln!("SKIPPED signature/mount part: mkfs.ext4 not available");
+        return;
+    }
+    let Some(mut lo) = Loop::attach(&img) else { return };
+    let e = authorize(&lo.dev, None).unwrap_err();
+    assert!(e.contains("ext2/3/4"), "{e}");
+
+    // Mounted.
+    let mp = dir.path().join("mnt");
+    std::fs::create_dir(&mp).unwrap();
+    if Command::new("mount").arg(&lo.dev).arg(&mp).status().is_ok_and(|s| s.success()) {
+        lo.mount = Some(mp.clone());
+        let e = authorize(&lo.dev, None).unwrap_err();
+        assert!(e.contains("mounted on"), "{e}");
+        // Even when forced, the exclusive open fails while it is mounted.
+        let forced = authorize(&lo.dev, Some(&lo.dev));
+        assert!(forced.is_ok());
+        let o = OpenOpts { engine: Engine::Psync, direct: true, max_qd: 1, create_size: None };
+        let err = Target::open_real(&lo.dev, &o).err().expect("a mounted device cannot be opened exclusively");
+        assert!(format!("{err:#}").contains("busy"), "{err:#}");
+    } else {
+        eprintln!("SKIPPED mount part: mount is not permitted here");
+    }
+}
