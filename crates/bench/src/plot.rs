@@ -112,7 +112,11 @@ enum Format {
 }
 
 fn format_of(path: &Path) -> Result<Format, PlotError> {
-    match path.extension().and_then(|e| e.to_str()).map(|e| e.to_ascii_lowercase()) {
+    match path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(|e| e.to_ascii_lowercase())
+    {
         Some(e) if e == "png" => Ok(Format::Png),
         Some(e) if e == "svg" => Ok(Format::Svg),
         _ => Err(PlotError::Extension(path.display().to_string())),
@@ -120,7 +124,10 @@ fn format_of(path: &Path) -> Result<Format, PlotError> {
 }
 
 fn draw_err(path: &Path, e: impl std::fmt::Display) -> PlotError {
-    PlotError::Draw { path: path.display().to_string(), msg: e.to_string() }
+    PlotError::Draw {
+        path: path.display().to_string(),
+        msg: e.to_string(),
+    }
 }
 
 type DrawResult = Result<(), String>;
@@ -185,25 +192,37 @@ pub fn render_line(chart: &LineChart, path: &Path) -> Result<(), PlotError> {
     let pts: Vec<Vec<(f64, f64)>> = chart
         .series
         .iter()
-        .map(|s| s.points.iter().copied().filter(|&(x, y)| usable(x, chart.log_x) && usable(y, chart.log_y)).collect())
+        .map(|s| {
+            s.points
+                .iter()
+                .copied()
+                .filter(|&(x, y)| usable(x, chart.log_x) && usable(y, chart.log_y))
+                .collect()
+        })
         .collect();
     if pts.iter().all(|p| p.is_empty()) {
         return Err(PlotError::Empty("no finite points in any series"));
     }
     let (x0, x1) = axis_range(pts.iter().flatten().map(|p| p.0), chart.log_x, false);
-    let (y0, y1) = chart.y_range.unwrap_or_else(|| axis_range(pts.iter().flatten().map(|p| p.1), chart.log_y, true));
-    if !(y0 < y1) || (chart.log_y && y0 <= 0.0) {
-        return Err(PlotError::Empty("y range is empty (or not positive on a log axis)"));
+    let (y0, y1) = chart
+        .y_range
+        .unwrap_or_else(|| axis_range(pts.iter().flatten().map(|p| p.1), chart.log_y, true));
+    if y0.partial_cmp(&y1) != Some(std::cmp::Ordering::Less) || (chart.log_y && y0 <= 0.0) {
+        return Err(PlotError::Empty(
+            "y range is empty (or not positive on a log axis)",
+        ));
     }
     register_font();
     let res = match format {
         Format::Png => {
             let root = BitMapBackend::new(path, (WIDTH, HEIGHT)).into_drawing_area();
-            line_axes(&root, chart, &pts, (x0, x1), (y0, y1)).and_then(|_| root.present().map_err(|e| e.to_string()))
+            line_axes(&root, chart, &pts, (x0, x1), (y0, y1))
+                .and_then(|_| root.present().map_err(|e| e.to_string()))
         }
         Format::Svg => {
             let root = SVGBackend::new(path, (WIDTH, HEIGHT)).into_drawing_area();
-            line_axes(&root, chart, &pts, (x0, x1), (y0, y1)).and_then(|_| root.present().map_err(|e| e.to_string()))
+            line_axes(&root, chart, &pts, (x0, x1), (y0, y1))
+                .and_then(|_| root.present().map_err(|e| e.to_string()))
         }
     };
     res.map_err(|e| draw_err(path, e))
@@ -224,7 +243,13 @@ fn line_axes<DB: DrawingBackend>(
     }
 }
 
-fn line_draw<DB, X, Y>(root: &DrawingArea<DB, Shift>, chart: &LineChart, pts: &[Vec<(f64, f64)>], xr: X, yr: Y) -> DrawResult
+fn line_draw<DB, X, Y>(
+    root: &DrawingArea<DB, Shift>,
+    chart: &LineChart,
+    pts: &[Vec<(f64, f64)>],
+    xr: X,
+    yr: Y,
+) -> DrawResult
 where
     DB: DrawingBackend,
     X: AsRangedCoord<Value = f64>,
@@ -258,7 +283,9 @@ where
             continue;
         }
         let c = color(i);
-        let line = cc.draw_series(LineSeries::new(p.iter().copied(), c.stroke_width(2))).map_err(|x| e(&x))?;
+        let line = cc
+            .draw_series(LineSeries::new(p.iter().copied(), c.stroke_width(2)))
+            .map_err(|x| e(&x))?;
         if !s.label.is_empty() {
             any_label = true;
             line.label(s.label.clone()).legend(move |(x, y)| {
@@ -269,7 +296,8 @@ where
         }
         // Dense series get small markers so the line stays readable.
         let r = if p.len() > 150 { 2 } else { 4 };
-        cc.draw_series(p.iter().map(|&(x, y)| Circle::new((x, y), r, c.filled()))).map_err(|x| e(&x))?;
+        cc.draw_series(p.iter().map(|&(x, y)| Circle::new((x, y), r, c.filled())))
+            .map_err(|x| e(&x))?;
     }
     if any_label {
         cc.configure_series_labels()
@@ -287,9 +315,16 @@ where
 pub fn render_bar(chart: &BarChart, path: &Path) -> Result<(), PlotError> {
     let format = format_of(path)?;
     if chart.categories.is_empty() || chart.groups.is_empty() {
-        return Err(PlotError::Empty("a bar chart needs at least one category and one group"));
+        return Err(PlotError::Empty(
+            "a bar chart needs at least one category and one group",
+        ));
     }
-    let vals = chart.groups.iter().flat_map(|g| g.1.iter().take(chart.categories.len())).copied().filter(|v| v.is_finite());
+    let vals = chart
+        .groups
+        .iter()
+        .flat_map(|g| g.1.iter().take(chart.categories.len()))
+        .copied()
+        .filter(|v| v.is_finite());
     let (mut y0, y1) = axis_range(vals.chain(std::iter::once(0.0)), false, true);
     if y0 > 0.0 {
         y0 = 0.0;
@@ -308,7 +343,12 @@ pub fn render_bar(chart: &BarChart, path: &Path) -> Result<(), PlotError> {
     res.map_err(|e| draw_err(path, e))
 }
 
-fn bar_draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, chart: &BarChart, y0: f64, y1: f64) -> DrawResult {
+fn bar_draw<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    chart: &BarChart,
+    y0: f64,
+    y1: f64,
+) -> DrawResult {
     let e = |e: &dyn std::fmt::Display| e.to_string();
     let n = chart.categories.len();
     let g = chart.groups.len();
@@ -335,10 +375,21 @@ fn bar_draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, chart: &BarChart,
     let slot = 0.8 / g as f64;
     for (gi, (name, values)) in chart.groups.iter().enumerate() {
         let c = color(gi);
-        let bars = values.iter().take(n).enumerate().filter(|(_, v)| v.is_finite()).map(move |(ci, &v)| {
-            let left = ci as f64 + 0.1 + gi as f64 * slot;
-            Rectangle::new([(left + slot * 0.05, 0.0f64.max(y0)), (left + slot * 0.95, v)], c.filled())
-        });
+        let bars = values
+            .iter()
+            .take(n)
+            .enumerate()
+            .filter(|(_, v)| v.is_finite())
+            .map(move |(ci, &v)| {
+                let left = ci as f64 + 0.1 + gi as f64 * slot;
+                Rectangle::new(
+                    [
+                        (left + slot * 0.05, 0.0f64.max(y0)),
+                        (left + slot * 0.95, v),
+                    ],
+                    c.filled(),
+                )
+            });
         cc.draw_series(bars)
             .map_err(|x| e(&x))?
             .label(name.clone())
@@ -349,7 +400,8 @@ fn bar_draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, chart: &BarChart,
     let style = TextStyle::from((FONT, 16).into_font()).pos(Pos::new(HPos::Center, VPos::Top));
     for (ci, name) in chart.categories.iter().enumerate() {
         let (px, py) = cc.backend_coord(&(ci as f64 + 0.5, y0));
-        root.draw(&Text::new(name.clone(), (px, py + 8), style.clone())).map_err(|x| e(&x))?;
+        root.draw(&Text::new(name.clone(), (px, py + 8), style.clone()))
+            .map_err(|x| e(&x))?;
     }
     cc.configure_series_labels()
         .position(SeriesLabelPosition::UpperRight)
@@ -371,8 +423,16 @@ mod tests {
             x_label: "time [s]".into(),
             y_label: "MB/s".into(),
             series: vec![
-                Series { label: "uniform".into(), points: (0..20).map(|i| (i as f64, 100.0 + (i as f64).sin() * 10.0)).collect() },
-                Series { label: "zipf 0.8".into(), points: (0..20).map(|i| (i as f64, 80.0 + i as f64)).collect() },
+                Series {
+                    label: "uniform".into(),
+                    points: (0..20)
+                        .map(|i| (i as f64, 100.0 + (i as f64).sin() * 10.0))
+                        .collect(),
+                },
+                Series {
+                    label: "zipf 0.8".into(),
+                    points: (0..20).map(|i| (i as f64, 80.0 + i as f64)).collect(),
+                },
             ],
             log_x: false,
             log_y: false,
@@ -385,18 +445,29 @@ mod tests {
             title: "Random write IOPS".into(),
             y_label: "k IOPS".into(),
             categories: vec!["uniform".into(), "two-zone 80/20".into(), "zipf 0.8".into()],
-            groups: vec![("dev a".into(), vec![71.0, 67.0, 67.0]), ("dev b".into(), vec![84.0, 79.0, f64::NAN])],
+            groups: vec![
+                ("dev a".into(), vec![71.0, 67.0, 67.0]),
+                ("dev b".into(), vec![84.0, 79.0, f64::NAN]),
+            ],
         }
     }
 
     fn check(path: &Path, title: &str) {
         let bytes = std::fs::read(path).unwrap();
-        assert!(bytes.len() > 2000, "{} is only {} bytes", path.display(), bytes.len());
+        assert!(
+            bytes.len() > 2000,
+            "{} is only {} bytes",
+            path.display(),
+            bytes.len()
+        );
         if path.extension().unwrap() == "png" {
             assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
         } else {
             let s = String::from_utf8(bytes).unwrap();
-            assert!(s.starts_with("<svg") && s.contains(title), "svg lacks title");
+            assert!(
+                s.starts_with("<svg") && s.contains(title),
+                "svg lacks title"
+            );
         }
     }
 
@@ -419,7 +490,10 @@ mod tests {
         l.log_x = true;
         l.log_y = true;
         l.series[0].points.push((0.0, -1.0)); // skipped on log axes
-        l.series.push(Series { label: String::new(), points: vec![(3.0, 50.0)] });
+        l.series.push(Series {
+            label: String::new(),
+            points: vec![(3.0, 50.0)],
+        });
         let p = dir.join("log.png");
         render_line(&l, &p).unwrap();
         check(&p, "Throughput over time");
@@ -431,14 +505,26 @@ mod tests {
     #[test]
     fn bad_inputs_are_errors() {
         let dir = tempfile::tempdir().unwrap();
-        assert!(matches!(render_line(&line(), &dir.path().join("x.jpg")), Err(PlotError::Extension(_))));
+        assert!(matches!(
+            render_line(&line(), &dir.path().join("x.jpg")),
+            Err(PlotError::Extension(_))
+        ));
         let mut l = line();
         l.series.iter_mut().for_each(|s| s.points.clear());
-        assert!(matches!(render_line(&l, &dir.path().join("x.png")), Err(PlotError::Empty(_))));
+        assert!(matches!(
+            render_line(&l, &dir.path().join("x.png")),
+            Err(PlotError::Empty(_))
+        ));
         let mut b = bar();
         b.categories.clear();
-        assert!(matches!(render_bar(&b, &dir.path().join("x.svg")), Err(PlotError::Empty(_))));
-        assert!(matches!(render_line(&line(), &dir.path().join("no/such/dir/x.png")), Err(PlotError::Draw { .. })));
+        assert!(matches!(
+            render_bar(&b, &dir.path().join("x.svg")),
+            Err(PlotError::Empty(_))
+        ));
+        assert!(matches!(
+            render_line(&line(), &dir.path().join("no/such/dir/x.png")),
+            Err(PlotError::Draw { .. })
+        ));
     }
 
     #[test]

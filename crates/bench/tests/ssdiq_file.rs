@@ -10,7 +10,12 @@ use std::sync::atomic::AtomicBool;
 const SIZE: u64 = 64 << 20;
 
 fn open(path: &Path, engine: Engine) -> (Target, ssdiq::TargetInfo) {
-    let o = OpenOpts { engine, direct: true, max_qd: 32, create_size: Some(SIZE) };
+    let o = OpenOpts {
+        engine,
+        direct: true,
+        max_qd: 32,
+        create_size: Some(SIZE),
+    };
     Target::open_real(path, &o).unwrap()
 }
 
@@ -34,13 +39,21 @@ fn suite_on_a_file_reports_numbers_and_says_it_is_not_an_ssd() {
     let path = dir.path().join("target.img");
     let (mut t, info) = open(&path, Engine::Uring);
     assert_eq!(info.kind, "regular file");
-    assert!(info.notes.iter().any(|n| n.contains("NOT AN SSD")), "{:?}", info.notes);
+    assert!(
+        info.notes.iter().any(|n| n.contains("NOT AN SSD")),
+        "{:?}",
+        info.notes
+    );
     assert_eq!(t.capacity(), SIZE);
     let stop = AtomicBool::new(false);
     let res = ssdiq::run_suite(&mut t, info, &small_cfg(), &stop, &mut |_| {});
     assert!(res.error.is_none(), "{:?}", res.error);
     let s = &res.summary;
-    assert!(s.seq_write_mb_s.unwrap() > 0.0 && s.seq_read_mb_s.unwrap() > 0.0 && s.rand_read_kiops.unwrap() > 0.0);
+    assert!(
+        s.seq_write_mb_s.unwrap() > 0.0
+            && s.seq_read_mb_s.unwrap() > 0.0
+            && s.rand_read_kiops.unwrap() > 0.0
+    );
     let row = &s.rand_write[0];
     assert!(row.kiops > 0.0 && row.waf_measured.is_none() && row.waf_implied.is_some());
     assert_eq!(s.est_op.as_ref().unwrap().from, "implied");
@@ -52,7 +65,9 @@ fn suite_on_a_file_reports_numbers_and_says_it_is_not_an_ssd() {
     assert!(!p.jobs[0].intervals.is_empty());
     // The sequential init really wrote the file (random payload, not zeroes).
     let data = std::fs::read(&path).unwrap();
-    assert!(data[..4096].iter().any(|&b| b != 0) && data[data.len() - 4096..].iter().any(|&b| b != 0));
+    assert!(
+        data[..4096].iter().any(|&b| b != 0) && data[data.len() - 4096..].iter().any(|&b| b != 0)
+    );
     assert!(ssdiq::report::text_report(&res).contains("NOT AN SSD"));
 }
 
@@ -79,10 +94,25 @@ fn psync_engine_and_rate_limiter() {
         };
         let r = t.run(&[job], &stop).unwrap();
         let got = r[0].mb_s;
-        assert!((got / 20.0 - 1.0).abs() < 0.1, "{engine}: rate-limited job ran at {got:.2} MB/s, want 20");
+        assert!(
+            (got / 20.0 - 1.0).abs() < 0.1,
+            "{engine}: rate-limited job ran at {got:.2} MB/s, want 20"
+        );
         assert!(r[0].lat.samples == r[0].ops && r[0].lat.avg_us > 0.0);
         // A byte-limited job does exactly its volume.
-        let job = JobSpec { name: "vol".into(), kind: JobKind::SeqWrite, bs: 65536, qd: 4, threads: 1, rate: None, range: SIZE, max_bytes: Some(8 << 20), max_secs: None, interval: 0.1, seed: 2 };
+        let job = JobSpec {
+            name: "vol".into(),
+            kind: JobKind::SeqWrite,
+            bs: 65536,
+            qd: 4,
+            threads: 1,
+            rate: None,
+            range: SIZE,
+            max_bytes: Some(8 << 20),
+            max_secs: None,
+            interval: 0.1,
+            seed: 2,
+        };
         let r = t.run(&[job], &stop).unwrap();
         assert_eq!(r[0].bytes, 8 << 20);
     }
@@ -93,7 +123,10 @@ fn signature_on_a_file_needs_force_naming_it() {
     let dir = tempfile::tempdir().unwrap();
     let clean = dir.path().join("clean.img");
     std::fs::write(&clean, vec![0u8; 1 << 20]).unwrap();
-    assert!(authorize(&clean, None).is_ok(), "a clean file needs no --force");
+    assert!(
+        authorize(&clean, None).is_ok(),
+        "a clean file needs no --force"
+    );
 
     let sig = dir.path().join("ext4.img");
     let mut img = vec![0u8; 1 << 20];
@@ -101,7 +134,10 @@ fn signature_on_a_file_needs_force_naming_it() {
     img[1024 + 0x39] = 0xEF; // ext2/3/4 superblock magic
     std::fs::write(&sig, &img).unwrap();
     let e = authorize(&sig, None).unwrap_err();
-    assert!(e.contains("refusing") && e.contains("ext2/3/4") && e.contains("--force"), "{e}");
+    assert!(
+        e.contains("refusing") && e.contains("ext2/3/4") && e.contains("--force"),
+        "{e}"
+    );
     assert!(!e.contains('\n'));
     // --force must name the same target.
     let e = authorize(&sig, Some(&clean)).unwrap_err();
@@ -118,12 +154,19 @@ struct Loop {
 
 impl Loop {
     fn attach(img: &Path) -> Option<Loop> {
-        let out = Command::new("losetup").args(["-f", "--show"]).arg(img).output().ok()?;
+        let out = Command::new("losetup")
+            .args(["-f", "--show"])
+            .arg(img)
+            .output()
+            .ok()?;
         if !out.status.success() {
             return None;
         }
         let dev = String::from_utf8_lossy(&out.stdout).trim().to_string();
-        (!dev.is_empty()).then(|| Loop { dev: PathBuf::from(dev), mount: None })
+        (!dev.is_empty()).then(|| Loop {
+            dev: PathBuf::from(dev),
+            mount: None,
+        })
     }
 }
 
@@ -149,37 +192,94 @@ fn loop_device_refusals() {
 
     // A clean block device still needs --force naming it: the whole device is overwritten.
     let e = authorize(&dev, None).unwrap_err();
-    assert!(e.contains("refusing to write to block device") && e.contains("--force"), "{e}");
+    assert!(
+        e.contains("refusing to write to block device") && e.contains("--force"),
+        "{e}"
+    );
     assert!(authorize(&dev, Some(&dev)).is_ok());
     // The backing file of a loop device is refused too.
     let e = authorize(&img, None).unwrap_err();
     assert!(e.contains("backing file"), "{e}");
+
+    // Forced, the suite runs on the block device (BLKDISCARD reset, O_DIRECT, io_uring).
+    let o = OpenOpts { engine: Engine::Uring, direct: true, max_qd: 32, create_size: None };
+    let (mut t, info) = Target::open_real(&dev, &o).unwrap();
+    assert_eq!(info.kind, "block device");
+    assert_eq!(t.capacity(), 32 << 20);
+    let cfg = SuiteConfig { sweep: vec![], steps: ssdiq::Steps { sweep: false, ..ssdiq::Steps::ALL }, ..small_cfg() };
+    let res = ssdiq::run_suite(&mut t, info, &cfg, &AtomicBool::new(false), &mut |_| {});
+    assert!(res.error.is_none(), "{:?}", res.error);
+    assert!(res.summary.rand_write[0].kiops > 0.0 && res.summary.read_lat.is_some());
+    drop(t);
     drop(lo);
 
     // An ext4 signature.
-    let mkfs = Command::new("mkfs.ext4").args(["-q", "-F"]).arg(&img).status();
+    let mkfs = Command::new("mkfs.ext4")
+        .args(["-q", "-F"])
+        .arg(&img)
+        .status();
     if !mkfs.is_ok_and(|s| s.success()) {
         eprintln!("SKIPPED signature/mount part: mkfs.ext4 not available");
         return;
     }
-    let Some(mut lo) = Loop::attach(&img) else { return };
+    let Some(mut lo) = Loop::attach(&img) else {
+        return;
+    };
     let e = authorize(&lo.dev, None).unwrap_err();
     assert!(e.contains("ext2/3/4"), "{e}");
 
     // Mounted.
     let mp = dir.path().join("mnt");
     std::fs::create_dir(&mp).unwrap();
-    if Command::new("mount").arg(&lo.dev).arg(&mp).status().is_ok_and(|s| s.success()) {
+    if Command::new("mount")
+        .arg(&lo.dev)
+        .arg(&mp)
+        .status()
+        .is_ok_and(|s| s.success())
+    {
         lo.mount = Some(mp.clone());
         let e = authorize(&lo.dev, None).unwrap_err();
         assert!(e.contains("mounted on"), "{e}");
         // Even when forced, the exclusive open fails while it is mounted.
         let forced = authorize(&lo.dev, Some(&lo.dev));
         assert!(forced.is_ok());
-        let o = OpenOpts { engine: Engine::Psync, direct: true, max_qd: 1, create_size: None };
-        let err = Target::open_real(&lo.dev, &o).err().expect("a mounted device cannot be opened exclusively");
+        let o = OpenOpts {
+            engine: Engine::Psync,
+            direct: true,
+            max_qd: 1,
+            create_size: None,
+        };
+        let err = Target::open_real(&lo.dev, &o)
+            .err()
+            .expect("a mounted device cannot be opened exclusively");
         assert!(format!("{err:#}").contains("busy"), "{err:#}");
     } else {
         eprintln!("SKIPPED mount part: mount is not permitted here");
     }
+}
+
+#[test]
+fn system_disk_is_refused() {
+    // The device mounted on / (read-only check: nothing is opened for writing).
+    let mounts = std::fs::read_to_string("/proc/mounts").unwrap_or_default();
+    let Some(root) = mounts
+        .lines()
+        .filter_map(|l| {
+            let mut it = l.split_whitespace();
+            Some((it.next()?, it.next()?))
+        })
+        .find(|(src, mp)| *mp == "/" && src.starts_with("/dev/"))
+        .map(|(src, _)| PathBuf::from(src))
+    else {
+        eprintln!("SKIPPED system_disk_is_refused: / is not on a block device here");
+        return;
+    };
+    if !root.exists() {
+        eprintln!("SKIPPED system_disk_is_refused: {} not visible", root.display());
+        return;
+    }
+    // Refused; when the device may not even be opened for inspection (containers), the
+    // refusal still names the system disk.
+    let e = authorize(&root, None).unwrap_err();
+    assert!(e.contains("system disk"), "{e}");
 }

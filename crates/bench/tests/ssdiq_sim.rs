@@ -9,13 +9,25 @@ use std::sync::atomic::AtomicBool;
 const CAP: u64 = 256 << 20;
 
 fn spec(op: f64) -> SimSpec {
-    SimSpec { capacity: CAP, op, policy: "greedy".into(), unit_pages: 64, model: PerfModel::default() }
+    SimSpec {
+        capacity: CAP,
+        op,
+        policy: "greedy".into(),
+        unit_pages: 64,
+        model: PerfModel::default(),
+    }
 }
 
 fn cfg_uniform() -> SuiteConfig {
     SuiteConfig {
         workloads: vec![WorkloadSpec::Uniform],
-        steps: Steps { seq_read: false, rand_read: false, rand_write: true, latency: false, sweep: false },
+        steps: Steps {
+            seq_read: false,
+            rand_read: false,
+            rand_write: true,
+            latency: false,
+            sweep: false,
+        },
         warmup: 1.0,
         volume: 2.0,
         interval: 0.01,
@@ -67,12 +79,18 @@ fn measured_waf_is_the_ftl_waf_and_op_estimate_is_a_lower_bound() {
 
         // 1. The reported measured WAF is exactly the FTL model's WAF over the measured phase.
         let want = replay_waf(&s, &cfg);
-        assert!((measured - want).abs() < 1e-12, "OP {op}: reported {measured}, FTL {want}");
+        assert!(
+            (measured - want).abs() < 1e-12,
+            "OP {op}: reported {measured}, FTL {want}"
+        );
 
         // 2. Implied WAF (seq bw / random bw) agrees with it: the performance model makes host
         //    bandwidth = media bandwidth / WAF.
         let implied = row.waf_implied.unwrap();
-        assert!((implied / measured - 1.0).abs() < 0.02, "OP {op}: implied {implied} vs measured {measured}");
+        assert!(
+            (implied / measured - 1.0).abs() < 0.02,
+            "OP {op}: implied {implied} vs measured {measured}"
+        );
 
         // 3. Sanity: greedy WAF near the analytic model for greedy with Np pages per unit
         //    (Desnoyers Eq. 12: A(k alpha) / k, k = 1 + 1/(2 Np)), with alpha_eff excluding the
@@ -82,7 +100,10 @@ fn measured_waf_is_the_ftl_waf_and_op_estimate_is_a_lower_bound() {
         let alpha_eff = (l.physical_pages as f64 - 2.0 * np) / l.logical_pages as f64;
         let k = 1.0 + 1.0 / (2.0 * np);
         let lw = lambert_waf(k * alpha_eff) / k;
-        assert!((measured / lw - 1.0).abs() < 0.05, "OP {op}: WAF {measured} vs greedy model {lw}");
+        assert!(
+            (measured / lw - 1.0).abs() < 0.05,
+            "OP {op}: WAF {measured} vs greedy model {lw}"
+        );
 
         // 4. OP estimate (ssd-iq.md 4.6): OP ~ 1/(2 WAF), from WAF ~ 1/(2 OP) (Desnoyers).
         //    Figure 7a: "with low values of OP the difference [between the formula and
@@ -96,18 +117,32 @@ fn measured_waf_is_the_ftl_waf_and_op_estimate_is_a_lower_bound() {
         assert_eq!(est.from, "measured");
         let ratio = est.op / op;
         if op < 0.1 {
-            assert!((ratio - 1.0).abs() <= 0.15, "OP {op}: estimate {} is {ratio:.2} x the configured OP", est.op);
+            assert!(
+                (ratio - 1.0).abs() <= 0.15,
+                "OP {op}: estimate {} is {ratio:.2} x the configured OP",
+                est.op
+            );
         } else {
-            assert!(ratio < 1.0 && ratio >= min_ratio, "OP {op}: estimate {} is {ratio:.2} x the configured OP", est.op);
+            assert!(
+                ratio < 1.0 && ratio >= min_ratio,
+                "OP {op}: estimate {} is {ratio:.2} x the configured OP",
+                est.op
+            );
         }
-        eprintln!("OP {op}: WAF {measured:.3} (greedy model {lw:.3}), estimated OP {:.2}% ({ratio:.2} x)", est.op * 100.0);
+        eprintln!(
+            "OP {op}: WAF {measured:.3} (greedy model {lw:.3}), estimated OP {:.2}% ({ratio:.2} x)",
+            est.op * 100.0
+        );
     }
 }
 
 #[test]
 fn full_suite_on_small_sim() {
     let stop = AtomicBool::new(false);
-    let s = SimSpec { capacity: 64 << 20, ..spec(0.07) };
+    let s = SimSpec {
+        capacity: 64 << 20,
+        ..spec(0.07)
+    };
     let cfg = SuiteConfig {
         warmup: 0.5,
         volume: 1.0,
@@ -119,11 +154,17 @@ fn full_suite_on_small_sim() {
     };
     let (mut t, info) = Target::open_sim(&s).unwrap();
     let mut lines = Vec::new();
-    let res = ssdiq::run_suite(&mut t, info, &cfg, &stop, &mut |l| lines.push(l.to_string()));
+    let res = ssdiq::run_suite(&mut t, info, &cfg, &stop, &mut |l| {
+        lines.push(l.to_string())
+    });
     assert!(res.error.is_none() && !res.interrupted);
     let sm = &res.summary;
     // Sequential writes on a freshly trimmed model run at the media bandwidth.
-    assert!((sm.seq_write_mb_s.unwrap() / 2000.0 - 1.0).abs() < 0.02, "{:?}", sm.seq_write_mb_s);
+    assert!(
+        (sm.seq_write_mb_s.unwrap() / 2000.0 - 1.0).abs() < 0.02,
+        "{:?}",
+        sm.seq_write_mb_s
+    );
     assert!(sm.seq_read_mb_s.unwrap() > 3000.0);
     assert!(sm.rand_read_kiops.unwrap() > 100.0);
     assert_eq!(sm.rand_write.len(), 3);
@@ -131,7 +172,10 @@ fn full_suite_on_small_sim() {
         assert!(r.waf_measured.unwrap() > 1.5 && r.kiops > 0.0, "{r:?}");
     }
     let (target, achieved) = sm.bg_mb_s.unwrap();
-    assert!((achieved / target - 1.0).abs() < 0.05, "background rate {achieved} vs {target}");
+    assert!(
+        (achieved / target - 1.0).abs() < 0.05,
+        "background rate {achieved} vs {target}"
+    );
     assert!(sm.read_lat.unwrap().avg_us >= 70.0 && sm.write_lat.unwrap().avg_us >= 12.0);
     assert_eq!(sm.sweep.len(), cfg.sweep.len());
     // Latency grows with the background write rate (queueing in the model).
@@ -143,7 +187,11 @@ fn full_suite_on_small_sim() {
 
     // Reports: text, JSON round trip, CSV and plots.
     let text = ssdiq::report::text_report(&res);
-    assert!(text.contains("Rnd. Write [k IOPS]") && text.contains("Estimated OP") && text.contains("simulated SSD"));
+    assert!(
+        text.contains("Rnd. Write [k IOPS]")
+            && text.contains("Estimated OP")
+            && text.contains("simulated SSD")
+    );
     let json = serde_json::to_string(&res).unwrap();
     let back: ssdiq::SsdiqResult = serde_json::from_str(&json).unwrap();
     assert_eq!(back.phases.len(), res.phases.len());

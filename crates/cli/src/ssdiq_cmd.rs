@@ -4,7 +4,9 @@ use crate::usage;
 use anyhow::Context;
 use clap::{Args, Subcommand};
 use nowa_bench::plot::{render_bar, BarChart};
-use nowa_bench::ssdiq::{self, report, Engine, OpenOpts, PerfModel, SimSpec, SsdiqResult, Steps, SuiteConfig, Target};
+use nowa_bench::ssdiq::{
+    self, report, Engine, OpenOpts, PerfModel, SimSpec, SsdiqResult, Steps, SuiteConfig, Target,
+};
 use nowa_workload::WorkloadSpec;
 use std::path::{Path, PathBuf};
 
@@ -135,8 +137,16 @@ struct ReportArgs {
     plot: Option<PathBuf>,
 }
 
-fn parse_list<T>(s: &str, what: &str, f: impl Fn(&str) -> Result<T, String>) -> anyhow::Result<Vec<T>> {
-    s.split(',').map(str::trim).filter(|p| !p.is_empty()).map(|p| f(p).map_err(|e| usage(format!("--{what}: {e}")))).collect()
+fn parse_list<T>(
+    s: &str,
+    what: &str,
+    f: impl Fn(&str) -> Result<T, String>,
+) -> anyhow::Result<Vec<T>> {
+    s.split(',')
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .map(|p| f(p).map_err(|e| usage(format!("--{what}: {e}"))))
+        .collect()
 }
 
 fn size_flag(s: &str, flag: &str) -> anyhow::Result<u64> {
@@ -149,9 +159,14 @@ fn config(a: &SsdiqArgs) -> anyhow::Result<SuiteConfig> {
     let sweep = if a.sweep == "none" {
         Vec::new()
     } else {
-        parse_list(&a.sweep, "sweep", |p| p.parse::<f64>().map_err(|_| format!("'{p}' is not a number")))?
+        parse_list(&a.sweep, "sweep", |p| {
+            p.parse::<f64>()
+                .map_err(|_| format!("'{p}' is not a number"))
+        })?
     };
-    let workloads = parse_list(&a.workloads, "workloads", |p| p.parse::<WorkloadSpec>().map_err(|e| e.to_string()))?;
+    let workloads = parse_list(&a.workloads, "workloads", |p| {
+        p.parse::<WorkloadSpec>().map_err(|e| e.to_string())
+    })?;
     let mut steps = Steps::parse(&a.steps).map_err(|e| usage(format!("--steps: {e}")))?;
     if sweep.is_empty() {
         steps.sweep = false;
@@ -159,7 +174,12 @@ fn config(a: &SsdiqArgs) -> anyhow::Result<SuiteConfig> {
     let interval = if a.interval == "auto" {
         1.0
     } else {
-        a.interval.parse::<f64>().map_err(|_| usage(format!("--interval: '{}' is not a number of seconds or auto", a.interval)))?
+        a.interval.parse::<f64>().map_err(|_| {
+            usage(format!(
+                "--interval: '{}' is not a number of seconds or auto",
+                a.interval
+            ))
+        })?
     };
     let cfg = SuiteConfig {
         bs: u32::try_from(bs).map_err(|_| usage("--bs too large"))?,
@@ -205,7 +225,9 @@ pub fn run(a: SsdiqArgs) -> anyhow::Result<()> {
         e => return Err(usage(format!("--engine: '{e}' is not uring or psync"))),
     };
     let Some(target_s) = a.target.clone() else {
-        return Err(usage("missing target: a block device, a file, or sim[:SIZE] (see nowa ssdiq --help)"));
+        return Err(usage(
+            "missing target: a block device, a file, or sim[:SIZE] (see nowa ssdiq --help)",
+        ));
     };
     let mut log = |m: &str| {
         if !a.quiet {
@@ -230,7 +252,11 @@ pub fn run(a: SsdiqArgs) -> anyhow::Result<()> {
             op: a.sim_op,
             policy: a.sim_policy.clone(),
             unit_pages: a.sim_unit_pages,
-            model: PerfModel { media_write_mb_s: a.sim_media_mbps, read_mb_s: a.sim_read_mbps, ..PerfModel::default() },
+            model: PerfModel {
+                media_write_mb_s: a.sim_media_mbps,
+                read_mb_s: a.sim_read_mbps,
+                ..PerfModel::default()
+            },
         };
         spec.ftl_config().map_err(|e| usage(format!("{e:#}")))?;
         Some(spec)
@@ -243,17 +269,26 @@ pub fn run(a: SsdiqArgs) -> anyhow::Result<()> {
     if let Some(spec) = &sim_spec {
         capacity_hint = spec.capacity;
         if a.interval == "auto" {
-            cfg.interval = (spec.capacity as f64 / (spec.model.media_write_mb_s * 1e6) / 10.0).max(1e-4);
+            cfg.interval =
+                (spec.capacity as f64 / (spec.model.media_write_mb_s * 1e6) / 10.0).max(1e-4);
         }
     } else {
         if path.exists() {
             let s = ssdiq::authorize(&path, a.force.as_deref()).map_err(usage)?;
             for i in &s.issues {
-                log(&format!("WARNING (overridden by --force): {} {i}", s.canonical.display()));
+                log(&format!(
+                    "WARNING (overridden by --force): {} {i}",
+                    s.canonical.display()
+                ));
             }
             capacity_hint = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
         } else {
-            let size = a.size.as_deref().ok_or_else(|| usage(format!("{} does not exist; give --size to create a file", path.display())))?;
+            let size = a.size.as_deref().ok_or_else(|| {
+                usage(format!(
+                    "{} does not exist; give --size to create a file",
+                    path.display()
+                ))
+            })?;
             capacity_hint = size_flag(size, "size")?;
             if capacity_hint < 1 << 20 {
                 return Err(usage("--size must be at least 1 MiB"));
@@ -266,9 +301,25 @@ pub fn run(a: SsdiqArgs) -> anyhow::Result<()> {
 
     // List the steps before anything runs.
     let plan = ssdiq::plan(&cfg, capacity_hint);
-    eprintln!("ssdiq: plan for {target_s}{}:", if a.dry_run { " (dry run: nothing will be done)" } else { "" });
+    eprintln!(
+        "ssdiq: plan for {target_s}{}:",
+        if a.dry_run {
+            " (dry run: nothing will be done)"
+        } else {
+            ""
+        }
+    );
     for s in &plan {
-        eprintln!("  {} {:<11} {}", if s.destructive { "[DESTRUCTIVE]" } else { "             " }, s.name, s.what);
+        eprintln!(
+            "  {} {:<11} {}",
+            if s.destructive {
+                "[DESTRUCTIVE]"
+            } else {
+                "             "
+            },
+            s.name,
+            s.what
+        );
     }
     if a.dry_run {
         return Ok(());
@@ -286,7 +337,8 @@ pub fn run(a: SsdiqArgs) -> anyhow::Result<()> {
                     None => None,
                 },
             };
-            Target::open_real(&path, &opts).with_context(|| format!("opening {}", path.display()))?
+            Target::open_real(&path, &opts)
+                .with_context(|| format!("opening {}", path.display()))?
         }
     };
     for n in &info.notes {
@@ -305,14 +357,21 @@ pub fn run(a: SsdiqArgs) -> anyhow::Result<()> {
         for (i, ext) in exts.iter().enumerate() {
             let files = report::write_all(&res, dir, ext)?;
             if i == 0 || !a.quiet {
-                for f in files.iter().filter(|f| i == 0 || f.extension().is_some_and(|e| e == ext.as_str())) {
+                for f in files
+                    .iter()
+                    .filter(|f| i == 0 || f.extension().is_some_and(|e| e == ext.as_str()))
+                {
                     log(&format!("wrote {}", f.display()));
                 }
             }
         }
     }
     if res.interrupted {
-        anyhow::bail!("interrupted: {} of {} planned steps ran; partial results above", res.phases.len(), res.plan.len());
+        anyhow::bail!(
+            "interrupted: {} of {} planned steps ran; partial results above",
+            res.phases.len(),
+            res.plan.len()
+        );
     }
     if let Some(e) = &res.error {
         anyhow::bail!("{e}");
@@ -322,11 +381,16 @@ pub fn run(a: SsdiqArgs) -> anyhow::Result<()> {
 
 fn load(p: &Path) -> anyhow::Result<SsdiqResult> {
     let text = std::fs::read_to_string(p).map_err(|e| usage(format!("{}: {e}", p.display())))?;
-    serde_json::from_str(&text).map_err(|e| usage(format!("{}: not an ssdiq result ({e})", p.display())))
+    serde_json::from_str(&text)
+        .map_err(|e| usage(format!("{}: not an ssdiq result ({e})", p.display())))
 }
 
 fn run_report(r: &ReportArgs) -> anyhow::Result<()> {
-    let results: Vec<SsdiqResult> = r.files.iter().map(|p| load(p)).collect::<anyhow::Result<_>>()?;
+    let results: Vec<SsdiqResult> = r
+        .files
+        .iter()
+        .map(|p| load(p))
+        .collect::<anyhow::Result<_>>()?;
     let refs: Vec<&SsdiqResult> = results.iter().collect();
     for res in &results {
         for n in &res.target.notes {
@@ -346,11 +410,25 @@ fn run_report(r: &ReportArgs) -> anyhow::Result<()> {
         let groups = results
             .iter()
             .map(|res| {
-                let vals = categories.iter().map(|c| res.summary.rand_write.iter().find(|x| &x.workload == c).map_or(f64::NAN, |x| x.kiops)).collect();
+                let vals = categories
+                    .iter()
+                    .map(|c| {
+                        res.summary
+                            .rand_write
+                            .iter()
+                            .find(|x| &x.workload == c)
+                            .map_or(f64::NAN, |x| x.kiops)
+                    })
+                    .collect();
                 (res.target.path.clone(), vals)
             })
             .collect();
-        let chart = BarChart { title: "Random-write IOPS at steady state".into(), y_label: "k IOPS".into(), categories, groups };
+        let chart = BarChart {
+            title: "Random-write IOPS at steady state".into(),
+            y_label: "k IOPS".into(),
+            categories,
+            groups,
+        };
         render_bar(&chart, p).map_err(|e| usage(e.to_string()))?;
         eprintln!("ssdiq: wrote {}", p.display());
     }

@@ -2,7 +2,7 @@
 //! updates from 2 threads on a MemDevice with async durability and a pool larger than the
 //! data. Prints ops/s.
 //!
-//! `cargo run --release -p nowa-engine --example ycsb_mem [-- --threads 2 --secs 5 --zipf 0.8]`
+//! `cargo run --release -p nowa-engine --example ycsb_mem [-- --threads 2 --secs 5 --zipf 0.8 --sync]`
 
 use nowa_device::MemDevice;
 use nowa_engine::{Config, Durability, Engine};
@@ -72,11 +72,18 @@ fn main() {
     let secs = arg("--secs", 5.0);
     let records = arg("--records", 1_000_000.0) as u64;
     let theta = arg("--zipf", 0.0);
+    let sync = args.iter().any(|a| a == "--sync");
 
     let cfg = Config {
         pool_bytes: 512 << 20,
         durability: Durability::Async,
         ..Config::default()
+    };
+    // --sync: updates of the run phase are Sync (group commit); the load stays Async.
+    let run_durability = if sync {
+        Durability::Sync
+    } else {
+        Durability::Async
     };
     let e = Arc::new(Engine::create(MemDevice::new(2 << 30), cfg).expect("create"));
 
@@ -131,7 +138,7 @@ fn main() {
                             std::hint::black_box(e.get(&k).unwrap());
                         } else {
                             rng.fill(&mut v[..8]);
-                            e.put(&k, &v).unwrap();
+                            e.put_with(&k, &v, run_durability).unwrap();
                         }
                     }
                     n += 1024;
@@ -150,7 +157,7 @@ fn main() {
     let ops = total.load(Ordering::Relaxed);
     let s = e.stats();
     println!(
-        "YCSB-A ({}, {threads} threads): {ops} ops in {el:.2}s = {:.0} ops/s; hit ratio {:.4}; WAL {:.1} MB; checkpoints {}",
+        "YCSB-A ({}, {threads} threads, {run_durability:?}): {ops} ops in {el:.2}s = {:.0} ops/s; hit ratio {:.4}; WAL {:.1} MB; checkpoints {}",
         if theta > 0.0 { format!("zipf {theta}") } else { "uniform".to_string() },
         ops as f64 / el,
         s.hit_ratio,

@@ -68,7 +68,7 @@ impl WriteGuard<'_> {
     }
     /// Mark dirty *before* appending the WAL record of a change: a checkpoint that reads the
     /// WAL end after the append is then guaranteed to see the frame dirty (its unlatched
-    /// pre-check is safe), see `flush_dirty`.
+    /// pre-check is safe), see `flush_dirty_range`.
     pub fn mark_dirty(&self) {
         self.dirty.store(true, Ordering::Release);
     }
@@ -234,7 +234,12 @@ impl BufferPool {
             let Some(g) = f.latch.try_write() else {
                 continue;
             };
-            if g.pid != NO_PID && f.dirty.load(Ordering::Acquire) {
+            if g.pid == NO_PID {
+                // Unmapped frames are owned by the free list; taking one here as well would
+                // let two threads use the same frame.
+                continue;
+            }
+            if f.dirty.load(Ordering::Acquire) {
                 dirty.push((i as u32, g));
                 if dirty.len() >= EVICT_BATCH {
                     break;
@@ -266,16 +271,16 @@ impl BufferPool {
             },
         };
         drop(dirty);
-        if g.pid != NO_PID {
-            let _ = self.map[g.pid as usize].compare_exchange(
-                i,
-                NONE,
-                Ordering::AcqRel,
-                Ordering::Acquire,
-            );
-            g.pid = NO_PID;
-            Counters::add(&self.counters.evictions, 1);
-        }
+        // Only mapped frames get here (free ones were skipped above).
+        let unmapped =
+            self.map[g.pid as usize].compare_exchange(i, NONE, Ordering::AcqRel, Ordering::Acquire);
+        debug_assert!(
+            unmapped.is_ok(),
+            "frame {i} holds pid {} but the map disagrees",
+            g.pid
+        );
+        g.pid = NO_PID;
+        Counters::add(&self.counters.evictions, 1);
         Ok((i, g))
     }
 
@@ -298,9 +303,10 @@ impl BufferPool {
         self.store.write_pages(&batch, kind)
     }
 
-    /// Write every dirty page (checkpoint). Pages dirtied concurrently may or may not be
-    /// included; every change made before the call is. Returns pages written.
-    pub fn flush_dirty(&self, kind: WriteKind) -> Result<u64> {
+    /// Write every dirty page in `frames[range]` (one step of a checkpoint pass). Pages
+    /// dirtied concurrently may or may not be included; every change made before the call to a
+    /// page that is in one of these frames is. Returns pages written.
+    pub fn flush_dirty_range(&self, range: std::ops::Range<usize>, kind: WriteKind) -> Result<u64> {
         let mut written = 0u64;
         let mut retry = Vec::new();
         let mut batch: Vec<(usize, ReadGuard<'_>)> = Vec::new();
@@ -315,7 +321,13 @@ impl BufferPool {
             batch.clear();
             Ok(n)
         };
-        for (i, f) in self.frames.iter().enumerate() {
+        for (i, f) in self
+            .frames
+            .iter()
+            .enumerate()
+            .take(range.end)
+            .skip(range.start)
+        {
             // Unlatched pre-check: a writer whose record precedes the caller's begin LSN set
             // `dirty` before appending (WriteGuard::mark_dirty), and the WAL append/next_lsn
             // pair orders that store before our read of the begin LSN.

@@ -13,9 +13,9 @@ use crate::page::{self, Entry, KIND_INNER, KIND_LEAF, MAX_KEY, MAX_KV, PAGE_SIZE
 use crate::stats::{Counters, Stats};
 use crate::store::{InPlaceStore, PageStore, WriteKind};
 use crate::superblock::{Layout, Superblock};
+use crate::treelock::{TreeLock, TreeMeta};
 use crate::wal::{Record, Wal, WalScanner, WalStop, T_DELETE, T_PUT, T_SMO};
 use nowa_device::BlockDevice;
-use crate::treelock::{TreeLock, TreeMeta};
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -24,6 +24,31 @@ const BS: u64 = PAGE_SIZE as u64;
 const MAX_HEIGHT: usize = 48;
 /// Room past the hard WAL limit for records of operations already past the gate.
 const WAL_SLACK: u64 = 1 << 20;
+
+/// Everything a write path needs to build its [`PageStore`] (the seam the out-of-place path
+/// plugs into).
+pub struct StoreContext {
+    pub device: Arc<dyn BlockDevice>,
+    pub layout: Layout,
+    pub doublewrite: bool,
+    /// Where the store counts its page writes per category.
+    pub counters: Arc<Counters>,
+    /// What the store's `checkpoint_metadata` returned at the last checkpoint (empty at create).
+    pub metadata: Vec<u8>,
+}
+
+/// Builds the page store of an engine.
+pub type StoreBuilder = dyn Fn(StoreContext) -> Result<Arc<dyn PageStore>> + Send + Sync;
+
+/// The default write path: [`InPlaceStore`].
+pub fn in_place_store(ctx: StoreContext) -> Result<Arc<dyn PageStore>> {
+    Ok(Arc::new(InPlaceStore::new(
+        ctx.device,
+        ctx.layout,
+        ctx.doublewrite,
+        ctx.counters,
+    )))
+}
 
 /// Durability of one write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -94,10 +119,19 @@ pub struct RecoveryReport {
     pub bad_wal_records: u64,
 }
 
-
-
 struct CkptState {
     seq: u64,
+    /// Incremental checkpoint pass in progress.
+    pass: Option<Pass>,
+}
+
+/// A fuzzy checkpoint pass: begin LSN and tree metadata taken at its start, and how far the
+/// sweep over the frames has come.
+struct Pass {
+    begin: u64,
+    root: Pid,
+    next_pid: Pid,
+    cursor: usize,
 }
 
 /// The key-value engine. Share it between threads with `Arc<Engine>`.
@@ -113,6 +147,8 @@ pub struct Engine {
     pool: BufferPool,
     tree: TreeLock,
     ckpt: Mutex<CkptState>,
+    /// A checkpoint pass is in progress (lets the write fast path skip the lock otherwise).
+    ckpt_active: AtomicBool,
     counters: Arc<Counters>,
     closed: AtomicBool,
     report: Option<RecoveryReport>,
@@ -148,6 +184,15 @@ fn split_point(sizes: &[usize], skip_middle: bool) -> usize {
 impl Engine {
     /// Format `dev` and create an empty database.
     pub fn create<D: BlockDevice + 'static>(dev: D, cfg: Config) -> Result<Engine> {
+        Self::create_with_store(dev, cfg, &in_place_store)
+    }
+
+    /// `create` with another write path behind the [`PageStore`] seam.
+    pub fn create_with_store<D: BlockDevice + 'static>(
+        dev: D,
+        cfg: Config,
+        build: &StoreBuilder,
+    ) -> Result<Engine> {
         let dev: Arc<dyn BlockDevice> = Arc::new(dev);
         let limit = cfg.wal_limit();
         if cfg.pool_bytes < 64 * BS || limit < 16 * BS || cfg.dw_pages == 0 {
@@ -178,17 +223,18 @@ impl Engine {
             data_pages: blocks - data_start,
         };
         let counters = Arc::new(Counters::default());
-        let store: Arc<dyn PageStore> = Arc::new(InPlaceStore::new(
-            dev.clone(),
+        let store = build(StoreContext {
+            device: dev.clone(),
             layout,
-            cfg.doublewrite,
-            counters.clone(),
-        ));
-        // Empty root leaf at pid 0, written directly (no log needed: it is in the checkpoint).
+            doublewrite: cfg.doublewrite,
+            counters: counters.clone(),
+            metadata: Vec::new(),
+        })?;
+        // Empty root leaf at pid 0 (no log needed: it is in the first checkpoint).
         let mut root = vec![0u8; PAGE_SIZE];
         page::init(&mut root, KIND_LEAF, 0);
         page::seal(&mut root);
-        dev.write_at(layout.data_start * BS, &root)?;
+        store.write_pages(&[(0, &root)], WriteKind::Checkpoint)?;
         // Clear the doublewrite area so slots of an older database on this device are ignored.
         let zero = vec![0u8; (layout.dw_pages * BS) as usize];
         dev.write_at(layout.dw_start * BS, &zero)?;
@@ -238,9 +284,10 @@ impl Engine {
                 next_pid: 1,
                 height: 1,
             }),
-            ckpt: Mutex::new(CkptState { seq: 2 }),
+            ckpt: Mutex::new(CkptState { seq: 2, pass: None }),
             counters,
             closed: AtomicBool::new(false),
+            ckpt_active: AtomicBool::new(false),
             report: None,
         })
     }
@@ -256,16 +303,26 @@ impl Engine {
     /// Open an existing database: repair torn pages from the doublewrite area, redo the WAL
     /// from the last checkpoint, then checkpoint so the old log is no longer needed.
     pub fn open<D: BlockDevice + 'static>(dev: D, cfg: Config) -> Result<Engine> {
+        Self::open_with_store(dev, cfg, &in_place_store)
+    }
+
+    /// `open` with another write path behind the [`PageStore`] seam (must match `create`).
+    pub fn open_with_store<D: BlockDevice + 'static>(
+        dev: D,
+        cfg: Config,
+        build: &StoreBuilder,
+    ) -> Result<Engine> {
         let dev: Arc<dyn BlockDevice> = Arc::new(dev);
         let sb = Superblock::read(&*dev)?;
         let layout = sb.layout;
         let counters = Arc::new(Counters::default());
-        let store: Arc<dyn PageStore> = Arc::new(InPlaceStore::new(
-            dev.clone(),
+        let store = build(StoreContext {
+            device: dev.clone(),
             layout,
-            cfg.doublewrite,
-            counters.clone(),
-        ));
+            doublewrite: cfg.doublewrite,
+            counters: counters.clone(),
+            metadata: sb.store_meta.clone(),
+        })?;
         let pages_repaired = store.recover()?;
 
         // Pass 1: find the end of the log.
@@ -326,9 +383,13 @@ impl Engine {
                 next_pid: sb.next_pid,
                 height: 1,
             }),
-            ckpt: Mutex::new(CkptState { seq: sb.seq }),
+            ckpt: Mutex::new(CkptState {
+                seq: sb.seq,
+                pass: None,
+            }),
             counters,
             closed: AtomicBool::new(false),
+            ckpt_active: AtomicBool::new(false),
             report: None,
         };
 
@@ -566,7 +627,9 @@ impl Engine {
         self.check_open()?;
         check_kv(key, value)?;
         self.counters.puts.inc();
-        self.counters.logical_user_bytes.add((key.len() + value.len()) as u64,);
+        self.counters
+            .logical_user_bytes
+            .add((key.len() + value.len()) as u64);
         self.wal_gate()?;
         let lsn = {
             let t = self.tree.read();
@@ -720,6 +783,10 @@ impl Engine {
                 i == entries.len() - 1
             }
         };
+        if entries.len() < 2 {
+            // A single record always fits a page (MAX_KV): the page must be damaged.
+            return Err(corrupt(leaf_pid, "leaf split with fewer than two records"));
+        }
         let s = if appended && entries.len() > 1 {
             // Sequential inserts: keep the old leaf full, start a new one.
             entries.len() - 1
@@ -804,47 +871,80 @@ impl Engine {
     // ------------------------------------------------------------------ checkpoints
 
     /// Called before each write, holding nothing: keeps the WAL under its limit.
+    /// Continuous fuzzy checkpointing: from half the limit on, every write that finds the
+    /// checkpoint lock free does one step of the current pass (a slice of the frames), so the
+    /// cost is spread over many operations; at the limit, writers wait for (or run) whole
+    /// passes.
     fn wal_gate(&self) -> Result<()> {
-        loop {
-            let used = self.wal.used();
-            if used < self.wal_limit / 2 {
-                return Ok(());
+        let used = self.wal.used();
+        if used < self.wal_limit / 2 && !self.ckpt_active.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+        if used < self.wal_limit {
+            if let Some(mut c) = self.ckpt.try_lock() {
+                let step = (self.pool.frames() / 256).max(64);
+                self.checkpoint_step(&mut c, step, false)?;
             }
-            if used < self.wal_limit {
-                // Soft trigger: checkpoint if nobody else is.
-                if let Some(mut c) = self.ckpt.try_lock() {
-                    self.checkpoint_locked(&mut c, false)?;
-                }
-                return Ok(());
-            }
-            // Hard limit: wait for (or run) a checkpoint.
-            let mut c = self.ckpt.lock();
+            return Ok(());
+        }
+        let mut c = self.ckpt.lock();
+        if self.wal.used() >= self.wal_limit {
+            // Finish the pass in progress (its begin is the oldest), then a fresh one if needed.
+            self.checkpoint_step(&mut c, usize::MAX, false)?;
             if self.wal.used() >= self.wal_limit {
-                self.checkpoint_locked(&mut c, false)?;
-                if self.wal.used() >= self.wal_limit {
-                    return Err(EngineError::Full(
-                        "WAL limit reached even after a checkpoint".into(),
-                    ));
-                }
+                self.checkpoint_step(&mut c, usize::MAX, false)?;
+            }
+            if self.wal.used() >= self.wal_limit {
+                return Err(EngineError::Full(
+                    "WAL limit reached even after a checkpoint".into(),
+                ));
             }
         }
+        Ok(())
     }
 
-    /// Fuzzy checkpoint: write every dirty page, then record the redo LSN taken at the start.
+    /// Full fuzzy checkpoint: every change made before the call is on disk and the redo LSN
+    /// moves to the start of this call.
     pub fn checkpoint(&self) -> Result<()> {
         let mut c = self.ckpt.lock();
-        self.checkpoint_locked(&mut c, false)
+        self.full_checkpoint(&mut c, false)
     }
 
-    fn checkpoint_locked(&self, c: &mut CkptState, clean: bool) -> Result<()> {
-        // Under the shared tree lock no SMO is in flight, so root/next_pid match `begin`.
-        // A change with LSN < begin was applied to its page before `begin` was read, while the
-        // writer held the page latch; flush_dirty checks dirtiness under the latch.
-        let (begin, root, next_pid) = {
+    fn full_checkpoint(&self, c: &mut CkptState, clean: bool) -> Result<()> {
+        // A pass already in progress started earlier: finish it, then run a complete one.
+        if c.pass.is_some() {
+            self.checkpoint_step(c, usize::MAX, false)?;
+        }
+        self.checkpoint_step(c, usize::MAX, clean)
+    }
+
+    /// Start a pass if none is running, sweep up to `budget` frames, and finish the pass
+    /// (superblock) when the sweep reaches the end.
+    fn checkpoint_step(&self, c: &mut CkptState, budget: usize, clean: bool) -> Result<()> {
+        if c.pass.is_none() {
+            // Under the shared tree lock no SMO is in flight, so root/next_pid match `begin`.
+            // A change with LSN < begin was applied to its page before `begin` was read, and
+            // its writer marked the frame dirty before appending (see flush_dirty_range).
             let t = self.tree.read();
-            (self.wal.next_lsn(), t.root, t.next_pid)
-        };
-        self.pool.flush_dirty(WriteKind::Checkpoint)?;
+            c.pass = Some(Pass {
+                begin: self.wal.next_lsn(),
+                root: t.root,
+                next_pid: t.next_pid,
+                cursor: 0,
+            });
+            self.ckpt_active.store(true, Ordering::Relaxed);
+        }
+        let p = c.pass.as_mut().expect("pass started above");
+        let end = p.cursor.saturating_add(budget).min(self.pool.frames());
+        // A page dirty at `begin` is either still in a frame the sweep has not passed yet, or
+        // was written by eviction meanwhile: either way it is on disk when the sweep ends.
+        self.pool
+            .flush_dirty_range(p.cursor..end, WriteKind::Checkpoint)?;
+        p.cursor = end;
+        if end < self.pool.frames() {
+            return Ok(());
+        }
+        let (begin, root, next_pid) = (p.begin, p.root, p.next_pid);
         self.wal.flush(begin)?;
         let sb = Superblock {
             seq: c.seq + 1,
@@ -859,6 +959,8 @@ impl Engine {
         };
         sb.write(&*self.dev)?;
         c.seq += 1;
+        c.pass = None;
+        self.ckpt_active.store(false, Ordering::Relaxed);
         self.wal.set_redo_lsn(begin);
         Counters::add(&self.counters.checkpoints, 1);
         Ok(())
@@ -869,7 +971,7 @@ impl Engine {
         self.check_open()?;
         let mut c = self.ckpt.lock();
         self.wal.flush_all()?;
-        self.checkpoint_locked(&mut c, true)?;
+        self.full_checkpoint(&mut c, true)?;
         self.closed.store(true, Ordering::Relaxed);
         Ok(())
     }

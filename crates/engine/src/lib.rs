@@ -1,5 +1,18 @@
 //! Embedded key-value engine: B+-tree, buffer pool, WAL, checkpoints, recovery, in-place and
 //! out-of-place write paths. See `DESIGN.md` for the on-disk formats and crash arguments.
+//!
+//! ```
+//! use nowa_device::MemDevice;
+//! use nowa_engine::{Config, Durability, Engine};
+//! // Default pool 64 MiB, WAL limit = pool: the device needs room for the WAL region too.
+//! let e = Engine::create(MemDevice::new(256 << 20), Config::default()).unwrap();
+//! e.put(b"k", b"v").unwrap();                          // Config::durability (Sync)
+//! e.put_with(b"k2", b"v2", Durability::Async).unwrap();
+//! assert_eq!(e.get(b"k").unwrap(), Some(b"v".to_vec()));
+//! assert_eq!(e.scan(b"k", None, 10).unwrap().len(), 2);
+//! println!("DB WAF {}", e.stats().db_waf);
+//! e.close().unwrap();                                  // checkpoint; drop without close = crash
+//! ```
 
 mod buffer;
 mod engine;
@@ -12,10 +25,12 @@ mod superblock;
 mod treelock;
 mod wal;
 
-pub use engine::{Config, Durability, Engine, RecoveryReport};
+pub use engine::{
+    in_place_store, Config, Durability, Engine, RecoveryReport, StoreBuilder, StoreContext,
+};
 pub use error::{EngineError, Pid, Result};
 pub use page::PAGE_SIZE;
-pub use stats::Stats;
+pub use stats::{Counters, Stats, Striped};
 pub use store::{InPlaceStore, PageStore, WriteKind};
 pub use superblock::Layout;
 pub use wal::WalStop;

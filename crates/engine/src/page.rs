@@ -464,4 +464,40 @@ mod tests {
         seal(&mut p);
         validate(&p, 1).unwrap();
     }
+
+    proptest::proptest! {
+        // Seeded: the whole test suite is deterministic.
+        #![proptest_config(proptest::test_runner::Config {
+            cases: 256,
+            rng_seed: proptest::test_runner::RngSeed::Fixed(0x5EED),
+            failure_persistence: None,
+            ..Default::default()
+        })]
+        /// Random upserts/deletes on one leaf against a BTreeMap: content, order, validation
+        /// and the fit prediction used before logging all agree.
+        #[test]
+        fn leaf_matches_model(ops in proptest::collection::vec((0u8..3, 0u16..60, 0usize..200), 1..300)) {
+            let mut p = vec![0u8; PAGE_SIZE];
+            init(&mut p, KIND_LEAF, 3);
+            let mut m = std::collections::BTreeMap::new();
+            for (op, k, vlen) in ops {
+                let key = format!("key{}", k * 37 % 61).into_bytes();
+                if op < 2 {
+                    let v = vec![k as u8; vlen];
+                    let fits = leaf_fits(&p, &key, &v);
+                    proptest::prop_assert_eq!(fits, leaf_put(&mut p, &key, &v));
+                    if fits {
+                        m.insert(key, v);
+                    }
+                } else {
+                    proptest::prop_assert_eq!(leaf_delete(&mut p, &key), m.remove(&key).is_some());
+                }
+            }
+            let got: Vec<Entry> = leaf_entries(&p);
+            let want: Vec<Entry> = m.into_iter().collect();
+            proptest::prop_assert_eq!(got, want);
+            seal(&mut p);
+            proptest::prop_assert!(validate(&p, 3).is_ok());
+        }
+    }
 }

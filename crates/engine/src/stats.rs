@@ -35,8 +35,6 @@ impl Striped {
     }
 }
 
-
-
 /// Live counters (atomics, updated on the I/O paths).
 #[derive(Default)]
 pub struct Counters {

@@ -134,7 +134,13 @@ impl PageStore for InPlaceStore {
                 continue;
             }
             self.dev.read_at(self.home(pid), &mut home)?;
-            let home_ok = page::validate(&home, pid).is_ok();
+            let mut home_ok = page::validate(&home, pid).is_ok();
+            if !home_ok {
+                // Re-read once: a transient read error must not make us overwrite a valid,
+                // newer home page with an older slot.
+                self.dev.read_at(self.home(pid), &mut home)?;
+                home_ok = page::validate(&home, pid).is_ok();
+            }
             if !home_ok || page::lsn(&home) < page::lsn(&slot) {
                 tracing::info!(pid, home_ok, "restoring page from doublewrite area");
                 self.dev.write_at(self.home(pid), &slot)?;

@@ -135,6 +135,13 @@ impl Superblock {
 
     /// Write copy `seq % 2` and flush.
     pub fn write(&self, dev: &dyn BlockDevice) -> Result<()> {
+        if self.store_meta.len() > MAX_META {
+            // Never truncate silently: a store with more metadata needs its own region.
+            return Err(EngineError::Config(format!(
+                "page-store metadata of {} bytes exceeds the superblock's {MAX_META}",
+                self.store_meta.len()
+            )));
+        }
         let block = self.seq % 2;
         dev.write_at(block * PAGE_SIZE as u64, &self.encode())?;
         dev.flush()?;

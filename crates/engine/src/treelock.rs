@@ -30,7 +30,9 @@ pub struct TreeWriteGuard<'a> {
 
 impl TreeLock {
     pub fn new(meta: TreeMeta) -> Self {
-        TreeLock { stripes: (0..STRIPES).map(|_| Stripe(RwLock::new(meta))).collect() }
+        TreeLock {
+            stripes: (0..STRIPES).map(|_| Stripe(RwLock::new(meta))).collect(),
+        }
     }
 
     pub fn read(&self) -> RwLockReadGuard<'_, TreeMeta> {

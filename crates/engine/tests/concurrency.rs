@@ -92,9 +92,18 @@ fn concurrent_sync_writers_survive_power_loss() {
     use nowa_device::{FaultConfig, FaultyDevice};
     use std::sync::atomic::{AtomicU64, Ordering};
     let threads = 3u64;
-    let cfg = Config { pool_bytes: 64 * 4096, wal_limit_bytes: Some(256 << 10), dw_pages: 8, ..Config::default() };
+    let cfg = Config {
+        pool_bytes: 64 * 4096,
+        wal_limit_bytes: Some(256 << 10),
+        dw_pages: 8,
+        ..Config::default()
+    };
     for seed in 0..12u64 {
-        let fc = FaultConfig { seed, torn_write_prob: 0.3, bit_flip_read_prob: 0.0 };
+        let fc = FaultConfig {
+            seed,
+            torn_write_prob: 0.3,
+            bit_flip_read_prob: 0.0,
+        };
         let dev = Arc::new(FaultyDevice::new(MemDevice::new(32 << 20), fc));
         let e = Arc::new(Engine::create(dev.clone(), cfg.clone()).unwrap());
         let progress = Arc::new(AtomicU64::new(0));
@@ -127,11 +136,111 @@ fn concurrent_sync_writers_survive_power_loss() {
         for t in 0..threads {
             for i in 0..acked[t as usize] {
                 let k = format!("t{t}-{:06}", i * 7919 % 100_000);
-                assert_eq!(e.get(k.as_bytes()).unwrap(), Some(big(t, i)), "seed {seed}: thread {t} write {i} lost");
+                assert_eq!(
+                    e.get(k.as_bytes()).unwrap(),
+                    Some(big(t, i)),
+                    "seed {seed}: thread {t} write {i} lost"
+                );
             }
             // At most the one write in flight beyond the acknowledged ones.
-            let n = e.scan(format!("t{t}-").as_bytes(), Some(format!("t{t}.").as_bytes()), usize::MAX).unwrap().len() as u64;
-            assert!(n == acked[t as usize] || n == acked[t as usize] + 1, "seed {seed}: thread {t}: {n} keys, {} acked", acked[t as usize]);
+            let n = e
+                .scan(
+                    format!("t{t}-").as_bytes(),
+                    Some(format!("t{t}.").as_bytes()),
+                    usize::MAX,
+                )
+                .unwrap()
+                .len() as u64;
+            assert!(
+                n == acked[t as usize] || n == acked[t as usize] + 1,
+                "seed {seed}: thread {t}: {n} keys, {} acked",
+                acked[t as usize]
+            );
+        }
+        e.close().unwrap();
+    }
+}
+
+/// Mixed sync/async writers and a power failure: per thread, the surviving writes are a prefix
+/// of its writes (the log is one ordered stream) that includes every acknowledged sync write.
+#[test]
+fn concurrent_mixed_durability_loses_only_a_suffix() {
+    use nowa_device::{FaultConfig, FaultyDevice};
+    use nowa_engine::Durability;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    let threads = 3u64;
+    let cfg = Config {
+        pool_bytes: 64 * 4096,
+        wal_limit_bytes: Some(256 << 10),
+        dw_pages: 8,
+        async_flush_bytes: 16 << 10,
+        ..Config::default()
+    };
+    for seed in 0..12u64 {
+        let fc = FaultConfig {
+            seed,
+            torn_write_prob: 0.3,
+            bit_flip_read_prob: 0.0,
+        };
+        let dev = Arc::new(FaultyDevice::new(MemDevice::new(32 << 20), fc));
+        let e = Arc::new(Engine::create(dev.clone(), cfg.clone()).unwrap());
+        let progress = Arc::new(AtomicU64::new(0));
+        let hs: Vec<_> = (0..threads)
+            .map(|t| {
+                let (e, progress) = (e.clone(), progress.clone());
+                std::thread::spawn(move || {
+                    let mut rng = SmallRng::seed_from_u64(seed * 10 + t);
+                    let (mut acked, mut last_sync) = (0u64, 0u64);
+                    loop {
+                        let k = format!("t{t}-{:06}", acked * 7919 % 100_000);
+                        let d = if rng.random_range(0..4u32) == 0 {
+                            Durability::Sync
+                        } else {
+                            Durability::Async
+                        };
+                        if e.put_with(k.as_bytes(), &big(t, acked), d).is_err() {
+                            return (acked, last_sync);
+                        }
+                        acked += 1;
+                        if d == Durability::Sync {
+                            last_sync = acked;
+                        }
+                        progress.fetch_add(1, Ordering::Relaxed);
+                    }
+                })
+            })
+            .collect();
+        while progress.load(Ordering::Relaxed) < 2000 + seed * 150 {
+            std::thread::yield_now();
+        }
+        dev.power_loss();
+        let res: Vec<(u64, u64)> = hs.into_iter().map(|h| h.join().unwrap()).collect();
+        drop(e);
+        dev.restart();
+        let e = Engine::open(dev.clone(), cfg.clone()).unwrap();
+        for t in 0..threads {
+            let (acked, last_sync) = res[t as usize];
+            let present: Vec<bool> = (0..=acked)
+                .map(|i| {
+                    let k = format!("t{t}-{:06}", i * 7919 % 100_000);
+                    match e.get(k.as_bytes()).unwrap() {
+                        Some(v) => {
+                            assert_eq!(v, big(t, i), "seed {seed}: wrong value");
+                            true
+                        }
+                        None => false,
+                    }
+                })
+                .collect();
+            let survived = present.iter().take_while(|p| **p).count() as u64;
+            assert!(
+                present[survived as usize..].iter().all(|p| !p),
+                "seed {seed}: thread {t}: hole in the history"
+            );
+            assert!(
+                survived >= last_sync,
+                "seed {seed}: thread {t}: sync write lost ({survived} < {last_sync})"
+            );
         }
         e.close().unwrap();
     }

@@ -218,7 +218,11 @@ fn prefix_matches(base: &Model, ops: &[Op], acked: usize, got: &Model) -> Result
 }
 
 /// `fresh(seed)`: a device holding the loaded base database (closed cleanly).
-fn crash_points<D: Crashable>(name: &str, base_model: &Model, mut fresh: impl FnMut(u64) -> Arc<D>) {
+fn crash_points<D: Crashable>(
+    name: &str,
+    base_model: &Model,
+    mut fresh: impl FnMut(u64) -> Arc<D>,
+) {
     // Calibrate: how many device writes a full run issues.
     let calls = {
         let dev = fresh(u64::MAX);
@@ -303,17 +307,27 @@ fn crash_points_test_device() {
     let dev = Arc::new(CrashDevice::new(6 << 20, 0));
     let base_model = load(dev.clone());
     let image = dev.durable_image();
-    crash_points("tests/common CrashDevice", &base_model, |seed| Arc::new(CrashDevice::from_image(image.clone(), seed)));
+    crash_points("tests/common CrashDevice", &base_model, |seed| {
+        Arc::new(CrashDevice::from_image(image.clone(), seed))
+    });
 }
 
 #[test]
 fn crash_points_nowa_device_faulty_device() {
     let mut base_model = None;
-    crash_points("nowa_device::FaultyDevice", &load(Arc::new(CrashDevice::new(6 << 20, 0))), |seed| {
-        let cfg = FaultConfig { seed, torn_write_prob: 0.3, bit_flip_read_prob: 0.0 };
-        let dev = Arc::new(FaultyDevice::new(MemDevice::new(6 << 20), cfg));
-        let m = load(dev.clone());
-        assert_eq!(base_model.get_or_insert_with(|| m.clone()), &m);
-        dev
-    });
+    crash_points(
+        "nowa_device::FaultyDevice",
+        &load(Arc::new(CrashDevice::new(6 << 20, 0))),
+        |seed| {
+            let cfg = FaultConfig {
+                seed,
+                torn_write_prob: 0.3,
+                bit_flip_read_prob: 0.0,
+            };
+            let dev = Arc::new(FaultyDevice::new(MemDevice::new(6 << 20), cfg));
+            let m = load(dev.clone());
+            assert_eq!(base_model.get_or_insert_with(|| m.clone()), &m);
+            dev
+        },
+    );
 }

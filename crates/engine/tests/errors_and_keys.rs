@@ -7,7 +7,12 @@ use nowa_engine::{Config, Engine, EngineError};
 use std::sync::Arc;
 
 fn small() -> Config {
-    Config { pool_bytes: 64 * 4096, wal_limit_bytes: Some(256 << 10), dw_pages: 8, ..Config::default() }
+    Config {
+        pool_bytes: 64 * 4096,
+        wal_limit_bytes: Some(256 << 10),
+        dw_pages: 8,
+        ..Config::default()
+    }
 }
 
 #[test]
@@ -38,8 +43,14 @@ fn full_data_region_is_an_error_not_a_panic() {
 #[test]
 fn oversized_and_closed() {
     let e = Engine::create(MemDevice::new(16 << 20), small()).unwrap();
-    assert!(matches!(e.put(&[0u8; 513], b"v"), Err(EngineError::TooLarge { .. })));
-    assert!(matches!(e.put(b"k", &[0u8; 1600]), Err(EngineError::TooLarge { .. })));
+    assert!(matches!(
+        e.put(&[0u8; 513], b"v"),
+        Err(EngineError::TooLarge { .. })
+    ));
+    assert!(matches!(
+        e.put(b"k", &[0u8; 1600]),
+        Err(EngineError::TooLarge { .. })
+    ));
     e.put(&[1u8; 512], &[2u8; 1024]).unwrap();
     e.close().unwrap();
     assert!(matches!(e.get(b"k"), Err(EngineError::Closed(_))));
@@ -49,9 +60,18 @@ fn oversized_and_closed() {
 fn garbage_device_is_rejected() {
     let dev = MemDevice::new(16 << 20);
     dev.write_at(0, &[0xAB; 8192]).unwrap();
-    assert!(matches!(Engine::open(dev, small()), Err(EngineError::Superblock(_))));
-    assert!(matches!(Engine::open(MemDevice::new(16 << 20), small()), Err(EngineError::Superblock(_))));
-    assert!(matches!(Engine::create(MemDevice::new(64 << 10), small()), Err(EngineError::Config(_))));
+    assert!(matches!(
+        Engine::open(dev, small()),
+        Err(EngineError::Superblock(_))
+    ));
+    assert!(matches!(
+        Engine::open(MemDevice::new(16 << 20), small()),
+        Err(EngineError::Superblock(_))
+    ));
+    assert!(matches!(
+        Engine::create(MemDevice::new(64 << 10), small()),
+        Err(EngineError::Config(_))
+    ));
 }
 
 #[test]
@@ -80,7 +100,12 @@ fn composite_keys_scan_in_order() {
     for w in (1..=4u32).rev() {
         for d in 1..=10u8 {
             for o in [-5i64, 0, 3, 1000] {
-                let k = KeyBuilder::new().u32(w).u8(d).bytes(b"ord\0er").i64(o).finish();
+                let k = KeyBuilder::new()
+                    .u32(w)
+                    .u8(d)
+                    .bytes(b"ord\0er")
+                    .i64(o)
+                    .finish();
                 e.put(&k, format!("{w}-{d}-{o}").as_bytes()).unwrap();
             }
         }
@@ -89,7 +114,10 @@ fn composite_keys_scan_in_order() {
     let hi = KeyBuilder::new().u32(3).finish();
     let rows = e.scan(&lo, Some(&hi), usize::MAX).unwrap();
     assert_eq!(rows.len(), 40);
-    let vals: Vec<String> = rows.iter().map(|(_, v)| String::from_utf8(v.clone()).unwrap()).collect();
+    let vals: Vec<String> = rows
+        .iter()
+        .map(|(_, v)| String::from_utf8(v.clone()).unwrap())
+        .collect();
     assert_eq!(vals[0], "2-1--5");
     assert_eq!(vals[1], "2-1-0");
     assert_eq!(vals[3], "2-1-1000");

@@ -104,15 +104,20 @@ fn run(seed: u64, ops: usize) {
 
 #[test]
 fn model_seed_1() {
-    run(1, 10_000);
+    run(1, 30_000);
 }
 
 #[test]
 fn model_seed_2() {
-    run(2, 10_000);
+    run(2, 30_000);
 }
 
 #[test]
 fn model_seed_3() {
-    run(3, 10_000);
+    run(3, 30_000);
+}
+
+#[test]
+fn model_seed_4() {
+    run(4, 30_000);
 }

@@ -46,6 +46,8 @@ struct Shared {
     done_bytes: AtomicU64,
     done_ops: AtomicU64,
     running: AtomicU32,
+    /// Nanoseconds from the start to the last thread's exit.
+    end_ns: AtomicU64,
 }
 
 /// Per-thread context.
@@ -120,16 +122,40 @@ fn worker_uring(cx: &Ctx) -> anyhow::Result<Histogram<u64>> {
     let qd = spec.qd.max(1) as usize;
     let bs = spec.bs as usize;
     let write = spec.kind.is_write();
-    let mut ring = IoUring::new((qd as u32).next_power_of_two())?;
     let mut bufs = AlignedBuf::zeroed(qd * bs, 4096);
     fill_random(&mut bufs, spec.seed ^ ((cx.tid as u64) << 32));
+    // Registered buffer and file (fio's fixedbufs / registerfiles): the kernel then does not
+    // pin the pages and look the file up for every I/O. Optional: fall back silently when
+    // the kernel refuses (RLIMIT_MEMLOCK, old kernel).
+    // Declared after `bufs`, so dropped (and unregistered) before the memory is freed.
+    let entries = (qd as u32).next_power_of_two();
+    // COOP_TASKRUN (Linux 5.19+): completions do not interrupt this thread with an IPI, they
+    // run when it next enters the kernel. Fall back to a plain ring on older kernels.
+    let mut ring = IoUring::builder()
+        .setup_single_issuer()
+        .setup_coop_taskrun()
+        .build(entries)
+        .or_else(|_| IoUring::new(entries))?;
+    let iov = libc::iovec {
+        iov_base: bufs.as_mut_ptr().cast(),
+        iov_len: bufs.len(),
+    };
+    // SAFETY: the registered memory is `bufs`, which outlives the ring (the ring is declared
+    // later, so it is dropped first) and is not moved or freed while registered.
+    let fixed_buf =
+        bufs.len() <= 1 << 30 && unsafe { ring.submitter().register_buffers(&[iov]) }.is_ok();
+    let fixed_file = ring.submitter().register_files(&[cx.fd]).is_ok();
+    let submit_each = std::env::var_os("NOWA_SUBMIT_EACH").is_some();
     let mut hist = new_hist();
     let mut free: Vec<usize> = (0..qd).rev().collect();
     let mut starts = vec![cx.t0; qd];
     let mut inflight = 0usize;
     let mut issued = 0u64;
     let mut issuing = true;
-    let mut addrs = Addrs { buf: Vec::new(), pos: 0 };
+    let mut addrs = Addrs {
+        buf: Vec::new(),
+        pos: 0,
+    };
     let mut err: Option<anyhow::Error> = None;
     loop {
         let mut ahead_until = None;
@@ -147,20 +173,44 @@ fn worker_uring(cx: &Ctx) -> anyhow::Result<Histogram<u64>> {
             let off = addrs.next(cx.sh) * bs as u64;
             let slot = free.pop().expect("checked non-empty");
             let ptr = bufs[slot * bs..].as_mut_ptr();
-            let fd = types::Fd(cx.fd);
-            let sqe = if write {
-                opcode::Write::new(fd, ptr, bs as u32).offset(off).build()
+            macro_rules! op {
+                ($fd:expr) => {
+                    match (write, fixed_buf) {
+                        (true, true) => opcode::WriteFixed::new($fd, ptr, bs as u32, 0)
+                            .offset(off)
+                            .build(),
+                        (true, false) => {
+                            opcode::Write::new($fd, ptr, bs as u32).offset(off).build()
+                        }
+                        (false, true) => opcode::ReadFixed::new($fd, ptr, bs as u32, 0)
+                            .offset(off)
+                            .build(),
+                        (false, false) => {
+                            opcode::Read::new($fd, ptr, bs as u32).offset(off).build()
+                        }
+                    }
+                };
+            }
+            let sqe = if fixed_file {
+                op!(types::Fixed(0))
             } else {
-                opcode::Read::new(fd, ptr, bs as u32).offset(off).build()
+                op!(types::Fd(cx.fd))
             }
             .user_data(slot as u64);
             // SAFETY: the buffer slot stays alive and untouched until its completion is reaped
             // (we never return with I/O in flight), and the ring has >= qd entries so the
             // queue cannot be full with at most qd slots in use.
-            unsafe { ring.submission().push(&sqe).expect("ring has room for qd entries") };
+            unsafe {
+                ring.submission()
+                    .push(&sqe)
+                    .expect("ring has room for qd entries")
+            };
             starts[slot] = Instant::now();
             inflight += 1;
             issued += 1;
+            if submit_each {
+                let _ = ring.submit();
+            }
         }
         if inflight == 0 {
             if !issuing || err.is_some() {
@@ -176,7 +226,9 @@ fn worker_uring(cx: &Ctx) -> anyhow::Result<Histogram<u64>> {
             // after the next I/O is due.
             let r = ring.submit();
             if ring.completion().is_empty() {
-                let d = due.saturating_duration_since(Instant::now()).min(Duration::from_micros(50));
+                let d = due
+                    .saturating_duration_since(Instant::now())
+                    .min(Duration::from_micros(50));
                 std::thread::sleep(d);
             }
             r
@@ -202,7 +254,10 @@ fn worker_uring(cx: &Ctx) -> anyhow::Result<Histogram<u64>> {
                 ));
                 issuing = false;
             } else if res as usize != bs {
-                err.get_or_insert(anyhow::anyhow!("short {} of {res} bytes (expected {bs})", if write { "write" } else { "read" }));
+                err.get_or_insert(anyhow::anyhow!(
+                    "short {} of {res} bytes (expected {bs})",
+                    if write { "write" } else { "read" }
+                ));
                 issuing = false;
             } else {
                 cx.complete(&mut hist, starts[slot]);
@@ -221,7 +276,10 @@ fn worker_psync(cx: &Ctx) -> anyhow::Result<Histogram<u64>> {
     let mut buf = AlignedBuf::zeroed(bs, 4096);
     fill_random(&mut buf, spec.seed ^ ((cx.tid as u64) << 32));
     let mut hist = new_hist();
-    let mut addrs = Addrs { buf: Vec::new(), pos: 0 };
+    let mut addrs = Addrs {
+        buf: Vec::new(),
+        pos: 0,
+    };
     let mut issued = 0u64;
     loop {
         if let Some(due) = cx.due(issued) {
@@ -249,7 +307,12 @@ fn worker_psync(cx: &Ctx) -> anyhow::Result<Histogram<u64>> {
 /// Runs `jobs` concurrently on `file` and returns their results in order. `stop` (Ctrl-C)
 /// makes every thread stop issuing; in-flight I/O completes and the results are marked
 /// interrupted. An I/O error in one thread stops all of them and is returned.
-pub fn run_jobs(file: &std::fs::File, engine: Engine, jobs: &[JobSpec], stop: &AtomicBool) -> anyhow::Result<Vec<JobResult>> {
+pub fn run_jobs(
+    file: &std::fs::File,
+    engine: Engine,
+    jobs: &[JobSpec],
+    stop: &AtomicBool,
+) -> anyhow::Result<Vec<JobResult>> {
     let shared: Vec<Shared> = jobs
         .iter()
         .map(|j| {
@@ -259,24 +322,40 @@ pub fn run_jobs(file: &std::fs::File, engine: Engine, jobs: &[JobSpec], stop: &A
                 done_bytes: 0.into(),
                 done_ops: 0.into(),
                 running: j.threads.max(1).into(),
+                end_ns: 0.into(),
             })
         })
         .collect::<anyhow::Result<_>>()?;
-    let limited: Vec<bool> = jobs.iter().map(|j| j.max_bytes.is_some() || j.max_secs.is_some()).collect();
-    anyhow::ensure!(limited.iter().any(|&l| l), "at least one job needs a byte or time limit");
+    let limited: Vec<bool> = jobs
+        .iter()
+        .map(|j| j.max_bytes.is_some() || j.max_secs.is_some())
+        .collect();
+    anyhow::ensure!(
+        limited.iter().any(|&l| l),
+        "at least one job needs a byte or time limit"
+    );
     let bg_stop = AtomicBool::new(false);
     let abort = AtomicBool::new(false);
     let fd = file.as_raw_fd();
     let t0 = Instant::now();
     let mut hists: Vec<Histogram<u64>> = jobs.iter().map(|_| new_hist()).collect();
     let mut intervals: Vec<Vec<IntervalPoint>> = vec![Vec::new(); jobs.len()];
-    let mut end_times = vec![0f64; jobs.len()];
     let mut first_err: Option<anyhow::Error> = None;
     std::thread::scope(|s| {
         let mut handles = Vec::new();
         for (ji, spec) in jobs.iter().enumerate() {
             for tid in 0..spec.threads.max(1) {
-                let cx = Ctx { fd, file, spec, sh: &shared[ji], tid, stop, abort: &abort, bg_stop: &bg_stop, t0 };
+                let cx = Ctx {
+                    fd,
+                    file,
+                    spec,
+                    sh: &shared[ji],
+                    tid,
+                    stop,
+                    abort: &abort,
+                    bg_stop: &bg_stop,
+                    t0,
+                };
                 handles.push((
                     ji,
                     s.spawn(move || {
@@ -287,6 +366,7 @@ pub fn run_jobs(file: &std::fs::File, engine: Engine, jobs: &[JobSpec], stop: &A
                         if r.is_err() {
                             cx.abort.store(true, Relaxed);
                         }
+                        cx.sh.end_ns.fetch_max(cx.t0.elapsed().as_nanos() as u64, Relaxed);
                         cx.sh.running.fetch_sub(1, Relaxed);
                         r
                     }),
@@ -297,8 +377,22 @@ pub fn run_jobs(file: &std::fs::File, engine: Engine, jobs: &[JobSpec], stop: &A
         let mut last: Vec<(u64, u64)> = vec![(0, 0); jobs.len()];
         let mut last_t = vec![0f64; jobs.len()];
         let mut open = vec![true; jobs.len()];
+        // Wake up often enough for the interval sampling, rarely enough not to steal CPU from
+        // the I/O threads on small machines.
+        let tick = Duration::from_secs_f64(
+            (jobs
+                .iter()
+                .map(|j| j.interval)
+                .fold(f64::INFINITY, f64::min)
+                / 20.0)
+                .clamp(0.001, 0.05),
+        );
         loop {
-            if shared.iter().zip(&limited).all(|(sh, &l)| !l || sh.running.load(Relaxed) == 0) {
+            if shared
+                .iter()
+                .zip(&limited)
+                .all(|(sh, &l)| !l || sh.running.load(Relaxed) == 0)
+            {
                 bg_stop.store(true, Relaxed);
             }
             let now = t0.elapsed().as_secs_f64();
@@ -309,27 +403,29 @@ pub fn run_jobs(file: &std::fs::File, engine: Engine, jobs: &[JobSpec], stop: &A
                 let running = sh.running.load(Relaxed) > 0;
                 if !running {
                     open[ji] = false;
-                    end_times[ji] = now;
                 }
                 if now - last_t[ji] >= jobs[ji].interval || !running {
                     let (b, o) = (sh.done_bytes.load(Relaxed), sh.done_ops.load(Relaxed));
-                    let dt = now - last_t[ji];
+                    // The last interval ends when the job's last thread ended, not when the
+                    // sampler noticed.
+                    let t = if running { now } else { (sh.end_ns.load(Relaxed) as f64 / 1e9).clamp(last_t[ji], now) };
+                    let dt = t - last_t[ji];
                     if dt > 1e-6 {
                         intervals[ji].push(IntervalPoint {
-                            t: now,
+                            t,
                             mb_s: (b - last[ji].0) as f64 / dt / 1e6,
                             iops: (o - last[ji].1) as f64 / dt,
                             bytes: b,
                         });
                     }
                     last[ji] = (b, o);
-                    last_t[ji] = now;
+                    last_t[ji] = t;
                 }
             }
             if !open.iter().any(|&o| o) {
                 break;
             }
-            std::thread::sleep(Duration::from_millis(2));
+            std::thread::sleep(tick);
         }
         for (ji, h) in handles {
             match h.join() {
@@ -354,16 +450,15 @@ pub fn run_jobs(file: &std::fs::File, engine: Engine, jobs: &[JobSpec], stop: &A
         .enumerate()
         .map(|(ji, spec)| {
             let sh = &shared[ji];
-            let r = JobResult::new(
+            JobResult::new(
                 spec,
                 sh.done_bytes.load(Relaxed),
                 sh.done_ops.load(Relaxed),
-                end_times[ji],
+                sh.end_ns.load(Relaxed) as f64 / 1e9,
                 &hists[ji],
                 std::mem::take(&mut intervals[ji]),
                 interrupted,
-            );
-            r
+            )
         })
         .collect())
 }

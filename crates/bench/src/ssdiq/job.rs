@@ -139,7 +139,15 @@ pub struct JobResult {
 }
 
 impl JobResult {
-    pub fn new(spec: &JobSpec, bytes: u64, ops: u64, secs: f64, hist: &Histogram<u64>, mut intervals: Vec<IntervalPoint>, interrupted: bool) -> Self {
+    pub fn new(
+        spec: &JobSpec,
+        bytes: u64,
+        ops: u64,
+        secs: f64,
+        hist: &Histogram<u64>,
+        mut intervals: Vec<IntervalPoint>,
+        interrupted: bool,
+    ) -> Self {
         let secs = secs.max(1e-9);
         // A final interval much shorter than the sampling period is noise (a handful of
         // completions over a few microseconds): merge it into the one before.
@@ -152,7 +160,12 @@ impl JobResult {
                 let prev_bytes = if n >= 3 { intervals[n - 3].bytes } else { 0 };
                 let ops_ab = a.iops * (a.t - t_prev) + b.iops * (b.t - a.t);
                 intervals.truncate(n - 2);
-                intervals.push(IntervalPoint { t: b.t, mb_s: (b.bytes - prev_bytes) as f64 / dt / 1e6, iops: ops_ab / dt, bytes: b.bytes });
+                intervals.push(IntervalPoint {
+                    t: b.t,
+                    mb_s: (b.bytes - prev_bytes) as f64 / dt / 1e6,
+                    iops: ops_ab / dt,
+                    bytes: b.bytes,
+                });
             }
         }
         JobResult {
@@ -178,7 +191,10 @@ impl JobResult {
 /// batches, so the access distribution is the workload's, not a mix of per-thread layouts).
 pub enum AddrSource {
     /// Next block index (wraps at `blocks`).
-    Seq { next: std::sync::atomic::AtomicU64, blocks: u64 },
+    Seq {
+        next: std::sync::atomic::AtomicU64,
+        blocks: u64,
+    },
     /// Random blocks from a workload generator.
     Gen(parking_lot::Mutex<Box<dyn Workload>>),
 }
@@ -186,13 +202,27 @@ pub enum AddrSource {
 impl AddrSource {
     pub fn new(spec: &JobSpec) -> anyhow::Result<AddrSource> {
         let blocks = spec.blocks();
-        anyhow::ensure!(blocks > 0, "job {}: range of {} bytes holds no {}-byte block", spec.name, spec.range, spec.bs);
+        anyhow::ensure!(
+            blocks > 0,
+            "job {}: range of {} bytes holds no {}-byte block",
+            spec.name,
+            spec.range,
+            spec.bs
+        );
         Ok(match &spec.kind {
-            JobKind::SeqRead | JobKind::SeqWrite => AddrSource::Seq { next: 0.into(), blocks },
-            JobKind::RandRead => AddrSource::Gen(parking_lot::Mutex::new(WorkloadSpec::Uniform.build_in_use(blocks, spec.seed)?)),
+            JobKind::SeqRead | JobKind::SeqWrite => AddrSource::Seq {
+                next: 0.into(),
+                blocks,
+            },
+            JobKind::RandRead => AddrSource::Gen(parking_lot::Mutex::new(
+                WorkloadSpec::Uniform.build_in_use(blocks, spec.seed)?,
+            )),
             JobKind::RandWrite(w) => {
                 let g = w.build_in_use(blocks, spec.seed)?;
-                anyhow::ensure!(g.is_write_only(), "workload {w} issues trims; ssdiq supports write-only workloads");
+                anyhow::ensure!(
+                    g.is_write_only(),
+                    "workload {w} issues trims; ssdiq supports write-only workloads"
+                );
                 AddrSource::Gen(parking_lot::Mutex::new(g))
             }
         })

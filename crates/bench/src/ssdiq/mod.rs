@@ -29,7 +29,9 @@ pub mod target;
 pub use engine::Engine;
 pub use job::{IntervalPoint, JobKind, JobResult, JobSpec, LatStats};
 pub use simssd::{PerfModel, SimSsd};
-pub use target::{authorize, check_safety, MediaCounters, OpenOpts, Safety, SimSpec, Target, TargetInfo};
+pub use target::{
+    authorize, check_safety, MediaCounters, OpenOpts, Safety, SimSpec, Target, TargetInfo,
+};
 
 use nowa_workload::WorkloadSpec;
 use serde::{Deserialize, Serialize};
@@ -46,15 +48,28 @@ pub struct Steps {
 }
 
 impl Steps {
-    pub const ALL: Steps = Steps { seq_read: true, rand_read: true, rand_write: true, latency: true, sweep: true };
-    pub const VALID: &'static str = "all | comma-separated list of seq-read, rand-read, rand-write, latency, sweep";
+    pub const ALL: Steps = Steps {
+        seq_read: true,
+        rand_read: true,
+        rand_write: true,
+        latency: true,
+        sweep: true,
+    };
+    pub const VALID: &'static str =
+        "all | comma-separated list of seq-read, rand-read, rand-write, latency, sweep";
 
     /// Parses "all" or a comma-separated list.
     pub fn parse(s: &str) -> Result<Steps, String> {
         if s == "all" {
             return Ok(Steps::ALL);
         }
-        let mut st = Steps { seq_read: false, rand_read: false, rand_write: false, latency: false, sweep: false };
+        let mut st = Steps {
+            seq_read: false,
+            rand_read: false,
+            rand_write: false,
+            latency: false,
+            sweep: false,
+        };
         for p in s.split(',').map(str::trim) {
             match p {
                 "seq-read" => st.seq_read = true,
@@ -126,7 +141,10 @@ impl Default for SuiteConfig {
             sweep_secs: 5.0,
             workloads: vec![
                 WorkloadSpec::Uniform,
-                WorkloadSpec::TwoZone { write_pct: 80.0, space_pct: 20.0 },
+                WorkloadSpec::TwoZone {
+                    write_pct: 80.0,
+                    space_pct: 20.0,
+                },
                 WorkloadSpec::Zipf { theta: 0.8 },
             ],
             steps: Steps::ALL,
@@ -144,7 +162,10 @@ impl SuiteConfig {
     pub fn validate(&self) -> Result<(), String> {
         let pos = |v: f64| v.is_finite() && v > 0.0;
         if self.bs == 0 || self.bs % 4096 != 0 || self.seq_bs == 0 || self.seq_bs % 4096 != 0 {
-            return Err(format!("block sizes must be positive multiples of 4096 bytes, got --bs {} --seq-bs {}", self.bs, self.seq_bs));
+            return Err(format!(
+                "block sizes must be positive multiples of 4096 bytes, got --bs {} --seq-bs {}",
+                self.bs, self.seq_bs
+            ));
         }
         if self.bs > 64 << 20 || self.seq_bs > 64 << 20 {
             return Err("block sizes above 64 MiB are not supported".into());
@@ -153,30 +174,46 @@ impl SuiteConfig {
             return Err(format!("--qd must be in 1..=4096, got {}", self.qd));
         }
         if self.threads == 0 || self.threads > 256 {
-            return Err(format!("--threads must be in 1..=256, got {}", self.threads));
+            return Err(format!(
+                "--threads must be in 1..=256, got {}",
+                self.threads
+            ));
         }
         if !(self.fill > 0.0 && self.fill <= 1.0) {
             return Err(format!("--fill must be in (0, 1], got {}", self.fill));
         }
-        if !(self.warmup.is_finite() && self.warmup >= 0.0) || !pos(self.volume) {
-            return Err(format!("--warmup must be >= 0 and --volume > 0 (multiples of the capacity), got {} and {}", self.warmup, self.volume));
+        if !(self.warmup.is_finite() && self.warmup >= 0.0 && pos(self.volume)) {
+            return Err(format!(
+                "--warmup must be >= 0 and --volume > 0 (multiples of the capacity), got {} and {}",
+                self.warmup, self.volume
+            ));
         }
-        if !pos(self.read_secs) || !pos(self.lat_secs) || !pos(self.sweep_secs) || !pos(self.interval) {
+        if !pos(self.read_secs)
+            || !pos(self.lat_secs)
+            || !pos(self.sweep_secs)
+            || !pos(self.interval)
+        {
             return Err("durations and --interval must be > 0 seconds".into());
         }
-        if !(self.bg_load > 0.0 && self.bg_load <= 1.0) || self.sweep.iter().any(|&f| !(f > 0.0 && f <= 1.0)) {
+        if !(self.bg_load > 0.0 && self.bg_load <= 1.0)
+            || self.sweep.iter().any(|&f| !(f > 0.0 && f <= 1.0))
+        {
             return Err("--bg-load and --sweep fractions must be in (0, 1]".into());
         }
         if self.max_phase_secs.is_some_and(|s| !pos(s)) || self.rate_mb_s.is_some_and(|r| !pos(r)) {
             return Err("--max-time and --rate must be > 0".into());
         }
-        if self.workloads.is_empty() && (self.steps.rand_write || self.steps.latency || self.steps.sweep) {
+        if self.workloads.is_empty()
+            && (self.steps.rand_write || self.steps.latency || self.steps.sweep)
+        {
             return Err("--workloads is empty but random-write steps are requested".into());
         }
         for w in &self.workloads {
             w.validate().map_err(|e| e.to_string())?;
             if matches!(w, WorkloadSpec::Zns { .. }) {
-                return Err(format!("workload {w} issues trims; ssdiq supports write-only workloads"));
+                return Err(format!(
+                    "workload {w} issues trims; ssdiq supports write-only workloads"
+                ));
             }
         }
         Ok(())
@@ -197,18 +234,47 @@ pub fn plan(cfg: &SuiteConfig, capacity: u64) -> Vec<PlanStep> {
     let range = fmt_bytes(init_range(cfg, capacity));
     let cap = fmt_bytes(capacity);
     let mut p = Vec::new();
-    let step = |name: &str, destructive: bool, what: String| PlanStep { name: name.into(), destructive, what };
+    let step = |name: &str, destructive: bool, what: String| PlanStep {
+        name: name.into(),
+        destructive,
+        what,
+    };
     p.push(step(
         "reset",
         true,
-        if cfg.sanitize { format!("NVMe sanitize (block erase) of the whole device ({cap})") } else { format!("discard (TRIM) of the whole range, {cap}") },
+        if cfg.sanitize {
+            format!("NVMe sanitize (block erase) of the whole device ({cap})")
+        } else {
+            format!("discard (TRIM) of the whole range, {cap}")
+        },
     ));
-    p.push(step("seq-write", true, format!("sequential initialization: write {range} with {} blocks (sequential write bandwidth)", fmt_bytes(cfg.seq_bs as u64))));
+    p.push(step(
+        "seq-write",
+        true,
+        format!(
+            "sequential initialization: write {range} with {} blocks (sequential write bandwidth)",
+            fmt_bytes(cfg.seq_bs as u64)
+        ),
+    ));
     if cfg.steps.seq_read {
-        p.push(step("seq-read", false, format!("sequential reads of {range}, at most {} s", cfg.read_secs)));
+        p.push(step(
+            "seq-read",
+            false,
+            format!("sequential reads of {range}, at most {} s", cfg.read_secs),
+        ));
     }
     if cfg.steps.rand_read {
-        p.push(step("rand-read", false, format!("{} random reads at QD {} x {} threads for {} s", fmt_bytes(cfg.bs as u64), cfg.qd, cfg.threads, cfg.read_secs)));
+        p.push(step(
+            "rand-read",
+            false,
+            format!(
+                "{} random reads at QD {} x {} threads for {} s",
+                fmt_bytes(cfg.bs as u64),
+                cfg.qd,
+                cfg.threads,
+                cfg.read_secs
+            ),
+        ));
     }
     let writes = cfg.steps.rand_write || cfg.steps.latency || cfg.steps.sweep;
     for (i, w) in cfg.workloads.iter().enumerate() {
@@ -216,19 +282,36 @@ pub fn plan(cfg: &SuiteConfig, capacity: u64) -> Vec<PlanStep> {
             break;
         }
         if i > 0 {
-            p.push(step("reset", true, format!("discard of the whole range before {w}")));
-            p.push(step("seq-write", true, format!("sequential initialization of {range} before {w}")));
+            p.push(step(
+                "reset",
+                true,
+                format!("discard of the whole range before {w}"),
+            ));
+            p.push(step(
+                "seq-write",
+                true,
+                format!("sequential initialization of {range} before {w}"),
+            ));
         }
         p.push(step(
             "rand-write",
             true,
-            format!("{w}: {} random writes, {}x capacity warm-up then {}x capacity measured", fmt_bytes(cfg.bs as u64), cfg.warmup, cfg.volume),
+            format!(
+                "{w}: {} random writes, {}x capacity warm-up then {}x capacity measured",
+                fmt_bytes(cfg.bs as u64),
+                cfg.warmup,
+                cfg.volume
+            ),
         ));
         if i == 0 && cfg.steps.latency {
             p.push(step("latency", true, format!("QD1 read and write probes, {} s each, under {w} writes at {:.0}% of the random-write bandwidth", cfg.lat_secs, cfg.bg_load * 100.0)));
         }
         if i == 0 && cfg.steps.sweep {
-            let f: Vec<String> = cfg.sweep.iter().map(|f| format!("{:.0}%", f * 100.0)).collect();
+            let f: Vec<String> = cfg
+                .sweep
+                .iter()
+                .map(|f| format!("{:.0}%", f * 100.0))
+                .collect();
             p.push(step("sweep", true, format!("latency vs write rate: probes of {} s under writes at {} of the random-write bandwidth", cfg.sweep_secs, f.join(", "))));
         }
     }
@@ -328,7 +411,13 @@ pub fn estimate_op(waf: f64) -> f64 {
 
 /// Runs the suite. `log` receives one line per step. Returns the result even when interrupted
 /// (`stop` set by Ctrl-C) or when a step fails (`error` set), so what was done is reported.
-pub fn run_suite(target: &mut Target, info: TargetInfo, cfg: &SuiteConfig, stop: &AtomicBool, log: &mut dyn FnMut(&str)) -> SsdiqResult {
+pub fn run_suite(
+    target: &mut Target,
+    info: TargetInfo,
+    cfg: &SuiteConfig,
+    stop: &AtomicBool,
+    log: &mut dyn FnMut(&str),
+) -> SsdiqResult {
     let capacity = target.capacity();
     let mut res = SsdiqResult {
         tool: format!("nowa ssdiq {}", env!("CARGO_PKG_VERSION")),
@@ -336,7 +425,10 @@ pub fn run_suite(target: &mut Target, info: TargetInfo, cfg: &SuiteConfig, stop:
         config: cfg.clone(),
         plan: plan(cfg, capacity),
         phases: Vec::new(),
-        summary: Summary { capacity, ..Summary::default() },
+        summary: Summary {
+            capacity,
+            ..Summary::default()
+        },
         interrupted: false,
         error: None,
     };
@@ -344,12 +436,22 @@ pub fn run_suite(target: &mut Target, info: TargetInfo, cfg: &SuiteConfig, stop:
         log(&format!("error: {e:#}"));
         res.error = Some(format!("{e:#}"));
     }
-    res.interrupted = stop.load(Relaxed) || res.phases.iter().any(|p| p.jobs.iter().any(|j| j.interrupted));
+    res.interrupted = stop.load(Relaxed)
+        || res
+            .phases
+            .iter()
+            .any(|p| p.jobs.iter().any(|j| j.interrupted));
     res.summary = summarize(&res);
     res
 }
 
-fn suite_steps(target: &mut Target, cfg: &SuiteConfig, stop: &AtomicBool, log: &mut dyn FnMut(&str), res: &mut SsdiqResult) -> anyhow::Result<()> {
+fn suite_steps(
+    target: &mut Target,
+    cfg: &SuiteConfig,
+    stop: &AtomicBool,
+    log: &mut dyn FnMut(&str),
+    res: &mut SsdiqResult,
+) -> anyhow::Result<()> {
     let capacity = target.capacity();
     let range = init_range(cfg, capacity);
     let rand_range = range / cfg.bs as u64 * cfg.bs as u64;
@@ -374,8 +476,16 @@ fn suite_steps(target: &mut Target, cfg: &SuiteConfig, stop: &AtomicBool, log: &
     let done = |stop: &AtomicBool| stop.load(Relaxed);
 
     // 1. Reset.
-    let reset = |target: &mut Target, sanitize: bool, log: &mut dyn FnMut(&str), res: &mut SsdiqResult, wl: Option<String>| -> anyhow::Result<()> {
-        log(&format!("reset: {} the whole range", if sanitize { "sanitize" } else { "discard" }));
+    let reset = |target: &mut Target,
+                 sanitize: bool,
+                 log: &mut dyn FnMut(&str),
+                 res: &mut SsdiqResult,
+                 wl: Option<String>|
+     -> anyhow::Result<()> {
+        log(&format!(
+            "reset: {} the whole range",
+            if sanitize { "sanitize" } else { "discard" }
+        ));
         let note = if sanitize {
             let p = std::path::PathBuf::from(&res.target.path);
             target.sanitize(&p)?;
@@ -386,18 +496,41 @@ fn suite_steps(target: &mut Target, cfg: &SuiteConfig, stop: &AtomicBool, log: &
         if let Some(n) = &note {
             log(&format!("  note: {n}"));
         }
-        res.phases.push(Phase { step: "reset".into(), workload: wl, load: None, jobs: vec![], waf_measured: None, note });
+        res.phases.push(Phase {
+            step: "reset".into(),
+            workload: wl,
+            load: None,
+            jobs: vec![],
+            waf_measured: None,
+            note,
+        });
         Ok(())
     };
-    let seq_init = |target: &mut Target, log: &mut dyn FnMut(&str), res: &mut SsdiqResult, wl: Option<String>| -> anyhow::Result<()> {
-        log(&format!("seq-write: sequential initialization of {}", fmt_bytes(range)));
-        let mut j = write_cap(job("seq-write", JobKind::SeqWrite, cfg.seq_bs, cfg.seed));
+    let seq_init = |target: &mut Target,
+                    log: &mut dyn FnMut(&str),
+                    res: &mut SsdiqResult,
+                    wl: Option<String>|
+     -> anyhow::Result<()> {
+        log(&format!(
+            "seq-write: sequential initialization of {}",
+            fmt_bytes(range)
+        ));
+        // The initialization must cover the whole range: --max-time does not apply here.
+        let mut j = job("seq-write", JobKind::SeqWrite, cfg.seq_bs, cfg.seed);
+        j.rate = cfg.rate_mb_s.map(|r| r * 1e6);
         j.max_bytes = Some(range);
         let before = target.counters();
         let r = target.run(&[j], stop)?;
         let waf = waf_between(before, target.counters());
         log(&format!("  {:.1} MB/s", r[0].mb_s));
-        res.phases.push(Phase { step: "seq-write".into(), workload: wl, load: None, jobs: r, waf_measured: waf, note: None });
+        res.phases.push(Phase {
+            step: "seq-write".into(),
+            workload: wl,
+            load: None,
+            jobs: r,
+            waf_measured: waf,
+            note: None,
+        });
         Ok(())
     };
     reset(target, cfg.sanitize, log, res, None)?;
@@ -417,7 +550,14 @@ fn suite_steps(target: &mut Target, cfg: &SuiteConfig, stop: &AtomicBool, log: &
         j.max_secs = Some(cfg.read_secs);
         let r = target.run(&[j], stop)?;
         log(&format!("  {:.1} MB/s", r[0].mb_s));
-        res.phases.push(Phase { step: "seq-read".into(), workload: None, load: None, jobs: r, waf_measured: None, note: None });
+        res.phases.push(Phase {
+            step: "seq-read".into(),
+            workload: None,
+            load: None,
+            jobs: r,
+            waf_measured: None,
+            note: None,
+        });
         if done(stop) {
             return Ok(());
         }
@@ -428,7 +568,14 @@ fn suite_steps(target: &mut Target, cfg: &SuiteConfig, stop: &AtomicBool, log: &
         j.max_secs = Some(cfg.read_secs);
         let r = target.run(&[j], stop)?;
         log(&format!("  {:.1} k IOPS", r[0].iops / 1e3));
-        res.phases.push(Phase { step: "rand-read".into(), workload: None, load: None, jobs: r, waf_measured: None, note: None });
+        res.phases.push(Phase {
+            step: "rand-read".into(),
+            workload: None,
+            load: None,
+            jobs: r,
+            waf_measured: None,
+            note: None,
+        });
         if done(stop) {
             return Ok(());
         }
@@ -459,21 +606,53 @@ fn suite_steps(target: &mut Target, cfg: &SuiteConfig, stop: &AtomicBool, log: &
             let before = target.counters();
             let r = target.run(&[j], stop)?;
             let waf = waf_between(before, target.counters());
-            log(&format!("  {:.1} k IOPS{}", r[0].iops / 1e3, waf.map(|w| format!(", WAF {w:.2}")).unwrap_or_default()));
-            res.phases.push(Phase { step: "warm-up".into(), workload: Some(wname.clone()), load: None, jobs: r, waf_measured: waf, note: None });
+            log(&format!(
+                "  {:.1} k IOPS{}",
+                r[0].iops / 1e3,
+                waf.map(|w| format!(", WAF {w:.2}")).unwrap_or_default()
+            ));
+            res.phases.push(Phase {
+                step: "warm-up".into(),
+                workload: Some(wname.clone()),
+                load: None,
+                jobs: r,
+                waf_measured: waf,
+                note: None,
+            });
             if done(stop) {
                 return Ok(());
             }
         }
-        log(&format!("rand-write {wname}: {}x capacity measured", cfg.volume));
-        let mut j = write_cap(job("rand-write", JobKind::RandWrite(w.clone()), cfg.bs, seed.wrapping_add(1000)));
+        log(&format!(
+            "rand-write {wname}: {}x capacity measured",
+            cfg.volume
+        ));
+        let mut j = write_cap(job(
+            "rand-write",
+            JobKind::RandWrite(w.clone()),
+            cfg.bs,
+            seed.wrapping_add(1000),
+        ));
         j.max_bytes = Some((cfg.volume * capacity as f64) as u64);
         let before = target.counters();
         let r = target.run(&[j], stop)?;
         let waf = waf_between(before, target.counters());
         let steady = r[0].mb_s;
-        log(&format!("  {:.1} k IOPS ({:.1} MB/s){}", r[0].iops / 1e3, steady, waf.map(|w| format!(", measured WAF {w:.2}")).unwrap_or_default()));
-        res.phases.push(Phase { step: "rand-write".into(), workload: Some(wname.clone()), load: None, jobs: r, waf_measured: waf, note: None });
+        log(&format!(
+            "  {:.1} k IOPS ({:.1} MB/s){}",
+            r[0].iops / 1e3,
+            steady,
+            waf.map(|w| format!(", measured WAF {w:.2}"))
+                .unwrap_or_default()
+        ));
+        res.phases.push(Phase {
+            step: "rand-write".into(),
+            workload: Some(wname.clone()),
+            load: None,
+            jobs: r,
+            waf_measured: waf,
+            note: None,
+        });
         if done(stop) {
             return Ok(());
         }
@@ -489,11 +668,24 @@ fn suite_steps(target: &mut Target, cfg: &SuiteConfig, stop: &AtomicBool, log: &
             }
             for (load, secs, step) in loads {
                 let rate = load * steady * 1e6;
-                for (probe_kind, pname) in [(JobKind::RandRead, "read"), (JobKind::RandWrite(WorkloadSpec::Uniform), "write")] {
+                for (probe_kind, pname) in [
+                    (JobKind::RandRead, "read"),
+                    (JobKind::RandWrite(WorkloadSpec::Uniform), "write"),
+                ] {
                     log(&format!("{step}: QD1 {pname} probe for {secs} s under {wname} writes at {:.1} MB/s ({:.0}%)", rate / 1e6, load * 100.0));
-                    let mut bg = job("background", JobKind::RandWrite(w.clone()), cfg.bs, seed.wrapping_add(2000));
+                    let mut bg = job(
+                        "background",
+                        JobKind::RandWrite(w.clone()),
+                        cfg.bs,
+                        seed.wrapping_add(2000),
+                    );
                     bg.rate = Some(rate);
-                    let mut probe = job(&format!("probe-{pname}"), probe_kind, cfg.bs, seed.wrapping_add(3000));
+                    let mut probe = job(
+                        &format!("probe-{pname}"),
+                        probe_kind,
+                        cfg.bs,
+                        seed.wrapping_add(3000),
+                    );
                     probe.qd = 1;
                     probe.threads = 1;
                     probe.max_secs = Some(secs);
@@ -526,22 +718,40 @@ fn waf_between(before: Option<MediaCounters>, after: Option<MediaCounters>) -> O
 
 /// Computes the Table 2 / 3 numbers from the phases.
 pub fn summarize(res: &SsdiqResult) -> Summary {
-    let mut s = Summary { capacity: res.target.capacity, ..Summary::default() };
-    let first = |step: &str| res.phases.iter().find(|p| p.step == step && !p.jobs.is_empty());
+    let mut s = Summary {
+        capacity: res.target.capacity,
+        ..Summary::default()
+    };
+    let first = |step: &str| {
+        res.phases
+            .iter()
+            .find(|p| p.step == step && !p.jobs.is_empty())
+    };
     s.seq_write_mb_s = first("seq-write").map(|p| p.jobs[0].mb_s);
     s.seq_read_mb_s = first("seq-read").map(|p| p.jobs[0].mb_s);
     s.rand_read_kiops = first("rand-read").map(|p| p.jobs[0].iops / 1e3);
-    for p in res.phases.iter().filter(|p| p.step == "rand-write" && !p.jobs.is_empty()) {
+    for p in res
+        .phases
+        .iter()
+        .filter(|p| p.step == "rand-write" && !p.jobs.is_empty())
+    {
         let j = &p.jobs[0];
         s.rand_write.push(WorkloadRow {
             workload: p.workload.clone().unwrap_or_default(),
             kiops: j.iops / 1e3,
             mb_s: j.mb_s,
-            waf_implied: s.seq_write_mb_s.filter(|_| j.mb_s > 0.0).map(|sw| sw / j.mb_s),
+            waf_implied: s
+                .seq_write_mb_s
+                .filter(|_| j.mb_s > 0.0)
+                .map(|sw| sw / j.mb_s),
             waf_measured: p.waf_measured,
         });
     }
-    let lat = |step: &str| res.phases.iter().find(|p| p.step == step && p.jobs.len() == 2);
+    let lat = |step: &str| {
+        res.phases
+            .iter()
+            .find(|p| p.step == step && p.jobs.len() == 2)
+    };
     if let Some(p) = lat("latency-read") {
         s.read_lat = Some(p.jobs[1].lat);
         s.bg_mb_s = Some((p.jobs[0].rate_mb_s.unwrap_or(0.0), p.jobs[0].mb_s));
@@ -550,10 +760,19 @@ pub fn summarize(res: &SsdiqResult) -> Summary {
         s.write_lat = Some(p.jobs[1].lat);
     }
     // Sweep points: pair read and write probes by load.
-    let mut loads: Vec<f64> = res.phases.iter().filter(|p| p.step.starts_with("sweep-")).filter_map(|p| p.load).collect();
+    let mut loads: Vec<f64> = res
+        .phases
+        .iter()
+        .filter(|p| p.step.starts_with("sweep-"))
+        .filter_map(|p| p.load)
+        .collect();
     loads.dedup();
     for load in loads {
-        let get = |step: &str| res.phases.iter().find(|p| p.step == step && p.load == Some(load) && p.jobs.len() == 2);
+        let get = |step: &str| {
+            res.phases
+                .iter()
+                .find(|p| p.step == step && p.load == Some(load) && p.jobs.len() == 2)
+        };
         if let (Some(r), Some(w)) = (get("sweep-read"), get("sweep-write")) {
             s.sweep.push(SweepPoint {
                 load,
@@ -567,8 +786,16 @@ pub fn summarize(res: &SsdiqResult) -> Summary {
     // OP from the uniform workload (or the first one if uniform was not run).
     if let Some(row) = s.rand_write.iter().find(|r| r.workload == "uniform") {
         s.est_op = match (row.waf_measured, row.waf_implied) {
-            (Some(w), _) => Some(OpEstimate { from: "measured".into(), waf: w, op: estimate_op(w) }),
-            (None, Some(w)) => Some(OpEstimate { from: "implied".into(), waf: w, op: estimate_op(w) }),
+            (Some(w), _) => Some(OpEstimate {
+                from: "measured".into(),
+                waf: w,
+                op: estimate_op(w),
+            }),
+            (None, Some(w)) => Some(OpEstimate {
+                from: "implied".into(),
+                waf: w,
+                op: estimate_op(w),
+            }),
             _ => None,
         };
     }
@@ -593,7 +820,10 @@ extern "C" fn on_sigint(_sig: libc::c_int) {
 pub fn install_sigint_handler() {
     // SAFETY: `on_sigint` only performs async-signal-safe operations.
     unsafe {
-        libc::signal(libc::SIGINT, on_sigint as extern "C" fn(libc::c_int) as libc::sighandler_t);
+        libc::signal(
+            libc::SIGINT,
+            on_sigint as extern "C" fn(libc::c_int) as libc::sighandler_t,
+        );
     }
 }
 
@@ -617,9 +847,13 @@ pub fn fmt_bytes(b: u64) -> String {
 /// KB/MB/GB/TB (decimal), or B. "4k" = 4096, "1GB" = 10^9.
 pub fn parse_size(s: &str) -> Result<u64, String> {
     let t = s.trim();
-    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
     let (num, unit) = t.split_at(split);
-    let n: f64 = num.parse().map_err(|_| format!("bad size '{s}' (e.g. 4k, 64MiB, 1G)"))?;
+    let n: f64 = num
+        .parse()
+        .map_err(|_| format!("bad size '{s}' (e.g. 4k, 64MiB, 1G)"))?;
     let mult: f64 = match unit.trim().to_ascii_lowercase().as_str() {
         "" | "b" => 1.0,
         "k" | "kib" => 1024.0,
@@ -630,7 +864,11 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
         "mb" => 1e6,
         "gb" => 1e9,
         "tb" => 1e12,
-        _ => return Err(format!("bad size unit in '{s}' (use k, M, G, T, KiB.., KB..)")),
+        _ => {
+            return Err(format!(
+                "bad size unit in '{s}' (use k, M, G, T, KiB.., KB..)"
+            ))
+        }
     };
     let v = n * mult;
     if !v.is_finite() || v < 0.0 || v > u64::MAX as f64 {
@@ -667,9 +905,15 @@ mod tests {
         assert!(c.validate().is_ok());
         c.bs = 1000;
         assert!(c.validate().is_err());
-        let c = SuiteConfig { fill: 0.0, ..SuiteConfig::default() };
+        let c = SuiteConfig {
+            fill: 0.0,
+            ..SuiteConfig::default()
+        };
         assert!(c.validate().is_err());
-        let c = SuiteConfig { sweep: vec![1.5], ..SuiteConfig::default() };
+        let c = SuiteConfig {
+            sweep: vec![1.5],
+            ..SuiteConfig::default()
+        };
         assert!(c.validate().is_err());
     }
 

@@ -7,7 +7,14 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 fn f1(v: Option<f64>) -> String {
-    v.map(|v| if v >= 100.0 { format!("{v:.0}") } else { format!("{v:.1}") }).unwrap_or_else(|| "-".into())
+    v.map(|v| {
+        if v >= 100.0 {
+            format!("{v:.0}")
+        } else {
+            format!("{v:.1}")
+        }
+    })
+    .unwrap_or_else(|| "-".into())
 }
 
 fn f2(v: Option<f64>) -> String {
@@ -18,10 +25,19 @@ fn f2(v: Option<f64>) -> String {
 fn column_name(r: &SsdiqResult) -> String {
     let p = &r.target.path;
     if p.starts_with("sim:") {
-        let op = r.target.sim.as_ref().map(|s| format!(" OP {:.0}%", s.op * 100.0)).unwrap_or_default();
+        let op = r
+            .target
+            .sim
+            .as_ref()
+            .map(|s| format!(" OP {:.0}%", s.op * 100.0))
+            .unwrap_or_default();
         return format!("{p}{op}");
     }
-    Path::new(p).file_name().and_then(|n| n.to_str()).unwrap_or(p).to_string()
+    Path::new(p)
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or(p)
+        .to_string()
 }
 
 /// The workloads in first-seen order across results.
@@ -41,44 +57,96 @@ fn workloads(results: &[&SsdiqResult]) -> Vec<String> {
 pub fn summary_table(results: &[&SsdiqResult]) -> String {
     let mut rows: Vec<(String, String, Vec<String>)> = Vec::new();
     let mut add = |group: &str, sub: &str, f: &dyn Fn(&SsdiqResult) -> String| {
-        rows.push((group.to_string(), sub.to_string(), results.iter().map(|r| f(r)).collect()));
+        rows.push((
+            group.to_string(),
+            sub.to_string(),
+            results.iter().map(|r| f(r)).collect(),
+        ));
     };
     add("Target", "", &|r| r.target.kind.clone());
-    add("Capacity [GB]", "", &|r| format!("{:.3}", r.summary.capacity as f64 / 1e9));
+    add("Capacity [GB]", "", &|r| {
+        format!("{:.3}", r.summary.capacity as f64 / 1e9)
+    });
     add("Seq. Read [MB/s]", "", &|r| f1(r.summary.seq_read_mb_s));
     add("Seq. Write [MB/s]", "", &|r| f1(r.summary.seq_write_mb_s));
     add("Rnd. Read [k IOPS]", "", &|r| f1(r.summary.rand_read_kiops));
     let wls = workloads(results);
     for (i, w) in wls.iter().enumerate() {
         let w2 = w.clone();
-        add(if i == 0 { "Rnd. Write [k IOPS]" } else { "" }, w, &move |r| {
-            f1(r.summary.rand_write.iter().find(|x| x.workload == w2).map(|x| x.kiops))
-        });
+        add(
+            if i == 0 { "Rnd. Write [k IOPS]" } else { "" },
+            w,
+            &move |r| {
+                f1(r.summary
+                    .rand_write
+                    .iter()
+                    .find(|x| x.workload == w2)
+                    .map(|x| x.kiops))
+            },
+        );
     }
-    add("Read Lat. [us]", "under load Avg", &|r| f1(r.summary.read_lat.map(|l| l.avg_us)));
+    add("Read Lat. [us]", "under load Avg", &|r| {
+        f1(r.summary.read_lat.map(|l| l.avg_us))
+    });
     add("", "P99.9", &|r| f1(r.summary.read_lat.map(|l| l.p999_us)));
-    add("Write Lat. [us]", "under load Avg", &|r| f1(r.summary.write_lat.map(|l| l.avg_us)));
+    add("Write Lat. [us]", "under load Avg", &|r| {
+        f1(r.summary.write_lat.map(|l| l.avg_us))
+    });
     add("", "P99.9", &|r| f1(r.summary.write_lat.map(|l| l.p999_us)));
     add("Background writes [MB/s]", "target/achieved", &|r| {
-        r.summary.bg_mb_s.map(|(t, a)| format!("{t:.1}/{a:.1}")).unwrap_or_else(|| "-".into())
+        r.summary
+            .bg_mb_s
+            .map(|(t, a)| format!("{t:.1}/{a:.1}"))
+            .unwrap_or_else(|| "-".into())
     });
-    add("WAF counters", "", &|r| r.target.counters.clone().map(|_| "yes".to_string()).unwrap_or_else(|| "no".into()));
+    add("WAF counters", "", &|r| {
+        r.target
+            .counters
+            .clone()
+            .map(|_| "yes".to_string())
+            .unwrap_or_else(|| "no".into())
+    });
     for (i, w) in wls.iter().enumerate() {
         let w2 = w.clone();
-        add(if i == 0 { "WA measured" } else { "" }, w, &move |r| f2(r.summary.rand_write.iter().find(|x| x.workload == w2).and_then(|x| x.waf_measured)));
+        add(if i == 0 { "WA measured" } else { "" }, w, &move |r| {
+            f2(r.summary
+                .rand_write
+                .iter()
+                .find(|x| x.workload == w2)
+                .and_then(|x| x.waf_measured))
+        });
     }
     for (i, w) in wls.iter().enumerate() {
         let w2 = w.clone();
-        add(if i == 0 { "WA implied" } else { "" }, w, &move |r| f2(r.summary.rand_write.iter().find(|x| x.workload == w2).and_then(|x| x.waf_implied)));
+        add(if i == 0 { "WA implied" } else { "" }, w, &move |r| {
+            f2(r.summary
+                .rand_write
+                .iter()
+                .find(|x| x.workload == w2)
+                .and_then(|x| x.waf_implied))
+        });
     }
     add("Estimated OP", "1/(2 WAF)", &|r| {
-        r.summary.est_op.as_ref().map(|e| format!("{:.1}% ({})", e.op * 100.0, e.from)).unwrap_or_else(|| "-".into())
+        r.summary
+            .est_op
+            .as_ref()
+            .map(|e| format!("{:.1}% ({})", e.op * 100.0, e.from))
+            .unwrap_or_else(|| "-".into())
     });
 
     let names: Vec<String> = results.iter().map(|r| column_name(r)).collect();
     let w0 = rows.iter().map(|r| r.0.len()).max().unwrap_or(0).max(6);
     let w1 = rows.iter().map(|r| r.1.len()).max().unwrap_or(0);
-    let wc: Vec<usize> = (0..results.len()).map(|i| rows.iter().map(|r| r.2[i].len()).chain([names[i].len()]).max().unwrap_or(0).max(8)).collect();
+    let wc: Vec<usize> = (0..results.len())
+        .map(|i| {
+            rows.iter()
+                .map(|r| r.2[i].len())
+                .chain([names[i].len()])
+                .max()
+                .unwrap_or(0)
+                .max(8)
+        })
+        .collect();
     let mut out = String::new();
     let _ = write!(out, "{:w0$}  {:w1$}", "", "");
     for (i, n) in names.iter().enumerate() {
@@ -99,11 +167,19 @@ pub fn summary_table(results: &[&SsdiqResult]) -> String {
 pub fn text_report(r: &SsdiqResult) -> String {
     let mut out = String::new();
     let t = &r.target;
-    let _ = writeln!(out, "SSD-iq: {} ({}, {}, engine {}, {})", t.path, t.kind, fmt_bytes(t.capacity), t.engine, match (t.sim.is_some(), t.direct) {
-        (true, _) => "no host I/O",
-        (false, true) => "O_DIRECT",
-        (false, false) => "buffered",
-    });
+    let _ = writeln!(
+        out,
+        "SSD-iq: {} ({}, {}, engine {}, {})",
+        t.path,
+        t.kind,
+        fmt_bytes(t.capacity),
+        t.engine,
+        match (t.sim.is_some(), t.direct) {
+            (true, _) => "no host I/O",
+            (false, true) => "O_DIRECT",
+            (false, false) => "buffered",
+        }
+    );
     let c = &r.config;
     let _ = writeln!(
         out,
@@ -121,7 +197,12 @@ pub fn text_report(r: &SsdiqResult) -> String {
         let _ = writeln!(out, "NOTE: {n}");
     }
     if r.interrupted {
-        let _ = writeln!(out, "INTERRUPTED: only the steps below were completed ({} of {} planned steps ran).", r.phases.len(), r.plan.len());
+        let _ = writeln!(
+            out,
+            "INTERRUPTED: only the steps below were completed ({} of {} planned steps ran).",
+            r.phases.len(),
+            r.plan.len()
+        );
     }
     if let Some(e) = &r.error {
         let _ = writeln!(out, "ERROR: {e}");
@@ -135,10 +216,13 @@ pub fn text_report(r: &SsdiqResult) -> String {
             if iv.len() >= 4 {
                 let tail = &iv[iv.len() * 3 / 4..];
                 let head = &iv[iv.len() / 4..iv.len() / 2];
-                let avg = |s: &[super::IntervalPoint]| s.iter().map(|x| x.mb_s).sum::<f64>() / s.len().max(1) as f64;
+                let avg = |s: &[super::IntervalPoint]| {
+                    s.iter().map(|x| x.mb_s).sum::<f64>() / s.len().max(1) as f64
+                };
                 let (a, b) = (avg(head), avg(tail));
                 let drift = if a > 0.0 { (b - a) / a * 100.0 } else { 0.0 };
-                let _ = writeln!(
+                let _ =
+                    writeln!(
                     out,
                     "steady state {}: 2nd quarter {:.1} MB/s, last quarter {:.1} MB/s ({:+.1}%){}",
                     p.workload.as_deref().unwrap_or(""),
@@ -152,7 +236,10 @@ pub fn text_report(r: &SsdiqResult) -> String {
     }
     if !r.summary.sweep.is_empty() {
         let _ = writeln!(out, "\nlatency vs write rate (Figure 8), microseconds:");
-        let _ = writeln!(out, "  load   write MB/s   read avg   p99   p99.9   write avg   p99   p99.9");
+        let _ = writeln!(
+            out,
+            "  load   write MB/s   read avg   p99   p99.9   write avg   p99   p99.9"
+        );
         for s in &r.summary.sweep {
             let _ = writeln!(
                 out,
@@ -174,7 +261,9 @@ pub fn text_report(r: &SsdiqResult) -> String {
 /// Per-interval CSV: step, workload, job, load, t_s, mb_s, iops, bytes.
 pub fn write_intervals_csv(r: &SsdiqResult, path: &Path) -> anyhow::Result<()> {
     let mut w = csv::Writer::from_path(path)?;
-    w.write_record(["step", "workload", "job", "load", "t_s", "mb_s", "iops", "bytes"])?;
+    w.write_record([
+        "step", "workload", "job", "load", "t_s", "mb_s", "iops", "bytes",
+    ])?;
     for p in &r.phases {
         for j in &p.jobs {
             for iv in &j.intervals {
@@ -199,7 +288,9 @@ pub fn write_intervals_csv(r: &SsdiqResult, path: &Path) -> anyhow::Result<()> {
 /// phase back to back, in MB/s over seconds since the workload's initialization started.
 pub fn throughput_chart(r: &SsdiqResult) -> LineChart {
     let mut series: Vec<Series> = Vec::new();
-    let mut cur: Option<(String, f64, Vec<(f64, f64)>)> = None;
+    // (workload, time offset, points)
+    type Cur = (String, f64, Vec<(f64, f64)>);
+    let mut cur: Option<Cur> = None;
     let first_wl = r.summary.rand_write.first().map(|x| x.workload.clone());
     for p in &r.phases {
         let wl = match p.step.as_str() {
@@ -210,7 +301,10 @@ pub fn throughput_chart(r: &SsdiqResult) -> LineChart {
         let Some(wl) = wl else { continue };
         if cur.as_ref().map(|c| c.0 != wl).unwrap_or(true) {
             if let Some((l, _, pts)) = cur.take() {
-                series.push(Series { label: l, points: pts });
+                series.push(Series {
+                    label: l,
+                    points: pts,
+                });
             }
             cur = Some((wl.clone(), 0.0, Vec::new()));
         }
@@ -223,11 +317,21 @@ pub fn throughput_chart(r: &SsdiqResult) -> LineChart {
         }
     }
     if let Some((l, _, pts)) = cur.take() {
-        series.push(Series { label: l, points: pts });
+        series.push(Series {
+            label: l,
+            points: pts,
+        });
     }
     LineChart {
-        title: format!("Write throughput over time: {} (seq. init, warm-up, measured)", column_name(r)),
-        x_label: if r.target.kind == "simulated SSD" { "virtual time [s]".into() } else { "time [s]".into() },
+        title: format!(
+            "Write throughput over time: {} (seq. init, warm-up, measured)",
+            column_name(r)
+        ),
+        x_label: if r.target.kind == "simulated SSD" {
+            "virtual time [s]".into()
+        } else {
+            "time [s]".into()
+        },
         y_label: "MB/s".into(),
         series,
         log_x: false,
@@ -239,18 +343,42 @@ pub fn throughput_chart(r: &SsdiqResult) -> LineChart {
 /// Latency vs write rate (Figure 8): x = background write rate in % of the random-write
 /// bandwidth, y = latency in microseconds (log axis).
 pub fn latency_chart(r: &SsdiqResult) -> LineChart {
-    let pts = |f: &dyn Fn(&super::SweepPoint) -> f64| r.summary.sweep.iter().map(|s| (s.load * 100.0, f(s))).collect::<Vec<_>>();
+    let pts = |f: &dyn Fn(&super::SweepPoint) -> f64| {
+        r.summary
+            .sweep
+            .iter()
+            .map(|s| (s.load * 100.0, f(s)))
+            .collect::<Vec<_>>()
+    };
     LineChart {
         title: format!("QD1 latency vs write rate: {}", column_name(r)),
         x_label: "background write rate [% of random-write bandwidth]".into(),
         y_label: "latency [us]".into(),
         series: vec![
-            Series { label: "read avg".into(), points: pts(&|s| s.read.avg_us) },
-            Series { label: "read p99".into(), points: pts(&|s| s.read.p99_us) },
-            Series { label: "read p99.9".into(), points: pts(&|s| s.read.p999_us) },
-            Series { label: "write avg".into(), points: pts(&|s| s.write.avg_us) },
-            Series { label: "write p99".into(), points: pts(&|s| s.write.p99_us) },
-            Series { label: "write p99.9".into(), points: pts(&|s| s.write.p999_us) },
+            Series {
+                label: "read avg".into(),
+                points: pts(&|s| s.read.avg_us),
+            },
+            Series {
+                label: "read p99".into(),
+                points: pts(&|s| s.read.p99_us),
+            },
+            Series {
+                label: "read p99.9".into(),
+                points: pts(&|s| s.read.p999_us),
+            },
+            Series {
+                label: "write avg".into(),
+                points: pts(&|s| s.write.avg_us),
+            },
+            Series {
+                label: "write p99".into(),
+                points: pts(&|s| s.write.p99_us),
+            },
+            Series {
+                label: "write p99.9".into(),
+                points: pts(&|s| s.write.p999_us),
+            },
         ],
         log_x: false,
         log_y: true,

@@ -38,7 +38,12 @@ pub struct PerfModel {
 
 impl Default for PerfModel {
     fn default() -> Self {
-        PerfModel { media_write_mb_s: 2000.0, read_mb_s: 3200.0, read_base_us: 70.0, write_base_us: 12.0 }
+        PerfModel {
+            media_write_mb_s: 2000.0,
+            read_mb_s: 3200.0,
+            read_base_us: 70.0,
+            write_base_us: 12.0,
+        }
     }
 }
 
@@ -57,9 +62,20 @@ pub struct SimSsd {
 
 impl SimSsd {
     pub fn new(cfg: FtlConfig, model: PerfModel) -> anyhow::Result<SimSsd> {
-        anyhow::ensure!(model.media_write_mb_s > 0.0 && model.read_mb_s > 0.0, "simulated bandwidths must be > 0");
-        anyhow::ensure!(model.read_base_us >= 0.0 && model.write_base_us >= 0.0, "simulated latencies must be >= 0");
-        Ok(SimSsd { ftl: Ftl::new(cfg)?, model, busy_until: 0, clock: 0 })
+        anyhow::ensure!(
+            model.media_write_mb_s > 0.0 && model.read_mb_s > 0.0,
+            "simulated bandwidths must be > 0"
+        );
+        anyhow::ensure!(
+            model.read_base_us >= 0.0 && model.write_base_us >= 0.0,
+            "simulated latencies must be >= 0"
+        );
+        Ok(SimSsd {
+            ftl: Ftl::new(cfg)?,
+            model,
+            busy_until: 0,
+            clock: 0,
+        })
     }
     pub fn ftl(&self) -> &Ftl {
         &self.ftl
@@ -87,14 +103,33 @@ impl SimSsd {
 
     /// Runs `jobs` concurrently in virtual time. Same semantics as the real engine: a job
     /// with no limit stops once all limited jobs are done.
-    pub fn run_jobs(&mut self, jobs: &[JobSpec], stop: &AtomicBool) -> anyhow::Result<Vec<JobResult>> {
+    pub fn run_jobs(
+        &mut self,
+        jobs: &[JobSpec],
+        stop: &AtomicBool,
+    ) -> anyhow::Result<Vec<JobResult>> {
         for j in jobs {
-            anyhow::ensure!(j.bs as u64 % PAGE_SIZE == 0 && j.bs > 0, "simulated SSD: block size must be a multiple of 4096");
-            anyhow::ensure!(j.range <= self.capacity(), "job range beyond the simulated capacity");
+            anyhow::ensure!(
+                j.bs as u64 % PAGE_SIZE == 0 && j.bs > 0,
+                "simulated SSD: block size must be a multiple of 4096"
+            );
+            anyhow::ensure!(
+                j.range <= self.capacity(),
+                "job range beyond the simulated capacity"
+            );
         }
-        let limited: Vec<bool> = jobs.iter().map(|j| j.max_bytes.is_some() || j.max_secs.is_some()).collect();
-        anyhow::ensure!(limited.iter().any(|&l| l), "at least one job needs a byte or time limit");
-        let addrs: Vec<AddrSource> = jobs.iter().map(AddrSource::new).collect::<anyhow::Result<_>>()?;
+        let limited: Vec<bool> = jobs
+            .iter()
+            .map(|j| j.max_bytes.is_some() || j.max_secs.is_some())
+            .collect();
+        anyhow::ensure!(
+            limited.iter().any(|&l| l),
+            "at least one job needs a byte or time limit"
+        );
+        let addrs: Vec<AddrSource> = jobs
+            .iter()
+            .map(AddrSource::new)
+            .collect::<anyhow::Result<_>>()?;
         let n = jobs.len();
         let t0 = self.clock.max(self.busy_until);
         let ps_per_byte_w = 1e6 / self.model.media_write_mb_s; // ps per byte at MB/s: 1e12 / (mb*1e6)
@@ -116,7 +151,10 @@ impl SimSsd {
         let mut hists: Vec<_> = (0..n).map(|_| new_hist()).collect();
         // Per-interval buckets: (bytes, ops) by completion time.
         let mut buckets: Vec<Vec<(u64, u64)>> = vec![Vec::new(); n];
-        let ipl: Vec<Ps> = jobs.iter().map(|j| ((j.interval.max(1e-6)) * 1e12) as Ps).collect();
+        let ipl: Vec<Ps> = jobs
+            .iter()
+            .map(|j| ((j.interval.max(1e-6)) * 1e12) as Ps)
+            .collect();
         let mut batch: Vec<Vec<u64>> = vec![Vec::new(); n];
         let mut pos = vec![0usize; n];
         let mut events = 0u64;
@@ -163,9 +201,14 @@ impl SimSsd {
                         self.ftl.write(blk * pages + p, 0)?;
                     }
                     let programmed = self.ftl.counters().media_pages - before;
-                    ((programmed as f64 * PAGE_SIZE as f64 * ps_per_byte_w) as Ps, write_base)
+                    (
+                        (programmed as f64 * PAGE_SIZE as f64 * ps_per_byte_w) as Ps,
+                        write_base,
+                    )
                 }
-                JobKind::SeqRead | JobKind::RandRead => ((j.bs as f64 * ps_per_byte_r) as Ps, read_base),
+                JobKind::SeqRead | JobKind::RandRead => {
+                    ((j.bs as f64 * ps_per_byte_r) as Ps, read_base)
+                }
             };
             let start = t.max(self.busy_until);
             self.busy_until = start + service;
@@ -206,11 +249,28 @@ impl SimSsd {
                     .map(|(i, &(b, o))| {
                         cum += b;
                         // The last bucket is partial: its length ends at the job's end.
-                        let len = if i + 1 == last { (secs - i as f64 * iv).max(1e-9) } else { iv };
-                        IntervalPoint { t: i as f64 * iv + len, mb_s: b as f64 / len / 1e6, iops: o as f64 / len, bytes: cum }
+                        let len = if i + 1 == last {
+                            (secs - i as f64 * iv).max(1e-9)
+                        } else {
+                            iv
+                        };
+                        IntervalPoint {
+                            t: i as f64 * iv + len,
+                            mb_s: b as f64 / len / 1e6,
+                            iops: o as f64 / len,
+                            bytes: cum,
+                        }
                     })
                     .collect();
-                JobResult::new(j, done[ji].0, done[ji].1, secs, &hists[ji], intervals, interrupted)
+                JobResult::new(
+                    j,
+                    done[ji].0,
+                    done[ji].1,
+                    secs,
+                    &hists[ji],
+                    intervals,
+                    interrupted,
+                )
             })
             .collect())
     }
