@@ -5,13 +5,12 @@ use std::collections::HashMap;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-fn nowa(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_nowa")).args(args).output().expect("run nowa")
-}
+mod common;
+use common::{assert_usage_errors, nowa};
 
 #[test]
 fn bad_flags_exit_2() {
-    for bad in [
+    assert_usage_errors(&[
         vec!["ycsb", "--records", "0"],
         vec!["ycsb", "--workload", "Z"],
         vec!["ycsb", "--values", "weird"],
@@ -19,19 +18,28 @@ fn bad_flags_exit_2() {
         vec!["ycsb", "--sim-mode", "fdp:0"],
         vec!["ycsb", "--durability", "maybe"],
         vec!["ycsb", "--threads", "0"],
-    ] {
-        let out = nowa(&bad);
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{bad:?}: {err}");
-        assert!(!err.contains("panicked"), "{bad:?}: {err}");
-    }
+    ]);
 }
 
 /// how-to-write-to-ssds.md Table 1, first row: in place with doublewrite, DB WAF = 2.00.
 #[test]
 fn in_place_with_doublewrite_has_db_waf_two_on_simulated_ssd() {
-    let out = nowa(&["ycsb", "-q", "--json", "--records", "50000", "--ops", "300000", "--seed", "3"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = nowa(&[
+        "ycsb",
+        "-q",
+        "--json",
+        "--records",
+        "50000",
+        "--ops",
+        "300000",
+        "--seed",
+        "3",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let db = v["db_waf"].as_f64().unwrap();
     assert!((db - 2.0).abs() <= 0.05, "DB WAF {db}");
@@ -50,9 +58,26 @@ fn kill_9_during_ycsb_on_a_file_loses_no_acknowledged_write() {
     let ack = dir.path().join("ack.txt");
     let mut child = Command::new(env!("CARGO_BIN_EXE_nowa"))
         .args([
-            "ycsb", "-q", "--device", img.to_str().unwrap(), "--capacity", "64MiB", "--records", "20000",
-            "--threads", "1", "--durability", "sync", "--pool", "1MiB", "--seconds", "60",
-            "--ack-log", ack.to_str().unwrap(), "--seed", "5",
+            "ycsb",
+            "-q",
+            "--device",
+            img.to_str().unwrap(),
+            "--capacity",
+            "64MiB",
+            "--records",
+            "20000",
+            "--threads",
+            "1",
+            "--durability",
+            "sync",
+            "--pool",
+            "1MiB",
+            "--seconds",
+            "60",
+            "--ack-log",
+            ack.to_str().unwrap(),
+            "--seed",
+            "5",
         ])
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -60,14 +85,19 @@ fn kill_9_during_ycsb_on_a_file_loses_no_acknowledged_write() {
         .unwrap();
     let t = Instant::now();
     loop {
-        let acked = std::fs::read_to_string(&ack).map(|s| s.lines().count()).unwrap_or(0);
+        let acked = std::fs::read_to_string(&ack)
+            .map(|s| s.lines().count())
+            .unwrap_or(0);
         if acked > 300 {
             break;
         }
         if let Ok(Some(st)) = child.try_wait() {
             panic!("nowa ycsb exited early: {st}");
         }
-        assert!(t.elapsed() < Duration::from_secs(50), "no progress: {acked} acks");
+        assert!(
+            t.elapsed() < Duration::from_secs(50),
+            "no progress: {acked} acks"
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
     child.kill().unwrap(); // SIGKILL
@@ -76,20 +106,40 @@ fn kill_9_during_ycsb_on_a_file_loses_no_acknowledged_write() {
     let mut last: HashMap<u64, u64> = HashMap::new();
     for line in std::fs::read_to_string(&ack).unwrap().lines() {
         let mut it = line.split_whitespace();
-        let (Some(id), Some(ver)) = (it.next(), it.next()) else { continue }; // torn last line
-        let (Ok(id), Ok(ver)) = (id.parse::<u64>(), ver.parse::<u64>()) else { continue };
+        let (Some(id), Some(ver)) = (it.next(), it.next()) else {
+            continue;
+        }; // torn last line
+        let (Ok(id), Ok(ver)) = (id.parse::<u64>(), ver.parse::<u64>()) else {
+            continue;
+        };
         last.insert(id, ver);
     }
     assert!(last.len() > 100);
     let dev = FileDevice::open(&img, &FileOptions::default()).unwrap();
-    let engine = Engine::open(dev, Config { pool_bytes: 1 << 20, ..Config::default() }).unwrap();
+    let engine = Engine::open(
+        dev,
+        Config {
+            pool_bytes: 1 << 20,
+            ..Config::default()
+        },
+    )
+    .unwrap();
     for (id, ver) in &last {
-        let v = engine.get(&id.to_be_bytes()).unwrap().unwrap_or_else(|| panic!("acknowledged key {id} lost"));
+        let v = engine
+            .get(&id.to_be_bytes())
+            .unwrap()
+            .unwrap_or_else(|| panic!("acknowledged key {id} lost"));
         let got = nowa_bench::ycsb::pattern_version(&v, *id).unwrap();
-        assert!(got >= *ver, "key {id}: acknowledged version {ver}, found {got}");
+        assert!(
+            got >= *ver,
+            "key {id}: acknowledged version {ver}, found {got}"
+        );
     }
     // Records never updated still hold their loaded value.
     for id in (0..20000u64).step_by(997) {
-        assert!(engine.get(&id.to_be_bytes()).unwrap().is_some(), "record {id} lost");
+        assert!(
+            engine.get(&id.to_be_bytes()).unwrap().is_some(),
+            "record {id} lost"
+        );
     }
 }

@@ -32,7 +32,11 @@ fn overwrite_keeps_mapping_consistent() {
 /// tables come from calloc, so building the model touches almost none of it.
 #[test]
 fn memory_budget_two_tib() {
-    let cfg = FtlConfig { logical_pages: 1 << 29, op: 0.07, ..FtlConfig::default() };
+    let cfg = FtlConfig {
+        logical_pages: 1 << 29,
+        op: 0.07,
+        ..FtlConfig::default()
+    };
     let f = Ftl::new(cfg).unwrap();
     let per_page = f.memory_bytes() as f64 / f.layout().physical_pages as f64;
     assert!(per_page <= 12.0, "{per_page:.2} bytes per physical page");
@@ -53,26 +57,59 @@ fn trim_of_unwritten_pages_is_a_no_op() {
 #[test]
 fn bad_configs_are_errors() {
     let bad = [
-        FtlConfig { logical_pages: 0, ..FtlConfig::default() },
-        FtlConfig { op: -0.1, ..FtlConfig::default() },
-        FtlConfig { op: f64::NAN, ..FtlConfig::default() },
-        FtlConfig { op: 0.0, ..FtlConfig::default() },
-        FtlConfig { streams: 0, ..FtlConfig::default() },
-        FtlConfig { pages_per_block: 0, ..FtlConfig::default() },
-        FtlConfig { logical_pages: 100, ..FtlConfig::default() },
-        FtlConfig { min_free_units: 0, ..FtlConfig::default() },
+        FtlConfig {
+            logical_pages: 0,
+            ..FtlConfig::default()
+        },
+        FtlConfig {
+            op: -0.1,
+            ..FtlConfig::default()
+        },
+        FtlConfig {
+            op: f64::NAN,
+            ..FtlConfig::default()
+        },
+        FtlConfig {
+            op: 0.0,
+            ..FtlConfig::default()
+        },
+        FtlConfig {
+            streams: 0,
+            ..FtlConfig::default()
+        },
+        FtlConfig {
+            pages_per_block: 0,
+            ..FtlConfig::default()
+        },
+        FtlConfig {
+            logical_pages: 100,
+            ..FtlConfig::default()
+        },
+        FtlConfig {
+            min_free_units: 0,
+            ..FtlConfig::default()
+        },
     ];
     for cfg in bad {
-        assert!(matches!(Ftl::new(cfg.clone()), Err(FlashError::Config(_))), "{cfg:?}");
+        assert!(
+            matches!(Ftl::new(cfg.clone()), Err(FlashError::Config(_))),
+            "{cfg:?}"
+        );
     }
     let mut f = Ftl::new(small(PolicyKind::Greedy)).unwrap();
-    assert!(matches!(f.write(1 << 40, 0), Err(FlashError::LbaOutOfRange { .. })));
+    assert!(matches!(
+        f.write(1 << 40, 0),
+        Err(FlashError::LbaOutOfRange { .. })
+    ));
     assert!(matches!(f.write(0, 9), Err(FlashError::BadStream { .. })));
 }
 
 #[test]
 fn partial_gc_uses_erase_blocks_as_units() {
-    let cfg = FtlConfig { gc_unit: GcUnit::Block, ..small(PolicyKind::Greedy) };
+    let cfg = FtlConfig {
+        gc_unit: GcUnit::Block,
+        ..small(PolicyKind::Greedy)
+    };
     let f = Ftl::new(cfg).unwrap();
     assert_eq!(f.layout().unit_pages, 16);
 }

@@ -4,6 +4,20 @@ use common::*;
 use nowa_flash::{Ftl, FtlConfig, Mode, PolicyKind};
 use nowa_workload::{Op, Workload, ZnsLike};
 
+/// Apply `writes` page writes of a workload (and the trims between them) to the FTL.
+fn drive(f: &mut Ftl, w: &mut ZnsLike, writes: u64) {
+    let mut done = 0u64;
+    while done < writes {
+        match w.next_op() {
+            Op::Write(l) => {
+                f.write(l, 0).unwrap();
+                done += 1;
+            }
+            Op::Trim { start, len } => f.trim(start, len).unwrap(),
+        }
+    }
+}
+
 #[test]
 fn sequential_writes_have_waf_one() {
     for policy in [
@@ -37,16 +51,7 @@ fn zns_like_single_front_has_waf_one() {
         f.precondition_sequential(n).unwrap();
         let mut w = ZnsLike::new(n, zone_units * unit as u64, 1, 16, 5).unwrap();
         let c0 = f.counters();
-        let mut writes = 0u64;
-        while writes < 4 * n {
-            match w.next_op() {
-                Op::Write(l) => {
-                    f.write(l, 0).unwrap();
-                    writes += 1;
-                }
-                Op::Trim { start, len } => f.trim(start, len).unwrap(),
-            }
-        }
+        drive(&mut f, &mut w, 4 * n);
         let c = f.counters().since(&c0);
         assert_eq!(c.gc_pages, 0, "zone of {zone_units} units: GC copied pages");
         assert_eq!(c.waf(), 1.0);
@@ -63,16 +68,7 @@ fn zns_like_many_fronts_costs_copies_on_conventional_ssd() {
     f.precondition_sequential(n).unwrap();
     let mut w = ZnsLike::new(n, 256, 8, 1, 5).unwrap();
     let c0 = f.counters();
-    let mut writes = 0u64;
-    while writes < 4 * n {
-        match w.next_op() {
-            Op::Write(l) => {
-                f.write(l, 0).unwrap();
-                writes += 1;
-            }
-            Op::Trim { start, len } => f.trim(start, len).unwrap(),
-        }
-    }
+    drive(&mut f, &mut w, 4 * n);
     assert!(f.counters().since(&c0).waf() > 1.05);
 }
 
@@ -94,16 +90,7 @@ fn zoned_device_runs_zns_pattern_with_waf_one() {
     let mut f = zoned(64, 128, 4);
     let n = f.logical_pages();
     let mut w = ZnsLike::new(n, 128, 4, 8, 11).unwrap();
-    let mut writes = 0u64;
-    while writes < 6 * n {
-        match w.next_op() {
-            Op::Write(l) => {
-                f.write(l, 0).unwrap();
-                writes += 1;
-            }
-            Op::Trim { start, len } => f.trim(start, len).unwrap(),
-        }
-    }
+    drive(&mut f, &mut w, 6 * n);
     let c = f.counters();
     assert_eq!(c.media_pages, c.host_pages);
     assert_eq!(c.gc_pages, 0);

@@ -18,6 +18,23 @@ use std::collections::VecDeque;
 
 const NONE: u32 = u32::MAX;
 
+/// The membership half of a policy that keeps its candidates in a [`UnitSet`] or [`SealQueue`]
+/// field: sealed units join, removed units leave, valid counts are read at selection time.
+macro_rules! candidate_membership {
+    ($field:ident, $insert:ident) => {
+        fn init(&mut self, units: u32, _capacity: u32) {
+            self.$field.init(units);
+        }
+        fn on_seal(&mut self, u: UnitId, _view: &dyn UnitView) {
+            self.$field.$insert(u);
+        }
+        fn on_valid_change(&mut self, _u: UnitId, _old: u32, _new: u32) {}
+        fn on_remove(&mut self, u: UnitId, _view: &dyn UnitView) {
+            self.$field.remove(u);
+        }
+    };
+}
+
 /// The policies known by name on the command line.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum PolicyKind {
@@ -233,16 +250,7 @@ impl VictimPolicy for CostBenefit {
     fn name(&self) -> String {
         "cost-benefit".into()
     }
-    fn init(&mut self, units: u32, _capacity: u32) {
-        self.set.init(units);
-    }
-    fn on_seal(&mut self, u: UnitId, _view: &dyn UnitView) {
-        self.set.insert(u);
-    }
-    fn on_valid_change(&mut self, _u: UnitId, _old: u32, _new: u32) {}
-    fn on_remove(&mut self, u: UnitId, _view: &dyn UnitView) {
-        self.set.remove(u);
-    }
+    candidate_membership!(set, insert);
     fn select(&mut self, view: &dyn UnitView) -> Option<UnitId> {
         let cap = view.unit_capacity() as f64;
         let now = view.now();
@@ -314,16 +322,7 @@ impl VictimPolicy for Fifo {
     fn name(&self) -> String {
         "fifo".into()
     }
-    fn init(&mut self, units: u32, _capacity: u32) {
-        self.q.init(units);
-    }
-    fn on_seal(&mut self, u: UnitId, _view: &dyn UnitView) {
-        self.q.push(u);
-    }
-    fn on_valid_change(&mut self, _u: UnitId, _old: u32, _new: u32) {}
-    fn on_remove(&mut self, u: UnitId, _view: &dyn UnitView) {
-        self.q.remove(u);
-    }
+    candidate_membership!(q, push);
     fn select(&mut self, _view: &dyn UnitView) -> Option<UnitId> {
         self.q.pop()
     }
@@ -364,16 +363,7 @@ impl VictimPolicy for RandomPolicy {
     fn name(&self) -> String {
         "random".into()
     }
-    fn init(&mut self, units: u32, _capacity: u32) {
-        self.set.init(units);
-    }
-    fn on_seal(&mut self, u: UnitId, _view: &dyn UnitView) {
-        self.set.insert(u);
-    }
-    fn on_valid_change(&mut self, _u: UnitId, _old: u32, _new: u32) {}
-    fn on_remove(&mut self, u: UnitId, _view: &dyn UnitView) {
-        self.set.remove(u);
-    }
+    candidate_membership!(set, insert);
     fn select(&mut self, _view: &dyn UnitView) -> Option<UnitId> {
         if self.set.items.is_empty() {
             return None;
@@ -405,16 +395,7 @@ impl VictimPolicy for KGreedy {
     fn name(&self) -> String {
         format!("k-greedy:{}", self.k)
     }
-    fn init(&mut self, units: u32, _capacity: u32) {
-        self.set.init(units);
-    }
-    fn on_seal(&mut self, u: UnitId, _view: &dyn UnitView) {
-        self.set.insert(u);
-    }
-    fn on_valid_change(&mut self, _u: UnitId, _old: u32, _new: u32) {}
-    fn on_remove(&mut self, u: UnitId, _view: &dyn UnitView) {
-        self.set.remove(u);
-    }
+    candidate_membership!(set, insert);
     fn select(&mut self, view: &dyn UnitView) -> Option<UnitId> {
         let n = self.set.items.len();
         if n == 0 {
@@ -447,16 +428,7 @@ impl VictimPolicy for WindowedGreedy {
     fn name(&self) -> String {
         format!("window:{}", self.w)
     }
-    fn init(&mut self, units: u32, _capacity: u32) {
-        self.q.init(units);
-    }
-    fn on_seal(&mut self, u: UnitId, _view: &dyn UnitView) {
-        self.q.push(u);
-    }
-    fn on_valid_change(&mut self, _u: UnitId, _old: u32, _new: u32) {}
-    fn on_remove(&mut self, u: UnitId, _view: &dyn UnitView) {
-        self.q.remove(u);
-    }
+    candidate_membership!(q, push);
     fn select(&mut self, view: &dyn UnitView) -> Option<UnitId> {
         // Drop dead entries at the front so the window covers live units.
         while let Some(&e) = self.q.q.front() {
@@ -512,16 +484,7 @@ impl VictimPolicy for SecondChanceFifo {
     fn name(&self) -> String {
         "2r-fifo".into()
     }
-    fn init(&mut self, units: u32, _capacity: u32) {
-        self.q.init(units);
-    }
-    fn on_seal(&mut self, u: UnitId, _view: &dyn UnitView) {
-        self.q.push(u);
-    }
-    fn on_valid_change(&mut self, _u: UnitId, _old: u32, _new: u32) {}
-    fn on_remove(&mut self, u: UnitId, _view: &dyn UnitView) {
-        self.q.remove(u);
-    }
+    candidate_membership!(q, push);
     fn select(&mut self, view: &dyn UnitView) -> Option<UnitId> {
         let cap = view.unit_capacity() as f64;
         loop {

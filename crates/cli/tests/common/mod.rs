@@ -1,0 +1,28 @@
+//! Running the built `nowa` binary from the CLI tests.
+#![allow(dead_code)]
+
+use std::process::{Command, Output};
+
+pub fn nowa(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_nowa"))
+        .args(args)
+        .output()
+        .expect("run nowa")
+}
+
+/// Each argument list must fail with exit code 2, a one-line error and no panic.
+pub fn assert_usage_errors(cases: &[Vec<&str>]) {
+    for bad in cases {
+        let out = nowa(bad);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{bad:?}: {err}");
+        assert!(!err.contains("panicked"), "{bad:?} panicked: {err}");
+        let ours = err.lines().filter(|l| l.starts_with("nowa: error")).count();
+        let clap = err.lines().filter(|l| l.starts_with("error:")).count();
+        assert_eq!(
+            ours + clap,
+            1,
+            "{bad:?}: want exactly one error line:\n{err}"
+        );
+    }
+}
