@@ -56,7 +56,14 @@ pub struct InferSpec {
 
 impl Default for InferSpec {
     fn default() -> Self {
-        InferSpec { min_zone: 64 << 10, max_zone: 1 << 30, volume: 2.0, write_bytes: 128 << 10, threshold: 1.01, seed: 42 }
+        InferSpec {
+            min_zone: 64 << 10,
+            max_zone: 1 << 30,
+            volume: 2.0,
+            write_bytes: 128 << 10,
+            threshold: 1.01,
+            seed: 42,
+        }
     }
 }
 
@@ -99,7 +106,12 @@ pub fn measure(dev: &dyn BlockDevice, zone: u64, spec: &InferSpec) -> Result<Ste
     let c1 = dev.counters();
     let host = c1.host_bytes_written - c0.host_bytes_written;
     let media = c1.media_bytes_written.ok_or(InferError::NoMediaCounter)? - m0;
-    Ok(Step { zone_bytes: zone, waf: media as f64 / host.max(1) as f64, host_bytes: host, media_bytes: media })
+    Ok(Step {
+        zone_bytes: zone,
+        waf: media as f64 / host.max(1) as f64,
+        host_bytes: host,
+        media_bytes: media,
+    })
 }
 
 /// Run the sweep. `fresh` returns a reset device for each step (a new simulated SSD, or the
@@ -109,7 +121,10 @@ pub fn infer(
     spec: &InferSpec,
     on_step: &mut dyn FnMut(&Step),
 ) -> Result<Inference, InferError> {
-    if !spec.min_zone.is_power_of_two() || spec.min_zone < BLOCK_SIZE as u64 || spec.max_zone < spec.min_zone {
+    if !spec.min_zone.is_power_of_two()
+        || spec.min_zone < BLOCK_SIZE as u64
+        || spec.max_zone < spec.min_zone
+    {
         return Err(InferError::Config(format!(
             "zone sizes must be powers of two >= 4 KiB with min <= max (got {} .. {})",
             spec.min_zone, spec.max_zone
@@ -127,11 +142,21 @@ pub fn infer(
         let done = s.waf <= spec.threshold;
         steps.push(s);
         if done {
-            return Ok(Inference { seed: spec.seed, gc_unit_bytes: Some(zone), steps, threshold: spec.threshold });
+            return Ok(Inference {
+                seed: spec.seed,
+                gc_unit_bytes: Some(zone),
+                steps,
+                threshold: spec.threshold,
+            });
         }
         zone *= 2;
     }
-    Ok(Inference { seed: spec.seed, gc_unit_bytes: None, steps, threshold: spec.threshold })
+    Ok(Inference {
+        seed: spec.seed,
+        gc_unit_bytes: None,
+        steps,
+        threshold: spec.threshold,
+    })
 }
 
 #[cfg(test)]
@@ -148,15 +173,29 @@ mod tests {
             blocks_per_superblock: 4,
             ..FtlConfig::default()
         };
-        Ok(Box::new(SimDevice::new(SimConfig::new(SimMode::Conventional, ftl))?))
+        Ok(Box::new(SimDevice::new(SimConfig::new(
+            SimMode::Conventional,
+            ftl,
+        ))?))
     }
 
     #[test]
     fn finds_the_configured_superblock() {
         for unit_pages in [64u32, 256] {
-            let spec = InferSpec { min_zone: 16 << 10, max_zone: 8 << 20, volume: 2.0, write_bytes: 64 << 10, ..Default::default() };
+            let spec = InferSpec {
+                min_zone: 16 << 10,
+                max_zone: 8 << 20,
+                volume: 2.0,
+                write_bytes: 64 << 10,
+                ..Default::default()
+            };
             let r = infer(&mut || sim(unit_pages), &spec, &mut |_| {}).unwrap();
-            assert_eq!(r.gc_unit_bytes, Some(unit_pages as u64 * 4096), "steps: {:?}", r.steps);
+            assert_eq!(
+                r.gc_unit_bytes,
+                Some(unit_pages as u64 * 4096),
+                "steps: {:?}",
+                r.steps
+            );
             // Smaller zones really did cost GC copies.
             assert!(r.steps[0].waf > 1.05, "{:?}", r.steps);
         }
@@ -164,8 +203,17 @@ mod tests {
 
     #[test]
     fn a_device_without_media_counters_is_refused() {
-        let spec = InferSpec { min_zone: 16 << 10, max_zone: 64 << 10, ..Default::default() };
-        let e = infer(&mut || Ok(Box::new(nowa_device::MemDevice::new(8 << 20))), &spec, &mut |_| {}).unwrap_err();
+        let spec = InferSpec {
+            min_zone: 16 << 10,
+            max_zone: 64 << 10,
+            ..Default::default()
+        };
+        let e = infer(
+            &mut || Ok(Box::new(nowa_device::MemDevice::new(8 << 20))),
+            &spec,
+            &mut |_| {},
+        )
+        .unwrap_err();
         assert!(matches!(e, InferError::NoMediaCounter));
     }
 }

@@ -3,6 +3,7 @@
 //! - [`sim`]: `nowa sim` — workloads on the FTL model, per-interval WAF, parameter sweeps.
 //! - [`ssdiq`]: `nowa ssdiq` — the SSD-iq suite on block devices, files and simulated SSDs.
 //! - [`ycsb`]: `nowa ycsb` — YCSB on the engine with the write drill-down (DB / SSD WAF).
+//! - [`table1`]: `nowa table1` — Table 1 of how-to-write-to-ssds.md, row by row.
 //! - [`gcunit`]: infer an SSD's GC unit with the ZNS-like zone-size sweep (how-to-write 5.3).
 //! - [`plot`]: line and bar charts (PNG/SVG, embedded font, no system libraries).
 
@@ -10,4 +11,5 @@ pub mod gcunit;
 pub mod plot;
 pub mod sim;
 pub mod ssdiq;
+pub mod table1;
 pub mod ycsb;

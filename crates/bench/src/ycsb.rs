@@ -8,7 +8,7 @@
 
 use hdrhistogram::Histogram;
 use nowa_device::{BlockDevice, DeviceCounters};
-use nowa_engine::{Config, Durability, Engine, Stats};
+use nowa_engine::{out_of_place_store, Config, Durability, Engine, OopConfig, Stats};
 use nowa_workload::{Uniform, Zipfian};
 use parking_lot::Mutex;
 use serde::Serialize;
@@ -37,7 +37,9 @@ impl std::str::FromStr for Mix {
             "B" => Ok(Mix::B),
             "C" => Ok(Mix::C),
             "F" => Ok(Mix::F),
-            _ => Err(format!("unknown YCSB workload '{s}' (expected A, B, C or F)")),
+            _ => Err(format!(
+                "unknown YCSB workload '{s}' (expected A, B, C or F)"
+            )),
         }
     }
 }
@@ -68,7 +70,9 @@ impl std::str::FromStr for ValueKind {
         match s {
             "random" => Ok(ValueKind::Random),
             "pattern" | "compressible" => Ok(ValueKind::Pattern),
-            _ => Err(format!("unknown value kind '{s}' (expected random or pattern)")),
+            _ => Err(format!(
+                "unknown value kind '{s}' (expected random or pattern)"
+            )),
         }
     }
 }
@@ -97,9 +101,54 @@ pub struct YcsbSpec {
     /// Reporting interval.
     pub interval_secs: f64,
     pub engine: Config,
+    /// Write path: in place (optional doublewrite) or out of place (zones, DB GC, ...).
+    pub store: WritePath,
+    /// Keep the WAL on a separate (in-memory) device, so the device under test holds only
+    /// pages (how-to-write-to-ssds.md, Figure 1 and 7.1).
+    pub separate_wal: bool,
     /// Append "key-id version" to this file after every acknowledged update (crash tests use it
     /// to check that acknowledged durable writes survive). Slow: one write(2) per update.
     pub ack_log: Option<std::path::PathBuf>,
+}
+
+/// Which write path the engine uses.
+#[derive(Debug, Clone, Default, Serialize)]
+pub enum WritePath {
+    #[default]
+    InPlace,
+    OutOfPlace(OopConfig),
+}
+
+/// Create the engine of `spec` on `dev` (formats the device).
+pub fn create_engine(dev: Device, spec: &YcsbSpec) -> Result<Engine, YcsbError> {
+    let wal: Option<Device> = if spec.separate_wal {
+        let limit = spec.engine.wal_limit_bytes.unwrap_or(spec.engine.pool_bytes);
+        let region = spec
+            .engine
+            .wal_region_bytes
+            .unwrap_or(limit + limit / 4 + (1 << 20));
+        // Superblocks + WAL region + two mapping snapshots (24 B per data page).
+        let snaps = 2 * ((dev.geometry().capacity / 4096) * 24 + 8192);
+        Some(Arc::new(nowa_device::MemDevice::new(
+            (region + snaps).div_ceil(4096) * 4096 + (1 << 20),
+        )))
+    } else {
+        None
+    };
+    Ok(match &spec.store {
+        WritePath::InPlace => Engine::create_with_wal(
+            dev,
+            wal,
+            spec.engine.clone(),
+            &nowa_engine::in_place_store,
+        )?,
+        WritePath::OutOfPlace(o) => Engine::create_with_wal(
+            dev,
+            wal,
+            spec.engine.clone(),
+            &out_of_place_store(o.clone()),
+        )?,
+    })
 }
 
 /// One reporting interval.
@@ -113,6 +162,10 @@ pub struct Tick {
     pub checkpoint_mb_s: f64,
     pub doublewrite_mb_s: f64,
     pub db_gc_mb_s: f64,
+    /// NoWA compensation writes.
+    pub compensation_mb_s: f64,
+    /// Device bytes written for user pages (after compression and packing).
+    pub user_store_mb_s: f64,
     pub wal_mb_s: f64,
     pub ssd_gc_mb_s: f64,
     pub db_waf: f64,
@@ -157,6 +210,12 @@ pub struct Drilldown {
     pub checkpoint_bytes: u64,
     pub doublewrite_bytes: u64,
     pub db_gc_bytes: u64,
+    /// NoWA compensation writes.
+    pub compensation_bytes: u64,
+    /// Device bytes of the user pages as written (compressed + packed out of place).
+    pub user_store_bytes: u64,
+    /// Mapping-table snapshots (out-of-place checkpoints; not in DB WAF, in SSD host bytes).
+    pub meta_bytes: u64,
     pub wal_bytes: u64,
     /// Bytes the device received.
     pub device_host_bytes: u64,
@@ -255,7 +314,11 @@ impl KeyGen {
 }
 
 /// Load `records` records with sequential keys.
-pub fn load(engine: &Engine, spec: &YcsbSpec, progress: &(dyn Fn(u64) + Sync)) -> Result<(), YcsbError> {
+pub fn load(
+    engine: &Engine,
+    spec: &YcsbSpec,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<(), YcsbError> {
     let mut value = vec![0u8; spec.value_size];
     let mut rng = spec.seed ^ 0x5EED;
     for id in 0..spec.records {
@@ -277,39 +340,70 @@ struct Snapshot {
     dev: DeviceCounters,
 }
 
-fn delta_tick(a: &Snapshot, b: &Snapshot, t0: Instant, dev0: &DeviceCounters, capacity: u64) -> Tick {
+fn delta_tick(
+    a: &Snapshot,
+    b: &Snapshot,
+    t0: Instant,
+    dev0: &DeviceCounters,
+    capacity: u64,
+) -> Tick {
     let secs = (b.at - a.at).as_secs_f64().max(1e-9);
     let mb = |x: u64| x as f64 / secs / 1e6;
     let ps = b.stats.page_size;
     let (s, p) = (&b.stats, &a.stats);
-    let user = (s.eviction_page_writes + s.checkpoint_page_writes) - (p.eviction_page_writes + p.checkpoint_page_writes);
-    let db = user + (s.doublewrite_page_writes - p.doublewrite_page_writes) + (s.gc_page_writes - p.gc_page_writes);
+    let user = s.user_page_bytes - p.user_page_bytes;
+    let db = s.db_page_bytes - p.db_page_bytes;
     let host = b.dev.host_bytes_written - a.dev.host_bytes_written;
-    let media = b.dev.media_bytes_written.zip(a.dev.media_bytes_written).map(|(x, y)| x - y);
+    let media = b
+        .dev
+        .media_bytes_written
+        .zip(a.dev.media_bytes_written)
+        .map(|(x, y)| x - y);
     let hits = s.pool_hits - p.pool_hits;
     let misses = s.pool_misses - p.pool_misses;
-    let db_waf = if user == 0 { 1.0 } else { db as f64 / user as f64 };
-    let ssd_waf = media.map_or(1.0, |m| if host == 0 { 1.0 } else { m as f64 / host as f64 });
+    let db_waf = if user == 0 {
+        1.0
+    } else {
+        db as f64 / user as f64
+    };
+    let ssd_waf = media.map_or(1.0, |m| {
+        if host == 0 {
+            1.0
+        } else {
+            m as f64 / host as f64
+        }
+    });
     Tick {
         t_secs: (b.at - t0).as_secs_f64(),
         ops: b.ops - a.ops,
         ops_per_sec: (b.ops - a.ops) as f64 / secs,
-        hit_ratio: if hits + misses == 0 { 1.0 } else { hits as f64 / (hits + misses) as f64 },
+        hit_ratio: if hits + misses == 0 {
+            1.0
+        } else {
+            hits as f64 / (hits + misses) as f64
+        },
         eviction_mb_s: mb((s.eviction_page_writes - p.eviction_page_writes) * ps),
         checkpoint_mb_s: mb((s.checkpoint_page_writes - p.checkpoint_page_writes) * ps),
-        doublewrite_mb_s: mb((s.doublewrite_page_writes - p.doublewrite_page_writes) * ps),
-        db_gc_mb_s: mb((s.gc_page_writes - p.gc_page_writes) * ps),
+        doublewrite_mb_s: mb(s.doublewrite_bytes - p.doublewrite_bytes),
+        db_gc_mb_s: mb(s.gc_store_bytes - p.gc_store_bytes),
+        compensation_mb_s: mb(s.compensation_store_bytes - p.compensation_store_bytes),
+        user_store_mb_s: mb(s.user_store_bytes - p.user_store_bytes),
         wal_mb_s: mb(s.wal_device_bytes - p.wal_device_bytes),
         ssd_gc_mb_s: mb(media.map_or(0, |m| m.saturating_sub(host))),
         db_waf,
         ssd_waf,
         total_waf: db_waf * ssd_waf,
-        device_writes: (b.dev.host_bytes_written - dev0.host_bytes_written) as f64 / capacity.max(1) as f64,
+        device_writes: (b.dev.host_bytes_written - dev0.host_bytes_written) as f64
+            / capacity.max(1) as f64,
     }
 }
 
 /// Run the measured phase on a loaded engine. `on_tick` sees every interval (CSV, progress).
-pub fn run(engine: Arc<Engine>, spec: &YcsbSpec, on_tick: &mut dyn FnMut(&Tick)) -> Result<YcsbResult, YcsbError> {
+pub fn run(
+    engine: Arc<Engine>,
+    spec: &YcsbSpec,
+    on_tick: &mut dyn FnMut(&Tick),
+) -> Result<YcsbResult, YcsbError> {
     if spec.threads == 0 {
         return Err(YcsbError::Config("threads must be >= 1".into()));
     }
@@ -329,13 +423,19 @@ pub fn run(engine: Arc<Engine>, spec: &YcsbSpec, on_tick: &mut dyn FnMut(&Tick))
         )),
         None => None,
     };
-    let snap = |ops: u64| Snapshot { at: Instant::now(), ops, stats: engine.stats(), dev: dev.counters() };
+    let snap = |ops: u64| Snapshot {
+        at: Instant::now(),
+        ops,
+        stats: engine.stats(),
+        dev: dev.counters(),
+    };
     let start = snap(0);
     let t0 = start.at;
     let mut ticks = Vec::new();
     std::thread::scope(|scope| {
         for t in 0..spec.threads {
-            let (engine, stop, ops, hists, failure, ack_log) = (&engine, &stop, &ops, &hists, &failure, &ack_log);
+            let (engine, stop, ops, hists, failure, ack_log) =
+                (&engine, &stop, &ops, &hists, &failure, &ack_log);
             scope.spawn(move || {
                 let seed = spec.seed.wrapping_add(1 + t as u64 * 0x9E37_79B9);
                 let mut keys = match KeyGen::new(spec.records, spec.theta, seed) {
@@ -359,14 +459,20 @@ pub fn run(engine: Arc<Engine>, spec: &YcsbSpec, on_tick: &mut dyn FnMut(&Tick))
                     }
                     for _ in 0..(limit - base).min(64) {
                         let id = keys.next();
-                        rng = rng.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                        rng = rng
+                            .wrapping_mul(6364136223846793005)
+                            .wrapping_add(1442695040888963407);
                         let is_read = (rng >> 33) % 100 < spec.mix.read_pct();
                         let t = Instant::now();
                         let res = if is_read {
                             engine.get(&key_of(id)).map(|_| ())
                         } else {
                             ver += 1;
-                            let r = if spec.mix == Mix::F { engine.get(&key_of(id)).map(|_| ()) } else { Ok(()) };
+                            let r = if spec.mix == Mix::F {
+                                engine.get(&key_of(id)).map(|_| ())
+                            } else {
+                                Ok(())
+                            };
                             r.and_then(|_| {
                                 make_value(&mut value, spec.value_kind, id, ver, &mut rng);
                                 engine.put_with(&key_of(id), &value, spec.durability)
@@ -411,7 +517,8 @@ pub fn run(engine: Arc<Engine>, spec: &YcsbSpec, on_tick: &mut dyn FnMut(&Tick))
                         Stop::Ops(limit) => n >= limit,
                         Stop::Seconds(s) => t0.elapsed().as_secs_f64() >= s,
                         Stop::DeviceWrites(k) => {
-                            (dev.counters().host_bytes_written - start.dev.host_bytes_written) as f64
+                            (dev.counters().host_bytes_written - start.dev.host_bytes_written)
+                                as f64
                                 >= k * capacity as f64
                         }
                     };
@@ -447,14 +554,30 @@ pub fn run(engine: Arc<Engine>, spec: &YcsbSpec, on_tick: &mut dyn FnMut(&Tick))
     let ps = s.page_size;
     let ev = (s.eviction_page_writes - p.eviction_page_writes) * ps;
     let ck = (s.checkpoint_page_writes - p.checkpoint_page_writes) * ps;
-    let dw = (s.doublewrite_page_writes - p.doublewrite_page_writes) * ps;
-    let gc = (s.gc_page_writes - p.gc_page_writes) * ps;
+    let dw = s.doublewrite_bytes - p.doublewrite_bytes;
+    let gc = s.gc_store_bytes - p.gc_store_bytes;
+    let comp = s.compensation_store_bytes - p.compensation_store_bytes;
+    let user_store = s.user_store_bytes - p.user_store_bytes;
     let user = ev + ck;
-    let db = user + dw + gc;
+    let db = user_store + dw + gc + comp;
     let host = end.dev.host_bytes_written - start.dev.host_bytes_written;
-    let media = end.dev.media_bytes_written.zip(start.dev.media_bytes_written).map(|(a, b)| a - b);
-    let db_waf = if user == 0 { 1.0 } else { db as f64 / user as f64 };
-    let ssd_waf = media.map(|m| if host == 0 { 1.0 } else { m as f64 / host as f64 });
+    let media = end
+        .dev
+        .media_bytes_written
+        .zip(start.dev.media_bytes_written)
+        .map(|(a, b)| a - b);
+    let db_waf = if user == 0 {
+        1.0
+    } else {
+        db as f64 / user as f64
+    };
+    let ssd_waf = media.map(|m| {
+        if host == 0 {
+            1.0
+        } else {
+            m as f64 / host as f64
+        }
+    });
     let hits = s.pool_hits - p.pool_hits;
     let misses = s.pool_misses - p.pool_misses;
     let h = hists.into_inner();
@@ -468,7 +591,11 @@ pub fn run(engine: Arc<Engine>, spec: &YcsbSpec, on_tick: &mut dyn FnMut(&Tick))
         ops_per_sec: done_ops as f64 / run_secs.max(1e-9),
         read: latency(&h.0),
         update: latency(&h.1),
-        hit_ratio: if hits + misses == 0 { 1.0 } else { hits as f64 / (hits + misses) as f64 },
+        hit_ratio: if hits + misses == 0 {
+            1.0
+        } else {
+            hits as f64 / (hits + misses) as f64
+        },
         db_waf,
         ssd_waf,
         total_waf: ssd_waf.map(|w| w * db_waf),
@@ -480,6 +607,9 @@ pub fn run(engine: Arc<Engine>, spec: &YcsbSpec, on_tick: &mut dyn FnMut(&Tick))
             checkpoint_bytes: ck,
             doublewrite_bytes: dw,
             db_gc_bytes: gc,
+            compensation_bytes: comp,
+            user_store_bytes: user_store,
+            meta_bytes: s.meta_store_bytes - p.meta_store_bytes,
             wal_bytes: s.wal_device_bytes - p.wal_device_bytes,
             device_host_bytes: host,
             media_bytes: media,
@@ -499,13 +629,22 @@ pub fn summary(r: &YcsbResult) -> String {
     let _ = writeln!(
         s,
         "workload  YCSB-{:?}, {} records x {} B values ({:?}), zipf theta {}, {} threads",
-        r.spec.mix, r.spec.records, r.spec.value_size, r.spec.value_kind, r.spec.theta, r.spec.threads
+        r.spec.mix,
+        r.spec.records,
+        r.spec.value_size,
+        r.spec.value_kind,
+        r.spec.theta,
+        r.spec.threads
     );
     let _ = writeln!(
         s,
         "engine    pool {} MiB, doublewrite {}, durability {:?}; device {:.2} GiB",
         r.spec.engine.pool_bytes >> 20,
-        if r.spec.engine.doublewrite { "on" } else { "OFF (unsafe)" },
+        if r.spec.engine.doublewrite {
+            "on"
+        } else {
+            "OFF (unsafe)"
+        },
         r.spec.durability,
         r.device_capacity as f64 / (1u64 << 30) as f64
     );
@@ -531,12 +670,14 @@ pub fn summary(r: &YcsbResult) -> String {
     let mb = |b: u64| b as f64 / 1e6;
     let _ = writeln!(
         s,
-        "writes    user {:.1} MB (eviction {:.1}, checkpoint {:.1}) | doublewrite {:.1} MB | DB GC {:.1} MB | WAL {:.1} MB | SSD GC {}",
+        "writes    user {:.1} MB (eviction {:.1}, checkpoint {:.1}; {:.1} MB as written) | doublewrite {:.1} MB | DB GC {:.1} MB | compensation {:.1} MB | WAL {:.1} MB | SSD GC {}",
         mb(d.user_bytes),
         mb(d.eviction_bytes),
         mb(d.checkpoint_bytes),
+        mb(d.user_store_bytes),
         mb(d.doublewrite_bytes),
         mb(d.db_gc_bytes),
+        mb(d.compensation_bytes),
         mb(d.wal_bytes),
         d.ssd_gc_bytes.map_or("n/a (device has no media counter)".into(), |b| format!("{:.1} MB", mb(b)))
     );
@@ -549,7 +690,11 @@ pub fn summary(r: &YcsbResult) -> String {
             );
         }
     }
-    let _ = writeln!(s, "time      load {:.1} s, run {:.1} s, {} ops", r.load_secs, r.run_secs, r.ops);
+    let _ = writeln!(
+        s,
+        "time      load {:.1} s, run {:.1} s, {} ops",
+        r.load_secs, r.run_secs, r.ops
+    );
     s
 }
 

@@ -202,11 +202,23 @@ fn loop_device_refusals() {
     assert!(e.contains("backing file"), "{e}");
 
     // Forced, the suite runs on the block device (BLKDISCARD reset, O_DIRECT, io_uring).
-    let o = OpenOpts { engine: Engine::Uring, direct: true, max_qd: 32, create_size: None };
+    let o = OpenOpts {
+        engine: Engine::Uring,
+        direct: true,
+        max_qd: 32,
+        create_size: None,
+    };
     let (mut t, info) = Target::open_real(&dev, &o).unwrap();
     assert_eq!(info.kind, "block device");
     assert_eq!(t.capacity(), 32 << 20);
-    let cfg = SuiteConfig { sweep: vec![], steps: ssdiq::Steps { sweep: false, ..ssdiq::Steps::ALL }, ..small_cfg() };
+    let cfg = SuiteConfig {
+        sweep: vec![],
+        steps: ssdiq::Steps {
+            sweep: false,
+            ..ssdiq::Steps::ALL
+        },
+        ..small_cfg()
+    };
     let res = ssdiq::run_suite(&mut t, info, &cfg, &AtomicBool::new(false), &mut |_| {});
     assert!(res.error.is_none(), "{:?}", res.error);
     assert!(res.summary.rand_write[0].kiops > 0.0 && res.summary.read_lat.is_some());
@@ -275,7 +287,10 @@ fn system_disk_is_refused() {
         return;
     };
     if !root.exists() {
-        eprintln!("SKIPPED system_disk_is_refused: {} not visible", root.display());
+        eprintln!(
+            "SKIPPED system_disk_is_refused: {} not visible",
+            root.display()
+        );
         return;
     }
     // Refused; when the device may not even be opened for inspection (containers), the

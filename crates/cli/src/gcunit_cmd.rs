@@ -68,7 +68,10 @@ pub fn run(a: GcUnitArgs) -> Result<()> {
     let device = a.device.clone();
     let mut fresh = || -> Result<Box<dyn BlockDevice>, InferError> {
         if device == "sim" {
-            Ok(Box::new(SimDevice::new(SimConfig::new(SimMode::Conventional, ftl.clone()))?))
+            Ok(Box::new(SimDevice::new(SimConfig::new(
+                SimMode::Conventional,
+                ftl.clone(),
+            ))?))
         } else {
             let d = FileDevice::open(&device, &FileOptions::default())?;
             let cap = d.geometry().capacity;
@@ -89,8 +92,15 @@ pub fn run(a: GcUnitArgs) -> Result<()> {
         println!("{}", serde_json::to_string_pretty(&r)?);
     } else {
         match r.gc_unit_bytes {
-            Some(b) => println!("inferred GC unit: {} KiB (first zone size with WAF <= {})", b >> 10, r.threshold),
-            None => println!("no zone size up to {} reached WAF <= {}", a.max_zone, r.threshold),
+            Some(b) => println!(
+                "inferred GC unit: {} KiB (first zone size with WAF <= {})",
+                b >> 10,
+                r.threshold
+            ),
+            None => println!(
+                "no zone size up to {} reached WAF <= {}",
+                a.max_zone, r.threshold
+            ),
         }
         if a.device == "sim" {
             println!("configured superblock: {} KiB", ftl.unit_pages() * 4);

@@ -3,6 +3,7 @@
 mod gcunit_cmd;
 mod sim_cmd;
 mod ssdiq_cmd;
+mod table1_cmd;
 mod ycsb_cmd;
 
 use clap::{Parser, Subcommand};
@@ -28,16 +29,24 @@ enum Cmd {
     Ycsb(ycsb_cmd::YcsbArgs),
     /// Infer an SSD's GC unit with the ZNS-like zone-size sweep (how-to-write-to-ssds 5.3).
     InferGcUnit(gcunit_cmd::GcUnitArgs),
+    /// Reproduce Table 1 of how-to-write-to-ssds.md (in-place vs out-of-place + optimizations).
+    Table1(table1_cmd::Table1Args),
 }
 
 fn main() {
     let cli = match Cli::try_parse() {
         Ok(c) => c,
+        Err(e) if e.use_stderr() => {
+            // Bad flags: one line (clap's first), exit 2. The usage text is a --help away.
+            let text = e.render().to_string();
+            let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("error: invalid arguments");
+            eprintln!("nowa: {first} (see --help)");
+            std::process::exit(2);
+        }
         Err(e) => {
-            // Usage errors: clap prints them; --help/--version exit 0.
-            let code = if e.use_stderr() { 2 } else { 0 };
+            // --help and --version.
             let _ = e.print();
-            std::process::exit(code);
+            std::process::exit(0);
         }
     };
     let res = match cli.cmd {
@@ -45,6 +54,7 @@ fn main() {
         Cmd::Ssdiq(a) => ssdiq_cmd::run(a),
         Cmd::Ycsb(a) => ycsb_cmd::run(a),
         Cmd::InferGcUnit(a) => gcunit_cmd::run(a),
+        Cmd::Table1(a) => table1_cmd::run(a),
     };
     if let Err(e) = res {
         eprintln!("nowa: error: {e:#}");

@@ -71,8 +71,17 @@ struct DeviceFlags {
     #[arg(long, default_value_t = 256)]
     pages_per_block: u32,
     /// Erase blocks per superblock (channels x chips x planes).
-    #[arg(long, default_value_t = 8)]
+    #[arg(long, default_value_t = 8, conflicts_with_all = ["channels", "chips", "planes"])]
     blocks_per_superblock: u32,
+    /// Flash channels (with --chips and --planes: blocks per superblock = their product).
+    #[arg(long)]
+    channels: Option<u32>,
+    /// Chips (dies) per channel.
+    #[arg(long)]
+    chips: Option<u32>,
+    /// Planes per chip.
+    #[arg(long)]
+    planes: Option<u32>,
     /// GC unit: superblock, or block (partial GC).
     #[arg(long, default_value = "superblock")]
     gc_unit: String,
@@ -229,7 +238,10 @@ fn build_spec(dev: &DeviceFlags, run: &RunFlags) -> Result<SimSpec> {
         logical_pages,
         op,
         pages_per_block: dev.pages_per_block,
-        blocks_per_superblock: dev.blocks_per_superblock,
+        blocks_per_superblock: match (dev.channels, dev.chips, dev.planes) {
+            (None, None, None) => dev.blocks_per_superblock,
+            (c, d, p) => c.unwrap_or(1) * d.unwrap_or(1) * p.unwrap_or(1),
+        },
         gc_unit,
         policy,
         gc_frontier,

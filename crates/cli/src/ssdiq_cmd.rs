@@ -80,8 +80,8 @@ pub struct SsdiqArgs {
     /// the sequential initialization always run).
     #[arg(long, default_value = "all")]
     steps: String,
-    /// Per-interval sampling period in seconds, or auto (1 s; simulated SSD: 1/10 of a
-    /// sequential capacity write).
+    /// Per-interval sampling period in seconds, or auto (capacity / 100 GB/s, between 0.1 and
+    /// 1 s; simulated SSD: 1/10 of a sequential capacity write).
     #[arg(long, default_value = "auto", value_name = "SECS")]
     interval: String,
     /// Upper bound on each write phase, seconds.
@@ -282,6 +282,15 @@ pub fn run(a: SsdiqArgs) -> anyhow::Result<()> {
                 ));
             }
             capacity_hint = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+            if let (Some(sz), true) = (&a.size, s.kind == nowa_device::TargetKind::RegularFile) {
+                if size_flag(sz, "size")? / 4096 * 4096 != capacity_hint / 4096 * 4096 {
+                    log(&format!(
+                        "note: {} exists ({} bytes); --size {sz} is ignored",
+                        path.display(),
+                        capacity_hint
+                    ));
+                }
+            }
         } else {
             let size = a.size.as_deref().ok_or_else(|| {
                 usage(format!(
@@ -293,6 +302,10 @@ pub fn run(a: SsdiqArgs) -> anyhow::Result<()> {
             if capacity_hint < 1 << 20 {
                 return Err(usage("--size must be at least 1 MiB"));
             }
+        }
+        if a.interval == "auto" {
+            // About 100 samples per sequential capacity write at 1 GB/s, between 0.1 and 1 s.
+            cfg.interval = (capacity_hint as f64 / 1e9 / 100.0).clamp(0.1, 1.0);
         }
         if a.sanitize && !path.to_string_lossy().contains("nvme") {
             return Err(usage("--sanitize is only for NVMe block devices"));

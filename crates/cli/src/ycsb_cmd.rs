@@ -5,9 +5,9 @@ use crate::usage;
 use anyhow::{Context, Result};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
-use nowa_bench::ycsb::{self, Mix, Stop, ValueKind, YcsbSpec};
+use nowa_bench::ycsb::{self, Mix, Stop, ValueKind, WritePath, YcsbSpec};
 use nowa_device::{BlockDevice, FileDevice, FileOptions, MemDevice, SimConfig, SimDevice, SimMode};
-use nowa_engine::{Config, Durability, Engine};
+use nowa_engine::{Compression, Config, Durability, OopConfig};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -80,9 +80,60 @@ pub struct YcsbArgs {
     /// Append "key-id version" after every acknowledged update (for crash verification).
     #[arg(long, value_name = "FILE")]
     ack_log: Option<PathBuf>,
+    /// Write path: inplace (fixed home per page, doublewrite) or oop (out of place: zones,
+    /// DB GC, no doublewrite).
+    #[arg(long, default_value = "inplace")]
+    write_path: String,
+    /// Out of place: per-page compression (off, lz4, zstd), always with 4 KiB page packing.
+    #[arg(long, default_value = "off")]
+    compression: String,
+    /// Out of place: zone size (the DB GC unit): a size, `auto` (the device's FDP RU size /
+    /// ZNS zone size) or `infer` (the GC unit found by the ZNS-like sweep of
+    /// `nowa infer-gc-unit`, run on identical simulated devices).
+    #[arg(long, default_value = "1MiB")]
+    zone_size: String,
+    /// Out of place: zones appended concurrently (the active group).
+    #[arg(long, default_value_t = 4)]
+    open_zones: u32,
+    /// Out of place: NoWA rule 1 (open new zones only when the whole active group is full).
+    #[arg(long)]
+    nowa: bool,
+    /// Keep the WAL on a separate in-memory device (the paper's setup): the device under
+    /// test then holds only pages, and its SSD WAF excludes the WAL.
+    #[arg(long)]
+    separate_wal: bool,
     /// No progress output.
     #[arg(long, short)]
     quiet: bool,
+}
+
+/// Resolve `--zone-size` (shared with `nowa table1`).
+pub fn resolve_zone_size(
+    arg: &str,
+    dev: &dyn BlockDevice,
+    sim: Option<&SimConfig>,
+) -> Result<u64> {
+    let g = dev.geometry();
+    match arg {
+        "auto" => g.reclaim_unit_size.or(g.zone_size).ok_or_else(|| {
+            usage("--zone-size auto: the device reports no RU/zone size; use `infer` or a size")
+        }),
+        "infer" => {
+            let sim = sim.ok_or_else(|| usage("--zone-size infer needs --device sim"))?;
+            let spec = nowa_bench::gcunit::InferSpec {
+                volume: 1.5,
+                max_zone: (g.capacity / 8).next_power_of_two() / 2,
+                ..Default::default()
+            };
+            let mut fresh = || -> std::result::Result<Box<dyn BlockDevice>, nowa_bench::gcunit::InferError> {
+                Ok(Box::new(SimDevice::new(sim.clone())?))
+            };
+            let r = nowa_bench::gcunit::infer(&mut fresh, &spec, &mut |_| {})?;
+            r.gc_unit_bytes
+                .ok_or_else(|| anyhow::anyhow!("GC unit inference found no zone size with WAF <= {}", r.threshold))
+        }
+        s => parse_size(s),
+    }
 }
 
 fn spinner(quiet: bool, msg: &str) -> ProgressBar {
@@ -101,7 +152,10 @@ pub fn run(a: YcsbArgs) -> Result<()> {
         return Err(usage("--records must be > 0"));
     }
     if a.value_size == 0 || a.value_size > 2000 {
-        return Err(usage(format!("--value-size must be in 1..=2000, got {}", a.value_size)));
+        return Err(usage(format!(
+            "--value-size must be in 1..=2000, got {}",
+            a.value_size
+        )));
     }
     if a.threads == 0 {
         return Err(usage("--threads must be >= 1"));
@@ -110,7 +164,10 @@ pub fn run(a: YcsbArgs) -> Result<()> {
         return Err(usage(format!("--theta must be >= 0, got {}", a.theta)));
     }
     if !(a.dataset_fill > 0.0 && a.dataset_fill <= 1.0) {
-        return Err(usage(format!("--dataset-fill must be in (0, 1], got {}", a.dataset_fill)));
+        return Err(usage(format!(
+            "--dataset-fill must be in (0, 1], got {}",
+            a.dataset_fill
+        )));
     }
     if !(a.interval > 0.0) {
         return Err(usage("--interval must be > 0"));
@@ -120,7 +177,11 @@ pub fn run(a: YcsbArgs) -> Result<()> {
     let durability = match a.durability.as_str() {
         "async" => Durability::Async,
         "sync" => Durability::Sync,
-        o => return Err(usage(format!("unknown durability '{o}' (expected async or sync)"))),
+        o => {
+            return Err(usage(format!(
+                "unknown durability '{o}' (expected async or sync)"
+            )))
+        }
     };
     let stop = match (a.ops, a.seconds, a.device_writes) {
         (Some(n), _, _) => Stop::Ops(n),
@@ -158,10 +219,15 @@ pub fn run(a: YcsbArgs) -> Result<()> {
                 "zns" => SimMode::Zoned { max_open_zones: 14 },
                 m => match m.strip_prefix("fdp:").and_then(|h| h.parse::<u16>().ok()) {
                     Some(h) if h > 0 => SimMode::Fdp { handles: h },
-                    _ => return Err(usage(format!("unknown --sim-mode '{m}' (expected cns, fdp:HANDLES or zns)"))),
+                    _ => {
+                        return Err(usage(format!(
+                            "unknown --sim-mode '{m}' (expected cns, fdp:HANDLES or zns)"
+                        )))
+                    }
                 },
             };
-            let cfg = SimConfig::for_capacity(capacity, a.op, mode).map_err(|e| usage(e.to_string()))?;
+            let cfg =
+                SimConfig::for_capacity(capacity, a.op, mode).map_err(|e| usage(e.to_string()))?;
             let d = Arc::new(SimDevice::new(cfg).map_err(|e| usage(e.to_string()))?);
             sim = Some(d.clone());
             d
@@ -179,7 +245,29 @@ pub fn run(a: YcsbArgs) -> Result<()> {
             Arc::new(d)
         }
     };
+    let store = match a.write_path.as_str() {
+        "inplace" | "in-place" => WritePath::InPlace,
+        "oop" | "out-of-place" => WritePath::OutOfPlace(OopConfig {
+            zone_bytes: Some(resolve_zone_size(
+                &a.zone_size,
+                dev.as_ref(),
+                sim.as_ref().map(|s| s.config()),
+            )?),
+            open_zones: a.open_zones,
+            compression: a.compression.parse::<Compression>().map_err(usage)?,
+            nowa: a.nowa,
+            seed: a.seed,
+            ..OopConfig::default()
+        }),
+        o => {
+            return Err(usage(format!(
+                "unknown --write-path '{o}' (expected inplace or oop)"
+            )))
+        }
+    };
     let spec = YcsbSpec {
+        store,
+        separate_wal: a.separate_wal,
         records: a.records,
         value_size: a.value_size,
         value_kind,
@@ -202,12 +290,14 @@ pub fn run(a: YcsbArgs) -> Result<()> {
         a.device,
         dev.geometry().capacity >> 20
     );
-    let engine = Arc::new(Engine::create(dev.clone(), engine_cfg).context("creating the engine")?);
+    let engine = Arc::new(ycsb::create_engine(dev.clone(), &spec).context("creating the engine")?);
     let pb = spinner(a.quiet, "loading");
     let t = std::time::Instant::now();
     let records = a.records;
-    ycsb::load(&engine, &spec, &|n| pb.set_message(format!("loading {}%", n * 100 / records)))
-        .context("loading records")?;
+    ycsb::load(&engine, &spec, &|n| {
+        pb.set_message(format!("loading {}%", n * 100 / records))
+    })
+    .context("loading records")?;
     let load_secs = t.elapsed().as_secs_f64();
     pb.set_message("running");
     let mut on_tick = |tk: &ycsb::Tick| {

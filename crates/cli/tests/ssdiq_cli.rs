@@ -58,19 +58,16 @@ fn bad_flags_exit_2_with_one_line() {
         );
         assert!(e.starts_with("nowa: error: "), "{args:?}: {e}");
     }
-    // Flags clap rejects (unknown flag, non-numeric value) also exit 2; clap adds a usage hint
-    // after its one-line error.
+    // Flags clap rejects (unknown flag, non-numeric value): also one line, exit 2.
     for args in [
         &["ssdiq", "sim", "--bogus"][..],
         &["ssdiq", "sim", "--qd", "x"],
     ] {
         let o = nowa(args);
         assert_eq!(o.status.code(), Some(2), "{args:?}");
-        assert!(
-            stderr(&o).starts_with("error: "),
-            "{args:?}: {}",
-            stderr(&o)
-        );
+        let e = stderr(&o);
+        assert_eq!(e.trim_end().lines().count(), 1, "{args:?}: not one line:\n{e}");
+        assert!(e.starts_with("nowa: error: "), "{args:?}: {e}");
     }
 }
 

@@ -107,14 +107,14 @@ impl std::fmt::Debug for FileDevice {
 }
 
 /// Split a Linux `dev_t` into (major, minor) (glibc's encoding).
-pub(crate) fn dev_major_minor(dev: u64) -> (u64, u64) {
+pub fn dev_major_minor(dev: u64) -> (u64, u64) {
     let major = ((dev >> 32) & 0xffff_f000) | ((dev >> 8) & 0xfff);
     let minor = ((dev >> 12) & 0xffff_ff00) | (dev & 0xff);
     (major, minor)
 }
 
 /// The sysfs directory of a block device or partition.
-pub(crate) fn sysfs_dir(dev: u64) -> PathBuf {
+pub fn sysfs_dir(dev: u64) -> PathBuf {
     let (ma, mi) = dev_major_minor(dev);
     PathBuf::from(format!("/sys/dev/block/{ma}:{mi}"))
 }

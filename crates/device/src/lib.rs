@@ -20,7 +20,7 @@ mod sim;
 
 pub use align::AlignedBuf;
 pub use fault::{FaultConfig, FaultStats, FaultyDevice, SECTOR_SIZE};
-pub use file::{FileDevice, FileOptions, IoEngine, TargetKind};
+pub use file::{dev_major_minor, sysfs_dir, FileDevice, FileOptions, IoEngine, TargetKind};
 pub use mem::MemDevice;
 pub use safety::{safety_check, signatures, SafetyIssue, SafetyReport};
 pub use sim::{SimConfig, SimDevice, SimMode};

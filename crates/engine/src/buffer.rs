@@ -11,7 +11,7 @@
 use crate::error::{corrupt, EngineError, Pid, Result};
 use crate::page::{self, PAGE_SIZE};
 use crate::stats::Counters;
-use crate::store::{PageStore, WriteKind};
+use crate::store::{PageCache, PageStore, WriteKind};
 use crate::wal::Wal;
 use parking_lot::{Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
@@ -364,5 +364,28 @@ impl BufferPool {
             .iter()
             .filter(|f| f.dirty.load(Ordering::Relaxed))
             .count()
+    }
+}
+
+impl PageCache for BufferPool {
+    /// Never blocks: a frame latched exclusively (being loaded, modified or evicted) is
+    /// reported as a miss.
+    fn copy_if_clean(&self, pid: Pid, buf: &mut [u8]) -> bool {
+        if pid >= self.map.len() as u64 {
+            return false;
+        }
+        let idx = self.map[pid as usize].load(Ordering::Acquire);
+        if idx == NONE {
+            return false;
+        }
+        let f = &self.frames[idx as usize];
+        let Some(g) = f.latch.try_read() else {
+            return false;
+        };
+        if g.pid != pid || f.dirty.load(Ordering::Acquire) || page::kind(&g.page) == 0 {
+            return false;
+        }
+        buf.copy_from_slice(&g.page);
+        true
     }
 }

@@ -35,6 +35,10 @@ pub struct StoreContext {
     pub counters: Arc<Counters>,
     /// What the store's `checkpoint_metadata` returned at the last checkpoint (empty at create).
     pub metadata: Vec<u8>,
+    /// With a separate log device: that device and its first block free for the store's
+    /// own metadata (after the superblocks and the WAL region), so the main device holds
+    /// nothing but pages.
+    pub meta_device: Option<(Arc<dyn BlockDevice>, u64)>,
 }
 
 /// Builds the page store of an engine.
@@ -138,13 +142,16 @@ struct Pass {
 /// Dropping it without `close()` is like a crash (nothing is flushed).
 pub struct Engine {
     dev: Arc<dyn BlockDevice>,
+    /// Where the WAL lives: `dev` itself, or a separate device.
+    wal_dev: Arc<dyn BlockDevice>,
+    wal_separate: bool,
     cfg: Config,
     layout: Layout,
     wal_limit: u64,
     salt: u32,
     store: Arc<dyn PageStore>,
     wal: Arc<Wal>,
-    pool: BufferPool,
+    pool: Arc<BufferPool>,
     tree: TreeLock,
     ckpt: Mutex<CkptState>,
     /// A checkpoint pass is in progress (lets the write fast path skip the lock otherwise).
@@ -193,7 +200,19 @@ impl Engine {
         cfg: Config,
         build: &StoreBuilder,
     ) -> Result<Engine> {
-        let dev: Arc<dyn BlockDevice> = Arc::new(dev);
+        Self::create_with_wal(Arc::new(dev), None, cfg, build)
+    }
+
+    /// `create_with_store` with the WAL on a separate device (`wal_dev`, from block 0), as in
+    /// how-to-write-to-ssds.md (Figure 1: the device under test holds only pages).
+    pub fn create_with_wal(
+        dev: Arc<dyn BlockDevice>,
+        wal_dev: Option<Arc<dyn BlockDevice>>,
+        cfg: Config,
+        build: &StoreBuilder,
+    ) -> Result<Engine> {
+        let wal_separate = wal_dev.is_some();
+        let wal_dev = wal_dev.unwrap_or_else(|| dev.clone());
         let limit = cfg.wal_limit();
         if cfg.pool_bytes < 64 * BS || limit < 16 * BS || cfg.dw_pages == 0 {
             return Err(EngineError::Config(
@@ -206,8 +225,25 @@ impl Engine {
             .div_ceil(BS)
             * BS;
         let blocks = dev.geometry().capacity / BS;
-        let wal_start = 2 + cfg.dw_pages;
-        let data_start = wal_start + region / BS;
+        let (wal_start, data_start) = if wal_separate {
+            if region > wal_dev.geometry().capacity {
+                return Err(EngineError::Config(format!(
+                    "WAL device too small: {} bytes, need {region}",
+                    wal_dev.geometry().capacity
+                )));
+            }
+            if region + 2 * BS > wal_dev.geometry().capacity {
+                return Err(EngineError::Config(format!(
+                    "WAL device too small: {} bytes, need {}",
+                    wal_dev.geometry().capacity,
+                    region + 2 * BS
+                )));
+            }
+            // Log device: superblock copies at blocks 0-1, then the WAL region.
+            (2, 2 + cfg.dw_pages)
+        } else {
+            (2 + cfg.dw_pages, 2 + cfg.dw_pages + region / BS)
+        };
         if data_start + 16 > blocks {
             return Err(EngineError::Config(format!(
                 "device too small: {blocks} blocks, need > {}",
@@ -229,6 +265,8 @@ impl Engine {
             doublewrite: cfg.doublewrite,
             counters: counters.clone(),
             metadata: Vec::new(),
+            meta_device: wal_separate
+                .then(|| (wal_dev.clone(), layout.wal_start + layout.wal_blocks)),
         })?;
         // Empty root leaf at pid 0 (no log needed: it is in the first checkpoint).
         let mut root = vec![0u8; PAGE_SIZE];
@@ -245,34 +283,40 @@ impl Engine {
             layout,
             doublewrite: cfg.doublewrite,
             clean: true,
+            wal_separate,
             redo_lsn: start_lsn,
             root: 0,
             next_pid: 1,
             wal_salt: salt,
-            store_meta: Vec::new(),
+            store_meta: store.checkpoint()?,
         };
         dev.flush()?;
-        sb.write(&*dev)?;
+        wal_dev.flush()?;
+        sb.write(&*wal_dev)?;
         sb.seq = 2;
-        sb.write(&*dev)?;
+        sb.write(&*wal_dev)?;
         let wal = Arc::new(Wal::new(
-            dev.clone(),
+            wal_dev.clone(),
             layout.wal_start,
             layout.wal_blocks,
             salt,
             start_lsn,
             counters.clone(),
         ));
-        let pool = BufferPool::new(
+        let pool = Arc::new(BufferPool::new(
             Self::frames(&cfg),
             layout.data_pages,
             store.clone(),
             wal.clone(),
             counters.clone(),
-        );
+        ));
+        let cache: Arc<dyn crate::store::PageCache> = pool.clone();
+        store.attach_cache(Arc::downgrade(&cache));
         Ok(Engine {
             wal_limit: Self::effective_limit(limit, region),
             dev,
+            wal_dev,
+            wal_separate,
             cfg,
             layout,
             salt,
@@ -312,8 +356,23 @@ impl Engine {
         cfg: Config,
         build: &StoreBuilder,
     ) -> Result<Engine> {
-        let dev: Arc<dyn BlockDevice> = Arc::new(dev);
-        let sb = Superblock::read(&*dev)?;
+        Self::open_with_wal(Arc::new(dev), None, cfg, build)
+    }
+
+    /// `open_with_store` for a database created by [`create_with_wal`](Self::create_with_wal).
+    pub fn open_with_wal(
+        dev: Arc<dyn BlockDevice>,
+        wal_dev: Option<Arc<dyn BlockDevice>>,
+        cfg: Config,
+        build: &StoreBuilder,
+    ) -> Result<Engine> {
+        let sb = Superblock::read(
+            &**wal_dev.as_ref().unwrap_or(&dev),
+            dev.geometry().capacity,
+            wal_dev.as_ref().map(|w| w.geometry().capacity),
+        )?;
+        let wal_separate = sb.wal_separate;
+        let wal_dev = wal_dev.unwrap_or_else(|| dev.clone());
         let layout = sb.layout;
         let counters = Arc::new(Counters::default());
         let store = build(StoreContext {
@@ -322,12 +381,14 @@ impl Engine {
             doublewrite: cfg.doublewrite,
             counters: counters.clone(),
             metadata: sb.store_meta.clone(),
+            meta_device: wal_separate
+                .then(|| (wal_dev.clone(), layout.wal_start + layout.wal_blocks)),
         })?;
         let pages_repaired = store.recover()?;
 
         // Pass 1: find the end of the log.
         let mut sc = WalScanner::new(
-            &*dev,
+            &*wal_dev,
             layout.wal_start,
             layout.wal_blocks,
             sb.wal_salt,
@@ -354,24 +415,28 @@ impl Engine {
         let new_lsn = (sb.redo_lsn + region) / BS * BS + BS;
         let salt = sb.wal_salt.wrapping_add(1);
         let wal = Arc::new(Wal::new(
-            dev.clone(),
+            wal_dev.clone(),
             layout.wal_start,
             layout.wal_blocks,
             salt,
             new_lsn,
             counters.clone(),
         ));
-        let pool = BufferPool::new(
+        let pool = Arc::new(BufferPool::new(
             Self::frames(&cfg),
             layout.data_pages,
             store.clone(),
             wal.clone(),
             counters.clone(),
-        );
+        ));
+        let cache: Arc<dyn crate::store::PageCache> = pool.clone();
+        store.attach_cache(Arc::downgrade(&cache));
         let limit = cfg.wal_limit();
         let mut eng = Engine {
             wal_limit: Self::effective_limit(limit, region),
             dev: dev.clone(),
+            wal_dev: wal_dev.clone(),
+            wal_separate,
             cfg,
             layout,
             salt,
@@ -398,7 +463,7 @@ impl Engine {
         let mut replayed = 0;
         let mut skipped = 0;
         let mut sc = WalScanner::new(
-            &*dev,
+            &*wal_dev,
             layout.wal_start,
             layout.wal_blocks,
             sb.wal_salt,
@@ -521,6 +586,10 @@ impl Engine {
     }
     pub fn device(&self) -> &Arc<dyn BlockDevice> {
         &self.dev
+    }
+    /// The device holding the WAL (the main device unless created with a separate one).
+    pub fn wal_device(&self) -> &Arc<dyn BlockDevice> {
+        &self.wal_dev
     }
 
     fn check_open(&self) -> Result<()> {
@@ -748,7 +817,7 @@ impl Engine {
         }
         // Worst case: every level splits plus a new root.
         let pages_needed = 2 * t.height as u64 + 1;
-        if t.next_pid + pages_needed > self.layout.data_pages {
+        if t.next_pid + pages_needed > self.store.capacity_pages() {
             return Err(EngineError::Full(format!(
                 "data region full ({} pages)",
                 self.layout.data_pages
@@ -951,13 +1020,15 @@ impl Engine {
             layout: self.layout,
             doublewrite: self.cfg.doublewrite,
             clean,
+            wal_separate: self.wal_separate,
             redo_lsn: begin,
             root,
             next_pid,
             wal_salt: self.salt,
-            store_meta: self.store.checkpoint_metadata(),
+            store_meta: self.store.checkpoint()?,
         };
-        sb.write(&*self.dev)?;
+        // The superblock lives on the log device when there is one.
+        sb.write(&*self.wal_dev)?;
         c.seq += 1;
         c.pass = None;
         self.ckpt_active.store(false, Ordering::Relaxed);

@@ -18,6 +18,7 @@ mod buffer;
 mod engine;
 mod error;
 pub mod keys;
+pub mod oop;
 pub mod page;
 mod stats;
 mod store;
@@ -29,8 +30,9 @@ pub use engine::{
     in_place_store, Config, Durability, Engine, RecoveryReport, StoreBuilder, StoreContext,
 };
 pub use error::{EngineError, Pid, Result};
+pub use oop::{out_of_place_store, Compression, OopConfig, OutOfPlaceStore};
 pub use page::PAGE_SIZE;
 pub use stats::{Counters, Stats, Striped};
-pub use store::{InPlaceStore, PageStore, WriteKind};
+pub use store::{InPlaceStore, PageCache, PageStore, WriteKind};
 pub use superblock::Layout;
 pub use wal::WalStop;

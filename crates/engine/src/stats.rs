@@ -42,6 +42,21 @@ pub struct Counters {
     pub checkpoint_page_writes: AtomicU64,
     pub doublewrite_page_writes: AtomicU64,
     pub gc_page_writes: AtomicU64,
+    /// NoWA compensation page writes (out-of-place only).
+    pub compensation_page_writes: AtomicU64,
+    /// Device bytes the store wrote for user (eviction + checkpoint) pages: 4096 per page
+    /// in place; the packed, compressed slots (+ zone headers) out of place.
+    pub user_store_bytes: AtomicU64,
+    /// Device bytes written by DB GC / compensation writes (out-of-place).
+    pub gc_store_bytes: AtomicU64,
+    pub compensation_store_bytes: AtomicU64,
+    /// Mapping-table snapshots (out-of-place checkpoints); not part of DB WAF.
+    pub meta_store_bytes: AtomicU64,
+    /// Pages GC had to read from the device / found in the buffer pool.
+    pub gc_page_reads: AtomicU64,
+    pub gc_pool_hits: AtomicU64,
+    /// Zones erased (trimmed / reset) by DB GC.
+    pub zones_reclaimed: AtomicU64,
     pub wal_record_bytes: AtomicU64,
     pub wal_device_bytes: AtomicU64,
     pub wal_flushes: AtomicU64,
@@ -75,6 +90,18 @@ pub struct Stats {
     pub doublewrite_page_writes: u64,
     /// Pages rewritten by DB garbage collection (always 0 for the in-place path).
     pub gc_page_writes: u64,
+    /// Pages rewritten by NoWA compensation writes.
+    pub compensation_page_writes: u64,
+    /// Device bytes written for user pages (compressed and packed out of place).
+    pub user_store_bytes: u64,
+    /// Device bytes written for doublewrite copies.
+    pub doublewrite_bytes: u64,
+    pub gc_store_bytes: u64,
+    pub compensation_store_bytes: u64,
+    pub meta_store_bytes: u64,
+    pub gc_page_reads: u64,
+    pub gc_pool_hits: u64,
+    pub zones_reclaimed: u64,
     /// WAL record bytes appended.
     pub wal_record_bytes: u64,
     /// WAL bytes written to the device (4 KiB blocks; a partial tail block is rewritten).
@@ -92,10 +119,13 @@ pub struct Stats {
     pub gets: u64,
     /// (eviction + checkpoint) page bytes.
     pub user_page_bytes: u64,
-    /// user + doublewrite + gc page bytes.
+    /// Device bytes of data pages the DB issued: user + doublewrite + gc + compensation
+    /// store bytes (in place: (user + doublewrite) pages x 4096).
     pub db_page_bytes: u64,
     /// DB WAF = db_page_bytes / user_page_bytes (1.0 when nothing was written).
     pub db_waf: f64,
+    /// user_store_bytes / user_page_bytes: what compression + packing leave (1.0 in place).
+    pub compression_ratio: f64,
     pub hit_ratio: f64,
 }
 
@@ -108,6 +138,14 @@ impl Counters {
             checkpoint_page_writes: l(&self.checkpoint_page_writes),
             doublewrite_page_writes: l(&self.doublewrite_page_writes),
             gc_page_writes: l(&self.gc_page_writes),
+            compensation_page_writes: l(&self.compensation_page_writes),
+            user_store_bytes: l(&self.user_store_bytes),
+            gc_store_bytes: l(&self.gc_store_bytes),
+            compensation_store_bytes: l(&self.compensation_store_bytes),
+            meta_store_bytes: l(&self.meta_store_bytes),
+            gc_page_reads: l(&self.gc_page_reads),
+            gc_pool_hits: l(&self.gc_pool_hits),
+            zones_reclaimed: l(&self.zones_reclaimed),
             wal_record_bytes: l(&self.wal_record_bytes),
             wal_device_bytes: l(&self.wal_device_bytes),
             wal_flushes: l(&self.wal_flushes),
@@ -123,8 +161,16 @@ impl Counters {
             ..Default::default()
         };
         s.user_page_bytes = (s.eviction_page_writes + s.checkpoint_page_writes) * page_size;
-        s.db_page_bytes =
-            s.user_page_bytes + (s.doublewrite_page_writes + s.gc_page_writes) * page_size;
+        s.doublewrite_bytes = s.doublewrite_page_writes * page_size;
+        s.db_page_bytes = s.user_store_bytes
+            + s.doublewrite_bytes
+            + s.gc_store_bytes
+            + s.compensation_store_bytes;
+        s.compression_ratio = if s.user_page_bytes == 0 {
+            1.0
+        } else {
+            s.user_store_bytes as f64 / s.user_page_bytes as f64
+        };
         s.db_waf = if s.user_page_bytes == 0 {
             1.0
         } else {

@@ -17,6 +17,8 @@ pub enum WriteKind {
     Checkpoint,
     /// DB garbage collection (out-of-place path only).
     Gc,
+    /// NoWA compensation write (out-of-place path only).
+    Compensation,
 }
 
 /// Write path for data pages.
@@ -35,6 +37,22 @@ pub trait PageStore: Send + Sync {
     fn checkpoint_metadata(&self) -> Vec<u8> {
         Vec::new()
     }
+    /// Called by a checkpoint right before the superblock write: persist whatever the store
+    /// needs (out of place: the mapping-table snapshot) and return the metadata for the
+    /// superblock. Default: [`checkpoint_metadata`](Self::checkpoint_metadata).
+    fn checkpoint(&self) -> Result<Vec<u8>> {
+        Ok(self.checkpoint_metadata())
+    }
+    /// Give the store a way to look into the buffer pool (GC uses clean cached pages
+    /// instead of reading them). Default: ignored.
+    fn attach_cache(&self, _cache: std::sync::Weak<dyn PageCache>) {}
+}
+
+/// Read-only view of the buffer pool for the store's GC ("sharing the buffer pool").
+pub trait PageCache: Send + Sync {
+    /// Copy the cached image of `pid` into `buf` if it is in the pool and clean (its image
+    /// equals the durable one). Never loads or evicts.
+    fn copy_if_clean(&self, pid: Pid, buf: &mut [u8]) -> bool;
 }
 
 /// In-place writes: pid p lives at block `data_start + p`. With doublewrite on, each batch is
@@ -75,8 +93,15 @@ impl InPlaceStore {
             WriteKind::Eviction => &self.counters.eviction_page_writes,
             WriteKind::Checkpoint => &self.counters.checkpoint_page_writes,
             WriteKind::Gc => &self.counters.gc_page_writes,
+            WriteKind::Compensation => &self.counters.compensation_page_writes,
         };
         Counters::add(c, n);
+        let b = match kind {
+            WriteKind::Eviction | WriteKind::Checkpoint => &self.counters.user_store_bytes,
+            WriteKind::Gc => &self.counters.gc_store_bytes,
+            WriteKind::Compensation => &self.counters.compensation_store_bytes,
+        };
+        Counters::add(b, n * PAGE_SIZE as u64);
     }
 }
 

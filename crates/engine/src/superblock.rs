@@ -50,6 +50,8 @@ pub struct Superblock {
     pub layout: Layout,
     pub doublewrite: bool,
     pub clean: bool,
+    /// The WAL region lives on a separate device (wal_start/wal_blocks refer to it).
+    pub wal_separate: bool,
     pub redo_lsn: u64,
     pub root: u64,
     pub next_pid: u64,
@@ -87,6 +89,7 @@ impl Superblock {
         }
         p[72] = self.doublewrite as u8;
         p[73] = self.clean as u8;
+        p[74] = self.wal_separate as u8;
         p[104..108].copy_from_slice(&self.wal_salt.to_le_bytes());
         let m = self.store_meta.len().min(MAX_META);
         p[108..112].copy_from_slice(&(m as u32).to_le_bytes());
@@ -125,6 +128,7 @@ impl Superblock {
             },
             doublewrite: p[72] != 0,
             clean: p[73] != 0,
+            wal_separate: p[74] != 0,
             redo_lsn: r64(p, 80),
             root: r64(p, 88),
             next_pid: r64(p, 96),
@@ -149,7 +153,13 @@ impl Superblock {
     }
 
     /// Read both copies; the valid one with the highest seq wins.
-    pub fn read(dev: &dyn BlockDevice) -> Result<Superblock> {
+    /// Read from `dev` (the log device when the WAL is separate, else the main device).
+    /// `main_capacity`: the main device; `wal_capacity`: the separate WAL device, if given.
+    pub fn read(
+        dev: &dyn BlockDevice,
+        main_capacity: u64,
+        wal_capacity: Option<u64>,
+    ) -> Result<Superblock> {
         let mut best: Option<Superblock> = None;
         let mut errs = Vec::new();
         for b in 0..2u64 {
@@ -165,22 +175,50 @@ impl Superblock {
             }
         }
         let sb = best.ok_or_else(|| EngineError::Superblock(errs.join("; ")))?;
-        sb.check(dev.geometry().capacity)?;
+        match (sb.wal_separate, wal_capacity) {
+            (true, None) => {
+                return Err(EngineError::Config(
+                    "this database keeps its WAL on a separate device: open it with that device"
+                        .into(),
+                ))
+            }
+            (false, Some(_)) => {
+                return Err(EngineError::Config(
+                    "this database keeps its WAL on the main device, but a WAL device was given"
+                        .into(),
+                ))
+            }
+            _ => {}
+        }
+        sb.check(main_capacity, wal_capacity)?;
         Ok(sb)
     }
 
     /// Layout sanity against the device, so later arithmetic cannot go out of range.
-    fn check(&self, capacity: u64) -> Result<()> {
+    fn check(&self, capacity: u64, wal_capacity: Option<u64>) -> Result<()> {
         let l = &self.layout;
         let blocks = capacity / PAGE_SIZE as u64;
+        let wal_ok = match wal_capacity {
+            None => {
+                l.dw_start
+                    .checked_add(l.dw_pages)
+                    .is_some_and(|e| e <= l.wal_start)
+                    && l.wal_start
+                        .checked_add(l.wal_blocks)
+                        .is_some_and(|e| e <= l.data_start)
+            }
+            Some(c) => {
+                l.dw_start
+                    .checked_add(l.dw_pages)
+                    .is_some_and(|e| e <= l.data_start)
+                    && l.wal_start
+                        .checked_add(l.wal_blocks)
+                        .is_some_and(|e| e <= c / PAGE_SIZE as u64)
+            }
+        };
         let ok = l.dw_start >= 2
-            && l.dw_start
-                .checked_add(l.dw_pages)
-                .is_some_and(|e| e <= l.wal_start)
+            && wal_ok
             && l.wal_blocks >= 2
-            && l.wal_start
-                .checked_add(l.wal_blocks)
-                .is_some_and(|e| e <= l.data_start)
             && l.data_start
                 .checked_add(l.data_pages)
                 .is_some_and(|e| e <= blocks)

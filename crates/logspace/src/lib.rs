@@ -304,6 +304,19 @@ impl Space {
     }
 
     /// The unit's data is gone (GC moved it out, or the host reset it): erase it and free it.
+    /// Take a specific sealed unit into GC (the caller chose the victim, e.g. NoWA's group
+    /// GC in the engine). The policy forgets it; the victim histogram records it.
+    pub fn take_victim(&mut self, u: UnitId) -> Result<(), SpaceError> {
+        if self.state[u as usize] != UnitState::Sealed {
+            return Err(SpaceError::NoVictim);
+        }
+        let (view, policy) = self.split();
+        policy.on_remove(u, &view);
+        self.state[u as usize] = UnitState::InGc;
+        self.victims.record(self.valid[u as usize], self.capacity);
+        Ok(())
+    }
+
     pub fn erase(&mut self, u: UnitId) {
         let st = self.state[u as usize];
         if st == UnitState::Sealed {
@@ -365,5 +378,27 @@ mod tests {
     fn no_victim_when_nothing_sealed() {
         let mut s = Space::new(2, 10, Box::new(Greedy::default()));
         assert_eq!(s.pick_victim(), Err(SpaceError::NoVictim));
+    }
+
+    #[test]
+    fn take_victim_removes_the_unit_from_the_policy() {
+        let mut s = Space::new(4, 10, Box::new(Greedy::default()));
+        for _ in 0..3 {
+            let u = s.open_unit(0).unwrap();
+            s.add_valid(u, 5);
+            s.seal(u);
+        }
+        // Units 0..3 sealed with 5 valid each (open_unit pops from the end: 0, 1, 2).
+        s.take_victim(1).unwrap();
+        assert_eq!(s.state(1), UnitState::InGc);
+        assert!(s.take_victim(1).is_err(), "already in GC");
+        assert!(s.take_victim(3).is_err(), "free unit");
+        s.sub_valid(1, 5);
+        s.erase(1);
+        let a = s.pick_victim().unwrap();
+        let b = s.pick_victim().unwrap();
+        assert!(a != 1 && b != 1 && a != b);
+        assert!(s.pick_victim().is_err());
+        s.check_invariants();
     }
 }

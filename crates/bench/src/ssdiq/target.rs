@@ -118,9 +118,7 @@ pub struct Safety {
 
 /// The whole disk (sysfs directory) a device number belongs to.
 fn whole_disk_of(dev: u64) -> Option<PathBuf> {
-    let major = ((dev >> 32) & 0xffff_f000) | ((dev >> 8) & 0xfff);
-    let minor = ((dev >> 12) & 0xffff_ff00) | (dev & 0xff);
-    let p = std::fs::canonicalize(format!("/sys/dev/block/{major}:{minor}")).ok()?;
+    let p = std::fs::canonicalize(nowa_device::sysfs_dir(dev)).ok()?;
     Some(if p.join("partition").exists() {
         p.parent()?.to_path_buf()
     } else {
@@ -173,7 +171,11 @@ pub fn check_safety(path: &Path) -> anyhow::Result<Safety> {
     if system {
         issues.push(SYSTEM.into());
     }
-    Ok(Safety { kind: rep.kind, canonical: rep.path, issues })
+    Ok(Safety {
+        kind: rep.kind,
+        canonical: rep.path,
+        issues,
+    })
 }
 
 /// Decides whether writing to `path` is allowed. Rules:
@@ -292,7 +294,8 @@ struct NvmeAdminCmd {
 }
 
 /// `_IOWR('N', 0x41, struct nvme_admin_cmd)`.
-const NVME_IOCTL_ADMIN_CMD: u64 = (3 << 30) | ((std::mem::size_of::<NvmeAdminCmd>() as u64) << 16) | ((b'N' as u64) << 8) | 0x41;
+const NVME_IOCTL_ADMIN_CMD: u64 =
+    (3 << 30) | ((std::mem::size_of::<NvmeAdminCmd>() as u64) << 16) | ((b'N' as u64) << 8) | 0x41;
 
 /// NVMe Get Log Page (admin opcode 0x02) of 512 bytes for log `lid`, through the admin ioctl.
 fn nvme_get_log(fd: i32, lid: u8) -> Option<[u8; 512]> {
@@ -325,7 +328,10 @@ pub fn parse_nvme_log_pages(smart: &[u8; 512], ocp: &[u8; 512]) -> Option<MediaC
     let le128 = |b: &[u8]| u128::from_le_bytes(b[..16].try_into().expect("16 bytes"));
     let host_units = le128(&smart[48..64]);
     let media = le128(&ocp[0..16]);
-    Some(MediaCounters { host_bytes: (host_units * 512_000) as u64, media_bytes: media as u64 })
+    Some(MediaCounters {
+        host_bytes: (host_units * 512_000) as u64,
+        media_bytes: media as u64,
+    })
 }
 
 fn nvme_counters_ioctl(fd: i32) -> Option<MediaCounters> {
@@ -414,7 +420,8 @@ impl Target {
         let mut counters = None;
         if nvme {
             if nvme_counters_ioctl(file.as_raw_fd()).is_some() {
-                counters = Some("OCP extended SMART log (0xC0) + SMART log, NVMe admin ioctl".to_string());
+                counters =
+                    Some("OCP extended SMART log (0xC0) + SMART log, NVMe admin ioctl".to_string());
             } else if nvme_counters(path).is_some() {
                 counters = Some("OCP extended SMART log + SMART log (nvme-cli)".to_string());
             } else {
@@ -552,7 +559,9 @@ impl Target {
     /// Host and media bytes written, if the device exposes them.
     pub fn counters(&mut self) -> Option<MediaCounters> {
         match self {
-            Target::Real(r) if r.nvme => nvme_counters_ioctl(r.file.as_raw_fd()).or_else(|| nvme_counters(r.dev.path())),
+            Target::Real(r) if r.nvme => {
+                nvme_counters_ioctl(r.file.as_raw_fd()).or_else(|| nvme_counters(r.dev.path()))
+            }
             Target::Real(_) => None,
             Target::Sim(s) => {
                 let c = s.counters();
@@ -594,9 +603,15 @@ mod tests {
         let mut smart = [0u8; 512];
         smart[48..64].copy_from_slice(&2000u128.to_le_bytes());
         let mut ocp = [0u8; 512];
-        assert!(parse_nvme_log_pages(&smart, &ocp).is_none(), "all-zero OCP page = not supported");
+        assert!(
+            parse_nvme_log_pages(&smart, &ocp).is_none(),
+            "all-zero OCP page = not supported"
+        );
         ocp[0..16].copy_from_slice(&3_072_000_000u128.to_le_bytes());
         let c = parse_nvme_log_pages(&smart, &ocp).unwrap();
-        assert_eq!((c.host_bytes, c.media_bytes), (1_024_000_000, 3_072_000_000));
+        assert_eq!(
+            (c.host_bytes, c.media_bytes),
+            (1_024_000_000, 3_072_000_000)
+        );
     }
 }
