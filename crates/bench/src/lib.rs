@@ -5,9 +5,11 @@
 //! - [`ycsb`]: `nowa ycsb` — YCSB on the engine with the write drill-down (DB / SSD WAF).
 //! - [`table1`]: `nowa table1` — Table 1 of how-to-write-to-ssds.md, row by row.
 //! - [`gcunit`]: infer an SSD's GC unit with the ZNS-like zone-size sweep (how-to-write 5.3).
+//! - [`paced`]: a wrapper that makes a simulated SSD I/O-bound (media bandwidth timeline).
 //! - [`plot`]: line and bar charts (PNG/SVG, embedded font, no system libraries).
 
 pub mod gcunit;
+pub mod paced;
 pub mod plot;
 pub mod sim;
 pub mod ssdiq;

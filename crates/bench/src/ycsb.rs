@@ -122,7 +122,10 @@ pub enum WritePath {
 /// Create the engine of `spec` on `dev` (formats the device).
 pub fn create_engine(dev: Device, spec: &YcsbSpec) -> Result<Engine, YcsbError> {
     let wal: Option<Device> = if spec.separate_wal {
-        let limit = spec.engine.wal_limit_bytes.unwrap_or(spec.engine.pool_bytes);
+        let limit = spec
+            .engine
+            .wal_limit_bytes
+            .unwrap_or(spec.engine.pool_bytes);
         let region = spec
             .engine
             .wal_region_bytes
@@ -136,12 +139,9 @@ pub fn create_engine(dev: Device, spec: &YcsbSpec) -> Result<Engine, YcsbError> 
         None
     };
     Ok(match &spec.store {
-        WritePath::InPlace => Engine::create_with_wal(
-            dev,
-            wal,
-            spec.engine.clone(),
-            &nowa_engine::in_place_store,
-        )?,
+        WritePath::InPlace => {
+            Engine::create_with_wal(dev, wal, spec.engine.clone(), &nowa_engine::in_place_store)?
+        }
         WritePath::OutOfPlace(o) => Engine::create_with_wal(
             dev,
             wal,

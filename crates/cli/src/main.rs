@@ -39,7 +39,10 @@ fn main() {
         Err(e) if e.use_stderr() => {
             // Bad flags: one line (clap's first), exit 2. The usage text is a --help away.
             let text = e.render().to_string();
-            let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("error: invalid arguments");
+            let first = text
+                .lines()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("error: invalid arguments");
             eprintln!("nowa: {first} (see --help)");
             std::process::exit(2);
         }

@@ -162,7 +162,7 @@ pub fn parse_size(s: &str) -> Result<u64> {
         }
     };
     let bytes = v * mult as f64;
-    if !(bytes >= 1.0) || !bytes.is_finite() {
+    if bytes.is_nan() || bytes < 1.0 || !bytes.is_finite() {
         return Err(usage(format!("size must be > 0, got '{s}'")));
     }
     Ok(bytes as u64)

@@ -22,6 +22,12 @@ pub struct Table1Args {
     /// Zones appended concurrently in the out-of-place rows.
     #[arg(long)]
     open_zones: Option<u32>,
+    /// Do not pace the simulated SSD: OPS then measure the simulator's CPU cost only.
+    #[arg(long)]
+    cpu_bound: bool,
+    /// Media write bandwidth of the paced SSD (bytes/s, e.g. 1e9).
+    #[arg(long)]
+    media_bandwidth: Option<f64>,
     #[arg(long, default_value_t = 42)]
     seed: u64,
     /// Output directory for table1.csv, table1.json and table1.svg (none: print only).
@@ -45,7 +51,7 @@ pub fn run(a: Table1Args) -> Result<()> {
         spec.records = r;
     }
     if let Some(d) = a.device_writes {
-        if !(d > 0.0) {
+        if d.is_nan() || d <= 0.0 {
             return Err(crate::usage("--device-writes must be > 0"));
         }
         spec.device_writes = d;
@@ -57,6 +63,13 @@ pub fn run(a: Table1Args) -> Result<()> {
         spec.open_zones = z.max(1);
     }
     spec.seed = a.seed;
+    spec.paced = !a.cpu_bound;
+    if let Some(b) = a.media_bandwidth {
+        if b.is_nan() || b < 1e6 {
+            return Err(crate::usage("--media-bandwidth must be >= 1e6 bytes/s"));
+        }
+        spec.media_bytes_per_sec = b;
+    }
     eprintln!(
         "nowa table1: {} records, {}x device writes per row, seed {}",
         spec.records, spec.device_writes, spec.seed

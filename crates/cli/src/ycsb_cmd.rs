@@ -95,9 +95,12 @@ pub struct YcsbArgs {
     /// Out of place: zones appended concurrently (the active group).
     #[arg(long, default_value_t = 4)]
     open_zones: u32,
-    /// Out of place: NoWA rule 1 (open new zones only when the whole active group is full).
+    /// Out of place: NoWA (active groups, group GC with compensation writes).
     #[arg(long)]
     nowa: bool,
+    /// Out of place: GDT (deathtime-grouped placement and GC, write history in page headers).
+    #[arg(long)]
+    gdt: bool,
     /// Keep the WAL on a separate in-memory device (the paper's setup): the device under
     /// test then holds only pages, and its SSD WAF excludes the WAL.
     #[arg(long)]
@@ -108,11 +111,7 @@ pub struct YcsbArgs {
 }
 
 /// Resolve `--zone-size` (shared with `nowa table1`).
-pub fn resolve_zone_size(
-    arg: &str,
-    dev: &dyn BlockDevice,
-    sim: Option<&SimConfig>,
-) -> Result<u64> {
+pub fn resolve_zone_size(arg: &str, dev: &dyn BlockDevice, sim: Option<&SimConfig>) -> Result<u64> {
     let g = dev.geometry();
     match arg {
         "auto" => g.reclaim_unit_size.or(g.zone_size).ok_or_else(|| {
@@ -125,12 +124,17 @@ pub fn resolve_zone_size(
                 max_zone: (g.capacity / 8).next_power_of_two() / 2,
                 ..Default::default()
             };
-            let mut fresh = || -> std::result::Result<Box<dyn BlockDevice>, nowa_bench::gcunit::InferError> {
-                Ok(Box::new(SimDevice::new(sim.clone())?))
-            };
+            let mut fresh =
+                || -> std::result::Result<Box<dyn BlockDevice>, nowa_bench::gcunit::InferError> {
+                    Ok(Box::new(SimDevice::new(sim.clone())?))
+                };
             let r = nowa_bench::gcunit::infer(&mut fresh, &spec, &mut |_| {})?;
-            r.gc_unit_bytes
-                .ok_or_else(|| anyhow::anyhow!("GC unit inference found no zone size with WAF <= {}", r.threshold))
+            r.gc_unit_bytes.ok_or_else(|| {
+                anyhow::anyhow!(
+                    "GC unit inference found no zone size with WAF <= {}",
+                    r.threshold
+                )
+            })
         }
         s => parse_size(s),
     }
@@ -169,7 +173,7 @@ pub fn run(a: YcsbArgs) -> Result<()> {
             a.dataset_fill
         )));
     }
-    if !(a.interval > 0.0) {
+    if a.interval.is_nan() || a.interval <= 0.0 {
         return Err(usage("--interval must be > 0"));
     }
     let mix: Mix = a.workload.parse().map_err(usage)?;
@@ -256,6 +260,7 @@ pub fn run(a: YcsbArgs) -> Result<()> {
             open_zones: a.open_zones,
             compression: a.compression.parse::<Compression>().map_err(usage)?,
             nowa: a.nowa,
+            gdt: a.gdt,
             seed: a.seed,
             ..OopConfig::default()
         }),

@@ -66,7 +66,11 @@ fn bad_flags_exit_2_with_one_line() {
         let o = nowa(args);
         assert_eq!(o.status.code(), Some(2), "{args:?}");
         let e = stderr(&o);
-        assert_eq!(e.trim_end().lines().count(), 1, "{args:?}: not one line:\n{e}");
+        assert_eq!(
+            e.trim_end().lines().count(),
+            1,
+            "{args:?}: not one line:\n{e}"
+        );
         assert!(e.starts_with("nowa: error: "), "{args:?}: {e}");
     }
 }

@@ -274,8 +274,10 @@ impl Engine {
         page::seal(&mut root);
         store.write_pages(&[(0, &root)], WriteKind::Checkpoint)?;
         // Clear the doublewrite area so slots of an older database on this device are ignored.
-        let zero = vec![0u8; (layout.dw_pages * BS) as usize];
-        dev.write_at(layout.dw_start * BS, &zero)?;
+        if store.uses_doublewrite_area() {
+            let zero = vec![0u8; (layout.dw_pages * BS) as usize];
+            dev.write_at(layout.dw_start * BS, &zero)?;
+        }
         let salt: u32 = rand::random();
         let start_lsn = BS;
         let mut sb = Superblock {

@@ -71,8 +71,11 @@ pub struct OopConfig {
     pub zstd_level: i32,
     /// Foreground GC runs when fewer than this many zones are free (>= 2).
     pub gc_reserve_zones: u32,
-    /// NoWA rule 1: open new zones only when every zone of the active group is full.
+    /// NoWA: active groups, group GC with compensation writes.
     pub nowa: bool,
+    /// GDT (section 4.2): write history in the page header, EDT-grouped placement into the
+    /// open zone with the closest average EDT, GC relocating in descending EDT order.
+    pub gdt: bool,
     /// Use FDP placement hints when the device has reclaim-unit handles.
     pub fdp_hints: bool,
     pub seed: u64,
@@ -87,6 +90,7 @@ impl Default for OopConfig {
             zstd_level: 1,
             gc_reserve_zones: 3,
             nowa: false,
+            gdt: false,
             fdp_hints: true,
             seed: 1,
         }
@@ -142,6 +146,11 @@ struct State {
     /// zone headers.
     zone_group: Vec<u64>,
     next_group: u64,
+    /// GDT: last 4 write timestamps per pid (user writes only), the write clock, and the
+    /// EDT sum / count of the pages placed in each zone incarnation.
+    wh: Vec<[u64; 4]>,
+    clock: u64,
+    zone_edt: Vec<(f64, u64)>,
     /// Next block inside each open zone (block 0 is the zone header).
     zone_wp: Vec<u64>,
     open: Vec<u32>,
@@ -190,6 +199,8 @@ struct Item {
     lsn: u64,
     codec: u8,
     data: Vec<u8>,
+    /// Estimated deathtime (GDT); u64::MAX = never rewritten (coldest).
+    edt: u64,
 }
 
 impl Item {
@@ -259,6 +270,34 @@ pub fn decompress_page(codec: u8, src: &[u8], dst: &mut [u8]) -> std::result::Re
     Ok(())
 }
 
+/// Estimated deathtime from a write history (oldest first, 0 = empty): now + mean interval of
+/// the recorded writes; u64::MAX (coldest) with fewer than two writes.
+pub fn edt(wh: &[u64; 4], now: u64) -> u64 {
+    let t: Vec<u64> = wh.iter().copied().filter(|&x| x != 0).collect();
+    if t.len() < 2 {
+        return u64::MAX;
+    }
+    let interval = (t[t.len() - 1] - t[0]) / (t.len() as u64 - 1);
+    now.saturating_add(interval)
+}
+
+/// GDT grouping of a batch: indices sorted by EDT and cut into `k` contiguous groups of
+/// (almost) equal size, so pages with similar deathtimes go to the same zone (Figure 5).
+pub fn gdt_split(edts: &[u64], k: usize) -> Vec<Vec<usize>> {
+    let mut idx: Vec<usize> = (0..edts.len()).collect();
+    idx.sort_by_key(|&i| (edts[i], i));
+    let k = k.clamp(1, edts.len().max(1));
+    let per = edts.len().div_ceil(k).max(1);
+    idx.chunks(per).map(|c| c.to_vec()).collect()
+}
+
+fn mean_edt(items: &[Item]) -> f64 {
+    if items.is_empty() {
+        return 0.0;
+    }
+    items.iter().map(|i| i.edt.min(1 << 52) as f64).sum::<f64>() / items.len() as f64
+}
+
 /// Best-fit bin packing of item sizes into 4 KiB slots (section 3.2): items sorted by
 /// decreasing size, each put into the fullest slot it still fits in. Raw items get a slot of
 /// their own. No cap on pages per slot. Returns slots as lists of item indices.
@@ -290,15 +329,23 @@ pub fn pack(sizes: &[(usize, bool)]) -> Vec<(bool, Vec<usize>)> {
 
 impl OutOfPlaceStore {
     pub fn new(ctx: crate::StoreContext, cfg: OopConfig) -> Result<Self> {
+        let ctx_meta = ctx.metadata.clone();
         let dev = ctx.device;
         let g = dev.geometry().clone();
         let zoned = g.zone_size.is_some();
-        if zoned {
+        if zoned && ctx.meta_device.is_none() {
             return Err(EngineError::Config(
-                "out-of-place on a zoned device needs a conventional region for the superblock \
-                 and WAL (not implemented)"
+                "out-of-place on a zoned device needs a separate (conventional) log device for \
+                 the superblock, WAL and mapping snapshots: use Engine::create_with_wal"
                     .into(),
             ));
+        }
+        if let (Some(zs), Some(want)) = (g.zone_size, cfg.zone_bytes) {
+            if zs != want {
+                return Err(EngineError::Config(format!(
+                    "zoned device: the DB zone size must be the device zone size {zs}, not {want}"
+                )));
+            }
         }
         let handles = if cfg.fdp_hints {
             g.placement_handles
@@ -309,6 +356,10 @@ impl OutOfPlaceStore {
         if let Some(h) = handles {
             // Handle 0 carries the WAL and metadata; zones use 1..h.
             open_limit = open_limit.min((h as u32).saturating_sub(1).max(1));
+        }
+        if let Some(m) = g.max_open_zones {
+            // ZNS: the device's open-zone limit.
+            open_limit = open_limit.min(m.max(1));
         }
         let (geo, db_id, snap) = if ctx.metadata.is_empty() {
             let zone_bytes = cfg
@@ -337,7 +388,11 @@ impl OutOfPlaceStore {
                     )));
                 }
             }
-            let meta_here = if ctx.meta_device.is_some() { 0 } else { 2 * meta_blocks };
+            let meta_here = if ctx.meta_device.is_some() {
+                0
+            } else {
+                2 * meta_blocks
+            };
             let avail = end.saturating_sub(zone_first + meta_here);
             let zones = (avail / zp) as u32;
             let reserve = Self::reserve_for(&cfg, open_limit);
@@ -362,7 +417,13 @@ impl OutOfPlaceStore {
                 meta_on_log: ctx.meta_device.is_some(),
             };
             // Start from a clean zone area (best effort: trim may be unsupported).
-            let _ = dev.trim(zone_first * BS, zones as u64 * zp * BS);
+            if zoned {
+                for z in 0..zones as u64 {
+                    dev.zone_reset((zone_first + z * zp) * BS)?;
+                }
+            } else {
+                let _ = dev.trim(zone_first * BS, zones as u64 * zp * BS);
+            }
             (geo, rand::random::<u32>() | 1, None)
         } else {
             let mdev = ctx.meta_device.as_ref().map(|(m, _)| m.clone());
@@ -386,6 +447,13 @@ impl OutOfPlaceStore {
             zone_seq: vec![0; units as usize],
             zone_group: vec![0; units as usize],
             next_group: 1,
+            wh: if cfg.gdt {
+                vec![[0; 4]; geo.capacity as usize]
+            } else {
+                Vec::new()
+            },
+            clock: 1,
+            zone_edt: vec![(0.0, 0); units as usize],
             zone_wp: vec![0; units as usize],
             open: Vec::new(),
             cursor: 0,
@@ -410,6 +478,13 @@ impl OutOfPlaceStore {
         };
         if let Some((snap, copy, threshold, next_seq)) = snap {
             store.rebuild(&snap, copy, threshold, next_seq)?;
+            // GDT write clock (bytes 88..96 of the record).
+            if ctx_meta.len() >= META_LEN {
+                store.st.write().clock = rd64(&ctx_meta, 88).max(1);
+            }
+            if store.zoned {
+                store.close_partial_zones()?;
+            }
         }
         Ok(store)
     }
@@ -473,7 +548,7 @@ impl OutOfPlaceStore {
             let len = (n as usize) * SNAP_ENTRY;
             let mut buf = vec![0u8; len.div_ceil(PAGE_SIZE) * PAGE_SIZE];
             if !buf.is_empty() {
-                dev.read_at(
+                mdev.read_at(
                     (geo.meta_start + copy as u64 * geo.meta_blocks) * BS,
                     &mut buf,
                 )?;
@@ -658,6 +733,34 @@ impl OutOfPlaceStore {
         Ok(())
     }
 
+    /// ZNS after recovery: zones the device still has open (partially written before the
+    /// crash) count against its open-zone limit. Zones holding live pages are padded with zero
+    /// blocks to their end (a zero block is no slot: the scanner skips it); zones without
+    /// live pages are reset.
+    fn close_partial_zones(&self) -> Result<()> {
+        let report = self.dev.zone_report()?;
+        let st = self.st.read();
+        let space = st.space.lock();
+        let zb = self.geo.zone_pages * BS;
+        for z in 0..self.geo.zones {
+            let start = self.zone_block(z) * BS;
+            let Some(info) = report.iter().find(|i| i.start == start) else {
+                continue;
+            };
+            if info.write_pointer == start || info.write_pointer >= start + zb {
+                continue;
+            }
+            if space.state(z) == UnitState::Free {
+                self.dev.zone_reset(start)?;
+            } else {
+                let pad = vec![0u8; (start + zb - info.write_pointer) as usize];
+                self.dev.zone_append(start, &pad)?;
+            }
+        }
+        self.dev.flush()?;
+        Ok(())
+    }
+
     fn parse_zone_header(&self, b: &[u8], z: u32) -> Option<(u64, u64)> {
         (rd16(b, 4) == ZONE_MAGIC
             && crc32c::crc32c(&b[4..]) == rd32(b, 0)
@@ -669,15 +772,31 @@ impl OutOfPlaceStore {
     /// Open a zone: write and flush its header before any data goes in, so a zone whose
     /// header is invalid holds no data of its current incarnation.
     fn open_zone(&self, st: &mut State, kind: WriteKind, group: u64) -> Result<u32> {
-        let z = st
-            .space
-            .get_mut()
-            .open_unit(0)
-            .map_err(|_| EngineError::Full("out-of-place: no free zone left".into()))?;
+        let full = || EngineError::Full("out-of-place: no free zone left".into());
+        let z = match self.handles {
+            // FDP: zone z writes with handle 1 + z mod (h - 1); pick a free zone whose handle
+            // no open zone uses, so no two open zones share (multiplex into) one handle.
+            Some(h) if h >= 2 => {
+                let used: Vec<Option<u16>> = st.open.iter().map(|&o| self.hint(o)).collect();
+                let space = st.space.get_mut();
+                let pick = (0..self.geo.zones)
+                    .filter(|&c| space.state(c) == UnitState::Free)
+                    .find(|&c| !used.contains(&self.hint(c)));
+                match pick {
+                    Some(c) => {
+                        space.open_specific(c, 0).map_err(|_| full())?;
+                        c
+                    }
+                    None => space.open_unit(0).map_err(|_| full())?,
+                }
+            }
+            _ => st.space.get_mut().open_unit(0).map_err(|_| full())?,
+        };
         let seq = st.next_seq;
         st.next_seq += 1;
         st.zone_seq[z as usize] = seq;
         st.zone_group[z as usize] = group;
+        st.zone_edt[z as usize] = (0.0, 0);
         st.zone_wp[z as usize] = 1;
         st.rev[z as usize].clear();
         let mut h = vec![0u8; PAGE_SIZE];
@@ -690,8 +809,14 @@ impl OutOfPlaceStore {
         h[32..36].copy_from_slice(&self.open_limit.to_le_bytes());
         let crc = crc32c::crc32c(&h[4..]);
         h[0..4].copy_from_slice(&crc.to_le_bytes());
-        self.dev
-            .write_at_hinted(self.zone_block(z) * BS, &h, self.hint(z))?;
+        if self.zoned {
+            // Zone reset (no-op for an empty zone), then zone append of the header.
+            self.dev.zone_reset(self.zone_block(z) * BS)?;
+            self.dev.zone_append(self.zone_block(z) * BS, &h)?;
+        } else {
+            self.dev
+                .write_at_hinted(self.zone_block(z) * BS, &h, self.hint(z))?;
+        }
         self.dev.flush()?;
         self.count_bytes(kind, BS);
         st.open.push(z);
@@ -708,7 +833,7 @@ impl OutOfPlaceStore {
     }
 
     /// Pick the open zone for the next slots (opening zones as the policy allows).
-    fn target_zone(&self, st: &mut State, kind: WriteKind) -> Result<u32> {
+    fn target_zone(&self, st: &mut State, kind: WriteKind, want_edt: Option<f64>) -> Result<u32> {
         if self.cfg.nowa {
             // NoWA rule 1: a new active group only when the whole group is written.
             if st.open.is_empty() {
@@ -730,6 +855,27 @@ impl OutOfPlaceStore {
                 self.open_zone(st, kind, g)?;
             }
         }
+        if let Some(e) = want_edt {
+            // GDT: the open zone whose pages have the closest average EDT (an empty zone
+            // matches anything).
+            let best = st
+                .open
+                .iter()
+                .copied()
+                .min_by(|&a, &b| {
+                    let d = |z: u32| {
+                        let (sum, n) = st.zone_edt[z as usize];
+                        if n == 0 {
+                            0.0
+                        } else {
+                            (sum / n as f64 - e).abs()
+                        }
+                    };
+                    d(a).total_cmp(&d(b))
+                })
+                .expect("at least one open zone");
+            return Ok(best);
+        }
         let i = st.cursor % st.open.len();
         Ok(st.open[i])
     }
@@ -738,6 +884,23 @@ impl OutOfPlaceStore {
     /// time); the state lock is held only to place the slots and to update the mapping, not
     /// during the data I/O, so readers proceed meanwhile.
     fn write_items(&self, items: Vec<Item>, kind: WriteKind) -> Result<()> {
+        if !self.cfg.gdt || items.len() < 2 * self.open_limit as usize {
+            let want = self.cfg.gdt.then(|| mean_edt(&items));
+            return self.write_group(items, kind, want);
+        }
+        let edts: Vec<u64> = items.iter().map(|i| i.edt).collect();
+        let groups = gdt_split(&edts, self.open_limit as usize);
+        let mut slots: Vec<Option<Item>> = items.into_iter().map(Some).collect();
+        for g in groups {
+            let part: Vec<Item> = g.iter().filter_map(|&i| slots[i].take()).collect();
+            let want = mean_edt(&part);
+            self.write_group(part, kind, Some(want))?;
+        }
+        Ok(())
+    }
+
+    /// Pack and write one group of pages (GDT: into the zone chosen for `want_edt`).
+    fn write_group(&self, items: Vec<Item>, kind: WriteKind, want_edt: Option<f64>) -> Result<()> {
         if items.is_empty() {
             return Ok(());
         }
@@ -761,7 +924,7 @@ impl OutOfPlaceStore {
         let zp = self.geo.zone_pages;
         let mut i = 0;
         while i < slots.len() {
-            let z = self.target_zone(st, kind)?;
+            let z = self.target_zone(st, kind, want_edt)?;
             let base = self.zone_block(z);
             let seq = st.zone_seq[z as usize];
             let first = base + st.zone_wp[z as usize];
@@ -829,12 +992,20 @@ impl OutOfPlaceStore {
                 // Sealed before its data lands: safe, GC only runs under `io` (this thread).
                 st.open.retain(|&o| o != z);
                 st.space.get_mut().seal(z);
+                if i < slots.len() {
+                    // The full zone's data must reach the device before the next zone's
+                    // header: ZNS would see one open zone too many, and on a conventional SSD
+                    // the header would land inside the previous group's stream and shift every
+                    // later active group against the SSD superblocks (NoWA alignment).
+                    for (first, run, z) in runs.drain(..) {
+                        self.write_run(first, &run, z, kind)?;
+                    }
+                }
             }
         }
         drop(guard);
         for (first, run, z) in &runs {
-            self.dev.write_at_hinted(first * BS, run, self.hint(*z))?;
-            self.count_bytes(kind, run.len() as u64);
+            self.write_run(*first, run, *z, kind)?;
         }
         // The new versions are durable before the mapping points at them.
         self.dev.flush()?;
@@ -854,6 +1025,11 @@ impl OutOfPlaceStore {
             }
             st.space.get_mut().add_valid(z, loc.bytes());
             st.map[pid as usize] = loc;
+            if self.cfg.gdt {
+                let e = &mut st.zone_edt[z as usize];
+                e.0 += items[m].edt.min(1 << 52) as f64;
+                e.1 += 1;
+            }
             st.rev[z as usize].push(pid);
         }
         let c = match kind {
@@ -866,13 +1042,32 @@ impl OutOfPlaceStore {
         Ok(())
     }
 
-    fn prepare(&self, pid: Pid, pg: &[u8]) -> Item {
+    /// Write one placed run of slots into zone `z` (ZNS: zone append; writers are serialized
+    /// by `io`, so the append lands where the run was placed).
+    fn write_run(&self, first: u64, run: &[u8], z: u32, kind: WriteKind) -> Result<()> {
+        if self.zoned {
+            let at = self.dev.zone_append(self.zone_block(z) * BS, run)?;
+            if at != first * BS {
+                return Err(EngineError::Device(DeviceError::Zone(format!(
+                    "zone append landed at {at}, expected {}",
+                    first * BS
+                ))));
+            }
+        } else {
+            self.dev.write_at_hinted(first * BS, run, self.hint(z))?;
+        }
+        self.count_bytes(kind, run.len() as u64);
+        Ok(())
+    }
+
+    fn prepare(&self, pid: Pid, pg: &[u8], edt: u64) -> Item {
         let (codec, data) = compress_page(pg, self.cfg.compression, self.cfg.zstd_level);
         Item {
             pid,
             lsn: page::lsn(pg),
             codec,
             data,
+            edt,
         }
     }
 
@@ -988,6 +1183,32 @@ impl OutOfPlaceStore {
                 .filter(|(_, l)| l.block != NO_BLOCK && self.zone_of(l.block) == Some(v))
                 .collect()
         };
+        // GDT: relocate in descending EDT order (never-rewritten pages are the coldest);
+        // GC writes do not update the write history.
+        let edts: Vec<u64> = if self.cfg.gdt {
+            let st = self.st.read();
+            valid
+                .iter()
+                .map(|&(p, _)| {
+                    let wh = st.wh[p as usize];
+                    let last = wh.iter().copied().max().unwrap_or(0);
+                    edt(&wh, last)
+                })
+                .collect()
+        } else {
+            vec![u64::MAX; valid.len()]
+        };
+        let mut order: Vec<usize> = (0..valid.len()).collect();
+        if self.cfg.gdt {
+            order.sort_by_key(|&i| std::cmp::Reverse(edts[i]));
+        }
+        let edt_map: std::collections::HashMap<Pid, u64> = valid
+            .iter()
+            .zip(&edts)
+            .map(|(&(p, _), &e)| (p, e))
+            .collect();
+        let valid: Vec<(Pid, Loc)> = order.iter().map(|&i| valid[i]).collect();
+        let edt_of = |p: Pid| edt_map.get(&p).copied().unwrap_or(u64::MAX);
         let cache = self.cache.lock().as_ref().and_then(|w| w.upgrade());
         let mut tmp = vec![0u8; PAGE_SIZE];
         let mut img = vec![0u8; PAGE_SIZE];
@@ -1006,7 +1227,7 @@ impl OutOfPlaceStore {
                     Counters::add(&self.counters.gc_page_reads, 1);
                 }
                 page::validate(&img, pid)?;
-                items.push(self.prepare(pid, &img));
+                items.push(self.prepare(pid, &img, edt_of(pid)));
             }
             self.write_items(items, kind)?;
         }
@@ -1062,6 +1283,7 @@ impl OutOfPlaceStore {
         m[64..72].copy_from_slice(&n.to_le_bytes());
         m[72..80].copy_from_slice(&threshold.to_le_bytes());
         m[80..88].copy_from_slice(&next_seq.to_le_bytes());
+        m[88..96].copy_from_slice(&self.st.read().clock.to_le_bytes());
         m
     }
 
@@ -1113,9 +1335,55 @@ impl PageStore for OutOfPlaceStore {
         }
         // Chunks of at most half a zone, so GC (run before each chunk) always leaves room.
         let chunk = ((self.geo.zone_pages as usize - 1) / 2).clamp(1, GC_BATCH);
+        let user = matches!(kind, WriteKind::Eviction | WriteKind::Checkpoint);
         for part in batch.chunks(chunk) {
+            // GDT: append this write's timestamp to each page's write history (user writes
+            // only), compute its EDT, and stamp the history into the page header copy.
+            let stamps: Vec<Option<([u64; 4], u64)>> = if self.cfg.gdt && user {
+                let mut st = self.st.write();
+                part.iter()
+                    .map(|(p, d)| {
+                        let now = st.clock;
+                        st.clock += 1;
+                        let mut wh = st.wh[*p as usize];
+                        if wh == [0; 4] {
+                            // First write since open: the history stored in the page header.
+                            for (k, w) in wh.iter_mut().enumerate() {
+                                *w = u64::from_le_bytes(
+                                    d[24 + 8 * k..32 + 8 * k].try_into().expect("8 bytes"),
+                                );
+                            }
+                            // Timestamps of an earlier run are from another clock: keep only
+                            // the number of writes, not their spacing.
+                            if wh.iter().any(|&x| x >= now) {
+                                wh = [0; 4];
+                            }
+                        }
+                        wh.rotate_left(1);
+                        wh[3] = now;
+                        st.wh[*p as usize] = wh;
+                        Some((wh, edt(&wh, now)))
+                    })
+                    .collect()
+            } else {
+                vec![None; part.len()]
+            };
             // Compress outside the lock.
-            let items: Vec<Item> = part.iter().map(|(p, d)| self.prepare(*p, d)).collect();
+            let items: Vec<Item> = part
+                .iter()
+                .zip(stamps)
+                .map(|((p, d), stamp)| match stamp {
+                    Some((wh, e)) => {
+                        let mut c = d.to_vec();
+                        for (k, w) in wh.iter().enumerate() {
+                            c[24 + 8 * k..32 + 8 * k].copy_from_slice(&w.to_le_bytes());
+                        }
+                        page::seal(&mut c);
+                        self.prepare(*p, &c, e)
+                    }
+                    None => self.prepare(*p, d, u64::MAX),
+                })
+                .collect();
             let _io = self.io.lock();
             self.gc()?;
             self.write_items(items, kind)?;
@@ -1199,6 +1467,10 @@ impl PageStore for OutOfPlaceStore {
         Counters::add(&self.counters.meta_store_bytes, buf.len() as u64);
         self.st.write().meta_copy = copy;
         Ok(self.meta_bytes(copy, true, crc, n, threshold, next_seq))
+    }
+
+    fn uses_doublewrite_area(&self) -> bool {
+        false
     }
 
     fn attach_cache(&self, cache: Weak<dyn PageCache>) {

@@ -43,6 +43,11 @@ pub trait PageStore: Send + Sync {
     fn checkpoint(&self) -> Result<Vec<u8>> {
         Ok(self.checkpoint_metadata())
     }
+    /// Does this store use the doublewrite area? (If not, create leaves it untouched: the
+    /// out-of-place path writes nothing but zones to the device under test.)
+    fn uses_doublewrite_area(&self) -> bool {
+        true
+    }
     /// Give the store a way to look into the buffer pool (GC uses clean cached pages
     /// instead of reading them). Default: ignored.
     fn attach_cache(&self, _cache: std::sync::Weak<dyn PageCache>) {}

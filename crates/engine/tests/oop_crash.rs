@@ -3,7 +3,8 @@
 //! all the time (so a large share of crash points fall into GC relocation, zone opening or
 //! mapping snapshots). After recovery: every acknowledged write is present, the in-flight one
 //! is old or new, the zone metadata agrees with the mapping; every 4th seed crashes again
-//! inside recovery. Also: compression on, and a second crash after more work.
+//! inside recovery. Variants: compression off, LZ4 with GDT, and NoWA (group GC: crashes in the middle
+//! of compensation writes) with ZSTD.
 
 use nowa_device::{BlockDevice, FaultConfig, FaultyDevice, MemDevice};
 use nowa_engine::{
@@ -44,6 +45,10 @@ fn ocfg(c: Compression) -> OopConfig {
         zone_bytes: Some(64 << 10),
         open_zones: 2,
         compression: c,
+        // Zstd stands for "NoWA on": group GC with compensation writes (and ZSTD pages).
+        nowa: c == Compression::Zstd,
+        // Lz4 stands for "GDT on" (EDT placement and EDT-ordered GC).
+        gdt: c == Compression::Lz4,
         ..OopConfig::default()
     }
 }
@@ -135,8 +140,9 @@ fn crash_points(c: Compression, seeds: u64) {
         "GC must run: {s:?}"
     );
     eprintln!(
-        "{c:?}: {calls} write calls per run; GC {} pages ({} zones), user {} pages",
+        "{c:?}: {calls} write calls per run; GC {} + compensation {} pages ({} zones), user {} pages",
         s.gc_page_writes,
+        s.compensation_page_writes,
         s.zones_reclaimed,
         s.eviction_page_writes + s.checkpoint_page_writes
     );
@@ -195,6 +201,12 @@ fn crash_points_uncompressed() {
 #[test]
 fn crash_points_lz4() {
     crash_points(Compression::Lz4, 60);
+}
+
+/// NoWA: crashes in the middle of group GC, i.e. of compensation writes.
+#[test]
+fn crash_points_nowa_compensation() {
+    crash_points(Compression::Zstd, 60);
 }
 
 #[test]

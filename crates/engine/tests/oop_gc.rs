@@ -4,8 +4,7 @@
 
 use nowa_device::{SimDevice, SimMode};
 use nowa_engine::{
-    out_of_place_store, Compression, Config, Durability, Engine, OopConfig, OutOfPlaceStore,
-    PageStore, StoreContext,
+    Compression, Config, Durability, Engine, OopConfig, OutOfPlaceStore, PageStore, StoreContext,
 };
 use parking_lot::Mutex;
 use std::collections::BTreeMap;
@@ -44,6 +43,10 @@ fn value(k: u64, v: u64, comp: bool) -> Vec<u8> {
 }
 
 fn run(compression: Compression, comp_values: bool) {
+    run_with(compression, comp_values, false)
+}
+
+fn run_with(compression: Compression, comp_values: bool, gdt: bool) {
     let dev = Arc::new(SimDevice::with_capacity(10 << 20, 0.1, SimMode::Conventional).unwrap());
     let cfg = Config {
         pool_bytes: 64 * 4096,
@@ -55,6 +58,7 @@ fn run(compression: Compression, comp_values: bool) {
         zone_bytes: Some(128 << 10),
         open_zones: 2,
         compression,
+        gdt,
         ..OopConfig::default()
     };
     let slot: Slot = Arc::new(Mutex::new(None));
@@ -146,4 +150,11 @@ fn gc_conserves_live_pages_lz4() {
 fn gc_conserves_live_pages_zstd_incompressible_values() {
     // Random values: most pages do not fit a slot compressed and are stored raw.
     run(Compression::Zstd, false);
+}
+
+#[test]
+fn gc_conserves_live_pages_gdt() {
+    // GDT: EDT-grouped placement, EDT-ordered relocation, write history in page headers
+    // (which survive the reopen and the crash).
+    run_with(Compression::Lz4, true, true);
 }

@@ -1,0 +1,130 @@
+//! `nowa table1` (small) and `nowa ycsb --write-path oop` as a user runs them: the shape of
+//! Table 1 of how-to-write-to-ssds.md on a simulated conventional SSD.
+
+mod common;
+use common::{assert_usage_errors, nowa};
+
+#[test]
+fn bad_flags_exit_2() {
+    assert_usage_errors(&[
+        vec!["table1", "--records", "0"],
+        vec!["table1", "--device-writes", "0"],
+        vec!["ycsb", "--write-path", "sideways"],
+        vec!["ycsb", "--write-path", "oop", "--compression", "brotli"],
+        vec!["ycsb", "--write-path", "oop", "--zone-size", "auto"],
+    ]);
+}
+
+#[test]
+fn table1_small_has_the_papers_shape_and_writes_outputs() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = nowa(&[
+        "table1",
+        "--quick",
+        "--records",
+        "500000",
+        "--device-writes",
+        "4",
+        "--out",
+        dir.path().to_str().unwrap(),
+        "--json",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows = v["rows"].as_array().unwrap();
+    let row = |name: &str| rows.iter().find(|r| r["name"] == name).unwrap().clone();
+    let f = |r: &serde_json::Value, k: &str| r[k].as_f64().unwrap();
+    let inplace = row("in-place");
+    let oop = row("-> out-of-place");
+    let comp = row("+ comp. + pagepack");
+    let aligned = row("+ aligning GC unit");
+    assert!((f(&inplace, "db_waf") - 2.0).abs() < 0.05);
+    assert!(
+        f(&oop, "db_waf") > f(&inplace, "db_waf"),
+        "out of place raises DB WAF"
+    );
+    assert_eq!(f(&oop, "compensation_mb"), 0.0);
+    assert!(f(&comp, "db_waf") < 1.0, "compression cuts DB WAF below 1");
+    assert!(
+        f(&aligned, "ssd_waf") <= 1.02,
+        "NoWA + alignment: SSD WAF 1.00"
+    );
+    let total = f(&aligned, "total_waf");
+    let ratio = f(&aligned, "compression_ratio");
+    assert!(
+        (total - ratio).abs() <= 0.1 * ratio,
+        "total WAF {total} vs compression ratio {ratio}"
+    );
+    assert!(row("+ GDT")["implemented"].as_bool().unwrap());
+    for f in ["table1.csv", "table1.json", "table1.txt", "table1.svg"] {
+        assert!(dir.path().join(f).exists(), "{f} missing");
+    }
+    // The inferred GC unit equals the simulated SSD's superblock.
+    assert_eq!(v["inferred_gc_unit_bytes"], v["ssd_gc_unit_bytes"]);
+}
+
+#[test]
+fn ycsb_out_of_place_with_compression_on_fdp() {
+    let out = nowa(&[
+        "ycsb",
+        "-q",
+        "--json",
+        "--records",
+        "50000",
+        "--ops",
+        "200000",
+        "--write-path",
+        "oop",
+        "--compression",
+        "zstd",
+        "--sim-mode",
+        "fdp:8",
+        "--zone-size",
+        "auto",
+        "--separate-wal",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(v["db_waf"].as_f64().unwrap() < 1.0);
+    assert_eq!(v["drilldown"]["doublewrite_bytes"].as_u64().unwrap(), 0);
+    let ssd = v["ssd_waf"].as_f64().unwrap();
+    assert!(ssd <= 1.02, "FDP: SSD WAF {ssd}");
+}
+
+#[test]
+fn ycsb_out_of_place_on_zns_has_ssd_waf_exactly_one() {
+    let out = nowa(&[
+        "ycsb",
+        "-q",
+        "--json",
+        "--records",
+        "50000",
+        "--device-writes",
+        "3",
+        "--write-path",
+        "oop",
+        "--compression",
+        "lz4",
+        "--sim-mode",
+        "zns",
+        "--zone-size",
+        "auto",
+        "--separate-wal",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["ssd_waf"].as_f64().unwrap(), 1.0);
+    assert!(v["stats"]["zones_reclaimed"].as_u64().unwrap() > 0);
+}
