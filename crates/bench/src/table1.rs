@@ -222,11 +222,13 @@ pub fn run(spec: &Table1Spec, on_row: &mut dyn FnMut(&Row)) -> Result<Table1, Ta
         durability: Durability::Async,
         ..Config::default()
     };
+    // "+ comp. + pagepack": compression always comes with 4 KiB page packing here.
     let oop = |zone: u64, c: Compression, gdt: bool, nowa: bool| {
         WritePath::OutOfPlace(OopConfig {
             zone_bytes: Some(zone),
             open_zones: spec.open_zones,
             compression: c,
+            packing: c != Compression::Off,
             gdt,
             nowa,
             seed: spec.seed,

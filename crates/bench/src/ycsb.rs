@@ -223,6 +223,10 @@ pub struct Drilldown {
     pub media_bytes: Option<u64>,
     /// media - host: the SSD's own GC copies.
     pub ssd_gc_bytes: Option<u64>,
+    /// DB GC rounds (victim zone or NoWA group) run by writers (low watermark) / by the
+    /// background GC thread (high watermark).
+    pub gc_rounds_foreground: u64,
+    pub gc_rounds_background: u64,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -614,6 +618,8 @@ pub fn run(
             device_host_bytes: host,
             media_bytes: media,
             ssd_gc_bytes: media.map(|m| m.saturating_sub(host)),
+            gc_rounds_foreground: s.gc_rounds_foreground - p.gc_rounds_foreground,
+            gc_rounds_background: s.gc_rounds_background - p.gc_rounds_background,
         },
         stats: engine.stats(),
         ticks,
@@ -681,6 +687,13 @@ pub fn summary(r: &YcsbResult) -> String {
         mb(d.wal_bytes),
         d.ssd_gc_bytes.map_or("n/a (device has no media counter)".into(), |b| format!("{:.1} MB", mb(b)))
     );
+    if d.gc_rounds_foreground + d.gc_rounds_background > 0 {
+        let _ = writeln!(
+            s,
+            "DB GC     rounds foreground {} | background {}",
+            d.gc_rounds_foreground, d.gc_rounds_background
+        );
+    }
     for (name, l) in [("read", &r.read), ("update", &r.update)] {
         if l.count > 0 {
             let _ = writeln!(

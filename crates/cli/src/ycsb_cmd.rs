@@ -84,9 +84,17 @@ pub struct YcsbArgs {
     /// DB GC, no doublewrite).
     #[arg(long, default_value = "inplace")]
     write_path: String,
-    /// Out of place: per-page compression (off, lz4, zstd), always with 4 KiB page packing.
+    /// Out of place: per-page compression (off, lz4, zstd).
     #[arg(long, default_value = "off")]
     compression: String,
+    /// Out of place: 4 KiB page packing of compressed pages (on, off). Off: every page,
+    /// compressed or not, takes a 4 KiB slot of its own.
+    #[arg(long, default_value = "on")]
+    packing: String,
+    /// Out of place: background DB GC thread (on, off). Off: GC runs only in the writer
+    /// that needs space (foreground).
+    #[arg(long, default_value = "on")]
+    background_gc: String,
     /// Out of place: zone size (the DB GC unit): a size, `auto` (the device's FDP RU size /
     /// ZNS zone size) or `infer` (the GC unit found by the ZNS-like sweep of
     /// `nowa infer-gc-unit`, run on identical simulated devices).
@@ -137,6 +145,15 @@ pub fn resolve_zone_size(arg: &str, dev: &dyn BlockDevice, sim: Option<&SimConfi
             })
         }
         s => parse_size(s),
+    }
+}
+
+/// Parse an `on` / `off` switch.
+fn on_off(flag: &str, v: &str) -> Result<bool> {
+    match v {
+        "on" | "true" | "yes" => Ok(true),
+        "off" | "false" | "no" => Ok(false),
+        o => Err(usage(format!("{flag}: expected on or off, got '{o}'"))),
     }
 }
 
@@ -261,6 +278,8 @@ pub fn run(a: YcsbArgs) -> Result<()> {
             compression: a.compression.parse::<Compression>().map_err(usage)?,
             nowa: a.nowa,
             gdt: a.gdt,
+            packing: on_off("--packing", &a.packing)?,
+            background_gc: on_off("--background-gc", &a.background_gc)?,
             seed: a.seed,
             ..OopConfig::default()
         }),

@@ -1,6 +1,6 @@
 //! The engine: configuration, create/open/close, B+-tree operations, checkpoints, recovery.
 //!
-//! Concurrency scheme (first version, documented in DESIGN.md): a tree-level RwLock guards the
+//! Concurrency scheme (first version, documented in docs/design.md): a tree-level RwLock guards the
 //! *structure*. Ordinary get/put/delete/scan hold it shared; inner nodes only change under the
 //! exclusive lock, so a shared holder descends with one page latch at a time (no coupling
 //! needed) and latches only the leaf exclusively. A put that needs a split releases everything
@@ -161,6 +161,14 @@ pub struct Engine {
     report: Option<RecoveryReport>,
 }
 
+impl Drop for Engine {
+    /// Like a crash for the data (nothing is flushed), but the store's background work
+    /// (DB GC thread) is stopped and joined: nothing touches the device after the drop.
+    fn drop(&mut self) {
+        self.store.shutdown();
+    }
+}
+
 fn check_kv(k: &[u8], v: &[u8]) -> Result<()> {
     if k.len() > MAX_KEY || k.len() + v.len() > MAX_KV {
         return Err(EngineError::TooLarge {
@@ -314,7 +322,7 @@ impl Engine {
         ));
         let cache: Arc<dyn crate::store::PageCache> = pool.clone();
         store.attach_cache(Arc::downgrade(&cache));
-        Ok(Engine {
+        let eng = Engine {
             wal_limit: Self::effective_limit(limit, region),
             dev,
             wal_dev,
@@ -335,7 +343,9 @@ impl Engine {
             closed: AtomicBool::new(false),
             ckpt_active: AtomicBool::new(false),
             report: None,
-        })
+        };
+        eng.store.clone().start_background();
+        Ok(eng)
     }
 
     fn frames(cfg: &Config) -> usize {
@@ -502,6 +512,8 @@ impl Engine {
             wal_stop: stop,
             bad_wal_records: bad,
         });
+        // Background work (out of place: DB GC) starts only after recovery.
+        eng.store.clone().start_background();
         Ok(eng)
     }
 
@@ -1042,6 +1054,8 @@ impl Engine {
     /// Clean shutdown: flush the WAL, checkpoint, mark the superblock clean. Later calls fail.
     pub fn close(&self) -> Result<()> {
         self.check_open()?;
+        // No background GC after (or during) the final checkpoint.
+        self.store.shutdown();
         let mut c = self.ckpt.lock();
         self.wal.flush_all()?;
         self.full_checkpoint(&mut c, true)?;

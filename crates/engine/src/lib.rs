@@ -1,5 +1,5 @@
 //! Embedded key-value engine: B+-tree, buffer pool, WAL, checkpoints, recovery, in-place and
-//! out-of-place write paths. See `DESIGN.md` for the on-disk formats and crash arguments.
+//! out-of-place write paths. See `docs/design.md` for the on-disk formats and crash arguments.
 //!
 //! ```
 //! use nowa_device::MemDevice;

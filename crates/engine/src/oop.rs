@@ -4,7 +4,7 @@
 //! per-page compression (LZ4 / ZSTD) with 4 KiB best-fit page packing, greedy DB GC that
 //! shares the buffer pool (clean cached pages are not re-read), FDP placement hints, and a
 //! mapping-table snapshot per checkpoint. No doublewrite buffer: an old version stays mapped
-//! until its new version is durable. On-disk formats and crash cases: DESIGN.md section 14.
+//! until its new version is durable. On-disk formats and crash cases: docs/design.md section 14.
 
 use crate::error::{EngineError, Pid, Result};
 use crate::page::{self, PAGE_SIZE};
@@ -13,8 +13,10 @@ use crate::store::{PageCache, PageStore, WriteKind};
 use crate::superblock::Layout;
 use nowa_device::{BlockDevice, DeviceError};
 use nowa_logspace::{Greedy, Space, UnitState};
-use parking_lot::{Mutex, RwLock};
+use parking_lot::{Condvar, Mutex, RwLock};
 use std::sync::{Arc, Weak};
+use std::thread::JoinHandle;
+use std::time::Duration;
 
 const BS: u64 = PAGE_SIZE as u64;
 /// Zone header block magic "ZH" and packed slot magic "ZP" (a raw page has 0x574E here).
@@ -78,6 +80,16 @@ pub struct OopConfig {
     pub gdt: bool,
     /// Use FDP placement hints when the device has reclaim-unit handles.
     pub fdp_hints: bool,
+    /// 4 KiB page packing (section 3.2): several compressed pages share a slot. Off: every
+    /// page, compressed or not, takes a 4 KiB slot of its own.
+    pub packing: bool,
+    /// Background DB GC: a thread per engine reclaims zones while fewer than
+    /// `gc_high_zones` zones are free, so the foreground GC (at `gc_reserve_zones`, kept as
+    /// the fallback) rarely runs.
+    pub background_gc: bool,
+    /// High watermark of the background GC in free zones. 0: the foreground reserve plus
+    /// max(2, open zones).
+    pub gc_high_zones: u32,
     pub seed: u64,
 }
 
@@ -92,6 +104,9 @@ impl Default for OopConfig {
             nowa: false,
             gdt: false,
             fdp_hints: true,
+            packing: true,
+            background_gc: true,
+            gc_high_zones: 0,
             seed: 1,
         }
     }
@@ -124,9 +139,11 @@ impl Loc {
         len: 0,
         codec: 0,
     };
-    /// Bytes this version occupies in its zone (the `Space` valid amount).
+    /// Bytes this version occupies in its zone (the `Space` valid amount). A page alone in
+    /// its slot (raw, or the only entry of a packed slot: its payload starts right after one
+    /// entry) holds the whole slot: the slot is freed only when that page dies.
     fn bytes(&self) -> u32 {
-        if self.len == 0 {
+        if self.len == 0 || self.off as usize == SLOT_HDR + SLOT_ENTRY {
             PAGE_SIZE as u32
         } else {
             self.len as u32 + SLOT_ENTRY as u32
@@ -191,6 +208,53 @@ pub struct OutOfPlaceStore {
     ckpt: Mutex<()>,
     /// One writer at a time (user batches, GC, snapshots of the mapping).
     io: Mutex<()>,
+    /// Background GC thread and its wake-up / stop signal.
+    bg: Mutex<Option<JoinHandle<()>>>,
+    bg_sig: Arc<BgSignal>,
+    bg_error: Mutex<Option<String>>,
+}
+
+#[derive(Default)]
+struct BgFlags {
+    stop: bool,
+    kick: bool,
+}
+
+/// Wakes the background GC thread (a writer saw free zones below the high watermark) or
+/// stops it (close / drop).
+#[derive(Default)]
+struct BgSignal {
+    m: Mutex<BgFlags>,
+    cv: Condvar,
+}
+
+impl BgSignal {
+    fn stopped(&self) -> bool {
+        self.m.lock().stop
+    }
+}
+
+/// The background GC thread: a pass whenever kicked (or every 20 ms), until stopped or the
+/// store is gone. It holds the store only during a pass.
+fn bg_loop(weak: Weak<OutOfPlaceStore>, sig: Arc<BgSignal>) {
+    loop {
+        {
+            let mut f = sig.m.lock();
+            if !f.stop && !f.kick {
+                sig.cv.wait_for(&mut f, Duration::from_millis(20));
+            }
+            if f.stop {
+                return;
+            }
+            f.kick = false;
+        }
+        let Some(s) = weak.upgrade() else { return };
+        if let Err(e) = s.bg_pass() {
+            tracing::warn!(error = %e, "background DB GC stopped; foreground GC takes over");
+            *s.bg_error.lock() = Some(e.to_string());
+            return;
+        }
+    }
 }
 
 /// One page prepared for writing: compressed (or raw) bytes.
@@ -475,6 +539,9 @@ impl OutOfPlaceStore {
             cache: Mutex::new(None),
             ckpt: Mutex::new(()),
             io: Mutex::new(()),
+            bg: Mutex::new(None),
+            bg_sig: Arc::new(BgSignal::default()),
+            bg_error: Mutex::new(None),
         };
         if let Some((snap, copy, threshold, next_seq)) = snap {
             store.rebuild(&snap, copy, threshold, next_seq)?;
@@ -819,6 +886,7 @@ impl OutOfPlaceStore {
         }
         self.dev.flush()?;
         self.count_bytes(kind, BS);
+        Counters::add(&self.counters.zone_header_bytes, BS);
         st.open.push(z);
         Ok(z)
     }
@@ -911,7 +979,17 @@ impl OutOfPlaceStore {
             .iter()
             .map(|it| (it.size(), it.codec == CODEC_RAW))
             .collect();
-        let slots: Vec<Slot> = pack(&sizes)
+        let packed = if self.cfg.packing {
+            pack(&sizes)
+        } else {
+            // No packing: every page (compressed or not) in a slot of its own.
+            sizes
+                .iter()
+                .enumerate()
+                .map(|(i, &(_, raw))| (raw, vec![i]))
+                .collect()
+        };
+        let slots: Vec<Slot> = packed
             .into_iter()
             .map(|(raw, members)| Slot { raw, members })
             .collect();
@@ -1086,8 +1164,20 @@ impl OutOfPlaceStore {
             .map_err(|e| crate::error::corrupt(pid, format!("decompression failed: {e}")))
     }
 
-    /// Foreground DB GC: greedy victims (logspace) until enough zones are free. Caller holds
-    /// `io`.
+    /// The victims of one GC round: the greedy zone, or (NoWA) a whole group.
+    fn pick_victims(&self, st: &mut State) -> Result<Vec<(u32, WriteKind)>> {
+        if self.cfg.nowa {
+            self.pick_group(st)
+        } else {
+            let v = st.space.get_mut().pick_victim().map_err(|_| {
+                EngineError::Full("out-of-place: no GC victim (every zone fully valid)".into())
+            })?;
+            Ok(vec![(v, WriteKind::Gc)])
+        }
+    }
+
+    /// Foreground DB GC: greedy victims (logspace) until `reserve` zones are free (the low
+    /// watermark). Caller holds `io`.
     fn gc(&self) -> Result<()> {
         let reserve = Self::reserve_for(&self.cfg, self.open_limit);
         let mut rounds = 0u32;
@@ -1104,19 +1194,128 @@ impl OutOfPlaceStore {
                         "out-of-place: GC cannot free a zone (data does not fit)".into(),
                     ));
                 }
-                if self.cfg.nowa {
-                    self.pick_group(st)?
-                } else {
-                    let v = st.space.get_mut().pick_victim().map_err(|_| {
-                        EngineError::Full(
-                            "out-of-place: no GC victim (every zone fully valid)".into(),
-                        )
-                    })?;
-                    vec![(v, WriteKind::Gc)]
-                }
+                self.pick_victims(st)?
             };
+            Counters::add(&self.counters.gc_rounds_foreground, 1);
             for (v, kind) in victims {
                 self.relocate_zone(v, kind)?;
+            }
+        }
+    }
+
+    /// High watermark of the background GC (free zones).
+    fn high_watermark(&self) -> u32 {
+        let low = Self::reserve_for(&self.cfg, self.open_limit);
+        if self.cfg.gc_high_zones > low {
+            self.cfg.gc_high_zones
+        } else {
+            low + self.open_limit.max(2)
+        }
+    }
+
+    /// Free zones the background GC aims for: the high watermark, but at most what the live
+    /// data allows minus a margin of two zones (otherwise it would keep compacting almost
+    /// fully valid zones for nothing when the store is nearly full).
+    fn bg_target(&self, st: &mut State) -> u32 {
+        let open = st.open.len() as u64;
+        let space = st.space.get_mut();
+        let cap = space.unit_capacity().max(1) as u64;
+        let valid: u64 = (0..self.geo.zones).map(|z| space.valid(z) as u64).sum();
+        let reachable = (self.geo.zones as u64).saturating_sub(open + valid.div_ceil(cap) + 2);
+        (self.high_watermark() as u64).min(reachable) as u32
+    }
+
+    /// One background GC pass: rounds while fewer than the target free zones are free.
+    /// Takes `io` per round (one victim zone or NoWA group), so foreground writers interleave
+    /// between rounds; the relocation itself is the foreground one (same crash behaviour).
+    fn bg_pass(&self) -> Result<()> {
+        let mut rounds = 0u32;
+        loop {
+            if self.bg_sig.stopped() {
+                return Ok(());
+            }
+            let io = self.io.lock();
+            let victims: Vec<(u32, WriteKind)> = {
+                let mut guard = self.st.write();
+                let st: &mut State = &mut guard;
+                let target = self.bg_target(st);
+                if st.space.get_mut().free_units() >= target {
+                    return Ok(());
+                }
+                rounds += 1;
+                if rounds > self.geo.zones * 2 {
+                    return Ok(());
+                }
+                match self.pick_victims(st) {
+                    Ok(v) => v,
+                    // Nothing worth reclaiming now; the foreground GC decides if it is fatal.
+                    Err(EngineError::Full(_)) => return Ok(()),
+                    Err(e) => return Err(e),
+                }
+            };
+            Counters::add(&self.counters.gc_rounds_background, 1);
+            for (v, kind) in victims {
+                self.relocate_zone(v, kind)?;
+            }
+            parking_lot::MutexGuard::unlock_fair(io);
+        }
+    }
+
+    /// Start the background GC thread (no-op when `background_gc` is off or it runs).
+    pub fn start_background_gc(self: &Arc<Self>) {
+        if !self.cfg.background_gc {
+            return;
+        }
+        let mut h = self.bg.lock();
+        if h.is_some() || self.bg_sig.stopped() {
+            return;
+        }
+        let weak = Arc::downgrade(self);
+        let sig = self.bg_sig.clone();
+        match std::thread::Builder::new()
+            .name("nowa-db-gc".into())
+            .spawn(move || bg_loop(weak, sig))
+        {
+            Ok(j) => *h = Some(j),
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot start the background DB GC thread");
+                *self.bg_error.lock() = Some(e.to_string());
+            }
+        }
+    }
+
+    /// Stop the background GC thread and wait for it (its current round finishes first).
+    pub fn stop_background_gc(&self) {
+        {
+            let mut f = self.bg_sig.m.lock();
+            f.stop = true;
+            self.bg_sig.cv.notify_all();
+        }
+        let h = self.bg.lock().take();
+        if let Some(h) = h {
+            if h.thread().id() != std::thread::current().id() {
+                let _ = h.join();
+            }
+        }
+    }
+
+    /// Is the background GC thread running?
+    pub fn background_gc_running(&self) -> bool {
+        self.bg.lock().as_ref().is_some_and(|h| !h.is_finished())
+    }
+
+    /// Why the background GC thread stopped on its own (a device error), if it did.
+    pub fn background_gc_error(&self) -> Option<String> {
+        self.bg_error.lock().clone()
+    }
+
+    /// Wake the background GC if free zones are below the high watermark.
+    fn kick_bg(&self, free: u32) {
+        if self.cfg.background_gc && free < self.high_watermark() {
+            let mut f = self.bg_sig.m.lock();
+            if !f.kick {
+                f.kick = true;
+                self.bg_sig.cv.notify_one();
             }
         }
     }
@@ -1384,10 +1583,18 @@ impl PageStore for OutOfPlaceStore {
                     None => self.prepare(*p, d, u64::MAX),
                 })
                 .collect();
-            let _io = self.io.lock();
+            let io = self.io.lock();
             self.gc()?;
             self.write_items(items, kind)?;
-            self.st.write().space.get_mut().tick(part.len() as u64);
+            let free = {
+                let mut st = self.st.write();
+                st.space.get_mut().tick(part.len() as u64);
+                st.space.get_mut().free_units()
+            };
+            // Fair hand-off: a waiting background GC round gets `io` before this writer's next
+            // chunk (otherwise a busy writer re-takes the lock at once and starves it).
+            parking_lot::MutexGuard::unlock_fair(io);
+            self.kick_bg(free);
         }
         Ok(())
     }
@@ -1475,5 +1682,21 @@ impl PageStore for OutOfPlaceStore {
 
     fn attach_cache(&self, cache: Weak<dyn PageCache>) {
         *self.cache.lock() = Some(cache);
+    }
+
+    fn start_background(self: Arc<Self>) {
+        self.start_background_gc();
+    }
+
+    fn shutdown(&self) {
+        self.stop_background_gc();
+    }
+}
+
+impl Drop for OutOfPlaceStore {
+    fn drop(&mut self) {
+        // The thread holds only a weak reference between passes; if the last strong one is
+        // dropped by the thread itself, it is not joined (it exits right after).
+        self.stop_background_gc();
     }
 }

@@ -57,6 +57,12 @@ pub struct Counters {
     pub gc_pool_hits: AtomicU64,
     /// Zones erased (trimmed / reset) by DB GC.
     pub zones_reclaimed: AtomicU64,
+    /// DB GC rounds (one victim zone, or one NoWA group) run by the writer that needed space
+    /// (low watermark) / by the background GC thread (high watermark).
+    pub gc_rounds_foreground: AtomicU64,
+    pub gc_rounds_background: AtomicU64,
+    /// Zone header blocks written (included in the user / gc / compensation store bytes).
+    pub zone_header_bytes: AtomicU64,
     pub wal_record_bytes: AtomicU64,
     pub wal_device_bytes: AtomicU64,
     pub wal_flushes: AtomicU64,
@@ -102,6 +108,11 @@ pub struct Stats {
     pub gc_page_reads: u64,
     pub gc_pool_hits: u64,
     pub zones_reclaimed: u64,
+    /// GC rounds run in the foreground (by a writer) / by the background GC thread.
+    pub gc_rounds_foreground: u64,
+    pub gc_rounds_background: u64,
+    /// Zone header bytes (part of the store bytes above).
+    pub zone_header_bytes: u64,
     /// WAL record bytes appended.
     pub wal_record_bytes: u64,
     /// WAL bytes written to the device (4 KiB blocks; a partial tail block is rewritten).
@@ -146,6 +157,9 @@ impl Counters {
             gc_page_reads: l(&self.gc_page_reads),
             gc_pool_hits: l(&self.gc_pool_hits),
             zones_reclaimed: l(&self.zones_reclaimed),
+            gc_rounds_foreground: l(&self.gc_rounds_foreground),
+            gc_rounds_background: l(&self.gc_rounds_background),
+            zone_header_bytes: l(&self.zone_header_bytes),
             wal_record_bytes: l(&self.wal_record_bytes),
             wal_device_bytes: l(&self.wal_device_bytes),
             wal_flushes: l(&self.wal_flushes),

@@ -51,6 +51,11 @@ pub trait PageStore: Send + Sync {
     /// Give the store a way to look into the buffer pool (GC uses clean cached pages
     /// instead of reading them). Default: ignored.
     fn attach_cache(&self, _cache: std::sync::Weak<dyn PageCache>) {}
+    /// Start the store's background work (out of place: the background DB GC thread).
+    /// Called by the engine once it is created or opened (after recovery). Default: none.
+    fn start_background(self: Arc<Self>) {}
+    /// Stop the background work and wait for it (engine close and drop). Default: none.
+    fn shutdown(&self) {}
 }
 
 /// Read-only view of the buffer pool for the store's GC ("sharing the buffer pool").
