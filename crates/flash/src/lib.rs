@@ -359,12 +359,8 @@ impl Ftl {
     /// The frontier that receives pages relocated out of a unit written by frontier `class`.
     fn gc_destination(&self, class: u16) -> usize {
         let s = self.cfg.streams as usize;
-        let stream = (class as usize) % s.max(1);
-        let stream = if (class as usize) < s {
-            class as usize
-        } else {
-            stream
-        };
+        // Host frontiers are classes 0..s, GC frontiers s.. (per-stream: s + stream).
+        let stream = class as usize % s;
         match self.layout.gc_frontier {
             GcFrontier::Shared => stream,
             GcFrontier::Separate => s,
