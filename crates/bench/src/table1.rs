@@ -93,6 +93,9 @@ pub struct Row {
     pub compensation_mb: f64,
     pub ssd_gc_mb: f64,
     pub wal_mb: f64,
+    /// DB GC rounds run by writers (foreground) / by the background GC thread.
+    pub gc_rounds_foreground: u64,
+    pub gc_rounds_background: u64,
     pub run_secs: f64,
 }
 
@@ -145,6 +148,8 @@ fn row_of(name: &str, zone: Option<u64>, r: &YcsbResult, spec: &Table1Spec) -> R
         compensation_mb: mb(d.compensation_bytes),
         ssd_gc_mb: mb(d.ssd_gc_bytes.unwrap_or(0)),
         wal_mb: mb(d.wal_bytes),
+        gc_rounds_foreground: d.gc_rounds_foreground,
+        gc_rounds_background: d.gc_rounds_background,
         run_secs: r.run_secs,
     }
 }
@@ -170,6 +175,8 @@ fn missing(name: &str) -> Row {
         compensation_mb: 0.0,
         ssd_gc_mb: 0.0,
         wal_mb: 0.0,
+        gc_rounds_foreground: 0,
+        gc_rounds_background: 0,
         run_secs: 0.0,
     }
 }

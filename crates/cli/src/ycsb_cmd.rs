@@ -48,7 +48,8 @@ pub struct YcsbArgs {
     /// Dataset size as a fraction of the device (the paper uses 0.9).
     #[arg(long, default_value_t = 0.9)]
     dataset_fill: f64,
-    /// Simulated SSD: over-provisioning (spare/logical).
+    /// Simulated SSD: over-provisioning (spare/logical); also the SSD OP estimate of
+    /// --defer-compensation.
     #[arg(long, default_value_t = 0.07)]
     op: f64,
     /// Simulated SSD mode: cns, fdp:HANDLES, zns.
@@ -109,6 +110,11 @@ pub struct YcsbArgs {
     /// Out of place: GDT (deathtime-grouped placement and GC, write history in page headers).
     #[arg(long)]
     gdt: bool,
+    /// Out of place, NoWA: defer compensation writes until the estimated SSD free space runs
+    /// short (estimate: device capacity x (1 + --op)), instead of compensating whole groups
+    /// at once.
+    #[arg(long, requires = "nowa")]
+    defer_compensation: bool,
     /// Keep the WAL on a separate in-memory device (the paper's setup): the device under
     /// test then holds only pages, and its SSD WAF excludes the WAL.
     #[arg(long)]
@@ -280,6 +286,9 @@ pub fn run(a: YcsbArgs) -> Result<()> {
             gdt: a.gdt,
             packing: on_off("--packing", &a.packing)?,
             background_gc: on_off("--background-gc", &a.background_gc)?,
+            defer_compensation: a.defer_compensation,
+            // The SSD's OP for the deferral estimate: the simulated SSD's, else the default.
+            ssd_op: a.op,
             seed: a.seed,
             ..OopConfig::default()
         }),

@@ -87,9 +87,18 @@ pub struct OopConfig {
     /// `gc_high_zones` zones are free, so the foreground GC (at `gc_reserve_zones`, kept as
     /// the fallback) rarely runs.
     pub background_gc: bool,
-    /// High watermark of the background GC in free zones. 0: the foreground reserve plus
-    /// max(2, open zones).
+    /// High watermark of the background GC in free zones. 0: the foreground reserve + 1
+    /// (every zone kept free beyond the reserve costs the DB GC over-provisioning).
     pub gc_high_zones: u32,
+    /// NoWA: defer compensation writes (section 5.4: they must happen "before the SSD
+    /// reaches its minimum free-space threshold"). GC then relocates only the group's least
+    /// valid zone; its siblings wait (their pages keep dying meanwhile) until the estimated
+    /// SSD free space runs short, then they are compensated, oldest group first. Off: the
+    /// whole group at once.
+    pub defer_compensation: bool,
+    /// The SSD's over-provisioning (spare / logical capacity), as configured or estimated
+    /// (e.g. with SSD-iq); used by `defer_compensation`.
+    pub ssd_op: f64,
     pub seed: u64,
 }
 
@@ -107,6 +116,8 @@ impl Default for OopConfig {
             packing: true,
             background_gc: true,
             gc_high_zones: 0,
+            defer_compensation: false,
+            ssd_op: 0.07,
             seed: 1,
         }
     }
@@ -176,6 +187,19 @@ struct State {
     /// Metadata copy written last.
     meta_copy: u8,
     rng: u64,
+    /// NoWA deferred compensation: groups whose GC victim zone was reclaimed and whose
+    /// sibling zones still wait for their compensation writes (oldest first), and the SSD
+    /// space their trimmed zones pin (bytes in SSD superblocks that also hold the siblings).
+    pending: std::collections::VecDeque<Pending>,
+    pinned: u64,
+}
+
+/// A NoWA group waiting for its compensation writes (in memory only: after a restart the
+/// siblings form an ordinary group again and greedy group GC picks them up).
+struct Pending {
+    group: u64,
+    zones: Vec<u32>,
+    pinned: u64,
 }
 
 /// Zone/area geometry (persisted in the checkpoint metadata).
@@ -218,6 +242,11 @@ pub struct OutOfPlaceStore {
 struct BgFlags {
     stop: bool,
     kick: bool,
+    /// Background GC rounds and passes finished (writers waiting for space watch these).
+    rounds: u64,
+    passes: u64,
+    /// The thread is running (cleared when it exits).
+    alive: bool,
 }
 
 /// Wakes the background GC thread (a writer saw free zones below the high watermark) or
@@ -225,18 +254,41 @@ struct BgFlags {
 #[derive(Default)]
 struct BgSignal {
     m: Mutex<BgFlags>,
+    /// Wakes the thread.
     cv: Condvar,
+    /// Signals a finished round or pass (to writers waiting for free zones).
+    done: Condvar,
 }
 
 impl BgSignal {
     fn stopped(&self) -> bool {
         self.m.lock().stop
     }
+    fn progress(&self, round: bool) {
+        let mut f = self.m.lock();
+        if round {
+            f.rounds += 1;
+        } else {
+            f.passes += 1;
+        }
+        self.done.notify_all();
+    }
 }
+
+/// How long a writer that would have to run GC itself waits for the background GC first.
+const BG_WAIT: Duration = Duration::from_millis(50);
 
 /// The background GC thread: a pass whenever kicked (or every 20 ms), until stopped or the
 /// store is gone. It holds the store only during a pass.
 fn bg_loop(weak: Weak<OutOfPlaceStore>, sig: Arc<BgSignal>) {
+    struct Alive(Arc<BgSignal>);
+    impl Drop for Alive {
+        fn drop(&mut self) {
+            self.0.m.lock().alive = false;
+            self.0.done.notify_all();
+        }
+    }
+    let _alive = Alive(sig.clone());
     loop {
         {
             let mut f = sig.m.lock();
@@ -249,7 +301,9 @@ fn bg_loop(weak: Weak<OutOfPlaceStore>, sig: Arc<BgSignal>) {
             f.kick = false;
         }
         let Some(s) = weak.upgrade() else { return };
-        if let Err(e) = s.bg_pass() {
+        let r = s.bg_pass();
+        sig.progress(false);
+        if let Err(e) = r {
             tracing::warn!(error = %e, "background DB GC stopped; foreground GC takes over");
             *s.bg_error.lock() = Some(e.to_string());
             return;
@@ -265,6 +319,8 @@ struct Item {
     data: Vec<u8>,
     /// Estimated deathtime (GDT); u64::MAX = never rewritten (coldest).
     edt: u64,
+    /// GDT: Some(B-tree index id) for an initial write (the page was never written before).
+    index: Option<u32>,
 }
 
 impl Item {
@@ -353,6 +409,58 @@ pub fn gdt_split(edts: &[u64], k: usize) -> Vec<Vec<usize>> {
     let k = k.clamp(1, edts.len().max(1));
     let per = edts.len().div_ceil(k).max(1);
     idx.chunks(per).map(|c| c.to_vec()).collect()
+}
+
+/// GDT grouping of a batch (section 4.2): initial writes (`index[i]` = Some(B-tree index
+/// id): the page was never written before, so it has no EDT) form one group per index id;
+/// the other pages are sorted by EDT and cut into the remaining `k - index groups` (>= 1)
+/// groups ([`gdt_split`]; a single group when there are fewer than two pages per group).
+/// Groups come hottest first (ascending EDT, initial writes last), which is the order they
+/// are written in: an empty zone (one GC just freed) matches any group, so the first,
+/// hottest group takes it (the newly emptied zone gets the minimum EDT range).
+pub fn gdt_groups(edts: &[u64], index: &[Option<u32>], k: usize) -> Vec<Vec<usize>> {
+    let mut by_index: std::collections::BTreeMap<u32, Vec<usize>> = Default::default();
+    let mut rest = Vec::new();
+    for i in 0..edts.len() {
+        match index.get(i).copied().flatten() {
+            Some(id) => by_index.entry(id).or_default().push(i),
+            None => rest.push(i),
+        }
+    }
+    let k_rest = k.saturating_sub(by_index.len()).max(1);
+    let mut out: Vec<Vec<usize>> = Vec::new();
+    if rest.len() >= 2 * k_rest {
+        let sub: Vec<u64> = rest.iter().map(|&i| edts[i]).collect();
+        for g in gdt_split(&sub, k_rest) {
+            out.push(g.into_iter().map(|j| rest[j]).collect());
+        }
+    } else if !rest.is_empty() {
+        out.push(rest);
+    }
+    out.extend(by_index.into_values());
+    out
+}
+
+/// GDT GC order of a victim's valid pages: descending EDT (stable), so pages that were never
+/// rewritten (EDT u64::MAX) come first, as the coldest data.
+pub fn gc_order(edts: &[u64]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..edts.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(edts[i]));
+    order
+}
+
+/// GDT zone choice: the open zone whose pages have the closest average EDT to `want`; a zone
+/// without pages yet (just opened, e.g. after GC) matches anything (distance 0), the first
+/// such zone on ties. `zones`: (EDT sum, pages) per candidate. None if `zones` is empty.
+pub fn closest_zone(zones: &[(f64, u64)], want: f64) -> Option<usize> {
+    let d = |&(sum, n): &(f64, u64)| {
+        if n == 0 {
+            0.0
+        } else {
+            (sum / n as f64 - want).abs()
+        }
+    };
+    (0..zones.len()).min_by(|&a, &b| d(&zones[a]).total_cmp(&d(&zones[b])))
 }
 
 fn mean_edt(items: &[Item]) -> f64 {
@@ -524,6 +632,8 @@ impl OutOfPlaceStore {
             next_seq: 1,
             meta_copy: 1,
             rng: cfg.seed | 1,
+            pending: Default::default(),
+            pinned: 0,
         };
         let store = OutOfPlaceStore {
             dev,
@@ -926,23 +1036,10 @@ impl OutOfPlaceStore {
         if let Some(e) = want_edt {
             // GDT: the open zone whose pages have the closest average EDT (an empty zone
             // matches anything).
-            let best = st
-                .open
-                .iter()
-                .copied()
-                .min_by(|&a, &b| {
-                    let d = |z: u32| {
-                        let (sum, n) = st.zone_edt[z as usize];
-                        if n == 0 {
-                            0.0
-                        } else {
-                            (sum / n as f64 - e).abs()
-                        }
-                    };
-                    d(a).total_cmp(&d(b))
-                })
-                .expect("at least one open zone");
-            return Ok(best);
+            let cands: Vec<(f64, u64)> = st.open.iter().map(|&z| st.zone_edt[z as usize]).collect();
+            let best = closest_zone(&cands, e)
+                .ok_or_else(|| EngineError::Full("out-of-place: no open zone".into()))?;
+            return Ok(st.open[best]);
         }
         let i = st.cursor % st.open.len();
         Ok(st.open[i])
@@ -952,12 +1049,12 @@ impl OutOfPlaceStore {
     /// time); the state lock is held only to place the slots and to update the mapping, not
     /// during the data I/O, so readers proceed meanwhile.
     fn write_items(&self, items: Vec<Item>, kind: WriteKind) -> Result<()> {
-        if !self.cfg.gdt || items.len() < 2 * self.open_limit as usize {
-            let want = self.cfg.gdt.then(|| mean_edt(&items));
-            return self.write_group(items, kind, want);
+        if !self.cfg.gdt {
+            return self.write_group(items, kind, None);
         }
         let edts: Vec<u64> = items.iter().map(|i| i.edt).collect();
-        let groups = gdt_split(&edts, self.open_limit as usize);
+        let index: Vec<Option<u32>> = items.iter().map(|i| i.index).collect();
+        let groups = gdt_groups(&edts, &index, self.open_limit as usize);
         let mut slots: Vec<Option<Item>> = items.into_iter().map(Some).collect();
         for g in groups {
             let part: Vec<Item> = g.iter().filter_map(|&i| slots[i].take()).collect();
@@ -1146,6 +1243,7 @@ impl OutOfPlaceStore {
             codec,
             data,
             edt,
+            index: None,
         }
     }
 
@@ -1185,16 +1283,26 @@ impl OutOfPlaceStore {
             let victims: Vec<(u32, WriteKind)> = {
                 let mut guard = self.st.write();
                 let st: &mut State = &mut guard;
-                if st.space.get_mut().free_units() >= reserve {
-                    return Ok(());
+                let due = self.due_compensation(st, false);
+                if !due.is_empty() {
+                    due
+                } else {
+                    if st.space.get_mut().free_units() >= reserve {
+                        return Ok(());
+                    }
+                    rounds += 1;
+                    if rounds > self.geo.zones * 2 {
+                        return Err(EngineError::Full(
+                            "out-of-place: GC cannot free a zone (data does not fit)".into(),
+                        ));
+                    }
+                    match self.pick_victims(st) {
+                        Err(EngineError::Full(_)) if !st.pending.is_empty() => {
+                            self.due_compensation(st, true)
+                        }
+                        r => r?,
+                    }
                 }
-                rounds += 1;
-                if rounds > self.geo.zones * 2 {
-                    return Err(EngineError::Full(
-                        "out-of-place: GC cannot free a zone (data does not fit)".into(),
-                    ));
-                }
-                self.pick_victims(st)?
             };
             Counters::add(&self.counters.gc_rounds_foreground, 1);
             for (v, kind) in victims {
@@ -1209,7 +1317,7 @@ impl OutOfPlaceStore {
         if self.cfg.gc_high_zones > low {
             self.cfg.gc_high_zones
         } else {
-            low + self.open_limit.max(2)
+            low + 1
         }
     }
 
@@ -1238,19 +1346,25 @@ impl OutOfPlaceStore {
             let victims: Vec<(u32, WriteKind)> = {
                 let mut guard = self.st.write();
                 let st: &mut State = &mut guard;
-                let target = self.bg_target(st);
-                if st.space.get_mut().free_units() >= target {
-                    return Ok(());
-                }
-                rounds += 1;
-                if rounds > self.geo.zones * 2 {
-                    return Ok(());
-                }
-                match self.pick_victims(st) {
-                    Ok(v) => v,
-                    // Nothing worth reclaiming now; the foreground GC decides if it is fatal.
-                    Err(EngineError::Full(_)) => return Ok(()),
-                    Err(e) => return Err(e),
+                let due = self.due_compensation(st, false);
+                if !due.is_empty() {
+                    due
+                } else {
+                    let target = self.bg_target(st);
+                    if st.space.get_mut().free_units() >= target {
+                        return Ok(());
+                    }
+                    rounds += 1;
+                    if rounds > self.geo.zones * 2 {
+                        return Ok(());
+                    }
+                    match self.pick_victims(st) {
+                        Ok(v) => v,
+                        // Nothing worth reclaiming now; the foreground GC decides if it is
+                        // fatal.
+                        Err(EngineError::Full(_)) => return Ok(()),
+                        Err(e) => return Err(e),
+                    }
                 }
             };
             Counters::add(&self.counters.gc_rounds_background, 1);
@@ -1258,6 +1372,7 @@ impl OutOfPlaceStore {
                 self.relocate_zone(v, kind)?;
             }
             parking_lot::MutexGuard::unlock_fair(io);
+            self.bg_sig.progress(true);
         }
     }
 
@@ -1272,12 +1387,14 @@ impl OutOfPlaceStore {
         }
         let weak = Arc::downgrade(self);
         let sig = self.bg_sig.clone();
+        self.bg_sig.m.lock().alive = true;
         match std::thread::Builder::new()
             .name("nowa-db-gc".into())
             .spawn(move || bg_loop(weak, sig))
         {
             Ok(j) => *h = Some(j),
             Err(e) => {
+                self.bg_sig.m.lock().alive = false;
                 tracing::warn!(error = %e, "cannot start the background DB GC thread");
                 *self.bg_error.lock() = Some(e.to_string());
             }
@@ -1309,6 +1426,34 @@ impl OutOfPlaceStore {
         self.bg_error.lock().clone()
     }
 
+    /// A writer about to run foreground GC (fewer than `reserve` free zones) first waits up
+    /// to `BG_WAIT` for the background GC: until enough zones are free, or a background pass
+    /// ends without getting there (then the foreground GC does the rest), or the thread is
+    /// gone. So foreground GC stays the fallback and rarely runs.
+    fn wait_for_bg(&self) {
+        if !self.cfg.background_gc {
+            return;
+        }
+        let reserve = Self::reserve_for(&self.cfg, self.open_limit);
+        let deadline = std::time::Instant::now() + BG_WAIT;
+        let sig = &*self.bg_sig;
+        let mut f = sig.m.lock();
+        let passes = f.passes;
+        loop {
+            if f.stop || !f.alive || f.passes > passes + 1 {
+                return;
+            }
+            if self.st.read().space.lock().free_units() >= reserve {
+                return;
+            }
+            f.kick = true;
+            sig.cv.notify_one();
+            if sig.done.wait_until(&mut f, deadline).timed_out() {
+                return;
+            }
+        }
+    }
+
     /// Wake the background GC if free zones are below the high watermark.
     fn kick_bg(&self, free: u32) {
         if self.cfg.background_gc && free < self.high_watermark() {
@@ -1320,6 +1465,49 @@ impl OutOfPlaceStore {
         }
     }
 
+    /// Deferred NoWA compensation: the sibling zones of the oldest waiting group, once the
+    /// estimated SSD free space runs short (or `force`: GC found no other victim). Estimate:
+    /// the SSD holds physical capacity x (1 + `ssd_op`); everything but the free (trimmed)
+    /// zones is taken as mapped, and the trimmed zones of waiting groups stay pinned in SSD
+    /// superblocks shared with their siblings. Compensation is due when mapped + pinned +
+    /// a margin of two groups (writes until the next check, the SSD's own GC reserve) would
+    /// exceed the physical space: the latest point before the SSD would have to copy.
+    fn due_compensation(&self, st: &mut State, force: bool) -> Vec<(u32, WriteKind)> {
+        if st.pending.is_empty() {
+            return Vec::new();
+        }
+        let zb = self.zone_bytes();
+        let cap = self.dev.geometry().capacity;
+        let free = st.space.get_mut().free_units() as u64;
+        let mapped = cap.saturating_sub(free * zb);
+        let physical = cap as f64 * (1.0 + self.cfg.ssd_op.max(0.0));
+        let margin = 2 * self.open_limit as u64 * zb;
+        if !force && ((mapped + st.pinned + margin) as f64) <= physical {
+            return Vec::new();
+        }
+        let Some(p) = st.pending.pop_front() else {
+            return Vec::new();
+        };
+        st.pinned = st.pinned.saturating_sub(p.pinned);
+        let space = st.space.get_mut();
+        let mut out = Vec::with_capacity(p.zones.len());
+        for z in p.zones {
+            // Still a sealed zone of that group (always, unless the invariant broke).
+            if st.zone_group[z as usize] == p.group
+                && space.state(z) == UnitState::Sealed
+                && space.take_victim(z).is_ok()
+            {
+                out.push((z, WriteKind::Compensation));
+            }
+        }
+        out
+    }
+
+    /// Groups waiting for deferred compensation writes (tests, reports).
+    pub fn pending_compensation_groups(&self) -> usize {
+        self.st.read().pending.len()
+    }
+
     /// NoWA victim choice: whole active groups, so that every zone written together (and
     /// multiplexed into the same SSD superblocks) is invalidated together. The group with
     /// the least valid data wins (greedy over groups); its least valid zone is the GC
@@ -1327,10 +1515,15 @@ impl OutOfPlaceStore {
     /// skipped (not fully written yet).
     fn pick_group(&self, st: &mut State) -> Result<Vec<(u32, WriteKind)>> {
         use std::collections::HashMap;
+        let waiting: Vec<u64> = st.pending.iter().map(|p| p.group).collect();
         let space = st.space.get_mut();
         let mut groups: HashMap<u64, (u64, Vec<u32>, bool)> = HashMap::new();
         for z in 0..self.geo.zones {
             let g = st.zone_group[z as usize];
+            if waiting.contains(&g) {
+                // Its siblings wait for their (deferred) compensation writes.
+                continue;
+            }
             match space.state(z) {
                 UnitState::Sealed => {
                     let e = groups.entry(g).or_default();
@@ -1352,6 +1545,22 @@ impl OutOfPlaceStore {
             ));
         };
         zs.sort_by_key(|&z| space.valid(z));
+        if self.cfg.defer_compensation && zs.len() > 1 {
+            // Reclaim only the least valid zone now; the siblings wait.
+            let v = zs.remove(0);
+            space
+                .take_victim(v)
+                .map_err(|e| EngineError::Full(e.to_string()))?;
+            let g = st.zone_group[v as usize];
+            let pinned = self.zone_bytes();
+            st.pinned += pinned;
+            st.pending.push_back(Pending {
+                group: g,
+                zones: zs,
+                pinned,
+            });
+            return Ok(vec![(v, WriteKind::Gc)]);
+        }
         let mut out = Vec::with_capacity(zs.len());
         for (i, z) in zs.into_iter().enumerate() {
             space
@@ -1397,10 +1606,8 @@ impl OutOfPlaceStore {
         } else {
             vec![u64::MAX; valid.len()]
         };
-        let mut order: Vec<usize> = (0..valid.len()).collect();
-        if self.cfg.gdt {
-            order.sort_by_key(|&i| std::cmp::Reverse(edts[i]));
-        }
+        // Descending EDT; without GDT every EDT is MAX and the order stays as it is.
+        let order = gc_order(&edts);
         let edt_map: std::collections::HashMap<Pid, u64> = valid
             .iter()
             .zip(&edts)
@@ -1538,7 +1745,7 @@ impl PageStore for OutOfPlaceStore {
         for part in batch.chunks(chunk) {
             // GDT: append this write's timestamp to each page's write history (user writes
             // only), compute its EDT, and stamp the history into the page header copy.
-            let stamps: Vec<Option<([u64; 4], u64)>> = if self.cfg.gdt && user {
+            let stamps: Vec<Option<([u64; 4], u64, bool)>> = if self.cfg.gdt && user {
                 let mut st = self.st.write();
                 part.iter()
                     .map(|(p, d)| {
@@ -1558,10 +1765,12 @@ impl PageStore for OutOfPlaceStore {
                                 wh = [0; 4];
                             }
                         }
+                        // Initial write: the page was never written before (no history).
+                        let initial = wh == [0; 4];
                         wh.rotate_left(1);
                         wh[3] = now;
                         st.wh[*p as usize] = wh;
-                        Some((wh, edt(&wh, now)))
+                        Some((wh, edt(&wh, now), initial))
                     })
                     .collect()
             } else {
@@ -1572,17 +1781,21 @@ impl PageStore for OutOfPlaceStore {
                 .iter()
                 .zip(stamps)
                 .map(|((p, d), stamp)| match stamp {
-                    Some((wh, e)) => {
+                    Some((wh, e, initial)) => {
                         let mut c = d.to_vec();
                         for (k, w) in wh.iter().enumerate() {
                             c[24 + 8 * k..32 + 8 * k].copy_from_slice(&w.to_le_bytes());
                         }
                         page::seal(&mut c);
-                        self.prepare(*p, &c, e)
+                        let mut it = self.prepare(*p, &c, e);
+                        // The engine has one B+-tree: index id 0 for every page.
+                        it.index = initial.then_some(0);
+                        it
                     }
                     None => self.prepare(*p, d, u64::MAX),
                 })
                 .collect();
+            self.wait_for_bg();
             let io = self.io.lock();
             self.gc()?;
             self.write_items(items, kind)?;

@@ -82,7 +82,11 @@ fn workload(e: &Engine, keys: u64, updates: u64, seed: u64) -> Model {
 
 fn verify(e: &Engine, model: &Model) {
     for (k, v) in model {
-        assert_eq!(e.get(&k.to_be_bytes()).unwrap().as_ref(), Some(v), "key {k}");
+        assert_eq!(
+            e.get(&k.to_be_bytes()).unwrap().as_ref(),
+            Some(v),
+            "key {k}"
+        );
     }
 }
 
@@ -103,7 +107,10 @@ fn background_dominates(nowa: bool) {
         s.zones_reclaimed,
         s.db_waf
     );
-    assert!(s.zones_reclaimed > 20 && s.gc_page_writes + s.compensation_page_writes > 1000, "GC must relocate: {s:?}");
+    assert!(
+        s.zones_reclaimed > 20 && s.gc_page_writes + s.compensation_page_writes > 1000,
+        "GC must relocate: {s:?}"
+    );
     assert!(
         s.gc_rounds_background >= 3 * s.gc_rounds_foreground,
         "background GC should do most rounds: {s:?}"

@@ -1,10 +1,13 @@
 //! Out-of-place mechanisms one by one: best-fit page packing (no page crosses a slot, every
 //! page reads back with one 4 KiB read), NoWA keeping a simulated conventional SSD free of GC
-//! copies over a long run (8x its capacity), ZNS, GDT (Figure 5), the separate log device.
+//! copies over a long run (8x its capacity), ZNS, GDT (Figure 5; initial writes grouped by
+//! index id; never-rewritten pages first in GC order; EDT ranges reassigned after GC), the
+//! separate log device.
 
 use nowa_device::{BlockDevice, MemDevice, SimConfig, SimDevice, SimMode};
 use nowa_engine::oop::{
-    compress_page, decompress_page, edt, gdt_split, pack, SLOT_ENTRY, SLOT_HDR,
+    closest_zone, compress_page, decompress_page, edt, gc_order, gdt_groups, gdt_split, pack,
+    SLOT_ENTRY, SLOT_HDR,
 };
 use nowa_engine::{
     out_of_place_store, Compression, Config, Durability, Engine, EngineError, OopConfig, PAGE_SIZE,
@@ -327,4 +330,113 @@ fn gdt_groups_equal_deathtimes_together_figure_5() {
     assert_eq!(edt(&[0, 0, 0, 7], 7), u64::MAX);
     assert_eq!(edt(&[10, 20, 30, 40], 40), 50);
     assert_eq!(edt(&[0, 0, 100, 400], 400), 700);
+}
+
+/// Section 4.2: "For initial writes, pages are grouped by B-tree index ID". Pages written for
+/// the first time have no EDT: they form one group per index id and never share a group
+/// with rewritten pages; the rewritten pages are cut by EDT into the remaining groups, hottest
+/// first, initial-write groups last.
+#[test]
+fn gdt_initial_writes_grouped_by_index_id() {
+    const M: u64 = u64::MAX;
+    // 8 rewritten pages (finite EDT) and 4 initial writes of index 0 (EDT MAX).
+    let edts = [60u64, M, 2, 35, M, 74, 1, M, 50, 6, M, 4];
+    let index = [
+        None,
+        Some(0),
+        None,
+        None,
+        Some(0),
+        None,
+        None,
+        Some(0),
+        None,
+        None,
+        Some(0),
+        None,
+    ];
+    let groups = gdt_groups(&edts, &index, 3);
+    assert_eq!(groups.len(), 3);
+    let vals = |g: &Vec<usize>| {
+        let mut v: Vec<u64> = g.iter().map(|&i| edts[i]).collect();
+        v.sort();
+        v
+    };
+    assert_eq!(vals(&groups[0]), vec![1, 2, 4, 6]);
+    assert_eq!(vals(&groups[1]), vec![35, 50, 60, 74]);
+    assert_eq!(
+        groups[2],
+        vec![1, 4, 7, 10],
+        "initial writes: one group, last"
+    );
+    // A rewritten page that happens to have EDT MAX (one write in its history) is not an
+    // initial write: it stays with the EDT-sorted pages.
+    let g = gdt_groups(&[M, 5, M], &[None, None, Some(0)], 2);
+    assert_eq!(g, vec![vec![1, 0], vec![2]]);
+    // Two index ids: two initial groups, never mixed, whatever k is.
+    let g = gdt_groups(&[M, M, M, M], &[Some(1), Some(0), Some(1), Some(0)], 1);
+    assert_eq!(g, vec![vec![1, 3], vec![0, 2]]);
+    // Without initial writes it is the plain EDT split.
+    let plain = [60u64, 2, 35, 74, 1, 50, 6, 4];
+    assert_eq!(gdt_groups(&plain, &[None; 8], 2), gdt_split(&plain, 2));
+    // Too few pages for k groups: one group.
+    assert_eq!(gdt_groups(&[3, 1, 2], &[None; 3], 2), vec![vec![0, 1, 2]]);
+}
+
+/// Section 4.2: "Pages that are never rewritten are assigned the maximum EDT to be treated as
+/// the coldest data", and GC relocates valid pages in descending EDT order.
+#[test]
+fn gdt_gc_order_never_rewritten_first() {
+    const M: u64 = u64::MAX;
+    // Write histories (oldest first, 0 = empty) of five valid pages of a victim zone.
+    let histories = [
+        [0, 0, 10, 20],     // rewritten every 10: EDT 30
+        [0, 0, 0, 15],      // written once, never rewritten: coldest
+        [1, 2, 3, 4],       // hot: EDT 5
+        [0, 0, 0, 3],       // written once
+        [0, 100, 200, 300], // EDT 400
+    ];
+    let edts: Vec<u64> = histories
+        .iter()
+        .map(|wh| edt(wh, wh.iter().copied().max().unwrap()))
+        .collect();
+    assert_eq!(edts, vec![30, M, 5, M, 400]);
+    // Never-rewritten pages first (stable among themselves), then descending EDT.
+    assert_eq!(gc_order(&edts), vec![1, 3, 4, 0, 2]);
+    // Without GDT every EDT is MAX: the order is unchanged.
+    assert_eq!(gc_order(&[M; 4]), vec![0, 1, 2, 3]);
+}
+
+/// Section 4.2 "Reassigning EDT ranges after GC": a zone GC just emptied (reopened, no pages
+/// yet) takes the minimum EDT range: the hottest group of the next batch (groups are written
+/// hottest first) goes there, while colder groups keep following the zones whose average EDT
+/// is closest.
+#[test]
+fn gdt_edt_ranges_reassigned_after_gc() {
+    // Open zones: a warm zone (avg 100) and a cold one (avg 1000).
+    let mut zones = vec![(100.0 * 10.0, 10u64), (1000.0 * 10.0, 10u64)];
+    assert_eq!(closest_zone(&zones, 120.0), Some(0));
+    assert_eq!(closest_zone(&zones, 900.0), Some(1));
+    // GC reclaims the cold zone and it is opened again: empty.
+    zones[1] = (0.0, 0);
+    // The next batch, cut by EDT, is written hottest first.
+    let batch = [1000u64, 12, 950, 15, 11, 990, 14, 13];
+    let groups = gdt_groups(&batch, &[None; 8], 2);
+    let mean = |g: &Vec<usize>| g.iter().map(|&i| batch[i] as f64).sum::<f64>() / g.len() as f64;
+    assert!(mean(&groups[0]) < mean(&groups[1]));
+    let mut placed = Vec::new();
+    for g in &groups {
+        let z = closest_zone(&zones, mean(g)).unwrap();
+        zones[z].0 += mean(g) * g.len() as f64;
+        zones[z].1 += g.len() as u64;
+        placed.push(z);
+    }
+    // The hottest group (EDT ~12) took the emptied zone: it now holds the minimum range...
+    assert_eq!(placed[0], 1);
+    assert!(zones[1].0 / (zones[1].1 as f64) < 20.0);
+    // ...and the cold group went to the closest remaining average (the warm zone), not into
+    // the hot one.
+    assert_eq!(placed[1], 0);
+    // No open zone at all: no choice.
+    assert_eq!(closest_zone(&[], 1.0), None);
 }

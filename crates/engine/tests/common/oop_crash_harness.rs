@@ -197,4 +197,3 @@ pub fn crash_points(c: Compression, bg: bool, seeds: u64) {
         verify(&e, &model2, &None, &format!("seed {seed} after reopen"));
     }
 }
-
