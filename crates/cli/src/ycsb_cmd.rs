@@ -272,6 +272,22 @@ pub fn run(a: YcsbArgs) -> Result<()> {
             Arc::new(d)
         }
     };
+    // Validate every write-path flag whatever the path, and refuse out-of-place switches that
+    // an in-place run would silently ignore.
+    let compression = a.compression.parse::<Compression>().map_err(usage)?;
+    let packing = on_off("--packing", &a.packing)?;
+    let background_gc = on_off("--background-gc", &a.background_gc)?;
+    if matches!(a.write_path.as_str(), "inplace" | "in-place") {
+        let oop_only = [
+            ("--compression", a.compression != "off"),
+            ("--nowa", a.nowa),
+            ("--gdt", a.gdt),
+            ("--defer-compensation", a.defer_compensation),
+        ];
+        if let Some((flag, _)) = oop_only.iter().find(|(_, set)| *set) {
+            return Err(usage(format!("{flag} needs --write-path oop")));
+        }
+    }
     let store = match a.write_path.as_str() {
         "inplace" | "in-place" => WritePath::InPlace,
         "oop" | "out-of-place" => WritePath::OutOfPlace(OopConfig {
@@ -281,11 +297,11 @@ pub fn run(a: YcsbArgs) -> Result<()> {
                 sim.as_ref().map(|s| s.config()),
             )?),
             open_zones: a.open_zones,
-            compression: a.compression.parse::<Compression>().map_err(usage)?,
+            compression,
             nowa: a.nowa,
             gdt: a.gdt,
-            packing: on_off("--packing", &a.packing)?,
-            background_gc: on_off("--background-gc", &a.background_gc)?,
+            packing,
+            background_gc,
             defer_compensation: a.defer_compensation,
             // The SSD's OP for the deferral estimate: the simulated SSD's, else the default.
             ssd_op: a.op,
@@ -323,7 +339,14 @@ pub fn run(a: YcsbArgs) -> Result<()> {
         a.device,
         dev.geometry().capacity >> 20
     );
-    let engine = Arc::new(ycsb::create_engine(dev.clone(), &spec).context("creating the engine")?);
+    let engine = Arc::new(
+        ycsb::create_engine(dev.clone(), &spec).map_err(|e| match e {
+            // A configuration the device cannot hold is bad input, not a failure.
+            ycsb::YcsbError::Engine(nowa_engine::EngineError::Config(m))
+            | ycsb::YcsbError::Config(m) => usage(format!("creating the engine: {m}")),
+            e => anyhow::Error::new(e).context("creating the engine"),
+        })?,
+    );
     let pb = spinner(a.quiet, "loading");
     let t = std::time::Instant::now();
     let records = a.records;

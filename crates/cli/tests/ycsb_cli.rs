@@ -143,3 +143,64 @@ fn kill_9_during_ycsb_on_a_file_loses_no_acknowledged_write() {
         );
     }
 }
+
+fn ycsb_json(extra: &[&str]) -> serde_json::Value {
+    let mut args = vec![
+        "ycsb",
+        "-q",
+        "--json",
+        "--records",
+        "30000",
+        "--ops",
+        "120000",
+        "--seed",
+        "9",
+        "--write-path",
+        "oop",
+        "--zone-size",
+        "256KiB",
+    ];
+    args.extend_from_slice(extra);
+    let out = nowa(&args);
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// The out-of-place switches as a user sets them: compression shrinks what the engine writes
+/// per operation, and packing is what turns that into fewer bytes on the device.
+#[test]
+fn out_of_place_switches() {
+    let off = ycsb_json(&["--compression", "off", "--background-gc", "off"]);
+    let packed = ycsb_json(&["--compression", "lz4", "--packing", "on"]);
+    let unpacked = ycsb_json(&["--compression", "lz4", "--packing", "off"]);
+    let b = |v: &serde_json::Value| v["logical_bytes_per_op"].as_f64().unwrap();
+    assert_eq!(
+        off["drilldown"]["doublewrite_bytes"].as_u64(),
+        Some(0),
+        "out of place has no doublewrite"
+    );
+    assert!(
+        b(&packed) < 0.8 * b(&off),
+        "lz4+packing {} vs off {}",
+        b(&packed),
+        b(&off)
+    );
+    assert!(
+        b(&packed) < b(&unpacked),
+        "packing on {} vs off {}",
+        b(&packed),
+        b(&unpacked)
+    );
+    assert_usage_errors(&[
+        vec!["ycsb", "--write-path", "sideways"],
+        vec!["ycsb", "--compression", "gzip"],
+        vec!["ycsb", "--packing", "maybe"],
+        vec!["ycsb", "--write-path", "oop", "--zone-size", "0"],
+        vec!["ycsb", "--compression", "lz4"],
+        vec!["ycsb", "--nowa"],
+    ]);
+}
