@@ -1,0 +1,129 @@
+//! NoWA: active groups as GC victims and deferred compensation writes.
+
+use super::{OutOfPlaceStore, State};
+use crate::error::{EngineError, Result};
+use crate::store::WriteKind;
+use nowa_logspace::UnitState;
+
+/// A NoWA group waiting for its compensation writes (in memory only: after a restart the
+/// siblings form an ordinary group again and greedy group GC picks them up).
+pub(super) struct Pending {
+    group: u64,
+    zones: Vec<u32>,
+    pinned: u64,
+}
+
+impl OutOfPlaceStore {
+    /// Deferred NoWA compensation: the sibling zones of the oldest waiting group, once the
+    /// estimated SSD free space runs short (or `force`: GC found no other victim). Estimate:
+    /// the SSD holds physical capacity x (1 + `ssd_op`); everything but the free (trimmed)
+    /// zones is taken as mapped, and the trimmed zones of waiting groups stay pinned in SSD
+    /// superblocks shared with their siblings. Compensation is due when mapped + pinned +
+    /// a margin of two groups (writes until the next check, the SSD's own GC reserve) would
+    /// exceed the physical space: the latest point before the SSD would have to copy.
+    pub(super) fn due_compensation(&self, st: &mut State, force: bool) -> Vec<(u32, WriteKind)> {
+        if st.pending.is_empty() {
+            return Vec::new();
+        }
+        let zb = self.zone_bytes();
+        let cap = self.dev.geometry().capacity;
+        let free = st.space.get_mut().free_units() as u64;
+        let mapped = cap.saturating_sub(free * zb);
+        let physical = cap as f64 * (1.0 + self.cfg.ssd_op.max(0.0));
+        let margin = 2 * self.open_limit as u64 * zb;
+        if !force && ((mapped + st.pinned + margin) as f64) <= physical {
+            return Vec::new();
+        }
+        let Some(p) = st.pending.pop_front() else {
+            return Vec::new();
+        };
+        st.pinned = st.pinned.saturating_sub(p.pinned);
+        let space = st.space.get_mut();
+        let mut out = Vec::with_capacity(p.zones.len());
+        for z in p.zones {
+            // Still a sealed zone of that group (always, unless the invariant broke).
+            if st.zone_group[z as usize] == p.group
+                && space.state(z) == UnitState::Sealed
+                && space.take_victim(z).is_ok()
+            {
+                out.push((z, WriteKind::Compensation));
+            }
+        }
+        out
+    }
+
+    /// Groups waiting for deferred compensation writes (tests, reports).
+    pub fn pending_compensation_groups(&self) -> usize {
+        self.st.read().pending.len()
+    }
+
+    /// NoWA victim choice: whole active groups, so that every zone written together (and
+    /// multiplexed into the same SSD superblocks) is invalidated together. The group with
+    /// the least valid data wins (greedy over groups); its least valid zone is the GC
+    /// victim proper, its siblings are compensation writes. Groups with an open zone are
+    /// skipped (not fully written yet).
+    pub(super) fn pick_group(&self, st: &mut State) -> Result<Vec<(u32, WriteKind)>> {
+        use std::collections::HashMap;
+        let waiting: Vec<u64> = st.pending.iter().map(|p| p.group).collect();
+        let space = st.space.get_mut();
+        let mut groups: HashMap<u64, (u64, Vec<u32>, bool)> = HashMap::new();
+        for z in 0..self.geo.zones {
+            let g = st.zone_group[z as usize];
+            if waiting.contains(&g) {
+                // Its siblings wait for their (deferred) compensation writes.
+                continue;
+            }
+            match space.state(z) {
+                UnitState::Sealed => {
+                    let e = groups.entry(g).or_default();
+                    e.0 += space.valid(z) as u64;
+                    e.1.push(z);
+                }
+                UnitState::Open => groups.entry(g).or_default().2 = true,
+                _ => {}
+            }
+        }
+        let cap = space.unit_capacity() as u64;
+        let best = groups
+            .into_iter()
+            .filter(|(_, (v, zs, open))| !open && !zs.is_empty() && *v < cap * zs.len() as u64)
+            .min_by_key(|(g, (v, zs, _))| (*v * 1024 / zs.len() as u64, *g));
+        let Some((_, (_, mut zs, _))) = best else {
+            return Err(EngineError::Full(
+                "out-of-place: no GC victim group (every group fully valid)".into(),
+            ));
+        };
+        zs.sort_by_key(|&z| space.valid(z));
+        if self.cfg.defer_compensation && zs.len() > 1 {
+            // Reclaim only the least valid zone now; the siblings wait.
+            let v = zs.remove(0);
+            space
+                .take_victim(v)
+                .map_err(|e| EngineError::Full(e.to_string()))?;
+            let g = st.zone_group[v as usize];
+            let pinned = self.zone_bytes();
+            st.pinned += pinned;
+            st.pending.push_back(Pending {
+                group: g,
+                zones: zs,
+                pinned,
+            });
+            return Ok(vec![(v, WriteKind::Gc)]);
+        }
+        let mut out = Vec::with_capacity(zs.len());
+        for (i, z) in zs.into_iter().enumerate() {
+            space
+                .take_victim(z)
+                .map_err(|e| EngineError::Full(e.to_string()))?;
+            out.push((
+                z,
+                if i == 0 {
+                    WriteKind::Gc
+                } else {
+                    WriteKind::Compensation
+                },
+            ));
+        }
+        Ok(out)
+    }
+}
