@@ -6,25 +6,14 @@
 //! and `background_gc: false` runs no thread and no background round.
 
 use nowa_device::{BlockDevice, SimDevice, SimMode};
-use nowa_engine::{
-    Config, Durability, Engine, OopConfig, OutOfPlaceStore, PageStore, StoreContext,
-};
+use nowa_engine::{Config, Durability, Engine, OopConfig};
 use parking_lot::Mutex;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-type Slot = Arc<Mutex<Option<Arc<OutOfPlaceStore>>>>;
-
-fn builder(
-    cfg: OopConfig,
-    slot: Slot,
-) -> impl Fn(StoreContext) -> nowa_engine::Result<Arc<dyn PageStore>> + Send + Sync {
-    move |ctx| {
-        let s = Arc::new(OutOfPlaceStore::new(ctx, cfg.clone())?);
-        *slot.lock() = Some(s.clone());
-        Ok(s as Arc<dyn PageStore>)
-    }
-}
+#[path = "common/oop_store.rs"]
+mod oop_store;
+use oop_store::{builder, Slot};
 
 fn value(k: u64, v: u64) -> Vec<u8> {
     let mut out = vec![0u8; 100];

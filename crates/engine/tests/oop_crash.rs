@@ -10,6 +10,8 @@
 
 #[path = "common/oop_crash_harness.rs"]
 mod harness;
+#[path = "common/oop_store.rs"]
+mod oop_store;
 
 use harness::{crash_points, fresh};
 use nowa_device::BlockDevice;

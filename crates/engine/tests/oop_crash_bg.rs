@@ -8,6 +8,8 @@
 
 #[path = "common/oop_crash_harness.rs"]
 mod harness;
+#[path = "common/oop_store.rs"]
+mod oop_store;
 
 use harness::crash_points;
 use nowa_engine::Compression;

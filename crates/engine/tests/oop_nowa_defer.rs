@@ -7,10 +7,7 @@
 //! value survives, and a restart (the waiting list is in memory only) stays consistent.
 
 use nowa_device::{BlockDevice, MemDevice, SimConfig, SimDevice, SimMode};
-use nowa_engine::{
-    Compression, Config, Durability, Engine, OopConfig, OutOfPlaceStore, PageStore, Stats,
-    StoreContext,
-};
+use nowa_engine::{Compression, Config, Durability, Engine, OopConfig, Stats};
 use nowa_flash::FtlConfig;
 use parking_lot::Mutex;
 use std::collections::BTreeMap;
@@ -18,18 +15,9 @@ use std::sync::Arc;
 
 const ZONES_PER_GROUP: u64 = 4;
 
-type Slot = Arc<Mutex<Option<Arc<OutOfPlaceStore>>>>;
-
-fn builder(
-    cfg: OopConfig,
-    slot: Slot,
-) -> impl Fn(StoreContext) -> nowa_engine::Result<Arc<dyn PageStore>> + Send + Sync {
-    move |ctx| {
-        let s = Arc::new(OutOfPlaceStore::new(ctx, cfg.clone())?);
-        *slot.lock() = Some(s.clone());
-        Ok(s as Arc<dyn PageStore>)
-    }
-}
+#[path = "common/oop_store.rs"]
+mod oop_store;
+use oop_store::{builder, Slot};
 
 struct Outcome {
     stats: Stats,

@@ -2,9 +2,7 @@
 #![allow(dead_code)]
 
 use nowa_device::{FaultConfig, FaultyDevice, MemDevice};
-use nowa_engine::{
-    Compression, Config, Durability, Engine, OopConfig, OutOfPlaceStore, PageStore, StoreContext,
-};
+use nowa_engine::{Compression, Config, Durability, Engine, OopConfig};
 use parking_lot::Mutex;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -12,18 +10,7 @@ use std::sync::Arc;
 const KEYS: u64 = 9000;
 const OPS: u64 = 1500;
 
-type Slot = Arc<Mutex<Option<Arc<OutOfPlaceStore>>>>;
-
-fn builder(
-    cfg: OopConfig,
-    slot: Slot,
-) -> impl Fn(StoreContext) -> nowa_engine::Result<Arc<dyn PageStore>> + Send + Sync {
-    move |ctx| {
-        let s = Arc::new(OutOfPlaceStore::new(ctx, cfg.clone())?);
-        *slot.lock() = Some(s.clone());
-        Ok(s as Arc<dyn PageStore>)
-    }
-}
+use crate::oop_store::{builder, Slot};
 
 fn cfg() -> Config {
     Config {
