@@ -1,6 +1,6 @@
 //! `nowa sim` as a user runs it: exit codes, JSON, CSV, sweeps.
 mod common;
-use common::{assert_usage_errors, nowa};
+use common::{assert_usage_errors, nowa, nowa_json};
 
 const SMALL: &[&str] = &[
     "sim",
@@ -50,13 +50,7 @@ fn json_and_csv_outputs() {
         "--seed",
         "7",
     ]);
-    let out = nowa(&args);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = nowa_json(&args);
     assert_eq!(v["seed"], 7);
     assert!(v["waf"].as_f64().unwrap() > 1.0);
     assert_eq!(v["intervals"].as_array().unwrap().len(), 4);
@@ -98,13 +92,7 @@ fn zns_device_rejects_random_writes_but_runs_zns_pattern() {
         "--volume",
         "1",
     ]);
-    let out = nowa(&args);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = nowa_json(&args);
     assert_eq!(v["waf"].as_f64().unwrap(), 1.0);
     let mut bad = SMALL.to_vec();
     bad.extend(["--zns", "--workload", "uniform"]);

@@ -2,7 +2,7 @@
 //! Table 1 of how-to-write-to-ssds.md on a simulated conventional SSD.
 
 mod common;
-use common::{assert_usage_errors, nowa};
+use common::{assert_usage_errors, nowa_json};
 
 #[test]
 fn bad_flags_exit_2() {
@@ -18,7 +18,7 @@ fn bad_flags_exit_2() {
 #[test]
 fn table1_small_has_the_papers_shape_and_writes_outputs() {
     let dir = tempfile::tempdir().unwrap();
-    let out = nowa(&[
+    let v = nowa_json(&[
         "table1",
         "--quick",
         "--records",
@@ -29,12 +29,6 @@ fn table1_small_has_the_papers_shape_and_writes_outputs() {
         dir.path().to_str().unwrap(),
         "--json",
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let rows = v["rows"].as_array().unwrap();
     let row = |name: &str| rows.iter().find(|r| r["name"] == name).unwrap().clone();
     let f = |r: &serde_json::Value, k: &str| r[k].as_f64().unwrap();
@@ -69,7 +63,7 @@ fn table1_small_has_the_papers_shape_and_writes_outputs() {
 
 #[test]
 fn ycsb_out_of_place_with_compression_on_fdp() {
-    let out = nowa(&[
+    let v = nowa_json(&[
         "ycsb",
         "-q",
         "--json",
@@ -87,12 +81,6 @@ fn ycsb_out_of_place_with_compression_on_fdp() {
         "auto",
         "--separate-wal",
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(v["db_waf"].as_f64().unwrap() < 1.0);
     assert_eq!(v["drilldown"]["doublewrite_bytes"].as_u64().unwrap(), 0);
     let ssd = v["ssd_waf"].as_f64().unwrap();
@@ -101,7 +89,7 @@ fn ycsb_out_of_place_with_compression_on_fdp() {
 
 #[test]
 fn ycsb_out_of_place_on_zns_has_ssd_waf_exactly_one() {
-    let out = nowa(&[
+    let v = nowa_json(&[
         "ycsb",
         "-q",
         "--json",
@@ -119,12 +107,6 @@ fn ycsb_out_of_place_on_zns_has_ssd_waf_exactly_one() {
         "auto",
         "--separate-wal",
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["ssd_waf"].as_f64().unwrap(), 1.0);
     assert!(v["stats"]["zones_reclaimed"].as_u64().unwrap() > 0);
 }

@@ -6,7 +6,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 mod common;
-use common::{assert_usage_errors, nowa};
+use common::{assert_usage_errors, nowa_json};
 
 #[test]
 fn bad_flags_exit_2() {
@@ -24,7 +24,7 @@ fn bad_flags_exit_2() {
 /// how-to-write-to-ssds.md Table 1, first row: in place with doublewrite, DB WAF = 2.00.
 #[test]
 fn in_place_with_doublewrite_has_db_waf_two_on_simulated_ssd() {
-    let out = nowa(&[
+    let v = nowa_json(&[
         "ycsb",
         "-q",
         "--json",
@@ -35,12 +35,6 @@ fn in_place_with_doublewrite_has_db_waf_two_on_simulated_ssd() {
         "--seed",
         "3",
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let db = v["db_waf"].as_f64().unwrap();
     assert!((db - 2.0).abs() <= 0.05, "DB WAF {db}");
     let ssd = v["ssd_waf"].as_f64().unwrap();
@@ -161,13 +155,7 @@ fn ycsb_json(extra: &[&str]) -> serde_json::Value {
         "256KiB",
     ];
     args.extend_from_slice(extra);
-    let out = nowa(&args);
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+    nowa_json(&args)
 }
 
 /// The out-of-place switches as a user sets them: compression shrinks what the engine writes

@@ -26,3 +26,14 @@ pub fn assert_usage_errors(cases: &[Vec<&str>]) {
         );
     }
 }
+
+/// Run `nowa` expecting success and JSON on stdout.
+pub fn nowa_json(args: &[&str]) -> serde_json::Value {
+    let out = nowa(args);
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{args:?}: bad JSON: {e}"))
+}
