@@ -236,6 +236,11 @@ impl Space {
         Ok(u)
     }
 
+    /// The unit [`Space::open_unit`] would open next, without opening it.
+    pub fn peek_free(&self) -> Option<UnitId> {
+        self.free.last().copied()
+    }
+
     /// Open a specific free unit (ZNS: the host names the zone).
     pub fn open_specific(&mut self, u: UnitId, class: u16) -> Result<(), SpaceError> {
         let pos = self

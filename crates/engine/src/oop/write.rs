@@ -26,27 +26,34 @@ impl OutOfPlaceStore {
 
     /// Open a zone: write and flush its header before any data goes in, so a zone whose
     /// header is invalid holds no data of its current incarnation.
-    pub(super) fn open_zone(&self, st: &mut State, kind: WriteKind, group: u64) -> Result<u32> {
-        let full = || EngineError::Full("out-of-place: no free zone left".into());
-        let z = match self.handles {
-            // FDP: zone z writes with handle 1 + z mod (h - 1); pick a free zone whose handle
-            // no open zone uses, so no two open zones share (multiplex into) one handle.
+    /// The free zone to open next, or `None` when opening one now would break placement.
+    /// FDP: zone z writes with handle 1 + z mod (h - 1); only a free zone whose handle no open
+    /// zone uses qualifies, because two open zones on one handle interleave their pages in the
+    /// same reclaim unit and the SSD must then copy when either zone is reclaimed.
+    pub(super) fn next_free_zone(&self, st: &mut State) -> Option<u32> {
+        let space = st.space.get_mut();
+        match self.handles {
             Some(h) if h >= 2 => {
                 let used: Vec<Option<u16>> = st.open.iter().map(|&o| self.hint(o)).collect();
-                let space = st.space.get_mut();
-                let pick = (0..self.geo.zones)
+                (0..self.geo.zones)
                     .filter(|&c| space.state(c) == UnitState::Free)
-                    .find(|&c| !used.contains(&self.hint(c)));
-                match pick {
-                    Some(c) => {
-                        space.open_specific(c, 0).map_err(|_| full())?;
-                        c
-                    }
-                    None => space.open_unit(0).map_err(|_| full())?,
-                }
+                    .find(|&c| !used.contains(&self.hint(c)))
             }
-            _ => st.space.get_mut().open_unit(0).map_err(|_| full())?,
-        };
+            _ => space.peek_free(),
+        }
+    }
+
+    /// Open a zone: write and flush its header before any data goes in, so a zone whose
+    /// header is invalid holds no data of its current incarnation.
+    pub(super) fn open_zone(&self, st: &mut State, kind: WriteKind, group: u64) -> Result<u32> {
+        let full = || EngineError::Full("out-of-place: no free zone left".into());
+        let z = self.next_free_zone(st).ok_or_else(full)?;
+        debug_assert!(
+            self.handles.is_none_or(|h| h < 2)
+                || st.open.iter().all(|&o| self.hint(o) != self.hint(z)),
+            "two open zones would share an FDP handle"
+        );
+        st.space.get_mut().open_specific(z, 0).map_err(|_| full())?;
         let seq = st.next_seq;
         st.next_seq += 1;
         st.zone_seq[z as usize] = seq;
@@ -101,7 +108,7 @@ impl OutOfPlaceStore {
                 let g = st.next_group;
                 st.next_group += 1;
                 for _ in 0..self.open_limit {
-                    if st.space.get_mut().free_units() == 0 && !st.open.is_empty() {
+                    if !st.open.is_empty() && self.next_free_zone(st).is_none() {
                         break;
                     }
                     self.open_zone(st, kind, g)?;
@@ -109,7 +116,7 @@ impl OutOfPlaceStore {
             }
         } else {
             while st.open.len() < self.open_limit as usize
-                && (st.space.get_mut().free_units() > 0 || st.open.is_empty())
+                && (st.open.is_empty() || self.next_free_zone(st).is_some())
             {
                 let g = st.next_group;
                 st.next_group += 1;
