@@ -184,9 +184,7 @@ fn missing(name: &str) -> Row {
 /// Bytes of B+-tree pages after a sequential load (leaves full: the load appends keys in
 /// order), plus ~1% inner pages.
 pub fn loaded_bytes(records: u64, value_size: usize) -> u64 {
-    let per_page = ((4096 - 72) / (value_size + 22)).max(1) as u64;
-    let leaves = records.div_ceil(per_page);
-    (leaves + leaves / 100 + 1) * 4096
+    crate::ycsb::estimate_dataset_bytes(records, value_size)
 }
 
 /// Device configuration shared by every row.
@@ -230,6 +228,9 @@ pub fn run(spec: &Table1Spec, on_row: &mut dyn FnMut(&Row)) -> Result<Table1, Ta
         ..Config::default()
     };
     // "+ comp. + pagepack": compression always comes with 4 KiB page packing here.
+    // Deferred NoWA compensation (section 5.4: compensate "before the SSD reaches its
+    // minimum free-space threshold") needs each group to be exactly one SSD GC unit, so only
+    // the aligned rows defer; the SSD's OP is the configured one (SSD-iq estimates it).
     let oop = |zone: u64, c: Compression, gdt: bool, nowa: bool| {
         WritePath::OutOfPlace(OopConfig {
             zone_bytes: Some(zone),
@@ -238,6 +239,8 @@ pub fn run(spec: &Table1Spec, on_row: &mut dyn FnMut(&Row)) -> Result<Table1, Ta
             packing: c != Compression::Off,
             gdt,
             nowa,
+            defer_compensation: nowa && zone == aligned,
+            ssd_op: spec.op,
             seed: spec.seed,
             ..OopConfig::default()
         })

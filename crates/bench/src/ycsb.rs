@@ -711,10 +711,13 @@ pub fn summary(r: &YcsbResult) -> String {
     s
 }
 
-/// Rough bytes a loaded dataset takes on the device (B+-tree leaves about 70% full).
+/// Bytes the loaded dataset takes on the device: the loader fills leaves with
+/// (4096 - 72) / (value + 22) records each (page header; key, slot and length per record),
+/// plus 1% inner nodes. Device sizing (`--dataset-fill`, Table 1) depends on it.
 pub fn estimate_dataset_bytes(records: u64, value_size: usize) -> u64 {
-    let per = 8 + value_size as u64 + 8;
-    (records * per) * 10 / 7 + (1 << 20)
+    let per_page = ((4096 - 72) / (value_size + 22)).max(1) as u64;
+    let leaves = records.div_ceil(per_page);
+    (leaves + leaves / 100 + 1) * 4096
 }
 
 /// Write the ticks as CSV.

@@ -229,49 +229,22 @@ pub fn run(a: YcsbArgs) -> Result<()> {
         doublewrite: !a.no_doublewrite,
         ..Config::default()
     };
-    // The engine also needs its WAL region and doublewrite area on the device.
+    // The engine also needs its superblocks and doublewrite area on the device, and its WAL
+    // region unless the WAL is on a separate device (then the data fills the device as in
+    // `nowa table1`).
     let wal = wal_limit.unwrap_or(pool);
-    let overhead = wal + wal / 4 + (2 << 20) + engine_cfg.dw_pages * 4096;
+    let wal_region = if a.separate_wal {
+        0
+    } else {
+        wal + wal / 4 + (1 << 20)
+    };
+    let overhead = wal_region + (1 << 20) + engine_cfg.dw_pages * 4096;
     let capacity = match &a.capacity {
         Some(c) => parse_size(c)?,
         None => ((dataset + overhead) as f64 / a.dataset_fill) as u64,
     };
     let capacity = capacity / 4096 * 4096;
 
-    let mut sim: Option<Arc<SimDevice>> = None;
-    let dev: Arc<dyn BlockDevice> = match a.device.as_str() {
-        "sim" => {
-            let mode = match a.sim_mode.as_str() {
-                "cns" => SimMode::Conventional,
-                "zns" => SimMode::Zoned { max_open_zones: 14 },
-                m => match m.strip_prefix("fdp:").and_then(|h| h.parse::<u16>().ok()) {
-                    Some(h) if h > 0 => SimMode::Fdp { handles: h },
-                    _ => {
-                        return Err(usage(format!(
-                            "unknown --sim-mode '{m}' (expected cns, fdp:HANDLES or zns)"
-                        )))
-                    }
-                },
-            };
-            let cfg =
-                SimConfig::for_capacity(capacity, a.op, mode).map_err(|e| usage(e.to_string()))?;
-            let d = Arc::new(SimDevice::new(cfg).map_err(|e| usage(e.to_string()))?);
-            sim = Some(d.clone());
-            d
-        }
-        "mem" => Arc::new(MemDevice::new(capacity)),
-        path => {
-            let p = std::path::Path::new(path);
-            let opts = FileOptions::default();
-            let d = if p.exists() {
-                FileDevice::open(p, &opts)
-            } else {
-                FileDevice::create(p, capacity, &opts)
-            }
-            .with_context(|| format!("opening {path}"))?;
-            Arc::new(d)
-        }
-    };
     // Validate every write-path flag whatever the path, and refuse out-of-place switches that
     // an in-place run would silently ignore.
     let compression = a.compression.parse::<Compression>().map_err(usage)?;
@@ -288,30 +261,95 @@ pub fn run(a: YcsbArgs) -> Result<()> {
             return Err(usage(format!("{flag} needs --write-path oop")));
         }
     }
-    let store = match a.write_path.as_str() {
-        "inplace" | "in-place" => WritePath::InPlace,
-        "oop" | "out-of-place" => WritePath::OutOfPlace(OopConfig {
-            zone_bytes: Some(resolve_zone_size(
+    let oop = matches!(a.write_path.as_str(), "oop" | "out-of-place");
+    if !oop && !matches!(a.write_path.as_str(), "inplace" | "in-place") {
+        return Err(usage(format!(
+            "unknown --write-path '{}' (expected inplace or oop)",
+            a.write_path
+        )));
+    }
+    let mut oop_cfg = OopConfig {
+        open_zones: a.open_zones,
+        compression,
+        nowa: a.nowa,
+        gdt: a.gdt,
+        packing,
+        background_gc,
+        defer_compensation: a.defer_compensation,
+        // The SSD's OP for the deferral estimate: the simulated SSD's, else the default.
+        ssd_op: a.op,
+        seed: a.seed,
+        ..OopConfig::default()
+    };
+    let mut capacity = capacity;
+    let (dev, sim, zone) = loop {
+        let mut sim: Option<Arc<SimDevice>> = None;
+        let dev: Arc<dyn BlockDevice> = match a.device.as_str() {
+            "sim" => {
+                let mode = match a.sim_mode.as_str() {
+                    "cns" => SimMode::Conventional,
+                    "zns" => SimMode::Zoned { max_open_zones: 14 },
+                    m => match m.strip_prefix("fdp:").and_then(|h| h.parse::<u16>().ok()) {
+                        Some(h) if h > 0 => SimMode::Fdp { handles: h },
+                        _ => {
+                            return Err(usage(format!(
+                                "unknown --sim-mode '{m}' (expected cns, fdp:HANDLES or zns)"
+                            )))
+                        }
+                    },
+                };
+                let cfg = SimConfig::for_capacity(capacity, a.op, mode)
+                    .map_err(|e| usage(e.to_string()))?;
+                let d = Arc::new(SimDevice::new(cfg).map_err(|e| usage(e.to_string()))?);
+                sim = Some(d.clone());
+                d
+            }
+            "mem" => Arc::new(MemDevice::new(capacity)),
+            path => {
+                let p = std::path::Path::new(path);
+                let opts = FileOptions::default();
+                let d = if p.exists() {
+                    FileDevice::open(p, &opts)
+                } else {
+                    FileDevice::create(p, capacity, &opts)
+                }
+                .with_context(|| format!("opening {path}"))?;
+                Arc::new(d)
+            }
+        };
+        let zone = if oop {
+            Some(resolve_zone_size(
                 &a.zone_size,
                 dev.as_ref(),
                 sim.as_ref().map(|s| s.config()),
-            )?),
-            open_zones: a.open_zones,
-            compression,
-            nowa: a.nowa,
-            gdt: a.gdt,
-            packing,
-            background_gc,
-            defer_compensation: a.defer_compensation,
-            // The SSD's OP for the deferral estimate: the simulated SSD's, else the default.
-            ssd_op: a.op,
-            seed: a.seed,
-            ..OopConfig::default()
-        }),
-        o => {
-            return Err(usage(format!(
-                "unknown --write-path '{o}' (expected inplace or oop)"
-            )))
+            )?)
+        } else {
+            None
+        };
+        // Out of place keeps open zones and a GC reserve beyond the pages (uncompressed): on a
+        // small simulated SSD with large zones `--dataset-fill` may not leave room for them.
+        if let (Some(z), Some(_), None) = (zone, &sim, &a.capacity) {
+            let need = oop_cfg.zone_area_for(dataset / 4096, z) + overhead;
+            if need > capacity {
+                eprintln!(
+                    "nowa ycsb: device enlarged to ~{} MiB (dataset fill {:.0}% instead of {:.0}%): out of place keeps {} zones of {} KiB free or open",
+                    need >> 20,
+                    100.0 * dataset as f64 / need as f64,
+                    100.0 * a.dataset_fill,
+                    oop_cfg.spare_zones(),
+                    z >> 10
+                );
+                capacity = need;
+                continue;
+            }
+        }
+        break (dev, sim, zone);
+    };
+    let store = match zone {
+        None => WritePath::InPlace,
+        Some(z) => {
+            oop_cfg.zone_bytes = Some(z);
+            WritePath::OutOfPlace(oop_cfg)
         }
     };
     let spec = YcsbSpec {

@@ -121,6 +121,22 @@ pub struct OopConfig {
     pub seed: u64,
 }
 
+impl OopConfig {
+    /// Zones kept out of the page capacity: the open zones, the GC reserve and one more.
+    pub fn spare_zones(&self) -> u32 {
+        let open = self.open_zones.max(1);
+        open + OutOfPlaceStore::reserve_for(self, open) + 1
+    }
+
+    /// Bytes of zone area that hold `pages` uncompressed pages with zones of `zone_bytes`
+    /// (the capacity guarantee of the store: GC can always make progress, even when nothing
+    /// compresses), plus two zones for alignment and the mapping snapshots.
+    pub fn zone_area_for(&self, pages: u64, zone_bytes: u64) -> u64 {
+        let per_zone = (zone_bytes / BS).saturating_sub(1).max(1);
+        (pages.div_ceil(per_zone) + self.spare_zones() as u64 + 2) * zone_bytes
+    }
+}
+
 impl Default for OopConfig {
     fn default() -> Self {
         OopConfig {
