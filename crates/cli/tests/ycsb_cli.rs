@@ -6,7 +6,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 mod common;
-use common::{assert_usage_errors, nowa_json};
+use common::{assert_usage_errors, nowa, nowa_json};
 
 #[test]
 fn bad_flags_exit_2() {
@@ -191,4 +191,44 @@ fn out_of_place_switches() {
         vec!["ycsb", "--compression", "lz4"],
         vec!["ycsb", "--nowa"],
     ]);
+}
+
+/// `--dataset-fill` means what it says: the simulated SSD is dataset / fill (the size Table 1
+/// uses), unless out-of-place zones (open + GC reserve, uncompressed) would not fit; then the
+/// device grows and a notice says so, instead of the load failing.
+#[test]
+fn dataset_fill_sizes_the_device_and_out_of_place_enlarges_it_when_needed() {
+    let fill = |extra: &[&str]| -> (f64, String) {
+        let mut args = vec![
+            "ycsb",
+            "-q",
+            "--json",
+            "--records",
+            "200000",
+            "--ops",
+            "2000",
+            "--separate-wal",
+        ];
+        args.extend_from_slice(extra);
+        let out = nowa(&args);
+        let err = String::from_utf8_lossy(&out.stderr).to_string();
+        assert!(out.status.success(), "{args:?}: {err}");
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let cap = v["device_capacity"].as_f64().unwrap();
+        let data = nowa_bench::ycsb::estimate_dataset_bytes(200000, 120) as f64;
+        (data / cap, err)
+    };
+    let (f, err) = fill(&[]);
+    assert!((0.85..=0.9).contains(&f), "in place: fill {f}");
+    assert!(!err.contains("enlarged"), "{err}");
+    let (f, err) = fill(&[
+        "--write-path",
+        "oop",
+        "--sim-mode",
+        "zns",
+        "--zone-size",
+        "auto",
+    ]);
+    assert!(f < 0.85, "ZNS out of place: fill {f}");
+    assert!(err.contains("device enlarged"), "{err}");
 }
