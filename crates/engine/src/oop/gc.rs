@@ -102,10 +102,25 @@ impl OutOfPlaceStore {
         if self.cfg.nowa {
             self.pick_group(st)
         } else {
-            let v = st.space.get_mut().pick_victim().map_err(|_| {
+            let space = st.space.get_mut();
+            let v = space.pick_victim().map_err(|_| {
                 EngineError::Full("out-of-place: no GC victim (every zone fully valid)".into())
             })?;
-            Ok(vec![(v, WriteKind::Gc)])
+            let mut out = vec![(v, WriteKind::Gc)];
+            if self.cfg.gdt {
+                // GDT GC (section 4.2): greedy victims until their garbage adds up to one
+                // zone, relocated together in EDT order. Bounded so that their valid data
+                // (a next victim counted as fully valid) fits the free zones but one.
+                let cap = space.unit_capacity() as u64;
+                let budget = (space.free_units() as u64).saturating_sub(1) * cap;
+                let mut valid = space.valid(v) as u64;
+                while (out.len() as u64 * cap - valid) < cap && valid + cap <= budget {
+                    let Ok(n) = space.pick_victim() else { break };
+                    valid += space.valid(n) as u64;
+                    out.push((n, WriteKind::Gc));
+                }
+            }
+            Ok(out)
         }
     }
 
@@ -140,9 +155,7 @@ impl OutOfPlaceStore {
                 }
             };
             Counters::add(&self.counters.gc_rounds_foreground, 1);
-            for (v, kind) in victims {
-                self.relocate_zone(v, kind)?;
-            }
+            self.relocate_zones(&victims)?;
         }
     }
 
@@ -203,9 +216,7 @@ impl OutOfPlaceStore {
                 }
             };
             Counters::add(&self.counters.gc_rounds_background, 1);
-            for (v, kind) in victims {
-                self.relocate_zone(v, kind)?;
-            }
+            self.relocate_zones(&victims)?;
             parking_lot::MutexGuard::unlock_fair(io);
             self.bg_sig.progress(true);
         }
@@ -300,18 +311,29 @@ impl OutOfPlaceStore {
         }
     }
 
-    /// Rewrite every valid page of zone `v` (InGc), then trim it and free it. Caller holds
-    /// `io`, so the locations read here cannot change underneath.
-    pub(super) fn relocate_zone(&self, v: u32, kind: WriteKind) -> Result<()> {
-        let valid: Vec<(Pid, Loc)> = {
+    /// Rewrite every valid page of the victim zones (InGc) in one pass, then trim and free
+    /// them. With GDT the valid pages of *all* victims are sorted by descending EDT together
+    /// (section 4.2: the victims' pages are "loaded, sorted in descending EDT, grouped and
+    /// packed"), so pages of equal deathtime from different victims land in the same zone.
+    /// Each page keeps its victim's write kind (GC or compensation). Caller holds `io`, so
+    /// the locations read here cannot change underneath.
+    pub(super) fn relocate_zones(&self, victims: &[(u32, WriteKind)]) -> Result<()> {
+        let valid: Vec<(Pid, Loc, WriteKind)> = {
             let mut st = self.st.write();
-            let mut pids = std::mem::take(&mut st.rev[v as usize]);
-            pids.sort_unstable();
-            pids.dedup();
-            pids.into_iter()
-                .map(|p| (p, st.map[p as usize]))
-                .filter(|(_, l)| l.block != NO_BLOCK && self.zone_of(l.block) == Some(v))
-                .collect()
+            let mut all = Vec::new();
+            for &(v, kind) in victims {
+                let mut pids = std::mem::take(&mut st.rev[v as usize]);
+                pids.sort_unstable();
+                pids.dedup();
+                all.extend(
+                    pids.into_iter()
+                        .map(|p| (p, st.map[p as usize], kind))
+                        .filter(|(_, l, _)| {
+                            l.block != NO_BLOCK && self.zone_of(l.block) == Some(v)
+                        }),
+                );
+            }
+            all
         };
         // GDT: relocate in descending EDT order (never-rewritten pages are the coldest);
         // GC writes do not update the write history.
@@ -319,7 +341,7 @@ impl OutOfPlaceStore {
             let st = self.st.read();
             valid
                 .iter()
-                .map(|&(p, _)| {
+                .map(|&(p, _, _)| {
                     let wh = st.wh[p as usize];
                     let last = wh.iter().copied().max().unwrap_or(0);
                     edt(&wh, last)
@@ -333,16 +355,16 @@ impl OutOfPlaceStore {
         let edt_map: std::collections::HashMap<Pid, u64> = valid
             .iter()
             .zip(&edts)
-            .map(|(&(p, _), &e)| (p, e))
+            .map(|(&(p, _, _), &e)| (p, e))
             .collect();
-        let valid: Vec<(Pid, Loc)> = order.iter().map(|&i| valid[i]).collect();
+        let valid: Vec<(Pid, Loc, WriteKind)> = order.iter().map(|&i| valid[i]).collect();
         let edt_of = |p: Pid| edt_map.get(&p).copied().unwrap_or(u64::MAX);
         let cache = self.cache.lock().as_ref().and_then(|w| w.upgrade());
         let mut tmp = vec![0u8; PAGE_SIZE];
         let mut img = vec![0u8; PAGE_SIZE];
         for chunk in valid.chunks(GC_BATCH) {
-            let mut items = Vec::with_capacity(chunk.len());
-            for &(pid, loc) in chunk {
+            let mut items: [Vec<super::Item>; 2] = [Vec::new(), Vec::new()];
+            for &(pid, loc, kind) in chunk {
                 // Sharing the buffer pool: a clean cached copy of this version saves the read.
                 let hit = cache
                     .as_ref()
@@ -355,10 +377,21 @@ impl OutOfPlaceStore {
                     Counters::add(&self.counters.gc_page_reads, 1);
                 }
                 page::validate(&img, pid)?;
-                items.push(self.prepare(pid, &img, edt_of(pid)));
+                let k = usize::from(kind == WriteKind::Compensation);
+                items[k].push(self.prepare(pid, &img, edt_of(pid)));
             }
-            self.write_items(items, kind)?;
+            let [gc, comp] = items;
+            self.write_items(gc, WriteKind::Gc)?;
+            self.write_items(comp, WriteKind::Compensation)?;
         }
+        for &(v, _) in victims {
+            self.reclaim_zone(v)?;
+        }
+        Ok(())
+    }
+
+    /// Trim (ZNS: reset) and free a victim zone whose valid pages were all rewritten.
+    fn reclaim_zone(&self, v: u32) -> Result<()> {
         let zb = self.zone_block(v);
         {
             let st = self.st.read();
