@@ -6,14 +6,14 @@
 //! and `background_gc: false` runs no thread and no background round.
 
 use nowa_device::{BlockDevice, SimDevice, SimMode};
-use nowa_engine::{Config, Durability, Engine, OopConfig};
+use nowa_engine::{Config, Engine, OopConfig};
 use parking_lot::Mutex;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 #[path = "common/oop_store.rs"]
 mod oop_store;
-use oop_store::{builder, Slot};
+use oop_store::{assert_model, builder, small_engine_cfg, Slot};
 
 fn value(k: u64, v: u64) -> Vec<u8> {
     let mut out = vec![0u8; 100];
@@ -28,12 +28,7 @@ fn value(k: u64, v: u64) -> Vec<u8> {
 }
 
 fn cfg() -> Config {
-    Config {
-        pool_bytes: 64 * 4096,
-        wal_limit_bytes: Some(256 << 10),
-        durability: Durability::Async,
-        ..Config::default()
-    }
+    small_engine_cfg()
 }
 
 fn ocfg(bg: bool, nowa: bool) -> OopConfig {
@@ -70,13 +65,7 @@ fn workload(e: &Engine, keys: u64, updates: u64, seed: u64) -> Model {
 }
 
 fn verify(e: &Engine, model: &Model) {
-    for (k, v) in model {
-        assert_eq!(
-            e.get(&k.to_be_bytes()).unwrap().as_ref(),
-            Some(v),
-            "key {k}"
-        );
-    }
+    assert_model(e, model);
 }
 
 fn background_dominates(nowa: bool) {

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 #[path = "common/oop_store.rs"]
 mod oop_store;
-use oop_store::{builder, Slot};
+use oop_store::{assert_model, builder, Slot};
 
 fn value(k: u64, v: u64, comp: bool) -> Vec<u8> {
     let mut out = vec![0u8; 100];
@@ -75,13 +75,7 @@ fn run_with(compression: Compression, comp_values: bool, gdt: bool) {
     assert!(s.zones_reclaimed > 0);
     assert_eq!(s.doublewrite_page_writes, 0);
     slot.lock().as_ref().unwrap().check_consistency().unwrap();
-    for (k, v) in &model {
-        assert_eq!(
-            e.get(&k.to_be_bytes()).unwrap().as_ref(),
-            Some(v),
-            "key {k}"
-        );
-    }
+    assert_model(&e, &model);
     if compression != Compression::Off && comp_values {
         assert!(s.compression_ratio < 0.8, "ratio {}", s.compression_ratio);
     }

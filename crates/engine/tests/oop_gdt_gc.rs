@@ -6,22 +6,17 @@
 //! mapping, and the database reopens cleanly.
 
 use nowa_device::{SimDevice, SimMode};
-use nowa_engine::{Config, Durability, Engine, OopConfig, Stats};
+use nowa_engine::{Config, Engine, OopConfig, Stats};
 use parking_lot::Mutex;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 #[path = "common/oop_store.rs"]
 mod oop_store;
-use oop_store::{builder, Slot};
+use oop_store::{assert_model, builder, small_engine_cfg, Slot};
 
 fn cfg() -> Config {
-    Config {
-        pool_bytes: 64 * 4096,
-        wal_limit_bytes: Some(256 << 10),
-        durability: Durability::Async,
-        ..Config::default()
-    }
+    small_engine_cfg()
 }
 
 /// Load, then skewed updates (80% to a fifth of the keys, so deathtimes differ and the
@@ -58,23 +53,11 @@ fn run(gdt: bool) -> Stats {
     let s = e.stats();
     let store = slot.lock().clone().unwrap();
     store.check_consistency().unwrap();
-    for (k, v) in &model {
-        assert_eq!(
-            e.get(&k.to_be_bytes()).unwrap().as_ref(),
-            Some(v),
-            "key {k}"
-        );
-    }
+    assert_model(&e, &model);
     e.close().unwrap();
     let e = Engine::open_with_store(dev, cfg(), &b).unwrap();
     slot.lock().as_ref().unwrap().check_consistency().unwrap();
-    for (k, v) in &model {
-        assert_eq!(
-            e.get(&k.to_be_bytes()).unwrap().as_ref(),
-            Some(v),
-            "key {k}"
-        );
-    }
+    assert_model(&e, &model);
     e.close().unwrap();
     s
 }

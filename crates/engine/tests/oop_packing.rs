@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 #[path = "common/oop_store.rs"]
 mod oop_store;
-use oop_store::{builder, Slot};
+use oop_store::{assert_model, builder, Slot};
 
 fn value(k: u64, v: u64) -> Vec<u8> {
     let mut out = vec![0u8; 100];
@@ -78,13 +78,7 @@ fn run(packing: bool) -> Stats {
     drop(e);
     let e = Engine::open_with_store(dev.clone(), cfg.clone(), &b).unwrap();
     slot.lock().as_ref().unwrap().check_consistency().unwrap();
-    for (k, v) in &model {
-        assert_eq!(
-            e.get(&k.to_be_bytes()).unwrap().as_ref(),
-            Some(v),
-            "key {k}"
-        );
-    }
+    assert_model(&e, &model);
     e.close().unwrap();
     let e = Engine::open_with_store(dev.clone(), cfg, &b).unwrap();
     assert_eq!(e.get(&5u64.to_be_bytes()).unwrap().as_ref(), model.get(&5));

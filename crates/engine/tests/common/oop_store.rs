@@ -19,3 +19,26 @@ pub fn builder(
         Ok(s as Arc<dyn PageStore>)
     }
 }
+
+/// Every key of `model` reads back its value.
+#[allow(dead_code)]
+pub fn assert_model(e: &nowa_engine::Engine, model: &std::collections::BTreeMap<u64, Vec<u8>>) {
+    for (k, v) in model {
+        assert_eq!(
+            e.get(&k.to_be_bytes()).unwrap().as_ref(),
+            Some(v),
+            "key {k}"
+        );
+    }
+}
+
+/// A small engine: 64-page pool, 256 KiB WAL, async commits (GC-heavy tests).
+#[allow(dead_code)]
+pub fn small_engine_cfg() -> nowa_engine::Config {
+    nowa_engine::Config {
+        pool_bytes: 64 * 4096,
+        wal_limit_bytes: Some(256 << 10),
+        durability: nowa_engine::Durability::Async,
+        ..nowa_engine::Config::default()
+    }
+}
