@@ -181,15 +181,9 @@ fn missing(name: &str) -> Row {
     }
 }
 
-/// Bytes of B+-tree pages after a sequential load (leaves full: the load appends keys in
-/// order), plus ~1% inner pages.
-pub fn loaded_bytes(records: u64, value_size: usize) -> u64 {
-    crate::ycsb::estimate_dataset_bytes(records, value_size)
-}
-
 /// Device configuration shared by every row.
 pub fn device_config(spec: &Table1Spec) -> Result<(SimConfig, u64, u64), Table1Error> {
-    let dataset = loaded_bytes(spec.records, spec.value_size);
+    let dataset = crate::ycsb::estimate_dataset_bytes(spec.records, spec.value_size);
     let pool = ((dataset as f64 * spec.pool_frac) as u64).max(1 << 20);
     // The WAL (and superblocks, mapping snapshots) live on a separate log device: the SSD
     // under test holds the pages only, `dataset_fill` of its capacity.

@@ -243,7 +243,7 @@ pub fn run(a: YcsbArgs) -> Result<()> {
         Some(c) => parse_size(c)?,
         None => ((dataset + overhead) as f64 / a.dataset_fill) as u64,
     };
-    let capacity = capacity / 4096 * 4096;
+    let mut capacity = capacity / 4096 * 4096;
 
     // Validate every write-path flag whatever the path, and refuse out-of-place switches that
     // an in-place run would silently ignore.
@@ -281,7 +281,6 @@ pub fn run(a: YcsbArgs) -> Result<()> {
         seed: a.seed,
         ..OopConfig::default()
     };
-    let mut capacity = capacity;
     let (dev, sim, zone) = loop {
         let mut sim: Option<Arc<SimDevice>> = None;
         let dev: Arc<dyn BlockDevice> = match a.device.as_str() {

@@ -352,19 +352,16 @@ impl OutOfPlaceStore {
         };
         // Descending EDT; without GDT every EDT is MAX and the order stays as it is.
         let order = gc_order(&edts);
-        let edt_map: std::collections::HashMap<Pid, u64> = valid
+        let valid: Vec<(Pid, Loc, WriteKind, u64)> = order
             .iter()
-            .zip(&edts)
-            .map(|(&(p, _, _), &e)| (p, e))
+            .map(|&i| (valid[i].0, valid[i].1, valid[i].2, edts[i]))
             .collect();
-        let valid: Vec<(Pid, Loc, WriteKind)> = order.iter().map(|&i| valid[i]).collect();
-        let edt_of = |p: Pid| edt_map.get(&p).copied().unwrap_or(u64::MAX);
         let cache = self.cache.lock().as_ref().and_then(|w| w.upgrade());
         let mut tmp = vec![0u8; PAGE_SIZE];
         let mut img = vec![0u8; PAGE_SIZE];
         for chunk in valid.chunks(GC_BATCH) {
             let mut items: [Vec<super::Item>; 2] = [Vec::new(), Vec::new()];
-            for &(pid, loc, kind) in chunk {
+            for &(pid, loc, kind, page_edt) in chunk {
                 // Sharing the buffer pool: a clean cached copy of this version saves the read.
                 let hit = cache
                     .as_ref()
@@ -378,7 +375,7 @@ impl OutOfPlaceStore {
                 }
                 page::validate(&img, pid)?;
                 let k = usize::from(kind == WriteKind::Compensation);
-                items[k].push(self.prepare(pid, &img, edt_of(pid)));
+                items[k].push(self.prepare(pid, &img, page_edt));
             }
             let [gc, comp] = items;
             self.write_items(gc, WriteKind::Gc)?;

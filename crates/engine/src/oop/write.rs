@@ -43,11 +43,17 @@ impl OutOfPlaceStore {
         }
     }
 
-    /// Open a zone: write and flush its header before any data goes in, so a zone whose
-    /// header is invalid holds no data of its current incarnation.
-    pub(super) fn open_zone(&self, st: &mut State, kind: WriteKind, group: u64) -> Result<u32> {
+    /// Open free zone `z` (from [`Self::next_free_zone`]): write and flush its header before
+    /// any data goes in, so a zone whose header is invalid holds no data of its current
+    /// incarnation.
+    pub(super) fn open_zone(
+        &self,
+        st: &mut State,
+        kind: WriteKind,
+        group: u64,
+        z: u32,
+    ) -> Result<u32> {
         let full = || EngineError::Full("out-of-place: no free zone left".into());
-        let z = self.next_free_zone(st).ok_or_else(full)?;
         debug_assert!(
             self.handles.is_none_or(|h| h < 2)
                 || st.open.iter().all(|&o| self.hint(o) != self.hint(z)),
@@ -108,20 +114,24 @@ impl OutOfPlaceStore {
                 let g = st.next_group;
                 st.next_group += 1;
                 for _ in 0..self.open_limit {
-                    if !st.open.is_empty() && self.next_free_zone(st).is_none() {
+                    let Some(z) = self.next_free_zone(st) else {
                         break;
-                    }
-                    self.open_zone(st, kind, g)?;
+                    };
+                    self.open_zone(st, kind, g, z)?;
                 }
             }
         } else {
-            while st.open.len() < self.open_limit as usize
-                && (st.open.is_empty() || self.next_free_zone(st).is_some())
-            {
+            while st.open.len() < self.open_limit as usize {
+                let Some(z) = self.next_free_zone(st) else {
+                    break;
+                };
                 let g = st.next_group;
                 st.next_group += 1;
-                self.open_zone(st, kind, g)?;
+                self.open_zone(st, kind, g, z)?;
             }
+        }
+        if st.open.is_empty() {
+            return Err(EngineError::Full("out-of-place: no free zone left".into()));
         }
         if let Some(e) = want_edt {
             // GDT: the open zone whose pages have the closest average EDT (an empty zone
