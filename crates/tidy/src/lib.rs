@@ -1,0 +1,370 @@
+//! Source-tree checks that run as tests (after TigerBeetle's `src/tidy.zig`).
+//!
+//! [`functions`] lists every function in a Rust source file with its length in lines, from the
+//! line holding `fn` to the line holding its closing brace. The scanner is lexical (it skips
+//! comments, strings, raw strings and char literals while matching braces), which is all a
+//! size ratchet needs; it does not parse Rust.
+
+use std::path::{Path, PathBuf};
+
+/// One function found in a source file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Function {
+    /// The function's name (`run`, `new`, ...).
+    pub name: String,
+    /// 1-based line of the `fn` keyword.
+    pub line: usize,
+    /// Lines from `fn` to the closing brace, both included.
+    pub lines: usize,
+    /// Inside a `#[cfg(test)]` module.
+    pub in_test: bool,
+}
+
+/// Bytes of `src` with comments and the contents of string and char literals blanked out
+/// (replaced by spaces; newlines kept), so braces and keywords can be found by plain search.
+#[must_use]
+pub fn blank_non_code(src: &str) -> Vec<u8> {
+    let b = src.as_bytes();
+    let mut out = b.to_vec();
+    let mut i = 0;
+    let blank = |out: &mut Vec<u8>, from: usize, to: usize| {
+        for c in &mut out[from..to.min(b.len())] {
+            if *c != b'\n' {
+                *c = b' ';
+            }
+        }
+    };
+    while i < b.len() {
+        match b[i] {
+            b'/' if b.get(i + 1) == Some(&b'/') => {
+                let end = b[i..]
+                    .iter()
+                    .position(|&c| c == b'\n')
+                    .map_or(b.len(), |p| i + p);
+                blank(&mut out, i, end);
+                i = end;
+            }
+            b'/' if b.get(i + 1) == Some(&b'*') => {
+                let end = block_comment_end(b, i);
+                blank(&mut out, i, end);
+                i = end;
+            }
+            b'r' if is_raw_string_start(b, i) => {
+                let end = raw_string_end(b, i);
+                blank(&mut out, i, end);
+                i = end;
+            }
+            b'"' => {
+                let end = string_end(b, i);
+                blank(&mut out, i + 1, end.saturating_sub(1));
+                i = end;
+            }
+            b'\'' => i = char_literal_end(b, i, &mut out),
+            _ => i += 1,
+        }
+    }
+    out
+}
+
+fn block_comment_end(b: &[u8], start: usize) -> usize {
+    let mut depth = 0usize;
+    let mut i = start;
+    while i + 1 < b.len() {
+        if b[i] == b'/' && b[i + 1] == b'*' {
+            depth += 1;
+            i += 2;
+        } else if b[i] == b'*' && b[i + 1] == b'/' {
+            depth -= 1;
+            i += 2;
+            if depth == 0 {
+                return i;
+            }
+        } else {
+            i += 1;
+        }
+    }
+    b.len()
+}
+
+fn is_raw_string_start(b: &[u8], i: usize) -> bool {
+    let ident_before = i > 0 && (b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_');
+    if ident_before {
+        return false;
+    }
+    let mut j = i + 1;
+    while b.get(j) == Some(&b'#') {
+        j += 1;
+    }
+    b.get(j) == Some(&b'"')
+}
+
+fn raw_string_end(b: &[u8], i: usize) -> usize {
+    let mut j = i + 1;
+    let mut hashes = 0;
+    while b.get(j) == Some(&b'#') {
+        hashes += 1;
+        j += 1;
+    }
+    j += 1; // opening quote
+    while j < b.len() {
+        if b[j] == b'"'
+            && b[j + 1..]
+                .iter()
+                .take(hashes)
+                .filter(|&&c| c == b'#')
+                .count()
+                == hashes
+        {
+            return j + 1 + hashes;
+        }
+        j += 1;
+    }
+    b.len()
+}
+
+fn string_end(b: &[u8], i: usize) -> usize {
+    let mut j = i + 1;
+    while j < b.len() {
+        match b[j] {
+            b'\\' => j += 2,
+            b'"' => return j + 1,
+            _ => j += 1,
+        }
+    }
+    b.len()
+}
+
+/// A char literal ('a', '\n', '\u{1F600}') or a lifetime ('a): returns where scanning resumes.
+fn char_literal_end(b: &[u8], i: usize, out: &mut [u8]) -> usize {
+    if b.get(i + 1) == Some(&b'\\') {
+        let close = b[i + 2..]
+            .iter()
+            .position(|&c| c == b'\'')
+            .map_or(b.len(), |p| i + 2 + p);
+        for c in &mut out[i + 1..close] {
+            *c = b' ';
+        }
+        return close + 1;
+    }
+    // 'x' is a char literal (x one UTF-8 character); otherwise a lifetime.
+    let ch_len = std::str::from_utf8(&b[i + 1..b.len().min(i + 5)])
+        .ok()
+        .or_else(|| {
+            (1..=4)
+                .rev()
+                .find_map(|n| std::str::from_utf8(&b[i + 1..b.len().min(i + 1 + n)]).ok())
+        })
+        .and_then(|s| s.chars().next())
+        .map_or(1, char::len_utf8);
+    if b.get(i + 1 + ch_len) == Some(&b'\'') {
+        for c in &mut out[i + 1..i + 1 + ch_len] {
+            *c = b' ';
+        }
+        return i + 2 + ch_len;
+    }
+    i + 1
+}
+
+fn is_ident(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || c == b'_'
+}
+
+fn line_of(code: &[u8], pos: usize) -> usize {
+    code[..pos].iter().filter(|&&c| c == b'\n').count() + 1
+}
+
+/// Index of the brace matching the `{` at `open`.
+fn matching_brace(code: &[u8], open: usize) -> usize {
+    let mut depth = 0usize;
+    for (j, &c) in code.iter().enumerate().skip(open) {
+        match c {
+            b'{' => depth += 1,
+            b'}' => {
+                depth -= 1;
+                if depth == 0 {
+                    return j;
+                }
+            }
+            _ => {}
+        }
+    }
+    code.len().saturating_sub(1)
+}
+
+/// Byte ranges of `#[cfg(test)] mod ... { ... }` blocks.
+fn test_module_ranges(code: &[u8]) -> Vec<(usize, usize)> {
+    let text = String::from_utf8_lossy(code);
+    let mut ranges = Vec::new();
+    let mut from = 0;
+    while let Some(p) = text[from..].find("#[cfg(test)]") {
+        let at = from + p;
+        let rest = &text[at..];
+        let next_item = rest[12..].trim_start();
+        if next_item.starts_with("mod ") {
+            if let Some(brace) = rest.find('{') {
+                let open = at + brace;
+                ranges.push((open, matching_brace(code, open)));
+            }
+        }
+        from = at + 12;
+    }
+    ranges
+}
+
+/// Every function with a body in `src`.
+#[must_use]
+pub fn functions(src: &str) -> Vec<Function> {
+    let code = blank_non_code(src);
+    let tests = test_module_ranges(&code);
+    let mut found = Vec::new();
+    let mut i = 0;
+    while i + 3 < code.len() {
+        let at_fn = &code[i..i + 3] == b"fn "
+            && (i == 0 || !is_ident(code[i - 1]))
+            && code.get(i + 3).is_some_and(|&c| is_ident(c));
+        if !at_fn {
+            i += 1;
+            continue;
+        }
+        let name_end = (i + 3..code.len())
+            .find(|&j| !is_ident(code[j]))
+            .unwrap_or(code.len());
+        let name = String::from_utf8_lossy(&code[i + 3..name_end]).into_owned();
+        // The body starts at the first `{` outside parentheses/brackets; a `;` first means a
+        // declaration without a body (trait method, extern fn).
+        let mut depth = 0i32;
+        let mut body = None;
+        for (j, &c) in code.iter().enumerate().skip(name_end) {
+            match c {
+                b'(' | b'[' | b'<' => depth += 1,
+                b')' | b']' => depth -= 1,
+                b'>' if j > 0 && code[j - 1] != b'-' && code[j - 1] != b'=' => depth -= 1,
+                b';' if depth <= 0 => break,
+                b'{' if depth <= 0 => {
+                    body = Some(j);
+                    break;
+                }
+                _ => {}
+            }
+        }
+        if let Some(open) = body {
+            let close = matching_brace(&code, open);
+            let (first, last) = (line_of(&code, i), line_of(&code, close));
+            found.push(Function {
+                name,
+                line: first,
+                lines: last - first + 1,
+                in_test: tests.iter().any(|&(a, b)| i > a && i < b),
+            });
+        }
+        i = name_end;
+    }
+    found
+}
+
+/// Assertion count and code size of one source file, test modules excluded.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Density {
+    /// `assert!`, `assert_eq!`, `assert_ne!` and their `debug_` forms outside test modules.
+    pub assertions: usize,
+    /// Lines outside test modules holding code (not blank, not only a comment).
+    pub code_lines: usize,
+}
+
+impl Density {
+    /// Adds another file's counts.
+    #[must_use]
+    pub fn plus(self, o: Density) -> Density {
+        Density {
+            assertions: self.assertions + o.assertions,
+            code_lines: self.code_lines + o.code_lines,
+        }
+    }
+
+    /// Assertions per 1000 lines of code.
+    #[must_use]
+    pub fn per_kloc(&self) -> f64 {
+        let (a, l) = (
+            u32::try_from(self.assertions).unwrap_or(u32::MAX),
+            u32::try_from(self.code_lines.max(1)).unwrap_or(u32::MAX),
+        );
+        f64::from(a) * 1000.0 / f64::from(l)
+    }
+}
+
+/// Counts assertions and code lines in `src` (comments, strings and test modules excluded).
+#[must_use]
+pub fn density(src: &str) -> Density {
+    let code = blank_non_code(src);
+    let tests = test_module_ranges(&code);
+    let mut kept = code.clone();
+    for &(a, b) in &tests {
+        for c in &mut kept[a..=b.min(code.len() - 1)] {
+            if *c != b'\n' {
+                *c = b' ';
+            }
+        }
+    }
+    let text = String::from_utf8_lossy(&kept);
+    let code_lines = text.lines().filter(|l| !l.trim().is_empty()).count();
+    let mut assertions = 0;
+    for (i, _) in text.match_indices("assert") {
+        let before_ok = i == 0 || !is_ident(kept[i - 1]) || text[..i].ends_with("debug_");
+        let rest = &text[i + 6..];
+        let macro_ok =
+            rest.starts_with("!(") || rest.starts_with("_eq!(") || rest.starts_with("_ne!(");
+        if before_ok && macro_ok {
+            assertions += 1;
+        }
+    }
+    Density {
+        assertions,
+        code_lines,
+    }
+}
+
+/// Every `.rs` file below `dir`, sorted.
+///
+/// # Errors
+/// Any I/O error reading the directory tree.
+pub fn rust_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d)? {
+            let p = entry?.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|e| e == "rs") {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_functions_and_lengths() {
+        let src = "fn a() {\n    let s = \"}\";\n}\n\n// fn fake() {\nimpl X {\n    pub fn b<T: Into<u8>>(&self, x: T) -> Result<(), ()>\n    where T: Copy\n    {\n        let c = '}';\n        if true { 1 } else { 2 };\n    }\n}\ntrait T { fn decl(&self); }\n";
+        let f = functions(src);
+        let names: Vec<_> = f
+            .iter()
+            .map(|f| (f.name.as_str(), f.line, f.lines))
+            .collect();
+        assert_eq!(names, vec![("a", 1, 3), ("b", 7, 6)]);
+    }
+
+    #[test]
+    fn lifetimes_raw_strings_and_test_modules() {
+        let src = "fn a<'a>(x: &'a str) -> &'a str {\n    let r = r#\"{ \"# ;\n    x\n}\n#[cfg(test)]\nmod tests {\n    fn t() {\n    }\n}\n";
+        let f = functions(src);
+        assert_eq!(f.len(), 2);
+        assert_eq!((f[0].lines, f[0].in_test), (4, false));
+        assert_eq!((f[1].name.as_str(), f[1].in_test), ("t", true));
+    }
+}
