@@ -1,4 +1,8 @@
-//! The one way nowa reads sizes, counts, fractions and plain numbers.
+//! Small shared primitives every nowa crate may use (no dependencies on other nowa crates):
+//!
+//! - the one way nowa reads sizes, counts, fractions and plain numbers (this page);
+//! - [`waf`]: the one write-amplification formula (and what the WAF of nothing is);
+//! - [`splitmix64`] / [`mix64`]: the one seed mixer and integer hash.
 //!
 //! Every subcommand and config file goes through these parsers, so `1GB` means the same thing
 //! everywhere:
@@ -265,6 +269,39 @@ pub fn parse_seconds(text: &str) -> Result<f64, UnitError> {
     Ok(v * mult)
 }
 
+/// Write amplification: bytes written below a layer per byte asked of it. `None` when nothing
+/// was asked (`requested == 0`): the WAF of nothing is unknown, not 1. Every WAF nowa prints
+/// (DB, SSD, total) goes through this function.
+#[must_use]
+pub fn waf(written: u64, requested: u64) -> Option<f64> {
+    if requested == 0 {
+        return None;
+    }
+    #[expect(
+        clippy::cast_precision_loss,
+        reason = "a ratio: 52 bits of mantissa are far more than any WAF needs"
+    )]
+    Some(written as f64 / requested as f64)
+}
+
+/// One SplitMix64 step: advances `state` and returns the next well-mixed value. The seed
+/// mixer behind every derived seed and hand-rolled stream in nowa.
+#[inline]
+pub fn splitmix64(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    mix64(*state)
+}
+
+/// SplitMix64's finalizer: a bijective, avalanching hash of a `u64`.
+#[inline]
+#[must_use]
+pub fn mix64(x: u64) -> u64 {
+    let mut z = x;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
 /// Bytes printed with a binary unit ("64 MiB", "1.50 KiB"); the inverse of [`parse_size`] for
 /// round values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -374,6 +411,20 @@ mod tests {
         assert_eq!(parse_seconds("500ms"), Ok(0.5));
         assert_eq!(parse_seconds("2m"), Ok(120.0));
         assert!(parse_seconds("nan").is_err());
+    }
+
+    #[test]
+    fn waf_and_mixer() {
+        assert_eq!(waf(0, 0), None);
+        assert_eq!(waf(5, 0), None);
+        assert_eq!(waf(3, 2), Some(1.5));
+        let mut s = 42;
+        let (a, b) = (splitmix64(&mut s), splitmix64(&mut s));
+        assert_ne!(a, b);
+        // Reference values of SplitMix64 seeded with 0 (Vigna's splitmix64.c).
+        let mut z = 0;
+        assert_eq!(splitmix64(&mut z), 0xE220_A839_7B1D_CDAF);
+        assert_eq!(splitmix64(&mut z), 0x6E78_9E6A_A1B9_65F4);
     }
 
     #[test]
