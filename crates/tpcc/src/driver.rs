@@ -177,7 +177,7 @@ pub fn run<S: TxnStore>(
                 })
             })
             .collect();
-        let samples = monitor(cfg, &shared, observer, start);
+        let (mut samples, last) = monitor(cfg, &shared, observer, start);
         shared.stop.store(true, Relaxed);
         let mut hists = vec![new_histogram(); 6];
         for (t, h) in handles.into_iter().enumerate() {
@@ -185,6 +185,13 @@ pub fn run<S: TxnStore>(
                 Ok(mine) => merge(&mut hists, &mine),
                 Err(_) => shared.fail(TpccError::WorkerPanicked { worker: t }),
             }
+        }
+        // Transactions in flight at the stop finished after the last sample: one more sample.
+        let end = Snapshot::take(&shared, start.elapsed().as_secs_f64());
+        if end.total != last.total || end.rollbacks != last.rollbacks {
+            let mut sample = end.sample_since(&last);
+            observer.on_sample(&mut sample);
+            samples.push(sample);
         }
         (hists, samples)
     });
@@ -205,7 +212,13 @@ fn merge(into: &mut [Histogram<u64>], from: &[Histogram<u64>]) {
 }
 
 /// The caller's thread: samples every interval, stops on time, count or the observer's word.
-fn monitor(cfg: &RunConfig, shared: &Shared, obs: &dyn Observer, start: Instant) -> Vec<Sample> {
+/// Returns the samples and the counters at the last one.
+fn monitor(
+    cfg: &RunConfig,
+    shared: &Shared,
+    obs: &dyn Observer,
+    start: Instant,
+) -> (Vec<Sample>, Snapshot) {
     let mut samples = Vec::new();
     let mut last = Snapshot::take(shared, 0.0);
     let interval = cfg.sample_interval.as_secs_f64();
@@ -229,7 +242,7 @@ fn monitor(cfg: &RunConfig, shared: &Shared, obs: &dyn Observer, start: Instant)
         }
         if done {
             shared.stop.store(true, Relaxed);
-            return samples;
+            return (samples, last);
         }
     }
 }
@@ -558,6 +571,10 @@ impl<'a, S: TxnStore> Worker<'a, S> {
     }
 
     fn committed(&mut self, input: &Input, done: Done, shared: &Shared) {
+        assert!(
+            self.trimmed < self.next_pk,
+            "trimmed rows were inserted before"
+        );
         shared.committed[input.kind().index()].fetch_add(1, Relaxed);
         match input {
             Input::Payment(p) => {
@@ -574,7 +591,8 @@ impl<'a, S: TxnStore> Worker<'a, S> {
             Input::BatchDelete { history, .. } => {
                 let deleted = u64::try_from(done.count).expect("a non-negative count");
                 shared.deleted.fetch_add(deleted, Relaxed);
-                if let Some((_, _, last)) = history {
+                if let Some((_, first, last)) = history {
+                    assert_eq!(*first, self.trimmed + 1, "trims are consecutive");
                     self.trimmed = *last;
                 }
             }

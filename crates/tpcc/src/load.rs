@@ -233,6 +233,10 @@ impl<'a, S: TxnStore> Loader<'a, S> {
             .map(|(c, r)| (key::customer_wdc(w, d, &r.last, &r.first, c), Vec::new()))
             .collect();
         index.sort_unstable();
+        assert!(
+            index.windows(2).all(|p| p[0].0 < p[1].0),
+            "CUSTOMER_WDC keys are unique"
+        );
         let rows = (1..=CUSTOMERS).zip(&customers);
         self.put(
             Table::Customer,
@@ -273,6 +277,7 @@ impl<'a, S: TxnStore> Loader<'a, S> {
                 ol_cnt: rng.int(5, 15),
                 all_local: 1,
             };
+            assert!((5..=15).contains(&order.ol_cnt));
             for n in 1..=order.ol_cnt {
                 let line = gen_line(&mut rng, w, delivered);
                 lines.push((key::order_line(w, d, o, n), line.encode()));
@@ -281,6 +286,11 @@ impl<'a, S: TxnStore> Loader<'a, S> {
             index.push((key::order_wdc(w, d, c, o), Vec::new()));
         }
         index.sort_unstable();
+        assert_eq!(orders.len(), 3000, "3,000 orders per district");
+        debug_assert!(
+            index.windows(2).all(|p| p[0].0 < p[1].0),
+            "one index row per order"
+        );
         self.put(Table::Order, &mut orders.into_iter())?;
         self.put(Table::OrderWdc, &mut index.into_iter())?;
         self.put(Table::OrderLine, &mut lines.into_iter())?;

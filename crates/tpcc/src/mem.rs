@@ -238,6 +238,8 @@ impl Transaction for MemTxn<'_> {
             ScanOrder::Forward => merge(base, writes, limit, false),
             ScanOrder::Reverse => merge(base.rev(), writes.rev(), limit, true),
         };
+        assert!(rows.len() <= limit, "a scan returns at most `limit` rows");
+        debug_assert!(rows.iter().all(|(k, _)| k.as_slice() >= start));
         Ok(rows)
     }
 
@@ -248,6 +250,10 @@ impl Transaction for MemTxn<'_> {
             });
         }
         let writes = std::mem::take(&mut self.writes);
+        assert!(
+            writes.len() <= self.guard.tables.len(),
+            "writes only to known tables"
+        );
         for (i, ws) in writes.into_iter().enumerate() {
             let table = &mut self.guard.tables[i];
             for (k, w) in ws {

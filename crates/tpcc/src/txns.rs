@@ -330,12 +330,17 @@ fn new_order<T: Transaction>(
     (w, d, c): (i32, i32, i32),
     lines: &[LineInput],
 ) -> Result<Done, Fail> {
+    assert!(
+        (1..=15).contains(&lines.len()),
+        "a New-Order has 5..=15 lines"
+    );
     let w_tax = db
         .get(Table::Warehouse, &key::warehouse(w), Warehouse::decode)?
         .tax_bp;
     let dkey = key::district(w, d);
     let mut district = db.get(Table::District, &dkey, District::decode)?;
     let o_id = district.next_o_id;
+    assert!(o_id > 0, "order ids start at 1");
     district.next_o_id += 1;
     db.put(Table::District, &dkey, &district.encode())?;
     let discount = db.get(Table::Customer, &key::customer(w, d, c), Customer::decode)?;
@@ -351,40 +356,12 @@ fn new_order<T: Transaction>(
     db.put(Table::NewOrder, &key::order(w, d, o_id), &[])?;
     db.put(Table::OrderWdc, &key::order_wdc(w, d, c, o_id), &[])?;
     // Amount = qty x price x (1 + w_tax + d_tax) x (1 - discount), rates in basis points.
-    let tax = i128::from(10_000 + w_tax + district.place.tax_bp);
-    let keep = i128::from(10_000 - discount.discount_bp);
+    let rates = (
+        i128::from(10_000 + w_tax + district.place.tax_bp),
+        i128::from(10_000 - discount.discount_bp),
+    );
     for (n, line) in (1..).zip(lines) {
-        let ikey = key::item(line.i_id);
-        let Some(item) = db.txn.get(db.t.id(Table::Item), &ikey)? else {
-            return Err(Fail::Rollback);
-        };
-        let price = decoded(Table::Item, &ikey, Item::decode(&item))?.price;
-        let skey = key::stock(line.supply_w, line.i_id);
-        let mut stock = db.get(Table::Stock, &skey, Stock::decode)?;
-        let q = line.quantity;
-        stock.quantity = if stock.quantity >= q + 10 {
-            stock.quantity - q
-        } else {
-            stock.quantity - q + 91
-        };
-        stock.ytd += q;
-        stock.order_cnt += 1;
-        stock.remote_cnt += i32::from(line.supply_w != w);
-        db.put(Table::Stock, &skey, &stock.encode())?;
-        let amount = i128::from(q) * i128::from(price) * tax * keep / 100_000_000;
-        let ol = OrderLine {
-            i_id: line.i_id,
-            supply_w_id: line.supply_w,
-            delivery_d: 0,
-            quantity: q,
-            amount: i64::try_from(amount).expect("an order line is far below 2^63 cents"),
-            dist_info: stock.dist[usize::try_from(d - 1).expect("districts are 1..=10")],
-        };
-        db.put(
-            Table::OrderLine,
-            &key::order_line(w, d, o_id, n),
-            &ol.encode(),
-        )?;
+        order_line(db, (w, d, o_id, n), line, rates)?;
     }
     Ok(Done {
         o_id,
@@ -392,8 +369,56 @@ fn new_order<T: Transaction>(
     })
 }
 
+/// One line of a New-Order: read the item (missing: rollback), update the stock, insert the
+/// ORDER_LINE row `(w, d, o, n)`. `rates` = (1 + taxes, 1 - discount) in basis points.
+fn order_line<T: Transaction>(
+    db: &mut Db<'_, T>,
+    (w, d, o, n): (i32, i32, i32, i32),
+    line: &LineInput,
+    (tax, keep): (i128, i128),
+) -> Result<(), Fail> {
+    let ikey = key::item(line.i_id);
+    let Some(item) = db.txn.get(db.t.id(Table::Item), &ikey)? else {
+        return Err(Fail::Rollback);
+    };
+    let price = decoded(Table::Item, &ikey, Item::decode(&item))?.price;
+    let skey = key::stock(line.supply_w, line.i_id);
+    let mut stock = db.get(Table::Stock, &skey, Stock::decode)?;
+    let q = line.quantity;
+    assert!((1..=10).contains(&q), "OL_QUANTITY is 1..=10");
+    assert!(
+        (10..=100).contains(&stock.quantity),
+        "S_QUANTITY stays in 10..=100"
+    );
+    stock.quantity = if stock.quantity >= q + 10 {
+        stock.quantity - q
+    } else {
+        stock.quantity - q + 91
+    };
+    debug_assert!((10..=100).contains(&stock.quantity));
+    stock.ytd += q;
+    stock.order_cnt += 1;
+    stock.remote_cnt += i32::from(line.supply_w != w);
+    db.put(Table::Stock, &skey, &stock.encode())?;
+    let amount = i128::from(q) * i128::from(price) * tax * keep / 100_000_000;
+    let ol = OrderLine {
+        i_id: line.i_id,
+        supply_w_id: line.supply_w,
+        delivery_d: 0,
+        quantity: q,
+        amount: i64::try_from(amount).expect("an order line is far below 2^63 cents"),
+        dist_info: stock.dist[usize::try_from(d - 1).expect("districts are 1..=10")],
+    };
+    db.put(Table::OrderLine, &key::order_line(w, d, o, n), &ol.encode())?;
+    Ok(())
+}
+
 fn payment<T: Transaction>(db: &mut Db<'_, T>, now: i64, p: &PaymentInput) -> Result<Done, Fail> {
     let (w, d, c_w, c_d, amount) = (p.w, p.d, p.c_w, p.c_d, p.amount);
+    assert!(
+        (100..=500_000).contains(&amount),
+        "H_AMOUNT is 1.00..=5000.00"
+    );
     let wkey = key::warehouse(w);
     let mut wh = db.get(Table::Warehouse, &wkey, Warehouse::decode)?;
     wh.ytd += amount;
@@ -456,6 +481,7 @@ fn order_status<T: Transaction>(
     let o = int_field(Table::OrderWdc, k, 3)?;
     let order = db.get(Table::Order, &key::order(w, d, o), Order::decode)?;
     assert_eq!(order.c_id, c, "ORDER_WDC points to the customer's order");
+    assert!((1..=15).contains(&order.ol_cnt), "O_OL_CNT is 5..=15");
     let lines = db.prefix(
         Table::OrderLine,
         &key::order(w, d, o),
@@ -481,6 +507,7 @@ fn delivery<T: Transaction>(
     w: i32,
     carrier: i32,
 ) -> Result<Done, Fail> {
+    assert!((1..=crate::schema::CARRIERS).contains(&carrier));
     let mut done = Done::default();
     for d in 1..=DISTRICTS {
         let Some(o) = db.first_id(Table::NewOrder, &key::district(w, d), 2)? else {
@@ -497,6 +524,11 @@ fn delivery<T: Transaction>(
         for n in 1..=order.ol_cnt {
             let lkey = key::order_line(w, d, o, n);
             let mut line = db.get(Table::OrderLine, &lkey, OrderLine::decode)?;
+            assert_eq!(
+                line.delivery_d, 0,
+                "an undelivered order's lines are undelivered"
+            );
+            assert!(line.amount >= 0, "OL_AMOUNT is never negative");
             line.delivery_d = now;
             total += line.amount;
             db.put(Table::OrderLine, &lkey, &line.encode())?;
@@ -517,6 +549,10 @@ fn stock_level<T: Transaction>(
     d: i32,
     threshold: i32,
 ) -> Result<Done, Fail> {
+    assert!(
+        (10..=20).contains(&threshold),
+        "the Stock-Level threshold is 10..=20"
+    );
     let next = db
         .get(Table::District, &key::district(w, d), District::decode)?
         .next_o_id;
@@ -529,6 +565,7 @@ fn stock_level<T: Transaction>(
         ScanOrder::Forward,
         20 * 15,
     )?;
+    assert!(lines.len() <= 20 * 15, "at most 20 orders of 15 lines");
     let mut items = Vec::with_capacity(lines.len());
     for (k, v) in &lines {
         items.push(decoded(Table::OrderLine, k, OrderLine::decode(v))?.i_id);
@@ -576,6 +613,7 @@ fn batch_delete<T: Transaction>(
             let okey = key::order(w, d, o);
             let order = db.get(Table::Order, &okey, Order::decode)?;
             assert_ne!(order.carrier_id, 0, "only delivered orders are deleted");
+            assert!((1..=15).contains(&order.ol_cnt), "O_OL_CNT is 5..=15");
             db.delete(Table::Order, &okey)?;
             db.delete(Table::OrderWdc, &key::order_wdc(w, d, order.c_id, o))?;
             for n in 1..=order.ol_cnt {
@@ -585,6 +623,10 @@ fn batch_delete<T: Transaction>(
         }
     }
     if let Some((thread, first, last)) = history {
+        assert!(
+            thread > 0 && first <= last,
+            "a worker trims its own, non-empty range"
+        );
         for pk in first..=last {
             db.txn
                 .delete(db.t.id(Table::History), &key::history(thread, pk))?;
