@@ -147,8 +147,10 @@ pub enum Input {
     BatchDelete {
         /// Warehouse.
         w: i32,
-        /// Orders to delete per district (4 for a steady window of 2100).
-        window: i32,
+        /// Delivered orders a district keeps (the steady window, 2100).
+        keep: i32,
+        /// Most orders deleted per district (8 for a steady window of 2100).
+        max: i32,
         /// HISTORY rows to delete: (thread, first..=last row number), if the trim is due.
         history: Option<(i32, i32, i32)>,
     },
@@ -228,7 +230,12 @@ pub fn execute<T: Transaction>(txn: &mut T, ctx: Ctx<'_>, input: &Input) -> Resu
         Input::OrderStatus { w, d, customer } => order_status(&mut db, *w, *d, customer),
         Input::Delivery { w, carrier } => delivery(&mut db, ctx.now, *w, *carrier),
         Input::StockLevel { w, d, threshold } => stock_level(&mut db, *w, *d, *threshold),
-        Input::BatchDelete { w, window, history } => batch_delete(&mut db, *w, *window, *history),
+        Input::BatchDelete {
+            w,
+            keep,
+            max,
+            history,
+        } => batch_delete(&mut db, *w, (*keep, *max), *history),
     }
 }
 
@@ -583,21 +590,18 @@ fn stock_level<T: Transaction>(
     })
 }
 
-/// Steady TPC-C (ZLeanStore `DoBatchDelete`): in each district, if at least `window` delivered
-/// orders are still stored, delete the `window` oldest with their ORDER_LINE and ORDER_WDC rows;
-/// then delete the due HISTORY rows of the worker. Delivered = below the oldest NEW_ORDER row
-/// (Delivery always takes the oldest); a district without NEW_ORDER rows is left alone, so its
-/// newest order always stays.
+/// Steady TPC-C (after ZLeanStore's `DoBatchDelete`): in each district, delete the oldest
+/// delivered orders beyond the newest `keep` delivered ones, at most `max`, with their
+/// ORDER_LINE and ORDER_WDC rows; then delete the due HISTORY rows of the worker. Delivered =
+/// below the oldest NEW_ORDER row (Delivery always takes the oldest); a district without
+/// NEW_ORDER rows is left alone, so its newest order always stays.
 fn batch_delete<T: Transaction>(
     db: &mut Db<'_, T>,
     w: i32,
-    window: i32,
+    (keep, max): (i32, i32),
     history: Option<(i32, i32, i32)>,
 ) -> Result<Done, Fail> {
-    assert!(
-        window > 0,
-        "a batch delete deletes at least one order per district"
-    );
+    assert!(keep >= 0 && max > 0, "a batch delete may delete orders");
     let mut done = Done::default();
     for d in 1..=DISTRICTS {
         let Some(first) = db.first_id(Table::Order, &key::district(w, d), 2)? else {
@@ -606,19 +610,9 @@ fn batch_delete<T: Transaction>(
         let Some(oldest_new) = db.first_id(Table::NewOrder, &key::district(w, d), 2)? else {
             continue;
         };
-        if oldest_new - first < window {
-            continue;
-        }
-        for o in first..first + window {
-            let okey = key::order(w, d, o);
-            let order = db.get(Table::Order, &okey, Order::decode)?;
-            assert_ne!(order.carrier_id, 0, "only delivered orders are deleted");
-            assert!((1..=15).contains(&order.ol_cnt), "O_OL_CNT is 5..=15");
-            db.delete(Table::Order, &okey)?;
-            db.delete(Table::OrderWdc, &key::order_wdc(w, d, order.c_id, o))?;
-            for n in 1..=order.ol_cnt {
-                db.delete(Table::OrderLine, &key::order_line(w, d, o, n))?;
-            }
+        let delivered = oldest_new - first;
+        for o in first..first + (delivered - keep).clamp(0, max) {
+            delete_order(db, w, d, o)?;
             done.count += 1;
         }
     }
@@ -633,4 +627,18 @@ fn batch_delete<T: Transaction>(
         }
     }
     Ok(done)
+}
+
+/// Deletes a delivered order with its ORDER_WDC and ORDER_LINE rows.
+fn delete_order<T: Transaction>(db: &mut Db<'_, T>, w: i32, d: i32, o: i32) -> Result<(), Fail> {
+    let okey = key::order(w, d, o);
+    let order = db.get(Table::Order, &okey, Order::decode)?;
+    assert_ne!(order.carrier_id, 0, "only delivered orders are deleted");
+    assert!((1..=15).contains(&order.ol_cnt), "O_OL_CNT is 5..=15");
+    db.delete(Table::Order, &okey)?;
+    db.delete(Table::OrderWdc, &key::order_wdc(w, d, order.c_id, o))?;
+    for n in 1..=order.ol_cnt {
+        db.delete(Table::OrderLine, &key::order_line(w, d, o, n))?;
+    }
+    Ok(())
 }

@@ -163,3 +163,45 @@ fn standard_tpcc_is_not_flat() {
         other => panic!("standard TPC-C grows: expected NotFlat, got {other:?}"),
     }
 }
+
+/// The figure in docs/tpcc.md: `cargo test --release -p nowa-tpcc --test suites --
+/// --ignored steady_flatness_long --nocapture`.
+#[test]
+#[ignore = "long: 400,000 transactions (~1 minute)"]
+fn steady_flatness_long() {
+    println!("seed {SEED}");
+    for steady_window in [2100, 0] {
+        let cfg = FlatnessConfig {
+            warehouses: 2,
+            threads: 2,
+            n: 100_000,
+            steady_window,
+            seed: SEED,
+        };
+        let store = MemStore::new();
+        let bytes = || {
+            store
+                .stats()
+                .iter()
+                .map(|t| t.key_bytes + t.value_bytes)
+                .sum()
+        };
+        let flat = match steady_flatness(&store, &cfg, &bytes) {
+            Ok(flat) => flat,
+            Err(e) if steady_window == 0 => {
+                println!("standard TPC-C: {e}");
+                continue;
+            }
+            Err(e) => panic!("{e}"),
+        };
+        println!("steady window {steady_window}: table, rows after N = 100,000, after 4N, change");
+        for t in Table::ALL {
+            let (a, b) = (flat.rows_n[&t], flat.rows_4n[&t]);
+            let change = 100.0 * (b as f64 - a as f64) / a as f64;
+            println!("  {:<13} {a:>9} {b:>9} {change:>+6.2}%", t.name());
+        }
+        let (a, b) = flat.size;
+        let change = 100.0 * (b as f64 - a as f64) / a as f64;
+        println!("  key+value bytes {a} -> {b} ({change:+.2}%)");
+    }
+}
