@@ -135,6 +135,111 @@ fn steady_mix_has_batch_deletes_and_noops() {
     assert_eq!(rows[&Table::Order], rows[&Table::OrderWdc]);
 }
 
+struct Hooks {
+    stop_after: u64,
+    samples: AtomicU64,
+}
+
+impl Observer for Hooks {
+    fn on_sample(&self, sample: &mut Sample) {
+        let n = self.samples.fetch_add(1, Relaxed);
+        sample.extra.insert("sample_number", n as f64);
+    }
+    fn should_stop(&self, p: &Progress) -> bool {
+        p.transactions >= self.stop_after
+    }
+    fn on_finish(&self, report: &mut Report) {
+        report.extra.insert("db_waf", 1.25);
+    }
+}
+
+#[test]
+fn observer_stops_samples_and_finishes() {
+    println!("seed {SEED}");
+    let (store, tables) = loaded(2, 2, SEED);
+    let mut cfg = RunConfig::new(2, 2);
+    cfg.seed = SEED;
+    cfg.stop = Stop::Observer;
+    cfg.sample_interval = Duration::from_millis(20);
+    let hooks = Hooks {
+        stop_after: 3000,
+        samples: AtomicU64::new(0),
+    };
+    let r = run(&store, &tables, &cfg, &hooks).unwrap();
+    assert!(
+        r.transactions >= 3000,
+        "stopped by the predicate, not before"
+    );
+    assert_eq!(r.extra["db_waf"], 1.25);
+    let n = hooks.samples.load(Relaxed);
+    assert_eq!(r.samples.len() as u64, n);
+    assert!(n >= 2, "{n} samples");
+    let last = r.samples.last().unwrap();
+    assert_eq!(last.total_transactions, r.transactions);
+    let summed: u64 = r.samples.iter().map(|s| s.transactions).sum();
+    assert_eq!(summed, r.transactions);
+    let mut csv = Vec::new();
+    write_samples_csv(&r.samples, &mut csv).unwrap();
+    assert_eq!(
+        String::from_utf8(csv).unwrap().lines().count() as u64,
+        n + 1
+    );
+    let json = serde_json::to_value(&r).unwrap();
+    assert!(json["kinds"][0]["latency"]["p99_us"].is_number());
+}
+
+#[test]
+fn stop_by_seconds() {
+    println!("seed {SEED}");
+    let (store, tables) = loaded(1, 1, SEED);
+    let mut cfg = RunConfig::new(1, 2);
+    cfg.seed = SEED;
+    cfg.stop = Stop::Seconds(0.3);
+    let r = run(&store, &tables, &cfg, &nowa_tpcc::NoObserver).unwrap();
+    assert!(r.seconds >= 0.3 && r.seconds < 3.0, "{}", r.seconds);
+    assert!(r.transactions > 0);
+}
+
+#[test]
+fn bad_configurations_are_refused() {
+    let (store, tables) = loaded(1, 1, SEED);
+    let obs = nowa_tpcc::NoObserver;
+    let mut cfg = RunConfig::new(0, 1);
+    assert!(matches!(
+        run(&store, &tables, &cfg, &obs),
+        Err(TpccError::Config {
+            field: "warehouses",
+            ..
+        })
+    ));
+    cfg = RunConfig::new(1, 0);
+    assert!(matches!(
+        run(&store, &tables, &cfg, &obs),
+        Err(TpccError::Config {
+            field: "threads",
+            ..
+        })
+    ));
+    cfg = RunConfig::new(1, 1);
+    cfg.steady_window = 100;
+    assert!(matches!(
+        run(&store, &tables, &cfg, &obs),
+        Err(TpccError::Config {
+            field: "steady_window",
+            ..
+        })
+    ));
+    let lc = LoadConfig {
+        warehouses: 0,
+        threads: 1,
+        seed: 1,
+    };
+    assert!(matches!(
+        load(&store, &tables, &lc, &|_| {}),
+        Err(TpccError::Config { .. })
+    ));
+}
+
 #[test]
 fn more_threads_than_warehouses_share_homes() {
     println!("seed {SEED}");
