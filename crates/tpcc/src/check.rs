@@ -468,9 +468,25 @@ fn check_order_index<T: Transaction>(
     })?;
     *out.rows.entry(Table::OrderWdc).or_default() += index_rows;
     let base_rows = orders.len() as u64;
+    index_check(
+        Table::OrderWdc,
+        (w, d),
+        (base_rows, matching, index_rows),
+        out,
+    );
+    Ok(())
+}
+
+/// Reports an index whose rows do not match its base rows one to one.
+fn index_check(
+    table: Table,
+    (w, d): (i32, i32),
+    (base_rows, matching, index_rows): (u64, u64, u64),
+    out: &mut Consistency,
+) {
     if matching != base_rows || index_rows != base_rows {
         out.violations.push(Violation::Index {
-            table: Table::OrderWdc,
+            table,
             w,
             d,
             base_rows,
@@ -478,7 +494,6 @@ fn check_order_index<T: Transaction>(
             index_rows,
         });
     }
-    Ok(())
 }
 
 /// CUSTOMER_WDC holds exactly one row (w, d, C_LAST, C_FIRST, C_ID) per customer.
@@ -503,16 +518,12 @@ fn check_customer_index<T: Transaction>(
     })?;
     *out.rows.entry(Table::Customer).or_default() += base_rows;
     *out.rows.entry(Table::CustomerWdc).or_default() += index_rows;
-    if matching != base_rows || index_rows != base_rows {
-        out.violations.push(Violation::Index {
-            table: Table::CustomerWdc,
-            w,
-            d,
-            base_rows,
-            matching,
-            index_rows,
-        });
-    }
+    index_check(
+        Table::CustomerWdc,
+        (w, d),
+        (base_rows, matching, index_rows),
+        out,
+    );
     Ok(())
 }
 

@@ -94,7 +94,7 @@ impl RunConfig {
     /// grows; trimming to the window keeps it bounded at every thread count).
     #[must_use]
     pub fn history_window(&self) -> i32 {
-        let t = i32::try_from(self.threads).unwrap_or(i32::MAX);
+        let t = i32::try_from(self.threads.max(1)).unwrap_or(i32::MAX);
         (43 / t).saturating_add(t)
     }
 
@@ -121,6 +121,15 @@ impl RunConfig {
         }
         if self.sample_interval.is_zero() {
             return bad("sample_interval", 0, "> 0");
+        }
+        if let Stop::Seconds(s) = self.stop {
+            if !(s.is_finite() && s >= 0.0) {
+                return bad(
+                    "stop seconds",
+                    0,
+                    "a finite, non-negative number of seconds",
+                );
+            }
         }
         Ok(())
     }

@@ -34,25 +34,50 @@ pub fn tpcc_consistency_after_run<S: TxnStore>(
     cfg: &TpccSuiteConfig,
 ) -> Result<(Report, Consistency), SuiteError> {
     let seed = cfg.seed;
+    let shape = (cfg.warehouses, cfg.threads, cfg.steady_window);
+    let (tables, rc) = load_for_run(store, shape, seed, cfg.transactions)?;
+    let report = run(store, &tables, &rc, &NoObserver).map_err(tpcc_err(seed))?;
+    let c = checked(store, &tables, cfg.warehouses, cfg.steady_window, seed)?;
+    Ok((report, c))
+}
+
+/// Loads TPC-C with `(warehouses, threads, steady_window)` and `seed`, and returns the tables
+/// and a run configuration stopping after `transactions`.
+fn load_for_run<S: TxnStore>(
+    store: &S,
+    (warehouses, threads, steady_window): (u32, usize, u32),
+    seed: u64,
+    transactions: u64,
+) -> Result<(Tables, RunConfig), SuiteError> {
     let tables = Tables::open(store).map_err(store_err(seed))?;
     let lc = LoadConfig {
-        warehouses: cfg.warehouses,
-        threads: cfg.threads,
+        warehouses,
+        threads,
         seed,
     };
     load(store, &tables, &lc, &|_| {}).map_err(tpcc_err(seed))?;
-    let mut rc = RunConfig::new(cfg.warehouses, cfg.threads);
-    rc.steady_window = cfg.steady_window;
+    let mut rc = RunConfig::new(warehouses, threads);
+    rc.steady_window = steady_window;
     rc.seed = seed;
-    rc.stop = Stop::Transactions(cfg.transactions);
-    let report = run(store, &tables, &rc, &NoObserver).map_err(tpcc_err(seed))?;
-    let c = check_consistency(store, &tables, cfg.warehouses, cfg.steady_window == 0)
-        .map_err(tpcc_err(seed))?;
+    rc.stop = Stop::Transactions(transactions);
+    Ok((tables, rc))
+}
+
+/// Clause 3.3.2 (HISTORY sums in standard mode only); violations are an error.
+fn checked<S: TxnStore>(
+    store: &S,
+    tables: &Tables,
+    warehouses: u32,
+    steady_window: u32,
+    seed: u64,
+) -> Result<Consistency, SuiteError> {
+    let c =
+        check_consistency(store, tables, warehouses, steady_window == 0).map_err(tpcc_err(seed))?;
     if !c.is_consistent() {
         let violations = c.violations;
         return Err(SuiteError::Inconsistent { seed, violations });
     }
-    Ok((report, c))
+    Ok(c)
 }
 
 /// Rows of every TPC-C table (one read-only scan per table).
@@ -124,17 +149,8 @@ pub fn steady_flatness<S: TxnStore>(
     size: &dyn Fn() -> u64,
 ) -> Result<Flatness, SuiteError> {
     let seed = cfg.seed;
-    let tables = Tables::open(store).map_err(store_err(seed))?;
-    let lc = LoadConfig {
-        warehouses: cfg.warehouses,
-        threads: cfg.threads,
-        seed,
-    };
-    load(store, &tables, &lc, &|_| {}).map_err(tpcc_err(seed))?;
-    let mut rc = RunConfig::new(cfg.warehouses, cfg.threads);
-    rc.steady_window = cfg.steady_window;
-    rc.seed = seed;
-    rc.stop = Stop::Transactions(cfg.n);
+    let shape = (cfg.warehouses, cfg.threads, cfg.steady_window);
+    let (tables, mut rc) = load_for_run(store, shape, seed, cfg.n)?;
     run(store, &tables, &rc, &NoObserver).map_err(tpcc_err(seed))?;
     let rows_n = row_counts(store, &tables).map_err(store_err(seed))?;
     let size_n = size();
@@ -147,12 +163,7 @@ pub fn steady_flatness<S: TxnStore>(
         rows_4n,
         size: (size_n, size()),
     };
-    let c = check_consistency(store, &tables, cfg.warehouses, cfg.steady_window == 0)
-        .map_err(tpcc_err(seed))?;
-    if !c.is_consistent() {
-        let violations = c.violations;
-        return Err(SuiteError::Inconsistent { seed, violations });
-    }
+    checked(store, &tables, cfg.warehouses, cfg.steady_window, seed)?;
     let (at_n, at_4n) = (flat.rows_n.values().sum(), flat.rows_4n.values().sum());
     if change(at_n, at_4n) > 0.05 {
         return Err(SuiteError::NotFlat {
