@@ -29,17 +29,17 @@ fn record() -> impl Strategy<Value = Record> {
 }
 
 fn roundtrip(records: &[Record]) -> Vec<Record> {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().expect("test I/O");
     let path = dir.path().join("t.nwt");
-    let mut w = Writer::create(&path, false).unwrap();
+    let mut w = Writer::create(&path, false).expect("test I/O");
     for r in records {
-        w.push(r).unwrap();
+        w.push(r).expect("test I/O");
     }
-    let h = w.finish().unwrap();
+    let h = w.finish().expect("test I/O");
     assert_eq!(h.records, records.len() as u64);
-    let mut rd = Reader::new(&path, Box::new(std::fs::File::open(&path).unwrap())).unwrap();
+    let mut rd = Reader::new(&path, Box::new(std::fs::File::open(&path).expect("test I/O"))).expect("test I/O");
     let mut out = Vec::new();
-    while let Some(r) = rd.next_record().unwrap() {
+    while let Some(r) = rd.next_record().expect("test I/O") {
         out.push(r);
     }
     out

@@ -13,9 +13,9 @@ fn fixture(name: &str) -> PathBuf {
 
 fn read(path: &Path, format: Option<Format>) -> Vec<Record> {
     open(path, format)
-        .unwrap()
+        .expect("test I/O")
         .collect::<Result<Vec<_>, _>>()
-        .unwrap()
+        .expect("test I/O")
 }
 
 fn r(ts_ns: u64, volume: u32, op: Op, offset: u64, len: u64) -> Record {
@@ -31,7 +31,7 @@ fn r(ts_ns: u64, volume: u32, op: Op, offset: u64, len: u64) -> Record {
 /// Reads `name` with its format given and detected, and checks the records.
 fn check(name: &str, format: Format, want: &[Record]) {
     let path = fixture(name);
-    assert_eq!(Format::detect(&path).unwrap(), format, "{name}: detected");
+    assert_eq!(Format::detect(&path).expect("test I/O"), format, "{name}: detected");
     assert_eq!(read(&path, Some(format)), want, "{name}");
     assert_eq!(read(&path, None), want, "{name}: auto");
 }
