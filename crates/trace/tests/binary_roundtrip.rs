@@ -37,7 +37,11 @@ fn roundtrip(records: &[Record]) -> Vec<Record> {
     }
     let h = w.finish().expect("test I/O");
     assert_eq!(h.records, records.len() as u64);
-    let mut rd = Reader::new(&path, Box::new(std::fs::File::open(&path).expect("test I/O"))).expect("test I/O");
+    let mut rd = Reader::new(
+        &path,
+        Box::new(std::fs::File::open(&path).expect("test I/O")),
+    )
+    .expect("test I/O");
     let mut out = Vec::new();
     while let Some(r) = rd.next_record().expect("test I/O") {
         out.push(r);

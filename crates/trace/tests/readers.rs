@@ -31,7 +31,11 @@ fn r(ts_ns: u64, volume: u32, op: Op, offset: u64, len: u64) -> Record {
 /// Reads `name` with its format given and detected, and checks the records.
 fn check(name: &str, format: Format, want: &[Record]) {
     let path = fixture(name);
-    assert_eq!(Format::detect(&path).expect("test I/O"), format, "{name}: detected");
+    assert_eq!(
+        Format::detect(&path).expect("test I/O"),
+        format,
+        "{name}: detected"
+    );
     assert_eq!(read(&path, Some(format)), want, "{name}");
     assert_eq!(read(&path, None), want, "{name}: auto");
 }
