@@ -453,12 +453,25 @@ pub fn run(a: CaptureArgs) -> Result<()> {
         );
     }
     let res = capture(&a, out);
-    if res.is_err() {
-        // A failed capture leaves no half-written trace behind.
-        let _ = fs::remove_file(&a.out);
+    if let Err(e) = &res {
+        // A capture that failed before the command ran leaves no trace file behind; one
+        // whose command or check failed keeps it (the report says why).
+        if e.downcast_ref::<Kept>().is_none() {
+            let _ = fs::remove_file(&a.out);
+        }
     }
     res
 }
+
+/// An error after the trace was written: the file is kept.
+#[derive(Debug)]
+struct Kept(String);
+impl std::fmt::Display for Kept {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+impl std::error::Error for Kept {}
 
 /// Create the scratch directory, image and loop device, then the file system.
 fn setup_device(a: &CaptureArgs) -> Result<(Scratch, LoopDev, Option<Mount>)> {
@@ -616,7 +629,6 @@ fn report(
 ) -> Result<()> {
     let t = got.sums;
     let records = got.out.finish()?;
-    let mib = |s: u64| s as f64 * 512.0 / 1048576.0;
     println!(
         "nowa capture: {} on {} ({}, {} MiB image), {secs:.2} s",
         a.cmd.join(" "),
@@ -626,8 +638,8 @@ fn report(
     );
     println!("trace     {} ({records} records)", a.out.display());
     println!(
-        "{:<10} {:>10} {:>12} {:>10} {:>12}",
-        "", "trace I/Os", "trace MiB", "stat I/Os", "stat MiB"
+        "{:<10} {:>10} {:>14} {:>10} {:>14}",
+        "", "trace I/Os", "trace bytes", "stat I/Os", "stat bytes"
     );
     let rows = [
         (
@@ -655,9 +667,9 @@ fn report(
     ];
     for (name, a_n, a_s, b_n, b_s) in rows {
         println!(
-            "{name:<10} {a_n:>10} {:>12.2} {b_n:>10} {:>12.2}",
-            mib(a_s),
-            mib(b_s)
+            "{name:<10} {a_n:>10} {:>14} {b_n:>10} {:>14}",
+            a_s * 512,
+            b_s * 512
         );
     }
     let same = t.reads == stat.reads
@@ -674,9 +686,10 @@ fn report(
         );
         return Ok(());
     }
-    bail!(
+    Err(Kept(format!(
         "check FAILED: the trace disagrees with /sys/block/{}/stat ({lost} events lost by the ring buffer, {} unparsed lines)",
         dev.name(),
         got.unparsed
-    )
+    ))
+    .into())
 }

@@ -121,7 +121,9 @@ pub fn parse_rwbs(rwbs: &str) -> (bool, Option<Op>) {
     (preflush, op)
 }
 
-/// Records of one request given its rwbs: a pre-flush becomes its own flush record.
+/// Records of one request given its rwbs: a pre-flush becomes its own flush record. A data
+/// operation keeps its record even with no data (the device counts it as an I/O); "N" with
+/// data (write-zeroes) is a write, as the kernel's disk statistics count it.
 pub(crate) fn rwbs_records(rwbs: &str, ts_ns: u64, volume: u32, offset: u64, len: u64) -> Parsed {
     let (preflush, op) = parse_rwbs(rwbs);
     let flush = Record {
@@ -131,24 +133,26 @@ pub(crate) fn rwbs_records(rwbs: &str, ts_ns: u64, volume: u32, offset: u64, len
         offset: 0,
         len: 0,
     };
-    match op {
-        Some(Op::Flush) => Parsed::One(flush),
-        Some(op) if len > 0 => {
-            let data = Record {
-                ts_ns,
-                volume,
-                op,
-                offset,
-                len,
-            };
-            if preflush {
-                Parsed::Two(flush, data)
-            } else {
-                Parsed::One(data)
-            }
-        }
-        _ if preflush => Parsed::One(flush),
-        _ => Parsed::Skip,
+    let op = match op {
+        Some(Op::Flush) => return Parsed::One(flush),
+        None if len > 0 => Op::Write,
+        None if preflush => return Parsed::One(flush),
+        None => return Parsed::Skip,
+        // An empty pre-flush request: only the flush reaches the device.
+        Some(_) if preflush && len == 0 => return Parsed::One(flush),
+        Some(op) => op,
+    };
+    let data = Record {
+        ts_ns,
+        volume,
+        op,
+        offset,
+        len,
+    };
+    if preflush {
+        Parsed::Two(flush, data)
+    } else {
+        Parsed::One(data)
     }
 }
 
