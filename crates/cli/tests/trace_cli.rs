@@ -189,7 +189,7 @@ fn discards_of_unwritten_pages_are_noops_and_flushes_count() {
         "--warmup",
         "0",
         "--volume",
-        "1",
+        "2",
         "-q",
     ]);
     assert_eq!(r["counts"]["flushes"], 1);
