@@ -170,6 +170,9 @@ struct Device {
     map: DenseMap,
     pass_pages: u64,
     ftl: Option<Ftl>,
+    /// Pages written since the last drain (map key `key`), and their ids at the drain.
+    pages: Vec<u64>,
+    key: u32,
     batch: Vec<u32>,
     start: Counters,
     hist0: VictimHistogram,
@@ -184,6 +187,8 @@ impl Device {
             map: DenseMap::default(),
             pass_pages: 0,
             ftl: None,
+            pages: Vec::with_capacity(BATCH),
+            key: 0,
             batch: Vec::with_capacity(BATCH),
             start: Counters::default(),
             hist0: VictimHistogram::default(),
@@ -197,9 +202,13 @@ impl Device {
     }
 
     fn drain(&mut self) -> Result<(), ReplayError> {
-        if self.batch.is_empty() {
+        if self.pages.is_empty() {
             return Ok(());
         }
+        self.batch.clear();
+        let found = self.map.get_many(self.key, &self.pages, &mut self.batch);
+        assert!(found, "the scan gave every written page an id");
+        self.pages.clear();
         let volume = self.volume;
         let ftl = self.ftl.as_mut().expect("devices with writes have an FTL");
         ftl.write_batch(&self.batch, 0)
@@ -390,13 +399,13 @@ impl Replayer<'_> {
         if r.op == Op::Discard {
             return dev.trim(key, r);
         }
+        if dev.key != key {
+            dev.drain()?;
+            dev.key = key;
+        }
         for p in page_range(r.offset, r.len) {
-            let id = dev
-                .map
-                .get(key, p)
-                .expect("the scan gave every written page an id");
-            dev.batch.push(id);
-            if dev.batch.len() == BATCH {
+            dev.pages.push(p);
+            if dev.pages.len() == BATCH {
                 dev.drain()?;
             }
             self.issued += 1;
@@ -514,6 +523,8 @@ pub fn run(spec: &ReplaySpec, progress: Option<Progress<'_>>) -> Result<ReplayRe
     let flushes0 = rp.flushes;
     let intervals = measure_phase(&mut rp, logical, measure, total, progress)?;
     let replay_cpu = thread_cpu_secs() - c1;
+    let host = sum(&rp.devices).host_pages;
+    assert_eq!(host, rp.issued, "every page write issued reached an FTL");
     let measured_flushes = rp.flushes - flushes0;
     let passes = rp.passes as f64 + rp.in_pass as f64 / counts.records.max(1) as f64;
     let issued = rp.issued;

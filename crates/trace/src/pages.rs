@@ -102,6 +102,30 @@ impl DenseMap {
         }
     }
 
+    /// The ids of many pages of one volume, appended to `out`: the replay's fast path. The
+    /// lookups do not depend on each other, so their cache misses overlap. Returns false (and
+    /// leaves `out` as it was) if a page has no id.
+    pub fn get_many(&self, volume: u32, pages: &[u64], out: &mut Vec<u32>) -> bool {
+        let start = out.len();
+        let table = self
+            .tables
+            .get(volume as usize)
+            .map_or(&[][..], Vec::as_slice);
+        let mut missing = false;
+        for &p in pages {
+            let id = match usize::try_from(p).ok().filter(|_| p < TABLE_PAGES) {
+                Some(i) => table.get(i).map_or(u32::MAX, |v| v.wrapping_sub(1)),
+                None => self.far.get(&(volume, p)).copied().unwrap_or(u32::MAX),
+            };
+            missing |= id == u32::MAX;
+            out.push(id);
+        }
+        if missing {
+            out.truncate(start);
+        }
+        !missing
+    }
+
     /// The id of a page, giving it the next one on its first write.
     ///
     /// # Errors
@@ -277,6 +301,14 @@ mod tests {
         assert_eq!(m.get(0, 5), None);
         assert_eq!(m.get(7, 5), None);
         assert_eq!(m.len(), 3);
+        let mut out = vec![9];
+        assert!(m.get_many(0, &[1000, 1 << 40, 1000], &mut out));
+        assert_eq!(out, vec![9, 0, 2, 0]);
+        assert!(
+            !m.get_many(0, &[1000, 5], &mut out),
+            "page 5 was never written"
+        );
+        assert_eq!(out, vec![9, 0, 2, 0]);
     }
 
     #[test]
