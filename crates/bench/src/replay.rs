@@ -476,13 +476,9 @@ fn interval(index: usize, dw: f64, d: &Counters, cum: &Counters, secs: f64) -> I
 /// Progress callback: (pages done, pages total).
 pub type Progress<'a> = &'a (dyn Fn(u64, u64) + Sync);
 
-/// Replay a trace: scan, size the devices, precondition, warm up, measure.
-///
-/// # Errors
-/// Trace errors (file and line), FTL errors (naming the volume), bad parameters.
-pub fn run(spec: &ReplaySpec, progress: Option<Progress<'_>>) -> Result<ReplayResult, ReplayError> {
-    check_spec(spec)?;
-    let t0 = Instant::now();
+/// Scan the trace and build the devices: the replayer at the start of the trace, what the
+/// scan counted, the format, and the scan's CPU seconds.
+fn prepare(spec: &ReplaySpec) -> Result<(Replayer<'_>, TraceCounts, Format, f64), ReplayError> {
     let c0 = thread_cpu_secs();
     let mut router = Router {
         mode: spec.volumes,
@@ -492,12 +488,7 @@ pub fn run(spec: &ReplaySpec, progress: Option<Progress<'_>>) -> Result<ReplayRe
     let (mut devices, counts, format) = scan(spec, &mut router)?;
     let scan_cpu = thread_cpu_secs() - c0;
     build_ftls(spec, &mut devices)?;
-    let logical: u64 = devices
-        .iter()
-        .map(|d| d.ftl.as_ref().map_or(0, Ftl::logical_pages))
-        .sum();
-    let pass_pages: u64 = devices.iter().map(|d| d.pass_pages).sum();
-    let mut rp = Replayer {
+    let rp = Replayer {
         spec,
         router,
         devices,
@@ -508,6 +499,23 @@ pub fn run(spec: &ReplaySpec, progress: Option<Progress<'_>>) -> Result<ReplayRe
         pass_records: counts.records,
         flushes: 0,
     };
+    Ok((rp, counts, format, scan_cpu))
+}
+
+/// Replay a trace: scan, size the devices, precondition, warm up, measure.
+///
+/// # Errors
+/// Trace errors (file and line), FTL errors (naming the volume), bad parameters.
+pub fn run(spec: &ReplaySpec, progress: Option<Progress<'_>>) -> Result<ReplayResult, ReplayError> {
+    check_spec(spec)?;
+    let t0 = Instant::now();
+    let (mut rp, counts, format, scan_cpu) = prepare(spec)?;
+    let logical: u64 = rp
+        .devices
+        .iter()
+        .map(|d| d.ftl.as_ref().map_or(0, Ftl::logical_pages))
+        .sum();
+    let pass_pages: u64 = rp.devices.iter().map(|d| d.pass_pages).sum();
     let c1 = thread_cpu_secs();
     let pre = if spec.precondition { pass_pages } else { 0 };
     let warm = (spec.warmup * logical as f64).round() as u64;

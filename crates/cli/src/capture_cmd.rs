@@ -243,7 +243,7 @@ impl Cgroup {
         let own = fs::read_to_string("/proc/self/cgroup")?;
         let rel = own
             .lines()
-            .filter_map(|l| l.splitn(3, ':').nth(2).zip(l.splitn(3, ':').nth(1)))
+            .filter_map(|l| l.splitn(3, ':').nth(2).zip(l.split(':').nth(1)))
             .find(|(_, ctl)| ctl.split(',').any(|c| c == "memory"))
             .map(|(path, _)| path.trim_start_matches('/').to_string())
             .ok_or_else(|| {
@@ -311,6 +311,13 @@ impl Sums {
             discard_sectors: at(13),
             flushes: at(15),
         })
+    }
+    /// Every count and byte sum equal (in_flight aside).
+    fn same_as(&self, o: &Sums) -> bool {
+        Sums {
+            in_flight: 0,
+            ..*self
+        } == Sums { in_flight: 0, ..*o }
     }
     fn since(&self, e: &Sums) -> Sums {
         Sums {
@@ -672,13 +679,7 @@ fn report(
             b_s * 512
         );
     }
-    let same = t.reads == stat.reads
-        && t.read_sectors == stat.read_sectors
-        && t.writes == stat.writes
-        && t.write_sectors == stat.write_sectors
-        && t.discards == stat.discards
-        && t.discard_sectors == stat.discard_sectors
-        && t.flushes == stat.flushes;
+    let same = t.same_as(stat);
     if same && lost == 0 && got.unparsed == 0 {
         println!(
             "check     OK: the trace's sums equal /sys/block/{}/stat",

@@ -19,7 +19,7 @@ pub struct SimArgs {
     #[command(flatten)]
     run: RunFlags,
     #[command(flatten)]
-    trace: crate::trace_cmd::SimTraceFlags,
+    trace: Box<crate::trace_cmd::SimTraceFlags>,
     /// Print the result as JSON (stdout) instead of the summary.
     #[arg(long)]
     json: bool,

@@ -16,6 +16,7 @@ const FLOORS: &[(&str, f64)] = &[
     ("bench", 0.0),
     ("cli", 0.0),
     ("units", 0.0),
+    ("trace", 10.0),
 ];
 
 fn crate_density(dir: &Path) -> Density {

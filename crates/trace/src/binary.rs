@@ -101,6 +101,10 @@ impl Header {
                 u64::from(u32_at(56)),
             ));
         }
+        let hlen = u16::from_le_bytes([h[10], h[11]]);
+        if usize::from(hlen) != HEADER_LEN {
+            return Err(corrupt("header length", HEADER_LEN as u64, u64::from(hlen)));
+        }
         let header = Header {
             records: u64_at(16),
             body_bytes: u64_at(24),
@@ -224,7 +228,14 @@ impl Writer {
     /// # Errors
     /// [`TraceError::Io`] naming the file.
     pub fn push(&mut self, r: &Record) -> Result<(), TraceError> {
+        let (start, before) = (self.buf.len(), self.prev);
         encode(&mut self.buf, &mut self.prev, r);
+        // Checked when written: the bytes decode to the record.
+        let mut check = before;
+        debug_assert_eq!(
+            decode(&self.buf[start..], &mut check),
+            Some((*r, self.buf.len() - start))
+        );
         let h = &mut self.header;
         h.records += 1;
         if r.op == Op::Write {
@@ -252,12 +263,21 @@ impl Writer {
     ///
     /// # Errors
     /// [`TraceError::Io`] naming the file.
+    ///
+    /// # Panics
+    /// If the file's length disagrees with the bytes counted (a bug of this writer).
     pub fn finish(mut self) -> Result<Header, TraceError> {
         self.drain()?;
         self.header.body_crc = self.crc;
         let path = self.path.clone();
         let io = |e| TraceError::io(&path, e);
         let mut file = self.out.into_inner().map_err(|e| io(e.into_error()))?;
+        let end = file.stream_position().map_err(io)?;
+        assert_eq!(
+            end,
+            HEADER_LEN as u64 + self.header.body_bytes,
+            "the body is what was counted"
+        );
         file.seek(SeekFrom::Start(0)).map_err(io)?;
         file.write_all(&self.header.encode()).map_err(io)?;
         file.sync_all().map_err(io)?;
@@ -364,6 +384,9 @@ impl Reader {
     ///
     /// # Errors
     /// [`TraceError::Io`] or [`TraceError::Corrupt`].
+    ///
+    /// # Panics
+    /// If a decoded record overruns the buffer (a bug of the decoder).
     pub fn next_record(&mut self) -> Result<Option<Record>, TraceError> {
         if self.failed {
             return Ok(None);
@@ -384,6 +407,7 @@ impl Reader {
         }
         match decode(&self.buf[self.pos..], &mut self.prev) {
             Some((r, used)) => {
+                assert!(used <= MAX_RECORD && self.pos + used <= self.buf.len());
                 self.pos += used;
                 self.read += 1;
                 Ok(Some(r))
@@ -437,6 +461,7 @@ fn decode(b: &[u8], prev: &mut Prev) -> Option<(Record, usize)> {
     } else {
         prev.len
     };
+    debug_assert!(i <= MAX_RECORD, "a record is at most {MAX_RECORD} bytes");
     let r = Record {
         ts_ns: ts,
         volume,

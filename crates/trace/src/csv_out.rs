@@ -70,7 +70,19 @@ impl CsvWriter {
     ///
     /// # Errors
     /// [`TraceError::Io`] naming the file.
+    ///
+    /// # Panics
+    /// If the record has a volume and the CSV has no volume column.
     pub fn push(&mut self, r: &Record) -> Result<(), TraceError> {
+        debug_assert!(
+            r.op != crate::Op::Flush || (r.offset == 0 && r.len == 0),
+            "flushes carry no range"
+        );
+        assert!(
+            self.with_volume || r.volume == 0,
+            "volume {} in a CSV without a volume column",
+            r.volume
+        );
         let (s, ns) = (r.ts_ns / 1_000_000_000, r.ts_ns % 1_000_000_000);
         let res = if self.with_volume {
             writeln!(

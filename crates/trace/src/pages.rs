@@ -20,6 +20,7 @@ pub fn page_range(offset: u64, len: u64) -> Range<u64> {
         return p..p;
     }
     let end = offset.saturating_add(len).div_ceil(PAGE);
+    debug_assert!(offset / PAGE < end, "a request with data covers a page");
     offset / PAGE..end
 }
 
@@ -42,6 +43,7 @@ impl PageSet {
         let mask = 1u64 << (page % 64);
         let fresh = self.bits[word] & mask == 0;
         self.bits[word] |= mask;
+        debug_assert!(self.contains(page));
         fresh
     }
 

@@ -115,6 +115,7 @@ impl TraceReader {
                 Parsed::Skip => continue,
                 Parsed::One(r) => return Ok(Some(r)),
                 Parsed::Two(a, b) => {
+                    debug_assert!(pending.is_none(), "taken at the top");
                     *pending = Some(b);
                     return Ok(Some(a));
                 }

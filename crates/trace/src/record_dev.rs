@@ -21,6 +21,8 @@ pub struct RecordingDevice<D: BlockDevice> {
     inner: D,
     start: Instant,
     out: Mutex<Option<CsvWriter>>,
+    /// Timestamp of the last record (they never decrease).
+    last_ns: std::sync::atomic::AtomicU64,
 }
 
 impl<D: BlockDevice> RecordingDevice<D> {
@@ -33,12 +35,20 @@ impl<D: BlockDevice> RecordingDevice<D> {
             inner,
             start: Instant::now(),
             out: Mutex::new(Some(CsvWriter::create(path, overwrite, false)?)),
+            last_ns: std::sync::atomic::AtomicU64::new(0),
         })
     }
 
     fn record(&self, op: Op, offset: u64, len: u64) -> Result<(), DeviceError> {
         let mut out = self.out.lock();
         let ts_ns = u64::try_from(self.start.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        let last = self
+            .last_ns
+            .swap(ts_ns, std::sync::atomic::Ordering::Relaxed);
+        assert!(
+            ts_ns >= last,
+            "the recorder's clock is taken under its lock"
+        );
         if let Some(w) = out.as_mut() {
             w.push(&Record {
                 ts_ns,

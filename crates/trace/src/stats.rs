@@ -65,6 +65,7 @@ impl VolumeStats {
         self.records += 1;
         self.first_ts_ns = self.first_ts_ns.min(r.ts_ns);
         self.last_ts_ns = self.last_ts_ns.max(r.ts_ns);
+        debug_assert!(self.first_ts_ns <= self.last_ts_ns);
         self.max_end = self.max_end.max(r.offset.saturating_add(r.len));
         match r.op {
             Op::Read => {
@@ -147,6 +148,10 @@ impl TraceStats {
             }
         }
         total.footprint_pages = vols.values().map(|v| v.footprint_pages).sum();
+        assert!(
+            total.footprint_pages <= total.write_pages,
+            "a page is new at most once per write"
+        );
         assert_eq!(total.records, n, "every record is counted once");
         Ok(TraceStats {
             total,
@@ -205,28 +210,37 @@ impl TraceStats {
         }
         let _ = writeln!(s);
         if self.volumes.len() > 1 {
-            let mut v: Vec<&VolumeStats> = self.volumes.iter().collect();
-            v.sort_by_key(|v| std::cmp::Reverse(v.write_bytes));
+            s.push_str(&self.volume_table(max_volumes));
+        }
+        s
+    }
+
+    /// One line per volume, the `max_volumes` that write most.
+    fn volume_table(&self, max_volumes: usize) -> String {
+        use std::fmt::Write;
+        let mib = |b: u64| b as f64 / f64::from(1u32 << 20);
+        let mut s = String::new();
+        let mut v: Vec<&VolumeStats> = self.volumes.iter().collect();
+        v.sort_by_key(|v| std::cmp::Reverse(v.write_bytes));
+        let _ = writeln!(
+            s,
+            "{:>8} {:>12} {:>12} {:>13} {:>10} {:>8}",
+            "volume", "writes", "write MiB", "footprint MiB", "discards", "flushes"
+        );
+        for v in v.iter().take(max_volumes) {
             let _ = writeln!(
                 s,
-                "{:>8} {:>12} {:>12} {:>12} {:>10} {:>8}",
-                "volume", "writes", "write MiB", "footprint MiB", "discards", "flushes"
+                "{:>8} {:>12} {:>12.1} {:>13.1} {:>10} {:>8}",
+                v.volume,
+                v.writes,
+                mib(v.write_bytes),
+                mib(v.footprint_pages * PAGE),
+                v.discards,
+                v.flushes
             );
-            for v in v.iter().take(max_volumes) {
-                let _ = writeln!(
-                    s,
-                    "{:>8} {:>12} {:>12.1} {:>12.1} {:>10} {:>8}",
-                    v.volume,
-                    v.writes,
-                    mib(v.write_bytes),
-                    mib(v.footprint_pages * PAGE),
-                    v.discards,
-                    v.flushes
-                );
-            }
-            if v.len() > max_volumes {
-                let _ = writeln!(s, "({} more volumes)", v.len() - max_volumes);
-            }
+        }
+        if v.len() > max_volumes {
+            let _ = writeln!(s, "({} more volumes)", v.len() - max_volumes);
         }
         s
     }

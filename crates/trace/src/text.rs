@@ -55,6 +55,10 @@ fn fixed(s: &str, digits: u32, field: &'static str) -> Res<u64> {
             return Err(LineProblem::Number { field });
         }
         scale /= 10;
+        debug_assert!(
+            scale < 10u64.pow(digits),
+            "each digit is worth less than the last"
+        );
         if scale == 0 {
             continue;
         }
@@ -149,6 +153,7 @@ pub(crate) fn rwbs_records(rwbs: &str, ts_ns: u64, volume: u32, offset: u64, len
         offset,
         len,
     };
+    debug_assert!(data.op != Op::Flush, "flushes returned above");
     if preflush {
         Parsed::Two(flush, data)
     } else {
