@@ -48,10 +48,14 @@ fn captured_trace_sums_equal_the_loop_device_counters() {
     let script = "dd if=/dev/urandom of=a bs=64k count=64 oflag=direct 2>/dev/null; \
                   dd if=/dev/urandom of=b bs=4k count=500 2>/dev/null; sync; \
                   cat a > /dev/null; rm a; fstrim . || true";
+    let images = dir.path().join("images");
+    std::fs::create_dir(&images).unwrap();
     let o = nowa(&[
         "capture",
         "--size",
         "256MiB",
+        "--image-dir",
+        images.to_str().unwrap(),
         "--out",
         out.to_str().unwrap(),
         "--",
@@ -77,7 +81,13 @@ fn captured_trace_sums_equal_the_loop_device_counters() {
     assert!(v["total"]["discards"].as_u64().unwrap() >= 1, "{v}");
     // Nothing is left behind: no loop device over our image, no scratch directory.
     let losetup = Command::new("losetup").arg("-a").output().unwrap();
-    assert!(!String::from_utf8_lossy(&losetup.stdout).contains("nowa-capture"));
+    let images = images.to_str().unwrap();
+    assert!(!String::from_utf8_lossy(&losetup.stdout).contains(images));
+    assert_eq!(
+        std::fs::read_dir(images).unwrap().count(),
+        0,
+        "scratch removed"
+    );
 }
 
 #[test]
