@@ -355,6 +355,19 @@ impl Sums {
             Op::Flush => self.flushes += 1,
         }
     }
+    /// Wait (up to 10 s) until the counters stop moving for 300 ms with nothing in flight.
+    fn settle(dev: &LoopDev) -> Result<Sums> {
+        let mut last = Sums::quiet(dev)?;
+        for _ in 0..30 {
+            std::thread::sleep(Duration::from_millis(300));
+            let now = Sums::quiet(dev)?;
+            if now == last {
+                return Ok(now);
+            }
+            last = now;
+        }
+        Ok(last)
+    }
     /// Wait (up to 5 s) until no request is in flight, then read.
     fn quiet(dev: &LoopDev) -> Result<Sums> {
         let deadline = Instant::now() + Duration::from_secs(5);
@@ -578,11 +591,20 @@ fn run_command(
     let mut child = cmd
         .spawn()
         .with_context(|| format!("starting {}", args[0]))?;
+    let mut forwarded = false;
     loop {
         if let Some(st) = child.try_wait()? {
             return Ok(st);
         }
-        if INTERRUPTS.load(SeqCst) > 1 {
+        let n = INTERRUPTS.load(SeqCst);
+        if n == 1 && !forwarded {
+            // A terminal's Ctrl-C reached the command too; a `kill -INT` of nowa did not.
+            let pid = i32::try_from(child.id()).unwrap_or(i32::MAX);
+            // SAFETY: kill has no memory effects; pid is our child, not yet reaped.
+            unsafe { libc::kill(pid, libc::SIGINT) };
+            forwarded = true;
+        }
+        if n > 1 {
             let _ = child.kill();
         }
         std::thread::sleep(Duration::from_millis(20));
@@ -602,6 +624,7 @@ fn capture(a: &CaptureArgs, out: CsvWriter) -> Result<()> {
         let (pipe, stop) = (inst.0.join("trace_pipe"), stop.clone());
         std::thread::spawn(move || read_pipe(pipe, mm, t0, out, stop))
     };
+    Sums::settle(&dev)?;
     inst.enable(true)?;
     let before = Sums::quiet(&dev)?;
     let t = Instant::now();
@@ -612,9 +635,10 @@ fn capture(a: &CaptureArgs, out: CsvWriter) -> Result<()> {
         .as_ref()
         .map_or(dev.dev.clone(), |m| m.0.to_string_lossy().into_owned());
     let synced = sh("sync", &["-f", &target]);
-    let after = Sums::quiet(&dev)?;
-    std::thread::sleep(Duration::from_millis(100));
+    // Let the file system's deferred work (journal commits, discards) finish while traced.
+    Sums::settle(&dev)?;
     inst.enable(false)?;
+    let after = Sums::quiet(&dev)?;
     stop.store(true, SeqCst);
     let got = reader
         .join()
@@ -624,7 +648,13 @@ fn capture(a: &CaptureArgs, out: CsvWriter) -> Result<()> {
     report(a, &dev, &after.since(&before), got, lost, secs)?;
     synced?;
     let status = status?;
-    check_interrupt()?;
+    if interrupted() {
+        let msg = format!(
+            "interrupted; the trace up to then is in {}",
+            a.out.display()
+        );
+        return Err(Kept(msg).into());
+    }
     if !status.success() {
         bail!(
             "the command failed ({status}); its trace is in {}",
