@@ -664,24 +664,8 @@ fn capture(a: &CaptureArgs, out: CsvWriter) -> Result<()> {
     Ok(())
 }
 
-fn report(
-    a: &CaptureArgs,
-    dev: &LoopDev,
-    stat: &Sums,
-    got: Collected,
-    lost: u64,
-    secs: f64,
-) -> Result<()> {
-    let t = got.sums;
-    let records = got.out.finish()?;
-    println!(
-        "nowa capture: {} on {} ({}, {} MiB image), {secs:.2} s",
-        a.cmd.join(" "),
-        dev.dev,
-        a.fs,
-        a.size >> 20
-    );
-    println!("trace     {} ({records} records)", a.out.display());
+/// Trace against disk statistics, request counts and bytes.
+fn print_table(t: &Sums, stat: &Sums) {
     println!(
         "{:<10} {:>10} {:>14} {:>10} {:>14}",
         "", "trace I/Os", "trace bytes", "stat I/Os", "stat bytes"
@@ -717,6 +701,27 @@ fn report(
             b_s * 512
         );
     }
+}
+
+fn report(
+    a: &CaptureArgs,
+    dev: &LoopDev,
+    stat: &Sums,
+    got: Collected,
+    lost: u64,
+    secs: f64,
+) -> Result<()> {
+    let t = got.sums;
+    let records = got.out.finish()?;
+    println!(
+        "nowa capture: {} on {} ({}, {} MiB image), {secs:.2} s",
+        a.cmd.join(" "),
+        dev.dev,
+        a.fs,
+        a.size >> 20
+    );
+    println!("trace     {} ({records} records)", a.out.display());
+    print_table(&t, stat);
     let verdict = t.matches(stat);
     if let (Some(extra), 0, 0) = (verdict, lost, got.unparsed) {
         if extra > 0 {
