@@ -1,9 +1,11 @@
 //! `nowa`: SSD simulation, SSD benchmarking and write-amplification-aware storage.
 
+mod capture_cmd;
 mod gcunit_cmd;
 mod sim_cmd;
 mod ssdiq_cmd;
 mod table1_cmd;
+mod trace_cmd;
 mod ycsb_cmd;
 
 use clap::{Parser, Subcommand};
@@ -31,6 +33,10 @@ enum Cmd {
     InferGcUnit(gcunit_cmd::GcUnitArgs),
     /// Reproduce Table 1 of how-to-write-to-ssds.md (in-place vs out-of-place + optimizations).
     Table1(table1_cmd::Table1Args),
+    /// Block I/O traces: convert to the binary form, statistics, synthetic generation.
+    Trace(trace_cmd::TraceArgs),
+    /// Run a program on a fresh loop device and record its block requests (needs root).
+    Capture(capture_cmd::CaptureArgs),
 }
 
 fn main() {
@@ -58,6 +64,8 @@ fn main() {
         Cmd::Ycsb(a) => ycsb_cmd::run(a),
         Cmd::InferGcUnit(a) => gcunit_cmd::run(a),
         Cmd::Table1(a) => table1_cmd::run(a),
+        Cmd::Trace(a) => trace_cmd::run(a),
+        Cmd::Capture(a) => capture_cmd::run(a),
     };
     if let Err(e) = res {
         eprintln!("nowa: error: {e:#}");

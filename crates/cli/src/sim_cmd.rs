@@ -18,6 +18,8 @@ pub struct SimArgs {
     dev: DeviceFlags,
     #[command(flatten)]
     run: RunFlags,
+    #[command(flatten)]
+    trace: Box<crate::trace_cmd::SimTraceFlags>,
     /// Print the result as JSON (stdout) instead of the summary.
     #[arg(long)]
     json: bool,
@@ -313,6 +315,15 @@ pub fn run(a: SimArgs) -> Result<()> {
         runf.volume = runf.volume.min(2.0);
     }
     let spec = build_spec(&dev, &runf)?;
+    if a.trace.is_set() {
+        return crate::trace_cmd::run_sim_trace(
+            &a.trace,
+            spec,
+            a.json,
+            a.csv.as_deref(),
+            runf.quiet,
+        );
+    }
     eprintln!(
         "nowa sim: seed {}, {} on {} ({} OP spare/logical {:.2}%), policy {}",
         spec.seed,

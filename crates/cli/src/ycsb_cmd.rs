@@ -1,6 +1,7 @@
 //! `nowa ycsb`: load, run a YCSB mix, report the write drill-down.
 
 use crate::sim_cmd::parse_size;
+use crate::trace_cmd::record_trace;
 use crate::usage;
 use anyhow::{Context, Result};
 use clap::Args;
@@ -119,6 +120,10 @@ pub struct YcsbArgs {
     /// test then holds only pages, and its SSD WAF excludes the WAL.
     #[arg(long)]
     separate_wal: bool,
+    /// Record every request the engine makes to the device (not the separate WAL) in the
+    /// nowa trace CSV; replay it with `nowa sim --trace FILE`. An existing FILE is refused.
+    #[arg(long, value_name = "FILE")]
+    record_trace: Option<PathBuf>,
     /// No progress output.
     #[arg(long, short)]
     quiet: bool,
@@ -342,7 +347,7 @@ pub fn run(a: YcsbArgs) -> Result<()> {
                 continue;
             }
         }
-        break (dev, sim, zone);
+        break (record_trace(dev, a.record_trace.as_deref())?, sim, zone);
     };
     let store = match zone {
         None => WritePath::InPlace,

@@ -1,0 +1,801 @@
+//! `nowa sim --trace`: replay a block I/O trace through the FTL model.
+//!
+//! 1. Scan: read the trace once; every distinct written 4 KiB page gets a dense id in
+//!    first-write order (per device), so a sparse trace replays on a device the size of its
+//!    footprint. Multi-volume traces replay one device per volume (SepBIT's model) or all
+//!    volumes on one shared device.
+//! 2. Devices: logical capacity = footprint / fill (or given), the rest of the geometry as in
+//!    `nowa sim`.
+//! 3. Precondition: one full pass of the trace (skippable). Then warm-up and measured phases
+//!    in drive writes (multiples of the logical capacity), looping the trace as often as
+//!    needed. Writes become page writes (`Ftl::write_batch`, stream 0); discards trim the
+//!    pages they cover (never-written pages are no-ops); flushes and reads are counted.
+//! 4. Results: one [`SimResult`] per device, as `nowa sim` reports it, plus the aggregate.
+
+use crate::sim::{Interval, SimResult};
+use nowa_flash::{Counters, FlashError, Ftl, FtlConfig, VictimHistogram};
+use nowa_trace::pages::{page_range, DenseMap, NextOverwrite, PageEvent, TooManyPages};
+use nowa_trace::{open, Format, Op, Record, TraceError, TraceReader};
+use serde::Serialize;
+use std::path::PathBuf;
+use std::time::Instant;
+
+/// How the volumes of a multi-volume trace map to simulated devices.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum VolumeMode {
+    /// One device per volume, each sized from its own footprint (SepBIT's model).
+    PerVolume,
+    /// All volumes on one device.
+    Shared,
+}
+
+impl std::str::FromStr for VolumeMode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "per-volume" => Ok(VolumeMode::PerVolume),
+            "shared" => Ok(VolumeMode::Shared),
+            _ => Err(format!(
+                "unknown volume mode '{s}' (expected per-volume or shared)"
+            )),
+        }
+    }
+}
+
+/// One trace replay.
+#[derive(Debug, Clone, Serialize)]
+pub struct ReplaySpec {
+    pub trace: PathBuf,
+    /// None: recognized from the file.
+    pub format: Option<Format>,
+    /// Geometry, policy, OP; `logical_pages` is replaced per device.
+    pub ftl: FtlConfig,
+    /// Logical pages of each device; None: footprint / fill.
+    pub capacity_pages: Option<u64>,
+    /// Footprint / logical capacity, in (0, 1].
+    pub fill: f64,
+    /// Drive writes before measuring (after the preconditioning pass).
+    pub warmup: f64,
+    /// Measured drive writes.
+    pub volume: f64,
+    /// Drive writes per reporting interval.
+    pub interval: f64,
+    /// Replay the whole trace once before the warm-up.
+    pub precondition: bool,
+    pub volumes: VolumeMode,
+    /// Replay only this volume.
+    pub only_volume: Option<u32>,
+    pub seed: u64,
+}
+
+/// Errors of a replay.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ReplayError {
+    #[error(transparent)]
+    Trace(#[from] TraceError),
+    #[error("{}: {source}", volume.map_or("device".to_string(), |v| format!("volume {v}")))]
+    Flash {
+        volume: Option<u32>,
+        source: FlashError,
+    },
+    #[error(transparent)]
+    Pages(#[from] TooManyPages),
+    #[error("{}: the trace writes nothing{}", path.display(), volume.map_or(String::new(), |v| format!(" to volume {v}")))]
+    NoWrites { path: PathBuf, volume: Option<u32> },
+    #[error("{name} must be {range}, got {value}")]
+    Parameter {
+        name: &'static str,
+        range: &'static str,
+        value: f64,
+    },
+    #[error("volume {volume}: capacity {capacity} pages is below the trace's footprint of {footprint} pages")]
+    TooSmall {
+        volume: u32,
+        capacity: u64,
+        footprint: u64,
+    },
+}
+
+/// What the scan found in the trace.
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+pub struct TraceCounts {
+    pub records: u64,
+    pub lines: u64,
+    pub writes: u64,
+    /// 4 KiB page writes per pass.
+    pub write_pages: u64,
+    pub reads: u64,
+    pub discards: u64,
+    pub discard_pages: u64,
+    pub flushes: u64,
+}
+
+/// One simulated device of a replay.
+#[derive(Debug, Clone, Serialize)]
+pub struct DeviceRun {
+    /// The volume (None: the shared device of all volumes).
+    pub volume: Option<u32>,
+    pub footprint_pages: u64,
+    /// Page writes of one pass of the trace on this device.
+    pub pass_pages: u64,
+    pub sim: SimResult,
+}
+
+/// The outcome of a replay.
+#[derive(Debug, Clone, Serialize)]
+pub struct ReplayResult {
+    pub trace: String,
+    pub format: String,
+    pub mode: VolumeMode,
+    /// Whether the first pass preconditioned the devices.
+    pub preconditioned: bool,
+    pub counts: TraceCounts,
+    pub devices: Vec<DeviceRun>,
+    /// All devices together, measured phase.
+    pub measured: Counters,
+    pub waf: f64,
+    /// Passes over the trace, preconditioning included (fractional: the last one stopped early).
+    pub passes: f64,
+    /// Flushes replayed in the measured phase.
+    pub measured_flushes: u64,
+    /// Aggregate intervals (WAF over time) of the measured phase.
+    pub intervals: Vec<Interval>,
+    /// CPU seconds and rate of the scan (parsing + page ids): lines (records in binary) per s.
+    pub scan_cpu_secs: f64,
+    pub scan_records_per_sec: f64,
+    /// CPU seconds and rate of the replay (all phases): page writes per CPU second.
+    pub replay_cpu_secs: f64,
+    pub replay_pages_per_sec: f64,
+    pub elapsed_secs: f64,
+}
+
+/// CPU time of the calling thread, in seconds.
+pub fn thread_cpu_secs() -> f64 {
+    // SAFETY: getrusage writes into the zeroed struct we pass; RUSAGE_THREAD is Linux's.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: a valid pointer to a rusage.
+    let rc = unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) };
+    if rc != 0 {
+        return 0.0;
+    }
+    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    tv(ru.ru_utime) + tv(ru.ru_stime)
+}
+
+const BATCH: usize = 4096;
+
+struct Device {
+    volume: Option<u32>,
+    map: DenseMap,
+    pass_pages: u64,
+    ftl: Option<Ftl>,
+    /// Pages written since the last drain (map key `key`), and their ids at the drain.
+    pages: Vec<u64>,
+    key: u32,
+    batch: Vec<u32>,
+    start: Counters,
+    hist0: VictimHistogram,
+    prev: Counters,
+    intervals: Vec<Interval>,
+}
+
+impl Device {
+    fn new(volume: Option<u32>) -> Device {
+        Device {
+            volume,
+            map: DenseMap::default(),
+            pass_pages: 0,
+            ftl: None,
+            pages: Vec::with_capacity(BATCH),
+            key: 0,
+            batch: Vec::with_capacity(BATCH),
+            start: Counters::default(),
+            hist0: VictimHistogram::default(),
+            prev: Counters::default(),
+            intervals: Vec::new(),
+        }
+    }
+
+    fn ftl(&mut self) -> &mut Ftl {
+        self.ftl.as_mut().expect("devices with writes have an FTL")
+    }
+
+    fn drain(&mut self) -> Result<(), ReplayError> {
+        if self.pages.is_empty() {
+            return Ok(());
+        }
+        self.batch.clear();
+        let found = self.map.get_many(self.key, &self.pages, &mut self.batch);
+        assert!(found, "the scan gave every written page an id");
+        self.pages.clear();
+        let volume = self.volume;
+        let ftl = self.ftl.as_mut().expect("devices with writes have an FTL");
+        ftl.write_batch(&self.batch, 0)
+            .map_err(|source| ReplayError::Flash { volume, source })?;
+        self.batch.clear();
+        Ok(())
+    }
+
+    fn trim(&mut self, key: u32, r: &Record) -> Result<(), ReplayError> {
+        self.drain()?;
+        let volume = self.volume;
+        for p in page_range(r.offset, r.len) {
+            if let Some(id) = self.map.get(key, p) {
+                self.ftl()
+                    .trim(u64::from(id), 1)
+                    .map_err(|source| ReplayError::Flash { volume, source })?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Which device and map key a volume's requests go to.
+struct Router {
+    mode: VolumeMode,
+    only: Option<u32>,
+    /// PerVolume: device index of each volume id (u32::MAX: none yet).
+    of_volume: Vec<u32>,
+}
+
+impl Router {
+    /// (device index, key volume) of `volume`, creating the device if `create`.
+    #[inline]
+    fn route(
+        &mut self,
+        volume: u32,
+        devices: &mut Vec<Device>,
+        create: bool,
+    ) -> Option<(usize, u32)> {
+        if self.only.is_some_and(|v| v != volume) {
+            return None;
+        }
+        if self.mode == VolumeMode::Shared {
+            if devices.is_empty() && create {
+                devices.push(Device::new(None));
+            }
+            return (!devices.is_empty()).then_some((0, volume));
+        }
+        let v = volume as usize;
+        if let Some(&d) = self.of_volume.get(v).filter(|&&d| d != u32::MAX) {
+            return Some((d as usize, 0));
+        }
+        if !create {
+            return None;
+        }
+        if v >= self.of_volume.len() {
+            self.of_volume.resize(v + 1, u32::MAX);
+        }
+        self.of_volume[v] = u32::try_from(devices.len()).expect("fewer than 2^32 volumes");
+        devices.push(Device::new(Some(volume)));
+        Some((devices.len() - 1, 0))
+    }
+}
+
+fn count(c: &mut TraceCounts, r: &Record) {
+    c.records += 1;
+    match r.op {
+        Op::Write => {
+            c.writes += 1;
+            let p = page_range(r.offset, r.len);
+            c.write_pages += p.end - p.start;
+        }
+        Op::Read => c.reads += 1,
+        Op::Discard => {
+            c.discards += 1;
+            let p = page_range(r.offset, r.len);
+            c.discard_pages += p.end - p.start;
+        }
+        Op::Flush => c.flushes += 1,
+    }
+}
+
+/// Pass 1: counts, devices and their dense page ids.
+fn scan(
+    spec: &ReplaySpec,
+    router: &mut Router,
+) -> Result<(Vec<Device>, TraceCounts, Format), ReplayError> {
+    let mut reader = open(&spec.trace, spec.format)?;
+    let format = reader.format();
+    let mut devices = Vec::new();
+    let mut c = TraceCounts::default();
+    while let Some(r) = reader.next_record()? {
+        count(&mut c, &r);
+        if r.op != Op::Write {
+            continue;
+        }
+        let Some((d, key)) = router.route(r.volume, &mut devices, true) else {
+            continue;
+        };
+        let dev = &mut devices[d];
+        for p in page_range(r.offset, r.len) {
+            dev.map.get_or_insert(key, p)?;
+            dev.pass_pages += 1;
+        }
+    }
+    c.lines = reader.lines();
+    if devices.is_empty() {
+        return Err(ReplayError::NoWrites {
+            path: spec.trace.clone(),
+            volume: spec.only_volume,
+        });
+    }
+    Ok((devices, c, format))
+}
+
+fn check_spec(spec: &ReplaySpec) -> Result<(), ReplayError> {
+    let bad = |name, range, value| Err(ReplayError::Parameter { name, range, value });
+    if !(spec.fill > 0.0 && spec.fill <= 1.0) {
+        return bad("fill", "in (0, 1]", spec.fill);
+    }
+    if !(spec.warmup >= 0.0 && spec.warmup.is_finite()) {
+        return bad("warm-up volume", ">= 0", spec.warmup);
+    }
+    if !(spec.volume > 0.0 && spec.volume.is_finite()) {
+        return bad("write volume", "> 0", spec.volume);
+    }
+    if !(spec.interval > 0.0 && spec.interval.is_finite()) {
+        return bad("interval", "> 0", spec.interval);
+    }
+    Ok(())
+}
+
+/// Give every device its FTL: logical = footprint / fill, or the explicit capacity.
+fn build_ftls(spec: &ReplaySpec, devices: &mut [Device]) -> Result<(), ReplayError> {
+    for d in devices.iter_mut() {
+        let footprint = d.map.len();
+        let logical = match spec.capacity_pages {
+            Some(c) => c,
+            None => ((footprint as f64 / spec.fill).ceil() as u64).max(footprint),
+        };
+        if logical < footprint {
+            return Err(ReplayError::TooSmall {
+                volume: d.volume.unwrap_or(0),
+                capacity: logical,
+                footprint,
+            });
+        }
+        let cfg = FtlConfig {
+            logical_pages: logical,
+            seed: spec.seed,
+            ..spec.ftl.clone()
+        };
+        let volume = d.volume;
+        d.ftl = Some(Ftl::new(cfg).map_err(|source| ReplayError::Flash { volume, source })?);
+    }
+    Ok(())
+}
+
+/// The replay loop's state: devices, router, the open trace and counters.
+struct Replayer<'a> {
+    spec: &'a ReplaySpec,
+    router: Router,
+    devices: Vec<Device>,
+    reader: TraceReader,
+    /// Page writes issued so far (all devices, all phases).
+    issued: u64,
+    /// Completed passes over the trace.
+    passes: u64,
+    /// Records applied in the current pass and in one whole pass.
+    in_pass: u64,
+    pass_records: u64,
+    flushes: u64,
+}
+
+impl Replayer<'_> {
+    fn apply(&mut self, r: &Record) -> Result<(), ReplayError> {
+        if r.op == Op::Flush {
+            self.flushes += 1;
+            return Ok(());
+        }
+        if r.op == Op::Read {
+            return Ok(());
+        }
+        let Some((d, key)) = self.router.route(r.volume, &mut self.devices, false) else {
+            return Ok(());
+        };
+        let dev = &mut self.devices[d];
+        if r.op == Op::Discard {
+            return dev.trim(key, r);
+        }
+        if dev.key != key {
+            dev.drain()?;
+            dev.key = key;
+        }
+        for p in page_range(r.offset, r.len) {
+            dev.pages.push(p);
+            if dev.pages.len() == BATCH {
+                dev.drain()?;
+            }
+            self.issued += 1;
+        }
+        Ok(())
+    }
+
+    /// Apply records until `target` page writes were issued, or (`one_pass`) to the end of the
+    /// current pass. The trace is reopened at its end.
+    fn run_until(&mut self, target: u64, one_pass: bool) -> Result<(), ReplayError> {
+        while self.issued < target || one_pass {
+            match self.reader.next_record()? {
+                Some(r) => {
+                    self.in_pass += 1;
+                    self.apply(&r)?;
+                }
+                None => {
+                    assert_eq!(
+                        self.in_pass, self.pass_records,
+                        "every pass reads the same trace"
+                    );
+                    self.passes += 1;
+                    self.in_pass = 0;
+                    self.reader = open(&self.spec.trace, Some(self.reader.format()))?;
+                    if one_pass {
+                        break;
+                    }
+                }
+            }
+        }
+        self.drain_all()
+    }
+
+    fn drain_all(&mut self) -> Result<(), ReplayError> {
+        self.devices.iter_mut().try_for_each(Device::drain)
+    }
+}
+
+fn sum(devices: &[Device]) -> Counters {
+    let mut t = Counters::default();
+    for d in devices {
+        let c = d.ftl.as_ref().expect("devices have an FTL").counters();
+        t.host_pages += c.host_pages;
+        t.media_pages += c.media_pages;
+        t.gc_pages += c.gc_pages;
+        t.buffer_absorbed += c.buffer_absorbed;
+        t.trimmed_pages += c.trimmed_pages;
+        t.erases += c.erases;
+        t.gc_rounds += c.gc_rounds;
+    }
+    t
+}
+
+fn interval(index: usize, dw: f64, d: &Counters, cum: &Counters, secs: f64) -> Interval {
+    Interval {
+        index: index as u32,
+        drive_writes: dw,
+        host_pages: d.host_pages,
+        media_pages: d.media_pages,
+        gc_pages: d.gc_pages,
+        erases: d.erases,
+        waf: d.waf(),
+        waf_cumulative: cum.waf(),
+        sim_writes_per_sec: d.host_pages as f64 / secs.max(1e-9),
+    }
+}
+
+/// Progress callback: (pages done, pages total).
+pub type Progress<'a> = &'a (dyn Fn(u64, u64) + Sync);
+
+/// Scan the trace and build the devices: the replayer at the start of the trace, what the
+/// scan counted, the format, and the scan's CPU seconds.
+fn prepare(spec: &ReplaySpec) -> Result<(Replayer<'_>, TraceCounts, Format, f64), ReplayError> {
+    let c0 = thread_cpu_secs();
+    let mut router = Router {
+        mode: spec.volumes,
+        only: spec.only_volume,
+        of_volume: Vec::new(),
+    };
+    let (mut devices, counts, format) = scan(spec, &mut router)?;
+    let scan_cpu = thread_cpu_secs() - c0;
+    build_ftls(spec, &mut devices)?;
+    let rp = Replayer {
+        spec,
+        router,
+        devices,
+        reader: open(&spec.trace, Some(format))?,
+        issued: 0,
+        passes: 0,
+        in_pass: 0,
+        pass_records: counts.records,
+        flushes: 0,
+    };
+    Ok((rp, counts, format, scan_cpu))
+}
+
+/// Replay a trace: scan, size the devices, precondition, warm up, measure.
+///
+/// # Errors
+/// Trace errors (file and line), FTL errors (naming the volume), bad parameters.
+pub fn run(spec: &ReplaySpec, progress: Option<Progress<'_>>) -> Result<ReplayResult, ReplayError> {
+    check_spec(spec)?;
+    let t0 = Instant::now();
+    let (mut rp, counts, format, scan_cpu) = prepare(spec)?;
+    let logical: u64 = rp
+        .devices
+        .iter()
+        .map(|d| d.ftl.as_ref().map_or(0, Ftl::logical_pages))
+        .sum();
+    let pass_pages: u64 = rp.devices.iter().map(|d| d.pass_pages).sum();
+    let c1 = thread_cpu_secs();
+    let pre = if spec.precondition { pass_pages } else { 0 };
+    let warm = (spec.warmup * logical as f64).round() as u64;
+    let measure = ((spec.volume * logical as f64).round() as u64).max(1);
+    let total = pre + warm + measure;
+    if spec.precondition {
+        rp.run_until(0, true)?;
+    }
+    rp.run_until(rp.issued + warm, false)?;
+    if let Some(p) = progress {
+        p(rp.issued.min(total), total);
+    }
+    let flushes0 = rp.flushes;
+    let intervals = measure_phase(&mut rp, logical, measure, total, progress)?;
+    let replay_cpu = thread_cpu_secs() - c1;
+    let host = sum(&rp.devices).host_pages;
+    assert_eq!(host, rp.issued, "every page write issued reached an FTL");
+    let measured_flushes = rp.flushes - flushes0;
+    let passes = rp.passes as f64 + rp.in_pass as f64 / counts.records.max(1) as f64;
+    let issued = rp.issued;
+    let elapsed = t0.elapsed().as_secs_f64();
+    let runs: Vec<DeviceRun> = rp
+        .devices
+        .iter()
+        .map(|d| device_run(spec, d, elapsed))
+        .collect();
+    let measured = runs
+        .iter()
+        .fold(Counters::default(), |a, r| add(&a, &r.sim.measured));
+    Ok(ReplayResult {
+        trace: spec.trace.display().to_string(),
+        format: format.to_string(),
+        mode: spec.volumes,
+        preconditioned: spec.precondition,
+        counts,
+        devices: runs,
+        waf: measured.waf(),
+        measured,
+        passes,
+        measured_flushes,
+        intervals,
+        scan_cpu_secs: scan_cpu,
+        scan_records_per_sec: counts.lines.max(counts.records) as f64 / scan_cpu.max(1e-9),
+        replay_cpu_secs: replay_cpu,
+        replay_pages_per_sec: issued as f64 / replay_cpu.max(1e-9),
+        elapsed_secs: elapsed,
+    })
+}
+
+fn add(a: &Counters, b: &Counters) -> Counters {
+    Counters {
+        host_pages: a.host_pages + b.host_pages,
+        media_pages: a.media_pages + b.media_pages,
+        gc_pages: a.gc_pages + b.gc_pages,
+        buffer_absorbed: a.buffer_absorbed + b.buffer_absorbed,
+        trimmed_pages: a.trimmed_pages + b.trimmed_pages,
+        erases: a.erases + b.erases,
+        gc_rounds: a.gc_rounds + b.gc_rounds,
+    }
+}
+
+/// The measured phase: interval by interval, per device and in aggregate.
+fn measure_phase(
+    rp: &mut Replayer<'_>,
+    logical: u64,
+    measure: u64,
+    total: u64,
+    progress: Option<Progress<'_>>,
+) -> Result<Vec<Interval>, ReplayError> {
+    for d in &mut rp.devices {
+        let ftl = d.ftl.as_ref().expect("devices have an FTL");
+        d.start = ftl.counters();
+        d.prev = d.start;
+        d.hist0 = ftl.victim_histogram().clone();
+    }
+    let step = ((rp.spec.interval * logical as f64).round() as u64).clamp(1, measure);
+    let (begin, start) = (rp.issued, sum(&rp.devices));
+    let mut prev = start;
+    let mut out = Vec::new();
+    while rp.issued - begin < measure {
+        let ti = Instant::now();
+        let target = begin + (rp.issued - begin + step).min(measure);
+        rp.run_until(target, false)?;
+        let secs = ti.elapsed().as_secs_f64();
+        let done = rp.issued - begin;
+        for d in &mut rp.devices {
+            let now = d.ftl.as_ref().expect("devices have an FTL").counters();
+            let dw = now.since(&d.start).host_pages as f64
+                / d.ftl.as_ref().map_or(1, Ftl::logical_pages) as f64;
+            let iv = interval(
+                d.intervals.len(),
+                dw,
+                &now.since(&d.prev),
+                &now.since(&d.start),
+                secs,
+            );
+            d.intervals.push(iv);
+            d.prev = now;
+        }
+        let now = sum(&rp.devices);
+        out.push(interval(
+            out.len(),
+            done as f64 / logical as f64,
+            &now.since(&prev),
+            &now.since(&start),
+            secs,
+        ));
+        prev = now;
+        if let Some(p) = progress {
+            p((total - measure + done).min(total), total);
+        }
+    }
+    Ok(out)
+}
+
+/// One device's result in `nowa sim`'s form.
+fn device_run(spec: &ReplaySpec, d: &Device, elapsed: f64) -> DeviceRun {
+    let ftl = d.ftl.as_ref().expect("devices have an FTL");
+    let end = ftl.counters();
+    let m = end.since(&d.start);
+    let tail = d.intervals.len().div_ceil(4).max(1);
+    let (th, tm) = d.intervals[d.intervals.len().saturating_sub(tail)..]
+        .iter()
+        .fold((0u64, 0u64), |(h, md), i| {
+            (h + i.host_pages, md + i.media_pages)
+        });
+    let hist = ftl.victim_histogram();
+    let vh = VictimHistogram {
+        buckets: hist
+            .buckets
+            .iter()
+            .zip(&d.hist0.buckets)
+            .map(|(a, b)| a - b)
+            .collect(),
+    };
+    let erases = ftl.erase_counts();
+    let layout = ftl.layout().clone();
+    let footprint = d.map.len();
+    let name = spec.trace.file_name().map_or_else(
+        || spec.trace.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    );
+    let secs: f64 = d
+        .intervals
+        .iter()
+        .map(|i| i.host_pages as f64 / i.sim_writes_per_sec.max(1e-9))
+        .sum();
+    let sim = SimResult {
+        seed: spec.seed,
+        workload: match d.volume {
+            Some(v) => format!("trace {name} volume {v}"),
+            None => format!("trace {name}"),
+        },
+        policy: spec.ftl.policy.to_string(),
+        alpha_eff: layout.alpha_eff(footprint, spec.ftl.min_free_units),
+        layout,
+        fill: footprint as f64 / ftl.logical_pages() as f64,
+        in_use_pages: footprint,
+        measured: m,
+        total: end,
+        waf: m.waf(),
+        waf_steady: if th == 0 { 1.0 } else { tm as f64 / th as f64 },
+        victim_valid_ratio: vh.mean_ratio(),
+        victim_histogram: vh.buckets,
+        erase_min: erases.iter().copied().min().unwrap_or(0),
+        erase_max: erases.iter().copied().max().unwrap_or(0),
+        erase_mean: erases.iter().map(|&e| f64::from(e)).sum::<f64>() / erases.len().max(1) as f64,
+        intervals: d.intervals.clone(),
+        elapsed_secs: elapsed,
+        sim_writes_per_sec: m.host_pages as f64 / secs.max(1e-9),
+        memory_bytes: ftl.memory_bytes(),
+    };
+    DeviceRun {
+        volume: d.volume,
+        footprint_pages: footprint,
+        pass_pages: d.pass_pages,
+        sim,
+    }
+}
+
+/// Next-overwrite times of every page write of one device of the trace, in that device's
+/// writes clock (see [`nowa_trace::pages::next_overwrite`]): the dense page ids and the
+/// order are exactly the replay's, so write i of pass k happens at host page write
+/// k * pass + i of the FTL and its page is next invalidated at k * pass + result[i] (when the
+/// replay is preconditioned and looped: `looped` = true).
+///
+/// # Errors
+/// Trace errors; [`ReplayError::NoWrites`] if the volume writes nothing.
+pub fn trace_next_overwrite(
+    spec: &ReplaySpec,
+    volume: Option<u32>,
+    looped: bool,
+) -> Result<Vec<u64>, ReplayError> {
+    let mut router = Router {
+        mode: spec.volumes,
+        only: volume.or(spec.only_volume),
+        of_volume: Vec::new(),
+    };
+    let (mut devices, _, format) = scan(spec, &mut router)?;
+    let mut reader = open(&spec.trace, Some(format))?;
+    let mut b = NextOverwrite::new();
+    while let Some(r) = reader.next_record()? {
+        if !matches!(r.op, Op::Write | Op::Discard) {
+            continue;
+        }
+        let Some((d, key)) = router.route(r.volume, &mut devices, false) else {
+            continue;
+        };
+        for p in page_range(r.offset, r.len) {
+            match (r.op, devices[d].map.get(key, p)) {
+                (Op::Write, Some(id)) => b.push(PageEvent::Write(id)),
+                (Op::Discard, Some(id)) => b.push(PageEvent::Discard(id)),
+                _ => {}
+            }
+        }
+    }
+    Ok(b.finish(looped))
+}
+
+/// Human-readable report: `nowa sim`'s summary per device (or a table for many), the trace's
+/// counts and the replay speed.
+pub fn summary(r: &ReplayResult) -> String {
+    use std::fmt::Write;
+    let mut s = String::new();
+    let c = &r.counts;
+    let _ = writeln!(
+        s,
+        "trace     {} ({}): {} records, {} writes = {} pages, {} reads, {} discards ({} pages), {} flushes per pass",
+        r.trace, r.format, c.records, c.writes, c.write_pages, c.reads, c.discards, c.discard_pages, c.flushes
+    );
+    let _ =
+        writeln!(
+        s,
+        "replay    {:.2} passes over the trace{}, {} flushes in the measured phase, volumes {:?}",
+        r.passes,
+        if r.preconditioned { " (the first one preconditions)" } else { "" },
+        r.measured_flushes,
+        r.mode
+    );
+    if r.devices.len() == 1 {
+        s.push_str(&crate::sim::summary(&r.devices[0].sim));
+    } else {
+        let _ = writeln!(
+            s,
+            "{:>8} {:>12} {:>12} {:>12} {:>8}",
+            "volume", "footprint", "logical", "host pages", "WAF"
+        );
+        for d in &r.devices {
+            let _ = writeln!(
+                s,
+                "{:>8} {:>12} {:>12} {:>12} {:>8.3}",
+                d.volume.map_or("all".into(), |v| v.to_string()),
+                d.footprint_pages,
+                d.sim.layout.logical_pages,
+                d.sim.measured.host_pages,
+                d.sim.waf
+            );
+        }
+        let _ = writeln!(s, "WAF       {:.3} (all devices, measured phase)", r.waf);
+    }
+    let _ = writeln!(
+        s,
+        "cpu       scan {:.2} M lines/s ({:.2} s), replay {:.2} M page writes/s ({:.2} s), one core",
+        r.scan_records_per_sec / 1e6,
+        r.scan_cpu_secs,
+        r.replay_pages_per_sec / 1e6,
+        r.replay_cpu_secs
+    );
+    s
+}
+
+/// Write the aggregate per-interval series (WAF over time) as CSV.
+///
+/// # Errors
+/// The CSV writer's.
+pub fn write_intervals_csv(r: &ReplayResult, path: &std::path::Path) -> Result<(), csv::Error> {
+    let mut w = csv::Writer::from_path(path)?;
+    for i in &r.intervals {
+        w.serialize(i)?;
+    }
+    w.flush()?;
+    Ok(())
+}

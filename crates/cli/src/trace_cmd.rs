@@ -1,0 +1,370 @@
+//! `nowa trace convert|stats|gen`, and the `--trace` flags of `nowa sim`.
+
+use crate::usage;
+use anyhow::{Context, Result};
+use clap::{Args, Subcommand};
+use indicatif::{ProgressBar, ProgressStyle};
+use nowa_bench::replay::{self, ReplayError, ReplaySpec, VolumeMode};
+use nowa_bench::sim::SimSpec;
+use nowa_flash::FlashError;
+use nowa_trace::{binary, open, CsvWriter, Format, Op, Record, TraceError, TraceStats};
+use nowa_workload::{WorkloadParams, WorkloadSpec};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+#[derive(Args, Debug)]
+pub struct TraceArgs {
+    #[command(subcommand)]
+    sub: TraceSub,
+}
+
+#[derive(Subcommand, Debug)]
+enum TraceSub {
+    /// Convert a trace (any readable format) to the compact binary form, or to the nowa CSV
+    /// when OUT ends in .csv.
+    Convert(ConvertArgs),
+    /// Footprint, write volume, request sizes, discards and flushes, per volume.
+    Stats(StatsArgs),
+    /// Write a synthetic trace (nowa CSV or binary) from one of `nowa sim`'s workloads:
+    /// 4 KiB writes (and the workload's trims), one record each.
+    Gen(GenArgs),
+}
+
+#[derive(Args, Debug)]
+struct ConvertArgs {
+    /// Input trace (.gz/.xz/.zst are decompressed).
+    input: PathBuf,
+    /// Output: binary form, or the nowa CSV if it ends in .csv.
+    output: PathBuf,
+    /// Input format: csv, alibaba, tencent, msr, disksim, blkparse, fio, midas, binary
+    /// (default: recognized from the first line).
+    #[arg(long)]
+    format: Option<String>,
+    /// Overwrite OUT if it exists.
+    #[arg(long)]
+    force: bool,
+}
+
+#[derive(Args, Debug)]
+struct StatsArgs {
+    /// Trace file.
+    file: PathBuf,
+    /// Input format (default: recognized from the first line).
+    #[arg(long)]
+    format: Option<String>,
+    /// Print JSON instead of the report.
+    #[arg(long)]
+    json: bool,
+    /// Volumes listed in the report (the ones that write most).
+    #[arg(long, default_value_t = 20)]
+    max_volumes: usize,
+}
+
+#[derive(Args, Debug)]
+struct GenArgs {
+    /// Output: binary form, or the nowa CSV if it ends in .csv.
+    output: PathBuf,
+    /// Workload, as `nowa sim --workload`: uniform, two-zone:X/Y, zipf:THETA, ...
+    #[arg(long, default_value = "uniform")]
+    workload: String,
+    /// Logical capacity the workload addresses.
+    #[arg(long, default_value = "1GiB", value_parser = size_arg)]
+    capacity: u64,
+    /// Fraction of the capacity in use.
+    #[arg(long, default_value = "1", value_parser = fraction_arg)]
+    fill: f64,
+    /// 4 KiB writes to generate (e.g. 5M).
+    #[arg(long, default_value = "1M", value_parser = count_arg)]
+    writes: u64,
+    #[arg(long, default_value_t = 42)]
+    seed: u64,
+    /// Overwrite OUT if it exists.
+    #[arg(long)]
+    force: bool,
+}
+
+fn size_arg(s: &str) -> Result<u64, String> {
+    nowa_units::parse_size_min(s, 4096).map_err(|e| e.to_string())
+}
+fn fraction_arg(s: &str) -> Result<f64, String> {
+    nowa_units::parse_fraction_in(s, 0.0, 1.0, false)
+        .map_err(|e| e.to_string())
+        .and_then(|v| {
+            if v > 0.0 {
+                Ok(v)
+            } else {
+                Err(format!("'{s}' must be > 0"))
+            }
+        })
+}
+fn count_arg(s: &str) -> Result<u64, String> {
+    nowa_units::parse_count_in(s, 1, u64::MAX).map_err(|e| e.to_string())
+}
+
+fn parse_format(f: Option<&str>) -> Result<Option<Format>> {
+    f.map(|s| {
+        s.parse::<Format>()
+            .map_err(|e| usage(format!("--format: {e}")))
+    })
+    .transpose()
+}
+
+/// Trace errors a user causes by naming a wrong file are usage errors (exit 2).
+fn trace_err(e: TraceError) -> anyhow::Error {
+    match &e {
+        TraceError::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
+            usage(e.to_string())
+        }
+        TraceError::UnknownFormat { .. } | TraceError::Exists { .. } => usage(e.to_string()),
+        _ => anyhow::Error::new(e),
+    }
+}
+
+pub fn run(a: TraceArgs) -> Result<()> {
+    match a.sub {
+        TraceSub::Convert(c) => convert(c),
+        TraceSub::Stats(s) => stats(s),
+        TraceSub::Gen(g) => generate(g),
+    }
+}
+
+/// A trace output: binary, or the nowa CSV (by extension).
+enum Sink {
+    Binary(binary::Writer),
+    Csv(CsvWriter),
+}
+
+impl Sink {
+    fn create(path: &Path, force: bool, with_volume: bool) -> Result<Sink> {
+        let csv = path
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("csv"));
+        Ok(if csv {
+            Sink::Csv(CsvWriter::create(path, force, with_volume).map_err(trace_err)?)
+        } else {
+            Sink::Binary(binary::Writer::create(path, force).map_err(trace_err)?)
+        })
+    }
+    fn push(&mut self, r: &Record) -> Result<(), TraceError> {
+        match self {
+            Sink::Binary(w) => w.push(r),
+            Sink::Csv(w) => w.push(r),
+        }
+    }
+    fn finish(self) -> Result<(), TraceError> {
+        match self {
+            Sink::Binary(w) => w.finish().map(|_| ()),
+            Sink::Csv(w) => w.finish().map(|_| ()),
+        }
+    }
+}
+
+fn convert(c: ConvertArgs) -> Result<()> {
+    let format = parse_format(c.format.as_deref())?;
+    let mut reader = open(&c.input, format).map_err(trace_err)?;
+    let multi = !matches!(reader.format(), Format::NowaCsv | Format::Midas);
+    let mut out = Sink::create(&c.output, c.force, multi)?;
+    let t = std::time::Instant::now();
+    let mut n = 0u64;
+    while let Some(r) = reader.next_record()? {
+        out.push(&r)?;
+        n += 1;
+    }
+    out.finish()?;
+    let secs = t.elapsed().as_secs_f64();
+    let (inb, outb) = (file_len(&c.input), file_len(&c.output));
+    println!(
+        "converted {n} records ({}) from {} ({:.1} MiB) to {} ({:.1} MiB) in {secs:.2} s",
+        reader.format(),
+        c.input.display(),
+        inb as f64 / 1048576.0,
+        c.output.display(),
+        outb as f64 / 1048576.0
+    );
+    Ok(())
+}
+
+fn file_len(p: &Path) -> u64 {
+    std::fs::metadata(p).map_or(0, |m| m.len())
+}
+
+fn stats(s: StatsArgs) -> Result<()> {
+    let format = parse_format(s.format.as_deref())?;
+    let mut reader = open(&s.file, format).map_err(trace_err)?;
+    let st = TraceStats::collect(&mut reader, &mut |_| {})?;
+    if s.json {
+        println!("{}", serde_json::to_string_pretty(&st)?);
+    } else {
+        println!("{} ({})", s.file.display(), reader.format());
+        print!("{}", st.summary(s.max_volumes));
+    }
+    Ok(())
+}
+
+fn generate(g: GenArgs) -> Result<()> {
+    let spec: WorkloadSpec = g
+        .workload
+        .parse()
+        .map_err(|e: nowa_workload::WorkloadError| usage(format!("--workload: {e}")))?;
+    let params =
+        WorkloadParams::new(g.capacity / 4096, g.fill, g.seed).map_err(|e| usage(e.to_string()))?;
+    let mut w = spec.build(&params).map_err(|e| usage(e.to_string()))?;
+    let mut out = Sink::create(&g.output, g.force, false)?;
+    let mut writes = 0u64;
+    let mut ts = 0u64;
+    while writes < g.writes {
+        let r = match w.next_op() {
+            nowa_workload::Op::Write(l) => {
+                writes += 1;
+                Record {
+                    ts_ns: ts,
+                    volume: 0,
+                    op: Op::Write,
+                    offset: l * 4096,
+                    len: 4096,
+                }
+            }
+            nowa_workload::Op::Trim { start, len } => Record {
+                ts_ns: ts,
+                volume: 0,
+                op: Op::Discard,
+                offset: start * 4096,
+                len: len * 4096,
+            },
+        };
+        out.push(&r)?;
+        // One request per microsecond: a clock for the timestamps, nothing more.
+        ts += 1000;
+    }
+    out.finish()?;
+    eprintln!(
+        "nowa trace gen: seed {}, {} on {} pages: {} writes to {}",
+        g.seed,
+        w.name(),
+        g.capacity / 4096,
+        writes,
+        g.output.display()
+    );
+    Ok(())
+}
+
+/// The `--trace` flags of `nowa sim`.
+#[derive(Args, Debug, Clone)]
+pub struct SimTraceFlags {
+    /// Replay this block trace through the FTL instead of a synthetic workload (formats as
+    /// `nowa trace`); --fill is then footprint / capacity, --warmup/--volume/--interval count
+    /// drive writes of the replay devices.
+    #[arg(long, value_name = "FILE")]
+    trace: Option<PathBuf>,
+    /// Trace format (default: recognized from the first line).
+    #[arg(long, requires = "trace")]
+    trace_format: Option<String>,
+    /// Multi-volume traces: per-volume (one device per volume, SepBIT's model) or shared
+    /// (all volumes on one device).
+    #[arg(long, default_value = "per-volume")]
+    trace_volumes: String,
+    /// Replay only this volume of the trace.
+    #[arg(long, requires = "trace")]
+    trace_volume: Option<u32>,
+    /// Logical capacity of each replay device (default: the footprint / --fill).
+    #[arg(long, requires = "trace", value_parser = size_arg)]
+    trace_capacity: Option<u64>,
+}
+
+impl SimTraceFlags {
+    /// Whether `--trace` was given.
+    pub fn is_set(&self) -> bool {
+        self.trace.is_some()
+    }
+}
+
+fn classify(e: ReplayError) -> anyhow::Error {
+    match e {
+        ReplayError::Trace(t) => trace_err(t),
+        ReplayError::Flash {
+            source: FlashError::Config(_),
+            ..
+        }
+        | ReplayError::Parameter { .. }
+        | ReplayError::TooSmall { .. }
+        | ReplayError::NoWrites { .. } => usage(e.to_string()),
+        e => anyhow::Error::new(e).context("trace replay failed"),
+    }
+}
+
+/// `nowa sim --trace FILE`: the device and run flags of `spec`, the trace of `t`.
+pub fn run_sim_trace(
+    t: &SimTraceFlags,
+    spec: SimSpec,
+    json: bool,
+    csv: Option<&Path>,
+    quiet: bool,
+) -> Result<()> {
+    let path = t.trace.clone().expect("run_sim_trace needs --trace");
+    let volumes: VolumeMode = t
+        .trace_volumes
+        .parse()
+        .map_err(|e: String| usage(format!("--trace-volumes: {e}")))?;
+    let rs = ReplaySpec {
+        trace: path,
+        format: parse_format(t.trace_format.as_deref())?,
+        capacity_pages: t.trace_capacity.map(|b| b / 4096),
+        fill: spec.fill,
+        warmup: spec.warmup,
+        volume: spec.volume,
+        interval: spec.interval,
+        precondition: spec.precondition,
+        volumes,
+        only_volume: t.trace_volume,
+        seed: spec.seed,
+        ftl: spec.ftl,
+    };
+    eprintln!(
+        "nowa sim: seed {}, trace {} (fill {}, OP spare/logical {:.2}%), policy {}",
+        rs.seed,
+        rs.trace.display(),
+        rs.fill,
+        rs.ftl.op * 100.0,
+        rs.ftl.policy
+    );
+    let pb = if quiet {
+        ProgressBar::hidden()
+    } else {
+        ProgressBar::new(1000)
+    };
+    if let Ok(style) =
+        ProgressStyle::with_template("{spinner} replaying [{bar:40}] {percent}% eta {eta}")
+    {
+        pb.set_style(style.progress_chars("=> "));
+    }
+    let progress = |done: u64, total: u64| pb.set_position(done * 1000 / total.max(1));
+    let r = replay::run(&rs, Some(&progress)).map_err(classify)?;
+    pb.finish_and_clear();
+    if let Some(p) = csv {
+        replay::write_intervals_csv(&r, p).with_context(|| format!("writing {}", p.display()))?;
+    }
+    if json {
+        println!("{}", serde_json::to_string_pretty(&r)?);
+    } else {
+        print!("{}", replay::summary(&r));
+    }
+    Ok(())
+}
+
+/// `--record-trace FILE`: wrap the device so every request it serves lands in FILE (the
+/// nowa trace CSV, see [`nowa_trace::RecordingDevice`] for the clock).
+pub fn record_trace(
+    dev: Arc<dyn nowa_device::BlockDevice>,
+    path: Option<&Path>,
+) -> Result<Arc<dyn nowa_device::BlockDevice>> {
+    let Some(path) = path else { return Ok(dev) };
+    if path.exists() {
+        return Err(usage(format!(
+            "--record-trace {}: exists (remove it or name another file)",
+            path.display()
+        )));
+    }
+    let rec = nowa_trace::RecordingDevice::new(dev, path, false)
+        .map_err(|e| usage(format!("--record-trace: {e}")))?;
+    Ok(Arc::new(rec))
+}
