@@ -201,6 +201,29 @@ fn ftl_config(dev: &DeviceFlags, seed: u64) -> Result<FtlConfig> {
     Ok(ftl)
 }
 
+/// Flags that only work together: a zoned device with a zoned workload, the hot-cold stream
+/// assignment with a two-zone workload on two streams or more.
+fn check_modes(ftl: &FtlConfig, run: &RunFlags) -> Result<()> {
+    if matches!(ftl.mode, Mode::Zoned { .. }) && !matches!(run.workload, WorkloadSpec::Zns { .. }) {
+        return Err(usage(format!(
+            "--zns needs a zoned workload (--workload zns:ZONE_PAGES:FRONTS), not '{}': a zoned device refuses writes that are not sequential per zone",
+            run.workload
+        )));
+    }
+    if run.stream_assign == StreamAssign::HotCold {
+        if !matches!(run.workload, WorkloadSpec::TwoZone { .. }) {
+            return Err(usage(format!(
+                "--stream-assign hot-cold needs a two-zone workload (--workload two-zone:X/Y), not '{}'",
+                run.workload
+            )));
+        }
+        if ftl.streams < 2 {
+            return Err(usage("--stream-assign hot-cold needs --streams >= 2"));
+        }
+    }
+    Ok(())
+}
+
 /// Checks what depends on several flags at once: the device geometry, ZNS vs the workload,
 /// the interval vs the device and the volume, and the memory the FTL model needs.
 /// `parallel` runs at once (a sweep) each hold their own model.
@@ -212,12 +235,7 @@ fn check_run(ftl: &FtlConfig, run: &RunFlags, parallel: u64) -> Result<()> {
             "device geometry (--capacity, --op, --pages-per-block, --blocks-per-superblock): {e}"
         ))
     })?;
-    if matches!(ftl.mode, Mode::Zoned { .. }) && !matches!(run.workload, WorkloadSpec::Zns { .. }) {
-        return Err(usage(format!(
-            "--zns needs a zoned workload (--workload zns:ZONE_PAGES:FRONTS), not '{}': a zoned device refuses writes that are not sequential per zone",
-            run.workload
-        )));
-    }
+    check_modes(ftl, run)?;
     let pages = l.logical_pages as f64;
     if (run.interval * pages).round() < 1.0 {
         return Err(usage(format!(
@@ -303,6 +321,7 @@ pub fn run(a: SimArgs) -> Result<()> {
         runf.volume = runf.volume.min(2.0);
     }
     let spec = build_spec(&dev, &runf, 1)?;
+    nowa_bench::interrupt::install_sigint_handler();
     eprintln!(
         "nowa sim: seed {}, {} on {} ({} OP spare/logical {:.2}%), policy {}",
         spec.seed,
@@ -312,7 +331,6 @@ pub fn run(a: SimArgs) -> Result<()> {
         spec.ftl.op * 100.0,
         spec.ftl.policy
     );
-    nowa_bench::interrupt::install_sigint_handler();
     let pb = bar(1000, runf.quiet, "simulating");
     let progress = |done: u64, total: u64| pb.set_position(done * 1000 / total.max(1));
     let r = sim::run(&spec, Some(&progress)).map_err(classify)?;

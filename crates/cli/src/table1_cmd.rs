@@ -79,6 +79,7 @@ pub fn run(a: Table1Args) -> Result<()> {
         ("--records", "simulated SSD", sim_device_bytes(capacity)),
         ("--records", "buffer pool and WAL", pool.saturating_mul(3)),
     ])?;
+    nowa_bench::interrupt::install_sigint_handler();
     eprintln!(
         "nowa table1: {} records, {}x device writes per row, seed {}, {}",
         spec.records,
@@ -90,7 +91,6 @@ pub fn run(a: Table1Args) -> Result<()> {
             "UNPACED (--pacing off)"
         }
     );
-    nowa_bench::interrupt::install_sigint_handler();
     let t0 = std::time::Instant::now();
     let t = table1::run(&spec, &mut |r| {
         eprintln!(

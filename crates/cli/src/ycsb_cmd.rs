@@ -500,6 +500,7 @@ pub fn run(a: YcsbArgs) -> Result<()> {
     let p = plan(&a);
     let opened = open(&a, &p, oop.as_ref())?;
     let spec = spec(&a, &p, oop, opened.zone)?;
+    nowa_bench::interrupt::install_sigint_handler();
     eprintln!(
         "nowa ycsb: seed {}, {} records (~{} MiB), pool {} MiB, device {} ({} MiB), {}",
         a.seed,
@@ -522,7 +523,6 @@ pub fn run(a: YcsbArgs) -> Result<()> {
         )),
         e => anyhow::Error::new(e).context("creating the engine"),
     })?);
-    nowa_bench::interrupt::install_sigint_handler();
     let Some(r) = load_and_run(&a, &engine, &spec, paced.as_deref())? else {
         engine.close().context("closing the engine")?;
         return Err(interrupted("during the load; nothing was measured"));
