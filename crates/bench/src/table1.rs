@@ -196,6 +196,9 @@ fn row_of(name: &str, zone: Option<u64>, r: &YcsbResult) -> Row {
 ///
 /// # Errors
 /// A capacity the simulated SSD cannot be built with.
+///
+/// # Panics
+/// Never: the capacity is rounded to 4 KiB and the pool to at least 1 MiB.
 pub fn device_config(spec: &Table1Spec) -> Result<(SimConfig, u64, u64), Table1Error> {
     let dataset = crate::ycsb::estimate_dataset_bytes(spec.records, spec.value_size);
     let pool = crate::round_u64(dataset as f64 * spec.pool_frac).max(1 << 20);
@@ -203,6 +206,7 @@ pub fn device_config(spec: &Table1Spec) -> Result<(SimConfig, u64, u64), Table1E
     // under test holds the pages only, `dataset_fill` of its capacity.
     let capacity = (crate::round_u64(dataset as f64 / spec.dataset_fill) + (1 << 20)) / 4096 * 4096;
     let cfg = SimConfig::for_capacity(capacity, spec.op, SimMode::Conventional)?;
+    assert!(capacity % 4096 == 0 && pool >= 1 << 20);
     Ok((cfg, pool, capacity))
 }
 
@@ -309,6 +313,9 @@ fn run_row(
 ///
 /// # Errors
 /// A device that cannot be built, a failed GC-unit inference, a failed row.
+///
+/// # Panics
+/// If a row's speedup is not a finite number (a bug).
 pub fn run(spec: &Table1Spec, on_row: &mut dyn FnMut(&Row)) -> Result<Table1, Table1Error> {
     let (sim, pool, _) = device_config(spec)?;
     let probe = SimDevice::new(sim.clone())?;
@@ -346,9 +353,15 @@ pub fn run(spec: &Table1Spec, on_row: &mut dyn FnMut(&Row)) -> Result<Table1, Ta
         let base = table.rows.first().map_or(r.ops_per_sec, |b| b.ops_per_sec);
         r.speedup = r.ops_per_sec / base.max(1e-9);
         table.interrupted = r.interrupted;
+        assert!(
+            r.speedup.is_finite() && r.speedup >= 0.0,
+            "speedup {}",
+            r.speedup
+        );
         on_row(&r);
         table.rows.push(r);
     }
+    assert!(table.rows.len() <= 7);
     Ok(table)
 }
 

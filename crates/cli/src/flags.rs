@@ -12,11 +12,13 @@ pub const MAX_THREADS: u64 = 1024;
 
 /// A size in bytes within `[min, max]` (`4096`, `64KiB`, `1GB` = 10^9).
 pub fn size(min: u64, max: u64) -> impl Fn(&str) -> Result<u64, String> + Clone + Send + Sync {
+    assert!(min <= max);
     move |s| units::parse_size_in(s, min, max).map_err(|e| e.to_string())
 }
 
 /// A size within `[min, max]` that is a multiple of 4 KiB.
 pub fn size_4k(min: u64, max: u64) -> impl Fn(&str) -> Result<u64, String> + Clone + Send + Sync {
+    assert!(min <= max);
     move |s| {
         let v = units::parse_size_in(s, min, max).map_err(|e| e.to_string())?;
         if v % 4096 != 0 {
@@ -61,6 +63,7 @@ pub fn seconds(min: f64, max: f64) -> impl Fn(&str) -> Result<f64, String> + Clo
 }
 
 fn check_range(s: &str, v: f64, lo: (f64, bool), hi: (f64, bool)) -> Result<f64, String> {
+    assert!(lo.0 <= hi.0, "an empty range [{}, {}]", lo.0, hi.0);
     let below = if lo.1 { v <= lo.0 } else { v < lo.0 };
     let above = if hi.1 { v >= hi.0 } else { v > hi.0 };
     if below || above || !v.is_finite() {
@@ -76,6 +79,7 @@ pub fn count<T>(min: u64, max: u64) -> impl Fn(&str) -> Result<T, String> + Clon
 where
     T: TryFrom<u64>,
 {
+    assert!(min <= max);
     move |s| {
         let v = units::parse_count_in(s, min, max).map_err(|e| e.to_string())?;
         T::try_from(v).map_err(|_| format!("'{s}' does not fit this flag"))

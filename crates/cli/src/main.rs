@@ -113,6 +113,7 @@ fn one_line(e: &clap::Error) -> String {
     if out.is_empty() {
         out.push_str("error: invalid arguments");
     }
+    assert!(!out.contains('\n'), "one line");
     format!("{out} (see --help)")
 }
 

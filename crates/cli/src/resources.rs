@@ -95,6 +95,7 @@ const USABLE_SHARE: f64 = 0.9;
 /// # Errors
 /// A usage error (exit 2).
 pub fn check_memory(needs: &[Need<'_>]) -> anyhow::Result<()> {
+    assert!(!needs.is_empty(), "a memory check of nothing");
     let total = needs.iter().fold(0u64, |t, n| t.saturating_add(n.2));
     let Some(avail) = available_memory() else {
         return Ok(());

@@ -171,12 +171,14 @@ fn blocks_per_superblock(dev: &DeviceFlags) -> Result<u32> {
             .unwrap_or(1)
             .checked_mul(d.unwrap_or(1))
             .and_then(|x| x.checked_mul(p.unwrap_or(1)))
-            .ok_or_else(|| usage("--channels x --chips x --planes does not fit 32 bits")),
+            .ok_or_else(|| usage("--channels x --chips x --planes does not fit 32 bits"))
+            .inspect(|&b| assert!(b >= 1, "each factor parses to at least 1")),
     }
 }
 
 fn ftl_config(dev: &DeviceFlags, seed: u64) -> Result<FtlConfig> {
     let logical_pages = dev.capacity / 4096;
+    assert!(logical_pages >= 1, "--capacity parses to at least one page");
     let op = dev.op_physical.map_or(dev.op, |p| p / (1.0 - p));
     let ftl = FtlConfig {
         logical_pages,

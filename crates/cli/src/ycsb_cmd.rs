@@ -338,12 +338,14 @@ fn plan(a: &YcsbArgs) -> Plan {
     let capacity = a.capacity.unwrap_or_else(|| {
         nowa_bench::round_u64(dataset.saturating_add(overhead) as f64 / a.dataset_fill)
     });
-    Plan {
+    let plan = Plan {
         dataset,
         engine,
         overhead,
         capacity: capacity / 4096 * 4096,
-    }
+    };
+    assert!(plan.engine.pool_bytes >= 1 << 20 && plan.capacity % 4096 == 0);
+    plan
 }
 
 /// What the run holds in memory with a device of `capacity` bytes; `device_flag` is the flag
@@ -451,6 +453,10 @@ fn open(a: &YcsbArgs, p: &Plan, oop: Option<&OopConfig>) -> Result<Opened> {
                     100.0 * a.dataset_fill,
                     o.spare_zones(),
                     z >> 10
+                );
+                assert!(
+                    need.div_ceil(4096) * 4096 > capacity,
+                    "the device only grows"
                 );
                 capacity = need.div_ceil(4096) * 4096;
                 sized_by = "--zone-size";

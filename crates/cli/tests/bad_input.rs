@@ -456,12 +456,12 @@ fn run_all(cases: &[(&str, &str)]) -> Vec<Outcome> {
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some((line, _)) = cases.get(i) else { break };
                 let o = run_line(line);
-                out.lock().unwrap()[i] = Some(o);
+                out.lock().expect("no runner panicked")[i] = Some(o);
             });
         }
     });
     out.into_inner()
-        .unwrap()
+        .expect("no runner panicked")
         .into_iter()
         .map(|o| o.expect("every line ran"))
         .collect()

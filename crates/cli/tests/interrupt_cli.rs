@@ -16,8 +16,8 @@ fn interrupt(args: &[&str], ready: &str, after: Duration) -> (Output, String, f6
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .unwrap();
-    let stderr = child.stderr.take().unwrap();
+        .expect("spawn nowa");
+    let stderr = child.stderr.take().expect("stderr is piped");
     let (tx, rx) = mpsc::channel::<String>();
     let reader = std::thread::spawn(move || {
         for line in BufReader::new(stderr).lines().map_while(Result::ok) {
@@ -38,16 +38,19 @@ fn interrupt(args: &[&str], ready: &str, after: Duration) -> (Output, String, f6
     }
     std::thread::sleep(after);
     assert!(
-        child.try_wait().unwrap().is_none(),
+        child.try_wait().expect("poll nowa").is_none(),
         "{args:?} ended before Ctrl-C:\n{err}"
     );
     let pid = child.id().to_string();
     let sent = Instant::now();
-    let kill = Command::new("kill").args(["-INT", &pid]).status().unwrap();
+    let kill = Command::new("kill")
+        .args(["-INT", &pid])
+        .status()
+        .expect("run kill");
     assert!(kill.success());
-    let out = child.wait_with_output().unwrap();
+    let out = child.wait_with_output().expect("wait for nowa");
     let stop_secs = sent.elapsed().as_secs_f64();
-    reader.join().unwrap();
+    reader.join().expect("the stderr reader does not panic");
     err.extend(rx.try_iter().map(|l| l + "\n"));
     println!(
         "{args:?}: interrupted after {:.1} s, stopped in {stop_secs:.2} s",
@@ -94,7 +97,7 @@ fn ctrl_c_in_sim_reports_the_intervals_measured_so_far() {
     assert!(stop < 10.0, "took {stop} s to stop");
     let v = json(&out);
     let n = v["intervals"].as_array().unwrap().len();
-    assert!(n >= 1 && n < 50_000, "{n} intervals");
+    assert!((1..50_000).contains(&n), "{n} intervals");
     assert_eq!(csv_rows(&csv), n, "the CSV holds every interval printed");
     assert!(v["waf"].as_f64().unwrap() >= 1.0);
 }

@@ -13,8 +13,8 @@ const FLOORS: &[(&str, f64)] = &[
     ("device", 0.4),
     ("engine", 0.6),
     ("workload", 2.0),
-    ("bench", 0.0),
-    ("cli", 0.0),
+    ("bench", 3.0),
+    ("cli", 5.0),
     ("units", 0.0),
 ];
 

@@ -60,6 +60,9 @@ fn open_ack_log(spec: &YcsbSpec) -> Result<Option<Mutex<std::fs::File>>, YcsbErr
 ///
 /// # Errors
 /// The first failed operation, a worker that could not start, or a failed ack-log write.
+///
+/// # Panics
+/// If more operations were done than claimed or allowed (a bug).
 pub fn run(
     engine: Arc<Engine>,
     spec: &YcsbSpec,
@@ -101,6 +104,18 @@ pub fn run(
     }
     let end = Snapshot::take(&engine, dev.as_ref(), 0);
     let (read, update) = shared.hists.into_inner();
+    let done = read.len() + update.len();
+    assert!(
+        done <= shared.ops.load(Relaxed),
+        "{done} operations done but fewer claimed"
+    );
+    if let Stop::Ops(limit) = spec.stop {
+        assert!(done <= limit, "{done} operations done, limit {limit}");
+    }
+    assert!(
+        spec.mix != Mix::C || update.is_empty(),
+        "YCSB-C issued updates"
+    );
     let mut r = YcsbResult::between(spec, capacity, (&start, &end), (&read, &update), ticks);
     r.interrupted = interrupted;
     Ok(r)

@@ -35,6 +35,7 @@ impl Snapshot {
 
     /// Seconds from `earlier` to this snapshot.
     pub(crate) fn secs_since(&self, earlier: &Snapshot) -> f64 {
+        assert!(self.at >= earlier.at, "snapshots out of order");
         (self.at - earlier.at).as_secs_f64()
     }
 
@@ -332,8 +333,13 @@ pub struct Bound {
 impl Bound {
     pub(crate) fn between(a: &Snapshot, b: &Snapshot, ops: u64, pacing: Option<&Pacing>) -> Bound {
         let wall = b.secs_since(a).max(1e-9);
-        let cpu = (b.cpu_secs - a.cpu_secs).max(0.0);
+        assert!(b.cpu_secs >= a.cpu_secs, "process CPU time went backwards");
+        let cpu = b.cpu_secs - a.cpu_secs;
         let busy = pacing.map(|p| p.busy_secs(&a.dev, &b.dev));
+        assert!(
+            busy.is_none_or(|s| s >= 0.0 && s.is_finite()),
+            "busy time {busy:?}"
+        );
         let n = ops.max(1) as f64;
         let device_utilization = busy.map(|s| s / wall);
         let by = match device_utilization {
@@ -414,6 +420,7 @@ impl YcsbResult {
         let n = done_ops.max(1) as f64;
         let run_secs = end.secs_since(start);
         let d = Drilldown::between(start, end);
+        assert_eq!(d.user_bytes, d.eviction_bytes + d.checkpoint_bytes);
         YcsbResult {
             seed: spec.seed,
             spec: spec.clone(),

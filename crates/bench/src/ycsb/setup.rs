@@ -35,8 +35,15 @@ impl Default for Pacing {
 impl Pacing {
     /// Seconds the device is busy, by the timing model, for the I/O between two snapshots.
     /// The one place the bench drivers consult the model.
+    ///
+    /// # Panics
+    /// If a bandwidth is not positive.
     #[must_use]
     pub fn busy_secs(&self, from: &DeviceCounters, to: &DeviceCounters) -> f64 {
+        assert!(
+            self.media_bytes_per_sec > 0.0 && self.read_bytes_per_sec > 0.0,
+            "a timing model needs positive bandwidths"
+        );
         crate::paced::busy_secs(from, to, self.media_bytes_per_sec, self.read_bytes_per_sec)
     }
 }
@@ -125,9 +132,14 @@ pub fn load(
 /// Bytes the loaded dataset takes on the device: the loader fills leaves with
 /// (4096 - 72) / (value + 22) records each (page header; key, slot and length per record),
 /// plus 1% inner nodes. Device sizing (`--dataset-fill`, Table 1) depends on it.
+///
+/// # Panics
+/// Never for `records < 2^51`: the estimate is a whole number of pages.
 #[must_use]
 pub fn estimate_dataset_bytes(records: u64, value_size: usize) -> u64 {
     let per_page = ((4096 - 72) / (value_size + 22)).max(1) as u64;
     let leaves = records.div_ceil(per_page);
-    (leaves + leaves / 100 + 1) * 4096
+    let bytes = (leaves + leaves / 100 + 1) * 4096;
+    assert!(bytes >= 4096 && bytes % 4096 == 0);
+    bytes
 }
