@@ -91,6 +91,8 @@ pub struct Row {
     pub device_bound_ops_per_sec: Option<f64>,
     /// Measured process CPU time per operation.
     pub cpu_us_per_op: f64,
+    /// Cores the process kept busy on average (CPU seconds / wall seconds).
+    pub cpu_cores: f64,
     /// Which of the device and the CPU bounds the row.
     pub bound: BoundBy,
     /// DB WAF.
@@ -171,6 +173,7 @@ fn row_of(name: &str, zone: Option<u64>, r: &YcsbResult) -> Row {
         speedup: 1.0,
         device_bound_ops_per_sec: r.bound.device_bound_ops_per_sec,
         cpu_us_per_op: r.bound.cpu_us_per_op,
+        cpu_cores: r.bound.cpu_utilization,
         bound: r.bound.by,
         db_waf: r.db_waf,
         ssd_waf: r.ssd_waf,
@@ -395,7 +398,7 @@ pub fn format(t: &Table1) -> String {
 fn format_rows(s: &mut String, t: &Table1) {
     let _ = writeln!(
         s,
-        "{:<20} {:>9} {:>6} {:>7} {:>7} {:>9} {:>9} {:>9} {:>7} {:>6} {:>12} {:>8} {:>6} {:>8}",
+        "{:<20} {:>9} {:>6} {:>7} {:>7} {:>9} {:>9} {:>9} {:>7} {:>6} {:>12} {:>9} {:>5} {:>6} {:>8}",
         "Version",
         "OPS",
         "x base",
@@ -408,6 +411,7 @@ fn format_rows(s: &mut String, t: &Table1) {
         "comp",
         "device-bound",
         "CPU us/op",
+        "cores",
         "bound",
         "zone KiB"
     );
@@ -415,7 +419,7 @@ fn format_rows(s: &mut String, t: &Table1) {
     for r in &t.rows {
         let _ = writeln!(
             s,
-            "{:<20} {:>9.0} {:>6.2} {:>7} {:>7} {:>9} {:>9.0} {:>9.0} {:>7.3} {:>6} {:>12} {:>8.1} {:>6} {:>8}{}",
+            "{:<20} {:>9.0} {:>6.2} {:>7} {:>7} {:>9} {:>9.0} {:>9.0} {:>7.3} {:>6} {:>12} {:>9.1} {:>5.2} {:>6} {:>8}{}",
             r.name,
             r.ops_per_sec,
             r.speedup,
@@ -429,6 +433,7 @@ fn format_rows(s: &mut String, t: &Table1) {
             r.device_bound_ops_per_sec
                 .map_or_else(|| "n/a".into(), |o| format!("{o:.0}")),
             r.cpu_us_per_op,
+            r.cpu_cores,
             r.bound.to_string(),
             r.zone_bytes.map_or_else(|| "-".into(), |z| (z >> 10).to_string()),
             if r.interrupted { "  (interrupted)" } else { "" }
@@ -465,7 +470,7 @@ fn format_footer(s: &mut String, t: &Table1) {
     };
     let _ = writeln!(
         s,
-        "\nOPS: {how} (media writes {:.1} GB/s incl. the SSD's GC copies, reads {:.1} GB/s). device-bound: ops/s by that model alone (device busy time per op); CPU us/op: process CPU time (getrusage) per op; bound: device when the device was busy >= {:.0}% of the run, else CPU.",
+        "\nOPS: {how} (media writes {:.1} GB/s incl. the SSD's GC copies, reads {:.1} GB/s). device-bound: ops/s by that model alone (device busy time per op); CPU us/op: process CPU time (getrusage) per op; cores: CPU time / run time; bound: device when the device was busy >= {:.0}% of the run, else CPU (the engine, compression, the simulator; on a loaded machine also the wait for a core: few cores busy).",
         p.media_bytes_per_sec / 1e9,
         p.read_bytes_per_sec / 1e9,
         100.0 * ycsb::measure::DEVICE_BOUND_SHARE

@@ -121,6 +121,41 @@ pub fn check_memory(needs: &[Need<'_>]) -> anyhow::Result<()> {
     )))
 }
 
+/// Refuses an output file whose directory does not exist, before the run (not after it, when
+/// the results would be lost).
+///
+/// # Errors
+/// A usage error naming `flag`.
+pub fn check_output_file(flag: &str, path: Option<&Path>) -> anyhow::Result<()> {
+    let Some(path) = path else {
+        return Ok(());
+    };
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    if !dir.is_dir() {
+        return Err(usage(format!(
+            "{flag} {}: the directory {} does not exist",
+            path.display(),
+            dir.display()
+        )));
+    }
+    if path.is_dir() {
+        return Err(usage(format!("{flag} {}: is a directory", path.display())));
+    }
+    Ok(())
+}
+
+/// Creates an output directory before the run.
+///
+/// # Errors
+/// A usage error naming `flag` when the directory cannot be created.
+pub fn create_output_dir(flag: &str, dir: &Path) -> anyhow::Result<()> {
+    std::fs::create_dir_all(dir)
+        .map_err(|e| usage(format!("{flag} {}: cannot create it: {e}", dir.display())))
+}
+
 /// Memory of the FTL model of a device with `logical` and `physical` pages in `units` units:
 /// the page maps (4 bytes per logical and per physical page) and 48 bytes per unit, as
 /// `nowa_flash::Ftl::memory_bytes` counts them.

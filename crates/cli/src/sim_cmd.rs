@@ -1,7 +1,7 @@
 //! `nowa sim` and `nowa sim sweep`: flags, validation, progress, output.
 
 use crate::flags::{self, MAX_THREADS};
-use crate::resources::{check_memory, ftl_bytes};
+use crate::resources::{check_memory, check_output_file, create_output_dir, ftl_bytes};
 use crate::{interrupted, usage};
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
@@ -323,6 +323,7 @@ pub fn run(a: SimArgs) -> Result<()> {
         runf.volume = runf.volume.min(2.0);
     }
     let spec = build_spec(&dev, &runf, 1)?;
+    check_output_file("--csv", a.csv.as_deref())?;
     nowa_bench::interrupt::install_sigint_handler();
     eprintln!(
         "nowa sim: seed {}, {} on {} ({} OP spare/logical {:.2}%), policy {}",
@@ -388,7 +389,7 @@ fn run_sweep(s: SweepArgs) -> Result<()> {
             .build_global()
             .context("starting the worker threads")?;
     }
-    std::fs::create_dir_all(&s.out).with_context(|| format!("creating {}", s.out.display()))?;
+    create_output_dir("--out", &s.out)?;
     eprintln!(
         "nowa sim sweep: seed {}, device {}, OP {:.2}% spare/logical",
         base.seed,

@@ -3,7 +3,7 @@
 
 use crate::flags::{self, MAX_THREADS};
 use crate::interrupted;
-use crate::resources::{check_memory, sim_device_bytes};
+use crate::resources::{check_memory, create_output_dir, sim_device_bytes};
 use anyhow::{Context, Result};
 use clap::Args;
 use nowa_bench::table1::{self, Table1, Table1Spec};
@@ -79,6 +79,9 @@ pub fn run(a: Table1Args) -> Result<()> {
         ("--records", "simulated SSD", sim_device_bytes(capacity)),
         ("--records", "buffer pool and WAL", pool.saturating_mul(3)),
     ])?;
+    if let Some(dir) = &a.out {
+        create_output_dir("--out", dir)?;
+    }
     nowa_bench::interrupt::install_sigint_handler();
     eprintln!(
         "nowa table1: {} records, {}x device writes per row, seed {}, {}",
@@ -123,7 +126,6 @@ pub fn run(a: Table1Args) -> Result<()> {
 }
 
 fn write_outputs(t: &Table1, dir: &Path) -> Result<()> {
-    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     table1::write_csv(t, &dir.join("table1.csv")).context("writing table1.csv")?;
     std::fs::write(dir.join("table1.json"), serde_json::to_string_pretty(t)?)
         .context("writing table1.json")?;

@@ -1,7 +1,7 @@
 //! `nowa ycsb`: load, run a YCSB mix, report the write drill-down and what bounds the run.
 
 use crate::flags::{self, MAX_THREADS};
-use crate::resources::{check_memory, sim_device_bytes, Need};
+use crate::resources::{check_memory, check_output_file, sim_device_bytes, Need};
 use crate::{interrupted, usage};
 use anyhow::{Context, Result};
 use clap::Args;
@@ -503,6 +503,8 @@ fn spec(a: &YcsbArgs, p: &Plan, oop: Option<OopConfig>, zone: Option<u64>) -> Re
 /// `nowa ycsb`.
 pub fn run(a: YcsbArgs) -> Result<()> {
     let oop = write_path(&a)?;
+    check_output_file("--csv", a.csv.as_deref())?;
+    check_output_file("--ack-log", a.ack_log.as_deref())?;
     let p = plan(&a);
     let opened = open(&a, &p, oop.as_ref())?;
     let spec = spec(&a, &p, oop, opened.zone)?;

@@ -148,6 +148,8 @@ const CASES: &[(&str, &str)] = &[
     ("sim --csv", "--csv"),
     ("sim --quiet=yes", "--quiet"),
     ("sim --bench --capacity 0", "--capacity"),
+    ("sim --csv /nonexistent-nowa-dir/waf.csv", "--csv"),
+    ("sim --csv /", "--csv"),
     ("sim --bench --volume 0", "--volume"),
     // sim sweep
     ("sim sweep", "--figure"),
@@ -164,6 +166,10 @@ const CASES: &[(&str, &str)] = &[
     ("sim sweep --all --volume 0", "--volume"),
     ("sim sweep --all --capacity 10TiB", "--capacity"),
     ("sim sweep --figure fig3b --policy bogus", "--policy"),
+    (
+        "sim sweep --figure fig3b --out /proc/nowa-cannot-create",
+        "--out",
+    ),
     // ycsb: dataset and mix
     ("ycsb --records 0", "--records"),
     ("ycsb --records -1", "--records"),
@@ -262,6 +268,8 @@ const CASES: &[(&str, &str)] = &[
     ("ycsb --csv", "--csv"),
     ("ycsb --ack-log", "--ack-log"),
     ("ycsb --json=1", "--json"),
+    ("ycsb --csv /nonexistent-nowa-dir/ticks.csv", "--csv"),
+    ("ycsb --ack-log /nonexistent-nowa-dir/ack.txt", "--ack-log"),
     // ycsb: write path
     ("ycsb --write-path sideways", "--write-path"),
     ("ycsb --write-path", "--write-path"),
@@ -358,6 +366,7 @@ const CASES: &[(&str, &str)] = &[
     ("table1 --out", "--out"),
     ("table1 --quick=1", "--quick"),
     ("table1 --cpu-bound", "--cpu-bound"),
+    ("table1 --out /proc/nowa-cannot-create", "--out"),
     ("table1 --quick --records 0", "--records"),
     // ssdiq (its flags validate in ssdiq_cmd.rs)
     ("ssdiq sim --qd 0", "--qd"),

@@ -288,7 +288,8 @@ impl Drilldown {
 pub enum BoundBy {
     /// The simulated device's timing model: the device was busy (nearly) all the run.
     Device,
-    /// The CPU (the engine, the simulator, compression): the device was idle part of the run.
+    /// The CPU (the engine, the simulator, compression; on a loaded machine also the wait for
+    /// a core): the device was idle part of the run.
     Cpu,
     /// No timing model for this device (memory, files, block devices).
     Unknown,
