@@ -312,3 +312,45 @@ fn every_run_says_what_bounds_it() {
     assert_eq!(mem["bound"]["by"], "Unknown");
     assert!(mem["bound"]["device_bound_ops_per_sec"].is_null());
 }
+
+/// A failed write to the ack log stops the run with an error instead of being ignored (a crash
+/// test must not miss an acknowledged update): /dev/full opens, and every write fails.
+#[test]
+fn a_failed_ack_log_write_fails_the_run() {
+    let out = nowa(&[
+        "ycsb",
+        "-q",
+        "--records",
+        "5000",
+        "--ops",
+        "5000",
+        "--ack-log",
+        "/dev/full",
+        "--pacing",
+        "off",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("ack log /dev/full"), "{err}");
+}
+
+/// The largest value the engine stores (its record limit minus the 8-byte key) loads and runs;
+/// one byte more is refused up front (tests/bad_input.rs).
+#[test]
+fn the_largest_value_size_loads() {
+    let v = nowa_json(&[
+        "ycsb",
+        "-q",
+        "--json",
+        "--records",
+        "3000",
+        "--ops",
+        "3000",
+        "--value-size",
+        "1528",
+        "--pacing",
+        "off",
+    ]);
+    assert_eq!(v["spec"]["value_size"], 1528);
+    assert!(v["ops"].as_u64().unwrap() >= 3000);
+}
