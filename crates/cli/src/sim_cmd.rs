@@ -326,11 +326,11 @@ pub fn run(a: SimArgs) -> Result<()> {
     check_output_file("--csv", a.csv.as_deref())?;
     nowa_bench::interrupt::install_sigint_handler();
     eprintln!(
-        "nowa sim: seed {}, {} on {} ({} OP spare/logical {:.2}%), policy {}",
+        "nowa sim: seed {}, {} on {} ({}OP spare/logical {:.2}%), policy {}",
         spec.seed,
         spec.workload,
         Bytes(dev.capacity),
-        if dev.zns { "zoned," } else { "" },
+        if dev.zns { "zoned, " } else { "" },
         spec.ftl.op * 100.0,
         spec.ftl.policy
     );

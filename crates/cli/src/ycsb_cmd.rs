@@ -600,10 +600,10 @@ fn output(a: &YcsbArgs, r: &YcsbResult, sim: Option<&SimDevice>) -> Result<()> {
     if let Some(s) = sim {
         let l = s.layout();
         println!(
-            "ssd       simulated {:?}: {} units of {} MiB, OP {:.1}% spare/logical",
+            "ssd       simulated {:?}: {} units of {}, OP {:.1}% spare/logical",
             s.mode(),
             l.units,
-            (u64::from(l.unit_pages) * 4096) >> 20,
+            nowa_units::Bytes(u64::from(l.unit_pages) * 4096),
             l.op_spare_over_logical * 100.0
         );
     }
