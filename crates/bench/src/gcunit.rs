@@ -13,29 +13,49 @@ use serde::Serialize;
 /// One step of the sweep.
 #[derive(Debug, Clone, Serialize)]
 pub struct Step {
+    /// Zone size of this step.
     pub zone_bytes: u64,
-    pub waf: f64,
+    /// SSD WAF of the pattern with this zone size (None: nothing written).
+    pub waf: Option<f64>,
+    /// Bytes the device received in the pattern.
     pub host_bytes: u64,
+    /// Bytes it wrote to flash.
     pub media_bytes: u64,
 }
 
+/// The outcome of the sweep.
 #[derive(Debug, Clone, Serialize)]
 pub struct Inference {
+    /// Seed of the pattern.
     pub seed: u64,
+    /// Every zone size tried, in order.
     pub steps: Vec<Step>,
     /// The first zone size with WAF <= threshold, if any.
     pub gc_unit_bytes: Option<u64>,
+    /// WAF at or below which a zone size counts as aligned.
     pub threshold: f64,
+    /// Ctrl-C ended the sweep early.
+    pub interrupted: bool,
 }
 
+/// Why the sweep could not run.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum InferError {
+    /// Device I/O failed.
     #[error(transparent)]
     Device(#[from] DeviceError),
+    /// The device cannot tell its media writes.
     #[error("the device reports no media (physical) write counter, so its WAF cannot be measured; OCP counters or a simulated device are needed")]
     NoMediaCounter,
-    #[error("{0}")]
-    Config(String),
+    /// The zone-size range is not powers of two >= 4 KiB with min <= max.
+    #[error("zone sizes must be powers of two >= 4 KiB with min <= max (got {min} .. {max})")]
+    ZoneRange {
+        /// Smallest zone size asked.
+        min: u64,
+        /// Largest zone size asked.
+        max: u64,
+    },
 }
 
 /// Parameters of the sweep.
@@ -51,6 +71,7 @@ pub struct InferSpec {
     pub write_bytes: u64,
     /// WAF at or below which a zone size counts as aligned.
     pub threshold: f64,
+    /// Seed of the zone order.
     pub seed: u64,
 }
 
@@ -77,11 +98,22 @@ fn rng_next(x: &mut u64) -> u64 {
 
 /// Measure the single-front ZNS-like pattern's WAF with zones of `zone` bytes on `dev`, which
 /// must be freshly reset. Fills the device sequentially first (ssd-iq.md 3.1).
+///
+/// # Errors
+/// Device I/O, or a device without a media write counter.
+///
+/// # Panics
+/// If `zone` is 0 or larger than the device.
 pub fn measure(dev: &dyn BlockDevice, zone: u64, spec: &InferSpec) -> Result<Step, InferError> {
     let cap = dev.geometry().capacity;
+    assert!(
+        zone > 0 && zone <= cap,
+        "zone of {zone} bytes on {cap} bytes"
+    );
     let zones = cap / zone;
     let wb = spec.write_bytes.min(zone).max(BLOCK_SIZE as u64);
-    let buf = vec![0xA5u8; wb as usize];
+    let wb_len = usize::try_from(wb).expect("a write of at most one zone fits in memory");
+    let buf = vec![0xA5u8; wb_len];
     let mut off = 0;
     while off + wb <= zones * zone {
         dev.write_at(off, &buf)?;
@@ -89,7 +121,7 @@ pub fn measure(dev: &dyn BlockDevice, zone: u64, spec: &InferSpec) -> Result<Ste
     }
     let c0 = dev.counters();
     let m0 = c0.media_bytes_written.ok_or(InferError::NoMediaCounter)?;
-    let target = (spec.volume * cap as f64) as u64;
+    let target = crate::round_u64(spec.volume * cap as f64);
     let mut written = 0u64;
     let mut rng = spec.seed ^ zone;
     while written < target {
@@ -98,7 +130,8 @@ pub fn measure(dev: &dyn BlockDevice, zone: u64, spec: &InferSpec) -> Result<Ste
         let mut o = 0;
         while o < zone {
             let n = wb.min(zone - o);
-            dev.write_at(z * zone + o, &buf[..n as usize])?;
+            let len = usize::try_from(n).expect("n <= wb, which fits a usize");
+            dev.write_at(z * zone + o, &buf[..len])?;
             o += n;
         }
         written += zone;
@@ -106,16 +139,21 @@ pub fn measure(dev: &dyn BlockDevice, zone: u64, spec: &InferSpec) -> Result<Ste
     let c1 = dev.counters();
     let host = c1.host_bytes_written - c0.host_bytes_written;
     let media = c1.media_bytes_written.ok_or(InferError::NoMediaCounter)? - m0;
+    assert!(media >= host, "media bytes {media} below host bytes {host}");
     Ok(Step {
         zone_bytes: zone,
-        waf: media as f64 / host.max(1) as f64,
+        waf: nowa_units::waf(media, host),
         host_bytes: host,
         media_bytes: media,
     })
 }
 
 /// Run the sweep. `fresh` returns a reset device for each step (a new simulated SSD, or the
-/// real device after a whole-range discard).
+/// real device after a whole-range discard). Ctrl-C ([`crate::interrupt`]) ends it after the
+/// step running.
+///
+/// # Errors
+/// A bad zone-size range, device I/O, a device without a media write counter.
 pub fn infer(
     fresh: &mut dyn FnMut() -> Result<Box<dyn BlockDevice>, InferError>,
     spec: &InferSpec,
@@ -125,37 +163,38 @@ pub fn infer(
         || spec.min_zone < BLOCK_SIZE as u64
         || spec.max_zone < spec.min_zone
     {
-        return Err(InferError::Config(format!(
-            "zone sizes must be powers of two >= 4 KiB with min <= max (got {} .. {})",
-            spec.min_zone, spec.max_zone
-        )));
+        return Err(InferError::ZoneRange {
+            min: spec.min_zone,
+            max: spec.max_zone,
+        });
     }
     let mut steps = Vec::new();
     let mut zone = spec.min_zone;
-    while zone <= spec.max_zone {
+    let mut gc_unit_bytes = None;
+    while zone <= spec.max_zone && !crate::interrupt::requested() {
         let dev = fresh()?;
         if dev.geometry().capacity / zone < 8 {
             break;
         }
         let s = measure(dev.as_ref(), zone, spec)?;
         on_step(&s);
-        let done = s.waf <= spec.threshold;
+        let done = s.waf.is_some_and(|w| w <= spec.threshold);
         steps.push(s);
         if done {
-            return Ok(Inference {
-                seed: spec.seed,
-                gc_unit_bytes: Some(zone),
-                steps,
-                threshold: spec.threshold,
-            });
+            gc_unit_bytes = Some(zone);
+            break;
         }
-        zone *= 2;
+        let Some(next) = zone.checked_mul(2) else {
+            break;
+        };
+        zone = next;
     }
     Ok(Inference {
         seed: spec.seed,
-        gc_unit_bytes: None,
+        gc_unit_bytes,
         steps,
         threshold: spec.threshold,
+        interrupted: crate::interrupt::requested() && gc_unit_bytes.is_none(),
     })
 }
 
@@ -192,12 +231,12 @@ mod tests {
             let r = infer(&mut || sim(unit_pages), &spec, &mut |_| {}).unwrap();
             assert_eq!(
                 r.gc_unit_bytes,
-                Some(unit_pages as u64 * 4096),
+                Some(u64::from(unit_pages) * 4096),
                 "steps: {:?}",
                 r.steps
             );
             // Smaller zones really did cost GC copies.
-            assert!(r.steps[0].waf > 1.05, "{:?}", r.steps);
+            assert!(r.steps[0].waf > Some(1.05), "{:?}", r.steps);
         }
     }
 

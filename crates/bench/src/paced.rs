@@ -9,15 +9,33 @@ use nowa_device::{BlockDevice, DeviceCounters, Geometry, Result, ZoneInfo};
 use parking_lot::Mutex;
 use std::time::{Duration, Instant};
 
+/// The timing model behind [`Paced`]: seconds a device is busy for the I/O between two
+/// counter snapshots = media bytes written (host writes plus the SSD's own GC copies; host
+/// bytes when the device cannot tell) / write bandwidth + bytes read / read bandwidth.
+#[must_use]
+pub fn busy_secs(
+    from: &DeviceCounters,
+    to: &DeviceCounters,
+    write_bytes_per_sec: f64,
+    read_bytes_per_sec: f64,
+) -> f64 {
+    let media = |c: &DeviceCounters| c.media_bytes_written.unwrap_or(c.host_bytes_written);
+    let written = media(to).saturating_sub(media(from));
+    let read = to.host_bytes_read.saturating_sub(from.host_bytes_read);
+    written as f64 / write_bytes_per_sec.max(1.0) + read as f64 / read_bytes_per_sec.max(1.0)
+}
+
+/// A device wrapper that delays every I/O until the [`busy_secs`] timeline has caught up.
 pub struct Paced {
     inner: std::sync::Arc<dyn BlockDevice>,
     write_bytes_per_sec: f64,
     read_bytes_per_sec: f64,
-    /// (start of the timeline, media bytes and read bytes at the start).
-    base: Mutex<(Instant, u64, u64)>,
+    /// Start of the timeline and the counters at the start.
+    base: Mutex<(Instant, DeviceCounters)>,
 }
 
 impl Paced {
+    /// Paces `inner` at the given bandwidths (bytes per second).
     pub fn new(
         inner: std::sync::Arc<dyn BlockDevice>,
         write_bytes_per_sec: f64,
@@ -27,31 +45,20 @@ impl Paced {
         Paced {
             write_bytes_per_sec: write_bytes_per_sec.max(1.0),
             read_bytes_per_sec: read_bytes_per_sec.max(1.0),
-            base: Mutex::new((
-                Instant::now(),
-                c.media_bytes_written.unwrap_or(c.host_bytes_written),
-                c.host_bytes_read,
-            )),
+            base: Mutex::new((Instant::now(), c)),
             inner,
         }
     }
 
     /// Restart the timeline now (e.g. after a load phase that should not be paced).
     pub fn reset(&self) {
-        let c = self.inner.counters();
-        *self.base.lock() = (
-            Instant::now(),
-            c.media_bytes_written.unwrap_or(c.host_bytes_written),
-            c.host_bytes_read,
-        );
+        *self.base.lock() = (Instant::now(), self.inner.counters());
     }
 
     fn pace(&self) {
         let c = self.inner.counters();
-        let (t0, m0, r0) = *self.base.lock();
-        let media = c.media_bytes_written.unwrap_or(c.host_bytes_written) - m0;
-        let reads = c.host_bytes_read - r0;
-        let busy = media as f64 / self.write_bytes_per_sec + reads as f64 / self.read_bytes_per_sec;
+        let (t0, c0) = *self.base.lock();
+        let busy = busy_secs(&c0, &c, self.write_bytes_per_sec, self.read_bytes_per_sec);
         let target = t0 + Duration::from_secs_f64(busy);
         let now = Instant::now();
         if target > now {

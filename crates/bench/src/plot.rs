@@ -29,6 +29,7 @@ use std::sync::Once;
 /// One line of a [`LineChart`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct Series {
+    /// Legend text.
     pub label: String,
     /// (x, y) points, drawn in the given order. Non-finite values (and values <= 0 on a log
     /// axis) are skipped.
@@ -38,11 +39,17 @@ pub struct Series {
 /// A line chart with a marker on every point and a legend.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LineChart {
+    /// Title above the chart.
     pub title: String,
+    /// X axis label.
     pub x_label: String,
+    /// Y axis label.
     pub y_label: String,
+    /// The lines.
     pub series: Vec<Series>,
+    /// Logarithmic x axis.
     pub log_x: bool,
+    /// Logarithmic y axis.
     pub log_y: bool,
     /// Fixed y range; None = from the data (with a margin; starting at 0 on a linear axis when
     /// all values are positive and close enough to it).
@@ -53,21 +60,34 @@ pub struct LineChart {
 /// `g` in category `c` (missing or non-finite values leave a gap).
 #[derive(Debug, Clone, PartialEq)]
 pub struct BarChart {
+    /// Title above the chart.
     pub title: String,
+    /// Y axis label.
     pub y_label: String,
+    /// One group of bars per category, left to right.
     pub categories: Vec<String>,
+    /// (legend text, one value per category).
     pub groups: Vec<(String, Vec<f64>)>,
 }
 
 /// Why a chart could not be rendered.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum PlotError {
-    #[error("unsupported plot file extension for {0} (use .png or .svg)")]
-    Extension(String),
+    /// The file name ends neither in .png nor in .svg.
+    #[error("unsupported plot file extension for {} (use .png or .svg)", .0.display())]
+    Extension(std::path::PathBuf),
+    /// No finite value to draw.
     #[error("nothing to plot: {0}")]
     Empty(&'static str),
-    #[error("cannot write plot {path}: {msg}")]
-    Draw { path: String, msg: String },
+    /// The drawing backend failed (its errors are generic per backend: kept as text).
+    #[error("cannot write plot {}: {msg}", path.display())]
+    Draw {
+        /// The plot file.
+        path: std::path::PathBuf,
+        /// The backend's message.
+        msg: String,
+    },
 }
 
 const WIDTH: u32 = 1024;
@@ -119,13 +139,13 @@ fn format_of(path: &Path) -> Result<Format, PlotError> {
     {
         Some(e) if e == "png" => Ok(Format::Png),
         Some(e) if e == "svg" => Ok(Format::Svg),
-        _ => Err(PlotError::Extension(path.display().to_string())),
+        _ => Err(PlotError::Extension(path.to_path_buf())),
     }
 }
 
 fn draw_err(path: &Path, e: impl std::fmt::Display) -> PlotError {
     PlotError::Draw {
-        path: path.display().to_string(),
+        path: path.to_path_buf(),
         msg: e.to_string(),
     }
 }
@@ -187,6 +207,9 @@ fn axis_range(vals: impl Iterator<Item = f64>, log: bool, from_zero: bool) -> (f
 }
 
 /// Renders a line chart to `path` (`.png` or `.svg`).
+///
+/// # Errors
+/// An unknown extension, nothing finite to draw, or the backend failing to write.
 pub fn render_line(chart: &LineChart, path: &Path) -> Result<(), PlotError> {
     let format = format_of(path)?;
     let pts: Vec<Vec<(f64, f64)>> = chart
@@ -312,6 +335,9 @@ where
 }
 
 /// Renders a grouped bar chart to `path` (`.png` or `.svg`).
+///
+/// # Errors
+/// An unknown extension, nothing finite to draw, or the backend failing to write.
 pub fn render_bar(chart: &BarChart, path: &Path) -> Result<(), PlotError> {
     let format = format_of(path)?;
     if chart.categories.is_empty() || chart.groups.is_empty() {
@@ -426,12 +452,14 @@ mod tests {
                 Series {
                     label: "uniform".into(),
                     points: (0..20)
-                        .map(|i| (i as f64, 100.0 + (i as f64).sin() * 10.0))
+                        .map(|i| (f64::from(i), 100.0 + f64::from(i).sin() * 10.0))
                         .collect(),
                 },
                 Series {
                     label: "zipf 0.8".into(),
-                    points: (0..20).map(|i| (i as f64, 80.0 + i as f64)).collect(),
+                    points: (0..20)
+                        .map(|i| (f64::from(i), 80.0 + f64::from(i)))
+                        .collect(),
                 },
             ],
             log_x: false,

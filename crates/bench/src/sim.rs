@@ -228,7 +228,7 @@ pub fn run(spec: &SimSpec, progress: Option<Progress<'_>>) -> Result<SimResult, 
     let single = classifier.is_none();
 
     let mut done = 0u64;
-    while done < warm {
+    while done < warm && !crate::interrupt::requested() {
         let n = step.min(warm - done);
         drive(
             &mut ftl, &mut *w, n, &stream_of, single, &mut lbuf, &mut bbuf,
@@ -244,7 +244,7 @@ pub fn run(spec: &SimSpec, progress: Option<Progress<'_>>) -> Result<SimResult, 
     let mut intervals = Vec::new();
     let mut prev = start;
     let mut measured = 0u64;
-    while measured < measure {
+    while measured < measure && (measured == 0 || !crate::interrupt::requested()) {
         let n = step.min(measure - measured);
         let ti = Instant::now();
         drive(
@@ -315,7 +315,7 @@ pub fn run(spec: &SimSpec, progress: Option<Progress<'_>>) -> Result<SimResult, 
         erase_mean: erases.iter().map(|&e| e as f64).sum::<f64>() / erases.len().max(1) as f64,
         intervals,
         elapsed_secs: t0.elapsed().as_secs_f64(),
-        sim_writes_per_sec: measure as f64 / msecs.max(1e-9),
+        sim_writes_per_sec: measured as f64 / msecs.max(1e-9),
         memory_bytes: ftl.memory_bytes(),
     })
 }

@@ -8,41 +8,49 @@
 //! compensation writes); zone size aligned to the inferred SSD GC unit (active group = one
 //! GC unit); and finally without compression. The WAL, superblocks and mapping snapshots
 //! live on a separate log device, so the SSD under test holds pages only (as in the paper).
+//!
+//! Every row reports its device-bound throughput (the simulated SSD's timing model), its CPU
+//! time per operation and which of the two bounds it ([`crate::ycsb::Bound`]).
 
 use crate::gcunit::{self, InferSpec};
 use crate::plot::{render_bar, BarChart};
-use crate::ycsb::{self, Mix, Stop, ValueKind, WritePath, YcsbResult, YcsbSpec};
+use crate::ycsb::{self, BoundBy, Mix, Pacing, Stop, ValueKind, WritePath, YcsbResult, YcsbSpec};
 use nowa_device::{BlockDevice, SimConfig, SimDevice, SimMode};
 use nowa_engine::{Compression, Config, Durability, OopConfig};
 use serde::Serialize;
+use std::fmt::Write;
 use std::sync::Arc;
 
+/// The parameters every row shares.
 #[derive(Debug, Clone, Serialize)]
 pub struct Table1Spec {
+    /// Records loaded.
     pub records: u64,
+    /// Bytes per value.
     pub value_size: usize,
+    /// Zipf theta of key popularity.
     pub theta: f64,
+    /// Worker threads.
     pub threads: usize,
     /// Run phase length in device capacities written.
     pub device_writes: f64,
+    /// Dataset / device capacity.
     pub dataset_fill: f64,
     /// Simulated SSD over-provisioning.
     pub op: f64,
     /// Buffer pool as a fraction of the dataset.
     pub pool_frac: f64,
+    /// Zones appended concurrently in the out-of-place rows.
     pub open_zones: u32,
-    /// Media write bandwidth (bytes/s) of the paced device and of the I/O-bound estimate.
-    pub media_bytes_per_sec: f64,
-    /// Read bandwidth (bytes/s) of the paced device.
-    pub read_bytes_per_sec: f64,
-    /// Pace the simulated SSD (`paced::Paced`): OPS then reflect the device's work (media
-    /// writes incl. its GC copies, reads) instead of the simulator's CPU cost.
-    pub paced: bool,
+    /// The simulated SSD's timing model and whether it paces the rows.
+    pub pacing: Pacing,
+    /// Seed of every row.
     pub seed: u64,
 }
 
 impl Table1Spec {
     /// ~1 minute in total on 2 cores (the README headline).
+    #[must_use]
     pub fn quick() -> Self {
         Table1Spec {
             records: 1_500_000,
@@ -54,13 +62,12 @@ impl Table1Spec {
             op: 0.07,
             pool_frac: 0.1,
             open_zones: 4,
-            media_bytes_per_sec: 1e9,
-            read_bytes_per_sec: 3e9,
-            paced: true,
+            pacing: Pacing::default(),
             seed: 42,
         }
     }
     /// The full run: a larger dataset, still 4x the device capacity written per row.
+    #[must_use]
     pub fn full() -> Self {
         Table1Spec {
             records: 5_000_000,
@@ -69,79 +76,112 @@ impl Table1Spec {
     }
 }
 
+/// One row of the table.
 #[derive(Debug, Clone, Serialize)]
 pub struct Row {
+    /// The row's name ("in-place", "+ NoWA", ...).
     pub name: String,
-    /// False: the optimization is not implemented yet; the row carries no numbers.
-    pub implemented: bool,
+    /// Zone size of the out-of-place rows.
     pub zone_bytes: Option<u64>,
+    /// Measured operations per second.
     pub ops_per_sec: f64,
     /// ops/s relative to the in-place row.
     pub speedup: f64,
-    /// Throughput if the device's media write bandwidth were the bottleneck.
-    pub io_bound_ops_per_sec: f64,
-    pub db_waf: f64,
-    pub ssd_waf: f64,
-    pub total_waf: f64,
+    /// ops/s if the device were the only limit, by the simulated SSD's timing model.
+    pub device_bound_ops_per_sec: Option<f64>,
+    /// Measured process CPU time per operation.
+    pub cpu_us_per_op: f64,
+    /// Cores the process kept busy on average (CPU seconds / wall seconds).
+    pub cpu_cores: f64,
+    /// Which of the device and the CPU bounds the row.
+    pub bound: BoundBy,
+    /// DB WAF.
+    pub db_waf: Option<f64>,
+    /// SSD WAF.
+    pub ssd_waf: Option<f64>,
+    /// DB WAF x SSD WAF.
+    pub total_waf: Option<f64>,
+    /// DB-issued page bytes per operation.
     pub logical_bytes_per_op: f64,
+    /// Media bytes per operation.
     pub physical_bytes_per_op: f64,
+    /// Buffer-pool hit ratio.
     pub hit_ratio: f64,
-    pub compression_ratio: f64,
+    /// User page bytes as written / uncompressed.
+    pub compression_ratio: Option<f64>,
+    /// User pages as written, MB.
     pub user_mb: f64,
+    /// Doublewrite copies, MB.
     pub doublewrite_mb: f64,
+    /// DB GC copies, MB.
     pub db_gc_mb: f64,
+    /// NoWA compensation writes, MB.
     pub compensation_mb: f64,
+    /// The SSD's own GC copies, MB.
     pub ssd_gc_mb: f64,
+    /// WAL writes, MB.
     pub wal_mb: f64,
-    /// DB GC rounds run by writers (foreground) / by the background GC thread.
+    /// DB GC rounds run by writers (foreground).
     pub gc_rounds_foreground: u64,
+    /// DB GC rounds run by the background GC thread.
     pub gc_rounds_background: u64,
+    /// Seconds of the run phase.
     pub run_secs: f64,
+    /// Ctrl-C stopped this row: its figures cover what ran until then.
+    pub interrupted: bool,
 }
 
+/// The table.
 #[derive(Debug, Clone, Serialize)]
 pub struct Table1 {
+    /// What was run.
     pub spec: Table1Spec,
+    /// Bytes of the simulated SSD.
     pub device_capacity: u64,
+    /// The simulated SSD's GC unit (superblock).
     pub ssd_gc_unit_bytes: u64,
+    /// The GC unit the ZNS-like sweep found.
     pub inferred_gc_unit_bytes: Option<u64>,
+    /// The rows run (fewer than seven when interrupted).
     pub rows: Vec<Row>,
+    /// Ctrl-C stopped the table: rows after the interrupted one did not run.
+    pub interrupted: bool,
 }
 
+/// Why the table could not be made.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum Table1Error {
+    /// A row's YCSB run failed.
     #[error(transparent)]
     Ycsb(#[from] ycsb::YcsbError),
+    /// The simulated SSD could not be built.
     #[error(transparent)]
     Device(#[from] nowa_device::DeviceError),
+    /// The GC-unit inference failed.
     #[error(transparent)]
     Infer(#[from] gcunit::InferError),
-    #[error("{0}")]
-    Config(String),
 }
 
-fn row_of(name: &str, zone: Option<u64>, r: &YcsbResult, spec: &Table1Spec) -> Row {
+fn row_of(name: &str, zone: Option<u64>, r: &YcsbResult) -> Row {
     let d = &r.drilldown;
     let mb = |b: u64| b as f64 / 1e6;
-    let ssd_waf = r.ssd_waf.unwrap_or(1.0);
     Row {
         name: name.into(),
-        implemented: true,
         zone_bytes: zone,
         ops_per_sec: r.ops_per_sec,
         speedup: 1.0,
-        io_bound_ops_per_sec: spec.media_bytes_per_sec / r.physical_bytes_per_op.max(1.0),
+        device_bound_ops_per_sec: r.bound.device_bound_ops_per_sec,
+        cpu_us_per_op: r.bound.cpu_us_per_op,
+        cpu_cores: r.bound.cpu_utilization,
+        bound: r.bound.by,
         db_waf: r.db_waf,
-        ssd_waf,
-        total_waf: r.db_waf * ssd_waf,
+        ssd_waf: r.ssd_waf,
+        total_waf: r.total_waf,
         logical_bytes_per_op: r.logical_bytes_per_op,
         physical_bytes_per_op: r.physical_bytes_per_op,
         hit_ratio: r.hit_ratio,
-        compression_ratio: if d.user_bytes == 0 {
-            1.0
-        } else {
-            d.user_store_bytes as f64 / d.user_bytes as f64
-        },
+        compression_ratio: d.compression_ratio(),
         user_mb: mb(d.user_store_bytes),
         doublewrite_mb: mb(d.doublewrite_bytes),
         db_gc_mb: mb(d.db_gc_bytes),
@@ -151,52 +191,138 @@ fn row_of(name: &str, zone: Option<u64>, r: &YcsbResult, spec: &Table1Spec) -> R
         gc_rounds_foreground: d.gc_rounds_foreground,
         gc_rounds_background: d.gc_rounds_background,
         run_secs: r.run_secs,
+        interrupted: r.interrupted,
     }
 }
 
-fn missing(name: &str) -> Row {
-    Row {
-        name: name.into(),
-        implemented: false,
-        zone_bytes: None,
-        ops_per_sec: 0.0,
-        speedup: 0.0,
-        io_bound_ops_per_sec: 0.0,
-        db_waf: 0.0,
-        ssd_waf: 0.0,
-        total_waf: 0.0,
-        logical_bytes_per_op: 0.0,
-        physical_bytes_per_op: 0.0,
-        hit_ratio: 0.0,
-        compression_ratio: 0.0,
-        user_mb: 0.0,
-        doublewrite_mb: 0.0,
-        db_gc_mb: 0.0,
-        compensation_mb: 0.0,
-        ssd_gc_mb: 0.0,
-        wal_mb: 0.0,
-        gc_rounds_foreground: 0,
-        gc_rounds_background: 0,
-        run_secs: 0.0,
-    }
-}
-
-/// Device configuration shared by every row.
+/// Device configuration shared by every row: (simulated SSD, buffer pool bytes, capacity).
+///
+/// # Errors
+/// A capacity the simulated SSD cannot be built with.
+///
+/// # Panics
+/// Never: the capacity is rounded to 4 KiB and the pool to at least 1 MiB.
 pub fn device_config(spec: &Table1Spec) -> Result<(SimConfig, u64, u64), Table1Error> {
     let dataset = crate::ycsb::estimate_dataset_bytes(spec.records, spec.value_size);
-    let pool = ((dataset as f64 * spec.pool_frac) as u64).max(1 << 20);
+    let pool = crate::round_u64(dataset as f64 * spec.pool_frac).max(1 << 20);
     // The WAL (and superblocks, mapping snapshots) live on a separate log device: the SSD
     // under test holds the pages only, `dataset_fill` of its capacity.
-    let capacity = ((dataset as f64 / spec.dataset_fill) as u64 + (1 << 20)) / 4096 * 4096;
+    let capacity = (crate::round_u64(dataset as f64 / spec.dataset_fill) + (1 << 20)) / 4096 * 4096;
     let cfg = SimConfig::for_capacity(capacity, spec.op, SimMode::Conventional)?;
+    assert!(capacity % 4096 == 0 && pool >= 1 << 20);
     Ok((cfg, pool, capacity))
 }
 
-/// Run every row; `on_row` sees each finished row (progress output).
+/// The zone sizes of the rows: (unaligned, aligned) to the GC unit `gc_unit`.
+fn zone_sizes(gc_unit: u64, open_zones: u32) -> (u64, u64) {
+    let k = u64::from(open_zones.max(1));
+    // Unaligned zones: a quarter of the GC unit per zone and only 3/4 of a unit per group
+    // (the "250 MB before aligning" of the paper); aligned: group = one GC unit.
+    let unaligned = (gc_unit * 3 / 4 / k).max(64 << 10) / 4096 * 4096;
+    let aligned = (gc_unit / k).max(64 << 10) / 4096 * 4096;
+    assert!(unaligned <= aligned && unaligned % 4096 == 0 && aligned % 4096 == 0);
+    (unaligned, aligned)
+}
+
+/// The seven rows: name, write path, zone size.
+fn row_configs(spec: &Table1Spec, gc_unit: u64) -> Vec<(&'static str, WritePath, Option<u64>)> {
+    let (unaligned, aligned) = zone_sizes(gc_unit, spec.open_zones);
+    // "+ comp. + pagepack": compression always comes with 4 KiB page packing here.
+    // Deferred NoWA compensation (section 5.4: compensate "before the SSD reaches its
+    // minimum free-space threshold") needs each group to be exactly one SSD GC unit, so only
+    // the aligned rows defer; the SSD's OP is the configured one (SSD-iq estimates it).
+    let oop = |zone: u64, c: Compression, gdt: bool, nowa: bool| {
+        let path = WritePath::OutOfPlace(OopConfig {
+            zone_bytes: Some(zone),
+            open_zones: spec.open_zones,
+            compression: c,
+            packing: c != Compression::Off,
+            gdt,
+            nowa,
+            defer_compensation: nowa && zone == aligned,
+            ssd_op: spec.op,
+            seed: spec.seed,
+            ..OopConfig::default()
+        });
+        (path, Some(zone))
+    };
+    let rows = [
+        ("in-place", (WritePath::InPlace, None)),
+        (
+            "-> out-of-place",
+            oop(unaligned, Compression::Off, false, false),
+        ),
+        (
+            "+ comp. + pagepack",
+            oop(unaligned, Compression::Lz4, false, false),
+        ),
+        ("+ GDT", oop(unaligned, Compression::Lz4, true, false)),
+        ("+ NoWA", oop(unaligned, Compression::Lz4, true, true)),
+        (
+            "+ aligning GC unit",
+            oop(aligned, Compression::Lz4, true, true),
+        ),
+        ("- comp.", oop(aligned, Compression::Off, true, true)),
+    ];
+    rows.into_iter().map(|(n, (p, z))| (n, p, z)).collect()
+}
+
+/// One row on a fresh simulated SSD; None when Ctrl-C came during its load.
+fn run_row(
+    spec: &Table1Spec,
+    sim: &SimConfig,
+    pool: u64,
+    store: WritePath,
+) -> Result<Option<YcsbResult>, Table1Error> {
+    let yspec = YcsbSpec {
+        records: spec.records,
+        value_size: spec.value_size,
+        value_kind: ValueKind::Pattern,
+        mix: Mix::A,
+        theta: spec.theta,
+        threads: spec.threads,
+        stop: Stop::DeviceWrites(spec.device_writes),
+        durability: Durability::Async,
+        seed: spec.seed,
+        interval_secs: 1.0,
+        engine: Config {
+            pool_bytes: pool,
+            durability: Durability::Async,
+            ..Config::default()
+        },
+        store,
+        separate_wal: true,
+        ack_log: None,
+        pacing: Some(spec.pacing),
+    };
+    let sim_dev: Arc<dyn BlockDevice> = Arc::new(SimDevice::new(sim.clone())?);
+    let (dev, paced) = ycsb::pace(sim_dev, yspec.pacing.as_ref());
+    let engine = Arc::new(ycsb::create_engine(dev, &yspec)?);
+    let loaded = ycsb::load(&engine, &yspec, &|_| {})?;
+    if loaded < yspec.records {
+        engine.close().map_err(ycsb::YcsbError::from)?;
+        return Ok(None);
+    }
+    if let Some(p) = &paced {
+        p.reset(); // the load phase is not measured
+    }
+    let res = ycsb::run(engine.clone(), &yspec, &mut |_| {})?;
+    engine.close().map_err(ycsb::YcsbError::from)?;
+    Ok(Some(res))
+}
+
+/// Run every row; `on_row` sees each finished row (progress output). Ctrl-C
+/// ([`crate::interrupt`]) ends the table after the row running, which keeps what it measured.
+///
+/// # Errors
+/// A device that cannot be built, a failed GC-unit inference, a failed row.
+///
+/// # Panics
+/// If a row's speedup is not a finite number (a bug).
 pub fn run(spec: &Table1Spec, on_row: &mut dyn FnMut(&Row)) -> Result<Table1, Table1Error> {
     let (sim, pool, _) = device_config(spec)?;
     let probe = SimDevice::new(sim.clone())?;
-    let unit = probe.layout().unit_pages as u64 * 4096;
+    let unit = u64::from(probe.layout().unit_pages) * 4096;
     let capacity = probe.geometry().capacity;
     drop(probe);
     // Section 5.3: infer the GC unit with the ZNS-like sweep on identical fresh devices.
@@ -210,142 +336,46 @@ pub fn run(spec: &Table1Spec, on_row: &mut dyn FnMut(&Row)) -> Result<Table1, Ta
         Ok(Box::new(SimDevice::new(sim.clone())?))
     };
     let inferred = gcunit::infer(&mut fresh, &inf_spec, &mut |_| {})?.gc_unit_bytes;
-    let gc_unit = inferred.unwrap_or(unit);
-    let k = spec.open_zones.max(1) as u64;
-    // Unaligned zones: a quarter of the GC unit per zone and only 3/4 of a unit per group
-    // (the "250 MB before aligning" of the paper); aligned: group = one GC unit.
-    let unaligned = (gc_unit * 3 / 4 / k).max(64 << 10) / 4096 * 4096;
-    let aligned = (gc_unit / k).max(64 << 10) / 4096 * 4096;
-    let engine = Config {
-        pool_bytes: pool,
-        durability: Durability::Async,
-        ..Config::default()
-    };
-    // "+ comp. + pagepack": compression always comes with 4 KiB page packing here.
-    // Deferred NoWA compensation (section 5.4: compensate "before the SSD reaches its
-    // minimum free-space threshold") needs each group to be exactly one SSD GC unit, so only
-    // the aligned rows defer; the SSD's OP is the configured one (SSD-iq estimates it).
-    let oop = |zone: u64, c: Compression, gdt: bool, nowa: bool| {
-        WritePath::OutOfPlace(OopConfig {
-            zone_bytes: Some(zone),
-            open_zones: spec.open_zones,
-            compression: c,
-            packing: c != Compression::Off,
-            gdt,
-            nowa,
-            defer_compensation: nowa && zone == aligned,
-            ssd_op: spec.op,
-            seed: spec.seed,
-            ..OopConfig::default()
-        })
-    };
-    type RowCfg = Option<(WritePath, Option<u64>)>;
-    let rows: Vec<(&str, RowCfg)> = vec![
-        ("in-place", Some((WritePath::InPlace, None))),
-        (
-            "-> out-of-place",
-            Some((
-                oop(unaligned, Compression::Off, false, false),
-                Some(unaligned),
-            )),
-        ),
-        (
-            "+ comp. + pagepack",
-            Some((
-                oop(unaligned, Compression::Lz4, false, false),
-                Some(unaligned),
-            )),
-        ),
-        (
-            "+ GDT",
-            Some((
-                oop(unaligned, Compression::Lz4, true, false),
-                Some(unaligned),
-            )),
-        ),
-        (
-            "+ NoWA",
-            Some((
-                oop(unaligned, Compression::Lz4, true, true),
-                Some(unaligned),
-            )),
-        ),
-        (
-            "+ aligning GC unit",
-            Some((oop(aligned, Compression::Lz4, true, true), Some(aligned))),
-        ),
-        (
-            "- comp.",
-            Some((oop(aligned, Compression::Off, true, true), Some(aligned))),
-        ),
-    ];
-    let mut out = Vec::new();
-    let mut base_ops = None;
-    for (name, row) in rows {
-        let Some((store, zone)) = row else {
-            let r = missing(name);
-            on_row(&r);
-            out.push(r);
-            continue;
-        };
-        let sim_dev: Arc<dyn BlockDevice> = Arc::new(SimDevice::new(sim.clone())?);
-        let paced = spec.paced.then(|| {
-            Arc::new(crate::paced::Paced::new(
-                sim_dev.clone(),
-                spec.media_bytes_per_sec,
-                spec.read_bytes_per_sec,
-            ))
-        });
-        let dev: Arc<dyn BlockDevice> = match &paced {
-            Some(p) => p.clone(),
-            None => sim_dev,
-        };
-        let yspec = YcsbSpec {
-            records: spec.records,
-            value_size: spec.value_size,
-            value_kind: ValueKind::Pattern,
-            mix: Mix::A,
-            theta: spec.theta,
-            threads: spec.threads,
-            stop: Stop::DeviceWrites(spec.device_writes),
-            durability: Durability::Async,
-            seed: spec.seed,
-            interval_secs: 1.0,
-            engine: engine.clone(),
-            store,
-            separate_wal: true,
-            ack_log: None,
-        };
-        let engine = Arc::new(ycsb::create_engine(dev, &yspec)?);
-        ycsb::load(&engine, &yspec, &|_| {})?;
-        if let Some(p) = &paced {
-            p.reset(); // the load phase is not measured
-        }
-        let res = ycsb::run(engine.clone(), &yspec, &mut |_| {})?;
-        engine.close().map_err(ycsb::YcsbError::from)?;
-        let mut r = row_of(name, zone, &res, spec);
-        let b = *base_ops.get_or_insert(r.ops_per_sec);
-        r.speedup = r.ops_per_sec / b.max(1e-9);
-        on_row(&r);
-        out.push(r);
-    }
-    Ok(Table1 {
+    let mut table = Table1 {
         spec: spec.clone(),
         device_capacity: capacity,
         ssd_gc_unit_bytes: unit,
         inferred_gc_unit_bytes: inferred,
-        rows: out,
-    })
+        rows: Vec::new(),
+        interrupted: crate::interrupt::requested(),
+    };
+    for (name, store, zone) in row_configs(spec, inferred.unwrap_or(unit)) {
+        if table.interrupted {
+            break;
+        }
+        let Some(res) = run_row(spec, &sim, pool, store)? else {
+            table.interrupted = true;
+            break;
+        };
+        let mut r = row_of(name, zone, &res);
+        let base = table.rows.first().map_or(r.ops_per_sec, |b| b.ops_per_sec);
+        r.speedup = r.ops_per_sec / base.max(1e-9);
+        table.interrupted = r.interrupted;
+        assert!(
+            r.speedup.is_finite() && r.speedup >= 0.0,
+            "speedup {}",
+            r.speedup
+        );
+        on_row(&r);
+        table.rows.push(r);
+    }
+    assert!(table.rows.len() <= 7);
+    Ok(table)
 }
 
 /// The Table-1-style text table.
+#[must_use]
 pub fn format(t: &Table1) -> String {
-    use std::fmt::Write;
     let mut s = String::new();
     let _ = writeln!(
         s,
         "Table 1 (how-to-write-to-ssds.md) on a simulated {:.0} MiB conventional SSD: YCSB-A zipf {}, {} records x {} B compressible values, pool {:.0}% of the data, {}x device writes per row",
-        t.device_capacity as f64 / (1u64 << 20) as f64,
+        t.device_capacity as f64 / f64::from(1u32 << 20),
         t.spec.theta,
         t.spec.records,
         t.spec.value_size,
@@ -357,11 +387,18 @@ pub fn format(t: &Table1) -> String {
         "SSD GC unit (superblock) {} KiB, inferred by the ZNS-like sweep: {}",
         t.ssd_gc_unit_bytes >> 10,
         t.inferred_gc_unit_bytes
-            .map_or("none".into(), |b| format!("{} KiB", b >> 10))
+            .map_or_else(|| "none".into(), |b| format!("{} KiB", b >> 10))
     );
+    format_rows(&mut s, t);
+    format_drilldown(&mut s, t);
+    format_footer(&mut s, t);
+    s
+}
+
+fn format_rows(s: &mut String, t: &Table1) {
     let _ = writeln!(
         s,
-        "{:<20} {:>9} {:>6} {:>7} {:>7} {:>9} {:>9} {:>9} {:>7} {:>6} {:>10} {:>8}",
+        "{:<20} {:>9} {:>6} {:>7} {:>7} {:>9} {:>9} {:>9} {:>7} {:>6} {:>12} {:>9} {:>5} {:>6} {:>8}",
         "Version",
         "OPS",
         "x base",
@@ -372,36 +409,44 @@ pub fn format(t: &Table1) -> String {
         "phys B/op",
         "hit",
         "comp",
-        "IO-bound",
+        "device-bound",
+        "CPU us/op",
+        "cores",
+        "bound",
         "zone KiB"
     );
+    let w = ycsb::report::fmt_waf;
     for r in &t.rows {
-        if !r.implemented {
-            let _ = writeln!(s, "{:<20} (not implemented)", r.name);
-            continue;
-        }
         let _ = writeln!(
             s,
-            "{:<20} {:>9.0} {:>6.2} {:>7.2} {:>7.2} {:>9.2} {:>9.0} {:>9.0} {:>7.3} {:>6.2} {:>10.0} {:>8}",
+            "{:<20} {:>9.0} {:>6.2} {:>7} {:>7} {:>9} {:>9.0} {:>9.0} {:>7.3} {:>6} {:>12} {:>9.1} {:>5.2} {:>6} {:>8}{}",
             r.name,
             r.ops_per_sec,
             r.speedup,
-            r.db_waf,
-            r.ssd_waf,
-            r.total_waf,
+            w(r.db_waf),
+            w(r.ssd_waf),
+            w(r.total_waf),
             r.logical_bytes_per_op,
             r.physical_bytes_per_op,
             r.hit_ratio,
-            r.compression_ratio,
-            r.io_bound_ops_per_sec,
-            r.zone_bytes.map_or("-".into(), |z| (z >> 10).to_string())
+            w(r.compression_ratio),
+            r.device_bound_ops_per_sec
+                .map_or_else(|| "n/a".into(), |o| format!("{o:.0}")),
+            r.cpu_us_per_op,
+            r.cpu_cores,
+            r.bound.to_string(),
+            r.zone_bytes.map_or_else(|| "-".into(), |z| (z >> 10).to_string()),
+            if r.interrupted { "  (interrupted)" } else { "" }
         );
     }
+}
+
+fn format_drilldown(s: &mut String, t: &Table1) {
     let _ = writeln!(
         s,
         "\nWrite drill-down (MB, Figure 13b): user (as written) | doublewrite | DB GC | compensation | SSD GC | WAL"
     );
-    for r in t.rows.iter().filter(|r| r.implemented) {
+    for r in &t.rows {
         let _ = writeln!(
             s,
             "{:<20} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>9.1}",
@@ -414,24 +459,35 @@ pub fn format(t: &Table1) -> String {
             r.wal_mb
         );
     }
-    if t.spec.paced {
-        let _ = writeln!(
-            s,
-            "\nOPS: measured on the paced SSD (media writes {:.1} GB/s incl. its GC copies, reads {:.1} GB/s); IO-bound: bandwidth / physical B/op.",
-            t.spec.media_bytes_per_sec / 1e9,
-            t.spec.read_bytes_per_sec / 1e9
-        );
+}
+
+fn format_footer(s: &mut String, t: &Table1) {
+    let p = &t.spec.pacing;
+    let how = if p.paced {
+        "measured on the paced SSD: every I/O waits for the timing model"
     } else {
+        "measured UNPACED: the simulator answers at memory speed, so OPS measure the CPU"
+    };
+    let _ = writeln!(
+        s,
+        "\nOPS: {how} (media writes {:.1} GB/s incl. the SSD's GC copies, reads {:.1} GB/s). device-bound: ops/s by that model alone (device busy time per op); CPU us/op: process CPU time (getrusage) per op; cores: CPU time / run time; bound: device when the device was busy >= {:.0}% of the run, else CPU (the engine, compression, the simulator; on a loaded machine also the wait for a core: few cores busy).",
+        p.media_bytes_per_sec / 1e9,
+        p.read_bytes_per_sec / 1e9,
+        100.0 * ycsb::measure::DEVICE_BOUND_SHARE
+    );
+    if t.interrupted {
         let _ = writeln!(
             s,
-            "\nOPS: measured on the unpaced in-memory simulator (CPU-bound); IO-bound: ops/s if the media write bandwidth ({:.1} GB/s) were the limit = bandwidth / physical B/op.",
-            t.spec.media_bytes_per_sec / 1e9
+            "INTERRUPTED (Ctrl-C): {} of 7 rows ran; the last one covers what ran until then",
+            t.rows.len()
         );
     }
-    s
 }
 
 /// CSV of the rows.
+///
+/// # Errors
+/// Creating or writing the file.
 pub fn write_csv(t: &Table1, path: &std::path::Path) -> Result<(), csv::Error> {
     let mut w = csv::Writer::from_path(path)?;
     for r in &t.rows {
@@ -442,20 +498,52 @@ pub fn write_csv(t: &Table1, path: &std::path::Path) -> Result<(), csv::Error> {
 }
 
 /// Bar plot: DB / SSD / total WAF per row.
+///
+/// # Errors
+/// Rendering or writing the file.
 pub fn plot(t: &Table1, path: &std::path::Path) -> Result<(), crate::plot::PlotError> {
-    let rows: Vec<&Row> = t.rows.iter().filter(|r| r.implemented).collect();
+    let v = |x: Option<f64>| x.unwrap_or(f64::NAN);
     let chart = BarChart {
         title: "Table 1 on a simulated SSD: WAF per optimization (YCSB-A, zipf 0.8)".into(),
         y_label: "write amplification".into(),
-        categories: rows.iter().map(|r| r.name.clone()).collect(),
+        categories: t.rows.iter().map(|r| r.name.clone()).collect(),
         groups: vec![
-            ("DB WAF".into(), rows.iter().map(|r| r.db_waf).collect()),
-            ("SSD WAF".into(), rows.iter().map(|r| r.ssd_waf).collect()),
+            (
+                "DB WAF".into(),
+                t.rows.iter().map(|r| v(r.db_waf)).collect(),
+            ),
+            (
+                "SSD WAF".into(),
+                t.rows.iter().map(|r| v(r.ssd_waf)).collect(),
+            ),
             (
                 "total WAF".into(),
-                rows.iter().map(|r| r.total_waf).collect(),
+                t.rows.iter().map(|r| v(r.total_waf)).collect(),
             ),
         ],
     };
     render_bar(&chart, path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn zone_sizes_are_aligned_to_pages_and_groups() {
+        let (u, a) = zone_sizes(8 << 20, 4);
+        assert_eq!(a, 2 << 20, "4 aligned zones make one GC unit");
+        assert_eq!(u, (8 << 20) * 3 / 16);
+        let (u, a) = zone_sizes(64 << 10, 4);
+        assert_eq!((u, a), (64 << 10, 64 << 10), "never below 64 KiB");
+    }
+
+    #[test]
+    fn seven_rows_in_the_papers_order() {
+        let rows = row_configs(&Table1Spec::quick(), 8 << 20);
+        assert_eq!(rows.len(), 7);
+        assert_eq!(rows[0].0, "in-place");
+        assert!(matches!(rows[0].1, WritePath::InPlace));
+        assert!(rows[1..].iter().all(|r| r.2.is_some()));
+    }
 }

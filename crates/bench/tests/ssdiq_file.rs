@@ -1,5 +1,10 @@
 //! `nowa ssdiq` on regular files and loop devices: the I/O engine (io_uring and psync), the
 //! rate limiter, the suite, and the safety refusals (signature, mounted, missing --force).
+// Temporary: the device-io branch (owner of this file) cleans it; remove at merge.
+#![expect(
+    clippy::unwrap_used,
+    reason = "lint wall opt-in of nowa-bench/nowa-cli; cleaned in the device-io branch"
+)]
 
 use nowa_bench::ssdiq::{self, authorize, Engine, JobKind, JobSpec, OpenOpts, SuiteConfig, Target};
 use nowa_workload::WorkloadSpec;

@@ -1,12 +1,14 @@
 //! `nowa infer-gc-unit`: find the SSD's GC unit with the ZNS-like zone-size sweep.
 
-use crate::sim_cmd::parse_size;
+use crate::flags;
+use crate::resources::{check_memory, sim_device_bytes};
 use crate::usage;
 use anyhow::Result;
 use clap::Args;
 use nowa_bench::gcunit::{self, InferError, InferSpec};
 use nowa_device::{BlockDevice, FileDevice, FileOptions, SimConfig, SimDevice, SimMode};
 use nowa_flash::FtlConfig;
+use nowa_units::Bytes;
 
 #[derive(Args, Debug)]
 pub struct GcUnitArgs {
@@ -15,26 +17,27 @@ pub struct GcUnitArgs {
     #[arg(long, default_value = "sim")]
     device: String,
     /// Simulated SSD capacity.
-    #[arg(long, default_value = "1GiB")]
-    capacity: String,
-    /// Simulated SSD over-provisioning (spare/logical).
-    #[arg(long, default_value_t = 0.07)]
+    #[arg(long, default_value = "1GiB", value_parser = flags::size(1 << 20, 16 << 40))]
+    capacity: u64,
+    /// Simulated SSD over-provisioning (spare/logical: 0.07 or 7%).
+    #[arg(long, default_value = "7%", value_parser = flags::fraction(0.0, false, 1.0, false))]
     op: f64,
     /// Simulated SSD: pages per erase block.
-    #[arg(long, default_value_t = 256)]
+    #[arg(long, default_value = "256", value_parser = flags::count::<u32>(1, 1 << 16))]
     pages_per_block: u32,
     /// Simulated SSD: erase blocks per superblock (its GC unit, the answer to find).
-    #[arg(long, default_value_t = 8)]
+    #[arg(long, default_value = "8", value_parser = flags::count::<u32>(1, 1 << 16))]
     blocks_per_superblock: u32,
-    /// Smallest zone size tried.
-    #[arg(long, default_value = "64KiB")]
-    min_zone: String,
+    /// Smallest zone size tried (a power of two >= 4 KiB).
+    #[arg(long, default_value = "64KiB", value_parser = flags::size(4096, 1 << 50))]
+    min_zone: u64,
     /// Largest zone size tried.
-    #[arg(long, default_value = "1GiB")]
-    max_zone: String,
+    #[arg(long, default_value = "1GiB", value_parser = flags::size(4096, 1 << 50))]
+    max_zone: u64,
     /// Pattern volume per zone size, in multiples of the capacity.
-    #[arg(long, default_value_t = 2.0)]
+    #[arg(long, default_value = "2", value_parser = flags::number(0.0, true, 1000.0))]
     volume: f64,
+    /// Seed of the zone order.
     #[arg(long, default_value_t = 42)]
     seed: u64,
     /// Print the result as JSON.
@@ -42,28 +45,48 @@ pub struct GcUnitArgs {
     json: bool,
 }
 
+fn check(a: &GcUnitArgs, ftl: &FtlConfig) -> Result<()> {
+    if !a.min_zone.is_power_of_two() {
+        return Err(usage(format!(
+            "--min-zone {}: not a power of two",
+            Bytes(a.min_zone)
+        )));
+    }
+    if a.max_zone < a.min_zone {
+        return Err(usage("--max-zone is smaller than --min-zone"));
+    }
+    if a.device == "sim" {
+        let l = ftl.layout().map_err(|e| {
+            usage(format!(
+                "device geometry (--capacity, --op, --pages-per-block, --blocks-per-superblock): {e}"
+            ))
+        })?;
+        check_memory(&[(
+            "--capacity",
+            "simulated SSD",
+            sim_device_bytes(l.logical_pages * 4096),
+        )])?;
+    }
+    Ok(())
+}
+
+/// `nowa infer-gc-unit`.
 pub fn run(a: GcUnitArgs) -> Result<()> {
     let spec = InferSpec {
-        min_zone: parse_size(&a.min_zone)?,
-        max_zone: parse_size(&a.max_zone)?,
+        min_zone: a.min_zone,
+        max_zone: a.max_zone,
         volume: a.volume,
         seed: a.seed,
         ..InferSpec::default()
     };
-    if !(a.volume > 0.0 && a.volume.is_finite()) {
-        return Err(usage("--volume must be > 0"));
-    }
-    let capacity = parse_size(&a.capacity)?;
     let ftl = FtlConfig {
-        logical_pages: capacity / 4096,
+        logical_pages: a.capacity / 4096,
         op: a.op,
         pages_per_block: a.pages_per_block,
         blocks_per_superblock: a.blocks_per_superblock,
         ..FtlConfig::default()
     };
-    if a.device == "sim" {
-        ftl.layout().map_err(|e| usage(e.to_string()))?;
-    }
+    check(&a, &ftl)?;
     eprintln!("nowa infer-gc-unit: seed {}, device {}", a.seed, a.device);
     let device = a.device.clone();
     let mut fresh = || -> Result<Box<dyn BlockDevice>, InferError> {
@@ -81,30 +104,35 @@ pub fn run(a: GcUnitArgs) -> Result<()> {
     };
     let mut on_step = |s: &gcunit::Step| {
         if !a.json {
-            println!("zone {:>10} KiB  WAF {:.3}", s.zone_bytes >> 10, s.waf);
+            println!(
+                "zone {:>10} KiB  WAF {}",
+                s.zone_bytes >> 10,
+                s.waf.map_or_else(|| "n/a".into(), |w| format!("{w:.3}"))
+            );
         }
     };
     let r = gcunit::infer(&mut fresh, &spec, &mut on_step).map_err(|e| match e {
-        InferError::Config(m) => usage(m),
+        InferError::ZoneRange { .. } => usage(format!("--min-zone / --max-zone: {e}")),
         e => anyhow::Error::new(e),
     })?;
     if a.json {
         println!("{}", serde_json::to_string_pretty(&r)?);
-    } else {
-        match r.gc_unit_bytes {
-            Some(b) => println!(
-                "inferred GC unit: {} KiB (first zone size with WAF <= {})",
-                b >> 10,
-                r.threshold
-            ),
-            None => println!(
-                "no zone size up to {} reached WAF <= {}",
-                a.max_zone, r.threshold
-            ),
-        }
-        if a.device == "sim" {
-            println!("configured superblock: {} KiB", ftl.unit_pages() * 4);
-        }
+        return Ok(());
+    }
+    match r.gc_unit_bytes {
+        Some(b) => println!(
+            "inferred GC unit: {} KiB (first zone size with WAF <= {})",
+            b >> 10,
+            r.threshold
+        ),
+        None => println!(
+            "no zone size up to {} reached WAF <= {}",
+            Bytes(a.max_zone),
+            r.threshold
+        ),
+    }
+    if a.device == "sim" {
+        println!("configured superblock: {} KiB", ftl.unit_pages() * 4);
     }
     Ok(())
 }

@@ -1,20 +1,28 @@
 //! `nowa`: SSD simulation, SSD benchmarking and write-amplification-aware storage.
+//!
+//! Exit codes: 0 success; 1 a failure while running; 2 bad input (flags, configuration: one
+//! line naming the flag); 130 interrupted by Ctrl-C after printing and writing what was
+//! measured.
 
 mod capture_cmd;
+mod flags;
 mod gcunit_cmd;
+mod resources;
 mod sim_cmd;
 mod ssdiq_cmd;
 mod table1_cmd;
 mod trace_cmd;
 mod ycsb_cmd;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 #[derive(Parser)]
 #[command(
     name = "nowa",
     version,
-    about = "Measure and minimize write amplification, from the database to the flash"
+    about = "Measure and minimize write amplification, from the database to the flash",
+    after_help = "Sizes: 4096, 4k = 4KiB = 4096, 4KB = 4000, 1GB = 10^9, 1GiB = 2^30. \
+                  Fractions: 0.07 or 7%. Counts: 5000000 or 5M."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -39,17 +47,88 @@ enum Cmd {
     Capture(capture_cmd::CaptureArgs),
 }
 
+/// Every argument that takes a value accepts a leading '-', so `--seed -1` reaches the flag's
+/// parser (which names the flag in its error) instead of being taken for an unknown flag.
+fn negative_numbers_reach_parsers(cmd: clap::Command) -> clap::Command {
+    let cmd = cmd.mut_args(|a| {
+        let valued = matches!(
+            a.get_action(),
+            clap::ArgAction::Set | clap::ArgAction::Append
+        );
+        if valued && !a.is_positional() {
+            a.allow_negative_numbers(true)
+        } else {
+            a
+        }
+    });
+    let names: Vec<String> = cmd
+        .get_subcommands()
+        .map(|s| s.get_name().to_owned())
+        .collect();
+    names.iter().fold(cmd, |c, n| {
+        c.mut_subcommand(n, negative_numbers_reach_parsers)
+    })
+}
+
+/// A negative value clap took for an unknown flag (`--op -7%`: `-7` is not a number, so
+/// [`negative_numbers_reach_parsers`] cannot help): the message names the flag before it.
+fn negative_value(e: &clap::Error, argv: &[String]) -> Option<String> {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if e.kind() != ErrorKind::UnknownArgument {
+        return None;
+    }
+    let Some(ContextValue::String(bad)) = e.get(ContextKind::InvalidArg) else {
+        return None;
+    };
+    let rest = bad.strip_prefix('-')?;
+    if !rest.starts_with(|c: char| c.is_ascii_digit() || c == '.') {
+        return None;
+    }
+    let i = argv.iter().position(|x| x.starts_with(bad.as_str()))?;
+    let flag = argv.get(i.checked_sub(1)?)?;
+    flag.starts_with("--").then(|| {
+        format!(
+            "error: invalid value '{}' for '{flag}': negative values are not accepted (see --help)",
+            argv[i]
+        )
+    })
+}
+
+/// clap's message on one line: the error and its details (argument names, "did you mean"
+/// tips), without the usage block.
+fn one_line(e: &clap::Error) -> String {
+    let argv: Vec<String> = std::env::args().collect();
+    if let Some(m) = negative_value(e, &argv) {
+        return m;
+    }
+    if e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+        return "error: a subcommand is required: sim, ssdiq, ycsb, infer-gc-unit or table1 (see --help)"
+            .to_owned();
+    }
+    let text = e.render().to_string();
+    let mut out = String::new();
+    for line in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        if line.starts_with("Usage:") || line.starts_with("For more information") {
+            break;
+        }
+        if !out.is_empty() {
+            out.push_str(if out.ends_with(':') { " " } else { "; " });
+        }
+        out.push_str(line);
+    }
+    if out.is_empty() {
+        out.push_str("error: invalid arguments");
+    }
+    assert!(!out.contains('\n'), "one line");
+    format!("{out} (see --help)")
+}
+
 fn main() {
-    let cli = match Cli::try_parse() {
+    let matches = negative_numbers_reach_parsers(Cli::command()).try_get_matches();
+    let cli = match matches.and_then(|m| Cli::from_arg_matches(&m)) {
         Ok(c) => c,
         Err(e) if e.use_stderr() => {
-            // Bad flags: one line (clap's first), exit 2. The usage text is a --help away.
-            let text = e.render().to_string();
-            let first = text
-                .lines()
-                .find(|l| !l.trim().is_empty())
-                .unwrap_or("error: invalid arguments");
-            eprintln!("nowa: {first} (see --help)");
+            eprintln!("nowa: {}", one_line(&e));
             std::process::exit(2);
         }
         Err(e) => {
@@ -68,14 +147,22 @@ fn main() {
         Cmd::Capture(a) => capture_cmd::run(a),
     };
     if let Err(e) = res {
-        eprintln!("nowa: error: {e:#}");
-        // Bad input is exit 2; failures while running are exit 1.
-        let code = if e.downcast_ref::<UsageError>().is_some() {
-            2
-        } else {
-            1
-        };
-        std::process::exit(code);
+        std::process::exit(report(&e));
+    }
+}
+
+/// Prints `e` on one line and returns the exit code: 2 bad input, 130 interrupted, 1 failure.
+fn report(e: &anyhow::Error) -> i32 {
+    let line = format!("{e:#}").replace('\n', " ");
+    if e.downcast_ref::<Interrupted>().is_some() {
+        eprintln!("nowa: {line}");
+        return 130;
+    }
+    eprintln!("nowa: error: {line}");
+    if e.downcast_ref::<UsageError>().is_some() {
+        2
+    } else {
+        1
     }
 }
 
@@ -92,4 +179,20 @@ impl std::error::Error for UsageError {}
 /// Shorthand: a usage error as anyhow::Error.
 pub fn usage(msg: impl Into<String>) -> anyhow::Error {
     anyhow::Error::new(UsageError(msg.into()))
+}
+
+/// Ctrl-C stopped the run after its partial results were printed and written: exit code 130
+/// (128 + SIGINT, as a shell reports a process killed by it).
+#[derive(Debug)]
+pub struct Interrupted(pub String);
+impl std::fmt::Display for Interrupted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "interrupted (Ctrl-C): {}", self.0)
+    }
+}
+impl std::error::Error for Interrupted {}
+
+/// Shorthand: an interruption as anyhow::Error.
+pub fn interrupted(what: impl Into<String>) -> anyhow::Error {
+    anyhow::Error::new(Interrupted(what.into()))
 }

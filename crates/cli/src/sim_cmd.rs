@@ -1,13 +1,23 @@
 //! `nowa sim` and `nowa sim sweep`: flags, validation, progress, output.
 
-use crate::usage;
+use crate::flags::{self, MAX_THREADS};
+use crate::resources::{check_memory, check_output_file, create_output_dir, ftl_bytes};
+use crate::{interrupted, usage};
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
-use nowa_bench::sim::{self, sweep, SimError, SimSpec, StreamAssign};
+use nowa_bench::sim::{self, sweep, SimError, SimResult, SimSpec, StreamAssign};
 use nowa_flash::{FlashError, FtlConfig, GcFrontier, GcUnit, Mode, PolicyKind};
+use nowa_units::Bytes;
 use nowa_workload::WorkloadSpec;
 use std::path::PathBuf;
+
+/// The largest simulated device: the FTL model maps at most 2^32 - 1 physical 4 KiB pages.
+const MAX_CAPACITY: u64 = 16 << 40;
+/// The largest warm-up, volume or interval, in multiples of the logical capacity.
+const MAX_VOLUME: f64 = 10_000.0;
+/// The most reporting intervals a run keeps.
+const MAX_INTERVALS: f64 = 100_000.0;
 
 #[derive(Args, Debug)]
 #[command(args_conflicts_with_subcommands = true)]
@@ -41,16 +51,17 @@ enum SimSub {
 #[derive(Args, Debug)]
 struct SweepArgs {
     /// Paper figure to reproduce: fig3b (two-zone skew), fig4b (zipf +- write buffer), fig7a (WAF vs OP).
-    #[arg(long, value_name = "FIG", required_unless_present = "all")]
-    figure: Option<String>,
+    #[arg(long, value_name = "FIG", required_unless_present = "all",
+          value_parser = flags::parsed::<sweep::Figure>())]
+    figure: Option<sweep::Figure>,
     /// Run all figures.
     #[arg(long)]
     all: bool,
-    /// Directory for sim-<figure>.csv, .png and .svg.
-    #[arg(long, default_value = ".")]
-    out_dir: PathBuf,
+    /// Output directory for sim-<figure>.csv, .png and .svg.
+    #[arg(long, alias = "out-dir", value_name = "DIR", default_value = ".")]
+    out: PathBuf,
     /// Worker threads (default: all cores).
-    #[arg(long)]
+    #[arg(long, value_parser = flags::count::<usize>(1, MAX_THREADS))]
     threads: Option<usize>,
     #[command(flatten)]
     dev: DeviceFlags,
@@ -60,79 +71,92 @@ struct SweepArgs {
 
 #[derive(Args, Debug, Clone)]
 struct DeviceFlags {
-    /// Logical capacity (e.g. 8GiB, 512MiB, 2TiB; plain numbers are bytes).
-    #[arg(long, default_value = "8GiB")]
-    capacity: String,
+    /// Logical capacity (8GiB, 512MiB, 2TiB; 1GB = 10^9 bytes).
+    #[arg(long, default_value = "8GiB", value_parser = flags::size(4096, MAX_CAPACITY))]
+    capacity: u64,
     /// Over-provisioning as spare/logical (0.07 or 7%): physical = logical x (1 + OP).
-    #[arg(long, default_value = "7%", conflicts_with = "op_physical")]
-    op: String,
+    #[arg(long, default_value = "7%", conflicts_with = "op_physical",
+          value_parser = flags::fraction(0.0, false, 1.0, false))]
+    op: f64,
     /// Over-provisioning as spare/physical (the ssd-iq simulator's 1 - ssdfill).
-    #[arg(long)]
-    op_physical: Option<String>,
+    #[arg(long, value_parser = flags::fraction(0.0, false, 1.0, true))]
+    op_physical: Option<f64>,
     /// Flash pages (4 KiB) per erase block.
-    #[arg(long, default_value_t = 256)]
+    #[arg(long, default_value = "256", value_parser = flags::count::<u32>(1, 1 << 16))]
     pages_per_block: u32,
     /// Erase blocks per superblock (channels x chips x planes).
-    #[arg(long, default_value_t = 8, conflicts_with_all = ["channels", "chips", "planes"])]
+    #[arg(long, default_value = "8", conflicts_with_all = ["channels", "chips", "planes"],
+          value_parser = flags::count::<u32>(1, 1 << 16))]
     blocks_per_superblock: u32,
     /// Flash channels (with --chips and --planes: blocks per superblock = their product).
-    #[arg(long)]
+    #[arg(long, value_parser = flags::count::<u32>(1, 1 << 16))]
     channels: Option<u32>,
     /// Chips (dies) per channel.
-    #[arg(long)]
+    #[arg(long, value_parser = flags::count::<u32>(1, 1 << 16))]
     chips: Option<u32>,
     /// Planes per chip.
-    #[arg(long)]
+    #[arg(long, value_parser = flags::count::<u32>(1, 1 << 16))]
     planes: Option<u32>,
     /// GC unit: superblock, or block (partial GC).
-    #[arg(long, default_value = "superblock")]
-    gc_unit: String,
+    #[arg(long, default_value = "superblock", value_parser = gc_unit)]
+    gc_unit: GcUnit,
     /// GC policy: greedy (ssd-iq naive greedy), 2r-greedy, 2r-fifo, cost-benefit, fifo, random, k-greedy:K, window:W.
-    #[arg(long, default_value = "greedy")]
-    policy: String,
+    #[arg(long, default_value = "greedy", value_parser = flags::parsed::<PolicyKind>())]
+    policy: PolicyKind,
     /// Where GC copies go: shared (with host writes), separate, per-stream. Default: the policy's.
-    #[arg(long)]
-    gc_frontier: Option<String>,
+    #[arg(long, value_parser = flags::parsed::<GcFrontier>())]
+    gc_frontier: Option<GcFrontier>,
     /// Host write streams (multi-stream / FDP handles).
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value = "1", value_parser = flags::count::<u16>(1, 4096))]
     streams: u16,
-    /// Device write buffer as a fraction of capacity (e.g. 0.0002 = 0.02%); 0 = none.
-    #[arg(long, default_value_t = 0.0)]
+    /// Device write buffer as a fraction of capacity (0.0002 or 0.02%); 0 = none.
+    #[arg(long, default_value = "0", value_parser = flags::fraction(0.0, false, 1.0, true))]
     write_buffer: f64,
     /// GC keeps at least this many free units.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value = "1", value_parser = flags::count::<u32>(1, 1 << 20))]
     min_free_units: u32,
-    /// Zoned (ZNS) device: zones = GC units, sequential writes per zone, no device GC.
+    /// Zoned (ZNS) device: zones = GC units, sequential writes per zone, no device GC; needs
+    /// a zns:... workload.
     #[arg(long)]
     zns: bool,
     /// Zoned device: max open zones.
-    #[arg(long, default_value_t = 14)]
+    #[arg(long, default_value = "14", value_parser = flags::count::<u32>(1, 1 << 16))]
     max_open_zones: u32,
+}
+
+fn gc_unit(s: &str) -> Result<GcUnit, String> {
+    match s {
+        "superblock" => Ok(GcUnit::Superblock),
+        "block" => Ok(GcUnit::Block),
+        o => Err(format!(
+            "unknown GC unit '{o}' (expected superblock or block)"
+        )),
+    }
 }
 
 #[derive(Args, Debug, Clone)]
 struct RunFlags {
     /// Workload: uniform | two-zone:X/Y | zipf:THETA | read-only:F | sequential | zns:ZONE_PAGES:FRONTS[:CHUNK]
-    #[arg(long, default_value = "uniform")]
-    workload: String,
-    /// Fraction of the logical space in use (0 < fill <= 1).
-    #[arg(long, default_value_t = 1.0)]
+    #[arg(long, default_value = "uniform", value_parser = flags::parsed::<WorkloadSpec>())]
+    workload: WorkloadSpec,
+    /// Fraction of the logical space in use (0 < fill <= 1; 0.9 or 90%).
+    #[arg(long, default_value = "1", value_parser = flags::fraction(0.0, true, 1.0, false))]
     fill: f64,
     /// Warm-up writes before measuring, in multiples of the logical capacity.
-    #[arg(long, default_value_t = 2.0)]
+    #[arg(long, default_value = "2", value_parser = flags::number(0.0, false, MAX_VOLUME))]
     warmup: f64,
     /// Measured writes, in multiples of the logical capacity.
-    #[arg(long, default_value_t = 2.0)]
+    #[arg(long, default_value = "2", value_parser = flags::number(0.0, true, MAX_VOLUME))]
     volume: f64,
     /// Reporting interval, in multiples of the logical capacity.
-    #[arg(long, default_value_t = 0.1)]
+    #[arg(long, default_value = "0.1", value_parser = flags::number(0.0, true, MAX_VOLUME))]
     interval: f64,
     /// Skip the sequential fill of the in-use pages.
     #[arg(long)]
     no_precondition: bool,
     /// Stream assignment: single, or hot-cold (two-zone only, needs --streams >= 2).
-    #[arg(long, default_value = "single")]
-    stream_assign: String,
+    #[arg(long, default_value = "single", value_parser = flags::parsed::<StreamAssign>())]
+    stream_assign: StreamAssign,
     /// Seed of the workload and of randomized policies.
     #[arg(long, default_value_t = 42)]
     seed: u64,
@@ -141,114 +165,33 @@ struct RunFlags {
     quiet: bool,
 }
 
-/// Parse "8GiB", "64G", "512MiB", "4096" into bytes.
-pub fn parse_size(s: &str) -> Result<u64> {
-    let t = s.trim();
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let v: f64 = num
-        .parse()
-        .map_err(|_| usage(format!("invalid size '{s}' (examples: 8GiB, 512MiB, 4096)")))?;
-    let mult: u64 = match unit.trim().to_ascii_lowercase().as_str() {
-        "" | "b" => 1,
-        "k" | "kb" | "kib" => 1 << 10,
-        "m" | "mb" | "mib" => 1 << 20,
-        "g" | "gb" | "gib" => 1 << 30,
-        "t" | "tb" | "tib" => 1 << 40,
-        _ => {
-            return Err(usage(format!(
-                "invalid size unit in '{s}' (use KiB, MiB, GiB, TiB)"
-            )))
-        }
-    };
-    let bytes = v * mult as f64;
-    if bytes.is_nan() || bytes < 1.0 || !bytes.is_finite() {
-        return Err(usage(format!("size must be > 0, got '{s}'")));
+/// Blocks per superblock from `--blocks-per-superblock` or channels x chips x planes.
+fn blocks_per_superblock(dev: &DeviceFlags) -> Result<u32> {
+    match (dev.channels, dev.chips, dev.planes) {
+        (None, None, None) => Ok(dev.blocks_per_superblock),
+        (c, d, p) => c
+            .unwrap_or(1)
+            .checked_mul(d.unwrap_or(1))
+            .and_then(|x| x.checked_mul(p.unwrap_or(1)))
+            .ok_or_else(|| usage("--channels x --chips x --planes does not fit 32 bits"))
+            .inspect(|&b| assert!(b >= 1, "each factor parses to at least 1")),
     }
-    Ok(bytes as u64)
 }
 
-/// Parse "7%", "0.07" into a fraction.
-fn parse_frac(s: &str, what: &str) -> Result<f64> {
-    let t = s.trim();
-    let v = match t.strip_suffix('%') {
-        Some(p) => p.trim().parse::<f64>().map(|v| v / 100.0),
-        None => t.parse::<f64>(),
-    }
-    .map_err(|_| usage(format!("invalid {what} '{s}' (examples: 7%, 0.07)")))?;
-    if !v.is_finite() || v < 0.0 {
-        return Err(usage(format!("{what} must be >= 0, got '{s}'")));
-    }
-    Ok(v)
-}
-
-fn build_spec(dev: &DeviceFlags, run: &RunFlags) -> Result<SimSpec> {
-    let bytes = parse_size(&dev.capacity)?;
-    let logical_pages = bytes / 4096;
-    if logical_pages == 0 {
-        return Err(usage(format!(
-            "capacity {} is smaller than one 4 KiB page",
-            dev.capacity
-        )));
-    }
-    let op = match &dev.op_physical {
-        Some(p) => {
-            let p = parse_frac(p, "--op-physical")?;
-            if p >= 1.0 {
-                return Err(usage("--op-physical must be < 1"));
-            }
-            p / (1.0 - p)
-        }
-        None => parse_frac(&dev.op, "--op")?,
-    };
-    let policy: PolicyKind = dev
-        .policy
-        .parse()
-        .map_err(|e: nowa_flash::PolicyParseError| usage(e.to_string()))?;
-    let gc_frontier = dev
-        .gc_frontier
-        .as_deref()
-        .map(str::parse::<GcFrontier>)
-        .transpose()
-        .map_err(usage)?;
-    let gc_unit = match dev.gc_unit.as_str() {
-        "superblock" => GcUnit::Superblock,
-        "block" => GcUnit::Block,
-        o => {
-            return Err(usage(format!(
-                "unknown GC unit '{o}' (expected superblock or block)"
-            )))
-        }
-    };
-    if !(run.fill > 0.0 && run.fill <= 1.0) {
-        return Err(usage(format!("--fill must be in (0, 1], got {}", run.fill)));
-    }
-    if !(0.0..1.0).contains(&dev.write_buffer) {
-        return Err(usage(format!(
-            "--write-buffer must be a fraction in [0, 1), got {}",
-            dev.write_buffer
-        )));
-    }
-    let workload: WorkloadSpec = run
-        .workload
-        .parse()
-        .map_err(|e: nowa_workload::WorkloadError| usage(e.to_string()))?;
-    let streams: StreamAssign = run.stream_assign.parse().map_err(usage)?;
+fn ftl_config(dev: &DeviceFlags, seed: u64) -> Result<FtlConfig> {
+    let logical_pages = dev.capacity / 4096;
+    assert!(logical_pages >= 1, "--capacity parses to at least one page");
+    let op = dev.op_physical.map_or(dev.op, |p| p / (1.0 - p));
     let ftl = FtlConfig {
         logical_pages,
         op,
         pages_per_block: dev.pages_per_block,
-        blocks_per_superblock: match (dev.channels, dev.chips, dev.planes) {
-            (None, None, None) => dev.blocks_per_superblock,
-            (c, d, p) => c.unwrap_or(1) * d.unwrap_or(1) * p.unwrap_or(1),
-        },
-        gc_unit,
-        policy,
-        gc_frontier,
+        blocks_per_superblock: blocks_per_superblock(dev)?,
+        gc_unit: dev.gc_unit,
+        policy: dev.policy.clone(),
+        gc_frontier: dev.gc_frontier,
         streams: dev.streams,
-        write_buffer_pages: (logical_pages as f64 * dev.write_buffer).round() as u64,
+        write_buffer_pages: nowa_bench::round_u64(logical_pages as f64 * dev.write_buffer),
         min_free_units: dev.min_free_units,
         mode: if dev.zns {
             Mode::Zoned {
@@ -257,19 +200,85 @@ fn build_spec(dev: &DeviceFlags, run: &RunFlags) -> Result<SimSpec> {
         } else {
             Mode::Conventional
         },
-        seed: run.seed,
+        seed,
     };
-    // Validate the geometry now so bad input fails before any work.
-    ftl.layout().map_err(|e| usage(e.to_string()))?;
+    Ok(ftl)
+}
+
+/// Flags that only work together: a zoned device with a zoned workload, the hot-cold stream
+/// assignment with a two-zone workload on two streams or more.
+fn check_modes(ftl: &FtlConfig, run: &RunFlags) -> Result<()> {
+    if matches!(ftl.mode, Mode::Zoned { .. }) && !matches!(run.workload, WorkloadSpec::Zns { .. }) {
+        return Err(usage(format!(
+            "--zns needs a zoned workload (--workload zns:ZONE_PAGES:FRONTS), not '{}': a zoned device refuses writes that are not sequential per zone",
+            run.workload
+        )));
+    }
+    if run.stream_assign == StreamAssign::HotCold {
+        if !matches!(run.workload, WorkloadSpec::TwoZone { .. }) {
+            return Err(usage(format!(
+                "--stream-assign hot-cold needs a two-zone workload (--workload two-zone:X/Y), not '{}'",
+                run.workload
+            )));
+        }
+        if ftl.streams < 2 {
+            return Err(usage("--stream-assign hot-cold needs --streams >= 2"));
+        }
+    }
+    Ok(())
+}
+
+/// Checks what depends on several flags at once: the device geometry, ZNS vs the workload,
+/// the interval vs the device and the volume, and the memory the FTL model needs.
+/// `parallel` runs at once (a sweep) each hold their own model.
+fn check_run(ftl: &FtlConfig, run: &RunFlags, parallel: u64) -> Result<()> {
+    // Validate the geometry now so bad input fails before any work (layout() allocates
+    // nothing).
+    let l = ftl.layout().map_err(|e| {
+        usage(format!(
+            "device geometry (--capacity, --op, --pages-per-block, --blocks-per-superblock): {e}"
+        ))
+    })?;
+    check_modes(ftl, run)?;
+    let pages = l.logical_pages as f64;
+    if (run.interval * pages).round() < 1.0 {
+        return Err(usage(format!(
+            "--interval {}: less than one 4 KiB page of this device",
+            run.interval
+        )));
+    }
+    if run.volume / run.interval > MAX_INTERVALS {
+        return Err(usage(format!(
+            "--interval {}: --volume / --interval = {:.0} intervals, at most {MAX_INTERVALS}",
+            run.interval,
+            run.volume / run.interval
+        )));
+    }
+    let units = u64::from(l.units);
+    let maps = ftl_bytes(l.logical_pages, l.physical_pages, units);
+    let buffer = ftl.write_buffer_pages.saturating_mul(48);
+    check_memory(&[
+        ("--capacity", "page maps", maps.saturating_mul(parallel)),
+        (
+            "--write-buffer",
+            "write buffer",
+            buffer.saturating_mul(parallel),
+        ),
+    ])
+}
+
+fn build_spec(dev: &DeviceFlags, run: &RunFlags, parallel: u64) -> Result<SimSpec> {
+    let ftl = ftl_config(dev, run.seed)?;
+    check_run(&ftl, run, parallel)?;
     Ok(SimSpec {
         ftl,
-        workload,
+        workload: run.workload.clone(),
         fill: run.fill,
         warmup: run.warmup,
         volume: run.volume,
         interval: run.interval,
         precondition: !run.no_precondition,
-        streams,
+        streams: run.stream_assign,
         seed: run.seed,
     })
 }
@@ -278,7 +287,7 @@ fn build_spec(dev: &DeviceFlags, run: &RunFlags) -> Result<SimSpec> {
 fn classify(e: SimError) -> anyhow::Error {
     match e {
         SimError::Config(m) => usage(m),
-        SimError::Workload(w) => usage(w.to_string()),
+        SimError::Workload(w) => usage(format!("--workload: {w}")),
         SimError::Flash(FlashError::Config(m)) => usage(m),
         SimError::Flash(f) => anyhow::Error::new(f).context("simulation failed"),
     }
@@ -289,15 +298,16 @@ fn bar(total: u64, quiet: bool, what: &str) -> ProgressBar {
         return ProgressBar::hidden();
     }
     let pb = ProgressBar::new(total);
-    pb.set_style(
+    if let Ok(style) =
         ProgressStyle::with_template("{spinner} {msg} [{bar:40}] {percent}% eta {eta}")
-            .unwrap()
-            .progress_chars("=> "),
-    );
+    {
+        pb.set_style(style.progress_chars("=> "));
+    }
     pb.set_message(what.to_string());
     pb
 }
 
+/// `nowa sim`: one simulation (or `sim sweep`).
 pub fn run(a: SimArgs) -> Result<()> {
     if let Some(SimSub::Sweep(s)) = a.sub {
         return run_sweep(s);
@@ -305,16 +315,18 @@ pub fn run(a: SimArgs) -> Result<()> {
     let mut dev = a.dev.clone();
     let mut runf = a.run.clone();
     if a.bench {
-        dev.capacity = "64GiB".into();
+        dev.capacity = 64 << 30;
         dev.pages_per_block = 256;
         dev.blocks_per_superblock = 8;
-        dev.policy = "greedy".into();
-        runf.workload = "uniform".into();
+        dev.policy = PolicyKind::Greedy;
+        runf.workload = WorkloadSpec::Uniform;
         runf.fill = 0.9;
         runf.warmup = runf.warmup.min(1.0);
         runf.volume = runf.volume.min(2.0);
     }
-    let spec = build_spec(&dev, &runf)?;
+    let spec = build_spec(&dev, &runf, 1)?;
+    check_output_file("--csv", a.csv.as_deref())?;
+    nowa_bench::interrupt::install_sigint_handler();
     if a.trace.is_set() {
         return crate::trace_cmd::run_sim_trace(
             &a.trace,
@@ -325,11 +337,11 @@ pub fn run(a: SimArgs) -> Result<()> {
         );
     }
     eprintln!(
-        "nowa sim: seed {}, {} on {} ({} OP spare/logical {:.2}%), policy {}",
+        "nowa sim: seed {}, {} on {} ({}OP spare/logical {:.2}%), policy {}",
         spec.seed,
         spec.workload,
-        dev.capacity,
-        if dev.zns { "zoned," } else { "" },
+        Bytes(dev.capacity),
+        if dev.zns { "zoned, " } else { "" },
         spec.ftl.op * 100.0,
         spec.ftl.policy
     );
@@ -337,23 +349,35 @@ pub fn run(a: SimArgs) -> Result<()> {
     let progress = |done: u64, total: u64| pb.set_position(done * 1000 / total.max(1));
     let r = sim::run(&spec, Some(&progress)).map_err(classify)?;
     pb.finish_and_clear();
+    output(&a, &r)?;
+    if nowa_bench::interrupt::requested() {
+        return Err(interrupted(format!(
+            "{} of {} measured intervals ran; the results above cover them",
+            r.intervals.len(),
+            (spec.volume / spec.interval).ceil()
+        )));
+    }
+    Ok(())
+}
+
+/// Writes the CSV and prints the summary or the JSON.
+fn output(a: &SimArgs, r: &SimResult) -> Result<()> {
     if let Some(path) = &a.csv {
-        sim::write_intervals_csv(&r, path)
-            .with_context(|| format!("writing {}", path.display()))?;
+        sim::write_intervals_csv(r, path).with_context(|| format!("writing {}", path.display()))?;
     }
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&r)?);
-    } else {
-        print!("{}", sim::summary(&r));
-        if a.bench {
-            println!(
-                "bench     {:.2} M host page writes/s (uniform, greedy, 64 GiB, fill 0.9, 8 MiB units, one core)",
-                r.sim_writes_per_sec / 1e6
-            );
-        }
-        if let Some(path) = &a.csv {
-            println!("intervals written to {}", path.display());
-        }
+        println!("{}", serde_json::to_string_pretty(r)?);
+        return Ok(());
+    }
+    print!("{}", sim::summary(r));
+    if a.bench {
+        println!(
+            "bench     {:.2} M host page writes/s (uniform, greedy, 64 GiB, fill 0.9, 8 MiB units, one core)",
+            r.sim_writes_per_sec / 1e6
+        );
+    }
+    if let Some(path) = &a.csv {
+        println!("intervals written to {}", path.display());
     }
     Ok(())
 }
@@ -366,52 +390,55 @@ fn run_sweep(s: SweepArgs) -> Result<()> {
             sweep::Figure::Fig7a,
         ]
     } else {
-        vec![s
-            .figure
-            .as_deref()
-            .unwrap_or_default()
-            .parse()
-            .map_err(usage)?]
+        s.figure.into_iter().collect()
     };
-    let base = build_spec(&s.dev, &s.run)?;
+    let parallel = s.threads.unwrap_or_else(rayon::current_num_threads) as u64;
+    let base = build_spec(&s.dev, &s.run, parallel)?;
     if let Some(t) = s.threads {
         rayon::ThreadPoolBuilder::new()
-            .num_threads(t.max(1))
+            .num_threads(t)
             .build_global()
-            .ok();
+            .context("starting the worker threads")?;
     }
-    std::fs::create_dir_all(&s.out_dir)
-        .with_context(|| format!("creating {}", s.out_dir.display()))?;
+    create_output_dir("--out", &s.out)?;
     eprintln!(
-        "nowa sim sweep: seed {}, device {} , OP {:.2}% spare/logical",
+        "nowa sim sweep: seed {}, device {}, OP {:.2}% spare/logical",
         base.seed,
-        s.dev.capacity,
+        Bytes(s.dev.capacity),
         base.ftl.op * 100.0
     );
     for fig in figures {
-        let points = sweep::figure_points(fig, &base);
-        for p in &points {
-            p.spec.ftl.layout().map_err(|e| usage(e.to_string()))?;
-        }
-        let pb = bar(points.len() as u64, s.run.quiet, &format!("{fig:?}"));
-        let results =
-            sweep::run_points(&points, &|d, _| pb.set_position(d as u64)).map_err(classify)?;
-        pb.finish_and_clear();
-        let sw = sweep::figure_sweep(fig, &points, &results);
-        let stem = format!("sim-{}", format!("{fig:?}").to_ascii_lowercase());
-        let csv = s.out_dir.join(format!("{stem}.csv"));
-        sweep::write_csv(&sw.rows, &csv).with_context(|| format!("writing {}", csv.display()))?;
-        for ext in ["png", "svg"] {
-            let p = s.out_dir.join(format!("{stem}.{ext}"));
-            sweep::write_plot(&sw, &p)
-                .map_err(|e| anyhow::anyhow!("plotting {}: {e}", p.display()))?;
-        }
-        println!("{}", sw.chart.title);
-        println!("{:<28} {:>8} {:>8} {:>8}", "series", "x", "WAF", "y");
-        for r in &sw.rows {
-            println!("{:<28} {:>8.3} {:>8.3} {:>8.3}", r.series, r.x, r.waf, r.y);
-        }
-        println!("wrote {}, {stem}.png, {stem}.svg\n", csv.display());
+        sweep_figure(fig, &base, &s)?;
     }
+    Ok(())
+}
+
+fn sweep_figure(fig: sweep::Figure, base: &SimSpec, s: &SweepArgs) -> Result<()> {
+    let points = sweep::figure_points(fig, base);
+    for p in &points {
+        p.spec.ftl.layout().map_err(|e| {
+            usage(format!(
+                "device geometry of a {fig:?} point (--capacity, --pages-per-block, --blocks-per-superblock): {e}"
+            ))
+        })?;
+    }
+    let pb = bar(points.len() as u64, s.run.quiet, &format!("{fig:?}"));
+    let results =
+        sweep::run_points(&points, &|d, _| pb.set_position(d as u64)).map_err(classify)?;
+    pb.finish_and_clear();
+    let sw = sweep::figure_sweep(fig, &points, &results);
+    let stem = format!("sim-{}", format!("{fig:?}").to_ascii_lowercase());
+    let csv = s.out.join(format!("{stem}.csv"));
+    sweep::write_csv(&sw.rows, &csv).with_context(|| format!("writing {}", csv.display()))?;
+    for ext in ["png", "svg"] {
+        let p = s.out.join(format!("{stem}.{ext}"));
+        sweep::write_plot(&sw, &p).map_err(|e| anyhow::anyhow!("plotting {}: {e}", p.display()))?;
+    }
+    println!("{}", sw.chart.title);
+    println!("{:<28} {:>8} {:>8} {:>8}", "series", "x", "WAF", "y");
+    for r in &sw.rows {
+        println!("{:<28} {:>8.3} {:>8.3} {:>8.3}", r.series, r.x, r.waf, r.y);
+    }
+    println!("wrote {}, {stem}.png, {stem}.svg\n", csv.display());
     Ok(())
 }

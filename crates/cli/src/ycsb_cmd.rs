@@ -1,77 +1,98 @@
-//! `nowa ycsb`: load, run a YCSB mix, report the write drill-down.
+//! `nowa ycsb`: load, run a YCSB mix, report the write drill-down and what bounds the run.
 
-use crate::sim_cmd::parse_size;
-use crate::trace_cmd::record_trace;
-use crate::usage;
+use crate::flags::{self, MAX_THREADS};
+use crate::resources::{check_memory, check_output_file, sim_device_bytes, Need};
+use crate::{interrupted, usage};
 use anyhow::{Context, Result};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
-use nowa_bench::ycsb::{self, Mix, Stop, ValueKind, WritePath, YcsbSpec};
+use nowa_bench::ycsb::{
+    self, Device, Mix, Pacing, Stop, ValueKind, WritePath, YcsbResult, YcsbSpec,
+};
 use nowa_device::{BlockDevice, FileDevice, FileOptions, MemDevice, SimConfig, SimDevice, SimMode};
-use nowa_engine::{Compression, Config, Durability, OopConfig};
+use nowa_engine::{Compression, Config, Durability, Engine, OopConfig};
 use std::path::PathBuf;
 use std::sync::Arc;
 
+/// The largest value: the engine's largest record ([`nowa_engine::page::MAX_KV`]) minus the
+/// 8-byte key.
+const MAX_VALUE: u64 = (nowa_engine::page::MAX_KV - 8) as u64;
+/// The largest device, pool or WAL a flag accepts (the memory check refuses far less).
+const MAX_BYTES: u64 = 1 << 50;
+
 #[derive(Args, Debug)]
 pub struct YcsbArgs {
-    /// Records to load (u64 keys).
-    #[arg(long, default_value_t = 200_000)]
+    /// Records to load (u64 keys; 200000 or 200k).
+    #[arg(long, default_value = "200k", value_parser = flags::count::<u64>(1, 1_000_000_000_000))]
     records: u64,
-    /// Value size in bytes.
-    #[arg(long, default_value_t = 120)]
+    /// Value size in bytes (at most the engine's record size minus the 8-byte key).
+    #[arg(long, default_value = "120", value_parser = flags::count::<usize>(1, MAX_VALUE))]
     value_size: usize,
     /// Values: pattern (compressible, like the paper's) or random (incompressible).
-    #[arg(long, default_value = "pattern")]
-    values: String,
+    #[arg(long, default_value = "pattern", value_parser = flags::parsed::<ValueKind>())]
+    values: ValueKind,
     /// YCSB mix: A (50/50 read/update), B (95/5), C (read only), F (read-modify-write).
-    #[arg(long, default_value = "A")]
-    workload: String,
+    #[arg(long, default_value = "A", value_parser = flags::parsed::<Mix>())]
+    workload: Mix,
     /// Zipf theta of key popularity (0 = uniform).
-    #[arg(long, default_value_t = 0.8)]
+    #[arg(long, default_value = "0.8", value_parser = flags::number(0.0, false, 100.0))]
     theta: f64,
-    #[arg(long, default_value_t = 2)]
+    /// Worker threads.
+    #[arg(long, default_value = "2", value_parser = flags::count::<usize>(1, MAX_THREADS))]
     threads: usize,
-    /// Stop after this many operations.
-    #[arg(long, conflicts_with_all = ["seconds", "device_writes"])]
+    /// Stop after this many operations (300000 or 300k).
+    #[arg(long, conflicts_with_all = ["seconds", "device_writes"],
+          value_parser = flags::count::<u64>(1, 1 << 62))]
     ops: Option<u64>,
-    /// Stop after this many seconds.
-    #[arg(long, conflicts_with = "device_writes")]
+    /// Stop after this long (30, 30s, 2m, 1h). Default: 10 s.
+    #[arg(long, conflicts_with = "device_writes", value_parser = flags::seconds(1e-3, 366.0 * 86400.0))]
     seconds: Option<f64>,
     /// Stop once the device received this many times its capacity in writes.
-    #[arg(long)]
+    #[arg(long, value_parser = flags::number(0.0, true, 1e6))]
     device_writes: Option<f64>,
     /// Device: sim (simulated SSD in memory), mem (plain memory), or a file / block device path.
     #[arg(long, default_value = "sim")]
     device: String,
     /// Device capacity. Default: sized so the dataset fills --dataset-fill of it.
-    #[arg(long)]
-    capacity: Option<String>,
-    /// Dataset size as a fraction of the device (the paper uses 0.9).
-    #[arg(long, default_value_t = 0.9)]
+    #[arg(long, value_parser = flags::size_4k(1 << 20, MAX_BYTES))]
+    capacity: Option<u64>,
+    /// Dataset size as a fraction of the device (the paper uses 0.9 = 90%).
+    #[arg(long, default_value = "0.9", value_parser = flags::fraction(0.0, true, 1.0, false))]
     dataset_fill: f64,
-    /// Simulated SSD: over-provisioning (spare/logical); also the SSD OP estimate of
-    /// --defer-compensation.
-    #[arg(long, default_value_t = 0.07)]
+    /// Simulated SSD: over-provisioning (spare/logical, 0.07 or 7%); also the SSD OP estimate
+    /// of --defer-compensation.
+    #[arg(long, default_value = "7%", value_parser = flags::fraction(0.0, false, 1.0, false))]
     op: f64,
     /// Simulated SSD mode: cns, fdp:HANDLES, zns.
-    #[arg(long, default_value = "cns")]
-    sim_mode: String,
+    #[arg(long, default_value = "cns", value_parser = sim_mode)]
+    sim_mode: SimMode,
+    /// Simulated SSD: pace it by its timing model (on, the default: OPS reflect the device's
+    /// work) or not (off: OPS measure the CPU; the device-bound figure is still reported).
+    #[arg(long, value_parser = flags::on_off)]
+    pacing: Option<bool>,
+    /// Simulated SSD: media write bandwidth per second (default 1GB = 10^9 bytes/s).
+    #[arg(long, value_parser = flags::size(1_000_000, 1 << 50))]
+    media_bandwidth: Option<u64>,
+    /// Simulated SSD: read bandwidth per second (default 3GB).
+    #[arg(long, value_parser = flags::size(1_000_000, 1 << 50))]
+    read_bandwidth: Option<u64>,
     /// Buffer pool size; default 10% of the estimated dataset (the paper's setting).
-    #[arg(long)]
-    pool: Option<String>,
+    #[arg(long, value_parser = flags::size(1 << 20, MAX_BYTES))]
+    pool: Option<u64>,
     /// WAL size limit; default = pool size.
-    #[arg(long)]
-    wal_limit: Option<String>,
+    #[arg(long, value_parser = flags::size(1 << 20, MAX_BYTES))]
+    wal_limit: Option<u64>,
     /// Turn the doublewrite buffer off (unsafe: torn pages are detected, not repaired).
     #[arg(long)]
     no_doublewrite: bool,
     /// Durability of updates: async (group commit in the background) or sync (each waits).
-    #[arg(long, default_value = "async")]
-    durability: String,
+    #[arg(long, default_value = "async", value_parser = durability)]
+    durability: Durability,
+    /// Seed of keys and values.
     #[arg(long, default_value_t = 42)]
     seed: u64,
-    /// Reporting interval in seconds.
-    #[arg(long, default_value_t = 1.0)]
+    /// Reporting interval (1, 1s, 500ms).
+    #[arg(long, default_value = "1", value_parser = flags::seconds(0.01, 86400.0))]
     interval: f64,
     /// Per-interval CSV (ops/s, hit ratio, MB/s per write category, WAFs).
     #[arg(long, value_name = "FILE")]
@@ -82,40 +103,8 @@ pub struct YcsbArgs {
     /// Append "key-id version" after every acknowledged update (for crash verification).
     #[arg(long, value_name = "FILE")]
     ack_log: Option<PathBuf>,
-    /// Write path: inplace (fixed home per page, doublewrite) or oop (out of place: zones,
-    /// DB GC, no doublewrite).
-    #[arg(long, default_value = "inplace")]
-    write_path: String,
-    /// Out of place: per-page compression (off, lz4, zstd).
-    #[arg(long, default_value = "off")]
-    compression: String,
-    /// Out of place: 4 KiB page packing of compressed pages (on, off). Off: every page,
-    /// compressed or not, takes a 4 KiB slot of its own.
-    #[arg(long, default_value = "on")]
-    packing: String,
-    /// Out of place: background DB GC thread (on, off). Off: GC runs only in the writer
-    /// that needs space (foreground).
-    #[arg(long, default_value = "on")]
-    background_gc: String,
-    /// Out of place: zone size (the DB GC unit): a size, `auto` (the device's FDP RU size /
-    /// ZNS zone size) or `infer` (the GC unit found by the ZNS-like sweep of
-    /// `nowa infer-gc-unit`, run on identical simulated devices).
-    #[arg(long, default_value = "1MiB")]
-    zone_size: String,
-    /// Out of place: zones appended concurrently (the active group).
-    #[arg(long, default_value_t = 4)]
-    open_zones: u32,
-    /// Out of place: NoWA (active groups, group GC with compensation writes).
-    #[arg(long)]
-    nowa: bool,
-    /// Out of place: GDT (deathtime-grouped placement and GC, write history in page headers).
-    #[arg(long)]
-    gdt: bool,
-    /// Out of place, NoWA: defer compensation writes until the estimated SSD free space runs
-    /// short (estimate: device capacity x (1 + --op)), instead of compensating whole groups
-    /// at once.
-    #[arg(long, requires = "nowa")]
-    defer_compensation: bool,
+    #[command(flatten)]
+    oop: OopFlags,
     /// Keep the WAL on a separate in-memory device (the paper's setup): the device under
     /// test then holds only pages, and its SSD WAF excludes the WAL.
     #[arg(long)]
@@ -129,24 +118,116 @@ pub struct YcsbArgs {
     quiet: bool,
 }
 
-/// Resolve `--zone-size` (shared with `nowa table1`).
-pub fn resolve_zone_size(arg: &str, dev: &dyn BlockDevice, sim: Option<&SimConfig>) -> Result<u64> {
+#[derive(Args, Debug)]
+struct OopFlags {
+    /// Write path: inplace (fixed home per page, doublewrite) or oop (out of place: zones,
+    /// DB GC, no doublewrite).
+    #[arg(long, default_value = "inplace", value_parser = out_of_place)]
+    write_path: PathKind,
+    /// Out of place: per-page compression (off, lz4, zstd).
+    #[arg(long, default_value = "off", value_parser = flags::parsed::<Compression>())]
+    compression: Compression,
+    /// Out of place: 4 KiB page packing of compressed pages (on, off). Off: every page,
+    /// compressed or not, takes a 4 KiB slot of its own.
+    #[arg(long, default_value = "on", value_parser = flags::on_off, action = clap::ArgAction::Set)]
+    packing: bool,
+    /// Out of place: background DB GC thread (on, off). Off: GC runs only in the writer
+    /// that needs space (foreground).
+    #[arg(long, default_value = "on", value_parser = flags::on_off, action = clap::ArgAction::Set)]
+    background_gc: bool,
+    /// Out of place: zone size (the DB GC unit): a size (a multiple of 4 KiB, 32 KiB to
+    /// 4 GiB), `auto` (the device's FDP RU size / ZNS zone size) or `infer` (the GC unit found
+    /// by the ZNS-like sweep of `nowa infer-gc-unit`, run on identical simulated devices).
+    #[arg(long, default_value = "1MiB", value_parser = zone_size)]
+    zone_size: ZoneSize,
+    /// Out of place: zones appended concurrently (the active group).
+    #[arg(long, default_value = "4", value_parser = flags::count::<u32>(1, 256))]
+    open_zones: u32,
+    /// Out of place: NoWA (active groups, group GC with compensation writes).
+    #[arg(long)]
+    nowa: bool,
+    /// Out of place: GDT (deathtime-grouped placement and GC, write history in page headers).
+    #[arg(long)]
+    gdt: bool,
+    /// Out of place, NoWA: defer compensation writes until the estimated SSD free space runs
+    /// short (estimate: device capacity x (1 + --op)), instead of compensating whole groups
+    /// at once.
+    #[arg(long, requires = "nowa")]
+    defer_compensation: bool,
+}
+
+/// `--zone-size`: a size, or taken from the device.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ZoneSize {
+    Bytes(u64),
+    Auto,
+    Infer,
+}
+
+fn zone_size(s: &str) -> Result<ZoneSize, String> {
+    match s {
+        "auto" => Ok(ZoneSize::Auto),
+        "infer" => Ok(ZoneSize::Infer),
+        _ => flags::size_4k(32 << 10, (4 << 30) - 4096)(s).map(ZoneSize::Bytes),
+    }
+}
+
+/// `--write-path`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PathKind {
+    InPlace,
+    OutOfPlace,
+}
+
+fn out_of_place(s: &str) -> Result<PathKind, String> {
+    match s {
+        "inplace" | "in-place" => Ok(PathKind::InPlace),
+        "oop" | "out-of-place" => Ok(PathKind::OutOfPlace),
+        o => Err(format!(
+            "unknown write path '{o}' (expected inplace or oop)"
+        )),
+    }
+}
+
+fn durability(s: &str) -> Result<Durability, String> {
+    match s {
+        "async" => Ok(Durability::Async),
+        "sync" => Ok(Durability::Sync),
+        o => Err(format!("unknown durability '{o}' (expected async or sync)")),
+    }
+}
+
+fn sim_mode(s: &str) -> Result<SimMode, String> {
+    match s {
+        "cns" => Ok(SimMode::Conventional),
+        "zns" => Ok(SimMode::Zoned { max_open_zones: 14 }),
+        m => match m.strip_prefix("fdp:") {
+            Some(h) => flags::count::<u16>(1, 4096)(h).map(|handles| SimMode::Fdp { handles }),
+            None => Err(format!(
+                "unknown simulated SSD mode '{m}' (expected cns, fdp:HANDLES or zns)"
+            )),
+        },
+    }
+}
+
+/// Resolve `--zone-size` on the device.
+fn resolve_zone_size(arg: ZoneSize, dev: &dyn BlockDevice, sim: Option<&SimConfig>) -> Result<u64> {
     let g = dev.geometry();
     match arg {
-        "auto" => g.reclaim_unit_size.or(g.zone_size).ok_or_else(|| {
+        ZoneSize::Bytes(b) => Ok(b),
+        ZoneSize::Auto => g.reclaim_unit_size.or(g.zone_size).ok_or_else(|| {
             usage("--zone-size auto: the device reports no RU/zone size; use `infer` or a size")
         }),
-        "infer" => {
+        ZoneSize::Infer => {
             let sim = sim.ok_or_else(|| usage("--zone-size infer needs --device sim"))?;
             let spec = nowa_bench::gcunit::InferSpec {
                 volume: 1.5,
                 max_zone: (g.capacity / 8).next_power_of_two() / 2,
                 ..Default::default()
             };
-            let mut fresh =
-                || -> std::result::Result<Box<dyn BlockDevice>, nowa_bench::gcunit::InferError> {
-                    Ok(Box::new(SimDevice::new(sim.clone())?))
-                };
+            let mut fresh = || -> Result<Box<dyn BlockDevice>, nowa_bench::gcunit::InferError> {
+                Ok(Box::new(SimDevice::new(sim.clone())?))
+            };
             let r = nowa_bench::gcunit::infer(&mut fresh, &spec, &mut |_| {})?;
             r.gc_unit_bytes.ok_or_else(|| {
                 anyhow::anyhow!(
@@ -155,16 +236,6 @@ pub fn resolve_zone_size(arg: &str, dev: &dyn BlockDevice, sim: Option<&SimConfi
                 )
             })
         }
-        s => parse_size(s),
-    }
-}
-
-/// Parse an `on` / `off` switch.
-fn on_off(flag: &str, v: &str) -> Result<bool> {
-    match v {
-        "on" | "true" | "yes" => Ok(true),
-        "off" | "false" | "no" => Ok(false),
-        o => Err(usage(format!("{flag}: expected on or off, got '{o}'"))),
     }
 }
 
@@ -173,258 +244,373 @@ fn spinner(quiet: bool, msg: &str) -> ProgressBar {
         return ProgressBar::hidden();
     }
     let pb = ProgressBar::new_spinner();
-    pb.set_style(ProgressStyle::with_template("{spinner} {msg}").unwrap());
+    if let Ok(style) = ProgressStyle::with_template("{spinner} {msg}") {
+        pb.set_style(style);
+    }
     pb.set_message(msg.to_string());
     pb.enable_steady_tick(std::time::Duration::from_millis(200));
     pb
 }
 
-pub fn run(a: YcsbArgs) -> Result<()> {
-    if a.records == 0 {
-        return Err(usage("--records must be > 0"));
-    }
-    if a.value_size == 0 || a.value_size > 2000 {
-        return Err(usage(format!(
-            "--value-size must be in 1..=2000, got {}",
-            a.value_size
-        )));
-    }
-    if a.threads == 0 {
-        return Err(usage("--threads must be >= 1"));
-    }
-    if !(a.theta >= 0.0 && a.theta.is_finite()) {
-        return Err(usage(format!("--theta must be >= 0, got {}", a.theta)));
-    }
-    if !(a.dataset_fill > 0.0 && a.dataset_fill <= 1.0) {
-        return Err(usage(format!(
-            "--dataset-fill must be in (0, 1], got {}",
-            a.dataset_fill
-        )));
-    }
-    if a.interval.is_nan() || a.interval <= 0.0 {
-        return Err(usage("--interval must be > 0"));
-    }
-    let mix: Mix = a.workload.parse().map_err(usage)?;
-    let value_kind: ValueKind = a.values.parse().map_err(usage)?;
-    let durability = match a.durability.as_str() {
-        "async" => Durability::Async,
-        "sync" => Durability::Sync,
-        o => {
+/// The simulated SSD's timing model, from `--pacing` and the bandwidth flags; None on other
+/// devices (which refuse those flags).
+fn pacing(a: &YcsbArgs) -> Result<Option<Pacing>> {
+    if a.device != "sim" {
+        let set = [
+            ("--pacing", a.pacing.is_some()),
+            ("--media-bandwidth", a.media_bandwidth.is_some()),
+            ("--read-bandwidth", a.read_bandwidth.is_some()),
+        ];
+        if let Some((flag, _)) = set.iter().find(|(_, s)| *s) {
             return Err(usage(format!(
-                "unknown durability '{o}' (expected async or sync)"
-            )))
+                "{flag}: only a simulated SSD (--device sim) has a timing model"
+            )));
         }
-    };
-    let stop = match (a.ops, a.seconds, a.device_writes) {
-        (Some(n), _, _) => Stop::Ops(n),
-        (_, Some(s), _) => Stop::Seconds(s),
-        (_, _, Some(k)) => Stop::DeviceWrites(k),
-        _ => Stop::Seconds(10.0),
-    };
+        return Ok(None);
+    }
+    let d = Pacing::default();
+    Ok(Some(Pacing {
+        paced: a.pacing.unwrap_or(d.paced),
+        media_bytes_per_sec: a
+            .media_bandwidth
+            .map_or(d.media_bytes_per_sec, |b| b as f64),
+        read_bytes_per_sec: a.read_bandwidth.map_or(d.read_bytes_per_sec, |b| b as f64),
+    }))
+}
+
+/// The write path, after refusing out-of-place switches an in-place run would ignore.
+fn write_path(a: &YcsbArgs) -> Result<Option<OopConfig>> {
+    let o = &a.oop;
+    if o.write_path == PathKind::InPlace {
+        let oop_only = [
+            ("--compression", o.compression != Compression::Off),
+            ("--nowa", o.nowa),
+            ("--gdt", o.gdt),
+            ("--defer-compensation", o.defer_compensation),
+        ];
+        if let Some((flag, _)) = oop_only.iter().find(|(_, set)| *set) {
+            return Err(usage(format!("{flag} needs --write-path oop")));
+        }
+        return Ok(None);
+    }
+    Ok(Some(OopConfig {
+        open_zones: o.open_zones,
+        compression: o.compression,
+        nowa: o.nowa,
+        gdt: o.gdt,
+        packing: o.packing,
+        background_gc: o.background_gc,
+        defer_compensation: o.defer_compensation,
+        // The SSD's OP for the deferral estimate: the simulated SSD's, else the default.
+        ssd_op: a.op,
+        seed: a.seed,
+        ..OopConfig::default()
+    }))
+}
+
+/// The sizes a run is planned with.
+struct Plan {
+    dataset: u64,
+    engine: Config,
+    /// Engine space on the device beyond the pages: superblocks, doublewrite area, WAL.
+    overhead: u64,
+    capacity: u64,
+}
+
+fn plan(a: &YcsbArgs) -> Plan {
     let dataset = ycsb::estimate_dataset_bytes(a.records, a.value_size);
-    let pool = match &a.pool {
-        Some(p) => parse_size(p)?,
-        None => (dataset / 10).max(1 << 20),
-    };
-    let wal_limit = a.wal_limit.as_deref().map(parse_size).transpose()?;
-    let engine_cfg = Config {
+    let pool = a.pool.unwrap_or_else(|| (dataset / 10).max(1 << 20));
+    let engine = Config {
         pool_bytes: pool,
-        wal_limit_bytes: wal_limit,
-        durability,
+        wal_limit_bytes: a.wal_limit,
+        durability: a.durability,
         doublewrite: !a.no_doublewrite,
         ..Config::default()
     };
     // The engine also needs its superblocks and doublewrite area on the device, and its WAL
     // region unless the WAL is on a separate device (then the data fills the device as in
     // `nowa table1`).
-    let wal = wal_limit.unwrap_or(pool);
+    let wal = a.wal_limit.unwrap_or(pool);
     let wal_region = if a.separate_wal {
         0
     } else {
-        wal + wal / 4 + (1 << 20)
+        wal.saturating_add(wal / 4 + (1 << 20))
     };
-    let overhead = wal_region + (1 << 20) + engine_cfg.dw_pages * 4096;
-    let capacity = match &a.capacity {
-        Some(c) => parse_size(c)?,
-        None => ((dataset + overhead) as f64 / a.dataset_fill) as u64,
+    let overhead = wal_region
+        .saturating_add(1 << 20)
+        .saturating_add(engine.dw_pages * 4096);
+    let capacity = a.capacity.unwrap_or_else(|| {
+        nowa_bench::round_u64(dataset.saturating_add(overhead) as f64 / a.dataset_fill)
+    });
+    let plan = Plan {
+        dataset,
+        engine,
+        overhead,
+        capacity: capacity / 4096 * 4096,
     };
-    let mut capacity = capacity / 4096 * 4096;
+    assert!(plan.engine.pool_bytes >= 1 << 20 && plan.capacity % 4096 == 0);
+    plan
+}
 
-    // Validate every write-path flag whatever the path, and refuse out-of-place switches that
-    // an in-place run would silently ignore.
-    let compression = a.compression.parse::<Compression>().map_err(usage)?;
-    let packing = on_off("--packing", &a.packing)?;
-    let background_gc = on_off("--background-gc", &a.background_gc)?;
-    if matches!(a.write_path.as_str(), "inplace" | "in-place") {
-        let oop_only = [
-            ("--compression", a.compression != "off"),
-            ("--nowa", a.nowa),
-            ("--gdt", a.gdt),
-            ("--defer-compensation", a.defer_compensation),
-        ];
-        if let Some((flag, _)) = oop_only.iter().find(|(_, set)| *set) {
-            return Err(usage(format!("{flag} needs --write-path oop")));
-        }
-    }
-    let oop = matches!(a.write_path.as_str(), "oop" | "out-of-place");
-    if !oop && !matches!(a.write_path.as_str(), "inplace" | "in-place") {
-        return Err(usage(format!(
-            "unknown --write-path '{}' (expected inplace or oop)",
-            a.write_path
-        )));
-    }
-    let mut oop_cfg = OopConfig {
-        open_zones: a.open_zones,
-        compression,
-        nowa: a.nowa,
-        gdt: a.gdt,
-        packing,
-        background_gc,
-        defer_compensation: a.defer_compensation,
-        // The SSD's OP for the deferral estimate: the simulated SSD's, else the default.
-        ssd_op: a.op,
-        seed: a.seed,
-        ..OopConfig::default()
+/// What the run holds in memory with a device of `capacity` bytes; `device_flag` is the flag
+/// that sized the device.
+fn check_run_memory(a: &YcsbArgs, p: &Plan, capacity: u64, device_flag: &str) -> Result<()> {
+    let device = match a.device.as_str() {
+        "sim" => sim_device_bytes(capacity),
+        "mem" => capacity,
+        _ => 0,
     };
-    let (dev, sim, zone) = loop {
-        let mut sim: Option<Arc<SimDevice>> = None;
-        let dev: Arc<dyn BlockDevice> = match a.device.as_str() {
-            "sim" => {
-                let mode = match a.sim_mode.as_str() {
-                    "cns" => SimMode::Conventional,
-                    "zns" => SimMode::Zoned { max_open_zones: 14 },
-                    m => match m.strip_prefix("fdp:").and_then(|h| h.parse::<u16>().ok()) {
-                        Some(h) if h > 0 => SimMode::Fdp { handles: h },
-                        _ => {
-                            return Err(usage(format!(
-                                "unknown --sim-mode '{m}' (expected cns, fdp:HANDLES or zns)"
-                            )))
-                        }
-                    },
-                };
-                let cfg = SimConfig::for_capacity(capacity, a.op, mode)
-                    .map_err(|e| usage(e.to_string()))?;
-                let d = Arc::new(SimDevice::new(cfg).map_err(|e| usage(e.to_string()))?);
-                sim = Some(d.clone());
-                d
+    let infer = if a.oop.zone_size == ZoneSize::Infer {
+        device
+    } else {
+        0
+    };
+    let pool = p.engine.pool_bytes;
+    let wal = a.wal_limit.unwrap_or(pool);
+    let wal_dev = if a.separate_wal {
+        wal.saturating_add(wal / 4)
+    } else {
+        0
+    };
+    // A device sized from the dataset grows with the WAL region when the WAL shares it.
+    let device_flag = if device_flag == "--records" && p.overhead > p.dataset {
+        if a.wal_limit.is_some() {
+            "--wal-limit"
+        } else {
+            "--pool"
+        }
+    } else {
+        device_flag
+    };
+    let needs: [Need<'_>; 4] = [
+        (device_flag, "device", device),
+        ("--zone-size", "GC-unit inference device", infer),
+        ("--pool", "buffer pool", pool.saturating_add(pool / 16)),
+        ("--wal-limit", "separate WAL device", wal_dev),
+    ];
+    check_memory(&needs)
+}
+
+/// The device the flags ask for, with `capacity` bytes when it is created here (the one place
+/// `nowa ycsb` opens a device).
+fn make_device(a: &YcsbArgs, capacity: u64) -> Result<(Device, Option<Arc<SimDevice>>)> {
+    Ok(match a.device.as_str() {
+        "sim" => {
+            let cfg = SimConfig::for_capacity(capacity, a.op, a.sim_mode)
+                .map_err(|e| usage(format!("--capacity / --op / --sim-mode: {e}")))?;
+            let d = Arc::new(SimDevice::new(cfg).map_err(|e| usage(format!("--sim-mode: {e}")))?);
+            (d.clone(), Some(d))
+        }
+        "mem" => (Arc::new(MemDevice::new(capacity)), None),
+        path => {
+            let p = std::path::Path::new(path);
+            let opts = FileOptions::default();
+            let d = if p.exists() {
+                FileDevice::open(p, &opts)
+            } else {
+                FileDevice::create(p, capacity, &opts)
             }
-            "mem" => Arc::new(MemDevice::new(capacity)),
-            path => {
-                let p = std::path::Path::new(path);
-                let opts = FileOptions::default();
-                let d = if p.exists() {
-                    FileDevice::open(p, &opts)
-                } else {
-                    FileDevice::create(p, capacity, &opts)
-                }
-                .with_context(|| format!("opening {path}"))?;
-                Arc::new(d)
-            }
-        };
-        let zone = if oop {
-            Some(resolve_zone_size(
-                &a.zone_size,
+            .with_context(|| format!("opening {path}"))?;
+            (Arc::new(d), None)
+        }
+    })
+}
+
+/// The device under test and the zone size, enlarging a simulated SSD when `--dataset-fill`
+/// leaves no room for the out-of-place zones.
+struct Opened {
+    dev: Device,
+    sim: Option<Arc<SimDevice>>,
+    zone: Option<u64>,
+}
+
+fn open(a: &YcsbArgs, p: &Plan, oop: Option<&OopConfig>) -> Result<Opened> {
+    let mut capacity = p.capacity;
+    let mut sized_by = if a.capacity.is_some() {
+        "--capacity"
+    } else {
+        "--records"
+    };
+    loop {
+        check_run_memory(a, p, capacity, sized_by)?;
+        let (dev, sim) = make_device(a, capacity)?;
+        let zone = match oop {
+            Some(_) => Some(resolve_zone_size(
+                a.oop.zone_size,
                 dev.as_ref(),
                 sim.as_ref().map(|s| s.config()),
-            )?)
-        } else {
-            None
+            )?),
+            None => None,
         };
         // Out of place keeps open zones and a GC reserve beyond the pages (uncompressed): on a
         // small simulated SSD with large zones `--dataset-fill` may not leave room for them.
-        if let (Some(z), Some(_), None) = (zone, &sim, &a.capacity) {
-            let need = oop_cfg.zone_area_for(dataset / 4096, z) + overhead;
+        if let (Some(z), Some(o), Some(_), None) = (zone, oop, &sim, a.capacity) {
+            let need = o
+                .zone_area_for(p.dataset / 4096, z)
+                .saturating_add(p.overhead);
             if need > capacity {
+                check_run_memory(a, p, need, "--zone-size")?;
                 eprintln!(
                     "nowa ycsb: device enlarged to ~{} MiB (dataset fill {:.0}% instead of {:.0}%): out of place keeps {} zones of {} KiB free or open",
                     need >> 20,
-                    100.0 * dataset as f64 / need as f64,
+                    100.0 * p.dataset as f64 / need as f64,
                     100.0 * a.dataset_fill,
-                    oop_cfg.spare_zones(),
+                    o.spare_zones(),
                     z >> 10
                 );
-                capacity = need;
+                assert!(
+                    need.div_ceil(4096) * 4096 > capacity,
+                    "the device only grows"
+                );
+                capacity = need.div_ceil(4096) * 4096;
+                sized_by = "--zone-size";
                 continue;
             }
         }
-        break (record_trace(dev, a.record_trace.as_deref())?, sim, zone);
+        let dev = crate::trace_cmd::record_trace(dev, a.record_trace.as_deref())?;
+        return Ok(Opened { dev, sim, zone });
+    }
+}
+
+fn spec(a: &YcsbArgs, p: &Plan, oop: Option<OopConfig>, zone: Option<u64>) -> Result<YcsbSpec> {
+    let stop = match (a.ops, a.seconds, a.device_writes) {
+        (Some(n), _, _) => Stop::Ops(n),
+        (_, Some(s), _) => Stop::Seconds(s),
+        (_, _, Some(k)) => Stop::DeviceWrites(k),
+        _ => Stop::Seconds(10.0),
     };
-    let store = match zone {
-        None => WritePath::InPlace,
-        Some(z) => {
-            oop_cfg.zone_bytes = Some(z);
-            WritePath::OutOfPlace(oop_cfg)
+    let store = match (oop, zone) {
+        (Some(mut o), Some(z)) => {
+            o.zone_bytes = Some(z);
+            WritePath::OutOfPlace(o)
         }
+        _ => WritePath::InPlace,
     };
-    let spec = YcsbSpec {
+    Ok(YcsbSpec {
         store,
         separate_wal: a.separate_wal,
         records: a.records,
         value_size: a.value_size,
-        value_kind,
-        mix,
+        value_kind: a.values,
+        mix: a.workload,
         theta: a.theta,
         threads: a.threads,
         stop,
-        durability,
+        durability: a.durability,
         seed: a.seed,
         interval_secs: a.interval,
-        engine: engine_cfg.clone(),
+        engine: p.engine.clone(),
         ack_log: a.ack_log.clone(),
-    };
+        pacing: pacing(a)?,
+    })
+}
+
+/// `nowa ycsb`.
+pub fn run(a: YcsbArgs) -> Result<()> {
+    let oop = write_path(&a)?;
+    check_output_file("--csv", a.csv.as_deref())?;
+    check_output_file("--ack-log", a.ack_log.as_deref())?;
+    let p = plan(&a);
+    let opened = open(&a, &p, oop.as_ref())?;
+    let spec = spec(&a, &p, oop, opened.zone)?;
+    nowa_bench::interrupt::install_sigint_handler();
     eprintln!(
-        "nowa ycsb: seed {}, {} records (~{} MiB), pool {} MiB, device {} ({} MiB)",
+        "nowa ycsb: seed {}, {} records (~{} MiB), pool {} MiB, device {} ({} MiB), {}",
         a.seed,
         a.records,
-        dataset >> 20,
-        pool >> 20,
+        p.dataset >> 20,
+        p.engine.pool_bytes >> 20,
         a.device,
-        dev.geometry().capacity >> 20
+        opened.dev.geometry().capacity >> 20,
+        match spec.pacing {
+            Some(c) if c.paced => "paced by the simulated SSD's timing model",
+            Some(_) => "UNPACED (--pacing off)",
+            None => "real I/O",
+        }
     );
-    let engine = Arc::new(
-        ycsb::create_engine(dev.clone(), &spec).map_err(|e| match e {
-            // A configuration the device cannot hold is bad input, not a failure.
-            ycsb::YcsbError::Engine(nowa_engine::EngineError::Config(m))
-            | ycsb::YcsbError::Config(m) => usage(format!("creating the engine: {m}")),
-            e => anyhow::Error::new(e).context("creating the engine"),
-        })?,
-    );
+    let (dev, paced) = ycsb::pace(opened.dev.clone(), spec.pacing.as_ref());
+    let engine = Arc::new(ycsb::create_engine(dev, &spec).map_err(|e| match e {
+        // A configuration the device cannot hold is bad input, not a failure.
+        ycsb::YcsbError::Engine(nowa_engine::EngineError::Config(m)) => usage(format!(
+            "creating the engine (--capacity, --pool, --zone-size): {m}"
+        )),
+        e => anyhow::Error::new(e).context("creating the engine"),
+    })?);
+    let Some(r) = load_and_run(&a, &engine, &spec, paced.as_deref())? else {
+        engine.close().context("closing the engine")?;
+        return Err(interrupted("during the load; nothing was measured"));
+    };
+    engine.close().context("closing the engine")?;
+    output(&a, &r, opened.sim.as_deref())?;
+    if r.interrupted {
+        return Err(interrupted(format!(
+            "after {:.1} s of the run phase; the results above cover it",
+            r.run_secs
+        )));
+    }
+    Ok(())
+}
+
+/// The load and the measured phase; None when Ctrl-C came during the load.
+fn load_and_run(
+    a: &YcsbArgs,
+    engine: &Arc<Engine>,
+    spec: &YcsbSpec,
+    paced: Option<&nowa_bench::paced::Paced>,
+) -> Result<Option<YcsbResult>> {
     let pb = spinner(a.quiet, "loading");
     let t = std::time::Instant::now();
     let records = a.records;
-    ycsb::load(&engine, &spec, &|n| {
-        pb.set_message(format!("loading {}%", n * 100 / records))
+    let loaded = ycsb::load(engine, spec, &|n| {
+        pb.set_message(format!("loading {}%", n * 100 / records));
     })
     .context("loading records")?;
+    if loaded < records {
+        pb.finish_and_clear();
+        eprintln!("nowa ycsb: interrupted during the load: {loaded} of {records} records loaded");
+        return Ok(None);
+    }
     let load_secs = t.elapsed().as_secs_f64();
+    if let Some(p) = paced {
+        p.reset(); // the load phase is not measured
+    }
     pb.set_message("running");
     let mut on_tick = |tk: &ycsb::Tick| {
         pb.set_message(format!(
-            "{:.0}s {:.0} ops/s hit {:.3} DB WAF {:.2} SSD WAF {:.2} device writes {:.2}x",
-            tk.t_secs, tk.ops_per_sec, tk.hit_ratio, tk.db_waf, tk.ssd_waf, tk.device_writes
-        ))
+            "{:.0}s {:.0} ops/s hit {:.3} DB WAF {} SSD WAF {} device writes {:.2}x",
+            tk.t_secs,
+            tk.ops_per_sec,
+            tk.hit_ratio,
+            ycsb::report::fmt_waf(tk.db_waf),
+            ycsb::report::fmt_waf(tk.ssd_waf),
+            tk.device_writes
+        ));
     };
-    let mut r = ycsb::run(engine.clone(), &spec, &mut on_tick).context("running the workload")?;
+    let mut r = ycsb::run(engine.clone(), spec, &mut on_tick).context("running the workload")?;
     pb.finish_and_clear();
     r.load_secs = load_secs;
-    engine.close().context("closing the engine")?;
+    Ok(Some(r))
+}
+
+/// Writes the CSV and prints the summary or the JSON.
+fn output(a: &YcsbArgs, r: &YcsbResult, sim: Option<&SimDevice>) -> Result<()> {
     if let Some(p) = &a.csv {
         ycsb::write_ticks_csv(&r.ticks, p).with_context(|| format!("writing {}", p.display()))?;
     }
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&r)?);
-    } else {
-        print!("{}", ycsb::summary(&r));
-        if let Some(s) = &sim {
-            let l = s.layout();
-            println!(
-                "ssd       simulated {:?}: {} units of {} MiB, OP {:.1}% spare/logical",
-                s.mode(),
-                l.units,
-                (l.unit_pages as u64 * 4096) >> 20,
-                l.op_spare_over_logical * 100.0
-            );
-        }
+        println!("{}", serde_json::to_string_pretty(r)?);
+        return Ok(());
+    }
+    print!("{}", ycsb::summary(r));
+    if let Some(s) = sim {
+        let l = s.layout();
+        println!(
+            "ssd       simulated {:?}: {} units of {}, OP {:.1}% spare/logical",
+            s.mode(),
+            l.units,
+            nowa_units::Bytes(u64::from(l.unit_pages) * 4096),
+            l.op_spare_over_logical * 100.0
+        );
     }
     Ok(())
 }

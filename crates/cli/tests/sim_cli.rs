@@ -97,8 +97,12 @@ fn zns_device_rejects_random_writes_but_runs_zns_pattern() {
     let mut bad = SMALL.to_vec();
     bad.extend(["--zns", "--workload", "uniform"]);
     let out = nowa(&bad);
-    assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("write pointer"));
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "a non-zoned workload on --zns is bad input"
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--zns needs a zoned workload"));
 }
 
 #[test]

@@ -53,7 +53,22 @@ fn table1_small_has_the_papers_shape_and_writes_outputs() {
         (total - ratio).abs() <= 0.1 * ratio,
         "total WAF {total} vs compression ratio {ratio}"
     );
-    assert!(row("+ GDT")["implemented"].as_bool().unwrap());
+    assert_eq!(rows.len(), 7);
+    // Every row says what bounds it: the timing model's device-bound throughput, the CPU
+    // time per operation, and which of the two.
+    for r in rows {
+        assert!(f(r, "device_bound_ops_per_sec") > 0.0, "{r}");
+        assert!(f(r, "cpu_us_per_op") > 0.0, "{r}");
+        assert!(
+            ["Device", "Cpu"].contains(&r["bound"].as_str().unwrap()),
+            "{r}"
+        );
+        assert_eq!(r["interrupted"], false);
+    }
+    assert_eq!(
+        v["spec"]["pacing"]["paced"], true,
+        "table1 is paced by default"
+    );
     for f in ["table1.csv", "table1.json", "table1.txt", "table1.svg"] {
         assert!(dir.path().join(f).exists(), "{f} missing");
     }

@@ -123,7 +123,7 @@ fn two_volume_trace(path: &Path) {
         ts += 1;
     }
     s += &format!("9,R,0,65536,{ts}\n");
-    std::fs::write(path, s).unwrap();
+    std::fs::write(path, s).expect("write the fixture");
 }
 
 #[test]

@@ -153,6 +153,8 @@ fn ycsb_json(extra: &[&str]) -> serde_json::Value {
         "oop",
         "--zone-size",
         "256KiB",
+        "--pacing",
+        "off",
     ];
     args.extend_from_slice(extra);
     nowa_json(&args)
@@ -231,4 +233,124 @@ fn dataset_fill_sizes_the_device_and_out_of_place_enlarges_it_when_needed() {
     ]);
     assert!(f < 0.85, "ZNS out of place: fill {f}");
     assert!(err.contains("device enlarged"), "{err}");
+}
+
+/// Honest numbers: on a simulated SSD every run reports the device-bound throughput of the
+/// timing model, the CPU time per operation and which of the two bounds it; paced (the
+/// default) the measured OPS stay at or below the device bound, unpaced they are free of it
+/// and the output says so.
+#[test]
+fn every_run_says_what_bounds_it() {
+    let run = |pacing: &str| {
+        nowa_json(&[
+            "ycsb",
+            "-q",
+            "--json",
+            "--records",
+            "30000",
+            "--ops",
+            "100000",
+            "--seed",
+            "4",
+            "--pacing",
+            pacing,
+        ])
+    };
+    let paced = run("on");
+    let b = &paced["bound"];
+    assert_eq!(b["paced"], true);
+    let device = b["device_bound_ops_per_sec"].as_f64().unwrap();
+    let ops = paced["ops_per_sec"].as_f64().unwrap();
+    assert!(
+        device > 0.0 && b["cpu_us_per_op"].as_f64().unwrap() > 0.0,
+        "{b}"
+    );
+    assert!(
+        ops <= device * 1.05,
+        "paced: {ops} ops/s above the device bound {device}"
+    );
+    let unpaced = run("off");
+    assert_eq!(unpaced["bound"]["paced"], false);
+    assert!(
+        unpaced["bound"]["device_bound_ops_per_sec"]
+            .as_f64()
+            .unwrap()
+            > 0.0
+    );
+    // The text summary names the bound and the pacing.
+    let out = nowa(&[
+        "ycsb",
+        "-q",
+        "--records",
+        "20000",
+        "--ops",
+        "20000",
+        "--pacing",
+        "off",
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("bound     ") && text.contains("UNPACED"),
+        "{text}"
+    );
+    assert!(
+        text.contains("device-bound") && text.contains("us/op"),
+        "{text}"
+    );
+    // Memory and files have no timing model: no device bound, and the flag is refused.
+    let mem = nowa_json(&[
+        "ycsb",
+        "-q",
+        "--json",
+        "--records",
+        "20000",
+        "--ops",
+        "20000",
+        "--device",
+        "mem",
+    ]);
+    assert_eq!(mem["bound"]["by"], "Unknown");
+    assert!(mem["bound"]["device_bound_ops_per_sec"].is_null());
+}
+
+/// A failed write to the ack log stops the run with an error instead of being ignored (a crash
+/// test must not miss an acknowledged update): /dev/full opens, and every write fails.
+#[test]
+fn a_failed_ack_log_write_fails_the_run() {
+    let out = nowa(&[
+        "ycsb",
+        "-q",
+        "--records",
+        "5000",
+        "--ops",
+        "5000",
+        "--ack-log",
+        "/dev/full",
+        "--pacing",
+        "off",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("ack log /dev/full"), "{err}");
+}
+
+/// The largest value the engine stores (its record limit minus the 8-byte key) loads and runs;
+/// one byte more is refused up front (tests/bad_input.rs).
+#[test]
+fn the_largest_value_size_loads() {
+    let v = nowa_json(&[
+        "ycsb",
+        "-q",
+        "--json",
+        "--records",
+        "3000",
+        "--ops",
+        "3000",
+        "--value-size",
+        "1528",
+        "--pacing",
+        "off",
+    ]);
+    assert_eq!(v["spec"]["value_size"], 1528);
+    assert!(v["ops"].as_u64().unwrap() >= 3000);
 }

@@ -802,30 +802,8 @@ pub fn summarize(res: &SsdiqResult) -> Summary {
     s
 }
 
-/// Set by the SIGINT handler of [`install_sigint_handler`]: the suite stops after the I/O in
-/// flight and reports what was done.
-pub static STOP: AtomicBool = AtomicBool::new(false);
-
-extern "C" fn on_sigint(_sig: libc::c_int) {
-    // Async-signal-safe: an atomic store, and restoring the default action so that a second
-    // Ctrl-C kills the process.
-    STOP.store(true, Relaxed);
-    // SAFETY: signal() is async-signal-safe; SIG_DFL is a valid disposition.
-    unsafe {
-        libc::signal(libc::SIGINT, libc::SIG_DFL);
-    }
-}
-
-/// Installs a SIGINT (Ctrl-C) handler that sets [`STOP`].
-pub fn install_sigint_handler() {
-    // SAFETY: `on_sigint` only performs async-signal-safe operations.
-    unsafe {
-        libc::signal(
-            libc::SIGINT,
-            on_sigint as extern "C" fn(libc::c_int) as libc::sighandler_t,
-        );
-    }
-}
+/// Ctrl-C: the stop flag and handler every driver shares (see [`crate::interrupt`]).
+pub use crate::interrupt::{install_sigint_handler, STOP};
 
 /// "64 MiB", "1.5 GiB", "512 KiB", "4096 B".
 pub fn fmt_bytes(b: u64) -> String {

@@ -1,0 +1,240 @@
+//! The measured phase: worker threads issue the mix against the loaded engine while a monitor
+//! takes a snapshot per interval, until the stop condition holds, an operation fails, or
+//! Ctrl-C ([`crate::interrupt`]).
+
+use super::measure::{new_hist, Snapshot, Tick, YcsbResult};
+use super::values::{key_of, make_value, KeyGen};
+use super::{Mix, Stop, YcsbError, YcsbSpec};
+use hdrhistogram::Histogram;
+use nowa_device::BlockDevice;
+use nowa_engine::Engine;
+use parking_lot::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Operations a worker claims from the shared counter at once (keeps the counter cold).
+const BATCH: u64 = 64;
+
+/// What the workers and the monitor share.
+struct Shared<'a> {
+    engine: &'a Engine,
+    spec: &'a YcsbSpec,
+    stop: AtomicBool,
+    /// Operations claimed (may overshoot the operations done by up to a batch per worker).
+    ops: AtomicU64,
+    failure: Mutex<Option<YcsbError>>,
+    /// (reads, updates) in nanoseconds, merged by each worker at its end.
+    hists: Mutex<(Histogram<u64>, Histogram<u64>)>,
+    ack_log: Option<Mutex<std::fs::File>>,
+}
+
+impl Shared<'_> {
+    /// Records the first failure and stops every thread.
+    fn fail(&self, e: YcsbError) {
+        self.failure.lock().get_or_insert(e);
+        self.stop.store(true, Relaxed);
+    }
+}
+
+fn worker_seed(seed: u64, t: usize) -> u64 {
+    seed.wrapping_add(1 + t as u64 * 0x9E37_79B9)
+}
+
+fn open_ack_log(spec: &YcsbSpec) -> Result<Option<Mutex<std::fs::File>>, YcsbError> {
+    let Some(path) = &spec.ack_log else {
+        return Ok(None);
+    };
+    let f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .map_err(|source| YcsbError::AckLog {
+            path: path.clone(),
+            source,
+        })?;
+    Ok(Some(Mutex::new(f)))
+}
+
+/// Run the measured phase on a loaded engine. `on_tick` sees every interval (CSV, progress).
+///
+/// # Errors
+/// The first failed operation, a worker that could not start, or a failed ack-log write.
+///
+/// # Panics
+/// If more operations were done than claimed or allowed (a bug).
+pub fn run(
+    engine: Arc<Engine>,
+    spec: &YcsbSpec,
+    on_tick: &mut dyn FnMut(&Tick),
+) -> Result<YcsbResult, YcsbError> {
+    if spec.threads == 0 {
+        return Err(YcsbError::NoThreads);
+    }
+    let dev = engine.device().clone();
+    let capacity = dev.geometry().capacity;
+    let keys = (0..spec.threads)
+        .map(|t| KeyGen::new(spec.records, spec.theta, worker_seed(spec.seed, t)))
+        .collect::<Result<Vec<_>, _>>()?;
+    let shared = Shared {
+        engine: &engine,
+        spec,
+        stop: AtomicBool::new(false),
+        ops: AtomicU64::new(0),
+        failure: Mutex::new(None),
+        hists: Mutex::new((new_hist(), new_hist())),
+        ack_log: open_ack_log(spec)?,
+    };
+    let start = Snapshot::take(&engine, dev.as_ref(), 0);
+    let (ticks, interrupted) = std::thread::scope(|scope| {
+        for (t, k) in keys.into_iter().enumerate() {
+            let sh = &shared;
+            let spawned = std::thread::Builder::new()
+                .name(format!("ycsb-{t}"))
+                .spawn_scoped(scope, move || worker(sh, t, k));
+            if let Err(source) = spawned {
+                sh.fail(YcsbError::Spawn { index: t, source });
+                break;
+            }
+        }
+        monitor(&shared, dev.as_ref(), &start, on_tick)
+    });
+    if let Some(e) = shared.failure.into_inner() {
+        return Err(e);
+    }
+    let end = Snapshot::take(&engine, dev.as_ref(), 0);
+    let (read, update) = shared.hists.into_inner();
+    let done = read.len() + update.len();
+    assert!(
+        done <= shared.ops.load(Relaxed),
+        "{done} operations done but fewer claimed"
+    );
+    if let Stop::Ops(limit) = spec.stop {
+        assert!(done <= limit, "{done} operations done, limit {limit}");
+    }
+    assert!(
+        spec.mix != Mix::C || update.is_empty(),
+        "YCSB-C issued updates"
+    );
+    let mut r = YcsbResult::between(spec, capacity, (&start, &end), (&read, &update), ticks);
+    r.interrupted = interrupted;
+    Ok(r)
+}
+
+/// One tick per interval until the stop condition holds; returns the ticks and whether Ctrl-C
+/// ended the run.
+fn monitor(
+    sh: &Shared<'_>,
+    dev: &dyn BlockDevice,
+    start: &Snapshot,
+    on_tick: &mut dyn FnMut(&Tick),
+) -> (Vec<Tick>, bool) {
+    let capacity = dev.geometry().capacity;
+    let interval = Duration::from_secs_f64(sh.spec.interval_secs.max(0.01));
+    let mut ticks = Vec::new();
+    let mut prev = Snapshot::take(sh.engine, dev, 0);
+    let mut interrupted = false;
+    loop {
+        let mut slept = Duration::ZERO;
+        let mut done = false;
+        while slept < interval && !done {
+            let step = Duration::from_millis(10).min(interval - slept);
+            std::thread::sleep(step);
+            slept += step;
+            interrupted = crate::interrupt::requested();
+            done = interrupted || sh.stop.load(Relaxed) || stop_reached(sh, dev, start);
+        }
+        let now = Snapshot::take(sh.engine, dev, sh.ops.load(Relaxed));
+        let tick = Tick::between(&prev, &now, start, capacity);
+        on_tick(&tick);
+        ticks.push(tick);
+        prev = now;
+        if done {
+            sh.stop.store(true, Relaxed);
+            return (ticks, interrupted);
+        }
+    }
+}
+
+fn stop_reached(sh: &Shared<'_>, dev: &dyn BlockDevice, start: &Snapshot) -> bool {
+    match sh.spec.stop {
+        Stop::Ops(limit) => sh.ops.load(Relaxed) >= limit,
+        Stop::Seconds(s) => start.at.elapsed().as_secs_f64() >= s,
+        Stop::DeviceWrites(k) => {
+            let written = dev
+                .counters()
+                .host_bytes_written
+                .saturating_sub(start.dev.host_bytes_written);
+            written as f64 >= k * dev.geometry().capacity as f64
+        }
+    }
+}
+
+/// One worker: claims operations in batches until the limit or a stop.
+fn worker(sh: &Shared<'_>, t: usize, mut keys: KeyGen) {
+    let spec = sh.spec;
+    let mut rng = worker_seed(spec.seed, t);
+    let (mut read_h, mut upd_h) = (new_hist(), new_hist());
+    let mut value = vec![0u8; spec.value_size];
+    let mut ver = 0u64;
+    let limit = match spec.stop {
+        Stop::Ops(n) => n,
+        _ => u64::MAX,
+    };
+    'outer: while !sh.stop.load(Relaxed) {
+        let base = sh.ops.fetch_add(BATCH, Relaxed);
+        if base >= limit {
+            break;
+        }
+        for _ in 0..(limit - base).min(BATCH) {
+            let id = keys.next();
+            rng = rng
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            let is_read = (rng >> 33) % 100 < spec.mix.read_pct();
+            let t0 = Instant::now();
+            let res = if is_read {
+                sh.engine.get(&key_of(id)).map(|_| ()).map_err(Into::into)
+            } else {
+                ver += 1;
+                update(sh, id, ver, &mut value, &mut rng)
+            };
+            let ns = u64::try_from(t0.elapsed().as_nanos()).unwrap_or(u64::MAX);
+            if let Err(e) = res {
+                sh.fail(e);
+                break 'outer;
+            }
+            let h = if is_read { &mut read_h } else { &mut upd_h };
+            h.saturating_record(ns.max(1));
+        }
+    }
+    let mut h = sh.hists.lock();
+    // Same bounds on both sides: merging cannot fail.
+    h.0.add(&read_h).expect("histograms share their bounds");
+    h.1.add(&upd_h).expect("histograms share their bounds");
+}
+
+/// One update (read-modify-write for mix F), then its line in the ack log.
+fn update(
+    sh: &Shared<'_>,
+    id: u64,
+    ver: u64,
+    value: &mut [u8],
+    rng: &mut u64,
+) -> Result<(), YcsbError> {
+    if sh.spec.mix == Mix::F {
+        sh.engine.get(&key_of(id))?;
+    }
+    make_value(value, sh.spec.value_kind, id, ver, rng);
+    sh.engine.put_with(&key_of(id), value, sh.spec.durability)?;
+    if let Some(log) = &sh.ack_log {
+        use std::io::Write;
+        // The update is acknowledged: record it before the next one. A failed record stops
+        // the run (a crash test must not miss an acknowledged write).
+        writeln!(log.lock(), "{id} {ver}").map_err(|source| YcsbError::AckLog {
+            path: sh.spec.ack_log.clone().unwrap_or_default(),
+            source,
+        })?;
+    }
+    Ok(())
+}

@@ -1,0 +1,186 @@
+//! `nowa ycsb`: YCSB on the engine, with the write drill-down of how-to-write-to-ssds.md 7.1.
+//!
+//! Definitions (how-to-write-to-ssds.md 7.1): user writes = eviction + checkpoint page writes;
+//! DB-issued writes = user + doublewrite + DB GC page writes; DB WAF = DB-issued / user;
+//! SSD WAF = media bytes / bytes the device received (everything the DB issued, WAL included);
+//! total WAF = DB WAF x SSD WAF. Logical bytes/op = DB-issued page bytes per op, physical
+//! bytes/op = media bytes per op (device host bytes when the device cannot tell). Every WAF
+//! goes through [`nowa_units::waf`]: the WAF of nothing is `None`.
+//!
+//! The module's parts: the spec (this file), [`values`] (keys and values), [`setup`] (engine
+//! creation, load, sizing, pacing), [`driver`] (the measured phase: workers and monitor),
+//! [`measure`] (snapshots, ticks, the drill-down, latency, what bounds the run) and [`report`]
+//! (text summary, CSV).
+
+pub mod driver;
+pub mod measure;
+pub mod report;
+pub mod setup;
+pub mod values;
+
+pub use driver::run;
+pub use measure::{Bound, BoundBy, Drilldown, Latency, Tick, YcsbResult};
+pub use report::{summary, write_ticks_csv};
+pub use setup::{create_engine, estimate_dataset_bytes, load, pace, Pacing};
+pub use values::{key_of, make_value, pattern_version};
+
+use nowa_device::BlockDevice;
+use nowa_engine::{Config, Durability, OopConfig};
+use serde::Serialize;
+use std::sync::Arc;
+
+/// The YCSB core mixes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Mix {
+    /// 50% read, 50% update.
+    A,
+    /// 95% read, 5% update.
+    B,
+    /// 100% read.
+    C,
+    /// 50% read, 50% read-modify-write.
+    F,
+}
+
+impl std::str::FromStr for Mix {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.to_ascii_uppercase().as_str() {
+            "A" => Ok(Mix::A),
+            "B" => Ok(Mix::B),
+            "C" => Ok(Mix::C),
+            "F" => Ok(Mix::F),
+            _ => Err(format!(
+                "unknown YCSB workload '{s}' (expected A, B, C or F)"
+            )),
+        }
+    }
+}
+
+impl Mix {
+    /// Percent of operations that read only.
+    #[must_use]
+    pub fn read_pct(self) -> u64 {
+        match self {
+            Mix::A | Mix::F => 50,
+            Mix::B => 95,
+            Mix::C => 100,
+        }
+    }
+}
+
+/// What values look like.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum ValueKind {
+    /// Random bytes: incompressible.
+    Random,
+    /// An 8-byte counter then a repeated text pattern: compresses well, like the paper's values.
+    Pattern,
+}
+
+impl std::str::FromStr for ValueKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "random" => Ok(ValueKind::Random),
+            "pattern" | "compressible" => Ok(ValueKind::Pattern),
+            _ => Err(format!(
+                "unknown value kind '{s}' (expected random or pattern)"
+            )),
+        }
+    }
+}
+
+/// When the run phase ends (or earlier, on Ctrl-C: [`crate::interrupt`]).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub enum Stop {
+    /// After this many operations (at least 1).
+    Ops(u64),
+    /// After this many seconds (finite, > 0).
+    Seconds(f64),
+    /// The device has received this many times its capacity in writes (run phase only).
+    DeviceWrites(f64),
+}
+
+/// One YCSB run.
+#[derive(Debug, Clone, Serialize)]
+pub struct YcsbSpec {
+    /// Records loaded (keys 0..records).
+    pub records: u64,
+    /// Bytes per value.
+    pub value_size: usize,
+    /// What values look like.
+    pub value_kind: ValueKind,
+    /// The operation mix.
+    pub mix: Mix,
+    /// Zipf theta of key popularity; 0 = uniform.
+    pub theta: f64,
+    /// Worker threads.
+    pub threads: usize,
+    /// When the run phase ends.
+    pub stop: Stop,
+    /// Durability of updates.
+    pub durability: Durability,
+    /// Seed of keys and values.
+    pub seed: u64,
+    /// Reporting interval.
+    pub interval_secs: f64,
+    /// Engine configuration.
+    pub engine: Config,
+    /// Write path: in place (optional doublewrite) or out of place (zones, DB GC, ...).
+    pub store: WritePath,
+    /// Keep the WAL on a separate (in-memory) device, so the device under test holds only
+    /// pages (how-to-write-to-ssds.md, Figure 1 and 7.1).
+    pub separate_wal: bool,
+    /// Append "key-id version" to this file after every acknowledged update (crash tests use it
+    /// to check that acknowledged durable writes survive). Slow: one write(2) per update.
+    pub ack_log: Option<std::path::PathBuf>,
+    /// The simulated device's timing model (and whether it paces the run); `None` on devices
+    /// without one (memory, files, block devices).
+    pub pacing: Option<Pacing>,
+}
+
+/// Which write path the engine uses.
+#[derive(Debug, Clone, Default, Serialize)]
+pub enum WritePath {
+    /// Fixed page homes (with the doublewrite buffer unless turned off).
+    #[default]
+    InPlace,
+    /// Zones, DB GC, optional compression, packing, GDT, NoWA.
+    OutOfPlace(OopConfig),
+}
+
+/// Why a YCSB run failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum YcsbError {
+    /// The engine failed (I/O, corruption, configuration).
+    #[error(transparent)]
+    Engine(#[from] nowa_engine::EngineError),
+    /// The key generator refused the parameters (records, theta).
+    #[error("key generator: {0}")]
+    Keys(#[from] nowa_workload::WorkloadError),
+    /// No worker thread asked for.
+    #[error("threads must be >= 1")]
+    NoThreads,
+    /// A worker thread could not be started.
+    #[error("starting worker thread {index}: {source}")]
+    Spawn {
+        /// Which worker.
+        index: usize,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// The acknowledgement log could not be opened or written: acknowledged updates would go
+    /// unrecorded, so the run stops.
+    #[error("ack log {}: {source}", path.display())]
+    AckLog {
+        /// The log file.
+        path: std::path::PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+}
+
+/// The device trait object type the driver works on.
+pub type Device = Arc<dyn BlockDevice>;

@@ -1,0 +1,145 @@
+//! Before the measured phase: the engine on its device (and separate WAL device), the load, the
+//! dataset size estimate that sizes devices, and the simulated device's pacing.
+
+use super::values::{key_of, make_value};
+use super::{Device, WritePath, YcsbError, YcsbSpec};
+use crate::paced::Paced;
+use nowa_device::DeviceCounters;
+use nowa_engine::{out_of_place_store, Durability, Engine};
+use serde::Serialize;
+use std::sync::Arc;
+
+/// The simulated SSD's timing model ([`crate::paced`]) and whether it paces the run.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Pacing {
+    /// Delay every I/O until the model's timeline has caught up (OPS then reflect the device's
+    /// work); false: the model is only consulted for the device-bound throughput.
+    pub paced: bool,
+    /// Media write bandwidth, bytes per second (the SSD's own GC copies count).
+    pub media_bytes_per_sec: f64,
+    /// Read bandwidth, bytes per second.
+    pub read_bytes_per_sec: f64,
+}
+
+impl Default for Pacing {
+    /// Paced, 1 GB/s media writes, 3 GB/s reads: the default of `nowa ycsb` and `nowa table1`.
+    fn default() -> Self {
+        Pacing {
+            paced: true,
+            media_bytes_per_sec: 1e9,
+            read_bytes_per_sec: 3e9,
+        }
+    }
+}
+
+impl Pacing {
+    /// Seconds the device is busy, by the timing model, for the I/O between two snapshots.
+    /// The one place the bench drivers consult the model.
+    ///
+    /// # Panics
+    /// If a bandwidth is not positive.
+    #[must_use]
+    pub fn busy_secs(&self, from: &DeviceCounters, to: &DeviceCounters) -> f64 {
+        assert!(
+            self.media_bytes_per_sec > 0.0 && self.read_bytes_per_sec > 0.0,
+            "a timing model needs positive bandwidths"
+        );
+        crate::paced::busy_secs(from, to, self.media_bytes_per_sec, self.read_bytes_per_sec)
+    }
+}
+
+/// `dev` as the run sees it: wrapped in [`Paced`] when `pacing` asks for it. The second value
+/// restarts the timeline after the load ([`Paced::reset`]).
+#[must_use]
+pub fn pace(dev: Device, pacing: Option<&Pacing>) -> (Device, Option<Arc<Paced>>) {
+    match pacing {
+        Some(p) if p.paced => {
+            let paced = Arc::new(Paced::new(dev, p.media_bytes_per_sec, p.read_bytes_per_sec));
+            (paced.clone(), Some(paced))
+        }
+        _ => (dev, None),
+    }
+}
+
+/// Create the engine of `spec` on `dev` (formats the device).
+///
+/// # Errors
+/// The engine's, e.g. a configuration the device cannot hold.
+pub fn create_engine(dev: Device, spec: &YcsbSpec) -> Result<Engine, YcsbError> {
+    let wal: Option<Device> = if spec.separate_wal {
+        let limit = spec
+            .engine
+            .wal_limit_bytes
+            .unwrap_or(spec.engine.pool_bytes);
+        let region = spec
+            .engine
+            .wal_region_bytes
+            .unwrap_or(limit + limit / 4 + (1 << 20));
+        // Superblocks + WAL region + two mapping snapshots (24 B per data page).
+        let snaps = 2 * ((dev.geometry().capacity / 4096) * 24 + 8192);
+        Some(Arc::new(nowa_device::MemDevice::new(
+            (region + snaps).div_ceil(4096) * 4096 + (1 << 20),
+        )))
+    } else {
+        None
+    };
+    Ok(match &spec.store {
+        WritePath::InPlace => {
+            Engine::create_with_wal(dev, wal, spec.engine.clone(), &nowa_engine::in_place_store)?
+        }
+        WritePath::OutOfPlace(o) => Engine::create_with_wal(
+            dev,
+            wal,
+            spec.engine.clone(),
+            &out_of_place_store(o.clone()),
+        )?,
+    })
+}
+
+/// Load `spec.records` records with sequential keys, then sync and checkpoint. Stops early on
+/// Ctrl-C ([`crate::interrupt`]); returns the number of records loaded.
+///
+/// # Errors
+/// The engine's.
+///
+/// # Panics
+/// If the loop loaded more records than asked (a bug).
+pub fn load(
+    engine: &Engine,
+    spec: &YcsbSpec,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<u64, YcsbError> {
+    let mut value = vec![0u8; spec.value_size];
+    let mut rng = spec.seed ^ 0x5EED;
+    let mut loaded = 0;
+    while loaded < spec.records {
+        if loaded % 65536 == 0 {
+            progress(loaded);
+            if crate::interrupt::requested() {
+                break;
+            }
+        }
+        make_value(&mut value, spec.value_kind, loaded, 0, &mut rng);
+        engine.put_with(&key_of(loaded), &value, Durability::Async)?;
+        loaded += 1;
+    }
+    assert!(loaded <= spec.records, "loaded past the record count");
+    engine.sync()?;
+    engine.checkpoint()?;
+    Ok(loaded)
+}
+
+/// Bytes the loaded dataset takes on the device: the loader fills leaves with
+/// (4096 - 72) / (value + 22) records each (page header; key, slot and length per record),
+/// plus 1% inner nodes. Device sizing (`--dataset-fill`, Table 1) depends on it.
+///
+/// # Panics
+/// Never for `records < 2^51`: the estimate is a whole number of pages.
+#[must_use]
+pub fn estimate_dataset_bytes(records: u64, value_size: usize) -> u64 {
+    let per_page = ((4096 - 72) / (value_size + 22)).max(1) as u64;
+    let leaves = records.div_ceil(per_page);
+    let bytes = (leaves + leaves / 100 + 1) * 4096;
+    assert!(bytes >= 4096 && bytes % 4096 == 0);
+    bytes
+}

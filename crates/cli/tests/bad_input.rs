@@ -1,0 +1,548 @@
+//! Bad command lines, table-driven: every subcommand, every flag family. Each line must end
+//! within a timeout (no hang), by exiting (no abort, no signal) with code 2, with exactly one
+//! line on stderr that names the flag (or the argument) at fault, and without a panic.
+//!
+//! The binary runs directly, several lines at once: parse-only failures return in
+//! milliseconds, so the whole table takes a few seconds.
+
+use std::io::Read;
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// How long one line may take before it counts as a hang.
+const TIMEOUT: Duration = Duration::from_secs(30);
+
+/// (command line, split on spaces; text the one stderr line must contain).
+const CASES: &[(&str, &str)] = &[
+    // nowa itself
+    ("", "subcommand"),
+    ("bogus", "'bogus'"),
+    ("simm", "'sim'"),
+    ("--bogus", "'--bogus'"),
+    ("sim sweep bogus", "'bogus'"),
+    // sim: device flags
+    ("sim --capacity 0", "--capacity"),
+    ("sim --capacity -1", "--capacity"),
+    ("sim --capacity 1e9", "--capacity"),
+    ("sim --capacity abc", "--capacity"),
+    ("sim --capacity 1000000TiB", "--capacity"),
+    ("sim --capacity 17TiB", "--capacity"),
+    ("sim --capacity 4k5", "--capacity"),
+    ("sim --capacity GiB", "--capacity"),
+    ("sim --capacity nan", "--capacity"),
+    ("sim --capacity inf", "--capacity"),
+    ("sim --capacity 1MiB", "--capacity"),
+    ("sim --capacity 10TiB", "--capacity"),
+    (
+        "sim --capacity 8GiB --blocks-per-superblock 65536",
+        "--blocks-per-superblock",
+    ),
+    ("sim --capacity", "--capacity"),
+    ("sim --op 7", "--op"),
+    ("sim --op 1.5", "--op"),
+    ("sim --op -7%", "--op"),
+    ("sim --op 101%", "--op"),
+    ("sim --op nan", "--op"),
+    ("sim --op abc", "--op"),
+    ("sim --op 7%%", "--op"),
+    ("sim --op 0%", "--op"),
+    ("sim --op 0.001", "--op"),
+    ("sim --op 7% --op-physical 5%", "--op"),
+    ("sim --op-physical 1", "--op-physical"),
+    ("sim --op-physical 100%", "--op-physical"),
+    ("sim --op-physical 2", "--op-physical"),
+    ("sim --op-physical abc", "--op-physical"),
+    ("sim --op-physical -0.1", "--op-physical"),
+    ("sim --pages-per-block 0", "--pages-per-block"),
+    ("sim --pages-per-block 65537", "--pages-per-block"),
+    ("sim --pages-per-block -1", "--pages-per-block"),
+    ("sim --pages-per-block 1.5", "--pages-per-block"),
+    ("sim --pages-per-block abc", "--pages-per-block"),
+    ("sim --pages-per-block 5000000000", "--pages-per-block"),
+    ("sim --blocks-per-superblock 0", "--blocks-per-superblock"),
+    (
+        "sim --blocks-per-superblock 65537",
+        "--blocks-per-superblock",
+    ),
+    ("sim --blocks-per-superblock x", "--blocks-per-superblock"),
+    (
+        "sim --blocks-per-superblock 4 --channels 2",
+        "--blocks-per-superblock",
+    ),
+    ("sim --channels 65537 --chips 4294901761", "--channels"),
+    (
+        "sim --channels 65536 --chips 65536 --planes 2",
+        "--channels",
+    ),
+    ("sim --channels 0", "--channels"),
+    ("sim --chips 0", "--chips"),
+    ("sim --planes 0", "--planes"),
+    ("sim --chips 4294901761", "--chips"),
+    ("sim --planes -2", "--planes"),
+    ("sim --gc-unit plane", "--gc-unit"),
+    ("sim --gc-unit Superblock", "--gc-unit"),
+    ("sim --policy bogus", "--policy"),
+    ("sim --policy k-greedy:0", "--policy"),
+    ("sim --policy window:x", "--policy"),
+    ("sim --gc-frontier nowhere", "--gc-frontier"),
+    ("sim --streams 0", "--streams"),
+    ("sim --streams 4097", "--streams"),
+    ("sim --streams 70000", "--streams"),
+    ("sim --streams -1", "--streams"),
+    ("sim --write-buffer 1", "--write-buffer"),
+    ("sim --write-buffer 2", "--write-buffer"),
+    ("sim --write-buffer 100%", "--write-buffer"),
+    ("sim --write-buffer nan", "--write-buffer"),
+    ("sim --write-buffer -0.1", "--write-buffer"),
+    ("sim --min-free-units 0", "--min-free-units"),
+    ("sim --min-free-units 2000000", "--min-free-units"),
+    ("sim --max-open-zones 0", "--max-open-zones"),
+    ("sim --max-open-zones 70000", "--max-open-zones"),
+    ("sim --zns", "--zns"),
+    ("sim --zns --workload zipf:0.9", "--zns"),
+    ("sim --zns --workload sequential", "--zns"),
+    // sim: run flags
+    ("sim --workload zipf:-1", "--workload"),
+    ("sim --workload two-zone:90", "--workload"),
+    ("sim --workload bogus", "--workload"),
+    ("sim --workload zipf:nan", "--workload"),
+    ("sim --workload read-only:2", "--workload"),
+    ("sim --workload two-zone:100/10", "--workload"),
+    ("sim --fill 0", "--fill"),
+    ("sim --fill 1.5", "--fill"),
+    ("sim --fill 150%", "--fill"),
+    ("sim --fill nan", "--fill"),
+    ("sim --fill -1", "--fill"),
+    ("sim --fill abc", "--fill"),
+    ("sim --warmup -1", "--warmup"),
+    ("sim --warmup 10001", "--warmup"),
+    ("sim --warmup nan", "--warmup"),
+    ("sim --warmup inf", "--warmup"),
+    ("sim --warmup 1e3", "--warmup"),
+    ("sim --volume 0", "--volume"),
+    ("sim --volume 1e300", "--volume"),
+    ("sim --volume 10001", "--volume"),
+    ("sim --volume nan", "--volume"),
+    ("sim --volume inf", "--volume"),
+    ("sim --volume -2", "--volume"),
+    ("sim --interval 0", "--interval"),
+    ("sim --interval 1e-9", "--interval"),
+    ("sim --interval 0.0000001", "--interval"),
+    ("sim --interval nan", "--interval"),
+    ("sim --interval 10001", "--interval"),
+    ("sim --interval 0.0001 --volume 1000", "--interval"),
+    ("sim --stream-assign bogus", "--stream-assign"),
+    ("sim --stream-assign hot-cold", "--stream-assign"),
+    (
+        "sim --stream-assign hot-cold --workload two-zone:90/10",
+        "--streams",
+    ),
+    ("sim --seed -1", "--seed"),
+    ("sim --seed abc", "--seed"),
+    ("sim --seed 1.5", "--seed"),
+    ("sim --seed 99999999999999999999", "--seed"),
+    ("sim --fil 0.5", "--fill"),
+    ("sim --json=3", "--json"),
+    ("sim --csv", "--csv"),
+    ("sim --quiet=yes", "--quiet"),
+    ("sim --bench --capacity 0", "--capacity"),
+    ("sim --csv /nonexistent-nowa-dir/waf.csv", "--csv"),
+    ("sim --csv /", "--csv"),
+    ("sim --bench --volume 0", "--volume"),
+    // sim sweep
+    ("sim sweep", "--figure"),
+    ("sim sweep --figure fig99", "--figure"),
+    ("sim sweep --figure", "--figure"),
+    ("sim sweep --all --threads 0", "--threads"),
+    ("sim sweep --all --threads 5000", "--threads"),
+    ("sim sweep --all --threads x", "--threads"),
+    ("sim sweep --all --out", "--out"),
+    ("sim sweep --all --out-dir", "--out"),
+    ("sim sweep --all --capacity 0", "--capacity"),
+    ("sim sweep --all --fill 2", "--fill"),
+    ("sim sweep --all --op 7", "--op"),
+    ("sim sweep --all --volume 0", "--volume"),
+    ("sim sweep --all --capacity 10TiB", "--capacity"),
+    ("sim sweep --figure fig3b --policy bogus", "--policy"),
+    (
+        "sim sweep --figure fig3b --out /proc/nowa-cannot-create",
+        "--out",
+    ),
+    // ycsb: dataset and mix
+    ("ycsb --records 0", "--records"),
+    ("ycsb --records -1", "--records"),
+    ("ycsb --records 1.5", "--records"),
+    ("ycsb --records abc", "--records"),
+    ("ycsb --records 10G", "--records"),
+    ("ycsb --records 1000000000001", "--records"),
+    ("ycsb --records 1e6", "--records"),
+    ("ycsb --value-size 0", "--value-size"),
+    ("ycsb --value-size 1529", "--value-size"),
+    ("ycsb --value-size 2000", "--value-size"),
+    ("ycsb --value-size 1M", "--value-size"),
+    ("ycsb --value-size abc", "--value-size"),
+    ("ycsb --value-size -5", "--value-size"),
+    ("ycsb --values weird", "--values"),
+    ("ycsb --workload Z", "--workload"),
+    ("ycsb --workload AB", "--workload"),
+    ("ycsb --theta -1", "--theta"),
+    ("ycsb --theta nan", "--theta"),
+    ("ycsb --theta inf", "--theta"),
+    ("ycsb --theta 101", "--theta"),
+    ("ycsb --threads 0", "--threads"),
+    ("ycsb --threads 1025", "--threads"),
+    ("ycsb --threads 100000", "--threads"),
+    ("ycsb --threads abc", "--threads"),
+    // ycsb: stop conditions
+    ("ycsb --ops 0", "--ops"),
+    ("ycsb --ops -1", "--ops"),
+    ("ycsb --ops 1.5", "--ops"),
+    ("ycsb --ops abc", "--ops"),
+    ("ycsb --ops 5 --seconds 3", "--seconds"),
+    ("ycsb --ops 5 --device-writes 1", "--device-writes"),
+    ("ycsb --ops 5 --seconds 3 --device-writes 2", "--ops"),
+    ("ycsb --seconds 0", "--seconds"),
+    ("ycsb --seconds nan", "--seconds"),
+    ("ycsb --seconds inf", "--seconds"),
+    ("ycsb --seconds -1", "--seconds"),
+    ("ycsb --seconds 1e9", "--seconds"),
+    ("ycsb --seconds 10y", "--seconds"),
+    ("ycsb --seconds 10000h", "--seconds"),
+    ("ycsb --device-writes 0", "--device-writes"),
+    ("ycsb --device-writes nan", "--device-writes"),
+    ("ycsb --device-writes inf", "--device-writes"),
+    ("ycsb --device-writes -1", "--device-writes"),
+    ("ycsb --device-writes 2000000", "--device-writes"),
+    ("ycsb --device-writes 4 --seconds 3", "--seconds"),
+    // ycsb: device
+    ("ycsb --capacity 0", "--capacity"),
+    ("ycsb --capacity 100KiB", "--capacity"),
+    ("ycsb --capacity 1000001", "--capacity"),
+    ("ycsb --capacity 2PiB", "--capacity"),
+    ("ycsb --capacity abc", "--capacity"),
+    ("ycsb --device mem --capacity 100TiB", "--capacity"),
+    ("ycsb --capacity 100TiB", "--capacity"),
+    ("ycsb --dataset-fill 0", "--dataset-fill"),
+    ("ycsb --dataset-fill 2", "--dataset-fill"),
+    ("ycsb --dataset-fill 150%", "--dataset-fill"),
+    ("ycsb --dataset-fill nan", "--dataset-fill"),
+    ("ycsb --op 7", "--op"),
+    ("ycsb --op 2", "--op"),
+    ("ycsb --op -1%", "--op"),
+    ("ycsb --sim-mode fdp:0", "--sim-mode"),
+    ("ycsb --sim-mode fdp:x", "--sim-mode"),
+    ("ycsb --sim-mode weird", "--sim-mode"),
+    ("ycsb --sim-mode fdp:70000", "--sim-mode"),
+    ("ycsb --pacing maybe", "--pacing"),
+    ("ycsb --pacing 2", "--pacing"),
+    ("ycsb --device mem --pacing on", "--pacing"),
+    (
+        "ycsb --device mem --media-bandwidth 1GB",
+        "--media-bandwidth",
+    ),
+    ("ycsb --device mem --read-bandwidth 3GB", "--read-bandwidth"),
+    ("ycsb --media-bandwidth 0", "--media-bandwidth"),
+    ("ycsb --media-bandwidth 1KB", "--media-bandwidth"),
+    ("ycsb --media-bandwidth 1e9", "--media-bandwidth"),
+    ("ycsb --read-bandwidth x", "--read-bandwidth"),
+    // ycsb: engine
+    ("ycsb --pool 0", "--pool"),
+    ("ycsb --pool 10TiB", "--pool"),
+    ("ycsb --pool 512KiB", "--pool"),
+    ("ycsb --pool abc", "--pool"),
+    ("ycsb --pool 64GB", "--pool"),
+    ("ycsb --wal-limit 0", "--wal-limit"),
+    ("ycsb --wal-limit 5TiB", "--wal-limit"),
+    ("ycsb --wal-limit 1x", "--wal-limit"),
+    ("ycsb --durability maybe", "--durability"),
+    ("ycsb --durability SYNC", "--durability"),
+    ("ycsb --seed -1", "--seed"),
+    ("ycsb --seed x", "--seed"),
+    ("ycsb --interval 0", "--interval"),
+    ("ycsb --interval 5ms", "--interval"),
+    ("ycsb --interval nan", "--interval"),
+    ("ycsb --interval 2d", "--interval"),
+    ("ycsb --interval 100000", "--interval"),
+    ("ycsb --csv", "--csv"),
+    ("ycsb --ack-log", "--ack-log"),
+    ("ycsb --json=1", "--json"),
+    ("ycsb --csv /nonexistent-nowa-dir/ticks.csv", "--csv"),
+    ("ycsb --ack-log /nonexistent-nowa-dir/ack.txt", "--ack-log"),
+    // ycsb: write path
+    ("ycsb --write-path sideways", "--write-path"),
+    ("ycsb --write-path", "--write-path"),
+    ("ycsb --compression gzip", "--compression"),
+    (
+        "ycsb --write-path oop --compression brotli",
+        "--compression",
+    ),
+    ("ycsb --compression lz4", "--compression"),
+    ("ycsb --compression zstd", "--compression"),
+    ("ycsb --nowa", "--nowa"),
+    ("ycsb --gdt", "--gdt"),
+    ("ycsb --defer-compensation", "--nowa"),
+    ("ycsb --write-path oop --defer-compensation", "--nowa"),
+    ("ycsb --packing maybe", "--packing"),
+    ("ycsb --background-gc maybe", "--background-gc"),
+    ("ycsb --write-path oop --zone-size 0", "--zone-size"),
+    ("ycsb --write-path oop --zone-size 1TiB", "--zone-size"),
+    ("ycsb --write-path oop --zone-size 5000", "--zone-size"),
+    ("ycsb --write-path oop --zone-size 16KiB", "--zone-size"),
+    ("ycsb --write-path oop --zone-size abc", "--zone-size"),
+    ("ycsb --write-path oop --zone-size 4GiB", "--zone-size"),
+    ("ycsb --write-path oop --zone-size 3GiB", "--zone-size"),
+    ("ycsb --write-path oop --zone-size auto", "--zone-size"),
+    (
+        "ycsb --write-path oop --zone-size infer --device mem",
+        "--zone-size",
+    ),
+    ("ycsb --write-path oop --open-zones 0", "--open-zones"),
+    ("ycsb --write-path oop --open-zones 257", "--open-zones"),
+    ("ycsb --write-path oop --open-zones -1", "--open-zones"),
+    ("ycsb --no-such-flag", "--no-such-flag"),
+    ("ycsb --record 5", "--records"),
+    // infer-gc-unit
+    ("infer-gc-unit --capacity 0", "--capacity"),
+    ("infer-gc-unit --capacity 1MiB", "--capacity"),
+    ("infer-gc-unit --capacity 10TiB", "--capacity"),
+    ("infer-gc-unit --capacity abc", "--capacity"),
+    ("infer-gc-unit --capacity 17TiB", "--capacity"),
+    ("infer-gc-unit --op 7", "--op"),
+    ("infer-gc-unit --op 2", "--op"),
+    ("infer-gc-unit --op nan", "--op"),
+    ("infer-gc-unit --op 0", "--op"),
+    ("infer-gc-unit --pages-per-block 0", "--pages-per-block"),
+    ("infer-gc-unit --pages-per-block 70000", "--pages-per-block"),
+    (
+        "infer-gc-unit --blocks-per-superblock 0",
+        "--blocks-per-superblock",
+    ),
+    (
+        "infer-gc-unit --blocks-per-superblock -8",
+        "--blocks-per-superblock",
+    ),
+    ("infer-gc-unit --min-zone 3000", "--min-zone"),
+    ("infer-gc-unit --min-zone 3KiB", "--min-zone"),
+    ("infer-gc-unit --min-zone 96KiB", "--min-zone"),
+    ("infer-gc-unit --min-zone abc", "--min-zone"),
+    ("infer-gc-unit --max-zone 32KiB", "--max-zone"),
+    ("infer-gc-unit --max-zone 0", "--max-zone"),
+    ("infer-gc-unit --max-zone 2EiB", "--max-zone"),
+    ("infer-gc-unit --volume 0", "--volume"),
+    ("infer-gc-unit --volume nan", "--volume"),
+    ("infer-gc-unit --volume 1001", "--volume"),
+    ("infer-gc-unit --volume -1", "--volume"),
+    ("infer-gc-unit --volume 1e2", "--volume"),
+    ("infer-gc-unit --seed x", "--seed"),
+    ("infer-gc-unit --bogus", "--bogus"),
+    ("infer-gc-unit --json=1", "--json"),
+    // table1
+    ("table1 --records 0", "--records"),
+    ("table1 --records -1", "--records"),
+    ("table1 --records 1.5", "--records"),
+    ("table1 --records abc", "--records"),
+    ("table1 --records 1000000000000", "--records"),
+    ("table1 --device-writes 0", "--device-writes"),
+    ("table1 --device-writes nan", "--device-writes"),
+    ("table1 --device-writes inf", "--device-writes"),
+    ("table1 --device-writes -1", "--device-writes"),
+    ("table1 --device-writes 2000000", "--device-writes"),
+    ("table1 --threads 0", "--threads"),
+    ("table1 --threads 100000", "--threads"),
+    ("table1 --threads 1025", "--threads"),
+    ("table1 --open-zones 0", "--open-zones"),
+    ("table1 --open-zones 300", "--open-zones"),
+    ("table1 --pacing maybe", "--pacing"),
+    ("table1 --pacing 2", "--pacing"),
+    ("table1 --media-bandwidth 0", "--media-bandwidth"),
+    ("table1 --media-bandwidth 1KB", "--media-bandwidth"),
+    ("table1 --media-bandwidth abc", "--media-bandwidth"),
+    ("table1 --media-bandwidth nan", "--media-bandwidth"),
+    ("table1 --read-bandwidth 0", "--read-bandwidth"),
+    ("table1 --seed abc", "--seed"),
+    ("table1 --bogus", "--bogus"),
+    ("table1 --out", "--out"),
+    ("table1 --quick=1", "--quick"),
+    ("table1 --cpu-bound", "--cpu-bound"),
+    ("table1 --out /proc/nowa-cannot-create", "--out"),
+    ("table1 --quick --records 0", "--records"),
+    // ssdiq (its flags validate in ssdiq_cmd.rs)
+    ("ssdiq sim --qd 0", "--qd"),
+    ("ssdiq sim --qd 100000", "--qd"),
+    ("ssdiq sim --threads 0", "--threads"),
+    ("ssdiq sim --threads 100000", "--threads"),
+    ("ssdiq sim --bs 3k", "--bs"),
+    ("ssdiq sim --bs abc", "--bs"),
+    ("ssdiq sim --seq-bs 0", "--seq-bs"),
+    ("ssdiq sim --engine foo", "--engine"),
+    ("ssdiq sim --fill 2", "--fill"),
+    ("ssdiq sim --fill 0", "--fill"),
+    ("ssdiq sim --fill nan", "--fill"),
+    ("ssdiq sim --warmup -1", "--warmup"),
+    ("ssdiq sim --volume 0", "--volume"),
+    ("ssdiq sim --volume inf", "--volume"),
+    ("ssdiq sim --bg-load 2", "--bg-load"),
+    ("ssdiq sim --sweep 2,x", "--sweep"),
+    ("ssdiq sim --workloads bogus", "--workloads"),
+    ("ssdiq sim --steps bogus", "--steps"),
+    ("ssdiq sim --interval abc", "--interval"),
+    ("ssdiq sim --max-time 0", "--max-time"),
+    ("ssdiq sim --rate 0", "--rate"),
+    ("ssdiq sim --sim-op 0", "--sim-op"),
+    ("ssdiq sim --sim-op 700%", "--sim-op"),
+    ("ssdiq sim --plot-format gif", "--plot-format"),
+    ("ssdiq sim:abc", "sim:SIZE"),
+    ("ssdiq", "target"),
+    ("ssdiq report", "<FILES>"),
+    ("ssdiq sim --op 7", "--op"),
+    ("ssdiq sim --bogus", "--bogus"),
+];
+
+/// ssdiq lines that do not meet the whole bar yet in this branch (ssdiq_cmd.rs belongs to the
+/// device-io change, which makes every ssdiq flag validate up front). They must still end
+/// without a panic, a hang or a signal; what they lack is printed.
+const SSDIQ_PENDING: &[(&str, &str)] = &[
+    ("ssdiq sim --dry-run --sim-media-mbps 0", "--sim-media-mbps"),
+    ("ssdiq sim --dry-run --sim-read-mbps 0", "--sim-read-mbps"),
+    ("ssdiq sim --dry-run --sim-op 7", "--sim-op"),
+    ("ssdiq sim --dry-run --sim-unit-pages 3", "--sim-unit-pages"),
+    ("ssdiq sim --sim-policy bogus", "--sim-policy"),
+    ("ssdiq sim:0", "sim:SIZE"),
+    ("ssdiq sim --read-time nan", "--read-time"),
+    ("ssdiq sim --lat-time -1", "--lat-time"),
+    ("ssdiq sim --sweep-time 0", "--sweep-time"),
+    ("ssdiq sim:1GiB --dry-run --bs 1GiB", "--bs"),
+];
+
+/// How one line ended.
+struct Outcome {
+    code: Option<i32>,
+    stderr: String,
+    secs: f64,
+}
+
+fn run_line(line: &str) -> Outcome {
+    let args: Vec<&str> = line.split_whitespace().collect();
+    let t = Instant::now();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_nowa"))
+        .args(&args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn nowa");
+    let status = loop {
+        if let Some(st) = child.try_wait().expect("wait for nowa") {
+            break Some(st);
+        }
+        if t.elapsed() > TIMEOUT {
+            child.kill().expect("kill a hung nowa");
+            child.wait().expect("reap a hung nowa");
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    };
+    let mut stderr = String::new();
+    if let Some(mut e) = child.stderr.take() {
+        e.read_to_string(&mut stderr).expect("read stderr");
+    }
+    Outcome {
+        code: status.and_then(|s| s.code()),
+        stderr,
+        secs: t.elapsed().as_secs_f64(),
+    }
+}
+
+/// Runs every line on a few threads; returns the outcomes in table order.
+fn run_all(cases: &[(&str, &str)]) -> Vec<Outcome> {
+    let next = AtomicUsize::new(0);
+    let out: Mutex<Vec<Option<Outcome>>> = Mutex::new((0..cases.len()).map(|_| None).collect());
+    std::thread::scope(|s| {
+        for _ in 0..4 {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some((line, _)) = cases.get(i) else { break };
+                let o = run_line(line);
+                out.lock().expect("no runner panicked")[i] = Some(o);
+            });
+        }
+    });
+    out.into_inner()
+        .expect("no runner panicked")
+        .into_iter()
+        .map(|o| o.expect("every line ran"))
+        .collect()
+}
+
+/// What is wrong with a line's outcome, if anything.
+fn defects(o: &Outcome, want: &str) -> Vec<String> {
+    let mut d = Vec::new();
+    if o.stderr.contains("panicked") {
+        d.push("panicked".into());
+    }
+    match o.code {
+        None => d.push(format!(
+            "no exit code (hang or signal) after {:.1} s",
+            o.secs
+        )),
+        Some(2) => {}
+        Some(c) => d.push(format!("exit code {c}, want 2")),
+    }
+    let lines: Vec<&str> = o.stderr.lines().filter(|l| !l.trim().is_empty()).collect();
+    if lines.len() != 1 {
+        d.push(format!("{} stderr lines, want 1", lines.len()));
+    }
+    if !o.stderr.contains(want) {
+        d.push(format!("stderr does not name {want}"));
+    }
+    d
+}
+
+#[test]
+fn every_bad_command_line_is_one_line_naming_the_flag_and_exit_2() {
+    assert!(
+        CASES.len() + SSDIQ_PENDING.len() >= 300,
+        "{} lines",
+        CASES.len()
+    );
+    let outcomes = run_all(CASES);
+    let mut failures = Vec::new();
+    for ((line, want), o) in CASES.iter().zip(&outcomes) {
+        let d = defects(o, want);
+        if !d.is_empty() {
+            failures.push(format!(
+                "nowa {line}: {}\n  stderr: {}",
+                d.join("; "),
+                o.stderr.trim()
+            ));
+        }
+    }
+    let slowest = outcomes.iter().map(|o| o.secs).fold(0.0, f64::max);
+    println!("{} lines, slowest {slowest:.2} s", CASES.len());
+    assert!(
+        failures.is_empty(),
+        "{} of {} lines:\n{}",
+        failures.len(),
+        CASES.len(),
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn pending_ssdiq_lines_end_without_panic_hang_or_signal() {
+    let outcomes = run_all(SSDIQ_PENDING);
+    for ((line, want), o) in SSDIQ_PENDING.iter().zip(&outcomes) {
+        assert!(
+            !o.stderr.contains("panicked"),
+            "nowa {line} panicked: {}",
+            o.stderr
+        );
+        assert!(o.code.is_some(), "nowa {line}: hang or signal");
+        let d = defects(o, want);
+        if !d.is_empty() {
+            println!("pending: nowa {line}: {}", d.join("; "));
+        }
+    }
+}

@@ -1,0 +1,174 @@
+//! Ctrl-C in `nowa sim`, `nowa ycsb` and `nowa table1`: the run stops, prints and writes what
+//! it measured so far, and exits with 130 (128 + SIGINT).
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// Starts `nowa args`, waits until its stderr shows `ready` (the run's header, printed once
+/// the Ctrl-C handler is installed) and then `after`, sends SIGINT, and collects the output.
+fn interrupt(args: &[&str], ready: &str, after: Duration) -> (Output, String, f64) {
+    let mut child: Child = Command::new(env!("CARGO_BIN_EXE_nowa"))
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn nowa");
+    let stderr = child.stderr.take().expect("stderr is piped");
+    let (tx, rx) = mpsc::channel::<String>();
+    let reader = std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let mut err = String::new();
+    let t = Instant::now();
+    loop {
+        let line = rx
+            .recv_timeout(Duration::from_secs(120))
+            .unwrap_or_else(|_| panic!("{args:?}: no '{ready}' on stderr:\n{err}"));
+        err.push_str(&line);
+        err.push('\n');
+        if line.contains(ready) {
+            break;
+        }
+    }
+    std::thread::sleep(after);
+    assert!(
+        child.try_wait().expect("poll nowa").is_none(),
+        "{args:?} ended before Ctrl-C:\n{err}"
+    );
+    let pid = child.id().to_string();
+    let sent = Instant::now();
+    let kill = Command::new("kill")
+        .args(["-INT", &pid])
+        .status()
+        .expect("run kill");
+    assert!(kill.success());
+    let out = child.wait_with_output().expect("wait for nowa");
+    let stop_secs = sent.elapsed().as_secs_f64();
+    reader.join().expect("the stderr reader does not panic");
+    err.extend(rx.try_iter().map(|l| l + "\n"));
+    println!(
+        "{args:?}: interrupted after {:.1} s, stopped in {stop_secs:.2} s",
+        t.elapsed().as_secs_f64()
+    );
+    (out, err, stop_secs)
+}
+
+fn json(out: &Output) -> serde_json::Value {
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("bad JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)))
+}
+
+fn csv_rows(p: &Path) -> usize {
+    let text = std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+    text.lines().count().saturating_sub(1)
+}
+
+#[test]
+fn ctrl_c_in_sim_reports_the_intervals_measured_so_far() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("waf.csv");
+    let (out, err, stop) = interrupt(
+        &[
+            "sim",
+            "-q",
+            "--json",
+            "--capacity",
+            "1GiB",
+            "--warmup",
+            "0.5",
+            "--volume",
+            "5000",
+            "--interval",
+            "0.1",
+            "--csv",
+            csv.to_str().unwrap(),
+        ],
+        "nowa sim: seed",
+        Duration::from_millis(2500),
+    );
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert!(err.contains("interrupted (Ctrl-C)"), "{err}");
+    assert!(stop < 10.0, "took {stop} s to stop");
+    let v = json(&out);
+    let n = v["intervals"].as_array().unwrap().len();
+    assert!((1..50_000).contains(&n), "{n} intervals");
+    assert_eq!(csv_rows(&csv), n, "the CSV holds every interval printed");
+    assert!(v["waf"].as_f64().unwrap() >= 1.0);
+}
+
+#[test]
+fn ctrl_c_in_ycsb_reports_the_run_so_far() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("ticks.csv");
+    let (out, err, stop) = interrupt(
+        &[
+            "ycsb",
+            "-q",
+            "--json",
+            "--records",
+            "20000",
+            "--seconds",
+            "1h",
+            "--interval",
+            "200ms",
+            "--csv",
+            csv.to_str().unwrap(),
+        ],
+        "nowa ycsb: seed",
+        Duration::from_millis(3000),
+    );
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert!(err.contains("interrupted (Ctrl-C)"), "{err}");
+    assert!(stop < 10.0, "took {stop} s to stop");
+    let v = json(&out);
+    assert_eq!(v["interrupted"], true);
+    assert!(v["ops"].as_u64().unwrap() > 0, "{v}");
+    assert!(v["run_secs"].as_f64().unwrap() < 60.0);
+    let ticks = v["ticks"].as_array().unwrap().len();
+    assert!(ticks >= 1);
+    assert_eq!(csv_rows(&csv), ticks, "the CSV holds every tick printed");
+}
+
+#[test]
+fn ctrl_c_in_table1_keeps_the_rows_run_so_far() {
+    let dir = tempfile::tempdir().unwrap();
+    let (out, err, stop) = interrupt(
+        &[
+            "table1",
+            "--quick",
+            "--records",
+            "100000",
+            "--device-writes",
+            "100000",
+            "--json",
+            "--out",
+            dir.path().to_str().unwrap(),
+        ],
+        "nowa table1:",
+        Duration::from_millis(5000),
+    );
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert!(stop < 20.0, "took {stop} s to stop");
+    let v = json(&out);
+    assert_eq!(v["interrupted"], true);
+    let rows = v["rows"].as_array().unwrap();
+    assert_eq!(
+        rows.len(),
+        1,
+        "the first row runs 100000 device writes: interrupted"
+    );
+    assert_eq!(rows[0]["interrupted"], true);
+    assert!(rows[0]["ops_per_sec"].as_f64().unwrap() > 0.0);
+    for f in ["table1.csv", "table1.json", "table1.txt", "table1.svg"] {
+        assert!(dir.path().join(f).exists(), "{f} missing");
+    }
+    assert_eq!(csv_rows(&dir.path().join("table1.csv")), 1);
+    let txt = std::fs::read_to_string(dir.path().join("table1.txt")).unwrap();
+    assert!(txt.contains("INTERRUPTED"), "{txt}");
+}
