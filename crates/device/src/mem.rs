@@ -4,6 +4,7 @@ use crate::{check_io, BlockDevice, DeviceCounters, Geometry, Result, BLOCK_SIZE}
 use parking_lot::RwLock;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
+/// An in-memory [`BlockDevice`]: zero-filled, durable at once, no media counter.
 pub struct MemDevice {
     geo: Geometry,
     /// One lock per 1 MiB stripe keeps concurrent I/O from serializing on one lock.
@@ -18,9 +19,10 @@ const STRIPE: u64 = 1 << 20;
 
 impl MemDevice {
     /// A device of `capacity` bytes (rounded down to BLOCK_SIZE), zero-filled lazily.
+    #[must_use]
     pub fn new(capacity: u64) -> Self {
         let capacity = capacity / BLOCK_SIZE as u64 * BLOCK_SIZE as u64;
-        let n = capacity.div_ceil(STRIPE) as usize;
+        let n = crate::usize_of(capacity.div_ceil(STRIPE));
         MemDevice {
             geo: Geometry::conventional(capacity),
             stripes: (0..n).map(|_| RwLock::new(Vec::new())).collect(),
@@ -36,7 +38,7 @@ impl MemDevice {
         let mut done = 0usize;
         while done < len {
             let abs = offset + done as u64;
-            f((abs / STRIPE) as usize, (abs % STRIPE) as usize, done);
+            f(crate::usize_of(abs / STRIPE), crate::usize_of(abs % STRIPE), done);
             done += BLOCK_SIZE;
         }
     }
@@ -67,7 +69,7 @@ impl BlockDevice for MemDevice {
         Self::for_each_block(offset, buf.len(), |s, so, bo| {
             let mut stripe = self.stripes[s].write();
             if stripe.is_empty() {
-                stripe.resize(STRIPE as usize, 0);
+                stripe.resize(crate::usize_of(STRIPE), 0);
             }
             stripe[so..so + BLOCK_SIZE].copy_from_slice(&buf[bo..bo + BLOCK_SIZE]);
         });
@@ -81,7 +83,7 @@ impl BlockDevice for MemDevice {
     }
 
     fn trim(&self, offset: u64, len: u64) -> Result<()> {
-        check_io(&self.geo, offset, len as usize)?;
+        check_io(&self.geo, offset, crate::usize_of(len))?;
         self.trimmed.fetch_add(len, Relaxed);
         Ok(())
     }

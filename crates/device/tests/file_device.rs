@@ -11,19 +11,19 @@ fn block(i: u64, salt: u64) -> Vec<u8> {
             x ^= x << 13;
             x ^= x >> 7;
             x ^= x << 17;
-            x as u8
+            x.to_le_bytes()[0]
         })
         .collect()
 }
 
 fn open(engine: IoEngine, qd: u32) -> (tempfile::TempDir, FileDevice) {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().expect("temp dir");
     let opts = FileOptions {
         engine,
         queue_depth: qd,
         ..FileOptions::default()
     };
-    let d = FileDevice::create(dir.path().join("dev.img"), 4 << 20, &opts).unwrap();
+    let d = FileDevice::create(dir.path().join("dev.img"), 4 << 20, &opts).expect("create");
     if !d.is_direct() {
         println!(
             "note: buffered I/O: {}",
@@ -34,7 +34,7 @@ fn open(engine: IoEngine, qd: u32) -> (tempfile::TempDir, FileDevice) {
     if engine == IoEngine::Uring && d.engine() != IoEngine::Uring {
         println!(
             "note: io_uring unavailable: {}",
-            d.engine_fallback_reason().unwrap()
+            d.engine_fallback_reason().expect("a reason")
         );
     }
     (dir, d)
@@ -166,7 +166,7 @@ fn open_rejects_bad_targets() {
     std::fs::write(dir.path().join("tiny"), [0u8; 100]).unwrap();
     assert!(matches!(
         FileDevice::open(dir.path().join("tiny"), &opts),
-        Err(DeviceError::Config(_))
+        Err(DeviceError::TooSmall { .. })
     ));
     assert!(FileDevice::open(dir.path().join("missing"), &opts).is_err());
 }

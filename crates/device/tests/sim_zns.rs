@@ -11,8 +11,8 @@ fn dev(max_open: u32) -> (SimDevice, u64) {
             max_open_zones: max_open,
         },
     )
-    .unwrap();
-    let zs = d.geometry().zone_size.unwrap();
+    .expect("zoned device");
+    let zs = d.geometry().zone_size.expect("zoned");
     (d, zs)
 }
 
@@ -37,8 +37,8 @@ fn sequential_rule() {
     );
     // A write may not cross into the next zone.
     let z1 = zs;
-    let big = vec![1u8; zs as usize];
-    d.write_at(z1, &big[..zs as usize - 4096]).unwrap();
+    let big = vec![1u8; usize::try_from(zs).unwrap()];
+    d.write_at(z1, &big[..usize::try_from(zs).unwrap() - 4096]).unwrap();
     let e = d.write_at(z1 + zs - 4096, &big[..8192]).unwrap_err();
     assert!(
         matches!(e, DeviceError::Zone(ref m) if m.contains("crosses")),
@@ -70,7 +70,7 @@ fn append_reset_report() {
     assert!(out[..4096].iter().all(|&x| x == 1) && out[4096..].iter().all(|&x| x == 2));
 
     // Fill the zone: Full, and a further append is refused.
-    let rest = vec![9u8; (zs - 3 * 4096) as usize];
+    let rest = vec![9u8; usize::try_from(zs - 3 * 4096).unwrap()];
     d.zone_append(z, &rest).unwrap();
     assert_eq!(d.zone_report().unwrap()[3].state, ZoneState::Full);
     assert!(matches!(
