@@ -1,8 +1,7 @@
 //! FileDevice on a temp file: round trips with both engines, batches deeper than the queue,
-//! unaligned I/O errors, trim (hole punching), counters.
+//! unaligned I/O errors, counters (trim: tests/trim_semantics.rs).
 
 use nowa_device::{BlockDevice, DeviceError, FileDevice, FileOptions, IoEngine, BLOCK_SIZE};
-use std::os::unix::fs::MetadataExt;
 
 fn block(i: u64, salt: u64) -> Vec<u8> {
     let mut x = i.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ salt;
@@ -130,31 +129,6 @@ fn unaligned_and_out_of_range_errors() {
     ));
     // A rejected batch wrote nothing.
     assert_eq!(d.counters().host_bytes_written, 0);
-}
-
-#[test]
-fn trim_punches_holes() {
-    let (_dir, d) = open(IoEngine::Sync, 8);
-    let data: Vec<u8> = (0..256).flat_map(|i| block(i, 4)).collect(); // 1 MiB
-    d.write_at(0, &data).unwrap();
-    d.flush().unwrap();
-    let before = std::fs::metadata(d.path()).unwrap().blocks();
-    d.trim(0, 1 << 20).unwrap();
-    let after = std::fs::metadata(d.path()).unwrap().blocks();
-    if d.trim_supported() {
-        assert!(after < before, "blocks before {before} after {after}");
-        let mut out = vec![1u8; 4096];
-        d.read_at(4096, &mut out).unwrap();
-        assert!(out.iter().all(|&b| b == 0));
-    } else {
-        println!("note: file system does not support hole punching");
-    }
-    assert_eq!(
-        std::fs::metadata(d.path()).unwrap().len(),
-        4 << 20,
-        "KEEP_SIZE"
-    );
-    assert_eq!(d.counters().trimmed_bytes, 1 << 20);
 }
 
 #[test]
