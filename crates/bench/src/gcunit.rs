@@ -78,6 +78,10 @@ fn rng_next(x: &mut u64) -> u64 {
 /// Measure the single-front ZNS-like pattern's WAF with zones of `zone` bytes on `dev`, which
 /// must be freshly reset. Fills the device sequentially first (ssd-iq.md 3.1).
 pub fn measure(dev: &dyn BlockDevice, zone: u64, spec: &InferSpec) -> Result<Step, InferError> {
+    // Everything the measurement needs is checked before anything is written.
+    dev.counters()
+        .media_bytes_written
+        .ok_or(InferError::NoMediaCounter)?;
     let cap = dev.geometry().capacity;
     let zones = cap / zone;
     let wb = spec.write_bytes.min(zone).max(BLOCK_SIZE as u64);

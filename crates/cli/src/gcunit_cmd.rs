@@ -5,7 +5,8 @@ use crate::usage;
 use anyhow::Result;
 use clap::Args;
 use nowa_bench::gcunit::{self, InferError, InferSpec};
-use nowa_device::{BlockDevice, FileDevice, FileOptions, SimConfig, SimDevice, SimMode};
+use nowa_device::{BlockDevice, SimConfig, SimDevice, SimMode};
+use std::path::PathBuf;
 use nowa_flash::FtlConfig;
 
 #[derive(Args, Debug)]
@@ -14,6 +15,10 @@ pub struct GcUnitArgs {
     /// A real device needs a media-write counter (OCP), which this build cannot read yet.
     #[arg(long, default_value = "sim")]
     device: String,
+    /// Allow overwriting a --device path that is in use, holds data or is not a nowa scratch
+    /// target; must repeat the path exactly.
+    #[arg(long, value_name = "PATH")]
+    force: Option<PathBuf>,
     /// Simulated SSD capacity.
     #[arg(long, default_value = "1GiB")]
     capacity: String,
@@ -65,18 +70,20 @@ pub fn run(a: GcUnitArgs) -> Result<()> {
         ftl.layout().map_err(|e| usage(e.to_string()))?;
     }
     eprintln!("nowa infer-gc-unit: seed {}, device {}", a.seed, a.device);
-    let device = a.device.clone();
+    let real = match a.device.as_str() {
+        "sim" => None,
+        path => Some(crate::device_open::open_real_gc_target(path, a.force.as_deref())?),
+    };
     let mut fresh = || -> Result<Box<dyn BlockDevice>, InferError> {
-        if device == "sim" {
-            Ok(Box::new(SimDevice::new(SimConfig::new(
+        match &real {
+            None => Ok(Box::new(SimDevice::new(SimConfig::new(
                 SimMode::Conventional,
                 ftl.clone(),
-            ))?))
-        } else {
-            let d = FileDevice::open(&device, &FileOptions::default())?;
-            let cap = d.geometry().capacity;
-            d.trim(0, cap)?;
-            Ok(Box::new(d))
+            ))?)),
+            Some(d) => {
+                d.trim(0, d.geometry().capacity)?;
+                Ok(Box::new(d.clone()))
+            }
         }
     };
     let mut on_step = |s: &gcunit::Step| {

@@ -1,5 +1,6 @@
 //! `nowa`: SSD simulation, SSD benchmarking and write-amplification-aware storage.
 
+mod device_open;
 mod gcunit_cmd;
 mod sim_cmd;
 mod ssdiq_cmd;

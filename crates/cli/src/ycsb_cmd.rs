@@ -6,7 +6,7 @@ use anyhow::{Context, Result};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use nowa_bench::ycsb::{self, Mix, Stop, ValueKind, WritePath, YcsbSpec};
-use nowa_device::{BlockDevice, FileDevice, FileOptions, MemDevice, SimConfig, SimDevice, SimMode};
+use nowa_device::{BlockDevice, MemDevice, SimConfig, SimDevice, SimMode};
 use nowa_engine::{Compression, Config, Durability, OopConfig};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -42,6 +42,10 @@ pub struct YcsbArgs {
     /// Device: sim (simulated SSD in memory), mem (plain memory), or a file / block device path.
     #[arg(long, default_value = "sim")]
     device: String,
+    /// Allow overwriting a --device path that is in use, holds data or is not a nowa database;
+    /// must repeat the path exactly.
+    #[arg(long, value_name = "PATH")]
+    force: Option<PathBuf>,
     /// Device capacity. Default: sized so the dataset fills --dataset-fill of it.
     #[arg(long)]
     capacity: Option<String>,
@@ -304,17 +308,7 @@ pub fn run(a: YcsbArgs) -> Result<()> {
                 d
             }
             "mem" => Arc::new(MemDevice::new(capacity)),
-            path => {
-                let p = std::path::Path::new(path);
-                let opts = FileOptions::default();
-                let d = if p.exists() {
-                    FileDevice::open(p, &opts)
-                } else {
-                    FileDevice::create(p, capacity, &opts)
-                }
-                .with_context(|| format!("opening {path}"))?;
-                Arc::new(d)
-            }
+            path => crate::device_open::open_database(path, a.force.as_deref(), capacity, a.records)?,
         };
         let zone = if oop {
             Some(resolve_zone_size(

@@ -85,8 +85,9 @@ pub trait IoQueue {
     /// If the slot is out of range or already in flight (a caller bug).
     fn submit(&mut self, req: Request) -> Result<()>;
     /// Append completed requests to `out`. With requests in flight, waits for at least one
-    /// unless `deadline` comes first (a real queue may also return early with none); with
-    /// none in flight, returns at once (a virtual clock then moves to `deadline`).
+    /// unless `deadline` comes first (a real queue may also return early with none). With none
+    /// in flight, waits until `deadline` (a virtual clock jumps there) or, without one,
+    /// returns at once.
     ///
     /// # Errors
     /// The kernel's wait failed.
@@ -96,6 +97,16 @@ pub trait IoQueue {
 /// Nanoseconds from `epoch` to now.
 fn since(epoch: Instant) -> Nanos {
     u64::try_from(epoch.elapsed().as_nanos()).unwrap_or(u64::MAX)
+}
+
+/// Sleeps until `deadline` (nanoseconds since `epoch`), if given and in the future.
+fn sleep_until(epoch: Instant, deadline: Option<Nanos>) {
+    if let Some(d) = deadline {
+        let wait = d.saturating_sub(since(epoch));
+        if wait > 0 {
+            std::thread::sleep(Duration::from_nanos(wait));
+        }
+    }
 }
 
 /// Checks a request against the device geometry and the queue's slot size.
@@ -206,7 +217,10 @@ impl IoQueue for SyncQueue<'_> {
         });
         Ok(())
     }
-    fn reap(&mut self, _deadline: Option<Nanos>, out: &mut Vec<Completion>) -> Result<()> {
+    fn reap(&mut self, deadline: Option<Nanos>, out: &mut Vec<Completion>) -> Result<()> {
+        if self.done.is_empty() {
+            sleep_until(self.epoch, deadline);
+        }
         out.extend(self.done.drain(..));
         Ok(())
     }
@@ -361,6 +375,7 @@ impl IoQueue for UringQueue<'_> {
     }
     fn reap(&mut self, deadline: Option<Nanos>, out: &mut Vec<Completion>) -> Result<()> {
         if self.count == 0 {
+            sleep_until(self.epoch, deadline);
             return Ok(());
         }
         let r = match deadline {

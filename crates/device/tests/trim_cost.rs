@@ -9,7 +9,7 @@
 //!
 //! Pattern (the shape of nowa's out-of-place store): a file of `FILE` bytes cut into 1 MiB
 //! zones; 4 zones open at once, 16 KiB writes round-robin over them (O_DIRECT); an fdatasync
-//! after every 256 KiB (group commits); when a zone is full, a victim zone is trimmed whole
+//! after every 256 KiB, or every 32 KiB (group commits); when a zone is full, a victim zone is trimmed whole
 //! and reopened (DB GC's zone reset). The file is filled once first, then `VOLUME` bytes of
 //! the pattern are measured.
 
@@ -75,8 +75,8 @@ fn sectors_written(dev: &Path) -> u64 {
         .expect("field 7")
 }
 
-/// The pattern; returns the bytes it wrote.
-fn pattern(d: &FileDevice) -> u64 {
+/// The pattern with an fdatasync every `flush_every` bytes; returns the bytes it wrote.
+fn pattern(d: &FileDevice, flush_every: u64) -> u64 {
     let zones = FILE / ZONE;
     let buf = vec![0x5Au8; WRITE];
     let mut open: Vec<(u64, u64)> = (0..4).map(|z| (z, 0)).collect(); // (zone, bytes written)
@@ -86,7 +86,7 @@ fn pattern(d: &FileDevice) -> u64 {
         let (z, off) = open[i];
         d.write_at(z * ZONE + off, &buf).expect("write");
         written += WRITE as u64;
-        if written % (256 << 10) == 0 {
+        if written % flush_every == 0 {
             d.flush().expect("flush");
         }
         open[i].1 += WRITE as u64;
@@ -108,38 +108,46 @@ fn pattern(d: &FileDevice) -> u64 {
 }
 
 #[test]
-#[ignore = "needs root, losetup and mkfs.ext4; about a minute"]
+#[ignore = "needs root, losetup and mkfs.ext4; about two minutes"]
 fn trim_policy_cost_on_ext4() {
-    println!("policy       app MiB   device MiB   device/app");
-    for policy in [
-        TrimPolicy::Deallocate,
-        TrimPolicy::ZeroRange,
-        TrimPolicy::Ignore,
-    ] {
-        let Some(fs) = ext4() else { return };
-        let opts = FileOptions {
-            trim: policy,
-            ..FileOptions::default()
-        };
-        let d = FileDevice::create(fs.mnt.join("db"), FILE, &opts).expect("create");
-        assert!(d.is_direct(), "O_DIRECT on ext4");
-        // Fill once (allocates every block), then measure the steady pattern.
-        let chunk = vec![0xA5u8; 1 << 20];
-        for off in (0..FILE).step_by(1 << 20) {
-            d.write_at(off, &chunk).expect("fill");
+    println!("policy       flush every   app MiB   device MiB   device/app");
+    for flush_every in [256 << 10, 32 << 10] {
+        for policy in [
+            TrimPolicy::Deallocate,
+            TrimPolicy::ZeroRange,
+            TrimPolicy::Ignore,
+        ] {
+            let Some(fs) = ext4() else { return };
+            let (app, dev) = measure(&fs, policy, flush_every);
+            println!(
+                "{:<12} {:>8} KiB {:>9} {:>12} {:>12.3}",
+                format!("{policy:?}"),
+                flush_every >> 10,
+                app >> 20,
+                dev >> 20,
+                dev as f64 / app as f64
+            );
         }
-        d.flush().expect("flush");
-        run(&mut Command::new("sync"));
-        let s0 = sectors_written(&fs.dev);
-        let app = pattern(&d);
-        run(&mut Command::new("sync"));
-        let dev = (sectors_written(&fs.dev) - s0) * 512;
-        println!(
-            "{:<12} {:>8} {:>12} {:>12.3}",
-            format!("{policy:?}"),
-            app >> 20,
-            dev >> 20,
-            dev as f64 / app as f64
-        );
     }
+}
+
+/// (application bytes, device bytes) of the pattern on a fresh file of `fs`.
+fn measure(fs: &Fs, policy: TrimPolicy, flush_every: u64) -> (u64, u64) {
+    let opts = FileOptions {
+        trim: policy,
+        ..FileOptions::default()
+    };
+    let d = FileDevice::create(fs.mnt.join("db"), FILE, &opts).expect("create");
+    assert!(d.is_direct(), "O_DIRECT on ext4");
+    // Fill once (allocates every block), then measure the steady pattern.
+    let chunk = vec![0xA5u8; 1 << 20];
+    for off in (0..FILE).step_by(1 << 20) {
+        d.write_at(off, &chunk).expect("fill");
+    }
+    d.flush().expect("flush");
+    run(&mut Command::new("sync"));
+    let s0 = sectors_written(&fs.dev);
+    let app = pattern(&d, flush_every);
+    run(&mut Command::new("sync"));
+    (app, (sectors_written(&fs.dev) - s0) * 512)
 }

@@ -1,7 +1,7 @@
 //! Reports of `nowa ssdiq`: a Table-2/3-style text summary (one column per device), the
 //! per-interval CSV and the plots (throughput over time, latency vs write rate).
 
-use super::{fmt_bytes, SsdiqResult};
+use super::{fmt_bytes, PhaseKind, SsdiqResult};
 use crate::plot::{render_line, LineChart, PlotError, Series};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -210,7 +210,7 @@ pub fn text_report(r: &SsdiqResult) -> String {
     out.push('\n');
     out.push_str(&summary_table(&[r]));
     // Steady state: compare the last intervals of each measured phase.
-    for p in r.phases.iter().filter(|p| p.step == "rand-write") {
+    for p in r.phases.iter().filter(|p| p.step == PhaseKind::RandWrite) {
         if let Some(j) = p.jobs.first() {
             let iv = &j.intervals;
             if iv.len() >= 4 {
@@ -268,7 +268,7 @@ pub fn write_intervals_csv(r: &SsdiqResult, path: &Path) -> anyhow::Result<()> {
         for j in &p.jobs {
             for iv in &j.intervals {
                 w.write_record([
-                    p.step.clone(),
+                    p.step.name().to_string(),
                     p.workload.clone().unwrap_or_default(),
                     j.name.clone(),
                     p.load.map(|l| l.to_string()).unwrap_or_default(),
@@ -293,9 +293,9 @@ pub fn throughput_chart(r: &SsdiqResult) -> LineChart {
     let mut cur: Option<Cur> = None;
     let first_wl = r.summary.rand_write.first().map(|x| x.workload.clone());
     for p in &r.phases {
-        let wl = match p.step.as_str() {
-            "seq-write" => p.workload.clone().or_else(|| first_wl.clone()),
-            "warm-up" | "rand-write" => p.workload.clone(),
+        let wl = match p.step {
+            PhaseKind::SeqWrite => p.workload.clone().or_else(|| first_wl.clone()),
+            PhaseKind::WarmUp | PhaseKind::RandWrite => p.workload.clone(),
             _ => continue,
         };
         let Some(wl) = wl else { continue };
