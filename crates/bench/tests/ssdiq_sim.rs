@@ -95,7 +95,7 @@ fn measured_waf_is_the_ftl_waf_and_op_estimate_is_a_lower_bound() {
         // 3. Sanity: greedy WAF near the analytic model for greedy with Np pages per unit
         //    (Desnoyers Eq. 12: A(k alpha) / k, k = 1 + 1/(2 Np)), with alpha_eff excluding the
         //    open unit and the reserved free unit (REFERENCE.md).
-        let l = t.sim().unwrap().ftl().layout().clone();
+        let l = t.sim().unwrap().layout().clone();
         let np = l.unit_pages as f64;
         let alpha_eff = (l.physical_pages as f64 - 2.0 * np) / l.logical_pages as f64;
         let k = 1.0 + 1.0 / (2.0 * np);

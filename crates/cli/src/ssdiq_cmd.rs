@@ -175,31 +175,31 @@ pub struct SsdiqArgs {
     #[arg(long)]
     no_direct: bool,
     /// Cap the throughput of every write phase (MB/s, 10^6 bytes).
-    #[arg(long, value_name = "MB/S", value_parser = mb_per_s)]
+    #[arg(long, value_name = "MB/S", value_parser = mb_per_s, allow_negative_numbers = true)]
     rate: Option<f64>,
     /// Fraction of the capacity initialized and used by the workloads, in (0, 1] (0.5 or 50%).
-    #[arg(long, default_value = "1", value_parser = fraction_open0)]
+    #[arg(long, default_value = "1", value_parser = fraction_open0, allow_negative_numbers = true)]
     fill: f64,
     /// Random writes before each measured phase, in multiples of the capacity (0..=1000).
-    #[arg(long, default_value = "1", value_parser = capacities)]
+    #[arg(long, default_value = "1", value_parser = capacities, allow_negative_numbers = true)]
     warmup: f64,
     /// Measured random writes per workload, in multiples of the capacity (0..=1000, > 0).
-    #[arg(long, default_value = "2", value_parser = capacities_pos)]
+    #[arg(long, default_value = "2", value_parser = capacities_pos, allow_negative_numbers = true)]
     volume: f64,
     /// Sequential / random read measurement (seconds, or 500ms, 2m).
-    #[arg(long, default_value = "10", value_name = "SECS", value_parser = seconds_pos)]
+    #[arg(long, default_value = "10", value_name = "SECS", value_parser = seconds_pos, allow_negative_numbers = true)]
     read_time: f64,
     /// Each QD1 latency probe (read, then write).
-    #[arg(long, default_value = "10", value_name = "SECS", value_parser = seconds_pos)]
+    #[arg(long, default_value = "10", value_name = "SECS", value_parser = seconds_pos, allow_negative_numbers = true)]
     lat_time: f64,
     /// Background write load of the latency probes, fraction of the random-write bandwidth.
-    #[arg(long, default_value = "0.25", value_parser = fraction_open0)]
+    #[arg(long, default_value = "0.25", value_parser = fraction_open0, allow_negative_numbers = true)]
     bg_load: f64,
     /// Loads of the latency-vs-write-rate sweep (fractions), or "none".
     #[arg(long, default_value = "0.1,0.25,0.5,0.75,0.9", value_parser = sweep_loads)]
     sweep: Loads,
     /// Each probe at each sweep point.
-    #[arg(long, default_value = "5", value_name = "SECS", value_parser = seconds_pos)]
+    #[arg(long, default_value = "5", value_name = "SECS", value_parser = seconds_pos, allow_negative_numbers = true)]
     sweep_time: f64,
     /// Random-write workloads, comma-separated (same syntax as nowa sim).
     #[arg(long, default_value = "uniform,two-zone:80/20,zipf:0.8", value_parser = workload_list)]
@@ -213,7 +213,7 @@ pub struct SsdiqArgs {
     #[arg(long, default_value = "auto", value_name = "SECS", value_parser = interval)]
     interval: Interval,
     /// Upper bound on each write phase, seconds.
-    #[arg(long, value_name = "SECS", value_parser = seconds_pos)]
+    #[arg(long, value_name = "SECS", value_parser = seconds_pos, allow_negative_numbers = true)]
     max_time: Option<f64>,
     #[arg(long, default_value_t = 42)]
     seed: u64,
@@ -221,16 +221,16 @@ pub struct SsdiqArgs {
     #[arg(long)]
     sanitize: bool,
     /// Simulated SSD: over-provisioning as spare/logical, in (0, 1] (0.07 or 7%).
-    #[arg(long, default_value = "0.07", value_parser = fraction_open0)]
+    #[arg(long, default_value = "0.07", value_parser = fraction_open0, allow_negative_numbers = true)]
     sim_op: f64,
     /// Simulated SSD: GC policy (greedy, 2r-greedy, 2r-fifo, cost-benefit, fifo, ...).
     #[arg(long, default_value = "greedy")]
     sim_policy: String,
     /// Simulated SSD: media write bandwidth, MB/s.
-    #[arg(long, default_value = "2000", value_parser = mb_per_s)]
+    #[arg(long, default_value = "2000", value_parser = mb_per_s, allow_negative_numbers = true)]
     sim_media_mbps: f64,
     /// Simulated SSD: media read bandwidth, MB/s.
-    #[arg(long, default_value = "3200", value_parser = mb_per_s)]
+    #[arg(long, default_value = "3200", value_parser = mb_per_s, allow_negative_numbers = true)]
     sim_read_mbps: f64,
     /// Simulated SSD: GC unit in pages (0 = automatic, 1 MiB).
     #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=1 << 20))]

@@ -10,23 +10,35 @@ use std::os::unix::io::AsRawFd;
 use std::path::Path;
 
 /// Takes the exclusive lock on `file` (opened from `path`), or says who holds it.
+///
+/// A lock whose holder cannot be found is being released: the kernel drops a file's last
+/// reference asynchronously when it sat in an exiting process's io_uring (registered files),
+/// so a run started right after another may see it for a few milliseconds. Such a lock is
+/// retried for up to a second; a lock with a living holder fails at once.
 pub(crate) fn lock_exclusive(file: &File, path: &Path) -> Result<()> {
-    // SAFETY: flock takes an open descriptor (borrowed from `file`, alive for the call) and
-    // integer flags; it touches no memory of ours.
-    let r = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
-    if r == 0 {
-        return Ok(());
+    let t = std::time::Instant::now();
+    loop {
+        // SAFETY: flock takes an open descriptor (borrowed from `file`, alive for the call)
+        // and integer flags; it touches no memory of ours.
+        let r = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+        if r == 0 {
+            return Ok(());
+        }
+        let e = std::io::Error::last_os_error();
+        if e.raw_os_error() != Some(libc::EWOULDBLOCK) {
+            return Err(e.into());
+        }
+        let holder = file.metadata().ok().and_then(|m| holder_of(m.dev(), m.ino()));
+        let alive = holder.as_ref().is_some_and(|h| h.command.is_some());
+        if alive || t.elapsed() > std::time::Duration::from_secs(1) {
+            return Err(DeviceError::Busy {
+                path: path.to_path_buf(),
+                why: BusyReason::Locked,
+                holder,
+            });
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
     }
-    let e = std::io::Error::last_os_error();
-    if e.raw_os_error() != Some(libc::EWOULDBLOCK) {
-        return Err(e.into());
-    }
-    let holder = file.metadata().ok().and_then(|m| holder_of(m.dev(), m.ino()));
-    Err(DeviceError::Busy {
-        path: path.to_path_buf(),
-        why: BusyReason::Locked,
-        holder,
-    })
 }
 
 /// The process holding a `flock` write lock on the inode (`dev`, `ino`), from `/proc/locks`.

@@ -10,10 +10,10 @@
 //! 3. An existing target that is not a nowa target of the kind the command expects (the
 //!    caller's recognizer, [`Expect`], reads its first blocks) is refused unless forced: it may
 //!    hold anybody's data.
-//! 4. The destructive steps the command will run are announced (one line each) once every
-//!    check passed, before anything is created or written.
-//! 5. The target is opened with the exclusive lock ([`crate::FileDevice::open`]): a second
+//! 4. The target is opened with the exclusive lock ([`crate::FileDevice::open`]): a second
 //!    open, by this or another process, fails with [`DeviceError::Busy`] naming the holder.
+//! 5. The destructive steps the command will run are announced (one line each) once every
+//!    check passed and the lock is held, before anything is created or written.
 
 use crate::error::DeviceError;
 use crate::file::{in_dev, FileDevice, FileOptions, TargetKind};
@@ -234,8 +234,10 @@ pub struct Opened {
     pub verdict: Verdict,
 }
 
-/// Checks `path` ([`check_target`]), announces `steps` (and the file creation) through
-/// `announce`, then creates or opens it with `options` (exclusive lock included).
+/// Checks `path` ([`check_target`]), then creates or opens it with `options` (exclusive lock
+/// included) and announces `steps` through `announce`: an existing target is opened (and
+/// locked) first, so a busy target fails before anything is announced; a new file is announced
+/// before it is created. Nothing is written here: the caller runs the steps after this returns.
 ///
 /// # Errors
 /// Every refusal of [`check_target`]; [`DeviceError::Busy`] if another open holds the target;
@@ -250,18 +252,24 @@ pub fn open_target(
     announce: &mut dyn FnMut(&str),
 ) -> Result<Opened, OpenError> {
     let verdict = check_target(path, force, expect, create_size)?;
-    for w in verdict.warnings() {
-        announce(&w);
-    }
-    if let Verdict::Create { size, .. } = &verdict {
-        announce(&format!("create {} ({size} bytes)", path.display()));
-    }
-    for s in steps {
-        announce(s);
-    }
     let device = match &verdict {
-        Verdict::Create { path, size } => FileDevice::create(path, *size, options)?,
-        Verdict::Existing { path, .. } => FileDevice::open(path, options)?,
+        Verdict::Create { path, size } => {
+            announce(&format!("create {} ({size} bytes)", path.display()));
+            for s in steps {
+                announce(s);
+            }
+            FileDevice::create(path, *size, options)?
+        }
+        Verdict::Existing { path, .. } => {
+            let d = FileDevice::open(path, options)?;
+            for w in verdict.warnings() {
+                announce(&w);
+            }
+            for s in steps {
+                announce(s);
+            }
+            d
+        }
     };
     Ok(Opened { device, verdict })
 }

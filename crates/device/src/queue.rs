@@ -419,6 +419,10 @@ impl Drop for UringQueue<'_> {
             }
             self.drain_cq(&mut sink);
         }
+        // Give the file and the buffers back now rather than when the kernel tears the ring
+        // down (asynchronously): the file's lock is released with its last reference.
+        let _ = self.ring.submitter().unregister_files();
+        let _ = self.ring.submitter().unregister_buffers();
     }
 }
 
