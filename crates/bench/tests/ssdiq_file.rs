@@ -21,7 +21,7 @@ fn open(path: &Path, engine: Engine) -> (Target, ssdiq::TargetInfo) {
         create_size: Some(SIZE),
         force: None,
     };
-    Target::open_real(path, &o, &[], &mut |_| {}).unwrap()
+    Target::open_real(path, &o, &[], &mut |_| {}).expect("open the target")
 }
 
 fn small_cfg() -> SuiteConfig {

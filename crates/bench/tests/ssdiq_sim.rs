@@ -38,21 +38,25 @@ fn cfg_uniform() -> SuiteConfig {
 /// Replays what the suite does to the FTL (sequential fill, warm-up, measured phase with the
 /// same seeds) on a fresh FTL and returns the WAF of the measured phase.
 fn replay_waf(s: &SimSpec, cfg: &SuiteConfig) -> f64 {
-    let mut ftl = Ftl::new(s.ftl_config().unwrap()).unwrap();
+    let mut ftl = Ftl::new(s.ftl_config().expect("config")).expect("FTL");
     let pages = CAP / PAGE_SIZE;
-    ftl.precondition_sequential(pages).unwrap();
-    let run = |ftl: &mut Ftl, seed: u64, volume: f64| {
-        let mut g = WorkloadSpec::Uniform.build_in_use(pages, seed).unwrap();
-        let n = (volume * CAP as f64) as u64 / cfg.bs as u64;
+    ftl.precondition_sequential(pages).expect("fill");
+    let run = |ftl: &mut Ftl, seed: u64, capacities: u64| {
+        let mut g = WorkloadSpec::Uniform
+            .build_in_use(pages, seed)
+            .expect("generator");
+        let n = capacities * CAP / u64::from(cfg.bs);
         let mut buf = vec![0u64; 1];
         for _ in 0..n {
             g.fill_writes(&mut buf);
-            ftl.write(buf[0], 0).unwrap();
+            ftl.write(buf[0], 0).expect("write");
         }
     };
-    run(&mut ftl, cfg.seed + 1, cfg.warmup);
+    // cfg_uniform: 1 capacity of warm-up, 2 measured.
+    assert!(cfg.warmup == 1.0 && cfg.volume == 2.0, "replay assumes cfg_uniform's volumes");
+    run(&mut ftl, cfg.seed + 1, 1);
     let before = ftl.counters();
-    run(&mut ftl, cfg.seed + 1 + 1000, cfg.volume);
+    run(&mut ftl, cfg.seed + 1 + 1000, 2);
     ftl.counters().since(&before).waf()
 }
 
@@ -96,7 +100,7 @@ fn measured_waf_is_the_ftl_waf_and_op_estimate_is_a_lower_bound() {
         //    (Desnoyers Eq. 12: A(k alpha) / k, k = 1 + 1/(2 Np)), with alpha_eff excluding the
         //    open unit and the reserved free unit (REFERENCE.md).
         let l = t.sim().unwrap().layout().clone();
-        let np = l.unit_pages as f64;
+        let np = f64::from(l.unit_pages);
         let alpha_eff = (l.physical_pages as f64 - 2.0 * np) / l.logical_pages as f64;
         let k = 1.0 + 1.0 / (2.0 * np);
         let lw = lambert_waf(k * alpha_eff) / k;

@@ -30,7 +30,7 @@ fn ycsb(device: &Path, extra: &[&str]) -> Output {
         "ycsb",
         "-q",
         "--device",
-        device.to_str().unwrap(),
+        device.to_str().expect("UTF-8 path"),
         "--records",
         "2000",
         "--ops",
@@ -41,7 +41,7 @@ fn ycsb(device: &Path, extra: &[&str]) -> Output {
 }
 
 fn gc_unit(device: &Path, extra: &[&str]) -> Output {
-    let mut args = vec!["infer-gc-unit", "--device", device.to_str().unwrap()];
+    let mut args = vec!["infer-gc-unit", "--device", device.to_str().expect("UTF-8 path")];
     args.extend_from_slice(extra);
     nowa(&args)
 }
@@ -87,7 +87,7 @@ fn steps_are_listed_before_the_database_is_created_and_a_rerun_needs_no_force() 
 
 /// Reads the child's stderr until `want` appears (or it exits / 60 s pass).
 fn wait_for(child: &mut std::process::Child, want: &str) -> String {
-    let mut err = child.stderr.take().unwrap();
+    let mut err = child.stderr.take().expect("piped stderr");
     let mut seen = String::new();
     let t = Instant::now();
     let mut buf = [0u8; 256];
@@ -138,7 +138,9 @@ impl Drop for Loop {
 
 fn first_mib(p: &Path) -> Vec<u8> {
     let mut b = vec![0u8; 1 << 20];
-    std::fs::File::open(p).unwrap().read_exact(&mut b).unwrap();
+    std::fs::File::open(p)
+        .and_then(|mut f| f.read_exact(&mut b))
+        .expect("read the first MiB");
     b
 }
 

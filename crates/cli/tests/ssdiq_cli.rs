@@ -7,7 +7,7 @@ fn nowa(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_nowa"))
         .args(args)
         .output()
-        .unwrap()
+        .expect("run nowa")
 }
 
 fn stderr(o: &Output) -> String {

@@ -385,6 +385,9 @@ impl FileDevice {
     /// [`DeviceError::NotFileOrBlockDevice`], [`DeviceError::BadQueueDepth`],
     /// [`DeviceError::TooSmall`], [`DeviceError::LogicalBlockSize`], [`DeviceError::Busy`]
     /// (locked by another open, or a mounted / held block device), [`DeviceError::Io`].
+    ///
+    /// # Panics
+    /// Only on a broken internal invariant (capacity or block size checked above).
     pub fn open(path: impl AsRef<Path>, opts: &FileOptions) -> Result<Self> {
         let path = path.as_ref().to_path_buf();
         let meta = std::fs::metadata(&path)?;
@@ -419,6 +422,9 @@ impl FileDevice {
         }
         let (engine, ring, engine_note) =
             setup_engine(opts.engine, opts.queue_depth.next_power_of_two());
+        assert!(capacity % BLOCK_SIZE_U64 == 0 && capacity > 0, "whole blocks");
+        assert!(lbs.is_power_of_two() && lbs <= BLOCK_SIZE_U32, "4 KiB I/O meets the lbs");
+        assert_eq!(engine == IoEngine::Uring, ring.is_some(), "a ring exactly for io_uring");
         Ok(FileDevice {
             file: fd.file,
             path,
@@ -504,6 +510,7 @@ impl FileDevice {
     }
 
     fn pread(&self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
+        debug_assert!(buf.len() % BLOCK_SIZE == 0 && offset % BLOCK_SIZE_U64 == 0);
         if self.needs_bounce(buf.as_ptr()) {
             let mut b = AlignedBuf::zeroed(buf.len(), self.mem_align);
             self.file.read_exact_at(&mut b, offset)?;
@@ -515,6 +522,7 @@ impl FileDevice {
     }
 
     fn pwrite(&self, offset: u64, buf: &[u8]) -> io::Result<()> {
+        debug_assert!(buf.len() % BLOCK_SIZE == 0 && offset % BLOCK_SIZE_U64 == 0);
         if self.needs_bounce(buf.as_ptr()) {
             self.file
                 .write_all_at(&AlignedBuf::from_slice(buf, self.mem_align), offset)
@@ -561,11 +569,17 @@ impl FileDevice {
                 st.complete(ops, ud, res);
             }
         }
-        debug_assert!(st.queue.is_empty() || st.first_err.is_some());
+        if st.first_err.is_none() {
+            // Every op was transferred whole (short transfers were resubmitted).
+            assert!(st.queue.is_empty(), "ops left after a clean batch");
+            assert!(st.done.iter().zip(ops).all(|(&d, op)| d == op.len));
+        }
         st.first_err.map_or(Ok(()), Err)
     }
 
     fn trim_range(&self, offset: u64, len: u64) -> io::Result<()> {
+        assert!(offset + len <= self.geo.capacity, "checked by check_io");
+        assert_ne!(self.trim, TrimPolicy::Auto, "resolved at open");
         let fd = self.file.as_raw_fd();
         let (Ok(off), Ok(n)) = (libc::off_t::try_from(offset), libc::off_t::try_from(len)) else {
             return Err(io::Error::from_raw_os_error(libc::EINVAL));

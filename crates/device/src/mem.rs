@@ -19,10 +19,14 @@ const STRIPE: u64 = 1 << 20;
 
 impl MemDevice {
     /// A device of `capacity` bytes (rounded down to BLOCK_SIZE), zero-filled lazily.
+    ///
+    /// # Panics
+    /// Never (an internal check of the stripe count).
     #[must_use]
     pub fn new(capacity: u64) -> Self {
         let capacity = capacity / BLOCK_SIZE as u64 * BLOCK_SIZE as u64;
         let n = crate::usize_of(capacity.div_ceil(STRIPE));
+        assert!(capacity % BLOCK_SIZE as u64 == 0 && (n as u64) * STRIPE >= capacity);
         MemDevice {
             geo: Geometry::conventional(capacity),
             stripes: (0..n).map(|_| RwLock::new(Vec::new())).collect(),
@@ -71,6 +75,7 @@ impl BlockDevice for MemDevice {
             if stripe.is_empty() {
                 stripe.resize(crate::usize_of(STRIPE), 0);
             }
+            assert_eq!(stripe.len(), crate::usize_of(STRIPE), "a written stripe is whole");
             stripe[so..so + BLOCK_SIZE].copy_from_slice(&buf[bo..bo + BLOCK_SIZE]);
         });
         self.host_written.fetch_add(buf.len() as u64, Relaxed);

@@ -16,6 +16,7 @@
 //!    check passed and the lock is held, before anything is created or written.
 
 use crate::error::DeviceError;
+use crate::BlockDevice;
 use crate::file::{in_dev, FileDevice, FileOptions, TargetKind};
 use crate::safety::{read_head, safety_check, SafetyIssue};
 use std::path::{Path, PathBuf};
@@ -242,6 +243,9 @@ pub struct Opened {
 /// # Errors
 /// Every refusal of [`check_target`]; [`DeviceError::Busy`] if another open holds the target;
 /// I/O errors.
+///
+/// # Panics
+/// If a created file does not have the size asked for (a broken invariant).
 pub fn open_target(
     path: &Path,
     force: Option<&Path>,
@@ -258,7 +262,9 @@ pub fn open_target(
             for s in steps {
                 announce(s);
             }
-            FileDevice::create(path, *size, options)?
+            let d = FileDevice::create(path, *size, options)?;
+            assert_eq!(d.geometry().capacity, *size / 4096 * 4096, "created at its size");
+            d
         }
         Verdict::Existing { path, .. } => {
             let d = FileDevice::open(path, options)?;

@@ -192,7 +192,7 @@ impl IoQueue for SyncQueue<'_> {
         self.done.len()
     }
     fn submit(&mut self, req: Request) -> Result<()> {
-        assert!(self.done.is_empty(), "slot 0 is in flight");
+        assert!(self.done.is_empty() && req.slot == 0, "slot 0 is in flight");
         check_request(self.dev.geometry_ref(), &req, 1, self.buf.len())?;
         let len = req.len as usize;
         let submitted = since(self.epoch);
@@ -316,6 +316,7 @@ impl<'a> UringQueue<'a> {
             let (req, submitted) = self.inflight[slot]
                 .take()
                 .expect("a completion for a slot in flight");
+            assert!(self.count > 0, "completion with nothing in flight");
             self.count -= 1;
             let (bytes, error) = match u32::try_from(res) {
                 Ok(n) if n == req.len => (n, None),
@@ -398,6 +399,11 @@ impl IoQueue for UringQueue<'_> {
             _ => {}
         }
         self.drain_cq(out);
+        debug_assert_eq!(
+            self.count,
+            self.inflight.iter().filter(|s| s.is_some()).count(),
+            "in-flight count matches the slots"
+        );
         Ok(())
     }
 }

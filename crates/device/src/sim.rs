@@ -146,6 +146,7 @@ impl PageStore {
     }
 
     fn read(&self, first: u64, buf: &mut [u8]) {
+        assert!(buf.len() % BLOCK_SIZE == 0, "whole pages");
         for (i, dst) in buf.chunks_exact_mut(BLOCK_SIZE).enumerate() {
             let p = crate::usize_of(first) + i;
             let s = self.stripes[p / STRIPE_PAGES].read();
@@ -157,6 +158,7 @@ impl PageStore {
     }
 
     fn write(&self, first: u64, buf: &[u8]) {
+        assert!(buf.len() % BLOCK_SIZE == 0, "whole pages");
         for (i, src) in buf.chunks_exact(BLOCK_SIZE).enumerate() {
             let p = crate::usize_of(first) + i;
             let mut s = self.stripes[p / STRIPE_PAGES].write();
@@ -169,7 +171,11 @@ impl PageStore {
                     let mut page: Box<Page> = Box::new([0; BLOCK_SIZE]);
                     page.copy_from_slice(src);
                     *slot = Some(page);
-                    self.present.fetch_add(1, Relaxed);
+                    let before = self.present.fetch_add(1, Relaxed);
+                    assert!(
+                        crate::usize_of(before) < self.stripes.len() * STRIPE_PAGES,
+                        "more pages present than slots"
+                    );
                 }
             }
         }
@@ -180,7 +186,8 @@ impl PageStore {
             let mut s = self.stripes[p / STRIPE_PAGES].write();
             if let Some(slot) = s.get_mut(p % STRIPE_PAGES) {
                 if slot.take().is_some() {
-                    self.present.fetch_sub(1, Relaxed);
+                    let before = self.present.fetch_sub(1, Relaxed);
+                    assert!(before > 0, "present count underflow");
                 }
             }
         }
@@ -380,6 +387,7 @@ impl SimDevice {
         placement: Option<u16>,
     ) -> Result<WriteWork> {
         let n = (buf.len() / BLOCK_SIZE) as u64;
+        assert_eq!(n * BLOCK_SIZE_U64, buf.len() as u64, "checked by check_io");
         if n == 0 {
             return Ok(WriteWork::default());
         }
@@ -401,6 +409,16 @@ impl SimDevice {
         }
         self.host_written.fetch_add(buf.len() as u64, Relaxed);
         let after = ftl.counters();
+        if let SimMode::Zoned { .. } = self.cfg.mode {
+            // The zone write pointer moved by exactly the pages written (what zone_report and
+            // zone_append rely on; checked again by zone_report).
+            let z = first / self.zone_pages;
+            assert_eq!(
+                ftl.zone_write_pointer(z).unwrap_or(0),
+                first % self.zone_pages + n,
+                "zone {z} write pointer after a write of {n} pages"
+            );
+        }
         let w = WriteWork {
             programmed: after.media_pages - before.media_pages,
             erased: after.erases - before.erases,
@@ -463,6 +481,7 @@ impl BlockDevice for SimDevice {
     fn trim(&self, offset: u64, len: u64) -> Result<()> {
         check_io(&self.geo, offset, crate::usize_of(len))?;
         let (first, n) = (offset / BLOCK_SIZE_U64, len / BLOCK_SIZE_U64);
+        assert!(first + n <= self.layout.logical_pages, "checked by check_io");
         let mut ftl = self.ftl.lock();
         ftl.trim(first, n).map_err(|e| match e {
             FlashError::Unsupported(_) => DeviceError::PartialZoneTrim {
@@ -496,6 +515,11 @@ impl BlockDevice for SimDevice {
             });
         }
         self.write_locked(&mut ftl, first, buf, None)?;
+        assert_eq!(
+            ftl.zone_write_pointer(z).unwrap_or(0),
+            wp + n / BLOCK_SIZE_U64,
+            "append advanced the write pointer"
+        );
         Ok(first * BLOCK_SIZE_U64)
     }
 
@@ -503,6 +527,7 @@ impl BlockDevice for SimDevice {
         let z = self.zone_index(zone_start)?;
         let mut ftl = self.ftl.lock();
         ftl.zone_reset(z)?;
+        assert_eq!(ftl.zone_write_pointer(z).unwrap_or(0), 0, "a reset zone is empty");
         if let Some(store) = &self.store {
             store.drop_range(z * self.zone_pages, self.zone_pages);
         }

@@ -128,8 +128,13 @@ impl IoQueue for SimQueue<'_> {
         let work = self.apply(&req)?;
         let now = self.timing.now();
         let done = self.timing.serve(now, &work);
+        assert!(done >= now, "a request completes after it arrives");
         self.inflight[req.slot] = Some((req, now));
         self.pending.push(Reverse((done, self.seq, req.slot)));
+        debug_assert_eq!(
+            self.pending.len(),
+            self.inflight.iter().filter(|s| s.is_some()).count()
+        );
         self.seq += 1;
         Ok(())
     }
@@ -138,8 +143,10 @@ impl IoQueue for SimQueue<'_> {
         match self.pending.peek() {
             Some(&Reverse((t, _, slot))) if limit.is_none_or(|l| t <= l) => {
                 self.pending.pop();
+                assert!(t >= self.timing.now(), "completions come out in time order");
                 self.timing.advance_to(t);
                 let (req, submitted) = self.inflight[slot].take().expect("pending slot in flight");
+                assert!(submitted >= self.t0 && t >= submitted, "completes after submission");
                 out.push(Completion {
                     user_data: req.user_data,
                     slot,

@@ -269,6 +269,7 @@ impl Timing {
                 arrival = arrival.max(first);
             }
         }
+        assert!(arrival >= self.clock, "time never runs backward");
         self.clock = arrival;
         let service = self.busy(work);
         let start = arrival.max(self.busy_until);

@@ -10,7 +10,7 @@ use std::path::Path;
 const FLOORS: &[(&str, f64)] = &[
     ("logspace", 20.0),
     ("flash", 12.0),
-    ("device", 0.4),
+    ("device", 13.0),
     ("engine", 0.6),
     ("workload", 2.0),
     ("bench", 0.0),

@@ -6,14 +6,20 @@ use serde::{Deserialize, Serialize};
 /// Which parts of the suite to run.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
 pub struct Steps {
+    /// Sequential read bandwidth.
     pub seq_read: bool,
+    /// Random read IOPS.
     pub rand_read: bool,
+    /// Random writes for every workload (else only the first, if latency or sweep ask).
     pub rand_write: bool,
+    /// Latency under load.
     pub latency: bool,
+    /// Latency vs write rate.
     pub sweep: bool,
 }
 
 impl Steps {
+    /// Every step.
     pub const ALL: Steps = Steps {
         seq_read: true,
         rand_read: true,
@@ -21,10 +27,14 @@ impl Steps {
         latency: true,
         sweep: true,
     };
+    /// What [`Steps::parse`] accepts.
     pub const VALID: &'static str =
         "all | comma-separated list of seq-read, rand-read, rand-write, latency, sweep";
 
     /// Parses "all" or a comma-separated list.
+    ///
+    /// # Errors
+    /// An unknown step name, in one line.
     pub fn parse(s: &str) -> Result<Steps, String> {
         if s == "all" {
             return Ok(Steps::ALL);
@@ -59,6 +69,7 @@ pub struct SuiteConfig {
     pub seq_bs: u32,
     /// I/Os in flight per thread.
     pub qd: u32,
+    /// Threads (one queue each).
     pub threads: u32,
     /// Fraction of the capacity initialized and then used by the workloads.
     pub fill: f64,
@@ -77,7 +88,9 @@ pub struct SuiteConfig {
     pub sweep: Vec<f64>,
     /// Seconds of each probe at each sweep point.
     pub sweep_secs: f64,
+    /// Random-write workloads, in order.
     pub workloads: Vec<WorkloadSpec>,
+    /// Which steps run.
     pub steps: Steps,
     /// Per-interval sampling period, seconds.
     pub interval: f64,
@@ -85,6 +98,7 @@ pub struct SuiteConfig {
     pub max_phase_secs: Option<f64>,
     /// Cap on the throughput of every write phase, MB/s (the engine's rate limiter).
     pub rate_mb_s: Option<f64>,
+    /// Seed of every address generator and payload.
     pub seed: u64,
     /// NVMe sanitize (block erase) instead of a discard for the first reset.
     pub sanitize: bool,
@@ -124,7 +138,10 @@ impl Default for SuiteConfig {
 }
 
 impl SuiteConfig {
-    /// Checks the parameters; each error is one line.
+    /// Checks the parameters.
+    ///
+    /// # Errors
+    /// The first parameter out of range, in one line naming its flag.
     pub fn validate(&self) -> Result<(), String> {
         let pos = |v: f64| v.is_finite() && v > 0.0;
         if self.bs == 0 || self.bs % 4096 != 0 || self.seq_bs == 0 || self.seq_bs % 4096 != 0 {

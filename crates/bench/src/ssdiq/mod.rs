@@ -44,6 +44,7 @@ use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 pub struct Phase {
     /// What the phase measured.
     pub step: PhaseKind,
+    /// The write workload it belongs to (None: before the first).
     pub workload: Option<String>,
     /// Background load (fraction of random-write bandwidth) for latency steps.
     pub load: Option<f64>,
@@ -51,14 +52,18 @@ pub struct Phase {
     pub jobs: Vec<JobResult>,
     /// WAF from device counters over this phase.
     pub waf_measured: Option<f64>,
+    /// What the target did differently (e.g. a discard it ignored).
     pub note: Option<String>,
 }
 
 /// Random-write result of one workload (Table 2 / 3 rows).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct WorkloadRow {
+    /// The workload.
     pub workload: String,
+    /// Random-write thousands of I/Os per second of the measured phase.
     pub kiops: f64,
+    /// The same in MB/s.
     pub mb_s: f64,
     /// Sequential write bandwidth / this bandwidth.
     pub waf_implied: Option<f64>,
@@ -71,9 +76,13 @@ pub struct WorkloadRow {
 pub struct SweepPoint {
     /// Background load as a fraction of the random-write bandwidth.
     pub load: f64,
+    /// Background write rate asked for, MB/s.
     pub write_mb_s_target: f64,
+    /// Background write rate achieved (mean of the two probes), MB/s.
     pub write_mb_s: f64,
+    /// QD1 read latency.
     pub read: LatStats,
+    /// QD1 write latency.
     pub write: LatStats,
 }
 
@@ -82,6 +91,7 @@ pub struct SweepPoint {
 pub struct OpEstimate {
     /// "measured" or "implied".
     pub from: String,
+    /// The WAF it is computed from.
     pub waf: f64,
     /// 1 / (2 x WAF), spare/logical.
     pub op: f64,
@@ -90,30 +100,46 @@ pub struct OpEstimate {
 /// The Table 2 / 3 numbers.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct Summary {
+    /// Target capacity in bytes.
     pub capacity: u64,
+    /// Sequential write bandwidth (the first initialization), MB/s.
     pub seq_write_mb_s: Option<f64>,
+    /// Sequential read bandwidth, MB/s.
     pub seq_read_mb_s: Option<f64>,
+    /// Random read thousands of IOPS.
     pub rand_read_kiops: Option<f64>,
+    /// One row per write workload.
     pub rand_write: Vec<WorkloadRow>,
     /// Background write rate of the latency probes, MB/s (target, achieved).
     pub bg_mb_s: Option<(f64, f64)>,
+    /// QD1 read latency under load.
     pub read_lat: Option<LatStats>,
+    /// QD1 write latency under load.
     pub write_lat: Option<LatStats>,
+    /// OP estimate from the uniform workload.
     pub est_op: Option<OpEstimate>,
+    /// Latency vs write rate (Figure 8).
     pub sweep: Vec<SweepPoint>,
 }
 
 /// Everything `nowa ssdiq` measured, as written by `--json`.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct SsdiqResult {
+    /// "nowa ssdiq VERSION".
     pub tool: String,
+    /// What was measured.
     pub target: TargetInfo,
+    /// With which parameters.
     pub config: SuiteConfig,
+    /// The steps planned.
     pub plan: Vec<PlanStep>,
+    /// The phases that ran, in order.
     pub phases: Vec<Phase>,
+    /// The Table 2 / 3 numbers.
     pub summary: Summary,
     /// Stopped by Ctrl-C (or an error) before the plan was complete.
     pub interrupted: bool,
+    /// The error that stopped the run, if one did.
     pub error: Option<String>,
 }
 

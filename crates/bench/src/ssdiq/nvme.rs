@@ -8,17 +8,22 @@ use std::path::Path;
 /// Parses a JSON number or an nvme-cli 128-bit {"hi":..,"lo":..} object.
 pub(crate) fn json_u128(v: &serde_json::Value) -> Option<u128> {
     if let Some(n) = v.as_u64() {
-        return Some(n as u128);
+        return Some(u128::from(n));
     }
     if let Some(f) = v.as_f64() {
-        return Some(f as u128);
+        #[expect(
+            clippy::cast_possible_truncation,
+            clippy::cast_sign_loss,
+            reason = "a finite, non-negative counter printed as a float; saturating is fine"
+        )]
+        return (f.is_finite() && f >= 0.0).then_some(f as u128);
     }
     if let Some(s) = v.as_str() {
         return s.replace(',', "").trim().parse().ok();
     }
     let o = v.as_object()?;
-    let hi = o.get("hi").and_then(|x| x.as_u64()).unwrap_or(0) as u128;
-    let lo = o.get("lo").and_then(|x| x.as_u64())? as u128;
+    let hi = u128::from(o.get("hi").and_then(serde_json::Value::as_u64).unwrap_or(0));
+    let lo = u128::from(o.get("lo").and_then(serde_json::Value::as_u64)?);
     Some((hi << 64) | lo)
 }
 
@@ -44,9 +49,14 @@ pub fn parse_nvme_counters(smart_json: &str, ocp_json: &str) -> Option<MediaCoun
     let ocp: serde_json::Value = serde_json::from_str(ocp_json).ok()?;
     let host_units = json_u128(json_find(&smart, "data_units_written")?)?;
     let media = json_u128(json_find(&ocp, "Physical media units written")?)?;
+    counters(host_units, media)
+}
+
+/// Host bytes from SMART data units (512,000 bytes each) and media bytes; None beyond 2^64.
+fn counters(host_units: u128, media: u128) -> Option<MediaCounters> {
     Some(MediaCounters {
-        host_bytes: (host_units * 512_000) as u64,
-        media_bytes: media as u64,
+        host_bytes: u64::try_from(host_units.checked_mul(512_000)?).ok()?,
+        media_bytes: u64::try_from(media).ok()?,
     })
 }
 
@@ -80,14 +90,15 @@ const NVME_IOCTL_ADMIN_CMD: u64 =
 
 /// NVMe Get Log Page (admin opcode 0x02) of 512 bytes for log `lid`, through the admin ioctl.
 fn nvme_get_log(fd: i32, lid: u8) -> Option<[u8; 512]> {
-    let mut buf = [0u8; 512];
-    let numd = (buf.len() / 4 - 1) as u32;
+    const LOG_BYTES: u32 = 512;
+    let mut buf = [0u8; LOG_BYTES as usize];
+    let numd = LOG_BYTES / 4 - 1;
     let mut cmd = NvmeAdminCmd {
         opcode: 0x02,
         nsid: 0xffff_ffff,
         addr: buf.as_mut_ptr() as u64,
-        data_len: buf.len() as u32,
-        cdw10: ((numd & 0xffff) << 16) | lid as u32,
+        data_len: LOG_BYTES,
+        cdw10: ((numd & 0xffff) << 16) | u32::from(lid),
         cdw11: numd >> 16,
         timeout_ms: 5000,
         ..NvmeAdminCmd::default()
@@ -107,12 +118,7 @@ pub fn parse_nvme_log_pages(smart: &[u8; 512], ocp: &[u8; 512]) -> Option<MediaC
         return None;
     }
     let le128 = |b: &[u8]| u128::from_le_bytes(b[..16].try_into().expect("16 bytes"));
-    let host_units = le128(&smart[48..64]);
-    let media = le128(&ocp[0..16]);
-    Some(MediaCounters {
-        host_bytes: (host_units * 512_000) as u64,
-        media_bytes: media as u64,
-    })
+    counters(le128(&smart[48..64]), le128(&ocp[0..16]))
 }
 
 pub(crate) fn nvme_counters_ioctl(fd: i32) -> Option<MediaCounters> {
