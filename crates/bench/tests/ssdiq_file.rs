@@ -154,7 +154,10 @@ fn files_need_force_unless_they_are_scratch_targets() {
     let user = dir.path().join("user.img");
     std::fs::write(&user, vec![7u8; 1 << 20]).unwrap();
     let e = refusal(&user, None);
-    assert!(e.contains("not a nowa scratch target") && e.contains("--force"), "{e}");
+    assert!(
+        e.contains("not a nowa scratch target") && e.contains("--force"),
+        "{e}"
+    );
 
     let sig = dir.path().join("ext4.img");
     let mut img = vec![0u8; 1 << 20];

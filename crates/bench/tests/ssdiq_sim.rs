@@ -53,7 +53,10 @@ fn replay_waf(s: &SimSpec, cfg: &SuiteConfig) -> f64 {
         }
     };
     // cfg_uniform: 1 capacity of warm-up, 2 measured.
-    assert!(cfg.warmup == 1.0 && cfg.volume == 2.0, "replay assumes cfg_uniform's volumes");
+    assert!(
+        cfg.warmup == 1.0 && cfg.volume == 2.0,
+        "replay assumes cfg_uniform's volumes"
+    );
     run(&mut ftl, cfg.seed + 1, 1);
     let before = ftl.counters();
     run(&mut ftl, cfg.seed + 1 + 1000, 2);

@@ -25,10 +25,11 @@ pub fn open_error(e: OpenError) -> anyhow::Error {
 fn nowa_database(head: &[u8]) -> Option<Identity> {
     let copy = |b: usize| {
         let blk = head.get(b * 4096..b * 4096 + 16)?;
-        (blk[4..8] == 0x4157_4F4Eu32.to_le_bytes() && blk[12..16] == 4096u32.to_le_bytes())
-            .then(|| Identity {
+        (blk[4..8] == 0x4157_4F4Eu32.to_le_bytes() && blk[12..16] == 4096u32.to_le_bytes()).then(
+            || Identity {
                 what: "nowa database".into(),
-            })
+            },
+        )
     };
     copy(0).or_else(|| copy(1))
 }

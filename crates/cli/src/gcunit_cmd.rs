@@ -6,8 +6,8 @@ use anyhow::Result;
 use clap::Args;
 use nowa_bench::gcunit::{self, InferError, InferSpec};
 use nowa_device::{BlockDevice, SimConfig, SimDevice, SimMode};
-use std::path::PathBuf;
 use nowa_flash::FtlConfig;
+use std::path::PathBuf;
 
 #[derive(Args, Debug)]
 pub struct GcUnitArgs {
@@ -72,7 +72,10 @@ pub fn run(a: GcUnitArgs) -> Result<()> {
     eprintln!("nowa infer-gc-unit: seed {}, device {}", a.seed, a.device);
     let real = match a.device.as_str() {
         "sim" => None,
-        path => Some(crate::device_open::open_real_gc_target(path, a.force.as_deref())?),
+        path => Some(crate::device_open::open_real_gc_target(
+            path,
+            a.force.as_deref(),
+        )?),
     };
     let mut fresh = || -> Result<Box<dyn BlockDevice>, InferError> {
         match &real {

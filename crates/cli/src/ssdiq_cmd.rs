@@ -7,8 +7,8 @@ use crate::usage;
 use clap::{Args, Subcommand, ValueEnum};
 use nowa_bench::plot::{render_bar, BarChart};
 use nowa_bench::ssdiq::{
-    self, report, Engine, OpenOpts, PerfModel, PlanStep, SimSpec, SsdiqResult, Steps,
-    SuiteConfig, Target, TargetInfo,
+    self, report, Engine, OpenOpts, PerfModel, PlanStep, SimSpec, SsdiqResult, Steps, SuiteConfig,
+    Target, TargetInfo,
 };
 use nowa_device::{OpenError, Verdict};
 use nowa_workload::WorkloadSpec;
@@ -99,7 +99,11 @@ fn sweep_loads(s: &str) -> Result<Loads, String> {
     if s == "none" {
         return Ok(Loads(Vec::new()));
     }
-    s.split(',').map(str::trim).map(fraction_open0).collect::<Result<_, _>>().map(Loads)
+    s.split(',')
+        .map(str::trim)
+        .map(fraction_open0)
+        .collect::<Result<_, _>>()
+        .map(Loads)
 }
 
 /// Random-write workloads.
@@ -114,7 +118,9 @@ fn workload_list(s: &str) -> Result<Workloads, String> {
         .map(|p| {
             let w: WorkloadSpec = p.parse().map_err(|e| format!("'{p}': {e}"))?;
             if matches!(w, WorkloadSpec::Zns { .. }) {
-                return Err(format!("'{p}' issues trims; ssdiq runs write-only workloads"));
+                return Err(format!(
+                    "'{p}' issues trims; ssdiq runs write-only workloads"
+                ));
             }
             w.validate().map(|()| w).map_err(|e| e.to_string())
         })
@@ -346,7 +352,11 @@ fn check_real(a: &SsdiqArgs, path: &Path, log: &mut dyn FnMut(&str)) -> anyhow::
 fn plan_lines(plan: &[PlanStep]) -> Vec<String> {
     plan.iter()
         .map(|s| {
-            let mark = if s.destructive { "[DESTRUCTIVE]" } else { "             " };
+            let mark = if s.destructive {
+                "[DESTRUCTIVE]"
+            } else {
+                "             "
+            };
             format!("  {mark} {:<11} {}", s.name, s.what)
         })
         .collect()
@@ -374,9 +384,11 @@ fn open(
         force: a.force.clone(),
     };
     let mut announce = |l: &str| eprintln!("{l}");
-    Target::open_real(path, &opts, plan, &mut announce).map_err(|e| match e.downcast::<OpenError>() {
-        Ok(oe) => open_error(oe),
-        Err(e) => e.context(format!("opening {}", path.display())),
+    Target::open_real(path, &opts, plan, &mut announce).map_err(|e| {
+        match e.downcast::<OpenError>() {
+            Ok(oe) => open_error(oe),
+            Err(e) => e.context(format!("opening {}", path.display())),
+        }
     })
 }
 
@@ -402,8 +414,15 @@ pub fn run(a: SsdiqArgs) -> anyhow::Result<()> {
         Some(spec) => spec.capacity,
         None => check_real(&a, &path, &mut log)?,
     };
-    cfg.interval = a.interval.0.unwrap_or_else(|| auto_interval(sim.as_ref(), capacity));
-    let dry = if a.dry_run { " (dry run: nothing will be done)" } else { "" };
+    cfg.interval = a
+        .interval
+        .0
+        .unwrap_or_else(|| auto_interval(sim.as_ref(), capacity));
+    let dry = if a.dry_run {
+        " (dry run: nothing will be done)"
+    } else {
+        ""
+    };
     eprintln!("ssdiq: plan for {target_s}{dry}:");
     let plan = plan_lines(&ssdiq::plan(&cfg, capacity));
     if a.dry_run {

@@ -1,5 +1,6 @@
 //! `nowa ycsb`: load, run a YCSB mix, report the write drill-down.
 
+use crate::device_open::open_database;
 use crate::sim_cmd::parse_size;
 use crate::usage;
 use anyhow::{Context, Result};
@@ -308,7 +309,7 @@ pub fn run(a: YcsbArgs) -> Result<()> {
                 d
             }
             "mem" => Arc::new(MemDevice::new(capacity)),
-            path => crate::device_open::open_database(path, a.force.as_deref(), capacity, a.records)?,
+            path => open_database(path, a.force.as_deref(), capacity, a.records)?,
         };
         let zone = if oop {
             Some(resolve_zone_size(

@@ -41,7 +41,11 @@ fn ycsb(device: &Path, extra: &[&str]) -> Output {
 }
 
 fn gc_unit(device: &Path, extra: &[&str]) -> Output {
-    let mut args = vec!["infer-gc-unit", "--device", device.to_str().expect("UTF-8 path")];
+    let mut args = vec![
+        "infer-gc-unit",
+        "--device",
+        device.to_str().expect("UTF-8 path"),
+    ];
     args.extend_from_slice(extra);
     nowa(&args)
 }
@@ -58,7 +62,10 @@ fn non_nowa_file_is_refused_and_left_byte_identical() {
     // --force naming it: infer-gc-unit still refuses, before writing anything, because a file
     // has no media write counter.
     let p = f.to_str().unwrap();
-    refused(&gc_unit(&f, &["--force", p]), "no media (physical) write counter");
+    refused(
+        &gc_unit(&f, &["--force", p]),
+        "no media (physical) write counter",
+    );
     assert_eq!(std::fs::read(&f).unwrap(), data, "checked before trimming");
 }
 
@@ -107,7 +114,15 @@ fn a_second_process_is_refused_naming_the_holder() {
     let f = dir.path().join("db.img");
     let p = f.to_str().unwrap();
     let mut first = Command::new(env!("CARGO_BIN_EXE_nowa"))
-        .args(["ycsb", "--device", p, "--capacity", "32MiB", "--records", "2000"])
+        .args([
+            "ycsb",
+            "--device",
+            p,
+            "--capacity",
+            "32MiB",
+            "--records",
+            "2000",
+        ])
         .args(["--seconds", "60", "--threads", "1"])
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -148,8 +163,14 @@ fn first_mib(p: &Path) -> Vec<u8> {
 fn ext4_loop_device_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let img = dir.path().join("fs.img");
-    std::fs::File::create(&img).unwrap().set_len(32 << 20).unwrap();
-    let out = Command::new("losetup").args(["-f", "--show"]).arg(&img).output();
+    std::fs::File::create(&img)
+        .unwrap()
+        .set_len(32 << 20)
+        .unwrap();
+    let out = Command::new("losetup")
+        .args(["-f", "--show"])
+        .arg(&img)
+        .output();
     let Some(lo) = out
         .ok()
         .filter(|o| o.status.success())
@@ -158,7 +179,10 @@ fn ext4_loop_device_is_refused() {
         eprintln!("SKIPPED ext4_loop_device_is_refused: losetup is not permitted here");
         return;
     };
-    let mkfs = Command::new("mkfs.ext4").args(["-q", "-F"]).arg(&lo.0).status();
+    let mkfs = Command::new("mkfs.ext4")
+        .args(["-q", "-F"])
+        .arg(&lo.0)
+        .status();
     if !mkfs.is_ok_and(|s| s.success()) {
         eprintln!("SKIPPED ext4_loop_device_is_refused: mkfs.ext4 not available");
         return;

@@ -123,7 +123,11 @@ fn refusals_and_dry_run() {
     std::fs::write(&user, vec![3u8; 4 << 20]).unwrap();
     let o = nowa(&["ssdiq", user.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("not a nowa scratch target"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("not a nowa scratch target"),
+        "{}",
+        stderr(&o)
+    );
     assert_eq!(std::fs::read(&user).unwrap(), vec![3u8; 4 << 20]);
 
     // A block device without --force (a loop device, when we may create one).

@@ -33,7 +33,10 @@ impl AlignedBuf {
         // is initialized before we hand out `&[u8]`.
         let raw = unsafe { alloc::alloc_zeroed(layout) };
         let ptr = NonNull::new(raw).unwrap_or_else(|| alloc::handle_alloc_error(layout));
-        assert!(is_aligned(ptr.as_ptr(), align), "the allocator honoured the alignment");
+        assert!(
+            is_aligned(ptr.as_ptr(), align),
+            "the allocator honoured the alignment"
+        );
         AlignedBuf { ptr, len, layout }
     }
 

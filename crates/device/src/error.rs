@@ -62,7 +62,9 @@ pub enum DeviceError {
         write_pointer: u64,
     },
     /// Zoned device: a write or append running past the end of its zone.
-    #[error("{len} bytes at byte {offset} cross the end of zone {zone} ({zone_size} bytes per zone)")]
+    #[error(
+        "{len} bytes at byte {offset} cross the end of zone {zone} ({zone_size} bytes per zone)"
+    )]
     CrossesZoneEnd {
         /// Byte offset where the write would land.
         offset: u64,
@@ -212,9 +214,7 @@ impl std::fmt::Display for BusyReason {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
             BusyReason::Locked => "another process has it open (lock held)",
-            BusyReason::Exclusive => {
-                "mounted or held by another driver (exclusive open refused)"
-            }
+            BusyReason::Exclusive => "mounted or held by another driver (exclusive open refused)",
         })
     }
 }

@@ -266,7 +266,9 @@ fn open_fd(path: &Path, flags: i32, want_direct: bool) -> Result<Opened> {
         Err(DeviceError::Io(e)) if e.raw_os_error() == Some(libc::EINVAL) => Ok(Opened {
             file: open(false)?,
             direct: false,
-            direct_note: Some(format!("O_DIRECT refused at open ({e}); using buffered I/O")),
+            direct_note: Some(format!(
+                "O_DIRECT refused at open ({e}); using buffered I/O"
+            )),
         }),
         Err(e) => Err(e),
     }
@@ -336,7 +338,10 @@ fn probe_direct(mut fd: Opened, path: &Path) -> Result<Opened> {
         let e2 = io::Error::last_os_error();
         return Err(io::Error::new(
             e2.kind(),
-            format!("{}: O_DIRECT failed ({e}) and cannot be turned off ({e2})", path.display()),
+            format!(
+                "{}: O_DIRECT failed ({e}) and cannot be turned off ({e2})",
+                path.display()
+            ),
         )
         .into());
     }
@@ -422,9 +427,19 @@ impl FileDevice {
         }
         let (engine, ring, engine_note) =
             setup_engine(opts.engine, opts.queue_depth.next_power_of_two());
-        assert!(capacity % BLOCK_SIZE_U64 == 0 && capacity > 0, "whole blocks");
-        assert!(lbs.is_power_of_two() && lbs <= BLOCK_SIZE_U32, "4 KiB I/O meets the lbs");
-        assert_eq!(engine == IoEngine::Uring, ring.is_some(), "a ring exactly for io_uring");
+        assert!(
+            capacity % BLOCK_SIZE_U64 == 0 && capacity > 0,
+            "whole blocks"
+        );
+        assert!(
+            lbs.is_power_of_two() && lbs <= BLOCK_SIZE_U32,
+            "4 KiB I/O meets the lbs"
+        );
+        assert_eq!(
+            engine == IoEngine::Uring,
+            ring.is_some(),
+            "a ring exactly for io_uring"
+        );
         Ok(FileDevice {
             file: fd.file,
             path,
@@ -627,7 +642,9 @@ impl Batch {
     /// Submit queued ops while fewer than `qd` are in flight (none after an error).
     fn push_ready(&mut self, ring: &mut IoUring, ops: &[Op]) {
         while self.first_err.is_none() && self.inflight < self.qd {
-            let Some(i) = self.queue.pop_front() else { break };
+            let Some(i) = self.queue.pop_front() else {
+                break;
+            };
             let op = &ops[i];
             let d = self.done[i];
             debug_assert!(d < op.len, "a queued op has bytes left");
@@ -654,7 +671,10 @@ impl Batch {
     /// Account one completion: done, a short transfer to resubmit, or an error.
     fn complete(&mut self, ops: &[Op], user_data: u64, res: i32) {
         let i = usize::try_from(user_data).expect("user_data is an op index");
-        assert!(i < ops.len() && self.inflight > 0, "completion of an unknown op");
+        assert!(
+            i < ops.len() && self.inflight > 0,
+            "completion of an unknown op"
+        );
         self.inflight -= 1;
         if res == -libc::EINTR || res == -libc::EAGAIN {
             self.queue.push_front(i);

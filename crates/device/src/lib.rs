@@ -52,7 +52,9 @@ pub use file::{
     dev_major_minor, sysfs_dir, FileDevice, FileOptions, IoEngine, TargetKind, TrimPolicy,
 };
 pub use mem::MemDevice;
-pub use open::{check_target, open_target, Expect, Identity, OpenError, Opened, Recognizer, Verdict};
+pub use open::{
+    check_target, open_target, Expect, Identity, OpenError, Opened, Recognizer, Verdict,
+};
 pub use paced::Paced;
 pub use queue::{Completion, IoQueue, Nanos, Request};
 pub use safety::{safety_check, signatures, SafetyIssue, SafetyReport};
@@ -67,7 +69,8 @@ pub const BLOCK_SIZE_U64: u64 = 4096;
 /// [`BLOCK_SIZE`] as a `u32`.
 pub const BLOCK_SIZE_U32: u32 = 4096;
 
-const _: () = assert!(BLOCK_SIZE as u64 == BLOCK_SIZE_U64 && BLOCK_SIZE_U64 == BLOCK_SIZE_U32 as u64);
+const _: () =
+    assert!(BLOCK_SIZE as u64 == BLOCK_SIZE_U64 && BLOCK_SIZE_U64 == BLOCK_SIZE_U32 as u64);
 // Linux io_uring and O_DIRECT: nowa runs on 64-bit targets, where `u64 -> usize` is lossless.
 const _: () = assert!(usize::BITS == 64);
 

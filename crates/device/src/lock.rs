@@ -28,7 +28,10 @@ pub(crate) fn lock_exclusive(file: &File, path: &Path) -> Result<()> {
         if e.raw_os_error() != Some(libc::EWOULDBLOCK) {
             return Err(e.into());
         }
-        let holder = file.metadata().ok().and_then(|m| holder_of(m.dev(), m.ino()));
+        let holder = file
+            .metadata()
+            .ok()
+            .and_then(|m| holder_of(m.dev(), m.ino()));
         let alive = holder.as_ref().is_some_and(|h| h.command.is_some());
         if alive || t.elapsed() > std::time::Duration::from_secs(1) {
             return Err(DeviceError::Busy {
@@ -84,7 +87,11 @@ mod tests {
                     3: FLOCK  ADVISORY  WRITE 17 103:0a:1234 0 EOF\n";
         assert_eq!(parse_locks(text, 0xfd, 1, 1234), Some(4242));
         assert_eq!(parse_locks(text, 0x103, 0x0a, 1234), Some(17));
-        assert_eq!(parse_locks(text, 0xfd, 1, 77), None, "POSIX locks are not ours");
+        assert_eq!(
+            parse_locks(text, 0xfd, 1, 77),
+            None,
+            "POSIX locks are not ours"
+        );
         assert_eq!(parse_locks(text, 0xfd, 2, 1234), None);
         assert_eq!(parse_locks("garbage\n\n1: FLOCK", 0, 0, 0), None);
     }

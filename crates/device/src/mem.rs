@@ -42,7 +42,11 @@ impl MemDevice {
         let mut done = 0usize;
         while done < len {
             let abs = offset + done as u64;
-            f(crate::usize_of(abs / STRIPE), crate::usize_of(abs % STRIPE), done);
+            f(
+                crate::usize_of(abs / STRIPE),
+                crate::usize_of(abs % STRIPE),
+                done,
+            );
             done += BLOCK_SIZE;
         }
     }
@@ -75,7 +79,11 @@ impl BlockDevice for MemDevice {
             if stripe.is_empty() {
                 stripe.resize(crate::usize_of(STRIPE), 0);
             }
-            assert_eq!(stripe.len(), crate::usize_of(STRIPE), "a written stripe is whole");
+            assert_eq!(
+                stripe.len(),
+                crate::usize_of(STRIPE),
+                "a written stripe is whole"
+            );
             stripe[so..so + BLOCK_SIZE].copy_from_slice(&buf[bo..bo + BLOCK_SIZE]);
         });
         self.host_written.fetch_add(buf.len() as u64, Relaxed);

@@ -16,9 +16,9 @@
 //!    check passed and the lock is held, before anything is created or written.
 
 use crate::error::DeviceError;
-use crate::BlockDevice;
 use crate::file::{in_dev, FileDevice, FileOptions, TargetKind};
 use crate::safety::{read_head, safety_check, SafetyIssue};
+use crate::BlockDevice;
 use std::path::{Path, PathBuf};
 
 /// What a recognizer found on a target.
@@ -43,7 +43,9 @@ pub struct Expect<'a> {
 
 impl std::fmt::Debug for Expect<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Expect").field("what", &self.what).finish_non_exhaustive()
+        f.debug_struct("Expect")
+            .field("what", &self.what)
+            .finish_non_exhaustive()
     }
 }
 
@@ -263,7 +265,11 @@ pub fn open_target(
                 announce(s);
             }
             let d = FileDevice::create(path, *size, options)?;
-            assert_eq!(d.geometry().capacity, *size / 4096 * 4096, "created at its size");
+            assert_eq!(
+                d.geometry().capacity,
+                *size / 4096 * 4096,
+                "created at its size"
+            );
             d
         }
         Verdict::Existing { path, .. } => {

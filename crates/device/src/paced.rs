@@ -45,10 +45,8 @@ impl Paced {
         write_bytes_per_sec: f64,
         read_bytes_per_sec: f64,
     ) -> Self {
-        let model = TimingModel::bandwidth_only(
-            write_bytes_per_sec.max(1.0),
-            read_bytes_per_sec.max(1.0),
-        );
+        let model =
+            TimingModel::bandwidth_only(write_bytes_per_sec.max(1.0), read_bytes_per_sec.max(1.0));
         Self::with_model(inner, model).expect("bandwidths of at least 1 byte/s are valid")
     }
 

@@ -182,7 +182,10 @@ impl IoQueue for SyncQueue<'_> {
         self.buf.len()
     }
     fn buffer_mut(&mut self, slot: usize) -> &mut [u8] {
-        assert!(slot == 0 && self.done.is_empty(), "slot {slot} busy or absent");
+        assert!(
+            slot == 0 && self.done.is_empty(),
+            "slot {slot} busy or absent"
+        );
         &mut self.buf
     }
     fn now(&self) -> Nanos {
@@ -243,9 +246,8 @@ struct UringQueue<'a> {
 
 impl<'a> UringQueue<'a> {
     fn new(dev: &'a FileDevice, slots: usize, slot_bytes: usize, epoch: Instant) -> Result<Self> {
-        let entries = u32::try_from(slots.next_power_of_two()).map_err(|_| {
-            DeviceError::BadQueueDepth { got: u32::MAX }
-        })?;
+        let entries = u32::try_from(slots.next_power_of_two())
+            .map_err(|_| DeviceError::BadQueueDepth { got: u32::MAX })?;
         // COOP_TASKRUN (Linux 5.19+): completions do not interrupt this thread with an IPI,
         // they run when it next enters the kernel. Fall back to a plain ring on older kernels.
         let ring = IoUring::builder()
@@ -288,7 +290,9 @@ impl<'a> UringQueue<'a> {
         macro_rules! op {
             ($fd:expr) => {
                 match (req.write, self.fixed_buf) {
-                    (true, true) => opcode::WriteFixed::new($fd, ptr, len, 0).offset(off).build(),
+                    (true, true) => opcode::WriteFixed::new($fd, ptr, len, 0)
+                        .offset(off)
+                        .build(),
                     (true, false) => opcode::Write::new($fd, ptr, len).offset(off).build(),
                     (false, true) => opcode::ReadFixed::new($fd, ptr, len, 0).offset(off).build(),
                     (false, false) => opcode::Read::new($fd, ptr, len).offset(off).build(),
@@ -358,7 +362,11 @@ impl IoQueue for UringQueue<'_> {
     }
     fn submit(&mut self, req: Request) -> Result<()> {
         check_request(self.dev.geometry_ref(), &req, self.slots(), self.slot_bytes)?;
-        assert!(self.inflight[req.slot].is_none(), "slot {} in flight", req.slot);
+        assert!(
+            self.inflight[req.slot].is_none(),
+            "slot {} in flight",
+            req.slot
+        );
         let sqe = self.entry(&req);
         // SAFETY: the slot's buffer stays alive and untouched until its completion is reaped
         // (the queue drains on drop before freeing it), and the ring has >= slots entries, so
@@ -485,10 +493,20 @@ mod tests {
             assert_eq!((c.user_data, c.bytes, c.error), (7, 8192, None));
             assert!(c.completed >= c.submitted);
             q.buffer_mut(0).fill(0);
-            let c = run_one(q.as_mut(), Request { slot: 0, write: false, ..w });
+            let c = run_one(
+                q.as_mut(),
+                Request {
+                    slot: 0,
+                    write: false,
+                    ..w
+                },
+            );
             assert_eq!(c.error, None);
             assert!(q.buffer_mut(0).iter().all(|&b| b == 0x5a), "{engine:?}");
-            let bad = Request { offset: 1 << 20, ..w };
+            let bad = Request {
+                offset: 1 << 20,
+                ..w
+            };
             assert!(q.submit(bad).is_err(), "beyond the end");
             drop(q);
             let c = d.counters();

@@ -99,7 +99,10 @@ mod tests {
         let mut b = l.encode();
         assert_eq!(ScratchLabel::decode(&b), Some(l));
         assert!(recognize_scratch(&b).is_some());
-        assert!(crate::signatures(&b).is_empty(), "looks like no file system");
+        assert!(
+            crate::signatures(&b).is_empty(),
+            "looks like no file system"
+        );
         assert_ne!(&b[4..8], b"NOWA", "not a nowa database");
         b[100] ^= 1;
         assert_eq!(ScratchLabel::decode(&b), None, "checksum");
@@ -109,6 +112,9 @@ mod tests {
             owner: "x".repeat(100),
             capacity: 1,
         };
-        assert_eq!(ScratchLabel::decode(&long.encode()).unwrap().owner.len(), 32);
+        assert_eq!(
+            ScratchLabel::decode(&long.encode()).unwrap().owner.len(),
+            32
+        );
     }
 }

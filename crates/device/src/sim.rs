@@ -260,9 +260,7 @@ impl SimDevice {
         }
         assert_eq!(geo.capacity % BLOCK_SIZE_U64, 0, "capacity in whole pages");
         Ok(SimDevice {
-            store: cfg
-                .store_data
-                .then(|| PageStore::new(layout.logical_pages)),
+            store: cfg.store_data.then(|| PageStore::new(layout.logical_pages)),
             zone_pages: u64::from(layout.unit_pages),
             geo,
             layout,
@@ -481,7 +479,10 @@ impl BlockDevice for SimDevice {
     fn trim(&self, offset: u64, len: u64) -> Result<()> {
         check_io(&self.geo, offset, crate::usize_of(len))?;
         let (first, n) = (offset / BLOCK_SIZE_U64, len / BLOCK_SIZE_U64);
-        assert!(first + n <= self.layout.logical_pages, "checked by check_io");
+        assert!(
+            first + n <= self.layout.logical_pages,
+            "checked by check_io"
+        );
         let mut ftl = self.ftl.lock();
         ftl.trim(first, n).map_err(|e| match e {
             FlashError::Unsupported(_) => DeviceError::PartialZoneTrim {
@@ -527,7 +528,11 @@ impl BlockDevice for SimDevice {
         let z = self.zone_index(zone_start)?;
         let mut ftl = self.ftl.lock();
         ftl.zone_reset(z)?;
-        assert_eq!(ftl.zone_write_pointer(z).unwrap_or(0), 0, "a reset zone is empty");
+        assert_eq!(
+            ftl.zone_write_pointer(z).unwrap_or(0),
+            0,
+            "a reset zone is empty"
+        );
         if let Some(store) = &self.store {
             store.drop_range(z * self.zone_pages, self.zone_pages);
         }

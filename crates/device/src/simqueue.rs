@@ -124,7 +124,11 @@ impl IoQueue for SimQueue<'_> {
     }
     fn submit(&mut self, req: Request) -> Result<()> {
         check_request(self.dev.geometry(), &req, self.slots(), self.slot_bytes)?;
-        assert!(self.inflight[req.slot].is_none(), "slot {} in flight", req.slot);
+        assert!(
+            self.inflight[req.slot].is_none(),
+            "slot {} in flight",
+            req.slot
+        );
         let work = self.apply(&req)?;
         let now = self.timing.now();
         let done = self.timing.serve(now, &work);
@@ -146,7 +150,10 @@ impl IoQueue for SimQueue<'_> {
                 assert!(t >= self.timing.now(), "completions come out in time order");
                 self.timing.advance_to(t);
                 let (req, submitted) = self.inflight[slot].take().expect("pending slot in flight");
-                assert!(submitted >= self.t0 && t >= submitted, "completes after submission");
+                assert!(
+                    submitted >= self.t0 && t >= submitted,
+                    "completes after submission"
+                );
                 out.push(Completion {
                     user_data: req.user_data,
                     slot,

@@ -166,7 +166,11 @@ fn crash_replay_at_every_write() {
                 .next_back()
                 .unwrap_or(0);
             let mut allowed = vec![durable];
-            allowed.extend((flushed..k).filter(|j| j % 20 == slot).map(|j| u8::try_from(j + 1).unwrap()));
+            allowed.extend(
+                (flushed..k)
+                    .filter(|j| j % 20 == slot)
+                    .map(|j| u8::try_from(j + 1).unwrap()),
+            );
             d.read_at(slot * 8192, &mut b).unwrap();
             for sector in b.chunks(SECTOR_SIZE) {
                 assert!(
@@ -284,7 +288,8 @@ fn zoned_inner_keeps_a_prefix_per_zone() {
     );
     for z in 0..3u64 {
         for i in 8..24u64 {
-            d.zone_append(z * zs, &[u8::try_from(i + 100).unwrap(); 4096]).unwrap();
+            d.zone_append(z * zs, &[u8::try_from(i + 100).unwrap(); 4096])
+                .unwrap();
         }
     }
     d.power_loss();

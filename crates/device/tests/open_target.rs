@@ -5,7 +5,7 @@
 
 use nowa_device::{
     check_target, open_target, recognize_scratch, BlockDevice, BusyReason, DeviceError, Expect,
-    FileDevice, FileOptions, Identity, OpenError, ScratchLabel, SafetyIssue, Verdict,
+    FileDevice, FileOptions, Identity, OpenError, SafetyIssue, ScratchLabel, Verdict,
 };
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -26,8 +26,16 @@ const DB: Expect<'static> = Expect {
 
 fn open(path: &Path, force: Option<&Path>, size: Option<u64>) -> Result<FileDevice, OpenError> {
     let steps = vec!["fill it".to_string()];
-    open_target(path, force, DB, size, &FileOptions::default(), &steps, &mut |_| {})
-        .map(|o| o.device)
+    open_target(
+        path,
+        force,
+        DB,
+        size,
+        &FileOptions::default(),
+        &steps,
+        &mut |_| {},
+    )
+    .map(|o| o.device)
 }
 
 #[test]
@@ -49,7 +57,13 @@ fn new_file_is_created_after_the_steps_are_announced() {
         },
     )
     .unwrap();
-    assert!(matches!(o.verdict, Verdict::Create { size: 1_048_576, .. }));
+    assert!(matches!(
+        o.verdict,
+        Verdict::Create {
+            size: 1_048_576,
+            ..
+        }
+    ));
     assert_eq!(o.device.geometry().capacity, 1 << 20);
     assert_eq!(lines.len(), 3, "{lines:?}");
     assert!(lines[0].starts_with("create ") && lines[1] == steps[0] && lines[2] == steps[1]);
@@ -59,7 +73,10 @@ fn new_file_is_created_after_the_steps_are_announced() {
 fn missing_path_needs_a_size_and_never_becomes_a_file_in_dev() {
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("absent");
-    assert!(matches!(open(&p, None, None), Err(OpenError::Missing { .. })));
+    assert!(matches!(
+        open(&p, None, None),
+        Err(OpenError::Missing { .. })
+    ));
     assert!(!p.exists());
     let typo = Path::new("/dev/nowa-typo-nvme0n9");
     let e = open(typo, None, Some(1 << 20)).unwrap_err();
@@ -107,7 +124,13 @@ fn unknown_contents_are_refused_unless_forced() {
     db.resize(1 << 20, 0);
     std::fs::write(&p, &db).unwrap();
     let v = check_target(&p, None, DB, None).unwrap();
-    assert!(matches!(v, Verdict::Existing { identity: Some(_), .. }));
+    assert!(matches!(
+        v,
+        Verdict::Existing {
+            identity: Some(_),
+            ..
+        }
+    ));
     assert!(v.warnings().is_empty());
 }
 
@@ -141,7 +164,9 @@ fn signatures_beat_recognition_and_scratch_labels_are_recognized() {
         recognize: &recognize_scratch,
     };
     let v = check_target(&s, None, scratch, None).unwrap();
-    assert!(matches!(v, Verdict::Existing { identity: Some(ref i), .. } if i.what.contains("ssdiq")));
+    assert!(
+        matches!(v, Verdict::Existing { identity: Some(ref i), .. } if i.what.contains("ssdiq"))
+    );
     assert!(matches!(
         check_target(&s, None, DB, None),
         Err(OpenError::NotExpected { .. })
@@ -178,7 +203,10 @@ fn second_process_is_refused_naming_the_holder() {
         .spawn()
         .unwrap();
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let locked = lines.by_ref().map_while(Result::ok).any(|l| l.contains("LOCKED"));
+    let locked = lines
+        .by_ref()
+        .map_while(Result::ok)
+        .any(|l| l.contains("LOCKED"));
     assert!(locked, "the child took the lock");
     let e = FileDevice::open(&p, &FileOptions::default()).unwrap_err();
     std::fs::write(p.with_extension("release"), b"").unwrap();

@@ -88,7 +88,11 @@ fn random_overwrites_amplify() {
     let mut out = vec![0u8; 4096];
     for l in 0..pages {
         d.read_at(l * 4096, &mut out).unwrap();
-        assert_eq!(out, stamp(l, version[usize::try_from(l).unwrap()]), "lba {l}");
+        assert_eq!(
+            out,
+            stamp(l, version[usize::try_from(l).unwrap()]),
+            "lba {l}"
+        );
     }
     d.with_ftl(|f| f.check_invariants()).unwrap();
 }

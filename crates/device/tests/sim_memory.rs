@@ -5,7 +5,10 @@ use nowa_device::{BlockDevice, SimDevice, SimMode};
 
 fn rss_bytes() -> u64 {
     let s = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
-    let line = s.lines().find(|l| l.starts_with("VmRSS:")).expect("VmRSS line");
+    let line = s
+        .lines()
+        .find(|l| l.starts_with("VmRSS:"))
+        .expect("VmRSS line");
     line.split_whitespace()
         .nth(1)
         .expect("a value")

@@ -22,28 +22,39 @@ fn sequential_rule() {
     let b = vec![3u8; 4096];
     let e = d.write_at(4096, &b).unwrap_err();
     assert!(
-        matches!(e, DeviceError::NotAtWritePointer { offset: 4096, zone: 0, write_pointer: 0 }),
+        matches!(
+            e,
+            DeviceError::NotAtWritePointer {
+                offset: 4096,
+                zone: 0,
+                write_pointer: 0
+            }
+        ),
         "{e}"
     );
     d.write_at(0, &b).unwrap();
     d.write_at(4096, &b).unwrap();
     assert!(
-        matches!(d.write_at(0, &b), Err(DeviceError::NotAtWritePointer { .. })),
+        matches!(
+            d.write_at(0, &b),
+            Err(DeviceError::NotAtWritePointer { .. })
+        ),
         "rewrite behind the write pointer"
     );
     assert!(
-        matches!(d.write_at(5 * 4096, &b), Err(DeviceError::NotAtWritePointer { .. })),
+        matches!(
+            d.write_at(5 * 4096, &b),
+            Err(DeviceError::NotAtWritePointer { .. })
+        ),
         "gap ahead of the write pointer"
     );
     // A write may not cross into the next zone.
     let z1 = zs;
     let big = vec![1u8; usize::try_from(zs).unwrap()];
-    d.write_at(z1, &big[..usize::try_from(zs).unwrap() - 4096]).unwrap();
+    d.write_at(z1, &big[..usize::try_from(zs).unwrap() - 4096])
+        .unwrap();
     let e = d.write_at(z1 + zs - 4096, &big[..8192]).unwrap_err();
-    assert!(
-        matches!(e, DeviceError::CrossesZoneEnd { .. }),
-        "{e}"
-    );
+    assert!(matches!(e, DeviceError::CrossesZoneEnd { .. }), "{e}");
     assert_eq!(d.counters().waf(), Some(1.0));
 }
 
@@ -94,7 +105,10 @@ fn append_reset_report() {
     assert_eq!(d.zone_append(z, &[4u8; 4096]).unwrap(), z);
 
     // Trim: whole zones only.
-    assert!(matches!(d.trim(z, 4096), Err(DeviceError::PartialZoneTrim { .. })));
+    assert!(matches!(
+        d.trim(z, 4096),
+        Err(DeviceError::PartialZoneTrim { .. })
+    ));
     d.trim(z, zs).unwrap();
     assert_eq!(d.zone_report().unwrap()[3].state, ZoneState::Empty);
     assert_eq!(d.counters().waf(), Some(1.0));
@@ -110,7 +124,10 @@ fn open_zone_limit() {
     d.write_at(zs, &b).unwrap();
     let e = d.zone_append(2 * zs, &b).unwrap_err();
     assert!(
-        matches!(e, DeviceError::Flash(nowa_flash::FlashError::TooManyOpenZones { max: 2, .. })),
+        matches!(
+            e,
+            DeviceError::Flash(nowa_flash::FlashError::TooManyOpenZones { max: 2, .. })
+        ),
         "{e}"
     );
     d.zone_reset(0).unwrap();

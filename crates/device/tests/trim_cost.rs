@@ -39,7 +39,10 @@ impl Drop for Fs {
 fn run(cmd: &mut Command) -> Option<String> {
     let o = cmd.output().ok()?;
     if !o.status.success() {
-        println!("SKIP: {cmd:?}: {}", String::from_utf8_lossy(&o.stderr).trim());
+        println!(
+            "SKIP: {cmd:?}: {}",
+            String::from_utf8_lossy(&o.stderr).trim()
+        );
         return None;
     }
     Some(String::from_utf8_lossy(&o.stdout).trim().to_string())

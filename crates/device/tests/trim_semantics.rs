@@ -40,8 +40,16 @@ fn trim_and_look(d: &FileDevice) -> (u64, u64, Vec<u8>) {
     let after = allocated(d.path());
     let mut out = vec![0xEEu8; BLOCK_SIZE];
     d.read_at(4096, &mut out).expect("read");
-    assert_eq!(d.counters().trimmed_bytes, MIB, "every policy counts the trim");
-    assert_eq!(std::fs::metadata(d.path()).expect("metadata").len(), 4 * MIB, "size kept");
+    assert_eq!(
+        d.counters().trimmed_bytes,
+        MIB,
+        "every policy counts the trim"
+    );
+    assert_eq!(
+        std::fs::metadata(d.path()).expect("metadata").len(),
+        4 * MIB,
+        "size kept"
+    );
     (before, after, out)
 }
 

@@ -202,4 +202,3 @@ impl SuiteConfig {
         Ok(())
     }
 }
-

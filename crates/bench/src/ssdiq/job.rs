@@ -103,7 +103,10 @@ impl LatStats {
         if h.is_empty() {
             return LatStats::default();
         }
-        #[expect(clippy::cast_precision_loss, reason = "latencies in ns are far below 2^53")]
+        #[expect(
+            clippy::cast_precision_loss,
+            reason = "latencies in ns are far below 2^53"
+        )]
         let us = |v: u64| v as f64 / 1000.0;
         LatStats {
             samples: h.len(),
@@ -290,7 +293,10 @@ impl AddrSource {
 }
 
 /// A byte or operation count as `f64` (exact below 2^53, which every count here is).
-#[expect(clippy::cast_precision_loss, reason = "counts of one benchmark run are below 2^53")]
+#[expect(
+    clippy::cast_precision_loss,
+    reason = "counts of one benchmark run are below 2^53"
+)]
 fn to_f64(x: u64) -> f64 {
     x as f64
 }

@@ -150,7 +150,6 @@ pub fn estimate_op(waf: f64) -> f64 {
     1.0 / (2.0 * waf)
 }
 
-
 /// Set by the SIGINT handler of [`install_sigint_handler`]: the suite stops after the I/O in
 /// flight and reports what was done.
 pub static STOP: AtomicBool = AtomicBool::new(false);

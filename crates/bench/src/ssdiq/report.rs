@@ -69,10 +69,20 @@ impl Rows<'_> {
     }
 
     /// One row per workload under `group`, the group name on the first only.
-    fn per_workload(&mut self, group: &str, f: &dyn Fn(&WorkloadRow) -> Option<f64>, fmt: fn(Option<f64>) -> String) {
+    fn per_workload(
+        &mut self,
+        group: &str,
+        f: &dyn Fn(&WorkloadRow) -> Option<f64>,
+        fmt: fn(Option<f64>) -> String,
+    ) {
         for (i, w) in workloads(self.results).iter().enumerate() {
             let cell = |r: &SsdiqResult| {
-                fmt(r.summary.rand_write.iter().find(|x| &x.workload == w).and_then(f))
+                fmt(r
+                    .summary
+                    .rand_write
+                    .iter()
+                    .find(|x| &x.workload == w)
+                    .and_then(f))
             };
             self.add(if i == 0 { group } else { "" }, w, &cell);
         }
@@ -87,14 +97,20 @@ fn table_rows<'a>(results: &'a [&'a SsdiqResult]) -> Vec<Row> {
     };
     t.add("Target", "", &|r| r.target.kind.clone());
     #[expect(clippy::cast_precision_loss, reason = "a capacity shown in GB")]
-    t.add("Capacity [GB]", "", &|r| format!("{:.3}", r.summary.capacity as f64 / 1e9));
+    t.add("Capacity [GB]", "", &|r| {
+        format!("{:.3}", r.summary.capacity as f64 / 1e9)
+    });
     t.add("Seq. Read [MB/s]", "", &|r| f1(r.summary.seq_read_mb_s));
     t.add("Seq. Write [MB/s]", "", &|r| f1(r.summary.seq_write_mb_s));
     t.add("Rnd. Read [k IOPS]", "", &|r| f1(r.summary.rand_read_kiops));
     t.per_workload("Rnd. Write [k IOPS]", &|x| Some(x.kiops), f1);
-    t.add("Read Lat. [us]", "under load Avg", &|r| f1(r.summary.read_lat.map(|l| l.avg_us)));
+    t.add("Read Lat. [us]", "under load Avg", &|r| {
+        f1(r.summary.read_lat.map(|l| l.avg_us))
+    });
     t.add("", "P99.9", &|r| f1(r.summary.read_lat.map(|l| l.p999_us)));
-    t.add("Write Lat. [us]", "under load Avg", &|r| f1(r.summary.write_lat.map(|l| l.avg_us)));
+    t.add("Write Lat. [us]", "under load Avg", &|r| {
+        f1(r.summary.write_lat.map(|l| l.avg_us))
+    });
     t.add("", "P99.9", &|r| f1(r.summary.write_lat.map(|l| l.p999_us)));
     t.add("Background writes [MB/s]", "target/achieved", &|r| {
         r.summary
@@ -102,15 +118,20 @@ fn table_rows<'a>(results: &'a [&'a SsdiqResult]) -> Vec<Row> {
             .map_or_else(|| "-".into(), |(t, a)| format!("{t:.1}/{a:.1}"))
     });
     t.add("WAF counters", "", &|r| {
-        if r.target.counters.is_some() { "yes" } else { "no" }.to_string()
+        if r.target.counters.is_some() {
+            "yes"
+        } else {
+            "no"
+        }
+        .to_string()
     });
     t.per_workload("WA measured", &|x| x.waf_measured, f2);
     t.per_workload("WA implied", &|x| x.waf_implied, f2);
     t.add("Estimated OP", "1/(2 WAF)", &|r| {
-        r.summary
-            .est_op
-            .as_ref()
-            .map_or_else(|| "-".into(), |e| format!("{:.1}% ({})", e.op * 100.0, e.from))
+        r.summary.est_op.as_ref().map_or_else(
+            || "-".into(),
+            |e| format!("{:.1}% ({})", e.op * 100.0, e.from),
+        )
     });
     t.rows
 }
@@ -207,7 +228,10 @@ fn steady_state(out: &mut String, r: &SsdiqResult) {
         let avg = |s: &[super::IntervalPoint]| {
             s.iter().map(|x| x.mb_s).sum::<f64>() / s.len().max(1) as f64
         };
-        let (a, b) = (avg(&iv[iv.len() / 4..iv.len() / 2]), avg(&iv[iv.len() * 3 / 4..]));
+        let (a, b) = (
+            avg(&iv[iv.len() / 4..iv.len() / 2]),
+            avg(&iv[iv.len() * 3 / 4..]),
+        );
         let drift = if a > 0.0 { (b - a) / a * 100.0 } else { 0.0 };
         let hint = if drift.abs() > 10.0 {
             "  <- not steady: raise --warmup/--volume"

@@ -110,7 +110,12 @@ fn secs_ns(secs: f64) -> Nanos {
 
 impl<'a> Stream<'a> {
     /// Stream `tid` of job `job`, on queue slots `slots`.
-    pub(crate) fn new(job: usize, spec: &'a JobSpec, tid: u32, slots: std::ops::Range<usize>) -> Self {
+    pub(crate) fn new(
+        job: usize,
+        spec: &'a JobSpec,
+        tid: u32,
+        slots: std::ops::Range<usize>,
+    ) -> Self {
         Stream {
             job,
             spec,
@@ -141,7 +146,10 @@ impl<'a> Stream<'a> {
     /// When the `n`-th request of this stream is due under the job's rate, if rate limited.
     fn due(&self, n: u64) -> Option<Nanos> {
         let rate = self.spec.rate? / f64::from(self.spec.threads.max(1));
-        #[expect(clippy::cast_precision_loss, reason = "request counts are far below 2^53")]
+        #[expect(
+            clippy::cast_precision_loss,
+            reason = "request counts are far below 2^53"
+        )]
         let at = n as f64 * f64::from(self.spec.bs) / rate;
         Some(secs_ns(at))
     }
@@ -226,11 +234,18 @@ impl<'a> Stream<'a> {
 
     /// Account one completion.
     fn complete(&mut self, c: &Completion, ctl: &Ctl) {
-        assert!(self.inflight > 0, "completion of a stream with nothing in flight");
+        assert!(
+            self.inflight > 0,
+            "completion of a stream with nothing in flight"
+        );
         self.inflight -= 1;
         self.free.push(c.slot);
         if let Some(errno) = c.error {
-            let what = if self.spec.kind.is_write() { "write" } else { "read" };
+            let what = if self.spec.kind.is_write() {
+                "write"
+            } else {
+                "read"
+            };
             self.error.get_or_insert(anyhow::anyhow!(
                 "{what} at queue slot {}: {}",
                 c.slot,
@@ -240,7 +255,9 @@ impl<'a> Stream<'a> {
             self.stop_issuing(ctl);
             return;
         }
-        let _ = self.hist.record(c.completed.saturating_sub(c.submitted).max(1));
+        let _ = self
+            .hist
+            .record(c.completed.saturating_sub(c.submitted).max(1));
         self.bytes += u64::from(c.bytes);
         self.ops += 1;
         self.end = self.end.max(c.completed);
@@ -315,7 +332,10 @@ fn intervals(spec: &JobSpec, streams: &[&Stream], secs: f64) -> Vec<IntervalPoin
             } else {
                 iv
             };
-            #[expect(clippy::cast_precision_loss, reason = "byte and op counts of one interval")]
+            #[expect(
+                clippy::cast_precision_loss,
+                reason = "byte and op counts of one interval"
+            )]
             let (bf, of) = (b as f64, o as f64);
             IntervalPoint {
                 t: start(i) + len,
@@ -335,7 +355,8 @@ pub(crate) fn results(jobs: &[JobSpec], streams: &[Stream], interrupted: bool) -
             let mine: Vec<&Stream> = streams.iter().filter(|s| s.job == j).collect();
             let mut hist = new_hist();
             for s in &mine {
-                hist.add(&s.hist).expect("histograms of one configuration add");
+                hist.add(&s.hist)
+                    .expect("histograms of one configuration add");
             }
             let end = mine.iter().map(|s| s.end).max().unwrap_or(0);
             #[expect(clippy::cast_precision_loss, reason = "nanoseconds of a benchmark")]

@@ -4,7 +4,7 @@
 
 use super::job::{JobKind, JobSpec};
 use super::target::{MediaCounters, Target};
-use super::{fmt_bytes, summarize, Phase, SsdiqResult, Summary, SuiteConfig};
+use super::{fmt_bytes, summarize, Phase, SsdiqResult, SuiteConfig, Summary};
 use nowa_workload::WorkloadSpec;
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
@@ -320,7 +320,10 @@ impl Run<'_> {
     }
 
     /// Runs `jobs`; returns their results and the WAF over the run if the target has counters.
-    fn measure(&mut self, jobs: &[JobSpec]) -> anyhow::Result<(Vec<super::JobResult>, Option<f64>)> {
+    fn measure(
+        &mut self,
+        jobs: &[JobSpec],
+    ) -> anyhow::Result<(Vec<super::JobResult>, Option<f64>)> {
         let before = self.target.counters();
         let r = self.target.run(jobs, self.stop)?;
         Ok((r, waf_between(before, self.target.counters())))
@@ -377,13 +380,22 @@ impl Run<'_> {
             fmt_bytes(self.range)
         ));
         // The initialization must cover the whole range: --max-time does not apply here.
-        let mut j = self.job("seq-write", JobKind::SeqWrite, self.cfg.seq_bs, self.cfg.seed);
+        let mut j = self.job(
+            "seq-write",
+            JobKind::SeqWrite,
+            self.cfg.seq_bs,
+            self.cfg.seed,
+        );
         j.rate = self.cfg.rate_mb_s.map(|r| r * 1e6);
         j.max_bytes = Some(self.range);
         let (r, waf) = self.measure(&[j])?;
         (self.log)(&format!("  {:.1} MB/s", r[0].mb_s));
         self.record(PhaseKind::SeqWrite, before.map(ToString::to_string), r);
-        self.res.phases.last_mut().expect("just pushed").waf_measured = waf;
+        self.res
+            .phases
+            .last_mut()
+            .expect("just pushed")
+            .waf_measured = waf;
         Ok(())
     }
 
@@ -423,12 +435,19 @@ impl Run<'_> {
                 waf.map(|w| format!(", WAF {w:.2}")).unwrap_or_default()
             ));
             self.record(PhaseKind::WarmUp, Some(wname.clone()), r);
-            self.res.phases.last_mut().expect("just pushed").waf_measured = waf;
+            self.res
+                .phases
+                .last_mut()
+                .expect("just pushed")
+                .waf_measured = waf;
             if self.stop.load(Relaxed) {
                 return Ok(());
             }
         }
-        (self.log)(&format!("rand-write {wname}: {}x capacity measured", self.cfg.volume));
+        (self.log)(&format!(
+            "rand-write {wname}: {}x capacity measured",
+            self.cfg.volume
+        ));
         let j = self.job("rand-write", kind, self.cfg.bs, seed.wrapping_add(1000));
         let mut j = self.write_cap(j);
         j.max_bytes = Some(volume(self.cfg.volume, self.capacity));
@@ -437,18 +456,29 @@ impl Run<'_> {
             "  {:.1} k IOPS ({:.1} MB/s){}",
             r[0].iops / 1e3,
             r[0].mb_s,
-            waf.map(|w| format!(", measured WAF {w:.2}")).unwrap_or_default()
+            waf.map(|w| format!(", measured WAF {w:.2}"))
+                .unwrap_or_default()
         ));
         if index == 0 {
             self.steady = r[0].mb_s;
         }
         self.record(PhaseKind::RandWrite, Some(wname), r);
-        self.res.phases.last_mut().expect("just pushed").waf_measured = waf;
+        self.res
+            .phases
+            .last_mut()
+            .expect("just pushed")
+            .waf_measured = waf;
         Ok(())
     }
 
     /// A read probe then a write probe (QD1) under background writes of `w` at `load`.
-    fn probes(&mut self, w: &WorkloadSpec, load: f64, secs: f64, sweep: bool) -> anyhow::Result<()> {
+    fn probes(
+        &mut self,
+        w: &WorkloadSpec,
+        load: f64,
+        secs: f64,
+        sweep: bool,
+    ) -> anyhow::Result<()> {
         let rate = load * self.steady * 1e6;
         let step = if sweep { "sweep" } else { "latency" };
         let seed = self.cfg.seed.wrapping_add(1);
@@ -461,9 +491,19 @@ impl Run<'_> {
                 rate / 1e6,
                 load * 100.0
             ));
-            let mut bg = self.job("background", JobKind::RandWrite(w.clone()), self.cfg.bs, seed.wrapping_add(2000));
+            let mut bg = self.job(
+                "background",
+                JobKind::RandWrite(w.clone()),
+                self.cfg.bs,
+                seed.wrapping_add(2000),
+            );
             bg.rate = Some(rate);
-            let mut probe = self.job(&format!("probe-{pname}"), probe_kind, self.cfg.bs, seed.wrapping_add(3000));
+            let mut probe = self.job(
+                &format!("probe-{pname}"),
+                probe_kind,
+                self.cfg.bs,
+                seed.wrapping_add(3000),
+            );
             probe.qd = 1;
             probe.threads = 1;
             probe.max_secs = Some(secs);
@@ -537,7 +577,9 @@ pub fn run_suite(
         }
     }
     if let Err(e) = run.target.finish() {
-        (run.log)(&format!("warning: could not write the scratch label: {e:#}"));
+        (run.log)(&format!(
+            "warning: could not write the scratch label: {e:#}"
+        ));
     }
     res.interrupted = stop.load(Relaxed)
         || res

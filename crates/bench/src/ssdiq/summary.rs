@@ -28,7 +28,9 @@ fn rand_write_rows(res: &SsdiqResult, seq_write_mb_s: Option<f64>) -> Vec<Worklo
                 workload: p.workload.clone().unwrap_or_default(),
                 kiops: j.iops / 1e3,
                 mb_s: j.mb_s,
-                waf_implied: seq_write_mb_s.filter(|_| j.mb_s > 0.0).map(|sw| sw / j.mb_s),
+                waf_implied: seq_write_mb_s
+                    .filter(|_| j.mb_s > 0.0)
+                    .map(|sw| sw / j.mb_s),
                 waf_measured: p.waf_measured,
             }
         })

@@ -213,7 +213,15 @@ impl Target {
             exclusive: true,
             trim: TrimPolicy::Deallocate,
         };
-        let opened = open_target(path, o.force.as_deref(), SCRATCH, o.create_size, &fo, steps, announce)?;
+        let opened = open_target(
+            path,
+            o.force.as_deref(),
+            SCRATCH,
+            o.create_size,
+            &fo,
+            steps,
+            announce,
+        )?;
         let dev = opened.device;
         let mut notes = Vec::new();
         let engine = match dev.engine() {
@@ -224,7 +232,9 @@ impl Target {
             notes.push(format!("io_uring unavailable ({r})"));
         }
         if let Some(r) = dev.direct_fallback_reason() {
-            notes.push(format!("not O_DIRECT: {r}; the page cache distorts every number"));
+            notes.push(format!(
+                "not O_DIRECT: {r}; the page cache distorts every number"
+            ));
         }
         let is_block = dev.kind() == TargetKind::BlockDevice;
         if !is_block {
@@ -470,7 +480,11 @@ fn run_threads<'a>(
 }
 
 /// Every stream on one virtual-time queue of the simulated SSD.
-fn run_virtual<'a>(s: &mut SimTarget, jobs: &'a [JobSpec], ctl: &Ctl) -> anyhow::Result<Vec<Stream<'a>>> {
+fn run_virtual<'a>(
+    s: &mut SimTarget,
+    jobs: &'a [JobSpec],
+    ctl: &Ctl,
+) -> anyhow::Result<Vec<Stream<'a>>> {
     let mut streams = Vec::new();
     let mut next = 0usize;
     for (j, spec) in jobs.iter().enumerate() {
