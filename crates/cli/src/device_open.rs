@@ -93,13 +93,16 @@ pub fn open_scratch(path: &str, force: Option<&Path>) -> anyhow::Result<FileDevi
     Ok(opened.device)
 }
 
-/// `nowa infer-gc-unit` on a real device: opened through the opening path, then refused
-/// before anything is written unless it reports media writes (the sweep measures WAF from
-/// them); the trims and fills are announced before they run.
+/// `nowa infer-gc-unit --device`: None for `sim`; a real device is opened through the opening
+/// path, then refused before anything is written unless it reports media writes (the sweep
+/// measures WAF from them); the trims and fills are announced before they run.
 ///
 /// # Errors
 /// The refusal (exit 2), no media write counter (exit 2), busy, or an I/O error.
-pub fn open_real_gc_target(path: &str, force: Option<&Path>) -> anyhow::Result<Arc<FileDevice>> {
+pub fn gc_target(path: &str, force: Option<&Path>) -> anyhow::Result<Option<Arc<FileDevice>>> {
+    if path == "sim" {
+        return Ok(None);
+    }
     let d = open_scratch(path, force)?;
     if d.counters().media_bytes_written.is_none() {
         return Err(usage(format!(
@@ -111,7 +114,7 @@ pub fn open_real_gc_target(path: &str, force: Option<&Path>) -> anyhow::Result<A
         "nowa infer-gc-unit: for every zone size tried: trim the whole of {path}, fill it sequentially, \
          then rewrite zones of it (its previous contents are lost)"
     );
-    Ok(Arc::new(d))
+    Ok(Some(Arc::new(d)))
 }
 
 #[cfg(test)]

@@ -70,13 +70,7 @@ pub fn run(a: GcUnitArgs) -> Result<()> {
         ftl.layout().map_err(|e| usage(e.to_string()))?;
     }
     eprintln!("nowa infer-gc-unit: seed {}, device {}", a.seed, a.device);
-    let real = match a.device.as_str() {
-        "sim" => None,
-        path => Some(crate::device_open::open_real_gc_target(
-            path,
-            a.force.as_deref(),
-        )?),
-    };
+    let real = crate::device_open::gc_target(&a.device, a.force.as_deref())?;
     let mut fresh = || -> Result<Box<dyn BlockDevice>, InferError> {
         match &real {
             None => Ok(Box::new(SimDevice::new(SimConfig::new(
