@@ -310,25 +310,28 @@ impl<'a> UringQueue<'a> {
     /// Turn the completion queue's entries into [`Completion`]s.
     fn drain_cq(&mut self, out: &mut Vec<Completion>) {
         let completed = since(self.epoch);
-        let cqes: Vec<(u64, i32)> = self
-            .ring
-            .completion()
-            .map(|c| (c.user_data(), c.result()))
-            .collect();
-        for (ud, res) in cqes {
-            let slot = usize::try_from(ud).expect("user_data is a slot index");
-            let (req, submitted) = self.inflight[slot]
+        let UringQueue {
+            ring,
+            inflight,
+            count,
+            dev,
+            ..
+        } = self;
+        for cqe in ring.completion() {
+            let slot = usize::try_from(cqe.user_data()).expect("user_data is a slot index");
+            let (req, submitted) = inflight[slot]
                 .take()
                 .expect("a completion for a slot in flight");
-            assert!(self.count > 0, "completion with nothing in flight");
-            self.count -= 1;
+            assert!(*count > 0, "completion with nothing in flight");
+            *count -= 1;
+            let res = cqe.result();
             let (bytes, error) = match u32::try_from(res) {
                 Ok(n) if n == req.len => (n, None),
                 Ok(n) => (n, Some(libc::EIO)), // short transfer
                 Err(_) => (0, Some(-res)),
             };
             if error.is_none() {
-                self.dev.count_io(req.write, u64::from(bytes));
+                dev.count_io(req.write, u64::from(bytes));
             }
             out.push(Completion {
                 user_data: req.user_data,
