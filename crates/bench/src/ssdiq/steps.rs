@@ -308,13 +308,20 @@ impl Run<'_> {
         j
     }
 
-    fn record(&mut self, step: PhaseKind, workload: Option<String>, jobs: Vec<super::JobResult>) {
+    fn record(
+        &mut self,
+        step: PhaseKind,
+        workload: Option<String>,
+        jobs: Vec<super::JobResult>,
+        waf_measured: Option<f64>,
+        load: Option<f64>,
+    ) {
         self.res.phases.push(Phase {
             step,
             workload,
-            load: None,
+            load,
             jobs,
-            waf_measured: None,
+            waf_measured,
             note: None,
         });
     }
@@ -390,12 +397,13 @@ impl Run<'_> {
         j.max_bytes = Some(self.range);
         let (r, waf) = self.measure(&[j])?;
         (self.log)(&format!("  {:.1} MB/s", r[0].mb_s));
-        self.record(PhaseKind::SeqWrite, before.map(ToString::to_string), r);
-        self.res
-            .phases
-            .last_mut()
-            .expect("just pushed")
-            .waf_measured = waf;
+        self.record(
+            PhaseKind::SeqWrite,
+            before.map(ToString::to_string),
+            r,
+            waf,
+            None,
+        );
         Ok(())
     }
 
@@ -406,7 +414,7 @@ impl Run<'_> {
         j.max_secs = Some(self.cfg.read_secs);
         let r = self.target.run(&[j], self.stop)?;
         (self.log)(&format!("  {:.1} MB/s", r[0].mb_s));
-        self.record(PhaseKind::SeqRead, None, r);
+        self.record(PhaseKind::SeqRead, None, r, None, None);
         Ok(())
     }
 
@@ -416,7 +424,7 @@ impl Run<'_> {
         j.max_secs = Some(self.cfg.read_secs);
         let r = self.target.run(&[j], self.stop)?;
         (self.log)(&format!("  {:.1} k IOPS", r[0].iops / 1e3));
-        self.record(PhaseKind::RandRead, None, r);
+        self.record(PhaseKind::RandRead, None, r, None, None);
         Ok(())
     }
 
@@ -434,12 +442,7 @@ impl Run<'_> {
                 r[0].iops / 1e3,
                 waf.map(|w| format!(", WAF {w:.2}")).unwrap_or_default()
             ));
-            self.record(PhaseKind::WarmUp, Some(wname.clone()), r);
-            self.res
-                .phases
-                .last_mut()
-                .expect("just pushed")
-                .waf_measured = waf;
+            self.record(PhaseKind::WarmUp, Some(wname.clone()), r, waf, None);
             if self.stop.load(Relaxed) {
                 return Ok(());
             }
@@ -462,12 +465,7 @@ impl Run<'_> {
         if index == 0 {
             self.steady = r[0].mb_s;
         }
-        self.record(PhaseKind::RandWrite, Some(wname), r);
-        self.res
-            .phases
-            .last_mut()
-            .expect("just pushed")
-            .waf_measured = waf;
+        self.record(PhaseKind::RandWrite, Some(wname), r, waf, None);
         Ok(())
     }
 
@@ -518,8 +516,7 @@ impl Run<'_> {
                 (true, "read") => PhaseKind::SweepRead,
                 (true, _) => PhaseKind::SweepWrite,
             };
-            self.record(kind, Some(w.to_string()), r);
-            self.res.phases.last_mut().expect("just pushed").load = Some(load);
+            self.record(kind, Some(w.to_string()), r, None, Some(load));
             if self.stop.load(Relaxed) {
                 break;
             }
