@@ -105,6 +105,10 @@ fn rng_next(x: &mut u64) -> u64 {
 /// # Panics
 /// If `zone` is 0 or larger than the device.
 pub fn measure(dev: &dyn BlockDevice, zone: u64, spec: &InferSpec) -> Result<Step, InferError> {
+    // Everything the measurement needs is checked before anything is written.
+    dev.counters()
+        .media_bytes_written
+        .ok_or(InferError::NoMediaCounter)?;
     let cap = dev.geometry().capacity;
     assert!(
         zone > 0 && zone <= cap,

@@ -36,16 +36,6 @@ pub mod replay;
     reason = "cleaned in the placement branch (owner of sim.rs and sim/sweep.rs)"
 )]
 pub mod sim;
-#[expect(
-    missing_docs,
-    clippy::cast_lossless,
-    clippy::cast_possible_truncation,
-    clippy::cast_sign_loss,
-    clippy::missing_errors_doc,
-    clippy::missing_panics_doc,
-    clippy::must_use_candidate,
-    reason = "cleaned in the device-io branch (owner of ssdiq/)"
-)]
 pub mod ssdiq;
 pub mod table1;
 pub mod ycsb;

@@ -1,12 +1,11 @@
-//! `nowa ssdiq` on regular files and loop devices: the I/O engine (io_uring and psync), the
-//! rate limiter, the suite, and the safety refusals (signature, mounted, missing --force).
-// Temporary: the device-io branch (owner of this file) cleans it; remove at merge.
-#![expect(
-    clippy::unwrap_used,
-    reason = "lint wall opt-in of nowa-bench/nowa-cli; cleaned in the device-io branch"
-)]
+//! `nowa ssdiq` on regular files and loop devices: the device crate's queues (io_uring and
+//! psync), the rate limiter, the suite, the scratch label, and the refusals of the one opening
+//! path (signature, mounted, not a scratch target, missing --force).
 
-use nowa_bench::ssdiq::{self, authorize, Engine, JobKind, JobSpec, OpenOpts, SuiteConfig, Target};
+use nowa_bench::ssdiq::{
+    self, check, Engine, JobKind, JobSpec, OpenOpts, PhaseKind, SuiteConfig, Target,
+};
+use nowa_device::{OpenError, ScratchLabel, Verdict};
 use nowa_workload::WorkloadSpec;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -20,8 +19,9 @@ fn open(path: &Path, engine: Engine) -> (Target, ssdiq::TargetInfo) {
         direct: true,
         max_qd: 32,
         create_size: Some(SIZE),
+        force: None,
     };
-    Target::open_real(path, &o).unwrap()
+    Target::open_real(path, &o, &[], &mut |_| {}).expect("open the target")
 }
 
 fn small_cfg() -> SuiteConfig {
@@ -65,14 +65,25 @@ fn suite_on_a_file_reports_numbers_and_says_it_is_not_an_ssd() {
     assert!(s.read_lat.unwrap().samples > 0 && s.write_lat.unwrap().samples > 0);
     assert_eq!(s.sweep.len(), 1);
     // The measured phase wrote exactly volume x capacity.
-    let p = res.phases.iter().find(|p| p.step == "rand-write").unwrap();
+    let p = res
+        .phases
+        .iter()
+        .find(|p| p.step == PhaseKind::RandWrite)
+        .unwrap();
     assert_eq!(p.jobs[0].bytes, SIZE / 2);
     assert!(!p.jobs[0].intervals.is_empty());
-    // The sequential init really wrote the file (random payload, not zeroes).
+    // The sequential init really wrote the file (random payload, not zeroes), and the run
+    // left the scratch label in block 0, so the next run needs no --force.
     let data = std::fs::read(&path).unwrap();
-    assert!(
-        data[..4096].iter().any(|&b| b != 0) && data[data.len() - 4096..].iter().any(|&b| b != 0)
-    );
+    assert!(data[data.len() - 4096..].iter().any(|&b| b != 0));
+    assert_eq!(ScratchLabel::decode(&data).unwrap().capacity, SIZE);
+    assert!(matches!(
+        check(&path, None, None).unwrap(),
+        Verdict::Existing {
+            identity: Some(_),
+            ..
+        }
+    ));
     assert!(ssdiq::report::text_report(&res).contains("NOT AN SSD"));
 }
 
@@ -122,17 +133,30 @@ fn psync_engine_and_rate_limiter() {
         };
         let r = t.run(&[job], &stop).unwrap();
         assert_eq!(r[0].bytes, 8 << 20);
+        // The scratch label lets the next round open the file without --force.
+        t.finish().unwrap();
     }
 }
 
+/// The refusal message of `check`, or a panic if it was allowed.
+fn refusal(path: &Path, force: Option<&Path>) -> String {
+    let e = check(path, force, None).expect_err("refused");
+    assert!(e.is_refusal(), "{e}");
+    let m = e.to_string();
+    assert!(!m.contains('\n'), "one line: {m}");
+    m
+}
+
 #[test]
-fn signature_on_a_file_needs_force_naming_it() {
+fn files_need_force_unless_they_are_scratch_targets() {
     let dir = tempfile::tempdir().unwrap();
-    let clean = dir.path().join("clean.img");
-    std::fs::write(&clean, vec![0u8; 1 << 20]).unwrap();
+    // A file that is not ssdiq's scratch target (it may hold somebody's data).
+    let user = dir.path().join("user.img");
+    std::fs::write(&user, vec![7u8; 1 << 20]).unwrap();
+    let e = refusal(&user, None);
     assert!(
-        authorize(&clean, None).is_ok(),
-        "a clean file needs no --force"
+        e.contains("not a nowa scratch target") && e.contains("--force"),
+        "{e}"
     );
 
     let sig = dir.path().join("ext4.img");
@@ -140,17 +164,28 @@ fn signature_on_a_file_needs_force_naming_it() {
     img[1024 + 0x38] = 0x53;
     img[1024 + 0x39] = 0xEF; // ext2/3/4 superblock magic
     std::fs::write(&sig, &img).unwrap();
-    let e = authorize(&sig, None).unwrap_err();
+    let e = refusal(&sig, None);
     assert!(
         e.contains("refusing") && e.contains("ext2/3/4") && e.contains("--force"),
         "{e}"
     );
-    assert!(!e.contains('\n'));
     // --force must name the same target.
-    let e = authorize(&sig, Some(&clean)).unwrap_err();
+    let e = refusal(&sig, Some(&user));
     assert!(e.contains("--force names"), "{e}");
-    let ok = authorize(&sig, Some(&sig)).unwrap();
-    assert_eq!(ok.issues.len(), 1);
+    match check(&sig, Some(&sig), None).unwrap() {
+        Verdict::Existing { overridden, .. } => assert_eq!(overridden.len(), 1),
+        v => panic!("{v:?}"),
+    }
+    // A new file is fine; a missing one without a size is not.
+    let new = dir.path().join("new.img");
+    assert!(matches!(
+        check(&new, None, Some(SIZE)),
+        Ok(Verdict::Create { .. })
+    ));
+    assert!(matches!(
+        check(&new, None, None),
+        Err(OpenError::Missing { .. })
+    ));
 }
 
 /// A loop device we attached; detached (and unmounted) on drop.
@@ -197,15 +232,15 @@ fn loop_device_refusals() {
     };
     let dev = lo.dev.clone();
 
-    // A clean block device still needs --force naming it: the whole device is overwritten.
-    let e = authorize(&dev, None).unwrap_err();
+    // A block device that is not a scratch target needs --force naming it.
+    let e = refusal(&dev, None);
     assert!(
         e.contains("refusing to write to block device") && e.contains("--force"),
         "{e}"
     );
-    assert!(authorize(&dev, Some(&dev)).is_ok());
+    assert!(check(&dev, Some(&dev), None).is_ok());
     // The backing file of a loop device is refused too.
-    let e = authorize(&img, None).unwrap_err();
+    let e = refusal(&img, None);
     assert!(e.contains("backing file"), "{e}");
 
     // Forced, the suite runs on the block device (BLKDISCARD reset, O_DIRECT, io_uring).
@@ -214,8 +249,9 @@ fn loop_device_refusals() {
         direct: true,
         max_qd: 32,
         create_size: None,
+        force: Some(dev.clone()),
     };
-    let (mut t, info) = Target::open_real(&dev, &o).unwrap();
+    let (mut t, info) = Target::open_real(&dev, &o, &[], &mut |_| {}).unwrap();
     assert_eq!(info.kind, "block device");
     assert_eq!(t.capacity(), 32 << 20);
     let cfg = SuiteConfig {
@@ -230,6 +266,8 @@ fn loop_device_refusals() {
     assert!(res.error.is_none(), "{:?}", res.error);
     assert!(res.summary.rand_write[0].kiops > 0.0 && res.summary.read_lat.is_some());
     drop(t);
+    // The run left its scratch label: the next run needs no --force.
+    assert!(check(&dev, None, None).is_ok());
     drop(lo);
 
     // An ext4 signature.
@@ -244,7 +282,7 @@ fn loop_device_refusals() {
     let Some(mut lo) = Loop::attach(&img) else {
         return;
     };
-    let e = authorize(&lo.dev, None).unwrap_err();
+    let e = refusal(&lo.dev, None);
     assert!(e.contains("ext2/3/4"), "{e}");
 
     // Mounted.
@@ -257,18 +295,19 @@ fn loop_device_refusals() {
         .is_ok_and(|s| s.success())
     {
         lo.mount = Some(mp.clone());
-        let e = authorize(&lo.dev, None).unwrap_err();
+        let e = refusal(&lo.dev, None);
         assert!(e.contains("mounted on"), "{e}");
         // Even when forced, the exclusive open fails while it is mounted.
-        let forced = authorize(&lo.dev, Some(&lo.dev));
+        let forced = check(&lo.dev, Some(&lo.dev), None);
         assert!(forced.is_ok());
         let o = OpenOpts {
             engine: Engine::Psync,
             direct: true,
             max_qd: 1,
             create_size: None,
+            force: Some(lo.dev.clone()),
         };
-        let err = Target::open_real(&lo.dev, &o)
+        let err = Target::open_real(&lo.dev, &o, &[], &mut |_| {})
             .err()
             .expect("a mounted device cannot be opened exclusively");
         assert!(format!("{err:#}").contains("busy"), "{err:#}");
@@ -302,6 +341,6 @@ fn system_disk_is_refused() {
     }
     // Refused; when the device may not even be opened for inspection (containers), the
     // refusal still names the system disk.
-    let e = authorize(&root, None).unwrap_err();
+    let e = refusal(&root, None);
     assert!(e.contains("system disk"), "{e}");
 }

@@ -1,13 +1,5 @@
 //! `nowa ssdiq` on a simulated SSD: the suite reports the WAF the FTL model computes, and the
 //! OP estimate 1/(2 WAF) relates to the configured OP as ssd-iq.md 4.6 / Figure 7a says.
-// Temporary: the device-io branch (owner of this file) cleans it; remove at merge.
-#![expect(
-    clippy::unwrap_used,
-    clippy::cast_lossless,
-    clippy::cast_possible_truncation,
-    clippy::cast_sign_loss,
-    reason = "lint wall opt-in of nowa-bench/nowa-cli; cleaned in the device-io branch"
-)]
 
 use nowa_bench::ssdiq::{self, PerfModel, SimSpec, Steps, SuiteConfig, Target};
 use nowa_flash::{Ftl, PAGE_SIZE};
@@ -46,21 +38,28 @@ fn cfg_uniform() -> SuiteConfig {
 /// Replays what the suite does to the FTL (sequential fill, warm-up, measured phase with the
 /// same seeds) on a fresh FTL and returns the WAF of the measured phase.
 fn replay_waf(s: &SimSpec, cfg: &SuiteConfig) -> f64 {
-    let mut ftl = Ftl::new(s.ftl_config().unwrap()).unwrap();
+    let mut ftl = Ftl::new(s.ftl_config().expect("config")).expect("FTL");
     let pages = CAP / PAGE_SIZE;
-    ftl.precondition_sequential(pages).unwrap();
-    let run = |ftl: &mut Ftl, seed: u64, volume: f64| {
-        let mut g = WorkloadSpec::Uniform.build_in_use(pages, seed).unwrap();
-        let n = (volume * CAP as f64) as u64 / cfg.bs as u64;
+    ftl.precondition_sequential(pages).expect("fill");
+    let run = |ftl: &mut Ftl, seed: u64, capacities: u64| {
+        let mut g = WorkloadSpec::Uniform
+            .build_in_use(pages, seed)
+            .expect("generator");
+        let n = capacities * CAP / u64::from(cfg.bs);
         let mut buf = vec![0u64; 1];
         for _ in 0..n {
             g.fill_writes(&mut buf);
-            ftl.write(buf[0], 0).unwrap();
+            ftl.write(buf[0], 0).expect("write");
         }
     };
-    run(&mut ftl, cfg.seed + 1, cfg.warmup);
+    // cfg_uniform: 1 capacity of warm-up, 2 measured.
+    assert!(
+        cfg.warmup == 1.0 && cfg.volume == 2.0,
+        "replay assumes cfg_uniform's volumes"
+    );
+    run(&mut ftl, cfg.seed + 1, 1);
     let before = ftl.counters();
-    run(&mut ftl, cfg.seed + 1 + 1000, cfg.volume);
+    run(&mut ftl, cfg.seed + 1 + 1000, 2);
     ftl.counters().since(&before).waf()
 }
 
@@ -103,8 +102,8 @@ fn measured_waf_is_the_ftl_waf_and_op_estimate_is_a_lower_bound() {
         // 3. Sanity: greedy WAF near the analytic model for greedy with Np pages per unit
         //    (Desnoyers Eq. 12: A(k alpha) / k, k = 1 + 1/(2 Np)), with alpha_eff excluding the
         //    open unit and the reserved free unit (REFERENCE.md).
-        let l = t.sim().unwrap().ftl().layout().clone();
-        let np = l.unit_pages as f64;
+        let l = t.sim().unwrap().layout().clone();
+        let np = f64::from(l.unit_pages);
         let alpha_eff = (l.physical_pages as f64 - 2.0 * np) / l.logical_pages as f64;
         let k = 1.0 + 1.0 / (2.0 * np);
         let lw = lambert_waf(k * alpha_eff) / k;

@@ -6,9 +6,10 @@ use crate::usage;
 use anyhow::Result;
 use clap::Args;
 use nowa_bench::gcunit::{self, InferError, InferSpec};
-use nowa_device::{BlockDevice, FileDevice, FileOptions, SimConfig, SimDevice, SimMode};
+use nowa_device::{BlockDevice, SimConfig, SimDevice, SimMode};
 use nowa_flash::FtlConfig;
 use nowa_units::Bytes;
+use std::path::PathBuf;
 
 #[derive(Args, Debug)]
 pub struct GcUnitArgs {
@@ -16,6 +17,10 @@ pub struct GcUnitArgs {
     /// A real device needs a media-write counter (OCP), which this build cannot read yet.
     #[arg(long, default_value = "sim")]
     device: String,
+    /// Allow overwriting a --device path that is in use, holds data or is not a nowa scratch
+    /// target; must repeat the path exactly.
+    #[arg(long, value_name = "PATH")]
+    force: Option<PathBuf>,
     /// Simulated SSD capacity.
     #[arg(long, default_value = "1GiB", value_parser = flags::size(1 << 20, 16 << 40))]
     capacity: u64,
@@ -88,18 +93,17 @@ pub fn run(a: GcUnitArgs) -> Result<()> {
     };
     check(&a, &ftl)?;
     eprintln!("nowa infer-gc-unit: seed {}, device {}", a.seed, a.device);
-    let device = a.device.clone();
+    let real = crate::device_open::gc_target(&a.device, a.force.as_deref())?;
     let mut fresh = || -> Result<Box<dyn BlockDevice>, InferError> {
-        if device == "sim" {
-            Ok(Box::new(SimDevice::new(SimConfig::new(
+        match &real {
+            None => Ok(Box::new(SimDevice::new(SimConfig::new(
                 SimMode::Conventional,
                 ftl.clone(),
-            ))?))
-        } else {
-            let d = FileDevice::open(&device, &FileOptions::default())?;
-            let cap = d.geometry().capacity;
-            d.trim(0, cap)?;
-            Ok(Box::new(d))
+            ))?)),
+            Some(d) => {
+                d.trim(0, d.geometry().capacity)?;
+                Ok(Box::new(d.clone()))
+            }
         }
     };
     let mut on_step = |s: &gcunit::Step| {

@@ -5,6 +5,7 @@
 //! measured.
 
 mod capture_cmd;
+mod device_open;
 mod flags;
 mod gcunit_cmd;
 mod resources;

@@ -1,14 +1,147 @@
 //! `nowa ssdiq` flags: the SSD-iq suite on a block device, a file or a simulated SSD, and
-//! `nowa ssdiq report` to put several results side by side.
+//! `nowa ssdiq report` to put several results side by side. Every flag is parsed and checked
+//! by clap with nowa-units' parsers (sizes, fractions, seconds): a bad value is a one-line
+//! error naming the flag, exit code 2.
+use crate::device_open::open_error;
 use crate::usage;
-use anyhow::Context;
-use clap::{Args, Subcommand};
+use clap::{Args, Subcommand, ValueEnum};
 use nowa_bench::plot::{render_bar, BarChart};
 use nowa_bench::ssdiq::{
-    self, report, Engine, OpenOpts, PerfModel, SimSpec, SsdiqResult, Steps, SuiteConfig, Target,
+    self, report, Engine, OpenOpts, PerfModel, PlanStep, SimSpec, SsdiqResult, Steps, SuiteConfig,
+    Target, TargetInfo,
 };
+use nowa_device::{OpenError, Verdict};
 use nowa_workload::WorkloadSpec;
 use std::path::{Path, PathBuf};
+
+/// I/O engine of a real target.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum EngineArg {
+    /// io_uring, --qd I/Os in flight per thread.
+    #[value(alias = "io_uring")]
+    Uring,
+    /// pread/pwrite, one I/O in flight per thread.
+    #[value(alias = "sync")]
+    Psync,
+}
+
+/// Plot file formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum PlotFormat {
+    Png,
+    Svg,
+}
+
+fn unit<T>(r: Result<T, nowa_units::UnitError>) -> Result<T, String> {
+    r.map_err(|e| e.to_string())
+}
+
+/// A block size: a multiple of 4 KiB up to 64 MiB.
+fn block_size(s: &str) -> Result<u32, String> {
+    let v = unit(nowa_units::parse_size_in(s, 4096, 64 << 20))?;
+    if v % 4096 != 0 {
+        return Err(format!("'{s}' is not a multiple of 4096 bytes"));
+    }
+    u32::try_from(v).map_err(|_| format!("'{s}' is too large"))
+}
+
+fn fraction_open0(s: &str) -> Result<f64, String> {
+    let v = unit(nowa_units::parse_fraction(s))?;
+    if v > 0.0 {
+        Ok(v)
+    } else {
+        Err(format!("'{s}' must be > 0"))
+    }
+}
+
+fn seconds_pos(s: &str) -> Result<f64, String> {
+    let v = unit(nowa_units::parse_seconds(s))?;
+    if v > 0.0 && v <= 1e7 {
+        Ok(v)
+    } else {
+        Err(format!("'{s}' must be > 0 and at most 10^7 seconds"))
+    }
+}
+
+/// A multiple of the capacity (warm-up may be 0).
+fn capacities(s: &str) -> Result<f64, String> {
+    unit(nowa_units::parse_number_in(s, 0.0, 1000.0))
+}
+
+fn capacities_pos(s: &str) -> Result<f64, String> {
+    let v = capacities(s)?;
+    if v > 0.0 {
+        Ok(v)
+    } else {
+        Err(format!("'{s}' must be > 0"))
+    }
+}
+
+fn mb_per_s(s: &str) -> Result<f64, String> {
+    let v = unit(nowa_units::parse_number_in(s, 0.0, 1e7))?;
+    if v > 0.0 {
+        Ok(v)
+    } else {
+        Err(format!("'{s}' must be > 0"))
+    }
+}
+
+fn file_size(s: &str) -> Result<u64, String> {
+    unit(nowa_units::parse_size_in(s, 1 << 20, 1 << 50))
+}
+
+/// Background loads of the latency sweep.
+#[derive(Debug, Clone)]
+struct Loads(Vec<f64>);
+
+/// "none" or a comma-separated list of fractions in (0, 1].
+fn sweep_loads(s: &str) -> Result<Loads, String> {
+    if s == "none" {
+        return Ok(Loads(Vec::new()));
+    }
+    s.split(',')
+        .map(str::trim)
+        .map(fraction_open0)
+        .collect::<Result<_, _>>()
+        .map(Loads)
+}
+
+/// Random-write workloads.
+#[derive(Debug, Clone)]
+struct Workloads(Vec<WorkloadSpec>);
+
+fn workload_list(s: &str) -> Result<Workloads, String> {
+    let list = s
+        .split(',')
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .map(|p| {
+            let w: WorkloadSpec = p.parse().map_err(|e| format!("'{p}': {e}"))?;
+            if matches!(w, WorkloadSpec::Zns { .. }) {
+                return Err(format!(
+                    "'{p}' issues trims; ssdiq runs write-only workloads"
+                ));
+            }
+            w.validate().map(|()| w).map_err(|e| e.to_string())
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    if list.is_empty() {
+        return Err("no workload given".into());
+    }
+    Ok(Workloads(list))
+}
+
+/// The sampling period: auto (None) or seconds.
+#[derive(Debug, Clone, Copy)]
+struct Interval(Option<f64>);
+
+fn interval(s: &str) -> Result<Interval, String> {
+    if s == "auto" {
+        Ok(Interval(None))
+    } else {
+        seconds_pos(s).map(|v| Interval(Some(v)))
+    }
+}
 
 #[derive(Args, Debug)]
 #[command(args_conflicts_with_subcommands = true)]
@@ -18,94 +151,95 @@ pub struct SsdiqArgs {
     /// Target: a block device (/dev/nvme1n1), a regular file (created with --size if missing),
     /// or a simulated SSD: sim or sim:SIZE (e.g. sim:1GiB).
     target: Option<String>,
-    /// Allow writing to this target although it is a block device or looks in use; must repeat
-    /// the target path exactly.
+    /// Allow writing to this target although it is in use, holds data or is not a scratch
+    /// target of an earlier run; must repeat the target path exactly.
     #[arg(long, value_name = "PATH")]
     force: Option<PathBuf>,
-    /// Size of the file to create if the target does not exist (e.g. 4GiB).
-    #[arg(long, value_name = "SIZE")]
-    size: Option<String>,
+    /// Size of the file to create if the target does not exist (e.g. 4GiB; at least 1 MiB);
+    /// for sim, the simulated capacity.
+    #[arg(long, value_name = "SIZE", value_parser = file_size)]
+    size: Option<u64>,
     /// List the steps (destructive ones marked) and exit without touching the target.
     #[arg(long)]
     dry_run: bool,
-    /// Block size of random I/O.
-    #[arg(long, default_value = "4k", value_name = "SIZE")]
-    bs: String,
+    /// Block size of random I/O (a multiple of 4 KiB up to 64 MiB).
+    #[arg(long, default_value = "4k", value_name = "SIZE", value_parser = block_size)]
+    bs: u32,
     /// Block size of sequential I/O.
-    #[arg(long, default_value = "128k", value_name = "SIZE")]
-    seq_bs: String,
-    /// I/Os in flight per thread (io_uring).
-    #[arg(long, default_value_t = 32)]
+    #[arg(long, default_value = "128k", value_name = "SIZE", value_parser = block_size)]
+    seq_bs: u32,
+    /// I/Os in flight per thread (io_uring), 1..=4096.
+    #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u32).range(1..=4096))]
     qd: u32,
-    /// Threads, one io_uring each.
-    #[arg(long, default_value_t = 1)]
+    /// Threads, one io_uring each, 1..=256.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=256))]
     threads: u32,
-    /// I/O engine: uring or psync (pread/pwrite, one I/O in flight per thread).
-    #[arg(long, default_value = "uring")]
-    engine: String,
+    /// I/O engine.
+    #[arg(long, value_enum, default_value = "uring")]
+    engine: EngineArg,
     /// Use buffered I/O instead of O_DIRECT (numbers then measure the page cache).
     #[arg(long)]
     no_direct: bool,
     /// Cap the throughput of every write phase (MB/s, 10^6 bytes).
-    #[arg(long, value_name = "MB/S")]
+    #[arg(long, value_name = "MB/S", value_parser = mb_per_s, allow_negative_numbers = true)]
     rate: Option<f64>,
-    /// Fraction of the capacity initialized and used by the workloads.
-    #[arg(long, default_value_t = 1.0)]
+    /// Fraction of the capacity initialized and used by the workloads, in (0, 1] (0.5 or 50%).
+    #[arg(long, default_value = "1", value_parser = fraction_open0, allow_negative_numbers = true)]
     fill: f64,
-    /// Random writes before each measured phase, in multiples of the capacity.
-    #[arg(long, default_value_t = 1.0)]
+    /// Random writes before each measured phase, in multiples of the capacity (0..=1000).
+    #[arg(long, default_value = "1", value_parser = capacities, allow_negative_numbers = true)]
     warmup: f64,
-    /// Measured random writes per workload, in multiples of the capacity.
-    #[arg(long, default_value_t = 2.0)]
+    /// Measured random writes per workload, in multiples of the capacity (0..=1000, > 0).
+    #[arg(long, default_value = "2", value_parser = capacities_pos, allow_negative_numbers = true)]
     volume: f64,
-    /// Seconds of sequential / random read measurement.
-    #[arg(long, default_value_t = 10.0, value_name = "SECS")]
+    /// Sequential / random read measurement (seconds, or 500ms, 2m).
+    #[arg(long, default_value = "10", value_name = "SECS", value_parser = seconds_pos, allow_negative_numbers = true)]
     read_time: f64,
-    /// Seconds of each QD1 latency probe (read, then write).
-    #[arg(long, default_value_t = 10.0, value_name = "SECS")]
+    /// Each QD1 latency probe (read, then write).
+    #[arg(long, default_value = "10", value_name = "SECS", value_parser = seconds_pos, allow_negative_numbers = true)]
     lat_time: f64,
     /// Background write load of the latency probes, fraction of the random-write bandwidth.
-    #[arg(long, default_value_t = 0.25)]
+    #[arg(long, default_value = "0.25", value_parser = fraction_open0, allow_negative_numbers = true)]
     bg_load: f64,
     /// Loads of the latency-vs-write-rate sweep (fractions), or "none".
-    #[arg(long, default_value = "0.1,0.25,0.5,0.75,0.9")]
-    sweep: String,
-    /// Seconds of each probe at each sweep point.
-    #[arg(long, default_value_t = 5.0, value_name = "SECS")]
+    #[arg(long, default_value = "0.1,0.25,0.5,0.75,0.9", value_parser = sweep_loads)]
+    sweep: Loads,
+    /// Each probe at each sweep point.
+    #[arg(long, default_value = "5", value_name = "SECS", value_parser = seconds_pos, allow_negative_numbers = true)]
     sweep_time: f64,
     /// Random-write workloads, comma-separated (same syntax as nowa sim).
-    #[arg(long, default_value = "uniform,two-zone:80/20,zipf:0.8")]
-    workloads: String,
+    #[arg(long, default_value = "uniform,two-zone:80/20,zipf:0.8", value_parser = workload_list)]
+    workloads: Workloads,
     /// Steps: all, or a list of seq-read, rand-read, rand-write, latency, sweep (the reset and
     /// the sequential initialization always run).
-    #[arg(long, default_value = "all")]
-    steps: String,
+    #[arg(long, default_value = "all", value_parser = Steps::parse)]
+    steps: Steps,
     /// Per-interval sampling period in seconds, or auto (capacity / 100 GB/s, between 0.1 and
     /// 1 s; simulated SSD: 1/10 of a sequential capacity write).
-    #[arg(long, default_value = "auto", value_name = "SECS")]
-    interval: String,
+    #[arg(long, default_value = "auto", value_name = "SECS", value_parser = interval)]
+    interval: Interval,
     /// Upper bound on each write phase, seconds.
-    #[arg(long, value_name = "SECS")]
+    #[arg(long, value_name = "SECS", value_parser = seconds_pos, allow_negative_numbers = true)]
     max_time: Option<f64>,
     #[arg(long, default_value_t = 42)]
     seed: u64,
     /// Reset with NVMe sanitize (block erase) instead of a discard. Slow; NVMe devices only.
     #[arg(long)]
     sanitize: bool,
-    /// Simulated SSD: over-provisioning as spare/logical.
-    #[arg(long, default_value_t = 0.07)]
+    /// Simulated SSD: over-provisioning as spare/logical, in (0, 1] (0.07 or 7%).
+    #[arg(long, default_value = "0.07", value_parser = fraction_open0, allow_negative_numbers = true)]
     sim_op: f64,
     /// Simulated SSD: GC policy (greedy, 2r-greedy, 2r-fifo, cost-benefit, fifo, ...).
     #[arg(long, default_value = "greedy")]
     sim_policy: String,
     /// Simulated SSD: media write bandwidth, MB/s.
-    #[arg(long, default_value_t = 2000.0)]
+    #[arg(long, default_value = "2000", value_parser = mb_per_s, allow_negative_numbers = true)]
     sim_media_mbps: f64,
     /// Simulated SSD: media read bandwidth, MB/s.
-    #[arg(long, default_value_t = 3200.0)]
+    #[arg(long, default_value = "3200", value_parser = mb_per_s, allow_negative_numbers = true)]
     sim_read_mbps: f64,
     /// Simulated SSD: GC unit in pages (0 = automatic, 1 MiB).
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=1 << 20))]
     sim_unit_pages: u32,
     /// Print the full result as JSON on stdout instead of the text report.
     #[arg(long)]
@@ -113,9 +247,9 @@ pub struct SsdiqArgs {
     /// Directory for ssdiq.json, intervals.csv and the plots.
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
-    /// Plot formats: png, svg or png,svg.
-    #[arg(long, default_value = "png,svg")]
-    plot_format: String,
+    /// Plot formats, comma-separated: png, svg.
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "png,svg")]
+    plot_format: Vec<PlotFormat>,
     /// No progress lines on stderr.
     #[arg(long, short)]
     quiet: bool,
@@ -137,53 +271,15 @@ struct ReportArgs {
     plot: Option<PathBuf>,
 }
 
-fn parse_list<T>(
-    s: &str,
-    what: &str,
-    f: impl Fn(&str) -> Result<T, String>,
-) -> anyhow::Result<Vec<T>> {
-    s.split(',')
-        .map(str::trim)
-        .filter(|p| !p.is_empty())
-        .map(|p| f(p).map_err(|e| usage(format!("--{what}: {e}"))))
-        .collect()
-}
-
-fn size_flag(s: &str, flag: &str) -> anyhow::Result<u64> {
-    ssdiq::parse_size(s).map_err(|e| usage(format!("--{flag}: {e}")))
-}
-
-fn config(a: &SsdiqArgs) -> anyhow::Result<SuiteConfig> {
-    let bs = size_flag(&a.bs, "bs")?;
-    let seq_bs = size_flag(&a.seq_bs, "seq-bs")?;
-    let sweep = if a.sweep == "none" {
-        Vec::new()
-    } else {
-        parse_list(&a.sweep, "sweep", |p| {
-            p.parse::<f64>()
-                .map_err(|_| format!("'{p}' is not a number"))
-        })?
-    };
-    let workloads = parse_list(&a.workloads, "workloads", |p| {
-        p.parse::<WorkloadSpec>().map_err(|e| e.to_string())
-    })?;
-    let mut steps = Steps::parse(&a.steps).map_err(|e| usage(format!("--steps: {e}")))?;
-    if sweep.is_empty() {
+/// The suite configuration of the flags (`interval` still to be resolved for the target).
+fn config(a: &SsdiqArgs) -> SuiteConfig {
+    let mut steps = a.steps;
+    if a.sweep.0.is_empty() {
         steps.sweep = false;
     }
-    let interval = if a.interval == "auto" {
-        1.0
-    } else {
-        a.interval.parse::<f64>().map_err(|_| {
-            usage(format!(
-                "--interval: '{}' is not a number of seconds or auto",
-                a.interval
-            ))
-        })?
-    };
-    let cfg = SuiteConfig {
-        bs: u32::try_from(bs).map_err(|_| usage("--bs too large"))?,
-        seq_bs: u32::try_from(seq_bs).map_err(|_| usage("--seq-bs too large"))?,
+    SuiteConfig {
+        bs: a.bs,
+        seq_bs: a.seq_bs,
         qd: a.qd,
         threads: a.threads,
         fill: a.fill,
@@ -192,24 +288,107 @@ fn config(a: &SsdiqArgs) -> anyhow::Result<SuiteConfig> {
         read_secs: a.read_time,
         lat_secs: a.lat_time,
         bg_load: a.bg_load,
-        sweep,
+        sweep: a.sweep.0.clone(),
         sweep_secs: a.sweep_time,
-        workloads,
+        workloads: a.workloads.0.clone(),
         steps,
-        interval,
+        interval: a.interval.0.unwrap_or(1.0),
         max_phase_secs: a.max_time,
         rate_mb_s: a.rate,
         seed: a.seed,
         sanitize: a.sanitize,
-    };
-    cfg.validate().map_err(usage)?;
-    Ok(cfg)
+    }
 }
 
-fn plot_exts(s: &str) -> anyhow::Result<Vec<String>> {
-    parse_list(s, "plot-format", |p| match p {
-        "png" | "svg" => Ok(p.to_string()),
-        _ => Err(format!("'{p}' is not png or svg")),
+/// The simulated SSD of `sim` / `sim:SIZE`, or None for a path.
+fn sim_spec(a: &SsdiqArgs, target: &str) -> anyhow::Result<Option<SimSpec>> {
+    if target != "sim" && !target.starts_with("sim:") {
+        return Ok(None);
+    }
+    let cap = match target.strip_prefix("sim:") {
+        Some(s) => nowa_units::parse_size_in(s, 256 << 10, 1 << 44)
+            .map_err(|e| usage(format!("target sim:SIZE: {e}")))?,
+        None => a.size.unwrap_or(1 << 30),
+    };
+    let spec = SimSpec {
+        capacity: cap / 4096 * 4096,
+        op: a.sim_op,
+        policy: a.sim_policy.clone(),
+        unit_pages: a.sim_unit_pages,
+        model: PerfModel {
+            media_write_mb_s: a.sim_media_mbps,
+            read_mb_s: a.sim_read_mbps,
+            ..PerfModel::default()
+        },
+    };
+    spec.ftl_config()
+        .map_err(|e| usage(format!("--sim-op/--sim-policy/--sim-unit-pages: {e:#}")))?;
+    Ok(Some(spec))
+}
+
+/// Checks a real target (nothing is written) and returns its capacity for the plan.
+fn check_real(a: &SsdiqArgs, path: &Path, log: &mut dyn FnMut(&str)) -> anyhow::Result<u64> {
+    if a.sanitize && !path.to_string_lossy().contains("nvme") {
+        return Err(usage("--sanitize: only for NVMe block devices"));
+    }
+    let verdict = ssdiq::check(path, a.force.as_deref(), a.size).map_err(open_error)?;
+    match verdict {
+        Verdict::Create { size, .. } => Ok(size / 4096 * 4096),
+        Verdict::Existing { ref path, .. } => {
+            let cap = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+            if let Some(sz) = a.size.filter(|&s| s / 4096 != cap / 4096) {
+                log(&format!(
+                    "note: {} exists ({cap} bytes); --size {sz} is ignored",
+                    path.display()
+                ));
+            }
+            Ok(cap)
+        }
+        _ => Ok(0),
+    }
+}
+
+/// The plan's lines, destructive steps marked.
+fn plan_lines(plan: &[PlanStep]) -> Vec<String> {
+    plan.iter()
+        .map(|s| {
+            let mark = if s.destructive {
+                "[DESTRUCTIVE]"
+            } else {
+                "             "
+            };
+            format!("  {mark} {:<11} {}", s.name, s.what)
+        })
+        .collect()
+}
+
+/// Opens (creates) the target after announcing the plan.
+fn open(
+    a: &SsdiqArgs,
+    path: &Path,
+    sim: Option<&SimSpec>,
+    plan: &[String],
+) -> anyhow::Result<(Target, TargetInfo)> {
+    if let Some(spec) = sim {
+        plan.iter().for_each(|l| eprintln!("{l}"));
+        return Target::open_sim(spec);
+    }
+    let opts = OpenOpts {
+        engine: match a.engine {
+            EngineArg::Uring => Engine::Uring,
+            EngineArg::Psync => Engine::Psync,
+        },
+        direct: !a.no_direct,
+        max_qd: a.qd,
+        create_size: a.size.map(|s| s / 4096 * 4096),
+        force: a.force.clone(),
+    };
+    let mut announce = |l: &str| eprintln!("{l}");
+    Target::open_real(path, &opts, plan, &mut announce).map_err(|e| {
+        match e.downcast::<OpenError>() {
+            Ok(oe) => open_error(oe),
+            Err(e) => e.context(format!("opening {}", path.display())),
+        }
     })
 }
 
@@ -217,165 +396,79 @@ pub fn run(a: SsdiqArgs) -> anyhow::Result<()> {
     if let Some(SsdiqSub::Report(r)) = &a.sub {
         return run_report(r);
     }
-    let mut cfg = config(&a)?;
-    let exts = plot_exts(&a.plot_format)?;
-    let engine = match a.engine.as_str() {
-        "uring" | "io_uring" => Engine::Uring,
-        "psync" | "sync" => Engine::Psync,
-        e => return Err(usage(format!("--engine: '{e}' is not uring or psync"))),
-    };
+    let mut cfg = config(&a);
     let Some(target_s) = a.target.clone() else {
         return Err(usage(
             "missing target: a block device, a file, or sim[:SIZE] (see nowa ssdiq --help)",
         ));
     };
+    let quiet = a.quiet;
     let mut log = |m: &str| {
-        if !a.quiet {
+        if !quiet {
             eprintln!("ssdiq: {m}");
         }
     };
-
-    // Open (or, for --dry-run, only inspect) the target.
-    let sim_spec = if target_s == "sim" || target_s.starts_with("sim:") {
-        let cap = match target_s.strip_prefix("sim:") {
-            Some(s) => size_flag(s, "target sim:SIZE")?,
-            None => match &a.size {
-                Some(s) => size_flag(s, "size")?,
-                None => 1 << 30,
-            },
-        };
-        if !(a.sim_op.is_finite() && a.sim_op > 0.0) {
-            return Err(usage(format!("--sim-op must be > 0, got {}", a.sim_op)));
-        }
-        let spec = SimSpec {
-            capacity: cap / 4096 * 4096,
-            op: a.sim_op,
-            policy: a.sim_policy.clone(),
-            unit_pages: a.sim_unit_pages,
-            model: PerfModel {
-                media_write_mb_s: a.sim_media_mbps,
-                read_mb_s: a.sim_read_mbps,
-                ..PerfModel::default()
-            },
-        };
-        spec.ftl_config().map_err(|e| usage(format!("{e:#}")))?;
-        Some(spec)
-    } else {
-        None
-    };
-
+    let sim = sim_spec(&a, &target_s)?;
     let path = PathBuf::from(&target_s);
-    let capacity_hint;
-    if let Some(spec) = &sim_spec {
-        capacity_hint = spec.capacity;
-        if a.interval == "auto" {
-            cfg.interval =
-                (spec.capacity as f64 / (spec.model.media_write_mb_s * 1e6) / 10.0).max(1e-4);
-        }
+    let capacity = match &sim {
+        Some(spec) => spec.capacity,
+        None => check_real(&a, &path, &mut log)?,
+    };
+    cfg.interval = a
+        .interval
+        .0
+        .unwrap_or_else(|| auto_interval(sim.as_ref(), capacity));
+    let dry = if a.dry_run {
+        " (dry run: nothing will be done)"
     } else {
-        if path.exists() {
-            let s = ssdiq::authorize(&path, a.force.as_deref()).map_err(usage)?;
-            for i in &s.issues {
-                log(&format!(
-                    "WARNING (overridden by --force): {} {i}",
-                    s.canonical.display()
-                ));
-            }
-            capacity_hint = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
-            if let (Some(sz), true) = (&a.size, s.kind == nowa_device::TargetKind::RegularFile) {
-                if size_flag(sz, "size")? / 4096 * 4096 != capacity_hint / 4096 * 4096 {
-                    log(&format!(
-                        "note: {} exists ({} bytes); --size {sz} is ignored",
-                        path.display(),
-                        capacity_hint
-                    ));
-                }
-            }
-        } else {
-            let size = a.size.as_deref().ok_or_else(|| {
-                usage(format!(
-                    "{} does not exist; give --size to create a file",
-                    path.display()
-                ))
-            })?;
-            capacity_hint = size_flag(size, "size")?;
-            if capacity_hint < 1 << 20 {
-                return Err(usage("--size must be at least 1 MiB"));
-            }
-        }
-        if a.interval == "auto" {
-            // About 100 samples per sequential capacity write at 1 GB/s, between 0.1 and 1 s.
-            cfg.interval = (capacity_hint as f64 / 1e9 / 100.0).clamp(0.1, 1.0);
-        }
-        if a.sanitize && !path.to_string_lossy().contains("nvme") {
-            return Err(usage("--sanitize is only for NVMe block devices"));
-        }
-    }
-
-    // List the steps before anything runs.
-    let plan = ssdiq::plan(&cfg, capacity_hint);
-    eprintln!(
-        "ssdiq: plan for {target_s}{}:",
-        if a.dry_run {
-            " (dry run: nothing will be done)"
-        } else {
-            ""
-        }
-    );
-    for s in &plan {
-        eprintln!(
-            "  {} {:<11} {}",
-            if s.destructive {
-                "[DESTRUCTIVE]"
-            } else {
-                "             "
-            },
-            s.name,
-            s.what
-        );
-    }
+        ""
+    };
+    eprintln!("ssdiq: plan for {target_s}{dry}:");
+    let plan = plan_lines(&ssdiq::plan(&cfg, capacity));
     if a.dry_run {
+        plan.iter().for_each(|l| eprintln!("{l}"));
         return Ok(());
     }
-
-    let (mut target, info) = match &sim_spec {
-        Some(spec) => Target::open_sim(spec)?,
-        None => {
-            let opts = OpenOpts {
-                engine,
-                direct: !a.no_direct,
-                max_qd: cfg.qd,
-                create_size: match &a.size {
-                    Some(s) => Some(size_flag(s, "size")? / 4096 * 4096),
-                    None => None,
-                },
-            };
-            Target::open_real(&path, &opts)
-                .with_context(|| format!("opening {}", path.display()))?
-        }
-    };
+    let (mut target, info) = open(&a, &path, sim.as_ref(), &plan)?;
     for n in &info.notes {
         eprintln!("ssdiq: NOTE: {n}");
     }
-
     ssdiq::install_sigint_handler();
     let res = ssdiq::run_suite(&mut target, info, &cfg, &ssdiq::STOP, &mut log);
+    output(&a, &res, &mut log)
+}
 
+/// The sampling period when --interval is auto.
+fn auto_interval(sim: Option<&SimSpec>, capacity: u64) -> f64 {
+    #[expect(clippy::cast_precision_loss, reason = "a capacity as a rough duration")]
+    let cap = capacity as f64;
+    match sim {
+        // A tenth of a sequential capacity write, in virtual time.
+        Some(spec) => (cap / (spec.model.media_write_mb_s * 1e6) / 10.0).max(1e-4),
+        // About 100 samples per sequential capacity write at 1 GB/s, between 0.1 and 1 s.
+        None => (cap / 1e9 / 100.0).clamp(0.1, 1.0),
+    }
+}
+
+/// Report, files, and the exit status of a run.
+fn output(a: &SsdiqArgs, res: &SsdiqResult, log: &mut dyn FnMut(&str)) -> anyhow::Result<()> {
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&res)?);
+        println!("{}", serde_json::to_string_pretty(res)?);
     } else {
-        print!("{}", report::text_report(&res));
+        print!("{}", report::text_report(res));
     }
     if let Some(dir) = &a.out {
-        for (i, ext) in exts.iter().enumerate() {
-            let files = report::write_all(&res, dir, ext)?;
-            if i == 0 || !a.quiet {
-                for f in files
-                    .iter()
-                    .filter(|f| i == 0 || f.extension().is_some_and(|e| e == ext.as_str()))
-                {
-                    log(&format!("wrote {}", f.display()));
-                }
+        for (i, fmt) in a.plot_format.iter().enumerate() {
+            let ext = match fmt {
+                PlotFormat::Png => "png",
+                PlotFormat::Svg => "svg",
+            };
+            let files = report::write_all(res, dir, ext)?;
+            for f in files
+                .iter()
+                .filter(|f| i == 0 || f.extension().is_some_and(|e| e == ext))
+            {
+                log(&format!("wrote {}", f.display()));
             }
         }
     }
@@ -412,38 +505,40 @@ fn run_report(r: &ReportArgs) -> anyhow::Result<()> {
     }
     print!("{}", report::summary_table(&refs));
     if let Some(p) = &r.plot {
-        let mut categories: Vec<String> = Vec::new();
-        for res in &results {
-            for row in &res.summary.rand_write {
-                if !categories.contains(&row.workload) {
-                    categories.push(row.workload.clone());
-                }
-            }
-        }
-        let groups = results
-            .iter()
-            .map(|res| {
-                let vals = categories
-                    .iter()
-                    .map(|c| {
-                        res.summary
-                            .rand_write
-                            .iter()
-                            .find(|x| &x.workload == c)
-                            .map_or(f64::NAN, |x| x.kiops)
-                    })
-                    .collect();
-                (res.target.path.clone(), vals)
-            })
-            .collect();
-        let chart = BarChart {
-            title: "Random-write IOPS at steady state".into(),
-            y_label: "k IOPS".into(),
-            categories,
-            groups,
-        };
-        render_bar(&chart, p).map_err(|e| usage(e.to_string()))?;
+        render_bar(&bar_chart(&results), p).map_err(|e| usage(format!("--plot: {e}")))?;
         eprintln!("ssdiq: wrote {}", p.display());
     }
     Ok(())
+}
+
+/// Random-write IOPS per workload, one group per result.
+fn bar_chart(results: &[SsdiqResult]) -> BarChart {
+    let mut categories: Vec<String> = Vec::new();
+    for row in results.iter().flat_map(|r| &r.summary.rand_write) {
+        if !categories.contains(&row.workload) {
+            categories.push(row.workload.clone());
+        }
+    }
+    let groups = results
+        .iter()
+        .map(|res| {
+            let vals = categories
+                .iter()
+                .map(|c| {
+                    res.summary
+                        .rand_write
+                        .iter()
+                        .find(|x| &x.workload == c)
+                        .map_or(f64::NAN, |x| x.kiops)
+                })
+                .collect();
+            (res.target.path.clone(), vals)
+        })
+        .collect();
+    BarChart {
+        title: "Random-write IOPS at steady state".into(),
+        y_label: "k IOPS".into(),
+        categories,
+        groups,
+    }
 }

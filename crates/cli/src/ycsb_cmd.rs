@@ -1,5 +1,6 @@
 //! `nowa ycsb`: load, run a YCSB mix, report the write drill-down and what bounds the run.
 
+use crate::device_open::open_database;
 use crate::flags::{self, MAX_THREADS};
 use crate::resources::{check_memory, check_output_file, sim_device_bytes, Need};
 use crate::{interrupted, usage};
@@ -9,7 +10,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use nowa_bench::ycsb::{
     self, Device, Mix, Pacing, Stop, ValueKind, WritePath, YcsbResult, YcsbSpec,
 };
-use nowa_device::{BlockDevice, FileDevice, FileOptions, MemDevice, SimConfig, SimDevice, SimMode};
+use nowa_device::{BlockDevice, MemDevice, SimConfig, SimDevice, SimMode};
 use nowa_engine::{Compression, Config, Durability, Engine, OopConfig};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -53,6 +54,10 @@ pub struct YcsbArgs {
     /// Device: sim (simulated SSD in memory), mem (plain memory), or a file / block device path.
     #[arg(long, default_value = "sim")]
     device: String,
+    /// Allow overwriting a --device path that is in use, holds data or is not a nowa database;
+    /// must repeat the path exactly.
+    #[arg(long, value_name = "PATH")]
+    force: Option<PathBuf>,
     /// Device capacity. Default: sized so the dataset fills --dataset-fill of it.
     #[arg(long, value_parser = flags::size_4k(1 << 20, MAX_BYTES))]
     capacity: Option<u64>,
@@ -402,17 +407,10 @@ fn make_device(a: &YcsbArgs, capacity: u64) -> Result<(Device, Option<Arc<SimDev
             (d.clone(), Some(d))
         }
         "mem" => (Arc::new(MemDevice::new(capacity)), None),
-        path => {
-            let p = std::path::Path::new(path);
-            let opts = FileOptions::default();
-            let d = if p.exists() {
-                FileDevice::open(p, &opts)
-            } else {
-                FileDevice::create(p, capacity, &opts)
-            }
-            .with_context(|| format!("opening {path}"))?;
-            (Arc::new(d), None)
-        }
+        path => (
+            open_database(path, a.force.as_deref(), capacity, a.records)?,
+            None,
+        ),
     })
 }
 

@@ -1,10 +1,5 @@
 //! `nowa ssdiq` as a user runs it: exit codes, one-line errors, refusals, dry run, JSON,
 //! `report`, Ctrl-C.
-// Temporary: the device-io branch (owner of this file) cleans it; remove at merge.
-#![expect(
-    clippy::unwrap_used,
-    reason = "lint wall opt-in of nowa-bench/nowa-cli; cleaned in the device-io branch"
-)]
 
 use std::process::{Command, Output, Stdio};
 
@@ -12,7 +7,7 @@ fn nowa(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_nowa"))
         .args(args)
         .output()
-        .unwrap()
+        .expect("run nowa")
 }
 
 fn stderr(o: &Output) -> String {
@@ -51,6 +46,24 @@ fn bad_flags_exit_2_with_one_line() {
         &["ssdiq"],
         &["ssdiq", "/nonexistent/dir/x.img"],
         &["ssdiq", "report", "/nonexistent.json"],
+        // Ranges (issue 9): fractions above 1, nan/inf, zero rates and times, huge counts.
+        &["ssdiq", "sim", "--fill", "50"],
+        &["ssdiq", "sim", "--bg-load", "1.5"],
+        &["ssdiq", "sim", "--warmup", "nan"],
+        &["ssdiq", "sim", "--volume", "0"],
+        &["ssdiq", "sim", "--volume", "inf"],
+        &["ssdiq", "sim", "--read-time", "0"],
+        &["ssdiq", "sim", "--lat-time", "-1"],
+        &["ssdiq", "sim", "--interval", "0"],
+        &["ssdiq", "sim", "--rate", "0"],
+        &["ssdiq", "sim", "--threads", "1000"],
+        &["ssdiq", "sim", "--qd", "5000"],
+        &["ssdiq", "sim", "--bs", "1GiB"],
+        &["ssdiq", "sim", "--sim-media-mbps", "0"],
+        &["ssdiq", "sim", "--size", "1k"],
+        &["ssdiq", "sim", "--workloads", ""],
+        &["ssdiq", "sim", "--workloads", "zns:4"],
+        &["ssdiq", "sim:1e300"],
     ];
     for args in cases {
         let o = nowa(args);
@@ -62,6 +75,10 @@ fn bad_flags_exit_2_with_one_line() {
             "{args:?}: not one line:\n{e}"
         );
         assert!(e.starts_with("nowa: error: "), "{args:?}: {e}");
+        // A flag's error names the flag.
+        if let Some(flag) = args.iter().find(|a| a.starts_with("--")) {
+            assert!(e.contains(flag), "{args:?}: {e}");
+        }
     }
     // Flags clap rejects (unknown flag, non-numeric value): also one line, exit 2.
     for args in [
@@ -101,6 +118,17 @@ fn refusals_and_dry_run() {
     // --force naming another path is refused as well.
     let o = nowa(&["ssdiq", p, "--force", "/dev/null"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    // A file that is not a nowa scratch target: refused, untouched.
+    let user = dir.path().join("user.dat");
+    std::fs::write(&user, vec![3u8; 4 << 20]).unwrap();
+    let o = nowa(&["ssdiq", user.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("not a nowa scratch target"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(std::fs::read(&user).unwrap(), vec![3u8; 4 << 20]);
 
     // A block device without --force (a loop device, when we may create one).
     let back = dir.path().join("loop.img");
@@ -224,6 +252,21 @@ fn file_target_text_report() {
         t.contains("NOT AN SSD") && t.contains("Rnd. Write [k IOPS]") && t.contains("regular file"),
         "{t}"
     );
+    // The run left its scratch label: a second run on the file needs no --force.
+    let o = nowa(&[
+        "ssdiq",
+        f.to_str().unwrap(),
+        "--steps",
+        "rand-write",
+        "--workloads",
+        "uniform",
+        "--warmup",
+        "0",
+        "--volume",
+        "0.1",
+        "-q",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
 }
 
 #[test]

@@ -20,8 +20,10 @@ unsafe impl Sync for AlignedBuf {}
 impl AlignedBuf {
     /// A buffer of `len` zero bytes aligned to `align` (a power of two).
     ///
-    /// Panics if `align` is not a power of two or the size overflows (programming errors);
-    /// aborts on out-of-memory like `Vec`.
+    /// # Panics
+    /// If `align` is not a power of two or the size overflows (programming errors); aborts on
+    /// out-of-memory like `Vec`.
+    #[must_use]
     pub fn zeroed(len: usize, align: usize) -> Self {
         // A zero-sized allocation is undefined for `alloc`: allocate at least one byte.
         let layout =
@@ -31,16 +33,23 @@ impl AlignedBuf {
         // is initialized before we hand out `&[u8]`.
         let raw = unsafe { alloc::alloc_zeroed(layout) };
         let ptr = NonNull::new(raw).unwrap_or_else(|| alloc::handle_alloc_error(layout));
+        assert!(
+            is_aligned(ptr.as_ptr(), align),
+            "the allocator honoured the alignment"
+        );
         AlignedBuf { ptr, len, layout }
     }
 
     /// A copy of `data` in an aligned buffer.
+    #[must_use]
     pub fn from_slice(data: &[u8], align: usize) -> Self {
         let mut b = Self::zeroed(data.len(), align);
         b.copy_from_slice(data);
         b
     }
 
+    /// The alignment of the buffer's address.
+    #[must_use]
     pub fn align(&self) -> usize {
         self.layout.align()
     }
@@ -96,8 +105,10 @@ mod tests {
                 assert_eq!(b.len(), len);
                 assert!(is_aligned(b.as_ptr(), align), "len {len} align {align}");
                 assert!(b.iter().all(|&x| x == 0));
-                b.iter_mut().enumerate().for_each(|(i, x)| *x = i as u8);
-                assert!(b.iter().enumerate().all(|(i, &x)| x == i as u8));
+                b.iter_mut()
+                    .enumerate()
+                    .for_each(|(i, x)| *x = i.to_le_bytes()[0]);
+                assert!(b.iter().enumerate().all(|(i, &x)| x == i.to_le_bytes()[0]));
             }
         }
         let c = AlignedBuf::from_slice(&[1, 2, 3], 4096);

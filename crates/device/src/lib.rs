@@ -1,10 +1,17 @@
-//! Block devices for nowa: the [`BlockDevice`] trait and its implementations.
+//! Block devices for nowa: the [`BlockDevice`] trait and its implementations, the one way
+//! commands open a target for writing, asynchronous queues, and the one SSD timing model.
 //!
 //! - [`MemDevice`]: plain in-memory device (tests, engine development).
 //! - [`FileDevice`]: a regular file or block device, O_DIRECT + io_uring batches with a bounded
-//!   queue depth, pread/pwrite fallback; [`safety_check`] refuses targets holding data.
+//!   queue depth, pread/pwrite fallback, an exclusive lock, a per-target [`TrimPolicy`].
+//! - [`open_target`] / [`check_target`]: refuse targets holding data ([`safety_check`]) or not
+//!   of the expected kind ([`Expect`]), announce destructive steps, open locked.
 //! - [`SimDevice`]: a simulated SSD (CNS / FDP / ZNS) that stores data and drives the FTL model
 //!   of `nowa-flash`, reporting host and media bytes like an OCP log page.
+//! - [`IoQueue`]: submit / complete with fixed buffers, on files and block devices
+//!   ([`FileDevice::queue`], io_uring or psync) and on a simulated SSD in virtual time
+//!   ([`SimDevice::timed_queue`]).
+//! - [`timing`]: the one timing model of a simulated SSD; [`Paced`] applies it in real time.
 //! - [`FaultyDevice`]: seeded power loss (unflushed writes kept, dropped or torn), armed
 //!   crashes at the n-th write, bit flips on read.
 //! - [`AlignedBuf`]: aligned buffers, so O_DIRECT I/O needs no bounce copy.
@@ -12,50 +19,69 @@
 //! All offsets and lengths are in bytes and must be multiples of [`BLOCK_SIZE`] (4 KiB).
 
 mod align;
+mod error;
+#[allow(
+    missing_docs,
+    clippy::cast_possible_truncation,
+    clippy::cast_lossless,
+    clippy::cast_precision_loss,
+    clippy::cast_sign_loss,
+    clippy::must_use_candidate,
+    clippy::missing_errors_doc,
+    clippy::missing_panics_doc,
+    clippy::unwrap_used,
+    reason = "fault.rs is being extended by the engine-core work (issue 9); it joins the lint wall once that lands"
+)]
 mod fault;
 mod file;
+mod lock;
 mod mem;
+mod open;
+mod paced;
+mod queue;
 mod safety;
+mod scratch;
 mod sim;
+mod simqueue;
+pub mod timing;
 
 pub use align::AlignedBuf;
+pub use error::{BusyReason, DeviceError, Holder, Result};
 pub use fault::{FaultConfig, FaultStats, FaultyDevice, SECTOR_SIZE};
-pub use file::{dev_major_minor, sysfs_dir, FileDevice, FileOptions, IoEngine, TargetKind};
+pub use file::{
+    dev_major_minor, sysfs_dir, FileDevice, FileOptions, IoEngine, TargetKind, TrimPolicy,
+};
 pub use mem::MemDevice;
+pub use open::{
+    check_target, open_target, Expect, Identity, OpenError, Opened, Recognizer, Verdict,
+};
+pub use paced::Paced;
+pub use queue::{Completion, IoQueue, Nanos, Request};
 pub use safety::{safety_check, signatures, SafetyIssue, SafetyReport};
+pub use scratch::{recognize_scratch, ScratchLabel, SCRATCH_MAGIC};
 pub use sim::{SimConfig, SimDevice, SimMode};
+pub use simqueue::SimQueue;
 
 /// The unit of I/O: every offset and length is a multiple of this.
 pub const BLOCK_SIZE: usize = 4096;
+/// [`BLOCK_SIZE`] as a `u64` (byte offsets).
+pub const BLOCK_SIZE_U64: u64 = 4096;
+/// [`BLOCK_SIZE`] as a `u32`.
+pub const BLOCK_SIZE_U32: u32 = 4096;
 
-/// Errors a device can return.
-#[derive(Debug, thiserror::Error)]
-pub enum DeviceError {
-    #[error("unaligned I/O: offset {offset} length {len} (alignment {align} bytes)")]
-    Unaligned {
-        offset: u64,
-        len: usize,
-        align: usize,
-    },
-    #[error("I/O beyond device end: offset {offset} length {len}, capacity {capacity}")]
-    OutOfRange {
-        offset: u64,
-        len: usize,
-        capacity: u64,
-    },
-    #[error("zone error: {0}")]
-    Zone(String),
-    #[error("operation not supported by this device: {0}")]
-    Unsupported(&'static str),
-    #[error("device is powered off (simulated power loss)")]
-    PoweredOff,
-    #[error("invalid device configuration: {0}")]
-    Config(String),
-    #[error("I/O error: {0}")]
-    Io(#[from] std::io::Error),
+const _: () =
+    assert!(BLOCK_SIZE as u64 == BLOCK_SIZE_U64 && BLOCK_SIZE_U64 == BLOCK_SIZE_U32 as u64);
+// Linux io_uring and O_DIRECT: nowa runs on 64-bit targets, where `u64 -> usize` is lossless.
+const _: () = assert!(usize::BITS == 64);
+
+/// `u64` to `usize`, lossless on the 64-bit targets nowa builds for (asserted above).
+#[expect(
+    clippy::cast_possible_truncation,
+    reason = "usize is 64 bits (compile-time assertion above)"
+)]
+pub(crate) const fn usize_of(x: u64) -> usize {
+    x as usize
 }
-
-pub type Result<T> = std::result::Result<T, DeviceError>;
 
 /// Static facts about a device.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -75,35 +101,44 @@ pub struct Geometry {
 }
 
 impl Geometry {
+    /// A conventional (not zoned, no FDP) device of `capacity` bytes with 4 KiB blocks.
+    #[must_use]
     pub fn conventional(capacity: u64) -> Self {
         Geometry {
             capacity,
-            logical_block_size: BLOCK_SIZE as u32,
+            logical_block_size: BLOCK_SIZE_U32,
             zone_size: None,
             max_open_zones: None,
             placement_handles: None,
             reclaim_unit_size: None,
         }
     }
+    /// Capacity in 4 KiB blocks.
+    #[must_use]
     pub fn blocks(&self) -> u64 {
-        self.capacity / BLOCK_SIZE as u64
+        self.capacity / BLOCK_SIZE_U64
     }
 }
 
 /// Report of one zone on a zoned device.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub enum ZoneState {
+    /// Nothing written since the last reset.
     Empty,
+    /// Partly written.
     Open,
+    /// Written to its end.
     Full,
 }
 
+/// One zone of a zoned device.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub struct ZoneInfo {
     /// First byte of the zone.
     pub start: u64,
     /// Next byte to write (write pointer), absolute.
     pub write_pointer: u64,
+    /// Empty, open or full.
     pub state: ZoneState,
 }
 
@@ -114,27 +149,35 @@ pub struct DeviceCounters {
     pub host_bytes_written: u64,
     /// Bytes written to the media (host + device GC copies); None if unknown (e.g. a plain file).
     pub media_bytes_written: Option<u64>,
+    /// Bytes read by the host.
     pub host_bytes_read: u64,
+    /// Bytes trimmed (asked; what the target did with them depends on its [`TrimPolicy`]).
     pub trimmed_bytes: u64,
+    /// Flush (fdatasync / cache flush) calls.
     pub flushes: u64,
 }
 
 impl DeviceCounters {
-    /// Device-level write amplification = media / host, if known.
+    /// Device-level write amplification = media / host, if known (1.0 before any write).
+    #[must_use]
     pub fn waf(&self) -> Option<f64> {
-        self.media_bytes_written.map(|m| {
-            if self.host_bytes_written == 0 {
-                1.0
-            } else {
-                m as f64 / self.host_bytes_written as f64
-            }
-        })
+        self.media_bytes_written
+            .map(|m| nowa_units::waf(m, self.host_bytes_written).unwrap_or(1.0))
     }
 }
 
 /// A block device with 4 KiB-aligned I/O. Implementations are thread safe: the engine issues
 /// I/O from several threads.
+///
+/// Every method returning a `Result` fails with a [`DeviceError`]: misaligned or out-of-range
+/// I/O, a zone rule broken, a simulated power loss, an operation the device lacks, or an I/O
+/// error of the operating system.
+#[expect(
+    clippy::missing_errors_doc,
+    reason = "the errors of every method are documented once, on the trait"
+)]
 pub trait BlockDevice: Send + Sync {
+    /// Capacity, block size, zones, placement handles.
     fn geometry(&self) -> &Geometry;
 
     /// Read `buf.len()` bytes at `offset`. Both aligned to BLOCK_SIZE.
@@ -199,13 +242,16 @@ pub trait BlockDevice: Send + Sync {
 }
 
 /// Check that offset/len are aligned and in range.
+///
+/// # Errors
+/// [`DeviceError::Unaligned`] or [`DeviceError::OutOfRange`].
 pub fn check_io(geo: &Geometry, offset: u64, len: usize) -> Result<()> {
     let align = BLOCK_SIZE;
-    if offset % align as u64 != 0 || len % align != 0 {
+    if offset % BLOCK_SIZE_U64 != 0 || len % align != 0 {
         return Err(DeviceError::Unaligned { offset, len, align });
     }
     if offset
-        .checked_add(len as u64)
+        .checked_add(u64::try_from(len).unwrap_or(u64::MAX))
         .is_none_or(|end| end > geo.capacity)
     {
         return Err(DeviceError::OutOfRange {

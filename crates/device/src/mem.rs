@@ -4,6 +4,7 @@ use crate::{check_io, BlockDevice, DeviceCounters, Geometry, Result, BLOCK_SIZE}
 use parking_lot::RwLock;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
+/// An in-memory [`BlockDevice`]: zero-filled, durable at once, no media counter.
 pub struct MemDevice {
     geo: Geometry,
     /// One lock per 1 MiB stripe keeps concurrent I/O from serializing on one lock.
@@ -18,9 +19,14 @@ const STRIPE: u64 = 1 << 20;
 
 impl MemDevice {
     /// A device of `capacity` bytes (rounded down to BLOCK_SIZE), zero-filled lazily.
+    ///
+    /// # Panics
+    /// Never (an internal check of the stripe count).
+    #[must_use]
     pub fn new(capacity: u64) -> Self {
         let capacity = capacity / BLOCK_SIZE as u64 * BLOCK_SIZE as u64;
-        let n = capacity.div_ceil(STRIPE) as usize;
+        let n = crate::usize_of(capacity.div_ceil(STRIPE));
+        assert!(capacity % BLOCK_SIZE as u64 == 0 && (n as u64) * STRIPE >= capacity);
         MemDevice {
             geo: Geometry::conventional(capacity),
             stripes: (0..n).map(|_| RwLock::new(Vec::new())).collect(),
@@ -36,7 +42,11 @@ impl MemDevice {
         let mut done = 0usize;
         while done < len {
             let abs = offset + done as u64;
-            f((abs / STRIPE) as usize, (abs % STRIPE) as usize, done);
+            f(
+                crate::usize_of(abs / STRIPE),
+                crate::usize_of(abs % STRIPE),
+                done,
+            );
             done += BLOCK_SIZE;
         }
     }
@@ -67,8 +77,13 @@ impl BlockDevice for MemDevice {
         Self::for_each_block(offset, buf.len(), |s, so, bo| {
             let mut stripe = self.stripes[s].write();
             if stripe.is_empty() {
-                stripe.resize(STRIPE as usize, 0);
+                stripe.resize(crate::usize_of(STRIPE), 0);
             }
+            assert_eq!(
+                stripe.len(),
+                crate::usize_of(STRIPE),
+                "a written stripe is whole"
+            );
             stripe[so..so + BLOCK_SIZE].copy_from_slice(&buf[bo..bo + BLOCK_SIZE]);
         });
         self.host_written.fetch_add(buf.len() as u64, Relaxed);
@@ -81,7 +96,7 @@ impl BlockDevice for MemDevice {
     }
 
     fn trim(&self, offset: u64, len: u64) -> Result<()> {
-        check_io(&self.geo, offset, len as usize)?;
+        check_io(&self.geo, offset, crate::usize_of(len))?;
         self.trimmed.fetch_add(len, Relaxed);
         Ok(())
     }

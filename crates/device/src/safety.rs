@@ -15,9 +15,17 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub enum SafetyIssue {
     /// The device or one of its partitions is mounted.
-    Mounted { device: String, mount_point: String },
+    Mounted {
+        /// The mounted device (source of the mount).
+        device: String,
+        /// Where it is mounted.
+        mount_point: String,
+    },
     /// The device, a partition of it, or the file is active swap.
-    Swap { device: String },
+    Swap {
+        /// The swap area.
+        device: String,
+    },
     /// The disk has a partition table with these partitions (e.g. `sda1`).
     HasPartitions(Vec<String>),
     /// Other block devices are stacked on it (device-mapper, md, bcache: `holders/`).
@@ -25,7 +33,12 @@ pub enum SafetyIssue {
     /// A signature of a file system, partition table or volume was found in the first blocks.
     Signature(&'static str),
     /// The file backs a loop device.
-    LoopBacking { loop_device: String },
+    LoopBacking {
+        /// The loop device, e.g. `/dev/loop3`.
+        loop_device: String,
+    },
+    /// The device is (a partition of) the disk holding `/` or `/boot`.
+    SystemDisk,
 }
 
 impl std::fmt::Display for SafetyIssue {
@@ -42,6 +55,7 @@ impl std::fmt::Display for SafetyIssue {
             SafetyIssue::LoopBacking { loop_device } => {
                 write!(f, "is the backing file of {loop_device}")
             }
+            SafetyIssue::SystemDisk => f.write_str("is (on) the system disk holding / or /boot"),
         }
     }
 }
@@ -51,16 +65,20 @@ impl std::fmt::Display for SafetyIssue {
 pub struct SafetyReport {
     /// The canonical path checked.
     pub path: PathBuf,
+    /// File or block device.
     pub kind: TargetKind,
     /// Every problem found; empty = safe to overwrite.
     pub issues: Vec<SafetyIssue>,
 }
 
 impl SafetyReport {
+    /// No problem found.
+    #[must_use]
     pub fn is_safe(&self) -> bool {
         self.issues.is_empty()
     }
     /// The issues as human-readable lines.
+    #[must_use]
     pub fn reasons(&self) -> Vec<String> {
         self.issues.iter().map(|i| i.to_string()).collect()
     }
@@ -70,98 +88,176 @@ impl SafetyReport {
 /// superblock, which lives at 64 KiB.
 const PROBE_BYTES: usize = 64 * 1024 + 4096;
 
-/// Check whether `path` (a block device or regular file) is safe to overwrite. Errors only
-/// when the target cannot be inspected (missing, unreadable, not a file or block device).
+/// Check whether `path` (a block device or regular file) is safe to overwrite.
+///
+/// # Errors
+/// Only when the target cannot be inspected: missing, unreadable (unless it is the system
+/// disk, which is reported as such even where it may not be opened), or neither a regular file
+/// nor a block device.
 pub fn safety_check(path: impl AsRef<Path>) -> Result<SafetyReport> {
     let path = std::fs::canonicalize(path.as_ref())?;
     let meta = std::fs::metadata(&path)?;
-    let ft = meta.file_type();
-    let kind = if ft.is_block_device() {
-        TargetKind::BlockDevice
-    } else if ft.is_file() {
-        TargetKind::RegularFile
-    } else {
-        return Err(DeviceError::Config(format!(
-            "{}: neither a regular file nor a block device",
-            path.display()
-        )));
+    let kind = target_kind(&path, &meta)?;
+    // The system-disk check needs no access to the device itself: do it first, so that it is
+    // reported even when the device cannot be opened for inspection (containers).
+    let system = kind == TargetKind::BlockDevice && is_system_disk(meta.rdev());
+    let mut issues = match kind {
+        TargetKind::BlockDevice => block_device_issues(meta.rdev()),
+        TargetKind::RegularFile => file_issues(&path, &meta),
     };
-    let mut issues = Vec::new();
-
-    match kind {
-        TargetKind::BlockDevice => {
-            let dir = sysfs_dir(meta.rdev());
-            let mut devs: HashSet<u64> = HashSet::from([meta.rdev()]);
-            let mut parts = Vec::new();
-            let mut holders = list_dir(&dir.join("holders"));
-            for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
-                let p = entry.path();
-                if p.join("partition").exists() {
-                    parts.push(entry.file_name().to_string_lossy().into_owned());
-                    if let Some(d) = read_dev_file(&p.join("dev")) {
-                        devs.insert(d);
-                    }
-                    holders.extend(list_dir(&p.join("holders")));
-                }
-            }
-            parts.sort();
-            holders.sort();
-            holders.dedup();
-            for (device, mount_point) in mounts_of(&devs) {
-                issues.push(SafetyIssue::Mounted {
-                    device,
-                    mount_point,
-                });
-            }
-            for device in
-                swaps_matching(|m| m.file_type().is_block_device() && devs.contains(&m.rdev()))
-            {
-                issues.push(SafetyIssue::Swap { device });
-            }
-            if !parts.is_empty() {
-                issues.push(SafetyIssue::HasPartitions(parts));
-            }
-            if !holders.is_empty() {
-                issues.push(SafetyIssue::Holders(holders));
-            }
-        }
-        TargetKind::RegularFile => {
-            let (dev, ino) = (meta.dev(), meta.ino());
-            for device in swaps_matching(|m| m.dev() == dev && m.ino() == ino) {
-                issues.push(SafetyIssue::Swap { device });
-            }
-            for entry in std::fs::read_dir("/sys/block")
-                .into_iter()
-                .flatten()
-                .flatten()
-            {
-                let name = entry.file_name().to_string_lossy().into_owned();
-                if !name.starts_with("loop") {
-                    continue;
-                }
-                let Ok(b) = std::fs::read_to_string(entry.path().join("loop/backing_file")) else {
-                    continue;
-                };
-                // The kernel appends " (deleted)" for unlinked files; compare the path part.
-                let b = b.trim_end().trim_end_matches(" (deleted)");
-                if Path::new(b) == path {
-                    issues.push(SafetyIssue::LoopBacking {
-                        loop_device: format!("/dev/{name}"),
-                    });
-                }
-            }
-        }
+    if system {
+        issues.push(SafetyIssue::SystemDisk);
     }
-
-    let f = File::open(&path)?;
-    let mut head = vec![0u8; PROBE_BYTES];
-    let n = read_up_to(&f, &mut head)?;
-    head.truncate(n);
+    let head = match read_head(&path) {
+        Ok(h) => h,
+        Err(_) if system => Vec::new(),
+        Err(e) => return Err(e.into()),
+    };
     issues.extend(signatures(&head).into_iter().map(SafetyIssue::Signature));
     Ok(SafetyReport { path, kind, issues })
 }
 
+/// Regular file or block device; anything else is an error.
+pub(crate) fn target_kind(path: &Path, meta: &std::fs::Metadata) -> Result<TargetKind> {
+    let ft = meta.file_type();
+    if ft.is_block_device() {
+        Ok(TargetKind::BlockDevice)
+    } else if ft.is_file() {
+        Ok(TargetKind::RegularFile)
+    } else {
+        Err(DeviceError::NotFileOrBlockDevice {
+            path: path.to_path_buf(),
+        })
+    }
+}
+
+/// The first [`PROBE_BYTES`] of the target (fewer if it is smaller).
+pub(crate) fn read_head(path: &Path) -> std::io::Result<Vec<u8>> {
+    let f = File::open(path)?;
+    let mut head = vec![0u8; PROBE_BYTES];
+    let n = read_up_to(&f, &mut head)?;
+    head.truncate(n);
+    Ok(head)
+}
+
+/// Mounts, swap, partitions and stacked devices of a block device (number `rdev`).
+fn block_device_issues(rdev: u64) -> Vec<SafetyIssue> {
+    let dir = sysfs_dir(rdev);
+    let mut devs: HashSet<u64> = HashSet::from([rdev]);
+    let mut parts = Vec::new();
+    let mut holders = list_dir(&dir.join("holders"));
+    for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+        let p = entry.path();
+        if p.join("partition").exists() {
+            parts.push(entry.file_name().to_string_lossy().into_owned());
+            if let Some(d) = read_dev_file(&p.join("dev")) {
+                devs.insert(d);
+            }
+            holders.extend(list_dir(&p.join("holders")));
+        }
+    }
+    parts.sort();
+    holders.sort();
+    holders.dedup();
+    let mut issues: Vec<SafetyIssue> = mounts_of(&devs)
+        .into_iter()
+        .map(|(device, mount_point)| SafetyIssue::Mounted {
+            device,
+            mount_point,
+        })
+        .collect();
+    for device in swaps_matching(|m| m.file_type().is_block_device() && devs.contains(&m.rdev())) {
+        issues.push(SafetyIssue::Swap { device });
+    }
+    if !parts.is_empty() {
+        issues.push(SafetyIssue::HasPartitions(parts));
+    }
+    if !holders.is_empty() {
+        issues.push(SafetyIssue::Holders(holders));
+    }
+    issues
+}
+
+/// Swap and loop-device backing of a regular file.
+fn file_issues(path: &Path, meta: &std::fs::Metadata) -> Vec<SafetyIssue> {
+    let (dev, ino) = (meta.dev(), meta.ino());
+    let mut issues: Vec<SafetyIssue> = swaps_matching(|m| m.dev() == dev && m.ino() == ino)
+        .into_iter()
+        .map(|device| SafetyIssue::Swap { device })
+        .collect();
+    for entry in std::fs::read_dir("/sys/block")
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if !name.starts_with("loop") {
+            continue;
+        }
+        let Ok(b) = std::fs::read_to_string(entry.path().join("loop/backing_file")) else {
+            continue;
+        };
+        // The kernel appends " (deleted)" for unlinked files; compare the path part.
+        let b = b.trim_end().trim_end_matches(" (deleted)");
+        if Path::new(b) == path {
+            issues.push(SafetyIssue::LoopBacking {
+                loop_device: format!("/dev/{name}"),
+            });
+        }
+    }
+    issues
+}
+
+/// The whole disk (sysfs directory) a device number belongs to.
+fn whole_disk_of(dev: u64) -> Option<PathBuf> {
+    let p = std::fs::canonicalize(sysfs_dir(dev)).ok()?;
+    Some(if p.join("partition").exists() {
+        p.parent()?.to_path_buf()
+    } else {
+        p
+    })
+}
+
+/// A sysfs block directory, or its whole disk if it is a partition.
+fn disk_of_sysfs(p: PathBuf) -> PathBuf {
+    if p.join("partition").exists() {
+        p.parent().map(Path::to_path_buf).unwrap_or(p)
+    } else {
+        p
+    }
+}
+
+/// Disks that hold the root file system or /boot (followed through device-mapper slaves).
+fn system_disks() -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for mp in ["/", "/boot", "/boot/efi"] {
+        let Some(d) = std::fs::metadata(mp)
+            .ok()
+            .and_then(|m| whole_disk_of(m.dev()))
+        else {
+            continue;
+        };
+        // A dm/md device: its slaves are the real disks.
+        let slaves: Vec<PathBuf> = std::fs::read_dir(d.join("slaves"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|e| std::fs::canonicalize(e.path()).ok())
+            .map(disk_of_sysfs)
+            .collect();
+        out.push(d);
+        out.extend(slaves);
+    }
+    out
+}
+
+/// True if block device `rdev` is (a partition of) a disk holding `/` or `/boot`.
+fn is_system_disk(rdev: u64) -> bool {
+    whole_disk_of(rdev).is_some_and(|d| system_disks().contains(&d))
+}
+
 /// Signatures found in the first bytes of a target.
+#[must_use]
 pub fn signatures(head: &[u8]) -> Vec<&'static str> {
     let at = |off: usize, magic: &[u8]| head.get(off..off + magic.len()) == Some(magic);
     let mut found = Vec::new();

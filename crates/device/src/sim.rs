@@ -8,7 +8,7 @@
 
 use crate::{
     check_io, BlockDevice, DeviceCounters, DeviceError, Geometry, Result, ZoneInfo, ZoneState,
-    BLOCK_SIZE,
+    BLOCK_SIZE, BLOCK_SIZE_U64,
 };
 use nowa_flash::{Counters, FlashError, Ftl, FtlConfig, GcFrontier, Layout, Mode};
 use parking_lot::{Mutex, RwLock};
@@ -21,31 +21,52 @@ pub enum SimMode {
     Conventional,
     /// Flexible Data Placement: `handles` reclaim-unit handles (FTL streams); the write's
     /// placement hint selects the handle (none = handle 0).
-    Fdp { handles: u16 },
+    Fdp {
+        /// Number of reclaim-unit handles.
+        handles: u16,
+    },
     /// Zoned namespace: zone = FTL unit, at most `max_open_zones` open zones.
-    Zoned { max_open_zones: u32 },
+    Zoned {
+        /// Open-zone limit.
+        max_open_zones: u32,
+    },
 }
 
 /// Configuration of a [`SimDevice`]: the host interface plus the FTL underneath.
 /// `ftl.streams` and `ftl.mode` are derived from `mode` when the device is built.
 #[derive(Debug, Clone)]
 pub struct SimConfig {
+    /// Host interface.
     pub mode: SimMode,
+    /// The FTL underneath.
     pub ftl: FtlConfig,
+    /// Keep the data written (reads return it). Off: only the FTL state is kept and reads
+    /// return zeroes, for benchmarks that never read their data back (`nowa ssdiq`), so a
+    /// large simulated SSD costs no memory for its contents.
+    pub store_data: bool,
 }
 
 impl SimConfig {
+    /// A device storing its data.
+    #[must_use]
     pub fn new(mode: SimMode, ftl: FtlConfig) -> Self {
-        SimConfig { mode, ftl }
+        SimConfig {
+            mode,
+            ftl,
+            store_data: true,
+        }
     }
 
     /// A device of about `capacity` bytes with over-provisioning `op` (spare/logical; ignored
     /// for ZNS). Picks the largest unit (superblock / zone) up to 8 MiB that the FTL accepts for
     /// this size, so small test devices work. FDP keeps GC copies per handle
     /// ([`GcFrontier::PerStream`]), i.e. persistently isolated handles.
+    ///
+    /// # Errors
+    /// [`DeviceError::NoGeometry`] when no unit size fits `capacity` and `op`.
     pub fn for_capacity(capacity: u64, op: f64, mode: SimMode) -> Result<SimConfig> {
-        let logical_pages = capacity / BLOCK_SIZE as u64;
-        let mut last = String::from("capacity too small");
+        let logical_pages = capacity / BLOCK_SIZE_U64;
+        let mut last = FlashError::Config("capacity too small".into());
         for (ppb, bps) in [
             (256, 8),
             (256, 4),
@@ -66,10 +87,7 @@ impl SimConfig {
                 gc_frontier: matches!(mode, SimMode::Fdp { .. }).then_some(GcFrontier::PerStream),
                 ..FtlConfig::default()
             };
-            let cfg = SimConfig {
-                mode,
-                ftl: ftl.clone(),
-            };
+            let cfg = SimConfig::new(mode, ftl.clone());
             ftl = cfg.resolved_ftl();
             // ZNS: want at least 16 zones so the host has room to place data.
             if matches!(mode, SimMode::Zoned { .. }) && logical_pages / ftl.unit_pages() < 16 {
@@ -77,15 +95,17 @@ impl SimConfig {
             }
             match ftl.layout() {
                 Ok(_) => return Ok(cfg),
-                Err(e) => last = e.to_string(),
+                Err(e) => last = e,
             }
         }
-        Err(DeviceError::Config(format!(
-            "no FTL geometry fits {capacity} bytes: {last}"
-        )))
+        Err(DeviceError::NoGeometry {
+            capacity,
+            source: last,
+        })
     }
 
     /// The FTL configuration with streams and mode set from [`SimConfig::mode`].
+    #[must_use]
     pub fn resolved_ftl(&self) -> FtlConfig {
         let mut f = self.ftl.clone();
         match self.mode {
@@ -118,7 +138,7 @@ struct PageStore {
 
 impl PageStore {
     fn new(pages: u64) -> Self {
-        let n = (pages as usize).div_ceil(STRIPE_PAGES);
+        let n = crate::usize_of(pages).div_ceil(STRIPE_PAGES);
         PageStore {
             stripes: (0..n).map(|_| RwLock::new(Vec::new())).collect(),
             present: AtomicU64::new(0),
@@ -126,8 +146,9 @@ impl PageStore {
     }
 
     fn read(&self, first: u64, buf: &mut [u8]) {
+        assert!(buf.len() % BLOCK_SIZE == 0, "whole pages");
         for (i, dst) in buf.chunks_exact_mut(BLOCK_SIZE).enumerate() {
-            let p = first as usize + i;
+            let p = crate::usize_of(first) + i;
             let s = self.stripes[p / STRIPE_PAGES].read();
             match s.get(p % STRIPE_PAGES).and_then(|x| x.as_deref()) {
                 Some(page) => dst.copy_from_slice(page),
@@ -137,8 +158,9 @@ impl PageStore {
     }
 
     fn write(&self, first: u64, buf: &[u8]) {
+        assert!(buf.len() % BLOCK_SIZE == 0, "whole pages");
         for (i, src) in buf.chunks_exact(BLOCK_SIZE).enumerate() {
-            let p = first as usize + i;
+            let p = crate::usize_of(first) + i;
             let mut s = self.stripes[p / STRIPE_PAGES].write();
             if s.is_empty() {
                 s.resize_with(STRIPE_PAGES, || None);
@@ -149,18 +171,23 @@ impl PageStore {
                     let mut page: Box<Page> = Box::new([0; BLOCK_SIZE]);
                     page.copy_from_slice(src);
                     *slot = Some(page);
-                    self.present.fetch_add(1, Relaxed);
+                    let before = self.present.fetch_add(1, Relaxed);
+                    assert!(
+                        crate::usize_of(before) < self.stripes.len() * STRIPE_PAGES,
+                        "more pages present than slots"
+                    );
                 }
             }
         }
     }
 
     fn drop_range(&self, first: u64, n: u64) {
-        for p in first as usize..(first + n) as usize {
+        for p in crate::usize_of(first)..crate::usize_of(first + n) {
             let mut s = self.stripes[p / STRIPE_PAGES].write();
             if let Some(slot) = s.get_mut(p % STRIPE_PAGES) {
                 if slot.take().is_some() {
-                    self.present.fetch_sub(1, Relaxed);
+                    let before = self.present.fetch_sub(1, Relaxed);
+                    assert!(before > 0, "present count underflow");
                 }
             }
         }
@@ -168,7 +195,7 @@ impl PageStore {
 
     fn memory_bytes(&self) -> u64 {
         let slots: usize = self.stripes.iter().map(|s| s.read().capacity()).sum();
-        self.present.load(Relaxed) * BLOCK_SIZE as u64
+        self.present.load(Relaxed) * BLOCK_SIZE_U64
             + (slots * std::mem::size_of::<Option<Box<Page>>>()) as u64
             + (self.stripes.len() * std::mem::size_of::<RwLock<Vec<Option<Box<Page>>>>>()) as u64
     }
@@ -183,7 +210,8 @@ pub struct SimDevice {
     geo: Geometry,
     layout: Layout,
     ftl: Mutex<Ftl>,
-    store: PageStore,
+    /// None when the configuration does not store data.
+    store: Option<PageStore>,
     zone_pages: u64,
     host_written: AtomicU64,
     host_read: AtomicU64,
@@ -191,36 +219,34 @@ pub struct SimDevice {
     flushes: AtomicU64,
 }
 
-fn map_flash(e: FlashError) -> DeviceError {
-    match e {
-        FlashError::ZoneViolation { .. } | FlashError::TooManyOpenZones { .. } => {
-            DeviceError::Zone(e.to_string())
-        }
-        FlashError::Unsupported(s) => DeviceError::Unsupported(s),
-        FlashError::Config(m) => DeviceError::Config(m),
-        FlashError::BadStream { .. } => DeviceError::Config(e.to_string()),
-        FlashError::DeviceFull => DeviceError::Io(std::io::Error::new(
-            std::io::ErrorKind::StorageFull,
-            e.to_string(),
-        )),
-        FlashError::LbaOutOfRange { .. } => DeviceError::Io(std::io::Error::new(
-            std::io::ErrorKind::InvalidInput,
-            e.to_string(),
-        )),
-    }
+/// Media work of one write, from the FTL's counters.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct WriteWork {
+    /// Pages programmed (host pages and the GC copies they triggered).
+    pub(crate) programmed: u64,
+    /// Units erased.
+    pub(crate) erased: u64,
 }
 
 impl SimDevice {
+    /// Builds the device.
+    ///
+    /// # Errors
+    /// [`DeviceError::SimConfig`] for FDP without handles; [`DeviceError::Flash`] when the
+    /// FTL refuses the geometry.
+    ///
+    /// # Panics
+    /// If the FTL's layout is inconsistent (a bug in `nowa-flash`).
     pub fn new(cfg: SimConfig) -> Result<Self> {
         if let SimMode::Fdp { handles: 0 } = cfg.mode {
-            return Err(DeviceError::Config(
-                "FDP needs at least one reclaim-unit handle".into(),
-            ));
+            return Err(DeviceError::SimConfig {
+                what: "FDP needs at least one reclaim-unit handle",
+            });
         }
-        let ftl = Ftl::new(cfg.resolved_ftl()).map_err(map_flash)?;
+        let ftl = Ftl::new(cfg.resolved_ftl())?;
         let layout = ftl.layout().clone();
-        let unit_bytes = layout.unit_pages as u64 * BLOCK_SIZE as u64;
-        let mut geo = Geometry::conventional(layout.logical_pages * BLOCK_SIZE as u64);
+        let unit_bytes = u64::from(layout.unit_pages) * BLOCK_SIZE_U64;
+        let mut geo = Geometry::conventional(layout.logical_pages * BLOCK_SIZE_U64);
         match cfg.mode {
             SimMode::Conventional => {}
             SimMode::Fdp { handles } => {
@@ -232,9 +258,10 @@ impl SimDevice {
                 geo.max_open_zones = Some(max_open_zones);
             }
         }
+        assert_eq!(geo.capacity % BLOCK_SIZE_U64, 0, "capacity in whole pages");
         Ok(SimDevice {
-            store: PageStore::new(layout.logical_pages),
-            zone_pages: layout.unit_pages as u64,
+            store: cfg.store_data.then(|| PageStore::new(layout.logical_pages)),
+            zone_pages: u64::from(layout.unit_pages),
             geo,
             layout,
             ftl: Mutex::new(ftl),
@@ -247,39 +274,53 @@ impl SimDevice {
     }
 
     /// Shorthand for `SimDevice::new(SimConfig::for_capacity(capacity, op, mode)?)`.
+    ///
+    /// # Errors
+    /// As [`SimConfig::for_capacity`] and [`SimDevice::new`].
     pub fn with_capacity(capacity: u64, op: f64, mode: SimMode) -> Result<Self> {
         Self::new(SimConfig::for_capacity(capacity, op, mode)?)
     }
 
+    /// The configuration.
+    #[must_use]
     pub fn config(&self) -> &SimConfig {
         &self.cfg
     }
+    /// The host interface.
+    #[must_use]
     pub fn mode(&self) -> SimMode {
         self.cfg.mode
     }
     /// The FTL's resolved geometry (units, OP, frontiers).
+    #[must_use]
     pub fn layout(&self) -> &Layout {
         &self.layout
     }
     /// The FTL's page counters (host, media, GC copies, erases...).
+    #[must_use]
     pub fn ftl_counters(&self) -> Counters {
         self.ftl.lock().counters()
     }
     /// Run `f` on the FTL (invariant checks, histograms). Holds the device's write lock.
+    ///
+    /// # Panics
+    /// Only if `f` panics.
     pub fn with_ftl<R>(&self, f: impl FnOnce(&Ftl) -> R) -> R {
         f(&self.ftl.lock())
     }
     /// Bytes of memory holding the stored data (pages + slot tables), excluding the FTL.
+    #[must_use]
     pub fn data_memory_bytes(&self) -> u64 {
-        self.store.memory_bytes()
+        self.store.as_ref().map_or(0, PageStore::memory_bytes)
     }
     /// Total modelled memory: data + FTL tables.
+    #[must_use]
     pub fn memory_bytes(&self) -> u64 {
         self.data_memory_bytes() + self.ftl.lock().memory_bytes()
     }
 
     fn zone_bytes(&self) -> u64 {
-        self.zone_pages * BLOCK_SIZE as u64
+        self.zone_pages * BLOCK_SIZE_U64
     }
 
     fn zone_index(&self, zone_start: u64) -> Result<u64> {
@@ -289,63 +330,110 @@ impl SimDevice {
             ));
         }
         if zone_start % self.zone_bytes() != 0 || zone_start >= self.geo.capacity {
-            return Err(DeviceError::Zone(format!(
-                "offset {zone_start} is not the start of a zone (zone size {} bytes, capacity {})",
-                self.zone_bytes(),
-                self.geo.capacity
-            )));
+            return Err(DeviceError::NotZoneStart {
+                offset: zone_start,
+                zone_size: self.zone_bytes(),
+                capacity: self.geo.capacity,
+            });
         }
         Ok(zone_start / self.zone_bytes())
     }
 
-    /// Apply a checked write of `buf` at page `first` under the FTL lock.
-    fn write_locked(
-        &self,
-        ftl: &mut Ftl,
-        first: u64,
-        buf: &[u8],
-        placement: Option<u16>,
-    ) -> Result<()> {
-        let n = (buf.len() / BLOCK_SIZE) as u64;
-        if n == 0 {
-            return Ok(());
-        }
-        let stream = match self.cfg.mode {
-            SimMode::Conventional => 0,
+    /// The FTL stream of a write of `n` pages at page `first`, after the mode's checks
+    /// (FDP handle range; ZNS write pointer and zone end).
+    fn stream_for(&self, ftl: &Ftl, first: u64, n: u64, placement: Option<u16>) -> Result<u16> {
+        match self.cfg.mode {
+            SimMode::Conventional => Ok(0),
             SimMode::Fdp { handles } => {
                 let h = placement.unwrap_or(0);
                 if h >= handles {
-                    return Err(DeviceError::Config(format!(
-                        "placement handle {h} out of range: device has {handles} reclaim-unit handles"
-                    )));
+                    return Err(DeviceError::BadPlacement { handle: h, handles });
                 }
-                h
+                Ok(h)
             }
             SimMode::Zoned { .. } => {
                 let zp = self.zone_pages;
                 let (z, off) = (first / zp, first % zp);
                 let wp = ftl.zone_write_pointer(z).unwrap_or(0);
                 if off != wp {
-                    return Err(DeviceError::Zone(format!(
-                        "write at byte {} (block {off} of zone {z}) but the zone's write pointer is at block {wp} \
-                         (byte {}): zones must be written sequentially",
-                        first * BLOCK_SIZE as u64,
-                        (z * zp + wp) * BLOCK_SIZE as u64
-                    )));
+                    return Err(DeviceError::NotAtWritePointer {
+                        offset: first * BLOCK_SIZE_U64,
+                        zone: z,
+                        write_pointer: (z * zp + wp) * BLOCK_SIZE_U64,
+                    });
                 }
                 if off + n > zp {
-                    return Err(DeviceError::Zone(format!(
-                        "write of {n} blocks at block {off} of zone {z} crosses the zone end ({zp} blocks per zone)"
-                    )));
+                    return Err(DeviceError::CrossesZoneEnd {
+                        offset: first * BLOCK_SIZE_U64,
+                        len: n * BLOCK_SIZE_U64,
+                        zone: z,
+                        zone_size: self.zone_bytes(),
+                    });
                 }
-                0
+                Ok(0)
             }
-        };
-        let lbas: Vec<u32> = (first..first + n).map(|l| l as u32).collect();
-        ftl.write_batch(&lbas, stream).map_err(map_flash)?;
-        self.store.write(first, buf);
+        }
+    }
+
+    /// Apply a checked write of `buf` at page `first` under the FTL lock; returns the media
+    /// work it caused.
+    fn write_locked(
+        &self,
+        ftl: &mut Ftl,
+        first: u64,
+        buf: &[u8],
+        placement: Option<u16>,
+    ) -> Result<WriteWork> {
+        let n = (buf.len() / BLOCK_SIZE) as u64;
+        assert_eq!(n * BLOCK_SIZE_U64, buf.len() as u64, "checked by check_io");
+        if n == 0 {
+            return Ok(WriteWork::default());
+        }
+        let stream = self.stream_for(ftl, first, n, placement)?;
+        let before = ftl.counters();
+        let mut lbas = [0u32; 64];
+        let mut p = first;
+        while p < first + n {
+            let k = (first + n - p).min(64);
+            for (i, l) in lbas[..k as usize].iter_mut().enumerate() {
+                // Logical pages of a simulated device fit in u32 (the FTL's l2p index type).
+                *l = u32::try_from(p + i as u64).expect("page number fits the FTL's u32 index");
+            }
+            ftl.write_batch(&lbas[..k as usize], stream)?;
+            p += k;
+        }
+        if let Some(store) = &self.store {
+            store.write(first, buf);
+        }
         self.host_written.fetch_add(buf.len() as u64, Relaxed);
-        Ok(())
+        let after = ftl.counters();
+        if let SimMode::Zoned { .. } = self.cfg.mode {
+            // The zone write pointer moved by exactly the pages written (what zone_report and
+            // zone_append rely on; checked again by zone_report).
+            let z = first / self.zone_pages;
+            assert_eq!(
+                ftl.zone_write_pointer(z).unwrap_or(0),
+                first % self.zone_pages + n,
+                "zone {z} write pointer after a write of {n} pages"
+            );
+        }
+        let w = WriteWork {
+            programmed: after.media_pages - before.media_pages,
+            erased: after.erases - before.erases,
+        };
+        assert!(
+            after.host_pages - before.host_pages == n,
+            "FTL counted {} host pages for a write of {n}",
+            after.host_pages - before.host_pages
+        );
+        Ok(w)
+    }
+
+    /// A checked write at byte `offset` returning its media work (for the timed queue).
+    pub(crate) fn write_work(&self, offset: u64, buf: &[u8]) -> Result<WriteWork> {
+        check_io(&self.geo, offset, buf.len())?;
+        let mut ftl = self.ftl.lock();
+        self.write_locked(&mut ftl, offset / BLOCK_SIZE_U64, buf, None)
     }
 }
 
@@ -356,7 +444,10 @@ impl BlockDevice for SimDevice {
 
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
         check_io(&self.geo, offset, buf.len())?;
-        self.store.read(offset / BLOCK_SIZE as u64, buf);
+        match &self.store {
+            Some(store) => store.read(offset / BLOCK_SIZE_U64, buf),
+            None => buf.fill(0),
+        }
         self.host_read.fetch_add(buf.len() as u64, Relaxed);
         Ok(())
     }
@@ -364,7 +455,8 @@ impl BlockDevice for SimDevice {
     fn write_at_hinted(&self, offset: u64, buf: &[u8], placement: Option<u16>) -> Result<()> {
         check_io(&self.geo, offset, buf.len())?;
         let mut ftl = self.ftl.lock();
-        self.write_locked(&mut ftl, offset / BLOCK_SIZE as u64, buf, placement)
+        self.write_locked(&mut ftl, offset / BLOCK_SIZE_U64, buf, placement)
+            .map(|_| ())
     }
 
     fn write_batch(&self, writes: &[(u64, &[u8])], placement: Option<u16>) -> Result<()> {
@@ -373,7 +465,7 @@ impl BlockDevice for SimDevice {
         }
         let mut ftl = self.ftl.lock();
         for (off, buf) in writes {
-            self.write_locked(&mut ftl, off / BLOCK_SIZE as u64, buf, placement)?;
+            self.write_locked(&mut ftl, off / BLOCK_SIZE_U64, buf, placement)?;
         }
         Ok(())
     }
@@ -385,17 +477,24 @@ impl BlockDevice for SimDevice {
     }
 
     fn trim(&self, offset: u64, len: u64) -> Result<()> {
-        check_io(&self.geo, offset, len as usize)?;
-        let (first, n) = (offset / BLOCK_SIZE as u64, len / BLOCK_SIZE as u64);
+        check_io(&self.geo, offset, crate::usize_of(len))?;
+        let (first, n) = (offset / BLOCK_SIZE_U64, len / BLOCK_SIZE_U64);
+        assert!(
+            first + n <= self.layout.logical_pages,
+            "checked by check_io"
+        );
         let mut ftl = self.ftl.lock();
         ftl.trim(first, n).map_err(|e| match e {
-            FlashError::Unsupported(_) => DeviceError::Zone(format!(
-                "trim of {len} bytes at {offset} on a zoned device: only whole zones ({} bytes) can be trimmed; use zone_reset",
-                self.zone_bytes()
-            )),
-            e => map_flash(e),
+            FlashError::Unsupported(_) => DeviceError::PartialZoneTrim {
+                offset,
+                len,
+                zone_size: self.zone_bytes(),
+            },
+            e => DeviceError::Flash(e),
         })?;
-        self.store.drop_range(first, n);
+        if let Some(store) = &self.store {
+            store.drop_range(first, n);
+        }
         drop(ftl);
         self.trimmed.fetch_add(len, Relaxed);
         Ok(())
@@ -407,22 +506,36 @@ impl BlockDevice for SimDevice {
         let mut ftl = self.ftl.lock();
         let wp = ftl.zone_write_pointer(z).unwrap_or(0);
         let first = z * self.zone_pages + wp;
-        if wp + (buf.len() / BLOCK_SIZE) as u64 > self.zone_pages {
-            return Err(DeviceError::Zone(format!(
-                "zone append of {} bytes to zone {z}: only {} bytes left before the zone end",
-                buf.len(),
-                (self.zone_pages - wp) * BLOCK_SIZE as u64
-            )));
+        let n = buf.len() as u64;
+        if wp * BLOCK_SIZE_U64 + n > self.zone_bytes() {
+            return Err(DeviceError::CrossesZoneEnd {
+                offset: first * BLOCK_SIZE_U64,
+                len: n,
+                zone: z,
+                zone_size: self.zone_bytes(),
+            });
         }
         self.write_locked(&mut ftl, first, buf, None)?;
-        Ok(first * BLOCK_SIZE as u64)
+        assert_eq!(
+            ftl.zone_write_pointer(z).unwrap_or(0),
+            wp + n / BLOCK_SIZE_U64,
+            "append advanced the write pointer"
+        );
+        Ok(first * BLOCK_SIZE_U64)
     }
 
     fn zone_reset(&self, zone_start: u64) -> Result<()> {
         let z = self.zone_index(zone_start)?;
         let mut ftl = self.ftl.lock();
-        ftl.zone_reset(z).map_err(map_flash)?;
-        self.store.drop_range(z * self.zone_pages, self.zone_pages);
+        ftl.zone_reset(z)?;
+        assert_eq!(
+            ftl.zone_write_pointer(z).unwrap_or(0),
+            0,
+            "a reset zone is empty"
+        );
+        if let Some(store) = &self.store {
+            store.drop_range(z * self.zone_pages, self.zone_pages);
+        }
         Ok(())
     }
 
@@ -437,9 +550,10 @@ impl BlockDevice for SimDevice {
         Ok((0..ftl.zone_count())
             .map(|z| {
                 let wp = ftl.zone_write_pointer(z).unwrap_or(0);
+                assert!(wp <= self.zone_pages, "write pointer inside the zone");
                 ZoneInfo {
                     start: z * zb,
-                    write_pointer: z * zb + wp * BLOCK_SIZE as u64,
+                    write_pointer: z * zb + wp * BLOCK_SIZE_U64,
                     state: if wp == 0 {
                         ZoneState::Empty
                     } else if wp == self.zone_pages {
@@ -453,7 +567,7 @@ impl BlockDevice for SimDevice {
     }
 
     fn counters(&self) -> DeviceCounters {
-        let media = self.ftl.lock().counters().media_pages * BLOCK_SIZE as u64;
+        let media = self.ftl.lock().counters().media_pages * BLOCK_SIZE_U64;
         DeviceCounters {
             host_bytes_written: self.host_written.load(Relaxed),
             media_bytes_written: Some(media),

@@ -18,17 +18,17 @@ fn cfg(seed: u64, torn: f64) -> FaultConfig {
 /// Flush N blocks of `old`, then overwrite them with `new` without flushing.
 fn setup(d: &FaultyDevice<MemDevice>, old: u8, new: u8) {
     for i in 0..N {
-        d.write_at(i * 4096, &[old; 4096]).unwrap();
+        d.write_at(i * 4096, &[old; 4096]).expect("write");
     }
-    d.flush().unwrap();
+    d.flush().expect("flush");
     for i in 0..N {
-        d.write_at(i * 4096, &[new; 4096]).unwrap();
+        d.write_at(i * 4096, &[new; 4096]).expect("write");
     }
 }
 
 fn snapshot(d: &impl BlockDevice) -> Vec<u8> {
-    let mut out = vec![0u8; (N * 4096) as usize];
-    d.read_at(0, &mut out).unwrap();
+    let mut out = vec![0u8; usize::try_from(N * 4096).expect("small")];
+    d.read_at(0, &mut out).expect("read");
     out
 }
 
@@ -39,7 +39,7 @@ fn unflushed_writes_dropped_flushed_survive() {
     setup(&d, 0xAA, 0xBB);
     assert_eq!(
         snapshot(&d),
-        vec![0xBB; (N * 4096) as usize],
+        vec![0xBB; usize::try_from(N * 4096).expect("small")],
         "reads see unflushed writes"
     );
     d.power_loss();
@@ -51,7 +51,7 @@ fn unflushed_writes_dropped_flushed_survive() {
     d.restart();
     assert_eq!(
         snapshot(&d),
-        vec![0xAA; (N * 4096) as usize],
+        vec![0xAA; usize::try_from(N * 4096).expect("small")],
         "every unflushed write lost"
     );
     let s = d.fault_stats();
@@ -128,7 +128,7 @@ fn deterministic_from_seed() {
 /// A little workload: writes with a flush every 5 writes; returns the flushed state.
 fn workload(d: &FaultyDevice<MemDevice>) -> Result<(), DeviceError> {
     for i in 0..40u64 {
-        let b = [i as u8 + 1; 8192];
+        let b = [u8::try_from(i + 1).expect("i < 40"); 8192];
         d.write_at((i % 20) * 8192, &b)?;
         if i % 5 == 4 {
             d.flush()?;
@@ -162,11 +162,15 @@ fn crash_replay_at_every_write() {
         for slot in 0..20u64 {
             let durable = (0..flushed)
                 .filter(|j| j % 20 == slot)
-                .map(|j| j as u8 + 1)
+                .map(|j| u8::try_from(j + 1).unwrap())
                 .next_back()
                 .unwrap_or(0);
             let mut allowed = vec![durable];
-            allowed.extend((flushed..k).filter(|j| j % 20 == slot).map(|j| j as u8 + 1));
+            allowed.extend(
+                (flushed..k)
+                    .filter(|j| j % 20 == slot)
+                    .map(|j| u8::try_from(j + 1).unwrap()),
+            );
             d.read_at(slot * 8192, &mut b).unwrap();
             for sector in b.chunks(SECTOR_SIZE) {
                 assert!(
@@ -253,7 +257,7 @@ fn zoned_inner_keeps_a_prefix_per_zone() {
     for z in 0..3u64 {
         for i in 0..8u64 {
             let off = d
-                .zone_append(z * zs, &[(z * 8 + i) as u8 + 1; 4096])
+                .zone_append(z * zs, &[u8::try_from(z * 8 + i + 1).unwrap(); 4096])
                 .unwrap();
             assert_eq!(off, z * zs + i * 4096);
         }
@@ -284,7 +288,8 @@ fn zoned_inner_keeps_a_prefix_per_zone() {
     );
     for z in 0..3u64 {
         for i in 8..24u64 {
-            d.zone_append(z * zs, &[(i + 100) as u8; 4096]).unwrap();
+            d.zone_append(z * zs, &[u8::try_from(i + 100).unwrap(); 4096])
+                .unwrap();
         }
     }
     d.power_loss();
@@ -292,14 +297,14 @@ fn zoned_inner_keeps_a_prefix_per_zone() {
     let rep = d.zone_report().unwrap();
     let mut b = vec![0u8; 4096];
     for z in 0..3u64 {
-        let wp = rep[z as usize].write_pointer - z * zs;
+        let wp = rep[usize::try_from(z).unwrap()].write_pointer - z * zs;
         assert!((8 * 4096..=24 * 4096).contains(&wp), "zone {z} wp {wp}");
         for i in 0..wp / 4096 {
             d.read_at(z * zs + i * 4096, &mut b).unwrap();
             let want = if i < 8 {
-                (z * 8 + i) as u8 + 1
+                u8::try_from(z * 8 + i + 1).unwrap()
             } else {
-                (i + 100) as u8
+                u8::try_from(i + 100).unwrap()
             };
             let torn_tail = i + 1 == wp / 4096 && i >= 8;
             if torn_tail {

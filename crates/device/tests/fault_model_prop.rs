@@ -18,11 +18,11 @@ proptest! {
     ) {
         let d = FaultyDevice::new(MemDevice::new(CAP), FaultConfig { seed, torn_write_prob: 0.0, bit_flip_read_prob: 0.0 });
         d.set_keep_prob(if keep { 1.0 } else { 0.0 });
-        let mut latest = vec![0u8; CAP as usize];
+        let mut latest = vec![0u8; usize::try_from(CAP).unwrap()];
         let mut durable = latest.clone();
         for &(lba, n, fill, flush) in &ops {
             let n = n.min(PAGES - lba);
-            let range = (lba * 4096) as usize..((lba + n) * 4096) as usize;
+            let range = usize::try_from(lba * 4096).unwrap()..usize::try_from((lba + n) * 4096).unwrap();
             d.write_at(lba * 4096, &vec![fill; range.len()]).unwrap();
             latest[range].fill(fill);
             if flush {
@@ -30,7 +30,7 @@ proptest! {
                 durable.copy_from_slice(&latest);
             }
         }
-        let mut now = vec![0u8; CAP as usize];
+        let mut now = vec![0u8; usize::try_from(CAP).unwrap()];
         d.read_at(0, &mut now).unwrap();
         prop_assert!(now == latest);
         d.power_loss();

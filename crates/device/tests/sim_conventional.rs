@@ -14,7 +14,7 @@ fn stamp(lba: u64, version: u32) -> Vec<u8> {
     b[12..]
         .iter_mut()
         .enumerate()
-        .for_each(|(i, x)| *x = (i as u64 ^ lba) as u8);
+        .for_each(|(i, x)| *x = (i as u64 ^ lba).to_le_bytes()[0]);
     b
 }
 
@@ -67,9 +67,9 @@ fn random_overwrites_amplify() {
     }
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(7);
     let mut version = vec![0u32; pages as usize];
-    for v in 1..=(3 * pages) as u32 {
+    for v in 1..=u32::try_from(3 * pages).unwrap() {
         let l = rng.random_range(0..pages);
-        version[l as usize] = v;
+        version[usize::try_from(l).unwrap()] = v;
         d.write_at(l * 4096, &stamp(l, v)).unwrap();
     }
     let c = d.counters();
@@ -88,7 +88,11 @@ fn random_overwrites_amplify() {
     let mut out = vec![0u8; 4096];
     for l in 0..pages {
         d.read_at(l * 4096, &mut out).unwrap();
-        assert_eq!(out, stamp(l, version[l as usize]), "lba {l}");
+        assert_eq!(
+            out,
+            stamp(l, version[usize::try_from(l).unwrap()]),
+            "lba {l}"
+        );
     }
     d.with_ftl(|f| f.check_invariants()).unwrap();
 }

@@ -10,13 +10,13 @@ const CAP: u64 = 32 << 20;
 /// Fill the device, then 6x capacity of 4 KiB writes: 90% to a hot 10% of the space.
 /// `separate`: hot data on handle 1, cold on handle 0; otherwise everything on handle 0.
 fn run(separate: bool) -> f64 {
-    let d = SimDevice::with_capacity(CAP, 0.15, SimMode::Fdp { handles: 2 }).unwrap();
+    let d = SimDevice::with_capacity(CAP, 0.15, SimMode::Fdp { handles: 2 }).expect("device");
     let pages = CAP / 4096;
     let hot = pages / 10;
     let buf = vec![1u8; 4096];
     for l in 0..pages {
         let h = if separate && l < hot { 1 } else { 0 };
-        d.write_at_hinted(l * 4096, &buf, Some(h)).unwrap();
+        d.write_at_hinted(l * 4096, &buf, Some(h)).expect("write");
     }
     let before = d.ftl_counters();
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(11);
@@ -27,9 +27,9 @@ fn run(separate: bool) -> f64 {
             rng.random_range(hot..pages)
         };
         let h = if separate && l < hot { 1 } else { 0 };
-        d.write_at_hinted(l * 4096, &buf, Some(h)).unwrap();
+        d.write_at_hinted(l * 4096, &buf, Some(h)).expect("write");
     }
-    d.with_ftl(|f| f.check_invariants()).unwrap();
+    d.with_ftl(|f| f.check_invariants()).expect("invariants");
     d.ftl_counters().since(&before).waf()
 }
 
@@ -40,13 +40,13 @@ fn geometry_reports_handles() {
     assert_eq!(g.placement_handles, Some(4));
     assert_eq!(
         g.reclaim_unit_size,
-        Some(d.layout().unit_pages as u64 * 4096)
+        Some(u64::from(d.layout().unit_pages) * 4096)
     );
     assert_eq!(g.zone_size, None);
     // An out-of-range handle is refused, not silently remapped.
     let e = d.write_at_hinted(0, &[0u8; 4096], Some(4)).unwrap_err();
     assert!(
-        matches!(e, DeviceError::Config(ref m) if m.contains("placement handle 4")),
+        matches!(e, DeviceError::BadPlacement { handle: 4, .. }),
         "{e}"
     );
     d.write_at_hinted(0, &[0u8; 4096], Some(3)).unwrap();

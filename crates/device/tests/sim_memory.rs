@@ -4,13 +4,16 @@
 use nowa_device::{BlockDevice, SimDevice, SimMode};
 
 fn rss_bytes() -> u64 {
-    let s = std::fs::read_to_string("/proc/self/status").unwrap();
-    let line = s.lines().find(|l| l.starts_with("VmRSS:")).unwrap();
+    let s = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
+    let line = s
+        .lines()
+        .find(|l| l.starts_with("VmRSS:"))
+        .expect("VmRSS line");
     line.split_whitespace()
         .nth(1)
-        .unwrap()
+        .expect("a value")
         .parse::<u64>()
-        .unwrap()
+        .expect("a number")
         * 1024
 }
 

@@ -44,18 +44,18 @@ proptest! {
         for op in &ops {
             match *op {
                 Op::Write { lba, n, fill, handle } => {
-                    let buf = vec![fill; (n * 4096) as usize];
+                    let buf = vec![fill; usize::try_from(n * 4096).unwrap()];
                     sim.write_at_hinted(lba * 4096, &buf, Some(handle)).unwrap();
                     reference.write_at(lba * 4096, &buf).unwrap();
                 }
                 Op::Trim { lba, n } => {
                     sim.trim(lba * 4096, n * 4096).unwrap();
                     // Trimmed blocks read as zeroes on the simulator.
-                    reference.write_at(lba * 4096, &vec![0u8; (n * 4096) as usize]).unwrap();
+                    reference.write_at(lba * 4096, &vec![0u8; usize::try_from(n * 4096).unwrap()]).unwrap();
                 }
             }
         }
-        let (mut a, mut b) = (vec![0u8; CAP as usize], vec![0u8; CAP as usize]);
+        let (mut a, mut b) = (vec![0u8; usize::try_from(CAP).unwrap()], vec![0u8; usize::try_from(CAP).unwrap()]);
         sim.read_at(0, &mut a).unwrap();
         reference.read_at(0, &mut b).unwrap();
         prop_assert!(a == b, "contents differ");

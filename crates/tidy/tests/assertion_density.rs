@@ -10,11 +10,11 @@ use std::path::Path;
 const FLOORS: &[(&str, f64)] = &[
     ("logspace", 20.0),
     ("flash", 12.0),
-    ("device", 0.4),
+    ("device", 13.0),
     ("engine", 0.6),
     ("workload", 2.0),
     ("bench", 3.0),
-    ("cli", 5.0),
+    ("cli", 3.5),
     ("units", 0.0),
     ("tpcc", 11.0),
     ("trace", 10.0),

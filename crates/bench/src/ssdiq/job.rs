@@ -1,5 +1,5 @@
-//! One benchmark job (an fio-like job description) and its result, shared by the real-device
-//! engine ([`super::engine`]) and the simulated SSD ([`super::simssd`]).
+//! One benchmark job (an fio-like job description) and its result, the same on every target
+//! ([`super::runner`] drives them through the device crate's queues).
 
 use hdrhistogram::Histogram;
 use nowa_workload::{Workload, WorkloadSpec};
@@ -19,9 +19,13 @@ pub enum JobKind {
 }
 
 impl JobKind {
+    /// Writes (else reads).
+    #[must_use]
     pub fn is_write(&self) -> bool {
         matches!(self, JobKind::SeqWrite | JobKind::RandWrite(_))
     }
+    /// Its name in results ("seq-read", "rand-write uniform", ...).
+    #[must_use]
     pub fn label(&self) -> String {
         match self {
             JobKind::SeqRead => "seq-read".into(),
@@ -35,7 +39,9 @@ impl JobKind {
 /// A job: access pattern, I/O shape and when to stop (whichever limit comes first).
 #[derive(Debug, Clone)]
 pub struct JobSpec {
+    /// Name in results.
     pub name: String,
+    /// Access pattern.
     pub kind: JobKind,
     /// Block size in bytes (multiple of 4096).
     pub bs: u32,
@@ -54,37 +60,53 @@ pub struct JobSpec {
     pub max_secs: Option<f64>,
     /// Per-interval throughput sampling period in seconds.
     pub interval: f64,
+    /// Seed of the address generator and of the payload.
     pub seed: u64,
 }
 
 impl JobSpec {
+    /// Blocks of `bs` bytes in the range.
+    #[must_use]
     pub fn blocks(&self) -> u64 {
-        self.range / self.bs as u64
+        self.range / u64::from(self.bs)
     }
     /// Max ops from the byte limit.
+    #[must_use]
     pub fn max_ops(&self) -> Option<u64> {
-        self.max_bytes.map(|b| b.div_ceil(self.bs as u64))
+        self.max_bytes.map(|b| b.div_ceil(u64::from(self.bs)))
     }
 }
 
 /// Latency summary in microseconds.
 #[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq)]
 pub struct LatStats {
+    /// Latencies recorded.
     pub samples: u64,
+    /// Mean.
     pub avg_us: f64,
+    /// Median.
     pub p50_us: f64,
+    /// 99th percentile.
     pub p99_us: f64,
+    /// 99.9th percentile.
     pub p999_us: f64,
+    /// 99.999th percentile.
     pub p99999_us: f64,
+    /// Maximum.
     pub max_us: f64,
 }
 
 impl LatStats {
     /// From a histogram of nanoseconds.
+    #[must_use]
     pub fn from_hist(h: &Histogram<u64>) -> LatStats {
         if h.is_empty() {
             return LatStats::default();
         }
+        #[expect(
+            clippy::cast_precision_loss,
+            reason = "latencies in ns are far below 2^53"
+        )]
         let us = |v: u64| v as f64 / 1000.0;
         LatStats {
             samples: h.len(),
@@ -99,6 +121,10 @@ impl LatStats {
 }
 
 /// A latency histogram in nanoseconds, 3 significant digits, growing as needed.
+///
+/// # Panics
+/// Never: 3 significant figures is a valid configuration.
+#[must_use]
 pub fn new_hist() -> Histogram<u64> {
     let mut h = Histogram::<u64>::new(3).expect("3 significant figures is valid");
     h.auto(true);
@@ -110,7 +136,9 @@ pub fn new_hist() -> Histogram<u64> {
 pub struct IntervalPoint {
     /// End of the interval, seconds since the job started.
     pub t: f64,
+    /// MB/s (10^6 bytes) in the interval.
     pub mb_s: f64,
+    /// I/O per second in the interval.
     pub iops: f64,
     /// Bytes completed since the job started.
     pub bytes: u64,
@@ -119,26 +147,39 @@ pub struct IntervalPoint {
 /// What a job did.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct JobResult {
+    /// The job's name.
     pub name: String,
+    /// Its access pattern ([`JobKind::label`]).
     pub kind: String,
+    /// Block size, bytes.
     pub bs: u32,
+    /// I/Os in flight per thread.
     pub qd: u32,
+    /// Threads.
     pub threads: u32,
     /// Target rate in MB/s (10^6 bytes), if rate limited.
     pub rate_mb_s: Option<f64>,
+    /// Bytes transferred.
     pub bytes: u64,
+    /// I/Os completed.
     pub ops: u64,
+    /// Duration: from the start to the last completion.
     pub secs: f64,
-    /// Throughput in MB/s (10^6 bytes/s) and I/O per second over the whole job.
+    /// Throughput in MB/s (10^6 bytes/s) over the whole job.
     pub mb_s: f64,
+    /// I/O per second over the whole job.
     pub iops: f64,
+    /// Latency of every I/O, submission to completion.
     pub lat: LatStats,
+    /// Throughput per sampling interval.
     pub intervals: Vec<IntervalPoint>,
     /// The job stopped early (Ctrl-C or an error).
     pub interrupted: bool,
 }
 
 impl JobResult {
+    /// The result of `spec` from its totals, latency histogram and intervals.
+    #[must_use]
     pub fn new(
         spec: &JobSpec,
         bytes: u64,
@@ -162,7 +203,7 @@ impl JobResult {
                 intervals.truncate(n - 2);
                 intervals.push(IntervalPoint {
                     t: b.t,
-                    mb_s: (b.bytes - prev_bytes) as f64 / dt / 1e6,
+                    mb_s: to_f64(b.bytes - prev_bytes) / dt / 1e6,
                     iops: ops_ab / dt,
                     bytes: b.bytes,
                 });
@@ -178,8 +219,8 @@ impl JobResult {
             bytes,
             ops,
             secs,
-            mb_s: bytes as f64 / secs / 1e6,
-            iops: ops as f64 / secs,
+            mb_s: to_f64(bytes) / secs / 1e6,
+            iops: to_f64(ops) / secs,
             lat: LatStats::from_hist(hist),
             intervals,
             interrupted,
@@ -192,7 +233,9 @@ impl JobResult {
 pub enum AddrSource {
     /// Next block index (wraps at `blocks`).
     Seq {
+        /// The next block (before wrapping).
         next: std::sync::atomic::AtomicU64,
+        /// Blocks in the range.
         blocks: u64,
     },
     /// Random blocks from a workload generator.
@@ -200,6 +243,10 @@ pub enum AddrSource {
 }
 
 impl AddrSource {
+    /// The address source of `spec`.
+    ///
+    /// # Errors
+    /// A range holding no block, a workload that cannot be built, or one that trims.
     pub fn new(spec: &JobSpec) -> anyhow::Result<AddrSource> {
         let blocks = spec.blocks();
         anyhow::ensure!(
@@ -233,8 +280,9 @@ impl AddrSource {
         out.clear();
         match self {
             AddrSource::Seq { next, blocks } => {
-                let start = next.fetch_add(n as u64, std::sync::atomic::Ordering::Relaxed);
-                out.extend((start..start + n as u64).map(|b| b % blocks));
+                let n = n as u64;
+                let start = next.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
+                out.extend((start..start + n).map(|b| b % blocks));
             }
             AddrSource::Gen(g) => {
                 out.resize(n, 0);
@@ -242,6 +290,15 @@ impl AddrSource {
             }
         }
     }
+}
+
+/// A byte or operation count as `f64` (exact below 2^53, which every count here is).
+#[expect(
+    clippy::cast_precision_loss,
+    reason = "counts of one benchmark run are below 2^53"
+)]
+fn to_f64(x: u64) -> f64 {
+    x as f64
 }
 
 /// Pseudo-random, incompressible payload (SSDs that compress or deduplicate would otherwise

@@ -1,7 +1,7 @@
 //! Reports of `nowa ssdiq`: a Table-2/3-style text summary (one column per device), the
 //! per-interval CSV and the plots (throughput over time, latency vs write rate).
 
-use super::{fmt_bytes, SsdiqResult};
+use super::{fmt_bytes, PhaseKind, SsdiqResult, WorkloadRow};
 use crate::plot::{render_line, LineChart, PlotError, Series};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -53,87 +53,93 @@ fn workloads(results: &[&SsdiqResult]) -> Vec<String> {
     w
 }
 
-/// Table 2 and Table 3 of ssd-iq.md for one or more results, side by side.
-pub fn summary_table(results: &[&SsdiqResult]) -> String {
-    let mut rows: Vec<(String, String, Vec<String>)> = Vec::new();
-    let mut add = |group: &str, sub: &str, f: &dyn Fn(&SsdiqResult) -> String| {
-        rows.push((
-            group.to_string(),
-            sub.to_string(),
-            results.iter().map(|r| f(r)).collect(),
-        ));
-    };
-    add("Target", "", &|r| r.target.kind.clone());
-    add("Capacity [GB]", "", &|r| {
-        format!("{:.3}", r.summary.capacity as f64 / 1e9)
-    });
-    add("Seq. Read [MB/s]", "", &|r| f1(r.summary.seq_read_mb_s));
-    add("Seq. Write [MB/s]", "", &|r| f1(r.summary.seq_write_mb_s));
-    add("Rnd. Read [k IOPS]", "", &|r| f1(r.summary.rand_read_kiops));
-    let wls = workloads(results);
-    for (i, w) in wls.iter().enumerate() {
-        let w2 = w.clone();
-        add(
-            if i == 0 { "Rnd. Write [k IOPS]" } else { "" },
-            w,
-            &move |r| {
-                f1(r.summary
+/// One row of the summary table: group, sub-label, one cell per result.
+type Row = (String, String, Vec<String>);
+
+/// Collects rows of the summary table.
+struct Rows<'a> {
+    results: &'a [&'a SsdiqResult],
+    rows: Vec<Row>,
+}
+
+impl Rows<'_> {
+    fn add(&mut self, group: &str, sub: &str, f: &dyn Fn(&SsdiqResult) -> String) {
+        let cells = self.results.iter().map(|r| f(r)).collect();
+        self.rows.push((group.to_string(), sub.to_string(), cells));
+    }
+
+    /// One row per workload under `group`, the group name on the first only.
+    fn per_workload(
+        &mut self,
+        group: &str,
+        f: &dyn Fn(&WorkloadRow) -> Option<f64>,
+        fmt: fn(Option<f64>) -> String,
+    ) {
+        for (i, w) in workloads(self.results).iter().enumerate() {
+            let cell = |r: &SsdiqResult| {
+                fmt(r
+                    .summary
                     .rand_write
                     .iter()
-                    .find(|x| x.workload == w2)
-                    .map(|x| x.kiops))
-            },
-        );
+                    .find(|x| &x.workload == w)
+                    .and_then(f))
+            };
+            self.add(if i == 0 { group } else { "" }, w, &cell);
+        }
     }
-    add("Read Lat. [us]", "under load Avg", &|r| {
+}
+
+/// The rows of Table 2 and Table 3.
+fn table_rows<'a>(results: &'a [&'a SsdiqResult]) -> Vec<Row> {
+    let mut t = Rows {
+        results,
+        rows: Vec::new(),
+    };
+    t.add("Target", "", &|r| r.target.kind.clone());
+    #[expect(clippy::cast_precision_loss, reason = "a capacity shown in GB")]
+    t.add("Capacity [GB]", "", &|r| {
+        format!("{:.3}", r.summary.capacity as f64 / 1e9)
+    });
+    t.add("Seq. Read [MB/s]", "", &|r| f1(r.summary.seq_read_mb_s));
+    t.add("Seq. Write [MB/s]", "", &|r| f1(r.summary.seq_write_mb_s));
+    t.add("Rnd. Read [k IOPS]", "", &|r| f1(r.summary.rand_read_kiops));
+    t.per_workload("Rnd. Write [k IOPS]", &|x| Some(x.kiops), f1);
+    t.add("Read Lat. [us]", "under load Avg", &|r| {
         f1(r.summary.read_lat.map(|l| l.avg_us))
     });
-    add("", "P99.9", &|r| f1(r.summary.read_lat.map(|l| l.p999_us)));
-    add("Write Lat. [us]", "under load Avg", &|r| {
+    t.add("", "P99.9", &|r| f1(r.summary.read_lat.map(|l| l.p999_us)));
+    t.add("Write Lat. [us]", "under load Avg", &|r| {
         f1(r.summary.write_lat.map(|l| l.avg_us))
     });
-    add("", "P99.9", &|r| f1(r.summary.write_lat.map(|l| l.p999_us)));
-    add("Background writes [MB/s]", "target/achieved", &|r| {
+    t.add("", "P99.9", &|r| f1(r.summary.write_lat.map(|l| l.p999_us)));
+    t.add("Background writes [MB/s]", "target/achieved", &|r| {
         r.summary
             .bg_mb_s
-            .map(|(t, a)| format!("{t:.1}/{a:.1}"))
-            .unwrap_or_else(|| "-".into())
+            .map_or_else(|| "-".into(), |(t, a)| format!("{t:.1}/{a:.1}"))
     });
-    add("WAF counters", "", &|r| {
-        r.target
-            .counters
-            .clone()
-            .map(|_| "yes".to_string())
-            .unwrap_or_else(|| "no".into())
+    t.add("WAF counters", "", &|r| {
+        if r.target.counters.is_some() {
+            "yes"
+        } else {
+            "no"
+        }
+        .to_string()
     });
-    for (i, w) in wls.iter().enumerate() {
-        let w2 = w.clone();
-        add(if i == 0 { "WA measured" } else { "" }, w, &move |r| {
-            f2(r.summary
-                .rand_write
-                .iter()
-                .find(|x| x.workload == w2)
-                .and_then(|x| x.waf_measured))
-        });
-    }
-    for (i, w) in wls.iter().enumerate() {
-        let w2 = w.clone();
-        add(if i == 0 { "WA implied" } else { "" }, w, &move |r| {
-            f2(r.summary
-                .rand_write
-                .iter()
-                .find(|x| x.workload == w2)
-                .and_then(|x| x.waf_implied))
-        });
-    }
-    add("Estimated OP", "1/(2 WAF)", &|r| {
-        r.summary
-            .est_op
-            .as_ref()
-            .map(|e| format!("{:.1}% ({})", e.op * 100.0, e.from))
-            .unwrap_or_else(|| "-".into())
+    t.per_workload("WA measured", &|x| x.waf_measured, f2);
+    t.per_workload("WA implied", &|x| x.waf_implied, f2);
+    t.add("Estimated OP", "1/(2 WAF)", &|r| {
+        r.summary.est_op.as_ref().map_or_else(
+            || "-".into(),
+            |e| format!("{:.1}% ({})", e.op * 100.0, e.from),
+        )
     });
+    t.rows
+}
 
+/// Table 2 and Table 3 of ssd-iq.md for one or more results, side by side.
+#[must_use]
+pub fn summary_table(results: &[&SsdiqResult]) -> String {
+    let rows = table_rows(results);
     let names: Vec<String> = results.iter().map(|r| column_name(r)).collect();
     let w0 = rows.iter().map(|r| r.0.len()).max().unwrap_or(0).max(6);
     let w1 = rows.iter().map(|r| r.1.len()).max().unwrap_or(0);
@@ -163,35 +169,35 @@ pub fn summary_table(results: &[&SsdiqResult]) -> String {
     out
 }
 
-/// Full human-readable report of one result: header, notes, the table, steady-state hints.
-pub fn text_report(r: &SsdiqResult) -> String {
-    let mut out = String::new();
+/// The header lines of a report: target, configuration, notes, interruption, error.
+fn header(out: &mut String, r: &SsdiqResult) {
     let t = &r.target;
+    let io = match (t.sim.is_some(), t.direct) {
+        (true, _) => "no host I/O",
+        (false, true) => "O_DIRECT",
+        (false, false) => "buffered",
+    };
     let _ = writeln!(
         out,
-        "SSD-iq: {} ({}, {}, engine {}, {})",
+        "SSD-iq: {} ({}, {}, engine {}, {io})",
         t.path,
         t.kind,
         fmt_bytes(t.capacity),
-        t.engine,
-        match (t.sim.is_some(), t.direct) {
-            (true, _) => "no host I/O",
-            (false, true) => "O_DIRECT",
-            (false, false) => "buffered",
-        }
+        t.engine
     );
     let c = &r.config;
+    let wl: Vec<String> = c.workloads.iter().map(ToString::to_string).collect();
     let _ = writeln!(
         out,
         "config: bs {} (seq {}), QD {} x {} threads, fill {:.0}%, warm-up {}x + measured {}x capacity, workloads {}",
-        fmt_bytes(c.bs as u64),
-        fmt_bytes(c.seq_bs as u64),
+        fmt_bytes(u64::from(c.bs)),
+        fmt_bytes(u64::from(c.seq_bs)),
         c.qd,
         c.threads,
         c.fill * 100.0,
         c.warmup,
         c.volume,
-        c.workloads.iter().map(|w| w.to_string()).collect::<Vec<_>>().join(", ")
+        wl.join(", ")
     );
     for n in &t.notes {
         let _ = writeln!(out, "NOTE: {n}");
@@ -207,58 +213,81 @@ pub fn text_report(r: &SsdiqResult) -> String {
     if let Some(e) = &r.error {
         let _ = writeln!(out, "ERROR: {e}");
     }
-    out.push('\n');
-    out.push_str(&summary_table(&[r]));
-    // Steady state: compare the last intervals of each measured phase.
-    for p in r.phases.iter().filter(|p| p.step == "rand-write") {
-        if let Some(j) = p.jobs.first() {
-            let iv = &j.intervals;
-            if iv.len() >= 4 {
-                let tail = &iv[iv.len() * 3 / 4..];
-                let head = &iv[iv.len() / 4..iv.len() / 2];
-                let avg = |s: &[super::IntervalPoint]| {
-                    s.iter().map(|x| x.mb_s).sum::<f64>() / s.len().max(1) as f64
-                };
-                let (a, b) = (avg(head), avg(tail));
-                let drift = if a > 0.0 { (b - a) / a * 100.0 } else { 0.0 };
-                let _ =
-                    writeln!(
-                    out,
-                    "steady state {}: 2nd quarter {:.1} MB/s, last quarter {:.1} MB/s ({:+.1}%){}",
-                    p.workload.as_deref().unwrap_or(""),
-                    a,
-                    b,
-                    drift,
-                    if drift.abs() > 10.0 { "  <- not steady: raise --warmup/--volume" } else { "" }
-                );
-            }
+}
+
+/// Steady state: the second and the last quarter of each measured phase's intervals.
+fn steady_state(out: &mut String, r: &SsdiqResult) {
+    for p in r.phases.iter().filter(|p| p.step == PhaseKind::RandWrite) {
+        let Some(iv) = p.jobs.first().map(|j| &j.intervals) else {
+            continue;
+        };
+        if iv.len() < 4 {
+            continue;
         }
-    }
-    if !r.summary.sweep.is_empty() {
-        let _ = writeln!(out, "\nlatency vs write rate (Figure 8), microseconds:");
+        #[expect(clippy::cast_precision_loss, reason = "a handful of intervals")]
+        let avg = |s: &[super::IntervalPoint]| {
+            s.iter().map(|x| x.mb_s).sum::<f64>() / s.len().max(1) as f64
+        };
+        let (a, b) = (
+            avg(&iv[iv.len() / 4..iv.len() / 2]),
+            avg(&iv[iv.len() * 3 / 4..]),
+        );
+        let drift = if a > 0.0 { (b - a) / a * 100.0 } else { 0.0 };
+        let hint = if drift.abs() > 10.0 {
+            "  <- not steady: raise --warmup/--volume"
+        } else {
+            ""
+        };
         let _ = writeln!(
             out,
-            "  load   write MB/s   read avg   p99   p99.9   write avg   p99   p99.9"
+            "steady state {}: 2nd quarter {a:.1} MB/s, last quarter {b:.1} MB/s ({drift:+.1}%){hint}",
+            p.workload.as_deref().unwrap_or("")
         );
-        for s in &r.summary.sweep {
-            let _ = writeln!(
-                out,
-                "  {:>3.0}%  {:>10.1}  {:>9.1} {:>5.0} {:>7.0}  {:>10.1} {:>5.0} {:>7.0}",
-                s.load * 100.0,
-                s.write_mb_s,
-                s.read.avg_us,
-                s.read.p99_us,
-                s.read.p999_us,
-                s.write.avg_us,
-                s.write.p99_us,
-                s.write.p999_us
-            );
-        }
     }
+}
+
+/// The latency sweep as a table (Figure 8).
+fn sweep_table(out: &mut String, r: &SsdiqResult) {
+    if r.summary.sweep.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "\nlatency vs write rate (Figure 8), microseconds:");
+    let _ = writeln!(
+        out,
+        "  load   write MB/s   read avg   p99   p99.9   write avg   p99   p99.9"
+    );
+    for s in &r.summary.sweep {
+        let _ = writeln!(
+            out,
+            "  {:>3.0}%  {:>10.1}  {:>9.1} {:>5.0} {:>7.0}  {:>10.1} {:>5.0} {:>7.0}",
+            s.load * 100.0,
+            s.write_mb_s,
+            s.read.avg_us,
+            s.read.p99_us,
+            s.read.p999_us,
+            s.write.avg_us,
+            s.write.p99_us,
+            s.write.p999_us
+        );
+    }
+}
+
+/// Full human-readable report of one result: header, notes, the table, steady-state hints.
+#[must_use]
+pub fn text_report(r: &SsdiqResult) -> String {
+    let mut out = String::new();
+    header(&mut out, r);
+    out.push('\n');
+    out.push_str(&summary_table(&[r]));
+    steady_state(&mut out, r);
+    sweep_table(&mut out, r);
     out
 }
 
 /// Per-interval CSV: step, workload, job, load, t_s, mb_s, iops, bytes.
+///
+/// # Errors
+/// The file cannot be written.
 pub fn write_intervals_csv(r: &SsdiqResult, path: &Path) -> anyhow::Result<()> {
     let mut w = csv::Writer::from_path(path)?;
     w.write_record([
@@ -268,7 +297,7 @@ pub fn write_intervals_csv(r: &SsdiqResult, path: &Path) -> anyhow::Result<()> {
         for j in &p.jobs {
             for iv in &j.intervals {
                 w.write_record([
-                    p.step.clone(),
+                    p.step.name().to_string(),
                     p.workload.clone().unwrap_or_default(),
                     j.name.clone(),
                     p.load.map(|l| l.to_string()).unwrap_or_default(),
@@ -286,41 +315,32 @@ pub fn write_intervals_csv(r: &SsdiqResult, path: &Path) -> anyhow::Result<()> {
 
 /// Throughput over time (Figure 1 style): per workload, sequential init + warm-up + measured
 /// phase back to back, in MB/s over seconds since the workload's initialization started.
+#[must_use]
 pub fn throughput_chart(r: &SsdiqResult) -> LineChart {
     let mut series: Vec<Series> = Vec::new();
-    // (workload, time offset, points)
-    type Cur = (String, f64, Vec<(f64, f64)>);
-    let mut cur: Option<Cur> = None;
+    // Seconds since the current workload's initialization started.
+    let mut offset = 0.0;
     let first_wl = r.summary.rand_write.first().map(|x| x.workload.clone());
     for p in &r.phases {
-        let wl = match p.step.as_str() {
-            "seq-write" => p.workload.clone().or_else(|| first_wl.clone()),
-            "warm-up" | "rand-write" => p.workload.clone(),
+        let wl = match p.step {
+            PhaseKind::SeqWrite => p.workload.clone().or_else(|| first_wl.clone()),
+            PhaseKind::WarmUp | PhaseKind::RandWrite => p.workload.clone(),
             _ => continue,
         };
         let Some(wl) = wl else { continue };
-        if cur.as_ref().map(|c| c.0 != wl).unwrap_or(true) {
-            if let Some((l, _, pts)) = cur.take() {
-                series.push(Series {
-                    label: l,
-                    points: pts,
-                });
-            }
-            cur = Some((wl.clone(), 0.0, Vec::new()));
+        if series.last().is_none_or(|s| s.label != wl) {
+            series.push(Series {
+                label: wl,
+                points: Vec::new(),
+            });
+            offset = 0.0;
         }
-        let c = cur.as_mut().expect("set above");
-        if let Some(j) = p.jobs.first() {
-            for iv in &j.intervals {
-                c.2.push((c.1 + iv.t, iv.mb_s));
-            }
-            c.1 += j.secs;
-        }
-    }
-    if let Some((l, _, pts)) = cur.take() {
-        series.push(Series {
-            label: l,
-            points: pts,
-        });
+        let (Some(s), Some(j)) = (series.last_mut(), p.jobs.first()) else {
+            continue;
+        };
+        s.points
+            .extend(j.intervals.iter().map(|iv| (offset + iv.t, iv.mb_s)));
+        offset += j.secs;
     }
     LineChart {
         title: format!(
@@ -342,6 +362,7 @@ pub fn throughput_chart(r: &SsdiqResult) -> LineChart {
 
 /// Latency vs write rate (Figure 8): x = background write rate in % of the random-write
 /// bandwidth, y = latency in microseconds (log axis).
+#[must_use]
 pub fn latency_chart(r: &SsdiqResult) -> LineChart {
     let pts = |f: &dyn Fn(&super::SweepPoint) -> f64| {
         r.summary
@@ -388,6 +409,9 @@ pub fn latency_chart(r: &SsdiqResult) -> LineChart {
 
 /// Writes `ssdiq.json`, `intervals.csv`, `throughput.<ext>` and (with a sweep)
 /// `latency.<ext>` into `dir`. Returns the files written.
+///
+/// # Errors
+/// A file cannot be written or a chart cannot be rendered.
 pub fn write_all(r: &SsdiqResult, dir: &Path, plot_ext: &str) -> anyhow::Result<Vec<PathBuf>> {
     std::fs::create_dir_all(dir)?;
     let mut files = Vec::new();

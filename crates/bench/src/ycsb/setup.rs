@@ -4,6 +4,7 @@
 use super::values::{key_of, make_value};
 use super::{Device, WritePath, YcsbError, YcsbSpec};
 use crate::paced::Paced;
+use nowa_device::timing::{busy_secs_between, TimingModel};
 use nowa_device::DeviceCounters;
 use nowa_engine::{out_of_place_store, Durability, Engine};
 use serde::Serialize;
@@ -37,14 +38,11 @@ impl Pacing {
     /// The one place the bench drivers consult the model.
     ///
     /// # Panics
-    /// If a bandwidth is not positive.
+    /// If a bandwidth is not positive and finite (the flags refuse such values).
     #[must_use]
     pub fn busy_secs(&self, from: &DeviceCounters, to: &DeviceCounters) -> f64 {
-        assert!(
-            self.media_bytes_per_sec > 0.0 && self.read_bytes_per_sec > 0.0,
-            "a timing model needs positive bandwidths"
-        );
-        crate::paced::busy_secs(from, to, self.media_bytes_per_sec, self.read_bytes_per_sec)
+        let model = TimingModel::bandwidth_only(self.media_bytes_per_sec, self.read_bytes_per_sec);
+        busy_secs_between(&model, from, to).expect("pacing bandwidths are positive and finite")
     }
 }
 

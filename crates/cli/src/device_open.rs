@@ -1,0 +1,133 @@
+//! The commands' side of nowa-device's one opening path ([`nowa_device::open_target`]): what
+//! each command expects to find on an existing target, the steps it announces before writing,
+//! and how refusals become exit code 2.
+
+use crate::usage;
+use nowa_device::{
+    open_target, recognize_scratch, BlockDevice, Expect, FileDevice, FileOptions, Identity,
+    OpenError,
+};
+use std::path::Path;
+use std::sync::Arc;
+
+/// A refusal of the opening path is bad input (exit 2); busy or I/O errors are failures.
+pub fn open_error(e: OpenError) -> anyhow::Error {
+    if e.is_refusal() {
+        usage(e.to_string())
+    } else {
+        anyhow::Error::new(e)
+    }
+}
+
+/// A nowa database: the engine superblock's magic "NOWA" (0x41574F4E as a little-endian u32
+/// at byte 4) and page size 4096 (byte 12) in block 0 or block 1 (the two superblock copies).
+/// A stopgap until the engine exports its own recognizer (`nowa_engine::identify`).
+fn nowa_database(head: &[u8]) -> Option<Identity> {
+    let copy = |b: usize| {
+        let blk = head.get(b * 4096..b * 4096 + 16)?;
+        (blk[4..8] == 0x4157_4F4Eu32.to_le_bytes() && blk[12..16] == 4096u32.to_le_bytes()).then(
+            || Identity {
+                what: "nowa database".into(),
+            },
+        )
+    };
+    copy(0).or_else(|| copy(1))
+}
+
+/// What `nowa ycsb` expects on an existing --device path.
+const DATABASE: Expect<'static> = Expect {
+    what: "a nowa database",
+    recognize: &nowa_database,
+};
+
+/// What the benchmarks that overwrite the whole target (`infer-gc-unit`) expect.
+pub const SCRATCH: Expect<'static> = Expect {
+    what: "a nowa scratch target (written by an earlier nowa benchmark run)",
+    recognize: &recognize_scratch,
+};
+
+/// Opens `nowa ycsb`'s --device path: a new file of `capacity` bytes, or an existing nowa
+/// database (anything else only with `--force` naming it), locked. The steps are announced
+/// on stderr before anything is written.
+///
+/// # Errors
+/// The refusal (exit 2), busy, or an I/O error.
+pub fn open_database(
+    path: &str,
+    force: Option<&Path>,
+    capacity: u64,
+    records: u64,
+) -> anyhow::Result<Arc<dyn BlockDevice>> {
+    let steps = [format!(
+        "format {path} as a new nowa database (its previous contents are lost) and load {records} records"
+    )];
+    let opened = open_target(
+        Path::new(path),
+        force,
+        DATABASE,
+        Some(capacity),
+        &FileOptions::default(),
+        &steps,
+        &mut |l| eprintln!("nowa ycsb: {l}"),
+    )
+    .map_err(open_error)?;
+    Ok(Arc::new(opened.device))
+}
+
+/// Opens a benchmark's scratch target (it must exist): refusals, lock; nothing is written
+/// and nothing announced yet (the caller checks what it needs first, then announces).
+///
+/// # Errors
+/// The refusal (exit 2), busy, or an I/O error.
+pub fn open_scratch(path: &str, force: Option<&Path>) -> anyhow::Result<FileDevice> {
+    let opened = open_target(
+        Path::new(path),
+        force,
+        SCRATCH,
+        None,
+        &FileOptions::default(),
+        &[],
+        &mut |l| eprintln!("{l}"),
+    )
+    .map_err(open_error)?;
+    Ok(opened.device)
+}
+
+/// `nowa infer-gc-unit --device`: None for `sim`; a real device is opened through the opening
+/// path, then refused before anything is written unless it reports media writes (the sweep
+/// measures WAF from them); the trims and fills are announced before they run.
+///
+/// # Errors
+/// The refusal (exit 2), no media write counter (exit 2), busy, or an I/O error.
+pub fn gc_target(path: &str, force: Option<&Path>) -> anyhow::Result<Option<Arc<FileDevice>>> {
+    if path == "sim" {
+        return Ok(None);
+    }
+    let d = open_scratch(path, force)?;
+    if d.counters().media_bytes_written.is_none() {
+        return Err(usage(format!(
+            "--device {path}: it reports no media (physical) write counter, so its WAF cannot be measured \
+             (OCP counters are not read for infer-gc-unit yet; use --device sim); nothing was written"
+        )));
+    }
+    eprintln!(
+        "nowa infer-gc-unit: for every zone size tried: trim the whole of {path}, fill it sequentially, \
+         then rewrite zones of it (its previous contents are lost)"
+    );
+    Ok(Some(Arc::new(d)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn database_recognizer() {
+        let mut b = vec![0u8; 8192];
+        assert!(nowa_database(&b).is_none());
+        b[4096 + 4..4096 + 8].copy_from_slice(b"NOWA");
+        b[4096 + 12..4096 + 16].copy_from_slice(&4096u32.to_le_bytes());
+        assert!(nowa_database(&b).is_some(), "the second copy is enough");
+        assert!(nowa_database(&b[..100]).is_none());
+    }
+}
