@@ -1,5 +1,6 @@
 //! `nowa`: SSD simulation, SSD benchmarking and write-amplification-aware storage.
 
+mod frozen_cmd;
 mod gcunit_cmd;
 mod sim_cmd;
 mod ssdiq_cmd;
@@ -31,6 +32,8 @@ enum Cmd {
     InferGcUnit(gcunit_cmd::GcUnitArgs),
     /// Reproduce Table 1 of how-to-write-to-ssds.md (in-place vs out-of-place + optimizations).
     Table1(table1_cmd::Table1Args),
+    /// SepFrozen's frozen-page model: train on a write log, synthetic logs, inference timing.
+    Frozen(frozen_cmd::FrozenArgs),
 }
 
 fn main() {
@@ -58,6 +61,7 @@ fn main() {
         Cmd::Ycsb(a) => ycsb_cmd::run(a),
         Cmd::InferGcUnit(a) => gcunit_cmd::run(a),
         Cmd::Table1(a) => table1_cmd::run(a),
+        Cmd::Frozen(a) => frozen_cmd::run(a),
     };
     if let Err(e) = res {
         eprintln!("nowa: error: {e:#}");

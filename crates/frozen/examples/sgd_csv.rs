@@ -40,7 +40,10 @@ fn main() -> ExitCode {
     if logreg {
         return match nowa_frozen::classifiers::fit_logreg(&x, &y, d) {
             Ok((w, b)) => {
-                println!("{}", serde_json::json!({ "weights": w, "intercept": b, "epochs": 0 }));
+                println!(
+                    "{}",
+                    serde_json::json!({ "weights": w, "intercept": b, "epochs": 0 })
+                );
                 ExitCode::SUCCESS
             }
             Err(e) => {

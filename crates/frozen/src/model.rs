@@ -200,9 +200,10 @@ impl Model {
         crate::write_new_file(path, force, text.as_bytes())
     }
 
-    /// Frozen-ness score of one standardized row: `w.z + b` for linear models (frozen iff
-    /// > 0), the leaf's probability minus 0.5 for a tree (frozen iff its class says so).
-    fn decide(&self, z: &[f64]) -> (bool, f64) {
+    /// Decision of one standardized row: `w.z + b > 0` for linear models (scikit-learn's
+    /// `predict`), the leaf's class for a tree; with `proba`, also the probability of frozen
+    /// (the logistic of the score, or the leaf's frozen share), else NaN (saves an `exp`).
+    fn decide(&self, z: &[f64], proba: bool) -> (bool, f64) {
         match &self.params {
             Params::Linear { weights, intercept } => {
                 let mut p = 0.0;
@@ -210,13 +211,27 @@ impl Model {
                     p += w * v;
                 }
                 p += intercept;
-                (p > 0.0, 1.0 / (1.0 + (-p).exp()))
+                let prob = if proba {
+                    1.0 / (1.0 + (-p).exp())
+                } else {
+                    f64::NAN
+                };
+                (p > 0.0, prob)
             }
             Params::Tree { nodes } => match &nodes[walk(nodes, z)] {
                 Node::Leaf { frozen, proba } => (*frozen, *proba),
                 Node::Split { .. } => unreachable!("walk ends at a leaf"),
             },
         }
+    }
+
+    fn decide_window_inner(&self, w: &HrWindow, proba: bool) -> (bool, f64) {
+        let d = self.feature_count();
+        let mut buf = [0.0f64; MAX_FEATURES];
+        let z = &mut buf[..d];
+        extract(w, self.features, self.twl, z);
+        self.standardization.apply(z);
+        self.decide(z, proba)
     }
 
     /// (frozen, probability) of a row already standardized.
@@ -226,18 +241,13 @@ impl Model {
     #[must_use]
     pub fn decide_standardized(&self, z: &[f64]) -> (bool, f64) {
         assert_eq!(z.len(), self.feature_count(), "row length");
-        self.decide(z)
+        self.decide(z, true)
     }
 
     /// (frozen, probability) of one window.
     #[must_use]
     pub fn decide_window(&self, w: &HrWindow) -> (bool, f64) {
-        let d = self.feature_count();
-        let mut buf = [0.0f64; MAX_FEATURES];
-        let z = &mut buf[..d];
-        extract(w, self.features, self.twl, z);
-        self.standardization.apply(z);
-        self.decide(z)
+        self.decide_window_inner(w, true)
     }
 
     /// Frozen or not for each window, into `out` (cleared first; no allocation once `out`
@@ -247,7 +257,7 @@ impl Model {
     /// If a window's features do not fit the model (the model was validated).
     pub fn predict_into(&self, windows: &[HrWindow], out: &mut Vec<bool>) {
         out.clear();
-        out.extend(windows.iter().map(|w| self.decide_window(w).0));
+        out.extend(windows.iter().map(|w| self.decide_window_inner(w, false).0));
         assert_eq!(out.len(), windows.len());
     }
 

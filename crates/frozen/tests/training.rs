@@ -28,13 +28,18 @@ fn separable_log(pages: u64, seed: u64) -> Vec<WriteRecord> {
     let mut rng = SmallRng::seed_from_u64(seed);
     let mut log = Vec::new();
     let mut timer = 0;
-    let mut live: Vec<(u64, u32, HotnessRecord)> = (0..pages).map(|p| (p, 0, HotnessRecord::NONE)).collect();
+    let mut live: Vec<(u64, u32, HotnessRecord)> =
+        (0..pages).map(|p| (p, 0, HotnessRecord::NONE)).collect();
     while !live.is_empty() {
         let i = rng.random_range(0..live.len());
         let (page, n, last) = live[i];
         timer += 1;
         let full = n + 1 == 4;
-        let vd = if full { 4096 } else { rng.random_range(100..3000) };
+        let vd = if full {
+            4096
+        } else {
+            rng.random_range(100..3000)
+        };
         let cur = HotnessRecord::new(timer, vd, rng.random_range(0.0..5.0), 1.0, 3, 1);
         log.push(user(timer, page, cur, last));
         if full {
@@ -66,7 +71,11 @@ fn a_separable_log_is_learned_exactly_through_the_file_format() {
     let (data, labels) = Dataset::from_log(&path, &spec).unwrap();
     assert_eq!((data.len(), data.positives()), (12_000, 3000));
     assert_eq!(labels.counts().user_frozen, 3000);
-    for classifier in [ClassifierKind::Sgd, ClassifierKind::Logreg, ClassifierKind::Tree] {
+    for classifier in [
+        ClassifierKind::Sgd,
+        ClassifierKind::Logreg,
+        ClassifierKind::Tree,
+    ] {
         let cfg = TrainConfig {
             classifier,
             ..TrainConfig::default()
