@@ -177,6 +177,63 @@ impl WeightVector {
     }
 }
 
+/// `optimal_init` of the "optimal" learning rate: `1 / (eta0 alpha)` with sklearn's `eta0`
+/// heuristic `typw / max(1, dloss(y=1, p=-typw))`, `typw = sqrt(1 / sqrt(alpha))`.
+fn optimal_init(alpha: f64) -> f64 {
+    let typw = (1.0 / alpha.sqrt()).sqrt();
+    let dl = half_binomial_gradient(1.0, -typw);
+    let initial_eta0 = typw / if dl > 1.0 { dl } else { 1.0 };
+    1.0 / (initial_eta0 * alpha)
+}
+
+/// The state one epoch updates.
+struct Sgd<'a> {
+    x: &'a [f64],
+    y: &'a [bool],
+    d: usize,
+    alpha: f64,
+    fit_intercept: bool,
+    optimal_init: f64,
+    w: WeightVector,
+    intercept: f64,
+    t: f64,
+}
+
+impl Sgd<'_> {
+    /// One pass over `index`; returns the summed objective (loss + alpha/2 |w|^2 per sample,
+    /// each before its update).
+    fn epoch(&mut self, index: &[u32]) -> f64 {
+        let (d, alpha) = (self.d, self.alpha);
+        let mut objective_sum = 0.0;
+        for &k in index {
+            let k = k as usize;
+            let row = &self.x[k * d..(k + 1) * d];
+            let yk = if self.y[k] { 1.0 } else { 0.0 };
+            let p = self.w.dot(row) + self.intercept;
+            let eta = 1.0 / (alpha * (self.optimal_init + self.t - 1.0));
+            objective_sum += half_binomial_loss(yk, p);
+            let norm = self.w.sq_norm.sqrt();
+            objective_sum += alpha * (0.5 * (norm * norm));
+            let dloss = half_binomial_gradient(yk, p).clamp(-MAX_DLOSS, MAX_DLOSS);
+            let update = -eta * dloss;
+            let c = 1.0 - eta * alpha;
+            self.w.scale(if c > 0.0 { c } else { 0.0 });
+            if update != 0.0 {
+                self.w.add(row, update);
+                if self.fit_intercept {
+                    self.intercept += update;
+                }
+            }
+            self.t += 1.0;
+        }
+        objective_sum
+    }
+
+    fn finite(&self) -> bool {
+        self.intercept.is_finite() && self.w.data.iter().all(|v| v.is_finite())
+    }
+}
+
 /// Fits logistic regression by SGD on the rows of `x` (row-major, `d` columns) in the order
 /// given, labels `y` (true = 1). `warm`: start weights, intercept and `t` (sklearn's
 /// `coef_init`/`intercept_init` with `t_`, as `partial_fit` continues); `None` = a fresh fit.
@@ -194,14 +251,10 @@ pub fn fit(
     seed: u32,
     warm: Option<(&[f64], f64, f64)>,
 ) -> Result<SgdFit, FrozenError> {
-    assert!(
-        d > 0 && x.len() == y.len() * d,
-        "x is n x d, y has n labels"
-    );
+    assert!(d > 0 && x.len() == y.len() * d, "x is n x d, y has n labels");
     assert!(!y.is_empty(), "at least one sample");
     assert!(params.alpha > 0.0, "optimal learning rate needs alpha > 0");
-    let alpha = params.alpha;
-    let (w0, mut intercept, mut t) = match warm {
+    let (w0, intercept, t) = match warm {
         Some((w, b, t)) => {
             assert_eq!(w.len(), d, "warm weights");
             assert!(t >= 1.0, "sklearn's t starts at 1");
@@ -209,74 +262,47 @@ pub fn fit(
         }
         None => (vec![0.0; d], 0.0, 1.0),
     };
-    let mut w = WeightVector::new(w0);
-    let typw = (1.0 / alpha.sqrt()).sqrt();
-    let dl = half_binomial_gradient(1.0, -typw);
-    let initial_eta0 = typw / if dl > 1.0 { dl } else { 1.0 };
-    let optimal_init = 1.0 / (initial_eta0 * alpha);
-    let n = y.len();
-    let mut index: Vec<u32> =
-        (0..u32::try_from(n).expect("sklearn indexes samples with a C int")).collect();
-    #[expect(
-        clippy::cast_precision_loss,
-        reason = "sklearn divides by the count as a double"
-    )]
-    let train_count = n as f64;
-    let mut best_objective = f64::INFINITY;
-    let mut no_improvement = 0u32;
-    let mut epochs = 0u32;
-    let mut converged = false;
+    let mut s = Sgd {
+        x,
+        y,
+        d,
+        alpha: params.alpha,
+        fit_intercept: params.fit_intercept,
+        optimal_init: optimal_init(params.alpha),
+        w: WeightVector::new(w0),
+        intercept,
+        t,
+    };
+    let n = u32::try_from(y.len()).expect("sklearn indexes samples with a C int");
+    let mut index: Vec<u32> = (0..n).collect();
+    let (mut best, mut no_improvement, mut epochs, mut converged) = (f64::INFINITY, 0, 0, false);
     for epoch in 0..params.max_iter {
         epochs = epoch + 1;
         if params.shuffle {
             sklearn_shuffle(&mut index, seed);
         }
-        let mut objective_sum = 0.0;
-        for &k in &index {
-            let k = k as usize;
-            let row = &x[k * d..(k + 1) * d];
-            let yk = if y[k] { 1.0 } else { 0.0 };
-            let p = w.dot(row) + intercept;
-            let eta = 1.0 / (alpha * (optimal_init + t - 1.0));
-            objective_sum += half_binomial_loss(yk, p);
-            let norm = w.sq_norm.sqrt();
-            objective_sum += alpha * (0.5 * (norm * norm));
-            let dloss = half_binomial_gradient(yk, p).clamp(-MAX_DLOSS, MAX_DLOSS);
-            let update = -eta * dloss;
-            let c = 1.0 - eta * alpha;
-            w.scale(if c > 0.0 { c } else { 0.0 });
-            if update != 0.0 {
-                w.add(row, update);
-                if params.fit_intercept {
-                    intercept += update;
-                }
-            }
-            t += 1.0;
-        }
-        if !intercept.is_finite() || w.data.iter().any(|v| !v.is_finite()) {
+        let objective = s.epoch(&index) / f64::from(n);
+        if !s.finite() {
             return Err(FrozenError::Diverged { epoch: epochs });
         }
-        let objective = objective_sum / train_count;
         match params.tol {
-            Some(tol) if objective > best_objective - tol => no_improvement += 1,
+            Some(tol) if objective > best - tol => no_improvement += 1,
             _ => no_improvement = 0,
         }
-        if objective < best_objective {
-            best_objective = objective;
-        }
+        best = best.min(objective);
         if no_improvement >= params.n_iter_no_change {
             converged = true;
             break;
         }
     }
-    w.reset_wscale();
-    assert!(epochs >= 1 && epochs <= params.max_iter.max(1));
+    s.w.reset_wscale();
+    assert!(epochs >= 1 || params.max_iter == 0);
     Ok(SgdFit {
-        weights: w.data,
-        intercept,
+        weights: s.w.data,
+        intercept: s.intercept,
         epochs,
         converged,
-        t,
+        t: s.t,
     })
 }
 

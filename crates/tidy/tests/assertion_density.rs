@@ -17,6 +17,7 @@ const FLOORS: &[(&str, f64)] = &[
     ("cli", 0.0),
     ("units", 0.0),
     ("tpcc", 11.0),
+    ("frozen", 20.0),
 ];
 
 fn crate_density(dir: &Path) -> Density {
