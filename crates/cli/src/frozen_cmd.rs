@@ -422,5 +422,11 @@ fn bench(a: &BenchArgs) -> Result<()> {
         "budget: 50 ms per 256 MiB victim (SepFrozen §4.3): {:.2}% of it per 256 MiB",
         100.0 * cpu / 0.05 * 65_536.0 / pages as f64
     );
+    println!(
+        "memory: {} KiB of input windows ({} B each), {} KiB of output; no allocation per batch",
+        pages * std::mem::size_of::<HrWindow>() / 1024,
+        std::mem::size_of::<HrWindow>(),
+        out.capacity() / 1024
+    );
     Ok(())
 }

@@ -52,10 +52,12 @@ fn main() -> ExitCode {
             }
         };
     }
+    let start = std::time::Instant::now();
     match fit(&x, &y, d, &SgdParams::default(), seed, None) {
         Ok(f) => {
             let json = serde_json::json!({
                 "weights": f.weights, "intercept": f.intercept, "epochs": f.epochs,
+                "fit_wall_seconds": start.elapsed().as_secs_f64(),
             });
             println!("{json}");
             ExitCode::SUCCESS

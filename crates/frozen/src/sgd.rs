@@ -251,7 +251,10 @@ pub fn fit(
     seed: u32,
     warm: Option<(&[f64], f64, f64)>,
 ) -> Result<SgdFit, FrozenError> {
-    assert!(d > 0 && x.len() == y.len() * d, "x is n x d, y has n labels");
+    assert!(
+        d > 0 && x.len() == y.len() * d,
+        "x is n x d, y has n labels"
+    );
     assert!(!y.is_empty(), "at least one sample");
     assert!(params.alpha > 0.0, "optimal learning rate needs alpha > 0");
     let (w0, intercept, t) = match warm {
