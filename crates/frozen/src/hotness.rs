@@ -74,6 +74,9 @@ impl IntervalCode {
     /// The mean interval this code stands for, in timer ticks: `2^(code / 1024) - 1`,
     /// computed as `2^(code >> 10) * 2^((code & 1023) / 1024) - 1` from a 1024-entry table
     /// (8 KiB; inference decodes four codes per page).
+    ///
+    /// # Panics
+    /// Never (a u16 code spans 63 octaves).
     #[must_use]
     pub fn ticks(self) -> f64 {
         static FRACTIONS: OnceLock<[f64; 1024]> = OnceLock::new();
