@@ -7,6 +7,7 @@
 mod capture_cmd;
 mod device_open;
 mod flags;
+mod frozen_cmd;
 mod gcunit_cmd;
 mod resources;
 mod sim_cmd;
@@ -42,6 +43,8 @@ enum Cmd {
     InferGcUnit(gcunit_cmd::GcUnitArgs),
     /// Reproduce Table 1 of how-to-write-to-ssds.md (in-place vs out-of-place + optimizations).
     Table1(table1_cmd::Table1Args),
+    /// SepFrozen's frozen-page model: train on a write log, synthetic logs, inference timing.
+    Frozen(frozen_cmd::FrozenArgs),
     /// Block I/O traces: convert to the binary form, statistics, synthetic generation.
     Trace(trace_cmd::TraceArgs),
     /// Run a program on a fresh loop device and record its block requests (needs root).
@@ -103,8 +106,15 @@ fn one_line(e: &clap::Error) -> String {
         return m;
     }
     if e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
-        return "error: a subcommand is required: sim, ssdiq, ycsb, infer-gc-unit or table1 (see --help)"
-            .to_owned();
+        let names: Vec<String> = Cli::command()
+            .get_subcommands()
+            .map(|c| c.get_name().to_owned())
+            .filter(|n| n != "help")
+            .collect();
+        return format!(
+            "error: a subcommand is required: {} (see --help)",
+            names.join(", ")
+        );
     }
     let text = e.render().to_string();
     let mut out = String::new();
@@ -146,6 +156,7 @@ fn main() {
         Cmd::Table1(a) => table1_cmd::run(a),
         Cmd::Trace(a) => trace_cmd::run(a),
         Cmd::Capture(a) => capture_cmd::run(a),
+        Cmd::Frozen(a) => frozen_cmd::run(a),
     };
     if let Err(e) = res {
         std::process::exit(report(&e));

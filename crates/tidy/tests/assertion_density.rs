@@ -18,6 +18,7 @@ const FLOORS: &[(&str, f64)] = &[
     ("units", 0.0),
     ("tpcc", 11.0),
     ("trace", 10.0),
+    ("frozen", 20.0),
 ];
 
 fn crate_density(dir: &Path) -> Density {

@@ -1,0 +1,432 @@
+//! `nowa frozen train|synth|bench`: SepFrozen's frozen-page model (docs/sepfrozen.md).
+
+use crate::usage;
+use anyhow::{Context, Result};
+use clap::{Args, Subcommand};
+use nowa_frozen::{
+    ClassifierKind, Dataset, FeatureSet, HrWindow, Labels, LogWriter, Metrics, Model, SampleKinds,
+    SampleSpec, Synth, SynthConfig, TrainConfig, Twl, WriteKind,
+};
+use nowa_tpcc::report::process_cpu_seconds;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+#[derive(Args, Debug)]
+#[command(subcommand_required = true, arg_required_else_help = false)]
+pub struct FrozenArgs {
+    #[command(subcommand)]
+    sub: FrozenSub,
+}
+
+#[derive(Subcommand, Debug)]
+enum FrozenSub {
+    /// Train a frozen-page model on a write log (`--record-writes`), print accuracy, recall
+    /// and false-positive rate on the held-out test split, and write MODEL.json.
+    Train(TrainArgs),
+    /// Write a synthetic write log (append pages that freeze, Zipf-hot pages updated
+    /// forever), for trying the pipeline and timing it.
+    Synth(SynthArgs),
+    /// Time batched inference over one victim zone's pages (default: 256 MiB of 4 KiB pages)
+    /// against the paper's 0.05 s budget.
+    Bench(BenchArgs),
+}
+
+#[derive(Args, Debug)]
+struct TrainArgs {
+    /// The write log.
+    #[arg(long, value_name = "FILE")]
+    writes: PathBuf,
+    /// Where the model goes (JSON).
+    #[arg(long, value_name = "MODEL.json")]
+    out: PathBuf,
+    /// Overwrite --out if it exists.
+    #[arg(long)]
+    force: bool,
+    /// Seed of the 75/25 split and of SGD's shuffles.
+    #[arg(long, default_value_t = 42)]
+    seed: u64,
+    /// Records per sample (time window length), 1 to 4.
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u8).range(1..=4))]
+    twl: u8,
+    /// HR fields: `all` or a list of wt, vd, ai, mi, ac, mc joined by `,` or `+`.
+    #[arg(long, default_value = "all", value_parser = parsed::<FeatureSet>())]
+    features: FeatureSet,
+    /// sgd (scikit-learn's SGDClassifier, the paper's), logreg (L-BFGS) or tree.
+    #[arg(long, default_value = "sgd", value_parser = parsed::<ClassifierKind>())]
+    classifier: ClassifierKind,
+    /// Which records are samples: user (DB writes, the paper's), gc (GC moves) or all.
+    #[arg(long, default_value = "user", value_parser = parsed::<SampleKinds>())]
+    samples: SampleKinds,
+    /// Share of samples held out for testing.
+    #[arg(long, default_value = "25%", value_parser = fraction(0.0, 1.0))]
+    test_fraction: f64,
+    /// Leave out samples in the last fraction of the log's timer range (labels there are
+    /// "frozen" mostly because the log ends). 0 = the paper's exact labels.
+    #[arg(long, default_value = "0", value_parser = fraction_closed(0.0, 0.99))]
+    exclude_tail: f64,
+    /// Train and test on a seeded uniform subsample of at most this many samples (default:
+    /// all; 500k for the tree, whose linfa trainer scans every sample at every node).
+    #[arg(long, value_parser = count(100, 1 << 40))]
+    max_samples: Option<u64>,
+    /// Depth limit of the tree classifier.
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u8).range(1..=30))]
+    tree_depth: u8,
+    /// Print the model's training summary and metrics as JSON instead of the report.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args, Debug)]
+struct SynthArgs {
+    /// Output write log.
+    #[arg(long, value_name = "FILE")]
+    out: PathBuf,
+    /// Overwrite --out if it exists.
+    #[arg(long)]
+    force: bool,
+    /// DB page writes (timer ticks), e.g. 5M.
+    #[arg(long, default_value = "1M", value_parser = count(1, 1 << 40))]
+    writes: u64,
+    /// Pages updated forever (Zipf-chosen).
+    #[arg(long, default_value = "50k", value_parser = count(1, 1 << 32))]
+    hot_pages: u64,
+    /// Zipf skew of the hot pages.
+    #[arg(long, default_value = "0.9", value_parser = number(0.0, 10.0))]
+    zipf: f64,
+    /// Share of writes that go to the growing (append) page.
+    #[arg(long, default_value = "40%", value_parser = fraction_closed(0.0, 1.0))]
+    append_share: f64,
+    /// Writes that fill an append page (then it freezes).
+    #[arg(long, default_value = "8", value_parser = count(1, 1 << 20))]
+    fill_writes: u64,
+    /// Probability that a full page is updated once more later.
+    #[arg(long, default_value = "10%", value_parser = fraction_closed(0.0, 1.0))]
+    late_update: f64,
+    /// Probability that a full page is freed later.
+    #[arg(long, default_value = "5%", value_parser = fraction_closed(0.0, 1.0))]
+    free_share: f64,
+    #[arg(long, default_value_t = 42)]
+    seed: u64,
+}
+
+#[derive(Args, Debug)]
+struct BenchArgs {
+    /// Model to time (default: an SGD model trained on a synthetic log first).
+    #[arg(long, value_name = "MODEL.json")]
+    model: Option<PathBuf>,
+    /// Pages per batch: one victim zone's valid pages (65,536 = 256 MiB of 4 KiB pages).
+    #[arg(long, default_value = "65536", value_parser = count(1, 1 << 26))]
+    pages: u64,
+    /// Batches timed.
+    #[arg(long, default_value = "200", value_parser = count(1, 1_000_000))]
+    reps: u64,
+    #[arg(long, default_value_t = 42)]
+    seed: u64,
+}
+
+// Value parsers on nowa-units (the same rules as every other flag; clap names the flag).
+fn parsed<T>() -> impl Fn(&str) -> Result<T, String> + Clone + Send + Sync
+where
+    T: std::str::FromStr,
+    T::Err: std::fmt::Display,
+{
+    |s| s.parse::<T>().map_err(|e| e.to_string())
+}
+
+fn fraction(lo: f64, hi: f64) -> impl Fn(&str) -> Result<f64, String> + Clone + Send + Sync {
+    move |s| {
+        let v = nowa_units::parse_fraction(s).map_err(|e| e.to_string())?;
+        if v <= lo || v >= hi {
+            return Err(format!("'{s}' must be in ({lo}, {hi})"));
+        }
+        Ok(v)
+    }
+}
+
+fn fraction_closed(lo: f64, hi: f64) -> impl Fn(&str) -> Result<f64, String> + Clone + Send + Sync {
+    move |s| nowa_units::parse_fraction_in(s, lo, hi, false).map_err(|e| e.to_string())
+}
+
+fn number(lo: f64, hi: f64) -> impl Fn(&str) -> Result<f64, String> + Clone + Send + Sync {
+    move |s| nowa_units::parse_number_in(s, lo, hi).map_err(|e| e.to_string())
+}
+
+fn count(min: u64, max: u64) -> impl Fn(&str) -> Result<u64, String> + Clone + Send + Sync {
+    move |s| nowa_units::parse_count_in(s, min, max).map_err(|e| e.to_string())
+}
+
+pub fn run(a: FrozenArgs) -> Result<()> {
+    match a.sub {
+        FrozenSub::Train(t) => train(&t),
+        FrozenSub::Synth(s) => synth(&s),
+        FrozenSub::Bench(b) => bench(&b),
+    }
+}
+
+fn refuse_existing(flag: &str, path: &Path, force: bool) -> Result<()> {
+    if path.exists() && !force {
+        return Err(usage(format!(
+            "{flag} {}: exists (pass --force to overwrite)",
+            path.display()
+        )));
+    }
+    Ok(())
+}
+
+fn pct(v: Option<f64>) -> String {
+    v.map_or_else(|| "n/a".to_owned(), |x| format!("{:.2}%", 100.0 * x))
+}
+
+fn metrics_line(m: &Metrics) -> String {
+    let c = m.confusion;
+    format!(
+        "accuracy {}, recall {}, FPR {} (TP {} TN {} FP {} FN {})",
+        pct(m.accuracy),
+        pct(m.recall),
+        pct(m.fpr),
+        c.tp,
+        c.tn,
+        c.fp,
+        c.fn_
+    )
+}
+
+fn train(a: &TrainArgs) -> Result<()> {
+    refuse_existing("--out", &a.out, a.force)?;
+    if !a.writes.exists() {
+        return Err(usage(format!(
+            "--writes {}: no such file",
+            a.writes.display()
+        )));
+    }
+    let spec = SampleSpec {
+        features: a.features,
+        twl: Twl::new(a.twl).context("--twl is checked by clap")?,
+        kinds: a.samples,
+        exclude_tail: a.exclude_tail,
+    };
+    let default_cap = (a.classifier == ClassifierKind::Tree).then_some(500_000);
+    let cfg = TrainConfig {
+        classifier: a.classifier,
+        seed: a.seed,
+        test_fraction: a.test_fraction,
+        max_samples: a
+            .max_samples
+            .map(|m| usize::try_from(m).unwrap_or(usize::MAX))
+            .or(default_cap),
+        tree_depth: usize::from(a.tree_depth),
+        ..TrainConfig::default()
+    };
+    eprintln!(
+        "nowa frozen train: seed {}, log {}, {} with TWL {} on {} ({} samples)",
+        a.seed,
+        a.writes.display(),
+        a.classifier.name(),
+        a.twl,
+        a.features,
+        format!("{:?}", a.samples).to_lowercase()
+    );
+    let (cpu0, wall0) = (process_cpu_seconds(), Instant::now());
+    let (data, labels) = Dataset::from_log(&a.writes, &spec)
+        .with_context(|| format!("--writes {}", a.writes.display()))?;
+    let (cpu1, wall1) = (process_cpu_seconds(), Instant::now());
+    let log_records = labels.len() as u64;
+    let mut model = nowa_frozen::train(&data, &spec, &cfg, log_records)?;
+    let (cpu2, wall2) = (process_cpu_seconds(), Instant::now());
+    let read = (cpu1 - cpu0, (wall1 - wall0).as_secs_f64());
+    let fit = (cpu2 - cpu1, (wall2 - wall1).as_secs_f64());
+    model.training.settings["read_cpu_seconds"] = read.0.into();
+    model.training.settings["train_cpu_seconds"] = fit.0.into();
+    model
+        .save(&a.out, a.force)
+        .with_context(|| format!("--out {}", a.out.display()))?;
+    if a.json {
+        let out = serde_json::json!({ "training": model.training, "metrics": model.metrics });
+        println!("{}", serde_json::to_string_pretty(&out)?);
+        return Ok(());
+    }
+    report(a, &labels, &data, &model, read, fit);
+    Ok(())
+}
+
+fn report(
+    a: &TrainArgs,
+    labels: &Labels,
+    data: &Dataset,
+    m: &Model,
+    read: (f64, f64),
+    fit: (f64, f64),
+) {
+    let s = labels.summary();
+    let c = labels.counts();
+    println!(
+        "log: {} records ({} user writes, {} GC moves, {} frees), timer {}..{}",
+        s.records, s.user, s.gc, s.free, s.first_timer, s.last_timer
+    );
+    #[expect(clippy::cast_precision_loss, reason = "counts as a share")]
+    let share = |a: u64, b: u64| {
+        if b == 0 {
+            None
+        } else {
+            Some(a as f64 / b as f64)
+        }
+    };
+    println!(
+        "labels: {} of the user writes' versions are never invalidated (frozen); FAR of the recording run (frozen share of GC moves): {}",
+        pct(share(c.user_frozen, c.user)),
+        pct(c.far())
+    );
+    if c.gc > 0 {
+        println!(
+            "2R's rule (GC-written = frozen) on all writes: {}",
+            metrics_line(&c.rule_2r().metrics())
+        );
+    }
+    let t = &m.training;
+    println!(
+        "samples: {} ({} inputs each), train {} ({} frozen), test {} ({} frozen); read+label {:.2} s CPU ({:.2} s wall)",
+        data.len(), m.feature_count(), t.train, t.train_frozen, t.test, t.test_frozen, read.0, read.1
+    );
+    let epochs = if m.classifier == ClassifierKind::Sgd {
+        format!(
+            "{} epochs ({}), ",
+            t.epochs,
+            if t.converged {
+                "converged"
+            } else {
+                "max_iter reached"
+            }
+        )
+    } else {
+        String::new()
+    };
+    println!(
+        "{}: {epochs}trained in {:.2} s CPU ({:.2} s wall)",
+        m.classifier.name(),
+        fit.0,
+        fit.1
+    );
+    println!("test:  {}", metrics_line(&m.metrics.test));
+    println!("train: {}", metrics_line(&m.metrics.train));
+    println!("model: {}", a.out.display());
+}
+
+fn synth(a: &SynthArgs) -> Result<()> {
+    refuse_existing("--out", &a.out, a.force)?;
+    let cfg = SynthConfig {
+        writes: a.writes,
+        hot_pages: a.hot_pages,
+        zipf: a.zipf,
+        append_share: a.append_share,
+        fill_writes: u32::try_from(a.fill_writes).context("--fill-writes is at most 2^20")?,
+        late_update: a.late_update,
+        free_share: a.free_share,
+        page_size: 4096,
+        seed: a.seed,
+    };
+    let mut w = LogWriter::create(&a.out, a.force, 4096)
+        .with_context(|| format!("--out {}", a.out.display()))?;
+    for r in Synth::new(cfg) {
+        w.append(&r)?;
+    }
+    let s = w
+        .finish()
+        .with_context(|| format!("--out {}", a.out.display()))?;
+    println!(
+        "nowa frozen synth: seed {}, {} records ({} user writes, {} frees) to {}",
+        a.seed,
+        s.records,
+        s.user,
+        s.free,
+        a.out.display()
+    );
+    Ok(())
+}
+
+/// Windows of the last `pages` user writes of a synthetic log, and a model trained on it.
+fn bench_inputs(a: &BenchArgs, pages: usize) -> Result<(Vec<HrWindow>, Option<Model>)> {
+    let writes = (a.pages * 4).max(100_000);
+    let log: Vec<_> = Synth::new(SynthConfig {
+        writes,
+        seed: a.seed,
+        ..SynthConfig::default()
+    })
+    .collect();
+    let windows: Vec<HrWindow> = log
+        .iter()
+        .rev()
+        .filter(|r| r.kind == WriteKind::User)
+        .take(pages)
+        .map(|r| HrWindow::from_pair(r.hr_current, r.hr_last))
+        .collect();
+    if a.model.is_some() {
+        return Ok((windows, None));
+    }
+    let spec = SampleSpec::default();
+    let (data, labels) = Dataset::from_records(&log, &spec);
+    let cfg = TrainConfig {
+        seed: a.seed,
+        ..TrainConfig::default()
+    };
+    Ok((
+        windows,
+        Some(nowa_frozen::train(&data, &spec, &cfg, labels.len() as u64)?),
+    ))
+}
+
+fn bench(a: &BenchArgs) -> Result<()> {
+    if let Some(p) = a.model.as_ref().filter(|p| !p.exists()) {
+        return Err(usage(format!("--model {}: no such file", p.display())));
+    }
+    let pages = usize::try_from(a.pages).context("--pages fits memory")?;
+    let (windows, trained) = bench_inputs(a, pages)?;
+    let model = match (&a.model, trained) {
+        (Some(p), _) => Model::load(p).with_context(|| format!("--model {}", p.display()))?,
+        (None, Some(m)) => m,
+        (None, None) => unreachable!("bench_inputs trains when no model is given"),
+    };
+    // Repeat the windows to the batch size if the log had fewer user writes.
+    let batch: Vec<HrWindow> = windows.iter().cycle().take(pages).copied().collect();
+    let mut out = Vec::with_capacity(pages);
+    model.predict_into(&batch, &mut out); // warm-up
+    let frozen = out.iter().filter(|&&f| f).count();
+    let (cpu0, wall0) = (process_cpu_seconds(), Instant::now());
+    let mut best = f64::INFINITY;
+    for _ in 0..a.reps {
+        let t = Instant::now();
+        model.predict_into(std::hint::black_box(&batch), &mut out);
+        best = best.min(t.elapsed().as_secs_f64());
+    }
+    #[expect(clippy::cast_precision_loss, reason = "repetitions as a divisor")]
+    let reps = a.reps as f64;
+    let cpu = (process_cpu_seconds() - cpu0) / reps;
+    let wall = wall0.elapsed().as_secs_f64() / reps;
+    #[expect(clippy::cast_precision_loss, reason = "pages as a rate")]
+    let rate = pages as f64 / cpu;
+    println!(
+        "nowa frozen bench: seed {}, {} model, {} inputs, batch of {pages} pages ({} MiB of 4 KiB pages), {} reps",
+        a.seed,
+        model.classifier.name(),
+        model.feature_count(),
+        pages / 256,
+        a.reps
+    );
+    println!(
+        "per batch: {:.3} ms CPU (mean), {:.3} ms wall (mean), {:.3} ms wall (best); {:.1} M pages/s; {frozen} judged frozen",
+        cpu * 1e3,
+        wall * 1e3,
+        best * 1e3,
+        rate / 1e6
+    );
+    println!(
+        "budget: 50 ms per 256 MiB victim (SepFrozen §4.3): {:.2}% of it per 256 MiB",
+        100.0 * cpu / 0.05 * 65_536.0 / pages as f64
+    );
+    println!(
+        "memory: {} KiB of input windows ({} B each), {} KiB of output; no allocation per batch",
+        pages * std::mem::size_of::<HrWindow>() / 1024,
+        std::mem::size_of::<HrWindow>(),
+        out.capacity() / 1024
+    );
+    Ok(())
+}

@@ -1,0 +1,263 @@
+//! `nowa frozen` as a user runs it: synth -> train -> bench, refusals and bad flags.
+mod common;
+use common::{assert_usage_errors, nowa};
+
+fn stdout(args: &[&str]) -> String {
+    let out = nowa(args);
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn synth_train_bench() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("w.log");
+    let log = log.to_str().unwrap();
+    let model = dir.path().join("m.json");
+    let model = model.to_str().unwrap();
+    let s = stdout(&[
+        "frozen",
+        "synth",
+        "--out",
+        log,
+        "--writes",
+        "30k",
+        "--hot-pages",
+        "2k",
+    ]);
+    assert!(s.contains("30000 user writes"), "{s}");
+    let t = stdout(&[
+        "frozen", "train", "--writes", log, "--out", model, "--seed", "7",
+    ]);
+    assert!(t.contains("test:  accuracy"), "{t}");
+    assert!(
+        t.contains("samples: 30000 (12 inputs each), train 22500"),
+        "{t}"
+    );
+    let m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(model).unwrap()).unwrap();
+    assert_eq!(m["classifier"], "sgd");
+    assert_eq!(m["seed"], 7);
+    assert_eq!(m["params"]["weights"].as_array().unwrap().len(), 12);
+    let acc = m["metrics"]["test"]["accuracy"].as_f64().unwrap();
+    assert!(acc > 0.8, "{acc}");
+    // The same seed again gives the same model, bit for bit.
+    let again = dir.path().join("again.json");
+    let again = again.to_str().unwrap();
+    stdout(&[
+        "frozen", "train", "--writes", log, "--out", again, "--seed", "7",
+    ]);
+    let m2: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(again).unwrap()).unwrap();
+    assert_eq!(m["params"], m2["params"]);
+    // Refuses to overwrite without --force; overwrites with it.
+    let out = nowa(&["frozen", "train", "--writes", log, "--out", model]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--out"));
+    let j = stdout(&[
+        "frozen",
+        "train",
+        "--writes",
+        log,
+        "--out",
+        model,
+        "--force",
+        "--classifier",
+        "tree",
+        "--twl",
+        "1",
+        "--features",
+        "vd+wt",
+        "--json",
+    ]);
+    let j: serde_json::Value = serde_json::from_str(&j).unwrap();
+    assert!(j["metrics"]["test"]["recall"].is_number());
+    let b = stdout(&[
+        "frozen", "bench", "--model", model, "--pages", "4096", "--reps", "3",
+    ]);
+    assert!(b.contains("per batch") && b.contains("budget"), "{b}");
+}
+
+#[test]
+fn a_damaged_log_is_an_error_not_a_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("w.log");
+    let logs = log.to_str().unwrap();
+    stdout(&[
+        "frozen",
+        "synth",
+        "--out",
+        logs,
+        "--writes",
+        "5000",
+        "--hot-pages",
+        "100",
+    ]);
+    let mut bytes = std::fs::read(&log).unwrap();
+    bytes[1000] ^= 1;
+    std::fs::write(&log, &bytes).unwrap();
+    let model = dir.path().join("m.json");
+    let out = nowa(&[
+        "frozen",
+        "train",
+        "--writes",
+        logs,
+        "--out",
+        model.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("damaged"), "{err}");
+    assert!(!model.exists(), "no model from a damaged log");
+}
+
+#[test]
+fn bad_flags_are_one_line_and_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("w.log");
+    let logs = log.to_str().unwrap();
+    stdout(&[
+        "frozen",
+        "synth",
+        "--out",
+        logs,
+        "--writes",
+        "2000",
+        "--hot-pages",
+        "100",
+    ]);
+    let out = dir.path().join("m.json");
+    let m = out.to_str().unwrap();
+    assert_usage_errors(&[
+        vec!["frozen"],
+        vec!["frozen", "train", "--out", m],
+        vec!["frozen", "train", "--writes", logs],
+        vec![
+            "frozen",
+            "train",
+            "--writes",
+            "/nonexistent/w.log",
+            "--out",
+            m,
+        ],
+        vec![
+            "frozen", "train", "--writes", logs, "--out", m, "--twl", "0",
+        ],
+        vec![
+            "frozen", "train", "--writes", logs, "--out", m, "--twl", "5",
+        ],
+        vec![
+            "frozen",
+            "train",
+            "--writes",
+            logs,
+            "--out",
+            m,
+            "--features",
+            "vd,xx",
+        ],
+        vec![
+            "frozen",
+            "train",
+            "--writes",
+            logs,
+            "--out",
+            m,
+            "--features",
+            "",
+        ],
+        vec![
+            "frozen",
+            "train",
+            "--writes",
+            logs,
+            "--out",
+            m,
+            "--classifier",
+            "svm",
+        ],
+        vec![
+            "frozen",
+            "train",
+            "--writes",
+            logs,
+            "--out",
+            m,
+            "--samples",
+            "some",
+        ],
+        vec![
+            "frozen",
+            "train",
+            "--writes",
+            logs,
+            "--out",
+            m,
+            "--test-fraction",
+            "100%",
+        ],
+        vec![
+            "frozen",
+            "train",
+            "--writes",
+            logs,
+            "--out",
+            m,
+            "--test-fraction",
+            "0",
+        ],
+        vec![
+            "frozen",
+            "train",
+            "--writes",
+            logs,
+            "--out",
+            m,
+            "--exclude-tail",
+            "2",
+        ],
+        vec![
+            "frozen", "train", "--writes", logs, "--out", m, "--seed", "-1",
+        ],
+        vec![
+            "frozen",
+            "train",
+            "--writes",
+            logs,
+            "--out",
+            m,
+            "--max-samples",
+            "10",
+        ],
+        vec![
+            "frozen",
+            "train",
+            "--writes",
+            logs,
+            "--out",
+            m,
+            "--tree-depth",
+            "0",
+        ],
+        vec!["frozen", "synth", "--out", logs],
+        vec!["frozen", "synth", "--out", m, "--writes", "0"],
+        vec!["frozen", "synth", "--out", m, "--append-share", "1.5"],
+        vec!["frozen", "bench", "--pages", "0"],
+        vec![
+            "frozen",
+            "bench",
+            "--model",
+            "/nonexistent/m.json",
+            "--reps",
+            "1",
+        ],
+    ]);
+    let named = nowa(&[
+        "frozen", "train", "--writes", logs, "--out", m, "--twl", "5",
+    ]);
+    assert!(String::from_utf8_lossy(&named.stderr).contains("--twl"));
+}

@@ -1,0 +1,403 @@
+//! A trained frozen-page model: what it reads (features, TWL, standardization), its
+//! parameters, how it was trained and how well it did; JSON on disk; batched inference.
+//!
+//! Inference standardizes each window's raw features with the stored means and scales and
+//! then, for the linear models, computes `p = w.z + b`: frozen iff `p > 0` (scikit-learn's
+//! `predict`), probability `1 / (1 + exp(-p))`. A tree walks to a leaf: frozen is the leaf's
+//! class, the probability its frozen share. [`Model::predict_into`] and
+//! [`Model::predict_proba_into`] reuse the caller's output vector and a stack buffer: no
+//! allocation once the vector has grown to the batch size.
+
+use crate::classifiers::{walk, Node};
+use crate::error::FrozenError;
+use crate::features::MAX_FEATURES;
+use crate::features::{extract, feature_count, FeatureSet, HrWindow, Standardization, Twl};
+use crate::metrics::Metrics;
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+use std::str::FromStr;
+
+/// Model file format version.
+pub const MODEL_FORMAT: u32 = 1;
+
+/// Which classifier a model is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+#[non_exhaustive]
+pub enum ClassifierKind {
+    /// Logistic regression by SGD, scikit-learn's `SGDClassifier(loss="log_loss")` (the paper's).
+    Sgd,
+    /// Plain logistic regression (L-BFGS, linfa-logistic).
+    Logreg,
+    /// A depth-limited decision tree (linfa-trees).
+    Tree,
+}
+
+impl ClassifierKind {
+    /// The name used by `--classifier` and in model files.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Sgd => "sgd",
+            Self::Logreg => "logreg",
+            Self::Tree => "tree",
+        }
+    }
+}
+
+impl FromStr for ClassifierKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "sgd" => Ok(Self::Sgd),
+            "logreg" | "lr" => Ok(Self::Logreg),
+            "tree" => Ok(Self::Tree),
+            o => Err(format!("'{o}' is not sgd, logreg or tree")),
+        }
+    }
+}
+
+/// The fitted parameters.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum Params {
+    /// `p = weights . z + intercept`.
+    Linear {
+        /// One weight per (standardized) feature.
+        weights: Vec<f64>,
+        /// Intercept.
+        intercept: f64,
+    },
+    /// A decision tree over standardized features.
+    Tree {
+        /// Nodes in pre-order (root first).
+        nodes: Vec<Node>,
+    },
+}
+
+/// How a model was trained.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct TrainingInfo {
+    /// Records in the write log.
+    pub log_records: u64,
+    /// Samples taken from it.
+    pub samples: u64,
+    /// Training samples.
+    pub train: u64,
+    /// Frozen training samples.
+    pub train_frozen: u64,
+    /// Test samples.
+    pub test: u64,
+    /// Frozen test samples.
+    pub test_frozen: u64,
+    /// SGD epochs run (0 for other classifiers).
+    pub epochs: u32,
+    /// SGD stopped by its tolerance rule.
+    pub converged: bool,
+    /// Free-form settings (sample kinds, tail exclusion, tree depth, ...), for the record.
+    pub settings: serde_json::Value,
+}
+
+/// Metrics on the training and the test split.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ModelMetrics {
+    /// On the training split.
+    pub train: Metrics,
+    /// On the test split.
+    pub test: Metrics,
+}
+
+/// A trained model (JSON on disk).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Model {
+    /// [`MODEL_FORMAT`].
+    pub format: u32,
+    /// The classifier.
+    pub classifier: ClassifierKind,
+    /// HR fields read.
+    pub features: FeatureSet,
+    /// Records per sample.
+    pub twl: Twl,
+    /// z-score parameters, one pair per feature.
+    pub standardization: Standardization,
+    /// Fitted parameters.
+    pub params: Params,
+    /// The seed of the split and the SGD shuffles.
+    pub seed: u64,
+    /// Training counts and settings.
+    pub training: TrainingInfo,
+    /// Train and test metrics.
+    pub metrics: ModelMetrics,
+}
+
+impl Model {
+    /// Number of inputs.
+    #[must_use]
+    pub fn feature_count(&self) -> usize {
+        feature_count(self.features, self.twl)
+    }
+
+    /// Checks that the parts fit together (lengths, finite values, tree shape).
+    ///
+    /// # Errors
+    /// [`FrozenError::BadModel`] naming the first mismatch.
+    pub fn validate(&self) -> Result<(), FrozenError> {
+        let d = self.feature_count() as u64;
+        let bad = |what, expected: u64, found: u64| {
+            Err(FrozenError::BadModel {
+                what,
+                expected,
+                found,
+            })
+        };
+        if self.format != MODEL_FORMAT {
+            return bad("format", MODEL_FORMAT.into(), self.format.into());
+        }
+        let s = &self.standardization;
+        if s.mean.len() as u64 != d || s.scale.len() as u64 != d {
+            return bad(
+                "standardization length",
+                d,
+                s.mean.len().min(s.scale.len()) as u64,
+            );
+        }
+        let scales_ok = s.scale.iter().all(|v| v.is_finite() && *v > 0.0);
+        if !scales_ok || s.mean.iter().any(|v| !v.is_finite()) {
+            return bad("finite means and positive scales", 1, 0);
+        }
+        match &self.params {
+            Params::Linear { weights, intercept } => {
+                if weights.len() as u64 != d {
+                    return bad("weights length", d, weights.len() as u64);
+                }
+                if !intercept.is_finite() || weights.iter().any(|w| !w.is_finite()) {
+                    return bad("finite weights", 1, 0);
+                }
+            }
+            Params::Tree { nodes } => validate_tree(nodes, d)?,
+        }
+        Ok(())
+    }
+
+    /// Reads and validates a model file.
+    ///
+    /// # Errors
+    /// I/O, JSON and [`Model::validate`] errors.
+    pub fn load(path: &Path) -> Result<Self, FrozenError> {
+        let text = std::fs::read_to_string(path).map_err(|e| FrozenError::io(path, e))?;
+        let m: Self = serde_json::from_str(&text)?;
+        m.validate()?;
+        Ok(m)
+    }
+
+    /// Writes the model as pretty JSON, refusing an existing file unless `force`.
+    ///
+    /// # Errors
+    /// [`FrozenError::Exists`], I/O errors.
+    pub fn save(&self, path: &Path, force: bool) -> Result<(), FrozenError> {
+        self.validate()?;
+        let text = serde_json::to_string_pretty(self)?;
+        crate::write_new_file(path, force, text.as_bytes())
+    }
+
+    /// Decision of one standardized row: `w.z + b > 0` for linear models (scikit-learn's
+    /// `predict`), the leaf's class for a tree; with `proba`, also the probability of frozen
+    /// (the logistic of the score, or the leaf's frozen share), else NaN (saves an `exp`).
+    fn decide(&self, z: &[f64], proba: bool) -> (bool, f64) {
+        match &self.params {
+            Params::Linear { weights, intercept } => {
+                let mut p = 0.0;
+                for (w, v) in weights.iter().zip(z) {
+                    p += w * v;
+                }
+                p += intercept;
+                let prob = if proba {
+                    1.0 / (1.0 + (-p).exp())
+                } else {
+                    f64::NAN
+                };
+                (p > 0.0, prob)
+            }
+            Params::Tree { nodes } => match &nodes[walk(nodes, z)] {
+                Node::Leaf { frozen, proba } => (*frozen, *proba),
+                Node::Split { .. } => unreachable!("walk ends at a leaf"),
+            },
+        }
+    }
+
+    fn decide_window_inner(&self, w: &HrWindow, proba: bool) -> (bool, f64) {
+        let d = self.feature_count();
+        let mut buf = [0.0f64; MAX_FEATURES];
+        let z = &mut buf[..d];
+        extract(w, self.features, self.twl, z);
+        self.standardization.apply(z);
+        self.decide(z, proba)
+    }
+
+    /// (frozen, probability) of a row already standardized.
+    ///
+    /// # Panics
+    /// If the row length is not [`Model::feature_count`].
+    #[must_use]
+    pub fn decide_standardized(&self, z: &[f64]) -> (bool, f64) {
+        assert_eq!(z.len(), self.feature_count(), "row length");
+        self.decide(z, true)
+    }
+
+    /// (frozen, probability) of one window.
+    #[must_use]
+    pub fn decide_window(&self, w: &HrWindow) -> (bool, f64) {
+        self.decide_window_inner(w, true)
+    }
+
+    /// Frozen or not for each window, into `out` (cleared first; no allocation once `out`
+    /// holds `windows.len()` elements).
+    ///
+    /// # Panics
+    /// If a window's features do not fit the model (the model was validated).
+    pub fn predict_into(&self, windows: &[HrWindow], out: &mut Vec<bool>) {
+        out.clear();
+        out.extend(windows.iter().map(|w| self.decide_window_inner(w, false).0));
+        assert_eq!(out.len(), windows.len());
+    }
+
+    /// The probability of being frozen for each window, into `out` (as `predict_into`).
+    ///
+    /// # Panics
+    /// If a window's features do not fit the model (the model was validated).
+    pub fn predict_proba_into(&self, windows: &[HrWindow], out: &mut Vec<f64>) {
+        out.clear();
+        out.extend(windows.iter().map(|w| self.decide_window(w).1));
+        assert_eq!(out.len(), windows.len());
+    }
+
+    /// Frozen or not for each window.
+    #[must_use]
+    pub fn predict_batch(&self, windows: &[HrWindow]) -> Vec<bool> {
+        let mut out = Vec::with_capacity(windows.len());
+        self.predict_into(windows, &mut out);
+        out
+    }
+
+    /// The probability of being frozen for each window.
+    #[must_use]
+    pub fn predict_proba_batch(&self, windows: &[HrWindow]) -> Vec<f64> {
+        let mut out = Vec::with_capacity(windows.len());
+        self.predict_proba_into(windows, &mut out);
+        out
+    }
+}
+
+fn validate_tree(nodes: &[Node], d: u64) -> Result<(), FrozenError> {
+    let bad = |what, expected: u64, found: u64| {
+        Err(FrozenError::BadModel {
+            what,
+            expected,
+            found,
+        })
+    };
+    if nodes.is_empty() {
+        return bad("tree nodes", 1, 0);
+    }
+    let n = nodes.len() as u64;
+    for (i, node) in nodes.iter().enumerate() {
+        match node {
+            Node::Split {
+                feature,
+                threshold,
+                left,
+                right,
+            } => {
+                if u64::from(*feature) >= d {
+                    return bad("tree feature index", d, (*feature).into());
+                }
+                let (l, r) = (u64::from(*left), u64::from(*right));
+                if l <= i as u64 || r <= i as u64 || l >= n || r >= n || !threshold.is_finite() {
+                    return bad("tree child after its parent", i as u64 + 1, l.min(r));
+                }
+            }
+            Node::Leaf { proba, .. } => {
+                if !(0.0..=1.0).contains(proba) {
+                    return bad("leaf probability in [0, 1]", 1, 0);
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hotness::HotnessRecord;
+
+    fn linear(weights: Vec<f64>, intercept: f64) -> Model {
+        let d = weights.len();
+        Model {
+            format: MODEL_FORMAT,
+            classifier: ClassifierKind::Sgd,
+            features: "vd".parse().unwrap(),
+            twl: Twl::new(u8::try_from(d).unwrap()).unwrap(),
+            standardization: Standardization {
+                mean: vec![1000.0; d],
+                scale: vec![500.0; d],
+            },
+            params: Params::Linear { weights, intercept },
+            seed: 1,
+            training: TrainingInfo::default(),
+            metrics: ModelMetrics::default(),
+        }
+    }
+
+    #[test]
+    fn linear_inference_by_hand() {
+        let m = linear(vec![2.0, -1.0], 0.5);
+        m.validate().unwrap();
+        let hr = |vd| HotnessRecord::new(1, vd, 0.0, 0.0, 0, 0);
+        // z = ((2000 - 1000) / 500, (1000 - 1000) / 500) = (2, 0): p = 4.5.
+        let a = HrWindow::from_pair(hr(2000), hr(1000));
+        // z = (-2, 2): p = -4 - 2 + 0.5 = -5.5.
+        let b = HrWindow::from_pair(hr(0), hr(2000));
+        assert_eq!(m.predict_batch(&[a, b]), [true, false]);
+        let p = m.predict_proba_batch(&[a, b]);
+        assert!((p[0] - 1.0 / (1.0 + (-4.5f64).exp())).abs() < 1e-15);
+        assert!((p[1] - 1.0 / (1.0 + 5.5f64.exp())).abs() < 1e-15);
+        let mut out = Vec::with_capacity(2);
+        let ptr = out.as_ptr();
+        m.predict_into(&[b, a], &mut out);
+        assert_eq!((out, ptr), (vec![false, true], ptr), "no reallocation");
+    }
+
+    #[test]
+    fn json_round_trip_and_validation() {
+        let m = linear(vec![0.25, 1.0], -0.125);
+        let text = serde_json::to_string(&m).unwrap();
+        let back: Model = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, m);
+        let mut short = m.clone();
+        short.params = Params::Linear {
+            weights: vec![1.0],
+            intercept: 0.0,
+        };
+        assert!(matches!(
+            short.validate(),
+            Err(FrozenError::BadModel {
+                what: "weights length",
+                ..
+            })
+        ));
+        let mut zero_scale = m.clone();
+        zero_scale.standardization.scale[1] = 0.0;
+        assert!(zero_scale.validate().is_err());
+        let mut cyclic = m;
+        cyclic.params = Params::Tree {
+            nodes: vec![Node::Split {
+                feature: 0,
+                threshold: 0.0,
+                left: 0,
+                right: 0,
+            }],
+        };
+        assert!(cyclic.validate().is_err(), "a child must follow its parent");
+    }
+}
