@@ -9,7 +9,7 @@ fn stdout(args: &[&str]) -> String {
         "{args:?}: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    String::from_utf8(out.stdout).unwrap()
+    String::from_utf8(out.stdout).expect("stdout is UTF-8")
 }
 
 #[test]
