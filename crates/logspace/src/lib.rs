@@ -219,6 +219,20 @@ impl Space {
         )
     }
 
+    /// A read-only view for victim choices made outside the policy (a placement's own).
+    #[must_use]
+    pub fn view(&self) -> impl UnitView + '_ {
+        View {
+            capacity: self.capacity,
+            valid: &self.valid,
+            sealed_at: &self.sealed_at,
+            created_at: &self.created_at,
+            class: &self.class,
+            clock: self.clock,
+            max_victim_valid: self.max_victim_valid,
+        }
+    }
+
     /// Name of the victim policy.
     #[must_use]
     pub fn policy_name(&self) -> String {
