@@ -5,7 +5,7 @@ use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 use nowa_bench::sim::{self, sweep, SimError, SimSpec, StreamAssign};
-use nowa_flash::{FlashError, FtlConfig, GcFrontier, GcUnit, Mode, PolicyKind};
+use nowa_flash::{FlashError, FtlConfig, GcFrontier, GcTrigger, GcUnit, Mode, PlacementKind, PolicyKind};
 use nowa_workload::WorkloadSpec;
 use std::path::PathBuf;
 
@@ -28,6 +28,13 @@ pub struct SimArgs {
     /// random writes, measured after preconditioning; prints simulated host writes per second.
     #[arg(long)]
     bench: bool,
+    /// The cost of every placement scheme and victim policy: the --bench device and workload
+    /// (or the flags given) once per scheme, page writes per CPU second, as a table.
+    #[arg(long, conflicts_with = "bench")]
+    bench_schemes: bool,
+    /// Write the victim valid-ratio distribution (histogram and CDF) to this CSV file.
+    #[arg(long, value_name = "FILE")]
+    victims_csv: Option<PathBuf>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -106,6 +113,58 @@ struct DeviceFlags {
     /// Zoned device: max open zones.
     #[arg(long, default_value_t = 14)]
     max_open_zones: u32,
+    #[command(flatten)]
+    scheme: SchemeFlags,
+}
+
+/// Placement scheme, GC trigger and victims per round (issue 10).
+#[derive(Args, Debug, Clone)]
+struct SchemeFlags {
+    /// Placement scheme: nosep, sepgc, dac[:N], sfr[:N], multiqueue[:N], warcip[:N],
+    /// sepbit[:N], fk[:N], fk-kmeans[:N], midas (N = classes, default 6). Default: streams.
+    #[arg(long, value_name = "SCHEME", value_parser = parse_placement)]
+    placement: Option<PlacementKind>,
+    /// When GC runs: free (free-unit watermark, a fixed-capacity SSD) or gp[:THETA] (SepBIT's
+    /// log grows until its garbage proportion exceeds THETA, default 0.15).
+    #[arg(long, value_name = "TRIGGER", default_value = "free", value_parser = parse_trigger)]
+    gc_trigger: GcTrigger,
+    /// Victims collected per GC round.
+    #[arg(long, value_name = "K", default_value = "1", value_parser = parse_victims)]
+    victims_per_round: u32,
+}
+
+fn parse_placement(s: &str) -> Result<PlacementKind, String> {
+    s.parse().map_err(|e: nowa_flash::PlacementError| e.to_string())
+}
+
+fn parse_trigger(s: &str) -> Result<GcTrigger, String> {
+    match s.trim().split_once(':') {
+        _ if s.trim() == "free" => Ok(GcTrigger::FreeUnits),
+        _ if s.trim() == "gp" => Ok(GcTrigger::GarbageProportion(0.15)),
+        Some(("gp", t)) => nowa_units::parse_fraction_in(t, 0.0, 1.0, true)
+            .map_err(|e| e.to_string())
+            .and_then(|t| {
+                (t > 0.0)
+                    .then_some(GcTrigger::GarbageProportion(t))
+                    .ok_or_else(|| format!("'{s}': the threshold must be > 0"))
+            }),
+        _ => Err(format!("'{s}' is not a GC trigger (expected free, gp or gp:THETA)")),
+    }
+}
+
+fn parse_victims(s: &str) -> Result<u32, String> {
+    nowa_units::parse_count_in(s, 1, 1024)
+        .map(|k| u32::try_from(k).unwrap_or(1024))
+        .map_err(|e| e.to_string())
+}
+
+/// Put the scheme flags into the device configuration.
+fn apply_scheme(dev: &DeviceFlags, ftl: &mut FtlConfig) -> Result<()> {
+    ftl.placement = dev.scheme.placement;
+    ftl.gc_trigger = dev.scheme.gc_trigger;
+    ftl.victims_per_round = dev.scheme.victims_per_round;
+    ftl.layout().map_err(|e| usage(e.to_string()))?;
+    Ok(())
 }
 
 #[derive(Args, Debug, Clone)]
@@ -210,7 +269,7 @@ fn build_spec(dev: &DeviceFlags, run: &RunFlags) -> Result<SimSpec> {
         .as_deref()
         .map(str::parse::<GcFrontier>)
         .transpose()
-        .map_err(usage)?;
+        .map_err(|e| usage(e.to_string()))?;
     let gc_unit = match dev.gc_unit.as_str() {
         "superblock" => GcUnit::Superblock,
         "block" => GcUnit::Block,
@@ -255,7 +314,7 @@ fn build_spec(dev: &DeviceFlags, run: &RunFlags) -> Result<SimSpec> {
         } else {
             Mode::Conventional
         },
-        seed: run.seed,
+        ..FtlConfig::default()
     };
     // Validate the geometry now so bad input fails before any work.
     ftl.layout().map_err(|e| usage(e.to_string()))?;
@@ -275,10 +334,9 @@ fn build_spec(dev: &DeviceFlags, run: &RunFlags) -> Result<SimSpec> {
 /// Errors caused by the configuration are usage errors (exit 2); the rest are failures.
 fn classify(e: SimError) -> anyhow::Error {
     match e {
-        SimError::Config(m) => usage(m),
-        SimError::Workload(w) => usage(w.to_string()),
-        SimError::Flash(FlashError::Config(m)) => usage(m),
+        SimError::Flash(FlashError::Config(m)) => usage(m.to_string()),
         SimError::Flash(f) => anyhow::Error::new(f).context("simulation failed"),
+        other => usage(other.to_string()),
     }
 }
 
@@ -302,7 +360,7 @@ pub fn run(a: SimArgs) -> Result<()> {
     }
     let mut dev = a.dev.clone();
     let mut runf = a.run.clone();
-    if a.bench {
+    if a.bench || a.bench_schemes {
         dev.capacity = "64GiB".into();
         dev.pages_per_block = 256;
         dev.blocks_per_superblock = 8;
@@ -312,7 +370,11 @@ pub fn run(a: SimArgs) -> Result<()> {
         runf.warmup = runf.warmup.min(1.0);
         runf.volume = runf.volume.min(2.0);
     }
-    let spec = build_spec(&dev, &runf)?;
+    let mut spec = build_spec(&dev, &runf)?;
+    apply_scheme(&dev, &mut spec.ftl)?;
+    if a.bench_schemes {
+        return run_bench_schemes(&spec, runf.quiet);
+    }
     eprintln!(
         "nowa sim: seed {}, {} on {} ({} OP spare/logical {:.2}%), policy {}",
         spec.seed,
@@ -330,6 +392,9 @@ pub fn run(a: SimArgs) -> Result<()> {
         sim::write_intervals_csv(&r, path)
             .with_context(|| format!("writing {}", path.display()))?;
     }
+    if let Some(path) = &a.victims_csv {
+        sim::write_victims_csv(&r, path).with_context(|| format!("writing {}", path.display()))?;
+    }
     if a.json {
         println!("{}", serde_json::to_string_pretty(&r)?);
     } else {
@@ -342,6 +407,9 @@ pub fn run(a: SimArgs) -> Result<()> {
         }
         if let Some(path) = &a.csv {
             println!("intervals written to {}", path.display());
+        }
+        if let Some(path) = &a.victims_csv {
+            println!("victim valid ratios written to {}", path.display());
         }
     }
     Ok(())
@@ -362,7 +430,8 @@ fn run_sweep(s: SweepArgs) -> Result<()> {
             .parse()
             .map_err(usage)?]
     };
-    let base = build_spec(&s.dev, &s.run)?;
+    let mut base = build_spec(&s.dev, &s.run)?;
+    apply_scheme(&s.dev, &mut base.ftl)?;
     if let Some(t) = s.threads {
         rayon::ThreadPoolBuilder::new()
             .num_threads(t.max(1))
@@ -402,5 +471,21 @@ fn run_sweep(s: SweepArgs) -> Result<()> {
         }
         println!("wrote {}, {stem}.png, {stem}.svg\n", csv.display());
     }
+    Ok(())
+}
+
+/// `nowa sim --bench-schemes`: the cost of every scheme, one after the other on this thread.
+fn run_bench_schemes(spec: &SimSpec, quiet: bool) -> Result<()> {
+    eprintln!(
+        "nowa sim --bench-schemes: seed {}, {} logical pages, {} per run",
+        spec.seed, spec.ftl.logical_pages, spec.workload
+    );
+    let progress = |i: usize, n: usize, name: &str| {
+        if !quiet {
+            eprintln!("[{}/{n}] {name}", i + 1);
+        }
+    };
+    let rows = sim::schemes::bench_schemes(spec, &progress).map_err(classify)?;
+    print!("{}", sim::schemes::table(&rows));
     Ok(())
 }

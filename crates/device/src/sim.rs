@@ -197,7 +197,7 @@ fn map_flash(e: FlashError) -> DeviceError {
             DeviceError::Zone(e.to_string())
         }
         FlashError::Unsupported(s) => DeviceError::Unsupported(s),
-        FlashError::Config(m) => DeviceError::Config(m),
+        FlashError::Config(m) => DeviceError::Config(m.to_string()),
         FlashError::BadStream { .. } => DeviceError::Config(e.to_string()),
         FlashError::DeviceFull => DeviceError::Io(std::io::Error::new(
             std::io::ErrorKind::StorageFull,
@@ -207,6 +207,7 @@ fn map_flash(e: FlashError) -> DeviceError {
             std::io::ErrorKind::InvalidInput,
             e.to_string(),
         )),
+        _ => DeviceError::Config(e.to_string()),
     }
 }
 

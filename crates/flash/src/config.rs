@@ -383,6 +383,9 @@ impl FtlConfig {
             if zoned {
                 return no("the garbage-proportion trigger", "on a zoned device");
             }
+            if matches!(self.placement, Some(PlacementKind::MiDas)) {
+                return no("MiDAS (it sizes its groups for a fixed capacity)", "with the garbage-proportion trigger");
+            }
         }
         Ok(())
     }

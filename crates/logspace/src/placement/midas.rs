@@ -19,7 +19,7 @@
 //!   (Desnoyers' `x = exp(-alpha (1 - x))`). WAF = 1 + all copies per user write.
 //! - **GCS** (group configuration search): for G = 1..=6 groups, size each non-last group in
 //!   turn (a geometric grid of unit counts) to minimize the model's WAF with the later groups
-//!   merged into the last; keep the G with the lowest WAF (a group must save 0.5%).
+//!   merged into the last; keep the G with the lowest WAF (a group must save 2%).
 //! - **Hot filter** (`hf.cpp`): a 2-bit counter per page, up when the page is rewritten while
 //!   its old copy is in HOT, or in group 1 and younger than the mean age of collected HOT units;
 //!   down otherwise for group 1 and when GC moves it out of HOT or group 1 (twice out of HOT).
@@ -42,28 +42,31 @@ const MAX_GROUPS: usize = 6;
 const NOT_QUEUED: u16 = u16::MAX;
 const NO_STAMP: u64 = u64::MAX;
 
-/// Interval survival function estimated from the UID histogram.
+/// Interval survival function from the UID: a Kaplan-Meier estimate over interval bins, where
+/// a page's last write in the window is censored at the window's end (its next write, if any,
+/// is not seen). Counting censored writes as "survives forever" would overstate survival.
 struct Survival {
-    /// `tail[t]` = writes whose interval is >= t units (censored ones included).
-    tail: Vec<f64>,
-    total: f64,
+    /// `s[t]` = P(interval >= t bins).
+    s: Vec<f64>,
     unit: f64,
 }
 
 impl Survival {
-    fn new(hist: &[u64], writes: u64, unit: u64) -> Survival {
-        let recorded: u64 = hist.iter().sum();
-        let censored = as_f64(writes.saturating_sub(recorded));
-        let mut tail = vec![0.0; hist.len() + 1];
-        let mut acc = censored;
-        for t in (0..hist.len()).rev() {
-            acc += as_f64(hist[t]);
-            tail[t] = acc;
+    fn new(intervals: &[u64], censored: &[u64], unit: u64) -> Survival {
+        assert_eq!(intervals.len(), censored.len(), "one bin scale");
+        let mut at_risk: u64 = intervals.iter().sum::<u64>() + censored.iter().sum::<u64>();
+        let mut s = vec![1.0; intervals.len() + 1];
+        for t in 0..intervals.len() {
+            let deaths = intervals[t];
+            s[t + 1] = if at_risk == 0 {
+                s[t]
+            } else {
+                s[t] * (1.0 - as_f64(deaths) / as_f64(at_risk))
+            };
+            at_risk -= deaths + censored[t];
         }
-        tail[hist.len()] = censored;
         Survival {
-            tail,
-            total: as_f64(writes.max(1)),
+            s,
             unit: as_f64(unit),
         }
     }
@@ -74,8 +77,8 @@ impl Survival {
             clippy::cast_sign_loss,
             reason = "a non-negative bucket index, clamped below"
         )]
-        let t = ((x / self.unit).floor().max(0.0) as usize + 1).min(self.tail.len() - 1);
-        self.tail[t] / self.total
+        let t = ((x / self.unit).floor().max(0.0) as usize + 1).min(self.s.len() - 1);
+        self.s[t]
     }
 }
 
@@ -99,6 +102,8 @@ fn victim_ratio(alpha: f64) -> f64 {
 /// The model's inputs for one window.
 struct Model {
     s: Survival,
+    /// The UID window: cycles beyond it are not observed.
+    window: f64,
     unit_pages: f64,
     units: f64,
     live: f64,
@@ -109,14 +114,26 @@ struct Model {
 impl Model {
     /// Predicted WAF of non-last group sizes `sizes` (units), the last group taking the rest.
     fn waf(&self, sizes: &[u32]) -> f64 {
+        self.eval(sizes).0
+    }
+
+    /// Predicted WAF and the valid ratio of every non-last group at collection. A
+    /// configuration whose FIFO cycles add up beyond the UID window is not predictable (its
+    /// survival function is unknown there): infinite WAF.
+    fn eval(&self, sizes: &[u32]) -> (f64, Vec<f64>) {
         let mut rate = 1.0 - self.hot_share;
         let (mut cum, mut copies, mut data, mut used) = (0.0, 0.0, 0.0, 0.0);
+        let mut ratios = Vec::with_capacity(sizes.len());
         for &s in sizes {
             let s = f64::from(s);
             let cycle = s * self.unit_pages / rate.max(1e-12);
             let before = self.s.at(cum);
             cum += cycle;
+            if cum > self.window {
+                return (f64::INFINITY, ratios);
+            }
             let v = if before > 0.0 { self.s.at(cum) / before } else { 0.0 };
+            ratios.push(v);
             copies += rate * v;
             data += s * self.unit_pages * (1.0 + v) / 2.0;
             used += s;
@@ -125,16 +142,19 @@ impl Model {
         let last_units = self.units - used - self.hot_units;
         let last_data = self.live - data - self.hot_units * self.unit_pages / 2.0;
         if last_units <= 1.0 {
-            return f64::INFINITY;
+            return (f64::INFINITY, ratios);
         }
-        if last_data > 0.0 {
-            let x = victim_ratio(last_units * self.unit_pages / last_data);
-            if x >= 1.0 {
-                return f64::INFINITY;
-            }
-            copies += rate * x / (1.0 - x);
+        let x = if last_data > 0.0 {
+            victim_ratio(last_units * self.unit_pages / last_data)
+        } else {
+            0.0
+        };
+        if x >= 1.0 {
+            return (f64::INFINITY, ratios);
         }
-        1.0 + copies
+        copies += rate * x / (1.0 - x);
+        ratios.push(x);
+        (1.0 + copies, ratios)
     }
 
     /// Group configuration search: the non-last sizes and their predicted WAF.
@@ -164,7 +184,7 @@ impl Model {
                 .min_by(|a, b| a.1.total_cmp(&b.1));
             let Some((g, w)) = pick else { break };
             sizes.push(g);
-            if w < best.1 * 0.995 {
+            if w < best.1 * 0.98 {
                 best = (sizes.clone(), w);
             } else {
                 break;
@@ -193,10 +213,14 @@ pub struct MiDas {
     user_writes: u64,
     stamp: Vec<u64>,
     hist: Vec<u64>,
-    sampled_writes: u64,
     window_end: u64,
     predicted: f64,
+    /// The model's valid ratio per class at collection (index = class; HOT = 0).
+    expected: Vec<f64>,
+    /// Observed (sum of victim valid ratios, victims) per class since the last window.
+    observed: Vec<(f64, u64)>,
     runs: u32,
+    merges: u32,
 }
 
 impl Default for MiDas {
@@ -225,10 +249,12 @@ impl MiDas {
             user_writes: 0,
             stamp: Vec::new(),
             hist: Vec::new(),
-            sampled_writes: 0,
             window_end: 0,
             predicted: f64::NAN,
+            expected: Vec::new(),
+            observed: Vec::new(),
             runs: 0,
+            merges: 0,
         }
     }
 
@@ -240,11 +266,12 @@ impl MiDas {
         self.geo.logical_pages.max(1)
     }
 
-    /// Usable units: all but one open unit per class and two spare.
+    /// Units that hold data: all but one open unit per class and as many reserved free ones
+    /// (the FTL keeps a free unit per class for GC).
     fn usable_units(&self) -> u32 {
         self.geo
             .units
-            .saturating_sub(u32::from(self.classes()) + 2)
+            .saturating_sub(2 * u32::from(self.classes()))
             .max(4)
     }
 
@@ -274,7 +301,29 @@ impl MiDas {
         best.filter(|&u| view.valid(u) < view.unit_capacity())
     }
 
-    fn end_window(&mut self, ctx: &Ctx) {
+    /// MiDAS's error check ("irregular pattern"): a chain group whose observed valid ratio at
+    /// collection exceeds the model's by 0.1 or more is merged, with every later group, into
+    /// the last group. Returns whether it merged.
+    fn error_check(&mut self) -> bool {
+        for g in 1..=usize::from(self.groups) {
+            if g == usize::from(self.groups) && g == 1 {
+                break;
+            }
+            let (sum, n) = self.observed[g];
+            if n > 0 && self.expected.get(g).is_some_and(|&e| sum / as_f64(n) - e >= 0.1) {
+                // A mispredicted last group: merge the group before it.
+                let g = g.min(usize::from(self.groups) - 1).max(1);
+                self.groups = u16::try_from(g).expect("few groups");
+                self.size.truncate(g);
+                self.expected.truncate(g);
+                self.merges += 1;
+                return true;
+            }
+        }
+        false
+    }
+
+    fn run_model(&mut self, ctx: &Ctx) {
         let usable = self.usable_units();
         let hot_share = if self.user_writes == 0 {
             0.0
@@ -288,7 +337,8 @@ impl MiDas {
         )]
         let hot_units = ((f64::from(usable) * hot_share * 0.1).round() as u32).max(2);
         let model = Model {
-            s: Survival::new(&self.hist, self.sampled_writes, self.unit_interval()),
+            s: self.survival(ctx.now),
+            window: as_f64(self.window()),
             unit_pages: f64::from(self.geo.unit_pages),
             units: f64::from(usable),
             live: as_f64(ctx.live),
@@ -297,11 +347,32 @@ impl MiDas {
         };
         let (sizes, waf) = model.search();
         if waf.is_finite() {
+            let (_, ratios) = model.eval(&sizes);
             self.groups = u16::try_from(sizes.len() + 1).expect("at most 6 groups");
             self.size = std::iter::once(hot_units).chain(sizes).collect();
+            self.expected = std::iter::once(0.0).chain(ratios).collect();
             self.predicted = waf;
         }
         self.runs += 1;
+    }
+
+    /// The survival function of this window: intervals seen, and each sampled page's last
+    /// write censored at `now`.
+    fn survival(&self, now: u64) -> Survival {
+        let mut censored = vec![0u64; self.hist.len()];
+        let last = censored.len() - 1;
+        for &st in self.stamp.iter().filter(|&&st| st != NO_STAMP) {
+            let t = usize::try_from((now - st) / self.unit_interval()).unwrap_or(last);
+            censored[t.min(last)] += 1;
+        }
+        Survival::new(&self.hist, &censored, self.unit_interval())
+    }
+
+    fn end_window(&mut self, ctx: &Ctx) {
+        if !self.error_check() {
+            self.run_model(ctx);
+        }
+        self.observed.iter_mut().for_each(|o| *o = (0.0, 0));
         if self.hot_age_n > 0 {
             let new = self.hot_age_sum / as_f64(self.hot_age_n);
             self.hot_age = if new >= 2.0 * self.hot_age {
@@ -316,7 +387,6 @@ impl MiDas {
         self.user_writes = 0;
         self.hist.iter_mut().for_each(|h| *h = 0);
         self.stamp.iter_mut().for_each(|s| *s = NO_STAMP);
-        self.sampled_writes = 0;
         self.window_end = ctx.now + self.window();
     }
 
@@ -325,7 +395,6 @@ impl MiDas {
             return;
         }
         let i = idx(page / SAMPLE);
-        self.sampled_writes += 1;
         if self.stamp[i] != NO_STAMP {
             let t = (now - self.stamp[i]) / self.unit_interval();
             let b = usize::try_from(t).unwrap_or(usize::MAX).min(self.hist.len() - 1);
@@ -353,6 +422,7 @@ impl Placement for MiDas {
         let classes = usize::from(self.classes());
         self.queue = vec![VecDeque::new(); classes];
         self.count = vec![0; classes];
+        self.observed = vec![(0.0, 0); classes];
         self.qclass = vec![NOT_QUEUED; geo.units as usize];
         self.hf = vec![0; idx(geo.logical_pages)];
         self.hot_age = as_f64(geo.logical_pages);
@@ -418,6 +488,9 @@ impl Placement for MiDas {
     }
     fn on_collect(&mut self, unit: &UnitInfo, ctx: &Ctx) {
         self.victim_class = unit.class;
+        let o = &mut self.observed[usize::from(unit.class)];
+        o.0 += f64::from(unit.valid) / f64::from(unit.capacity.max(1));
+        o.1 += 1;
         let q = &mut self.qclass[unit.unit as usize];
         if *q != NOT_QUEUED {
             self.count[usize::from(*q)] -= 1;
@@ -447,11 +520,12 @@ impl Placement for MiDas {
     fn report(&self) -> String {
         let sizes: Vec<String> = self.size.iter().map(u32::to_string).collect();
         format!(
-            "midas: {} groups, designated sizes (HOT, G1..) [{}] + last, model WAF {:.3}, {} model runs",
+            "midas: {} groups, designated sizes (HOT, G1..) [{}] + last, model WAF {:.3}, {} model runs, {} merges",
             self.groups,
             sizes.join(", "),
             self.predicted,
-            self.runs
+            self.runs,
+            self.merges
         )
     }
 }
@@ -465,11 +539,19 @@ mod tests {
         // Half the writes rewrite within 1000 user writes, half never (within the window).
         let mut hist = vec![0u64; 100];
         hist[3] = 5000;
-        let s = Survival::new(&hist, 10_000, 256);
-        assert!((s.at(0.0) - 1.0).abs() < 1e-9 || s.at(0.0) <= 1.0);
+        let mut censored = vec![0u64; 100];
+        censored[99] = 5000;
+        let s = Survival::new(&hist, &censored, 256);
+        assert!((s.at(0.0) - 1.0).abs() < 1e-9);
         assert!((s.at(10_000.0) - 0.5).abs() < 1e-9);
+        // Censoring early (half the pages last written 2 bins before the end) is not survival.
+        let mut early = vec![0u64; 100];
+        early[1] = 5000;
+        let k = Survival::new(&hist, &early, 256);
+        assert!(k.at(256.0 * 5.0) < 1e-9, "everyone still at risk died in bin 3");
         let m = Model {
             s,
+            window: 25_600.0,
             unit_pages: 1024.0,
             units: 1000.0,
             live: 800_000.0,
