@@ -251,13 +251,19 @@ impl Future {
             ));
         }
         let n = usize::try_from(total).expect("below 2^28");
-        let mut lbas: Vec<u32> = (0..precondition).map(|l| u32::try_from(l).expect("LBA")).collect();
+        let mut lbas: Vec<u32> = (0..precondition)
+            .map(|l| u32::try_from(l).expect("LBA"))
+            .collect();
         lbas.reserve(n - lbas.len());
         let mut buf = vec![0u64; 4096];
         while lbas.len() < n {
             let k = (n - lbas.len()).min(buf.len());
             w.fill_writes(&mut buf[..k]);
-            lbas.extend(buf[..k].iter().map(|&l| u32::try_from(l).expect("LBA below 2^32")));
+            lbas.extend(
+                buf[..k]
+                    .iter()
+                    .map(|&l| u32::try_from(l).expect("LBA below 2^32")),
+            );
         }
         // Backward pass: the distance to each LBA's next write.
         let mut next = vec![NEVER; usize::try_from(logical).expect("logical pages")];
@@ -270,7 +276,11 @@ impl Future {
             }
             *slot = i64v;
         }
-        Ok(Future { lbas, hints, pos: 0 })
+        Ok(Future {
+            lbas,
+            hints,
+            pos: 0,
+        })
     }
 
     fn feed(&mut self, ftl: &mut Ftl, pages: u64) -> Result<(), SimError> {
@@ -306,8 +316,11 @@ impl Feed {
                 self.lbuf.resize(n, 0);
                 self.w.fill_writes(&mut self.lbuf);
                 self.bbuf.clear();
-                self.bbuf
-                    .extend(self.lbuf.iter().map(|&l| u32::try_from(l).expect("LBA below 2^32")));
+                self.bbuf.extend(
+                    self.lbuf
+                        .iter()
+                        .map(|&l| u32::try_from(l).expect("LBA below 2^32")),
+                );
                 ftl.write_batch(&self.bbuf, 0)?;
                 done += n as u64;
             }
@@ -316,7 +329,10 @@ impl Feed {
         while done < pages {
             match self.w.next_op() {
                 Op::Write(l) => {
-                    let s = self.classifier.as_ref().map_or(0, |c| u16::from(c.is_hot(l)));
+                    let s = self
+                        .classifier
+                        .as_ref()
+                        .map_or(0, |c| u16::from(c.is_hot(l)));
                     ftl.write(l, s)?;
                     done += 1;
                 }
@@ -343,13 +359,21 @@ fn check_spec(spec: &SimSpec) -> Result<(), SimError> {
 
 fn classifier(spec: &SimSpec, in_use: u64) -> Result<Option<TwoZone>, SimError> {
     match (spec.streams, &spec.workload) {
-        (StreamAssign::HotCold, WorkloadSpec::TwoZone { write_pct, space_pct }) => {
+        (
+            StreamAssign::HotCold,
+            WorkloadSpec::TwoZone {
+                write_pct,
+                space_pct,
+            },
+        ) => {
             if spec.ftl.streams < 2 {
                 return Err(SimError::Unsupported(
                     "hot-cold stream assignment needs --streams >= 2",
                 ));
             }
-            Ok(Some(TwoZone::new(in_use, *write_pct, *space_pct, spec.seed)?))
+            Ok(Some(TwoZone::new(
+                in_use, *write_pct, *space_pct, spec.seed,
+            )?))
         }
         (StreamAssign::HotCold, _) => Err(SimError::Unsupported(
             "hot-cold stream assignment needs a two-zone workload",
@@ -407,7 +431,9 @@ fn steady_waf(intervals: &[Interval]) -> f64 {
     let tail = intervals.len().div_ceil(4).max(1);
     let (h, m) = intervals[intervals.len().saturating_sub(tail)..]
         .iter()
-        .fold((0u64, 0u64), |(h, m), i| (h + i.host_pages, m + i.media_pages));
+        .fold((0u64, 0u64), |(h, m), i| {
+            (h + i.host_pages, m + i.media_pages)
+        });
     Counters {
         host_pages: h,
         media_pages: m,
@@ -416,24 +442,29 @@ fn steady_waf(intervals: &[Interval]) -> f64 {
     .waf()
 }
 
-/// Run one simulation.
-///
-/// # Errors
-/// Bad parameters, a configuration the model refuses, a device that fills up.
-pub fn run(spec: &SimSpec, progress: Option<Progress<'_>>) -> Result<SimResult, SimError> {
+/// A run ready to go: the device, the feed, the phase lengths.
+struct Setup {
+    ftl: Ftl,
+    feed: Feed,
+    ph: Phases,
+    in_use: u64,
+    pre: u64,
+}
+
+fn setup(spec: &SimSpec) -> Result<Setup, SimError> {
     check_spec(spec)?;
-    let mut ftl = Ftl::new(FtlConfig {
+    let ftl = Ftl::new(FtlConfig {
         seed: spec.seed,
         ..spec.ftl.clone()
     })?;
     let logical = ftl.logical_pages();
     let params = WorkloadParams::new(logical, spec.fill, spec.seed)?;
     let in_use = params.in_use_pages()?;
-    let measure_pages = pages_of(spec.volume, logical).max(1);
+    let measure = pages_of(spec.volume, logical).max(1);
     let ph = Phases {
         warm: pages_of(spec.warmup, logical),
-        measure: measure_pages,
-        step: pages_of(spec.interval, logical).clamp(1, measure_pages),
+        measure,
+        step: pages_of(spec.interval, logical).clamp(1, measure),
     };
     let mut w = spec.workload.build(&params)?;
     let pre = if spec.precondition { in_use } else { 0 };
@@ -442,51 +473,76 @@ pub fn run(spec: &SimSpec, progress: Option<Progress<'_>>) -> Result<SimResult, 
     } else {
         None
     };
-    let mut feed = Feed {
+    let feed = Feed {
         classifier: classifier(spec, in_use)?,
         w,
         future,
         lbuf: Vec::new(),
         bbuf: Vec::new(),
     };
-    let t0 = Instant::now();
-    if feed.future.is_some() {
-        feed.drive(&mut ftl, pre)?;
+    Ok(Setup {
+        ftl,
+        feed,
+        ph,
+        in_use,
+        pre,
+    })
+}
+
+/// Sequential fill (from the stream when the placement needs the future) and warm-up.
+fn precondition_and_warm(
+    s: &mut Setup,
+    spec: &SimSpec,
+    progress: Option<Progress<'_>>,
+) -> Result<(), SimError> {
+    if s.feed.future.is_some() {
+        s.feed.drive(&mut s.ftl, s.pre)?;
     } else if spec.precondition {
-        ftl.precondition_sequential(in_use)?;
+        s.ftl.precondition_sequential(s.in_use)?;
     }
     let mut done = 0u64;
-    while done < ph.warm {
-        let n = ph.step.min(ph.warm - done);
-        feed.drive(&mut ftl, n)?;
+    while done < s.ph.warm {
+        let n = s.ph.step.min(s.ph.warm - done);
+        s.feed.drive(&mut s.ftl, n)?;
         done += n;
         if let Some(p) = progress {
-            p(done, ph.warm + ph.measure);
+            p(done, s.ph.warm + s.ph.measure);
         }
     }
-    let (start, hist0) = (ftl.counters(), ftl.victim_histogram().clone());
-    ftl.reset_far();
+    Ok(())
+}
+
+/// Run one simulation.
+///
+/// # Errors
+/// Bad parameters, a configuration the model refuses, a device that fills up.
+pub fn run(spec: &SimSpec, progress: Option<Progress<'_>>) -> Result<SimResult, SimError> {
+    let mut s = setup(spec)?;
+    let t0 = Instant::now();
+    precondition_and_warm(&mut s, spec, progress)?;
+    let (start, hist0) = (s.ftl.counters(), s.ftl.victim_histogram().clone());
+    s.ftl.reset_far();
     let (tm, cpu0) = (Instant::now(), thread_cpu_secs());
-    let intervals = measure(&mut ftl, &mut feed, &ph, progress)?;
+    let intervals = measure(&mut s.ftl, &mut s.feed, &s.ph, progress)?;
     let (msecs, cpu) = (tm.elapsed().as_secs_f64(), thread_cpu_secs() - cpu0);
-    let vh = ftl.victim_histogram().since(&hist0);
-    let end = ftl.counters();
-    let m = end.since(&start);
+    let vh = s.ftl.victim_histogram().since(&hist0);
+    let ftl = &s.ftl;
+    let m = ftl.counters().since(&start);
     let erases = ftl.erase_counts();
     let layout = ftl.layout().clone();
     Ok(SimResult {
         seed: spec.seed,
-        workload: feed.w.name(),
+        workload: s.feed.w.name(),
         policy: spec.ftl.policy.to_string(),
         placement: ftl.placement_name(),
         placement_report: ftl.placement_report(),
-        alpha_eff: layout.alpha_eff(in_use),
+        alpha_eff: layout.alpha_eff(s.in_use),
         log_alpha: ftl.log_alpha(),
         layout,
         fill: spec.fill,
-        in_use_pages: in_use,
+        in_use_pages: s.in_use,
         measured: m,
-        total: end,
+        total: ftl.counters(),
         waf: m.waf(),
         waf_steady: steady_waf(&intervals),
         far: ftl.far(),
@@ -496,11 +552,12 @@ pub fn run(spec: &SimSpec, progress: Option<Progress<'_>>) -> Result<SimResult, 
         classes: ftl.class_stats(),
         erase_min: erases.iter().copied().min().unwrap_or(0),
         erase_max: erases.iter().copied().max().unwrap_or(0),
-        erase_mean: erases.iter().map(|&e| f64::from(e)).sum::<f64>() / f(erases.len() as u64).max(1.0),
+        erase_mean: erases.iter().map(|&e| f64::from(e)).sum::<f64>()
+            / f(erases.len() as u64).max(1.0),
         intervals,
         elapsed_secs: t0.elapsed().as_secs_f64(),
-        sim_writes_per_sec: f(ph.measure) / msecs.max(1e-9),
-        sim_writes_per_cpu_sec: f(ph.measure) / cpu.max(1e-9),
+        sim_writes_per_sec: f(s.ph.measure) / msecs.max(1e-9),
+        sim_writes_per_cpu_sec: f(s.ph.measure) / cpu.max(1e-9),
         memory_bytes: ftl.memory_bytes(),
     })
 }

@@ -49,7 +49,7 @@ impl WriteBuffer {
             next: vec![NIL; cap],
             head: NIL,
             tail: NIL,
-            free: (0..cap as u32).rev().collect(),
+            free: (0..u32::try_from(cap).unwrap_or(u32::MAX)).rev().collect(),
         }
     }
 

@@ -75,7 +75,10 @@ impl Ftl {
         }
         let mapped: u64 = per_unit.iter().map(|&n| u64::from(n)).sum();
         if mapped != self.live {
-            return Err(format!("live counter {} but {mapped} LBAs mapped", self.live));
+            return Err(format!(
+                "live counter {} but {mapped} LBAs mapped",
+                self.live
+            ));
         }
         let c = self.counters();
         if c.media_pages != self.host_programs + c.gc_pages {

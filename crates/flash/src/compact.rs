@@ -41,6 +41,7 @@ pub(crate) fn chain_fills(valid: &[u32], cap: u32) -> Vec<u32> {
     let mut dest = valid[n - 1];
     for i in (1..n).rev() {
         let src = valid[i - 1];
+        debug_assert!(dest <= cap && src <= cap, "fills within a unit");
         let moved = src.min(cap - dest);
         fills[i] = dest + moved;
         dest = src - moved;
@@ -50,7 +51,10 @@ pub(crate) fn chain_fills(valid: &[u32], cap: u32) -> Vec<u32> {
 }
 
 fn garbage_of(f: &Ftl, victims: &[u32], cap: u64) -> u64 {
-    victims.iter().map(|&u| cap - u64::from(f.space.valid(u))).sum()
+    victims
+        .iter()
+        .map(|&u| cap - u64::from(f.space.valid(u)))
+        .sum()
 }
 
 impl Ftl {
@@ -69,6 +73,7 @@ impl Ftl {
             let next = self.compact.as_mut().and_then(|c| c.queue.pop_front());
             match next {
                 Some(Some((u, fill))) => {
+                    assert!(fill < self.unit_pages, "a queued unit has room");
                     self.space.set_class(u, 0);
                     self.frontiers[0] = Frontier { unit: u, wp: fill };
                     return Ok(());
@@ -122,6 +127,11 @@ impl Ftl {
         let valid: Vec<u32> = victims.iter().map(|&v| self.space.valid(v)).collect();
         let fills = chain_fills(&valid, self.unit_pages);
         assert_eq!(fills[0], 0, "the first victim must end empty");
+        assert_eq!(
+            fills.iter().map(|&f| u64::from(f)).sum::<u64>(),
+            valid.iter().map(|&v| u64::from(v)).sum::<u64>(),
+            "compaction keeps every valid page"
+        );
         // Gather the valid pages, last victim first, each in position order.
         let mut st = self.compact.take().expect("compaction state");
         st.buf.clear();
@@ -135,7 +145,11 @@ impl Ftl {
             }
         }
         let moved: u32 = valid.iter().sum();
-        assert_eq!(st.buf.len(), moved as usize, "valid counts out of sync with the mapping");
+        assert_eq!(
+            st.buf.len(),
+            moved as usize,
+            "valid counts out of sync with the mapping"
+        );
         for (&v, &n) in victims.iter().zip(&valid) {
             self.space.sub_valid(v, n);
             self.space.erase(v);
@@ -161,7 +175,11 @@ impl Ftl {
 
     /// Write the gathered pages into fresh units with the reference's fills (victim n-1
     /// first); returns the unit standing in for each victim (None: left empty).
-    fn write_fills(&mut self, fills: &[u32], buf: &[(u32, u16)]) -> Result<Vec<Option<u32>>, FlashError> {
+    fn write_fills(
+        &mut self,
+        fills: &[u32],
+        buf: &[(u32, u16)],
+    ) -> Result<Vec<Option<u32>>, FlashError> {
         let mut units = vec![None; fills.len()];
         let mut k = 0usize;
         for i in (1..fills.len()).rev() {

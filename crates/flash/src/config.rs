@@ -96,7 +96,7 @@ pub enum ConfigError {
     #[error("victims per GC round must be >= 1")]
     ZeroVictims,
     /// The GC unit exceeds the device.
-    #[error("GC unit of {unit_pages} pages ({} MiB) is larger than the device ({logical_pages} pages)", unit_pages * PAGE_SIZE >> 20)]
+    #[error("GC unit of {unit_pages} pages ({} MiB) is larger than the device ({logical_pages} pages)", (unit_pages * PAGE_SIZE) >> 20)]
     UnitLargerThanDevice {
         /// Pages per GC unit.
         unit_pages: u64,
@@ -262,7 +262,8 @@ impl Layout {
     /// (REFERENCE.md: alpha_eff = (T - (reserved + open) x Np) / U), for `in_use` logical pages.
     #[must_use]
     pub fn alpha_eff(&self, in_use: u64) -> f64 {
-        let reserved = f64::from(self.open_frontiers + self.reserved_units) * f64::from(self.unit_pages);
+        let reserved =
+            f64::from(self.open_frontiers + self.reserved_units) * f64::from(self.unit_pages);
         (as_f64(self.physical_pages) - reserved) / as_f64(in_use)
     }
 }
@@ -365,7 +366,10 @@ impl FtlConfig {
                 return no("a placement scheme", "with a write buffer");
             }
             if zoned || self.policy.compacts_victims() {
-                return no("a placement scheme", "with zones or the 2R reference policies");
+                return no(
+                    "a placement scheme",
+                    "with zones or the 2R reference policies",
+                );
             }
         }
         if self.policy.compacts_victims() && self.streams > 1 {
@@ -384,7 +388,10 @@ impl FtlConfig {
                 return no("the garbage-proportion trigger", "on a zoned device");
             }
             if matches!(self.placement, Some(PlacementKind::MiDas)) {
-                return no("MiDAS (it sizes its groups for a fixed capacity)", "with the garbage-proportion trigger");
+                return no(
+                    "MiDAS (it sizes its groups for a fixed capacity)",
+                    "with the garbage-proportion trigger",
+                );
             }
         }
         Ok(())
@@ -465,7 +472,7 @@ impl FtlConfig {
             Mode::Zoned { .. } => physical,
             Mode::Conventional => self.logical_pages,
         };
-        let small = |x: u64| u32::try_from(x).expect("below 2^32 (checked above)");
+        let small = |x: u64| u32::try_from(x).unwrap_or(u32::MAX);
         Ok(Layout {
             logical_pages: logical,
             physical_pages: physical,

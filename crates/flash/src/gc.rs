@@ -110,7 +110,10 @@ impl Ftl {
             self.space.add_valid(fr.unit, pending);
         }
         self.frontiers[dest] = fr;
-        assert_eq!(moved, valid, "GC moved {moved} pages but unit {victim} held {valid}");
+        assert_eq!(
+            moved, valid,
+            "GC moved {moved} pages but unit {victim} held {valid}"
+        );
         self.finish_victim(victim, moved);
         Ok(())
     }
@@ -126,7 +129,10 @@ impl Ftl {
     fn collect_placed(&mut self, victim: u32) -> Result<(), FlashError> {
         let info = self.space.info(victim);
         let ctx = self.ctx(NEVER);
-        let p = self.place.as_mut().expect("collect_placed needs a placement");
+        let p = self
+            .place
+            .as_mut()
+            .expect("collect_placed needs a placement");
         p.on_collect(&info, &ctx);
         let base = victim * self.unit_pages;
         let mut moved = 0u32;
@@ -141,11 +147,19 @@ impl Ftl {
             let p = self.place.as_mut().expect("checked above");
             p.on_gc_write(u64::from(lba), &ctx);
             let class = p.classify(true, u64::from(lba), &ctx);
+            assert!(
+                usize::from(class) < self.frontiers.len(),
+                "GC class {class} out of range"
+            );
             self.space.note_writes(class, true, 1);
             self.gc_append(lba, ppn, usize::from(class))?;
             moved += 1;
         }
-        assert_eq!(moved, info.valid, "GC moved {moved} pages but unit {victim} held {}", info.valid);
+        assert_eq!(
+            moved, info.valid,
+            "GC moved {moved} pages but unit {victim} held {}",
+            info.valid
+        );
         self.finish_victim(victim, moved);
         Ok(())
     }
@@ -157,6 +171,7 @@ impl Ftl {
             self.make_room(f)?;
             fr = self.frontiers[f];
         }
+        debug_assert!(fr.wp < self.unit_pages, "room made in frontier {f}");
         let new = fr.unit * self.unit_pages + fr.wp;
         self.p2l[new as usize] = lba;
         self.l2p[lba as usize] = new + 1;
@@ -181,6 +196,10 @@ impl Ftl {
             .map(|f| u64::from(f.wp))
             .sum();
         let written = sealed_pages + open;
+        debug_assert!(
+            sealed_valid <= sealed_pages,
+            "sealed units hold at most their capacity"
+        );
         if written > 0 && as_f64(sealed_pages - sealed_valid) > t * as_f64(written) {
             self.gc_round()?;
         }

@@ -33,8 +33,7 @@ pub use config::{
     PAGE_SIZE,
 };
 pub use nowa_logspace::{
-    ClassStats, PlacementError, PlacementKind, PolicyKind, PolicyParseError, VictimHistogram,
-    NEVER,
+    ClassStats, PlacementError, PlacementKind, PolicyKind, PolicyParseError, VictimHistogram, NEVER,
 };
 
 use buffer::WriteBuffer;
@@ -235,31 +234,24 @@ impl Ftl {
     pub fn new(cfg: FtlConfig) -> Result<Ftl, FlashError> {
         let layout = cfg.layout()?;
         let unit_pages = layout.unit_pages;
-        let streams = usize::from(cfg.streams);
-        let nfront = match (cfg.placement, layout.gc_frontier) {
-            (Some(p), _) => usize::from(p.build().classes()),
-            (None, _) if cfg.policy.compacts_victims() => 1,
-            (None, GcFrontier::Shared) => streams,
-            (None, GcFrontier::Separate) => streams + 1,
-            (None, GcFrontier::PerStream) => streams * 2,
-        };
+        let nfront = frontier_count(&cfg, &layout);
         let zoned = matches!(cfg.mode, Mode::Zoned { .. });
-        let buffer = (cfg.write_buffer_pages > 0)
-            .then(|| WriteBuffer::new(usize::try_from(cfg.write_buffer_pages).unwrap_or(usize::MAX)));
+        let buffer = (cfg.write_buffer_pages > 0).then(|| {
+            WriteBuffer::new(usize::try_from(cfg.write_buffer_pages).unwrap_or(usize::MAX))
+        });
         // vec![0; n] comes from calloc: untouched pages cost nothing until written. The tables
         // are hit at random, so ask for huge pages before the first touch (fewer TLB misses).
         let mut l2p = vec![0u32; to_usize(layout.logical_pages)];
         let mut p2l = vec![0u32; to_usize(layout.physical_pages)];
         hugepage::advise(&mut l2p);
         hugepage::advise(&mut p2l);
-        let mut place = cfg.placement.map(|p| p.build());
-        if let Some(p) = place.as_mut() {
-            p.init(&Geometry {
-                logical_pages: layout.logical_pages,
-                unit_pages,
-                units: layout.units,
-            });
-        }
+        let place = build_placement(&cfg, &layout);
+        assert!(
+            place
+                .as_ref()
+                .is_none_or(|p| usize::from(p.classes()) == nfront),
+            "one frontier per placement class"
+        );
         let mut space = Space::new(layout.units, unit_pages, cfg.policy.build(cfg.seed));
         let gp = match cfg.gc_trigger {
             GcTrigger::GarbageProportion(t) => {
@@ -347,7 +339,9 @@ impl Ftl {
     /// Name of the placement scheme ("streams" without one).
     #[must_use]
     pub fn placement_name(&self) -> String {
-        self.place.as_ref().map_or_else(|| "streams".into(), |p| p.name())
+        self.place
+            .as_ref()
+            .map_or_else(|| "streams".into(), |p| p.name())
     }
     /// The placement scheme's own state, one line (empty without one).
     #[must_use]
@@ -430,7 +424,13 @@ impl Ftl {
         let n = valid.len().max(self.space.classes.len());
         let total_valid: u64 = valid.iter().sum();
         let user: u64 = self.space.classes.iter().map(|s| s.user_writes).sum();
-        let share = |a: u64, b: u64| if b == 0 { 0.0 } else { config::as_f64(a) / config::as_f64(b) };
+        let share = |a: u64, b: u64| {
+            if b == 0 {
+                0.0
+            } else {
+                config::as_f64(a) / config::as_f64(b)
+            }
+        };
         (0..n)
             .map(|c| {
                 let stats = self.space.classes.get(c).cloned().unwrap_or_default();
@@ -457,6 +457,10 @@ impl Ftl {
             .filter(|&&p| p != 0)
             .map(|&p| u64::from(self.moves[(p - 1) as usize]))
             .sum();
+        assert!(
+            frozen <= moves,
+            "frozen moves {frozen} exceed GC moves {moves}"
+        );
         Far {
             moves,
             frozen_moves: frozen,
@@ -479,10 +483,38 @@ impl Ftl {
     #[must_use]
     pub fn log_alpha(&self) -> f64 {
         let (sealed, _) = self.space.sealed();
-        let open: u64 = self.frontiers.iter().filter(|f| f.unit != NONE).map(|f| u64::from(f.wp)).sum();
+        let open: u64 = self
+            .frontiers
+            .iter()
+            .filter(|f| f.unit != NONE)
+            .map(|f| u64::from(f.wp))
+            .sum();
         let written = u64::from(sealed) * u64::from(self.unit_pages) + open;
         config::as_f64(written) / config::as_f64(self.live.max(1))
     }
+}
+
+/// Open frontiers: one per placement class, or per stream plus the GC frontiers.
+fn frontier_count(cfg: &FtlConfig, layout: &Layout) -> usize {
+    let streams = usize::from(cfg.streams);
+    match (cfg.placement, layout.gc_frontier) {
+        (Some(p), _) => usize::from(p.build().classes()),
+        (None, _) if cfg.policy.compacts_victims() => 1,
+        (None, GcFrontier::Separate) => streams + 1,
+        (None, GcFrontier::PerStream) => streams * 2,
+        (None, _) => streams,
+    }
+}
+
+/// The placement scheme, initialized for the device.
+fn build_placement(cfg: &FtlConfig, layout: &Layout) -> Option<Box<dyn Placement>> {
+    let mut place = cfg.placement.map(|p| p.build())?;
+    place.init(&Geometry {
+        logical_pages: layout.logical_pages,
+        unit_pages: layout.unit_pages,
+        units: layout.units,
+    });
+    Some(place)
 }
 
 /// A page count as an index.

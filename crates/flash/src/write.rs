@@ -4,6 +4,15 @@
 use crate::{FlashError, Frontier, Ftl, NEVER, NONE};
 
 impl Ftl {
+    /// A checked LBA as the 32-bit index the tables use (the layout keeps the device below
+    /// 2^32 pages).
+    fn page32(&self, lba: u64) -> Result<u32, FlashError> {
+        u32::try_from(lba).map_err(|_| FlashError::LbaOutOfRange {
+            lba,
+            logical: self.layout.logical_pages,
+        })
+    }
+
     fn needs_future(&self) -> Result<(), FlashError> {
         match &self.place {
             Some(p) if p.needs_future() => Err(FlashError::NeedsFuture {
@@ -39,8 +48,7 @@ impl Ftl {
         if !self.zones.is_empty() {
             return self.zone_write(lba);
         }
-        let l = u32::try_from(lba).expect("LBAs below 2^32 (checked by the layout)");
-        self.host_write(l, stream, next_write_in, true)
+        self.host_write(self.page32(lba)?, stream, next_write_in, true)
     }
 
     /// A host request of `len` consecutive pages from `start` (a trace record): the placement
@@ -70,8 +78,7 @@ impl Ftl {
             p.on_request(start, len, &ctx);
         }
         for l in start..start + len {
-            let l = u32::try_from(l).expect("checked above");
-            self.host_write(l, stream, NEVER, false)?;
+            self.host_write(self.page32(l)?, stream, NEVER, false)?;
         }
         Ok(())
     }
@@ -106,7 +113,12 @@ impl Ftl {
         self.batch(lbas, Some(next_write_in), stream)
     }
 
-    fn batch(&mut self, lbas: &[u32], hints: Option<&[u64]>, stream: u16) -> Result<(), FlashError> {
+    fn batch(
+        &mut self,
+        lbas: &[u32],
+        hints: Option<&[u64]>,
+        stream: u16,
+    ) -> Result<(), FlashError> {
         self.check_stream(stream)?;
         if !self.zones.is_empty() {
             for &l in lbas {
@@ -137,7 +149,13 @@ impl Ftl {
     }
 
     #[inline]
-    fn host_write(&mut self, lba: u32, stream: u16, hint: u64, announce: bool) -> Result<(), FlashError> {
+    fn host_write(
+        &mut self,
+        lba: u32,
+        stream: u16,
+        hint: u64,
+        announce: bool,
+    ) -> Result<(), FlashError> {
         if self.place.is_some() {
             return self.placed_write(lba, hint, announce);
         }
@@ -194,7 +212,10 @@ impl Ftl {
         let p = self.place.as_mut().expect("placed_write needs a placement");
         p.on_user_write(u64::from(lba), &ctx);
         let class = p.classify(false, u64::from(lba), &ctx);
-        debug_assert!(usize::from(class) < self.frontiers.len(), "class {class} out of range");
+        debug_assert!(
+            usize::from(class) < self.frontiers.len(),
+            "class {class} out of range"
+        );
         self.space.note_writes(class, false, 1);
         self.host_programs += 1;
         self.append(lba, usize::from(class))?;
@@ -235,6 +256,7 @@ impl Ftl {
             self.make_room(f)?;
             fr = self.frontiers[f];
         }
+        debug_assert!(fr.wp < self.unit_pages, "room made in frontier {f}");
         let ppn = fr.unit * self.unit_pages + fr.wp;
         self.p2l[ppn as usize] = lba;
         self.l2p[lba as usize] = ppn + 1;
@@ -297,7 +319,7 @@ impl Ftl {
             return self.zone_trim(start, len);
         }
         for lba in start..end {
-            let lba = u32::try_from(lba).expect("checked against the logical pages");
+            let lba = self.page32(lba)?;
             if let Some(b) = self.buffer.as_mut() {
                 if b.remove(lba) {
                     self.c.trimmed_pages += 1;
@@ -332,11 +354,7 @@ impl Ftl {
         while lba < pages {
             batch.clear();
             let end = (lba + 4096).min(pages);
-            let (a, b) = (
-                u32::try_from(lba).expect("below the logical pages"),
-                u32::try_from(end).expect("below the logical pages"),
-            );
-            batch.extend(a..b);
+            batch.extend(self.page32(lba)?..=self.page32(end - 1)?);
             self.write_batch(&batch, 0)?;
             lba = end;
         }

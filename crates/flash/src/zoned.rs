@@ -48,6 +48,7 @@ impl Ftl {
             // A zone's data lives in a physical unit of its own, picked from the free list.
             let u = self.space.open_unit(0)?;
             self.open_zones += 1;
+            assert!(self.open_zones <= max_open_zones, "open zone limit");
             self.zones[zi].unit = u;
             u
         } else {

@@ -63,7 +63,7 @@ fn fifo_matches_lambert_model() {
 #[test]
 fn fill_level_acts_as_extra_spare() {
     let mut f = Ftl::new(config(1 << 18, 0.07, 256, PolicyKind::Greedy)).unwrap();
-    let in_use = (f.logical_pages() as f64 * 0.8) as u64;
+    let in_use = pages(0.8, f.logical_pages());
     let mut rng = Rng(9);
     let c = protocol(&mut f, in_use, 3.0, 4.0, || rng.below(in_use));
     let model = waf_greedy(f.layout().alpha_eff(in_use), 256);

@@ -41,7 +41,11 @@ fn base(block_gc: bool, seed: u64) -> FtlConfig {
         op: 0.3,
         pages_per_block: 16,
         blocks_per_superblock: 4,
-        gc_unit: if block_gc { GcUnit::Block } else { GcUnit::Superblock },
+        gc_unit: if block_gc {
+            GcUnit::Block
+        } else {
+            GcUnit::Superblock
+        },
         seed,
         ..FtlConfig::default()
     }
@@ -50,7 +54,13 @@ fn base(block_gc: bool, seed: u64) -> FtlConfig {
 /// Streams, frontiers, buffers and every policy (the 2R reference ones on one stream); or a
 /// placement scheme with a filtering policy and either trigger.
 fn configs() -> impl Strategy<Value = FtlConfig> {
-    let streams = (policies(), frontiers(), prop_oneof![Just(0u64), 1u64..50], any::<bool>(), 1u32..3)
+    let streams = (
+        policies(),
+        frontiers(),
+        prop_oneof![Just(0u64), 1u64..50],
+        any::<bool>(),
+        1u32..3,
+    )
         .prop_map(|(policy, gc_frontier, buffer, block_gc, k)| FtlConfig {
             streams: if policy.compacts_victims() { 1 } else { 3 },
             policy,
@@ -61,14 +71,22 @@ fn configs() -> impl Strategy<Value = FtlConfig> {
         });
     let placed = (
         prop::sample::select(PlacementKind::all()),
-        prop::sample::select(vec![PolicyKind::Greedy, PolicyKind::CostBenefit, PolicyKind::CostBenefitSepBit]),
+        prop::sample::select(vec![
+            PolicyKind::Greedy,
+            PolicyKind::CostBenefit,
+            PolicyKind::CostBenefitSepBit,
+        ]),
         any::<bool>(),
         any::<bool>(),
     )
         .prop_map(|(p, policy, gp, block_gc)| FtlConfig {
             placement: Some(p),
             policy,
-            gc_trigger: if gp { GcTrigger::GarbageProportion(0.15) } else { GcTrigger::FreeUnits },
+            gc_trigger: if gp {
+                GcTrigger::GarbageProportion(0.15)
+            } else {
+                GcTrigger::FreeUnits
+            },
             op: 1.0,
             ..base(block_gc, 5)
         });

@@ -8,16 +8,16 @@ const N: u64 = 1 << 17;
 const OP: f64 = 0.10;
 
 fn waf(policy: PolicyKind, skewed: bool, seed: u64) -> f64 {
-    let mut f = Ftl::new(config(N, OP, 128, policy)).unwrap();
+    let mut f = Ftl::new(config(N, OP, 128, policy)).expect("valid config");
     let n = f.logical_pages();
     let c = if skewed {
-        let mut w = TwoZone::new(n, 90.0, 10.0, seed).unwrap();
+        let mut w = TwoZone::new(n, 90.0, 10.0, seed).expect("valid workload");
         protocol(&mut f, n, 6.0, 4.0, || w.next_write())
     } else {
-        let mut w = Uniform::new(n, seed).unwrap();
+        let mut w = Uniform::new(n, seed).expect("valid workload");
         protocol(&mut f, n, 6.0, 4.0, || w.next_write())
     };
-    f.check_invariants().unwrap();
+    f.check_invariants().expect("consistent FTL");
     c.waf()
 }
 

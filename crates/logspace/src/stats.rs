@@ -66,7 +66,8 @@ impl VictimHistogram {
     pub fn cdf(&self) -> Vec<f64> {
         let n = self.count();
         let mut acc = 0u64;
-        self.buckets
+        let cdf: Vec<f64> = self
+            .buckets
             .iter()
             .map(|&c| {
                 acc += c;
@@ -76,7 +77,9 @@ impl VictimHistogram {
                     as_f64(acc) / as_f64(n)
                 }
             })
-            .collect()
+            .collect();
+        debug_assert!(cdf.windows(2).all(|w| w[0] <= w[1]), "a CDF never falls");
+        cdf
     }
 }
 

@@ -8,8 +8,8 @@ use std::path::Path;
 /// (crate directory, minimum assertions per kLOC). Raise a floor when a crate gains
 /// assertions; never lower one. Issue 15 asks >= 10 in logspace, flash, engine and device.
 const FLOORS: &[(&str, f64)] = &[
-    ("logspace", 20.0),
-    ("flash", 12.0),
+    ("logspace", 23.0),
+    ("flash", 15.0),
     ("device", 0.4),
     ("engine", 0.6),
     ("workload", 2.0),

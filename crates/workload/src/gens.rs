@@ -273,7 +273,11 @@ impl ShiftingZipf {
     }
 
     fn label(&self) -> String {
-        format!("zipf-shift {} every {}x", self.z.sampler.exponent(), self.period_drives)
+        format!(
+            "zipf-shift {} every {}x",
+            self.z.sampler.exponent(),
+            self.period_drives
+        )
     }
 
     /// In-use pages.
@@ -411,13 +415,13 @@ impl Sequential {
 }
 write_only_workload!(Sequential);
 
-#[cfg(test)]
 #[expect(
     clippy::cast_lossless,
     clippy::cast_possible_truncation,
     clippy::cast_sign_loss,
     reason = "test arithmetic on small page counts and indices"
 )]
+#[cfg(test)]
 mod tests {
     use super::*;
 

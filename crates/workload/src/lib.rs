@@ -273,11 +273,11 @@ pub(crate) fn below(r: u64, n: u64) -> u64 {
     u64::try_from((u128::from(r) * u128::from(n)) >> 64).expect("(r * n) >> 64 < n")
 }
 
-#[cfg(test)]
 #[expect(
     clippy::cast_possible_truncation,
     reason = "test arithmetic on small page counts and indices"
 )]
+#[cfg(test)]
 mod tests {
     use super::*;
 

@@ -144,11 +144,11 @@ impl Scrambler {
     }
 }
 
-#[cfg(test)]
 #[expect(
     clippy::cast_possible_truncation,
     reason = "test arithmetic on small page counts and indices"
 )]
+#[cfg(test)]
 mod tests {
     use super::*;
     use proptest::prelude::*;

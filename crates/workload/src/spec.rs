@@ -208,6 +208,32 @@ fn form_of(spec: &str) -> &'static str {
     }
 }
 
+fn zipf_shift(a: &str, lower: &str) -> Result<WorkloadSpec, WorkloadError> {
+    let (t, p) = a.split_once(':').unwrap_or((a, "1"));
+    Ok(WorkloadSpec::ZipfShift {
+        theta: num(t, "theta", lower)?,
+        period: num(p, "PERIOD", lower)?,
+    })
+}
+
+fn zns(a: &str, lower: &str) -> Result<WorkloadSpec, WorkloadError> {
+    let fields: Vec<&str> = a.split(':').collect();
+    if !(2..=3).contains(&fields.len()) {
+        return Err(parse_err(format!(
+            "zns needs 2 or 3 parameters, got '{a}' (expected {})",
+            form_of(lower)
+        )));
+    }
+    Ok(WorkloadSpec::Zns {
+        zone_pages: num(fields[0], "ZONE_PAGES", lower)?,
+        fronts: num(fields[1], "FRONTS", lower)?,
+        chunk_pages: match fields.get(2) {
+            Some(c) => num(c, "CHUNK_PAGES", lower)?,
+            None => DEFAULT_ZNS_CHUNK_PAGES,
+        },
+    })
+}
+
 impl FromStr for WorkloadSpec {
     type Err = WorkloadError;
 
@@ -251,35 +277,11 @@ impl FromStr for WorkloadSpec {
             "zipf" => WorkloadSpec::Zipf {
                 theta: num(need_arg()?, "theta", &lower)?,
             },
-            "zipf-shift" => {
-                let a = need_arg()?;
-                let (t, p) = a.split_once(':').unwrap_or((a, "1"));
-                WorkloadSpec::ZipfShift {
-                    theta: num(t, "theta", &lower)?,
-                    period: num(p, "PERIOD", &lower)?,
-                }
-            }
+            "zipf-shift" => zipf_shift(need_arg()?, &lower)?,
             "read-only" | "readonly" => WorkloadSpec::ReadOnly {
                 fraction: num(need_arg()?, "fraction", &lower)?,
             },
-            "zns" => {
-                let a = need_arg()?;
-                let fields: Vec<&str> = a.split(':').collect();
-                if !(2..=3).contains(&fields.len()) {
-                    return Err(parse_err(format!(
-                        "zns needs 2 or 3 parameters, got '{a}' (expected {})",
-                        form_of(&lower)
-                    )));
-                }
-                WorkloadSpec::Zns {
-                    zone_pages: num(fields[0], "ZONE_PAGES", &lower)?,
-                    fronts: num(fields[1], "FRONTS", &lower)?,
-                    chunk_pages: match fields.get(2) {
-                        Some(c) => num(c, "CHUNK_PAGES", &lower)?,
-                        None => DEFAULT_ZNS_CHUNK_PAGES,
-                    },
-                }
-            }
+            "zns" => zns(need_arg()?, &lower)?,
             _ => {
                 return Err(parse_err(format!(
                     "unknown workload '{}'; valid forms: {VALID_FORMS}",

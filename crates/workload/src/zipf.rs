@@ -140,12 +140,12 @@ pub fn zipf_pmf(n: u64, s: f64) -> Vec<f64> {
     w.into_iter().map(|x| x / total).collect()
 }
 
-#[cfg(test)]
 #[expect(
     clippy::cast_possible_truncation,
     clippy::cast_sign_loss,
     reason = "test arithmetic on small page counts and indices"
 )]
+#[cfg(test)]
 mod tests {
     use super::*;
     use rand::rngs::Xoshiro256PlusPlus;

@@ -165,11 +165,11 @@ impl Workload for ZnsLike {
     }
 }
 
-#[cfg(test)]
 #[expect(
     clippy::cast_possible_truncation,
     reason = "test arithmetic on small page counts and indices"
 )]
+#[cfg(test)]
 mod tests {
     use super::*;
     use std::collections::HashMap;

@@ -65,7 +65,9 @@ pub fn bench_schemes(
     for (i, (name, spec)) in specs.iter().enumerate() {
         progress(i, specs.len(), name);
         let r = run(spec, None)?;
-        let first = rows.first().map_or(r.sim_writes_per_cpu_sec, |f| f.writes_per_cpu_sec);
+        let first = rows
+            .first()
+            .map_or(r.sim_writes_per_cpu_sec, |f| f.writes_per_cpu_sec);
         rows.push(SchemeRow {
             scheme: name.clone(),
             waf: r.waf,

@@ -6,7 +6,7 @@
 //! decays by wall-clock seconds and picks the stream by powers of two (`1 << (i+1) >= count`);
 //! SepBIT's port decays by user-written blocks and levels by the natural log. We follow SepBIT.
 
-use super::{Geometry, cap_class, idx, Ctx, Placement};
+use super::{cap_class, idx, Ctx, Geometry, Placement};
 
 /// Natural-log level of a positive count: `(int) Math.log(count)`.
 fn ln_level(count: u64) -> u64 {
@@ -50,7 +50,10 @@ impl Sfr {
     /// If `n` is out of range.
     #[must_use]
     pub fn new(n: u16) -> Self {
-        assert!((3..=super::MAX_CLASSES).contains(&n), "SFR needs 3..=16 classes");
+        assert!(
+            (3..=super::MAX_CLASSES).contains(&n),
+            "SFR needs 3..=16 classes"
+        );
         Sfr {
             n,
             chunk: 512,
@@ -69,6 +72,7 @@ impl Sfr {
         } else {
             (self.writes[c], self.last[c])
         };
+        debug_assert!(now >= l, "chunk written in the future");
         let halvings = (now - l) / self.decay;
         let w = if halvings >= 64 { 0 } else { w >> halvings };
         self.writes[c] = w + 1;
@@ -104,6 +108,7 @@ impl Placement for Sfr {
             return self.prev_level;
         }
         let level = cap_class(ln_level(self.writes[idx(page / self.chunk)]), self.n - 1);
+        debug_assert!(level < self.n - 1, "user classes stay below the GC class");
         self.prev_level = level;
         level
     }
@@ -127,7 +132,10 @@ impl MultiQueue {
     /// If `n` is out of range.
     #[must_use]
     pub fn new(n: u16) -> Self {
-        assert!((3..=super::MAX_CLASSES).contains(&n), "MultiQueue needs 3..=16 classes");
+        assert!(
+            (3..=super::MAX_CLASSES).contains(&n),
+            "MultiQueue needs 3..=16 classes"
+        );
         MultiQueue {
             n,
             chunk: 256,

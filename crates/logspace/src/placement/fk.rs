@@ -11,7 +11,7 @@
 //!   [`FkOracle`]. SepFrozen fits once on a previous run of the same benchmark; with a
 //!   deterministic stream the lifespans seen online are a sample of the same distribution.
 
-use super::{Geometry, cap_class, idx, Ctx, Placement};
+use super::{cap_class, idx, Ctx, Geometry, Placement};
 use crate::stats::as_f64;
 
 /// Per-page death time (user-write clock) from the hints.
@@ -46,7 +46,10 @@ impl FkOracle {
     /// If `n` is out of range.
     #[must_use]
     pub fn new(n: u16) -> Self {
-        assert!((2..=super::MAX_CLASSES).contains(&n), "FK needs 2..=16 classes");
+        assert!(
+            (2..=super::MAX_CLASSES).contains(&n),
+            "FK needs 2..=16 classes"
+        );
         FkOracle {
             n,
             unit_pages: 1,
@@ -73,7 +76,9 @@ impl Placement for FkOracle {
         self.d.set(page, ctx);
     }
     fn classify(&mut self, _is_gc: bool, page: u64, ctx: &Ctx) -> u16 {
-        cap_class(self.d.remaining(page, ctx.now) / self.unit_pages, self.n)
+        let c = cap_class(self.d.remaining(page, ctx.now) / self.unit_pages, self.n);
+        debug_assert!(c < self.n);
+        c
     }
 }
 
@@ -115,7 +120,9 @@ fn kmeans(hist: &[u64], k: usize) -> Vec<f64> {
     let mut next = 0usize;
     for (b, &w) in hist.iter().enumerate() {
         acc += w;
-        while next < k && as_f64(acc) >= as_f64(total) * (as_f64(next as u64) + 0.5) / as_f64(k as u64) {
+        while next < k
+            && as_f64(acc) >= as_f64(total) * (as_f64(next as u64) + 0.5) / as_f64(k as u64)
+        {
             c.push(bin_x(b));
             next += 1;
         }
@@ -141,6 +148,7 @@ fn kmeans(hist: &[u64], k: usize) -> Vec<f64> {
         }
     }
     c.sort_by(f64::total_cmp);
+    assert_eq!(c.len(), k, "one centroid per cluster");
     c
 }
 
@@ -225,7 +233,10 @@ impl Placement for KMeansFk {
             .iter()
             .map(|x| format!("{:.0}", x.exp2()))
             .collect();
-        format!("fk-kmeans centroids (lifespan, user writes): [{}]", c.join(", "))
+        format!(
+            "fk-kmeans centroids (lifespan, user writes): [{}]",
+            c.join(", ")
+        )
     }
 }
 

@@ -64,6 +64,7 @@ impl Survival {
                 s[t] * (1.0 - as_f64(deaths) / as_f64(at_risk))
             };
             at_risk -= deaths + censored[t];
+            debug_assert!(s[t + 1] <= s[t] && s[t + 1] >= 0.0, "survival never rises");
         }
         Survival {
             s,
@@ -85,7 +86,7 @@ impl Survival {
 /// Smaller fixed point of `x = exp(-alpha (1 - x))`: the greedy/FIFO victim valid ratio of a
 /// uniformly written space with `alpha` = space / data (1 when `alpha <= 1`).
 fn victim_ratio(alpha: f64) -> f64 {
-    if alpha <= 1.0 {
+    if alpha <= 1.0 || alpha.is_nan() {
         return 1.0;
     }
     let mut x = 0.0f64;
@@ -132,7 +133,12 @@ impl Model {
             if cum > self.window {
                 return (f64::INFINITY, ratios);
             }
-            let v = if before > 0.0 { self.s.at(cum) / before } else { 0.0 };
+            let v = if before > 0.0 {
+                self.s.at(cum) / before
+            } else {
+                0.0
+            };
+            debug_assert!((0.0..=1.0 + 1e-9).contains(&v), "a valid ratio, got {v}");
             ratios.push(v);
             copies += rate * v;
             data += s * self.unit_pages * (1.0 + v) / 2.0;
@@ -310,7 +316,12 @@ impl MiDas {
                 break;
             }
             let (sum, n) = self.observed[g];
-            if n > 0 && self.expected.get(g).is_some_and(|&e| sum / as_f64(n) - e >= 0.1) {
+            if n > 0
+                && self
+                    .expected
+                    .get(g)
+                    .is_some_and(|&e| sum / as_f64(n) - e >= 0.1)
+            {
                 // A mispredicted last group: merge the group before it.
                 let g = g.min(usize::from(self.groups) - 1).max(1);
                 self.groups = u16::try_from(g).expect("few groups");
@@ -348,6 +359,11 @@ impl MiDas {
         let (sizes, waf) = model.search();
         if waf.is_finite() {
             let (_, ratios) = model.eval(&sizes);
+            assert_eq!(
+                ratios.len(),
+                sizes.len() + 1,
+                "a ratio per group and the last"
+            );
             self.groups = u16::try_from(sizes.len() + 1).expect("at most 6 groups");
             self.size = std::iter::once(hot_units).chain(sizes).collect();
             self.expected = std::iter::once(0.0).chain(ratios).collect();
@@ -397,7 +413,9 @@ impl MiDas {
         let i = idx(page / SAMPLE);
         if self.stamp[i] != NO_STAMP {
             let t = (now - self.stamp[i]) / self.unit_interval();
-            let b = usize::try_from(t).unwrap_or(usize::MAX).min(self.hist.len() - 1);
+            let b = usize::try_from(t)
+                .unwrap_or(usize::MAX)
+                .min(self.hist.len() - 1);
             self.hist[b] += 1;
         }
         self.stamp[i] = now;
@@ -469,7 +487,11 @@ impl Placement for MiDas {
         match unit.class {
             0 => *h = (*h + 1).min(3),
             1 => {
-                let age = if unit.sealed { ctx.now - unit.sealed_at } else { 0 };
+                let age = if unit.sealed {
+                    ctx.now - unit.sealed_at
+                } else {
+                    0
+                };
                 if as_f64(age) <= self.hot_age {
                     *h = (*h + 1).min(3);
                 } else {
@@ -481,7 +503,10 @@ impl Placement for MiDas {
     }
     fn on_seal(&mut self, unit: &UnitInfo, _ctx: &Ctx) {
         let c = unit.class;
-        assert_eq!(self.qclass[unit.unit as usize], NOT_QUEUED, "unit sealed twice");
+        assert_eq!(
+            self.qclass[unit.unit as usize], NOT_QUEUED,
+            "unit sealed twice"
+        );
         self.qclass[unit.unit as usize] = c;
         self.queue[usize::from(c)].push_back(unit.unit);
         self.count[usize::from(c)] += 1;
@@ -493,6 +518,7 @@ impl Placement for MiDas {
         o.1 += 1;
         let q = &mut self.qclass[unit.unit as usize];
         if *q != NOT_QUEUED {
+            assert!(self.count[usize::from(*q)] > 0, "queued count underflow");
             self.count[usize::from(*q)] -= 1;
             *q = NOT_QUEUED;
         }
@@ -502,6 +528,11 @@ impl Placement for MiDas {
         }
     }
     fn victim(&mut self, view: &dyn UnitView) -> Victim {
+        assert_eq!(
+            self.size.len(),
+            usize::from(self.groups),
+            "a size for HOT and each FIFO group"
+        );
         for c in 0..usize::from(self.groups) {
             if self.count[c] > self.size[c] {
                 if let Some(u) = self.pop_fifo(c) {
@@ -548,7 +579,10 @@ mod tests {
         let mut early = vec![0u64; 100];
         early[1] = 5000;
         let k = Survival::new(&hist, &early, 256);
-        assert!(k.at(256.0 * 5.0) < 1e-9, "everyone still at risk died in bin 3");
+        assert!(
+            k.at(256.0 * 5.0) < 1e-9,
+            "everyone still at risk died in bin 3"
+        );
         let m = Model {
             s,
             window: 25_600.0,
@@ -559,7 +593,10 @@ mod tests {
             hot_units: 2.0,
         };
         let (sizes, waf) = m.search();
-        assert!(!sizes.is_empty(), "a FIFO group for the short intervals pays off");
+        assert!(
+            !sizes.is_empty(),
+            "a FIFO group for the short intervals pays off"
+        );
         assert!(waf < m.waf(&[]), "{waf} vs {}", m.waf(&[]));
         assert!((victim_ratio(1.0) - 1.0).abs() < 1e-12);
         assert!(victim_ratio(2.0) < 0.21);

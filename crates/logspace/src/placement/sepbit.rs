@@ -13,7 +13,7 @@
 //!   applies the age rule to class-1 victims only; the code, which we follow, to any victim
 //!   not of class 0.)
 
-use super::{Geometry, idx, Ctx, Placement, UnitInfo};
+use super::{idx, Ctx, Geometry, Placement, UnitInfo};
 use crate::stats::as_f64;
 
 const NEVER_WRITTEN: u64 = u64::MAX;
@@ -36,7 +36,10 @@ impl SepBit {
     /// If `n` is out of range.
     #[must_use]
     pub fn new(n: u16) -> Self {
-        assert!((4..=super::MAX_CLASSES).contains(&n), "SepBIT needs 4..=16 classes");
+        assert!(
+            (4..=super::MAX_CLASSES).contains(&n),
+            "SepBIT needs 4..=16 classes"
+        );
         SepBit {
             n,
             last: Vec::new(),
@@ -68,11 +71,18 @@ impl Placement for SepBit {
     }
     fn classify(&mut self, is_gc: bool, page: u64, ctx: &Ctx) -> u16 {
         let p = idx(page);
+        debug_assert!(
+            self.last[p] == NEVER_WRITTEN || self.last[p] <= ctx.now,
+            "time runs forward"
+        );
         if is_gc {
             if self.victim_class == 0 {
                 return 2;
             }
-            assert_ne!(self.last[p], NEVER_WRITTEN, "GC moved unwritten page {page}");
+            assert_ne!(
+                self.last[p], NEVER_WRITTEN,
+                "GC moved unwritten page {page}"
+            );
             let age = as_f64(ctx.now - self.last[p]);
             let mut level = 3;
             let mut base = self.threshold * 4.0;
@@ -80,12 +90,14 @@ impl Placement for SepBit {
                 base *= 4.0;
                 level += 1;
             }
+            debug_assert!(level >= 3 && level < self.n);
             return level;
         }
         let hot = self.last[p] != NEVER_WRITTEN
             && as_f64(ctx.now - self.last[p]) < self.threshold.min(as_f64(self.fifo));
         self.last[p] = ctx.now;
         self.fifo += 1;
+        debug_assert!(self.fifo <= ctx.now, "the FIFO holds past writes only");
         if as_f64(self.fifo) > as_f64(ctx.live).min(self.threshold) {
             self.fifo -= 1;
             if as_f64(self.fifo) > self.threshold {
@@ -95,6 +107,16 @@ impl Placement for SepBit {
         u16::from(!hot)
     }
     fn on_collect(&mut self, unit: &UnitInfo, ctx: &Ctx) {
+        assert!(
+            unit.class < self.n,
+            "victim of class {} beyond {}",
+            unit.class,
+            self.n
+        );
+        assert!(
+            ctx.now >= unit.created_at,
+            "a unit collected before it was opened"
+        );
         self.victim_class = unit.class;
         if unit.class == 0 {
             self.lifespan_sum += as_f64(ctx.now - unit.created_at);

@@ -1,6 +1,6 @@
 //! NoSep, SepGC and DAC (SepBIT's `NoSep.java`, `SepGC.java`, `DAC.java`).
 
-use super::{Geometry, idx, Ctx, Placement};
+use super::{idx, Ctx, Geometry, Placement};
 
 /// Everything in one class.
 pub struct NoSep;
@@ -53,7 +53,10 @@ impl Dac {
     /// If `n` is out of range.
     #[must_use]
     pub fn new(n: u16) -> Self {
-        assert!((2..=super::MAX_CLASSES).contains(&n), "DAC needs 2..=16 classes");
+        assert!(
+            (2..=super::MAX_CLASSES).contains(&n),
+            "DAC needs 2..=16 classes"
+        );
         Dac {
             n,
             level: Vec::new(),

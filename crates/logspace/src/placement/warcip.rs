@@ -15,7 +15,7 @@
 //! split, so open units never move. The last user cluster is never merged (the reference would
 //! index past its list).
 
-use super::{Geometry, idx, Ctx, Placement, UnitInfo};
+use super::{idx, Ctx, Geometry, Placement, UnitInfo};
 
 struct Cluster {
     center: f64,
@@ -48,7 +48,10 @@ impl Warcip {
     /// If `n` is out of range.
     #[must_use]
     pub fn new(n: u16) -> Self {
-        assert!((2..=super::MAX_CLASSES).contains(&n), "WARCIP needs 2..=16 classes");
+        assert!(
+            (2..=super::MAX_CLASSES).contains(&n),
+            "WARCIP needs 2..=16 classes"
+        );
         Warcip {
             n,
             clusters: Vec::new(),
@@ -69,6 +72,10 @@ impl Warcip {
             .free_classes
             .pop()
             .expect("fewer clusters than classes leaves a class free");
+        assert!(
+            i >= 1 && i < self.clusters.len(),
+            "split inside the user clusters"
+        );
         let center = f64::midpoint(self.clusters[i - 1].center, self.clusters[i].center);
         self.clusters.insert(
             i,
@@ -92,7 +99,9 @@ impl Warcip {
             }
         }
         if !split && self.clusters.len() > 2 {
-            if let Some(i) = (1..self.clusters.len()).find(|&i| self.clusters[i].writes < self.unit_pages) {
+            if let Some(i) =
+                (1..self.clusters.len()).find(|&i| self.clusters[i].writes < self.unit_pages)
+            {
                 self.next_merge.get_or_insert(i);
             }
         }
@@ -143,7 +152,10 @@ impl Placement for Warcip {
     }
     fn on_gc_write(&mut self, page: u64, ctx: &Ctx) {
         let p = idx(page);
-        assert_ne!(self.last[p], NEVER_WRITTEN, "GC moved unwritten page {page}");
+        assert_ne!(
+            self.last[p], NEVER_WRITTEN,
+            "GC moved unwritten page {page}"
+        );
         self.ui = ctx.now - self.last[p];
         self.penalty[p] = self.ui;
     }
@@ -162,6 +174,7 @@ impl Placement for Warcip {
                 min = d;
             }
         }
+        assert!(self.clusters.len() >= 2, "at least one user cluster");
         let c = &mut self.clusters[best];
         #[expect(clippy::cast_precision_loss, reason = "unit fill counts are small")]
         let blocks = c.blocks as f64;
@@ -169,9 +182,16 @@ impl Placement for Warcip {
         c.blocks += 1;
         c.writes += 1;
         self.total_writes += 1;
+        debug_assert!(c.class < self.n);
         c.class
     }
     fn on_seal(&mut self, unit: &UnitInfo, _ctx: &Ctx) {
+        assert!(
+            unit.class < self.n,
+            "unit of class {} beyond {}",
+            unit.class,
+            self.n
+        );
         let Some(i) = self.clusters.iter().position(|c| c.class == unit.class) else {
             return;
         };

@@ -97,6 +97,10 @@ impl Buckets {
         while self.min_hint < self.head.len() {
             let h = self.head[self.min_hint];
             if h != NONE {
+                debug_assert_eq!(
+                    self.bucket[h as usize] as usize, self.min_hint,
+                    "head in its bucket"
+                );
                 return Some(h);
             }
             self.min_hint += 1;
@@ -272,6 +276,7 @@ impl SealQueue {
         self.live[e.0 as usize] && self.gen[e.0 as usize] == e.1
     }
     fn pop(&mut self) -> Option<UnitId> {
+        debug_assert!(self.len <= self.q.len(), "live entries are queued");
         while let Some(e) = self.q.pop_front() {
             if self.is_live(e) {
                 self.live[e.0 as usize] = false;

@@ -173,6 +173,10 @@ impl VictimPolicy for TwoRFifo {
         for &u in &out[start..] {
             self.unlink(u);
         }
+        debug_assert!(
+            self.cursor == NONE || self.linked[self.cursor as usize],
+            "cursor on a queued unit"
+        );
     }
 }
 
@@ -207,6 +211,7 @@ impl TwoRGreedy {
 
     fn take(&mut self, u: UnitId, view: &dyn UnitView) {
         let r = usize::from(self.region[u as usize]);
+        assert!(self.count[r] > 0, "region {r} is empty");
         self.regions[r].unlink(u);
         self.count[r] -= 1;
         self.valid[r] -= u64::from(view.valid(u));
@@ -226,6 +231,7 @@ impl VictimPolicy for TwoRGreedy {
     fn on_seal(&mut self, u: UnitId, view: &dyn UnitView) {
         let r = usize::from(view.class(u) != 0);
         self.region[u as usize] = u8::from(r == 1);
+        debug_assert!(view.valid(u) <= view.unit_capacity());
         let v = view.valid(u);
         self.regions[r].link(u, v);
         self.count[r] += 1;
