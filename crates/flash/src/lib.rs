@@ -231,6 +231,9 @@ impl Ftl {
     ///
     /// # Errors
     /// [`FlashError::Config`] when the configuration cannot run.
+    ///
+    /// # Panics
+    /// If the placement scheme's class count disagrees with the frontiers (a bug).
     pub fn new(cfg: FtlConfig) -> Result<Ftl, FlashError> {
         let layout = cfg.layout()?;
         let unit_pages = layout.unit_pages;
@@ -448,6 +451,9 @@ impl Ftl {
 
     /// FAR since the last [`Ftl::reset_far`] (or creation): GC moves whose data is still valid
     /// now, over all GC moves. Exact; O(logical pages).
+    ///
+    /// # Panics
+    /// If the counts are inconsistent (more frozen moves than moves: a bug).
     #[must_use]
     pub fn far(&self) -> Far {
         let moves = self.c.gc_pages - self.far_base;

@@ -15,15 +15,13 @@ fn run_cfg(spec: &str, cfg: FtlConfig, seed: u64) -> Counters {
         .expect("workload builds");
     let mut buf = vec![0u64; 1];
     let future = f.config().placement.is_some_and(|p| p.needs_future());
-    let mut t = 0u64;
     let mut next = || {
         w.fill_writes(&mut buf);
-        t += 1;
         buf[0]
     };
     if future {
         // Any deterministic hint will do for determinism (exact hints: placement_synthetic.rs).
-        for _ in 0..3 * n {
+        for t in 0..3 * n {
             let l = next();
             f.write_hinted(l, 0, l % 977 + t % 13).expect("write");
         }

@@ -96,9 +96,9 @@ fn configs() -> impl Strategy<Value = FtlConfig> {
 fn write(f: &mut Ftl, lba: u64, stream: u16, x: u64) {
     let stream = stream % f.config().streams;
     if f.config().placement.is_some_and(|p| p.needs_future()) {
-        f.write_hinted(lba, stream, x % 5000).unwrap();
+        f.write_hinted(lba, stream, x % 5000).expect("write");
     } else {
-        f.write(lba, stream).unwrap();
+        f.write(lba, stream).expect("write");
     }
 }
 
