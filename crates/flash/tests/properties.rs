@@ -82,7 +82,7 @@ fn configs() -> impl Strategy<Value = FtlConfig> {
         .prop_map(|(p, policy, gp, block_gc)| FtlConfig {
             placement: Some(p),
             policy,
-            gc_trigger: if gp {
+            gc_trigger: if gp && p != PlacementKind::MiDas {
                 GcTrigger::GarbageProportion(0.15)
             } else {
                 GcTrigger::FreeUnits
