@@ -92,6 +92,20 @@ impl Buckets {
         }
     }
 
+    /// Among the units of the lowest non-empty bucket, the one with the smallest `key`, left
+    /// in place (O(bucket size)).
+    pub(crate) fn min_by_key(&mut self, key: impl Fn(UnitId) -> u64) -> Option<UnitId> {
+        let mut best = self.peek_min()?;
+        let mut u = self.next[best as usize];
+        while u != NONE {
+            if key(u) < key(best) {
+                best = u;
+            }
+            u = self.next[u as usize];
+        }
+        Some(best)
+    }
+
     /// The unit with the fewest valid (head of the lowest non-empty bucket), left in place.
     pub(crate) fn peek_min(&mut self) -> Option<UnitId> {
         while self.min_hint < self.head.len() {

@@ -14,8 +14,8 @@
 //!   by GC). The region to clean: normal if the cold region holds less than one unit of
 //!   garbage, cold if the normal region does, else the region whose least valid unit is less
 //!   valid (ties: cold). Victims: the least valid units of that region until their garbage
-//!   reaches one unit. Within a bucket of equal valid counts we take the most recently linked
-//!   unit; the reference takes the first in insertion order (a tie-break only).
+//!   reaches one unit. Among units of equal valid count we take the one that joined its region
+//!   first, as the reference's `min_element` over its region vectors does.
 
 use super::basic::Buckets;
 use super::NONE;
@@ -187,6 +187,10 @@ pub struct TwoRGreedy {
     region: Vec<u8>,
     count: [u64; 2],
     valid: [u64; 2],
+    /// When each unit joined its region: the reference keeps regions as vectors in that
+    /// order and `min_element` takes the first of equal units.
+    seq: Vec<u64>,
+    next_seq: u64,
 }
 
 impl TwoRGreedy {
@@ -227,12 +231,15 @@ impl VictimPolicy for TwoRGreedy {
             b.init(units, capacity);
         }
         self.region = vec![0; units as usize];
+        self.seq = vec![0; units as usize];
     }
     fn on_seal(&mut self, u: UnitId, view: &dyn UnitView) {
         let r = usize::from(view.class(u) != 0);
         self.region[u as usize] = u8::from(r == 1);
         debug_assert!(view.valid(u) <= view.unit_capacity());
         let v = view.valid(u);
+        self.seq[u as usize] = self.next_seq;
+        self.next_seq += 1;
         self.regions[r].link(u, v);
         self.count[r] += 1;
         self.valid[r] += u64::from(v);
@@ -258,7 +265,8 @@ impl VictimPolicy for TwoRGreedy {
         let mut garbage = garbage_of(view, out);
         let r = self.region_to_clean(view);
         while garbage < cap {
-            let Some(u) = self.regions[r].peek_min() else {
+            let seq = &self.seq;
+            let Some(u) = self.regions[r].min_by_key(|x| seq[x as usize]) else {
                 break;
             };
             self.take(u, view);
