@@ -372,6 +372,8 @@ pub fn run(a: SimArgs) -> Result<()> {
     }
     let mut spec = build_spec(&dev, &runf)?;
     apply_scheme(&dev, &mut spec.ftl)?;
+    // The speed benchmark measures the FTL as it always did: without FAR bookkeeping.
+    spec.ftl.track_far = !a.bench;
     if a.bench_schemes {
         return run_bench_schemes(&spec, runf.quiet);
     }

@@ -140,7 +140,8 @@ impl Ftl {
             for ppn in base..base + self.unit_pages {
                 let lba = self.p2l[ppn as usize];
                 if self.l2p[lba as usize] == ppn + 1 {
-                    st.buf.push((lba, self.moves[ppn as usize]));
+                    st.buf
+                        .push((lba, self.moves.get(ppn as usize).copied().unwrap_or(0)));
                 }
             }
         }
@@ -152,7 +153,7 @@ impl Ftl {
         );
         for (&v, &n) in victims.iter().zip(&valid) {
             self.space.sub_valid(v, n);
-            self.space.erase(v);
+            self.erase_unit(v);
         }
         let units = self.write_fills(&fills, &st.buf)?;
         // Victim order: the first (empty) is free, full ones are cold units, partial ones go
@@ -191,7 +192,9 @@ impl Ftl {
             for (ppn, &(lba, moves)) in (base..base + fills[i]).zip(&buf[k..]) {
                 self.p2l[ppn as usize] = lba;
                 self.l2p[lba as usize] = ppn + 1;
-                self.moves[ppn as usize] = moves.saturating_add(1);
+                if let Some(m) = self.moves.get_mut(ppn as usize) {
+                    *m = moves.saturating_add(1);
+                }
             }
             k += fills[i] as usize;
             self.space.add_valid(u, fills[i]);

@@ -188,6 +188,9 @@ pub struct FtlConfig {
     /// Victims collected per GC round (k).
     #[serde(default = "one")]
     pub victims_per_round: u32,
+    /// Count GC moves per page for FAR (2 bytes per physical page, a few percent of speed).
+    #[serde(default = "yes")]
+    pub track_far: bool,
     /// Host write streams (multi-stream / FDP reclaim-unit handles). 1 = conventional SSD.
     pub streams: u16,
     /// Device write buffer in pages (LRU that absorbs rewrites); 0 = none.
@@ -208,6 +211,10 @@ fn one() -> u32 {
     1
 }
 
+fn yes() -> bool {
+    true
+}
+
 impl Default for FtlConfig {
     fn default() -> Self {
         FtlConfig {
@@ -221,6 +228,7 @@ impl Default for FtlConfig {
             placement: None,
             gc_trigger: GcTrigger::FreeUnits,
             victims_per_round: 1,
+            track_far: true,
             streams: 1,
             write_buffer_pages: 0,
             min_free_units: 1,
@@ -310,9 +318,12 @@ impl FtlConfig {
             return (1, 0);
         }
         if let Some(p) = self.placement {
-            // One GC round may open a unit in every class.
+            // One GC round may open a unit in every class before its victim is erased, and a
+            // run of rounds may open one more than it erases: keep classes + 1 free (one class
+            // copies into a single frontier, like the shared GC frontier: 1 is enough).
             let classes = u64::from(p.build().classes());
-            return (classes, classes.max(u64::from(self.min_free_units)));
+            let reserve = if classes > 1 { classes + 1 } else { 1 };
+            return (classes, reserve.max(u64::from(self.min_free_units)));
         }
         let gc_frontiers = match self.frontier() {
             GcFrontier::Shared => 0,

@@ -74,6 +74,7 @@ impl Ftl {
         const CHUNK: u32 = 64;
         let mut chunk = [0u32; CHUNK as usize];
         let mut p = 0u32;
+        let far = !self.moves.is_empty();
         while p < self.unit_pages && moved < valid {
             let n = (self.unit_pages - p).min(CHUNK) as usize;
             // Gather the mapping entries first so the random lookups overlap.
@@ -99,7 +100,9 @@ impl Ftl {
                 let new = fr.unit * self.unit_pages + fr.wp;
                 self.p2l[new as usize] = lba;
                 self.l2p[lba as usize] = new + 1;
-                self.moves[new as usize] = self.moves[ppn as usize].saturating_add(1);
+                if far {
+                    self.moves[new as usize] = self.moves[ppn as usize].saturating_add(1);
+                }
                 fr.wp += 1;
                 pending += 1;
                 moved += 1;
@@ -122,7 +125,7 @@ impl Ftl {
         self.space.sub_valid(victim, moved);
         self.c.media_pages += u64::from(moved);
         self.c.gc_pages += u64::from(moved);
-        self.space.erase(victim);
+        self.erase_unit(victim);
     }
 
     /// Copy the valid pages of `victim` to the classes the placement picks, then erase it.
@@ -175,7 +178,9 @@ impl Ftl {
         let new = fr.unit * self.unit_pages + fr.wp;
         self.p2l[new as usize] = lba;
         self.l2p[lba as usize] = new + 1;
-        self.moves[new as usize] = self.moves[old as usize].saturating_add(1);
+        if let Some(m) = self.moves.get(old as usize).copied() {
+            self.moves[new as usize] = m.saturating_add(1);
+        }
         self.space.add_valid(fr.unit, 1);
         self.frontiers[f].wp = fr.wp + 1;
         Ok(())
@@ -183,6 +188,7 @@ impl Ftl {
 
     /// SepBIT's trigger: after a user write, if the log's garbage proportion (garbage in sealed
     /// units over all pages written to units not yet erased) exceeds `t`, run one GC round.
+    #[inline(never)]
     pub(crate) fn gp_check(&mut self, t: f64) -> Result<(), FlashError> {
         if self.in_gc {
             return Ok(());

@@ -201,7 +201,8 @@ pub struct Ftl {
     unit_shift: Option<u32>,
     l2p: Vec<u32>,
     p2l: Vec<u32>,
-    /// GC moves of the data in each physical page since its last user write (FAR).
+    /// GC moves of the data in each physical page since its last user write (FAR). Zeroed at
+    /// erase; GC copies set it.
     moves: Vec<u16>,
     space: Space,
     frontiers: Vec<Frontier>,
@@ -274,7 +275,11 @@ impl Ftl {
                 .is_power_of_two()
                 .then(|| unit_pages.trailing_zeros()),
             unit_pages,
-            moves: vec![0u16; p2l.len()],
+            moves: if cfg.track_far {
+                vec![0u16; p2l.len()]
+            } else {
+                Vec::new()
+            },
             l2p,
             p2l,
             space,
@@ -406,6 +411,16 @@ impl Ftl {
         }
     }
 
+    /// Erase `u`: its pages start over with no GC moves behind them (so a user write, which
+    /// lands in an erased page, needs no store to reset the count).
+    pub(crate) fn erase_unit(&mut self, u: u32) {
+        self.space.erase(u);
+        if !self.moves.is_empty() {
+            let base = u as usize * self.unit_pages as usize;
+            self.moves[base..base + self.unit_pages as usize].fill(0);
+        }
+    }
+
     /// Seal `u` and tell the placement.
     pub(crate) fn seal_unit(&mut self, u: u32) {
         self.space.seal(u);
@@ -450,12 +465,16 @@ impl Ftl {
     }
 
     /// FAR since the last [`Ftl::reset_far`] (or creation): GC moves whose data is still valid
-    /// now, over all GC moves. Exact; O(logical pages).
+    /// now, over all GC moves. Exact; O(logical pages). All zero when
+    /// [`FtlConfig::track_far`] is off.
     ///
     /// # Panics
     /// If the counts are inconsistent (more frozen moves than moves: a bug).
     #[must_use]
     pub fn far(&self) -> Far {
+        if self.moves.is_empty() {
+            return Far::default();
+        }
         let moves = self.c.gc_pages - self.far_base;
         let frozen: u64 = self
             .l2p

@@ -185,6 +185,7 @@ impl Ftl {
 
     /// A user write through the placement scheme (SepBIT's `Log.append` order: invalidate the
     /// old copy, the `append` hook, `classify`, append).
+    #[inline(never)]
     fn placed_write(&mut self, lba: u32, hint: u64, announce: bool) -> Result<(), FlashError> {
         if announce {
             let ctx = self.ctx(hint);
@@ -260,7 +261,10 @@ impl Ftl {
         let ppn = fr.unit * self.unit_pages + fr.wp;
         self.p2l[ppn as usize] = lba;
         self.l2p[lba as usize] = ppn + 1;
-        self.moves[ppn as usize] = 0;
+        debug_assert!(
+            self.moves.get(ppn as usize).is_none_or(|&m| m == 0),
+            "an erased page has no GC moves"
+        );
         self.space.add_valid(fr.unit, 1);
         self.frontiers[f].wp = fr.wp + 1;
         self.c.media_pages += 1;
@@ -277,14 +281,19 @@ impl Ftl {
         let mut rounds = 0u32;
         loop {
             let fr = self.frontiers[f];
+            let low = !self.in_gc && self.space.free_units() <= self.layout.reserved_units;
             if fr.unit != NONE && fr.wp < self.unit_pages {
-                return Ok(());
-            }
-            if fr.unit != NONE {
+                // GC may have opened a unit for this very frontier. With a placement scheme it
+                // also filled others: keep collecting until the reserve is back, or free units
+                // drift down one host unit at a time.
+                if !(low && self.place.is_some() && self.frontiers.len() > 1) {
+                    return Ok(());
+                }
+            } else if fr.unit != NONE {
                 self.seal_unit(fr.unit);
                 self.frontiers[f].unit = NONE;
             }
-            if !self.in_gc && self.space.free_units() <= self.layout.reserved_units {
+            if low {
                 rounds += 1;
                 if rounds > 2 * self.layout.units || self.gc_round()? == 0 {
                     return Err(FlashError::DeviceFull);

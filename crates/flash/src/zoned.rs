@@ -59,7 +59,9 @@ impl Ftl {
         debug_assert_eq!(self.l2p[l as usize], 0, "zoned LBA {lba} written twice");
         self.p2l[ppn as usize] = l;
         self.l2p[l as usize] = ppn + 1;
-        self.moves[ppn as usize] = 0;
+        if let Some(m) = self.moves.get_mut(ppn as usize) {
+            *m = 0;
+        }
         self.live += 1;
         self.space.add_valid(unit, 1);
         self.c.host_pages += 1;
@@ -121,7 +123,7 @@ impl Ftl {
             self.open_zones -= 1;
         }
         self.c.trimmed_pages += u64::from(z.wp);
-        self.space.erase(z.unit);
+        self.erase_unit(z.unit);
         self.zones[crate::to_usize(zone)] = Zone { unit: NONE, wp: 0 };
         Ok(())
     }

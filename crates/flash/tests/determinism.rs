@@ -88,3 +88,22 @@ fn different_seeds_agree_within_noise() {
         "different seeds gave identical runs: {w:?}"
     );
 }
+
+/// NoSep through the placement trait is the native single-stream path with GC copies shared
+/// with host writes (ssd-iq's naive greedy): the same counters, page for page.
+#[test]
+fn nosep_placement_is_the_native_shared_frontier() {
+    for spec in ["uniform", "zipf-shift:1.0:0.5", "two-zone:90/10"] {
+        let native = run_spec(spec, PolicyKind::Greedy, 3);
+        let placed = run_cfg(
+            spec,
+            FtlConfig {
+                placement: Some(PlacementKind::NoSep),
+                ..config(1 << 16, 0.1, 64, PolicyKind::Greedy)
+            },
+            3,
+        );
+        assert_eq!(native, placed, "{spec}");
+        assert!(native.gc_pages > 0);
+    }
+}
