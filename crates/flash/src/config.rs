@@ -379,12 +379,12 @@ impl FtlConfig {
             if zoned || self.policy.compacts_victims() {
                 return no(
                     "a placement scheme",
-                    "with zones or the 2R reference policies",
+                    "with zones or a 2R reference policy",
                 );
             }
         }
         if self.policy.compacts_victims() && self.streams > 1 {
-            return no("the 2R reference policies", "with several host streams");
+            return no("a 2R reference policy", "with several host streams");
         }
         if let GcTrigger::GarbageProportion(t) = self.gc_trigger {
             if !(t > 0.0 && t < 1.0) {
