@@ -562,21 +562,11 @@ pub fn run(spec: &SimSpec, progress: Option<Progress<'_>>) -> Result<SimResult, 
     })
 }
 
-/// Uniform-traffic WAF model (Desnoyers 2014 / Van Houdt 2013): A = 1/(1-x), x = e^(-alpha(1-x)).
+/// Uniform-traffic WAF model (Desnoyers 2014 / Van Houdt 2013): A = 1/(1-x), x = e^(-alpha(1-x))
+/// ([`nowa_flash::lambert_waf`]).
 #[must_use]
 pub fn waf_model_lambert(alpha: f64) -> f64 {
-    if alpha <= 1.0 {
-        return f64::INFINITY;
-    }
-    let mut x: f64 = 0.5;
-    for _ in 0..100_000 {
-        let nx = (-alpha * (1.0 - x)).exp();
-        if (nx - x).abs() < 1e-15 {
-            break;
-        }
-        x = nx;
-    }
-    1.0 / (1.0 - x)
+    nowa_flash::lambert_waf(alpha)
 }
 
 /// Greedy with `np` pages per unit (Desnoyers 2014 Eq. 12): A(k alpha)/k, k = 1 + 1/(2 np).

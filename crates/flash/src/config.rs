@@ -377,10 +377,7 @@ impl FtlConfig {
                 return no("a placement scheme", "with a write buffer");
             }
             if zoned || self.policy.compacts_victims() {
-                return no(
-                    "a placement scheme",
-                    "with zones or a 2R reference policy",
-                );
+                return no("a placement scheme", "with zones or a 2R reference policy");
             }
         }
         if self.policy.compacts_victims() && self.streams > 1 {

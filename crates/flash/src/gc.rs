@@ -195,13 +195,7 @@ impl Ftl {
         }
         let (sealed, sealed_valid) = self.space.sealed();
         let sealed_pages = u64::from(sealed) * u64::from(self.unit_pages);
-        let open: u64 = self
-            .frontiers
-            .iter()
-            .filter(|f| f.unit != NONE)
-            .map(|f| u64::from(f.wp))
-            .sum();
-        let written = sealed_pages + open;
+        let written = sealed_pages + self.open_pages();
         debug_assert!(
             sealed_valid <= sealed_pages,
             "sealed units hold at most their capacity"

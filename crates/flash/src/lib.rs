@@ -33,7 +33,8 @@ pub use config::{
     PAGE_SIZE,
 };
 pub use nowa_logspace::{
-    ClassStats, PlacementError, PlacementKind, PolicyKind, PolicyParseError, VictimHistogram, NEVER,
+    lambert_waf, ClassStats, PlacementError, PlacementKind, PolicyKind, PolicyParseError,
+    VictimHistogram, NEVER,
 };
 
 use buffer::WriteBuffer;
@@ -503,18 +504,21 @@ impl Ftl {
         self.far_base = self.c.gc_pages;
     }
 
+    /// Pages written to the open frontiers' units.
+    pub(crate) fn open_pages(&self) -> u64 {
+        self.frontiers
+            .iter()
+            .filter(|f| f.unit != NONE)
+            .map(|f| u64::from(f.wp))
+            .sum()
+    }
+
     /// Pages written to units not yet erased over live pages: the log's own alpha (the
     /// garbage-proportion trigger sizes the log by it).
     #[must_use]
     pub fn log_alpha(&self) -> f64 {
         let (sealed, _) = self.space.sealed();
-        let open: u64 = self
-            .frontiers
-            .iter()
-            .filter(|f| f.unit != NONE)
-            .map(|f| u64::from(f.wp))
-            .sum();
-        let written = u64::from(sealed) * u64::from(self.unit_pages) + open;
+        let written = u64::from(sealed) * u64::from(self.unit_pages) + self.open_pages();
         config::as_f64(written) / config::as_f64(self.live.max(1))
     }
 }

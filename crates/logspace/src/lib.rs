@@ -27,10 +27,10 @@ pub use placement::{
     PlacementKind, SepBit, SepGc, Sfr, UnitInfo, Victim, Warcip, MAX_CLASSES, NEVER,
 };
 pub use policy::{
-    CostBenefit, CostBenefitSepBit, Fifo, Greedy, KGreedy, PolicyKind, PolicyParseError,
-    RandomPolicy, SecondChanceFifo, TwoRFifo, TwoRGreedy, WindowedGreedy,
+    Benefit, CostBenefit, Fifo, Greedy, KGreedy, PolicyKind, PolicyParseError, RandomPolicy,
+    SecondChanceFifo, TwoRFifo, TwoRGreedy, WindowedGreedy,
 };
-pub use stats::{ClassStats, VictimHistogram};
+pub use stats::{lambert_victim_ratio, lambert_waf, ClassStats, VictimHistogram};
 
 /// Index of a unit (superblock, erase block or zone).
 pub type UnitId = u32;
@@ -140,6 +140,22 @@ pub struct Space {
     pub classes: Vec<ClassStats>,
 }
 
+/// The [`View`] of a space, borrowing only the fields it reads (so the policy can be borrowed
+/// mutably beside it).
+macro_rules! view_of {
+    ($s:expr) => {
+        View {
+            capacity: $s.capacity,
+            valid: &$s.valid,
+            sealed_at: &$s.sealed_at,
+            created_at: &$s.created_at,
+            class: &$s.class,
+            clock: $s.clock,
+            max_victim_valid: $s.max_victim_valid,
+        }
+    };
+}
+
 struct View<'a> {
     capacity: u32,
     valid: &'a [u32],
@@ -204,32 +220,13 @@ impl Space {
     }
 
     fn split(&mut self) -> (View<'_>, &mut dyn VictimPolicy) {
-        (
-            View {
-                capacity: self.capacity,
-                valid: &self.valid,
-                sealed_at: &self.sealed_at,
-                created_at: &self.created_at,
-                class: &self.class,
-                clock: self.clock,
-                max_victim_valid: self.max_victim_valid,
-            },
-            &mut *self.policy,
-        )
+        (view_of!(self), &mut *self.policy)
     }
 
     /// A read-only view for victim choices made outside the policy (a placement's own).
     #[must_use]
     pub fn view(&self) -> impl UnitView + '_ {
-        View {
-            capacity: self.capacity,
-            valid: &self.valid,
-            sealed_at: &self.sealed_at,
-            created_at: &self.created_at,
-            class: &self.class,
-            clock: self.clock,
-            max_victim_valid: self.max_victim_valid,
-        }
+        view_of!(self)
     }
 
     /// Name of the victim policy.

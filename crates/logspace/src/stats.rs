@@ -83,6 +83,32 @@ impl VictimHistogram {
     }
 }
 
+/// The victim valid ratio `x` of FIFO cleaning, or greedy with large units, under uniform
+/// random writes with `alpha` = space / data (Desnoyers, ACM TOS 2014; Van Houdt, SIGMETRICS
+/// 2013): the smaller root of `x = exp(-alpha (1 - x))`; 1 when `alpha <= 1` (no spare space).
+#[must_use]
+pub fn lambert_victim_ratio(alpha: f64) -> f64 {
+    if alpha.is_nan() || alpha <= 1.0 {
+        return 1.0;
+    }
+    // From 0 the iteration rises monotonically to the smaller fixed point.
+    let mut x = 0.0f64;
+    for _ in 0..200_000 {
+        let nx = (-alpha * (1.0 - x)).exp();
+        if (nx - x).abs() < 1e-15 {
+            return nx;
+        }
+        x = nx;
+    }
+    x
+}
+
+/// The WAF of that model: `A(alpha) = 1 / (1 - x)` (infinite without spare space).
+#[must_use]
+pub fn lambert_waf(alpha: f64) -> f64 {
+    1.0 / (1.0 - lambert_victim_ratio(alpha))
+}
+
 /// A count as a float (exact below 2^53, which every count here is).
 #[inline]
 #[must_use]
@@ -151,6 +177,16 @@ mod tests {
         assert_eq!(d.buckets[100], 2);
         assert!((h.mean_ratio() - (0.005 + 0.505 + 1.0 + 1.0) / 4.0).abs() < 1e-9);
         assert_eq!(VictimHistogram::default().cdf()[100], 0.0);
+    }
+
+    #[test]
+    fn lambert_reference_values() {
+        // REFERENCE.md: OP 7% -> 7.817, 10% -> 5.678, 20% -> 3.188, 28% -> 2.481.
+        for (op, want) in [(0.07, 7.817), (0.10, 5.678), (0.20, 3.188), (0.28, 2.481)] {
+            let got = lambert_waf(1.0 + op);
+            assert!((got - want).abs() < 0.001, "OP {op}: {got} vs {want}");
+        }
+        assert!(lambert_waf(1.0).is_infinite());
     }
 
     #[test]

@@ -233,6 +233,7 @@ write_only_workload!(Zipfian);
 #[derive(Clone, Debug)]
 pub struct ShiftingZipf {
     z: Zipfian,
+    in_use: u64,
     period: u64,
     left: u64,
     shift: u64,
@@ -251,6 +252,7 @@ impl ShiftingZipf {
         let p = crate::to_count((period * in_use as f64).round()).max(1);
         Ok(ShiftingZipf {
             z: Zipfian::new(in_use, theta, seed)?,
+            in_use,
             period: p,
             left: p,
             shift: 0,
@@ -279,32 +281,9 @@ impl ShiftingZipf {
             self.period_drives
         )
     }
-
-    /// In-use pages.
-    fn in_use(&self) -> u64 {
-        self.z.in_use
-    }
 }
 
-impl Workload for ShiftingZipf {
-    fn next_op(&mut self) -> Op {
-        Op::Write(self.next_write())
-    }
-    fn is_write_only(&self) -> bool {
-        true
-    }
-    fn fill_writes(&mut self, out: &mut [u64]) {
-        for slot in out {
-            *slot = self.next_write();
-        }
-    }
-    fn name(&self) -> String {
-        self.label()
-    }
-    fn in_use_pages(&self) -> u64 {
-        self.in_use()
-    }
-}
+write_only_workload!(ShiftingZipf);
 
 /// Read-only area workload (ssd-iq 4.4): a scattered fraction `F` of the in-use pages is
 /// written only by the precondition and never again; the rest receive uniform writes.

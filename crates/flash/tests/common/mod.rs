@@ -70,14 +70,9 @@ pub fn pages(x: f64, n: u64) -> u64 {
 }
 
 /// Uniform-traffic WAF of FIFO cleaning / greedy with large units (Desnoyers, ACM TOS 2014;
-/// Van Houdt, SIGMETRICS 2013): A(alpha) = 1 / (1 - x), where x solves x = exp(-alpha (1 - x)),
-/// equivalently alpha / (alpha + W0(-alpha e^-alpha)).
+/// Van Houdt, SIGMETRICS 2013): A(alpha) = 1 / (1 - x), where x solves x = exp(-alpha (1 - x)).
 pub fn waf_lambert(alpha: f64) -> f64 {
-    let mut x: f64 = 0.5;
-    for _ in 0..200_000 {
-        x = (-alpha * (1.0 - x)).exp();
-    }
-    1.0 / (1.0 - x)
+    nowa_flash::lambert_waf(alpha)
 }
 
 /// Greedy with Np pages per unit (Desnoyers 2014, Eq. 12): A(k alpha) / k, k = 1 + 1/(2 Np).

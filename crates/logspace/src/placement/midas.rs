@@ -83,23 +83,6 @@ impl Survival {
     }
 }
 
-/// Smaller fixed point of `x = exp(-alpha (1 - x))`: the greedy/FIFO victim valid ratio of a
-/// uniformly written space with `alpha` = space / data (1 when `alpha <= 1`).
-fn victim_ratio(alpha: f64) -> f64 {
-    if alpha <= 1.0 || alpha.is_nan() {
-        return 1.0;
-    }
-    let mut x = 0.0f64;
-    for _ in 0..100_000 {
-        let nx = (-alpha * (1.0 - x)).exp();
-        if (nx - x).abs() < 1e-12 {
-            return nx;
-        }
-        x = nx;
-    }
-    x
-}
-
 /// The model's inputs for one window.
 struct Model {
     s: Survival,
@@ -151,7 +134,7 @@ impl Model {
             return (f64::INFINITY, ratios);
         }
         let x = if last_data > 0.0 {
-            victim_ratio(last_units * self.unit_pages / last_data)
+            crate::lambert_victim_ratio(last_units * self.unit_pages / last_data)
         } else {
             0.0
         };
@@ -598,7 +581,7 @@ mod tests {
             "a FIFO group for the short intervals pays off"
         );
         assert!(waf < m.waf(&[]), "{waf} vs {}", m.waf(&[]));
-        assert!((victim_ratio(1.0) - 1.0).abs() < 1e-12);
-        assert!(victim_ratio(2.0) < 0.21);
+        assert!((crate::lambert_victim_ratio(1.0) - 1.0).abs() < 1e-12);
+        assert!(crate::lambert_victim_ratio(2.0) < 0.21);
     }
 }

@@ -205,54 +205,60 @@ impl UnitSet {
     }
 }
 
-/// Cost-benefit of LFS (Rosenblum & Ousterhout 1992): maximize (1-u)·age/(1+u), u = valid ratio,
-/// age = write clock since the unit was sealed. Scans all sealed units per GC.
+/// Which cost-benefit formula a [`CostBenefit`] policy scores units with.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Benefit {
+    /// LFS (Rosenblum & Ousterhout 1992): (1-u)·age/(1+u), age + 1 so fresh units score.
+    #[default]
+    Lfs,
+    /// SepBIT's simulator (`selection/CostBenefit.java`): (1-u)/u·sqrt(age), an empty unit
+    /// scores +inf; like its `filterEmptySegments`, only units with an invalid page qualify.
+    SepBit,
+}
+
+/// Cost-benefit: the sealed unit with the highest score, u = valid ratio, age = write clock
+/// since the unit was sealed (its last append). Scans all sealed units per GC.
 #[derive(Default)]
 pub struct CostBenefit {
     set: UnitSet,
+    formula: Benefit,
+}
+
+impl CostBenefit {
+    /// Cost-benefit with `formula`.
+    #[must_use]
+    pub fn new(formula: Benefit) -> Self {
+        CostBenefit {
+            set: UnitSet::default(),
+            formula,
+        }
+    }
 }
 
 impl VictimPolicy for CostBenefit {
     fn name(&self) -> String {
-        "cost-benefit".into()
+        match self.formula {
+            Benefit::Lfs => "cost-benefit".into(),
+            Benefit::SepBit => "cb-sepbit".into(),
+        }
     }
     candidate_membership!(set, insert);
     fn select(&mut self, view: &dyn UnitView) -> Option<UnitId> {
         let cap = f64::from(view.unit_capacity());
         let now = view.now();
+        let formula = self.formula;
         let score = |x: UnitId| {
             let u = f64::from(view.valid(x)) / cap;
-            let age = as_f64(now - view.sealed_at(x)) + 1.0;
-            (1.0 - u) * age / (1.0 + u)
-        };
-        self.set.take_best(view, score, 0)
-    }
-}
-
-/// SepBIT's cost-benefit (`selection/CostBenefit.java`): maximize (1-u)/u·sqrt(age), u = valid
-/// ratio (an empty unit scores +inf), age = write clock since the unit's last append (its seal).
-/// Like SepBIT's `filterEmptySegments`, only units with at least one invalid page qualify.
-#[derive(Default)]
-pub struct CostBenefitSepBit {
-    set: UnitSet,
-}
-
-impl VictimPolicy for CostBenefitSepBit {
-    fn name(&self) -> String {
-        "cb-sepbit".into()
-    }
-    candidate_membership!(set, insert);
-    fn select(&mut self, view: &dyn UnitView) -> Option<UnitId> {
-        let cap = f64::from(view.unit_capacity());
-        let now = view.now();
-        let score = |x: UnitId| {
-            let u = f64::from(view.valid(x)) / cap;
-            if u == 0.0 {
-                return f64::INFINITY;
+            let age = as_f64(now - view.sealed_at(x));
+            match formula {
+                Benefit::Lfs => (1.0 - u) * (age + 1.0) / (1.0 + u),
+                Benefit::SepBit if u == 0.0 => f64::INFINITY,
+                Benefit::SepBit => (1.0 - u) / u * age.sqrt(),
             }
-            (1.0 - u) / u * as_f64(now - view.sealed_at(x)).sqrt()
         };
-        self.set.take_best(view, score, 1)
+        let min_garbage = u32::from(formula == Benefit::SepBit);
+        self.set.take_best(view, score, min_garbage)
     }
 }
 

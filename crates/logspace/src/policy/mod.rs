@@ -21,8 +21,7 @@ mod basic;
 mod tworef;
 
 pub use basic::{
-    CostBenefit, CostBenefitSepBit, Fifo, Greedy, KGreedy, RandomPolicy, SecondChanceFifo,
-    WindowedGreedy,
+    Benefit, CostBenefit, Fifo, Greedy, KGreedy, RandomPolicy, SecondChanceFifo, WindowedGreedy,
 };
 pub use tworef::{TwoRFifo, TwoRGreedy};
 
@@ -125,8 +124,8 @@ impl PolicyKind {
             PolicyKind::TwoRGreedy => Box::new(TwoRGreedy::default()),
             PolicyKind::TwoRFifo => Box::new(TwoRFifo::default()),
             PolicyKind::ScFifo => Box::new(SecondChanceFifo::default()),
-            PolicyKind::CostBenefit => Box::new(CostBenefit::default()),
-            PolicyKind::CostBenefitSepBit => Box::new(CostBenefitSepBit::default()),
+            PolicyKind::CostBenefit => Box::new(CostBenefit::new(Benefit::Lfs)),
+            PolicyKind::CostBenefitSepBit => Box::new(CostBenefit::new(Benefit::SepBit)),
             PolicyKind::Fifo => Box::new(Fifo::default()),
             PolicyKind::Random => Box::new(RandomPolicy::new(seed)),
             PolicyKind::KGreedy(k) => Box::new(KGreedy::new(*k, seed)),
@@ -269,7 +268,7 @@ mod tests {
 
     #[test]
     fn cb_sepbit_prefers_old_and_empty() {
-        let mut s = Space::new(8, 100, Box::new(CostBenefitSepBit::default()));
+        let mut s = Space::new(8, 100, Box::new(CostBenefit::new(Benefit::SepBit)));
         let old = sealed(&mut s, 0, 50);
         s.tick(10_000);
         let young = sealed(&mut s, 0, 40);
