@@ -258,19 +258,7 @@ impl Ftl {
             "one frontier per placement class"
         );
         let mut space = Space::new(layout.units, unit_pages, cfg.policy.build(cfg.seed));
-        let gp = match cfg.gc_trigger {
-            GcTrigger::GarbageProportion(t) => {
-                #[expect(
-                    clippy::cast_possible_truncation,
-                    clippy::cast_sign_loss,
-                    reason = "a fraction of a u32 capacity"
-                )]
-                let max = ((1.0 - t) * f64::from(unit_pages)).floor() as u32;
-                space.set_max_victim_valid(max);
-                Some(t)
-            }
-            GcTrigger::FreeUnits => None,
-        };
+        let gp = gp_trigger(&cfg, &mut space);
         Ok(Ftl {
             unit_shift: unit_pages
                 .is_power_of_two()
@@ -521,6 +509,22 @@ impl Ftl {
         let written = u64::from(sealed) * u64::from(self.unit_pages) + self.open_pages();
         config::as_f64(written) / config::as_f64(self.live.max(1))
     }
+}
+
+/// The garbage-proportion threshold, if that trigger is on; it also restricts victims to units
+/// with GP >= the threshold.
+fn gp_trigger(cfg: &FtlConfig, space: &mut Space) -> Option<f64> {
+    let GcTrigger::GarbageProportion(t) = cfg.gc_trigger else {
+        return None;
+    };
+    #[expect(
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        reason = "a fraction of a u32 capacity"
+    )]
+    let max = ((1.0 - t) * f64::from(space.unit_capacity())).floor() as u32;
+    space.set_max_victim_valid(max);
+    Some(t)
 }
 
 /// Open frontiers: one per placement class, or per stream plus the GC frontiers.
