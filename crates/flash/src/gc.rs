@@ -22,7 +22,11 @@ impl Ftl {
                 if self.place.is_some() {
                     self.collect_placed(v)?;
                 } else {
-                    self.collect_native(v)?;
+                    if self.moves.is_empty() {
+                        self.collect_native::<false>(v)?;
+                    } else {
+                        self.collect_native::<true>(v)?;
+                    }
                 }
                 done += 1;
             }
@@ -61,7 +65,8 @@ impl Ftl {
 
     /// Copy the valid pages of `victim` to its GC destination and erase it (the fast path:
     /// one destination, mapping lookups batched so their misses overlap).
-    fn collect_native(&mut self, victim: u32) -> Result<(), FlashError> {
+    /// `FAR`: whether GC-move counts are kept (a const so the copy loop has no branch for it).
+    fn collect_native<const FAR: bool>(&mut self, victim: u32) -> Result<(), FlashError> {
         // A fully valid victim (random, FIFO...) costs a unit's worth of copies and frees
         // nothing; make_room bounds how long that may go on.
         let valid = self.space.valid(victim);
@@ -74,7 +79,6 @@ impl Ftl {
         const CHUNK: u32 = 64;
         let mut chunk = [0u32; CHUNK as usize];
         let mut p = 0u32;
-        let far = !self.moves.is_empty();
         while p < self.unit_pages && moved < valid {
             let n = (self.unit_pages - p).min(CHUNK) as usize;
             // Gather the mapping entries first so the random lookups overlap.
@@ -100,7 +104,7 @@ impl Ftl {
                 let new = fr.unit * self.unit_pages + fr.wp;
                 self.p2l[new as usize] = lba;
                 self.l2p[lba as usize] = new + 1;
-                if far {
+                if FAR {
                     self.moves[new as usize] = self.moves[ppn as usize].saturating_add(1);
                 }
                 fr.wp += 1;

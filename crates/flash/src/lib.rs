@@ -216,8 +216,10 @@ pub struct Ftl {
     host_programs: u64,
     /// Buffered pages dropped by a trim before reaching flash.
     buffer_trimmed: u64,
-    /// Mapped LBAs.
+    /// Mapped LBAs, kept only with a placement scheme (its context needs them).
     live: u64,
+    /// No placement scheme and no garbage-proportion trigger: the fast path.
+    plain: bool,
     place: Option<Box<dyn Placement>>,
     wants_invalidate: bool,
     /// The garbage-proportion trigger's threshold.
@@ -285,6 +287,7 @@ impl Ftl {
             host_programs: 0,
             buffer_trimmed: 0,
             live: 0,
+            plain: cfg.placement.is_none() && gp.is_none(),
             wants_invalidate: place.as_ref().is_some_and(|p| p.wants_invalidate()),
             place,
             gp,
@@ -355,10 +358,15 @@ impl Ftl {
             + units * 48
             + self.buffer.as_ref().map_or(0, WriteBuffer::memory_bytes)
     }
-    /// Mapped LBAs (the host's live data on flash, excluding the write buffer), O(1).
+    /// Mapped LBAs (the host's live data on flash, excluding the write buffer): O(1) with a
+    /// placement scheme (which keeps the count), a scan of the mapping otherwise.
     #[must_use]
     pub fn live_pages(&self) -> u64 {
-        self.live
+        if self.place.is_some() {
+            self.live
+        } else {
+            self.mapped_pages()
+        }
     }
 
     #[inline]
@@ -507,7 +515,7 @@ impl Ftl {
     pub fn log_alpha(&self) -> f64 {
         let (sealed, _) = self.space.sealed();
         let written = u64::from(sealed) * u64::from(self.unit_pages) + self.open_pages();
-        config::as_f64(written) / config::as_f64(self.live.max(1))
+        config::as_f64(written) / config::as_f64(self.live_pages().max(1))
     }
 }
 

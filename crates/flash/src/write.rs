@@ -156,9 +156,35 @@ impl Ftl {
         hint: u64,
         announce: bool,
     ) -> Result<(), FlashError> {
+        if !self.plain {
+            return self.special_write(lba, stream, hint, announce);
+        }
+        self.native_write(lba, stream)
+    }
+
+    /// A write with a placement scheme or the garbage-proportion trigger (kept out of the
+    /// plain path so that one flag test is all it pays).
+    #[inline(never)]
+    fn special_write(
+        &mut self,
+        lba: u32,
+        stream: u16,
+        hint: u64,
+        announce: bool,
+    ) -> Result<(), FlashError> {
         if self.place.is_some() {
             return self.placed_write(lba, hint, announce);
         }
+        self.native_write(lba, stream)?;
+        match self.gp {
+            Some(t) => self.gp_check(t),
+            None => Ok(()),
+        }
+    }
+
+    /// A host write through the streams and the write buffer.
+    #[inline]
+    fn native_write(&mut self, lba: u32, stream: u16) -> Result<(), FlashError> {
         self.c.host_pages += 1;
         self.space.tick(1);
         if let Some(buf) = self.buffer.as_mut() {
@@ -176,14 +202,10 @@ impl Ftl {
             return Ok(());
         }
         self.host_programs += 1;
-        self.program(lba, usize::from(stream))?;
-        if let Some(t) = self.gp {
-            self.gp_check(t)?;
-        }
-        Ok(())
+        self.program(lba, usize::from(stream))
     }
 
-    /// A user write through the placement scheme (SepBIT's `Log.append` order: invalidate the
+    /// A user write through the placement scheme (it alone keeps the live-page count) (SepBIT's `Log.append` order: invalidate the
     /// old copy, the `append` hook, `classify`, append).
     #[inline(never)]
     fn placed_write(&mut self, lba: u32, hint: u64, announce: bool) -> Result<(), FlashError> {
@@ -236,7 +258,6 @@ impl Ftl {
         let u = self.unit_of(old - 1);
         self.space.sub_valid(u, 1);
         self.l2p[lba as usize] = 0;
-        self.live -= 1;
         true
     }
 
@@ -245,7 +266,6 @@ impl Ftl {
     fn program(&mut self, lba: u32, f: usize) -> Result<(), FlashError> {
         // Unmap first: a GC round triggered below must not relocate the stale copy.
         self.invalidate(lba);
-        self.live += 1;
         self.append(lba, f)
     }
 
@@ -341,6 +361,9 @@ impl Ftl {
                 let u = self.unit_of(old - 1);
                 self.invalidate(lba);
                 self.c.trimmed_pages += 1;
+                if self.place.is_some() {
+                    self.live -= 1;
+                }
                 if self.wants_invalidate {
                     let (info, ctx) = (self.space.info(u), self.ctx(NEVER));
                     if let Some(p) = self.place.as_mut() {

@@ -62,7 +62,6 @@ impl Ftl {
         if let Some(m) = self.moves.get_mut(ppn as usize) {
             *m = 0;
         }
-        self.live += 1;
         self.space.add_valid(unit, 1);
         self.c.host_pages += 1;
         self.c.media_pages += 1;
@@ -112,9 +111,6 @@ impl Ftl {
         let base_lba = zone * u64::from(self.unit_pages);
         for i in 0..u64::from(z.wp) {
             let l = crate::to_usize(base_lba + i);
-            if self.l2p[l] != 0 {
-                self.live -= 1;
-            }
             self.l2p[l] = 0;
         }
         let v = self.space.valid(z.unit);
