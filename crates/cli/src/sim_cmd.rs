@@ -5,7 +5,9 @@ use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 use nowa_bench::sim::{self, sweep, SimError, SimSpec, StreamAssign};
-use nowa_flash::{FlashError, FtlConfig, GcFrontier, GcTrigger, GcUnit, Mode, PlacementKind, PolicyKind};
+use nowa_flash::{
+    FlashError, FtlConfig, GcFrontier, GcTrigger, GcUnit, Mode, PlacementKind, PolicyKind,
+};
 use nowa_workload::WorkloadSpec;
 use std::path::PathBuf;
 
@@ -40,7 +42,7 @@ pub struct SimArgs {
 #[derive(Subcommand, Debug)]
 enum SimSub {
     /// Run a grid of simulations in parallel: one CSV and a plot (PNG + SVG).
-    Sweep(SweepArgs),
+    Sweep(Box<SweepArgs>),
 }
 
 #[derive(Args, Debug)]
@@ -134,7 +136,8 @@ struct SchemeFlags {
 }
 
 fn parse_placement(s: &str) -> Result<PlacementKind, String> {
-    s.parse().map_err(|e: nowa_flash::PlacementError| e.to_string())
+    s.parse()
+        .map_err(|e: nowa_flash::PlacementError| e.to_string())
 }
 
 fn parse_trigger(s: &str) -> Result<GcTrigger, String> {
@@ -148,7 +151,9 @@ fn parse_trigger(s: &str) -> Result<GcTrigger, String> {
                     .then_some(GcTrigger::GarbageProportion(t))
                     .ok_or_else(|| format!("'{s}': the threshold must be > 0"))
             }),
-        _ => Err(format!("'{s}' is not a GC trigger (expected free, gp or gp:THETA)")),
+        _ => Err(format!(
+            "'{s}' is not a GC trigger (expected free, gp or gp:THETA)"
+        )),
     }
 }
 
@@ -356,7 +361,7 @@ fn bar(total: u64, quiet: bool, what: &str) -> ProgressBar {
 
 pub fn run(a: SimArgs) -> Result<()> {
     if let Some(SimSub::Sweep(s)) = a.sub {
-        return run_sweep(s);
+        return run_sweep(*s);
     }
     let mut dev = a.dev.clone();
     let mut runf = a.run.clone();
