@@ -94,7 +94,7 @@ struct DeviceFlags {
     /// GC unit: superblock, or block (partial GC).
     #[arg(long, default_value = "superblock")]
     gc_unit: String,
-    /// GC policy: greedy (ssd-iq naive greedy), 2r-greedy, 2r-fifo, cost-benefit, fifo, random, k-greedy:K, window:W.
+    /// GC policy: greedy (ssd-iq naive greedy), 2r-greedy, 2r-fifo (the SSD-iq reference's), sc-fifo, cost-benefit, cb-sepbit, fifo, random, k-greedy:K, window:W.
     #[arg(long, default_value = "greedy")]
     policy: String,
     /// Where GC copies go: shared (with host writes), separate, per-stream. Default: the policy's.
@@ -174,7 +174,7 @@ fn apply_scheme(dev: &DeviceFlags, ftl: &mut FtlConfig) -> Result<()> {
 
 #[derive(Args, Debug, Clone)]
 struct RunFlags {
-    /// Workload: uniform | two-zone:X/Y | zipf:THETA | read-only:F | sequential | zns:ZONE_PAGES:FRONTS[:CHUNK]
+    /// Workload: uniform | two-zone:X/Y | zipf:THETA | zipf-shift:THETA[:PERIOD] | read-only:F | sequential | zns:ZONE_PAGES:FRONTS[:CHUNK]
     #[arg(long, default_value = "uniform")]
     workload: String,
     /// Fraction of the logical space in use (0 < fill <= 1).

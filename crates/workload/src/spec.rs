@@ -9,7 +9,7 @@ use std::fmt;
 use std::str::FromStr;
 
 /// The accepted forms, quoted in parse errors.
-pub const VALID_FORMS: &str = "uniform | two-zone:X/Y (e.g. two-zone:90/10) | zipf:THETA (e.g. zipf:0.8) | read-only:F (e.g. read-only:0.4) | sequential | zns:ZONE_PAGES:FRONTS[:CHUNK_PAGES] (e.g. zns:262144:4)";
+pub const VALID_FORMS: &str = "uniform | two-zone:X/Y (e.g. two-zone:90/10) | zipf:THETA (e.g. zipf:0.8) | zipf-shift:THETA[:PERIOD] (e.g. zipf-shift:0.9:0.5) | read-only:F (e.g. read-only:0.4) | sequential | zns:ZONE_PAGES:FRONTS[:CHUNK_PAGES] (e.g. zns:262144:4)";
 
 /// A workload and its shape parameters, independent of device size and seed. Parses from and
 /// displays as the compact string form (see [`VALID_FORMS`]); serde uses the same string, so
