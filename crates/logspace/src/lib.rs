@@ -309,6 +309,7 @@ impl Space {
     /// Restrict victims to units holding at most `max` (see [`UnitView::max_victim_valid`]).
     pub fn set_max_victim_valid(&mut self, max: u32) {
         self.max_victim_valid = max.min(self.capacity);
+        debug_assert!(self.max_victim_valid <= self.capacity);
     }
     /// What hooks learn about unit `u`.
     #[must_use]
@@ -494,7 +495,8 @@ impl Space {
         if out.len() == first {
             return Err(SpaceError::NoVictim);
         }
-        for &u in &out[first..] {
+        for (k, &u) in out.iter().enumerate().skip(first) {
+            debug_assert!(!out[..k].contains(&u), "unit {u} picked twice in one round");
             self.enter_gc(u);
         }
         Ok(())

@@ -100,6 +100,7 @@ pub fn lambert_victim_ratio(alpha: f64) -> f64 {
         }
         x = nx;
     }
+    debug_assert!((0.0..=1.0).contains(&x), "a valid ratio, got {x}");
     x
 }
 
