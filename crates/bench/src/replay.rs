@@ -12,7 +12,7 @@
 //!    pages they cover (never-written pages are no-ops); flushes and reads are counted.
 //! 4. Results: one [`SimResult`] per device, as `nowa sim` reports it, plus the aggregate.
 
-use crate::sim::{Interval, SimResult};
+use crate::sim::{thread_cpu_secs, Interval, MeasuredRun, SimResult};
 use nowa_flash::{Counters, FlashError, Ftl, FtlConfig, VictimHistogram};
 use nowa_trace::pages::{page_range, DenseMap, NextOverwrite, PageEvent, TooManyPages};
 use nowa_trace::{open, Format, Op, Record, TraceError, TraceReader};
@@ -148,19 +148,6 @@ pub struct ReplayResult {
     pub replay_cpu_secs: f64,
     pub replay_pages_per_sec: f64,
     pub elapsed_secs: f64,
-}
-
-/// CPU time of the calling thread, in seconds.
-pub fn thread_cpu_secs() -> f64 {
-    // SAFETY: getrusage writes into the zeroed struct we pass; RUSAGE_THREAD is Linux's.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: a valid pointer to a rusage.
-    let rc = unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) };
-    if rc != 0 {
-        return 0.0;
-    }
-    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-    tv(ru.ru_utime) + tv(ru.ru_stime)
 }
 
 const BATCH: usize = 4096;
@@ -537,10 +524,11 @@ pub fn run(spec: &ReplaySpec, progress: Option<Progress<'_>>) -> Result<ReplayRe
     let passes = rp.passes as f64 + rp.in_pass as f64 / counts.records.max(1) as f64;
     let issued = rp.issued;
     let elapsed = t0.elapsed().as_secs_f64();
+    let cpu_per_page = replay_cpu / issued.max(1) as f64;
     let runs: Vec<DeviceRun> = rp
         .devices
         .iter()
-        .map(|d| device_run(spec, d, elapsed))
+        .map(|d| device_run(spec, d, elapsed, cpu_per_page))
         .collect();
     let measured = runs
         .iter()
@@ -631,28 +619,11 @@ fn measure_phase(
     Ok(out)
 }
 
-/// One device's result in `nowa sim`'s form.
-fn device_run(spec: &ReplaySpec, d: &Device, elapsed: f64) -> DeviceRun {
+/// One device's result in `nowa sim`'s form ([`SimResult::assemble`]). The replay runs every
+/// device on one thread, so a device's CPU time is the replay's, apportioned by its share of
+/// the measured page writes.
+fn device_run(spec: &ReplaySpec, d: &Device, elapsed: f64, cpu_per_page: f64) -> DeviceRun {
     let ftl = d.ftl.as_ref().expect("devices have an FTL");
-    let end = ftl.counters();
-    let m = end.since(&d.start);
-    let tail = d.intervals.len().div_ceil(4).max(1);
-    let (th, tm) = d.intervals[d.intervals.len().saturating_sub(tail)..]
-        .iter()
-        .fold((0u64, 0u64), |(h, md), i| {
-            (h + i.host_pages, md + i.media_pages)
-        });
-    let hist = ftl.victim_histogram();
-    let vh = VictimHistogram {
-        buckets: hist
-            .buckets
-            .iter()
-            .zip(&d.hist0.buckets)
-            .map(|(a, b)| a - b)
-            .collect(),
-    };
-    let erases = ftl.erase_counts();
-    let layout = ftl.layout().clone();
     let footprint = d.map.len();
     let name = spec.trace.file_name().map_or_else(
         || spec.trace.display().to_string(),
@@ -663,31 +634,23 @@ fn device_run(spec: &ReplaySpec, d: &Device, elapsed: f64) -> DeviceRun {
         .iter()
         .map(|i| i.host_pages as f64 / i.sim_writes_per_sec.max(1e-9))
         .sum();
-    let sim = SimResult {
+    let host = ftl.counters().since(&d.start).host_pages;
+    let sim = SimResult::assemble(MeasuredRun {
         seed: spec.seed,
         workload: match d.volume {
             Some(v) => format!("trace {name} volume {v}"),
             None => format!("trace {name}"),
         },
-        policy: spec.ftl.policy.to_string(),
-        alpha_eff: layout.alpha_eff(footprint, spec.ftl.min_free_units),
-        layout,
-        fill: footprint as f64 / ftl.logical_pages() as f64,
+        ftl,
+        start: d.start,
+        hist0: &d.hist0,
         in_use_pages: footprint,
-        measured: m,
-        total: end,
-        waf: m.waf(),
-        waf_steady: if th == 0 { 1.0 } else { tm as f64 / th as f64 },
-        victim_valid_ratio: vh.mean_ratio(),
-        victim_histogram: vh.buckets,
-        erase_min: erases.iter().copied().min().unwrap_or(0),
-        erase_max: erases.iter().copied().max().unwrap_or(0),
-        erase_mean: erases.iter().map(|&e| f64::from(e)).sum::<f64>() / erases.len().max(1) as f64,
+        fill: footprint as f64 / ftl.logical_pages() as f64,
         intervals: d.intervals.clone(),
         elapsed_secs: elapsed,
-        sim_writes_per_sec: m.host_pages as f64 / secs.max(1e-9),
-        memory_bytes: ftl.memory_bytes(),
-    };
+        measure_secs: secs,
+        measure_cpu_secs: cpu_per_page * host as f64,
+    });
     DeviceRun {
         volume: d.volume,
         footprint_pages: footprint,

@@ -7,7 +7,9 @@ use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 use nowa_bench::sim::{self, sweep, SimError, SimResult, SimSpec, StreamAssign};
-use nowa_flash::{FlashError, FtlConfig, GcFrontier, GcUnit, Mode, PolicyKind};
+use nowa_flash::{
+    FlashError, FtlConfig, GcFrontier, GcTrigger, GcUnit, Mode, PlacementKind, PolicyKind,
+};
 use nowa_units::Bytes;
 use nowa_workload::WorkloadSpec;
 use std::path::PathBuf;
@@ -40,12 +42,19 @@ pub struct SimArgs {
     /// random writes, measured after preconditioning; prints simulated host writes per second.
     #[arg(long)]
     bench: bool,
+    /// The cost of every placement scheme and victim policy: the --bench device and workload
+    /// (or the flags given) once per scheme, page writes per CPU second, as a table.
+    #[arg(long, conflicts_with = "bench")]
+    bench_schemes: bool,
+    /// Write the victim valid-ratio distribution (histogram and CDF) to this CSV file.
+    #[arg(long, value_name = "FILE")]
+    victims_csv: Option<PathBuf>,
 }
 
 #[derive(Subcommand, Debug)]
 enum SimSub {
     /// Run a grid of simulations in parallel: one CSV and a plot (PNG + SVG).
-    Sweep(SweepArgs),
+    Sweep(Box<SweepArgs>),
 }
 
 #[derive(Args, Debug)]
@@ -100,7 +109,7 @@ struct DeviceFlags {
     /// GC unit: superblock, or block (partial GC).
     #[arg(long, default_value = "superblock", value_parser = gc_unit)]
     gc_unit: GcUnit,
-    /// GC policy: greedy (ssd-iq naive greedy), 2r-greedy, 2r-fifo, cost-benefit, fifo, random, k-greedy:K, window:W.
+    /// GC policy: greedy (ssd-iq naive greedy), 2r-greedy, 2r-fifo (the SSD-iq reference's), sc-fifo, cost-benefit, cb-sepbit, fifo, random, k-greedy:K, window:W.
     #[arg(long, default_value = "greedy", value_parser = flags::parsed::<PolicyKind>())]
     policy: PolicyKind,
     /// Where GC copies go: shared (with host writes), separate, per-stream. Default: the policy's.
@@ -122,6 +131,50 @@ struct DeviceFlags {
     /// Zoned device: max open zones.
     #[arg(long, default_value = "14", value_parser = flags::count::<u32>(1, 1 << 16))]
     max_open_zones: u32,
+    #[command(flatten)]
+    scheme: SchemeFlags,
+}
+
+/// Placement scheme, GC trigger and victims per round (issue 10).
+#[derive(Args, Debug, Clone)]
+struct SchemeFlags {
+    /// Placement scheme: nosep, sepgc, dac[:N], sfr[:N], multiqueue[:N], warcip[:N],
+    /// sepbit[:N], fk[:N], fk-kmeans[:N], midas (N = classes, default 6). Default: streams.
+    #[arg(long, value_name = "SCHEME", value_parser = flags::parsed::<PlacementKind>())]
+    placement: Option<PlacementKind>,
+    /// When GC runs: free (free-unit watermark, a fixed-capacity SSD) or gp[:THETA] (SepBIT's
+    /// log grows until its garbage proportion exceeds THETA, default 0.15).
+    #[arg(long, value_name = "TRIGGER", default_value = "free", value_parser = parse_trigger)]
+    gc_trigger: GcTrigger,
+    /// Victims collected per GC round.
+    #[arg(long, value_name = "K", default_value = "1", value_parser = flags::count::<u32>(1, 1024))]
+    victims_per_round: u32,
+}
+
+fn parse_trigger(s: &str) -> Result<GcTrigger, String> {
+    match s.trim().split_once(':') {
+        _ if s.trim() == "free" => Ok(GcTrigger::FreeUnits),
+        _ if s.trim() == "gp" => Ok(GcTrigger::GarbageProportion(0.15)),
+        Some(("gp", t)) => nowa_units::parse_fraction_in(t, 0.0, 1.0, true)
+            .map_err(|e| e.to_string())
+            .and_then(|t| {
+                (t > 0.0)
+                    .then_some(GcTrigger::GarbageProportion(t))
+                    .ok_or_else(|| format!("'{s}': the threshold must be > 0"))
+            }),
+        _ => Err(format!(
+            "'{s}' is not a GC trigger (expected free, gp or gp:THETA)"
+        )),
+    }
+}
+
+/// Put the scheme flags into the device configuration.
+fn apply_scheme(dev: &DeviceFlags, ftl: &mut FtlConfig) -> Result<()> {
+    ftl.placement = dev.scheme.placement;
+    ftl.gc_trigger = dev.scheme.gc_trigger;
+    ftl.victims_per_round = dev.scheme.victims_per_round;
+    ftl.layout().map_err(|e| usage(e.to_string()))?;
+    Ok(())
 }
 
 fn gc_unit(s: &str) -> Result<GcUnit, String> {
@@ -136,7 +189,7 @@ fn gc_unit(s: &str) -> Result<GcUnit, String> {
 
 #[derive(Args, Debug, Clone)]
 struct RunFlags {
-    /// Workload: uniform | two-zone:X/Y | zipf:THETA | read-only:F | sequential | zns:ZONE_PAGES:FRONTS[:CHUNK]
+    /// Workload: uniform | two-zone:X/Y | zipf:THETA | zipf-shift:THETA[:PERIOD] | read-only:F | sequential | zns:ZONE_PAGES:FRONTS[:CHUNK]
     #[arg(long, default_value = "uniform", value_parser = flags::parsed::<WorkloadSpec>())]
     workload: WorkloadSpec,
     /// Fraction of the logical space in use (0 < fill <= 1; 0.9 or 90%).
@@ -201,6 +254,7 @@ fn ftl_config(dev: &DeviceFlags, seed: u64) -> Result<FtlConfig> {
             Mode::Conventional
         },
         seed,
+        ..FtlConfig::default()
     };
     Ok(ftl)
 }
@@ -286,10 +340,10 @@ fn build_spec(dev: &DeviceFlags, run: &RunFlags, parallel: u64) -> Result<SimSpe
 /// Errors caused by the configuration are usage errors (exit 2); the rest are failures.
 fn classify(e: SimError) -> anyhow::Error {
     match e {
-        SimError::Config(m) => usage(m),
         SimError::Workload(w) => usage(format!("--workload: {w}")),
-        SimError::Flash(FlashError::Config(m)) => usage(m),
+        SimError::Flash(FlashError::Config(m)) => usage(m.to_string()),
         SimError::Flash(f) => anyhow::Error::new(f).context("simulation failed"),
+        other => usage(other.to_string()),
     }
 }
 
@@ -310,11 +364,11 @@ fn bar(total: u64, quiet: bool, what: &str) -> ProgressBar {
 /// `nowa sim`: one simulation (or `sim sweep`).
 pub fn run(a: SimArgs) -> Result<()> {
     if let Some(SimSub::Sweep(s)) = a.sub {
-        return run_sweep(s);
+        return run_sweep(*s);
     }
     let mut dev = a.dev.clone();
     let mut runf = a.run.clone();
-    if a.bench {
+    if a.bench || a.bench_schemes {
         dev.capacity = 64 << 30;
         dev.pages_per_block = 256;
         dev.blocks_per_superblock = 8;
@@ -324,8 +378,15 @@ pub fn run(a: SimArgs) -> Result<()> {
         runf.warmup = runf.warmup.min(1.0);
         runf.volume = runf.volume.min(2.0);
     }
-    let spec = build_spec(&dev, &runf, 1)?;
+    let mut spec = build_spec(&dev, &runf, 1)?;
+    apply_scheme(&dev, &mut spec.ftl)?;
+    // The speed benchmark measures the FTL as it always did: without FAR bookkeeping.
+    spec.ftl.track_far = !a.bench;
+    if a.bench_schemes {
+        return run_bench_schemes(&spec, runf.quiet);
+    }
     check_output_file("--csv", a.csv.as_deref())?;
+    check_output_file("--victims-csv", a.victims_csv.as_deref())?;
     nowa_bench::interrupt::install_sigint_handler();
     if a.trace.is_set() {
         return crate::trace_cmd::run_sim_trace(
@@ -365,6 +426,9 @@ fn output(a: &SimArgs, r: &SimResult) -> Result<()> {
     if let Some(path) = &a.csv {
         sim::write_intervals_csv(r, path).with_context(|| format!("writing {}", path.display()))?;
     }
+    if let Some(path) = &a.victims_csv {
+        sim::write_victims_csv(r, path).with_context(|| format!("writing {}", path.display()))?;
+    }
     if a.json {
         println!("{}", serde_json::to_string_pretty(r)?);
         return Ok(());
@@ -378,6 +442,9 @@ fn output(a: &SimArgs, r: &SimResult) -> Result<()> {
     }
     if let Some(path) = &a.csv {
         println!("intervals written to {}", path.display());
+    }
+    if let Some(path) = &a.victims_csv {
+        println!("victim valid ratios written to {}", path.display());
     }
     Ok(())
 }
@@ -393,7 +460,8 @@ fn run_sweep(s: SweepArgs) -> Result<()> {
         s.figure.into_iter().collect()
     };
     let parallel = s.threads.unwrap_or_else(rayon::current_num_threads) as u64;
-    let base = build_spec(&s.dev, &s.run, parallel)?;
+    let mut base = build_spec(&s.dev, &s.run, parallel)?;
+    apply_scheme(&s.dev, &mut base.ftl)?;
     if let Some(t) = s.threads {
         rayon::ThreadPoolBuilder::new()
             .num_threads(t)
@@ -440,5 +508,21 @@ fn sweep_figure(fig: sweep::Figure, base: &SimSpec, s: &SweepArgs) -> Result<()>
         println!("{:<28} {:>8.3} {:>8.3} {:>8.3}", r.series, r.x, r.waf, r.y);
     }
     println!("wrote {}, {stem}.png, {stem}.svg\n", csv.display());
+    Ok(())
+}
+
+/// `nowa sim --bench-schemes`: the cost of every scheme, one after the other on this thread.
+fn run_bench_schemes(spec: &SimSpec, quiet: bool) -> Result<()> {
+    eprintln!(
+        "nowa sim --bench-schemes: seed {}, {} logical pages, {} per run",
+        spec.seed, spec.ftl.logical_pages, spec.workload
+    );
+    let progress = |i: usize, n: usize, name: &str| {
+        if !quiet {
+            eprintln!("[{}/{n}] {name}", i + 1);
+        }
+    };
+    let rows = sim::schemes::bench_schemes(spec, &progress).map_err(classify)?;
+    print!("{}", sim::schemes::table(&rows));
     Ok(())
 }

@@ -66,7 +66,11 @@ impl SimConfig {
     /// [`DeviceError::NoGeometry`] when no unit size fits `capacity` and `op`.
     pub fn for_capacity(capacity: u64, op: f64, mode: SimMode) -> Result<SimConfig> {
         let logical_pages = capacity / BLOCK_SIZE_U64;
-        let mut last = FlashError::Config("capacity too small".into());
+        // If no unit size is even tried (all skipped), the smallest one did not fit.
+        let mut last = FlashError::Config(nowa_flash::ConfigError::UnitLargerThanDevice {
+            unit_pages: 4,
+            logical_pages,
+        });
         for (ppb, bps) in [
             (256, 8),
             (256, 4),
@@ -95,7 +99,7 @@ impl SimConfig {
             }
             match ftl.layout() {
                 Ok(_) => return Ok(cfg),
-                Err(e) => last = e,
+                Err(e) => last = FlashError::Config(e),
             }
         }
         Err(DeviceError::NoGeometry {

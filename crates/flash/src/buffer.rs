@@ -4,22 +4,21 @@
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
-/// Multiplicative hash for u32 keys: the std SipHash costs more than the rest of a write.
+/// SplitMix64's finalizer as the hash of u32 keys ([`nowa_units::mix64`]): the std SipHash
+/// costs more than the rest of a write.
 #[derive(Default)]
-struct MulHasher(u64);
-impl Hasher for MulHasher {
+struct MixHasher(u64);
+impl Hasher for MixHasher {
     fn finish(&self) -> u64 {
         self.0
     }
     fn write(&mut self, bytes: &[u8]) {
         for &b in bytes {
-            self.0 = (self.0 ^ b as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+            self.0 = nowa_units::mix64(self.0 ^ u64::from(b));
         }
     }
     fn write_u32(&mut self, v: u32) {
-        self.0 = (v as u64)
-            .wrapping_mul(0x9E37_79B9_7F4A_7C15)
-            .rotate_left(29);
+        self.0 = nowa_units::mix64(u64::from(v));
     }
 }
 
@@ -27,7 +26,7 @@ const NIL: u32 = u32::MAX;
 
 pub(crate) struct WriteBuffer {
     cap: usize,
-    map: HashMap<u32, u32, BuildHasherDefault<MulHasher>>,
+    map: HashMap<u32, u32, BuildHasherDefault<MixHasher>>,
     lba: Vec<u32>,
     stream: Vec<u16>,
     prev: Vec<u32>,
@@ -50,7 +49,7 @@ impl WriteBuffer {
             next: vec![NIL; cap],
             head: NIL,
             tail: NIL,
-            free: (0..cap as u32).rev().collect(),
+            free: (0..u32::try_from(cap).unwrap_or(u32::MAX)).rev().collect(),
         }
     }
 

@@ -27,7 +27,7 @@ mod tests {
     fn advise_keeps_contents() {
         let mut v: Vec<u32> = (0..(3u32 << 20)).collect();
         super::advise(&mut v);
-        assert!(v.iter().enumerate().all(|(i, &x)| x == i as u32));
+        assert!(v.iter().zip(0u32..).all(|(&x, i)| x == i));
         let mut small = vec![1u32; 10];
         super::advise(&mut small);
         assert_eq!(small, vec![1; 10]);

@@ -15,7 +15,7 @@ fn greedy_matches_desnoyers_model() {
         let n = f.logical_pages();
         let mut rng = Rng(100 + i as u64);
         let c = protocol(&mut f, n, 3.0, 4.0, || rng.below(n));
-        let alpha = f.layout().alpha_eff(n, f.config().min_free_units);
+        let alpha = f.layout().alpha_eff(n);
         let model = waf_greedy(alpha, np);
         let err = (c.waf() - model).abs() / model;
         println!(
@@ -50,7 +50,7 @@ fn fifo_matches_lambert_model() {
     let n = f.logical_pages();
     let mut rng = Rng(7);
     let c = protocol(&mut f, n, 3.0, 4.0, || rng.below(n));
-    let model = waf_lambert(f.layout().alpha_eff(n, 1));
+    let model = waf_lambert(f.layout().alpha_eff(n));
     let err = (c.waf() - model).abs() / model;
     assert!(
         err < 0.03,
@@ -63,10 +63,10 @@ fn fifo_matches_lambert_model() {
 #[test]
 fn fill_level_acts_as_extra_spare() {
     let mut f = Ftl::new(config(1 << 18, 0.07, 256, PolicyKind::Greedy)).unwrap();
-    let in_use = (f.logical_pages() as f64 * 0.8) as u64;
+    let in_use = pages(0.8, f.logical_pages());
     let mut rng = Rng(9);
     let c = protocol(&mut f, in_use, 3.0, 4.0, || rng.below(in_use));
-    let model = waf_greedy(f.layout().alpha_eff(in_use, 1), 256);
+    let model = waf_greedy(f.layout().alpha_eff(in_use), 256);
     assert!(
         (c.waf() - model).abs() / model < 0.03,
         "fill 0.8: {:.3} vs {model:.3}",

@@ -10,10 +10,10 @@ fn drive(f: &mut Ftl, w: &mut ZnsLike, writes: u64) {
     while done < writes {
         match w.next_op() {
             Op::Write(l) => {
-                f.write(l, 0).unwrap();
+                f.write(l, 0).expect("write");
                 done += 1;
             }
-            Op::Trim { start, len } => f.trim(start, len).unwrap(),
+            Op::Trim { start, len } => f.trim(start, len).expect("trim"),
         }
     }
 }
@@ -49,7 +49,7 @@ fn zns_like_single_front_has_waf_one() {
         let mut f = Ftl::new(config(1 << 16, 0.07, unit, PolicyKind::Greedy)).unwrap();
         let n = f.logical_pages();
         f.precondition_sequential(n).unwrap();
-        let mut w = ZnsLike::new(n, zone_units * unit as u64, 1, 16, 5).unwrap();
+        let mut w = ZnsLike::new(n, zone_units * u64::from(unit), 1, 16, 5).unwrap();
         let c0 = f.counters();
         drive(&mut f, &mut w, 4 * n);
         let c = f.counters().since(&c0);
@@ -74,7 +74,7 @@ fn zns_like_many_fronts_costs_copies_on_conventional_ssd() {
 
 fn zoned(zones: u64, zone_pages: u32, max_open: u32) -> Ftl {
     Ftl::new(FtlConfig {
-        logical_pages: zones * zone_pages as u64,
+        logical_pages: zones * u64::from(zone_pages),
         pages_per_block: zone_pages,
         blocks_per_superblock: 1,
         mode: Mode::Zoned {
@@ -82,7 +82,7 @@ fn zoned(zones: u64, zone_pages: u32, max_open: u32) -> Ftl {
         },
         ..FtlConfig::default()
     })
-    .unwrap()
+    .expect("valid zoned config")
 }
 
 #[test]

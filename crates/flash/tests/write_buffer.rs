@@ -7,13 +7,13 @@ use nowa_workload::Zipfian;
 fn zipf_waf(theta: f64, buffer_fraction: f64) -> (f64, u64) {
     let logical = 1u64 << 17;
     let cfg = FtlConfig {
-        write_buffer_pages: (logical as f64 * buffer_fraction) as u64,
+        write_buffer_pages: pages(buffer_fraction, logical),
         ..config(logical, 0.07, 128, PolicyKind::Greedy)
     };
-    let mut f = Ftl::new(cfg).unwrap();
-    let mut w = Zipfian::new(logical, theta, 3).unwrap();
+    let mut f = Ftl::new(cfg).expect("valid config");
+    let mut w = Zipfian::new(logical, theta, 3).expect("valid workload");
     let c = protocol(&mut f, logical, 4.0, 3.0, || w.next_write());
-    f.check_invariants().unwrap();
+    f.check_invariants().expect("consistent FTL");
     (c.waf(), c.buffer_absorbed)
 }
 

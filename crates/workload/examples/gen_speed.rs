@@ -25,8 +25,8 @@ fn time(label: &str, mut f: impl FnMut() -> u64) {
 }
 
 fn time_batch(spec: &str) {
-    let spec: WorkloadSpec = spec.parse().unwrap();
-    let mut w = spec.build_in_use(N, 1).unwrap();
+    let spec: WorkloadSpec = spec.parse().expect("a valid benchmark setup");
+    let mut w = spec.build_in_use(N, 1).expect("a valid benchmark setup");
     let batch = 4096;
     let start = Instant::now();
     let mut acc = 0u64;
@@ -55,15 +55,15 @@ fn time_batch(spec: &str) {
 
 fn main() {
     println!("n = 2^24 pages, {OPS} ops each");
-    let mut u = Uniform::new(N, 1).unwrap();
+    let mut u = Uniform::new(N, 1).expect("a valid benchmark setup");
     time("Uniform::next_write", || u.next_write());
-    let mut z = Zipfian::new(N, 0.8, 1).unwrap();
+    let mut z = Zipfian::new(N, 0.8, 1).expect("a valid benchmark setup");
     time("Zipfian(0.8)::next_write", || z.next_write());
-    let mut z = Zipfian::new(N, 1.0, 1).unwrap();
+    let mut z = Zipfian::new(N, 1.0, 1).expect("a valid benchmark setup");
     time("Zipfian(1.0)::next_write", || z.next_write());
-    let mut t = TwoZone::new(N, 90.0, 10.0, 1).unwrap();
+    let mut t = TwoZone::new(N, 90.0, 10.0, 1).expect("a valid benchmark setup");
     time("TwoZone(90/10)::next_write", || t.next_write());
-    let mut s = Sequential::new(N).unwrap();
+    let mut s = Sequential::new(N).expect("a valid benchmark setup");
     time("Sequential::next_write", || s.next_write());
     for spec in ["uniform", "zipf:0.8", "two-zone:90/10", "zns:65536:4"] {
         time_batch(spec);

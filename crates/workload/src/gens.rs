@@ -55,6 +55,9 @@ pub struct Uniform {
 
 impl Uniform {
     /// Uniform over `in_use >= 1` pages.
+    ///
+    /// # Errors
+    /// A [`WorkloadError`] naming the parameter that is out of range.
     pub fn new(in_use: u64, seed: u64) -> Result<Self, WorkloadError> {
         if in_use == 0 {
             return Err(WorkloadError::ZeroPages);
@@ -95,6 +98,9 @@ pub struct TwoZone {
 impl TwoZone {
     /// `write_pct` (X) and `space_pct` (Y) are percentages in (0, 100). The hot zone holds
     /// `round(Y% * in_use)` pages, clamped so both zones have at least one page.
+    ///
+    /// # Errors
+    /// A [`WorkloadError`] naming the parameter that is out of range.
     pub fn new(
         in_use: u64,
         write_pct: f64,
@@ -115,8 +121,18 @@ impl TwoZone {
                 got: in_use,
             });
         }
+        #[expect(
+            clippy::cast_possible_truncation,
+            clippy::cast_sign_loss,
+            reason = "a non-negative page count or threshold below 2^64, rounded on purpose"
+        )]
         let hot_pages = ((space_pct / 100.0 * in_use as f64).round() as u64).clamp(1, in_use - 1);
         // 2^64 * p, saturating at u64::MAX for p -> 1 (write_pct < 100 keeps it below).
+        #[expect(
+            clippy::cast_possible_truncation,
+            clippy::cast_sign_loss,
+            reason = "a non-negative page count or threshold below 2^64, rounded on purpose"
+        )]
         let hot_threshold = (write_pct / 100.0 * 18_446_744_073_709_551_616.0) as u64;
         Ok(TwoZone {
             rng: rng_for(seed),
@@ -143,11 +159,13 @@ impl TwoZone {
     }
 
     /// Number of pages in the hot zone.
+    #[must_use]
     pub fn hot_pages(&self) -> u64 {
         self.hot_pages
     }
 
     /// Whether `lba` (< in_use) is in the hot zone (an oracle for placement experiments).
+    #[must_use]
     pub fn is_hot(&self, lba: u64) -> bool {
         self.scrambler.invert(lba) < self.hot_pages
     }
@@ -171,6 +189,9 @@ pub struct Zipfian {
 
 impl Zipfian {
     /// Zipf with exponent `theta` (finite, > 0) over `in_use >= 1` pages.
+    ///
+    /// # Errors
+    /// A [`WorkloadError`] naming the parameter that is out of range.
     pub fn new(in_use: u64, theta: f64, seed: u64) -> Result<Self, WorkloadError> {
         let sampler = ZipfSampler::new(in_use, theta)?;
         Ok(Zipfian {
@@ -189,11 +210,13 @@ impl Zipfian {
     }
 
     /// Popularity rank (1 = hottest) of `lba` (< in_use).
+    #[must_use]
     pub fn rank_of(&self, lba: u64) -> u64 {
         self.scrambler.invert(lba) + 1
     }
 
     /// LBA of popularity rank `k` in `[1, in_use]`.
+    #[must_use]
     pub fn lba_of_rank(&self, k: u64) -> u64 {
         self.scrambler.permute(k - 1)
     }
@@ -203,6 +226,64 @@ impl Zipfian {
     }
 }
 write_only_workload!(Zipfian);
+
+/// Zipf writes whose hot set moves (the SepBIT paper's "Zipf with shifting hotness"): every
+/// `period` x in-use writes, the rank-to-LBA mapping rotates by a tenth of the pages, so the
+/// pages that were hottest turn cold at once and a new set turns hot.
+#[derive(Clone, Debug)]
+pub struct ShiftingZipf {
+    z: Zipfian,
+    in_use: u64,
+    period: u64,
+    left: u64,
+    shift: u64,
+    period_drives: f64,
+}
+
+impl ShiftingZipf {
+    /// Zipf with exponent `theta` over `in_use` pages, shifting every `period` x `in_use` writes.
+    ///
+    /// # Errors
+    /// A [`WorkloadError`] naming the parameter that is out of range.
+    pub fn new(in_use: u64, theta: f64, period: f64, seed: u64) -> Result<Self, WorkloadError> {
+        if !(period.is_finite() && period > 0.0) {
+            return Err(WorkloadError::BadVolume(period));
+        }
+        let p = crate::to_count((period * in_use as f64).round()).max(1);
+        Ok(ShiftingZipf {
+            z: Zipfian::new(in_use, theta, seed)?,
+            in_use,
+            period: p,
+            left: p,
+            shift: 0,
+            period_drives: period,
+        })
+    }
+
+    /// Next LBA.
+    #[inline]
+    pub fn next_write(&mut self) -> u64 {
+        if self.left == 0 {
+            self.left = self.period;
+            self.shift = (self.shift + (self.z.in_use / 10).max(1)) % self.z.in_use;
+        }
+        self.left -= 1;
+        let k = self.z.sampler.sample(&mut self.z.rng);
+        let i = (k - 1 + self.shift) % self.z.in_use;
+        debug_assert!(i < self.z.in_use);
+        self.z.scrambler.permute(i)
+    }
+
+    fn label(&self) -> String {
+        format!(
+            "zipf-shift {} every {}x",
+            self.z.sampler.exponent(),
+            self.period_drives
+        )
+    }
+}
+
+write_only_workload!(ShiftingZipf);
 
 /// Read-only area workload (ssd-iq 4.4): a scattered fraction `F` of the in-use pages is
 /// written only by the precondition and never again; the rest receive uniform writes.
@@ -218,6 +299,9 @@ pub struct ReadOnlyArea {
 impl ReadOnlyArea {
     /// `fraction` in [0, 1) of `in_use` pages (`floor(F * in_use)` of them) is read-only;
     /// at least one page must remain writable.
+    ///
+    /// # Errors
+    /// A [`WorkloadError`] naming the parameter that is out of range.
     pub fn new(in_use: u64, fraction: f64, seed: u64) -> Result<Self, WorkloadError> {
         if !(0.0..1.0).contains(&fraction) {
             return Err(WorkloadError::BadReadOnly(fraction));
@@ -225,6 +309,11 @@ impl ReadOnlyArea {
         if in_use == 0 {
             return Err(WorkloadError::ZeroPages);
         }
+        #[expect(
+            clippy::cast_possible_truncation,
+            clippy::cast_sign_loss,
+            reason = "a non-negative page count or threshold below 2^64, rounded on purpose"
+        )]
         let read_only_pages = (fraction * in_use as f64).floor() as u64;
         if read_only_pages >= in_use {
             return Err(WorkloadError::TooFewPages {
@@ -251,11 +340,13 @@ impl ReadOnlyArea {
     }
 
     /// Number of read-only pages.
+    #[must_use]
     pub fn read_only_pages(&self) -> u64 {
         self.read_only_pages
     }
 
     /// Whether `lba` (< in_use) is in the read-only area.
+    #[must_use]
     pub fn is_read_only(&self, lba: u64) -> bool {
         self.scrambler.invert(lba) < self.read_only_pages
     }
@@ -276,6 +367,9 @@ pub struct Sequential {
 
 impl Sequential {
     /// Starts at LBA 0.
+    ///
+    /// # Errors
+    /// A [`WorkloadError`] naming the parameter that is out of range.
     pub fn new(in_use: u64) -> Result<Self, WorkloadError> {
         if in_use == 0 {
             return Err(WorkloadError::ZeroPages);
@@ -300,6 +394,12 @@ impl Sequential {
 }
 write_only_workload!(Sequential);
 
+#[expect(
+    clippy::cast_lossless,
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss,
+    reason = "test arithmetic on small page counts and indices"
+)]
 #[cfg(test)]
 mod tests {
     use super::*;

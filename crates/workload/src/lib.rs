@@ -47,7 +47,7 @@ mod spec;
 mod zipf;
 mod zns;
 
-pub use gens::{ReadOnlyArea, Sequential, TwoZone, Uniform, Zipfian};
+pub use gens::{ReadOnlyArea, Sequential, ShiftingZipf, TwoZone, Uniform, Zipfian};
 pub use scramble::Scrambler;
 pub use spec::{WorkloadSpec, VALID_FORMS};
 pub use zipf::{zipf_pmf, ZipfSampler};
@@ -62,7 +62,12 @@ pub enum Op {
     Write(u64),
     /// Discard `len` pages starting at `start` (BLKDISCARD of a whole zone in the ZNS-like
     /// workload). Trimming never-written pages must be a no-op for the consumer.
-    Trim { start: u64, len: u64 },
+    Trim {
+        /// First page.
+        start: u64,
+        /// Pages.
+        len: u64,
+    },
 }
 
 /// A seeded stream of host operations.
@@ -113,6 +118,7 @@ pub trait Workload: Send {
 
 /// Invalid workload parameters; each message is one line saying what was expected.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
 pub enum WorkloadError {
     /// `fill` not in (0, 1].
     #[error("fill must be in (0, 1], got {0}")]
@@ -123,8 +129,11 @@ pub enum WorkloadError {
     /// Workload needs more pages than available to make sense.
     #[error("{workload} needs at least {need} in-use pages, got {got}")]
     TooFewPages {
+        /// The workload.
         workload: &'static str,
+        /// Pages it needs.
         need: u64,
+        /// Pages in use.
         got: u64,
     },
     /// Zipf exponent not finite and > 0.
@@ -132,13 +141,23 @@ pub enum WorkloadError {
     BadTheta(f64),
     /// Two-zone percentages out of range.
     #[error("two-zone X/Y needs 0 < X < 100 (% of writes to the hot zone) and 0 < Y < 100 (% of pages in it), got {x}/{y}")]
-    BadTwoZone { x: f64, y: f64 },
+    BadTwoZone {
+        /// Percent of writes to the hot zone.
+        x: f64,
+        /// Percent of pages in it.
+        y: f64,
+    },
     /// Read-only fraction out of range.
     #[error("read-only fraction must be in [0, 1), got {0}")]
     BadReadOnly(f64),
     /// ZNS zone larger than the in-use range.
     #[error("zns zone of {zone_pages} pages is larger than the {in_use} in-use pages")]
-    ZoneTooLarge { zone_pages: u64, in_use: u64 },
+    ZoneTooLarge {
+        /// Pages per zone.
+        zone_pages: u64,
+        /// Pages in use.
+        in_use: u64,
+    },
     /// Other ZNS parameter problem (zero sizes, more fronts than zones).
     #[error("zns: {0}")]
     BadZns(String),
@@ -155,6 +174,9 @@ pub enum WorkloadError {
 /// In-use pages for a device of `logical_pages` at fill level `fill`: `floor(fill * logical)`,
 /// i.e. the LBA range `[0, in_use)`. SSD-iq fills a prefix sequentially and then writes only
 /// there; the rest stays unwritten (and acts as extra spare space for the FTL).
+///
+/// # Errors
+/// A [`WorkloadError`] naming the parameter that is out of range.
 pub fn in_use_pages(logical_pages: u64, fill: f64) -> Result<u64, WorkloadError> {
     if !(fill > 0.0 && fill <= 1.0) {
         return Err(WorkloadError::BadFill(fill));
@@ -162,7 +184,7 @@ pub fn in_use_pages(logical_pages: u64, fill: f64) -> Result<u64, WorkloadError>
     let in_use = if fill == 1.0 {
         logical_pages
     } else {
-        (fill * logical_pages as f64).floor() as u64
+        to_count((fill * logical_pages as f64).floor())
     };
     if in_use == 0 {
         return Err(WorkloadError::ZeroPages);
@@ -173,11 +195,14 @@ pub fn in_use_pages(logical_pages: u64, fill: f64) -> Result<u64, WorkloadError>
 /// Number of page writes for a write volume given in multiples of the device's logical
 /// capacity (SSD-iq reports "4x capacity" etc.): `round(volume * logical_pages)`. Trims are not
 /// writes and are not counted.
+///
+/// # Errors
+/// A [`WorkloadError`] naming the parameter that is out of range.
 pub fn writes_for_volume(logical_pages: u64, volume: f64) -> Result<u64, WorkloadError> {
     if !(volume.is_finite() && volume >= 0.0) {
         return Err(WorkloadError::BadVolume(volume));
     }
-    Ok((volume * logical_pages as f64).round() as u64)
+    Ok(to_count((volume * logical_pages as f64).round()))
 }
 
 /// Preconditioning stream (ssd-iq 3.1): write `[0, in_use)` once, in order, so the FTL starts
@@ -199,6 +224,9 @@ pub struct WorkloadParams {
 
 impl WorkloadParams {
     /// Validated parameters.
+    ///
+    /// # Errors
+    /// A [`WorkloadError`] naming the parameter that is out of range.
     pub fn new(logical_pages: u64, fill: f64, seed: u64) -> Result<Self, WorkloadError> {
         in_use_pages(logical_pages, fill)?;
         Ok(WorkloadParams {
@@ -209,23 +237,46 @@ impl WorkloadParams {
     }
 
     /// See [`in_use_pages`].
+    ///
+    /// # Errors
+    /// A [`WorkloadError`] naming the parameter that is out of range.
     pub fn in_use_pages(&self) -> Result<u64, WorkloadError> {
         in_use_pages(self.logical_pages, self.fill)
     }
 
     /// See [`writes_for_volume`].
+    ///
+    /// # Errors
+    /// A [`WorkloadError`] naming the parameter that is out of range.
     pub fn writes_for_volume(&self, volume: f64) -> Result<u64, WorkloadError> {
         writes_for_volume(self.logical_pages, volume)
     }
+}
+
+/// A non-negative float count (already rounded as the caller wants) as an integer; saturates
+/// at the ends (NaN gives 0).
+#[inline]
+#[must_use]
+#[expect(
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss,
+    reason = "float-to-int `as` saturates: negative and NaN give 0, huge values u64::MAX"
+)]
+pub(crate) fn to_count(x: f64) -> u64 {
+    x as u64
 }
 
 /// Uniform integer in `[0, n)` from a 64-bit draw by multiply-high (Lemire), no division.
 /// The bias is at most `n / 2^64` (< 1e-9 for any realistic device), far below sampling noise.
 #[inline(always)]
 pub(crate) fn below(r: u64, n: u64) -> u64 {
-    ((r as u128 * n as u128) >> 64) as u64
+    u64::try_from((u128::from(r) * u128::from(n)) >> 64).expect("(r * n) >> 64 < n")
 }
 
+#[expect(
+    clippy::cast_possible_truncation,
+    reason = "test arithmetic on small page counts and indices"
+)]
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -268,7 +319,7 @@ mod tests {
         let mut counts = [0u32; 3];
         let mut st = 1u64;
         for _ in 0..30_000 {
-            counts[below(scramble::splitmix64(&mut st), 3) as usize] += 1;
+            counts[below(nowa_units::splitmix64(&mut st), 3) as usize] += 1;
         }
         for c in counts {
             assert!((9_500..10_500).contains(&c), "{counts:?}");

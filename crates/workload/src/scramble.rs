@@ -7,7 +7,7 @@
 //! multiply by an odd constant mod `2^k`, xorshift right), and *cycle-walk*: re-apply it until
 //! the value falls back into `[0, n)`. Cycle walking restricts a permutation of a superset to a
 //! permutation of the subset, so the result is a true bijection; since `2^k < 2n` the expected
-//! number of walks is below 2.
+//! number of walks is below 2. Keys come from the seed through [`nowa_units::splitmix64`].
 
 /// Odd multipliers (from SplitMix64 / Murmur3 finalizers); odd means invertible mod `2^k`.
 const MULS: [u64; ROUNDS] = [
@@ -34,16 +34,6 @@ const MULS_INV: [u64; ROUNDS] = [
     mul_inverse(MULS[2]),
 ];
 
-/// SplitMix64 step: derives independent-looking keys from one seed.
-#[inline]
-pub(crate) fn splitmix64(state: &mut u64) -> u64 {
-    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    let mut z = *state;
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
-
 /// A seeded bijection of `[0, n)`; [`Scrambler::permute`] and [`Scrambler::invert`] are
 /// inverse to each other. Costs a few ns per call and 48 bytes of state.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -58,6 +48,7 @@ pub struct Scrambler {
 impl Scrambler {
     /// Permutation of `[0, n)` determined by `seed`. `n = 0` gives an empty domain (every call
     /// to `permute` would be out of range); `n = 1` is the identity.
+    #[must_use]
     pub fn new(n: u64, seed: u64) -> Self {
         // bits = ceil(log2(n)), at least 1 so that the shift below is meaningful.
         let bits = if n <= 2 {
@@ -74,9 +65,9 @@ impl Scrambler {
         // Domain separation from the workload RNG, which is seeded from the same user seed.
         let mut st = seed ^ 0x5CA3_B1E5_0000_0001;
         let keys = [
-            splitmix64(&mut st) & mask,
-            splitmix64(&mut st) & mask,
-            splitmix64(&mut st) & mask,
+            nowa_units::splitmix64(&mut st) & mask,
+            nowa_units::splitmix64(&mut st) & mask,
+            nowa_units::splitmix64(&mut st) & mask,
         ];
         Scrambler {
             n,
@@ -89,12 +80,14 @@ impl Scrambler {
 
     /// Size of the permuted domain.
     #[inline]
+    #[must_use]
     pub fn len(&self) -> u64 {
         self.n
     }
 
     /// True for the empty domain.
     #[inline]
+    #[must_use]
     pub fn is_empty(&self) -> bool {
         self.n == 0
     }
@@ -128,6 +121,7 @@ impl Scrambler {
 
     /// Image of `i` (must be `< len()`): a value in `[0, len())`.
     #[inline]
+    #[must_use]
     pub fn permute(&self, i: u64) -> u64 {
         debug_assert!(i < self.n, "scrambler input {i} out of range {}", self.n);
         let mut x = self.forward(i);
@@ -139,6 +133,7 @@ impl Scrambler {
 
     /// Preimage of `j` (must be `< len()`): `invert(permute(i)) == i`.
     #[inline]
+    #[must_use]
     pub fn invert(&self, j: u64) -> u64 {
         debug_assert!(j < self.n, "scrambler input {j} out of range {}", self.n);
         let mut x = self.backward(j);
@@ -149,6 +144,10 @@ impl Scrambler {
     }
 }
 
+#[expect(
+    clippy::cast_possible_truncation,
+    reason = "test arithmetic on small page counts and indices"
+)]
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -202,7 +201,7 @@ mod tests {
             let s = Scrambler::new(n, 7);
             let mut st = 99u64;
             for _ in 0..2000 {
-                let i = splitmix64(&mut st) % n;
+                let i = nowa_units::splitmix64(&mut st) % n;
                 let j = s.permute(i);
                 assert!(j < n);
                 assert_eq!(s.invert(j), i);

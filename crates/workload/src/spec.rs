@@ -1,7 +1,7 @@
 //! Textual workload specification, e.g. `zipf:0.8`, parsed from the command line and stored in
 //! result files.
 
-use crate::gens::{ReadOnlyArea, Sequential, TwoZone, Uniform, Zipfian};
+use crate::gens::{ReadOnlyArea, Sequential, ShiftingZipf, TwoZone, Uniform, Zipfian};
 use crate::zns::{ZnsLike, DEFAULT_ZNS_CHUNK_PAGES};
 use crate::{Workload, WorkloadError, WorkloadParams};
 use serde::{Deserialize, Serialize};
@@ -9,34 +9,60 @@ use std::fmt;
 use std::str::FromStr;
 
 /// The accepted forms, quoted in parse errors.
-pub const VALID_FORMS: &str = "uniform | two-zone:X/Y (e.g. two-zone:90/10) | zipf:THETA (e.g. zipf:0.8) | read-only:F (e.g. read-only:0.4) | sequential | zns:ZONE_PAGES:FRONTS[:CHUNK_PAGES] (e.g. zns:262144:4)";
+pub const VALID_FORMS: &str = "uniform | two-zone:X/Y (e.g. two-zone:90/10) | zipf:THETA (e.g. zipf:0.8) | zipf-shift:THETA[:PERIOD] (e.g. zipf-shift:0.9:0.5) | read-only:F (e.g. read-only:0.4) | sequential | zns:ZONE_PAGES:FRONTS[:CHUNK_PAGES] (e.g. zns:262144:4)";
 
 /// A workload and its shape parameters, independent of device size and seed. Parses from and
 /// displays as the compact string form (see [`VALID_FORMS`]); serde uses the same string, so
 /// result files say `"zipf:0.8"`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(try_from = "String", into = "String")]
+#[non_exhaustive]
 pub enum WorkloadSpec {
     /// `uniform`
     Uniform,
     /// `two-zone:X/Y`: X% of writes to a scattered hot zone of Y% of the pages.
-    TwoZone { write_pct: f64, space_pct: f64 },
+    TwoZone {
+        /// X.
+        write_pct: f64,
+        /// Y.
+        space_pct: f64,
+    },
     /// `zipf:THETA`
-    Zipf { theta: f64 },
+    Zipf {
+        /// The exponent.
+        theta: f64,
+    },
+    /// `zipf-shift:THETA[:PERIOD]`: zipf whose hot set moves by a tenth of the pages every
+    /// PERIOD x in-use writes (default 1).
+    ZipfShift {
+        /// The exponent.
+        theta: f64,
+        /// Writes between shifts, in multiples of the in-use pages.
+        period: f64,
+    },
     /// `read-only:F`: fraction F of pages never rewritten.
-    ReadOnly { fraction: f64 },
+    ReadOnly {
+        /// F.
+        fraction: f64,
+    },
     /// `sequential`
     Sequential,
     /// `zns:ZONE_PAGES:FRONTS[:CHUNK_PAGES]` (chunk defaults to [`DEFAULT_ZNS_CHUNK_PAGES`]).
     Zns {
+        /// Pages per zone.
         zone_pages: u64,
+        /// Write fronts.
         fronts: u32,
+        /// Pages per turn.
         chunk_pages: u64,
     },
 }
 
 impl WorkloadSpec {
     /// Checks the parameters that do not depend on the device size.
+    ///
+    /// # Errors
+    /// A [`WorkloadError`] naming the parameter that is out of range.
     pub fn validate(&self) -> Result<(), WorkloadError> {
         match *self {
             WorkloadSpec::Uniform | WorkloadSpec::Sequential => Ok(()),
@@ -59,6 +85,15 @@ impl WorkloadSpec {
                     Ok(())
                 } else {
                     Err(WorkloadError::BadTheta(theta))
+                }
+            }
+            WorkloadSpec::ZipfShift { theta, period } => {
+                if !(theta.is_finite() && theta > 0.0) {
+                    Err(WorkloadError::BadTheta(theta))
+                } else if !(period.is_finite() && period > 0.0) {
+                    Err(WorkloadError::BadVolume(period))
+                } else {
+                    Ok(())
                 }
             }
             WorkloadSpec::ReadOnly { fraction } => {
@@ -85,11 +120,17 @@ impl WorkloadSpec {
     }
 
     /// Builds the generator over the in-use pages of `params`.
+    ///
+    /// # Errors
+    /// A [`WorkloadError`] naming the parameter that is out of range.
     pub fn build(&self, params: &WorkloadParams) -> Result<Box<dyn Workload>, WorkloadError> {
         self.build_in_use(params.in_use_pages()?, params.seed)
     }
 
     /// Builds the generator over `[0, in_use)`.
+    ///
+    /// # Errors
+    /// A [`WorkloadError`] naming the parameter that is out of range.
     pub fn build_in_use(&self, in_use: u64, seed: u64) -> Result<Box<dyn Workload>, WorkloadError> {
         self.validate()?;
         Ok(match *self {
@@ -99,6 +140,9 @@ impl WorkloadSpec {
                 space_pct,
             } => Box::new(TwoZone::new(in_use, write_pct, space_pct, seed)?),
             WorkloadSpec::Zipf { theta } => Box::new(Zipfian::new(in_use, theta, seed)?),
+            WorkloadSpec::ZipfShift { theta, period } => {
+                Box::new(ShiftingZipf::new(in_use, theta, period, seed)?)
+            }
             WorkloadSpec::ReadOnly { fraction } => {
                 Box::new(ReadOnlyArea::new(in_use, fraction, seed)?)
             }
@@ -122,6 +166,7 @@ impl fmt::Display for WorkloadSpec {
                 space_pct,
             } => write!(f, "two-zone:{write_pct}/{space_pct}"),
             WorkloadSpec::Zipf { theta } => write!(f, "zipf:{theta}"),
+            WorkloadSpec::ZipfShift { theta, period } => write!(f, "zipf-shift:{theta}:{period}"),
             WorkloadSpec::ReadOnly { fraction } => write!(f, "read-only:{fraction}"),
             WorkloadSpec::Sequential => write!(f, "sequential"),
             WorkloadSpec::Zns {
@@ -156,10 +201,37 @@ fn form_of(spec: &str) -> &'static str {
     match spec.split(':').next().unwrap_or("") {
         "two-zone" | "two-zones" | "twozone" => "two-zone:X/Y, e.g. two-zone:90/10",
         "zipf" => "zipf:THETA, e.g. zipf:0.8",
+        "zipf-shift" => "zipf-shift:THETA[:PERIOD], e.g. zipf-shift:0.9:0.5",
         "read-only" | "readonly" => "read-only:F with 0 <= F < 1, e.g. read-only:0.4",
         "zns" => "zns:ZONE_PAGES:FRONTS[:CHUNK_PAGES], e.g. zns:262144:4",
         _ => VALID_FORMS,
     }
+}
+
+fn zipf_shift(a: &str, lower: &str) -> Result<WorkloadSpec, WorkloadError> {
+    let (t, p) = a.split_once(':').unwrap_or((a, "1"));
+    Ok(WorkloadSpec::ZipfShift {
+        theta: num(t, "theta", lower)?,
+        period: num(p, "PERIOD", lower)?,
+    })
+}
+
+fn zns(a: &str, lower: &str) -> Result<WorkloadSpec, WorkloadError> {
+    let fields: Vec<&str> = a.split(':').collect();
+    if !(2..=3).contains(&fields.len()) {
+        return Err(parse_err(format!(
+            "zns needs 2 or 3 parameters, got '{a}' (expected {})",
+            form_of(lower)
+        )));
+    }
+    Ok(WorkloadSpec::Zns {
+        zone_pages: num(fields[0], "ZONE_PAGES", lower)?,
+        fronts: num(fields[1], "FRONTS", lower)?,
+        chunk_pages: match fields.get(2) {
+            Some(c) => num(c, "CHUNK_PAGES", lower)?,
+            None => DEFAULT_ZNS_CHUNK_PAGES,
+        },
+    })
 }
 
 impl FromStr for WorkloadSpec {
@@ -205,27 +277,11 @@ impl FromStr for WorkloadSpec {
             "zipf" => WorkloadSpec::Zipf {
                 theta: num(need_arg()?, "theta", &lower)?,
             },
+            "zipf-shift" => zipf_shift(need_arg()?, &lower)?,
             "read-only" | "readonly" => WorkloadSpec::ReadOnly {
                 fraction: num(need_arg()?, "fraction", &lower)?,
             },
-            "zns" => {
-                let a = need_arg()?;
-                let fields: Vec<&str> = a.split(':').collect();
-                if !(2..=3).contains(&fields.len()) {
-                    return Err(parse_err(format!(
-                        "zns needs 2 or 3 parameters, got '{a}' (expected {})",
-                        form_of(&lower)
-                    )));
-                }
-                WorkloadSpec::Zns {
-                    zone_pages: num(fields[0], "ZONE_PAGES", &lower)?,
-                    fronts: num(fields[1], "FRONTS", &lower)?,
-                    chunk_pages: match fields.get(2) {
-                        Some(c) => num(c, "CHUNK_PAGES", &lower)?,
-                        None => DEFAULT_ZNS_CHUNK_PAGES,
-                    },
-                }
-            }
+            "zns" => zns(need_arg()?, &lower)?,
             _ => {
                 return Err(parse_err(format!(
                     "unknown workload '{}'; valid forms: {VALID_FORMS}",
@@ -263,6 +319,7 @@ mod tests {
             "two-zone:95/5",
             "zipf:0.8",
             "zipf:1",
+            "zipf-shift:0.9:0.5",
             "read-only:0.4",
             "sequential",
             "zns:64:1",
@@ -425,8 +482,9 @@ mod tests {
         assert_eq!(names[0], "uniform");
         assert_eq!(names[1], "two-zone 90/10");
         assert_eq!(names[3], "zipf 0.8");
-        assert_eq!(names[5], "read-only 0.4");
-        assert_eq!(names[6], "sequential");
-        assert_eq!(names[7], "zns 64p x1 front (chunk 1p)");
+        assert_eq!(names[5], "zipf-shift 0.9 every 0.5x");
+        assert_eq!(names[6], "read-only 0.4");
+        assert_eq!(names[7], "sequential");
+        assert_eq!(names[8], "zns 64p x1 front (chunk 1p)");
     }
 }

@@ -28,6 +28,9 @@ pub struct ZipfSampler {
 
 impl ZipfSampler {
     /// Sampler over `n >= 1` ranks with exponent `s` (finite, `> 0`).
+    ///
+    /// # Errors
+    /// A [`WorkloadError`] naming the parameter that is out of range.
     pub fn new(n: u64, s: f64) -> Result<Self, WorkloadError> {
         if n == 0 {
             return Err(WorkloadError::ZeroPages);
@@ -49,11 +52,13 @@ impl ZipfSampler {
     }
 
     /// Number of ranks.
+    #[must_use]
     pub fn n(&self) -> u64 {
         self.n
     }
 
     /// Exponent.
+    #[must_use]
     pub fn exponent(&self) -> f64 {
         self.s
     }
@@ -67,6 +72,11 @@ impl ZipfSampler {
             let u = self.h_integral_n + r * (self.h_integral_x1 - self.h_integral_n);
             let x = self.h_integral_inverse(u);
             // Round to nearest; the float-to-int cast saturates, so NaN/negatives become 0.
+            #[expect(
+                clippy::cast_possible_truncation,
+                clippy::cast_sign_loss,
+                reason = "a non-negative page count or threshold below 2^64, rounded on purpose"
+            )]
             let k = ((x + 0.5) as u64).clamp(1, self.n);
             let kf = k as f64;
             // Quick acceptance (most samples), then the exact test.
@@ -122,6 +132,7 @@ fn helper2(x: f64) -> f64 {
 }
 
 /// Exact Zipf pmf over `[1, n]` (for tests and analytic models; O(n)).
+#[must_use]
 pub fn zipf_pmf(n: u64, s: f64) -> Vec<f64> {
     let w: Vec<f64> = (1..=n).map(|k| (k as f64).powf(-s)).collect();
     // Sum smallest first for accuracy.
@@ -129,6 +140,11 @@ pub fn zipf_pmf(n: u64, s: f64) -> Vec<f64> {
     w.into_iter().map(|x| x / total).collect()
 }
 
+#[expect(
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss,
+    reason = "test arithmetic on small page counts and indices"
+)]
 #[cfg(test)]
 mod tests {
     use super::*;

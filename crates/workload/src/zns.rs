@@ -42,6 +42,9 @@ pub struct ZnsLike {
 impl ZnsLike {
     /// See the type docs. Requires `1 <= zone_pages <= in_use`, `1 <= fronts <= zones`,
     /// `chunk_pages >= 1`.
+    ///
+    /// # Errors
+    /// A [`WorkloadError`] naming the parameter that is out of range.
     pub fn new(
         in_use: u64,
         zone_pages: u64,
@@ -90,21 +93,25 @@ impl ZnsLike {
     }
 
     /// Pages per zone.
+    #[must_use]
     pub fn zone_pages(&self) -> u64 {
         self.zone_pages
     }
 
     /// Number of zones.
+    #[must_use]
     pub fn zones(&self) -> u64 {
         self.in_use / self.zone_pages
     }
 
     /// Number of write fronts.
+    #[must_use]
     pub fn fronts(&self) -> usize {
         self.fronts.len()
     }
 
     /// Writes per front turn.
+    #[must_use]
     pub fn chunk_pages(&self) -> u64 {
         self.chunk_pages
     }
@@ -118,6 +125,10 @@ impl Workload for ZnsLike {
             if front.zone != NO_ZONE {
                 self.free.push(front.zone);
             }
+            #[expect(
+                clippy::cast_possible_truncation,
+                reason = "an index below free.len(), a usize"
+            )]
             let i = below(self.rng.next_u64(), self.free.len() as u64) as usize;
             front.zone = self.free.swap_remove(i);
             front.offset = 0;
@@ -154,6 +165,10 @@ impl Workload for ZnsLike {
     }
 }
 
+#[expect(
+    clippy::cast_possible_truncation,
+    reason = "test arithmetic on small page counts and indices"
+)]
 #[cfg(test)]
 mod tests {
     use super::*;

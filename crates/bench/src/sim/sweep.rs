@@ -51,6 +51,7 @@ pub struct Row {
     pub series: String,
     pub x: f64,
     pub policy: String,
+    pub placement: String,
     pub workload: String,
     pub op_spare_over_logical: f64,
     pub op_spare_over_physical: f64,
@@ -58,6 +59,10 @@ pub struct Row {
     pub write_buffer_pages: u64,
     pub waf: f64,
     pub waf_steady: f64,
+    /// FAR of the measured phase.
+    pub far: f64,
+    /// Mean valid ratio of the measured phase's victims.
+    pub victim_valid_ratio: f64,
     /// y as plotted (normalized WAF for fig3b/fig4b, WAF otherwise).
     pub y: f64,
     pub seed: u64,
@@ -182,27 +187,31 @@ pub fn optimal_two_zone_waf(alpha: f64, write_frac: f64, space_frac: f64, np: u3
     best
 }
 
+/// The CSV row of one run.
+fn row(p: &Point, r: &SimResult) -> Row {
+    Row {
+        series: p.series.clone(),
+        x: p.x,
+        policy: r.policy.clone(),
+        placement: r.placement.clone(),
+        workload: r.workload.clone(),
+        op_spare_over_logical: r.layout.op_spare_over_logical,
+        op_spare_over_physical: r.layout.op_spare_over_physical,
+        fill: r.fill,
+        write_buffer_pages: p.spec.ftl.write_buffer_pages,
+        waf: r.waf,
+        waf_steady: r.waf_steady,
+        far: r.far.far,
+        victim_valid_ratio: r.victim_valid_ratio,
+        y: r.waf,
+        seed: r.seed,
+        sim_writes_per_sec: r.sim_writes_per_sec,
+    }
+}
+
 /// Assemble rows and the chart of a figure from its results.
 pub fn figure_sweep(fig: Figure, points: &[Point], results: &[SimResult]) -> Sweep {
-    let mut rows: Vec<Row> = points
-        .iter()
-        .zip(results)
-        .map(|(p, r)| Row {
-            series: p.series.clone(),
-            x: p.x,
-            policy: r.policy.clone(),
-            workload: r.workload.clone(),
-            op_spare_over_logical: r.layout.op_spare_over_logical,
-            op_spare_over_physical: r.layout.op_spare_over_physical,
-            fill: r.fill,
-            write_buffer_pages: p.spec.ftl.write_buffer_pages,
-            waf: r.waf,
-            waf_steady: r.waf_steady,
-            y: r.waf,
-            seed: r.seed,
-            sim_writes_per_sec: r.sim_writes_per_sec,
-        })
-        .collect();
+    let mut rows: Vec<Row> = points.iter().zip(results).map(|(p, r)| row(p, r)).collect();
     // Normalize by the uniform run of the same series (x = 50 for two-zone, theta 0 for zipf).
     if matches!(fig, Figure::Fig3b | Figure::Fig4b) {
         let base_x = if fig == Figure::Fig3b { 50.0 } else { 0.0 };

@@ -3,15 +3,12 @@
 
 use nowa_flash::{Counters, Ftl, FtlConfig, PolicyKind};
 
-/// SplitMix64: a fixed, dependency-free stream so every failure replays from its seed.
+/// SplitMix64 ([`nowa_units::splitmix64`]): a fixed stream so every failure replays from its
+/// seed.
 pub struct Rng(pub u64);
 impl Rng {
     pub fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+        nowa_units::splitmix64(&mut self.0)
     }
     pub fn below(&mut self, n: u64) -> u64 {
         ((self.next() >> 32) * n) >> 32
@@ -39,8 +36,8 @@ pub fn run(f: &mut Ftl, pages: u64, mut next: impl FnMut() -> u64) {
     while done < pages {
         batch.clear();
         let n = (pages - done).min(1024);
-        batch.extend((0..n).map(|_| next() as u32));
-        f.write_batch(&batch, 0).unwrap();
+        batch.extend((0..n).map(|_| u32::try_from(next()).expect("LBA below 2^32")));
+        f.write_batch(&batch, 0).expect("writes succeed");
         done += n;
     }
 }
@@ -54,26 +51,32 @@ pub fn protocol(
     measure: f64,
     mut next: impl FnMut() -> u64,
 ) -> Counters {
-    f.precondition_sequential(in_use).unwrap();
-    run(f, (warmup * in_use as f64) as u64, &mut next);
+    f.precondition_sequential(in_use).expect("precondition");
+    run(f, pages(warmup, in_use), &mut next);
     let c0 = f.counters();
-    run(f, (measure * in_use as f64) as u64, &mut next);
+    run(f, pages(measure, in_use), &mut next);
     f.counters().since(&c0)
 }
 
+/// `x` times `n` pages, rounded down.
+pub fn pages(x: f64, n: u64) -> u64 {
+    #[expect(
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        reason = "a non-negative page count"
+    )]
+    let p = (x * n as f64) as u64;
+    p
+}
+
 /// Uniform-traffic WAF of FIFO cleaning / greedy with large units (Desnoyers, ACM TOS 2014;
-/// Van Houdt, SIGMETRICS 2013): A(alpha) = 1 / (1 - x), where x solves x = exp(-alpha (1 - x)),
-/// equivalently alpha / (alpha + W0(-alpha e^-alpha)).
+/// Van Houdt, SIGMETRICS 2013): A(alpha) = 1 / (1 - x), where x solves x = exp(-alpha (1 - x)).
 pub fn waf_lambert(alpha: f64) -> f64 {
-    let mut x: f64 = 0.5;
-    for _ in 0..200_000 {
-        x = (-alpha * (1.0 - x)).exp();
-    }
-    1.0 / (1.0 - x)
+    nowa_flash::lambert_waf(alpha)
 }
 
 /// Greedy with Np pages per unit (Desnoyers 2014, Eq. 12): A(k alpha) / k, k = 1 + 1/(2 Np).
 pub fn waf_greedy(alpha: f64, np: u32) -> f64 {
-    let k = 1.0 + 1.0 / (2.0 * np as f64);
+    let k = 1.0 + 1.0 / (2.0 * f64::from(np));
     waf_lambert(k * alpha) / k
 }

@@ -1,0 +1,105 @@
+//! The cost of every scheme: one run per placement scheme and victim policy on the same
+//! device and workload, page writes per CPU second of one core (`nowa sim --bench-schemes`).
+
+use super::{run, SimError, SimSpec};
+use nowa_flash::{GcTrigger, PlacementKind, PolicyKind};
+use serde::Serialize;
+
+/// One row of the table.
+#[derive(Debug, Clone, Serialize)]
+pub struct SchemeRow {
+    /// What ran.
+    pub scheme: String,
+    /// Measured-phase WAF.
+    pub waf: f64,
+    /// FAR of the measured phase.
+    pub far: f64,
+    /// Host page writes per CPU second (one core).
+    pub writes_per_cpu_sec: f64,
+    /// Host page writes per wall second.
+    pub writes_per_sec: f64,
+    /// Relative to the first row (the native streams path).
+    pub relative: f64,
+}
+
+/// The configurations of the table, built on `base`.
+#[must_use]
+pub fn scheme_specs(base: &SimSpec) -> Vec<(String, SimSpec)> {
+    let mut out = vec![("streams (native), greedy".to_owned(), base.clone())];
+    for p in PlacementKind::all() {
+        let mut s = base.clone();
+        s.ftl.placement = Some(p);
+        s.ftl.policy = PolicyKind::Greedy;
+        out.push((format!("{p}, greedy"), s));
+    }
+    for policy in [
+        PolicyKind::CostBenefit,
+        PolicyKind::CostBenefitSepBit,
+        PolicyKind::Fifo,
+        PolicyKind::ScFifo,
+        PolicyKind::TwoRGreedy,
+        PolicyKind::TwoRFifo,
+    ] {
+        let mut s = base.clone();
+        s.ftl.policy = policy.clone();
+        out.push((format!("streams (native), {policy}"), s));
+    }
+    let mut s = base.clone();
+    s.ftl.placement = Some(PlacementKind::SepBit(6));
+    s.ftl.policy = PolicyKind::CostBenefitSepBit;
+    s.ftl.gc_trigger = GcTrigger::GarbageProportion(0.15);
+    out.push(("sepbit:6, cb-sepbit, GP trigger 0.15".to_owned(), s));
+    out
+}
+
+/// Run every configuration of [`scheme_specs`] in turn on this thread.
+///
+/// # Errors
+/// The first run that fails.
+pub fn bench_schemes(
+    base: &SimSpec,
+    progress: &dyn Fn(usize, usize, &str),
+) -> Result<Vec<SchemeRow>, SimError> {
+    let specs = scheme_specs(base);
+    let mut rows: Vec<SchemeRow> = Vec::new();
+    for (i, (name, spec)) in specs.iter().enumerate() {
+        progress(i, specs.len(), name);
+        let r = run(spec, None)?;
+        let first = rows
+            .first()
+            .map_or(r.sim_writes_per_cpu_sec, |f| f.writes_per_cpu_sec);
+        rows.push(SchemeRow {
+            scheme: name.clone(),
+            waf: r.waf,
+            far: r.far.far,
+            writes_per_cpu_sec: r.sim_writes_per_cpu_sec,
+            writes_per_sec: r.sim_writes_per_sec,
+            relative: r.sim_writes_per_cpu_sec / first,
+        });
+    }
+    Ok(rows)
+}
+
+/// The table as text.
+#[must_use]
+pub fn table(rows: &[SchemeRow]) -> String {
+    use std::fmt::Write;
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "{:<40} {:>7} {:>6} {:>14} {:>9}",
+        "scheme (placement, victim policy)", "WAF", "FAR", "M writes/CPU s", "relative"
+    );
+    for r in rows {
+        let _ = writeln!(
+            s,
+            "{:<40} {:>7.3} {:>6.3} {:>14.2} {:>9.2}",
+            r.scheme,
+            r.waf,
+            r.far,
+            r.writes_per_cpu_sec / 1e6,
+            r.relative
+        );
+    }
+    s
+}

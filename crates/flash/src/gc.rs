@@ -1,0 +1,212 @@
+//! Garbage collection: one round collects up to `victims_per_round` victims, copying their
+//! valid pages to the GC destination (streams) or to the class the placement scheme picks.
+//! The garbage-proportion trigger runs a round after a user write when the log's GP exceeds
+//! its threshold.
+
+use crate::config::as_f64;
+use crate::{FlashError, Ftl, GcFrontier, NEVER, NONE};
+use nowa_logspace::Victim;
+
+impl Ftl {
+    /// Reclaim up to `victims_per_round` units. Returns the victims collected (0: nothing
+    /// qualified).
+    pub(crate) fn gc_round(&mut self) -> Result<u32, FlashError> {
+        if self.compact.is_some() {
+            return self.compact_gc().map(|()| 1);
+        }
+        self.in_gc = true;
+        let mut done = 0;
+        let r = (|| {
+            while done < self.cfg.victims_per_round {
+                let Some(v) = self.next_victim() else { break };
+                if self.place.is_some() {
+                    self.collect_placed(v)?;
+                } else {
+                    if self.moves.is_empty() {
+                        self.collect_native::<false>(v)?;
+                    } else {
+                        self.collect_native::<true>(v)?;
+                    }
+                }
+                done += 1;
+            }
+            Ok(())
+        })();
+        self.in_gc = false;
+        if done > 0 {
+            self.c.gc_rounds += 1;
+        }
+        r.map(|()| done)
+    }
+
+    fn next_victim(&mut self) -> Option<u32> {
+        let choice = match self.place.as_mut() {
+            Some(p) => p.victim(&self.space.view()),
+            None => Victim::Policy,
+        };
+        match choice {
+            Victim::Unit(u) => self.space.take_victim(u).ok().map(|()| u),
+            Victim::Policy => self.space.pick_victim().ok(),
+            _ => None,
+        }
+    }
+
+    /// The frontier that receives pages relocated out of a unit written by frontier `class`.
+    fn gc_destination(&self, class: u16) -> usize {
+        let s = usize::from(self.cfg.streams);
+        // Host frontiers are classes 0..s, GC frontiers s.. (per-stream: s + stream).
+        let stream = usize::from(class) % s;
+        match self.layout.gc_frontier {
+            GcFrontier::Separate => s,
+            GcFrontier::PerStream => s + stream,
+            _ => stream,
+        }
+    }
+
+    /// Copy the valid pages of `victim` to its GC destination and erase it (the fast path:
+    /// one destination, mapping lookups batched so their misses overlap).
+    /// `FAR`: whether GC-move counts are kept (a const so the copy loop has no branch for it).
+    fn collect_native<const FAR: bool>(&mut self, victim: u32) -> Result<(), FlashError> {
+        // A fully valid victim (random, FIFO...) costs a unit's worth of copies and frees
+        // nothing; make_room bounds how long that may go on.
+        let valid = self.space.valid(victim);
+        let dest = self.gc_destination(self.space.class(victim));
+        let base = victim * self.unit_pages;
+        let mut moved = 0u32;
+        // The destination unit's new valid pages, added in bulk when it fills or GC ends.
+        let mut fr = self.frontiers[dest];
+        let mut pending = 0u32;
+        const CHUNK: u32 = 64;
+        let mut chunk = [0u32; CHUNK as usize];
+        let mut p = 0u32;
+        while p < self.unit_pages && moved < valid {
+            let n = (self.unit_pages - p).min(CHUNK) as usize;
+            // Gather the mapping entries first so the random lookups overlap.
+            let mut acc = 0u32;
+            for (i, slot) in chunk.iter_mut().enumerate().take(n) {
+                *slot = self.p2l[(base + p) as usize + i];
+                acc ^= self.l2p[*slot as usize];
+            }
+            std::hint::black_box(acc);
+            for (&lba, ppn) in chunk.iter().take(n).zip(base + p..) {
+                if self.l2p[lba as usize] != ppn + 1 {
+                    continue;
+                }
+                if fr.unit == NONE || fr.wp == self.unit_pages {
+                    if fr.unit != NONE {
+                        self.space.add_valid(fr.unit, pending);
+                    }
+                    pending = 0;
+                    self.frontiers[dest] = fr;
+                    self.make_room(dest)?;
+                    fr = self.frontiers[dest];
+                }
+                let new = fr.unit * self.unit_pages + fr.wp;
+                self.p2l[new as usize] = lba;
+                self.l2p[lba as usize] = new + 1;
+                if FAR {
+                    self.moves[new as usize] = self.moves[ppn as usize].saturating_add(1);
+                }
+                fr.wp += 1;
+                pending += 1;
+                moved += 1;
+            }
+            p += u32::try_from(n).expect("at most CHUNK");
+        }
+        if fr.unit != NONE {
+            self.space.add_valid(fr.unit, pending);
+        }
+        self.frontiers[dest] = fr;
+        assert_eq!(
+            moved, valid,
+            "GC moved {moved} pages but unit {victim} held {valid}"
+        );
+        self.finish_victim(victim, moved);
+        Ok(())
+    }
+
+    fn finish_victim(&mut self, victim: u32, moved: u32) {
+        self.space.sub_valid(victim, moved);
+        self.c.media_pages += u64::from(moved);
+        self.c.gc_pages += u64::from(moved);
+        self.erase_unit(victim);
+    }
+
+    /// Copy the valid pages of `victim` to the classes the placement picks, then erase it.
+    fn collect_placed(&mut self, victim: u32) -> Result<(), FlashError> {
+        let info = self.space.info(victim);
+        let ctx = self.ctx(NEVER);
+        let p = self
+            .place
+            .as_mut()
+            .expect("collect_placed needs a placement");
+        p.on_collect(&info, &ctx);
+        let base = victim * self.unit_pages;
+        let mut moved = 0u32;
+        for ppn in base..base + self.unit_pages {
+            if moved == info.valid {
+                break;
+            }
+            let lba = self.p2l[ppn as usize];
+            if self.l2p[lba as usize] != ppn + 1 {
+                continue;
+            }
+            let p = self.place.as_mut().expect("checked above");
+            p.on_gc_write(u64::from(lba), &ctx);
+            let class = p.classify(true, u64::from(lba), &ctx);
+            assert!(
+                usize::from(class) < self.frontiers.len(),
+                "GC class {class} out of range"
+            );
+            self.space.note_writes(class, true, 1);
+            self.gc_append(lba, ppn, usize::from(class))?;
+            moved += 1;
+        }
+        assert_eq!(
+            moved, info.valid,
+            "GC moved {moved} pages but unit {victim} held {}",
+            info.valid
+        );
+        self.finish_victim(victim, moved);
+        Ok(())
+    }
+
+    /// Relocate `lba` from physical page `old` to frontier `f`.
+    fn gc_append(&mut self, lba: u32, old: u32, f: usize) -> Result<(), FlashError> {
+        let mut fr = self.frontiers[f];
+        if fr.unit == NONE || fr.wp == self.unit_pages {
+            self.make_room(f)?;
+            fr = self.frontiers[f];
+        }
+        debug_assert!(fr.wp < self.unit_pages, "room made in frontier {f}");
+        let new = fr.unit * self.unit_pages + fr.wp;
+        self.p2l[new as usize] = lba;
+        self.l2p[lba as usize] = new + 1;
+        if let Some(m) = self.moves.get(old as usize).copied() {
+            self.moves[new as usize] = m.saturating_add(1);
+        }
+        self.space.add_valid(fr.unit, 1);
+        self.frontiers[f].wp = fr.wp + 1;
+        Ok(())
+    }
+
+    /// SepBIT's trigger: after a user write, if the log's garbage proportion (garbage in sealed
+    /// units over all pages written to units not yet erased) exceeds `t`, run one GC round.
+    #[inline(never)]
+    pub(crate) fn gp_check(&mut self, t: f64) -> Result<(), FlashError> {
+        if self.in_gc {
+            return Ok(());
+        }
+        let (sealed, sealed_valid) = self.space.sealed();
+        let sealed_pages = u64::from(sealed) * u64::from(self.unit_pages);
+        let written = sealed_pages + self.open_pages();
+        debug_assert!(
+            sealed_valid <= sealed_pages,
+            "sealed units hold at most their capacity"
+        );
+        if written > 0 && as_f64(sealed_pages - sealed_valid) > t * as_f64(written) {
+            self.gc_round()?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,137 @@
+//! SepBIT (Wang et al., FAST'22) as its simulator codes it (`placement/SepBIT.java`).
+//!
+//! - ℓ (`threshold`) starts at +inf; every 16 collected class-0 units it becomes the mean of
+//!   their lifespans (collection time - open time, in user writes).
+//! - User write: class 0 if the page's previous user write is less than `min(ℓ, fifo)` user
+//!   writes ago, else class 1. `fifo` is the length of the reference's FIFO of recent writes,
+//!   which grows by one per user write and is trimmed to `min(live pages, ℓ)` (the reference
+//!   trims to the log's valid blocks; we use the live pages, which differ by the invalid blocks
+//!   of open units). An LBA is "in the FIFO" exactly when its last write is within that length,
+//!   so we keep the length and each page's last write time instead of the queue.
+//! - GC write: class 2 if the victim was class 0; else, with `age = now - last user write`,
+//!   class 3 if `age < 4ℓ`, 4 if `age < 16ℓ`, ..., at most `classes - 1`. (SepFrozen's paper
+//!   applies the age rule to class-1 victims only; the code, which we follow, to any victim
+//!   not of class 0.)
+
+use super::{idx, Ctx, Geometry, Placement, UnitInfo};
+use crate::stats::as_f64;
+
+const NEVER_WRITTEN: u64 = u64::MAX;
+
+/// SepBIT placement (see the module docs).
+pub struct SepBit {
+    n: u16,
+    last: Vec<u64>,
+    fifo: u64,
+    threshold: f64,
+    lifespan_sum: f64,
+    collected: u32,
+    victim_class: u16,
+}
+
+impl SepBit {
+    /// SepBIT with `n` classes (4..=16; the paper uses 6).
+    ///
+    /// # Panics
+    /// If `n` is out of range.
+    #[must_use]
+    pub fn new(n: u16) -> Self {
+        assert!(
+            (4..=super::MAX_CLASSES).contains(&n),
+            "SepBIT needs 4..=16 classes"
+        );
+        SepBit {
+            n,
+            last: Vec::new(),
+            fifo: 0,
+            threshold: f64::INFINITY,
+            lifespan_sum: 0.0,
+            collected: 0,
+            victim_class: 0,
+        }
+    }
+
+    /// The current lifespan threshold ℓ (+inf until 16 class-0 units were collected).
+    #[must_use]
+    pub fn threshold(&self) -> f64 {
+        self.threshold
+    }
+}
+
+impl Placement for SepBit {
+    fn name(&self) -> String {
+        format!("sepbit:{}", self.n)
+    }
+    fn classes(&self) -> u16 {
+        self.n
+    }
+    fn init(&mut self, geo: &Geometry) {
+        let logical_pages = geo.logical_pages;
+        self.last = vec![NEVER_WRITTEN; idx(logical_pages)];
+    }
+    fn classify(&mut self, is_gc: bool, page: u64, ctx: &Ctx) -> u16 {
+        let p = idx(page);
+        debug_assert!(
+            self.last[p] == NEVER_WRITTEN || self.last[p] <= ctx.now,
+            "time runs forward"
+        );
+        if is_gc {
+            if self.victim_class == 0 {
+                return 2;
+            }
+            assert_ne!(
+                self.last[p], NEVER_WRITTEN,
+                "GC moved unwritten page {page}"
+            );
+            let age = as_f64(ctx.now - self.last[p]);
+            let mut level = 3;
+            let mut base = self.threshold * 4.0;
+            while age >= base && level < self.n - 1 {
+                base *= 4.0;
+                level += 1;
+            }
+            debug_assert!(level >= 3 && level < self.n);
+            return level;
+        }
+        let hot = self.last[p] != NEVER_WRITTEN
+            && as_f64(ctx.now - self.last[p]) < self.threshold.min(as_f64(self.fifo));
+        self.last[p] = ctx.now;
+        self.fifo += 1;
+        debug_assert!(self.fifo <= ctx.now, "the FIFO holds past writes only");
+        if as_f64(self.fifo) > as_f64(ctx.live).min(self.threshold) {
+            self.fifo -= 1;
+            if as_f64(self.fifo) > self.threshold {
+                self.fifo -= 1;
+            }
+        }
+        u16::from(!hot)
+    }
+    fn on_collect(&mut self, unit: &UnitInfo, ctx: &Ctx) {
+        assert!(
+            unit.class < self.n,
+            "victim of class {} beyond {}",
+            unit.class,
+            self.n
+        );
+        assert!(
+            ctx.now >= unit.created_at,
+            "a unit collected before it was opened"
+        );
+        self.victim_class = unit.class;
+        if unit.class == 0 {
+            self.lifespan_sum += as_f64(ctx.now - unit.created_at);
+            self.collected += 1;
+            if self.collected == 16 {
+                self.threshold = self.lifespan_sum / 16.0;
+                self.collected = 0;
+                self.lifespan_sum = 0.0;
+            }
+        }
+    }
+    fn report(&self) -> String {
+        format!(
+            "sepbit threshold ℓ = {:.0} user writes, FIFO length {}",
+            self.threshold, self.fifo
+        )
+    }
+}
