@@ -19,7 +19,7 @@ mod safety;
 mod sim;
 
 pub use align::AlignedBuf;
-pub use fault::{FaultConfig, FaultStats, FaultyDevice, SECTOR_SIZE};
+pub use fault::{FaultConfig, FaultStats, FaultyDevice, TrimMode, SECTOR_SIZE};
 pub use file::{dev_major_minor, sysfs_dir, FileDevice, FileOptions, IoEngine, TargetKind};
 pub use mem::MemDevice;
 pub use safety::{safety_check, signatures, SafetyIssue, SafetyReport};
