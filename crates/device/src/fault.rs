@@ -315,6 +315,24 @@ impl<D: BlockDevice> FaultyDevice<D> {
         Ok(())
     }
 
+    /// Where a (non-crashing) write call lands: its offset, another one (misdirected), or
+    /// nowhere (None: lost, acknowledged but never stored).
+    fn redirect(&self, st: &mut State, offset: u64, len: usize) -> Result<Option<u64>> {
+        match Self::write_fault(st, offset, len as u64) {
+            Some(None) => {
+                st.stats.lost_writes += 1;
+                self.host_written.fetch_add(len as u64, Relaxed);
+                Ok(None)
+            }
+            Some(Some(to)) => {
+                check_io(self.geometry(), to, len)?;
+                st.stats.misdirected_writes += 1;
+                Ok(Some(to))
+            }
+            None => Ok(Some(offset)),
+        }
+    }
+
     /// Armed lost / misdirected write for this call, if any: Some(None) = lose it,
     /// Some(Some(to)) = store it at `to`.
     fn write_fault(st: &mut State, offset: u64, len: u64) -> Option<Option<u64>> {
@@ -472,23 +490,14 @@ impl<D: BlockDevice> FaultyDevice<D> {
             }
             None => false,
         };
-        let mut offset = offset;
-        if !crash {
-            match Self::write_fault(st, offset, buf.len() as u64) {
-                Some(None) => {
-                    // Lost: acknowledged, never stored.
-                    st.stats.lost_writes += 1;
-                    self.host_written.fetch_add(buf.len() as u64, Relaxed);
-                    return Ok(());
-                }
-                Some(Some(to)) => {
-                    check_io(self.geometry(), to, buf.len())?;
-                    st.stats.misdirected_writes += 1;
-                    offset = to;
-                }
-                None => {}
+        let offset = if crash {
+            offset
+        } else {
+            match self.redirect(st, offset, buf.len())? {
+                Some(to) => to,
+                None => return Ok(()),
             }
-        }
+        };
         let blocks = buf.len() / BLOCK_SIZE;
         // At a crash a random prefix of the write's blocks reached the volatile cache.
         let reached = if crash {
@@ -511,9 +520,22 @@ impl<D: BlockDevice> FaultyDevice<D> {
             self.host_written.fetch_add(buf.len() as u64, Relaxed);
             return Ok(());
         }
+        self.crash_now(st, offset, buf, reached, placement);
+        Err(DeviceError::PoweredOff)
+    }
+
+    /// The armed crash hits a write whose first `reached` blocks reached the cache: power
+    /// off; the block being transferred is torn against what survived, or lost.
+    fn crash_now(
+        &self,
+        st: &mut State,
+        offset: u64,
+        buf: &[u8],
+        reached: usize,
+        placement: Option<u16>,
+    ) {
         self.lose_power(st);
-        if reached < blocks {
-            // The block being transferred: torn against what survived, or lost.
+        if reached < buf.len() / BLOCK_SIZE {
             let r: f64 = st.rng.random();
             let torn = r < self.cfg.torn_write_prob && {
                 let keep = st.rng.random_range(1..SECTORS);
@@ -522,6 +544,7 @@ impl<D: BlockDevice> FaultyDevice<D> {
                 self.tear_into_inner(off, blk, keep, placement)
             };
             if torn {
+                // The device is dying: the tear is whatever reached the media.
                 let _ = self.inner.flush();
                 st.stats.blocks_torn += 1;
             } else {
@@ -531,7 +554,6 @@ impl<D: BlockDevice> FaultyDevice<D> {
         if st.zone_wps.is_some() {
             st.zone_wps = Self::load_zone_wps(&self.inner);
         }
-        Err(DeviceError::PoweredOff)
     }
 
     fn maybe_flip(&self, buf: &mut [u8]) {
@@ -834,7 +856,10 @@ mod tests {
         d.clear_read_faults();
         d.read_at(4096, &mut b).unwrap();
         let s = d.fault_stats();
-        assert_eq!((s.lost_writes, s.misdirected_writes, s.read_errors), (1, 1, 1));
+        assert_eq!(
+            (s.lost_writes, s.misdirected_writes, s.read_errors),
+            (1, 1, 1)
+        );
     }
 
     #[test]

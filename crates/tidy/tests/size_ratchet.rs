@@ -32,14 +32,6 @@ const EXCEPTIONS: &[(&str, &str, usize)] = &[
     ("crates/device/src/file.rs", "open", 145),
     ("crates/device/src/file.rs", "run_uring", 84),
     ("crates/device/src/safety.rs", "safety_check", 88),
-    ("crates/engine/src/engine.rs", "create_with_wal", 134),
-    ("crates/engine/src/engine.rs", "open_with_wal", 144),
-    ("crates/engine/src/engine.rs", "split_and_log", 105),
-    ("crates/engine/src/oop/mod.rs", "new", 165),
-    ("crates/engine/src/oop/mod.rs", "write_pages", 84),
-    ("crates/engine/src/oop/recovery.rs", "parse_meta", 77),
-    ("crates/engine/src/oop/recovery.rs", "rebuild", 132),
-    ("crates/engine/src/oop/write.rs", "write_group", 156),
     ("crates/flash/src/config.rs", "layout", 85),
 ];
 
