@@ -247,10 +247,7 @@ pub fn run(a: YcsbArgs) -> Result<()> {
 
     // Validate every write-path flag whatever the path, and refuse out-of-place switches that
     // an in-place run would silently ignore.
-    let compression = a
-        .compression
-        .parse::<Compression>()
-        .map_err(|e| usage(e.to_string()))?;
+    let compression = a.compression.parse::<Compression>().map_err(usage)?;
     let packing = on_off("--packing", &a.packing)?;
     let background_gc = on_off("--background-gc", &a.background_gc)?;
     if matches!(a.write_path.as_str(), "inplace" | "in-place") {
@@ -382,9 +379,7 @@ pub fn run(a: YcsbArgs) -> Result<()> {
     let engine = Arc::new(
         ycsb::create_engine(dev.clone(), &spec).map_err(|e| match e {
             // A configuration the device cannot hold is bad input, not a failure.
-            ycsb::YcsbError::Engine(nowa_engine::EngineError::Config(m)) => {
-                usage(format!("creating the engine: {m}"))
-            }
+            ycsb::YcsbError::Engine(nowa_engine::EngineError::Config(m)) => usage(m),
             ycsb::YcsbError::Config(m) => usage(format!("creating the engine: {m}")),
             e => anyhow::Error::new(e).context("creating the engine"),
         })?,

@@ -278,6 +278,13 @@ impl<D: BlockDevice> FaultyDevice<D> {
         });
     }
 
+    /// Disarm every armed lost / misdirected write and the lost-write probability.
+    pub fn clear_write_faults(&self) {
+        let mut st = self.state.write();
+        st.armed.clear();
+        st.lost_write_prob = 0.0;
+    }
+
     /// Probability that a write call is silently lost (seeded, from the write stream).
     pub fn set_lost_write_prob(&self, p: f64) {
         self.state.write().lost_write_prob = p.clamp(0.0, 1.0);

@@ -223,6 +223,7 @@ impl BufferPool {
             .compare_exchange(NONE, idx, Ordering::AcqRel, Ordering::Acquire)
             .is_err()
         {
+            assert_eq!(g.pid, NO_PID, "a victim frame still holds a page");
             self.free.lock().push(idx);
             return Err(page_damage(pid, PageDamage::AlreadyCached));
         }
@@ -281,7 +282,9 @@ impl BufferPool {
     /// Get an unmapped frame, latched exclusively.
     fn victim(&self) -> Result<(u32, RwLockWriteGuard<'_, FrameData>)> {
         if let Some(i) = self.free.lock().pop() {
-            return Ok((i, self.frame(i).latch.write()));
+            let g = self.frame(i).latch.write();
+            assert_eq!(g.pid, NO_PID, "frame {i} on the free list holds a page");
+            return Ok((i, g));
         }
         let n = self.frames.len();
         let mut dirty: Vec<(u32, RwLockWriteGuard<'_, FrameData>)> = Vec::new();

@@ -28,8 +28,10 @@ pub enum EngineError {
     },
     /// The database was created with another write path than the one it is opened with.
     #[error(
-        "this database was created with the {created} write path; open it with that write path, \
-         not the {requested} one"
+        "this database was created with the {} write path{}; open it with that write path, \
+         not the {requested} one",
+        .created.kind(),
+        .created.details()
     )]
     WrongWritePath {
         /// What the superblock records.
@@ -704,6 +706,13 @@ pub enum ConfigError {
         /// Maximum.
         max: usize,
     },
+}
+
+impl From<ConfigError> for String {
+    /// The message (for callers that report configuration errors as text, e.g. a CLI).
+    fn from(e: ConfigError) -> String {
+        e.to_string()
+    }
 }
 
 /// Shorthand for engine results.

@@ -556,6 +556,30 @@ mod tests {
     }
 
     #[test]
+    fn leaf_records_per_page_is_what_a_leaf_holds() {
+        for (k, v) in [(8usize, 100usize), (8, 1000), (16, 0), (24, 1500), (1, 1)] {
+            let mut p = vec![0u8; PAGE_SIZE];
+            init(&mut p, KIND_LEAF, 1);
+            let mut n = 0u64;
+            let key = |n: u64| {
+                let mut b = n.to_le_bytes().repeat(k.div_ceil(8));
+                b.truncate(k);
+                b
+            };
+            while leaf_put(&mut p, &key(n), &vec![7u8; v]) {
+                n += 1;
+            }
+            assert_eq!(
+                n,
+                u64::try_from(leaf_records_per_page(k, v)).unwrap(),
+                "key {k} value {v}"
+            );
+        }
+        // The bench's old hard-coded estimate for 8-byte keys: (4096 - 72) / (value + 22).
+        assert_eq!(leaf_records_per_page(8, 100), (4096 - 72) / (100 + 22));
+    }
+
+    #[test]
     fn leaf_fills_then_refuses() {
         let mut p = vec![0u8; PAGE_SIZE];
         init(&mut p, KIND_LEAF, 1);

@@ -11,7 +11,7 @@ const FLOORS: &[(&str, f64)] = &[
     ("logspace", 20.0),
     ("flash", 12.0),
     ("device", 0.4),
-    ("engine", 0.6),
+    ("engine", 13.0),
     ("workload", 2.0),
     ("bench", 0.0),
     ("cli", 0.0),

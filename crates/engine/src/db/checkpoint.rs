@@ -139,10 +139,13 @@ impl Engine {
         };
         // Copy seq % 2, on the log device when there is one; the other copy keeps the
         // previous checkpoint.
+        // Checkpoint LSN order: the redo LSN only moves forward.
+        assert!(c.last_redo <= begin, "redo LSN {} -> {begin}", c.last_redo);
         self.wal_dev
             .write_at((sb.seq % 2) * super::BS, &sb.encode()?)?;
         self.wal_dev.flush()?;
         c.seq += 1;
+        c.last_redo = begin;
         c.pass = None;
         self.ckpt_active.store(false, Ordering::Relaxed);
         self.wal.set_redo_lsn(begin);

@@ -135,6 +135,8 @@ struct CkptState {
     pass: Option<checkpoint::Pass>,
     /// Recorded in every superblock.
     salvage: SalvageRecord,
+    /// Redo LSN of the last superblock written (only moves forward).
+    last_redo: u64,
 }
 
 /// The key-value engine. Share it between threads with `Arc<Engine>`.

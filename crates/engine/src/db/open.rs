@@ -400,6 +400,12 @@ impl Engine {
     ) -> Result<Engine> {
         let (replayed, skipped) = eng.replay(sb, end)?;
         eng.wal.start_epoch()?;
+        if repair.snapshot_fallback.is_some() {
+            // The current superblock names a damaged snapshot; the other copy names the one
+            // the store loaded. Skip a seq so this checkpoint overwrites the current copy and
+            // the intact pair survives a torn superblock write.
+            eng.ckpt.lock().seq += 1;
+        }
         eng.checkpoint()?;
         let salvage = eng.ckpt.lock().salvage;
         if let Some(c) = &repair.snapshot_fallback {
@@ -458,6 +464,7 @@ impl Engine {
                 seq: p.seq,
                 pass: None,
                 salvage: p.salvage,
+                last_redo: 0,
             }),
             counters: p.counters,
             closed: AtomicBool::new(false),

@@ -172,10 +172,12 @@ impl WritePath {
     }
 }
 
-impl std::fmt::Display for WritePath {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+impl WritePath {
+    /// The parameters, as " (...)" (empty in place).
+    #[must_use]
+    pub fn details(&self) -> String {
         match self {
-            WritePath::InPlace => f.write_str("in-place"),
+            WritePath::InPlace => String::new(),
             WritePath::OutOfPlace {
                 zone_bytes,
                 open_zones,
@@ -183,12 +185,17 @@ impl std::fmt::Display for WritePath {
                 nowa,
                 gdt,
                 packing,
-            } => write!(
-                f,
-                "out-of-place (zones of {zone_bytes} bytes, {open_zones} open, compression \
-                 {compression:?}, NoWA {nowa}, GDT {gdt}, packing {packing})"
+            } => format!(
+                " (zones of {zone_bytes} bytes, {open_zones} open, compression {compression:?}, \
+                 NoWA {nowa}, GDT {gdt}, packing {packing})"
             ),
         }
+    }
+}
+
+impl std::fmt::Display for WritePath {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}{}", self.kind(), self.details())
     }
 }
 

@@ -142,8 +142,12 @@ pub struct ZoneHeader {
 
 impl ZoneHeader {
     /// Encode into a block.
+    ///
+    /// # Panics
+    /// If the incarnation is 0 (sequence numbers start at 1; 0 marks a never-opened zone).
     #[must_use]
     pub fn encode(&self) -> Vec<u8> {
+        assert!(self.seq > 0, "zone {}: incarnation 0", self.zone);
         let mut h = vec![0u8; BLOCK];
         Z_MAGIC.put_u16(&mut h, ZONE_MAGIC);
         Z_VERSION.put_u16(&mut h, ZONE_VERSION);
@@ -303,7 +307,15 @@ pub fn is_packed(b: &[u8]) -> bool {
 }
 
 /// Turn a sealed page into a raw slot of `inc` with generation `gen` (in place).
+///
+/// # Panics
+/// If `p` is not a sealed page (checked again by [`open_raw`] when read).
 pub fn seal_raw(p: &mut [u8], inc: Incarnation, gen: u32) {
+    assert_eq!(
+        page::CRC.u32(p),
+        block_crc(p),
+        "raw slot from an unsealed page"
+    );
     page::set_generation(p, gen & GEN_MASK);
     let c = block_crc(p) ^ inc.crc_tweak();
     page::CRC.put_u32(p, c);

@@ -9,6 +9,7 @@ use crate::page::{self, PAGE_SIZE};
 use crate::stats::EngineCounters;
 use crate::store::WriteKind;
 use nowa_device::DeviceError;
+use nowa_logspace::UnitState;
 
 /// Who runs a GC round: a writer short of free zones (down to the low watermark, the
 /// reserve) or the background thread (up to the high watermark).
@@ -252,7 +253,17 @@ impl OutOfPlaceStore {
             }
         }
         let mut st = self.st.write();
+        assert_eq!(
+            st.space.get_mut().state(v),
+            UnitState::InGc,
+            "reclaiming zone {v}"
+        );
         st.space.get_mut().erase(v);
+        assert_eq!(
+            st.space.get_mut().state(v),
+            UnitState::Free,
+            "zone {v} after erase"
+        );
         st.rev[usize_of(u64::from(v))].clear();
         EngineCounters::add(&self.counters.zones_reclaimed, 1);
         Ok(())

@@ -38,7 +38,13 @@ impl OutOfPlaceStore {
         let Some(p) = st.pending.pop_front() else {
             return Vec::new();
         };
-        st.pinned = st.pinned.saturating_sub(p.pinned);
+        assert!(
+            st.pinned >= p.pinned,
+            "pinned bytes {} < a waiting group's {}",
+            st.pinned,
+            p.pinned
+        );
+        st.pinned -= p.pinned;
         let space = st.space.get_mut();
         let mut out = Vec::with_capacity(p.zones.len());
         for z in p.zones {

@@ -192,6 +192,10 @@ impl OutOfPlaceStore {
             let st = self.st.read();
             let mut buf = vec![0u8; (st.map.len() * SNAP_ENTRY).div_ceil(PAGE_SIZE) * PAGE_SIZE];
             for (i, l) in st.map.iter().enumerate() {
+                assert!(
+                    l.block == super::NO_BLOCK || self.zone_of(l.block).is_some(),
+                    "page {i} mapped outside the zones: {l:?}"
+                );
                 let e = SnapEntry {
                     block: l.block,
                     lsn: l.lsn,

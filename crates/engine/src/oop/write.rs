@@ -68,6 +68,11 @@ impl OutOfPlaceStore {
                 || st.open.iter().all(|&o| self.hint(o) != self.hint(z)),
             "two open zones would share an FDP handle"
         );
+        assert_eq!(
+            st.space.get_mut().state(z),
+            UnitState::Free,
+            "opening zone {z}"
+        );
         st.space
             .get_mut()
             .open_specific(z, 0)
@@ -246,6 +251,11 @@ impl OutOfPlaceStore {
             let zi = usize_of(u64::from(z));
             if st.zone_wp[zi] >= self.geo.zone_pages {
                 // Sealed before its data lands: safe, GC only runs under `io` (this thread).
+                assert_eq!(
+                    st.space.get_mut().state(z),
+                    UnitState::Open,
+                    "sealing zone {z}"
+                );
                 st.open.retain(|&o| o != z);
                 st.space.get_mut().seal(z);
                 if i < slots.len() {
@@ -385,6 +395,13 @@ impl OutOfPlaceStore {
                     .expect("mapped inside the zone area");
                 st.space.get_mut().sub_valid(oz, old.bytes());
             }
+            assert!(
+                matches!(
+                    st.space.get_mut().state(z),
+                    UnitState::Open | UnitState::Sealed
+                ),
+                "page {pid} mapped into zone {z} that is neither open nor sealed"
+            );
             st.space.get_mut().add_valid(z, loc.bytes());
             st.map[usize_of(pid)] = loc;
             let zi = usize_of(u64::from(z));
