@@ -116,7 +116,8 @@ pub enum Corruption {
     LostWrite {
         /// The page.
         pid: Pid,
-        /// Page LSN the log (or this process) knows was written.
+        /// Page LSN the log knows the page had (found by this process: the LSN it last
+        /// wrote there, whose low 32 bits it keeps, completed with the high bits found).
         expected: u64,
         /// Page LSN found on the device.
         found: u64,

@@ -9,7 +9,7 @@ use crate::page::{self, PAGE_SIZE};
 use crate::stats::EngineCounters;
 use nowa_device::BlockDevice;
 use parking_lot::Mutex;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Weak};
 
 const BS: u64 = PAGE_SIZE as u64;
@@ -208,6 +208,12 @@ pub fn in_place_store() -> impl StoreBuilder {
     })
 }
 
+/// The low 32 bits of an LSN.
+fn low32(lsn: u64) -> u32 {
+    let [a, b, c, d, ..] = lsn.to_le_bytes();
+    u32::from_le_bytes([a, b, c, d])
+}
+
 /// In-place writes: pid p lives at block `data_start + p`. With doublewrite on, each batch is
 /// first written to the doublewrite area and flushed, then written home and flushed, so a torn
 /// home write can be repaired from the doublewrite copy.
@@ -219,9 +225,12 @@ pub struct InPlaceStore {
     /// previous batch are durable.
     dw_lock: Mutex<()>,
     counters: Arc<EngineCounters>,
-    /// LSN of the last version of each page this instance wrote (0: none): a read that finds
-    /// an older version is a lost write.
-    written: Box<[AtomicU64]>,
+    /// Low 32 bits of the LSN of the last version of each page this instance wrote (0: none
+    /// or unknown), 4 bytes per page like the buffer pool's map: a read that finds a valid
+    /// page with another LSN is a lost (or misdirected) write. The device can only hold
+    /// exactly the version written last; a lost write differs in the low bits unless 2^32
+    /// bytes of log separate the versions (then it goes unnoticed, never falsely reported).
+    written: Box<[AtomicU32]>,
 }
 
 impl InPlaceStore {
@@ -239,7 +248,7 @@ impl InPlaceStore {
             doublewrite,
             dw_lock: Mutex::new(()),
             counters,
-            written: (0..layout.data_pages).map(|_| AtomicU64::new(0)).collect(),
+            written: (0..layout.data_pages).map(|_| AtomicU32::new(0)).collect(),
         }
     }
 
@@ -310,7 +319,7 @@ impl PageStore for InPlaceStore {
             self.dev.flush()?;
             for (pid, d) in chunk {
                 debug_assert!(page::checksum_ok(d), "page {pid} written unsealed");
-                self.written[usize_of(*pid)].fetch_max(page::lsn(d), Ordering::Relaxed);
+                self.written[usize_of(*pid)].store(low32(page::lsn(d)), Ordering::Relaxed);
             }
             kind.count(
                 &self.counters,
@@ -325,12 +334,17 @@ impl PageStore for InPlaceStore {
         self.dev.read_at(self.home(pid), buf)?;
         EngineCounters::add(&self.counters.page_reads, 1);
         let expected = self.written[usize_of(pid)].load(Ordering::Relaxed);
-        // A valid page older than what this instance wrote there: the write was lost.
-        if page::checksum_ok(buf) && page::pid(buf) == pid && page::lsn(buf) < expected {
+        let found = page::lsn(buf);
+        // A valid page of another version than this instance wrote there: the write was lost.
+        if expected != 0
+            && page::checksum_ok(buf)
+            && page::pid(buf) == pid
+            && low32(found) != expected
+        {
             return Err(Corruption::LostWrite {
                 pid,
-                expected,
-                found: page::lsn(buf),
+                expected: found & !u64::from(u32::MAX) | u64::from(expected),
+                found,
             }
             .into());
         }

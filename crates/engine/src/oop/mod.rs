@@ -166,8 +166,26 @@ struct Loc {
     codec: u8,
     /// Store generation of this copy (24 bits, +1 per write of the pid: breaks ties between
     /// copies of one version, the newest copy wins).
-    gen: u32,
+    gen: Gen,
 }
+
+/// A 24-bit store generation in 3 bytes (keeps a mapping entry at 24 bytes per pid).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Gen([u8; 3]);
+
+impl Gen {
+    const ZERO: Gen = Gen([0; 3]);
+    fn new(g: u32) -> Gen {
+        let [a, b, c, _] = (g & GEN_MASK).to_le_bytes();
+        Gen([a, b, c])
+    }
+    fn get(self) -> u32 {
+        let [a, b, c] = self.0;
+        u32::from_le_bytes([a, b, c, 0])
+    }
+}
+
+const _: () = assert!(std::mem::size_of::<Loc>() == 24, "a mapping entry per pid");
 
 impl Loc {
     const NONE: Loc = Loc {
@@ -176,7 +194,7 @@ impl Loc {
         off: 0,
         len: 0,
         codec: 0,
-        gen: 0,
+        gen: Gen::ZERO,
     };
     /// Bytes this version occupies in its zone (the `Space` valid amount). A page alone in
     /// its slot (raw, or the only entry of a packed slot: its payload starts right after one
@@ -194,12 +212,13 @@ impl Loc {
     fn newer_than(&self, cur: &Loc) -> bool {
         cur.block == NO_BLOCK
             || self.lsn > cur.lsn
-            || (self.lsn == cur.lsn && crate::format::zone::gen_newer(self.gen, cur.gen))
+            || (self.lsn == cur.lsn
+                && crate::format::zone::gen_newer(self.gen.get(), cur.gen.get()))
     }
 
     /// The generation of the next copy of this pid.
     fn next_gen(&self) -> u32 {
-        (self.gen + 1) & GEN_MASK
+        (self.gen.get() + 1) & GEN_MASK
     }
 }
 

@@ -9,7 +9,7 @@
 //! `recover`.
 
 use super::build::Snapshot;
-use super::{decompress_page, Loc, OutOfPlaceStore, State, BS, NO_BLOCK};
+use super::{decompress_page, Gen, Loc, OutOfPlaceStore, State, BS, NO_BLOCK};
 use crate::error::{Corruption, MappingDamage, Pid, Result};
 use crate::format::zone::{self, Incarnation, ZoneHeader, CODEC_RAW};
 use crate::num::{u64_of, usize_of};
@@ -94,7 +94,7 @@ impl OutOfPlaceStore {
                             off: e.off,
                             len: e.len,
                             codec: e.codec,
-                            gen: e.gen,
+                            gen: Gen::new(e.gen),
                         },
                     ));
                 }
@@ -110,7 +110,7 @@ impl OutOfPlaceStore {
                         off: 0,
                         len: 0,
                         codec: CODEC_RAW,
-                        gen: crate::format::page::generation(slot),
+                        gen: Gen::new(crate::format::page::generation(slot)),
                     },
                 ));
             }

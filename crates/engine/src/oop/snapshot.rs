@@ -97,7 +97,7 @@ fn load_snapshot(
             off: s.off,
             len: s.len,
             codec: s.codec,
-            gen: s.gen,
+            gen: super::Gen::new(s.gen),
         };
     }
     Ok(map)
@@ -202,7 +202,7 @@ impl OutOfPlaceStore {
                     off: l.off,
                     len: l.len,
                     codec: l.codec,
-                    gen: l.gen,
+                    gen: l.gen.get(),
                 };
                 e.encode(&mut buf[i * SNAP_ENTRY..(i + 1) * SNAP_ENTRY]);
             }

@@ -3,7 +3,7 @@
 
 use super::{closest_zone, compress_page, edt, gdt::mean_edt, gdt_groups, pack};
 use super::{
-    Item, Loc, OutOfPlaceStore, Slot, State, BS, CODEC_RAW, NO_BLOCK, SLOT_ENTRY, SLOT_HDR,
+    Gen, Item, Loc, OutOfPlaceStore, Slot, State, BS, CODEC_RAW, NO_BLOCK, SLOT_ENTRY, SLOT_HDR,
 };
 use crate::error::{Corruption, EngineError, Exhausted, Pid, Result, SlotDamage};
 use crate::format::zone::{self, Incarnation, SlotEntry, ZoneHeader};
@@ -308,7 +308,7 @@ impl OutOfPlaceStore {
                         off: 0,
                         len: 0,
                         codec: CODEC_RAW,
-                        gen,
+                        gen: Gen::new(gen),
                     },
                 ));
             } else {
@@ -362,7 +362,7 @@ impl OutOfPlaceStore {
                     off: e.off,
                     len: e.len,
                     codec: e.codec,
-                    gen: e.gen,
+                    gen: Gen::new(e.gen),
                 },
             ));
             pages.push((e, &it.data[..]));
@@ -386,7 +386,9 @@ impl OutOfPlaceStore {
             // from the log, whatever newer copy the zone scan found.)
             assert!(
                 kind.is_user()
-                    || (old.block != NO_BLOCK && loc.lsn == old.lsn && loc.gen == old.next_gen()),
+                    || (old.block != NO_BLOCK
+                        && loc.lsn == old.lsn
+                        && loc.gen.get() == old.next_gen()),
                 "page {pid}: GC copy {loc:?} is not the mapped version {old:?} moved"
             );
             if old.block != NO_BLOCK {
