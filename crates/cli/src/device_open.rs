@@ -19,19 +19,16 @@ pub fn open_error(e: OpenError) -> anyhow::Error {
     }
 }
 
-/// A nowa database: the engine superblock's magic "NOWA" (0x41574F4E as a little-endian u32
-/// at byte 4) and page size 4096 (byte 12) in block 0 or block 1 (the two superblock copies).
-/// A stopgap until the engine exports its own recognizer (`nowa_engine::identify`).
+/// A nowa database: the engine's own recognizer ([`nowa_engine::identify`]) on block 0 or
+/// block 1 (the two superblock copies).
 fn nowa_database(head: &[u8]) -> Option<Identity> {
-    let copy = |b: usize| {
-        let blk = head.get(b * 4096..b * 4096 + 16)?;
-        (blk[4..8] == 0x4157_4F4Eu32.to_le_bytes() && blk[12..16] == 4096u32.to_le_bytes()).then(
-            || Identity {
-                what: "nowa database".into(),
-            },
-        )
+    let copy = |b: usize| nowa_engine::identify(head.get(b * 4096..(b + 1) * 4096)?);
+    let id = copy(0).or_else(|| copy(1))?;
+    let what = match id.write_path {
+        Some(w) => format!("nowa database ({} write path)", w.kind()),
+        None => format!("nowa database (format version {})", id.format_version),
     };
-    copy(0).or_else(|| copy(1))
+    Some(Identity { what })
 }
 
 /// What `nowa ycsb` expects on an existing --device path.
@@ -123,11 +120,27 @@ mod tests {
 
     #[test]
     fn database_recognizer() {
-        let mut b = vec![0u8; 8192];
-        assert!(nowa_database(&b).is_none());
-        b[4096 + 4..4096 + 8].copy_from_slice(b"NOWA");
-        b[4096 + 12..4096 + 16].copy_from_slice(&4096u32.to_le_bytes());
-        assert!(nowa_database(&b).is_some(), "the second copy is enough");
-        assert!(nowa_database(&b[..100]).is_none());
+        let dev = Arc::new(nowa_device::MemDevice::new(8 << 20));
+        let cfg = nowa_engine::Config {
+            pool_bytes: 64 * 4096,
+            wal_limit_bytes: Some(256 << 10),
+            ..nowa_engine::Config::default()
+        };
+        nowa_engine::Engine::create(dev.clone(), cfg)
+            .unwrap()
+            .close()
+            .unwrap();
+        let mut head = vec![0u8; 8192];
+        dev.read_at(0, &mut head).unwrap();
+        let id = nowa_database(&head).expect("a fresh database is recognized");
+        assert_eq!(id.what, "nowa database (in-place write path)");
+        // Only the second copy intact: still recognized.
+        head[..4096].fill(0);
+        assert!(nowa_database(&head).is_some(), "the second copy is enough");
+        // A header that only looks like one (magic, no checksum) is not a database.
+        let mut fake = vec![0u8; 8192];
+        fake[4..8].copy_from_slice(b"NOWA");
+        assert!(nowa_database(&fake).is_none());
+        assert!(nowa_database(&head[..100]).is_none());
     }
 }

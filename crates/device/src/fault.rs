@@ -13,6 +13,13 @@
 //! power loss keeps a *prefix* of each zone's unflushed blocks (the last one possibly torn),
 //! as a real ZNS drive would; `zone_reset` and `trim` are applied to the inner device at once.
 //!
+//! Media faults beyond power loss (all seeded or armed explicitly, all off by default):
+//! [`TrimMode`] (what TRIM leaves in the trimmed blocks: zeros, the old bytes, or a seeded mix),
+//! lost writes (acknowledged, never stored: [`FaultyDevice::lose_writes`],
+//! [`FaultyDevice::set_lost_write_prob`]), misdirected writes (stored at another block:
+//! [`FaultyDevice::misdirect_writes`]) and read errors ([`FaultyDevice::fail_reads`],
+//! [`FaultyDevice::set_read_error_prob`]).
+//!
 //! Crash-test recipe: run the workload once and read [`FaultyDevice::writes_issued`]; then for
 //! each k in 1..=that count, replay on a fresh device with `crash_after_writes(k)`, restart and
 //! check recovery.
@@ -34,6 +41,7 @@ const SECTORS: usize = BLOCK_SIZE / SECTOR_SIZE;
 /// Fault probabilities and the seed that makes them reproducible.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FaultConfig {
+    /// Seed of every random choice the device makes.
     pub seed: u64,
     /// Probability that an unflushed block is torn at power loss (else kept or dropped 50/50,
     /// see [`FaultyDevice::set_keep_prob`]); also the probability that the block in flight at
@@ -56,12 +64,52 @@ impl Default for FaultConfig {
 /// What fault injection did so far.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
 pub struct FaultStats {
+    /// Power losses simulated.
     pub power_losses: u64,
     /// Unflushed blocks that survived whole / were dropped / were torn at power losses.
     pub blocks_kept: u64,
+    /// See `blocks_kept`.
     pub blocks_dropped: u64,
+    /// See `blocks_kept`.
     pub blocks_torn: u64,
+    /// Bits flipped in reads.
     pub bit_flips: u64,
+    /// Write calls acknowledged but never stored (lost writes).
+    pub lost_writes: u64,
+    /// Write calls stored at another offset than asked (misdirected writes).
+    pub misdirected_writes: u64,
+    /// Read calls failed with an injected I/O error.
+    pub read_errors: u64,
+    /// Trimmed 4 KiB blocks that read back as zeros / kept their old bytes.
+    pub trimmed_zeroed: u64,
+    /// See `trimmed_zeroed`.
+    pub trimmed_kept: u64,
+}
+
+/// What a TRIM leaves in the trimmed blocks (the NVMe DSM deallocate contract allows all of
+/// these unless the drive promises zeros).
+#[non_exhaustive]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TrimMode {
+    /// Forward the trim to the inner device and let it decide (`MemDevice` keeps the bytes).
+    #[default]
+    Inner,
+    /// Trimmed blocks read back as zeros.
+    Zero,
+    /// Trimmed blocks keep their old bytes (the trim is not forwarded).
+    Keep,
+    /// Each trimmed block independently reads back as zeros or keeps its old bytes (seeded).
+    Random,
+}
+
+/// An armed fault on the write calls that overlap a byte range.
+#[derive(Debug, Clone)]
+struct ArmedWrites {
+    range: std::ops::Range<u64>,
+    /// Calls left to hit.
+    left: u64,
+    /// None: lose the write; Some(to): store it at byte offset `to` instead.
+    redirect: Option<u64>,
 }
 
 struct Pending {
@@ -80,6 +128,16 @@ struct State {
     stats: FaultStats,
     /// Zoned inner device: shadow write pointers (absolute bytes), including unflushed data.
     zone_wps: Option<Vec<u64>>,
+    trim_mode: TrimMode,
+    armed: Vec<ArmedWrites>,
+    lost_write_prob: f64,
+}
+
+#[derive(Default)]
+struct ReadFaults {
+    ranges: Vec<std::ops::Range<u64>>,
+    prob: f64,
+    errors: u64,
 }
 
 /// A device wrapper that injects power loss, torn writes and bit flips.
@@ -93,6 +151,9 @@ pub struct FaultyDevice<D: BlockDevice> {
     state: RwLock<State>,
     /// Separate stream for read faults so that concurrent reads don't shift crash outcomes.
     read_rng: Mutex<Xoshiro256PlusPlus>,
+    /// Injected read errors (ranges and probability), apart from the write state so that
+    /// readers do not contend with writers.
+    read_faults: Mutex<ReadFaults>,
     writes_issued: AtomicU64,
     bit_flips: AtomicU64,
     host_written: AtomicU64,
@@ -102,6 +163,7 @@ pub struct FaultyDevice<D: BlockDevice> {
 }
 
 impl<D: BlockDevice> FaultyDevice<D> {
+    /// Wrap `inner`, injecting faults as `cfg` says.
     pub fn new(inner: D, cfg: FaultConfig) -> Self {
         let zone_wps = Self::load_zone_wps(&inner);
         FaultyDevice {
@@ -115,7 +177,11 @@ impl<D: BlockDevice> FaultyDevice<D> {
                 rng: Xoshiro256PlusPlus::seed_from_u64(cfg.seed),
                 stats: FaultStats::default(),
                 zone_wps,
+                trim_mode: TrimMode::Inner,
+                armed: Vec::new(),
+                lost_write_prob: 0.0,
             }),
+            read_faults: Mutex::new(ReadFaults::default()),
             read_rng: Mutex::new(Xoshiro256PlusPlus::seed_from_u64(
                 cfg.seed ^ 0x9e37_79b9_7f4a_7c15,
             )),
@@ -158,14 +224,17 @@ impl<D: BlockDevice> FaultyDevice<D> {
         st.crash_in = None;
     }
 
+    /// True between a power loss and the next power-on.
     pub fn is_powered_off(&self) -> bool {
         self.state.read().powered_off
     }
 
+    /// The wrapped device.
     pub fn inner(&self) -> &D {
         &self.inner
     }
 
+    /// The fault configuration this device was made with.
     pub fn config(&self) -> &FaultConfig {
         &self.cfg
     }
@@ -187,10 +256,119 @@ impl<D: BlockDevice> FaultyDevice<D> {
         self.state.write().keep_prob = p.clamp(0.0, 1.0);
     }
 
+    /// What fault injection did so far.
     pub fn fault_stats(&self) -> FaultStats {
         let mut s = self.state.read().stats;
         s.bit_flips = self.bit_flips.load(Relaxed);
+        s.read_errors = self.read_faults.lock().errors;
         s
+    }
+
+    /// What later TRIMs leave in the trimmed blocks (default [`TrimMode::Inner`]).
+    pub fn set_trim_mode(&self, mode: TrimMode) {
+        self.state.write().trim_mode = mode;
+    }
+
+    /// The next `count` write calls overlapping `range` (bytes) are acknowledged but never
+    /// stored: a lost write (firmware bug, a cache that drops a line).
+    pub fn lose_writes(&self, range: std::ops::Range<u64>, count: u64) {
+        self.state.write().armed.push(ArmedWrites {
+            range,
+            left: count,
+            redirect: None,
+        });
+    }
+
+    /// The next `count` write calls overlapping `range` are stored at byte offset `to`
+    /// instead (a misdirected write); `to` must be block aligned and inside the device.
+    pub fn misdirect_writes(&self, range: std::ops::Range<u64>, count: u64, to: u64) {
+        self.state.write().armed.push(ArmedWrites {
+            range,
+            left: count,
+            redirect: Some(to),
+        });
+    }
+
+    /// Disarm every armed lost / misdirected write and the lost-write probability.
+    pub fn clear_write_faults(&self) {
+        let mut st = self.state.write();
+        st.armed.clear();
+        st.lost_write_prob = 0.0;
+    }
+
+    /// Probability that a write call is silently lost (seeded, from the write stream).
+    pub fn set_lost_write_prob(&self, p: f64) {
+        self.state.write().lost_write_prob = p.clamp(0.0, 1.0);
+    }
+
+    /// Reads overlapping `range` (bytes) fail with an I/O error until [`Self::clear_read_faults`].
+    pub fn fail_reads(&self, range: std::ops::Range<u64>) {
+        self.read_faults.lock().ranges.push(range);
+    }
+
+    /// Probability that a read call fails with an I/O error (seeded, from the read stream).
+    pub fn set_read_error_prob(&self, p: f64) {
+        self.read_faults.lock().prob = p.clamp(0.0, 1.0);
+    }
+
+    /// Remove every injected read fault (ranges and probability).
+    pub fn clear_read_faults(&self) {
+        let mut r = self.read_faults.lock();
+        r.ranges.clear();
+        r.prob = 0.0;
+    }
+
+    /// An injected read error for a read of `len` bytes at `offset`, if one applies.
+    fn read_fault(&self, offset: u64, len: usize) -> Result<()> {
+        let end = offset + len as u64;
+        let mut r = self.read_faults.lock();
+        let hit_range = r.ranges.iter().any(|x| x.start < end && offset < x.end);
+        let hit_prob = r.prob > 0.0 && self.read_rng.lock().random::<f64>() < r.prob;
+        if hit_range || hit_prob {
+            r.errors += 1;
+            return Err(DeviceError::Io(std::io::Error::other(format!(
+                "injected read error at byte {offset} (+{len})"
+            ))));
+        }
+        Ok(())
+    }
+
+    /// Where a (non-crashing) write call lands: its offset, another one (misdirected), or
+    /// nowhere (None: lost, acknowledged but never stored).
+    fn redirect(&self, st: &mut State, offset: u64, len: usize) -> Result<Option<u64>> {
+        match Self::write_fault(st, offset, len as u64) {
+            Some(None) => {
+                st.stats.lost_writes += 1;
+                self.host_written.fetch_add(len as u64, Relaxed);
+                Ok(None)
+            }
+            Some(Some(to)) => {
+                check_io(self.geometry(), to, len)?;
+                st.stats.misdirected_writes += 1;
+                Ok(Some(to))
+            }
+            None => Ok(Some(offset)),
+        }
+    }
+
+    /// Armed lost / misdirected write for this call, if any: Some(None) = lose it,
+    /// Some(Some(to)) = store it at `to`.
+    fn write_fault(st: &mut State, offset: u64, len: u64) -> Option<Option<u64>> {
+        let end = offset + len;
+        if let Some(a) = st
+            .armed
+            .iter_mut()
+            .find(|a| a.left > 0 && a.range.start < end && offset < a.range.end)
+        {
+            a.left -= 1;
+            let r = a.redirect;
+            st.armed.retain(|a| a.left > 0);
+            return Some(r);
+        }
+        if st.lost_write_prob > 0.0 && st.rng.random::<f64>() < st.lost_write_prob {
+            return Some(None);
+        }
+        None
     }
 
     /// Write pointers of a zoned device (None if it is not zoned or cannot report zones).
@@ -275,6 +453,10 @@ impl<D: BlockDevice> FaultyDevice<D> {
             return Ok(());
         };
         let zs = self.zone_size();
+        #[expect(
+            clippy::cast_possible_truncation,
+            reason = "a zone index is below the zone count, a usize"
+        )]
         let z = (offset / zs) as usize;
         let (start, wp) = (z as u64 * zs, wps[z]);
         if offset != wp {
@@ -330,6 +512,14 @@ impl<D: BlockDevice> FaultyDevice<D> {
             }
             None => false,
         };
+        let offset = if crash {
+            offset
+        } else {
+            match self.redirect(st, offset, buf.len())? {
+                Some(to) => to,
+                None => return Ok(()),
+            }
+        };
         let blocks = buf.len() / BLOCK_SIZE;
         // At a crash a random prefix of the write's blocks reached the volatile cache.
         let reached = if crash {
@@ -347,14 +537,32 @@ impl<D: BlockDevice> FaultyDevice<D> {
         }
         if !crash {
             if let Some(wps) = st.zone_wps.as_mut() {
-                wps[(offset / self.zone_size()) as usize] += buf.len() as u64;
+                #[expect(
+                    clippy::cast_possible_truncation,
+                    reason = "a zone index is below the zone count, a usize"
+                )]
+                let z = (offset / self.zone_size()) as usize;
+                wps[z] += buf.len() as u64;
             }
             self.host_written.fetch_add(buf.len() as u64, Relaxed);
             return Ok(());
         }
+        self.crash_now(st, offset, buf, reached, placement);
+        Err(DeviceError::PoweredOff)
+    }
+
+    /// The armed crash hits a write whose first `reached` blocks reached the cache: power
+    /// off; the block being transferred is torn against what survived, or lost.
+    fn crash_now(
+        &self,
+        st: &mut State,
+        offset: u64,
+        buf: &[u8],
+        reached: usize,
+        placement: Option<u16>,
+    ) {
         self.lose_power(st);
-        if reached < blocks {
-            // The block being transferred: torn against what survived, or lost.
+        if reached < buf.len() / BLOCK_SIZE {
             let r: f64 = st.rng.random();
             let torn = r < self.cfg.torn_write_prob && {
                 let keep = st.rng.random_range(1..SECTORS);
@@ -363,6 +571,7 @@ impl<D: BlockDevice> FaultyDevice<D> {
                 self.tear_into_inner(off, blk, keep, placement)
             };
             if torn {
+                // The device is dying: the tear is whatever reached the media.
                 let _ = self.inner.flush();
                 st.stats.blocks_torn += 1;
             } else {
@@ -372,7 +581,6 @@ impl<D: BlockDevice> FaultyDevice<D> {
         if st.zone_wps.is_some() {
             st.zone_wps = Self::load_zone_wps(&self.inner);
         }
-        Err(DeviceError::PoweredOff)
     }
 
     fn maybe_flip(&self, buf: &mut [u8]) {
@@ -391,6 +599,10 @@ impl<D: BlockDevice> FaultyDevice<D> {
         self.inner.read_at(offset, buf)?;
         let end = offset + buf.len() as u64;
         for (&off, p) in st.overlay.range(offset..end) {
+            #[expect(
+                clippy::cast_possible_truncation,
+                reason = "an offset inside one request buffer, a usize"
+            )]
             let i = (off - offset) as usize;
             buf[i..i + BLOCK_SIZE].copy_from_slice(&p.data[..]);
         }
@@ -405,6 +617,7 @@ impl<D: BlockDevice> BlockDevice for FaultyDevice<D> {
 
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
         check_io(self.geometry(), offset, buf.len())?;
+        self.read_fault(offset, buf.len())?;
         {
             let st = self.state.read();
             if st.powered_off {
@@ -437,6 +650,7 @@ impl<D: BlockDevice> BlockDevice for FaultyDevice<D> {
     fn read_batch(&self, reads: &mut [(u64, &mut [u8])]) -> Result<()> {
         for (off, buf) in reads.iter() {
             check_io(self.geometry(), *off, buf.len())?;
+            self.read_fault(*off, buf.len())?;
         }
         {
             let st = self.state.read();
@@ -447,6 +661,10 @@ impl<D: BlockDevice> BlockDevice for FaultyDevice<D> {
             for (offset, buf) in reads.iter_mut() {
                 let end = *offset + buf.len() as u64;
                 for (&off, p) in st.overlay.range(*offset..end) {
+                    #[expect(
+                        clippy::cast_possible_truncation,
+                        reason = "an offset inside one request buffer, a usize"
+                    )]
                     let i = (off - *offset) as usize;
                     buf[i..i + BLOCK_SIZE].copy_from_slice(&p.data[..]);
                 }
@@ -491,12 +709,16 @@ impl<D: BlockDevice> BlockDevice for FaultyDevice<D> {
     }
 
     fn trim(&self, offset: u64, len: u64) -> Result<()> {
+        #[expect(
+            clippy::cast_possible_truncation,
+            reason = "a request length fits memory, a usize"
+        )]
         check_io(self.geometry(), offset, len as usize)?;
         let mut st = self.state.write();
         if st.powered_off {
             return Err(DeviceError::PoweredOff);
         }
-        self.inner.trim(offset, len)?;
+        self.trim_blocks(&mut st, offset, len)?;
         // Trimmed data is unspecified afterwards: dropping the cached copies is allowed.
         Self::forget(&mut st, offset, len);
         if st.zone_wps.is_some() {
@@ -521,6 +743,10 @@ impl<D: BlockDevice> BlockDevice for FaultyDevice<D> {
                 "offset {zone_start} is not the start of a zone (zone size {zs} bytes)"
             )));
         }
+        #[expect(
+            clippy::cast_possible_truncation,
+            reason = "a zone index is below the zone count, a usize"
+        )]
         let offset = wps[(zone_start / zs) as usize];
         check_io(self.geometry(), offset, buf.len())?;
         if offset + buf.len() as u64 > zone_start + zs {
@@ -588,6 +814,34 @@ impl<D: BlockDevice> BlockDevice for FaultyDevice<D> {
 }
 
 impl<D: BlockDevice> FaultyDevice<D> {
+    /// Apply a TRIM to the inner device as the [`TrimMode`] says.
+    fn trim_blocks(&self, st: &mut State, offset: u64, len: u64) -> Result<()> {
+        let zero = [0u8; BLOCK_SIZE];
+        let blocks = len / BLOCK_SIZE as u64;
+        match st.trim_mode {
+            TrimMode::Inner => self.inner.trim(offset, len)?,
+            TrimMode::Keep => st.stats.trimmed_kept += blocks,
+            TrimMode::Zero => {
+                self.inner.trim(offset, len)?;
+                for b in 0..blocks {
+                    self.inner.write_at(offset + b * BLOCK_SIZE as u64, &zero)?;
+                }
+                st.stats.trimmed_zeroed += blocks;
+            }
+            TrimMode::Random => {
+                for b in 0..blocks {
+                    if st.rng.random::<bool>() {
+                        self.inner.write_at(offset + b * BLOCK_SIZE as u64, &zero)?;
+                        st.stats.trimmed_zeroed += 1;
+                    } else {
+                        st.stats.trimmed_kept += 1;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Drop unflushed blocks in `[offset, offset + len)`.
     fn forget(st: &mut State, offset: u64, len: u64) {
         let keys: Vec<u64> = st
@@ -622,6 +876,56 @@ mod tests {
         d.inner().read_at(4096, &mut b[..4096]).unwrap();
         assert!(b[..4096].iter().all(|&x| x == 5));
         assert_eq!(d.writes_issued(), 1);
+    }
+
+    #[test]
+    fn lost_misdirected_writes_and_read_errors() {
+        let d = FaultyDevice::new(MemDevice::new(1 << 20), FaultConfig::default());
+        d.write_at(0, &[1u8; 4096]).unwrap();
+        d.lose_writes(0..4096, 1);
+        d.write_at(0, &[2u8; 4096]).unwrap();
+        let mut b = vec![0u8; 4096];
+        d.read_at(0, &mut b).unwrap();
+        assert!(b.iter().all(|&x| x == 1), "the lost write never landed");
+        d.misdirect_writes(0..4096, 1, 8192);
+        d.write_at(0, &[3u8; 4096]).unwrap();
+        d.read_at(8192, &mut b).unwrap();
+        assert!(b.iter().all(|&x| x == 3), "misdirected to block 2");
+        d.read_at(0, &mut b).unwrap();
+        assert!(b.iter().all(|&x| x == 1));
+        d.fail_reads(4096..8192);
+        assert!(d.read_at(0, &mut b).is_ok());
+        assert!(matches!(d.read_at(4096, &mut b), Err(DeviceError::Io(_))));
+        d.clear_read_faults();
+        d.read_at(4096, &mut b).unwrap();
+        let s = d.fault_stats();
+        assert_eq!(
+            (s.lost_writes, s.misdirected_writes, s.read_errors),
+            (1, 1, 1)
+        );
+    }
+
+    #[test]
+    fn trim_modes() {
+        for (mode, zeroed) in [(TrimMode::Zero, true), (TrimMode::Keep, false)] {
+            let d = FaultyDevice::new(MemDevice::new(1 << 20), FaultConfig::default());
+            d.set_trim_mode(mode);
+            d.write_at(0, &[7u8; 8192]).unwrap();
+            d.flush().unwrap();
+            d.trim(0, 8192).unwrap();
+            let mut b = vec![0u8; 8192];
+            d.read_at(0, &mut b).unwrap();
+            assert_eq!(b.iter().all(|&x| x == 0), zeroed, "{mode:?}");
+            assert_eq!(b.iter().all(|&x| x == 7), !zeroed, "{mode:?}");
+        }
+        let d = FaultyDevice::new(MemDevice::new(1 << 20), FaultConfig::default());
+        d.set_trim_mode(TrimMode::Random);
+        d.write_at(0, &[7u8; 64 * 4096]).unwrap();
+        d.flush().unwrap();
+        d.trim(0, 64 * 4096).unwrap();
+        let s = d.fault_stats();
+        assert_eq!(s.trimmed_zeroed + s.trimmed_kept, 64);
+        assert!(s.trimmed_zeroed > 0 && s.trimmed_kept > 0);
     }
 
     #[test]

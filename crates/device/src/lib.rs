@@ -20,18 +20,6 @@
 
 mod align;
 mod error;
-#[allow(
-    missing_docs,
-    clippy::cast_possible_truncation,
-    clippy::cast_lossless,
-    clippy::cast_precision_loss,
-    clippy::cast_sign_loss,
-    clippy::must_use_candidate,
-    clippy::missing_errors_doc,
-    clippy::missing_panics_doc,
-    clippy::unwrap_used,
-    reason = "fault.rs is being extended by the engine-core work (issue 9); it joins the lint wall once that lands"
-)]
 mod fault;
 mod file;
 mod lock;
@@ -47,7 +35,7 @@ pub mod timing;
 
 pub use align::AlignedBuf;
 pub use error::{BusyReason, DeviceError, Holder, Result};
-pub use fault::{FaultConfig, FaultStats, FaultyDevice, SECTOR_SIZE};
+pub use fault::{FaultConfig, FaultStats, FaultyDevice, TrimMode, SECTOR_SIZE};
 pub use file::{
     dev_major_minor, sysfs_dir, FileDevice, FileOptions, IoEngine, TargetKind, TrimPolicy,
 };

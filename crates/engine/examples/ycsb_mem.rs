@@ -3,6 +3,10 @@
 //! data. Prints ops/s.
 //!
 //! `cargo run --release -p nowa-engine --example ycsb_mem [-- --threads 2 --secs 5 --zipf 0.8 --sync]`
+#![expect(
+    clippy::unwrap_used,
+    reason = "an example: a failure ends it with the error"
+)]
 
 use nowa_device::MemDevice;
 use nowa_engine::{Config, Durability, Engine};
@@ -45,7 +49,14 @@ impl Zipf {
         if uz < 1.0 + 0.5f64.powf(self.theta) {
             return 1;
         }
-        ((self.n as f64) * (self.eta * u - self.eta + 1.0).powf(self.alpha)) as u64 % self.n
+        let x = (self.n as f64) * (self.eta * u - self.eta + 1.0).powf(self.alpha);
+        #[expect(
+            clippy::cast_possible_truncation,
+            clippy::cast_sign_loss,
+            reason = "x is in [0, n]: the zipf inversion maps u in (0, 1) into the key range"
+        )]
+        let k = x as u64;
+        k % self.n
     }
 }
 
@@ -61,16 +72,18 @@ fn cpu_secs() -> f64 {
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let arg = |name: &str, def: f64| -> f64 {
+    let value = |name: &str| {
         args.iter()
             .position(|a| a == name)
             .and_then(|i| args.get(i + 1))
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(def)
     };
-    let threads = arg("--threads", 2.0) as u64;
+    let arg =
+        |name: &str, def: f64| -> f64 { value(name).and_then(|v| v.parse().ok()).unwrap_or(def) };
+    let count =
+        |name: &str, def: u64| -> u64 { value(name).and_then(|v| v.parse().ok()).unwrap_or(def) };
+    let threads = count("--threads", 2);
     let secs = arg("--secs", 5.0);
-    let records = arg("--records", 1_000_000.0) as u64;
+    let records = count("--records", 1_000_000);
     let theta = arg("--zipf", 0.0);
     let sync = args.iter().any(|a| a == "--sync");
 

@@ -8,9 +8,10 @@
 //! reads the page and releases the latch; concurrent lookups block on the latch meanwhile.
 //! Eviction only ever *tries* latches, so a thread holding latches can always evict.
 
-use crate::error::{corrupt, EngineError, Pid, Result};
+use crate::error::{page_damage, Exhausted, PageDamage, Pid, Result};
+use crate::num::{u64_of, usize_of};
 use crate::page::{self, PAGE_SIZE};
-use crate::stats::Counters;
+use crate::stats::EngineCounters;
 use crate::store::{PageCache, PageStore, WriteKind};
 use crate::wal::Wal;
 use parking_lot::{Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
@@ -18,12 +19,16 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 const NONE: u32 = u32::MAX;
+/// Pid of an unmapped frame.
 pub const NO_PID: Pid = u64::MAX;
 const EVICT_BATCH: usize = 16;
 const CKPT_BATCH: usize = 32;
 
+/// A frame's contents (behind its latch).
 pub struct FrameData {
+    /// The page held ([`NO_PID`]: none).
     pub pid: Pid,
+    /// The page image.
     pub page: Box<[u8]>,
 }
 
@@ -35,6 +40,7 @@ struct Frame {
     refbit: AtomicBool,
 }
 
+/// The buffer pool.
 pub struct BufferPool {
     frames: Box<[Frame]>,
     map: Box<[AtomicU32]>,
@@ -42,12 +48,13 @@ pub struct BufferPool {
     hand: AtomicUsize,
     store: Arc<dyn PageStore>,
     wal: Arc<Wal>,
-    counters: Arc<Counters>,
+    counters: Arc<EngineCounters>,
     /// During recovery an all-zero home block is a page that was never written (its image
     /// follows in the WAL); otherwise it is corruption.
     pub allow_unwritten: AtomicBool,
 }
 
+/// Shared access to a page.
 pub type ReadGuard<'a> = RwLockReadGuard<'a, FrameData>;
 
 /// Exclusive access to a page; `set_lsn` marks it dirty.
@@ -57,12 +64,15 @@ pub struct WriteGuard<'a> {
 }
 
 impl WriteGuard<'_> {
+    /// The page.
     pub fn page(&self) -> &[u8] {
         &self.g.page
     }
+    /// The page, writable.
     pub fn page_mut(&mut self) -> &mut [u8] {
         &mut self.g.page
     }
+    /// Its pid.
     pub fn pid(&self) -> Pid {
         self.g.pid
     }
@@ -73,19 +83,32 @@ impl WriteGuard<'_> {
         self.dirty.store(true, Ordering::Release);
     }
     /// Record that WAL record `lsn` modified this page.
+    ///
+    /// # Panics
+    /// If `lsn` is not above the page's LSN (LSN order per page; checked again by redo).
     pub fn set_lsn(&mut self, lsn: u64) {
+        let old = page::lsn(&self.g.page);
+        assert!(
+            old < lsn,
+            "page {}: LSN {old} -> {lsn} does not grow",
+            self.g.pid
+        );
         page::set_lsn(&mut self.g.page, lsn);
         self.dirty.store(true, Ordering::Release);
     }
 }
 
 impl BufferPool {
+    /// `frames` frames over a data region of `data_pages` pages.
+    ///
+    /// # Panics
+    /// If `frames` does not fit the frame index type.
     pub fn new(
         frames: usize,
         data_pages: u64,
         store: Arc<dyn PageStore>,
         wal: Arc<Wal>,
-        counters: Arc<Counters>,
+        counters: Arc<EngineCounters>,
     ) -> Self {
         let frames: Box<[Frame]> = (0..frames)
             .map(|_| Frame {
@@ -97,7 +120,8 @@ impl BufferPool {
                 refbit: AtomicBool::new(false),
             })
             .collect();
-        let n = frames.len() as u32;
+        let n = u32::try_from(frames.len()).expect("fewer than 2^32 frames");
+        assert!(n < NONE, "frame index {n} collides with the empty marker");
         BufferPool {
             frames,
             map: (0..data_pages).map(|_| AtomicU32::new(NONE)).collect(),
@@ -110,15 +134,29 @@ impl BufferPool {
         }
     }
 
+    /// Number of frames.
     pub fn frames(&self) -> usize {
         self.frames.len()
     }
 
     fn check_pid(&self, pid: Pid) -> Result<()> {
-        if pid >= self.map.len() as u64 {
-            return Err(corrupt(pid, "pid beyond data region"));
+        if pid >= u64_of(self.map.len()) {
+            return Err(page_damage(
+                pid,
+                PageDamage::BeyondCapacity {
+                    capacity: u64_of(self.map.len()),
+                },
+            ));
         }
         Ok(())
+    }
+
+    fn slot(&self, pid: Pid) -> &AtomicU32 {
+        &self.map[usize_of(pid)]
+    }
+
+    fn frame(&self, idx: u32) -> &Frame {
+        &self.frames[usize_of(u64::from(idx))]
     }
 
     #[inline]
@@ -129,12 +167,16 @@ impl BufferPool {
         }
     }
 
+    /// Latch `pid` shared (loading it on a miss).
+    ///
+    /// # Errors
+    /// Pid out of range, store read errors, a page that fails validation, `Full(PoolLatched)`.
     pub fn read(&self, pid: Pid) -> Result<ReadGuard<'_>> {
         self.check_pid(pid)?;
         loop {
-            let idx = self.map[pid as usize].load(Ordering::Acquire);
+            let idx = self.slot(pid).load(Ordering::Acquire);
             if idx != NONE {
-                let f = &self.frames[idx as usize];
+                let f = self.frame(idx);
                 let g = f.latch.read();
                 if g.pid == pid {
                     self.touch(f);
@@ -147,12 +189,16 @@ impl BufferPool {
         }
     }
 
+    /// Latch `pid` exclusively (loading it on a miss).
+    ///
+    /// # Errors
+    /// As [`Self::read`].
     pub fn write(&self, pid: Pid) -> Result<WriteGuard<'_>> {
         self.check_pid(pid)?;
         loop {
-            let idx = self.map[pid as usize].load(Ordering::Acquire);
+            let idx = self.slot(pid).load(Ordering::Acquire);
             if idx != NONE {
-                let f = &self.frames[idx as usize];
+                let f = self.frame(idx);
                 let g = f.latch.write();
                 if g.pid == pid {
                     self.touch(f);
@@ -166,26 +212,45 @@ impl BufferPool {
     }
 
     /// A frame for a brand-new page (not read from the device); the caller initializes it.
+    ///
+    /// # Errors
+    /// The pid is already cached (an allocation mark gone backwards), `Full(PoolLatched)`.
     pub fn create(&self, pid: Pid) -> Result<WriteGuard<'_>> {
         self.check_pid(pid)?;
         let (idx, mut g) = self.victim()?;
-        if self.map[pid as usize]
+        if self
+            .slot(pid)
             .compare_exchange(NONE, idx, Ordering::AcqRel, Ordering::Acquire)
             .is_err()
         {
+            assert_eq!(g.pid, NO_PID, "a victim frame still holds a page");
             self.free.lock().push(idx);
-            return Err(corrupt(pid, "new page already cached"));
+            return Err(page_damage(pid, PageDamage::AlreadyCached));
         }
         g.pid = pid;
         page::init(&mut g.page, page::KIND_LEAF, pid);
-        let f = &self.frames[idx as usize];
+        let f = self.frame(idx);
         f.refbit.store(true, Ordering::Relaxed);
         Ok(WriteGuard { g, dirty: &f.dirty })
     }
 
+    /// A frame for `pid` whose device image is not trusted (recovery of a page allocated
+    /// after the checkpoint): the cached frame if there is one, else a new one, never read.
+    ///
+    /// # Errors
+    /// As [`Self::create`].
+    pub fn write_untrusted(&self, pid: Pid) -> Result<WriteGuard<'_>> {
+        self.check_pid(pid)?;
+        if self.slot(pid).load(Ordering::Acquire) != NONE {
+            return self.write(pid);
+        }
+        self.create(pid)
+    }
+
     fn load(&self, pid: Pid) -> Result<()> {
         let (idx, mut g) = self.victim()?;
-        if self.map[pid as usize]
+        if self
+            .slot(pid)
             .compare_exchange(NONE, idx, Ordering::AcqRel, Ordering::Acquire)
             .is_err()
         {
@@ -194,7 +259,7 @@ impl BufferPool {
             return Ok(());
         }
         g.pid = pid;
-        Counters::add(&self.counters.pool_misses, 1);
+        EngineCounters::add(&self.counters.pool_misses, 1);
         let res = self.store.read_page(pid, &mut g.page).and_then(|_| {
             if self.allow_unwritten.load(Ordering::Relaxed) && page::is_zero(&g.page) {
                 // kind 0: only a page image from the WAL may bring it to life.
@@ -205,21 +270,21 @@ impl BufferPool {
         });
         if let Err(e) = res {
             g.pid = NO_PID;
-            self.map[pid as usize].store(NONE, Ordering::Release);
+            self.slot(pid).store(NONE, Ordering::Release);
             drop(g);
             self.free.lock().push(idx);
             return Err(e);
         }
-        self.frames[idx as usize]
-            .dirty
-            .store(false, Ordering::Release);
+        self.frame(idx).dirty.store(false, Ordering::Release);
         Ok(())
     }
 
     /// Get an unmapped frame, latched exclusively.
     fn victim(&self) -> Result<(u32, RwLockWriteGuard<'_, FrameData>)> {
         if let Some(i) = self.free.lock().pop() {
-            return Ok((i, self.frames[i as usize].latch.write()));
+            let g = self.frame(i).latch.write();
+            assert_eq!(g.pid, NO_PID, "frame {i} on the free list holds a page");
+            return Ok((i, g));
         }
         let n = self.frames.len();
         let mut dirty: Vec<(u32, RwLockWriteGuard<'_, FrameData>)> = Vec::new();
@@ -239,14 +304,15 @@ impl BufferPool {
                 // let two threads use the same frame.
                 continue;
             }
+            let idx = u32::try_from(i).expect("frame count checked in new");
             if f.dirty.load(Ordering::Acquire) {
-                dirty.push((i as u32, g));
+                dirty.push((idx, g));
                 if dirty.len() >= EVICT_BATCH {
                     break;
                 }
                 continue;
             }
-            found = Some((i as u32, g));
+            found = Some((idx, g));
             break;
         }
         if !dirty.is_empty() {
@@ -254,33 +320,24 @@ impl BufferPool {
                 dirty.iter().map(|(_, g)| (g.pid, &g.page[..])).collect();
             self.write_back(&pages, WriteKind::Eviction)?;
             for (i, _) in &dirty {
-                self.frames[*i as usize]
-                    .dirty
-                    .store(false, Ordering::Release);
+                self.frame(*i).dirty.store(false, Ordering::Release);
             }
         }
-        let (i, mut g) = match found {
-            Some(x) => x,
-            None => match dirty.pop() {
-                Some(x) => x,
-                None => {
-                    return Err(EngineError::Full(
-                        "buffer pool: every frame is latched".into(),
-                    ))
-                }
-            },
+        let Some((i, mut g)) = found.or_else(|| dirty.pop()) else {
+            return Err(Exhausted::PoolLatched.into());
         };
         drop(dirty);
         // Only mapped frames get here (free ones were skipped above).
         let unmapped =
-            self.map[g.pid as usize].compare_exchange(i, NONE, Ordering::AcqRel, Ordering::Acquire);
-        debug_assert!(
+            self.slot(g.pid)
+                .compare_exchange(i, NONE, Ordering::AcqRel, Ordering::Acquire);
+        assert!(
             unmapped.is_ok(),
             "frame {i} holds pid {} but the map disagrees",
             g.pid
         );
         g.pid = NO_PID;
-        Counters::add(&self.counters.evictions, 1);
+        EngineCounters::add(&self.counters.evictions, 1);
         Ok((i, g))
     }
 
@@ -289,6 +346,12 @@ impl BufferPool {
         let max_lsn = pages.iter().map(|(_, p)| page::lsn(p)).max().unwrap_or(0);
         // page LSN is the record's start; the record ends later, so flush past it.
         self.wal.flush(max_lsn + 1)?;
+        // The WAL rule: no page reaches the device ahead of its log record.
+        assert!(
+            self.wal.flushed_lsn() > max_lsn,
+            "page LSN {max_lsn} not below the durable WAL end {}",
+            self.wal.flushed_lsn()
+        );
         let mut sealed: Vec<Vec<u8>> = Vec::with_capacity(pages.len());
         for (_, p) in pages {
             let mut c = p.to_vec();
@@ -306,6 +369,9 @@ impl BufferPool {
     /// Write every dirty page in `frames[range]` (one step of a checkpoint pass). Pages
     /// dirtied concurrently may or may not be included; every change made before the call to a
     /// page that is in one of these frames is. Returns pages written.
+    ///
+    /// # Errors
+    /// WAL flush and store write errors.
     pub fn flush_dirty_range(&self, range: std::ops::Range<usize>, kind: WriteKind) -> Result<u64> {
         let mut written = 0u64;
         let mut retry = Vec::new();
@@ -317,7 +383,7 @@ impl BufferPool {
             for (i, _) in batch.iter() {
                 self.frames[*i].dirty.store(false, Ordering::Release);
             }
-            let n = batch.len() as u64;
+            let n = u64_of(batch.len());
             batch.clear();
             Ok(n)
         };
@@ -359,6 +425,7 @@ impl BufferPool {
         Ok(written)
     }
 
+    /// Frames holding dirty pages.
     pub fn dirty_count(&self) -> usize {
         self.frames
             .iter()
@@ -371,14 +438,14 @@ impl PageCache for BufferPool {
     /// Never blocks: a frame latched exclusively (being loaded, modified or evicted) is
     /// reported as a miss.
     fn copy_if_clean(&self, pid: Pid, buf: &mut [u8]) -> bool {
-        if pid >= self.map.len() as u64 {
+        if pid >= u64_of(self.map.len()) {
             return false;
         }
-        let idx = self.map[pid as usize].load(Ordering::Acquire);
+        let idx = self.slot(pid).load(Ordering::Acquire);
         if idx == NONE {
             return false;
         }
-        let f = &self.frames[idx as usize];
+        let f = self.frame(idx);
         let Some(g) = f.latch.try_read() else {
             return false;
         };

@@ -8,66 +8,97 @@ pub struct KeyBuilder {
 }
 
 impl KeyBuilder {
+    /// An empty key.
+    #[must_use]
     pub fn new() -> Self {
         Self::default()
     }
+    /// Append a byte.
+    #[must_use]
     pub fn u8(mut self, v: u8) -> Self {
         self.buf.push(v);
         self
     }
+    /// Append a u16 (big endian).
+    #[must_use]
     pub fn u16(mut self, v: u16) -> Self {
         self.buf.extend_from_slice(&v.to_be_bytes());
         self
     }
+    /// Append a u32 (big endian).
+    #[must_use]
     pub fn u32(mut self, v: u32) -> Self {
         self.buf.extend_from_slice(&v.to_be_bytes());
         self
     }
+    /// Append a u64 (big endian).
+    #[must_use]
     pub fn u64(mut self, v: u64) -> Self {
         self.buf.extend_from_slice(&v.to_be_bytes());
         self
     }
+    /// Append an i32 (sign bit flipped, big endian: negative before positive).
+    #[must_use]
     pub fn i32(self, v: i32) -> Self {
-        self.u32((v as u32) ^ 0x8000_0000)
+        self.u32(u32::from_be_bytes(v.to_be_bytes()) ^ 0x8000_0000)
     }
+    /// Append an i64 (sign bit flipped, big endian).
+    #[must_use]
     pub fn i64(self, v: i64) -> Self {
-        self.u64((v as u64) ^ 0x8000_0000_0000_0000)
+        self.u64(u64::from_be_bytes(v.to_be_bytes()) ^ 0x8000_0000_0000_0000)
     }
     /// Variable-length byte string inside a composite key: 0x00 is escaped as 0x00 0xFF and
     /// the string ends with 0x00 0x00, so a shorter string sorts before its extensions.
+    #[must_use]
     pub fn bytes(mut self, v: &[u8]) -> Self {
         encode_bytes(&mut self.buf, v);
         self
     }
     /// Raw suffix (last component only; no terminator).
+    #[must_use]
     pub fn raw(mut self, v: &[u8]) -> Self {
         self.buf.extend_from_slice(v);
         self
     }
+    /// The encoded key.
+    #[must_use]
     pub fn finish(self) -> Vec<u8> {
         self.buf
     }
 }
 
+/// Order-preserving u64.
+#[must_use]
 pub fn encode_u64(v: u64) -> [u8; 8] {
     v.to_be_bytes()
 }
+/// Inverse of [`encode_u64`] (None if shorter than 8 bytes).
+#[must_use]
 pub fn decode_u64(b: &[u8]) -> Option<u64> {
     Some(u64::from_be_bytes(b.get(..8)?.try_into().ok()?))
 }
+/// Order-preserving u32.
+#[must_use]
 pub fn encode_u32(v: u32) -> [u8; 4] {
     v.to_be_bytes()
 }
+/// Inverse of [`encode_u32`].
+#[must_use]
 pub fn decode_u32(b: &[u8]) -> Option<u32> {
     Some(u32::from_be_bytes(b.get(..4)?.try_into().ok()?))
 }
+/// Order-preserving i64 (sign bit flipped).
+#[must_use]
 pub fn encode_i64(v: i64) -> [u8; 8] {
-    ((v as u64) ^ (1 << 63)).to_be_bytes()
+    (u64::from_be_bytes(v.to_be_bytes()) ^ (1 << 63)).to_be_bytes()
 }
+/// Inverse of [`encode_i64`].
+#[must_use]
 pub fn decode_i64(b: &[u8]) -> Option<i64> {
-    decode_u64(b).map(|u| (u ^ (1 << 63)) as i64)
+    decode_u64(b).map(|u| i64::from_be_bytes((u ^ (1 << 63)).to_be_bytes()))
 }
 
+/// Append an escaped, terminated byte string (see [`KeyBuilder::bytes`]).
 pub fn encode_bytes(out: &mut Vec<u8>, v: &[u8]) {
     for &b in v {
         out.push(b);
@@ -79,6 +110,7 @@ pub fn encode_bytes(out: &mut Vec<u8>, v: &[u8]) {
 }
 
 /// Decode one `encode_bytes` component; returns (value, bytes consumed).
+#[must_use]
 pub fn decode_bytes(b: &[u8]) -> Option<(Vec<u8>, usize)> {
     let mut out = Vec::new();
     let mut i = 0;

@@ -15,24 +15,30 @@
 //! ```
 
 mod buffer;
-mod engine;
+mod db;
 mod error;
+pub mod format;
 pub mod keys;
+mod num;
 pub mod oop;
 pub mod page;
 mod stats;
 mod store;
-mod superblock;
 mod treelock;
 mod wal;
 
-pub use engine::{
-    in_place_store, Config, Durability, Engine, RecoveryReport, StoreBuilder, StoreContext,
+pub use db::{wal_region_bytes, Config, Durability, Engine, RecoveryReport, WalDamage};
+pub use error::{
+    CodecError, ConfigError, Corruption, EngineError, Exhausted, MappingDamage, MetaDamage,
+    PageDamage, Pid, RecordDamage, RedoDamage, Result, SlotDamage, SuperblockDamage, TreeDamage,
+    WritePathKind,
 };
-pub use error::{EngineError, Pid, Result};
+pub use format::superblock::{identify, DbIdentity, DiskLayout, SalvageRecord, WritePath};
 pub use oop::{out_of_place_store, Compression, OopConfig, OutOfPlaceStore};
-pub use page::PAGE_SIZE;
-pub use stats::{Counters, Stats, Striped};
-pub use store::{InPlaceStore, PageCache, PageStore, WriteKind};
-pub use superblock::Layout;
+pub use page::{leaf_records_per_page, PAGE_SIZE};
+pub use stats::{EngineCounters, Stats, Striped};
+pub use store::{
+    in_place_store, store_builder, FnStoreBuilder, InPlaceStore, OpenMode, PageCache, PageStore,
+    StoreBuilder, StoreContext, StoreRecovery, WriteKind,
+};
 pub use wal::WalStop;

@@ -1,102 +1,135 @@
-//! 4 KiB page format: common header + slotted B+-tree node layouts.
+//! 4 KiB page format: the common header (`crate::format::page`) and the slotted B+-tree node
+//! layouts.
 //!
 //! ```text
 //! offset size field
-//!  0     4    crc32c of bytes [4, 4096)
-//!  4     2    magic 0x574E ("NW")
-//!  6     1    kind: 1 = leaf, 2 = inner
-//!  7     1    reserved (0)
-//!  8     8    pid (self identification: detects misdirected writes / stale doublewrite slots)
-//! 16     8    page LSN (LSN of the last WAL record applied to this page)
-//! 24    32    write history: 4 x u64 write timestamps (reserved for the out-of-place path)
-//! 56     2    nkeys
-//! 58     2    heap_start: records occupy [heap_start, 4096)
-//! 60     2    live record bytes (excludes holes left by deletes/updates)
-//! 62     2    reserved (0)
-//! 64     8    link: leaf = right sibling pid (u64::MAX = none); inner = leftmost child pid
-//! 72  10*n    slot array, sorted by key: u16 record offset | u64 key head (first 8 key
+//!  72  10*n    slot array, sorted by key: u16 record offset | u64 key head (first 8 key
 //!             bytes, zero padded, big endian: most binary-search steps stay in the slot array)
 //!  ..         free space
 //!  heap       records, growing down from 4096
 //! leaf record : klen u16 | vlen u16 | key | value
 //! inner record: klen u16 | child u64 | key      (keys >= key go to child)
 //! ```
-//! All integers little endian. An all-zero block is "never written".
+//! All integers little endian (key heads big endian). An all-zero block is "never written".
 
-use crate::error::{corrupt, Pid, Result};
+use crate::error::{page_damage, PageDamage, Pid, Result};
+use crate::format::page as hdr;
+use crate::format::{block_crc, rd_u16, rd_u64, wr_u16, wr_u64};
+use crate::num::u16_of;
 
-pub const PAGE_SIZE: usize = 4096;
-pub const HDR: usize = 72;
+/// Page = block size.
+pub const PAGE_SIZE: usize = crate::format::BLOCK;
+/// Header size: the slot array starts here.
+pub const HDR: usize = hdr::HEADER;
 /// Slot: record offset u16 + key head u64.
 pub const SLOT: usize = 10;
+/// Page magic "NW".
 pub const MAGIC: u16 = 0x574E;
+/// Leaf node.
 pub const KIND_LEAF: u8 = 1;
+/// Inner node.
 pub const KIND_INNER: u8 = 2;
+/// No right sibling.
 pub const NO_LINK: u64 = u64::MAX;
+/// Leaf record header: klen u16 + vlen u16.
+pub const LEAF_REC_HDR: usize = 4;
+/// Inner record header: klen u16 + child u64.
+pub const INNER_REC_HDR: usize = 10;
 
 /// Limits that guarantee a split always produces two halves that fit.
 pub const MAX_KEY: usize = 512;
+/// Largest key + value.
 pub const MAX_KV: usize = 1536;
+
+const _: () = assert!(HDR + 2 * (SLOT + LEAF_REC_HDR + MAX_KV) <= PAGE_SIZE);
+const _: () = assert!(HDR + 3 * (SLOT + INNER_REC_HDR + MAX_KEY) <= PAGE_SIZE);
+
+/// Records of `key_len` + `value_len` bytes a full leaf holds (the loader fills leaves; device
+/// sizing divides the record count by this).
+#[must_use]
+pub fn leaf_records_per_page(key_len: usize, value_len: usize) -> usize {
+    ((PAGE_SIZE - HDR) / (SLOT + LEAF_REC_HDR + key_len + value_len)).max(1)
+}
 
 #[inline]
 fn rd16(p: &[u8], o: usize) -> usize {
-    u16::from_le_bytes([p[o], p[o + 1]]) as usize
+    usize::from(rd_u16(p, o))
 }
 #[inline]
 fn wr16(p: &mut [u8], o: usize, v: usize) {
-    p[o..o + 2].copy_from_slice(&(v as u16).to_le_bytes());
-}
-#[inline]
-fn rd64(p: &[u8], o: usize) -> u64 {
-    u64::from_le_bytes(p[o..o + 8].try_into().unwrap())
-}
-#[inline]
-fn wr64(p: &mut [u8], o: usize, v: u64) {
-    p[o..o + 8].copy_from_slice(&v.to_le_bytes());
+    wr_u16(p, o, u16_of(v));
 }
 
+/// An empty node of `kind` for `pid` (LSN 0, no link).
 pub fn init(p: &mut [u8], kind: u8, pid: Pid) {
     p.fill(0);
-    wr16(p, 4, MAGIC as usize);
-    p[6] = kind;
-    wr64(p, 8, pid);
-    wr16(p, 58, PAGE_SIZE);
-    wr64(p, 64, NO_LINK);
+    hdr::MAGIC.put_u16(p, MAGIC);
+    hdr::KIND.put_u8(p, kind);
+    hdr::PID.put_u64(p, pid);
+    wr16(p, hdr::HEAP_START.offset, PAGE_SIZE);
+    hdr::LINK.put_u64(p, NO_LINK);
 }
 
+/// Node kind (0: unwritten).
+#[must_use]
 pub fn kind(p: &[u8]) -> u8 {
-    p[6]
+    hdr::KIND.u8(p)
 }
+/// The pid the page names.
+#[must_use]
 pub fn pid(p: &[u8]) -> Pid {
-    rd64(p, 8)
+    hdr::PID.u64(p)
 }
-pub fn set_pid(p: &mut [u8], pid: Pid) {
-    wr64(p, 8, pid)
-}
+/// Page LSN.
+#[must_use]
 pub fn lsn(p: &[u8]) -> u64 {
-    rd64(p, 16)
+    hdr::LSN.u64(p)
 }
+/// Set the page LSN.
 pub fn set_lsn(p: &mut [u8], lsn: u64) {
-    wr64(p, 16, lsn)
+    hdr::LSN.put_u64(p, lsn);
 }
+/// Slot count.
+#[must_use]
 pub fn nkeys(p: &[u8]) -> usize {
-    rd16(p, 56)
+    usize::from(hdr::NKEYS.u16(p))
 }
 fn heap_start(p: &[u8]) -> usize {
-    rd16(p, 58)
+    usize::from(hdr::HEAP_START.u16(p))
 }
 fn live(p: &[u8]) -> usize {
-    rd16(p, 60)
+    usize::from(hdr::LIVE.u16(p))
 }
+/// Leaf: right sibling; inner: leftmost child.
+#[must_use]
 pub fn link(p: &[u8]) -> u64 {
-    rd64(p, 64)
+    hdr::LINK.u64(p)
 }
+/// Set the link.
 pub fn set_link(p: &mut [u8], v: u64) {
-    wr64(p, 64, v)
+    hdr::LINK.put_u64(p, v);
+}
+/// GDT write history (4 timestamps, oldest first).
+#[must_use]
+pub fn history(p: &[u8]) -> [u64; 4] {
+    let o = hdr::HISTORY.offset;
+    [
+        rd_u64(p, o),
+        rd_u64(p, o + 8),
+        rd_u64(p, o + 16),
+        rd_u64(p, o + 24),
+    ]
+}
+/// Store the GDT write history (the page must be resealed afterwards).
+pub fn set_history(p: &mut [u8], wh: &[u64; 4]) {
+    for (k, w) in wh.iter().enumerate() {
+        wr_u64(p, hdr::HISTORY.offset + 8 * k, *w);
+    }
 }
 /// Order-preserving 8-byte key head: the first 8 bytes, zero padded, big endian.
 /// head(a) < head(b) implies a < b; equal heads need a full comparison.
 #[inline]
+#[must_use]
 pub fn head(k: &[u8]) -> u64 {
     let mut b = [0u8; 8];
     let n = k.len().min(8);
@@ -105,7 +138,7 @@ pub fn head(k: &[u8]) -> u64 {
 }
 #[inline]
 fn slot_head(p: &[u8], i: usize) -> u64 {
-    rd64(p, HDR + SLOT * i + 2)
+    rd_u64(p, HDR + SLOT * i + 2)
 }
 #[inline]
 fn slot(p: &[u8], i: usize) -> usize {
@@ -114,91 +147,123 @@ fn slot(p: &[u8], i: usize) -> usize {
 
 /// Compute and store the checksum (just before the page goes to the device).
 pub fn seal(p: &mut [u8]) {
-    let c = crc32c::crc32c(&p[4..PAGE_SIZE]);
-    p[0..4].copy_from_slice(&c.to_le_bytes());
+    let c = block_crc(&p[..PAGE_SIZE]);
+    hdr::CRC.put_u32(p, c);
 }
 
+/// Does the stored checksum match?
+#[must_use]
 pub fn checksum_ok(p: &[u8]) -> bool {
-    u32::from_le_bytes(p[0..4].try_into().unwrap()) == crc32c::crc32c(&p[4..PAGE_SIZE])
+    hdr::CRC.u32(p) == block_crc(&p[..PAGE_SIZE])
 }
 
+/// All bytes zero ("never written")?
+#[must_use]
 pub fn is_zero(p: &[u8]) -> bool {
     p.iter().all(|&b| b == 0)
 }
 
 /// Full validation of a page read from the device: checksum, identity, and that every
 /// slot/record lies inside the page, so node accessors can index without panicking.
+///
+/// # Errors
+/// `Corrupt(Page { pid: expect, damage })` naming the first check that failed.
 pub fn validate(p: &[u8], expect: Pid) -> Result<()> {
-    if !checksum_ok(p) {
-        return Err(corrupt(
+    let (stored, computed) = (hdr::CRC.u32(p), block_crc(&p[..PAGE_SIZE]));
+    if stored != computed {
+        return Err(page_damage(
             expect,
-            "checksum mismatch (torn or corrupted page)",
+            PageDamage::Checksum { stored, computed },
         ));
     }
     validate_layout(p, expect)
 }
 
+/// [`validate`] without the checksum (page images inside checksummed records).
+///
+/// # Errors
+/// As [`validate`].
 pub fn validate_layout(p: &[u8], expect: Pid) -> Result<()> {
-    if rd16(p, 4) != MAGIC as usize {
-        return Err(corrupt(expect, "bad magic"));
+    layout_damage(p, expect).map_or(Ok(()), |d| Err(page_damage(expect, d)))
+}
+
+fn layout_damage(p: &[u8], expect: Pid) -> Option<PageDamage> {
+    if hdr::MAGIC.u16(p) != MAGIC {
+        return Some(PageDamage::Magic {
+            found: hdr::MAGIC.u16(p),
+        });
     }
     if pid(p) != expect {
-        return Err(corrupt(expect, format!("page claims pid {}", pid(p))));
+        return Some(PageDamage::Pid { found: pid(p) });
     }
     let k = kind(p);
     if k != KIND_LEAF && k != KIND_INNER {
-        return Err(corrupt(expect, format!("bad kind {k}")));
+        return Some(PageDamage::Kind { found: k });
     }
-    let n = nkeys(p);
-    let hs = heap_start(p);
+    let (n, hs) = (nkeys(p), heap_start(p));
     if HDR + SLOT * n > hs || hs > PAGE_SIZE {
-        return Err(corrupt(expect, "slot array overlaps heap"));
+        return Some(PageDamage::SlotArray {
+            nkeys: hdr::NKEYS.u16(p),
+            heap_start: hdr::HEAP_START.u16(p),
+        });
     }
     let mut sum = 0;
     for i in 0..n {
+        let slot_no = u16_of(i);
         let o = slot(p, i);
-        if o < hs || o + 4 > PAGE_SIZE {
-            return Err(corrupt(expect, "slot offset out of heap"));
+        if o < hs || o + LEAF_REC_HDR > PAGE_SIZE {
+            return Some(PageDamage::SlotOffset { slot: slot_no });
         }
-        let klen = rd16(p, o);
-        let size = if k == KIND_LEAF {
-            4 + klen + rd16(p, o + 2)
-        } else {
-            10 + klen
-        };
+        let size = rec_size_kind(p, o, k);
         if o + size > PAGE_SIZE {
-            return Err(corrupt(expect, "record exceeds page"));
+            return Some(PageDamage::RecordBounds { slot: slot_no });
         }
         if slot_head(p, i) != head(key(p, i)) {
-            return Err(corrupt(expect, "slot key head mismatch"));
+            return Some(PageDamage::KeyHead { slot: slot_no });
         }
         sum += size;
     }
     if sum != live(p) || HDR + SLOT * n + sum > PAGE_SIZE {
-        return Err(corrupt(expect, "live byte count mismatch"));
+        return Some(PageDamage::LiveBytes {
+            stored: hdr::LIVE.u16(p),
+            counted: sum,
+        });
     }
-    Ok(())
+    None
 }
 
 // ---------- generic slot helpers ----------
 
-fn rec_size(p: &[u8], o: usize) -> usize {
+fn rec_size_kind(p: &[u8], o: usize, kind: u8) -> usize {
     let klen = rd16(p, o);
-    if kind(p) == KIND_LEAF {
-        4 + klen + rd16(p, o + 2)
+    if kind == KIND_LEAF {
+        LEAF_REC_HDR + klen + rd16(p, o + 2)
     } else {
-        10 + klen
+        INNER_REC_HDR + klen
     }
 }
 
+fn rec_size(p: &[u8], o: usize) -> usize {
+    rec_size_kind(p, o, kind(p))
+}
+
+/// Key of slot `i`.
+#[must_use]
 pub fn key(p: &[u8], i: usize) -> &[u8] {
     let o = slot(p, i);
     let klen = rd16(p, o);
-    let ko = if kind(p) == KIND_LEAF { o + 4 } else { o + 10 };
+    let ko = if kind(p) == KIND_LEAF {
+        o + LEAF_REC_HDR
+    } else {
+        o + INNER_REC_HDR
+    };
     &p[ko..ko + klen]
 }
 
 /// Binary search: Ok(i) exact match, Err(i) insertion point.
+///
+/// # Errors
+/// `Err(i)`: not found, `i` is the insertion point.
 pub fn search(p: &[u8], k: &[u8]) -> std::result::Result<usize, usize> {
     let h = head(k);
     let (mut lo, mut hi) = (0, nkeys(p));
@@ -231,8 +296,12 @@ fn alloc(p: &mut [u8], size: usize, new_slot: bool) -> Option<usize> {
         compact(p);
     }
     let o = heap_start(p) - size;
-    wr16(p, 58, o);
-    wr16(p, 60, live(p) + size);
+    debug_assert!(
+        o >= HDR + SLOT * nkeys(p) + slot_cost,
+        "heap overlaps the slot array"
+    );
+    wr16(p, hdr::HEAP_START.offset, o);
+    wr16(p, hdr::LIVE.offset, live(p) + size);
     Some(o)
 }
 
@@ -249,37 +318,42 @@ fn compact(p: &mut [u8]) {
         wr16(p, HDR + SLOT * i, top);
     }
     p[top..PAGE_SIZE].copy_from_slice(&tmp[top..PAGE_SIZE]);
-    wr16(p, 58, top);
+    debug_assert_eq!(PAGE_SIZE - top, live(p), "compaction lost bytes");
+    wr16(p, hdr::HEAP_START.offset, top);
 }
 
 fn insert_slot(p: &mut [u8], i: usize, off: usize, k: &[u8]) {
     let n = nkeys(p);
     p.copy_within(HDR + SLOT * i..HDR + SLOT * n, HDR + SLOT * (i + 1));
     wr16(p, HDR + SLOT * i, off);
-    wr64(p, HDR + SLOT * i + 2, head(k));
-    wr16(p, 56, n + 1);
+    wr_u64(p, HDR + SLOT * i + 2, head(k));
+    wr16(p, hdr::NKEYS.offset, n + 1);
 }
 
 fn remove_slot(p: &mut [u8], i: usize) {
     let n = nkeys(p);
     let o = slot(p, i);
     let s = rec_size(p, o);
-    wr16(p, 60, live(p) - s);
+    wr16(p, hdr::LIVE.offset, live(p) - s);
     p.copy_within(HDR + SLOT * (i + 1)..HDR + SLOT * n, HDR + SLOT * i);
-    wr16(p, 56, n - 1);
+    wr16(p, hdr::NKEYS.offset, n - 1);
 }
 
 // ---------- leaf ----------
 
+/// Value of leaf slot `i`.
+#[must_use]
 pub fn leaf_value(p: &[u8], i: usize) -> &[u8] {
     let o = slot(p, i);
     let klen = rd16(p, o);
     let vlen = rd16(p, o + 2);
-    &p[o + 4 + klen..o + 4 + klen + vlen]
+    &p[o + LEAF_REC_HDR + klen..o + LEAF_REC_HDR + klen + vlen]
 }
 
+/// Heap bytes of a leaf record.
+#[must_use]
 pub fn leaf_record_size(k: &[u8], v: &[u8]) -> usize {
-    4 + k.len() + v.len()
+    LEAF_REC_HDR + k.len() + v.len()
 }
 
 /// Insert or overwrite. Returns false (page unchanged) if it does not fit.
@@ -289,7 +363,7 @@ pub fn leaf_put(p: &mut [u8], k: &[u8], v: &[u8]) -> bool {
             let o = slot(p, i);
             if rd16(p, o + 2) == v.len() {
                 // Same-size update (the YCSB case): overwrite in place.
-                let vo = o + 4 + k.len();
+                let vo = o + LEAF_REC_HDR + k.len();
                 p[vo..vo + v.len()].copy_from_slice(v);
                 return true;
             }
@@ -299,7 +373,12 @@ pub fn leaf_put(p: &mut [u8], k: &[u8], v: &[u8]) -> bool {
                 return false;
             }
             remove_slot(p, i);
-            let o = alloc(p, need, true).expect("space checked");
+            let Some(o) = alloc(p, need, true) else {
+                unreachable!(
+                    "space checked above: free {} + old {old} >= {need}",
+                    free_total(p)
+                )
+            };
             write_leaf_rec(p, o, k, v);
             insert_slot(p, i, o, k);
             true
@@ -318,11 +397,13 @@ pub fn leaf_put(p: &mut [u8], k: &[u8], v: &[u8]) -> bool {
 fn write_leaf_rec(p: &mut [u8], o: usize, k: &[u8], v: &[u8]) {
     wr16(p, o, k.len());
     wr16(p, o + 2, v.len());
-    p[o + 4..o + 4 + k.len()].copy_from_slice(k);
-    p[o + 4 + k.len()..o + 4 + k.len() + v.len()].copy_from_slice(v);
+    let ko = o + LEAF_REC_HDR;
+    p[ko..ko + k.len()].copy_from_slice(k);
+    p[ko + k.len()..ko + k.len() + v.len()].copy_from_slice(v);
 }
 
 /// Would `leaf_put(p, k, v)` succeed? (Checked before logging, so a logged change always applies.)
+#[must_use]
 pub fn leaf_fits(p: &[u8], k: &[u8], v: &[u8]) -> bool {
     let need = leaf_record_size(k, v);
     match search(p, k) {
@@ -334,6 +415,7 @@ pub fn leaf_fits(p: &[u8], k: &[u8], v: &[u8]) -> bool {
     }
 }
 
+/// Remove `k`; false if absent.
 pub fn leaf_delete(p: &mut [u8], k: &[u8]) -> bool {
     match search(p, k) {
         Ok(i) => {
@@ -344,20 +426,31 @@ pub fn leaf_delete(p: &mut [u8], k: &[u8]) -> bool {
     }
 }
 
+/// A key-value pair.
 pub type Entry = (Vec<u8>, Vec<u8>);
 
+/// Every pair of a leaf, in key order.
+#[must_use]
 pub fn leaf_entries(p: &[u8]) -> Vec<Entry> {
     (0..nkeys(p))
         .map(|i| (key(p, i).to_vec(), leaf_value(p, i).to_vec()))
         .collect()
 }
 
-/// Rebuild a leaf from sorted entries (caller guarantees they fit).
+/// Rebuild a leaf from sorted entries (LSN 0: the caller sets it).
+///
+/// # Panics
+/// If the entries do not fit (the split point guarantees they do).
 pub fn leaf_build(p: &mut [u8], pid: Pid, entries: &[Entry], right: u64) {
     init(p, KIND_LEAF, pid);
     set_link(p, right);
     for (i, (k, v)) in entries.iter().enumerate() {
-        let o = alloc(p, leaf_record_size(k, v), true).expect("leaf_build overflow");
+        let Some(o) = alloc(p, leaf_record_size(k, v), true) else {
+            panic!(
+                "leaf_build overflow: {} entries for page {pid}",
+                entries.len()
+            )
+        };
         write_leaf_rec(p, o, k, v);
         insert_slot(p, i, o, k);
     }
@@ -365,11 +458,14 @@ pub fn leaf_build(p: &mut [u8], pid: Pid, entries: &[Entry], right: u64) {
 
 // ---------- inner ----------
 
+/// Child of inner slot `i`.
+#[must_use]
 pub fn inner_child(p: &[u8], i: usize) -> Pid {
-    rd64(p, slot(p, i) + 2)
+    rd_u64(p, slot(p, i) + 2)
 }
 
 /// Child responsible for `k`: the last separator <= k, else the leftmost child.
+#[must_use]
 pub fn inner_find(p: &[u8], k: &[u8]) -> Pid {
     match search(p, k) {
         Ok(i) => inner_child(p, i),
@@ -378,8 +474,10 @@ pub fn inner_find(p: &[u8], k: &[u8]) -> Pid {
     }
 }
 
+/// Heap bytes of an inner record.
+#[must_use]
 pub fn inner_record_size(k: &[u8]) -> usize {
-    10 + k.len()
+    INNER_REC_HDR + k.len()
 }
 
 /// Insert separator `k` -> `child`. Returns false if it does not fit.
@@ -397,28 +495,36 @@ pub fn inner_insert(p: &mut [u8], k: &[u8], child: Pid) -> bool {
 
 fn write_inner_rec(p: &mut [u8], o: usize, k: &[u8], child: Pid) {
     wr16(p, o, k.len());
-    wr64(p, o + 2, child);
-    p[o + 10..o + 10 + k.len()].copy_from_slice(k);
+    wr_u64(p, o + 2, child);
+    p[o + INNER_REC_HDR..o + INNER_REC_HDR + k.len()].copy_from_slice(k);
 }
 
+/// Every (separator, child) of an inner node.
+#[must_use]
 pub fn inner_entries(p: &[u8]) -> Vec<(Vec<u8>, Pid)> {
     (0..nkeys(p))
         .map(|i| (key(p, i).to_vec(), inner_child(p, i)))
         .collect()
 }
 
+/// Rebuild an inner node (LSN 0: the caller sets it).
+///
+/// # Panics
+/// If the entries do not fit (the split point guarantees they do).
 pub fn inner_build(p: &mut [u8], pid: Pid, leftmost: Pid, entries: &[(Vec<u8>, Pid)]) {
     init(p, KIND_INNER, pid);
     set_link(p, leftmost);
     for (i, (k, c)) in entries.iter().enumerate() {
-        let o = alloc(p, inner_record_size(k), true).expect("inner_build overflow");
+        let Some(o) = alloc(p, inner_record_size(k), true) else {
+            panic!(
+                "inner_build overflow: {} entries for page {pid}",
+                entries.len()
+            )
+        };
         write_inner_rec(p, o, k, *c);
         insert_slot(p, i, o, k);
     }
 }
-
-/// Usable bytes of a node for records + slots.
-pub const CAPACITY: usize = PAGE_SIZE - HDR;
 
 #[cfg(test)]
 mod tests {
@@ -429,7 +535,11 @@ mod tests {
         let mut p = vec![0u8; PAGE_SIZE];
         init(&mut p, KIND_LEAF, 7);
         for i in 0..50u32 {
-            assert!(leaf_put(&mut p, &i.to_be_bytes(), &[i as u8; 20]));
+            assert!(leaf_put(
+                &mut p,
+                &i.to_be_bytes(),
+                &[i.to_le_bytes()[0]; 20]
+            ));
         }
         assert!(leaf_put(&mut p, &3u32.to_be_bytes(), &[9; 40]));
         assert!(leaf_delete(&mut p, &4u32.to_be_bytes()));
@@ -443,6 +553,30 @@ mod tests {
         assert!(search(&p, &4u32.to_be_bytes()).is_err());
         p[100] ^= 1;
         assert!(validate(&p, 7).is_err());
+    }
+
+    #[test]
+    fn leaf_records_per_page_is_what_a_leaf_holds() {
+        for (k, v) in [(8usize, 100usize), (8, 1000), (16, 0), (24, 1500), (1, 1)] {
+            let mut p = vec![0u8; PAGE_SIZE];
+            init(&mut p, KIND_LEAF, 1);
+            let mut n = 0u64;
+            let key = |n: u64| {
+                let mut b = n.to_le_bytes().repeat(k.div_ceil(8));
+                b.truncate(k);
+                b
+            };
+            while leaf_put(&mut p, &key(n), &vec![7u8; v]) {
+                n += 1;
+            }
+            assert_eq!(
+                n,
+                u64::try_from(leaf_records_per_page(k, v)).unwrap(),
+                "key {k} value {v}"
+            );
+        }
+        // The bench's old hard-coded estimate for 8-byte keys: (4096 - 72) / (value + 22).
+        assert_eq!(leaf_records_per_page(8, 100), (4096 - 72) / (100 + 22));
     }
 
     #[test]
@@ -483,7 +617,7 @@ mod tests {
             for (op, k, vlen) in ops {
                 let key = format!("key{}", k * 37 % 61).into_bytes();
                 if op < 2 {
-                    let v = vec![k as u8; vlen];
+                    let v = vec![k.to_le_bytes()[0]; vlen];
                     let fits = leaf_fits(&p, &key, &v);
                     proptest::prop_assert_eq!(fits, leaf_put(&mut p, &key, &v));
                     if fits {

@@ -1,5 +1,7 @@
-//! Write statistics per category (how-to-write-to-ssds.md 7.1).
+//! Write statistics per category (how-to-write-to-ssds.md 7.1): live atomics
+//! ([`EngineCounters`]) and their snapshot with derived ratios ([`Stats`]).
 
+use crate::num::ratio;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering, Ordering::Relaxed};
 
 /// Striped counter: avoids one contended cache line for per-access statistics.
@@ -22,25 +24,34 @@ pub(crate) fn stripe() -> usize {
 }
 
 impl Striped {
+    /// Add one.
     #[inline]
     pub fn inc(&self) {
         self.add(1);
     }
+    /// Add `v` to this thread's stripe.
     #[inline]
     pub fn add(&self, v: u64) {
         self.0[stripe()].0.fetch_add(v, Ordering::Relaxed);
     }
+    /// Sum over the stripes.
+    #[must_use]
     pub fn sum(&self) -> u64 {
         self.0.iter().map(|p| p.0.load(Ordering::Relaxed)).sum()
     }
 }
 
-/// Live counters (atomics, updated on the I/O paths).
+/// Live counters of one engine (atomics, updated on the I/O paths; `Stats` is their
+/// snapshot).
 #[derive(Default)]
-pub struct Counters {
+pub struct EngineCounters {
+    /// User page writes caused by eviction.
     pub eviction_page_writes: AtomicU64,
+    /// User page writes issued by checkpoints.
     pub checkpoint_page_writes: AtomicU64,
+    /// Copies written to the doublewrite area.
     pub doublewrite_page_writes: AtomicU64,
+    /// Pages rewritten by DB GC.
     pub gc_page_writes: AtomicU64,
     /// NoWA compensation page writes (out-of-place only).
     pub compensation_page_writes: AtomicU64,
@@ -49,35 +60,51 @@ pub struct Counters {
     pub user_store_bytes: AtomicU64,
     /// Device bytes written by DB GC / compensation writes (out-of-place).
     pub gc_store_bytes: AtomicU64,
+    /// Device bytes written by NoWA compensation.
     pub compensation_store_bytes: AtomicU64,
     /// Mapping-table snapshots (out-of-place checkpoints); not part of DB WAF.
     pub meta_store_bytes: AtomicU64,
     /// Pages GC had to read from the device / found in the buffer pool.
     pub gc_page_reads: AtomicU64,
+    /// Pages GC found clean in the buffer pool.
     pub gc_pool_hits: AtomicU64,
     /// Zones erased (trimmed / reset) by DB GC.
     pub zones_reclaimed: AtomicU64,
     /// DB GC rounds (one victim zone, or one NoWA group) run by the writer that needed space
     /// (low watermark) / by the background GC thread (high watermark).
     pub gc_rounds_foreground: AtomicU64,
+    /// DB GC rounds run by the background thread.
     pub gc_rounds_background: AtomicU64,
     /// Zone header blocks written (included in the user / gc / compensation store bytes).
     pub zone_header_bytes: AtomicU64,
+    /// WAL record bytes appended.
     pub wal_record_bytes: AtomicU64,
+    /// WAL bytes written to the device.
     pub wal_device_bytes: AtomicU64,
+    /// WAL flushes.
     pub wal_flushes: AtomicU64,
+    /// Key + value bytes the user put.
     pub logical_user_bytes: Striped,
+    /// Page reads from the store.
     pub page_reads: AtomicU64,
+    /// Buffer pool hits.
     pub pool_hits: Striped,
+    /// Buffer pool misses.
     pub pool_misses: AtomicU64,
+    /// Frames evicted.
     pub evictions: AtomicU64,
+    /// Checkpoints completed.
     pub checkpoints: AtomicU64,
+    /// Puts.
     pub puts: Striped,
+    /// Deletes.
     pub deletes: Striped,
+    /// Gets.
     pub gets: Striped,
 }
 
-impl Counters {
+impl EngineCounters {
+    /// Relaxed add.
     #[inline]
     pub fn add(c: &AtomicU64, v: u64) {
         c.fetch_add(v, Relaxed);
@@ -87,6 +114,7 @@ impl Counters {
 /// A snapshot of [`Counters`] plus derived ratios.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
 pub struct Stats {
+    /// Page size in bytes.
     pub page_size: u64,
     /// User page writes caused by eviction of dirty pages.
     pub eviction_page_writes: u64,
@@ -102,14 +130,21 @@ pub struct Stats {
     pub user_store_bytes: u64,
     /// Device bytes written for doublewrite copies.
     pub doublewrite_bytes: u64,
+    /// Device bytes written by DB GC.
     pub gc_store_bytes: u64,
+    /// Device bytes written by NoWA compensation.
     pub compensation_store_bytes: u64,
+    /// Mapping-snapshot bytes (not in DB WAF).
     pub meta_store_bytes: u64,
+    /// Pages GC read from the device.
     pub gc_page_reads: u64,
+    /// Pages GC found in the buffer pool.
     pub gc_pool_hits: u64,
+    /// Zones trimmed / reset by DB GC.
     pub zones_reclaimed: u64,
     /// GC rounds run in the foreground (by a writer) / by the background GC thread.
     pub gc_rounds_foreground: u64,
+    /// GC rounds run by the background thread.
     pub gc_rounds_background: u64,
     /// Zone header bytes (part of the store bytes above).
     pub zone_header_bytes: u64,
@@ -117,16 +152,25 @@ pub struct Stats {
     pub wal_record_bytes: u64,
     /// WAL bytes written to the device (4 KiB blocks; a partial tail block is rewritten).
     pub wal_device_bytes: u64,
+    /// WAL flushes.
     pub wal_flushes: u64,
     /// Bytes of keys + values the user put.
     pub logical_user_bytes: u64,
+    /// Page reads from the store.
     pub page_reads: u64,
+    /// Buffer pool hits.
     pub pool_hits: u64,
+    /// Buffer pool misses.
     pub pool_misses: u64,
+    /// Frames evicted.
     pub evictions: u64,
+    /// Checkpoints completed.
     pub checkpoints: u64,
+    /// Puts.
     pub puts: u64,
+    /// Deletes.
     pub deletes: u64,
+    /// Gets.
     pub gets: u64,
     /// (eviction + checkpoint) page bytes.
     pub user_page_bytes: u64,
@@ -137,10 +181,13 @@ pub struct Stats {
     pub db_waf: f64,
     /// user_store_bytes / user_page_bytes: what compression + packing leave (1.0 in place).
     pub compression_ratio: f64,
+    /// Pool hits / accesses (1.0 with no access).
     pub hit_ratio: f64,
 }
 
-impl Counters {
+impl EngineCounters {
+    /// Snapshot with derived ratios.
+    #[must_use]
     pub fn snapshot(&self, page_size: u64) -> Stats {
         let l = |c: &AtomicU64| c.load(Relaxed);
         let mut s = Stats {
@@ -183,18 +230,18 @@ impl Counters {
         s.compression_ratio = if s.user_page_bytes == 0 {
             1.0
         } else {
-            s.user_store_bytes as f64 / s.user_page_bytes as f64
+            ratio(s.user_store_bytes, s.user_page_bytes)
         };
         s.db_waf = if s.user_page_bytes == 0 {
             1.0
         } else {
-            s.db_page_bytes as f64 / s.user_page_bytes as f64
+            ratio(s.db_page_bytes, s.user_page_bytes)
         };
         let acc = s.pool_hits + s.pool_misses;
         s.hit_ratio = if acc == 0 {
             1.0
         } else {
-            s.pool_hits as f64 / acc as f64
+            ratio(s.pool_hits, acc)
         };
         s
     }

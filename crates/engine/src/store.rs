@@ -1,19 +1,26 @@
 //! The write-path seam: [`PageStore`] decides where a page lives on the device and how it is
-//! written. This issue implements [`InPlaceStore`] (fixed home per pid, optional doublewrite);
-//! the out-of-place path (zones, DB GC, compression, packing) plugs in behind the same trait.
+//! written; a [`StoreBuilder`] makes one for `create` or `open`. [`InPlaceStore`] (fixed
+//! home per pid, optional doublewrite) is here; the out-of-place path is in `crate::oop`.
 
-use crate::error::{Pid, Result};
+use crate::error::{Corruption, Pid, Result, WritePathKind};
+use crate::format::superblock::{DiskLayout, WritePath};
+use crate::num::{u64_of, usize_of};
 use crate::page::{self, PAGE_SIZE};
-use crate::stats::Counters;
-use crate::superblock::Layout;
+use crate::stats::EngineCounters;
 use nowa_device::BlockDevice;
 use parking_lot::Mutex;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Weak};
+
+const BS: u64 = PAGE_SIZE as u64;
 
 /// Why a batch of pages is written (for per-category statistics).
+#[non_exhaustive]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WriteKind {
+    /// A dirty page evicted from the buffer pool.
     Eviction,
+    /// A checkpoint writing dirty pages.
     Checkpoint,
     /// DB garbage collection (out-of-place path only).
     Gc,
@@ -21,36 +28,98 @@ pub enum WriteKind {
     Compensation,
 }
 
+impl WriteKind {
+    /// A user write (eviction or checkpoint), as opposed to GC or compensation.
+    #[must_use]
+    pub fn is_user(self) -> bool {
+        matches!(self, WriteKind::Eviction | WriteKind::Checkpoint)
+    }
+
+    /// Count `pages` page writes of this kind, and their device bytes.
+    pub(crate) fn count(self, c: &EngineCounters, pages: u64, bytes: u64) {
+        let (p, b) = match self {
+            WriteKind::Eviction => (&c.eviction_page_writes, &c.user_store_bytes),
+            WriteKind::Checkpoint => (&c.checkpoint_page_writes, &c.user_store_bytes),
+            WriteKind::Gc => (&c.gc_page_writes, &c.gc_store_bytes),
+            WriteKind::Compensation => (&c.compensation_page_writes, &c.compensation_store_bytes),
+        };
+        EngineCounters::add(p, pages);
+        EngineCounters::add(b, bytes);
+    }
+
+    /// Count device bytes only (zone headers, partial runs).
+    pub(crate) fn count_bytes(self, c: &EngineCounters, bytes: u64) {
+        self.count(c, 0, bytes);
+    }
+}
+
+/// Create a new database or open an existing one.
+#[non_exhaustive]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OpenMode {
+    /// `Engine::create*`: the store lays itself out; [`PageStore::format`] follows.
+    Create,
+    /// `Engine::open*`: the store loads its state and must not write before
+    /// [`PageStore::recover`].
+    Open,
+}
+
+/// What crash repair did (reported in the recovery report).
+#[non_exhaustive]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StoreRecovery {
+    /// Torn or stale pages restored (in place: from the doublewrite area).
+    pub pages_repaired: u64,
+    /// Out of place: the current mapping snapshot was unusable and the older one (plus the
+    /// zone roll-forward) was used instead; why the current one was rejected.
+    pub snapshot_fallback: Option<Corruption>,
+}
+
 /// Write path for data pages.
 pub trait PageStore: Send + Sync {
+    /// What this store is (recorded in the superblock at create and every checkpoint).
+    fn write_path(&self) -> WritePath;
+    /// Create only, before any page is written: prepare the device area (in place: zero the
+    /// doublewrite area; out of place: trim or reset the zones).
+    ///
+    /// # Errors
+    /// Device errors.
+    fn format(&self) -> Result<()> {
+        Ok(())
+    }
     /// Write a batch of sealed 4 KiB pages; every page is durable when this returns.
     /// The caller guarantees the WAL is durable up to each page's LSN (WAL rule) and that no
     /// two writes of the same pid are in flight at once.
+    ///
+    /// # Errors
+    /// Device errors, `Full`.
     fn write_pages(&self, batch: &[(Pid, &[u8])], kind: WriteKind) -> Result<()>;
-    /// Read the current durable image of `pid` (unvalidated; the caller checks it).
+    /// Read the current durable image of `pid` (the caller validates it; a never-written
+    /// page reads as zeros).
+    ///
+    /// # Errors
+    /// Device errors, corruption the store itself detects (lost writes, bad slots).
     fn read_page(&self, pid: Pid, buf: &mut [u8]) -> Result<()>;
     /// Number of pids the store can hold.
     fn capacity_pages(&self) -> u64;
-    /// Crash repair before WAL redo (in-place: restore torn pages from the doublewrite area).
-    fn recover(&self) -> Result<u64>;
-    /// Opaque metadata stored in each checkpoint record (in-place: none).
-    fn checkpoint_metadata(&self) -> Vec<u8> {
-        Vec::new()
-    }
+    /// Open only, after every check of the open passed and before WAL redo: crash repair
+    /// (in place: restore torn pages from the doublewrite area). The first write of an open.
+    ///
+    /// # Errors
+    /// Device errors.
+    fn recover(&self) -> Result<StoreRecovery>;
     /// Called by a checkpoint right before the superblock write: persist whatever the store
     /// needs (out of place: the mapping-table snapshot) and return the metadata for the
-    /// superblock. Default: [`checkpoint_metadata`](Self::checkpoint_metadata).
+    /// superblock, handed back in [`StoreContext::metadata`] at open.
+    ///
+    /// # Errors
+    /// Device errors.
     fn checkpoint(&self) -> Result<Vec<u8>> {
-        Ok(self.checkpoint_metadata())
-    }
-    /// Does this store use the doublewrite area? (If not, create leaves it untouched: the
-    /// out-of-place path writes nothing but zones to the device under test.)
-    fn uses_doublewrite_area(&self) -> bool {
-        true
+        Ok(Vec::new())
     }
     /// Give the store a way to look into the buffer pool (GC uses clean cached pages
     /// instead of reading them). Default: ignored.
-    fn attach_cache(&self, _cache: std::sync::Weak<dyn PageCache>) {}
+    fn attach_cache(&self, _cache: Weak<dyn PageCache>) {}
     /// Start the store's background work (out of place: the background DB GC thread).
     /// Called by the engine once it is created or opened (after recovery). Default: none.
     fn start_background(self: Arc<Self>) {}
@@ -65,25 +134,113 @@ pub trait PageCache: Send + Sync {
     fn copy_if_clean(&self, pid: Pid, buf: &mut [u8]) -> bool;
 }
 
+/// Everything a write path needs to build its [`PageStore`].
+pub struct StoreContext {
+    /// The device holding the pages.
+    pub device: Arc<dyn BlockDevice>,
+    /// Regions.
+    pub layout: DiskLayout,
+    /// Doublewrite on (in place).
+    pub doublewrite: bool,
+    /// Where the store counts its page writes per category.
+    pub counters: Arc<EngineCounters>,
+    /// Create or open.
+    pub mode: OpenMode,
+    /// What the store's `checkpoint` returned at the last checkpoint (empty at create).
+    pub metadata: Vec<u8>,
+    /// The metadata of the previous checkpoint (the other superblock copy), if that copy is
+    /// valid: a fallback when the current one's structures are damaged.
+    pub fallback_metadata: Option<Vec<u8>>,
+    /// With a separate log device: that device and its first block free for the store's
+    /// own metadata (after the superblocks and the WAL region), so the main device holds
+    /// nothing but pages.
+    pub meta_device: Option<(Arc<dyn BlockDevice>, u64)>,
+}
+
+/// Builds the page store of an engine.
+pub trait StoreBuilder: Send + Sync {
+    /// The write path this builder makes (checked against the superblock at open before
+    /// anything is built or written).
+    fn kind(&self) -> WritePathKind;
+    /// Build the store. At open it must not write (see [`PageStore::recover`]).
+    ///
+    /// # Errors
+    /// Configuration or on-disk state the store cannot use.
+    fn build(&self, ctx: StoreContext) -> Result<Arc<dyn PageStore>>;
+}
+
+/// A [`StoreBuilder`] from a closure (custom stores, tests).
+pub struct FnStoreBuilder<F> {
+    kind: WritePathKind,
+    f: F,
+}
+
+impl<F> StoreBuilder for FnStoreBuilder<F>
+where
+    F: Fn(StoreContext) -> Result<Arc<dyn PageStore>> + Send + Sync,
+{
+    fn kind(&self) -> WritePathKind {
+        self.kind
+    }
+    fn build(&self, ctx: StoreContext) -> Result<Arc<dyn PageStore>> {
+        (self.f)(ctx)
+    }
+}
+
+/// A builder of `kind` that calls `f`.
+pub fn store_builder<F>(kind: WritePathKind, f: F) -> FnStoreBuilder<F>
+where
+    F: Fn(StoreContext) -> Result<Arc<dyn PageStore>> + Send + Sync,
+{
+    FnStoreBuilder { kind, f }
+}
+
+/// The default write path: [`InPlaceStore`].
+#[must_use]
+pub fn in_place_store() -> impl StoreBuilder {
+    store_builder(WritePathKind::InPlace, |ctx: StoreContext| {
+        Ok(Arc::new(InPlaceStore::new(
+            ctx.device,
+            ctx.layout,
+            ctx.doublewrite,
+            ctx.counters,
+        )) as Arc<dyn PageStore>)
+    })
+}
+
+/// The low 32 bits of an LSN.
+fn low32(lsn: u64) -> u32 {
+    let [a, b, c, d, ..] = lsn.to_le_bytes();
+    u32::from_le_bytes([a, b, c, d])
+}
+
 /// In-place writes: pid p lives at block `data_start + p`. With doublewrite on, each batch is
 /// first written to the doublewrite area and flushed, then written home and flushed, so a torn
 /// home write can be repaired from the doublewrite copy.
 pub struct InPlaceStore {
     dev: Arc<dyn BlockDevice>,
-    layout: Layout,
+    layout: DiskLayout,
     doublewrite: bool,
     /// Serializes doublewrite-area use: a slot may be reused only after the home writes of the
     /// previous batch are durable.
     dw_lock: Mutex<()>,
-    counters: Arc<Counters>,
+    counters: Arc<EngineCounters>,
+    /// Low 32 bits of the LSN of the last version of each page this instance wrote (0: none
+    /// or unknown), 4 bytes per page like the buffer pool's map: a read that finds a valid
+    /// page with another LSN is a lost (or misdirected) write. The device can only hold
+    /// exactly the version written last; a lost write differs in the low bits unless 2^32
+    /// bytes of log separate the versions (then it goes unnoticed, never falsely reported).
+    written: Box<[AtomicU32]>,
 }
 
 impl InPlaceStore {
+    /// A store over `layout` on `dev`.
+    #[must_use]
     pub fn new(
         dev: Arc<dyn BlockDevice>,
-        layout: Layout,
+        layout: DiskLayout,
         doublewrite: bool,
-        counters: Arc<Counters>,
+        counters: Arc<EngineCounters>,
     ) -> Self {
         InPlaceStore {
             dev,
@@ -91,59 +248,106 @@ impl InPlaceStore {
             doublewrite,
             dw_lock: Mutex::new(()),
             counters,
+            written: (0..layout.data_pages).map(|_| AtomicU32::new(0)).collect(),
         }
     }
 
     fn home(&self, pid: Pid) -> u64 {
-        (self.layout.data_start + pid) * PAGE_SIZE as u64
+        assert!(
+            pid < self.layout.data_pages,
+            "pid {pid} beyond the data region"
+        );
+        (self.layout.data_start + pid) * BS
     }
 
-    fn count(&self, kind: WriteKind, n: u64) {
-        let c = match kind {
-            WriteKind::Eviction => &self.counters.eviction_page_writes,
-            WriteKind::Checkpoint => &self.counters.checkpoint_page_writes,
-            WriteKind::Gc => &self.counters.gc_page_writes,
-            WriteKind::Compensation => &self.counters.compensation_page_writes,
-        };
-        Counters::add(c, n);
-        let b = match kind {
-            WriteKind::Eviction | WriteKind::Checkpoint => &self.counters.user_store_bytes,
-            WriteKind::Gc => &self.counters.gc_store_bytes,
-            WriteKind::Compensation => &self.counters.compensation_store_bytes,
-        };
-        Counters::add(b, n * PAGE_SIZE as u64);
+    fn dw_slot(&self, i: usize) -> u64 {
+        (self.layout.dw_start + u64_of(i)) * BS
+    }
+
+    /// Restore `slot` (a valid doublewrite copy of `pid`) home if the home page is torn or
+    /// older. Returns whether it did.
+    fn repair(&self, pid: Pid, slot: &[u8], home: &mut [u8]) -> Result<bool> {
+        self.dev.read_at(self.home(pid), home)?;
+        let mut home_ok = page::validate(home, pid).is_ok();
+        if !home_ok {
+            // Re-read once: a transient read error must not make us overwrite a valid,
+            // newer home page with an older slot.
+            self.dev.read_at(self.home(pid), home)?;
+            home_ok = page::validate(home, pid).is_ok();
+        }
+        if home_ok && page::lsn(home) >= page::lsn(slot) {
+            return Ok(false);
+        }
+        tracing::info!(pid, home_ok, "restoring page from doublewrite area");
+        self.dev.write_at(self.home(pid), slot)?;
+        Ok(true)
     }
 }
 
 impl PageStore for InPlaceStore {
+    fn write_path(&self) -> WritePath {
+        WritePath::InPlace
+    }
+
+    /// Zero the doublewrite area, so slots of an older database on this device are ignored.
+    fn format(&self) -> Result<()> {
+        let zero = vec![0u8; usize_of(self.layout.dw_pages * BS)];
+        self.dev.write_at(self.layout.dw_start * BS, &zero)?;
+        self.dev.flush()?;
+        Ok(())
+    }
+
     fn write_pages(&self, batch: &[(Pid, &[u8])], kind: WriteKind) -> Result<()> {
         if batch.is_empty() {
             return Ok(());
         }
         let _g = self.dw_lock.lock();
-        let slots = self.layout.dw_pages.max(1) as usize;
+        let slots = usize_of(self.layout.dw_pages.max(1));
         for chunk in batch.chunks(slots) {
             if self.doublewrite {
                 let dw: Vec<(u64, &[u8])> = chunk
                     .iter()
                     .enumerate()
-                    .map(|(i, (_, d))| ((self.layout.dw_start + i as u64) * PAGE_SIZE as u64, *d))
+                    .map(|(i, (_, d))| (self.dw_slot(i), *d))
                     .collect();
                 self.dev.write_batch(&dw, None)?;
                 self.dev.flush()?;
-                Counters::add(&self.counters.doublewrite_page_writes, chunk.len() as u64);
+                EngineCounters::add(&self.counters.doublewrite_page_writes, u64_of(chunk.len()));
             }
             let home: Vec<(u64, &[u8])> = chunk.iter().map(|(p, d)| (self.home(*p), *d)).collect();
             self.dev.write_batch(&home, None)?;
             self.dev.flush()?;
-            self.count(kind, chunk.len() as u64);
+            for (pid, d) in chunk {
+                debug_assert!(page::checksum_ok(d), "page {pid} written unsealed");
+                self.written[usize_of(*pid)].store(low32(page::lsn(d)), Ordering::Relaxed);
+            }
+            kind.count(
+                &self.counters,
+                u64_of(chunk.len()),
+                u64_of(chunk.len()) * BS,
+            );
         }
         Ok(())
     }
 
     fn read_page(&self, pid: Pid, buf: &mut [u8]) -> Result<()> {
         self.dev.read_at(self.home(pid), buf)?;
-        Counters::add(&self.counters.page_reads, 1);
+        EngineCounters::add(&self.counters.page_reads, 1);
+        let expected = self.written[usize_of(pid)].load(Ordering::Relaxed);
+        let found = page::lsn(buf);
+        // A valid page of another version than this instance wrote there: the write was lost.
+        if expected != 0
+            && page::checksum_ok(buf)
+            && page::pid(buf) == pid
+            && low32(found) != expected
+        {
+            return Err(Corruption::LostWrite {
+                pid,
+                expected: found & !u64::from(u32::MAX) | u64::from(expected),
+                found,
+            }
+            .into());
+        }
         Ok(())
     }
 
@@ -154,13 +358,12 @@ impl PageStore for InPlaceStore {
     /// Restore every home page that is torn (bad checksum / layout) or older than a valid
     /// doublewrite copy. Stale slots (older than home) are ignored. Runs even with doublewrite
     /// off (the area is then simply never written by this instance).
-    fn recover(&self) -> Result<u64> {
+    fn recover(&self) -> Result<StoreRecovery> {
         let mut repaired = 0;
         let mut slot = vec![0u8; PAGE_SIZE];
         let mut home = vec![0u8; PAGE_SIZE];
-        for i in 0..self.layout.dw_pages {
-            self.dev
-                .read_at((self.layout.dw_start + i) * PAGE_SIZE as u64, &mut slot)?;
+        for i in 0..usize_of(self.layout.dw_pages) {
+            self.dev.read_at(self.dw_slot(i), &mut slot)?;
             if !page::checksum_ok(&slot) || page::is_zero(&slot) {
                 continue; // torn or never-written slot: its home write never started
             }
@@ -168,23 +371,16 @@ impl PageStore for InPlaceStore {
             if pid >= self.layout.data_pages || page::validate_layout(&slot, pid).is_err() {
                 continue;
             }
-            self.dev.read_at(self.home(pid), &mut home)?;
-            let mut home_ok = page::validate(&home, pid).is_ok();
-            if !home_ok {
-                // Re-read once: a transient read error must not make us overwrite a valid,
-                // newer home page with an older slot.
-                self.dev.read_at(self.home(pid), &mut home)?;
-                home_ok = page::validate(&home, pid).is_ok();
-            }
-            if !home_ok || page::lsn(&home) < page::lsn(&slot) {
-                tracing::info!(pid, home_ok, "restoring page from doublewrite area");
-                self.dev.write_at(self.home(pid), &slot)?;
+            if self.repair(pid, &slot, &mut home)? {
                 repaired += 1;
             }
         }
         if repaired > 0 {
             self.dev.flush()?;
         }
-        Ok(repaired)
+        Ok(StoreRecovery {
+            pages_repaired: repaired,
+            snapshot_fallback: None,
+        })
     }
 }

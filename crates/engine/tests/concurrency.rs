@@ -134,7 +134,7 @@ fn concurrent_sync_writers_survive_power_loss() {
         dev.restart();
         let e = Engine::open(dev.clone(), cfg.clone()).unwrap();
         for t in 0..threads {
-            for i in 0..acked[t as usize] {
+            for i in 0..acked[usize::try_from(t).unwrap()] {
                 let k = format!("t{t}-{:06}", i * 7919 % 100_000);
                 assert_eq!(
                     e.get(k.as_bytes()).unwrap(),
@@ -152,9 +152,10 @@ fn concurrent_sync_writers_survive_power_loss() {
                 .unwrap()
                 .len() as u64;
             assert!(
-                n == acked[t as usize] || n == acked[t as usize] + 1,
+                n == acked[usize::try_from(t).unwrap()]
+                    || n == acked[usize::try_from(t).unwrap()] + 1,
                 "seed {seed}: thread {t}: {n} keys, {} acked",
-                acked[t as usize]
+                acked[usize::try_from(t).unwrap()]
             );
         }
         e.close().unwrap();
@@ -219,7 +220,7 @@ fn concurrent_mixed_durability_loses_only_a_suffix() {
         dev.restart();
         let e = Engine::open(dev.clone(), cfg.clone()).unwrap();
         for t in 0..threads {
-            let (acked, last_sync) = res[t as usize];
+            let (acked, last_sync) = res[usize::try_from(t).unwrap()];
             let present: Vec<bool> = (0..=acked)
                 .map(|i| {
                     let k = format!("t{t}-{:06}", i * 7919 % 100_000);
@@ -234,7 +235,9 @@ fn concurrent_mixed_durability_loses_only_a_suffix() {
                 .collect();
             let survived = present.iter().take_while(|p| **p).count() as u64;
             assert!(
-                present[survived as usize..].iter().all(|p| !p),
+                present[usize::try_from(survived).unwrap()..]
+                    .iter()
+                    .all(|p| !p),
                 "seed {seed}: thread {t}: hole in the history"
             );
             assert!(

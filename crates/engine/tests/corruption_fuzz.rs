@@ -49,7 +49,7 @@ fn random_image_corruption_is_an_error_not_a_panic() {
     for i in (0..n).step_by(5) {
         e.put(&i.to_be_bytes(), &value_for(i, 1, 100)).unwrap();
     }
-    let used_blocks = (e.layout().data_start + 200) as usize;
+    let used_blocks = usize::try_from(e.layout().data_start + 200).unwrap();
     drop(e); // crash: the WAL holds the updates
     let image = dev.durable_image();
     let (mut opened, mut wrong) = (0, 0);

@@ -4,6 +4,10 @@
 //! power between two operations. After recovery: every acknowledged sync write is present,
 //! and the state equals the model after some prefix of the history that contains every
 //! acknowledged sync write (async writes may be lost, only as a suffix).
+#![expect(
+    clippy::unwrap_used,
+    reason = "test helpers fail the test by panicking"
+)]
 
 mod common;
 use common::{value_for, CrashDevice};

@@ -53,7 +53,7 @@ fn oversized_and_closed() {
     ));
     e.put(&[1u8; 512], &[2u8; 1024]).unwrap();
     e.close().unwrap();
-    assert!(matches!(e.get(b"k"), Err(EngineError::Closed(_))));
+    assert!(matches!(e.get(b"k"), Err(EngineError::Closed)));
 }
 
 #[test]
@@ -62,11 +62,11 @@ fn garbage_device_is_rejected() {
     dev.write_at(0, &[0xAB; 8192]).unwrap();
     assert!(matches!(
         Engine::open(dev, small()),
-        Err(EngineError::Superblock(_))
+        Err(EngineError::NoSuperblock { .. })
     ));
     assert!(matches!(
         Engine::open(MemDevice::new(16 << 20), small()),
-        Err(EngineError::Superblock(_))
+        Err(EngineError::NoSuperblock { .. })
     ));
     assert!(matches!(
         Engine::create(MemDevice::new(64 << 10), small()),

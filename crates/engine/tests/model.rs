@@ -1,5 +1,9 @@
 //! Model-based test: random put/delete/get/scan against a BTreeMap, with clean restarts and
 //! crash restarts, a tiny buffer pool (many evictions) and variable-length keys (many splits).
+#![expect(
+    clippy::unwrap_used,
+    reason = "test helpers fail the test by panicking"
+)]
 
 mod common;
 use common::CrashDevice;

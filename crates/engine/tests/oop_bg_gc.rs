@@ -4,6 +4,10 @@
 //! update-heavy run, every value survives (model check, zone metadata = mapping, clean
 //! reopen), the thread stops on close and on drop (no device write after the drop returns),
 //! and `background_gc: false` runs no thread and no background round.
+#![expect(
+    clippy::unwrap_used,
+    reason = "test helpers fail the test by panicking"
+)]
 
 use nowa_device::{BlockDevice, SimDevice, SimMode};
 use nowa_engine::{Config, Engine, OopConfig};
@@ -22,7 +26,7 @@ fn value(k: u64, v: u64) -> Vec<u8> {
         x ^= x << 13;
         x ^= x >> 7;
         x ^= x << 17;
-        *b = x as u8;
+        *b = x.to_le_bytes()[0];
     }
     out
 }
@@ -98,7 +102,11 @@ fn background_dominates(nowa: bool) {
     verify(&e, &model);
     e.close().unwrap();
     assert!(!store.background_gc_running(), "close stops the GC thread");
-    assert_eq!(store.background_gc_error(), None);
+    assert!(
+        store.background_gc_error().is_none(),
+        "{:?}",
+        store.background_gc_error()
+    );
     let e = Engine::open_with_store(dev.clone(), cfg(), &b).unwrap();
     slot.lock().as_ref().unwrap().check_consistency().unwrap();
     verify(&e, &model);

@@ -4,6 +4,10 @@
 //! round takes several victims (bounded by the free zones) and relocates them together;
 //! without GDT it takes one. Either way every value survives, the zone metadata equals the
 //! mapping, and the database reopens cleanly.
+#![expect(
+    clippy::unwrap_used,
+    reason = "test helpers fail the test by panicking"
+)]
 
 use nowa_device::{SimDevice, SimMode};
 use nowa_engine::{Config, Engine, OopConfig, Stats};

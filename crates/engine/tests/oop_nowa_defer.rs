@@ -5,6 +5,10 @@
 //! device): the SSD never copies a page in its own GC with either timing, while deferring
 //! writes fewer compensation pages (the siblings' pages keep dying while they wait). Every
 //! value survives, and a restart (the waiting list is in memory only) stays consistent.
+#![expect(
+    clippy::unwrap_used,
+    reason = "test helpers fail the test by panicking"
+)]
 
 use nowa_device::{BlockDevice, MemDevice, SimConfig, SimDevice, SimMode};
 use nowa_engine::{Compression, Config, Durability, Engine, OopConfig, Stats};
@@ -34,7 +38,7 @@ fn run(defer: bool, background_gc: bool) -> Outcome {
         ..FtlConfig::default()
     };
     let dev = Arc::new(SimDevice::new(SimConfig::new(SimMode::Conventional, ftl)).unwrap());
-    let unit = dev.layout().unit_pages as u64 * 4096;
+    let unit = u64::from(dev.layout().unit_pages) * 4096;
     let log: Arc<dyn BlockDevice> = Arc::new(MemDevice::new(8 << 20));
     let cfg = Config {
         pool_bytes: 128 * 4096,
@@ -46,7 +50,7 @@ fn run(defer: bool, background_gc: bool) -> Outcome {
     let b = builder(
         OopConfig {
             zone_bytes: Some(unit / ZONES_PER_GROUP),
-            open_zones: ZONES_PER_GROUP as u32,
+            open_zones: u32::try_from(ZONES_PER_GROUP).unwrap(),
             nowa: true,
             defer_compensation: defer,
             ssd_op: 0.07,

@@ -3,6 +3,10 @@
 //! not, in a slot of its own; zone headers aside), packing on far less; both keep every value
 //! through DB GC, a crash reopen (zone scan of single-page packed slots) and a clean reopen,
 //! with zone metadata equal to the mapping.
+#![expect(
+    clippy::unwrap_used,
+    reason = "test helpers fail the test by panicking"
+)]
 
 use nowa_device::{SimDevice, SimMode};
 use nowa_engine::{Compression, Config, Durability, Engine, OopConfig, Stats};

@@ -68,7 +68,7 @@ fn packing_never_crosses_a_slot_and_is_best_fit() {
 fn compression_round_trip_and_incompressible_pages_stay_raw() {
     let mut page = vec![0u8; PAGE_SIZE];
     for (i, b) in page.iter_mut().enumerate() {
-        *b = (i % 13) as u8;
+        *b = u8::try_from(i % 13).unwrap();
     }
     for c in [Compression::Lz4, Compression::Zstd] {
         let (codec, data) = compress_page(&page, c, 1);
@@ -83,7 +83,7 @@ fn compression_round_trip_and_incompressible_pages_stay_raw() {
         x ^= x << 13;
         x ^= x >> 7;
         x ^= x << 17;
-        *b = x as u8;
+        *b = x.to_le_bytes()[0];
     }
     let (codec, data) = compress_page(&page, Compression::Lz4, 1);
     assert_eq!(codec, 0, "random page stored raw");
@@ -147,7 +147,7 @@ fn nowa_keeps_the_ssd_free_of_gc_copies() {
     };
     let sim = SimConfig::new(SimMode::Conventional, ftl);
     let dev = Arc::new(SimDevice::new(sim).unwrap());
-    let unit = dev.layout().unit_pages as u64 * 4096;
+    let unit = u64::from(dev.layout().unit_pages) * 4096;
     assert_eq!(unit, 1 << 20);
     let log: Arc<dyn BlockDevice> = Arc::new(MemDevice::new(8 << 20));
     let cfg = Config {
@@ -158,7 +158,7 @@ fn nowa_keeps_the_ssd_free_of_gc_copies() {
     };
     let b = out_of_place_store(OopConfig {
         zone_bytes: Some(unit / ZONES_PER_GROUP),
-        open_zones: ZONES_PER_GROUP as u32,
+        open_zones: u32::try_from(ZONES_PER_GROUP).unwrap(),
         nowa: true,
         compression: Compression::Off,
         ..OopConfig::default()
@@ -224,7 +224,7 @@ fn nowa_keeps_the_ssd_free_of_gc_copies() {
     drop(e);
     // Opening without the log device is a configuration error, not a panic.
     match Engine::open_with_store(dev, cfg, &b) {
-        Err(EngineError::Config(_)) | Err(EngineError::Superblock(_)) => {}
+        Err(EngineError::Config(_) | EngineError::NoSuperblock { .. }) => {}
         Err(e) => panic!("unexpected error {e}"),
         Ok(_) => panic!("opened without its log device"),
     }
@@ -263,7 +263,7 @@ fn zns_backend_has_ssd_waf_exactly_one_and_recovers() {
     for k in 0..keys {
         e.put(&k.to_be_bytes(), &val(k, 0)).unwrap();
     }
-    let mut model: Vec<u64> = vec![0; keys as usize];
+    let mut model: Vec<u64> = vec![0; usize::try_from(keys).unwrap()];
     let cap = dev.geometry().capacity;
     let mut x = 5u64;
     let mut i = 0u64;
@@ -274,7 +274,7 @@ fn zns_backend_has_ssd_waf_exactly_one_and_recovers() {
         let k = if x % 10 < 8 { x % (keys / 5) } else { x % keys };
         i += 1;
         e.put(&k.to_be_bytes(), &val(k, i)).unwrap();
-        model[k as usize] = i;
+        model[usize::try_from(k).unwrap()] = i;
     }
     e.sync().unwrap();
     let s = e.stats();
@@ -290,7 +290,7 @@ fn zns_backend_has_ssd_waf_exactly_one_and_recovers() {
     for k in (0..keys).step_by(97) {
         assert_eq!(
             e.get(&k.to_be_bytes()).unwrap().unwrap(),
-            val(k, model[k as usize]),
+            val(k, model[usize::try_from(k).unwrap()]),
             "key {k}"
         );
     }

@@ -2,7 +2,10 @@
 //! in-place store that records every batch), across create / checkpoint / reopen.
 
 use nowa_device::MemDevice;
-use nowa_engine::{in_place_store, Config, Engine, PageStore, Pid, StoreContext, WriteKind};
+use nowa_engine::{
+    in_place_store, store_builder, Config, Engine, PageStore, Pid, StoreBuilder, StoreContext,
+    StoreRecovery, WriteKind, WritePath, WritePathKind,
+};
 use parking_lot::Mutex;
 use std::sync::Arc;
 
@@ -12,6 +15,9 @@ struct Recording {
 }
 
 impl PageStore for Recording {
+    fn write_path(&self) -> WritePath {
+        self.inner.write_path()
+    }
     fn write_pages(&self, batch: &[(Pid, &[u8])], kind: WriteKind) -> nowa_engine::Result<()> {
         self.batches.lock().push((kind, batch.len()));
         self.inner.write_pages(batch, kind)
@@ -22,11 +28,14 @@ impl PageStore for Recording {
     fn capacity_pages(&self) -> u64 {
         self.inner.capacity_pages()
     }
-    fn recover(&self) -> nowa_engine::Result<u64> {
+    fn recover(&self) -> nowa_engine::Result<StoreRecovery> {
         self.inner.recover()
     }
-    fn checkpoint_metadata(&self) -> Vec<u8> {
-        b"meta-v1".to_vec()
+    fn format(&self) -> nowa_engine::Result<()> {
+        self.inner.format()
+    }
+    fn checkpoint(&self) -> nowa_engine::Result<Vec<u8>> {
+        Ok(b"meta-v1".to_vec())
     }
 }
 
@@ -35,13 +44,13 @@ fn custom_store_behind_the_seam() {
     let batches = Arc::new(Mutex::new(Vec::new()));
     let seen_meta = Arc::new(Mutex::new(Vec::new()));
     let (b, m) = (batches.clone(), seen_meta.clone());
-    let build = move |ctx: StoreContext| {
+    let build = store_builder(WritePathKind::InPlace, move |ctx: StoreContext| {
         m.lock().push(ctx.metadata.clone());
         Ok(Arc::new(Recording {
-            inner: in_place_store(ctx)?,
+            inner: in_place_store().build(ctx)?,
             batches: b.clone(),
         }) as Arc<dyn PageStore>)
-    };
+    });
     let dev = Arc::new(MemDevice::new(32 << 20));
     let cfg = Config {
         pool_bytes: 64 * 4096,

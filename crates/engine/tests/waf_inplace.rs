@@ -44,8 +44,8 @@ fn ycsb_a_in_place_db_waf_is_two() {
         "run: {ops} ops, user page writes {user} (eviction {evict}, checkpoint {}), doublewrite {dw}, DB WAF {waf:.3}, \
          logical W {:.0} B/op, WAL {:.0} B/op, hit ratio {:.3}",
         user - evict,
-        (user + dw) as f64 * 4096.0 / ops as f64,
-        (s.wal_device_bytes - before.wal_device_bytes) as f64 / ops as f64,
+        (user + dw) as f64 * 4096.0 / f64::from(ops),
+        (s.wal_device_bytes - before.wal_device_bytes) as f64 / f64::from(ops),
         s.hit_ratio
     );
     assert!((waf - 2.0).abs() <= 0.05, "DB WAF {waf}");

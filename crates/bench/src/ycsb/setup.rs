@@ -82,9 +82,12 @@ pub fn create_engine(dev: Device, spec: &YcsbSpec) -> Result<Engine, YcsbError> 
         None
     };
     Ok(match &spec.store {
-        WritePath::InPlace => {
-            Engine::create_with_wal(dev, wal, spec.engine.clone(), &nowa_engine::in_place_store)?
-        }
+        WritePath::InPlace => Engine::create_with_wal(
+            dev,
+            wal,
+            spec.engine.clone(),
+            &nowa_engine::in_place_store(),
+        )?,
         WritePath::OutOfPlace(o) => Engine::create_with_wal(
             dev,
             wal,

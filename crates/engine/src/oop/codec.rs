@@ -1,9 +1,14 @@
-//! Per-page compression (LZ4 / ZSTD) before packing.
+//! Per-page compression (LZ4 / ZSTD) before packing; decompression is in
+//! `crate::format::zone` with the slot formats.
 
 use super::{Compression, CODEC_LZ4, CODEC_RAW, CODEC_ZSTD, SLOT_ENTRY, SLOT_HDR};
 use crate::page::PAGE_SIZE;
 
-/// Compress one sealed page. Falls back to raw when the result does not fit a slot.
+pub use crate::format::zone::decompress as decompress_page;
+
+/// Compress one sealed page: (codec, bytes). Falls back to raw when the result does not fit
+/// a slot (or compression is off).
+#[must_use]
 pub fn compress_page(page: &[u8], c: Compression, level: i32) -> (u8, Vec<u8>) {
     let max = PAGE_SIZE - SLOT_HDR - SLOT_ENTRY;
     let out = match c {
@@ -25,17 +30,4 @@ pub fn compress_page(page: &[u8], c: Compression, level: i32) -> (u8, Vec<u8>) {
         Some((codec, v)) if v.len() <= max => (codec, v),
         _ => (CODEC_RAW, page.to_vec()),
     }
-}
-
-/// Decompress `src` (codec) into the 4 KiB `dst`.
-pub fn decompress_page(codec: u8, src: &[u8], dst: &mut [u8]) -> std::result::Result<(), String> {
-    let n = match codec {
-        CODEC_LZ4 => lz4_flex::block::decompress_into(src, dst).map_err(|e| e.to_string())?,
-        CODEC_ZSTD => zstd::bulk::decompress_to_buffer(src, dst).map_err(|e| e.to_string())?,
-        c => return Err(format!("unknown codec {c}")),
-    };
-    if n != PAGE_SIZE {
-        return Err(format!("decompressed to {n} bytes, expected {PAGE_SIZE}"));
-    }
-    Ok(())
 }

@@ -1,7 +1,8 @@
 //! NoWA: active groups as GC victims and deferred compensation writes.
 
 use super::{OutOfPlaceStore, State};
-use crate::error::{EngineError, Result};
+use crate::error::{Exhausted, Result};
+use crate::num::{f64_of, u64_of, usize_of};
 use crate::store::WriteKind;
 use nowa_logspace::UnitState;
 
@@ -27,22 +28,28 @@ impl OutOfPlaceStore {
         }
         let zb = self.zone_bytes();
         let cap = self.dev.geometry().capacity;
-        let free = st.space.get_mut().free_units() as u64;
+        let free = u64::from(st.space.get_mut().free_units());
         let mapped = cap.saturating_sub(free * zb);
-        let physical = cap as f64 * (1.0 + self.cfg.ssd_op.max(0.0));
-        let margin = 2 * self.open_limit as u64 * zb;
-        if !force && ((mapped + st.pinned + margin) as f64) <= physical {
+        let physical = f64_of(cap) * (1.0 + self.cfg.ssd_op.max(0.0));
+        let margin = 2 * u64::from(self.open_limit) * zb;
+        if !force && f64_of(mapped + st.pinned + margin) <= physical {
             return Vec::new();
         }
         let Some(p) = st.pending.pop_front() else {
             return Vec::new();
         };
-        st.pinned = st.pinned.saturating_sub(p.pinned);
+        assert!(
+            st.pinned >= p.pinned,
+            "pinned bytes {} < a waiting group's {}",
+            st.pinned,
+            p.pinned
+        );
+        st.pinned -= p.pinned;
         let space = st.space.get_mut();
         let mut out = Vec::with_capacity(p.zones.len());
         for z in p.zones {
             // Still a sealed zone of that group (always, unless the invariant broke).
-            if st.zone_group[z as usize] == p.group
+            if st.zone_group[usize_of(u64::from(z))] == p.group
                 && space.state(z) == UnitState::Sealed
                 && space.take_victim(z).is_ok()
             {
@@ -53,6 +60,7 @@ impl OutOfPlaceStore {
     }
 
     /// Groups waiting for deferred compensation writes (tests, reports).
+    #[must_use]
     pub fn pending_compensation_groups(&self) -> usize {
         self.st.read().pending.len()
     }
@@ -68,7 +76,7 @@ impl OutOfPlaceStore {
         let space = st.space.get_mut();
         let mut groups: HashMap<u64, (u64, Vec<u32>, bool)> = HashMap::new();
         for z in 0..self.geo.zones {
-            let g = st.zone_group[z as usize];
+            let g = st.zone_group[usize_of(u64::from(z))];
             if waiting.contains(&g) {
                 // Its siblings wait for their (deferred) compensation writes.
                 continue;
@@ -76,31 +84,28 @@ impl OutOfPlaceStore {
             match space.state(z) {
                 UnitState::Sealed => {
                     let e = groups.entry(g).or_default();
-                    e.0 += space.valid(z) as u64;
+                    e.0 += u64::from(space.valid(z));
                     e.1.push(z);
                 }
                 UnitState::Open => groups.entry(g).or_default().2 = true,
                 _ => {}
             }
         }
-        let cap = space.unit_capacity() as u64;
+        let cap = u64::from(space.unit_capacity());
         let best = groups
             .into_iter()
-            .filter(|(_, (v, zs, open))| !open && !zs.is_empty() && *v < cap * zs.len() as u64)
-            .min_by_key(|(g, (v, zs, _))| (*v * 1024 / zs.len() as u64, *g));
+            .filter(|(_, (v, zs, open))| !open && !zs.is_empty() && *v < cap * u64_of(zs.len()))
+            .min_by_key(|(g, (v, zs, _))| (*v * 1024 / u64_of(zs.len()), *g));
         let Some((_, (_, mut zs, _))) = best else {
-            return Err(EngineError::Full(
-                "out-of-place: no GC victim group (every group fully valid)".into(),
-            ));
+            return Err(Exhausted::NoGcVictim.into());
         };
         zs.sort_by_key(|&z| space.valid(z));
         if self.cfg.defer_compensation && zs.len() > 1 {
             // Reclaim only the least valid zone now; the siblings wait.
             let v = zs.remove(0);
-            space
-                .take_victim(v)
-                .map_err(|e| EngineError::Full(e.to_string()))?;
-            let g = st.zone_group[v as usize];
+            let taken = space.take_victim(v);
+            assert!(taken.is_ok(), "sealed zone {v} refused as a victim");
+            let g = st.zone_group[usize_of(u64::from(v))];
             let pinned = self.zone_bytes();
             st.pinned += pinned;
             st.pending.push_back(Pending {
@@ -112,9 +117,8 @@ impl OutOfPlaceStore {
         }
         let mut out = Vec::with_capacity(zs.len());
         for (i, z) in zs.into_iter().enumerate() {
-            space
-                .take_victim(z)
-                .map_err(|e| EngineError::Full(e.to_string()))?;
+            let taken = space.take_victim(z);
+            assert!(taken.is_ok(), "sealed zone {z} refused as a victim");
             out.push((
                 z,
                 if i == 0 {

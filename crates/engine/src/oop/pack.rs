@@ -6,6 +6,7 @@ use crate::page::PAGE_SIZE;
 /// Best-fit bin packing of item sizes into 4 KiB slots (section 3.2): items sorted by
 /// decreasing size, each put into the fullest slot it still fits in. Raw items get a slot of
 /// their own. No cap on pages per slot. Returns slots as lists of item indices.
+#[must_use]
 pub fn pack(sizes: &[(usize, bool)]) -> Vec<(bool, Vec<usize>)> {
     let cap = PAGE_SIZE - SLOT_HDR;
     let mut order: Vec<usize> = (0..sizes.len()).collect();
@@ -29,5 +30,10 @@ pub fn pack(sizes: &[(usize, bool)]) -> Vec<(bool, Vec<usize>)> {
             None => bins.push((cap - s, false, vec![i])),
         }
     }
+    debug_assert!(
+        bins.iter()
+            .all(|b| b.1 || b.2.iter().map(|&i| sizes[i].0).sum::<usize>() <= cap),
+        "a packed slot overflows"
+    );
     bins.into_iter().map(|(_, r, m)| (r, m)).collect()
 }

@@ -1,31 +1,41 @@
 //! The write path: zone opening, FDP handle / ZNS placement, GDT zone choice, slot packing
 //! and writes, mapping updates, reads of a mapped location.
 
-use super::{closest_zone, compress_page, decompress_page, gdt::mean_edt, gdt_groups, pack};
+use super::{closest_zone, compress_page, edt, gdt::mean_edt, gdt_groups, pack};
 use super::{
-    Item, Loc, OutOfPlaceStore, Slot, State, BS, CODEC_RAW, NO_BLOCK, SLOT_ENTRY, SLOT_HDR,
-    SLOT_MAGIC, ZONE_MAGIC,
+    Gen, Item, Loc, OutOfPlaceStore, Slot, State, BS, CODEC_RAW, NO_BLOCK, SLOT_ENTRY, SLOT_HDR,
 };
-use crate::error::{EngineError, Pid, Result};
+use crate::error::{Corruption, EngineError, Exhausted, Pid, Result, SlotDamage};
+use crate::format::zone::{self, Incarnation, SlotEntry, ZoneHeader};
+use crate::num::{u16_of, u64_of, usize_of};
 use crate::page::{self, PAGE_SIZE};
-use crate::stats::Counters;
+use crate::stats::EngineCounters;
 use crate::store::WriteKind;
 use nowa_device::DeviceError;
 use nowa_logspace::UnitState;
+
+/// Where each item of a batch goes: (item index, location).
+type Placed = Vec<(usize, Loc)>;
+
+/// Slots placed in one zone, to be written with one device write.
+struct Run {
+    first: u64,
+    data: Vec<u8>,
+    zone: u32,
+}
 
 impl OutOfPlaceStore {
     pub(super) fn hint(&self, z: u32) -> Option<u16> {
         self.handles.map(|h| {
             if h >= 2 {
-                1 + (z % (h as u32 - 1)) as u16
+                let n = u32::from(h) - 1;
+                1 + u16::try_from(z % n).expect("z mod (handles - 1) < u16::MAX")
             } else {
                 0
             }
         })
     }
 
-    /// Open a zone: write and flush its header before any data goes in, so a zone whose
-    /// header is invalid holds no data of its current incarnation.
     /// The free zone to open next, or `None` when opening one now would break placement.
     /// FDP: zone z writes with handle 1 + z mod (h - 1); only a free zone whose handle no open
     /// zone uses qualifies, because two open zones on one handle interleave their pages in the
@@ -53,30 +63,41 @@ impl OutOfPlaceStore {
         group: u64,
         z: u32,
     ) -> Result<u32> {
-        let full = || EngineError::Full("out-of-place: no free zone left".into());
-        debug_assert!(
+        assert!(
             self.handles.is_none_or(|h| h < 2)
                 || st.open.iter().all(|&o| self.hint(o) != self.hint(z)),
             "two open zones would share an FDP handle"
         );
-        st.space.get_mut().open_specific(z, 0).map_err(|_| full())?;
+        assert_eq!(
+            st.space.get_mut().state(z),
+            UnitState::Free,
+            "opening zone {z}"
+        );
+        st.space
+            .get_mut()
+            .open_specific(z, 0)
+            .map_err(|_| EngineError::Full(Exhausted::NoFreeZone))?;
         let seq = st.next_seq;
         st.next_seq += 1;
-        st.zone_seq[z as usize] = seq;
-        st.zone_group[z as usize] = group;
-        st.zone_edt[z as usize] = (0.0, 0);
-        st.zone_wp[z as usize] = 1;
-        st.rev[z as usize].clear();
-        let mut h = vec![0u8; PAGE_SIZE];
-        h[4..6].copy_from_slice(&ZONE_MAGIC.to_le_bytes());
-        h[6..8].copy_from_slice(&1u16.to_le_bytes());
-        h[8..12].copy_from_slice(&self.db_id.to_le_bytes());
-        h[12..16].copy_from_slice(&z.to_le_bytes());
-        h[16..24].copy_from_slice(&seq.to_le_bytes());
-        h[24..32].copy_from_slice(&group.to_le_bytes());
-        h[32..36].copy_from_slice(&self.open_limit.to_le_bytes());
-        let crc = crc32c::crc32c(&h[4..]);
-        h[0..4].copy_from_slice(&crc.to_le_bytes());
+        let zi = usize_of(u64::from(z));
+        assert!(
+            seq > st.zone_seq[zi],
+            "zone {z}: incarnation {seq} not above {}",
+            st.zone_seq[zi]
+        );
+        st.zone_seq[zi] = seq;
+        st.zone_group[zi] = group;
+        st.zone_edt[zi] = (0.0, 0);
+        st.zone_wp[zi] = 1;
+        st.rev[zi].clear();
+        let h = ZoneHeader {
+            db_id: self.db_id,
+            zone: z,
+            seq,
+            group,
+            open_zones: self.open_limit,
+        }
+        .encode();
         if self.zoned {
             // Zone reset (no-op for an empty zone), then zone append of the header.
             self.dev.zone_reset(self.zone_block(z) * BS)?;
@@ -86,19 +107,10 @@ impl OutOfPlaceStore {
                 .write_at_hinted(self.zone_block(z) * BS, &h, self.hint(z))?;
         }
         self.dev.flush()?;
-        self.count_bytes(kind, BS);
-        Counters::add(&self.counters.zone_header_bytes, BS);
+        kind.count_bytes(&self.counters, BS);
+        EngineCounters::add(&self.counters.zone_header_bytes, BS);
         st.open.push(z);
         Ok(z)
-    }
-
-    pub(super) fn count_bytes(&self, kind: WriteKind, b: u64) {
-        let c = match kind {
-            WriteKind::Eviction | WriteKind::Checkpoint => &self.counters.user_store_bytes,
-            WriteKind::Gc => &self.counters.gc_store_bytes,
-            WriteKind::Compensation => &self.counters.compensation_store_bytes,
-        };
-        Counters::add(c, b);
     }
 
     /// Pick the open zone for the next slots (opening zones as the policy allows).
@@ -121,7 +133,7 @@ impl OutOfPlaceStore {
                 }
             }
         } else {
-            while st.open.len() < self.open_limit as usize {
+            while st.open.len() < usize_of(u64::from(self.open_limit)) {
                 let Some(z) = self.next_free_zone(st) else {
                     break;
                 };
@@ -131,14 +143,17 @@ impl OutOfPlaceStore {
             }
         }
         if st.open.is_empty() {
-            return Err(EngineError::Full("out-of-place: no free zone left".into()));
+            return Err(Exhausted::NoFreeZone.into());
         }
         if let Some(e) = want_edt {
             // GDT: the open zone whose pages have the closest average EDT (an empty zone
             // matches anything).
-            let cands: Vec<(f64, u64)> = st.open.iter().map(|&z| st.zone_edt[z as usize]).collect();
-            let best = closest_zone(&cands, e)
-                .ok_or_else(|| EngineError::Full("out-of-place: no open zone".into()))?;
+            let cands: Vec<(f64, u64)> = st
+                .open
+                .iter()
+                .map(|&z| st.zone_edt[usize_of(u64::from(z))])
+                .collect();
+            let best = closest_zone(&cands, e).ok_or(Exhausted::NoFreeZone)?;
             return Ok(st.open[best]);
         }
         let i = st.cursor % st.open.len();
@@ -149,12 +164,20 @@ impl OutOfPlaceStore {
     /// time); the state lock is held only to place the slots and to update the mapping, not
     /// during the data I/O, so readers proceed meanwhile.
     pub(super) fn write_items(&self, items: Vec<Item>, kind: WriteKind) -> Result<()> {
+        debug_assert!(
+            {
+                let mut pids: Vec<Pid> = items.iter().map(|i| i.pid).collect();
+                pids.sort_unstable();
+                pids.windows(2).all(|w| w[0] != w[1])
+            },
+            "a pid twice in one write batch"
+        );
         if !self.cfg.gdt {
             return self.write_group(items, kind, None);
         }
         let edts: Vec<u64> = items.iter().map(|i| i.edt).collect();
         let index: Vec<Option<u32>> = items.iter().map(|i| i.index).collect();
-        let groups = gdt_groups(&edts, &index, self.open_limit as usize);
+        let groups = gdt_groups(&edts, &index, usize_of(u64::from(self.open_limit)));
         let mut slots: Vec<Option<Item>> = items.into_iter().map(Some).collect();
         for g in groups {
             let part: Vec<Item> = g.iter().filter_map(|&i| slots[i].take()).collect();
@@ -165,18 +188,23 @@ impl OutOfPlaceStore {
     }
 
     /// Pack and write one group of pages (GDT: into the zone chosen for `want_edt`).
-    pub(super) fn write_group(
-        &self,
-        items: Vec<Item>,
-        kind: WriteKind,
-        want_edt: Option<f64>,
-    ) -> Result<()> {
+    fn write_group(&self, items: Vec<Item>, kind: WriteKind, want_edt: Option<f64>) -> Result<()> {
         if items.is_empty() {
             return Ok(());
         }
-        let mut runs: Vec<(u64, Vec<u8>, u32)> = Vec::new();
-        let mut guard = self.st.write();
-        let st: &mut State = &mut guard;
+        let slots = self.plan_slots(&items);
+        let (runs, locs) = self.place(&items, &slots, kind, want_edt)?;
+        for r in &runs {
+            self.write_run(r, kind)?;
+        }
+        // The new versions are durable before the mapping points at them.
+        self.dev.flush()?;
+        self.commit(&items, locs, kind);
+        Ok(())
+    }
+
+    /// Best-fit packing, or (packing off) every page in a slot of its own.
+    fn plan_slots(&self, items: &[Item]) -> Vec<Slot> {
         let sizes: Vec<(usize, bool)> = items
             .iter()
             .map(|it| (it.size(), it.codec == CODEC_RAW))
@@ -184,92 +212,50 @@ impl OutOfPlaceStore {
         let packed = if self.cfg.packing {
             pack(&sizes)
         } else {
-            // No packing: every page (compressed or not) in a slot of its own.
             sizes
                 .iter()
                 .enumerate()
                 .map(|(i, &(_, raw))| (raw, vec![i]))
                 .collect()
         };
-        let slots: Vec<Slot> = packed
+        packed
             .into_iter()
             .map(|(raw, members)| Slot { raw, members })
-            .collect();
+            .collect()
+    }
+
+    /// Place the slots into open zones (opening and sealing zones as they fill) and encode
+    /// them: the runs to write and where each item goes. Under the state lock.
+    fn place(
+        &self,
+        items: &[Item],
+        slots: &[Slot],
+        kind: WriteKind,
+        want_edt: Option<f64>,
+    ) -> Result<(Vec<Run>, Placed)> {
+        let mut guard = self.st.write();
+        let st: &mut State = &mut guard;
         // Random placement among the open zones, one zone per batch (as long as it has room).
         st.rng ^= st.rng << 13;
         st.rng ^= st.rng >> 7;
         st.rng ^= st.rng << 17;
-        st.cursor = (st.rng >> 16) as usize;
-        let mut locs: Vec<(usize, Loc)> = Vec::with_capacity(items.len());
-        let zp = self.geo.zone_pages;
+        st.cursor = usize_of(st.rng >> 16);
+        let mut locs = Vec::with_capacity(items.len());
+        let mut runs: Vec<Run> = Vec::new();
         let mut i = 0;
         while i < slots.len() {
             let z = self.target_zone(st, kind, want_edt)?;
-            let base = self.zone_block(z);
-            let seq = st.zone_seq[z as usize];
-            let first = base + st.zone_wp[z as usize];
-            let room = (zp - st.zone_wp[z as usize]) as usize;
-            let mut run: Vec<u8> = vec![0u8; room.min(slots.len() - i) * PAGE_SIZE];
-            let mut k = 0;
-            while i < slots.len() && st.zone_wp[z as usize] < zp {
-                let block = base + st.zone_wp[z as usize];
-                let s = &slots[i];
-                let buf = &mut run[k * PAGE_SIZE..(k + 1) * PAGE_SIZE];
-                k += 1;
-                if s.raw {
-                    let it = &items[s.members[0]];
-                    buf.copy_from_slice(&it.data);
-                    locs.push((
-                        s.members[0],
-                        Loc {
-                            block,
-                            lsn: it.lsn,
-                            off: 0,
-                            len: 0,
-                            codec: CODEC_RAW,
-                        },
-                    ));
-                } else {
-                    let n = s.members.len();
-                    buf[4..6].copy_from_slice(&SLOT_MAGIC.to_le_bytes());
-                    buf[6..8].copy_from_slice(&(n as u16).to_le_bytes());
-                    buf[8..12].copy_from_slice(&self.db_id.to_le_bytes());
-                    buf[12..16].copy_from_slice(&z.to_le_bytes());
-                    buf[16..24].copy_from_slice(&seq.to_le_bytes());
-                    let mut off = SLOT_HDR + n * SLOT_ENTRY;
-                    for (k, &m) in s.members.iter().enumerate() {
-                        let it = &items[m];
-                        let e = SLOT_HDR + k * SLOT_ENTRY;
-                        buf[e..e + 8].copy_from_slice(&it.pid.to_le_bytes());
-                        buf[e + 8..e + 16].copy_from_slice(&it.lsn.to_le_bytes());
-                        buf[e + 16..e + 18].copy_from_slice(&(off as u16).to_le_bytes());
-                        buf[e + 18..e + 20].copy_from_slice(&(it.data.len() as u16).to_le_bytes());
-                        buf[e + 20] = it.codec;
-                        buf[off..off + it.data.len()].copy_from_slice(&it.data);
-                        locs.push((
-                            m,
-                            Loc {
-                                block,
-                                lsn: it.lsn,
-                                off: off as u16,
-                                len: it.data.len() as u16,
-                                codec: it.codec,
-                            },
-                        ));
-                        off += it.data.len();
-                    }
-                    debug_assert!(off <= PAGE_SIZE, "packing overflowed a slot");
-                    let crc = crc32c::crc32c(&buf[4..]);
-                    buf[0..4].copy_from_slice(&crc.to_le_bytes());
-                }
-                st.zone_wp[z as usize] += 1;
-                i += 1;
-            }
-            if !run.is_empty() {
-                runs.push((first, run, z));
-            }
-            if st.zone_wp[z as usize] >= zp {
+            let run = self.fill_run(st, z, items, &slots[i..], &mut locs);
+            i += run.data.len() / PAGE_SIZE;
+            runs.push(run);
+            let zi = usize_of(u64::from(z));
+            if st.zone_wp[zi] >= self.geo.zone_pages {
                 // Sealed before its data lands: safe, GC only runs under `io` (this thread).
+                assert_eq!(
+                    st.space.get_mut().state(z),
+                    UnitState::Open,
+                    "sealing zone {z}"
+                );
                 st.open.retain(|&o| o != z);
                 st.space.get_mut().seal(z);
                 if i < slots.len() {
@@ -277,18 +263,116 @@ impl OutOfPlaceStore {
                     // header: ZNS would see one open zone too many, and on a conventional SSD
                     // the header would land inside the previous group's stream and shift every
                     // later active group against the SSD superblocks (NoWA alignment).
-                    for (first, run, z) in runs.drain(..) {
-                        self.write_run(first, &run, z, kind)?;
+                    for r in runs.drain(..) {
+                        self.write_run(&r, kind)?;
                     }
                 }
             }
         }
-        drop(guard);
-        for (first, run, z) in &runs {
-            self.write_run(*first, run, *z, kind)?;
+        Ok((runs, locs))
+    }
+
+    /// Encode as many of `slots` as zone `z` has room for, advancing its write pointer.
+    fn fill_run(
+        &self,
+        st: &mut State,
+        z: u32,
+        items: &[Item],
+        slots: &[Slot],
+        locs: &mut Vec<(usize, Loc)>,
+    ) -> Run {
+        let zi = usize_of(u64::from(z));
+        let base = self.zone_block(z);
+        let inc = Incarnation {
+            db_id: self.db_id,
+            zone: z,
+            seq: st.zone_seq[zi],
+        };
+        let first = base + st.zone_wp[zi];
+        let n = usize_of(self.geo.zone_pages - st.zone_wp[zi]).min(slots.len());
+        assert!(n > 0, "zone {z} is open but full");
+        let mut data = vec![0u8; n * PAGE_SIZE];
+        for (k, s) in slots[..n].iter().enumerate() {
+            let block = first + u64_of(k);
+            let buf = &mut data[k * PAGE_SIZE..(k + 1) * PAGE_SIZE];
+            if s.raw {
+                let it = &items[s.members[0]];
+                let gen = st.map[usize_of(it.pid)].next_gen();
+                buf.copy_from_slice(&it.data);
+                zone::seal_raw(buf, inc, gen);
+                locs.push((
+                    s.members[0],
+                    Loc {
+                        block,
+                        lsn: it.lsn,
+                        off: 0,
+                        len: 0,
+                        codec: CODEC_RAW,
+                        gen: Gen::new(gen),
+                    },
+                ));
+            } else {
+                self.encode_packed(st, buf, inc, block, items, &s.members, locs);
+            }
         }
-        // The new versions are durable before the mapping points at them.
-        self.dev.flush()?;
+        st.zone_wp[zi] += u64_of(n);
+        assert!(
+            st.zone_wp[zi] <= self.geo.zone_pages,
+            "zone {z} written past its end"
+        );
+        Run {
+            first,
+            data,
+            zone: z,
+        }
+    }
+
+    /// One packed slot: entries, payloads, header.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "one slot's encoding needs all of them"
+    )]
+    fn encode_packed(
+        &self,
+        st: &State,
+        buf: &mut [u8],
+        inc: Incarnation,
+        block: u64,
+        items: &[Item],
+        members: &[usize],
+        locs: &mut Vec<(usize, Loc)>,
+    ) {
+        let mut off = SLOT_HDR + members.len() * SLOT_ENTRY;
+        let mut pages = Vec::with_capacity(members.len());
+        for &m in members {
+            let it = &items[m];
+            let e = SlotEntry {
+                pid: it.pid,
+                lsn: it.lsn,
+                off: u16_of(off),
+                len: u16_of(it.data.len()),
+                codec: it.codec,
+                gen: st.map[usize_of(it.pid)].next_gen(),
+            };
+            locs.push((
+                m,
+                Loc {
+                    block,
+                    lsn: e.lsn,
+                    off: e.off,
+                    len: e.len,
+                    codec: e.codec,
+                    gen: Gen::new(e.gen),
+                },
+            ));
+            pages.push((e, &it.data[..]));
+            off += it.data.len();
+        }
+        zone::build_packed(buf, inc, &pages);
+    }
+
+    /// Point the mapping at the new copies (they are durable), move valid bytes.
+    fn commit(&self, items: &[Item], locs: Vec<(usize, Loc)>, kind: WriteKind) {
         let mut guard = self.st.write();
         let st: &mut State = &mut guard;
         for (m, loc) in locs {
@@ -296,48 +380,114 @@ impl OutOfPlaceStore {
             let z = self
                 .zone_of(loc.block)
                 .expect("placed inside the zone area");
-            let old = st.map[pid as usize];
+            let old = st.map[usize_of(pid)];
+            // A GC copy is the mapped version, moved. (A user write may carry a lower LSN
+            // than the mapped copy: recovery rebuilds pages allocated after the checkpoint
+            // from the log, whatever newer copy the zone scan found.)
+            assert!(
+                kind.is_user()
+                    || (old.block != NO_BLOCK
+                        && loc.lsn == old.lsn
+                        && loc.gen.get() == old.next_gen()),
+                "page {pid}: GC copy {loc:?} is not the mapped version {old:?} moved"
+            );
             if old.block != NO_BLOCK {
                 let oz = self
                     .zone_of(old.block)
                     .expect("mapped inside the zone area");
                 st.space.get_mut().sub_valid(oz, old.bytes());
             }
+            assert!(
+                matches!(
+                    st.space.get_mut().state(z),
+                    UnitState::Open | UnitState::Sealed
+                ),
+                "page {pid} mapped into zone {z} that is neither open nor sealed"
+            );
             st.space.get_mut().add_valid(z, loc.bytes());
-            st.map[pid as usize] = loc;
+            st.map[usize_of(pid)] = loc;
+            let zi = usize_of(u64::from(z));
             if self.cfg.gdt {
-                let e = &mut st.zone_edt[z as usize];
-                e.0 += items[m].edt.min(1 << 52) as f64;
+                let e = &mut st.zone_edt[zi];
+                e.0 += crate::num::f64_of(items[m].edt.min(1 << 52));
                 e.1 += 1;
             }
-            st.rev[z as usize].push(pid);
+            st.rev[zi].push(pid);
         }
-        let c = match kind {
-            WriteKind::Eviction => &self.counters.eviction_page_writes,
-            WriteKind::Checkpoint => &self.counters.checkpoint_page_writes,
-            WriteKind::Gc => &self.counters.gc_page_writes,
-            WriteKind::Compensation => &self.counters.compensation_page_writes,
-        };
-        Counters::add(c, items.len() as u64);
-        Ok(())
+        kind.count(&self.counters, u64_of(items.len()), 0);
     }
 
-    /// Write one placed run of slots into zone `z` (ZNS: zone append; writers are serialized
-    /// by `io`, so the append lands where the run was placed).
-    pub(super) fn write_run(&self, first: u64, run: &[u8], z: u32, kind: WriteKind) -> Result<()> {
+    /// Write one placed run of slots (ZNS: zone append; writers are serialized by `io`, so
+    /// the append lands where the run was placed).
+    fn write_run(&self, r: &Run, kind: WriteKind) -> Result<()> {
         if self.zoned {
-            let at = self.dev.zone_append(self.zone_block(z) * BS, run)?;
-            if at != first * BS {
+            let at = self
+                .dev
+                .zone_append(self.zone_block(r.zone) * BS, &r.data)?;
+            if at != r.first * BS {
                 return Err(EngineError::Device(DeviceError::Zone(format!(
                     "zone append landed at {at}, expected {}",
-                    first * BS
+                    r.first * BS
                 ))));
             }
         } else {
-            self.dev.write_at_hinted(first * BS, run, self.hint(z))?;
+            self.dev
+                .write_at_hinted(r.first * BS, &r.data, self.hint(r.zone))?;
         }
-        self.count_bytes(kind, run.len() as u64);
+        kind.count_bytes(&self.counters, u64_of(r.data.len()));
         Ok(())
+    }
+
+    /// Compress a chunk of pages for writing. GDT (user writes only): append this write's
+    /// timestamp to each page's write history, compute its EDT, and stamp the history into
+    /// the page header copy.
+    pub(super) fn prepare_batch(&self, part: &[(Pid, &[u8])], kind: WriteKind) -> Vec<Item> {
+        if !(self.cfg.gdt && kind.is_user()) {
+            return part
+                .iter()
+                .map(|(p, d)| self.prepare(*p, d, u64::MAX))
+                .collect();
+        }
+        let stamps: Vec<([u64; 4], u64, bool)> = {
+            let mut st = self.st.write();
+            part.iter()
+                .map(|(p, d)| Self::stamp(&mut st, *p, d))
+                .collect()
+        };
+        part.iter()
+            .zip(stamps)
+            .map(|((p, d), (wh, e, initial))| {
+                let mut c = d.to_vec();
+                page::set_history(&mut c, &wh);
+                page::seal(&mut c);
+                let mut it = self.prepare(*p, &c, e);
+                // The engine has one B+-tree: index id 0 for every page.
+                it.index = initial.then_some(0);
+                it
+            })
+            .collect()
+    }
+
+    /// GDT: the page's new write history, its EDT, and whether this is its initial write.
+    fn stamp(st: &mut State, pid: Pid, d: &[u8]) -> ([u64; 4], u64, bool) {
+        let now = st.clock;
+        st.clock += 1;
+        let mut wh = st.wh[usize_of(pid)];
+        if wh == [0; 4] {
+            // First write since open: the history stored in the page header. Timestamps of
+            // an earlier run are from another clock: keep only the number of writes, not
+            // their spacing.
+            wh = page::history(d);
+            if wh.iter().any(|&x| x >= now) {
+                wh = [0; 4];
+            }
+        }
+        // Initial write: the page was never written before (no history).
+        let initial = wh == [0; 4];
+        wh.rotate_left(1);
+        wh[3] = now;
+        st.wh[usize_of(pid)] = wh;
+        (wh, edt(&wh, now), initial)
     }
 
     pub(super) fn prepare(&self, pid: Pid, pg: &[u8], edt: u64) -> Item {
@@ -352,24 +502,62 @@ impl OutOfPlaceStore {
         }
     }
 
-    /// Read the durable image of `pid` at `loc` into `buf` (decompressing).
+    /// The mapped copy of `pid` and the incarnation of its zone, read together.
+    pub(super) fn locate(&self, pid: Pid) -> (Loc, u64) {
+        let st = self.st.read();
+        let loc = st.map[usize_of(pid)];
+        let seq = self
+            .zone_of(loc.block)
+            .map_or(0, |z| st.zone_seq[usize_of(u64::from(z))]);
+        (loc, seq)
+    }
+
+    /// Read the durable image of `pid` at `loc` (in a zone of incarnation `seq`) into `buf`
+    /// (decompressing; a raw slot is checked against its incarnation and turned back into a
+    /// sealed page).
     pub(super) fn read_loc(
         &self,
         pid: Pid,
         loc: Loc,
+        seq: u64,
         buf: &mut [u8],
         tmp: &mut [u8],
     ) -> Result<()> {
+        let bad = |damage| {
+            EngineError::Corrupt(Corruption::Slot {
+                block: loc.block,
+                pid,
+                damage,
+            })
+        };
+        let zone = self
+            .zone_of(loc.block)
+            .ok_or(bad(SlotDamage::Incarnation { seq }))?;
         if loc.len == 0 {
             self.dev.read_at(loc.block * BS, buf)?;
+            let inc = Incarnation {
+                db_id: self.db_id,
+                zone,
+                seq,
+            };
+            if !zone::open_raw(buf, inc) {
+                return Err(bad(SlotDamage::Incarnation { seq }));
+            }
             return Ok(());
         }
         self.dev.read_at(loc.block * BS, tmp)?;
-        let (o, n) = (loc.off as usize, loc.len as usize);
+        let (o, n) = (usize::from(loc.off), usize::from(loc.len));
         if o + n > PAGE_SIZE {
-            return Err(crate::error::corrupt(pid, "slot entry outside its slot"));
+            return Err(bad(SlotDamage::EntryBounds {
+                off: loc.off,
+                len: loc.len,
+            }));
         }
-        decompress_page(loc.codec, &tmp[o..o + n], buf)
-            .map_err(|e| crate::error::corrupt(pid, format!("decompression failed: {e}")))
+        super::decompress_page(loc.codec, &tmp[o..o + n], buf).map_err(|error| {
+            bad(SlotDamage::Codec {
+                codec: loc.codec,
+                error,
+            })
+        })
     }
 }

@@ -14,6 +14,11 @@ use std::collections::HashMap;
 
 const SECTOR: usize = 512;
 
+/// A device offset as an index into the image.
+fn ix(x: u64) -> usize {
+    usize::try_from(x).expect("test images fit in memory")
+}
+
 struct State {
     durable: Vec<u8>,
     /// Unflushed block writes, in issue order: (block offset, data).
@@ -38,7 +43,7 @@ pub struct CrashDevice {
 
 impl CrashDevice {
     pub fn new(capacity: u64, seed: u64) -> Self {
-        Self::from_image(vec![0; capacity as usize], seed)
+        Self::from_image(vec![0; ix(capacity)], seed)
     }
 
     pub fn from_image(image: Vec<u8>, seed: u64) -> Self {
@@ -98,7 +103,7 @@ impl CrashDevice {
     }
 
     fn apply(durable: &mut [u8], off: u64, data: &[u8]) {
-        durable[off as usize..off as usize + data.len()].copy_from_slice(data);
+        durable[ix(off)..ix(off) + data.len()].copy_from_slice(data);
     }
 
     pub fn restart(&self) {
@@ -132,7 +137,7 @@ impl BlockDevice for CrashDevice {
             let b = offset + (i * BLOCK_SIZE) as u64;
             match st.latest.get(&b) {
                 Some(&idx) => chunk.copy_from_slice(&st.pending[idx].1),
-                None => chunk.copy_from_slice(&st.durable[b as usize..b as usize + BLOCK_SIZE]),
+                None => chunk.copy_from_slice(&st.durable[ix(b)..ix(b) + BLOCK_SIZE]),
             }
         }
         st.read += buf.len() as u64;
@@ -150,7 +155,7 @@ impl BlockDevice for CrashDevice {
             if offset < hi && offset + buf.len() as u64 > lo {
                 // Tear the first block inside the range, drop the rest of this call.
                 let first = offset.max(lo) / BLOCK_SIZE as u64 * BLOCK_SIZE as u64;
-                let i = (first - offset) as usize;
+                let i = ix(first - offset);
                 Self::lose(&mut st);
                 Self::apply(&mut st.durable, first, &buf[i..i + keep]);
                 return Err(DeviceError::PoweredOff);
@@ -164,7 +169,7 @@ impl BlockDevice for CrashDevice {
                 while b < k {
                     let end = (b + BLOCK_SIZE).min(k);
                     let blk = offset + b as u64;
-                    let mut data = st.durable[blk as usize..blk as usize + BLOCK_SIZE].to_vec();
+                    let mut data = st.durable[ix(blk)..ix(blk) + BLOCK_SIZE].to_vec();
                     if let Some(&idx) = st.latest.get(&blk) {
                         data.copy_from_slice(&st.pending[idx].1);
                     }
@@ -204,7 +209,7 @@ impl BlockDevice for CrashDevice {
     }
 
     fn trim(&self, offset: u64, len: u64) -> Result<()> {
-        check_io(&self.geo, offset, len as usize)
+        check_io(&self.geo, offset, ix(len))
     }
 
     fn counters(&self) -> DeviceCounters {
@@ -227,7 +232,7 @@ pub fn value_for(key: u64, ver: u64, len: usize) -> Vec<u8> {
         x ^= x << 13;
         x ^= x >> 7;
         x ^= x << 17;
-        v.push(x as u8);
+        v.push(x.to_le_bytes()[0]);
     }
     v
 }

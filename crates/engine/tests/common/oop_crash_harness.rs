@@ -1,5 +1,9 @@
 //! Shared harness of oop_crash.rs and oop_crash_bg.rs (see their docs).
 #![allow(dead_code)]
+#![expect(
+    clippy::unwrap_used,
+    reason = "test helpers fail the test by panicking"
+)]
 
 use nowa_device::{FaultConfig, FaultyDevice, MemDevice};
 use nowa_engine::{Compression, Config, Durability, Engine, OopConfig};
@@ -45,9 +49,9 @@ fn val(k: u64, v: u64) -> Vec<u8> {
         x ^= x << 17;
         // Half random, half text: compresses somewhat.
         *b = if i % 2 == 0 {
-            x as u8
+            x.to_le_bytes()[0]
         } else {
-            b'a' + (i % 7) as u8
+            b'a' + u8::try_from(i % 7).expect("< 7")
         };
     }
     out

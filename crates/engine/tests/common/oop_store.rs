@@ -1,7 +1,13 @@
 //! Building an engine on the out-of-place store while keeping a handle to that store, so a
 //! test can inspect it (zone metadata, counters) next to the engine.
+#![expect(
+    clippy::unwrap_used,
+    reason = "test helpers fail the test by panicking"
+)]
 
-use nowa_engine::{OopConfig, OutOfPlaceStore, PageStore, StoreContext};
+use nowa_engine::{
+    store_builder, OopConfig, OutOfPlaceStore, PageStore, StoreBuilder, StoreContext, WritePathKind,
+};
 use parking_lot::Mutex;
 use std::sync::Arc;
 
@@ -9,15 +15,12 @@ use std::sync::Arc;
 pub type Slot = Arc<Mutex<Option<Arc<OutOfPlaceStore>>>>;
 
 /// A store builder for `Engine::create_with_store` / `open_with_store` that records the store.
-pub fn builder(
-    cfg: OopConfig,
-    slot: Slot,
-) -> impl Fn(StoreContext) -> nowa_engine::Result<Arc<dyn PageStore>> + Send + Sync {
-    move |ctx| {
+pub fn builder(cfg: OopConfig, slot: Slot) -> impl StoreBuilder {
+    store_builder(WritePathKind::OutOfPlace, move |ctx: StoreContext| {
         let s = Arc::new(OutOfPlaceStore::new(ctx, cfg.clone())?);
         *slot.lock() = Some(s.clone());
         Ok(s as Arc<dyn PageStore>)
-    }
+    })
 }
 
 /// Every key of `model` reads back its value.

@@ -1,0 +1,235 @@
+//! The engine: configuration, the [`Engine`] handle and its accessors. Create / open
+//! (`open.rs`), B+-tree operations (`tree.rs`), structure modifications (`split.rs`),
+//! checkpoints (`checkpoint.rs`) and recovery (`recovery.rs`) are split by seam.
+//!
+//! Concurrency scheme (docs/design.md section 7): a striped tree-level lock guards the
+//! *structure*. Ordinary get/put/delete/scan hold it shared; inner nodes only change under
+//! the exclusive lock, so a shared holder descends with one page latch at a time and latches
+//! only the leaf exclusively. A put that needs a split releases everything and retries under
+//! the exclusive lock (structure modification, SMO).
+
+mod checkpoint;
+mod open;
+mod recovery;
+mod split;
+mod tree;
+
+use crate::buffer::BufferPool;
+use crate::error::{Corruption, EngineError, Result};
+use crate::format::superblock::{DiskLayout, SalvageRecord};
+use crate::format::BLOCK;
+use crate::num::usize_of;
+use crate::stats::{EngineCounters, Stats};
+use crate::store::PageStore;
+use crate::treelock::TreeLock;
+use crate::wal::{Wal, WalStop};
+use nowa_device::BlockDevice;
+use parking_lot::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+pub use open::wal_region_bytes;
+
+const BS: u64 = BLOCK as u64;
+
+/// Durability of one write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub enum Durability {
+    /// Acknowledged only after its WAL record is flushed (group commit).
+    Sync,
+    /// Acknowledged at once; may be lost in a crash, but only as a suffix of the history.
+    Async,
+}
+
+/// What `open` does when the live WAL is damaged in the middle (media damage, as opposed
+/// to a torn tail left by a crash).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub enum WalDamage {
+    /// Fail the open with `EngineError::WalDamaged` (nothing is written).
+    #[default]
+    Refuse,
+    /// Keep what precedes the damage, lose the rest: reported loudly (error log, recovery
+    /// report) and recorded durably in the superblock's salvage record.
+    Salvage,
+}
+
+/// Engine configuration. `Default` gives sensible values for tests and examples.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Config {
+    /// Buffer pool capacity in bytes (frames = pool_bytes / 4096, at least 64).
+    pub pool_bytes: u64,
+    /// WAL size limit; a checkpoint starts at half of it and writers wait at the limit.
+    /// None = pool_bytes (as in the paper).
+    pub wal_limit_bytes: Option<u64>,
+    /// Default durability for `put`/`delete`.
+    pub durability: Durability,
+    /// Write every page through the doublewrite area first. Off = "unsafe": a torn page is
+    /// detected by its checksum and reported as corruption.
+    pub doublewrite: bool,
+    /// Doublewrite area size in pages (create only; the largest batch written at once).
+    pub dw_pages: u64,
+    /// WAL region size on the device (create only). None = limit + limit/4 + 1 MiB.
+    pub wal_region_bytes: Option<u64>,
+    /// Async mode: an appender flushes the WAL once this many bytes are unflushed.
+    pub async_flush_bytes: u64,
+    /// Mid-log WAL damage at open: refuse (default) or salvage.
+    pub wal_damage: WalDamage,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            pool_bytes: 64 << 20,
+            wal_limit_bytes: None,
+            durability: Durability::Sync,
+            doublewrite: true,
+            dw_pages: 64,
+            wal_region_bytes: None,
+            async_flush_bytes: 1 << 20,
+            wal_damage: WalDamage::Refuse,
+        }
+    }
+}
+
+impl Config {
+    fn wal_limit(&self) -> u64 {
+        self.wal_limit_bytes.unwrap_or(self.pool_bytes)
+    }
+
+    fn frames(&self) -> usize {
+        usize_of(self.pool_bytes / BS).max(64)
+    }
+}
+
+/// What `open` found and did.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct RecoveryReport {
+    /// The previous instance was closed with `close()`.
+    pub clean_shutdown: bool,
+    /// Where redo started.
+    pub redo_lsn: u64,
+    /// LSN after the last record replayed.
+    pub end_lsn: u64,
+    /// Records applied.
+    pub records_replayed: u64,
+    /// Records whose pages were already newer on disk.
+    pub records_skipped: u64,
+    /// Torn pages restored from the doublewrite area.
+    pub pages_repaired: u64,
+    /// Why the WAL scan stopped.
+    pub wal_stop: WalStop,
+    /// Bad WAL records found: 1 for a torn tail or salvaged damage, else 0 (never a false
+    /// alarm: stale bytes after the end are not records).
+    pub bad_wal_records: u64,
+    /// Out of place: the current mapping snapshot was unusable and the older one was used;
+    /// why the current one was rejected.
+    pub snapshot_fallback: Option<Corruption>,
+    /// WAL salvages recorded in the superblock over the database's life (this one included).
+    pub salvage: SalvageRecord,
+}
+
+struct CkptState {
+    /// Sequence number of the last superblock written.
+    seq: u64,
+    /// Incremental checkpoint pass in progress.
+    pass: Option<checkpoint::Pass>,
+    /// Recorded in every superblock.
+    salvage: SalvageRecord,
+    /// Redo LSN of the last superblock written (only moves forward).
+    last_redo: u64,
+}
+
+/// The key-value engine. Share it between threads with `Arc<Engine>`.
+/// Dropping it without `close()` is like a crash (nothing is flushed).
+pub struct Engine {
+    dev: Arc<dyn BlockDevice>,
+    /// Where the WAL and the superblocks live: `dev` itself, or a separate device.
+    wal_dev: Arc<dyn BlockDevice>,
+    wal_separate: bool,
+    cfg: Config,
+    layout: DiskLayout,
+    wal_limit: u64,
+    salt: u32,
+    store: Arc<dyn PageStore>,
+    wal: Arc<Wal>,
+    pool: Arc<BufferPool>,
+    tree: TreeLock,
+    ckpt: Mutex<CkptState>,
+    /// A checkpoint pass is in progress (lets the write fast path skip the lock otherwise).
+    ckpt_active: AtomicBool,
+    counters: Arc<EngineCounters>,
+    closed: AtomicBool,
+    poisoned: AtomicBool,
+    report: Option<RecoveryReport>,
+}
+
+impl Drop for Engine {
+    /// Like a crash for the data (nothing is flushed), but the store's background work
+    /// (DB GC thread) is stopped and joined: nothing touches the device after the drop.
+    fn drop(&mut self) {
+        self.store.shutdown();
+    }
+}
+
+impl Engine {
+    /// The report of the recovery `open` performed (None for `create`).
+    #[must_use]
+    pub fn recovery_report(&self) -> Option<&RecoveryReport> {
+        self.report.as_ref()
+    }
+
+    /// The configuration.
+    #[must_use]
+    pub fn config(&self) -> &Config {
+        &self.cfg
+    }
+    /// The regions.
+    #[must_use]
+    pub fn layout(&self) -> DiskLayout {
+        self.layout
+    }
+    /// The main device.
+    #[must_use]
+    pub fn device(&self) -> &Arc<dyn BlockDevice> {
+        &self.dev
+    }
+    /// The device holding the WAL (the main device unless created with a separate one).
+    #[must_use]
+    pub fn wal_device(&self) -> &Arc<dyn BlockDevice> {
+        &self.wal_dev
+    }
+
+    fn check_open(&self) -> Result<()> {
+        if self.poisoned.load(Ordering::Relaxed) {
+            return Err(EngineError::Poisoned);
+        }
+        if self.closed.load(Ordering::Relaxed) {
+            return Err(EngineError::Closed);
+        }
+        Ok(())
+    }
+
+    /// Snapshot of the counters (since this instance was created or opened).
+    #[must_use]
+    pub fn stats(&self) -> Stats {
+        self.counters.snapshot(BS)
+    }
+
+    /// WAL bytes currently live (between the last checkpoint's redo LSN and the end).
+    #[must_use]
+    pub fn wal_used(&self) -> u64 {
+        self.wal.used()
+    }
+
+    /// Frames in the buffer pool, and how many hold dirty pages.
+    #[must_use]
+    pub fn pool_frames(&self) -> (usize, usize) {
+        (self.pool.frames(), self.pool.dirty_count())
+    }
+
+    /// Pages the store can hold.
+    #[must_use]
+    pub fn capacity_pages(&self) -> u64 {
+        self.store.capacity_pages()
+    }
+}

@@ -1,0 +1,198 @@
+//! Recovery, after the analysis pass (`crate::wal::analyze`) found the end of the log: redo
+//! every record in `[redo LSN, end)` on top of the store's pages, cross-checking each page's
+//! LSN against the LSN the record says the page had before the change (a page older than
+//! that is a lost write), then rebuild the tree height.
+
+use super::Engine;
+use crate::error::{
+    tree_damage, Corruption, EngineError, Pid, RecordDamage, RedoDamage, Result, TreeDamage,
+};
+use crate::format::superblock::Superblock;
+use crate::format::wal::Record;
+use crate::page::{self, KIND_INNER, KIND_LEAF};
+use crate::wal::WalScanner;
+use std::sync::atomic::Ordering;
+
+const MAX_HEIGHT: usize = 48;
+
+/// The page's LSN `found` must be the one the record says it had before the change.
+fn check_prev(pid: Pid, lsn: u64, found: u64, prev: Option<u64>) -> Result<()> {
+    match prev {
+        Some(expected) if found < expected => Err(Corruption::LostWrite {
+            pid,
+            expected,
+            found,
+        }
+        .into()),
+        Some(expected) if found != expected => Err(Corruption::Redo {
+            lsn,
+            pid,
+            damage: RedoDamage::PageLsn { expected, found },
+        }
+        .into()),
+        _ => Ok(()),
+    }
+}
+
+impl Engine {
+    /// Redo `[sb.redo_lsn, end)`. Returns (records applied, records skipped).
+    pub(super) fn replay(&self, sb: &Superblock, end: u64) -> Result<(u64, u64)> {
+        let l = sb.layout;
+        self.pool.allow_unwritten.store(true, Ordering::Relaxed);
+        let mut sc = WalScanner::new(
+            &*self.wal_dev,
+            l.wal_start,
+            l.wal_blocks,
+            sb.wal_salt,
+            sb.redo_lsn,
+        );
+        let (mut replayed, mut skipped, mut last) = (0, 0, 0);
+        while sc.lsn < end {
+            let at = sc.lsn;
+            let (h, rec) = match sc.next_record()? {
+                Ok(x) => x,
+                // The analysis read this far: a second read that differs is damage too.
+                Err(_) => {
+                    return Err(EngineError::WalDamaged {
+                        from: at,
+                        to: end,
+                        damage: RecordDamage::Unreadable,
+                    })
+                }
+            };
+            assert!(
+                h.lsn >= last && h.lsn >= sb.redo_lsn,
+                "WAL LSN order: {} after {last}",
+                h.lsn
+            );
+            last = h.lsn;
+            if self.redo(h.lsn, rec, sb.next_pid)? {
+                replayed += 1;
+            } else {
+                skipped += 1;
+            }
+        }
+        assert_eq!(sc.lsn, end, "redo stopped past the end of the log");
+        self.pool.allow_unwritten.store(false, Ordering::Relaxed);
+        let mut t = self.tree.write();
+        t.height = self.measure_height(t.root)?;
+        Ok((replayed, skipped))
+    }
+
+    /// Apply one WAL record if the page has not seen it yet. Returns whether anything changed.
+    /// `fresh_from`: pids at or above it were allocated after the checkpoint, so the log
+    /// holds their whole life and whatever the device holds there is ignored until the SMO
+    /// creating them.
+    fn redo(&self, lsn: u64, rec: Record, fresh_from: Pid) -> Result<bool> {
+        match rec {
+            Record::Put {
+                pid,
+                prev_lsn,
+                key,
+                value,
+            } => self.redo_leaf(pid, lsn, prev_lsn, |p| page::leaf_put(p, &key, &value)),
+            Record::Delete { pid, prev_lsn, key } => self.redo_leaf(pid, lsn, prev_lsn, |p| {
+                page::leaf_delete(p, &key);
+                true
+            }),
+            Record::Smo {
+                root,
+                next_pid,
+                pages,
+            } => self.redo_smo(lsn, root, next_pid, &pages, fresh_from),
+        }
+    }
+
+    fn redo_leaf(
+        &self,
+        pid: Pid,
+        lsn: u64,
+        prev: Option<u64>,
+        apply: impl FnOnce(&mut [u8]) -> bool,
+    ) -> Result<bool> {
+        let mut g = self.pool.write(pid)?;
+        let found = page::lsn(g.page());
+        if found >= lsn {
+            return Ok(false);
+        }
+        check_prev(pid, lsn, found, prev)?;
+        let kind = page::kind(g.page());
+        if kind != KIND_LEAF {
+            return Err(Corruption::Redo {
+                lsn,
+                pid,
+                damage: RedoDamage::NotLeaf { kind },
+            }
+            .into());
+        }
+        if !apply(g.page_mut()) {
+            return Err(Corruption::Redo {
+                lsn,
+                pid,
+                damage: RedoDamage::DoesNotFit,
+            }
+            .into());
+        }
+        g.set_lsn(lsn);
+        Ok(true)
+    }
+
+    fn redo_smo(
+        &self,
+        lsn: u64,
+        root: Pid,
+        next_pid: Pid,
+        pages: &[(Pid, Vec<u8>)],
+        fresh_from: Pid,
+    ) -> Result<bool> {
+        let mut any = false;
+        for (pid, img) in pages {
+            page::validate_layout(img, *pid)?;
+            let prev = page::lsn(img);
+            let fresh = prev == 0 && *pid >= fresh_from;
+            let mut g = if fresh {
+                self.pool.write_untrusted(*pid)?
+            } else {
+                self.pool.write(*pid)?
+            };
+            if !fresh {
+                let found = page::lsn(g.page());
+                if found >= lsn {
+                    continue;
+                }
+                check_prev(*pid, lsn, found, Some(prev))?;
+            }
+            g.page_mut().copy_from_slice(img);
+            g.set_lsn(lsn);
+            any = true;
+        }
+        let mut t = self.tree.write();
+        let next = t.next_pid.max(next_pid);
+        if root >= next || next > self.layout.data_pages {
+            return Err(tree_damage(
+                root,
+                TreeDamage::RootOutOfRange {
+                    root,
+                    next_pid: next,
+                    pages: self.layout.data_pages,
+                },
+            ));
+        }
+        t.root = root;
+        t.next_pid = next;
+        Ok(any)
+    }
+
+    fn measure_height(&self, root: Pid) -> Result<usize> {
+        let mut pid = root;
+        for h in 1..=MAX_HEIGHT {
+            let g = self.pool.read(pid)?;
+            match page::kind(&g.page) {
+                KIND_LEAF => return Ok(h),
+                KIND_INNER => pid = page::link(&g.page),
+                kind => return Err(tree_damage(pid, TreeDamage::ExpectedInner { kind })),
+            }
+        }
+        Err(tree_damage(root, TreeDamage::TooDeep { max: MAX_HEIGHT }))
+    }
+}

@@ -1,0 +1,239 @@
+//! B+-tree operations: get, put, delete, scan. Write protocol per page change (put fast
+//! path): latch leaf X -> check fit -> mark dirty -> append WAL record (LSN) -> apply ->
+//! page LSN = LSN -> unlatch -> (Sync) flush WAL to LSN. A put that does not fit goes to
+//! `split.rs`.
+
+use super::{Durability, Engine};
+use crate::error::{tree_damage, EngineError, Pid, Result, TreeDamage};
+use crate::format::wal::RecordRef;
+use crate::num::u64_of;
+use crate::page::{self, Entry, KIND_INNER, KIND_LEAF, MAX_KEY, MAX_KV};
+use crate::treelock::TreeMeta;
+
+fn check_kv(k: &[u8], v: &[u8]) -> Result<()> {
+    if k.len() > MAX_KEY || k.len() + v.len() > MAX_KV {
+        return Err(EngineError::TooLarge {
+            key_len: k.len(),
+            value_len: v.len(),
+        });
+    }
+    Ok(())
+}
+
+impl Engine {
+    /// The value of `key`, if any.
+    ///
+    /// # Errors
+    /// `Closed`, `Corrupt` (a page failed validation), device errors.
+    pub fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.check_open()?;
+        self.counters.gets.inc();
+        let t = self.tree.read();
+        let pid = self.find_leaf(&t, key)?;
+        let g = self.pool.read(pid)?;
+        if page::kind(&g.page) != KIND_LEAF {
+            return Err(tree_damage(
+                pid,
+                TreeDamage::ExpectedLeaf {
+                    kind: page::kind(&g.page),
+                },
+            ));
+        }
+        Ok(page::search(&g.page, key)
+            .ok()
+            .map(|i| page::leaf_value(&g.page, i).to_vec()))
+    }
+
+    /// Pairs with `start <= key < end` (end None = unbounded), at most `limit`, in key order.
+    ///
+    /// # Errors
+    /// As [`Self::get`].
+    pub fn scan(&self, start: &[u8], end: Option<&[u8]>, limit: usize) -> Result<Vec<Entry>> {
+        let mut out = Vec::new();
+        self.scan_with(start, end, |k, v| {
+            out.push((k.to_vec(), v.to_vec()));
+            out.len() < limit
+        })?;
+        Ok(out)
+    }
+
+    /// Visit pairs with `start <= key < end` in order until `f` returns false. `f` runs under
+    /// the shared tree lock and a page latch: it must not call back into the engine.
+    ///
+    /// # Errors
+    /// As [`Self::get`]; `Corrupt(Tree { LeafChainLoops })` for a looping leaf chain.
+    pub fn scan_with(
+        &self,
+        start: &[u8],
+        end: Option<&[u8]>,
+        mut f: impl FnMut(&[u8], &[u8]) -> bool,
+    ) -> Result<()> {
+        self.check_open()?;
+        let t = self.tree.read();
+        let mut pid = self.find_leaf(&t, start)?;
+        let mut from = None;
+        let mut hops = 0u64;
+        loop {
+            let g = self.pool.read(pid)?;
+            if page::kind(&g.page) != KIND_LEAF {
+                return Err(tree_damage(
+                    pid,
+                    TreeDamage::ExpectedLeaf {
+                        kind: page::kind(&g.page),
+                    },
+                ));
+            }
+            let first = *from.get_or_insert_with(|| match page::search(&g.page, start) {
+                Ok(i) | Err(i) => i,
+            });
+            for i in first..page::nkeys(&g.page) {
+                let k = page::key(&g.page, i);
+                if end.is_some_and(|e| k >= e) || !f(k, page::leaf_value(&g.page, i)) {
+                    return Ok(());
+                }
+            }
+            from = Some(0);
+            let next = page::link(&g.page);
+            if next == page::NO_LINK {
+                return Ok(());
+            }
+            hops += 1;
+            if hops > t.next_pid {
+                return Err(tree_damage(pid, TreeDamage::LeafChainLoops));
+            }
+            pid = next;
+        }
+    }
+
+    /// Upsert with the configured durability.
+    ///
+    /// # Errors
+    /// `TooLarge`, `Full`, `Closed`/`Poisoned`, `Corrupt`, device errors.
+    pub fn put(&self, key: &[u8], value: &[u8]) -> Result<()> {
+        self.put_with(key, value, self.cfg.durability)
+    }
+
+    /// Upsert with durability `d`.
+    ///
+    /// # Errors
+    /// As [`Self::put`].
+    ///
+    /// # Panics
+    /// If a change checked to fit its page does not apply (an engine bug, never input).
+    pub fn put_with(&self, key: &[u8], value: &[u8], d: Durability) -> Result<()> {
+        self.check_open()?;
+        check_kv(key, value)?;
+        self.counters.puts.inc();
+        self.counters
+            .logical_user_bytes
+            .add(u64_of(key.len() + value.len()));
+        self.wal_gate()?;
+        let lsn = {
+            let t = self.tree.read();
+            let leaf = self.find_leaf(&t, key)?;
+            let mut g = self.pool.write(leaf)?;
+            if page::leaf_fits(g.page(), key, value) {
+                g.mark_dirty();
+                let prev_lsn = page::lsn(g.page());
+                let lsn = self.wal.append(&RecordRef::Put {
+                    pid: leaf,
+                    prev_lsn,
+                    key,
+                    value,
+                })?;
+                let applied = page::leaf_put(g.page_mut(), key, value);
+                assert!(applied, "page {leaf}: a put checked to fit did not apply");
+                g.set_lsn(lsn);
+                Some(lsn)
+            } else {
+                None
+            }
+        };
+        let lsn = match lsn {
+            Some(l) => l,
+            None => self.put_smo(key, value)?,
+        };
+        self.after_write(lsn, d)
+    }
+
+    /// Delete `key` with the configured durability; returns whether it existed.
+    ///
+    /// # Errors
+    /// As [`Self::put`].
+    pub fn delete(&self, key: &[u8]) -> Result<bool> {
+        self.delete_with(key, self.cfg.durability)
+    }
+
+    /// Delete `key` with durability `d`; returns whether it existed.
+    ///
+    /// # Errors
+    /// As [`Self::put`].
+    ///
+    /// # Panics
+    /// If a key found under the page latch vanishes (an engine bug, never input).
+    pub fn delete_with(&self, key: &[u8], d: Durability) -> Result<bool> {
+        self.check_open()?;
+        if key.len() > MAX_KEY {
+            return Ok(false);
+        }
+        self.counters.deletes.inc();
+        self.wal_gate()?;
+        let lsn = {
+            let t = self.tree.read();
+            let leaf = self.find_leaf(&t, key)?;
+            let mut g = self.pool.write(leaf)?;
+            if page::search(g.page(), key).is_err() {
+                drop(g);
+                drop(t);
+                // A sync no-op still orders after earlier async writes: make them durable.
+                if d == Durability::Sync {
+                    self.wal.flush(self.wal.next_lsn())?;
+                }
+                return Ok(false);
+            }
+            g.mark_dirty();
+            let prev_lsn = page::lsn(g.page());
+            let lsn = self.wal.append(&RecordRef::Delete {
+                pid: leaf,
+                prev_lsn,
+                key,
+            })?;
+            let removed = page::leaf_delete(g.page_mut(), key);
+            assert!(removed, "page {leaf}: a key found under the latch vanished");
+            g.set_lsn(lsn);
+            lsn
+        };
+        self.after_write(lsn, d)?;
+        Ok(true)
+    }
+
+    /// Descend to the leaf responsible for `key` (one shared latch at a time).
+    pub(super) fn find_leaf(&self, t: &TreeMeta, key: &[u8]) -> Result<Pid> {
+        let mut pid = t.root;
+        for _ in 0..t.height - 1 {
+            let g = self.pool.read(pid)?;
+            if page::kind(&g.page) != KIND_INNER {
+                return Err(tree_damage(
+                    pid,
+                    TreeDamage::ExpectedInner {
+                        kind: page::kind(&g.page),
+                    },
+                ));
+            }
+            pid = page::inner_find(&g.page, key);
+        }
+        Ok(pid)
+    }
+
+    fn after_write(&self, lsn: u64, d: Durability) -> Result<()> {
+        match d {
+            Durability::Sync => self.wal.flush(lsn + 1),
+            Durability::Async => {
+                if self.wal.unflushed() > self.cfg.async_flush_bytes {
+                    self.wal.flush_all()?;
+                }
+                Ok(())
+            }
+        }
+    }
+}

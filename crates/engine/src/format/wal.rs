@@ -1,0 +1,453 @@
+//! WAL records: a header and a typed payload selected by a tag byte, encoded and decoded
+//! here and nowhere else. New record types get a new tag and a new variant. Byte tables:
+//! docs/design.md section 4.
+
+use super::{rd_u64, wr_u64, Field, BLOCK, VAR};
+
+use crate::error::{Pid, RecordDamage};
+use crate::num::{u16_of, u32_of, u32_saturating, u64_of};
+
+/// Total length (header + payload); 0 marks the end of the log.
+pub const LEN: Field = Field::new(0, 4, "length");
+/// crc32c of bytes [8, length).
+pub const CRC: Field = Field::new(4, 4, "crc32c");
+/// The record's LSN (= its position in the stream).
+pub const LSN: Field = Field::new(8, 8, "lsn");
+/// Salt of the log epoch.
+pub const SALT: Field = Field::new(16, 4, "salt");
+/// LSN minus the durable end of the log when the record was appended (saturating): every
+/// byte before `lsn - durable_back` was durable before this record existed.
+pub const DURABLE_BACK: Field = Field::new(20, 4, "durable back-distance");
+/// Type tag.
+pub const TAG: Field = Field::new(24, 1, "type");
+/// Payload.
+pub const PAYLOAD: Field = Field::new(25, VAR, "payload");
+
+/// The record header's fields, in order.
+pub const HEADER_FIELDS: &[Field] = &[LEN, CRC, LSN, SALT, DURABLE_BACK, TAG, PAYLOAD];
+/// Header size.
+pub const HEADER: usize = PAYLOAD.offset;
+/// Largest record accepted by the scanner.
+pub const MAX_RECORD: usize = 1 << 20;
+
+/// Put / Delete: the leaf.
+pub const KV_PID: Field = Field::new(0, 8, "pid");
+/// Put / Delete: record LSN minus the page's LSN before the change (u32::MAX: unknown).
+pub const KV_PREV: Field = Field::new(8, 4, "prev lsn back-distance");
+/// Put / Delete: key length.
+pub const KV_KLEN: Field = Field::new(12, 2, "key length");
+/// Put: value length.
+pub const PUT_VLEN: Field = Field::new(14, 2, "value length");
+/// Put: key then value.
+pub const PUT_DATA: Field = Field::new(16, VAR, "key, value");
+/// Delete: key.
+pub const DELETE_DATA: Field = Field::new(14, VAR, "key");
+/// Smo: new root.
+pub const SMO_ROOT: Field = Field::new(0, 8, "root");
+/// Smo: allocation mark.
+pub const SMO_NEXT_PID: Field = Field::new(8, 8, "next pid");
+/// Smo: page count n.
+pub const SMO_N: Field = Field::new(16, 2, "page count");
+/// Smo: n x (pid u64 | 4096-byte page image).
+pub const SMO_PAGES: Field = Field::new(18, VAR, "pages");
+
+/// Put payload fields.
+pub const PUT_FIELDS: &[Field] = &[KV_PID, KV_PREV, KV_KLEN, PUT_VLEN, PUT_DATA];
+/// Delete payload fields.
+pub const DELETE_FIELDS: &[Field] = &[KV_PID, KV_PREV, KV_KLEN, DELETE_DATA];
+/// Smo payload fields.
+pub const SMO_FIELDS: &[Field] = &[SMO_ROOT, SMO_NEXT_PID, SMO_N, SMO_PAGES];
+
+const _: () = assert!(super::well_formed(HEADER_FIELDS, BLOCK));
+const _: () = assert!(super::well_formed(PUT_FIELDS, BLOCK));
+const _: () = assert!(super::well_formed(DELETE_FIELDS, BLOCK));
+const _: () = assert!(super::well_formed(SMO_FIELDS, BLOCK));
+const _: () = assert!(HEADER == 25 && SMO_PAGES.offset + 8 + BLOCK < MAX_RECORD);
+
+/// Type tags.
+pub const TAG_PUT: u8 = 1;
+/// Delete.
+pub const TAG_DELETE: u8 = 2;
+/// Structure modification.
+pub const TAG_SMO: u8 = 3;
+
+const UNKNOWN_PREV: u32 = u32::MAX;
+const SMO_PAGE: usize = 8 + BLOCK;
+
+/// A record to append (borrowed).
+#[derive(Debug, Clone, Copy)]
+pub enum RecordRef<'a> {
+    /// Upsert into leaf `pid`, whose LSN before the change was `prev_lsn`.
+    Put {
+        /// The leaf.
+        pid: Pid,
+        /// The leaf's LSN before this change.
+        prev_lsn: u64,
+        /// Key.
+        key: &'a [u8],
+        /// Value.
+        value: &'a [u8],
+    },
+    /// Remove from leaf `pid`.
+    Delete {
+        /// The leaf.
+        pid: Pid,
+        /// The leaf's LSN before this change.
+        prev_lsn: u64,
+        /// Key.
+        key: &'a [u8],
+    },
+    /// A structure modification: full images of every page it rewrote (each image carries
+    /// the page's LSN before the SMO), the new root and allocation mark.
+    Smo {
+        /// New root.
+        root: Pid,
+        /// Allocation mark.
+        next_pid: Pid,
+        /// (pid, 4096-byte image).
+        pages: &'a [(Pid, &'a [u8])],
+    },
+}
+
+/// A decoded record (owned).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Record {
+    /// See [`RecordRef::Put`]; `prev_lsn` None when too far back to record.
+    Put {
+        /// The leaf.
+        pid: Pid,
+        /// The leaf's LSN before the change, if recorded.
+        prev_lsn: Option<u64>,
+        /// Key.
+        key: Vec<u8>,
+        /// Value.
+        value: Vec<u8>,
+    },
+    /// See [`RecordRef::Delete`].
+    Delete {
+        /// The leaf.
+        pid: Pid,
+        /// The leaf's LSN before the change, if recorded.
+        prev_lsn: Option<u64>,
+        /// Key.
+        key: Vec<u8>,
+    },
+    /// See [`RecordRef::Smo`].
+    Smo {
+        /// New root.
+        root: Pid,
+        /// Allocation mark.
+        next_pid: Pid,
+        /// (pid, image).
+        pages: Vec<(Pid, Vec<u8>)>,
+    },
+}
+
+/// A record header as read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Header {
+    /// Total length.
+    pub len: u32,
+    /// Stored checksum.
+    pub crc: u32,
+    /// LSN.
+    pub lsn: u64,
+    /// Salt.
+    pub salt: u32,
+    /// Durable back-distance.
+    pub durable_back: u32,
+    /// Tag.
+    pub tag: u8,
+}
+
+impl Header {
+    /// Parse the first [`HEADER`] bytes.
+    #[must_use]
+    pub fn decode(b: &[u8]) -> Header {
+        Header {
+            len: LEN.u32(b),
+            crc: CRC.u32(b),
+            lsn: LSN.u64(b),
+            salt: SALT.u32(b),
+            durable_back: DURABLE_BACK.u32(b),
+            tag: TAG.u8(b),
+        }
+    }
+
+    /// The durable end of the log when this record was appended (a lower bound).
+    #[must_use]
+    pub fn durable_before(&self) -> u64 {
+        self.lsn.saturating_sub(u64::from(self.durable_back))
+    }
+}
+
+fn prev_back(lsn: u64, prev: u64) -> u32 {
+    // A page's LSN is always below the LSN of a new change to it (asserted by the caller).
+    if prev == 0 {
+        UNKNOWN_PREV
+    } else {
+        u32_saturating(lsn - prev)
+    }
+}
+
+impl RecordRef<'_> {
+    /// Tag byte.
+    #[must_use]
+    pub fn tag(&self) -> u8 {
+        match self {
+            RecordRef::Put { .. } => TAG_PUT,
+            RecordRef::Delete { .. } => TAG_DELETE,
+            RecordRef::Smo { .. } => TAG_SMO,
+        }
+    }
+
+    /// Encoded size (header + payload).
+    #[must_use]
+    pub fn encoded_len(&self) -> usize {
+        HEADER
+            + match self {
+                RecordRef::Put { key, value, .. } => PUT_DATA.offset + key.len() + value.len(),
+                RecordRef::Delete { key, .. } => DELETE_DATA.offset + key.len(),
+                RecordRef::Smo { pages, .. } => SMO_PAGES.offset + pages.len() * SMO_PAGE,
+            }
+    }
+
+    /// Encode into `out` (exactly [`Self::encoded_len`] bytes) at `lsn`.
+    ///
+    /// # Panics
+    /// If `out` has the wrong size, a page image is not one block, or a page's previous LSN
+    /// is not below `lsn` (LSN order: checked when written, and again by redo when read).
+    pub fn encode(&self, out: &mut [u8], lsn: u64, salt: u32, durable_end: u64) {
+        assert_eq!(out.len(), self.encoded_len(), "WAL record buffer size");
+        assert!(
+            durable_end <= lsn,
+            "durable end {durable_end} beyond the new record {lsn}"
+        );
+        LEN.put_u32(out, u32_of(out.len()));
+        LSN.put_u64(out, lsn);
+        SALT.put_u32(out, salt);
+        DURABLE_BACK.put_u32(out, u32_saturating(lsn - durable_end));
+        TAG.put_u8(out, self.tag());
+        let p = &mut out[HEADER..];
+        match *self {
+            RecordRef::Put {
+                pid,
+                prev_lsn,
+                key,
+                value,
+            } => {
+                assert!(
+                    prev_lsn < lsn,
+                    "page {pid}: LSN {prev_lsn} not below the put at {lsn}"
+                );
+                encode_kv(p, pid, prev_back(lsn, prev_lsn), key, PUT_DATA.offset);
+                PUT_VLEN.put_u16(p, u16_of(value.len()));
+                let o = PUT_DATA.offset + key.len();
+                p[o..o + value.len()].copy_from_slice(value);
+            }
+            RecordRef::Delete { pid, prev_lsn, key } => {
+                assert!(
+                    prev_lsn < lsn,
+                    "page {pid}: LSN {prev_lsn} not below the delete at {lsn}"
+                );
+                encode_kv(p, pid, prev_back(lsn, prev_lsn), key, DELETE_DATA.offset);
+            }
+            RecordRef::Smo {
+                root,
+                next_pid,
+                pages,
+            } => encode_smo(p, root, next_pid, pages, lsn),
+        }
+        let crc = crc32c::crc32c(&out[LSN.offset..]);
+        CRC.put_u32(out, crc);
+    }
+}
+
+fn encode_kv(p: &mut [u8], pid: Pid, prev: u32, key: &[u8], key_at: usize) {
+    KV_PID.put_u64(p, pid);
+    KV_PREV.put_u32(p, prev);
+    KV_KLEN.put_u16(p, u16_of(key.len()));
+    p[key_at..key_at + key.len()].copy_from_slice(key);
+}
+
+fn encode_smo(p: &mut [u8], root: Pid, next_pid: Pid, pages: &[(Pid, &[u8])], lsn: u64) {
+    SMO_ROOT.put_u64(p, root);
+    SMO_NEXT_PID.put_u64(p, next_pid);
+    SMO_N.put_u16(p, u16_of(pages.len()));
+    for (i, (pid, img)) in pages.iter().enumerate() {
+        assert_eq!(img.len(), BLOCK, "SMO page image size");
+        let o = SMO_PAGES.offset + i * SMO_PAGE;
+        wr_u64(p, o, *pid);
+        p[o + 8..o + SMO_PAGE].copy_from_slice(img);
+        let img_lsn = rd_u64(p, o + 8 + super::page::LSN.offset);
+        assert!(
+            img_lsn < lsn,
+            "page {pid}: image LSN {img_lsn} not below the SMO at {lsn}"
+        );
+    }
+}
+
+impl Record {
+    /// Decode the payload of a record with tag `tag` at `lsn`.
+    ///
+    /// # Errors
+    /// `Payload { tag }` for an unknown tag or a payload of the wrong shape.
+    pub fn decode(tag: u8, lsn: u64, p: &[u8]) -> Result<Record, RecordDamage> {
+        let bad = RecordDamage::Payload { tag };
+        let prev = |p: &[u8]| {
+            let back = KV_PREV.u32(p);
+            (back != UNKNOWN_PREV).then(|| lsn.saturating_sub(u64::from(back)))
+        };
+        match tag {
+            TAG_PUT if p.len() >= PUT_DATA.offset => {
+                let kl = usize::from(KV_KLEN.u16(p));
+                let vl = usize::from(PUT_VLEN.u16(p));
+                if p.len() != PUT_DATA.offset + kl + vl {
+                    return Err(bad);
+                }
+                Ok(Record::Put {
+                    pid: KV_PID.u64(p),
+                    prev_lsn: prev(p),
+                    key: p[PUT_DATA.offset..PUT_DATA.offset + kl].to_vec(),
+                    value: p[PUT_DATA.offset + kl..].to_vec(),
+                })
+            }
+            TAG_DELETE if p.len() >= DELETE_DATA.offset => {
+                let kl = usize::from(KV_KLEN.u16(p));
+                if p.len() != DELETE_DATA.offset + kl {
+                    return Err(bad);
+                }
+                Ok(Record::Delete {
+                    pid: KV_PID.u64(p),
+                    prev_lsn: prev(p),
+                    key: p[DELETE_DATA.offset..].to_vec(),
+                })
+            }
+            TAG_SMO if p.len() >= SMO_PAGES.offset => decode_smo(p).ok_or(bad),
+            _ => Err(bad),
+        }
+    }
+}
+
+fn decode_smo(p: &[u8]) -> Option<Record> {
+    let n = usize::from(SMO_N.u16(p));
+    if p.len() != SMO_PAGES.offset + n * SMO_PAGE {
+        return None;
+    }
+    let pages = (0..n)
+        .map(|i| {
+            let o = SMO_PAGES.offset + i * SMO_PAGE;
+            (rd_u64(p, o), p[o + 8..o + SMO_PAGE].to_vec())
+        })
+        .collect();
+    Some(Record::Smo {
+        root: SMO_ROOT.u64(p),
+        next_pid: SMO_NEXT_PID.u64(p),
+        pages,
+    })
+}
+
+/// Does the checksum of the complete record `r` match its header?
+#[must_use]
+pub fn checksum_ok(r: &[u8], h: &Header) -> bool {
+    crc32c::crc32c(&r[LSN.offset..]) == h.crc
+}
+
+/// Validate one complete record `r` (its header says `r.len()` bytes): checksum, then the
+/// payload. Salt and LSN are the scanner's business.
+///
+/// # Errors
+/// `Checksum` or `Payload`.
+pub fn decode_record(r: &[u8]) -> Result<(Header, Record), RecordDamage> {
+    let h = Header::decode(r);
+    if !checksum_ok(r, &h) {
+        return Err(RecordDamage::Checksum);
+    }
+    let rec = Record::decode(h.tag, h.lsn, &r[HEADER..])?;
+    Ok((h, rec))
+}
+
+/// Is `len` a plausible record length?
+#[must_use]
+pub fn length_ok(len: u32) -> bool {
+    (u64_of(HEADER)..=u64_of(MAX_RECORD)).contains(&u64::from(len))
+}
+
+/// LSN field of a header starting at `at`.
+pub(crate) fn lsn_at(b: &[u8], at: usize) -> u64 {
+    rd_u64(b, at + LSN.offset)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn round_trip(r: RecordRef<'_>, lsn: u64) -> Record {
+        let mut out = vec![0u8; r.encoded_len()];
+        r.encode(&mut out, lsn, 7, lsn - 100);
+        let (h, rec) = decode_record(&out).unwrap();
+        assert_eq!(
+            (h.lsn, h.salt, h.tag, h.durable_before()),
+            (lsn, 7, r.tag(), lsn - 100)
+        );
+        out[HEADER + 1] ^= 1;
+        assert_eq!(decode_record(&out).unwrap_err(), RecordDamage::Checksum);
+        rec
+    }
+
+    #[test]
+    fn put_delete_smo_round_trip() {
+        let put = RecordRef::Put {
+            pid: 5,
+            prev_lsn: 9000,
+            key: b"key",
+            value: b"value",
+        };
+        assert_eq!(
+            round_trip(put, 10_000),
+            Record::Put {
+                pid: 5,
+                prev_lsn: Some(9000),
+                key: b"key".to_vec(),
+                value: b"value".to_vec()
+            }
+        );
+        let del = RecordRef::Delete {
+            pid: 6,
+            prev_lsn: 0,
+            key: b"k",
+        };
+        assert_eq!(
+            round_trip(del, 10_000),
+            Record::Delete {
+                pid: 6,
+                prev_lsn: None,
+                key: b"k".to_vec()
+            }
+        );
+        let img = vec![0u8; BLOCK];
+        let pages = [(3, &img[..]), (4, &img[..])];
+        let smo = RecordRef::Smo {
+            root: 4,
+            next_pid: 5,
+            pages: &pages,
+        };
+        match round_trip(smo, 10_000) {
+            Record::Smo {
+                root,
+                next_pid,
+                pages,
+            } => {
+                assert_eq!((root, next_pid, pages.len()), (4, 5, 2));
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn unknown_tag_and_bad_shapes_are_errors() {
+        assert!(Record::decode(99, 1, &[0; 40]).is_err());
+        assert!(Record::decode(TAG_PUT, 1, &[0; 3]).is_err());
+        assert!(Record::decode(TAG_SMO, 1, &[0; 20]).is_err());
+    }
+}

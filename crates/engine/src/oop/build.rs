@@ -1,0 +1,244 @@
+//! Construction: placement limits from the device, the zone geometry at create, the
+//! checkpoint state at open. Nothing is written here: `format` (create) and `recover`
+//! (open, after every check of the open passed) write.
+
+use super::bg::BgSignal;
+use super::{Geo, Loc, OopConfig, OutOfPlaceStore, State, BS};
+use crate::error::{ConfigError, Corruption, EngineError, MetaDamage, Result};
+use crate::format::meta::SNAP_ENTRY;
+use crate::num::{u64_of, usize_of};
+use crate::store::{OpenMode, StoreContext};
+use nowa_device::{BlockDevice, DeviceError, Geometry};
+use nowa_logspace::{Greedy, Space};
+use parking_lot::{Mutex, RwLock};
+use std::sync::Arc;
+
+/// What construction found: the geometry, and at open the checkpoint state.
+pub(super) struct Loaded {
+    pub geo: Geo,
+    pub db_id: u32,
+    /// Open: the snapshot mapping, the copy it came from, its threshold and next seq, the
+    /// GDT clock. None at create.
+    pub snapshot: Option<Snapshot>,
+    /// Open: why the current snapshot was rejected, if the older one was used.
+    pub fallback: Option<Corruption>,
+}
+
+/// A loaded mapping snapshot and the record fields that go with it.
+pub(super) struct Snapshot {
+    pub map: Vec<Loc>,
+    pub copy: u8,
+    pub threshold: u64,
+    pub next_seq: u64,
+    pub clock: u64,
+}
+
+/// FDP handles used, and the open zones the device allows.
+fn placement_limits(g: &Geometry, cfg: &OopConfig) -> (Option<u16>, u32) {
+    let handles = if cfg.fdp_hints {
+        g.placement_handles
+    } else {
+        None
+    };
+    let mut open_limit = cfg.open_zones.max(1);
+    if let Some(h) = handles {
+        // Handle 0 carries the WAL and metadata; zones use 1..h.
+        open_limit = open_limit.min(u32::from(h).saturating_sub(1).max(1));
+    }
+    if let Some(m) = g.max_open_zones {
+        // ZNS: the device's open-zone limit.
+        open_limit = open_limit.min(m.max(1));
+    }
+    (handles, open_limit)
+}
+
+/// The zone geometry of a new database.
+fn create_geometry(ctx: &StoreContext, cfg: &OopConfig, open_limit: u32) -> Result<Geo> {
+    let g = ctx.device.geometry();
+    let zone_bytes = cfg
+        .zone_bytes
+        .or(g.reclaim_unit_size)
+        .or(g.zone_size)
+        .unwrap_or(1 << 20);
+    if zone_bytes % BS != 0 || zone_bytes < 8 * BS || zone_bytes / BS > u64::from(u32::MAX) / BS {
+        return Err(ConfigError::ZoneSize { bytes: zone_bytes }.into());
+    }
+    let zp = zone_bytes / BS;
+    let l = ctx.layout;
+    let end = l.data_start + l.data_pages;
+    let meta_blocks = (l.data_pages * u64_of(SNAP_ENTRY)).div_ceil(BS) + 1;
+    let zone_first = l.data_start.div_ceil(zp) * zp;
+    if let Some((m, first)) = &ctx.meta_device {
+        let need = (first + 2 * meta_blocks) * BS;
+        if need > m.geometry().capacity {
+            return Err(ConfigError::LogDeviceTooSmall {
+                bytes: m.geometry().capacity,
+                need,
+            }
+            .into());
+        }
+    }
+    let meta_here = if ctx.meta_device.is_some() {
+        0
+    } else {
+        2 * meta_blocks
+    };
+    let zones = end.saturating_sub(zone_first + meta_here) / zp;
+    let spare =
+        u64::from(open_limit) + u64::from(OutOfPlaceStore::reserve_for(cfg, open_limit)) + 1;
+    if zones < spare + 2 || zones > u64::from(u32::MAX) {
+        return Err(ConfigError::TooFewZones {
+            zones,
+            zone_bytes,
+            need: spare + 1,
+        }
+        .into());
+    }
+    let zones32 = crate::num::u32_from_u64(zones);
+    Ok(Geo {
+        zone_first,
+        zone_pages: zp,
+        zones: zones32,
+        meta_start: match &ctx.meta_device {
+            Some((_, first)) => *first,
+            None => zone_first + zones * zp,
+        },
+        meta_blocks,
+        capacity: ((zones - spare) * (zp - 1)).min(l.data_pages),
+        meta_on_log: ctx.meta_device.is_some(),
+    })
+}
+
+/// Fresh in-memory state for `geo`.
+fn empty_state(geo: &Geo, cfg: &OopConfig) -> State {
+    let units = usize_of(u64::from(geo.zones));
+    let cap = usize_of(geo.capacity);
+    State {
+        space: Mutex::new(Space::new(
+            geo.zones,
+            crate::num::u32_from_u64((geo.zone_pages - 1) * BS),
+            Box::new(Greedy::default()),
+        )),
+        map: vec![Loc::NONE; cap],
+        rev: vec![Vec::new(); units],
+        zone_seq: vec![0; units],
+        zone_group: vec![0; units],
+        next_group: 1,
+        wh: if cfg.gdt {
+            vec![[0; 4]; cap]
+        } else {
+            Vec::new()
+        },
+        clock: 1,
+        zone_edt: vec![(0.0, 0); units],
+        zone_wp: vec![0; units],
+        open: Vec::new(),
+        cursor: 0,
+        next_seq: 1,
+        meta_copy: 1,
+        rng: cfg.seed | 1,
+        pending: std::collections::VecDeque::new(),
+        pinned: 0,
+    }
+}
+
+impl OutOfPlaceStore {
+    /// Build from the engine's context: lay out the zones (create) or load the checkpoint
+    /// and roll the mapping forward over the zones written since (open). Never writes.
+    ///
+    /// # Errors
+    /// `Config` (device, zone size, log device), `Corrupt` (metadata record, both mapping
+    /// snapshots), device read errors.
+    pub fn new(ctx: StoreContext, cfg: OopConfig) -> Result<Self> {
+        let g = ctx.device.geometry().clone();
+        if g.zone_size.is_some() && ctx.meta_device.is_none() {
+            return Err(ConfigError::ZonedNeedsLogDevice.into());
+        }
+        if let (Some(zs), Some(want)) = (g.zone_size, cfg.zone_bytes) {
+            if zs != want {
+                return Err(ConfigError::ZoneSizeMismatch {
+                    required: zs,
+                    requested: want,
+                    why: "the device's zone size",
+                }
+                .into());
+            }
+        }
+        let (handles, open_limit) = placement_limits(&g, &cfg);
+        let loaded = match ctx.mode {
+            OpenMode::Create => Loaded {
+                geo: create_geometry(&ctx, &cfg, open_limit)?,
+                db_id: rand::random::<u32>() | 1,
+                snapshot: None,
+                fallback: None,
+            },
+            OpenMode::Open => Self::load_checkpoint(&ctx, &cfg)?,
+        };
+        let meta_dev = match (&ctx.meta_device, loaded.geo.meta_on_log) {
+            (Some((m, _)), true) => m.clone(),
+            (None, false) => ctx.device.clone(),
+            (m, on_log) => {
+                return Err(Corruption::StoreMeta(MetaDamage::MetaDevice {
+                    on_log,
+                    given: m.is_some(),
+                })
+                .into())
+            }
+        };
+        let store = OutOfPlaceStore {
+            dev: ctx.device,
+            meta_dev,
+            counters: ctx.counters,
+            geo: loaded.geo,
+            db_id: loaded.db_id,
+            handles,
+            zoned: g.zone_size.is_some(),
+            open_limit,
+            st: RwLock::new(empty_state(&loaded.geo, &cfg)),
+            cfg,
+            cache: Mutex::new(None),
+            ckpt: Mutex::new(()),
+            io: Mutex::new(()),
+            bg: Mutex::new(None),
+            bg_sig: Arc::new(BgSignal::default()),
+            bg_error: Mutex::new(None),
+            fallback: loaded.fallback,
+        };
+        if let Some(snap) = loaded.snapshot {
+            store.rebuild(snap)?;
+        }
+        Ok(store)
+    }
+
+    /// Create: start from a clean zone area (ZNS: reset every zone; else trim, where the
+    /// device supports it).
+    pub(super) fn format_zones(&self) -> Result<()> {
+        if self.zoned {
+            for z in 0..self.geo.zones {
+                self.dev.zone_reset(self.zone_block(z) * BS)?;
+            }
+            return Ok(());
+        }
+        let (start, len) = (
+            self.geo.zone_first * BS,
+            u64::from(self.geo.zones) * self.zone_bytes(),
+        );
+        match self.dev.trim(start, len) {
+            Ok(()) | Err(DeviceError::Unsupported(_)) => Ok(()),
+            Err(e) => Err(EngineError::Device(e)),
+        }
+    }
+
+    /// The devices a metadata record says the snapshots are on.
+    pub(super) fn snapshot_device(ctx: &StoreContext, on_log: bool) -> Result<&dyn BlockDevice> {
+        match (on_log, &ctx.meta_device) {
+            (true, Some((l, _))) => Ok(&**l),
+            (false, _) => Ok(&*ctx.device),
+            (true, None) => Err(Corruption::StoreMeta(MetaDamage::MetaDevice {
+                on_log: true,
+                given: false,
+            })
+            .into()),
+        }
+    }
+}

@@ -1,0 +1,280 @@
+//! Write-ahead log: a circular region of the device holding an append-only record stream.
+//! The LSN of a record is its byte position in the infinite stream; it lives at physical byte
+//! `wal_start + lsn % region_size`. Records are encoded by `crate::format::wal`.
+//!
+//! Group commit: appends go to an in-memory buffer under a short mutex; `flush(lsn)` is
+//! serialized by a second mutex, so one flusher writes everything appended so far and the
+//! threads waiting behind it usually find their LSN already durable. Each flush writes whole
+//! blocks from the block containing the durable end up to and including the block containing
+//! the new end, zero-padded: the byte after the last record is always a zero length. A
+//! failed flush poisons the log (its buffer is gone; writing later records past a hole
+//! would make them unreachable).
+
+mod scan;
+
+pub use scan::{analyze, LogVerdict, WalScanner};
+
+use crate::error::{EngineError, Exhausted, Result};
+use crate::format::wal::RecordRef;
+use crate::format::BLOCK;
+use crate::num::{u64_of, usize_of};
+use crate::stats::EngineCounters;
+use nowa_device::BlockDevice;
+use parking_lot::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+
+const BS: u64 = BLOCK as u64;
+
+/// Why a WAL scan stopped (in [`crate::RecoveryReport`]).
+#[non_exhaustive]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub enum WalStop {
+    /// Zero length, a record of an older lap or epoch, or the end of the region: a clean end.
+    Clean,
+    /// A torn tail: the record at `lsn` is bad and nothing durable follows it (the last flush
+    /// before the crash was interrupted; its records were never acknowledged as durable).
+    TornTail {
+        /// LSN of the bad record.
+        lsn: u64,
+        /// What is wrong with it.
+        damage: crate::error::RecordDamage,
+    },
+    /// Damage in the middle of the live log, salvaged on request (`Config::wal_damage`):
+    /// the records in `[from, to)` were lost.
+    Salvaged {
+        /// First lost LSN.
+        from: u64,
+        /// End of the last record found after the damage.
+        to: u64,
+        /// What is wrong at `from`.
+        damage: crate::error::RecordDamage,
+    },
+}
+
+struct WalBuf {
+    next_lsn: u64,
+    /// Block-aligned LSN of buf[0]; buf holds bytes [buf_start, next_lsn).
+    buf_start: u64,
+    buf: Vec<u8>,
+    /// Buffer handed back by the last flush, reused to avoid an allocation per flush.
+    spare: Vec<u8>,
+}
+
+/// The log writer.
+pub struct Wal {
+    dev: Arc<dyn BlockDevice>,
+    start: u64,
+    size: u64,
+    salt: u32,
+    inner: Mutex<WalBuf>,
+    flush_lock: Mutex<()>,
+    flushed: AtomicU64,
+    next: AtomicU64,
+    /// Oldest LSN still needed by recovery (redo LSN of the last checkpoint).
+    redo: AtomicU64,
+    /// A flush failed: nothing more is written.
+    failed: AtomicBool,
+    counters: Arc<EngineCounters>,
+}
+
+fn align_down(x: u64) -> u64 {
+    x / BS * BS
+}
+
+impl Wal {
+    /// `start_block`/`blocks`: the region; the log continues at `lsn` (all earlier is
+    /// durable), which must be block aligned (every epoch starts on a block).
+    ///
+    /// # Panics
+    /// If `lsn` is not block aligned or the region has fewer than two blocks.
+    #[must_use]
+    pub fn new(
+        dev: Arc<dyn BlockDevice>,
+        start_block: u64,
+        blocks: u64,
+        salt: u32,
+        lsn: u64,
+        counters: Arc<EngineCounters>,
+    ) -> Self {
+        assert_eq!(lsn % BS, 0, "a log epoch starts on a block boundary");
+        assert!(blocks >= 2, "WAL region of {blocks} blocks");
+        Wal {
+            dev,
+            start: start_block * BS,
+            size: blocks * BS,
+            salt,
+            inner: Mutex::new(WalBuf {
+                next_lsn: lsn,
+                buf_start: lsn,
+                buf: Vec::new(),
+                spare: Vec::new(),
+            }),
+            flush_lock: Mutex::new(()),
+            flushed: AtomicU64::new(lsn),
+            next: AtomicU64::new(lsn),
+            redo: AtomicU64::new(lsn),
+            failed: AtomicBool::new(false),
+            counters,
+        }
+    }
+
+    /// Write a zero block where the epoch starts and flush, so that a scan of this epoch
+    /// ends cleanly there even if nothing is appended before the next crash (whatever an
+    /// older lap left in that block would otherwise read as a bad record: a false alarm).
+    ///
+    /// # Errors
+    /// Device errors.
+    pub fn start_epoch(&self) -> Result<()> {
+        let lsn = self.next_lsn();
+        assert_eq!(lsn, self.flushed_lsn(), "epoch start after appends");
+        assert_eq!(lsn % BS, 0, "epoch start not block aligned");
+        self.dev
+            .write_at(self.start + lsn % self.size, &[0u8; BLOCK])?;
+        self.dev.flush()?;
+        EngineCounters::add(&self.counters.wal_device_bytes, BS);
+        Ok(())
+    }
+
+    /// LSN the next record gets.
+    #[must_use]
+    pub fn next_lsn(&self) -> u64 {
+        self.next.load(Ordering::Acquire)
+    }
+    /// Everything below this LSN is durable.
+    #[must_use]
+    pub fn flushed_lsn(&self) -> u64 {
+        self.flushed.load(Ordering::Acquire)
+    }
+    /// Redo LSN of the last checkpoint.
+    #[must_use]
+    pub fn redo_lsn(&self) -> u64 {
+        self.redo.load(Ordering::Acquire)
+    }
+    /// A checkpoint moved the redo LSN: the space before it is reusable.
+    ///
+    /// # Panics
+    /// If the redo LSN would move backwards or past the durable end (checkpoint LSN order).
+    pub fn set_redo_lsn(&self, lsn: u64) {
+        let old = self.redo_lsn();
+        assert!(
+            old <= lsn && lsn <= self.flushed_lsn(),
+            "redo LSN {old} -> {lsn} (durable end {})",
+            self.flushed_lsn()
+        );
+        self.redo.store(lsn, Ordering::Release);
+    }
+    /// Live log bytes (what a checkpoint would release).
+    #[must_use]
+    pub fn used(&self) -> u64 {
+        self.next_lsn().saturating_sub(self.redo_lsn())
+    }
+    /// Bytes appended but not yet durable.
+    #[must_use]
+    pub fn unflushed(&self) -> u64 {
+        self.next_lsn().saturating_sub(self.flushed_lsn())
+    }
+
+    /// Append a record; returns its LSN. Fails with Full only if the region is exhausted,
+    /// which the engine prevents by checkpointing before the limit (the region has slack).
+    ///
+    /// # Errors
+    /// `Full(WalRegion)`, or `Poisoned` after a failed flush.
+    pub fn append(&self, rec: &RecordRef<'_>) -> Result<u64> {
+        if self.failed.load(Ordering::Acquire) {
+            return Err(EngineError::Poisoned);
+        }
+        let len = rec.encoded_len();
+        let mut b = self.inner.lock();
+        let lsn = b.next_lsn;
+        // The block holding the end must never overlap the block holding the redo point.
+        let limit = align_down(self.redo_lsn()) + self.size - BS;
+        if lsn + u64_of(len) >= limit {
+            return Err(Exhausted::WalRegion {
+                live: lsn - self.redo_lsn(),
+            }
+            .into());
+        }
+        let at = b.buf.len();
+        debug_assert_eq!(b.buf_start + u64_of(at), lsn, "WAL buffer out of step");
+        b.buf.resize(at + len, 0);
+        rec.encode(&mut b.buf[at..], lsn, self.salt, self.flushed_lsn());
+        b.next_lsn = lsn + u64_of(len);
+        self.next.store(b.next_lsn, Ordering::Release);
+        drop(b);
+        EngineCounters::add(&self.counters.wal_record_bytes, u64_of(len));
+        Ok(lsn)
+    }
+
+    /// Make every record with LSN < `upto` durable (group commit).
+    ///
+    /// # Errors
+    /// Device errors (the log is poisoned afterwards), or `Poisoned`.
+    pub fn flush(&self, upto: u64) -> Result<()> {
+        if self.flushed_lsn() >= upto {
+            return Ok(());
+        }
+        let _f = self.flush_lock.lock();
+        if self.flushed_lsn() >= upto {
+            return Ok(());
+        }
+        if self.failed.load(Ordering::Acquire) {
+            return Err(EngineError::Poisoned);
+        }
+        let r = self.flush_locked();
+        if r.is_err() {
+            self.failed.store(true, Ordering::Release);
+        }
+        r
+    }
+
+    fn flush_locked(&self) -> Result<()> {
+        let (start, mut data, end) = {
+            let mut b = self.inner.lock();
+            let end = b.next_lsn;
+            let start = b.buf_start;
+            // Keep the partial last block: the next flush rewrites it with more records.
+            let keep_from = align_down(end);
+            let k = usize_of(keep_from - start);
+            let mut fresh = std::mem::take(&mut b.spare);
+            fresh.clear();
+            fresh.extend_from_slice(&b.buf[k..]);
+            let data = std::mem::replace(&mut b.buf, fresh);
+            b.buf_start = keep_from;
+            (start, data, end)
+        };
+        assert_eq!(
+            start,
+            align_down(self.flushed_lsn()),
+            "flush does not start at the durable end's block"
+        );
+        // Pad to include the block containing `end`, so a zero length follows the last record.
+        let padded = (u64_of(data.len()) / BS + 1) * BS;
+        data.resize(usize_of(padded), 0);
+        let mut off = 0usize;
+        while off < data.len() {
+            let pos = (start + u64_of(off)) % self.size;
+            let n = usize_of(self.size - pos).min(data.len() - off);
+            self.dev.write_at(self.start + pos, &data[off..off + n])?;
+            off += n;
+        }
+        self.dev.flush()?;
+        EngineCounters::add(&self.counters.wal_device_bytes, padded);
+        EngineCounters::add(&self.counters.wal_flushes, 1);
+        let prev = self.flushed.swap(end, Ordering::AcqRel);
+        assert!(prev <= end, "durable end moved backwards: {prev} -> {end}");
+        let mut b = self.inner.lock();
+        if b.spare.capacity() < data.capacity() {
+            b.spare = data;
+        }
+        Ok(())
+    }
+
+    /// Flush everything appended so far.
+    ///
+    /// # Errors
+    /// As [`Self::flush`].
+    pub fn flush_all(&self) -> Result<()> {
+        self.flush(self.next_lsn())
+    }
+}

@@ -1,0 +1,283 @@
+//! Reading the log back: the sequential scanner redo uses, and the analysis that finds the
+//! end of the log and tells a torn tail (a crash) from damage in the middle (media).
+//!
+//! A crash can only damage the bytes of the flush in flight: every byte before the durable
+//! end at the time of the crash was written by a completed flush. Every record carries the
+//! durable end of the log when it was appended (`durable_before`). So if the scan stops at
+//! LSN `x` and some valid record of this epoch further on says the log was durable beyond
+//! `x` before it was appended, the bytes at `x` were durable and are now unreadable: media
+//! damage, never a crash. Without such a record the stop is a torn (or clean) tail; only
+//! records of the last flush before the crash are lost, and none of them was acknowledged as
+//! durable. A block that fails to read (I/O error) is never a torn write: it is damage.
+//! Limit: damage to the records of the very last flush is indistinguishable from a torn
+//! write of that flush (no later record vouches for them); it is reported as a torn tail.
+
+use crate::error::{RecordDamage, Result};
+use crate::format::wal::{self as rec, Header, Record};
+use crate::format::BLOCK;
+use crate::num::{u64_of, usize_of};
+use nowa_device::{BlockDevice, DeviceError};
+
+const BS: u64 = BLOCK as u64;
+const CHUNK: u64 = 256 << 10;
+
+/// Why a sequential scan stopped (at [`WalScanner::lsn`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stop {
+    /// Zero length, a stale record (older lap or epoch), or the end of the live extent.
+    Clean,
+    /// A bad record.
+    Bad(RecordDamage),
+}
+
+/// Sequential reader over the circular region.
+pub struct WalScanner<'a> {
+    dev: &'a dyn BlockDevice,
+    start: u64,
+    size: u64,
+    salt: u32,
+    /// Highest LSN a record of this epoch can reach (the append limit of `from`).
+    limit: u64,
+    /// LSN of the next record.
+    pub lsn: u64,
+    chunk_lsn: u64,
+    chunk: Vec<u8>,
+    /// Stream LSNs of blocks that failed to read.
+    unreadable: Vec<u64>,
+}
+
+impl<'a> WalScanner<'a> {
+    /// A scanner of the region `start_block`/`blocks` for epoch `salt`, from `from`.
+    #[must_use]
+    pub fn new(
+        dev: &'a dyn BlockDevice,
+        start_block: u64,
+        blocks: u64,
+        salt: u32,
+        from: u64,
+    ) -> Self {
+        let size = blocks * BS;
+        WalScanner {
+            dev,
+            start: start_block * BS,
+            size,
+            salt,
+            limit: from / BS * BS + size - BS,
+            lsn: from,
+            chunk_lsn: u64::MAX,
+            chunk: Vec::new(),
+            unreadable: Vec::new(),
+        }
+    }
+
+    /// Load the chunk holding `lsn`; blocks that fail to read are zero and remembered.
+    fn load(&mut self, lsn: u64) -> Result<()> {
+        let cl = lsn / BS * BS;
+        let pos = cl % self.size;
+        let len = CHUNK.min(self.size - pos);
+        self.chunk.resize(usize_of(len), 0);
+        match self.dev.read_at(self.start + pos, &mut self.chunk) {
+            Ok(()) => {}
+            Err(DeviceError::Io(_)) => {
+                for b in 0..len / BS {
+                    let at = usize_of(b * BS);
+                    let blk = &mut self.chunk[at..at + BLOCK];
+                    if let Err(e) = self.dev.read_at(self.start + pos + b * BS, blk) {
+                        if !matches!(e, DeviceError::Io(_)) {
+                            return Err(e.into());
+                        }
+                        blk.fill(0);
+                        self.unreadable.push(cl + b * BS);
+                    }
+                }
+            }
+            Err(e) => return Err(e.into()),
+        }
+        self.chunk_lsn = cl;
+        Ok(())
+    }
+
+    /// Stream bytes [lsn, lsn + n) (n small relative to the region); None if one of their
+    /// blocks failed to read.
+    fn read(&mut self, lsn: u64, n: usize) -> Result<Option<Vec<u8>>> {
+        let mut out = Vec::with_capacity(n);
+        let mut cur = lsn;
+        while out.len() < n {
+            if self.chunk_lsn == u64::MAX
+                || cur < self.chunk_lsn
+                || cur >= self.chunk_lsn + u64_of(self.chunk.len())
+            {
+                self.load(cur)?;
+            }
+            let o = usize_of(cur - self.chunk_lsn);
+            let take = (self.chunk.len() - o).min(n - out.len());
+            out.extend_from_slice(&self.chunk[o..o + take]);
+            cur += u64_of(take);
+        }
+        let (lo, hi) = (lsn / BS * BS, lsn + u64_of(n));
+        if self.unreadable.iter().any(|&b| b >= lo && b < hi) {
+            return Ok(None);
+        }
+        Ok(Some(out))
+    }
+
+    /// Next valid record, or why the log ends here.
+    ///
+    /// # Errors
+    /// Device errors other than unreadable blocks.
+    pub fn next_record(&mut self) -> Result<std::result::Result<(Header, Record), Stop>> {
+        let lsn = self.lsn;
+        if lsn + u64_of(rec::HEADER) > self.limit {
+            return Ok(Err(Stop::Clean));
+        }
+        let Some(h) = self.read(lsn, rec::HEADER)? else {
+            return Ok(Err(Stop::Bad(RecordDamage::Unreadable)));
+        };
+        let len = rec::LEN.u32(&h);
+        if len == 0 {
+            return Ok(Err(Stop::Clean));
+        }
+        if !rec::length_ok(len) || lsn + u64::from(len) > self.limit {
+            // Could be stale bytes of an older lap whose record boundaries differ.
+            return Ok(Err(Stop::Bad(RecordDamage::Length { len })));
+        }
+        let Some(r) = self.read(lsn, usize_of(u64::from(len)))? else {
+            return Ok(Err(Stop::Bad(RecordDamage::Unreadable)));
+        };
+        let h = Header::decode(&r);
+        if !rec::checksum_ok(&r, &h) {
+            return Ok(Err(Stop::Bad(RecordDamage::Checksum)));
+        }
+        if h.salt != self.salt || h.lsn != lsn {
+            // A valid record of another lap or epoch: the clean end of this one.
+            return Ok(Err(Stop::Clean));
+        }
+        match Record::decode(h.tag, lsn, &r[rec::HEADER..]) {
+            Ok(record) => {
+                self.lsn = lsn + u64::from(len);
+                Ok(Ok((h, record)))
+            }
+            Err(d) => Ok(Err(Stop::Bad(d))),
+        }
+    }
+
+    /// Look past a stop at `x` for valid records of this epoch: (the first one that proves
+    /// `x` was durable, the end of the last valid record found).
+    fn look_ahead(&mut self, x: u64) -> Result<(Option<u64>, u64)> {
+        let salt = self.salt.to_le_bytes();
+        let (mut evidence, mut last_end) = (None, x);
+        let mut p = x + 1;
+        while p + u64_of(rec::HEADER) <= self.limit {
+            let base = p;
+            let n = usize_of(CHUNK.min(self.limit - base));
+            let Some(window) = self.read(base, n)? else {
+                p = base + BS.min(u64_of(n));
+                continue;
+            };
+            let mut i = 0usize;
+            while i + rec::HEADER <= window.len() {
+                let at = base + u64_of(i);
+                let hit = window[i + rec::SALT.offset..i + rec::SALT.end()] == salt
+                    && rec::lsn_at(&window, i) == at;
+                if hit {
+                    if let Some(end) = self.valid_at(at)? {
+                        let h = Header::decode(&window[i..]);
+                        if evidence.is_none() && h.durable_before() > x {
+                            evidence = Some(at);
+                        }
+                        last_end = last_end.max(end);
+                        i = usize_of(end - base);
+                        continue;
+                    }
+                }
+                i += 1;
+            }
+            p = base + u64_of(i.max(1));
+        }
+        Ok((evidence, last_end))
+    }
+
+    /// End of the valid record of this epoch at `at`, if there is one.
+    fn valid_at(&mut self, at: u64) -> Result<Option<u64>> {
+        let Some(h) = self.read(at, rec::HEADER)? else {
+            return Ok(None);
+        };
+        let len = rec::LEN.u32(&h);
+        if !rec::length_ok(len) || at + u64::from(len) > self.limit {
+            return Ok(None);
+        }
+        let Some(r) = self.read(at, usize_of(u64::from(len)))? else {
+            return Ok(None);
+        };
+        Ok(rec::decode_record(&r).ok().map(|_| at + u64::from(len)))
+    }
+}
+
+/// Where the live log ends and whether anything durable was lost.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogVerdict {
+    /// The log ends cleanly at `end`.
+    Clean {
+        /// End of the last record.
+        end: u64,
+    },
+    /// A torn tail: the record at `end` is bad; nothing durable follows.
+    Torn {
+        /// LSN of the bad record (everything before it is replayed).
+        end: u64,
+        /// What is wrong with it.
+        damage: RecordDamage,
+    },
+    /// Damage in the middle: durable records in `[from, to)` are unreachable.
+    Damaged {
+        /// LSN of the first unreadable record.
+        from: u64,
+        /// End of the last valid record found after it.
+        to: u64,
+        /// What is wrong at `from`.
+        damage: RecordDamage,
+    },
+}
+
+/// Scan the live log of epoch `salt` from `redo` and classify its end. Reads only.
+/// `clean`: the superblock says the last instance closed cleanly (nothing can follow the
+/// redo point then, so the look-ahead is skipped when the log is empty).
+///
+/// # Errors
+/// Device errors other than unreadable blocks.
+pub fn analyze(
+    dev: &dyn BlockDevice,
+    start_block: u64,
+    blocks: u64,
+    salt: u32,
+    redo: u64,
+    clean: bool,
+) -> Result<LogVerdict> {
+    let mut sc = WalScanner::new(dev, start_block, blocks, salt, redo);
+    let stop = loop {
+        match sc.next_record()? {
+            Ok(_) => {}
+            Err(stop) => break stop,
+        }
+    };
+    let x = sc.lsn;
+    if clean && x == redo && stop == Stop::Clean {
+        return Ok(LogVerdict::Clean { end: x });
+    }
+    let (evidence, last_end) = sc.look_ahead(x)?;
+    let damage = match stop {
+        Stop::Bad(d) => d,
+        Stop::Clean => RecordDamage::Missing,
+    };
+    if evidence.is_some() || damage == RecordDamage::Unreadable {
+        return Ok(LogVerdict::Damaged {
+            from: x,
+            to: last_end.max(x),
+            damage,
+        });
+    }
+    Ok(match stop {
+        Stop::Clean => LogVerdict::Clean { end: x },
+        Stop::Bad(damage) => LogVerdict::Torn { end: x, damage },
+    })
+}
