@@ -392,6 +392,8 @@ impl<D: BlockDevice> FaultyDevice<D> {
     /// ignored: the device is dying anyway and the outcome is whatever reached the media.
     fn lose_power(&self, st: &mut State) {
         let overlay = std::mem::take(&mut st.overlay);
+        let before = st.stats.blocks_kept + st.stats.blocks_dropped + st.stats.blocks_torn;
+        let unflushed = overlay.len() as u64;
         let zoned = st.zone_wps.is_some();
         let zs = self.zone_size();
         // Zoned: once a block of a zone is lost, the zone's later blocks are lost too.
@@ -424,6 +426,11 @@ impl<D: BlockDevice> FaultyDevice<D> {
                 dead_zone = off / zs;
             }
         }
+        // Every unflushed block got exactly one outcome.
+        assert_eq!(
+            st.stats.blocks_kept + st.stats.blocks_dropped + st.stats.blocks_torn,
+            before + unflushed
+        );
         let _ = self.inner.flush();
         st.powered_off = true;
         st.crash_in = None;
@@ -439,6 +446,10 @@ impl<D: BlockDevice> FaultyDevice<D> {
         sectors: usize,
         placement: Option<u16>,
     ) -> bool {
+        assert!(
+            (1..SECTORS).contains(&sectors) && new.len() == BLOCK_SIZE,
+            "a torn block keeps 1..{SECTORS} sectors of one block"
+        );
         let mut blk = vec![0u8; BLOCK_SIZE];
         if self.inner.read_at(off, &mut blk).is_err() {
             return false;
@@ -818,6 +829,10 @@ impl<D: BlockDevice> FaultyDevice<D> {
     fn trim_blocks(&self, st: &mut State, offset: u64, len: u64) -> Result<()> {
         let zero = [0u8; BLOCK_SIZE];
         let blocks = len / BLOCK_SIZE as u64;
+        assert!(
+            offset % BLOCK_SIZE as u64 == 0 && len == blocks * BLOCK_SIZE as u64,
+            "trim of whole blocks (checked by check_io)"
+        );
         match st.trim_mode {
             TrimMode::Inner => self.inner.trim(offset, len)?,
             TrimMode::Keep => st.stats.trimmed_kept += blocks,
