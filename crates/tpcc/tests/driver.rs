@@ -146,7 +146,9 @@ impl Observer for Hooks {
         sample.extra.insert("sample_number", n as f64);
     }
     fn should_stop(&self, p: &Progress) -> bool {
-        p.transactions >= self.stop_after
+        // Also wait for two periodic samples, so the test does not depend on how fast the
+        // machine runs 3,000 transactions.
+        p.transactions >= self.stop_after && self.samples.load(Relaxed) >= 2
     }
     fn on_finish(&self, report: &mut Report) {
         report.extra.insert("db_waf", 1.25);
@@ -196,7 +198,8 @@ fn stop_by_seconds() {
     cfg.seed = SEED;
     cfg.stop = Stop::Seconds(0.3);
     let r = run(&store, &tables, &cfg, &nowa_tpcc::NoObserver).unwrap();
-    assert!(r.seconds >= 0.3 && r.seconds < 3.0, "{}", r.seconds);
+    // The upper bound only catches a run that ignores the stop (a loaded machine is slow).
+    assert!(r.seconds >= 0.3 && r.seconds < 60.0, "{}", r.seconds);
     assert!(r.transactions > 0);
 }
 
