@@ -12,10 +12,11 @@
 //!    pages they cover (never-written pages are no-ops); flushes and reads are counted.
 //! 4. Results: one [`SimResult`] per device, as `nowa sim` reports it, plus the aggregate.
 
-use crate::sim::{thread_cpu_secs, Interval, MeasuredRun, SimResult};
+use crate::sim::{Interval, MeasuredRun, SimResult};
 use nowa_flash::{Counters, FlashError, Ftl, FtlConfig, VictimHistogram};
 use nowa_trace::pages::{page_range, DenseMap, NextOverwrite, PageEvent, TooManyPages};
 use nowa_trace::{open, Format, Op, Record, TraceError, TraceReader};
+use nowa_units::cpu::thread_cpu_secs;
 use serde::Serialize;
 use std::path::PathBuf;
 use std::time::Instant;

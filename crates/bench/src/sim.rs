@@ -3,6 +3,7 @@
 //! parameter sweeps.
 
 use nowa_flash::{ClassRow, Counters, Far, Ftl, FtlConfig, Layout, PolicyKind, NEVER};
+use nowa_units::cpu::thread_cpu_secs;
 use nowa_workload::{Op, TwoZone, Workload, WorkloadParams, WorkloadSpec};
 use serde::Serialize;
 use std::time::Instant;
@@ -187,24 +188,6 @@ pub struct SimResult {
 
 /// Progress callback: (pages done, pages total) over warm-up + measured phase.
 pub type Progress<'a> = &'a (dyn Fn(u64, u64) + Sync);
-
-/// CPU seconds used by this thread so far.
-#[must_use]
-pub fn thread_cpu_secs() -> f64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid, writable timespec for the duration of the call; the clock id
-    // is a constant the kernel knows.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &raw mut ts) };
-    if rc != 0 {
-        return 0.0;
-    }
-    #[expect(clippy::cast_precision_loss, reason = "seconds of CPU time")]
-    let s = ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9;
-    s
-}
 
 #[expect(clippy::cast_precision_loss, reason = "page counts below 2^53")]
 fn f(x: u64) -> f64 {

@@ -7,7 +7,7 @@ use nowa_frozen::{
     ClassifierKind, Dataset, FeatureSet, HrWindow, Labels, LogWriter, Metrics, Model, SampleKinds,
     SampleSpec, Synth, SynthConfig, TrainConfig, Twl, WriteKind,
 };
-use nowa_tpcc::report::process_cpu_seconds;
+use nowa_units::cpu::process_cpu_secs;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -226,13 +226,13 @@ fn train(a: &TrainArgs) -> Result<()> {
         a.features,
         format!("{:?}", a.samples).to_lowercase()
     );
-    let (cpu0, wall0) = (process_cpu_seconds(), Instant::now());
+    let (cpu0, wall0) = (process_cpu_secs(), Instant::now());
     let (data, labels) = Dataset::from_log(&a.writes, &spec)
         .with_context(|| format!("--writes {}", a.writes.display()))?;
-    let (cpu1, wall1) = (process_cpu_seconds(), Instant::now());
+    let (cpu1, wall1) = (process_cpu_secs(), Instant::now());
     let log_records = labels.len() as u64;
     let mut model = nowa_frozen::train(&data, &spec, &cfg, log_records)?;
-    let (cpu2, wall2) = (process_cpu_seconds(), Instant::now());
+    let (cpu2, wall2) = (process_cpu_secs(), Instant::now());
     let read = (cpu1 - cpu0, (wall1 - wall0).as_secs_f64());
     let fit = (cpu2 - cpu1, (wall2 - wall1).as_secs_f64());
     model.training.settings["read_cpu_seconds"] = read.0.into();
@@ -390,7 +390,7 @@ fn bench(a: &BenchArgs) -> Result<()> {
     let mut out = Vec::with_capacity(pages);
     model.predict_into(&batch, &mut out); // warm-up
     let frozen = out.iter().filter(|&&f| f).count();
-    let (cpu0, wall0) = (process_cpu_seconds(), Instant::now());
+    let (cpu0, wall0) = (process_cpu_secs(), Instant::now());
     let mut best = f64::INFINITY;
     for _ in 0..a.reps {
         let t = Instant::now();
@@ -399,7 +399,7 @@ fn bench(a: &BenchArgs) -> Result<()> {
     }
     #[expect(clippy::cast_precision_loss, reason = "repetitions as a divisor")]
     let reps = a.reps as f64;
-    let cpu = (process_cpu_seconds() - cpu0) / reps;
+    let cpu = (process_cpu_secs() - cpu0) / reps;
     let wall = wall0.elapsed().as_secs_f64() / reps;
     #[expect(clippy::cast_precision_loss, reason = "pages as a rate")]
     let rate = pages as f64 / cpu;

@@ -60,16 +60,6 @@ impl Zipf {
     }
 }
 
-/// Process CPU seconds (user + system) from /proc/self/stat (Linux; 0 elsewhere). The machine
-/// may be shared, so the run also reports throughput per CPU-second.
-fn cpu_secs() -> f64 {
-    let s = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    let after = s.rsplit_once(')').map(|x| x.1).unwrap_or("");
-    let f: Vec<&str> = after.split_whitespace().collect();
-    let tick = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
-    (tick(11) + tick(12)) / 100.0
-}
-
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let value = |name: &str| {
@@ -129,7 +119,7 @@ fn main() {
     let stop = Arc::new(AtomicBool::new(false));
     let total = Arc::new(AtomicU64::new(0));
     let before = e.stats();
-    let c1 = cpu_secs();
+    let c1 = nowa_units::cpu::process_cpu_secs();
     let t1 = Instant::now();
     let hs: Vec<_> = (0..threads)
         .map(|t| {
@@ -166,7 +156,7 @@ fn main() {
         h.join().unwrap();
     }
     let el = t1.elapsed().as_secs_f64();
-    let cpu = cpu_secs() - c1;
+    let cpu = nowa_units::cpu::process_cpu_secs() - c1;
     let ops = total.load(Ordering::Relaxed);
     let s = e.stats();
     println!(

@@ -4,10 +4,10 @@
 //! `cargo bench -p nowa-tpcc --bench model` (env: `TPCC_WAREHOUSES` default 2, `TPCC_SECONDS`
 //! default 10, `TPCC_SEED` default 42, `TPCC_STEADY` default 0).
 
-use nowa_tpcc::report::process_cpu_seconds;
 use nowa_tpcc::{
     load, run, LoadConfig, MemStore, NoObserver, Report, RunConfig, Stop, Tables, Timed,
 };
+use nowa_units::cpu::process_cpu_secs;
 use std::time::Instant;
 
 fn env(name: &str, default: u64) -> u64 {
@@ -25,7 +25,7 @@ fn loaded(warehouses: u32, seed: u64) -> (Timed<MemStore>, Tables) {
         threads: 2,
         seed,
     };
-    let cpu = process_cpu_seconds();
+    let cpu = process_cpu_secs();
     let r = load(&store, &tables, &cfg, &|_| {}).expect("load");
     let rows: u64 = r.rows.values().sum();
     println!(
@@ -33,7 +33,7 @@ fn loaded(warehouses: u32, seed: u64) -> (Timed<MemStore>, Tables) {
         r.seconds,
         r.warehouses_per_minute,
         r.rows_per_second,
-        process_cpu_seconds() - cpu
+        process_cpu_secs() - cpu
     );
     (store, tables)
 }

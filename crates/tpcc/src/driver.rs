@@ -15,8 +15,7 @@
 use crate::error::TpccError;
 use crate::load::LOAD_TIME;
 use crate::report::{
-    new_histogram, process_cpu_seconds, Extra, KindReport, Latency, Observer, Progress, Report,
-    Sample,
+    new_histogram, Extra, KindReport, Latency, Observer, Progress, Report, Sample,
 };
 use crate::rng::{last_name, Rng, C_LAST_RUN_C};
 use crate::schema::{key, Table, Tables, CARRIERS, DISTRICTS};
@@ -25,6 +24,7 @@ use crate::txns::{
     execute, Ctx, CustomerSel, Done, Fail, Input, LineInput, PaymentInput, TxnKind, UNUSED_ITEM,
 };
 use hdrhistogram::Histogram;
+use nowa_units::cpu::process_cpu_secs;
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::time::{Duration, Instant};
@@ -178,7 +178,7 @@ pub fn run<S: TxnStore>(
     cfg.check()?;
     let shared = Shared::default();
     shared.running.store(cfg.threads, Relaxed);
-    let cpu0 = process_cpu_seconds();
+    let cpu0 = process_cpu_secs();
     let start = Instant::now();
     let (hists, samples) = std::thread::scope(|s| {
         let handles: Vec<_> = (0..cfg.threads)
@@ -213,7 +213,7 @@ pub fn run<S: TxnStore>(
     if let Some(e) = shared.error.lock().take() {
         return Err(e);
     }
-    let cpu = process_cpu_seconds() - cpu0;
+    let cpu = process_cpu_secs() - cpu0;
     let mut report = build_report(cfg, &shared, &hists, samples, elapsed, cpu);
     observer.on_finish(&mut report);
     Ok(report)

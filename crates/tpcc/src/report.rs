@@ -240,25 +240,6 @@ pub fn write_samples_csv<W: Write>(samples: &[Sample], out: W) -> Result<(), csv
     Ok(())
 }
 
-/// CPU seconds (user + system) this process has used so far.
-#[must_use]
-pub fn process_cpu_seconds() -> f64 {
-    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
-    // SAFETY: getrusage writes one `rusage` through the valid pointer we pass and nothing else.
-    let rc = unsafe { libc::getrusage(libc::RUSAGE_SELF, usage.as_mut_ptr()) };
-    if rc != 0 {
-        return 0.0;
-    }
-    // SAFETY: rc == 0, so getrusage initialized the struct (and it was zeroed before).
-    let usage = unsafe { usage.assume_init() };
-    #[expect(
-        clippy::cast_precision_loss,
-        reason = "seconds and microseconds of CPU time"
-    )]
-    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-    secs(usage.ru_utime) + secs(usage.ru_stime)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -284,16 +265,5 @@ mod tests {
         let mut lines = text.lines();
         assert!(lines.next().unwrap().ends_with("total_transactions,db_waf"));
         assert!(lines.next().unwrap().ends_with(",10,1.5"));
-    }
-
-    #[test]
-    fn cpu_time_advances() {
-        let a = process_cpu_seconds();
-        let mut x = 0u64;
-        for i in 0..20_000_000u64 {
-            x = x.wrapping_mul(31).wrapping_add(i);
-        }
-        std::hint::black_box(x);
-        assert!(process_cpu_seconds() > a);
     }
 }

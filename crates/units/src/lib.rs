@@ -2,7 +2,8 @@
 //!
 //! - the one way nowa reads sizes, counts, fractions and plain numbers (this page);
 //! - [`waf`]: the one write-amplification formula (and what the WAF of nothing is);
-//! - [`splitmix64`] / [`mix64`]: the one seed mixer and integer hash.
+//! - [`splitmix64`] / [`mix64`]: the one seed mixer and integer hash;
+//! - [`cpu`]: the one CPU clock (process and thread CPU seconds).
 //!
 //! Every subcommand and config file goes through these parsers, so `1GB` means the same thing
 //! everywhere:
@@ -17,6 +18,8 @@
 //!
 //! Parsers return [`UnitError`], whose message names the value and says what was expected; the
 //! CLI prefixes it with the flag (clap does that for `value_parser`s).
+
+pub mod cpu;
 
 use std::fmt;
 

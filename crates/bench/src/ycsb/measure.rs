@@ -8,6 +8,7 @@ use super::YcsbSpec;
 use hdrhistogram::Histogram;
 use nowa_device::{BlockDevice, DeviceCounters};
 use nowa_engine::{Engine, Stats};
+use nowa_units::cpu::process_cpu_secs;
 use nowa_units::waf;
 use serde::Serialize;
 use std::time::Instant;
@@ -48,26 +49,6 @@ impl Snapshot {
         );
         b - a
     }
-}
-
-/// CPU time (user + system) the process has used so far, in seconds (getrusage).
-///
-/// # Panics
-/// Never in practice: getrusage(RUSAGE_SELF) fails only on a bad pointer.
-#[must_use]
-pub fn process_cpu_secs() -> f64 {
-    let mut u = std::mem::MaybeUninit::<libc::rusage>::zeroed();
-    // SAFETY: getrusage fills the rusage the pointer points to; RUSAGE_SELF is a valid `who`,
-    // and the memory is a properly aligned, zero-initialized rusage.
-    let rc = unsafe { libc::getrusage(libc::RUSAGE_SELF, u.as_mut_ptr()) };
-    assert_eq!(
-        rc, 0,
-        "getrusage(RUSAGE_SELF) cannot fail with a valid pointer"
-    );
-    // SAFETY: getrusage returned 0, so it wrote the whole struct (and it was zeroed before).
-    let u = unsafe { u.assume_init() };
-    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-    secs(u.ru_utime) + secs(u.ru_stime)
 }
 
 /// One reporting interval.
@@ -470,16 +451,5 @@ mod tests {
         assert_eq!(d.ssd_waf(), Some(2.0));
         assert_eq!(d.total_waf(), Some(4.0));
         assert_eq!(d.compression_ratio(), Some(1.0));
-    }
-
-    #[test]
-    fn cpu_time_advances() {
-        let a = process_cpu_secs();
-        let mut x = 0u64;
-        for i in 0..20_000_000u64 {
-            x = x.wrapping_mul(31).wrapping_add(i);
-        }
-        std::hint::black_box(x);
-        assert!(process_cpu_secs() > a);
     }
 }
