@@ -62,7 +62,7 @@ fn suite_on_a_file_reports_numbers_and_says_it_is_not_an_ssd() {
     let row = &s.rand_write[0];
     assert!(row.kiops > 0.0 && row.waf_measured.is_none() && row.waf_implied.is_some());
     assert_eq!(s.est_op.as_ref().unwrap().from, "implied");
-    assert!(s.read_lat.unwrap().samples > 0 && s.write_lat.unwrap().samples > 0);
+    assert!(s.read_lat.unwrap().count > 0 && s.write_lat.unwrap().count > 0);
     assert_eq!(s.sweep.len(), 1);
     // The measured phase wrote exactly volume x capacity.
     let p = res
@@ -116,7 +116,7 @@ fn psync_engine_and_rate_limiter() {
             (20.0 * 0.3..=20.0 * 1.1).contains(&got),
             "{engine}: rate-limited job ran at {got:.2} MB/s, want <= 20 (and not stalled)"
         );
-        assert!(r[0].lat.samples == r[0].ops && r[0].lat.avg_us > 0.0);
+        assert!(r[0].lat.count == r[0].ops && r[0].lat.mean_us > 0.0);
         // A byte-limited job does exactly its volume.
         let job = JobSpec {
             name: "vol".into(),

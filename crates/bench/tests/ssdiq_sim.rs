@@ -183,11 +183,11 @@ fn full_suite_on_small_sim() {
         (achieved / target - 1.0).abs() < 0.05,
         "background rate {achieved} vs {target}"
     );
-    assert!(sm.read_lat.unwrap().avg_us >= 70.0 && sm.write_lat.unwrap().avg_us >= 12.0);
+    assert!(sm.read_lat.unwrap().mean_us >= 70.0 && sm.write_lat.unwrap().mean_us >= 12.0);
     assert_eq!(sm.sweep.len(), cfg.sweep.len());
     // Latency grows with the background write rate (queueing in the model).
     let (lo, hi) = (&sm.sweep[0], sm.sweep.last().unwrap());
-    assert!(hi.read.avg_us > lo.read.avg_us && hi.write.avg_us > lo.write.avg_us);
+    assert!(hi.read.mean_us > lo.read.mean_us && hi.write.mean_us > lo.write.mean_us);
     // Every step is logged; the plan's destructive steps come first.
     assert!(lines.iter().any(|l| l.starts_with("reset")));
     assert!(res.plan[0].destructive);

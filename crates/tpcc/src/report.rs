@@ -3,7 +3,6 @@
 //! database size...) through an [`Observer`].
 
 use crate::txns::TxnKind;
-use hdrhistogram::Histogram;
 use std::collections::BTreeMap;
 use std::io::Write;
 
@@ -75,51 +74,8 @@ pub struct Sample {
 }
 
 /// Latency summary of one transaction type, in microseconds (from the first attempt's begin to
-/// the final commit or rollback, retries included).
-#[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize)]
-pub struct Latency {
-    /// Transactions measured.
-    pub count: u64,
-    /// Mean.
-    pub mean_us: f64,
-    /// Median.
-    pub p50_us: f64,
-    /// 99th percentile.
-    pub p99_us: f64,
-    /// 99.9th percentile.
-    pub p999_us: f64,
-    /// Maximum.
-    pub max_us: f64,
-}
-
-impl Latency {
-    /// The summary of a histogram of nanoseconds.
-    #[must_use]
-    pub fn of(h: &Histogram<u64>) -> Latency {
-        #[expect(
-            clippy::cast_precision_loss,
-            reason = "nanosecond latencies far below 2^52"
-        )]
-        let us = |v: u64| v as f64 / 1000.0;
-        Latency {
-            count: h.len(),
-            mean_us: h.mean() / 1000.0,
-            p50_us: us(h.value_at_quantile(0.5)),
-            p99_us: us(h.value_at_quantile(0.99)),
-            p999_us: us(h.value_at_quantile(0.999)),
-            max_us: us(h.max()),
-        }
-    }
-}
-
-/// A latency histogram in nanoseconds (1 ns .. 100 s, 3 significant digits).
-///
-/// # Panics
-/// Never: the bounds are constant and valid.
-#[must_use]
-pub fn new_histogram() -> Histogram<u64> {
-    Histogram::new_with_bounds(1, 100_000_000_000, 3).expect("constant, valid bounds")
-}
+/// the final commit or rollback, retries included): the one summary, [`nowa_units::latency`].
+pub use nowa_units::latency::{new_histogram, Latency};
 
 /// The figures of one transaction type.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]

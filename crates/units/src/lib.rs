@@ -3,7 +3,8 @@
 //! - the one way nowa reads sizes, counts, fractions and plain numbers (this page);
 //! - [`waf`]: the one write-amplification formula (and what the WAF of nothing is);
 //! - [`splitmix64`] / [`mix64`]: the one seed mixer and integer hash;
-//! - [`cpu`]: the one CPU clock (process and thread CPU seconds).
+//! - [`cpu`]: the one CPU clock (process and thread CPU seconds);
+//! - [`latency`]: the one latency summary (histogram of ns -> mean and percentiles in us).
 //!
 //! Every subcommand and config file goes through these parsers, so `1GB` means the same thing
 //! everywhere:
@@ -20,6 +21,7 @@
 //! CLI prefixes it with the flag (clap does that for `value_parser`s).
 
 pub mod cpu;
+pub mod latency;
 
 use std::fmt;
 

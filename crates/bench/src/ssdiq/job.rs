@@ -77,59 +77,8 @@ impl JobSpec {
     }
 }
 
-/// Latency summary in microseconds.
-#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq)]
-pub struct LatStats {
-    /// Latencies recorded.
-    pub samples: u64,
-    /// Mean.
-    pub avg_us: f64,
-    /// Median.
-    pub p50_us: f64,
-    /// 99th percentile.
-    pub p99_us: f64,
-    /// 99.9th percentile.
-    pub p999_us: f64,
-    /// 99.999th percentile.
-    pub p99999_us: f64,
-    /// Maximum.
-    pub max_us: f64,
-}
-
-impl LatStats {
-    /// From a histogram of nanoseconds.
-    #[must_use]
-    pub fn from_hist(h: &Histogram<u64>) -> LatStats {
-        if h.is_empty() {
-            return LatStats::default();
-        }
-        #[expect(
-            clippy::cast_precision_loss,
-            reason = "latencies in ns are far below 2^53"
-        )]
-        let us = |v: u64| v as f64 / 1000.0;
-        LatStats {
-            samples: h.len(),
-            avg_us: h.mean() / 1000.0,
-            p50_us: us(h.value_at_quantile(0.5)),
-            p99_us: us(h.value_at_quantile(0.99)),
-            p999_us: us(h.value_at_quantile(0.999)),
-            p99999_us: us(h.value_at_quantile(0.99999)),
-            max_us: us(h.max()),
-        }
-    }
-}
-
-/// A latency histogram in nanoseconds, 3 significant digits, growing as needed.
-///
-/// # Panics
-/// Never: 3 significant figures is a valid configuration.
-#[must_use]
-pub fn new_hist() -> Histogram<u64> {
-    let mut h = Histogram::<u64>::new(3).expect("3 significant figures is valid");
-    h.auto(true);
-    h
-}
+/// Latency summary in microseconds: the one summary, [`nowa_units::latency`].
+pub use nowa_units::latency::{new_histogram as new_hist, Latency as LatStats};
 
 /// Throughput during one sampling interval.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
@@ -221,7 +170,7 @@ impl JobResult {
             secs,
             mb_s: to_f64(bytes) / secs / 1e6,
             iops: to_f64(ops) / secs,
-            lat: LatStats::from_hist(hist),
+            lat: LatStats::of(hist),
             intervals,
             interrupted,
         }

@@ -105,11 +105,11 @@ fn table_rows<'a>(results: &'a [&'a SsdiqResult]) -> Vec<Row> {
     t.add("Rnd. Read [k IOPS]", "", &|r| f1(r.summary.rand_read_kiops));
     t.per_workload("Rnd. Write [k IOPS]", &|x| Some(x.kiops), f1);
     t.add("Read Lat. [us]", "under load Avg", &|r| {
-        f1(r.summary.read_lat.map(|l| l.avg_us))
+        f1(r.summary.read_lat.map(|l| l.mean_us))
     });
     t.add("", "P99.9", &|r| f1(r.summary.read_lat.map(|l| l.p999_us)));
     t.add("Write Lat. [us]", "under load Avg", &|r| {
-        f1(r.summary.write_lat.map(|l| l.avg_us))
+        f1(r.summary.write_lat.map(|l| l.mean_us))
     });
     t.add("", "P99.9", &|r| f1(r.summary.write_lat.map(|l| l.p999_us)));
     t.add("Background writes [MB/s]", "target/achieved", &|r| {
@@ -262,10 +262,10 @@ fn sweep_table(out: &mut String, r: &SsdiqResult) {
             "  {:>3.0}%  {:>10.1}  {:>9.1} {:>5.0} {:>7.0}  {:>10.1} {:>5.0} {:>7.0}",
             s.load * 100.0,
             s.write_mb_s,
-            s.read.avg_us,
+            s.read.mean_us,
             s.read.p99_us,
             s.read.p999_us,
-            s.write.avg_us,
+            s.write.mean_us,
             s.write.p99_us,
             s.write.p999_us
         );
@@ -378,7 +378,7 @@ pub fn latency_chart(r: &SsdiqResult) -> LineChart {
         series: vec![
             Series {
                 label: "read avg".into(),
-                points: pts(&|s| s.read.avg_us),
+                points: pts(&|s| s.read.mean_us),
             },
             Series {
                 label: "read p99".into(),
@@ -390,7 +390,7 @@ pub fn latency_chart(r: &SsdiqResult) -> LineChart {
             },
             Series {
                 label: "write avg".into(),
-                points: pts(&|s| s.write.avg_us),
+                points: pts(&|s| s.write.mean_us),
             },
             Series {
                 label: "write p99".into(),

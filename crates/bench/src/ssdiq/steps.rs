@@ -508,7 +508,7 @@ impl Run<'_> {
             let r = self.target.run(&[bg, probe], self.stop)?;
             (self.log)(&format!(
                 "  {pname} latency avg {:.1} us, p99.9 {:.1} us; background {:.1} MB/s",
-                r[1].lat.avg_us, r[1].lat.p999_us, r[0].mb_s
+                r[1].lat.mean_us, r[1].lat.p999_us, r[0].mb_s
             ));
             let kind = match (sweep, pname) {
                 (false, "read") => PhaseKind::LatencyRead,

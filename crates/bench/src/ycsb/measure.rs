@@ -127,42 +127,8 @@ fn hit_ratio(p: &Stats, s: &Stats) -> f64 {
     }
 }
 
-/// Latency summary of one operation kind, in microseconds.
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct Latency {
-    /// Operations recorded.
-    pub count: u64,
-    /// Mean.
-    pub mean_us: f64,
-    /// Median.
-    pub p50_us: f64,
-    /// 99th percentile.
-    pub p99_us: f64,
-    /// 99.9th percentile.
-    pub p999_us: f64,
-    /// Maximum.
-    pub max_us: f64,
-}
-
-/// Latency histogram in nanoseconds, 1 ns to 100 s, 3 significant digits.
-pub(crate) fn new_hist() -> Histogram<u64> {
-    Histogram::new_with_bounds(1, 100_000_000_000, 3)
-        .expect("constant bounds 1 ns .. 100 s with 3 digits are valid")
-}
-
-impl Latency {
-    pub(crate) fn of(h: &Histogram<u64>) -> Latency {
-        let us = |v: u64| v as f64 / 1000.0;
-        Latency {
-            count: h.len(),
-            mean_us: h.mean() / 1000.0,
-            p50_us: us(h.value_at_quantile(0.5)),
-            p99_us: us(h.value_at_quantile(0.99)),
-            p999_us: us(h.value_at_quantile(0.999)),
-            max_us: us(h.max()),
-        }
-    }
-}
+pub(crate) use nowa_units::latency::new_histogram as new_hist;
+pub use nowa_units::latency::Latency;
 
 /// Write drill-down between two snapshots, in bytes.
 #[derive(Debug, Clone, Default, Serialize)]
