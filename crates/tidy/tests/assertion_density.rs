@@ -15,7 +15,7 @@ const FLOORS: &[(&str, f64)] = &[
     ("workload", 2.0),
     ("bench", 3.0),
     ("cli", 3.0),
-    ("units", 0.0),
+    ("units", 9.0),
     ("tpcc", 11.0),
     ("trace", 10.0),
     ("frozen", 20.0),
