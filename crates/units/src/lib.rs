@@ -249,7 +249,14 @@ pub fn parse_count_in(text: &str, min: u64, max: u64) -> Result<u64, UnitError> 
 /// [`UnitError::Syntax`] for non-numbers, [`UnitError::Range`] outside the bounds.
 pub fn parse_number_in(text: &str, min: f64, max: f64) -> Result<f64, UnitError> {
     let t = text.trim();
-    let v = parse_plain(t).ok_or_else(|| syntax(text, "number", "2, 0.5, 1000"))?;
+    let v = parse_plain(t).ok_or_else(|| {
+        let what = if t.parse::<f64>().is_ok_and(f64::is_finite) {
+            "plain number (scientific notation is not read)"
+        } else {
+            "number"
+        };
+        syntax(text, what, "2, 0.5, 1000")
+    })?;
     if v < min || v > max {
         return Err(range(text, format!("must be between {min} and {max}")));
     }
