@@ -279,6 +279,10 @@ impl Chips {
     /// The parameters are invalid ([`ChipParams::validate`]).
     pub fn new(params: ChipParams) -> Result<Chips> {
         params.validate()?;
+        assert!(
+            params.chips() >= params.channels,
+            "every channel has a chip"
+        );
         Ok(Chips {
             read: us_to_ps(params.read_us),
             program: us_to_ps(params.program_us),
@@ -327,12 +331,20 @@ impl Chips {
         if self.xfer == 0 || op == ChipOp::Erase {
             let start = at.max(self.chip_free[c]);
             self.chip_free[c] = start + lat * n;
+            assert!(
+                self.chip_free[c] >= at,
+                "an operation ends after it arrives"
+            );
             return self.chip_free[c];
         }
         let ch = c % self.chan_free.len();
         for _ in 0..n {
             self.one_with_transfer(c, ch, at, op, lat);
         }
+        assert!(
+            self.chip_free[c] >= at + lat && self.chan_free[ch] >= at + self.xfer,
+            "chip and channel are busy after a transfer"
+        );
         match op {
             ChipOp::Read => self.chan_free[ch],
             _ => self.chip_free[c],
@@ -596,6 +608,8 @@ impl Timing {
         }
         let extra32 = u32::try_from(extra).expect("below the chip count");
         self.write_cursor = (self.write_cursor + extra32) % n;
+        assert!(self.write_cursor < n, "cursor on a chip");
+        assert!(done >= start, "work ends after it starts");
         done
     }
 
