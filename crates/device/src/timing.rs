@@ -277,6 +277,9 @@ impl Chips {
     ///
     /// # Errors
     /// The parameters are invalid ([`ChipParams::validate`]).
+    ///
+    /// # Panics
+    /// Never for validated parameters.
     pub fn new(params: ChipParams) -> Result<Chips> {
         params.validate()?;
         assert!(
@@ -319,6 +322,9 @@ impl Chips {
 
     /// `n` operations `op` on `chip` (chip `c` is on channel `c % channels`: consecutive chips
     /// on consecutive channels), the commands arriving at `at`; returns when the last is done.
+    ///
+    /// # Panics
+    /// If `chip` is out of range.
     #[inline]
     pub fn ops(&mut self, chip: u32, at: Ps, op: ChipOp, n: u64) -> Ps {
         let c = chip as usize;

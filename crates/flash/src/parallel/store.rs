@@ -45,6 +45,8 @@ pub struct ParallelCounters {
     pub victims: u64,
     /// Pages trimmed (mapped ones).
     pub trimmed_pages: u64,
+    /// Host superblocks opened in the GC reserve because nothing was reclaimable.
+    pub reserve_dips: u64,
 }
 
 impl ParallelCounters {
@@ -485,20 +487,29 @@ impl ParallelFtl {
         }
     }
 
-    /// Open a superblock for `slot`: collect garbage until each of its chips has a spare
-    /// block beyond the reserve (GC itself may dip into the reserve), then take one block on
-    /// each chip.
+    /// Open a superblock for `slot`: collect garbage until every chip has a spare block beyond
+    /// the reserve (GC itself may dip into the reserve), then take one block on each chip of
+    /// the slot's set.
     fn open(&mut self, slot: usize) -> Result<u32, FlashError> {
         let chips = self.chips_for(slot);
         let need = if self.in_gc { 0 } else { RESERVE };
         let mut rounds = 0usize;
-        while let Some(&short) = chips.iter().find(|&&c| self.free[c as usize].len() <= need) {
+        // The GC superblock spans every chip, so the reserve must hold on every chip, not only
+        // on this superblock's.
+        let all = self.g.chips();
+        while let Some(short) = (0..all).find(|&c| self.free[c as usize].len() <= need) {
             if self.in_gc {
                 return Err(FlashError::DeviceFull);
             }
             rounds += 1;
             if rounds > self.sbs.len() + self.bvalid.len() || !self.gc_for(short)? {
-                return Err(FlashError::DeviceFull);
+                // Nothing reclaimable on that chip now (its garbage sits in open superblocks):
+                // dip into the reserve rather than stop, while it lasts.
+                if self.free.iter().any(Vec::is_empty) {
+                    return Err(FlashError::DeviceFull);
+                }
+                self.c.reserve_dips += 1;
+                break;
             }
         }
         let blocks: Vec<u32> = chips
