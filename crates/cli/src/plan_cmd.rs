@@ -105,8 +105,11 @@ fn opts(d: &DeviceArgs) -> Result<FigureOpts> {
         page_bytes,
         op_physical: d.op,
     };
-    g.validate()
-        .map_err(|e| usage(format!("--channels/--chips-per-channel/--blocks-per-chip: {e}")))?;
+    g.validate().map_err(|e| {
+        usage(format!(
+            "--channels/--chips-per-channel/--blocks-per-chip: {e}"
+        ))
+    })?;
     let chips = match d.timing.as_str() {
         "femu" => ChipParams::femu(g.channels, g.chips_per_channel, page_bytes),
         "mqsim" => ChipParams::mqsim(g.channels, g.chips_per_channel, page_bytes),

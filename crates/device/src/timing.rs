@@ -14,8 +14,8 @@
 //! [`Timing`] serves host requests on top of it:
 //! - requests are served first come first served; the flash pages a request programs (host
 //!   pages plus every GC copy it triggered) go round-robin over the chips (the striping of a
-//!   superblock), its reads to chips spread by a hash, its erases to every chip (a superblock
-//!   erase);
+//!   superblock), its reads to chips spread by a hash, each erased unit to one chip in turn (a
+//!   1 MiB unit is one FEMU block of 256 x 4 KiB pages);
 //! - it completes a fixed controller latency (`read_base_us` / `write_base_us`) after its last
 //!   chip operation; that latency does not occupy the media;
 //! - optionally at most `queue_depth` requests are accepted at once; a later one waits for the
@@ -467,6 +467,8 @@ pub struct Timing {
     write_base: Ps,
     /// Next chip a programmed page goes to (round-robin striping).
     write_cursor: u32,
+    /// Next chip a unit erase goes to.
+    erase_cursor: u32,
     /// Reads served so far (their chips are spread by a hash of this count).
     reads: u64,
     /// Time now: the latest arrival or explicit advance seen.
@@ -490,6 +492,7 @@ impl Timing {
             write_base: us_to_ps(model.write_base_us),
             model,
             write_cursor: 0,
+            erase_cursor: 0,
             reads: 0,
             clock: 0,
             last_done: 0,
@@ -525,7 +528,7 @@ impl Timing {
         self.chips.latency(ChipOp::Read) * self.flash_pages(pages)
     }
 
-    /// Chip time of erasing `units` units (one block on every chip each).
+    /// Chip time of erasing `units` units (one block erase each).
     #[must_use]
     pub fn erase_busy(&self, units: u64) -> Ps {
         self.chips.latency(ChipOp::Erase) * units
@@ -586,6 +589,7 @@ impl Timing {
         self.clock = 0;
         self.last_done = 0;
         self.write_cursor = 0;
+        self.erase_cursor = 0;
         self.reads = 0;
         self.outstanding.clear();
     }
@@ -595,10 +599,12 @@ impl Timing {
         let n = self.chips.count();
         let mut done = start;
         // Erases first (GC frees a unit before its space is reused), then reads, then programs.
+        // An erased unit is one block erase (the simulated SSD's 1 MiB unit is FEMU's block of
+        // 256 x 4 KiB pages), on the chips in turn.
         for _ in 0..work.erased_units {
-            for c in 0..n {
-                done = done.max(self.chips.ops(c, start, ChipOp::Erase, 1));
-            }
+            let c = self.erase_cursor;
+            self.erase_cursor = (c + 1) % n;
+            done = done.max(self.chips.ops(c, start, ChipOp::Erase, 1));
         }
         for _ in 0..self.flash_pages(work.read_pages) {
             self.reads += 1;

@@ -26,14 +26,16 @@ pub struct UnknownScheme(pub String);
 /// [`UnknownScheme`] for a name not in the list.
 pub fn parse_scheme(s: &str, g: &ChipGeometry) -> Result<Scheme, UnknownScheme> {
     let cpc = g.chips_per_channel;
-    let frac = |f: &str| match f {
-        "1/2" => Some(cpc / 2),
-        "1/4" => Some(cpc / 4),
-        "1/8" => Some(cpc / 8),
-        "full" => Some(cpc),
-        _ => None,
-    }
-    .filter(|&k| k >= 1);
+    let frac = |f: &str| {
+        match f {
+            "1/2" => Some(cpc / 2),
+            "1/4" => Some(cpc / 4),
+            "1/8" => Some(cpc / 8),
+            "full" => Some(cpc),
+            _ => None,
+        }
+        .filter(|&k| k >= 1)
+    };
     let bad = || UnknownScheme(s.to_owned());
     Ok(match s {
         "baseline" => Scheme::Baseline {
@@ -230,7 +232,12 @@ pub fn figures3to6(
     };
     #[expect(clippy::cast_precision_loss, reason = "block counts below 2^53")]
     let bars = [
-        ("plan-fig3-waf.png", "Figure 3: WAF (lower is better)", "WAF", per(&|r, _| r.waf)),
+        (
+            "plan-fig3-waf.png",
+            "Figure 3: WAF (lower is better)",
+            "WAF",
+            per(&|r, _| r.waf),
+        ),
         (
             "plan-fig4-erased.png",
             "Figure 4: blocks erased, normalized to baseline",

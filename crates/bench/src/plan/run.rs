@@ -206,7 +206,10 @@ impl Loop {
             trimmed_pages: c.trimmed_pages - before.trimmed_pages,
             reserve_dips: c.reserve_dips - before.reserve_dips,
         };
-        #[expect(clippy::cast_precision_loss, reason = "picoseconds and counts below 2^53")]
+        #[expect(
+            clippy::cast_precision_loss,
+            reason = "picoseconds and counts below 2^53"
+        )]
         let (secs, reqs, pages) = (
             self.end as f64 / 1e12,
             self.requests as f64,

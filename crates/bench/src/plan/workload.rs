@@ -1,8 +1,9 @@
 //! Workloads of `nowa plan`: closed-loop request generators over a chip-addressed FTL's
 //! logical pages (flash pages). Each stands for one of the paper's workloads at this scale
 //! (docs/plan.md says what each keeps and what it drops):
-//! - `fio`: the paper's FIO (4 processes, files sized 1:10:30:64 covering the device, uniform
-//!   random one-page I/O, 50% reads, queue depth 32 each, stream id = process);
+//! - `fio`: the paper's FIO (4 processes, files sized 1:10:30:64 over half the device, the
+//!   other half cold aged data; uniform random one-page I/O, 50% reads, queue depth 32 each,
+//!   stream id = process);
 //! - `tpcc`: an OLTP engine's device stream: 4 KiB data pages with 80/20 skew over 90% of the
 //!   device plus sequential log appends (stream 0 data, 1 log), 50% reads;
 //! - `ycsb`: an LSM tree's stream: 256 KiB sequential SST writes to three circular level regions
@@ -150,12 +151,13 @@ impl Generator {
         let frac = |a: u64, b: u64| n * a / b;
         let regions = match kind {
             WorkloadKind::Fio => {
+                // The files take half the device; the rest is the aged SSD's cold user data.
                 let parts = [1u64, 10, 30, 64];
                 let mut at = 0;
                 parts
                     .iter()
                     .map(|&p| {
-                        let len = n * p / 105;
+                        let len = n / 2 * p / 105;
                         at += len;
                         (at - len, len)
                     })
@@ -376,7 +378,7 @@ mod tests {
 
     #[test]
     fn fio_files_are_sized_1_10_30_64() {
-        let g = Generator::new(WorkloadKind::Fio, 105_000, 1);
+        let g = Generator::new(WorkloadKind::Fio, 210_000, 1);
         let lens: Vec<u64> = g.regions.iter().map(|r| r.1).collect();
         assert_eq!(lens, vec![1000, 10_000, 30_000, 64_000]);
     }

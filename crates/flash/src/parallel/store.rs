@@ -497,7 +497,12 @@ impl ParallelFtl {
         // The GC superblock spans every chip, so the reserve must hold on every chip, not only
         // on this superblock's.
         let all = self.g.chips();
-        while let Some(short) = (0..all).find(|&c| self.free[c as usize].len() <= need) {
+        // Always the chip with the fewest free blocks, so no chip runs dry while GC serves
+        // another.
+        while let Some(short) = (0..all)
+            .min_by_key(|&c| self.free[c as usize].len())
+            .filter(|&c| self.free[c as usize].len() <= need)
+        {
             if self.in_gc {
                 return Err(FlashError::DeviceFull);
             }
