@@ -118,6 +118,7 @@ fn opts(d: &DeviceArgs) -> Result<FigureOpts> {
     // The paper's device: 256 GiB physical.
     #[expect(clippy::cast_precision_loss, reason = "byte counts below 2^53")]
     let scale = (256u64 << 30) as f64 / (g.physical_pages() * u64::from(page_bytes)) as f64;
+    assert!(scale.is_finite() && scale > 0.0, "a validated device has pages");
     Ok(FigureOpts {
         geometry: g,
         chips,
@@ -222,6 +223,10 @@ fn bench(d: &DeviceArgs) -> Result<()> {
             seed: o.seed,
             time_scale: o.time_scale,
         })?;
+        assert!(
+            r.counters.host_pages > 0 && r.cpu_secs > 0.0,
+            "a run writes and takes CPU time"
+        );
         println!(
             "{name:<14} {} host page writes + {} reads + {} GC copies in {:.3} CPU s: {:.2} M host page writes/s per core (timing on)",
             r.counters.host_pages,
