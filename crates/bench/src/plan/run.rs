@@ -196,16 +196,7 @@ impl Loop {
         before: &ParallelCounters,
         cpu_secs: f64,
     ) -> RunResult {
-        let c = ftl.counters();
-        let counters = ParallelCounters {
-            host_pages: c.host_pages - before.host_pages,
-            read_pages: c.read_pages - before.read_pages,
-            gc_pages: c.gc_pages - before.gc_pages,
-            erased_blocks: c.erased_blocks - before.erased_blocks,
-            victims: c.victims - before.victims,
-            trimmed_pages: c.trimmed_pages - before.trimmed_pages,
-            reserve_dips: c.reserve_dips - before.reserve_dips,
-        };
+        let counters = ftl.counters().since(before);
         #[expect(
             clippy::cast_precision_loss,
             reason = "picoseconds and counts below 2^53"

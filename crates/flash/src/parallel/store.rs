@@ -55,6 +55,19 @@ impl ParallelCounters {
     pub fn waf(&self) -> f64 {
         nowa_units::waf(self.host_pages + self.gc_pages, self.host_pages).unwrap_or(1.0)
     }
+    /// Counters accumulated since `e`.
+    #[must_use]
+    pub fn since(&self, e: &ParallelCounters) -> ParallelCounters {
+        ParallelCounters {
+            host_pages: self.host_pages - e.host_pages,
+            read_pages: self.read_pages - e.read_pages,
+            gc_pages: self.gc_pages - e.gc_pages,
+            erased_blocks: self.erased_blocks - e.erased_blocks,
+            victims: self.victims - e.victims,
+            trimmed_pages: self.trimmed_pages - e.trimmed_pages,
+            reserve_dips: self.reserve_dips - e.reserve_dips,
+        }
+    }
 }
 
 /// Which chips an open slot's superblocks take.
