@@ -118,7 +118,10 @@ fn opts(d: &DeviceArgs) -> Result<FigureOpts> {
     // The paper's device: 256 GiB physical.
     #[expect(clippy::cast_precision_loss, reason = "byte counts below 2^53")]
     let scale = (256u64 << 30) as f64 / (g.physical_pages() * u64::from(page_bytes)) as f64;
-    assert!(scale.is_finite() && scale > 0.0, "a validated device has pages");
+    assert!(
+        scale.is_finite() && scale > 0.0,
+        "a validated device has pages"
+    );
     Ok(FigureOpts {
         geometry: g,
         chips,
