@@ -71,6 +71,13 @@ struct RunArgs {
     /// Workload: fio, tpcc, ycsb, fileserver, gcc.
     #[arg(long, default_value = "fio", value_parser = flags::parsed::<WorkloadKind>())]
     workload: WorkloadKind,
+    /// Replay this block trace (any format `nowa trace` reads) open-loop instead of
+    /// --workload: pages = the flash pages each request covers, stream = its volume.
+    #[arg(long)]
+    trace: Option<PathBuf>,
+    /// With --trace: stop after this many records.
+    #[arg(long, value_parser = flags::count::<u64>(1, u64::MAX))]
+    trace_limit: Option<u64>,
     /// Print the result as JSON.
     #[arg(long)]
     json: bool,
@@ -179,15 +186,23 @@ pub fn run(a: PlanArgs) -> Result<()> {
             let scheme = plan::parse_scheme(&r.scheme, &o.geometry)
                 .map_err(|e| usage(format!("--scheme: {e}")))?;
             describe(&o);
-            let res = plan::run(&RunSpec {
+            let spec = RunSpec {
                 geometry: o.geometry,
                 chips: o.chips,
                 scheme,
                 workload: r.workload,
                 drive_writes: o.drive_writes,
                 seed: o.seed,
-                time_scale: o.time_scale,
-            })?;
+                // A trace's clock is real time: its lifetimes need no scaling by default.
+                time_scale: match (&r.trace, r.dev.time_scale) {
+                    (Some(_), None) => 1.0,
+                    _ => o.time_scale,
+                },
+            };
+            let res = match &r.trace {
+                Some(path) => plan::replay(&spec, path, r.trace_limit)?,
+                None => plan::run(&spec)?,
+            };
             if r.json {
                 println!("{}", serde_json::to_string_pretty(&res)?);
             } else {

@@ -3,9 +3,11 @@
 //! ([`nowa_device::timing::Chips`]): single runs and the paper's figures (docs/plan.md).
 
 pub mod run;
+pub mod trace;
 pub mod workload;
 
 pub use run::{run, RunResult, RunSpec};
+pub use trace::replay;
 pub use workload::{Generator, Kind, Req, WorkloadKind};
 
 use crate::plot::{render_bar, render_line, BarChart, LineChart, Series};

@@ -123,15 +123,7 @@ pub fn run(spec: &RunSpec) -> anyhow::Result<RunResult> {
     )]
     let target = (spec.drive_writes * ftl.logical_pages() as f64) as u64;
     let cpu0 = crate::sim::thread_cpu_secs();
-    let mut loop_state = Loop {
-        heap: BinaryHeap::new(),
-        seq: 0,
-        // 1 ns to 1000 s.
-        rh: Histogram::new_with_bounds(1, 1_000_000_000_000, 3)?,
-        wh: Histogram::new_with_bounds(1, 1_000_000_000_000, 3)?,
-        requests: 0,
-        end: 0,
-    };
+    let mut loop_state = Loop::new()?;
     let (procs, depth) = gen.procs_and_depth();
     for p in 0..procs {
         for _ in 0..depth {
@@ -148,8 +140,9 @@ pub fn run(spec: &RunSpec) -> anyhow::Result<RunResult> {
     Ok(loop_state.result(spec, &ftl, &before, cpu_secs))
 }
 
-struct Loop {
-    heap: BinaryHeap<Reverse<(Ps, u64, usize)>>,
+/// The run's event queue and latency histograms.
+pub(super) struct Loop {
+    pub(super) heap: BinaryHeap<Reverse<(Ps, u64, usize)>>,
     seq: u64,
     rh: Histogram<u64>,
     wh: Histogram<u64>,
@@ -175,21 +168,47 @@ impl Loop {
             Kind::Write => ftl.write(r.start, r.len, r.stream, now)?,
             Kind::Trim => ftl.trim(r.start, r.len, now)?,
         }
+        self.complete(ftl, chips, r.kind, t, proc);
+        Ok(())
+    }
+
+    /// Serves the FTL's recorded operations of a request issued at `t` by `proc` and queues
+    /// its completion.
+    pub(super) fn complete(
+        &mut self,
+        ftl: &mut ParallelFtl,
+        chips: &mut Chips,
+        kind: Kind,
+        t: Ps,
+        proc: usize,
+    ) {
         let done = serve_ops(ftl, chips, t);
         assert!(done >= t, "a request completes after it is issued");
         let lat_ns = (done - t) / 1000;
-        match r.kind {
+        match kind {
             Kind::Read => self.rh.saturating_record(lat_ns),
             Kind::Write => self.wh.saturating_record(lat_ns),
             Kind::Trim => {}
         }
         self.requests += 1;
         self.seq += 1;
+        self.end = self.end.max(done);
         self.heap.push(Reverse((done, self.seq, proc)));
-        Ok(())
     }
 
-    fn result(
+    pub(super) fn new() -> anyhow::Result<Loop> {
+        Ok(Loop {
+            heap: BinaryHeap::new(),
+            seq: 0,
+            // 1 ns to 1000 s.
+            rh: Histogram::new_with_bounds(1, 1_000_000_000_000, 3)?,
+            wh: Histogram::new_with_bounds(1, 1_000_000_000_000, 3)?,
+            requests: 0,
+            end: 0,
+        })
+    }
+
+    pub(super) fn result(
         &self,
         spec: &RunSpec,
         ftl: &ParallelFtl,
