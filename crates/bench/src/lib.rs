@@ -7,12 +7,14 @@
 //! - [`gcunit`]: infer an SSD's GC unit with the ZNS-like zone-size sweep (how-to-write 5.3).
 //! - [`paced`]: a wrapper that makes a simulated SSD I/O-bound (media bandwidth timeline).
 //! - [`replay`]: `nowa sim --trace` — block traces replayed through the FTL model.
+//! - [`plan`]: `nowa plan` — PLAN (flexible superblocks, lifetime predictor) with chip timing.
 //! - [`plot`]: line and bar charts (PNG/SVG, embedded font, no system libraries).
 //! - [`interrupt`]: Ctrl-C, the one stop flag every driver polls.
 
 pub mod gcunit;
 pub mod interrupt;
 pub mod paced;
+pub mod plan;
 pub mod plot;
 // Temporary: cleaned when sim.rs's result assembly is shared with it (after the placement merge).
 #[expect(

@@ -9,6 +9,7 @@ mod device_open;
 mod flags;
 mod frozen_cmd;
 mod gcunit_cmd;
+mod plan_cmd;
 mod resources;
 mod sim_cmd;
 mod ssdiq_cmd;
@@ -49,6 +50,8 @@ enum Cmd {
     Trace(trace_cmd::TraceArgs),
     /// Run a program on a fresh loop device and record its block requests (needs root).
     Capture(capture_cmd::CaptureArgs),
+    /// PLAN: flexible superblocks and a lifetime predictor on a chip-level SSD model.
+    Plan(plan_cmd::PlanArgs),
 }
 
 /// Every argument that takes a value accepts a leading '-', so `--seed -1` reaches the flag's
@@ -157,6 +160,7 @@ fn main() {
         Cmd::Trace(a) => trace_cmd::run(a),
         Cmd::Capture(a) => capture_cmd::run(a),
         Cmd::Frozen(a) => frozen_cmd::run(a),
+        Cmd::Plan(a) => plan_cmd::run(a),
     };
     if let Err(e) = res {
         std::process::exit(report(&e));

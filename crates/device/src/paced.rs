@@ -2,8 +2,9 @@
 //! simulator completes every I/O at memory speed, so throughput measured on it is CPU-bound.
 //! `Paced` feeds the media work of every I/O (media bytes written, GC copies included, read
 //! from the inner device's counters; bytes read) to the one timing model
-//! ([`crate::timing::Timing`], bandwidths only) and sleeps until the model's media has done all
-//! the work so far. Throughput measured through it reflects the device's work, as on real
+//! ([`crate::timing::Timing`]: one chip timed by the bandwidths with [`Paced::new`], any chip
+//! configuration with [`Paced::with_model`]) and sleeps until the model's chips have done all
+//! the work so far; reads queue behind the writes and GC copies on the same chips. Throughput measured through it reflects the device's work, as on real
 //! hardware; [`Paced::busy`] is the device-bound time of the run.
 //!
 //! It paces *throughput*, not per-request latency: every request is served as if it had

@@ -25,6 +25,7 @@ mod compact;
 mod config;
 mod gc;
 mod hugepage;
+pub mod parallel;
 mod write;
 mod zoned;
 

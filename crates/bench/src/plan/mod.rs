@@ -1,0 +1,333 @@
+//! `nowa plan`: PLAN (plan-ssd-parallelism.md) on the chip-addressed FTL
+//! ([`nowa_flash::parallel`]) timed by the one timing model's chips
+//! ([`nowa_device::timing::Chips`]): single runs and the paper's figures (docs/plan.md).
+
+pub mod run;
+pub mod trace;
+pub mod workload;
+
+pub use run::{run, RunResult, RunSpec};
+pub use trace::replay;
+pub use workload::{Generator, Kind, Req, WorkloadKind};
+
+use crate::plot::{render_bar, render_line, BarChart, LineChart, Series};
+use anyhow::Context as _;
+use nowa_device::timing::ChipParams;
+use nowa_flash::parallel::{ChipGeometry, Scheme};
+use std::io::Write as _;
+use std::path::Path;
+
+/// An unknown scheme name.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown scheme '{0}' (expected baseline, baseline-1/2|1/4|1/8, partial-gc, multi-stream, autostream, plan-nopred-1/4|1/8, plan-pred-1/4|1/8)")]
+pub struct UnknownScheme(pub String);
+
+/// Parses a scheme name (parallelism as a fraction of the chips per channel of `g`).
+///
+/// # Errors
+/// [`UnknownScheme`] for a name not in the list.
+pub fn parse_scheme(s: &str, g: &ChipGeometry) -> Result<Scheme, UnknownScheme> {
+    let cpc = g.chips_per_channel;
+    let frac = |f: &str| {
+        match f {
+            "1/2" => Some(cpc / 2),
+            "1/4" => Some(cpc / 4),
+            "1/8" => Some(cpc / 8),
+            "full" => Some(cpc),
+            _ => None,
+        }
+        .filter(|&k| k >= 1)
+    };
+    let bad = || UnknownScheme(s.to_owned());
+    Ok(match s {
+        "baseline" => Scheme::Baseline {
+            chips_per_channel: cpc,
+        },
+        "partial-gc" => Scheme::PartialGc,
+        "multi-stream" => Scheme::MultiStream { streams: 16 },
+        "autostream" => Scheme::AutoStream { streams: 16 },
+        _ => {
+            if let Some(f) = s.strip_prefix("baseline-") {
+                Scheme::Baseline {
+                    chips_per_channel: frac(f).ok_or_else(bad)?,
+                }
+            } else if let Some(f) = s.strip_prefix("plan-pred-") {
+                Scheme::Plan {
+                    small_chips: frac(f).ok_or_else(bad)?,
+                    predict: true,
+                }
+            } else if let Some(f) = s.strip_prefix("plan-nopred-") {
+                Scheme::Plan {
+                    small_chips: frac(f).ok_or_else(bad)?,
+                    predict: false,
+                }
+            } else {
+                return Err(bad());
+            }
+        }
+    })
+}
+
+/// The paper's configurations (section 4), in its order.
+pub const SCHEMES: [&str; 8] = [
+    "baseline",
+    "partial-gc",
+    "multi-stream",
+    "autostream",
+    "plan-nopred-1/4",
+    "plan-nopred-1/8",
+    "plan-pred-1/4",
+    "plan-pred-1/8",
+];
+
+/// Options of `nowa plan figures`.
+#[derive(Debug, Clone)]
+pub struct FigureOpts {
+    /// The device.
+    pub geometry: ChipGeometry,
+    /// Chip timing.
+    pub chips: ChipParams,
+    /// Host writes per run, drive writes.
+    pub drive_writes: f64,
+    /// Workload seed.
+    pub seed: u64,
+    /// Predictor seconds per simulated second.
+    pub time_scale: f64,
+    /// Workloads of Figures 3 to 6.
+    pub workloads: Vec<WorkloadKind>,
+}
+
+/// The default options: the paper's device scaled to 16 GiB, FEMU timing, 2 drive writes.
+#[must_use]
+pub fn default_opts() -> FigureOpts {
+    let g = ChipGeometry::paper_scaled();
+    FigureOpts {
+        chips: ChipParams::femu(g.channels, g.chips_per_channel, g.page_bytes),
+        geometry: g,
+        drive_writes: 2.0,
+        seed: 42,
+        time_scale: 16.0,
+        workloads: WorkloadKind::ALL.to_vec(),
+    }
+}
+
+fn spec(o: &FigureOpts, scheme: Scheme, workload: WorkloadKind) -> RunSpec {
+    RunSpec {
+        geometry: o.geometry,
+        chips: o.chips,
+        scheme,
+        workload,
+        drive_writes: o.drive_writes,
+        seed: o.seed,
+        time_scale: o.time_scale,
+    }
+}
+
+const CSV_HEADER: &str = "figure,workload,scheme,waf,host_pages,gc_pages,erased_blocks,victims,requests,sim_secs,iops,pages_per_sec,read_p50_us,read_p99_us,read_p999_us,write_p50_us,write_p99_us,write_p999_us,cpu_secs";
+
+fn csv_row(fig: &str, r: &RunResult) -> String {
+    let c = &r.counters;
+    format!(
+        "{fig},{},{},{:.4},{},{},{},{},{},{:.4},{:.1},{:.1},{:.1},{:.1},{:.1},{:.1},{:.1},{:.1},{:.3}",
+        r.workload,
+        r.scheme,
+        r.waf,
+        c.host_pages,
+        c.gc_pages,
+        c.erased_blocks,
+        c.victims,
+        r.requests,
+        r.sim_secs,
+        r.iops,
+        r.pages_per_sec,
+        r.read_us[0],
+        r.read_us[1],
+        r.read_us[2],
+        r.write_us[0],
+        r.write_us[1],
+        r.write_us[2],
+        r.cpu_secs
+    )
+}
+
+/// Figure 1: FIO on the baseline at parallelism 1/8, 1/4, 1/2, full.
+///
+/// # Errors
+/// A run fails or a file cannot be written.
+pub fn figure1(
+    o: &FigureOpts,
+    out: &Path,
+    log: &mut dyn FnMut(&RunResult),
+) -> anyhow::Result<Vec<RunResult>> {
+    let mut rows = Vec::new();
+    for f in ["1/8", "1/4", "1/2", "full"] {
+        let s = parse_scheme(&format!("baseline-{f}"), &o.geometry)?;
+        let r = run(&spec(o, s, WorkloadKind::Fio))?;
+        log(&r);
+        rows.push(r);
+    }
+    write_csv(&out.join("plan-fig1.csv"), "fig1", &rows)?;
+    let full = rows.last().map_or(1.0, |r| r.iops);
+    let xs = [0.125, 0.25, 0.5, 1.0];
+    let line = |label: &str, ys: Vec<f64>| Series {
+        label: label.to_owned(),
+        points: xs.iter().copied().zip(ys).collect(),
+    };
+    let chart = LineChart {
+        title: "Figure 1: FIO, 4 streams, greedy GC".into(),
+        x_label: "parallelism (fraction of chips per channel)".into(),
+        y_label: "WAF / throughput normalized to full".into(),
+        series: vec![
+            line("WAF", rows.iter().map(|r| r.waf).collect()),
+            line(
+                "throughput / full",
+                rows.iter().map(|r| r.iops / full).collect(),
+            ),
+        ],
+        log_x: true,
+        log_y: false,
+        y_range: None,
+    };
+    render_line(&chart, &out.join("plan-fig1.png"))?;
+    Ok(rows)
+}
+
+fn write_csv(path: &Path, fig: &str, rows: &[RunResult]) -> anyhow::Result<()> {
+    let mut f = std::fs::File::create(path).with_context(|| format!("{}", path.display()))?;
+    writeln!(f, "{CSV_HEADER}")?;
+    for r in rows {
+        writeln!(f, "{}", csv_row(fig, r))?;
+    }
+    Ok(())
+}
+
+/// Figures 3 to 6: every scheme on every workload.
+///
+/// # Errors
+/// A run fails or a file cannot be written.
+pub fn figures3to6(
+    o: &FigureOpts,
+    out: &Path,
+    log: &mut dyn FnMut(&RunResult),
+) -> anyhow::Result<Vec<RunResult>> {
+    let mut rows = Vec::new();
+    for &w in &o.workloads {
+        for name in SCHEMES {
+            let r = run(&spec(o, parse_scheme(name, &o.geometry)?, w))?;
+            log(&r);
+            rows.push(r);
+        }
+    }
+    write_csv(&out.join("plan-fig3-6.csv"), "fig3-6", &rows)?;
+    let cats: Vec<String> = o.workloads.iter().map(|w| w.name().to_owned()).collect();
+    let per = |f: &dyn Fn(&RunResult, &RunResult) -> f64| -> Vec<(String, Vec<f64>)> {
+        SCHEMES
+            .iter()
+            .enumerate()
+            .map(|(i, &s)| {
+                let vals = (0..cats.len())
+                    .map(|w| f(&rows[w * SCHEMES.len() + i], &rows[w * SCHEMES.len()]))
+                    .collect();
+                (s.to_owned(), vals)
+            })
+            .collect()
+    };
+    #[expect(clippy::cast_precision_loss, reason = "block counts below 2^53")]
+    let bars = [
+        (
+            "plan-fig3-waf.png",
+            "Figure 3: WAF (lower is better)",
+            "WAF",
+            per(&|r, _| r.waf),
+        ),
+        (
+            "plan-fig4-erased.png",
+            "Figure 4: blocks erased, normalized to baseline",
+            "erased / baseline",
+            per(&|r, b| r.counters.erased_blocks as f64 / b.counters.erased_blocks.max(1) as f64),
+        ),
+        (
+            "plan-fig6-throughput.png",
+            "Figure 6: throughput normalized to baseline",
+            "IOPS / baseline",
+            per(&|r, b| r.iops / b.iops),
+        ),
+    ];
+    for (file, title, y, groups) in bars {
+        let chart = BarChart {
+            title: title.into(),
+            y_label: y.into(),
+            categories: cats.clone(),
+            groups,
+        };
+        render_bar(&chart, &out.join(file))?;
+    }
+    figure5(o, out, &rows)?;
+    Ok(rows)
+}
+
+/// Figure 5: CDF of the victims' valid ratio, one chart per workload.
+fn figure5(o: &FigureOpts, out: &Path, rows: &[RunResult]) -> anyhow::Result<()> {
+    for (wi, w) in o.workloads.iter().enumerate() {
+        let series = (0..SCHEMES.len())
+            .map(|i| {
+                let r = &rows[wi * SCHEMES.len() + i];
+                Series {
+                    label: r.scheme.clone(),
+                    points: cdf(&r.victim_hist),
+                }
+            })
+            .collect();
+        let chart = LineChart {
+            title: format!("Figure 5: victim valid ratio CDF, {}", w.name()),
+            x_label: "valid ratio of the GC victim (%)".into(),
+            y_label: "CDF".into(),
+            series,
+            log_x: false,
+            log_y: false,
+            y_range: Some((0.0, 1.0)),
+        };
+        render_line(&chart, &out.join(format!("plan-fig5-{}.png", w.name())))?;
+    }
+    Ok(())
+}
+
+/// (percent, fraction of victims at or below it).
+#[must_use]
+pub fn cdf(hist: &[u64]) -> Vec<(f64, f64)> {
+    let total: u64 = hist.iter().sum();
+    let mut acc = 0u64;
+    hist.iter()
+        .enumerate()
+        .map(|(pct, &n)| {
+            acc += n;
+            #[expect(clippy::cast_precision_loss, reason = "counts below 2^53")]
+            let y = acc as f64 / total.max(1) as f64;
+            #[expect(clippy::cast_precision_loss, reason = "index <= 100")]
+            (pct as f64, y)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scheme_names_round_trip() {
+        let g = ChipGeometry::paper_scaled();
+        for name in SCHEMES {
+            let s = parse_scheme(name, &g).unwrap();
+            assert!(!s.to_string().is_empty());
+        }
+        assert_eq!(
+            parse_scheme("plan-pred-1/4", &g).unwrap(),
+            Scheme::Plan {
+                small_chips: 2,
+                predict: true
+            }
+        );
+        assert!(parse_scheme("plan-pred-1/16", &g).is_err());
+        assert_eq!(cdf(&[1, 0, 3]), vec![(0.0, 0.25), (1.0, 0.25), (2.0, 1.0)]);
+    }
+}

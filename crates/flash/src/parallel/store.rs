@@ -1,0 +1,763 @@
+//! The chip-addressed FTL: mapping, superblocks, routing, GC.
+
+use super::geometry::{ChipGeometry, GeometryError, Scheme};
+use super::predictor::{class_of, Predictor};
+use super::sfr::Sfr;
+use super::{BIG_REQUEST_PAGES, CHUNK_PAGES, LIFETIME_CLASSES};
+use crate::FlashError;
+
+/// Free blocks a chip keeps for GC: a host superblock opens only on chips with more.
+pub const RESERVE: usize = 2;
+const NONE: u32 = u32::MAX;
+
+/// What a flash operation does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OpKind {
+    /// Page read.
+    Read,
+    /// Page program.
+    Program,
+    /// Block erase.
+    Erase,
+}
+
+/// One flash operation on one chip.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FlashOp {
+    /// The chip.
+    pub chip: u32,
+    /// What it does.
+    pub kind: OpKind,
+}
+
+/// Counters in flash pages and blocks.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct ParallelCounters {
+    /// Pages the host wrote.
+    pub host_pages: u64,
+    /// Pages the host read (mapped ones).
+    pub read_pages: u64,
+    /// Pages GC relocated.
+    pub gc_pages: u64,
+    /// Blocks erased.
+    pub erased_blocks: u64,
+    /// Victims collected (superblocks, or blocks for Partial GC).
+    pub victims: u64,
+    /// Pages trimmed (mapped ones).
+    pub trimmed_pages: u64,
+    /// Host superblocks opened in the GC reserve because nothing was reclaimable.
+    pub reserve_dips: u64,
+}
+
+impl ParallelCounters {
+    /// WAF = (host + GC pages) / host pages (1.0 before any write).
+    #[must_use]
+    pub fn waf(&self) -> f64 {
+        nowa_units::waf(self.host_pages + self.gc_pages, self.host_pages).unwrap_or(1.0)
+    }
+    /// Counters accumulated since `e`.
+    #[must_use]
+    pub fn since(&self, e: &ParallelCounters) -> ParallelCounters {
+        ParallelCounters {
+            host_pages: self.host_pages - e.host_pages,
+            read_pages: self.read_pages - e.read_pages,
+            gc_pages: self.gc_pages - e.gc_pages,
+            erased_blocks: self.erased_blocks - e.erased_blocks,
+            victims: self.victims - e.victims,
+            trimmed_pages: self.trimmed_pages - e.trimmed_pages,
+            reserve_dips: self.reserve_dips - e.reserve_dips,
+        }
+    }
+}
+
+/// Which chips an open slot's superblocks take.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Span {
+    /// Every chip.
+    All,
+    /// `k` chips per channel, group `Some(g)`, or the next group round-robin.
+    Group { k: u32, fixed: Option<u32> },
+}
+
+#[derive(Debug, Clone)]
+struct Slot {
+    sb: u32,
+    span: Span,
+}
+
+#[derive(Debug, Clone, Default)]
+struct Sb {
+    chips: Vec<u32>,
+    blocks: Vec<u32>,
+    mask: u128,
+    wp: u32,
+    valid: u32,
+    cap: u32,
+    /// Blocks not yet erased (Partial GC erases them one by one).
+    live_blocks: u32,
+    /// Position in `sealed`, or NONE while open / free.
+    pos: u32,
+}
+
+/// Victim rule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Rule {
+    Greedy,
+    Ratio,
+    Block,
+}
+
+/// The FTL; see the module documentation of `parallel`.
+pub struct ParallelFtl {
+    g: ChipGeometry,
+    scheme: Scheme,
+    rule: Rule,
+    l2p: Vec<u32>,
+    p2l: Vec<u32>,
+    /// Valid pages per global block (chip x blocks per chip + block).
+    bvalid: Vec<u32>,
+    /// Superblock of each global block (NONE: free).
+    bsb: Vec<u32>,
+    free: Vec<Vec<u32>>,
+    sbs: Vec<Sb>,
+    free_ids: Vec<u32>,
+    sealed: Vec<u32>,
+    slots: Vec<Slot>,
+    gc_slot: usize,
+    next_group: u32,
+    rr: usize,
+    in_gc: bool,
+    predictor: Option<Predictor>,
+    sfr: Option<Sfr>,
+    c: ParallelCounters,
+    /// Victim valid ratios in percent (101 bins).
+    victim_hist: Vec<u64>,
+    ops: Vec<FlashOp>,
+    /// Writes per slot (placement statistics).
+    slot_writes: Vec<u64>,
+}
+
+/// The slots of a scheme (host slots first, the GC slot last).
+fn slots_of(g: &ChipGeometry, scheme: Scheme) -> Result<Vec<Span>, GeometryError> {
+    let cpc = g.chips_per_channel;
+    let group = |k: u32, what| {
+        if k == 0 || k > cpc || cpc % k != 0 {
+            Err(GeometryError(what))
+        } else {
+            Ok(k)
+        }
+    };
+    Ok(match scheme {
+        Scheme::Baseline { chips_per_channel } => {
+            let k = group(
+                chips_per_channel,
+                "baseline chips per channel must divide it",
+            )?;
+            if k == cpc {
+                vec![Span::All, Span::All]
+            } else {
+                let mut v: Vec<Span> = (0..cpc / k)
+                    .map(|g| Span::Group { k, fixed: Some(g) })
+                    .collect();
+                v.push(Span::Group { k, fixed: None });
+                v
+            }
+        }
+        Scheme::PartialGc => vec![Span::All, Span::All],
+        Scheme::MultiStream { streams } | Scheme::AutoStream { streams } => {
+            if streams == 0 {
+                return Err(GeometryError("streams must be >= 1"));
+            }
+            vec![Span::All; usize::from(streams) + 1]
+        }
+        Scheme::Plan { small_chips, .. } => {
+            let k = group(
+                small_chips,
+                "small superblock chips per channel must divide it",
+            )?;
+            let n = usize::from(LIFETIME_CLASSES) + 1;
+            let mut v = vec![Span::All; n];
+            v.extend(std::iter::repeat_n(Span::Group { k, fixed: None }, n));
+            v.push(Span::All);
+            v
+        }
+    })
+}
+
+impl ParallelFtl {
+    /// A fresh device: every page unmapped, every block free.
+    ///
+    /// # Errors
+    /// [`FlashError::Config`]-like geometry errors as [`GeometryError`].
+    ///
+    /// # Panics
+    /// Never for a validated geometry.
+    pub fn new(g: ChipGeometry, scheme: Scheme) -> Result<ParallelFtl, GeometryError> {
+        g.validate()?;
+        if g.chips() > 128 {
+            return Err(GeometryError("at most 128 chips"));
+        }
+        let spans = slots_of(&g, scheme)?;
+        let blocks = g.chips() as usize * g.blocks_per_chip as usize;
+        let logical = g.logical_pages();
+        let free = (0..g.chips())
+            .map(|_| (0..g.blocks_per_chip).rev().collect())
+            .collect();
+        let rule = match scheme {
+            Scheme::PartialGc => Rule::Block,
+            Scheme::Plan { .. } => Rule::Ratio,
+            _ => Rule::Greedy,
+        };
+        Ok(ParallelFtl {
+            l2p: vec![0; usize::try_from(logical).expect("validated below 2^32")],
+            p2l: vec![NONE; usize::try_from(g.physical_pages()).expect("validated")],
+            bvalid: vec![0; blocks],
+            bsb: vec![NONE; blocks],
+            free,
+            sbs: Vec::new(),
+            free_ids: Vec::new(),
+            sealed: Vec::new(),
+            gc_slot: spans.len() - 1,
+            slots: spans
+                .into_iter()
+                .map(|span| Slot { sb: NONE, span })
+                .collect(),
+            next_group: 0,
+            rr: 0,
+            in_gc: false,
+            predictor: matches!(scheme, Scheme::Plan { predict: true, .. })
+                .then(|| Predictor::new(logical, CHUNK_PAGES)),
+            sfr: match scheme {
+                // AutoStream's example: 2 MiB chunks, 10 s decay.
+                Scheme::AutoStream { streams } => Some(Sfr::new(
+                    logical,
+                    (2u64 << 20) / u64::from(g.page_bytes),
+                    10.0,
+                    streams,
+                )),
+                _ => None,
+            },
+            c: ParallelCounters::default(),
+            victim_hist: vec![0; 101],
+            ops: Vec::new(),
+            slot_writes: Vec::new(),
+            rule,
+            scheme,
+            g,
+        })
+    }
+
+    /// The geometry.
+    #[must_use]
+    pub fn geometry(&self) -> &ChipGeometry {
+        &self.g
+    }
+    /// The scheme.
+    #[must_use]
+    pub fn scheme(&self) -> Scheme {
+        self.scheme
+    }
+    /// Logical pages.
+    #[must_use]
+    pub fn logical_pages(&self) -> u64 {
+        self.l2p.len() as u64
+    }
+    /// Counters so far.
+    #[must_use]
+    pub fn counters(&self) -> ParallelCounters {
+        self.c
+    }
+    /// Victims by valid ratio in percent (index 0..=100).
+    #[must_use]
+    pub fn victim_histogram(&self) -> &[u64] {
+        &self.victim_hist
+    }
+    /// Host pages written per open slot (host slots, then GC).
+    #[must_use]
+    pub fn slot_writes(&self) -> &[u64] {
+        &self.slot_writes
+    }
+    /// Open slots (host and GC).
+    #[must_use]
+    pub fn open_slots(&self) -> usize {
+        self.slots.len()
+    }
+    /// Predictor memory, bytes (0 without it).
+    #[must_use]
+    pub fn predictor_bytes(&self) -> u64 {
+        self.predictor.as_ref().map_or(0, Predictor::memory_bytes)
+    }
+    /// Flash operations recorded since the last [`ParallelFtl::clear_ops`].
+    #[must_use]
+    pub fn ops(&self) -> &[FlashOp] {
+        &self.ops
+    }
+    /// Forget the recorded operations.
+    pub fn clear_ops(&mut self) {
+        self.ops.clear();
+    }
+
+    #[inline]
+    fn chip_of(&self, ppn: u32) -> u32 {
+        ppn / self.g.pages_per_block / self.g.blocks_per_chip
+    }
+
+    /// Read `len` pages from `start`: a read operation on the chip of every mapped page.
+    ///
+    /// # Errors
+    /// Pages beyond the logical capacity.
+    pub fn read(&mut self, start: u64, len: u64) -> Result<(), FlashError> {
+        self.check(start, len)?;
+        for l in start..start + len {
+            let p = self.l2p[to_usize(l)];
+            if p != 0 {
+                let chip = self.chip_of(p - 1);
+                self.ops.push(FlashOp {
+                    chip,
+                    kind: OpKind::Read,
+                });
+                self.c.read_pages += 1;
+            }
+        }
+        Ok(())
+    }
+
+    fn check(&self, start: u64, len: u64) -> Result<(), FlashError> {
+        let n = self.logical_pages();
+        if start.saturating_add(len) > n {
+            return Err(FlashError::LbaOutOfRange {
+                lba: start.saturating_add(len).saturating_sub(1),
+                logical: n,
+            });
+        }
+        Ok(())
+    }
+
+    /// The host slot of a request (or of one chunk of it with the predictor).
+    fn route(&mut self, start: u64, len: u64, stream: u16, now: f64) -> usize {
+        let host = self.gc_slot;
+        match self.scheme {
+            Scheme::Baseline { .. } | Scheme::PartialGc => {
+                self.rr = (self.rr + 1) % host;
+                self.rr
+            }
+            Scheme::MultiStream { streams } => usize::from(stream % streams),
+            Scheme::AutoStream { .. } => {
+                let sfr = self.sfr.as_mut().expect("AutoStream keeps SFR state");
+                usize::from(sfr.classify(start, len, now))
+            }
+            Scheme::Plan { .. } => {
+                let n = usize::from(LIFETIME_CLASSES) + 1;
+                let base = if len >= BIG_REQUEST_PAGES { 0 } else { n };
+                let class = self
+                    .predictor
+                    .as_mut()
+                    .and_then(|p| p.on_write(start, now))
+                    .map_or(n - 1, |secs| usize::from(class_of(secs, LIFETIME_CLASSES)));
+                base + class
+            }
+        }
+    }
+
+    /// A host write request of `len` pages from `start` on `stream` at `now` seconds (the
+    /// predictor's and SFR's clock). With the predictor each chunk the request touches is
+    /// classified once.
+    ///
+    /// # Errors
+    /// Pages beyond the logical capacity; [`FlashError::DeviceFull`] when GC finds nothing.
+    pub fn write(&mut self, start: u64, len: u64, stream: u16, now: f64) -> Result<(), FlashError> {
+        self.check(start, len)?;
+        let mut l = start;
+        while l < start + len {
+            let end = if self.predictor.is_some() {
+                ((l / CHUNK_PAGES + 1) * CHUNK_PAGES).min(start + len)
+            } else {
+                start + len
+            };
+            // The size rule looks at the whole request, the predictor at this chunk.
+            let slot = self.route(l, len, stream, now);
+            for p in l..end {
+                self.host_page(p, slot)?;
+            }
+            l = end;
+        }
+        Ok(())
+    }
+
+    fn host_page(&mut self, lpn: u64, slot: usize) -> Result<(), FlashError> {
+        self.c.host_pages += 1;
+        if self.slot_writes.len() < self.slots.len() {
+            self.slot_writes.resize(self.slots.len(), 0);
+        }
+        self.slot_writes[slot] += 1;
+        let lpn32 = u32::try_from(lpn).expect("checked against the logical capacity");
+        self.invalidate(lpn32);
+        let ppn = self.next_page(slot)?;
+        self.map(lpn32, ppn);
+        Ok(())
+    }
+
+    #[inline]
+    fn invalidate(&mut self, lpn: u32) -> bool {
+        let old = self.l2p[lpn as usize];
+        if old == 0 {
+            return false;
+        }
+        let gb = ((old - 1) / self.g.pages_per_block) as usize;
+        self.bvalid[gb] -= 1;
+        let sb = self.bsb[gb] as usize;
+        self.sbs[sb].valid -= 1;
+        self.l2p[lpn as usize] = 0;
+        true
+    }
+
+    #[inline]
+    fn map(&mut self, lpn: u32, ppn: u32) {
+        self.l2p[lpn as usize] = ppn + 1;
+        self.p2l[ppn as usize] = lpn;
+        let gb = (ppn / self.g.pages_per_block) as usize;
+        self.bvalid[gb] += 1;
+        let sb = self.bsb[gb] as usize;
+        self.sbs[sb].valid += 1;
+        debug_assert!(
+            self.sbs[sb].valid <= self.sbs[sb].wp,
+            "valid within written"
+        );
+    }
+
+    /// TRIM `len` pages from `start` at `now` seconds.
+    ///
+    /// # Errors
+    /// Pages beyond the logical capacity.
+    ///
+    /// # Panics
+    /// Never: the range is checked first.
+    pub fn trim(&mut self, start: u64, len: u64, now: f64) -> Result<(), FlashError> {
+        self.check(start, len)?;
+        let mut last_chunk = u64::MAX;
+        for l in start..start + len {
+            let lpn = u32::try_from(l).expect("checked");
+            if self.invalidate(lpn) {
+                self.c.trimmed_pages += 1;
+                if let Some(p) = self.predictor.as_mut() {
+                    if l / CHUNK_PAGES != last_chunk {
+                        last_chunk = l / CHUNK_PAGES;
+                        p.on_trim(l, now);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The next free page of `slot`'s open superblock (opening one, and collecting garbage,
+    /// as needed); records the program.
+    fn next_page(&mut self, slot: usize) -> Result<u32, FlashError> {
+        let mut sb = self.slots[slot].sb;
+        if sb == NONE || self.sbs[sb as usize].wp == self.sbs[sb as usize].cap {
+            if sb != NONE {
+                self.seal(sb);
+            }
+            self.slots[slot].sb = NONE;
+            sb = self.open(slot)?;
+        }
+        let s = &mut self.sbs[sb as usize];
+        let n = u32::try_from(s.chips.len()).expect("at most 128 chips");
+        let (i, pib) = ((s.wp % n) as usize, s.wp / n);
+        let (chip, block) = (s.chips[i], s.blocks[i]);
+        s.wp += 1;
+        let ppn = (chip * self.g.blocks_per_chip + block) * self.g.pages_per_block + pib;
+        assert_eq!(self.p2l[ppn as usize], NONE, "programs go to erased pages");
+        self.ops.push(FlashOp {
+            chip,
+            kind: OpKind::Program,
+        });
+        Ok(ppn)
+    }
+
+    fn seal(&mut self, sb: u32) {
+        let s = &mut self.sbs[sb as usize];
+        assert_eq!(s.wp, s.cap, "only full superblocks are sealed");
+        s.pos = u32::try_from(self.sealed.len()).expect("fewer than 2^32 superblocks");
+        self.sealed.push(sb);
+    }
+
+    /// The chips of a new superblock for `slot`.
+    fn chips_for(&mut self, slot: usize) -> Vec<u32> {
+        let (ch, cpc) = (self.g.channels, self.g.chips_per_channel);
+        match self.slots[slot].span {
+            Span::All => (0..ch * cpc).collect(),
+            Span::Group { k, fixed } => {
+                let g = fixed.unwrap_or_else(|| {
+                    let g = self.next_group;
+                    self.next_group = (g + 1) % (cpc / k);
+                    g
+                });
+                (g * k..g * k + k)
+                    .flat_map(|way| (0..ch).map(move |c| way * ch + c))
+                    .collect()
+            }
+        }
+    }
+
+    /// Open a superblock for `slot`: collect garbage until every chip has a spare block beyond
+    /// the reserve (GC itself may dip into the reserve), then take one block on each chip of
+    /// the slot's set.
+    fn open(&mut self, slot: usize) -> Result<u32, FlashError> {
+        let chips = self.chips_for(slot);
+        let need = if self.in_gc { 0 } else { RESERVE };
+        let mut rounds = 0usize;
+        // The GC superblock spans every chip, so the reserve must hold on every chip, not only
+        // on this superblock's.
+        let all = self.g.chips();
+        // Always the chip with the fewest free blocks, so no chip runs dry while GC serves
+        // another.
+        while let Some(short) = (0..all)
+            .min_by_key(|&c| self.free[c as usize].len())
+            .filter(|&c| self.free[c as usize].len() <= need)
+        {
+            if self.in_gc {
+                return Err(FlashError::DeviceFull);
+            }
+            rounds += 1;
+            if rounds > self.sbs.len() + self.bvalid.len() || !self.gc_for(short)? {
+                // Nothing reclaimable on that chip now (its garbage sits in open superblocks):
+                // dip into the reserve rather than stop, while it lasts.
+                if self.free.iter().any(Vec::is_empty) {
+                    return Err(FlashError::DeviceFull);
+                }
+                self.c.reserve_dips += 1;
+                break;
+            }
+        }
+        let blocks: Vec<u32> = chips
+            .iter()
+            .map(|&c| self.free[c as usize].pop().expect("checked above"))
+            .collect();
+        let id = self.free_ids.pop().unwrap_or_else(|| {
+            self.sbs.push(Sb::default());
+            u32::try_from(self.sbs.len() - 1).expect("fewer than 2^32 superblocks")
+        });
+        let mut mask = 0u128;
+        for (&c, &b) in chips.iter().zip(&blocks) {
+            mask |= 1 << c;
+            let gb = (c * self.g.blocks_per_chip + b) as usize;
+            assert_eq!(self.bsb[gb], NONE, "a free block belongs to no superblock");
+            assert_eq!(self.bvalid[gb], 0, "a free block holds no valid page");
+            self.bsb[gb] = id;
+        }
+        let n = u32::try_from(chips.len()).expect("at most 128 chips");
+        self.sbs[id as usize] = Sb {
+            cap: n * self.g.pages_per_block,
+            live_blocks: n,
+            chips,
+            blocks,
+            mask,
+            wp: 0,
+            valid: 0,
+            pos: NONE,
+        };
+        self.slots[slot].sb = id;
+        Ok(id)
+    }
+
+    /// One GC step that frees a block on `chip`. Returns false when nothing qualifies.
+    pub(super) fn gc_for(&mut self, chip: u32) -> Result<bool, FlashError> {
+        self.in_gc = true;
+        let r = if self.rule == Rule::Block {
+            self.collect_block_on(chip)
+        } else {
+            self.collect_sb_on(chip)
+        };
+        self.in_gc = false;
+        r
+    }
+
+    fn better(&self, a: &Sb, b: &Sb) -> bool {
+        match self.rule {
+            Rule::Ratio => {
+                u64::from(a.valid) * u64::from(b.cap) < u64::from(b.valid) * u64::from(a.cap)
+            }
+            _ => a.valid < b.valid,
+        }
+    }
+
+    fn note_victim(&mut self, valid: u32, cap: u32) {
+        let pct = (u64::from(valid) * 100 + u64::from(cap) / 2) / u64::from(cap);
+        self.victim_hist[usize::try_from(pct).expect("<= 100")] += 1;
+        self.c.victims += 1;
+    }
+
+    /// Collect the best sealed superblock with a block on `chip`.
+    fn collect_sb_on(&mut self, chip: u32) -> Result<bool, FlashError> {
+        let bit = 1u128 << chip;
+        let mut best: Option<u32> = None;
+        for &id in &self.sealed {
+            let s = &self.sbs[id as usize];
+            if s.mask & bit != 0 && best.is_none_or(|b| self.better(s, &self.sbs[b as usize])) {
+                best = Some(id);
+            }
+        }
+        let Some(v) = best else { return Ok(false) };
+        let (valid, cap) = (self.sbs[v as usize].valid, self.sbs[v as usize].cap);
+        if valid == cap {
+            return Ok(false);
+        }
+        self.note_victim(valid, cap);
+        self.unseal(v);
+        let blocks: Vec<(u32, u32)> = {
+            let s = &self.sbs[v as usize];
+            s.chips
+                .iter()
+                .copied()
+                .zip(s.blocks.iter().copied())
+                .collect()
+        };
+        for (c, b) in blocks {
+            self.relocate_block(c, b)?;
+        }
+        Ok(true)
+    }
+
+    fn unseal(&mut self, id: u32) {
+        let pos = self.sbs[id as usize].pos as usize;
+        assert_eq!(self.sealed[pos], id, "sealed list position");
+        self.sealed.swap_remove(pos);
+        if let Some(&moved) = self.sealed.get(pos) {
+            self.sbs[moved as usize].pos = u32::try_from(pos).expect("fits");
+        }
+        self.sbs[id as usize].pos = NONE;
+    }
+
+    /// Partial GC: the block with least valid pages on `chip` among sealed superblocks.
+    fn collect_block_on(&mut self, chip: u32) -> Result<bool, FlashError> {
+        let bpc = self.g.blocks_per_chip;
+        let mut best: Option<(u32, u32)> = None;
+        for b in 0..bpc {
+            let gb = (chip * bpc + b) as usize;
+            let sb = self.bsb[gb];
+            if sb == NONE || self.sbs[sb as usize].pos == NONE {
+                continue;
+            }
+            if best.is_none_or(|(_, v)| self.bvalid[gb] < v) {
+                best = Some((b, self.bvalid[gb]));
+            }
+        }
+        let Some((b, valid)) = best else {
+            return Ok(false);
+        };
+        if valid == self.g.pages_per_block {
+            return Ok(false);
+        }
+        self.note_victim(valid, self.g.pages_per_block);
+        self.relocate_block(chip, b)?;
+        Ok(true)
+    }
+
+    /// Copy the valid pages of block `b` on `chip` to the GC superblock and erase the block;
+    /// when it was its superblock's last block, free the superblock.
+    fn relocate_block(&mut self, chip: u32, b: u32) -> Result<(), FlashError> {
+        let ppb = self.g.pages_per_block;
+        let gb = chip * self.g.blocks_per_chip + b;
+        let base = gb * ppb;
+        for ppn in base..base + ppb {
+            if self.bvalid[gb as usize] == 0 {
+                break;
+            }
+            let lpn = self.p2l[ppn as usize];
+            if lpn == NONE || self.l2p[lpn as usize] != ppn + 1 {
+                continue;
+            }
+            self.ops.push(FlashOp {
+                chip,
+                kind: OpKind::Read,
+            });
+            self.invalidate(lpn);
+            let new = self.next_page(self.gc_slot)?;
+            self.map(lpn, new);
+            self.c.gc_pages += 1;
+        }
+        assert_eq!(self.bvalid[gb as usize], 0, "every valid page moved");
+        self.p2l[base as usize..(base + ppb) as usize].fill(NONE);
+        self.ops.push(FlashOp {
+            chip,
+            kind: OpKind::Erase,
+        });
+        self.c.erased_blocks += 1;
+        let sb = self.bsb[gb as usize];
+        self.bsb[gb as usize] = NONE;
+        self.free[chip as usize].push(b);
+        let s = &mut self.sbs[sb as usize];
+        s.live_blocks -= 1;
+        if s.live_blocks == 0 {
+            assert_eq!(s.valid, 0, "an erased superblock holds nothing");
+            if s.pos != NONE {
+                self.unseal(sb);
+            }
+            self.free_ids.push(sb);
+        }
+        Ok(())
+    }
+
+    /// Fill the whole logical space sequentially in requests of `req_pages` (an aged SSD,
+    /// the spec's DECISION: valid data up to the logical capacity).
+    ///
+    /// # Errors
+    /// As [`ParallelFtl::write`].
+    pub fn fill(&mut self, req_pages: u64) -> Result<(), FlashError> {
+        let n = self.logical_pages();
+        let mut l = 0;
+        while l < n {
+            let len = req_pages.min(n - l);
+            self.write(l, len, 0, 0.0)?;
+            self.ops.clear();
+            l += len;
+        }
+        Ok(())
+    }
+
+    /// Checks every invariant the model relies on (O(physical pages)): the mapping is a
+    /// bijection onto valid pages, and block and superblock valid counts match it.
+    ///
+    /// # Panics
+    /// On any inconsistency.
+    pub fn check_invariants(&self) {
+        let mut bvalid = vec![0u32; self.bvalid.len()];
+        for (lpn, &p) in self.l2p.iter().enumerate() {
+            if p != 0 {
+                assert_eq!(self.p2l[(p - 1) as usize] as usize, lpn, "reverse map");
+                bvalid[((p - 1) / self.g.pages_per_block) as usize] += 1;
+            }
+        }
+        assert_eq!(bvalid, self.bvalid, "block valid counts");
+        let mut sbvalid = vec![0u32; self.sbs.len()];
+        for (gb, &sb) in self.bsb.iter().enumerate() {
+            if sb != NONE {
+                sbvalid[sb as usize] += bvalid[gb];
+            } else {
+                assert_eq!(bvalid[gb], 0, "a free block holds nothing");
+            }
+        }
+        let free_ids: std::collections::HashSet<_> = self.free_ids.iter().collect();
+        for (id, s) in self.sbs.iter().enumerate() {
+            if !free_ids.contains(&u32::try_from(id).expect("fits")) {
+                assert_eq!(s.valid, sbvalid[id], "superblock {id} valid count");
+            }
+        }
+        let used = self.bsb.iter().filter(|&&s| s != NONE).count();
+        let free: usize = self.free.iter().map(Vec::len).sum();
+        assert_eq!(used + free, self.bsb.len(), "every block used or free");
+        let mapped = self.l2p.iter().filter(|&&p| p != 0).count() as u64;
+        assert!(mapped <= self.logical_pages(), "mapped within capacity");
+    }
+
+    /// Mapped logical pages.
+    #[must_use]
+    pub fn mapped_pages(&self) -> u64 {
+        self.l2p.iter().filter(|&&p| p != 0).count() as u64
+    }
+}
+
+fn to_usize(x: u64) -> usize {
+    usize::try_from(x).expect("page numbers fit the address space")
+}

@@ -1,0 +1,196 @@
+use super::*;
+
+fn small_geometry() -> ChipGeometry {
+    ChipGeometry {
+        channels: 4,
+        chips_per_channel: 4,
+        blocks_per_chip: 128,
+        pages_per_block: 8,
+        page_bytes: 16384,
+        op_physical: 0.25,
+    }
+}
+
+/// A tiny xorshift so the tests need no RNG crate state.
+fn next(x: &mut u64) -> u64 {
+    *x ^= *x << 13;
+    *x ^= *x >> 7;
+    *x ^= *x << 17;
+    *x
+}
+
+fn churn(ftl: &mut ParallelFtl, seed: u64, writes: u64) {
+    let n = ftl.logical_pages();
+    let mut x = seed | 1;
+    for i in 0..writes {
+        let r = next(&mut x);
+        // Mixed sizes: a few large sequential requests among small random ones.
+        let len = if r % 16 == 0 { 8 } else { 1 };
+        let hot = r % 4 != 0;
+        let span = if hot { n / 8 } else { n - 8 };
+        let start = (next(&mut x) % span).min(n - len);
+        #[expect(clippy::cast_precision_loss, reason = "test clock")]
+        let now = i as f64 / 1000.0;
+        ftl.write(start, len, u16::from(hot), now).unwrap();
+        if r % 97 == 0 {
+            ftl.trim(start, len, now).unwrap();
+        }
+        ftl.clear_ops();
+    }
+}
+
+#[test]
+fn every_page_conserved_under_gc_with_mixed_superblock_sizes() {
+    let schemes = [
+        Scheme::Plan {
+            small_chips: 1,
+            predict: true,
+        },
+        Scheme::Plan {
+            small_chips: 2,
+            predict: false,
+        },
+        Scheme::Baseline {
+            chips_per_channel: 4,
+        },
+        Scheme::Baseline {
+            chips_per_channel: 1,
+        },
+        Scheme::PartialGc,
+        Scheme::MultiStream { streams: 2 },
+        Scheme::AutoStream { streams: 4 },
+    ];
+    let seed = 7;
+    println!("seed {seed}");
+    for s in schemes {
+        let mut f = ParallelFtl::new(small_geometry(), s).unwrap();
+        f.fill(8).unwrap();
+        assert_eq!(f.mapped_pages(), f.logical_pages());
+        churn(&mut f, seed, 60_000);
+        f.check_invariants();
+        let c = f.counters();
+        assert!(c.victims > 0 && c.gc_pages > 0, "{s}: GC ran: {c:?}");
+        assert!(c.erased_blocks > 0);
+        assert!(f.mapped_pages() <= f.logical_pages());
+        assert!(c.waf() >= 1.0, "{s}");
+    }
+}
+
+#[test]
+fn deterministic_per_seed() {
+    let run = |seed| {
+        let mut f = ParallelFtl::new(
+            small_geometry(),
+            Scheme::Plan {
+                small_chips: 1,
+                predict: true,
+            },
+        )
+        .unwrap();
+        f.fill(8).unwrap();
+        churn(&mut f, seed, 10_000);
+        (f.counters(), f.victim_histogram().to_vec())
+    };
+    assert_eq!(run(3), run(3));
+    assert_ne!(run(3).0, run(5).0);
+}
+
+#[test]
+fn routing_by_request_size_and_chip_groups() {
+    let g = small_geometry();
+    let mut f = ParallelFtl::new(
+        g,
+        Scheme::Plan {
+            small_chips: 1,
+            predict: false,
+        },
+    )
+    .unwrap();
+    // 8 pages -> the default big superblock: one program on 8 different chips.
+    f.write(0, 8, 0, 0.0).unwrap();
+    let chips: std::collections::BTreeSet<u32> = f.ops().iter().map(|o| o.chip).collect();
+    assert_eq!(chips.len(), 8);
+    assert!(f.ops().iter().all(|o| o.kind == OpKind::Program));
+    f.clear_ops();
+    // 7 pages -> the default small superblock: group 0 = way 0 of every channel = chips 0..4.
+    f.write(100, 7, 0, 0.0).unwrap();
+    let chips: Vec<u32> = f.ops().iter().map(|o| o.chip).collect();
+    assert_eq!(chips, vec![0, 1, 2, 3, 0, 1, 2]);
+    let n = usize::from(LIFETIME_CLASSES) + 1;
+    assert_eq!(f.slot_writes()[n - 1], 8, "default big");
+    assert_eq!(f.slot_writes()[2 * n - 1], 7, "default small");
+    assert_eq!(
+        f.open_slots(),
+        2 * n + 1,
+        "8 + 8 lifetime, 2 defaults, 1 GC"
+    );
+    // Reads go to the chip that holds the page.
+    f.clear_ops();
+    f.read(100, 1).unwrap();
+    assert_eq!(
+        f.ops(),
+        &[FlashOp {
+            chip: 0,
+            kind: OpKind::Read
+        }]
+    );
+}
+
+#[test]
+fn predictor_routes_by_lifetime_class() {
+    let mut f = ParallelFtl::new(
+        small_geometry(),
+        Scheme::Plan {
+            small_chips: 1,
+            predict: true,
+        },
+    )
+    .unwrap();
+    let n = usize::from(LIFETIME_CLASSES) + 1;
+    f.write(0, 1, 0, 0.0).unwrap(); // no history: default small
+    f.write(0, 1, 0, 0.5).unwrap(); // lifetime 0.5 s: class S (small 0)
+    f.write(0, 1, 0, 5.5).unwrap(); // 0.1 x 0.5 + 0.9 x 5 = 4.55 s: class L (2)
+    f.write(32, 8, 0, 0.0).unwrap(); // big, no history
+    f.write(32, 8, 0, 2.0).unwrap(); // big, 2 s: class M (1)
+    let w = f.slot_writes();
+    assert_eq!((w[2 * n - 1], w[n], w[n + 2]), (1, 1, 1));
+    assert_eq!((w[n - 1], w[1]), (8, 8));
+    assert_eq!(f.predictor_bytes(), f.logical_pages().div_ceil(32) * 4);
+}
+
+#[test]
+fn victim_by_least_valid_ratio_not_pages() {
+    // One full big superblock (64 pages on 8 chips... here 16 chips x 8 = 128 pages) with 50%
+    // valid and one small (4 chips x 8 = 32 pages) with 25 valid (78%): greedy by pages would
+    // pick the small one (25 < 64), ratio picks the big one.
+    let g = ChipGeometry {
+        blocks_per_chip: 8,
+        ..small_geometry()
+    };
+    let mut f = ParallelFtl::new(
+        g,
+        Scheme::Plan {
+            small_chips: 1,
+            predict: false,
+        },
+    )
+    .unwrap();
+    f.write(0, 128, 0, 0.0).unwrap(); // big superblock 1, full
+    for l in 200..232 {
+        f.write(l, 1, 0, 0.0).unwrap(); // small superblock, full
+    }
+    f.write(300, 1, 0, 0.0).unwrap(); // seals the small one
+    f.write(0, 64, 0, 0.0).unwrap(); // seals the big one, invalidates half of it
+    f.trim(200, 7, 0.0).unwrap(); // small one: 25 of 32 valid
+    f.clear_ops();
+    let before = f.counters();
+    assert!(f.gc_for(0).unwrap());
+    let c = f.counters();
+    assert_eq!(
+        (c.victims - before.victims, c.gc_pages - before.gc_pages),
+        (1, 64),
+        "the big victim (64 valid) was collected"
+    );
+    assert_eq!(f.victim_histogram()[50], 1);
+    f.check_invariants();
+}
