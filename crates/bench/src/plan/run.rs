@@ -122,7 +122,7 @@ pub fn run(spec: &RunSpec) -> anyhow::Result<RunResult> {
         reason = "a positive page count far below 2^53"
     )]
     let target = (spec.drive_writes * ftl.logical_pages() as f64) as u64;
-    let cpu0 = crate::sim::thread_cpu_secs();
+    let cpu0 = nowa_units::cpu::thread_cpu_secs();
     let mut loop_state = Loop::new()?;
     let (procs, depth) = gen.procs_and_depth();
     for p in 0..procs {
@@ -136,7 +136,7 @@ pub fn run(spec: &RunSpec) -> anyhow::Result<RunResult> {
             loop_state.issue(&mut ftl, &mut chips, &mut gen, p, t, spec.time_scale)?;
         }
     }
-    let cpu_secs = crate::sim::thread_cpu_secs() - cpu0;
+    let cpu_secs = nowa_units::cpu::thread_cpu_secs() - cpu0;
     Ok(loop_state.result(spec, &ftl, &before, cpu_secs))
 }
 

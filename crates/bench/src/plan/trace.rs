@@ -28,7 +28,7 @@ pub fn replay(spec: &RunSpec, path: &Path, limit: Option<u64>) -> anyhow::Result
     let n = ftl.logical_pages();
     let pb = u64::from(spec.geometry.page_bytes);
     let mut lp = Loop::new()?;
-    let cpu0 = crate::sim::thread_cpu_secs();
+    let cpu0 = nowa_units::cpu::thread_cpu_secs();
     let mut first: Option<u64> = None;
     let mut records = 0u64;
     while let Some(r) = reader.next_record()? {
@@ -66,7 +66,7 @@ pub fn replay(spec: &RunSpec, path: &Path, limit: Option<u64>) -> anyhow::Result
         lp.complete(&mut ftl, &mut chips, kind, t, 0);
     }
     lp.heap.clear();
-    let cpu = crate::sim::thread_cpu_secs() - cpu0;
+    let cpu = nowa_units::cpu::thread_cpu_secs() - cpu0;
     Ok(lp.result(spec, &ftl, &before, cpu))
 }
 
