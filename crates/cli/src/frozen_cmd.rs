@@ -1,6 +1,7 @@
 //! `nowa frozen train|synth|bench|replay`: SepFrozen's frozen-page model and its placement
 //! (docs/sepfrozen.md).
 
+mod figures;
 mod replay;
 
 use crate::flags::{self, count, parsed};
@@ -37,6 +38,10 @@ enum FrozenSub {
     /// (SepFrozenBIT/DAC with a model, the exact labels or online retraining, and the
     /// baselines): WAF, FAR, per-class statistics, victims' GP, inference cost at GC.
     Replay(replay::ReplayArgs),
+    /// The paper's figures that need no engine (schemes' WAF/FAR, configuration sweeps,
+    /// classifiers, TWL, feature sets, online retraining) on a synthetic log and any
+    /// `--writes` logs: CSV + PNG under --out, a summary on stdout.
+    Figures(figures::FiguresArgs),
 }
 
 #[derive(Args, Debug)]
@@ -138,6 +143,7 @@ pub fn run(a: FrozenArgs) -> Result<()> {
         FrozenSub::Synth(s) => synth(&s),
         FrozenSub::Bench(b) => bench(&b),
         FrozenSub::Replay(r) => replay::run(&r),
+        FrozenSub::Figures(f) => figures::run_figures(&f),
     }
 }
 

@@ -116,6 +116,8 @@ pub struct InferenceCost {
     pub max_batch_secs: f64,
     /// Model refits (online oracle).
     pub retrains: u64,
+    /// CPU seconds of the refits (not in `cpu_secs`).
+    pub retrain_secs: f64,
 }
 
 impl InferenceCost {
@@ -258,7 +260,7 @@ impl OnlineOracle {
         if let Ok(true) = self.trainer.observe(w, frozen) {
             let mut c = self.cost.lock().expect("cost lock");
             c.retrains += 1;
-            c.cpu_secs += ((self.clock)() - t0).max(0.0);
+            c.retrain_secs += ((self.clock)() - t0).max(0.0);
         }
     }
 }

@@ -1,0 +1,313 @@
+//! `nowa frozen figures`: the paper's figures that need no engine, on write logs available
+//! today (a synthetic log by default; any `--writes` log, e.g. one converted from a block
+//! trace). CSV and PNG per figure under `--out`, a summary on stdout.
+
+use super::replay::{config, table};
+use crate::flags;
+use crate::usage;
+use anyhow::{Context, Result};
+use clap::Args;
+use nowa_bench::plot::{render_bar, render_line, BarChart, LineChart, Series};
+use nowa_frozen::replay::{run, OracleKind, ReplayConfig, ReplayLog, Scheme, SchemeRun};
+use nowa_frozen::{
+    train, ClassifierKind, Dataset, FeatureSet, LogReader, Metrics, Model, SampleSpec, Synth,
+    SynthConfig, TrainConfig, Twl, WriteRecord,
+};
+use nowa_logspace::{PlacementKind, PolicyKind};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+#[derive(Args, Debug)]
+pub struct FiguresArgs {
+    /// Output directory (CSV + PNG, files named sepfrozen-*).
+    #[arg(long, default_value = "docs/figures")]
+    out: PathBuf,
+    /// Write logs to evaluate (repeatable); none: a synthetic log (`--synth-writes`).
+    #[arg(long, value_name = "FILE")]
+    writes: Vec<PathBuf>,
+    /// User writes of the synthetic log.
+    #[arg(long, default_value = "1M", value_parser = flags::count::<u64>(10_000, 1 << 32))]
+    synth_writes: u64,
+    /// Zone size of the default configuration (the paper's 256 MiB, scaled).
+    #[arg(long, default_value = "1MiB", value_parser = flags::size_4k(64 << 10, 1 << 40))]
+    zone_size: u64,
+    /// Samples for the classifier comparison (linfa's trainers are slow on millions).
+    #[arg(long, default_value = "200k", value_parser = flags::count::<u64>(1000, 1 << 32))]
+    max_samples: u64,
+    #[arg(long, default_value_t = 42)]
+    seed: u64,
+}
+
+/// One evaluated log: its name, records, replay form and the model deployed on it.
+struct Workload {
+    name: String,
+    records: Vec<WriteRecord>,
+    log: ReplayLog,
+    model: Model,
+    /// Where the model was trained.
+    trained_on: String,
+}
+
+/// A CSV file built in memory.
+struct Csv(String);
+
+impl Csv {
+    fn new(header: &[&str]) -> Self {
+        Csv(header.join(",") + "\n")
+    }
+    fn row(&mut self, cells: &[String]) {
+        let _ = writeln!(self.0, "{}", cells.join(","));
+    }
+    fn save(&self, dir: &Path, name: &str) -> Result<()> {
+        let p = dir.join(name);
+        std::fs::write(&p, &self.0).with_context(|| format!("writing {}", p.display()))
+    }
+}
+
+fn sgd_model(records: &[WriteRecord], spec: &SampleSpec, cfg: &TrainConfig) -> Result<Model> {
+    let (data, labels) = Dataset::from_records(records, spec);
+    Ok(train(&data, spec, cfg, labels.len() as u64)?)
+}
+
+fn read_log(p: &Path) -> Result<Vec<WriteRecord>> {
+    let mut r = LogReader::open(p).with_context(|| format!("--writes {}", p.display()))?;
+    let mut out = Vec::new();
+    while let Some(rec) = r.next_record()? {
+        out.push(rec);
+    }
+    Ok(out)
+}
+
+fn synth(writes: u64, seed: u64) -> Vec<WriteRecord> {
+    Synth::new(SynthConfig {
+        writes,
+        seed,
+        ..SynthConfig::default()
+    })
+    .collect()
+}
+
+/// The logs: a synthetic one (model trained on another seed's log: "the previous run"), or
+/// the given ones (model trained on the same log: in-sample, said in the output).
+fn workloads(a: &FiguresArgs) -> Result<Vec<Workload>> {
+    let cfg = TrainConfig {
+        seed: a.seed,
+        ..TrainConfig::default()
+    };
+    let spec = SampleSpec::default();
+    let mut out = Vec::new();
+    if a.writes.is_empty() {
+        let records = synth(a.synth_writes, a.seed);
+        let model = sgd_model(&synth(a.synth_writes, a.seed + 1), &spec, &cfg)?;
+        out.push(Workload {
+            name: format!("synth-{}", a.synth_writes),
+            log: ReplayLog::from_records(&records),
+            records,
+            model,
+            trained_on: format!("synthetic log of seed {}", a.seed + 1),
+        });
+    }
+    for p in &a.writes {
+        let records = read_log(p)?;
+        let model = sgd_model(&records, &spec, &cfg)?;
+        let name = p.file_stem().map_or("log".into(), |s| s.to_string_lossy().into_owned());
+        out.push(Workload {
+            name,
+            log: ReplayLog::from_records(&records),
+            records,
+            model,
+            trained_on: "the same log (in-sample)".into(),
+        });
+    }
+    Ok(out)
+}
+
+fn clock() -> f64 {
+    nowa_bench::sim::thread_cpu_secs()
+}
+
+fn replay_all(w: &Workload, schemes: &[Scheme], cfg: &ReplayConfig) -> Result<Vec<SchemeRun>> {
+    schemes
+        .iter()
+        .map(|&s| Ok(run(&w.log, s, Some(&w.model), cfg, clock)?))
+        .collect()
+}
+
+fn frozen(dac: bool, oracle: OracleKind) -> Scheme {
+    Scheme::Frozen {
+        dac,
+        classes: 6,
+        oracle,
+    }
+}
+
+/// The seven schemes of the paper's configuration sweeps (Figures 15 to 17).
+fn seven() -> Vec<Scheme> {
+    vec![
+        Scheme::Plain(PlacementKind::NoSep),
+        Scheme::Plain(PlacementKind::SepGc),
+        Scheme::Plain(PlacementKind::Warcip(6)),
+        Scheme::Plain(PlacementKind::DacPaper(6)),
+        frozen(true, OracleKind::Model),
+        Scheme::Plain(PlacementKind::SepBit(6)),
+        frozen(false, OracleKind::Model),
+    ]
+}
+
+pub fn run_figures(a: &FiguresArgs) -> Result<()> {
+    std::fs::create_dir_all(&a.out).with_context(|| format!("--out {}", a.out.display()))?;
+    if let Some(p) = a.writes.iter().find(|p| !p.exists()) {
+        return Err(usage(format!("--writes {}: no such file", p.display())));
+    }
+    let cfg = config(a.zone_size, 0.15, &PolicyKind::CostBenefitSepBit, None, a.seed)?;
+    let ws = workloads(a)?;
+    let mut report = String::new();
+    for w in &ws {
+        let _ = writeln!(
+            report,
+            "workload {}: {} user writes, {} pages, {:.1}% of versions frozen; model trained on {} (test accuracy {})",
+            w.name, w.log.user_writes(), w.log.logical_pages, 100.0 * w.log.frozen_share(),
+            w.trained_on, pct(w.model.metrics.test.accuracy)
+        );
+    }
+    schemes_figure(a, &ws, &cfg, &mut report)?;
+    sweeps_figure(a, &ws[0], &cfg, &mut report)?;
+    models_figure(a, &ws[0], &mut report)?;
+    online_figure(a, &ws[0], &cfg, &mut report)?;
+    print!("{report}");
+    std::fs::write(a.out.join("sepfrozen-summary.txt"), &report)?;
+    Ok(())
+}
+
+fn pct(v: Option<f64>) -> String {
+    v.map_or_else(|| "n/a".into(), |x| format!("{:.2}%", 100.0 * x))
+}
+
+fn f4(x: f64) -> String {
+    format!("{x:.4}")
+}
+
+/// Figures 3, 4, 11, 12 (and 19's inference cost): every scheme on every workload.
+fn schemes_figure(a: &FiguresArgs, ws: &[Workload], cfg: &ReplayConfig, rep: &mut String) -> Result<()> {
+    let mut schemes = Scheme::paper();
+    schemes.push(frozen(false, OracleKind::Truth));
+    schemes.push(frozen(true, OracleKind::Truth));
+    let mut csv = Csv::new(&["workload", "scheme", "waf", "far", "gc_moves", "frozen_moves", "victim_gp", "infer_ms_per_256mib"]);
+    let (mut waf, mut far) = (Vec::new(), Vec::new());
+    for w in ws {
+        let runs = replay_all(w, &schemes, cfg)?;
+        let _ = writeln!(rep, "\n[Figures 3, 4, 11, 12] {} — zones {} pages, GP 15%, cb-sepbit\n{}", w.name, cfg.unit_pages, table(&runs, false));
+        for r in &runs {
+            let inf = r.inference.map_or(String::new(), |c| f4(1e3 * c.secs_per_256mib()));
+            csv.row(&[w.name.clone(), r.scheme.clone(), f4(r.waf), f4(r.far), r.gc_pages.to_string(), r.frozen_moves.to_string(), f4(r.victim_gp), inf]);
+        }
+        waf.push((w.name.clone(), runs.iter().map(|r| r.waf).collect()));
+        far.push((w.name.clone(), runs.iter().map(|r| r.far).collect()));
+    }
+    csv.save(&a.out, "sepfrozen-schemes.csv")?;
+    let cats: Vec<String> = schemes.iter().map(ToString::to_string).collect();
+    for (name, groups, y) in [("waf", waf, "WAF"), ("far", far, "FAR")] {
+        let chart = BarChart { title: format!("SepFrozen replay: {y} per scheme"), y_label: y.into(), categories: cats.clone(), groups };
+        render_bar(&chart, &a.out.join(format!("sepfrozen-{name}.png")))?;
+    }
+    Ok(())
+}
+
+/// Figures 15, 16, 17: victim policy, zone size, GP threshold (first workload).
+fn sweeps_figure(a: &FiguresArgs, w: &Workload, base: &ReplayConfig, rep: &mut String) -> Result<()> {
+    let schemes = seven();
+    let mut csv = Csv::new(&["sweep", "value", "scheme", "waf", "far"]);
+    let _ = writeln!(rep, "\n[Figures 15, 16, 17] {} — WAF", w.name);
+    let mut sweep = |name: &str, values: Vec<(String, f64, ReplayConfig)>| -> Result<Vec<Series>> {
+        let mut series: Vec<Series> = schemes.iter().map(|s| Series { label: s.to_string(), points: Vec::new() }).collect();
+        for (label, x, cfg) in values {
+            let runs = replay_all(w, &schemes, &cfg)?;
+            let _ = writeln!(rep, "{name} {label}: {}", runs.iter().map(|r| format!("{} {:.3}", r.scheme, r.waf)).collect::<Vec<_>>().join(", "));
+            for (s, r) in series.iter_mut().zip(&runs) {
+                s.points.push((x, r.waf));
+                csv.row(&[name.into(), label.clone(), r.scheme.clone(), f4(r.waf), f4(r.far)]);
+            }
+        }
+        Ok(series)
+    };
+    let pol = sweep("policy", [("greedy", 0.0, PolicyKind::Greedy), ("cost-benefit", 1.0, PolicyKind::CostBenefitSepBit)]
+        .into_iter().map(|(l, x, p)| (l.to_owned(), x, ReplayConfig { policy: p, ..base.clone() })).collect())?;
+    let zones = sweep("zone_pages", [1u32, 2, 4, 8, 16].into_iter().map(|k| {
+        let u = (base.unit_pages / 4).max(16) * k;
+        (u.to_string(), f64::from(u), ReplayConfig { unit_pages: u, ..base.clone() })
+    }).collect())?;
+    let gps = sweep("gp", [0.10, 0.15, 0.20, 0.25].into_iter().map(|g| (format!("{g}"), g, ReplayConfig { gp: g, ..base.clone() })).collect())?;
+    csv.save(&a.out, "sepfrozen-sweeps.csv")?;
+    let groups = |s: &[Series]| s.iter().map(|x| (x.label.clone(), x.points.iter().map(|p| p.1).collect())).collect();
+    render_bar(&BarChart { title: "WAF: greedy vs cost-benefit (Fig. 15)".into(), y_label: "WAF".into(), categories: vec!["greedy".into(), "cost-benefit".into()], groups: groups(&pol) }, &a.out.join("sepfrozen-policy.png"))?;
+    for (series, file, x, title) in [(zones, "sepfrozen-zone-size.png", "zone size (pages)", "WAF vs zone size (Fig. 16)"), (gps, "sepfrozen-gp.png", "GP threshold", "WAF vs GP threshold (Fig. 17)")] {
+        render_line(&LineChart { title: title.into(), x_label: x.into(), y_label: "WAF".into(), series, log_x: false, log_y: false, y_range: None }, &a.out.join(file))?;
+    }
+    Ok(())
+}
+
+fn metrics_cells(m: &Metrics) -> [String; 3] {
+    [m.accuracy, m.recall, m.fpr].map(|v| v.map_or(String::new(), f4))
+}
+
+/// Figures 18, 20, 21: classifiers, TWL, feature sets (test split of the first workload).
+fn models_figure(a: &FiguresArgs, w: &Workload, rep: &mut String) -> Result<()> {
+    let mut csv = Csv::new(&["figure", "variant", "accuracy", "recall", "fpr", "train_cpu_secs"]);
+    let _ = writeln!(rep, "\n[Figures 18, 20, 21] {} — test split (25%), seed {}", w.name, a.seed);
+    let cap = usize::try_from(a.max_samples).unwrap_or(usize::MAX);
+    let mut bars: Vec<(String, Vec<f64>)> = Vec::new();
+    let mut fit = |fig: &str, variant: String, spec: SampleSpec, classifier: ClassifierKind| -> Result<()> {
+        let cfg = TrainConfig { classifier, seed: a.seed, max_samples: Some(cap), ..TrainConfig::default() };
+        let t0 = clock();
+        let m = sgd_model(&w.records, &spec, &cfg)?;
+        let secs = clock() - t0;
+        let t = &m.metrics.test;
+        let _ = writeln!(rep, "{fig} {variant:<22} accuracy {} recall {} FPR {} ({secs:.2} s CPU)", pct(t.accuracy), pct(t.recall), pct(t.fpr));
+        let [acc, rec, fpr] = metrics_cells(t);
+        csv.row(&[fig.into(), variant.clone(), acc, rec, fpr, format!("{secs:.3}")]);
+        bars.push((format!("{fig} {variant}"), vec![t.accuracy.unwrap_or(f64::NAN), t.recall.unwrap_or(f64::NAN), t.fpr.unwrap_or(f64::NAN)]));
+        Ok(())
+    };
+    for c in [ClassifierKind::Sgd, ClassifierKind::Logreg, ClassifierKind::Tree] {
+        fit("fig18", c.name().into(), SampleSpec::default(), c)?;
+    }
+    for n in 1..=4u8 {
+        let spec = SampleSpec { twl: Twl::new(n).context("1..=4")?, ..SampleSpec::default() };
+        fit("fig20", format!("twl {n}"), spec, ClassifierKind::Sgd)?;
+    }
+    for fs in FeatureSet::ladder() {
+        fit("fig21", fs.to_string().replace(',', "+"), SampleSpec { features: fs, ..SampleSpec::default() }, ClassifierKind::Sgd)?;
+    }
+    csv.save(&a.out, "sepfrozen-models.csv")?;
+    // One chart: rows = variants (as groups), categories = the three metrics.
+    let chart = BarChart { title: "Frozen-page models: test accuracy, recall, FPR (Figs. 18, 20, 21)".into(), y_label: "share".into(), categories: vec!["accuracy".into(), "recall".into(), "FPR".into()], groups: bars };
+    render_bar(&chart, &a.out.join("sepfrozen-models.png"))?;
+    Ok(())
+}
+
+/// Beyond the paper: the offline model, online retraining (three horizons) and exact labels.
+fn online_figure(a: &FiguresArgs, w: &Workload, base: &ReplayConfig, rep: &mut String) -> Result<()> {
+    let pages = w.log.logical_pages.max(4);
+    let mut csv = Csv::new(&["base", "oracle", "horizon", "waf", "far", "judged_frozen", "retrains", "retrain_cpu_secs"]);
+    let _ = writeln!(rep, "\n[online retraining] {} — SepFrozen with the offline model, online refits, exact labels", w.name);
+    let mut groups = Vec::new();
+    for dac in [false, true] {
+        let mut runs = vec![("offline".to_owned(), String::new(), run(&w.log, frozen(dac, OracleKind::Model), Some(&w.model), base, clock)?)];
+        for h in [pages / 16, pages / 4, pages] {
+            let cfg = ReplayConfig { horizon: Some(h), ..base.clone() };
+            runs.push((format!("online h={h}"), h.to_string(), run(&w.log, frozen(dac, OracleKind::Online), None, &cfg, clock)?));
+        }
+        runs.push(("truth".into(), String::new(), run(&w.log, frozen(dac, OracleKind::Truth), None, base, clock)?));
+        let b = if dac { "sepfrozen-dac" } else { "sepfrozen-bit" };
+        for (o, h, r) in &runs {
+            let (jf, rt, rs) = r.inference.map_or((String::new(), String::new(), String::new()), |c| (c.frozen.to_string(), c.retrains.to_string(), format!("{:.3}", c.retrain_secs)));
+            let _ = writeln!(rep, "{b} {o:<16} WAF {:.3} FAR {:.3} judged frozen {jf} retrains {rt}", r.waf, r.far);
+            csv.row(&[b.into(), o.clone(), h.clone(), f4(r.waf), f4(r.far), jf, rt, rs]);
+        }
+        groups.push((b.to_owned(), runs.iter().map(|r| r.2.waf).collect::<Vec<_>>()));
+    }
+    csv.save(&a.out, "sepfrozen-online.csv")?;
+    let cats = vec!["offline".into(), "online h=n/16".into(), "online h=n/4".into(), "online h=n".into(), "truth".into()];
+    render_bar(&BarChart { title: "SepFrozen WAF: offline model vs online retraining vs exact labels".into(), y_label: "WAF".into(), categories: cats, groups }, &a.out.join("sepfrozen-online.png"))?;
+    Ok(())
+}
