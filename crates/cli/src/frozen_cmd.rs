@@ -2,6 +2,7 @@
 //! (docs/sepfrozen.md).
 
 mod figures;
+mod from_trace;
 mod replay;
 
 use crate::flags::{self, count, parsed};
@@ -42,6 +43,9 @@ enum FrozenSub {
     /// classifiers, TWL, feature sets, online retraining) on a synthetic log and any
     /// `--writes` logs: CSV + PNG under --out, a summary on stdout.
     Figures(figures::FiguresArgs),
+    /// Convert a block trace (in-place engine: LBA = page) to a write log, hotness records
+    /// tracked per page from the trace's reads and writes.
+    FromTrace(from_trace::FromTraceArgs),
 }
 
 #[derive(Args, Debug)]
@@ -144,6 +148,7 @@ pub fn run(a: FrozenArgs) -> Result<()> {
         FrozenSub::Bench(b) => bench(&b),
         FrozenSub::Replay(r) => replay::run(&r),
         FrozenSub::Figures(f) => figures::run_figures(&f),
+        FrozenSub::FromTrace(t) => from_trace::run(&t),
     }
 }
 
