@@ -64,6 +64,11 @@ impl Headers {
     }
     fn init(&mut self, geo: &Geometry) {
         let n = usize::try_from(geo.logical_pages).expect("pages fit memory");
+        let w = &self.writes;
+        assert!(
+            w.hr.len() == w.page.len() && w.frozen.len() == w.page.len(),
+            "aligned writes"
+        );
         self.window = vec![HrWindow::default(); n];
         self.last = vec![u32::MAX; n];
         self.next = 0;
@@ -138,6 +143,8 @@ pub type CostHandle = Arc<Mutex<InferenceCost>>;
 pub type Clock = fn() -> f64;
 
 fn record(cost: &CostHandle, pages: usize, frozen: &[bool], secs: f64) {
+    assert_eq!(frozen.len(), pages, "one verdict per page");
+    assert!(secs >= 0.0 && secs.is_finite(), "a CPU time");
     let mut c = cost.lock().expect("cost lock");
     c.batches += 1;
     c.pages += pages as u64;
@@ -173,7 +180,11 @@ impl ModelOracle {
 
 impl FrozenOracle for ModelOracle {
     fn name(&self) -> String {
-        format!("{} twl {}", self.model.classifier.name(), self.model.twl.get())
+        format!(
+            "{} twl {}",
+            self.model.classifier.name(),
+            self.model.twl.get()
+        )
     }
     fn init(&mut self, geo: &Geometry) {
         self.h.init(geo);
@@ -220,6 +231,7 @@ impl FrozenOracle for TruthOracle {
     fn predict(&mut self, pages: &[u64], _ctx: &Ctx, out: &mut Vec<bool>) {
         out.clear();
         out.extend(pages.iter().map(|&p| self.h.frozen(p)));
+        assert_eq!(out.len(), pages.len(), "one verdict per page");
     }
 }
 
@@ -295,6 +307,7 @@ impl FrozenOracle for OnlineOracle {
             }
             None => out.resize(pages.len(), false),
         }
+        assert_eq!(out.len(), pages.len(), "one verdict per page");
         let secs = (self.clock)() - t0;
         record(&self.cost, pages.len(), out, secs.max(0.0));
     }

@@ -21,7 +21,9 @@ use crate::hotness::PageHotness;
 use crate::metrics::as_f64;
 use crate::model::Model;
 use crate::online::OnlineConfig;
-use crate::oracle::{Clock, CostHandle, InferenceCost, ModelOracle, OnlineOracle, TruthOracle, UserWrites};
+use crate::oracle::{
+    Clock, CostHandle, InferenceCost, ModelOracle, OnlineOracle, TruthOracle, UserWrites,
+};
 use crate::writelog::{LogReader, LogSummary, WriteKind, WriteRecord};
 use nowa_flash::{ClassRow, Ftl, FtlConfig, GcTrigger, GcUnit, PlacementKind, PolicyKind};
 use nowa_logspace::{FrozenOracle, Placement, SepFrozen, NEVER};
@@ -100,6 +102,7 @@ impl Builder {
         let next_id = u32::try_from(self.dense.len()).expect("fewer than 2^32 pages");
         let id = *self.dense.entry(page).or_insert(next_id);
         let d = id as usize;
+        assert!(d <= self.live.len(), "dense ids are handed out in order");
         if d == self.live.len() {
             self.live.push(u32::MAX);
         }
@@ -111,7 +114,10 @@ impl Builder {
         self.writes.frozen.push(true);
         self.log.next_write_in.push(NEVER);
         self.live[d] = u;
-        self.log.events.push(Event { page: id, free: false });
+        self.log.events.push(Event {
+            page: id,
+            free: false,
+        });
     }
 
     fn free(&mut self, page: u64) {
@@ -123,7 +129,10 @@ impl Builder {
             return;
         }
         self.end_version(id as usize, now);
-        self.log.events.push(Event { page: id, free: true });
+        self.log.events.push(Event {
+            page: id,
+            free: true,
+        });
     }
 
     fn gc(&mut self, page: u64) {
@@ -136,8 +145,26 @@ impl Builder {
     }
 
     fn finish(mut self, summary: LogSummary) -> ReplayLog {
-        self.log.original_gc_frozen =
-            self.gc_of.iter().filter(|&&u| self.writes.frozen[u as usize]).count() as u64;
+        self.log.original_gc_frozen = self
+            .gc_of
+            .iter()
+            .filter(|&&u| self.writes.frozen[u as usize])
+            .count() as u64;
+        assert_eq!(
+            self.dense.len(),
+            self.live.len(),
+            "one live slot per dense page"
+        );
+        assert_eq!(
+            self.writes.page.len(),
+            self.writes.hr.len(),
+            "one record pair per write"
+        );
+        assert_eq!(
+            self.writes.page.len(),
+            self.writes.frozen.len(),
+            "one label per write"
+        );
         self.log.logical_pages = self.dense.len() as u64;
         self.log.summary = summary;
         assert_eq!(self.writes.len(), self.log.next_write_in.len());
@@ -161,6 +188,9 @@ impl ReplayLog {
     }
 
     /// The same from records in memory (tests, converted traces).
+    ///
+    /// # Panics
+    /// If a user record were lost (a bug).
     #[must_use]
     pub fn from_records(records: &[WriteRecord]) -> Self {
         let mut b = Builder::default();
@@ -176,7 +206,9 @@ impl ReplayLog {
         }
         s.first_timer = records.first().map_or(0, |r| r.timer);
         s.last_timer = records.last().map_or(0, |r| r.timer);
-        b.finish(s)
+        let log = b.finish(s);
+        assert_eq!(log.user_writes(), s.user, "every user record kept");
+        log
     }
 
     /// User writes in the log.
@@ -226,24 +258,43 @@ impl std::str::FromStr for Scheme {
     fn from_str(s: &str) -> Result<Self, String> {
         let t = s.trim().to_ascii_lowercase();
         let (name, classes) = match t.split_once(':') {
-            Some((n, c)) => (n, c.parse::<u16>().map_err(|_| format!("bad class count in '{s}'"))?),
+            Some((n, c)) => (
+                n,
+                c.parse::<u16>()
+                    .map_err(|_| format!("bad class count in '{s}'"))?,
+            ),
             None => (t.as_str(), 6),
         };
         let Some(rest) = name.strip_prefix("sepfrozen-") else {
-            return t.parse::<PlacementKind>().map(Scheme::Plain).map_err(|e| e.to_string());
+            return t
+                .parse::<PlacementKind>()
+                .map(Scheme::Plain)
+                .map_err(|e| e.to_string());
         };
         let (base, oracle) = match rest.split_once('-') {
             None => (rest, OracleKind::Model),
             Some((b, "truth")) => (b, OracleKind::Truth),
             Some((b, "online")) => (b, OracleKind::Online),
-            Some(_) => return Err(format!("unknown scheme '{s}' (sepfrozen-bit|dac[-truth|-online][:N])")),
+            Some(_) => {
+                return Err(format!(
+                    "unknown scheme '{s}' (sepfrozen-bit|dac[-truth|-online][:N])"
+                ))
+            }
         };
         let dac = match base {
             "bit" if (4..=16).contains(&classes) => false,
             "dac" if (2..=16).contains(&classes) => true,
-            _ => return Err(format!("unknown scheme '{s}' (sepfrozen-bit:4..16 or sepfrozen-dac:2..16)")),
+            _ => {
+                return Err(format!(
+                    "unknown scheme '{s}' (sepfrozen-bit:4..16 or sepfrozen-dac:2..16)"
+                ))
+            }
         };
-        Ok(Scheme::Frozen { dac, classes, oracle })
+        Ok(Scheme::Frozen {
+            dac,
+            classes,
+            oracle,
+        })
     }
 }
 
@@ -251,7 +302,11 @@ impl std::fmt::Display for Scheme {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Scheme::Plain(k) => write!(f, "{k}"),
-            Scheme::Frozen { dac, classes, oracle } => {
+            Scheme::Frozen {
+                dac,
+                classes,
+                oracle,
+            } => {
                 let base = if *dac { "dac" } else { "bit" };
                 let o = match oracle {
                     OracleKind::Model => "",
@@ -268,7 +323,11 @@ impl Scheme {
     /// The paper's seven schemes plus the two FK oracles (Figures 3, 11, 12).
     #[must_use]
     pub fn paper() -> Vec<Scheme> {
-        let f = |dac| Scheme::Frozen { dac, classes: 6, oracle: OracleKind::Model };
+        let f = |dac| Scheme::Frozen {
+            dac,
+            classes: 6,
+            oracle: OracleKind::Model,
+        };
         vec![
             Scheme::Plain(PlacementKind::NoSep),
             Scheme::Plain(PlacementKind::SepGc),
@@ -285,7 +344,13 @@ impl Scheme {
     /// Whether the scheme needs a trained model.
     #[must_use]
     pub fn needs_model(&self) -> bool {
-        matches!(self, Scheme::Frozen { oracle: OracleKind::Model, .. })
+        matches!(
+            self,
+            Scheme::Frozen {
+                oracle: OracleKind::Model,
+                ..
+            }
+        )
     }
 }
 
@@ -408,13 +473,23 @@ fn build(
 ) -> Result<(Ftl, Option<CostHandle>), FrozenError> {
     let kind = match scheme {
         Scheme::Plain(k) => k,
-        Scheme::Frozen { dac: true, classes, .. } => PlacementKind::DacPaper(classes),
+        Scheme::Frozen {
+            dac: true, classes, ..
+        } => PlacementKind::DacPaper(classes),
         Scheme::Frozen { classes, .. } => PlacementKind::SepBit(classes),
     };
-    let flash = |source| FrozenError::Replay { scheme: scheme.to_string(), source };
+    let flash = |source| FrozenError::Replay {
+        scheme: scheme.to_string(),
+        source,
+    };
     let mut ftl = Ftl::new(ftl_config(log, kind, cfg)).map_err(flash)?;
     let mut cost = None;
-    if let Scheme::Frozen { dac, classes, oracle } = scheme {
+    if let Scheme::Frozen {
+        dac,
+        classes,
+        oracle,
+    } = scheme
+    {
         let (p, c) = frozen_placement(log, dac, classes, oracle, model, cfg, clock)?;
         ftl.set_placement(p);
         cost = c;
@@ -440,7 +515,10 @@ pub fn run(
     let t0 = clock();
     let (mut ftl, cost) = build(log, scheme, model, cfg, clock)?;
     let future = matches!(scheme, Scheme::Plain(k) if k.needs_future());
-    let flash = |source| FrozenError::Replay { scheme: scheme.to_string(), source };
+    let flash = |source| FrozenError::Replay {
+        scheme: scheme.to_string(),
+        source,
+    };
     let mut u = 0usize;
     for e in &log.events {
         let page = u64::from(e.page);
@@ -450,7 +528,8 @@ pub fn run(
         }
         debug_assert_eq!(log.writes.page[u], e.page, "events and user writes in step");
         if future {
-            ftl.write_hinted(page, 0, log.next_write_in[u]).map_err(flash)?;
+            ftl.write_hinted(page, 0, log.next_write_in[u])
+                .map_err(flash)?;
         } else {
             ftl.write(page, 0).map_err(flash)?;
         }
@@ -458,8 +537,21 @@ pub fn run(
     }
     assert_eq!(u, log.writes.len(), "every user write replayed");
     let c = ftl.counters();
-    assert_eq!(c.host_pages, log.user_writes(), "the FTL saw every user write");
+    assert_eq!(
+        c.host_pages,
+        log.user_writes(),
+        "the FTL saw every user write"
+    );
+    assert_eq!(
+        c.media_pages,
+        c.host_pages + c.gc_pages,
+        "media = user + GC writes"
+    );
     let far = ftl.far();
+    assert!(
+        far.moves == c.gc_pages && far.frozen_moves <= far.moves,
+        "FAR counts every move"
+    );
     let vh = ftl.victim_histogram();
     Ok(SchemeRun {
         scheme: scheme.to_string(),
@@ -470,7 +562,11 @@ pub fn run(
         frozen_moves: far.frozen_moves,
         far: far.far,
         victims: vh.count(),
-        victim_gp: if vh.count() == 0 { 0.0 } else { 1.0 - vh.mean_ratio() },
+        victim_gp: if vh.count() == 0 {
+            0.0
+        } else {
+            1.0 - vh.mean_ratio()
+        },
         classes: ftl.class_stats(),
         report: ftl.placement_report(),
         inference: cost.map(|c| *c.lock().expect("cost lock")),
@@ -485,22 +581,49 @@ pub fn run(
 pub fn write_csv(runs: &[SchemeRun], path: &Path) -> Result<(), csv::Error> {
     let mut w = csv::Writer::from_path(path)?;
     w.write_record([
-        "scheme", "class", "waf", "far", "user_writes", "gc_writes", "frozen_moves", "victims",
-        "victim_gp", "infer_ms_per_256mib", "cpu_secs",
+        "scheme",
+        "class",
+        "waf",
+        "far",
+        "user_writes",
+        "gc_writes",
+        "frozen_moves",
+        "victims",
+        "victim_gp",
+        "infer_ms_per_256mib",
+        "cpu_secs",
     ])?;
     for r in runs {
-        let inf = r.inference.map_or(String::new(), |c| format!("{:.4}", 1e3 * c.secs_per_256mib()));
+        let inf = r.inference.map_or(String::new(), |c| {
+            format!("{:.4}", 1e3 * c.secs_per_256mib())
+        });
         w.write_record([
-            r.scheme.clone(), String::new(), format!("{:.4}", r.waf), format!("{:.4}", r.far),
-            r.user_pages.to_string(), r.gc_pages.to_string(), r.frozen_moves.to_string(),
-            r.victims.to_string(), format!("{:.4}", r.victim_gp), inf, format!("{:.3}", r.cpu_secs),
+            r.scheme.clone(),
+            String::new(),
+            format!("{:.4}", r.waf),
+            format!("{:.4}", r.far),
+            r.user_pages.to_string(),
+            r.gc_pages.to_string(),
+            r.frozen_moves.to_string(),
+            r.victims.to_string(),
+            format!("{:.4}", r.victim_gp),
+            inf,
+            format!("{:.3}", r.cpu_secs),
         ])?;
         for c in &r.classes {
             let st = &c.stats;
             w.write_record([
-                r.scheme.clone(), c.class.to_string(), String::new(), String::new(),
-                st.user_writes.to_string(), st.gc_writes.to_string(), String::new(),
-                st.units_collected.to_string(), format!("{:.4}", st.mean_gp()), String::new(), String::new(),
+                r.scheme.clone(),
+                c.class.to_string(),
+                String::new(),
+                String::new(),
+                st.user_writes.to_string(),
+                st.gc_writes.to_string(),
+                String::new(),
+                st.units_collected.to_string(),
+                format!("{:.4}", st.mean_gp()),
+                String::new(),
+                String::new(),
             ])?;
         }
     }

@@ -3,7 +3,9 @@
 //! scheme conserves every live page, and the replay is deterministic.
 
 use nowa_frozen::replay::{run, OracleKind, ReplayConfig, ReplayLog, Scheme, SchemeRun};
-use nowa_frozen::{train, Dataset, Model, SampleSpec, Synth, SynthConfig, TrainConfig, WriteRecord};
+use nowa_frozen::{
+    train, Dataset, Model, SampleSpec, Synth, SynthConfig, TrainConfig, WriteRecord,
+};
 use nowa_logspace::PlacementKind;
 
 const SEED: u64 = 7;
@@ -80,10 +82,30 @@ fn sepfrozen_separates_the_frozen_pages_of_a_synthetic_log() {
     assert!(truth.far < sepbit.far, "{} vs {}", truth.far, sepbit.far);
     assert!(truth.waf < sepbit.waf, "{} vs {}", truth.waf, sepbit.waf);
     // The trained model.
-    assert!(sfb.far < sepbit.far, "SepFrozenBIT FAR {} vs SepBIT {}", sfb.far, sepbit.far);
-    assert!(sfb.waf < sepbit.waf, "SepFrozenBIT WAF {} vs SepBIT {}", sfb.waf, sepbit.waf);
-    assert!(sfd.far < dac.far, "SepFrozenDAC FAR {} vs DAC {}", sfd.far, dac.far);
-    assert!(sfd.waf < dac.waf, "SepFrozenDAC WAF {} vs DAC {}", sfd.waf, dac.waf);
+    assert!(
+        sfb.far < sepbit.far,
+        "SepFrozenBIT FAR {} vs SepBIT {}",
+        sfb.far,
+        sepbit.far
+    );
+    assert!(
+        sfb.waf < sepbit.waf,
+        "SepFrozenBIT WAF {} vs SepBIT {}",
+        sfb.waf,
+        sepbit.waf
+    );
+    assert!(
+        sfd.far < dac.far,
+        "SepFrozenDAC FAR {} vs DAC {}",
+        sfd.far,
+        dac.far
+    );
+    assert!(
+        sfd.waf < dac.waf,
+        "SepFrozenDAC WAF {} vs DAC {}",
+        sfd.waf,
+        dac.waf
+    );
     assert!(sfb.report.contains("judged frozen"), "{}", sfb.report);
 }
 
@@ -98,7 +120,11 @@ fn every_scheme_replays_deterministically() {
     for s in all {
         let a = go(&log, s, &m);
         let b = go(&log, s, &m);
-        assert_eq!((a.waf, a.far, a.gc_pages), (b.waf, b.far, b.gc_pages), "{s}");
+        assert_eq!(
+            (a.waf, a.far, a.gc_pages),
+            (b.waf, b.far, b.gc_pages),
+            "{s}"
+        );
     }
 }
 
@@ -107,10 +133,19 @@ fn scheme_names_round_trip() {
     for s in Scheme::paper() {
         assert_eq!(s.to_string().parse::<Scheme>(), Ok(s));
     }
-    for t in ["sepfrozen-bit-truth:6", "sepfrozen-dac-online:4", "sepfrozen-bit:8"] {
+    for t in [
+        "sepfrozen-bit-truth:6",
+        "sepfrozen-dac-online:4",
+        "sepfrozen-bit:8",
+    ] {
         assert_eq!(t.parse::<Scheme>().map(|s| s.to_string()), Ok(t.to_owned()));
     }
-    for bad in ["sepfrozen-bit:3", "sepfrozen-foo", "sepfrozen-bit-magic", "bogus"] {
+    for bad in [
+        "sepfrozen-bit:3",
+        "sepfrozen-foo",
+        "sepfrozen-bit-magic",
+        "bogus",
+    ] {
         assert!(bad.parse::<Scheme>().is_err(), "{bad}");
     }
 }

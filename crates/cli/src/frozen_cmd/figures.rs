@@ -49,13 +49,18 @@ struct Workload {
 }
 
 /// A CSV file built in memory.
-struct Csv(String);
+struct Csv(String, usize);
 
 impl Csv {
     fn new(header: &[&str]) -> Self {
-        Csv(header.join(",") + "\n")
+        Csv(header.join(",") + "\n", header.len())
     }
     fn row(&mut self, cells: &[String]) {
+        assert_eq!(cells.len(), self.1, "one cell per column");
+        assert!(
+            cells.iter().all(|c| !c.contains(',')),
+            "cells without commas"
+        );
         let _ = writeln!(self.0, "{}", cells.join(","));
     }
     fn save(&self, dir: &Path, name: &str) -> Result<()> {
@@ -110,7 +115,9 @@ fn workloads(a: &FiguresArgs) -> Result<Vec<Workload>> {
     for p in &a.writes {
         let records = read_log(p)?;
         let model = sgd_model(&records, &spec, &cfg)?;
-        let name = p.file_stem().map_or("log".into(), |s| s.to_string_lossy().into_owned());
+        let name = p
+            .file_stem()
+            .map_or("log".into(), |s| s.to_string_lossy().into_owned());
         out.push(Workload {
             name,
             log: ReplayLog::from_records(&records),
@@ -159,7 +166,13 @@ pub fn run_figures(a: &FiguresArgs) -> Result<()> {
     if let Some(p) = a.writes.iter().find(|p| !p.exists()) {
         return Err(usage(format!("--writes {}: no such file", p.display())));
     }
-    let cfg = config(a.zone_size, 0.15, &PolicyKind::CostBenefitSepBit, None, a.seed)?;
+    let cfg = config(
+        a.zone_size,
+        0.15,
+        &PolicyKind::CostBenefitSepBit,
+        None,
+        a.seed,
+    )?;
     let ws = workloads(a)?;
     let mut report = String::new();
     for w in &ws {
@@ -188,18 +201,49 @@ fn f4(x: f64) -> String {
 }
 
 /// Figures 3, 4, 11, 12 (and 19's inference cost): every scheme on every workload.
-fn schemes_figure(a: &FiguresArgs, ws: &[Workload], cfg: &ReplayConfig, rep: &mut String) -> Result<()> {
+fn schemes_figure(
+    a: &FiguresArgs,
+    ws: &[Workload],
+    cfg: &ReplayConfig,
+    rep: &mut String,
+) -> Result<()> {
     let mut schemes = Scheme::paper();
     schemes.push(frozen(false, OracleKind::Truth));
     schemes.push(frozen(true, OracleKind::Truth));
-    let mut csv = Csv::new(&["workload", "scheme", "waf", "far", "gc_moves", "frozen_moves", "victim_gp", "infer_ms_per_256mib"]);
+    let mut csv = Csv::new(&[
+        "workload",
+        "scheme",
+        "waf",
+        "far",
+        "gc_moves",
+        "frozen_moves",
+        "victim_gp",
+        "infer_ms_per_256mib",
+    ]);
     let (mut waf, mut far) = (Vec::new(), Vec::new());
     for w in ws {
         let runs = replay_all(w, &schemes, cfg)?;
-        let _ = writeln!(rep, "\n[Figures 3, 4, 11, 12] {} — zones {} pages, GP 15%, cb-sepbit\n{}", w.name, cfg.unit_pages, table(&runs, false));
+        let _ = writeln!(
+            rep,
+            "\n[Figures 3, 4, 11, 12] {} — zones {} pages, GP 15%, cb-sepbit\n{}",
+            w.name,
+            cfg.unit_pages,
+            table(&runs, false)
+        );
         for r in &runs {
-            let inf = r.inference.map_or(String::new(), |c| f4(1e3 * c.secs_per_256mib()));
-            csv.row(&[w.name.clone(), r.scheme.clone(), f4(r.waf), f4(r.far), r.gc_pages.to_string(), r.frozen_moves.to_string(), f4(r.victim_gp), inf]);
+            let inf = r
+                .inference
+                .map_or(String::new(), |c| f4(1e3 * c.secs_per_256mib()));
+            csv.row(&[
+                w.name.clone(),
+                r.scheme.clone(),
+                f4(r.waf),
+                f4(r.far),
+                r.gc_pages.to_string(),
+                r.frozen_moves.to_string(),
+                f4(r.victim_gp),
+                inf,
+            ]);
         }
         waf.push((w.name.clone(), runs.iter().map(|r| r.waf).collect()));
         far.push((w.name.clone(), runs.iter().map(|r| r.far).collect()));
@@ -207,107 +251,348 @@ fn schemes_figure(a: &FiguresArgs, ws: &[Workload], cfg: &ReplayConfig, rep: &mu
     csv.save(&a.out, "sepfrozen-schemes.csv")?;
     let cats: Vec<String> = schemes.iter().map(ToString::to_string).collect();
     for (name, groups, y) in [("waf", waf, "WAF"), ("far", far, "FAR")] {
-        let chart = BarChart { title: format!("SepFrozen replay: {y} per scheme"), y_label: y.into(), categories: cats.clone(), groups };
+        let chart = BarChart {
+            title: format!("SepFrozen replay: {y} per scheme"),
+            y_label: y.into(),
+            categories: cats.clone(),
+            groups,
+        };
         render_bar(&chart, &a.out.join(format!("sepfrozen-{name}.png")))?;
     }
     Ok(())
 }
 
-/// Figures 15, 16, 17: victim policy, zone size, GP threshold (first workload).
-fn sweeps_figure(a: &FiguresArgs, w: &Workload, base: &ReplayConfig, rep: &mut String) -> Result<()> {
+/// One configuration sweep: the seven schemes at every value; a series per scheme.
+fn sweep(
+    w: &Workload,
+    name: &str,
+    values: Vec<(String, f64, ReplayConfig)>,
+    csv: &mut Csv,
+    rep: &mut String,
+) -> Result<Vec<Series>> {
     let schemes = seven();
+    let mut series: Vec<Series> = schemes
+        .iter()
+        .map(|s| Series {
+            label: s.to_string(),
+            points: Vec::new(),
+        })
+        .collect();
+    for (label, x, cfg) in values {
+        let runs = replay_all(w, &schemes, &cfg)?;
+        assert_eq!(runs.len(), series.len(), "one run per scheme");
+        let line: Vec<String> = runs
+            .iter()
+            .map(|r| format!("{} {:.3}", r.scheme, r.waf))
+            .collect();
+        let _ = writeln!(rep, "{name} {label}: {}", line.join(", "));
+        for (s, r) in series.iter_mut().zip(&runs) {
+            s.points.push((x, r.waf));
+            csv.row(&[
+                name.into(),
+                label.clone(),
+                r.scheme.clone(),
+                f4(r.waf),
+                f4(r.far),
+            ]);
+        }
+    }
+    Ok(series)
+}
+
+fn line_chart(series: Vec<Series>, x: &str, title: &str, path: &Path) -> Result<()> {
+    let chart = LineChart {
+        title: title.into(),
+        x_label: x.into(),
+        y_label: "WAF".into(),
+        series,
+        log_x: false,
+        log_y: false,
+        y_range: None,
+    };
+    Ok(render_line(&chart, path)?)
+}
+
+/// Figures 15, 16, 17: victim policy, zone size, GP threshold (first workload). Zone sizes
+/// are the default's 1/4 to 4x (the paper's 64 MiB to 1 GiB around 256 MiB).
+fn sweeps_figure(
+    a: &FiguresArgs,
+    w: &Workload,
+    base: &ReplayConfig,
+    rep: &mut String,
+) -> Result<()> {
     let mut csv = Csv::new(&["sweep", "value", "scheme", "waf", "far"]);
     let _ = writeln!(rep, "\n[Figures 15, 16, 17] {} — WAF", w.name);
-    let mut sweep = |name: &str, values: Vec<(String, f64, ReplayConfig)>| -> Result<Vec<Series>> {
-        let mut series: Vec<Series> = schemes.iter().map(|s| Series { label: s.to_string(), points: Vec::new() }).collect();
-        for (label, x, cfg) in values {
-            let runs = replay_all(w, &schemes, &cfg)?;
-            let _ = writeln!(rep, "{name} {label}: {}", runs.iter().map(|r| format!("{} {:.3}", r.scheme, r.waf)).collect::<Vec<_>>().join(", "));
-            for (s, r) in series.iter_mut().zip(&runs) {
-                s.points.push((x, r.waf));
-                csv.row(&[name.into(), label.clone(), r.scheme.clone(), f4(r.waf), f4(r.far)]);
-            }
-        }
-        Ok(series)
+    let with = |f: &dyn Fn(&mut ReplayConfig)| {
+        let mut c = base.clone();
+        f(&mut c);
+        c
     };
-    let pol = sweep("policy", [("greedy", 0.0, PolicyKind::Greedy), ("cost-benefit", 1.0, PolicyKind::CostBenefitSepBit)]
-        .into_iter().map(|(l, x, p)| (l.to_owned(), x, ReplayConfig { policy: p, ..base.clone() })).collect())?;
-    let zones = sweep("zone_pages", [1u32, 2, 4, 8, 16].into_iter().map(|k| {
-        let u = (base.unit_pages / 4).max(16) * k;
-        (u.to_string(), f64::from(u), ReplayConfig { unit_pages: u, ..base.clone() })
-    }).collect())?;
-    let gps = sweep("gp", [0.10, 0.15, 0.20, 0.25].into_iter().map(|g| (format!("{g}"), g, ReplayConfig { gp: g, ..base.clone() })).collect())?;
+    let policies = [
+        ("greedy", PolicyKind::Greedy),
+        ("cost-benefit", PolicyKind::CostBenefitSepBit),
+    ];
+    let pol_values = policies
+        .iter()
+        .zip([0.0, 1.0])
+        .map(|((l, p), x)| ((*l).to_owned(), x, with(&|c| c.policy = p.clone())))
+        .collect();
+    let pol = sweep(w, "policy", pol_values, &mut csv, rep)?;
+    let unit = (base.unit_pages / 4).max(16);
+    let zone_values = [1u32, 2, 4, 8, 16]
+        .map(|k| (unit * k).to_string())
+        .into_iter()
+        .zip([1u32, 2, 4, 8, 16])
+        .map(|(l, k)| (l, f64::from(unit * k), with(&|c| c.unit_pages = unit * k)))
+        .collect();
+    let zones = sweep(w, "zone_pages", zone_values, &mut csv, rep)?;
+    let gp_values = [0.10, 0.15, 0.20, 0.25]
+        .into_iter()
+        .map(|g| (format!("{g}"), g, with(&|c| c.gp = g)))
+        .collect();
+    let gps = sweep(w, "gp", gp_values, &mut csv, rep)?;
     csv.save(&a.out, "sepfrozen-sweeps.csv")?;
-    let groups = |s: &[Series]| s.iter().map(|x| (x.label.clone(), x.points.iter().map(|p| p.1).collect())).collect();
-    render_bar(&BarChart { title: "WAF: greedy vs cost-benefit (Fig. 15)".into(), y_label: "WAF".into(), categories: vec!["greedy".into(), "cost-benefit".into()], groups: groups(&pol) }, &a.out.join("sepfrozen-policy.png"))?;
-    for (series, file, x, title) in [(zones, "sepfrozen-zone-size.png", "zone size (pages)", "WAF vs zone size (Fig. 16)"), (gps, "sepfrozen-gp.png", "GP threshold", "WAF vs GP threshold (Fig. 17)")] {
-        render_line(&LineChart { title: title.into(), x_label: x.into(), y_label: "WAF".into(), series, log_x: false, log_y: false, y_range: None }, &a.out.join(file))?;
-    }
-    Ok(())
+    let groups = pol
+        .iter()
+        .map(|x| (x.label.clone(), x.points.iter().map(|p| p.1).collect()))
+        .collect();
+    let chart = BarChart {
+        title: "WAF: greedy vs cost-benefit (Fig. 15)".into(),
+        y_label: "WAF".into(),
+        categories: vec!["greedy".into(), "cost-benefit".into()],
+        groups,
+    };
+    render_bar(&chart, &a.out.join("sepfrozen-policy.png"))?;
+    line_chart(
+        zones,
+        "zone size (pages)",
+        "WAF vs zone size (Fig. 16)",
+        &a.out.join("sepfrozen-zone-size.png"),
+    )?;
+    line_chart(
+        gps,
+        "GP threshold",
+        "WAF vs GP threshold (Fig. 17)",
+        &a.out.join("sepfrozen-gp.png"),
+    )
 }
 
 fn metrics_cells(m: &Metrics) -> [String; 3] {
     [m.accuracy, m.recall, m.fpr].map(|v| v.map_or(String::new(), f4))
 }
 
-/// Figures 18, 20, 21: classifiers, TWL, feature sets (test split of the first workload).
-fn models_figure(a: &FiguresArgs, w: &Workload, rep: &mut String) -> Result<()> {
-    let mut csv = Csv::new(&["figure", "variant", "accuracy", "recall", "fpr", "train_cpu_secs"]);
-    let _ = writeln!(rep, "\n[Figures 18, 20, 21] {} — test split (25%), seed {}", w.name, a.seed);
-    let cap = usize::try_from(a.max_samples).unwrap_or(usize::MAX);
-    let mut bars: Vec<(String, Vec<f64>)> = Vec::new();
-    let mut fit = |fig: &str, variant: String, spec: SampleSpec, classifier: ClassifierKind| -> Result<()> {
-        let cfg = TrainConfig { classifier, seed: a.seed, max_samples: Some(cap), ..TrainConfig::default() };
+/// Accumulates the model figures' rows.
+struct ModelRows {
+    csv: Csv,
+    bars: Vec<(String, Vec<f64>)>,
+    cap: usize,
+    seed: u64,
+}
+
+impl ModelRows {
+    fn fit(
+        &mut self,
+        w: &Workload,
+        fig: &str,
+        variant: &str,
+        spec: SampleSpec,
+        classifier: ClassifierKind,
+        rep: &mut String,
+    ) -> Result<()> {
+        let cfg = TrainConfig {
+            classifier,
+            seed: self.seed,
+            max_samples: Some(self.cap),
+            ..TrainConfig::default()
+        };
         let t0 = clock();
         let m = sgd_model(&w.records, &spec, &cfg)?;
         let secs = clock() - t0;
         let t = &m.metrics.test;
-        let _ = writeln!(rep, "{fig} {variant:<22} accuracy {} recall {} FPR {} ({secs:.2} s CPU)", pct(t.accuracy), pct(t.recall), pct(t.fpr));
+        let _ = writeln!(
+            rep,
+            "{fig} {variant:<22} accuracy {} recall {} FPR {} ({secs:.2} s CPU)",
+            pct(t.accuracy),
+            pct(t.recall),
+            pct(t.fpr)
+        );
         let [acc, rec, fpr] = metrics_cells(t);
-        csv.row(&[fig.into(), variant.clone(), acc, rec, fpr, format!("{secs:.3}")]);
-        bars.push((format!("{fig} {variant}"), vec![t.accuracy.unwrap_or(f64::NAN), t.recall.unwrap_or(f64::NAN), t.fpr.unwrap_or(f64::NAN)]));
+        self.csv.row(&[
+            fig.into(),
+            variant.into(),
+            acc,
+            rec,
+            fpr,
+            format!("{secs:.3}"),
+        ]);
+        let v = [t.accuracy, t.recall, t.fpr].map(|x| x.unwrap_or(f64::NAN));
+        self.bars.push((format!("{fig} {variant}"), v.to_vec()));
         Ok(())
+    }
+}
+
+/// Figures 18, 20, 21: classifiers, TWL, feature sets (test split of the first workload).
+fn models_figure(a: &FiguresArgs, w: &Workload, rep: &mut String) -> Result<()> {
+    let _ = writeln!(
+        rep,
+        "\n[Figures 18, 20, 21] {} — test split (25%), seed {}",
+        w.name, a.seed
+    );
+    let mut rows = ModelRows {
+        csv: Csv::new(&[
+            "figure",
+            "variant",
+            "accuracy",
+            "recall",
+            "fpr",
+            "train_cpu_secs",
+        ]),
+        bars: Vec::new(),
+        cap: usize::try_from(a.max_samples).unwrap_or(usize::MAX),
+        seed: a.seed,
     };
-    for c in [ClassifierKind::Sgd, ClassifierKind::Logreg, ClassifierKind::Tree] {
-        fit("fig18", c.name().into(), SampleSpec::default(), c)?;
+    for c in [
+        ClassifierKind::Sgd,
+        ClassifierKind::Logreg,
+        ClassifierKind::Tree,
+    ] {
+        rows.fit(w, "fig18", c.name(), SampleSpec::default(), c, rep)?;
     }
     for n in 1..=4u8 {
-        let spec = SampleSpec { twl: Twl::new(n).context("1..=4")?, ..SampleSpec::default() };
-        fit("fig20", format!("twl {n}"), spec, ClassifierKind::Sgd)?;
+        let spec = SampleSpec {
+            twl: Twl::new(n).context("1..=4")?,
+            ..SampleSpec::default()
+        };
+        rows.fit(
+            w,
+            "fig20",
+            &format!("twl {n}"),
+            spec,
+            ClassifierKind::Sgd,
+            rep,
+        )?;
     }
     for fs in FeatureSet::ladder() {
-        fit("fig21", fs.to_string().replace(',', "+"), SampleSpec { features: fs, ..SampleSpec::default() }, ClassifierKind::Sgd)?;
+        let spec = SampleSpec {
+            features: fs,
+            ..SampleSpec::default()
+        };
+        rows.fit(
+            w,
+            "fig21",
+            &fs.to_string().replace(',', "+"),
+            spec,
+            ClassifierKind::Sgd,
+            rep,
+        )?;
     }
-    csv.save(&a.out, "sepfrozen-models.csv")?;
-    // One chart: rows = variants (as groups), categories = the three metrics.
-    let chart = BarChart { title: "Frozen-page models: test accuracy, recall, FPR (Figs. 18, 20, 21)".into(), y_label: "share".into(), categories: vec!["accuracy".into(), "recall".into(), "FPR".into()], groups: bars };
-    render_bar(&chart, &a.out.join("sepfrozen-models.png"))?;
-    Ok(())
+    rows.csv.save(&a.out, "sepfrozen-models.csv")?;
+    let chart = BarChart {
+        title: "Frozen-page models: test accuracy, recall, FPR (Figs. 18, 20, 21)".into(),
+        y_label: "share".into(),
+        categories: vec!["accuracy".into(), "recall".into(), "FPR".into()],
+        groups: rows.bars,
+    };
+    Ok(render_bar(&chart, &a.out.join("sepfrozen-models.png"))?)
+}
+
+/// SepFrozen (`dac` or BIT) with the offline model, online refits at three horizons, and
+/// the exact labels: (oracle, horizon, run).
+fn online_runs(
+    w: &Workload,
+    dac: bool,
+    base: &ReplayConfig,
+) -> Result<Vec<(String, String, SchemeRun)>> {
+    let pages = w.log.logical_pages.max(16);
+    let model = run(
+        &w.log,
+        frozen(dac, OracleKind::Model),
+        Some(&w.model),
+        base,
+        clock,
+    )?;
+    let mut runs = vec![("offline".to_owned(), String::new(), model)];
+    for h in [pages / 16, pages / 4, pages] {
+        let cfg = ReplayConfig {
+            horizon: Some(h),
+            ..base.clone()
+        };
+        let r = run(&w.log, frozen(dac, OracleKind::Online), None, &cfg, clock)?;
+        runs.push((format!("online h={h}"), h.to_string(), r));
+    }
+    let truth = run(&w.log, frozen(dac, OracleKind::Truth), None, base, clock)?;
+    runs.push(("truth".into(), String::new(), truth));
+    Ok(runs)
 }
 
 /// Beyond the paper: the offline model, online retraining (three horizons) and exact labels.
-fn online_figure(a: &FiguresArgs, w: &Workload, base: &ReplayConfig, rep: &mut String) -> Result<()> {
-    let pages = w.log.logical_pages.max(4);
-    let mut csv = Csv::new(&["base", "oracle", "horizon", "waf", "far", "judged_frozen", "retrains", "retrain_cpu_secs"]);
-    let _ = writeln!(rep, "\n[online retraining] {} — SepFrozen with the offline model, online refits, exact labels", w.name);
+fn online_figure(
+    a: &FiguresArgs,
+    w: &Workload,
+    base: &ReplayConfig,
+    rep: &mut String,
+) -> Result<()> {
+    let mut csv = Csv::new(&[
+        "base",
+        "oracle",
+        "horizon",
+        "waf",
+        "far",
+        "judged_frozen",
+        "retrains",
+        "retrain_cpu_secs",
+    ]);
+    let _ = writeln!(rep, "\n[online retraining] {} — SepFrozen with the offline model, online refits (horizon h in user writes), exact labels", w.name);
     let mut groups = Vec::new();
     for dac in [false, true] {
-        let mut runs = vec![("offline".to_owned(), String::new(), run(&w.log, frozen(dac, OracleKind::Model), Some(&w.model), base, clock)?)];
-        for h in [pages / 16, pages / 4, pages] {
-            let cfg = ReplayConfig { horizon: Some(h), ..base.clone() };
-            runs.push((format!("online h={h}"), h.to_string(), run(&w.log, frozen(dac, OracleKind::Online), None, &cfg, clock)?));
-        }
-        runs.push(("truth".into(), String::new(), run(&w.log, frozen(dac, OracleKind::Truth), None, base, clock)?));
-        let b = if dac { "sepfrozen-dac" } else { "sepfrozen-bit" };
+        let runs = online_runs(w, dac, base)?;
+        let b = if dac {
+            "sepfrozen-dac"
+        } else {
+            "sepfrozen-bit"
+        };
         for (o, h, r) in &runs {
-            let (jf, rt, rs) = r.inference.map_or((String::new(), String::new(), String::new()), |c| (c.frozen.to_string(), c.retrains.to_string(), format!("{:.3}", c.retrain_secs)));
-            let _ = writeln!(rep, "{b} {o:<16} WAF {:.3} FAR {:.3} judged frozen {jf} retrains {rt}", r.waf, r.far);
-            csv.row(&[b.into(), o.clone(), h.clone(), f4(r.waf), f4(r.far), jf, rt, rs]);
+            let (jf, rt, rs) = r.inference.map_or_else(Default::default, |c| {
+                (
+                    c.frozen.to_string(),
+                    c.retrains.to_string(),
+                    format!("{:.3}", c.retrain_secs),
+                )
+            });
+            let _ = writeln!(
+                rep,
+                "{b} {o:<16} WAF {:.3} FAR {:.3} judged frozen {jf} retrains {rt}",
+                r.waf, r.far
+            );
+            csv.row(&[
+                b.into(),
+                o.clone(),
+                h.clone(),
+                f4(r.waf),
+                f4(r.far),
+                jf,
+                rt,
+                rs,
+            ]);
         }
-        groups.push((b.to_owned(), runs.iter().map(|r| r.2.waf).collect::<Vec<_>>()));
+        groups.push((
+            b.to_owned(),
+            runs.iter().map(|r| r.2.waf).collect::<Vec<_>>(),
+        ));
     }
     csv.save(&a.out, "sepfrozen-online.csv")?;
-    let cats = vec!["offline".into(), "online h=n/16".into(), "online h=n/4".into(), "online h=n".into(), "truth".into()];
-    render_bar(&BarChart { title: "SepFrozen WAF: offline model vs online retraining vs exact labels".into(), y_label: "WAF".into(), categories: cats, groups }, &a.out.join("sepfrozen-online.png"))?;
-    Ok(())
+    let cats = [
+        "offline",
+        "online h=n/16",
+        "online h=n/4",
+        "online h=n",
+        "truth",
+    ];
+    let chart = BarChart {
+        title: "SepFrozen WAF: offline model vs online retraining vs exact labels".into(),
+        y_label: "WAF".into(),
+        categories: cats.map(String::from).to_vec(),
+        groups,
+    };
+    Ok(render_bar(&chart, &a.out.join("sepfrozen-online.png"))?)
 }

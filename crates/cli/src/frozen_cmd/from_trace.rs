@@ -11,7 +11,9 @@ use crate::flags;
 use crate::usage;
 use anyhow::{Context, Result};
 use clap::Args;
-use nowa_frozen::{HotnessRecord, HotnessTracker, LogWriter, WriteKind, WriteRecord, NO_CLASS, NO_ZONE};
+use nowa_frozen::{
+    HotnessRecord, HotnessTracker, LogWriter, WriteKind, WriteRecord, NO_CLASS, NO_ZONE,
+};
 use nowa_trace::pages::page_range;
 use nowa_trace::{open, Op};
 use std::collections::HashMap;
@@ -39,19 +41,42 @@ struct PageState {
     current: HotnessRecord,
 }
 
-fn rec(timer: u64, page: u64, kind: WriteKind, cur: HotnessRecord, last: HotnessRecord) -> WriteRecord {
-    WriteRecord { timer, page, zone: NO_ZONE, from_zone: NO_ZONE, kind, class: NO_CLASS, hr_current: cur, hr_last: last }
+fn rec(
+    timer: u64,
+    page: u64,
+    kind: WriteKind,
+    cur: HotnessRecord,
+    last: HotnessRecord,
+) -> WriteRecord {
+    WriteRecord {
+        timer,
+        page,
+        zone: NO_ZONE,
+        from_zone: NO_ZONE,
+        kind,
+        class: NO_CLASS,
+        hr_current: cur,
+        hr_last: last,
+    }
 }
 
 pub fn run(a: &FromTraceArgs) -> Result<()> {
     if !a.trace.exists() {
-        return Err(usage(format!("--trace {}: no such file", a.trace.display())));
+        return Err(usage(format!(
+            "--trace {}: no such file",
+            a.trace.display()
+        )));
     }
     if a.out.exists() && !a.force {
-        return Err(usage(format!("--out {}: exists (pass --force to overwrite)", a.out.display())));
+        return Err(usage(format!(
+            "--out {}: exists (pass --force to overwrite)",
+            a.out.display()
+        )));
     }
-    let mut reader = open(&a.trace, None).with_context(|| format!("--trace {}", a.trace.display()))?;
-    let mut w = LogWriter::create(&a.out, a.force, 4096).with_context(|| format!("--out {}", a.out.display()))?;
+    let mut reader =
+        open(&a.trace, None).with_context(|| format!("--trace {}", a.trace.display()))?;
+    let mut w = LogWriter::create(&a.out, a.force, 4096)
+        .with_context(|| format!("--out {}", a.out.display()))?;
     let mut pages: HashMap<u64, PageState> = HashMap::new();
     let (mut timer, max) = (0u64, a.max_writes.unwrap_or(u64::MAX));
     while let Some(r) = reader.next_record()? {
@@ -59,12 +84,18 @@ pub fn run(a: &FromTraceArgs) -> Result<()> {
             match r.op {
                 Op::Read => pages
                     .entry(p)
-                    .or_insert_with(|| PageState { tracker: HotnessTracker::new(timer), current: HotnessRecord::NONE })
+                    .or_insert_with(|| PageState {
+                        tracker: HotnessTracker::new(timer),
+                        current: HotnessRecord::NONE,
+                    })
                     .tracker
                     .on_read_into_pool(timer),
                 Op::Write if timer < max => {
                     timer += 1;
-                    let st = pages.entry(p).or_insert_with(|| PageState { tracker: HotnessTracker::new(timer), current: HotnessRecord::NONE });
+                    let st = pages.entry(p).or_insert_with(|| PageState {
+                        tracker: HotnessTracker::new(timer),
+                        current: HotnessRecord::NONE,
+                    });
                     st.tracker.on_modify(timer);
                     let hr = st.tracker.snapshot_at_write(timer, 0);
                     w.append(&rec(timer, p, WriteKind::User, hr, st.current))?;
@@ -72,17 +103,30 @@ pub fn run(a: &FromTraceArgs) -> Result<()> {
                 }
                 Op::Discard => {
                     if let Some(st) = pages.remove(&p) {
-                        w.append(&rec(timer, p, WriteKind::Free, st.current, HotnessRecord::NONE))?;
+                        w.append(&rec(
+                            timer,
+                            p,
+                            WriteKind::Free,
+                            st.current,
+                            HotnessRecord::NONE,
+                        ))?;
                     }
                 }
                 _ => {}
             }
         }
     }
-    let s = w.finish().with_context(|| format!("--out {}", a.out.display()))?;
+    let s = w
+        .finish()
+        .with_context(|| format!("--out {}", a.out.display()))?;
     println!(
         "nowa frozen from-trace: {} -> {}: {} records ({} page writes, {} frees), {} pages",
-        a.trace.display(), a.out.display(), s.records, s.user, s.free, pages.len()
+        a.trace.display(),
+        a.out.display(),
+        s.records,
+        s.user,
+        s.free,
+        pages.len()
     );
     Ok(())
 }

@@ -67,12 +67,24 @@ fn schemes(s: &str) -> Result<SchemeList, String> {
 }
 
 /// The replay settings of the flags.
-pub fn config(zone_size: u64, gp: f64, policy: &PolicyKind, horizon: Option<u64>, seed: u64) -> Result<ReplayConfig> {
-    if !matches!(policy, PolicyKind::Greedy | PolicyKind::CostBenefit | PolicyKind::CostBenefitSepBit) {
-        return Err(usage(format!("--policy {policy}: the GP trigger needs greedy, cost-benefit or cb-sepbit")));
+pub fn config(
+    zone_size: u64,
+    gp: f64,
+    policy: &PolicyKind,
+    horizon: Option<u64>,
+    seed: u64,
+) -> Result<ReplayConfig> {
+    if !matches!(
+        policy,
+        PolicyKind::Greedy | PolicyKind::CostBenefit | PolicyKind::CostBenefitSepBit
+    ) {
+        return Err(usage(format!(
+            "--policy {policy}: the GP trigger needs greedy, cost-benefit or cb-sepbit"
+        )));
     }
     Ok(ReplayConfig {
-        unit_pages: u32::try_from(zone_size / 4096).map_err(|_| usage("--zone-size: too large".to_owned()))?,
+        unit_pages: u32::try_from(zone_size / 4096)
+            .map_err(|_| usage("--zone-size: too large".to_owned()))?,
         gp,
         policy: policy.clone(),
         seed,
@@ -84,9 +96,12 @@ pub fn config(zone_size: u64, gp: f64, policy: &PolicyKind, horizon: Option<u64>
 /// Load `--model` if any scheme needs it.
 pub fn load_model(path: Option<&Path>, list: &[Scheme]) -> Result<Option<Model>> {
     match path {
-        Some(p) => Ok(Some(Model::load(p).with_context(|| format!("--model {}", p.display()))?)),
+        Some(p) => Ok(Some(
+            Model::load(p).with_context(|| format!("--model {}", p.display()))?,
+        )),
         None if list.iter().any(Scheme::needs_model) => Err(usage(
-            "SepFrozen with a model needs --model FILE (or name sepfrozen-bit-truth / -online)".to_owned(),
+            "SepFrozen with a model needs --model FILE (or name sepfrozen-bit-truth / -online)"
+                .to_owned(),
         )),
         None => Ok(None),
     }
@@ -94,11 +109,15 @@ pub fn load_model(path: Option<&Path>, list: &[Scheme]) -> Result<Option<Model>>
 
 pub fn run(a: &ReplayArgs) -> Result<()> {
     if !a.writes.exists() {
-        return Err(usage(format!("--writes {}: no such file", a.writes.display())));
+        return Err(usage(format!(
+            "--writes {}: no such file",
+            a.writes.display()
+        )));
     }
     let cfg = config(a.zone_size, a.gp, &a.policy, a.horizon, a.seed)?;
     let model = load_model(a.model.as_deref(), &a.schemes.0)?;
-    let log = ReplayLog::load(&a.writes).with_context(|| format!("--writes {}", a.writes.display()))?;
+    let log =
+        ReplayLog::load(&a.writes).with_context(|| format!("--writes {}", a.writes.display()))?;
     eprintln!(
         "nowa frozen replay: seed {}, {} ({} user writes, {} frees, {} original GC moves dropped; {} pages, {:.1}% of versions frozen), zones of {} pages, GP {:.0}%, {}",
         a.seed, a.writes.display(), log.user_writes(), log.summary.free, log.summary.gc,
@@ -106,8 +125,17 @@ pub fn run(a: &ReplayArgs) -> Result<()> {
     );
     let mut runs = Vec::new();
     for &s in &a.schemes.0 {
-        let r = replay::run(&log, s, model.as_ref(), &cfg, nowa_bench::sim::thread_cpu_secs)?;
-        eprintln!("  {:<26} WAF {:.3}  FAR {:.3}  ({:.1} s CPU)", r.scheme, r.waf, r.far, r.cpu_secs);
+        let r = replay::run(
+            &log,
+            s,
+            model.as_ref(),
+            &cfg,
+            nowa_bench::sim::thread_cpu_secs,
+        )?;
+        eprintln!(
+            "  {:<26} WAF {:.3}  FAR {:.3}  ({:.1} s CPU)",
+            r.scheme, r.waf, r.far, r.cpu_secs
+        );
         runs.push(r);
     }
     if let Some(p) = &a.csv {
@@ -128,14 +156,33 @@ pub fn table(runs: &[SchemeRun], classes: bool) -> String {
     let _ = writeln!(
         s,
         "{:<26} {:>7} {:>7} {:>11} {:>11} {:>8} {:>9} {:>13} {:>8}",
-        "scheme", "WAF", "FAR", "GC moves", "frozen", "victims", "victim GP", "infer/256MiB", "CPU s"
+        "scheme",
+        "WAF",
+        "FAR",
+        "GC moves",
+        "frozen",
+        "victims",
+        "victim GP",
+        "infer/256MiB",
+        "CPU s"
     );
     for r in runs {
-        let inf = r.inference.map_or_else(|| "-".to_owned(), |c| format!("{:.3} ms", 1e3 * c.secs_per_256mib()));
+        let inf = r.inference.map_or_else(
+            || "-".to_owned(),
+            |c| format!("{:.3} ms", 1e3 * c.secs_per_256mib()),
+        );
         let _ = writeln!(
             s,
             "{:<26} {:>7.3} {:>7.3} {:>11} {:>11} {:>8} {:>9.3} {:>13} {:>8.2}",
-            r.scheme, r.waf, r.far, r.gc_pages, r.frozen_moves, r.victims, r.victim_gp, inf, r.cpu_secs
+            r.scheme,
+            r.waf,
+            r.far,
+            r.gc_pages,
+            r.frozen_moves,
+            r.victims,
+            r.victim_gp,
+            inf,
+            r.cpu_secs
         );
     }
     if classes {
@@ -149,15 +196,23 @@ pub fn table(runs: &[SchemeRun], classes: bool) -> String {
 fn class_table(s: &mut String, r: &SchemeRun) {
     use std::fmt::Write;
     let _ = writeln!(s, "\n{} — {}", r.scheme, r.report);
-    let _ = writeln!(s, "class  user writes  GC writes  victims  avg GP  % writes  % valid  avg lifespan");
+    let _ = writeln!(
+        s,
+        "class  user writes  GC writes  victims  avg GP  % writes  % valid  avg lifespan"
+    );
     for c in &r.classes {
         let st = &c.stats;
         let _ = writeln!(
             s,
             "{:>5}  {:>11}  {:>9}  {:>7}  {:>6.3}  {:>8.2}  {:>7.2}  {:>12.0}",
-            c.class, st.user_writes, st.gc_writes, st.units_collected, st.mean_gp(),
-            100.0 * c.write_share, 100.0 * c.valid_share, st.mean_lifespan()
+            c.class,
+            st.user_writes,
+            st.gc_writes,
+            st.units_collected,
+            st.mean_gp(),
+            100.0 * c.write_share,
+            100.0 * c.valid_share,
+            st.mean_lifespan()
         );
     }
 }
-
