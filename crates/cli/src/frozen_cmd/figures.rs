@@ -22,9 +22,13 @@ pub struct FiguresArgs {
     /// Output directory (CSV + PNG, files named sepfrozen-*).
     #[arg(long, default_value = "docs/figures")]
     out: PathBuf,
-    /// Write logs to evaluate (repeatable); none: a synthetic log (`--synth-writes`).
+    /// More write logs to evaluate (repeatable), after the synthetic one; the sweeps and
+    /// model figures use the first log.
     #[arg(long, value_name = "FILE")]
     writes: Vec<PathBuf>,
+    /// Leave the synthetic log out (then --writes is needed).
+    #[arg(long)]
+    no_synth: bool,
     /// User writes of the synthetic log.
     #[arg(long, default_value = "1M", value_parser = flags::count::<u64>(10_000, 1 << 32))]
     synth_writes: u64,
@@ -101,7 +105,7 @@ fn workloads(a: &FiguresArgs) -> Result<Vec<Workload>> {
     };
     let spec = SampleSpec::default();
     let mut out = Vec::new();
-    if a.writes.is_empty() {
+    if !a.no_synth {
         let records = synth(a.synth_writes, a.seed);
         let model = sgd_model(&synth(a.synth_writes, a.seed + 1), &spec, &cfg)?;
         out.push(Workload {
@@ -163,6 +167,9 @@ fn seven() -> Vec<Scheme> {
 
 pub fn run_figures(a: &FiguresArgs) -> Result<()> {
     std::fs::create_dir_all(&a.out).with_context(|| format!("--out {}", a.out.display()))?;
+    if a.no_synth && a.writes.is_empty() {
+        return Err(usage("--no-synth needs at least one --writes FILE".to_owned()));
+    }
     if let Some(p) = a.writes.iter().find(|p| !p.exists()) {
         return Err(usage(format!("--writes {}: no such file", p.display())));
     }
