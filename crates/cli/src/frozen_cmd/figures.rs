@@ -168,7 +168,9 @@ fn seven() -> Vec<Scheme> {
 pub fn run_figures(a: &FiguresArgs) -> Result<()> {
     std::fs::create_dir_all(&a.out).with_context(|| format!("--out {}", a.out.display()))?;
     if a.no_synth && a.writes.is_empty() {
-        return Err(usage("--no-synth needs at least one --writes FILE".to_owned()));
+        return Err(usage(
+            "--no-synth needs at least one --writes FILE".to_owned(),
+        ));
     }
     if let Some(p) = a.writes.iter().find(|p| !p.exists()) {
         return Err(usage(format!("--writes {}: no such file", p.display())));
@@ -256,7 +258,11 @@ fn schemes_figure(
         far.push((w.name.clone(), runs.iter().map(|r| r.far).collect()));
     }
     csv.save(&a.out, "sepfrozen-schemes.csv")?;
-    let cats: Vec<String> = schemes.iter().map(ToString::to_string).collect();
+    // Short labels so twelve bars fit: "sf-bit" for sepfrozen-bit:6.
+    let cats: Vec<String> = schemes
+        .iter()
+        .map(|s| s.to_string().replace(":6", "").replace("sepfrozen-", "sf-"))
+        .collect();
     for (name, groups, y) in [("waf", waf, "WAF"), ("far", far, "FAR")] {
         let chart = BarChart {
             title: format!("SepFrozen replay: {y} per scheme"),
