@@ -11,9 +11,7 @@ use crate::flags;
 use crate::usage;
 use anyhow::{Context, Result};
 use clap::Args;
-use nowa_frozen::{
-    HotnessRecord, HotnessTracker, LogWriter, WriteKind, WriteRecord, NO_CLASS, NO_ZONE,
-};
+use nowa_frozen::{HotnessRecord, HotnessTracker, LogWriter, WriteKind, WriteRecord};
 use nowa_trace::pages::page_range;
 use nowa_trace::{open, Op};
 use std::collections::HashMap;
@@ -39,25 +37,6 @@ pub struct FromTraceArgs {
 struct PageState {
     tracker: HotnessTracker,
     current: HotnessRecord,
-}
-
-fn rec(
-    timer: u64,
-    page: u64,
-    kind: WriteKind,
-    cur: HotnessRecord,
-    last: HotnessRecord,
-) -> WriteRecord {
-    WriteRecord {
-        timer,
-        page,
-        zone: NO_ZONE,
-        from_zone: NO_ZONE,
-        kind,
-        class: NO_CLASS,
-        hr_current: cur,
-        hr_last: last,
-    }
 }
 
 pub fn run(a: &FromTraceArgs) -> Result<()> {
@@ -98,12 +77,18 @@ pub fn run(a: &FromTraceArgs) -> Result<()> {
                     });
                     st.tracker.on_modify(timer);
                     let hr = st.tracker.snapshot_at_write(timer, 0);
-                    w.append(&rec(timer, p, WriteKind::User, hr, st.current))?;
+                    w.append(&WriteRecord::unplaced(
+                        timer,
+                        p,
+                        WriteKind::User,
+                        hr,
+                        st.current,
+                    ))?;
                     st.current = hr;
                 }
                 Op::Discard => {
                     if let Some(st) = pages.remove(&p) {
-                        w.append(&rec(
+                        w.append(&WriteRecord::unplaced(
                             timer,
                             p,
                             WriteKind::Free,
