@@ -217,9 +217,13 @@ impl ReplayLog {
         self.writes.len() as u64
     }
     /// Share of user-written versions never invalidated (frozen).
+    ///
+    /// # Panics
+    /// If the labels outnumber the writes (a bug).
     #[must_use]
     pub fn frozen_share(&self) -> f64 {
         let f = self.writes.frozen.iter().filter(|&&f| f).count() as u64;
+        assert!(f <= self.user_writes(), "frozen versions are user writes");
         as_f64(f) / as_f64(self.user_writes().max(1))
     }
 }

@@ -39,6 +39,58 @@ struct PageState {
     current: HotnessRecord,
 }
 
+/// The conversion's state: per-page frames and the page-write timer.
+struct Converter {
+    pages: HashMap<u64, PageState>,
+    timer: u64,
+    max: u64,
+}
+
+impl Converter {
+    fn state(&mut self, p: u64) -> &mut PageState {
+        let now = self.timer;
+        self.pages.entry(p).or_insert_with(|| PageState {
+            tracker: HotnessTracker::new(now),
+            current: HotnessRecord::NONE,
+        })
+    }
+
+    /// The record `op` on page `p` makes, if any.
+    fn page(&mut self, op: Op, p: u64) -> Option<WriteRecord> {
+        match op {
+            Op::Read => {
+                let now = self.timer;
+                self.state(p).tracker.on_read_into_pool(now);
+                None
+            }
+            Op::Write if self.timer < self.max => {
+                self.timer += 1;
+                let now = self.timer;
+                let st = self.state(p);
+                st.tracker.on_modify(now);
+                let hr = st.tracker.snapshot_at_write(now, 0);
+                assert_eq!(hr.wt(), now, "WT is the page-write timer");
+                assert!(
+                    st.current.is_none() || st.current.wt() < now,
+                    "records in timer order"
+                );
+                let last = std::mem::replace(&mut st.current, hr);
+                Some(WriteRecord::unplaced(now, p, WriteKind::User, hr, last))
+            }
+            Op::Discard => self.pages.remove(&p).map(|st| {
+                WriteRecord::unplaced(
+                    self.timer,
+                    p,
+                    WriteKind::Free,
+                    st.current,
+                    HotnessRecord::NONE,
+                )
+            }),
+            _ => None,
+        }
+    }
+}
+
 pub fn run(a: &FromTraceArgs) -> Result<()> {
     if !a.trace.exists() {
         return Err(usage(format!(
@@ -56,48 +108,15 @@ pub fn run(a: &FromTraceArgs) -> Result<()> {
         open(&a.trace, None).with_context(|| format!("--trace {}", a.trace.display()))?;
     let mut w = LogWriter::create(&a.out, a.force, 4096)
         .with_context(|| format!("--out {}", a.out.display()))?;
-    let mut pages: HashMap<u64, PageState> = HashMap::new();
-    let (mut timer, max) = (0u64, a.max_writes.unwrap_or(u64::MAX));
+    let mut c = Converter {
+        pages: HashMap::new(),
+        timer: 0,
+        max: a.max_writes.unwrap_or(u64::MAX),
+    };
     while let Some(r) = reader.next_record()? {
         for p in page_range(r.offset, r.len) {
-            match r.op {
-                Op::Read => pages
-                    .entry(p)
-                    .or_insert_with(|| PageState {
-                        tracker: HotnessTracker::new(timer),
-                        current: HotnessRecord::NONE,
-                    })
-                    .tracker
-                    .on_read_into_pool(timer),
-                Op::Write if timer < max => {
-                    timer += 1;
-                    let st = pages.entry(p).or_insert_with(|| PageState {
-                        tracker: HotnessTracker::new(timer),
-                        current: HotnessRecord::NONE,
-                    });
-                    st.tracker.on_modify(timer);
-                    let hr = st.tracker.snapshot_at_write(timer, 0);
-                    w.append(&WriteRecord::unplaced(
-                        timer,
-                        p,
-                        WriteKind::User,
-                        hr,
-                        st.current,
-                    ))?;
-                    st.current = hr;
-                }
-                Op::Discard => {
-                    if let Some(st) = pages.remove(&p) {
-                        w.append(&WriteRecord::unplaced(
-                            timer,
-                            p,
-                            WriteKind::Free,
-                            st.current,
-                            HotnessRecord::NONE,
-                        ))?;
-                    }
-                }
-                _ => {}
+            if let Some(rec) = c.page(r.op, p) {
+                w.append(&rec)?;
             }
         }
     }
@@ -111,7 +130,7 @@ pub fn run(a: &FromTraceArgs) -> Result<()> {
         s.records,
         s.user,
         s.free,
-        pages.len()
+        c.pages.len()
     );
     Ok(())
 }
