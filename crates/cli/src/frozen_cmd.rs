@@ -1,5 +1,11 @@
-//! `nowa frozen train|synth|bench`: SepFrozen's frozen-page model (docs/sepfrozen.md).
+//! `nowa frozen train|synth|bench|replay`: SepFrozen's frozen-page model and its placement
+//! (docs/sepfrozen.md).
 
+mod figures;
+mod from_trace;
+mod replay;
+
+use crate::flags::{self, count, parsed};
 use crate::usage;
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
@@ -29,6 +35,17 @@ enum FrozenSub {
     /// Time batched inference over one victim zone's pages (default: 256 MiB of 4 KiB pages)
     /// against the paper's 0.05 s budget.
     Bench(BenchArgs),
+    /// Replay a write log's user writes through the placement simulator with every scheme
+    /// (SepFrozenBIT/DAC with a model, the exact labels or online retraining, and the
+    /// baselines): WAF, FAR, per-class statistics, victims' GP, inference cost at GC.
+    Replay(replay::ReplayArgs),
+    /// The paper's figures that need no engine (schemes' WAF/FAR, configuration sweeps,
+    /// classifiers, TWL, feature sets, online retraining) on a synthetic log and any
+    /// `--writes` logs: CSV + PNG under --out, a summary on stdout.
+    Figures(figures::FiguresArgs),
+    /// Convert a block trace (in-place engine: LBA = page) to a write log, hotness records
+    /// tracked per page from the trace's reads and writes.
+    FromTrace(from_trace::FromTraceArgs),
 }
 
 #[derive(Args, Debug)]
@@ -58,15 +75,15 @@ struct TrainArgs {
     #[arg(long, default_value = "user", value_parser = parsed::<SampleKinds>())]
     samples: SampleKinds,
     /// Share of samples held out for testing.
-    #[arg(long, default_value = "25%", value_parser = fraction(0.0, 1.0))]
+    #[arg(long, default_value = "25%", value_parser = flags::fraction(0.0, true, 1.0, true))]
     test_fraction: f64,
     /// Leave out samples in the last fraction of the log's timer range (labels there are
     /// "frozen" mostly because the log ends). 0 = the paper's exact labels.
-    #[arg(long, default_value = "0", value_parser = fraction_closed(0.0, 0.99))]
+    #[arg(long, default_value = "0", value_parser = flags::fraction(0.0, false, 0.99, false))]
     exclude_tail: f64,
     /// Train and test on a seeded uniform subsample of at most this many samples (default:
     /// all; 500k for the tree, whose linfa trainer scans every sample at every node).
-    #[arg(long, value_parser = count(100, 1 << 40))]
+    #[arg(long, value_parser = count::<u64>(100, 1 << 40))]
     max_samples: Option<u64>,
     /// Depth limit of the tree classifier.
     #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u8).range(1..=30))]
@@ -85,25 +102,25 @@ struct SynthArgs {
     #[arg(long)]
     force: bool,
     /// DB page writes (timer ticks), e.g. 5M.
-    #[arg(long, default_value = "1M", value_parser = count(1, 1 << 40))]
+    #[arg(long, default_value = "1M", value_parser = count::<u64>(1, 1 << 40))]
     writes: u64,
     /// Pages updated forever (Zipf-chosen).
-    #[arg(long, default_value = "50k", value_parser = count(1, 1 << 32))]
+    #[arg(long, default_value = "50k", value_parser = count::<u64>(1, 1 << 32))]
     hot_pages: u64,
     /// Zipf skew of the hot pages.
-    #[arg(long, default_value = "0.9", value_parser = number(0.0, 10.0))]
+    #[arg(long, default_value = "0.9", value_parser = flags::number(0.0, false, 10.0))]
     zipf: f64,
     /// Share of writes that go to the growing (append) page.
-    #[arg(long, default_value = "40%", value_parser = fraction_closed(0.0, 1.0))]
+    #[arg(long, default_value = "40%", value_parser = flags::fraction(0.0, false, 1.0, false))]
     append_share: f64,
     /// Writes that fill an append page (then it freezes).
-    #[arg(long, default_value = "8", value_parser = count(1, 1 << 20))]
+    #[arg(long, default_value = "8", value_parser = count::<u64>(1, 1 << 20))]
     fill_writes: u64,
     /// Probability that a full page is updated once more later.
-    #[arg(long, default_value = "10%", value_parser = fraction_closed(0.0, 1.0))]
+    #[arg(long, default_value = "10%", value_parser = flags::fraction(0.0, false, 1.0, false))]
     late_update: f64,
     /// Probability that a full page is freed later.
-    #[arg(long, default_value = "5%", value_parser = fraction_closed(0.0, 1.0))]
+    #[arg(long, default_value = "5%", value_parser = flags::fraction(0.0, false, 1.0, false))]
     free_share: f64,
     #[arg(long, default_value_t = 42)]
     seed: u64,
@@ -115,44 +132,13 @@ struct BenchArgs {
     #[arg(long, value_name = "MODEL.json")]
     model: Option<PathBuf>,
     /// Pages per batch: one victim zone's valid pages (65,536 = 256 MiB of 4 KiB pages).
-    #[arg(long, default_value = "65536", value_parser = count(1, 1 << 26))]
+    #[arg(long, default_value = "65536", value_parser = count::<u64>(1, 1 << 26))]
     pages: u64,
     /// Batches timed.
-    #[arg(long, default_value = "200", value_parser = count(1, 1_000_000))]
+    #[arg(long, default_value = "200", value_parser = count::<u64>(1, 1_000_000))]
     reps: u64,
     #[arg(long, default_value_t = 42)]
     seed: u64,
-}
-
-// Value parsers on nowa-units (the same rules as every other flag; clap names the flag).
-fn parsed<T>() -> impl Fn(&str) -> Result<T, String> + Clone + Send + Sync
-where
-    T: std::str::FromStr,
-    T::Err: std::fmt::Display,
-{
-    |s| s.parse::<T>().map_err(|e| e.to_string())
-}
-
-fn fraction(lo: f64, hi: f64) -> impl Fn(&str) -> Result<f64, String> + Clone + Send + Sync {
-    move |s| {
-        let v = nowa_units::parse_fraction(s).map_err(|e| e.to_string())?;
-        if v <= lo || v >= hi {
-            return Err(format!("'{s}' must be in ({lo}, {hi})"));
-        }
-        Ok(v)
-    }
-}
-
-fn fraction_closed(lo: f64, hi: f64) -> impl Fn(&str) -> Result<f64, String> + Clone + Send + Sync {
-    move |s| nowa_units::parse_fraction_in(s, lo, hi, false).map_err(|e| e.to_string())
-}
-
-fn number(lo: f64, hi: f64) -> impl Fn(&str) -> Result<f64, String> + Clone + Send + Sync {
-    move |s| nowa_units::parse_number_in(s, lo, hi).map_err(|e| e.to_string())
-}
-
-fn count(min: u64, max: u64) -> impl Fn(&str) -> Result<u64, String> + Clone + Send + Sync {
-    move |s| nowa_units::parse_count_in(s, min, max).map_err(|e| e.to_string())
 }
 
 pub fn run(a: FrozenArgs) -> Result<()> {
@@ -160,6 +146,9 @@ pub fn run(a: FrozenArgs) -> Result<()> {
         FrozenSub::Train(t) => train(&t),
         FrozenSub::Synth(s) => synth(&s),
         FrozenSub::Bench(b) => bench(&b),
+        FrozenSub::Replay(r) => replay::run(&r),
+        FrozenSub::Figures(f) => figures::run_figures(&f),
+        FrozenSub::FromTrace(t) => from_trace::run(&t),
     }
 }
 

@@ -261,3 +261,111 @@ fn bad_flags_are_one_line_and_exit_2() {
     ]);
     assert!(String::from_utf8_lossy(&named.stderr).contains("--twl"));
 }
+
+#[test]
+fn replay_every_scheme_and_refuse_bad_flags() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("w.log");
+    let log = log.to_str().unwrap();
+    let model = dir.path().join("m.json");
+    let model = model.to_str().unwrap();
+    let csv = dir.path().join("r.csv");
+    let csvs = csv.to_str().unwrap();
+    stdout(&[
+        "frozen",
+        "synth",
+        "--out",
+        log,
+        "--writes",
+        "40k",
+        "--hot-pages",
+        "2k",
+    ]);
+    stdout(&["frozen", "train", "--writes", log, "--out", model]);
+    let r = stdout(&[
+        "frozen",
+        "replay",
+        "--writes",
+        log,
+        "--model",
+        model,
+        "--zone-size",
+        "256KiB",
+        "--schemes",
+        "paper,sepfrozen-bit-truth,sepfrozen-dac-online",
+        "--csv",
+        csvs,
+        "--classes",
+    ]);
+    for s in [
+        "nosep",
+        "sepbit:6",
+        "sepfrozen-bit:6",
+        "sepfrozen-dac:6",
+        "fk-kmeans:6",
+        "sepfrozen-bit-truth:6",
+    ] {
+        assert!(r.lines().any(|l| l.starts_with(s)), "{s} missing: {r}");
+    }
+    assert!(r.contains("judged frozen") && r.contains(" ms"), "{r}");
+    let rows = std::fs::read_to_string(&csv).unwrap();
+    assert!(rows.starts_with("scheme,class,waf,far"), "{rows}");
+    assert_usage_errors(&[
+        vec!["frozen", "replay", "--writes", log],
+        vec![
+            "frozen",
+            "replay",
+            "--writes",
+            "/nonexistent/w.log",
+            "--schemes",
+            "sepbit",
+        ],
+        vec!["frozen", "replay", "--writes", log, "--schemes", "bogus"],
+        vec![
+            "frozen",
+            "replay",
+            "--writes",
+            log,
+            "--schemes",
+            "sepfrozen-bit:3",
+        ],
+        vec![
+            "frozen",
+            "replay",
+            "--writes",
+            log,
+            "--schemes",
+            "sepbit",
+            "--gp",
+            "0",
+        ],
+        vec![
+            "frozen",
+            "replay",
+            "--writes",
+            log,
+            "--schemes",
+            "sepbit",
+            "--zone-size",
+            "5000",
+        ],
+        vec![
+            "frozen",
+            "replay",
+            "--writes",
+            log,
+            "--schemes",
+            "sepbit",
+            "--policy",
+            "fifo",
+        ],
+        vec![
+            "frozen",
+            "from-trace",
+            "--trace",
+            "/nonexistent/t.csv",
+            "--out",
+            csvs,
+        ],
+    ]);
+}

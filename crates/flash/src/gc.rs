@@ -142,6 +142,19 @@ impl Ftl {
             .expect("collect_placed needs a placement");
         p.on_collect(&info, &ctx);
         let base = victim * self.unit_pages;
+        if p.wants_victim_pages() {
+            let pages: Vec<u64> = (base..base + self.unit_pages)
+                .filter(|&ppn| self.l2p[self.p2l[ppn as usize] as usize] == ppn + 1)
+                .map(|ppn| u64::from(self.p2l[ppn as usize]))
+                .collect();
+            assert_eq!(
+                pages.len(),
+                info.valid as usize,
+                "victim {victim}'s valid pages"
+            );
+            let p = self.place.as_mut().expect("checked above");
+            p.on_victim_pages(&pages, &ctx);
+        }
         let mut moved = 0u32;
         for ppn in base..base + self.unit_pages {
             if moved == info.valid {

@@ -300,6 +300,32 @@ impl Ftl {
         })
     }
 
+    /// Replace the placement scheme built from [`FtlConfig::placement`] by `place` (a scheme
+    /// that needs state the configuration cannot name, e.g. SepFrozen's model). Call before
+    /// the first write; `place` must have as many classes as the configured scheme.
+    ///
+    /// # Panics
+    /// If the device was written, has no placement scheme, or the class counts differ.
+    pub fn set_placement(&mut self, mut place: Box<dyn Placement>) {
+        assert_eq!(self.c.host_pages, 0, "set_placement before the first write");
+        assert!(
+            self.place.is_some(),
+            "set_placement needs a configured scheme"
+        );
+        assert_eq!(
+            usize::from(place.classes()),
+            self.frontiers.len(),
+            "one frontier per placement class"
+        );
+        place.init(&Geometry {
+            logical_pages: self.layout.logical_pages,
+            unit_pages: self.layout.unit_pages,
+            units: self.layout.units,
+        });
+        self.wants_invalidate = place.wants_invalidate();
+        self.place = Some(place);
+    }
+
     /// The configuration.
     #[must_use]
     pub fn config(&self) -> &FtlConfig {

@@ -6,6 +6,17 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum FrozenError {
+    /// A SepFrozen scheme with the model oracle needs a model.
+    #[error("SepFrozen with a model needs --model FILE (or use -truth or -online)")]
+    NeedsModel,
+    /// The placement simulator refused during a replay.
+    #[error("replay with {scheme}: {source}")]
+    Replay {
+        /// The scheme.
+        scheme: String,
+        /// The FTL model's error.
+        source: nowa_flash::FlashError,
+    },
     /// Opening or creating a file failed.
     #[error("{path}: {source}")]
     Io {

@@ -2,7 +2,7 @@
 //! pages (written often for a while, then never again but still valid) from per-page
 //! hotness records, so that DB GC can move them to a frozen zone.
 //!
-//! Independent of the engine and the placement code; they use these contracts:
+//! Independent of the engine; it uses these contracts:
 //!
 //! - [`hotness`]: [`HotnessRecord`] (16 bytes encoded), [`PageHotness`] (HR_current +
 //!   HR_last, the 32 header bytes) and the per-buffer-frame [`HotnessTracker`];
@@ -15,7 +15,9 @@
 //!   operation for operation; [`classifiers`]: linfa's logistic regression and decision tree);
 //! - [`model`]: the [`Model`] (JSON) with batched, allocation-free inference;
 //! - [`online`]: retraining during a run from observed outcomes;
-//! - [`synth`]: a synthetic log generator.
+//! - [`synth`]: a synthetic log generator;
+//! - [`oracle`], [`replay`]: SepFrozen's frozen-page oracles and the replay of a write log
+//!   through the placement simulator (`nowa-flash`) with every scheme.
 
 pub mod classifiers;
 pub mod dataset;
@@ -26,6 +28,8 @@ pub mod label;
 pub mod metrics;
 pub mod model;
 pub mod online;
+pub mod oracle;
+pub mod replay;
 pub mod sgd;
 pub mod synth;
 pub mod train;

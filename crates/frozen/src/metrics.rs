@@ -16,6 +16,12 @@ pub struct Confusion {
     pub fn_: u64,
 }
 
+/// `x` as a float (counts far below 2^53).
+#[expect(clippy::cast_precision_loss, reason = "counts far below 2^53")]
+pub(crate) fn as_f64(x: u64) -> f64 {
+    x as f64
+}
+
 fn ratio(a: u64, b: u64) -> Option<f64> {
     #[expect(clippy::cast_precision_loss, reason = "counts as a ratio")]
     (b > 0).then(|| a as f64 / b as f64)

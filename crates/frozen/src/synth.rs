@@ -17,8 +17,8 @@
 //! Records carry no placement (`zone` = `class` = "none").
 
 use crate::features::HrWindow;
-use crate::hotness::{HotnessRecord, HotnessTracker, PageHotness};
-use crate::writelog::{WriteKind, WriteRecord, NO_CLASS, NO_ZONE};
+use crate::hotness::{HotnessTracker, PageHotness};
+use crate::writelog::{WriteKind, WriteRecord};
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
 use rand_distr::{Distribution, Zipf};
@@ -157,7 +157,7 @@ impl Synth {
         st.writes += 1;
         st.vd = vd;
         self.pages.insert(page, st);
-        record(now, page, WriteKind::User, st.hr.current, st.hr.last)
+        WriteRecord::unplaced(now, page, WriteKind::User, st.hr.current, st.hr.last)
     }
 
     fn append_write(&mut self) -> WriteRecord {
@@ -202,25 +202,6 @@ impl Synth {
     }
 }
 
-fn record(
-    timer: u64,
-    page: u64,
-    kind: WriteKind,
-    cur: HotnessRecord,
-    last: HotnessRecord,
-) -> WriteRecord {
-    WriteRecord {
-        timer,
-        page,
-        zone: NO_ZONE,
-        from_zone: NO_ZONE,
-        kind,
-        class: NO_CLASS,
-        hr_current: cur,
-        hr_last: last,
-    }
-}
-
 impl Iterator for Synth {
     type Item = WriteRecord;
 
@@ -231,7 +212,13 @@ impl Iterator for Synth {
                 return Some(match what {
                     Later::Free => {
                         let st = self.pages.remove(&page).expect("a freed page was written");
-                        record(self.timer, page, WriteKind::Free, st.hr.current, st.hr.last)
+                        WriteRecord::unplaced(
+                            self.timer,
+                            page,
+                            WriteKind::Free,
+                            st.hr.current,
+                            st.hr.last,
+                        )
                     }
                     Later::Update => {
                         let vd = self.pages.get(&page).map_or(0, |p| p.vd);
@@ -256,6 +243,7 @@ impl Iterator for Synth {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::hotness::HotnessRecord;
     use crate::label::Labels;
 
     fn small() -> SynthConfig {

@@ -125,6 +125,28 @@ pub struct WriteRecord {
 }
 
 impl WriteRecord {
+    /// A record with no placement (`zone`, `from_zone`, `class` = none): synthetic logs and
+    /// logs converted from block traces.
+    #[must_use]
+    pub fn unplaced(
+        timer: u64,
+        page: u64,
+        kind: WriteKind,
+        hr_current: HotnessRecord,
+        hr_last: HotnessRecord,
+    ) -> Self {
+        WriteRecord {
+            timer,
+            page,
+            zone: NO_ZONE,
+            from_zone: NO_ZONE,
+            kind,
+            class: NO_CLASS,
+            hr_current,
+            hr_last,
+        }
+    }
+
     /// The 64-byte encoding (module docs).
     #[must_use]
     pub fn encode(&self) -> [u8; RECORD_LEN] {

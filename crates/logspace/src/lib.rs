@@ -11,7 +11,8 @@
 //!   SSD-iq reference's 2R policies, ...);
 //! - [`Placement`]: which class (open unit) a write goes to: `classify(is_gc, page, ctx)` with
 //!   hooks on user write, GC write, invalidate, seal and collect, modeled on SepBIT's
-//!   `Separator` (NoSep, SepGC, DAC, SFR, MultiQueue, WARCIP, SepBIT, FK, MiDAS);
+//!   `Separator` (NoSep, SepGC, DAC, SFR, MultiQueue, WARCIP, SepBIT, FK, MiDAS, and
+//!   SepFrozenBIT/SepFrozenDAC around a frozen-page model);
 //! - [`VictimHistogram`]: the valid ratio of every victim, the quantity WAF is made of.
 //!
 //! What a unit's valid amount counts is up to the user: 4 KiB pages for the FTL, bytes for the
@@ -23,8 +24,9 @@ mod policy;
 mod stats;
 
 pub use placement::{
-    Ctx, Dac, FkOracle, Geometry, KMeansFk, MiDas, MultiQueue, NoSep, Placement, PlacementError,
-    PlacementKind, SepBit, SepGc, Sfr, UnitInfo, Victim, Warcip, MAX_CLASSES, NEVER,
+    Ctx, Dac, DacPaper, FkOracle, FrozenOracle, Geometry, KMeansFk, MiDas, MultiQueue, NoSep,
+    Placement, PlacementError, PlacementKind, SepBit, SepFrozen, SepFrozenBit, SepFrozenDac, SepGc,
+    Sfr, UnitInfo, Victim, Warcip, MAX_CLASSES, NEVER,
 };
 pub use policy::{
     Benefit, CostBenefit, Fifo, Greedy, KGreedy, PolicyKind, PolicyParseError, RandomPolicy,

@@ -8,7 +8,7 @@ use std::path::Path;
 /// (crate directory, minimum assertions per kLOC). Raise a floor when a crate gains
 /// assertions; never lower one. Issue 15 asks >= 10 in logspace, flash, engine and device.
 const FLOORS: &[(&str, f64)] = &[
-    ("logspace", 23.0),
+    ("logspace", 24.0),
     ("flash", 20.0),
     ("device", 13.0),
     ("engine", 13.0),
@@ -18,7 +18,7 @@ const FLOORS: &[(&str, f64)] = &[
     ("units", 9.0),
     ("tpcc", 11.0),
     ("trace", 10.0),
-    ("frozen", 20.0),
+    ("frozen", 22.0),
 ];
 
 fn crate_density(dir: &Path) -> Density {

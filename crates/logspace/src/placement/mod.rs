@@ -20,6 +20,7 @@ mod autostream;
 mod fk;
 mod midas;
 mod sepbit;
+mod sepfrozen;
 mod simple;
 mod warcip;
 
@@ -27,6 +28,7 @@ pub use autostream::{MultiQueue, Sfr};
 pub use fk::{FkOracle, KMeansFk};
 pub use midas::MiDas;
 pub use sepbit::SepBit;
+pub use sepfrozen::{DacPaper, FrozenOracle, SepFrozen, SepFrozenBit, SepFrozenDac};
 pub use simple::{Dac, NoSep, SepGc};
 pub use warcip::Warcip;
 
@@ -119,6 +121,14 @@ pub trait Placement: Send {
     fn on_seal(&mut self, _unit: &UnitInfo, _ctx: &Ctx) {}
     /// GC is about to relocate the valid data of `unit`.
     fn on_collect(&mut self, _unit: &UnitInfo, _ctx: &Ctx) {}
+    /// Whether the writer should list a victim's valid pages before moving them
+    /// ([`Placement::on_victim_pages`]; it costs a scan of the victim).
+    fn wants_victim_pages(&self) -> bool {
+        false
+    }
+    /// The valid pages of the victim just announced by [`Placement::on_collect`], in the order
+    /// GC will move them (batched decisions: SepFrozen's model judges them at once).
+    fn on_victim_pages(&mut self, _pages: &[u64], _ctx: &Ctx) {}
     /// Which unit to collect next.
     fn victim(&mut self, _view: &dyn UnitView) -> Victim {
         Victim::Policy
@@ -151,7 +161,7 @@ pub enum PlacementError {
     },
 }
 
-const FORMS: &str = "nosep, sepgc, dac[:N], sfr[:N], multiqueue[:N], warcip[:N], sepbit[:N], fk[:N], fk-kmeans[:N], midas";
+const FORMS: &str = "nosep, sepgc, dac[:N], dac-paper[:N], sfr[:N], multiqueue[:N], warcip[:N], sepbit[:N], fk[:N], fk-kmeans[:N], midas";
 
 /// Most classes a scheme may use (open units per writer).
 pub const MAX_CLASSES: u16 = 16;
@@ -166,6 +176,8 @@ pub enum PlacementKind {
     SepGc,
     /// Dynamic dAta Clustering: a per-page level, up on user writes, down on GC writes.
     Dac(u16),
+    /// DAC as SepFrozen's paper states it (start at class 1, write then raise/lower).
+    DacPaper(u16),
     /// AutoStream SFR: sequentiality, frequency, recency of 2 MiB chunks.
     Sfr(u16),
     /// AutoStream MultiQueue: write counts of 1 MiB chunks.
@@ -190,6 +202,7 @@ impl PlacementKind {
             PlacementKind::NoSep => Box::new(NoSep),
             PlacementKind::SepGc => Box::new(SepGc),
             PlacementKind::Dac(n) => Box::new(Dac::new(n)),
+            PlacementKind::DacPaper(n) => Box::new(DacPaper::new(n)),
             PlacementKind::Sfr(n) => Box::new(Sfr::new(n)),
             PlacementKind::MultiQueue(n) => Box::new(MultiQueue::new(n)),
             PlacementKind::Warcip(n) => Box::new(Warcip::new(n)),
@@ -213,6 +226,7 @@ impl PlacementKind {
             PlacementKind::NoSep,
             PlacementKind::SepGc,
             PlacementKind::Dac(6),
+            PlacementKind::DacPaper(6),
             PlacementKind::Sfr(6),
             PlacementKind::MultiQueue(6),
             PlacementKind::Warcip(6),
@@ -252,6 +266,7 @@ impl std::str::FromStr for PlacementKind {
             "sepgc" | "2r" => bare(PlacementKind::SepGc),
             "midas" => bare(PlacementKind::MiDas),
             "dac" => Ok(PlacementKind::Dac(classes(2)?)),
+            "dac-paper" => Ok(PlacementKind::DacPaper(classes(2)?)),
             "sfr" => Ok(PlacementKind::Sfr(classes(3)?)),
             "multiqueue" | "mq" => Ok(PlacementKind::MultiQueue(classes(3)?)),
             "warcip" => Ok(PlacementKind::Warcip(classes(2)?)),
@@ -270,6 +285,7 @@ impl std::fmt::Display for PlacementKind {
             PlacementKind::SepGc => write!(f, "sepgc"),
             PlacementKind::MiDas => write!(f, "midas"),
             PlacementKind::Dac(n) => write!(f, "dac:{n}"),
+            PlacementKind::DacPaper(n) => write!(f, "dac-paper:{n}"),
             PlacementKind::Sfr(n) => write!(f, "sfr:{n}"),
             PlacementKind::MultiQueue(n) => write!(f, "multiqueue:{n}"),
             PlacementKind::Warcip(n) => write!(f, "warcip:{n}"),

@@ -1,0 +1,317 @@
+//! Frozen-page oracles for SepFrozen placement ([`nowa_logspace::FrozenOracle`]).
+//!
+//! Every oracle follows the replayed user writes in order ([`UserWrites`]): at each one it
+//! takes the hotness records the page's header would hold (`[HR_current, HR_last, older...]`,
+//! up to [`MAX_TWL`] records per page, 64 bytes). At GC it judges the victim's valid pages in
+//! one batch:
+//!
+//! - [`ModelOracle`]: a trained [`Model`] (`predict_into`), its CPU time per batch measured;
+//! - [`TruthOracle`]: the exact label (this version is never invalidated): a perfect model,
+//!   SepFrozen's upper bound;
+//! - [`OnlineOracle`]: no offline model; versions are labeled by a horizon as the run goes
+//!   ([`OutcomeTracker`]) and the model is refit every `retrain_every` samples
+//!   ([`OnlineTrainer`]); until the first fit nothing is judged frozen.
+
+use crate::features::{HrWindow, MAX_TWL};
+use crate::hotness::PageHotness;
+use crate::model::Model;
+use crate::online::{OnlineConfig, OnlineTrainer, OutcomeTracker};
+use nowa_logspace::{Ctx, FrozenOracle, Geometry};
+use std::sync::{Arc, Mutex};
+
+/// The user writes of a replay, in order: page (dense id), the page's header records after
+/// the write, and whether this version is never invalidated (the label).
+#[derive(Debug, Default)]
+pub struct UserWrites {
+    /// Dense page id of each user write.
+    pub page: Vec<u32>,
+    /// HR_current and HR_last of each user write.
+    pub hr: Vec<PageHotness>,
+    /// This version is never invalidated before the end (frozen).
+    pub frozen: Vec<bool>,
+}
+
+impl UserWrites {
+    /// User writes held.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.page.len()
+    }
+    /// Whether there are none.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.page.is_empty()
+    }
+}
+
+/// Per-page state every oracle keeps: the header's records, fed by the user writes.
+struct Headers {
+    writes: Arc<UserWrites>,
+    next: usize,
+    window: Vec<HrWindow>,
+    /// Index of each page's last user write (`u32::MAX`: none).
+    last: Vec<u32>,
+}
+
+impl Headers {
+    fn new(writes: Arc<UserWrites>) -> Self {
+        Headers {
+            writes,
+            next: 0,
+            window: Vec::new(),
+            last: Vec::new(),
+        }
+    }
+    fn init(&mut self, geo: &Geometry) {
+        let n = usize::try_from(geo.logical_pages).expect("pages fit memory");
+        let w = &self.writes;
+        assert!(
+            w.hr.len() == w.page.len() && w.frozen.len() == w.page.len(),
+            "aligned writes"
+        );
+        self.window = vec![HrWindow::default(); n];
+        self.last = vec![u32::MAX; n];
+        self.next = 0;
+    }
+    /// The next user write must be of `page`: shift its window.
+    fn on_user_write(&mut self, page: u64) -> usize {
+        let i = self.next;
+        assert!(i < self.writes.len(), "more user writes than the log holds");
+        let p = usize::try_from(page).expect("dense page ids");
+        assert_eq!(
+            u64::from(self.writes.page[i]),
+            page,
+            "user write {i} out of step with the log"
+        );
+        let hr = self.writes.hr[i];
+        let old = self.window[p].0;
+        let mut w = [hr.current, hr.last, old[1], old[2]];
+        debug_assert_eq!(w.len(), MAX_TWL);
+        if hr.last.is_none() {
+            w[2] = crate::hotness::HotnessRecord::NONE;
+            w[3] = crate::hotness::HotnessRecord::NONE;
+        }
+        self.window[p] = HrWindow(w);
+        self.last[p] = u32::try_from(i).expect("fewer than 2^32 user writes");
+        self.next += 1;
+        i
+    }
+    fn window(&self, page: u64) -> HrWindow {
+        self.window[usize::try_from(page).expect("dense page ids")]
+    }
+    fn frozen(&self, page: u64) -> bool {
+        let l = self.last[usize::try_from(page).expect("dense page ids")];
+        assert_ne!(l, u32::MAX, "GC moved page {page} that was never written");
+        self.writes.frozen[l as usize]
+    }
+}
+
+/// Inference cost at GC, shared with the caller (the oracle lives inside the FTL).
+#[derive(Debug, Default, Clone, Copy, serde::Serialize)]
+pub struct InferenceCost {
+    /// Victim batches judged.
+    pub batches: u64,
+    /// Pages judged.
+    pub pages: u64,
+    /// Pages judged frozen.
+    pub frozen: u64,
+    /// CPU seconds in `predict` (this thread), window gathering included.
+    pub cpu_secs: f64,
+    /// The largest batch's CPU seconds.
+    pub max_batch_secs: f64,
+    /// Model refits (online oracle).
+    pub retrains: u64,
+    /// CPU seconds of the refits (not in `cpu_secs`).
+    pub retrain_secs: f64,
+}
+
+impl InferenceCost {
+    /// CPU seconds per 256 MiB of victim pages (65,536 pages of 4 KiB), the paper's unit.
+    #[must_use]
+    pub fn secs_per_256mib(&self) -> f64 {
+        if self.pages == 0 {
+            return 0.0;
+        }
+        self.cpu_secs / crate::metrics::as_f64(self.pages) * 65_536.0
+    }
+}
+
+/// A handle on an oracle's [`InferenceCost`].
+pub type CostHandle = Arc<Mutex<InferenceCost>>;
+
+/// A CPU clock in seconds (the caller's, e.g. the thread CPU clock).
+pub type Clock = fn() -> f64;
+
+fn record(cost: &CostHandle, pages: usize, frozen: &[bool], secs: f64) {
+    assert_eq!(frozen.len(), pages, "one verdict per page");
+    assert!(secs >= 0.0 && secs.is_finite(), "a CPU time");
+    let mut c = cost.lock().expect("cost lock");
+    c.batches += 1;
+    c.pages += pages as u64;
+    c.frozen += frozen.iter().filter(|&&f| f).count() as u64;
+    c.cpu_secs += secs;
+    c.max_batch_secs = c.max_batch_secs.max(secs);
+}
+
+/// A trained model judging victims (see the module docs).
+pub struct ModelOracle {
+    model: Model,
+    h: Headers,
+    batch: Vec<HrWindow>,
+    clock: Clock,
+    cost: CostHandle,
+}
+
+impl ModelOracle {
+    /// `model` over `writes`, timing batches with `clock`.
+    #[must_use]
+    pub fn new(model: Model, writes: Arc<UserWrites>, clock: Clock) -> (Self, CostHandle) {
+        let cost = CostHandle::default();
+        let o = ModelOracle {
+            model,
+            h: Headers::new(writes),
+            batch: Vec::new(),
+            clock,
+            cost: cost.clone(),
+        };
+        (o, cost)
+    }
+}
+
+impl FrozenOracle for ModelOracle {
+    fn name(&self) -> String {
+        format!(
+            "{} twl {}",
+            self.model.classifier.name(),
+            self.model.twl.get()
+        )
+    }
+    fn init(&mut self, geo: &Geometry) {
+        self.h.init(geo);
+    }
+    fn on_user_write(&mut self, page: u64, _ctx: &Ctx) {
+        self.h.on_user_write(page);
+    }
+    fn predict(&mut self, pages: &[u64], _ctx: &Ctx, out: &mut Vec<bool>) {
+        let t0 = (self.clock)();
+        self.batch.clear();
+        self.batch.extend(pages.iter().map(|&p| self.h.window(p)));
+        self.model.predict_into(&self.batch, out);
+        let secs = (self.clock)() - t0;
+        assert_eq!(out.len(), pages.len(), "one verdict per page");
+        record(&self.cost, pages.len(), out, secs.max(0.0));
+    }
+}
+
+/// The exact label: a perfect model (see the module docs).
+pub struct TruthOracle {
+    h: Headers,
+}
+
+impl TruthOracle {
+    /// The labels of `writes`.
+    #[must_use]
+    pub fn new(writes: Arc<UserWrites>) -> Self {
+        TruthOracle {
+            h: Headers::new(writes),
+        }
+    }
+}
+
+impl FrozenOracle for TruthOracle {
+    fn name(&self) -> String {
+        "truth".into()
+    }
+    fn init(&mut self, geo: &Geometry) {
+        self.h.init(geo);
+    }
+    fn on_user_write(&mut self, page: u64, _ctx: &Ctx) {
+        self.h.on_user_write(page);
+    }
+    fn predict(&mut self, pages: &[u64], _ctx: &Ctx, out: &mut Vec<bool>) {
+        out.clear();
+        out.extend(pages.iter().map(|&p| self.h.frozen(p)));
+        assert_eq!(out.len(), pages.len(), "one verdict per page");
+    }
+}
+
+/// Retrained during the run from observed outcomes (see the module docs).
+pub struct OnlineOracle {
+    h: Headers,
+    trainer: OnlineTrainer,
+    outcomes: OutcomeTracker,
+    batch: Vec<HrWindow>,
+    clock: Clock,
+    cost: CostHandle,
+}
+
+impl OnlineOracle {
+    /// An online learner labeling versions alive `horizon` user writes as frozen.
+    #[must_use]
+    pub fn new(
+        cfg: OnlineConfig,
+        horizon: u64,
+        writes: Arc<UserWrites>,
+        clock: Clock,
+    ) -> (Self, CostHandle) {
+        let cost = CostHandle::default();
+        let o = OnlineOracle {
+            h: Headers::new(writes),
+            trainer: OnlineTrainer::new(cfg),
+            outcomes: OutcomeTracker::new(horizon),
+            batch: Vec::new(),
+            clock,
+            cost: cost.clone(),
+        };
+        (o, cost)
+    }
+
+    fn observe(&mut self, w: HrWindow, frozen: bool) {
+        let t0 = (self.clock)();
+        // A diverged refit keeps the previous model: nothing to do here.
+        if let Ok(true) = self.trainer.observe(w, frozen) {
+            let mut c = self.cost.lock().expect("cost lock");
+            c.retrains += 1;
+            c.retrain_secs += ((self.clock)() - t0).max(0.0);
+        }
+    }
+}
+
+impl FrozenOracle for OnlineOracle {
+    fn name(&self) -> String {
+        "online sgd".into()
+    }
+    fn init(&mut self, geo: &Geometry) {
+        self.h.init(geo);
+    }
+    fn on_user_write(&mut self, page: u64, ctx: &Ctx) {
+        if let Some((w, f)) = self.outcomes.invalidated(page, ctx.now) {
+            self.observe(w, f);
+        }
+        self.h.on_user_write(page);
+        self.outcomes.track(page, self.h.window(page), ctx.now);
+        let mut expired = Vec::new();
+        self.outcomes.expire(ctx.now, |w, f| expired.push((w, f)));
+        for (w, f) in expired {
+            self.observe(w, f);
+        }
+    }
+    fn predict(&mut self, pages: &[u64], _ctx: &Ctx, out: &mut Vec<bool>) {
+        let t0 = (self.clock)();
+        out.clear();
+        match self.trainer.model() {
+            Some(m) => {
+                self.batch.clear();
+                self.batch.extend(pages.iter().map(|&p| self.h.window(p)));
+                m.predict_into(&self.batch, out);
+            }
+            None => out.resize(pages.len(), false),
+        }
+        assert_eq!(out.len(), pages.len(), "one verdict per page");
+        let secs = (self.clock)() - t0;
+        record(&self.cost, pages.len(), out, secs.max(0.0));
+    }
+    fn report(&self) -> String {
+        format!("online: {} refits", self.trainer.rounds())
+    }
+}
