@@ -27,7 +27,7 @@ pub(super) struct Loaded {
 /// A loaded mapping snapshot and the record fields that go with it.
 pub(super) struct Snapshot {
     pub map: super::map::PageMap,
-    pub chain: super::snapshot::Chain,
+    pub chain: super::snapshot::Chains,
     pub threshold: u64,
     pub next_seq: u64,
     pub clock: u64,
@@ -143,7 +143,7 @@ fn empty_state(geo: &Geo, cfg: &OopConfig) -> State {
         open: Vec::new(),
         cursor: 0,
         next_seq: 1,
-        snap: super::snapshot::Chain::NEW,
+        snap: super::snapshot::Chains::NEW,
         rng: cfg.seed | 1,
         pending: std::collections::VecDeque::new(),
         pinned: 0,

@@ -9,8 +9,9 @@
 //! offset in a packed slot is not kept: a read finds its entry in the slot header by pid and
 //! generation (which also checks the slot's incarnation). `ver` is the low 25 bits of the
 //! page LSN, a version check against the page image (the full LSN is in the page and the
-//! slot entry). Each leaf has a dirty bit per pid: the incremental mapping snapshot writes
-//! only the entries changed since the previous snapshot.
+//! slot entry). Each leaf has two dirty bits per pid, one per snapshot copy: the incremental
+//! mapping snapshot into a copy writes only the entries changed since that copy's previous
+//! snapshot.
 
 use super::{Gen, Loc, NO_BLOCK};
 use crate::error::Pid;
@@ -35,7 +36,10 @@ pub(super) struct Packed {
     word: [u32; 2],
 }
 
-const _: () = assert!(std::mem::size_of::<Packed>() == 12, "12 bytes per mapped pid");
+const _: () = assert!(
+    std::mem::size_of::<Packed>() == 12,
+    "12 bytes per mapped pid"
+);
 
 impl Packed {
     const NONE: Packed = Packed {
@@ -85,8 +89,14 @@ pub(super) fn pack(l: &Loc, first: u64) -> Packed {
     }
     let rel = u32::try_from(l.block - first).expect("zone area within 32-bit blocks");
     assert!(rel != NO_REL, "block {} is the unmapped marker", l.block);
-    assert!(l.len <= LEN_MAX && l.codec < 4, "entry fields in range: {l:?}");
-    assert!(u64::from(l.ver) <= VER_MASK, "version check is {VER_BITS} bits");
+    assert!(
+        l.len <= LEN_MAX && l.codec < 4,
+        "entry fields in range: {l:?}"
+    );
+    assert!(
+        u64::from(l.ver) <= VER_MASK,
+        "version check is {VER_BITS} bits"
+    );
     let w = u64::from(l.len)
         | (u64::from(l.whole) << 12)
         | (u64::from(l.codec) << 13)
@@ -125,7 +135,8 @@ pub(super) fn unpack(p: Packed, first: u64) -> Loc {
 
 struct Leaf {
     e: [Packed; LEAF],
-    dirty: [u64; LEAF_WORDS],
+    /// Per snapshot copy.
+    dirty: [[u64; LEAF_WORDS]; 2],
     /// Entries with a block (mapped pids).
     mapped: u16,
 }
@@ -136,8 +147,8 @@ pub(super) struct PageMap {
     first: u64,
     capacity: u64,
     mapped: u64,
-    /// Leaves with dirty bits (indexes into `dir`, each once).
-    dirty_leaves: Vec<u32>,
+    /// Per snapshot copy: leaves with dirty bits (indexes into `dir`, each once).
+    dirty_leaves: [Vec<u32>; 2],
 }
 
 impl PageMap {
@@ -151,7 +162,7 @@ impl PageMap {
             first,
             capacity,
             mapped: 0,
-            dirty_leaves: Vec::new(),
+            dirty_leaves: [Vec::new(), Vec::new()],
         }
     }
 
@@ -169,15 +180,17 @@ impl PageMap {
             .map_or(Loc::NONE, |leaf| unpack(leaf.e[i], self.first))
     }
 
-    /// Map `pid` to `loc` and mark it dirty for the next incremental snapshot.
+    /// Map `pid` to `loc` and mark it dirty for the next incremental snapshot of each copy.
     pub(super) fn set(&mut self, pid: Pid, loc: Loc) {
         self.set_clean(pid, loc);
         let (l, i) = Self::split_pid(pid);
         let leaf = self.dir[l].as_mut().expect("leaf allocated by set_clean");
-        if leaf.dirty.iter().all(|&w| w == 0) {
-            self.dirty_leaves.push(u32::try_from(l).expect("leaves fit u32"));
+        for c in 0..2 {
+            if leaf.dirty[c].iter().all(|&w| w == 0) {
+                self.dirty_leaves[c].push(u32::try_from(l).expect("leaves fit u32"));
+            }
+            leaf.dirty[c][i / 64] |= 1 << (i % 64);
         }
-        leaf.dirty[i / 64] |= 1 << (i % 64);
     }
 
     /// Map `pid` to `loc` without marking it dirty (loading a snapshot, recovery).
@@ -187,7 +200,7 @@ impl PageMap {
         let leaf = self.dir[l].get_or_insert_with(|| {
             Box::new(Leaf {
                 e: [Packed::NONE; LEAF],
-                dirty: [0; LEAF_WORDS],
+                dirty: [[0; LEAF_WORDS]; 2],
                 mapped: 0,
             })
         });
@@ -223,7 +236,7 @@ impl PageMap {
         let leaves = u64_of(self.dir.iter().filter(|l| l.is_some()).count());
         u64_of(self.dir.capacity() * std::mem::size_of::<Option<Box<Leaf>>>())
             + leaves * u64_of(std::mem::size_of::<Leaf>())
-            + u64_of(self.dirty_leaves.capacity() * 4)
+            + u64_of((self.dirty_leaves[0].capacity() + self.dirty_leaves[1].capacity()) * 4)
     }
 
     /// Every pid with a mapped block, ascending.
@@ -240,9 +253,10 @@ impl PageMap {
     }
 
     /// Every entry worth persisting (mapped, or unmapped with a generation to keep), as
-    /// (pid, 12 bytes), ascending; clears the dirty bits (a full snapshot covers them).
-    pub(super) fn full_entries(&mut self) -> Vec<(Pid, [u8; 12])> {
-        self.clear_dirty();
+    /// (pid, 12 bytes), ascending; clears copy `c`'s dirty bits (a full snapshot covers
+    /// them).
+    pub(super) fn full_entries(&mut self, c: usize) -> Vec<(Pid, [u8; 12])> {
+        self.clear_dirty(c);
         let mut out = Vec::with_capacity(usize_of(self.mapped));
         for (l, leaf) in self.dir.iter().enumerate() {
             let Some(leaf) = leaf else { continue };
@@ -255,15 +269,16 @@ impl PageMap {
         out
     }
 
-    /// The entries changed since the last snapshot, as (pid, 12 bytes), and clear them.
-    pub(super) fn take_dirty(&mut self) -> Vec<(Pid, [u8; 12])> {
-        let mut leaves = std::mem::take(&mut self.dirty_leaves);
+    /// The entries changed since copy `c`'s last snapshot, as (pid, 12 bytes), ascending,
+    /// and clear them.
+    pub(super) fn take_dirty(&mut self, c: usize) -> Vec<(Pid, [u8; 12])> {
+        let mut leaves = std::mem::take(&mut self.dirty_leaves[c]);
         leaves.sort_unstable();
         let mut out = Vec::new();
         for l in leaves {
             let l = usize_of(u64::from(l));
             let leaf = self.dir[l].as_mut().expect("a dirty leaf exists");
-            for (w, word) in leaf.dirty.iter_mut().enumerate() {
+            for (w, word) in leaf.dirty[c].iter_mut().enumerate() {
                 let mut bits = std::mem::take(word);
                 while bits != 0 {
                     let b = usize_of(u64::from(bits.trailing_zeros()));
@@ -276,19 +291,24 @@ impl PageMap {
         out
     }
 
-    /// Pids changed since the last snapshot.
-    pub(super) fn dirty_count(&self) -> u64 {
-        self.dirty_leaves
+    /// Pids changed since copy `c`'s last snapshot.
+    pub(super) fn dirty_count(&self, c: usize) -> u64 {
+        self.dirty_leaves[c]
             .iter()
             .filter_map(|&l| self.dir[usize_of(u64::from(l))].as_ref())
-            .map(|leaf| leaf.dirty.iter().map(|w| u64::from(w.count_ones())).sum::<u64>())
+            .map(|leaf| {
+                leaf.dirty[c]
+                    .iter()
+                    .map(|w| u64::from(w.count_ones()))
+                    .sum::<u64>()
+            })
             .sum()
     }
 
-    fn clear_dirty(&mut self) {
-        for l in std::mem::take(&mut self.dirty_leaves) {
+    fn clear_dirty(&mut self, c: usize) {
+        for l in std::mem::take(&mut self.dirty_leaves[c]) {
             if let Some(leaf) = self.dir[usize_of(u64::from(l))].as_mut() {
-                leaf.dirty = [0; LEAF_WORDS];
+                leaf.dirty[c] = [0; LEAF_WORDS];
             }
         }
     }
@@ -323,20 +343,24 @@ mod tests {
         m.set(300, loc(512, 1));
         assert_eq!(m.get(7), loc(600, 0xAB_CDEF));
         assert_eq!(m.mapped(), 2);
-        assert_eq!(m.dirty_count(), 2);
-        let d = m.take_dirty();
+        assert_eq!(m.dirty_count(0), 2);
+        let d = m.take_dirty(0);
         assert_eq!(d.iter().map(|e| e.0).collect::<Vec<_>>(), vec![7, 300]);
-        assert_eq!(m.dirty_count(), 0);
+        assert_eq!(m.dirty_count(0), 0);
+        assert_eq!(m.dirty_count(1), 2, "the other copy's dirty bits stay");
         // Unmapping keeps the generation.
-        m.set(7, Loc {
-            gen: Gen::new(5),
-            ..Loc::NONE
-        });
+        m.set(
+            7,
+            Loc {
+                gen: Gen::new(5),
+                ..Loc::NONE
+            },
+        );
         assert_eq!(m.mapped(), 1);
         assert_eq!(m.get(7).gen.get(), 5);
         assert_eq!(m.get(7).block, NO_BLOCK);
         let mut n = PageMap::new(1000, 512);
-        for (pid, b) in m.full_entries() {
+        for (pid, b) in m.full_entries(1) {
             n.apply(pid, &b);
         }
         assert_eq!(n.get(7), m.get(7));

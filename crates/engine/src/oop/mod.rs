@@ -269,7 +269,7 @@ struct State {
     cursor: usize,
     next_seq: u64,
     /// The mapping-snapshot chain (copy of the full snapshot, deltas after it).
-    snap: snapshot::Chain,
+    snap: snapshot::Chains,
     rng: u64,
     /// NoWA deferred compensation: groups whose GC victim zone was reclaimed and whose
     /// sibling zones still wait for their compensation writes (oldest first), and the SSD

@@ -1,13 +1,17 @@
-//! Mapping snapshots, incremental: a checkpoint writes the mapping entries changed since
-//! the previous snapshot (a delta, appended to the delta area of the copy holding the current
-//! full snapshot), and every `OopConfig::snapshot_full_every`-th checkpoint (or when the
-//! delta would not fit, or be larger than a full one) a full snapshot of the mapped pids into
-//! the copy the current record does not reference. Nothing the current record references is
-//! ever overwritten: a delta goes past the record's delta prefix, a full snapshot into the
-//! other copy. At open the record's full snapshot is loaded, then its delta prefix applied in
-//! order (both crc-checked); if either is damaged, the older record (the other superblock
-//! copy) is used the same way, and the zone roll-forward covers more zones (its threshold is
-//! older).
+//! Mapping snapshots, incremental. Each of the two metadata copies holds a chain: a full
+//! snapshot of the mapped pids in its full area, then deltas appended in its delta area.
+//! Checkpoints alternate between the copies (so the current and the older superblock record
+//! name different copies, as before: damage to one copy leaves the other); a checkpoint
+//! writes into its copy only the entries changed since that copy's previous snapshot (a delta:
+//! the mapping keeps a dirty bit per pid and copy), or, every
+//! `OopConfig::snapshot_full_every`-th time (or when the delta would not fit or be larger), a
+//! full snapshot. A delta goes past the prefix the older record names, so nothing a record
+//! references is overwritten by a delta; a full snapshot overwrites its copy, as the previous
+//! design did at every checkpoint. At open the record's full snapshot is loaded and its delta
+//! prefix applied in order (both crc-checked); if either is damaged, the older record (the
+//! other superblock copy, the other metadata copy) is used the same way, and the zone
+//! roll-forward covers more zones (its threshold is older). After open the copy the record
+//! does not name gets a full snapshot first.
 
 use super::build::{Loaded, Snapshot};
 use super::map::PageMap;
@@ -20,24 +24,22 @@ use crate::stats::EngineCounters;
 use crate::store::StoreContext;
 use nowa_device::{BlockDevice, DeviceError};
 
-/// Where the snapshot chain stands: the copy holding the full snapshot and the deltas
-/// appended after it (what the last record said).
+/// Where one copy's snapshot chain stands: its full snapshot and the deltas after it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct Chain {
-    pub copy: u8,
     pub full_entries: u64,
     pub full_crc: u32,
     pub delta_blocks: u64,
     pub delta_crc: u32,
     pub deltas: u32,
-    /// The next snapshot must be full (none written yet, or a snapshot write failed).
+    /// The next snapshot into this copy must be full (none written or loaded, or a snapshot
+    /// write failed: the dirty bits it took are gone).
     pub force_full: bool,
 }
 
 impl Chain {
-    /// Before the first snapshot of a new database (it goes to copy 0).
+    /// A copy without a usable chain.
     pub(super) const NEW: Chain = Chain {
-        copy: 1,
         full_entries: 0,
         full_crc: 0,
         delta_blocks: 0,
@@ -48,7 +50,6 @@ impl Chain {
 
     fn of(r: &MetaRecord) -> Chain {
         Chain {
-            copy: r.copy,
             full_entries: r.entries,
             full_crc: r.crc,
             delta_blocks: r.delta_blocks,
@@ -59,8 +60,32 @@ impl Chain {
     }
 }
 
+/// Both copies' chains and the copy the last record named.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Chains {
+    pub copy: [Chain; 2],
+    pub last: u8,
+}
+
+impl Chains {
+    /// A new database: the first snapshot goes to copy 0.
+    pub(super) const NEW: Chains = Chains {
+        copy: [Chain::NEW; 2],
+        last: 1,
+    };
+
+    /// At open, from the record used: its copy's chain; the other copy starts full.
+    fn opened(r: &MetaRecord) -> Chains {
+        let mut copy = [Chain::NEW; 2];
+        copy[usize::from(r.copy)] = Chain::of(r);
+        Chains { copy, last: r.copy }
+    }
+}
+
 /// A snapshot taken under the locks, to be written.
 struct Plan {
+    /// The copy written.
+    target: u8,
     full: bool,
     entries: Vec<(Pid, [u8; 12])>,
     chain: Chain,
@@ -234,7 +259,7 @@ impl OutOfPlaceStore {
             db_id: rec.db_id,
             snapshot: Some(Snapshot {
                 map,
-                chain: Chain::of(&rec),
+                chain: Chains::opened(&rec),
                 threshold: rec.threshold,
                 next_seq: rec.next_seq,
                 clock: rec.clock,
@@ -282,21 +307,23 @@ impl OutOfPlaceStore {
     }
 
     /// Checkpoint: snapshot the mapping (consistent: taken under the lock that every mapping
-    /// update holds), write it (a delta or a full snapshot, see the module text), flush, and
-    /// return the superblock metadata record pointing at it.
+    /// update holds), write it into the copy the last record did not name (a delta or a full
+    /// snapshot, see the module text), flush, and return the superblock metadata record
+    /// pointing at it.
     pub(super) fn write_snapshot(&self) -> Result<Vec<u8>> {
         let _c = self.ckpt.lock();
         let plan = self.take_snapshot();
+        let t = usize::from(plan.target);
         let chain = match self.persist(&plan) {
             Ok(c) => c,
             Err(e) => {
-                // The dirty bits are gone: only a full snapshot is complete now.
-                self.st.write().snap.force_full = true;
+                self.st.write().snap.copy[t].force_full = true;
                 return Err(e);
             }
         };
         let mut st = self.st.write();
-        st.snap = chain;
+        st.snap.copy[t] = chain;
+        st.snap.last = plan.target;
         let (ram, mapped) = (st.map.ram_bytes(), st.map.mapped());
         drop(st);
         self.counters.set_mapping(ram, mapped);
@@ -309,21 +336,27 @@ impl OutOfPlaceStore {
         // mapping agree.
         let _io = self.io.lock();
         let mut st = self.st.write();
-        let chain = st.snap;
-        let dirty = st.map.dirty_count();
+        let target = 1 - st.snap.last;
+        let t = usize::from(target);
+        let chain = st.snap.copy[t];
+        let dirty = st.map.dirty_count(t);
         let room = self.geo.meta_blocks - self.geo.full_blocks - chain.delta_blocks;
         let full = chain.force_full
             || chain.deltas + 1 >= self.cfg.snapshot_full_every.max(1)
             || blocks_for(dirty) > room
             || dirty >= st.map.mapped();
         let entries = if full {
-            st.map.full_entries()
+            st.map.full_entries(t)
         } else {
-            st.map.take_dirty()
+            st.map.take_dirty(t)
         };
         assert!(
             !full || u64_of(entries.len()) >= st.map.mapped(),
             "a full snapshot holds every mapped pid"
+        );
+        assert!(
+            full || u64_of(entries.len()) == dirty,
+            "a delta holds every dirty pid"
         );
         let threshold = st
             .open
@@ -336,6 +369,7 @@ impl OutOfPlaceStore {
             "snapshot threshold {threshold} beyond next seq"
         );
         Plan {
+            target,
             full,
             entries,
             chain,
@@ -345,14 +379,13 @@ impl OutOfPlaceStore {
         }
     }
 
-    /// Write a planned snapshot and flush; the chain after it.
+    /// Write a planned snapshot and flush; the target copy's chain after it.
     fn persist(&self, plan: &Plan) -> Result<Chain> {
         let buf = encode_entries(&plan.entries);
         let c = plan.chain;
+        let base = self.geo.meta_start + u64::from(plan.target) * self.geo.meta_blocks;
         let (next, at) = if plan.full {
-            let copy = 1 - c.copy;
             let next = Chain {
-                copy,
                 full_entries: u64_of(plan.entries.len()),
                 full_crc: crc32c::crc32c(&buf),
                 delta_blocks: 0,
@@ -360,7 +393,7 @@ impl OutOfPlaceStore {
                 deltas: 0,
                 force_full: false,
             };
-            (next, self.geo.meta_start + u64::from(copy) * self.geo.meta_blocks)
+            (next, base)
         } else if buf.is_empty() {
             return Ok(c);
         } else {
@@ -370,7 +403,6 @@ impl OutOfPlaceStore {
                 deltas: c.deltas + 1,
                 ..c
             };
-            let base = self.geo.meta_start + u64::from(c.copy) * self.geo.meta_blocks;
             (next, base + self.geo.full_blocks + c.delta_blocks)
         };
         assert!(
@@ -395,7 +427,7 @@ impl OutOfPlaceStore {
             meta_start: self.geo.meta_start,
             meta_blocks: self.geo.meta_blocks,
             capacity: self.geo.capacity,
-            copy: c.copy,
+            copy: plan.target,
             present: true,
             on_log: self.geo.meta_on_log,
             crc: c.full_crc,
