@@ -59,8 +59,10 @@ fn header(s: &mut String, r: &YcsbResult) {
         // Out of place has no doublewrite buffer.
         WritePath::OutOfPlace(o) => format!(
             "out of place (space limit {})",
-            o.space_limit_bytes
-                .map_or_else(|| "none: the device".to_string(), |b| nowa_units::Bytes(b).to_string())
+            o.space_limit_bytes.map_or_else(
+                || "none: the device".to_string(),
+                |b| nowa_units::Bytes(b).to_string()
+            )
         ),
         WritePath::InPlace if r.spec.engine.doublewrite => "in place, doublewrite on".into(),
         WritePath::InPlace => "in place, doublewrite OFF (unsafe)".into(),

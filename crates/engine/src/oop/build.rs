@@ -9,7 +9,7 @@ use crate::format::meta::SNAP_ENTRY;
 use crate::num::{u64_of, usize_of};
 use crate::store::{OpenMode, StoreContext};
 use nowa_device::{BlockDevice, DeviceError, Geometry};
-use nowa_logspace::{Greedy, Space};
+use nowa_logspace::{Greedy, GreedyUntilUnit, Space};
 use parking_lot::{Mutex, RwLock};
 use std::sync::Arc;
 
@@ -126,7 +126,12 @@ fn empty_state(geo: &Geo, cfg: &OopConfig) -> State {
         space: Mutex::new(Space::new(
             geo.zones,
             crate::num::u32_from_u64((geo.zone_pages - 1) * BS),
-            Box::new(Greedy::default()),
+            // One victim mechanism with the FTL (logspace); GDT's batch is a policy there.
+            if cfg.gdt {
+                Box::new(GreedyUntilUnit::default())
+            } else {
+                Box::new(Greedy::default())
+            },
         )),
         map: super::map::PageMap::new(geo.capacity, geo.zone_first),
         zone_seq: vec![0; units],

@@ -37,23 +37,22 @@ impl OutOfPlaceStore {
         if self.cfg.nowa {
             return self.pick_group(st);
         }
-        let space = st.space.get_mut();
-        let v = space.pick_victim().map_err(|_| Exhausted::NoGcVictim)?;
-        let mut out = vec![(v, WriteKind::Gc)];
-        if self.cfg.gdt {
-            // GDT GC (section 4.2): greedy victims until their garbage adds up to one
-            // zone, relocated together in EDT order. Bounded so that their valid data
-            // (a next victim counted as fully valid) fits the free zones but one.
-            let cap = u64::from(space.unit_capacity());
-            let budget = u64::from(space.free_units()).saturating_sub(1) * cap;
-            let mut valid = u64::from(space.valid(v));
-            while (u64_of(out.len()) * cap - valid) < cap && valid + cap <= budget {
-                let Ok(n) = space.pick_victim() else { break };
-                valid += u64::from(space.valid(n));
-                out.push((n, WriteKind::Gc));
-            }
+        // The space's victim policy (built in `build.rs`): greedy, or with GDT
+        // `nowa_logspace::GreedyUntilUnit` (section 4.2: greedy victims until their garbage
+        // adds up to one zone, relocated together in EDT order).
+        let mut out = Vec::new();
+        st.space
+            .get_mut()
+            .pick_victims(&mut out)
+            .map_err(|_| Exhausted::NoGcVictim)?;
+        for &v in &out {
+            assert_eq!(
+                st.space.get_mut().state(v),
+                UnitState::InGc,
+                "victim zone {v}"
+            );
         }
-        Ok(out)
+        Ok(out.into_iter().map(|v| (v, WriteKind::Gc)).collect())
     }
 
     /// High watermark of the background GC (free zones).

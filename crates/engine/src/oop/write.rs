@@ -425,10 +425,10 @@ impl OutOfPlaceStore {
                 .dev
                 .zone_append(self.zone_block(r.zone) * BS, &r.data)?;
             if at != r.first * BS {
-                return Err(EngineError::Device(DeviceError::Zone(format!(
-                    "zone append landed at {at}, expected {}",
-                    r.first * BS
-                ))));
+                return Err(EngineError::Device(DeviceError::AppendMisplaced {
+                    at,
+                    expected: r.first * BS,
+                }));
             }
         } else {
             self.dev
