@@ -4,6 +4,11 @@
 //! deltas and full snapshots recover every acknowledged write; damage to the current record's
 //! delta prefix falls back to the older record.
 
+#![expect(
+    clippy::unwrap_used,
+    reason = "test helpers fail the test by panicking"
+)]
+
 use nowa_device::{BlockDevice, FaultConfig, FaultyDevice, MemDevice};
 use nowa_engine::format::meta::MetaRecord;
 use nowa_engine::format::superblock::Superblock;

@@ -377,6 +377,9 @@ impl OutOfPlaceStore {
     ///
     /// # Errors
     /// The first inconsistency found.
+    ///
+    /// # Panics
+    /// If the mapping's own count of mapped pids disagrees with its entries.
     pub fn check_consistency(&self) -> std::result::Result<(), MappingDamage> {
         let st = self.st.read();
         let space = st.space.lock();
