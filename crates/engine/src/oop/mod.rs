@@ -1,16 +1,19 @@
 //! The out-of-place write path (how-to-write-to-ssds.md sections 3-6): zones (the DB GC
 //! unit) managed by `nowa_logspace::Space` (the same log-structured space the FTL model uses
-//! for superblocks), a pid -> (block, offset, compressed size) table, a reverse map per zone,
-//! per-page compression (LZ4 / ZSTD) with 4 KiB best-fit page packing, greedy DB GC that
-//! shares the buffer pool (clean cached pages are not re-read), FDP placement hints, and a
-//! mapping-table snapshot per checkpoint. No doublewrite buffer: an old version stays mapped
+//! for superblocks), a two-level pid -> (block, compressed size, generation) table of 12-byte
+//! entries sized by the written pages (`map.rs`; no reverse map: GC reads its victims),
+//! per-page compression (LZ4 / ZSTD) with 4 KiB best-fit page packing, DB GC through the
+//! space's victim policy (greedy; GDT's batch policy; NoWA's groups) that shares the buffer
+//! pool (clean cached pages are not re-read), FDP placement hints, a space limit, and an
+//! incremental mapping snapshot per checkpoint. No doublewrite buffer: an old version stays mapped
 //! until its new version is durable. On-disk formats and crash cases: docs/design.md section
 //! 14; the formats themselves: `crate::format::{zone, meta}`.
 //!
 //! Layout: `mod.rs` (configuration, store state, the `PageStore` impl), `build.rs`
 //! (construction at create and open), `codec.rs` (per-page compression), `pack.rs` (4 KiB
 //! best-fit slot packing), `gdt.rs` (deathtime grouping), `write.rs` (zone opening, FDP/ZNS
-//! placement, slot writes, reads), `gc.rs` (DB GC rounds, relocation), `bg.rs` (the
+//! placement, slot writes, reads), `map.rs` (the mapping), `gc.rs` (DB GC rounds,
+//! relocation), `bg.rs` (the
 //! background GC thread), `nowa.rs` (NoWA active groups and deferred compensation),
 //! `snapshot.rs` (mapping snapshots), `recovery.rs` (zone roll-forward, ZNS partial zones).
 
