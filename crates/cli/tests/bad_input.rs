@@ -304,7 +304,10 @@ const CASES: &[(&str, &str)] = &[
     ("ycsb --space-limit 64MiB", "--space-limit"),
     ("ycsb --write-path oop --space-limit abc", "--space-limit"),
     ("ycsb --write-path oop --space-limit 0", "--space-limit"),
-    ("ycsb --write-path oop --steady-writes -1", "--steady-writes"),
+    (
+        "ycsb --write-path oop --steady-writes -1",
+        "--steady-writes",
+    ),
     ("ycsb --no-such-flag", "--no-such-flag"),
     ("ycsb --record 5", "--records"),
     // infer-gc-unit
