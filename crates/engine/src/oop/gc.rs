@@ -153,7 +153,10 @@ impl OutOfPlaceStore {
     ) -> Result<Vec<(Pid, Loc, WriteKind, u64)>> {
         let mut valid: Vec<(Pid, Loc, WriteKind)> = Vec::new();
         for &(v, kind) in victims {
-            let copies = self.zone_copies(v)?;
+            let mut copies = self.zone_copies(v)?;
+            // Ascending pid order (as the reverse map gave it before): the relocation order
+            // decides where the moved pages land.
+            copies.sort_by_key(|&(p, _)| p);
             let st = self.st.read();
             let before = valid.len();
             valid.extend(
