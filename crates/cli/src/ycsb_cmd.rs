@@ -45,7 +45,8 @@ pub struct YcsbArgs {
     #[arg(long, conflicts_with_all = ["seconds", "device_writes"],
           value_parser = flags::count::<u64>(1, 1 << 62))]
     ops: Option<u64>,
-    /// Stop after this long (30, 30s, 2m, 1h). Default: 10 s.
+    /// Stop after this long (30, 30s, 2m, 1h). Default: 10 s in place; out of place, see
+    /// --steady-writes.
     #[arg(long, conflicts_with = "device_writes", value_parser = flags::seconds(1e-3, 366.0 * 86400.0))]
     seconds: Option<f64>,
     /// Stop once the device received this many times its capacity in writes.
@@ -159,6 +160,15 @@ struct OopFlags {
     /// at once.
     #[arg(long, requires = "nowa")]
     defer_compensation: bool,
+    /// Out of place: bound the store's zone area (e.g. 1.25 times the dataset): DB GC starts
+    /// when it is full, not when the device is. Default: the whole device.
+    #[arg(long, value_parser = flags::size_4k(1 << 20, MAX_BYTES))]
+    space_limit: Option<u64>,
+    /// Out of place, when no --ops, --seconds or --device-writes is given: run until the store
+    /// has written this many times its space (the space limit, else the device), so DB GC
+    /// reaches steady state.
+    #[arg(long, default_value = "3", value_parser = flags::number(0.0, true, 1e6))]
+    steady_writes: f64,
 }
 
 /// `--zone-size`: a size, or taken from the device.
@@ -292,6 +302,7 @@ fn write_path(a: &YcsbArgs) -> Result<Option<OopConfig>> {
             ("--nowa", o.nowa),
             ("--gdt", o.gdt),
             ("--defer-compensation", o.defer_compensation),
+            ("--space-limit", o.space_limit.is_some()),
         ];
         if let Some((flag, _)) = oop_only.iter().find(|(_, set)| *set) {
             return Err(usage(format!("{flag} needs --write-path oop")));
@@ -309,6 +320,7 @@ fn write_path(a: &YcsbArgs) -> Result<Option<OopConfig>> {
         // The SSD's OP for the deferral estimate: the simulated SSD's, else the default.
         ssd_op: a.op,
         seed: a.seed,
+        space_limit_bytes: o.space_limit,
         ..OopConfig::default()
     }))
 }
@@ -475,6 +487,8 @@ fn spec(a: &YcsbArgs, p: &Plan, oop: Option<OopConfig>, zone: Option<u64>) -> Re
         (Some(n), _, _) => Stop::Ops(n),
         (_, Some(s), _) => Stop::Seconds(s),
         (_, _, Some(k)) => Stop::DeviceWrites(k),
+        // Out of place: until DB GC has run through the space K times (steady state).
+        _ if oop.is_some() => Stop::StoreWrites(a.oop.steady_writes),
         _ => Stop::Seconds(10.0),
     };
     let store = match (oop, zone) {

@@ -301,6 +301,13 @@ const CASES: &[(&str, &str)] = &[
     ("ycsb --write-path oop --open-zones 0", "--open-zones"),
     ("ycsb --write-path oop --open-zones 257", "--open-zones"),
     ("ycsb --write-path oop --open-zones -1", "--open-zones"),
+    ("ycsb --space-limit 64MiB", "--space-limit"),
+    ("ycsb --write-path oop --space-limit abc", "--space-limit"),
+    ("ycsb --write-path oop --space-limit 0", "--space-limit"),
+    (
+        "ycsb --write-path oop --steady-writes -1",
+        "--steady-writes",
+    ),
     ("ycsb --no-such-flag", "--no-such-flag"),
     ("ycsb --record 5", "--records"),
     // infer-gc-unit

@@ -354,3 +354,41 @@ fn the_largest_value_size_loads() {
     assert_eq!(v["spec"]["value_size"], 1528);
     assert!(v["ops"].as_u64().unwrap() >= 3000);
 }
+
+/// Out of place without a stop flag runs to steady state: the store writes --steady-writes
+/// (3) times its space limit, so DB GC runs; the mapping's RAM is per mapped page.
+#[test]
+fn out_of_place_runs_to_steady_state_within_the_space_limit() {
+    let limit = 12u64 << 20;
+    let v = nowa_json(&[
+        "ycsb",
+        "-q",
+        "--json",
+        "--records",
+        "30000",
+        "--seed",
+        "3",
+        "--write-path",
+        "oop",
+        "--zone-size",
+        "256KiB",
+        "--space-limit",
+        "12MiB",
+        "--capacity",
+        "64MiB",
+        "--pacing",
+        "off",
+    ]);
+    let d = &v["drilldown"];
+    let u = |k: &str| d[k].as_u64().unwrap();
+    let store = u("user_store_bytes") + u("db_gc_bytes") + u("compensation_bytes");
+    assert!(store >= 3 * limit, "{d}");
+    assert!(u("db_gc_bytes") > 0, "DB GC must run: {d}");
+    assert!(v["db_waf"].as_f64().unwrap() > 1.0, "{v}");
+    // 12 bytes per mapped page, in leaves of 1,024 pids (a small database pays one
+    // partly used leaf).
+    assert!(
+        u("mapping_ram_bytes") < 16 * u("mapping_pages") + (16 << 10),
+        "{d}"
+    );
+}

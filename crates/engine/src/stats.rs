@@ -101,6 +101,12 @@ pub struct EngineCounters {
     pub deletes: Striped,
     /// Gets.
     pub gets: Striped,
+    /// Out of place: RAM the pid -> location mapping holds (gauge, set at each checkpoint).
+    pub mapping_ram_bytes: AtomicU64,
+    /// Out of place: pids the mapping holds a location for (gauge, with the above).
+    pub mapping_pages: AtomicU64,
+    /// Out of place: mapping snapshots that were full (the others wrote deltas).
+    pub full_snapshots: AtomicU64,
 }
 
 impl EngineCounters {
@@ -108,6 +114,12 @@ impl EngineCounters {
     #[inline]
     pub fn add(c: &AtomicU64, v: u64) {
         c.fetch_add(v, Relaxed);
+    }
+
+    /// Out of place: record the mapping's RAM and mapped pids (gauges).
+    pub fn set_mapping(&self, ram: u64, pages: u64) {
+        self.mapping_ram_bytes.store(ram, Relaxed);
+        self.mapping_pages.store(pages, Relaxed);
     }
 }
 
@@ -181,6 +193,12 @@ pub struct Stats {
     pub db_waf: f64,
     /// user_store_bytes / user_page_bytes: what compression + packing leave (1.0 in place).
     pub compression_ratio: f64,
+    /// Out of place: RAM of the pid -> location mapping at the last checkpoint.
+    pub mapping_ram_bytes: u64,
+    /// Out of place: mapped pids at the last checkpoint.
+    pub mapping_pages: u64,
+    /// Out of place: full mapping snapshots written.
+    pub full_snapshots: u64,
     /// Pool hits / accesses (1.0 with no access).
     pub hit_ratio: f64,
 }
@@ -219,6 +237,9 @@ impl EngineCounters {
             puts: self.puts.sum(),
             deletes: self.deletes.sum(),
             gets: self.gets.sum(),
+            mapping_ram_bytes: l(&self.mapping_ram_bytes),
+            mapping_pages: l(&self.mapping_pages),
+            full_snapshots: l(&self.full_snapshots),
             ..Default::default()
         };
         s.user_page_bytes = (s.eviction_page_writes + s.checkpoint_page_writes) * page_size;

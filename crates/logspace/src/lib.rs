@@ -29,8 +29,8 @@ pub use placement::{
     Sfr, UnitInfo, Victim, Warcip, MAX_CLASSES, NEVER,
 };
 pub use policy::{
-    Benefit, CostBenefit, Fifo, Greedy, KGreedy, PolicyKind, PolicyParseError, RandomPolicy,
-    SecondChanceFifo, TwoRFifo, TwoRGreedy, WindowedGreedy,
+    Benefit, CostBenefit, Fifo, Greedy, GreedyUntilUnit, KGreedy, PolicyKind, PolicyParseError,
+    RandomPolicy, SecondChanceFifo, TwoRFifo, TwoRGreedy, WindowedGreedy,
 };
 pub use stats::{lambert_victim_ratio, lambert_waf, ClassStats, VictimHistogram};
 
@@ -69,6 +69,9 @@ pub trait UnitView {
     /// SepBIT collects only units with GP >= its threshold). Equal to the capacity when no
     /// filter is set. Honored by the greedy and cost-benefit policies.
     fn max_victim_valid(&self) -> u32;
+    /// Free units (erased, not open): bounds batch policies that must fit their victims'
+    /// valid data into free space.
+    fn free_units(&self) -> u32;
 }
 
 /// Victim selection. Sealed units are handed to the policy with [`on_seal`](Self::on_seal); every
@@ -154,6 +157,7 @@ macro_rules! view_of {
             class: &$s.class,
             clock: $s.clock,
             max_victim_valid: $s.max_victim_valid,
+            free_units: u32::try_from($s.free.len()).unwrap_or(u32::MAX),
         }
     };
 }
@@ -166,6 +170,7 @@ struct View<'a> {
     class: &'a [u16],
     clock: u64,
     max_victim_valid: u32,
+    free_units: u32,
 }
 
 impl UnitView for View<'_> {
@@ -189,6 +194,9 @@ impl UnitView for View<'_> {
     }
     fn max_victim_valid(&self) -> u32 {
         self.max_victim_valid
+    }
+    fn free_units(&self) -> u32 {
+        self.free_units
     }
 }
 

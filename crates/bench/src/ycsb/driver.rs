@@ -4,7 +4,7 @@
 
 use super::measure::{new_hist, Snapshot, Tick, YcsbResult};
 use super::values::{key_of, make_value, KeyGen};
-use super::{Mix, Stop, YcsbError, YcsbSpec};
+use super::{Mix, Stop, WritePath, YcsbError, YcsbSpec};
 use hdrhistogram::Histogram;
 use nowa_device::BlockDevice;
 use nowa_engine::Engine;
@@ -166,6 +166,18 @@ fn stop_reached(sh: &Shared<'_>, dev: &dyn BlockDevice, start: &Snapshot) -> boo
                 .host_bytes_written
                 .saturating_sub(start.dev.host_bytes_written);
             written as f64 >= k * dev.geometry().capacity as f64
+        }
+        Stop::StoreWrites(k) => {
+            let space = match &sh.spec.store {
+                WritePath::OutOfPlace(o) => o.space_limit_bytes,
+                WritePath::InPlace => None,
+            }
+            .unwrap_or(dev.geometry().capacity);
+            let (now, then) = (sh.engine.stats(), &start.stats);
+            let store = |s: &nowa_engine::Stats| {
+                s.user_store_bytes + s.gc_store_bytes + s.compensation_store_bytes
+            };
+            store(&now).saturating_sub(store(then)) as f64 >= k * space as f64
         }
     }
 }

@@ -161,6 +161,15 @@ pub struct Drilldown {
     pub gc_rounds_foreground: u64,
     /// DB GC rounds run by the background GC thread (high watermark).
     pub gc_rounds_background: u64,
+    /// Checkpoints in the interval.
+    pub checkpoints: u64,
+    /// Out of place: full mapping snapshots in the interval (the other checkpoints wrote
+    /// deltas).
+    pub full_snapshots: u64,
+    /// Out of place: RAM of the mapping at the end (at its last checkpoint).
+    pub mapping_ram_bytes: u64,
+    /// Out of place: mapped pages at the end (at its last checkpoint).
+    pub mapping_pages: u64,
 }
 
 impl Drilldown {
@@ -195,6 +204,10 @@ impl Drilldown {
             ssd_gc_bytes: media.map(|m| m.saturating_sub(host)),
             gc_rounds_foreground: d(s.gc_rounds_foreground, p.gc_rounds_foreground),
             gc_rounds_background: d(s.gc_rounds_background, p.gc_rounds_background),
+            checkpoints: d(s.checkpoints, p.checkpoints),
+            full_snapshots: d(s.full_snapshots, p.full_snapshots),
+            mapping_ram_bytes: s.mapping_ram_bytes,
+            mapping_pages: s.mapping_pages,
         }
     }
 

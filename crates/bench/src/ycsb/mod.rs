@@ -100,6 +100,10 @@ pub enum Stop {
     Seconds(f64),
     /// The device has received this many times its capacity in writes (run phase only).
     DeviceWrites(f64),
+    /// Out of place, steady state: the store has written (user, DB GC and compensation
+    /// slots) this many times its space (the space limit, else the device capacity) in the
+    /// run phase, so DB GC runs through the whole space.
+    StoreWrites(f64),
 }
 
 /// One YCSB run.

@@ -1,7 +1,7 @@
 //! The human-readable summary of a YCSB run and its per-interval CSV.
 
 use super::measure::{Bound, BoundBy, Drilldown, YcsbResult};
-use super::Tick;
+use super::{Tick, WritePath};
 use std::fmt::Write;
 
 /// "1.23", or "n/a" for a WAF of nothing.
@@ -55,15 +55,22 @@ fn header(s: &mut String, r: &YcsbResult) {
         r.spec.theta,
         r.spec.threads
     );
+    let path = match &r.spec.store {
+        // Out of place has no doublewrite buffer.
+        WritePath::OutOfPlace(o) => format!(
+            "out of place (space limit {})",
+            o.space_limit_bytes.map_or_else(
+                || "none: the device".to_string(),
+                |b| nowa_units::Bytes(b).to_string()
+            )
+        ),
+        WritePath::InPlace if r.spec.engine.doublewrite => "in place, doublewrite on".into(),
+        WritePath::InPlace => "in place, doublewrite OFF (unsafe)".into(),
+    };
     let _ = writeln!(
         s,
-        "engine    pool {} MiB, doublewrite {}, durability {:?}; device {:.2} GiB",
+        "engine    pool {} MiB, {path}, durability {:?}; device {:.2} GiB",
         r.spec.engine.pool_bytes >> 20,
-        if r.spec.engine.doublewrite {
-            "on"
-        } else {
-            "OFF (unsafe)"
-        },
         r.spec.durability,
         r.device_capacity as f64 / f64::from(1u32 << 30)
     );
@@ -108,6 +115,18 @@ fn drilldown(s: &mut String, d: &Drilldown) {
             |b| format!("{:.1} MB", mb(b))
         )
     );
+    if d.mapping_pages > 0 {
+        let _ = writeln!(
+            s,
+            "mapping   {:.1} B RAM per mapped page ({} pages, {:.1} MiB) | snapshots {:.0} B per checkpoint ({} checkpoints, {} full)",
+            d.mapping_ram_bytes as f64 / d.mapping_pages as f64,
+            d.mapping_pages,
+            d.mapping_ram_bytes as f64 / f64::from(1u32 << 20),
+            d.meta_bytes as f64 / d.checkpoints.max(1) as f64,
+            d.checkpoints,
+            d.full_snapshots
+        );
+    }
     if d.gc_rounds_foreground + d.gc_rounds_background > 0 {
         let _ = writeln!(
             s,

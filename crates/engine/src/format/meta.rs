@@ -1,5 +1,7 @@
 //! Out-of-place checkpoint metadata: the record kept in the superblock's store-metadata
-//! field, and the mapping-snapshot entries it points to. Byte tables: docs/design.md 14.5.
+//! field, and the mapping-snapshot entries it points to (a full snapshot of the mapped pids
+//! in a copy's full area, then the deltas of later checkpoints appended in its delta area).
+//! Byte tables: docs/design.md 14.5.
 
 use super::{Field, BLOCK};
 use crate::error::MetaDamage;
@@ -7,7 +9,7 @@ use crate::error::MetaDamage;
 /// "OOPM".
 pub const MAGIC: u32 = 0x4D50_4F4F;
 /// Record version.
-pub const VERSION: u32 = 2;
+pub const VERSION: u32 = 3;
 
 /// Magic.
 pub const M_MAGIC: Field = Field::new(0, 4, "magic");
@@ -23,9 +25,9 @@ pub const M_ZONE_FIRST: Field = Field::new(16, 8, "first zone block");
 pub const M_ZONE_PAGES: Field = Field::new(24, 8, "zone pages");
 /// Metadata region: first block (copy 0; copy 1 follows).
 pub const M_META_START: Field = Field::new(32, 8, "metadata region start");
-/// Metadata region: blocks per copy.
+/// Metadata region: blocks per copy (full area, then delta area).
 pub const M_META_BLOCKS: Field = Field::new(40, 8, "blocks per copy");
-/// Capacity in pids (= snapshot entries).
+/// Capacity in pids.
 pub const M_CAPACITY: Field = Field::new(48, 8, "capacity");
 /// Copy holding the snapshot.
 pub const M_COPY: Field = Field::new(56, 1, "snapshot copy");
@@ -35,16 +37,24 @@ pub const M_PRESENT: Field = Field::new(57, 1, "snapshot present");
 pub const M_ON_LOG: Field = Field::new(58, 1, "on log device");
 /// Reserved.
 pub const M_RESERVED: Field = Field::new(59, 1, "reserved");
-/// crc32c of the snapshot bytes.
-pub const M_CRC: Field = Field::new(60, 4, "snapshot crc32c");
-/// Snapshot entries.
-pub const M_ENTRIES: Field = Field::new(64, 8, "entries");
+/// crc32c of the full snapshot's entries.
+pub const M_CRC: Field = Field::new(60, 4, "full snapshot crc32c");
+/// Full snapshot entries.
+pub const M_ENTRIES: Field = Field::new(64, 8, "full entries");
 /// Threshold: lowest seq of the zones open at the snapshot (next seq if none).
 pub const M_THRESHOLD: Field = Field::new(72, 8, "threshold seq");
 /// Next zone seq.
 pub const M_NEXT_SEQ: Field = Field::new(80, 8, "next seq");
 /// GDT write clock.
 pub const M_CLOCK: Field = Field::new(88, 8, "gdt clock");
+/// Blocks of a copy's full area (the delta area follows).
+pub const M_FULL_BLOCKS: Field = Field::new(96, 8, "full area blocks");
+/// Delta blocks written since the full snapshot (the prefix of the delta area in use).
+pub const M_DELTA_BLOCKS: Field = Field::new(104, 8, "delta blocks");
+/// crc32c of the delta prefix.
+pub const M_DELTA_CRC: Field = Field::new(112, 4, "delta crc32c");
+/// Deltas written since the full snapshot.
+pub const M_DELTAS: Field = Field::new(116, 4, "deltas");
 
 /// Record fields.
 pub const FIELDS: &[Field] = &[
@@ -66,32 +76,33 @@ pub const FIELDS: &[Field] = &[
     M_THRESHOLD,
     M_NEXT_SEQ,
     M_CLOCK,
+    M_FULL_BLOCKS,
+    M_DELTA_BLOCKS,
+    M_DELTA_CRC,
+    M_DELTAS,
 ];
 
 /// Record size.
 pub const LEN: usize = super::fixed_size(FIELDS);
 
-/// Snapshot entry: device block (u64::MAX: never written).
-pub const N_BLOCK: Field = Field::new(0, 8, "block");
-/// Snapshot entry: page LSN.
-pub const N_LSN: Field = Field::new(8, 8, "lsn");
-/// Snapshot entry: offset in a packed slot.
-pub const N_OFF: Field = Field::new(16, 2, "offset");
-/// Snapshot entry: compressed length (0: raw).
-pub const N_LEN: Field = Field::new(18, 2, "length");
-/// Snapshot entry: codec.
-pub const N_CODEC: Field = Field::new(20, 1, "codec");
-/// Snapshot entry: 24-bit store generation.
-pub const N_GEN: Field = Field::new(21, 3, "generation");
+/// Snapshot entry: pid (u32::MAX: padding to the end of a delta's last block).
+pub const N_PID: Field = Field::new(0, 4, "pid");
+/// Snapshot entry: block relative to the first zone (u32::MAX: unmapped, generation kept).
+pub const N_BLOCK: Field = Field::new(4, 4, "zone-area block");
+/// Snapshot entry: bits 0..12 compressed length (0: raw), 12 the copy fills its slot alone,
+/// 13..15 codec, 15..39 store generation, 39..64 low 25 bits of the page LSN.
+pub const N_PACKED: Field = Field::new(8, 8, "packed entry");
 
 /// Snapshot entry fields.
-pub const SNAP_FIELDS: &[Field] = &[N_BLOCK, N_LSN, N_OFF, N_LEN, N_CODEC, N_GEN];
+pub const SNAP_FIELDS: &[Field] = &[N_PID, N_BLOCK, N_PACKED];
 /// Snapshot entry size.
 pub const SNAP_ENTRY: usize = super::fixed_size(SNAP_FIELDS);
+/// The pid of a padding entry.
+pub const PAD_PID: u32 = u32::MAX;
 
 const _: () = assert!(super::well_formed(FIELDS, BLOCK));
 const _: () = assert!(super::well_formed(SNAP_FIELDS, BLOCK));
-const _: () = assert!(LEN == 96 && SNAP_ENTRY == 24);
+const _: () = assert!(LEN == 120 && SNAP_ENTRY == 16);
 const _: () = assert!(LEN <= super::superblock::MAX_META);
 
 /// The out-of-place metadata record.
@@ -127,6 +138,14 @@ pub struct MetaRecord {
     pub next_seq: u64,
     /// GDT clock.
     pub clock: u64,
+    /// Full area blocks per copy.
+    pub full_blocks: u64,
+    /// Delta blocks in use.
+    pub delta_blocks: u64,
+    /// crc32c of the delta prefix.
+    pub delta_crc: u32,
+    /// Deltas since the full snapshot.
+    pub deltas: u32,
 }
 
 impl MetaRecord {
@@ -151,6 +170,10 @@ impl MetaRecord {
         M_THRESHOLD.put_u64(&mut m, self.threshold);
         M_NEXT_SEQ.put_u64(&mut m, self.next_seq);
         M_CLOCK.put_u64(&mut m, self.clock);
+        M_FULL_BLOCKS.put_u64(&mut m, self.full_blocks);
+        M_DELTA_BLOCKS.put_u64(&mut m, self.delta_blocks);
+        M_DELTA_CRC.put_u32(&mut m, self.delta_crc);
+        M_DELTAS.put_u32(&mut m, self.deltas);
         m
     }
 
@@ -187,50 +210,48 @@ impl MetaRecord {
             threshold: M_THRESHOLD.u64(m),
             next_seq: M_NEXT_SEQ.u64(m),
             clock: M_CLOCK.u64(m),
+            full_blocks: M_FULL_BLOCKS.u64(m),
+            delta_blocks: M_DELTA_BLOCKS.u64(m),
+            delta_crc: M_DELTA_CRC.u32(m),
+            deltas: M_DELTAS.u32(m),
         })
     }
 }
 
-/// One mapping-snapshot entry.
+/// One mapping-snapshot entry: a pid and its 12-byte mapping entry (block, then the packed
+/// word, little endian).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SnapEntry {
-    /// Device block (u64::MAX: never written).
-    pub block: u64,
-    /// Page LSN.
-    pub lsn: u64,
-    /// Offset in a packed slot.
-    pub off: u16,
-    /// Compressed length (0: raw).
-    pub len: u16,
-    /// Codec.
-    pub codec: u8,
-    /// Store generation (24 bits).
-    pub gen: u32,
+    /// Pid ([`PAD_PID`]: padding).
+    pub pid: u32,
+    /// The mapping entry's bytes.
+    pub entry: [u8; 12],
 }
 
 impl SnapEntry {
+    /// Padding to the end of a block.
+    pub const PAD: SnapEntry = SnapEntry {
+        pid: PAD_PID,
+        entry: [0; 12],
+    };
+
     /// Encode into [`SNAP_ENTRY`] bytes.
     pub fn encode(&self, e: &mut [u8]) {
-        N_BLOCK.put_u64(e, self.block);
-        N_LSN.put_u64(e, self.lsn);
-        N_OFF.put_u16(e, self.off);
-        N_LEN.put_u16(e, self.len);
-        N_CODEC.put_u8(e, self.codec);
-        let g = self.gen.to_le_bytes();
-        N_GEN.bytes_mut(e).copy_from_slice(&g[..3]);
+        N_PID.put_u32(e, self.pid);
+        e[N_BLOCK.offset..N_PACKED.offset + N_PACKED.size].copy_from_slice(&self.entry);
     }
 
     /// Decode [`SNAP_ENTRY`] bytes.
+    ///
+    /// # Panics
+    /// If `e` is shorter than [`SNAP_ENTRY`].
     #[must_use]
     pub fn decode(e: &[u8]) -> SnapEntry {
-        let g = N_GEN.bytes(e);
+        let mut entry = [0u8; 12];
+        entry.copy_from_slice(&e[N_BLOCK.offset..N_PACKED.offset + N_PACKED.size]);
         SnapEntry {
-            block: N_BLOCK.u64(e),
-            lsn: N_LSN.u64(e),
-            off: N_OFF.u16(e),
-            len: N_LEN.u16(e),
-            codec: N_CODEC.u8(e),
-            gen: u32::from_le_bytes([g[0], g[1], g[2], 0]),
+            pid: N_PID.u32(e),
+            entry,
         }
     }
 }
@@ -257,17 +278,17 @@ mod tests {
             threshold: 17,
             next_seq: 21,
             clock: 999,
+            full_blocks: 15,
+            delta_blocks: 3,
+            delta_crc: 0x1234,
+            deltas: 2,
         };
         assert_eq!(MetaRecord::decode(&r.encode()).unwrap(), r);
         assert!(MetaRecord::decode(&[0u8; LEN]).is_err());
         assert!(MetaRecord::decode(&[]).is_err());
         let e = SnapEntry {
-            block: 300,
-            lsn: 12,
-            off: 48,
-            len: 900,
-            codec: 1,
-            gen: 0xAB_CDEF,
+            pid: 300,
+            entry: [7, 0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8],
         };
         let mut b = [0u8; SNAP_ENTRY];
         e.encode(&mut b);

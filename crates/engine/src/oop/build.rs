@@ -3,13 +3,13 @@
 //! (open, after every check of the open passed) write.
 
 use super::bg::BgSignal;
-use super::{Geo, Loc, OopConfig, OutOfPlaceStore, State, BS};
+use super::{Geo, OopConfig, OutOfPlaceStore, State, BS};
 use crate::error::{ConfigError, Corruption, EngineError, MetaDamage, Result};
 use crate::format::meta::SNAP_ENTRY;
 use crate::num::{u64_of, usize_of};
 use crate::store::{OpenMode, StoreContext};
 use nowa_device::{BlockDevice, DeviceError, Geometry};
-use nowa_logspace::{Greedy, Space};
+use nowa_logspace::{Greedy, GreedyUntilUnit, Space};
 use parking_lot::{Mutex, RwLock};
 use std::sync::Arc;
 
@@ -26,8 +26,8 @@ pub(super) struct Loaded {
 
 /// A loaded mapping snapshot and the record fields that go with it.
 pub(super) struct Snapshot {
-    pub map: Vec<Loc>,
-    pub copy: u8,
+    pub map: super::map::PageMap,
+    pub chain: super::snapshot::Chains,
     pub threshold: u64,
     pub next_seq: u64,
     pub clock: u64,
@@ -66,7 +66,15 @@ fn create_geometry(ctx: &StoreContext, cfg: &OopConfig, open_limit: u32) -> Resu
     let zp = zone_bytes / BS;
     let l = ctx.layout;
     let end = l.data_start + l.data_pages;
-    let meta_blocks = (l.data_pages * u64_of(SNAP_ENTRY)).div_ceil(BS) + 1;
+    // Zones the space limit allows (and a zone area addressable by 32-bit mapping entries).
+    let limit_zones = cfg
+        .space_limit_bytes
+        .map_or(u64::MAX, |b| b / zone_bytes)
+        .min((u64::from(u32::MAX) - 1) / zp);
+    let pages_bound = l.data_pages.min(limit_zones.saturating_mul(zp));
+    // Per copy: a full area for every pid, and a delta area as large.
+    let full_blocks = (pages_bound * u64_of(SNAP_ENTRY)).div_ceil(BS) + 1;
+    let meta_blocks = 2 * full_blocks;
     let zone_first = l.data_start.div_ceil(zp) * zp;
     if let Some((m, first)) = &ctx.meta_device {
         let need = (first + 2 * meta_blocks) * BS;
@@ -83,7 +91,7 @@ fn create_geometry(ctx: &StoreContext, cfg: &OopConfig, open_limit: u32) -> Resu
     } else {
         2 * meta_blocks
     };
-    let zones = end.saturating_sub(zone_first + meta_here) / zp;
+    let zones = (end.saturating_sub(zone_first + meta_here) / zp).min(limit_zones);
     let spare =
         u64::from(open_limit) + u64::from(OutOfPlaceStore::reserve_for(cfg, open_limit)) + 1;
     if zones < spare + 2 || zones > u64::from(u32::MAX) {
@@ -104,7 +112,8 @@ fn create_geometry(ctx: &StoreContext, cfg: &OopConfig, open_limit: u32) -> Resu
             None => zone_first + zones * zp,
         },
         meta_blocks,
-        capacity: ((zones - spare) * (zp - 1)).min(l.data_pages),
+        full_blocks,
+        capacity: ((zones - spare) * (zp - 1)).min(pages_bound),
         meta_on_log: ctx.meta_device.is_some(),
     })
 }
@@ -117,10 +126,14 @@ fn empty_state(geo: &Geo, cfg: &OopConfig) -> State {
         space: Mutex::new(Space::new(
             geo.zones,
             crate::num::u32_from_u64((geo.zone_pages - 1) * BS),
-            Box::new(Greedy::default()),
+            // One victim mechanism with the FTL (logspace); GDT's batch is a policy there.
+            if cfg.gdt {
+                Box::new(GreedyUntilUnit::default())
+            } else {
+                Box::new(Greedy::default())
+            },
         )),
-        map: vec![Loc::NONE; cap],
-        rev: vec![Vec::new(); units],
+        map: super::map::PageMap::new(geo.capacity, geo.zone_first),
         zone_seq: vec![0; units],
         zone_group: vec![0; units],
         next_group: 1,
@@ -135,7 +148,7 @@ fn empty_state(geo: &Geo, cfg: &OopConfig) -> State {
         open: Vec::new(),
         cursor: 0,
         next_seq: 1,
-        meta_copy: 1,
+        snap: super::snapshot::Chains::NEW,
         rng: cfg.seed | 1,
         pending: std::collections::VecDeque::new(),
         pinned: 0,

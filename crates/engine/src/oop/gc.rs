@@ -2,7 +2,7 @@
 //! foreground (a writer short of free zones) and the background thread (`bg.rs`), zone
 //! relocation and reclaim.
 
-use super::{edt, gc_order, Item, Loc, OopConfig, OutOfPlaceStore, State, BS, GC_BATCH, NO_BLOCK};
+use super::{edt, gc_order, Item, Loc, OopConfig, OutOfPlaceStore, State, BS, GC_BATCH};
 use crate::error::{Corruption, EngineError, Exhausted, MappingDamage, Pid, Result};
 use crate::num::{u64_of, usize_of};
 use crate::page::{self, PAGE_SIZE};
@@ -37,23 +37,22 @@ impl OutOfPlaceStore {
         if self.cfg.nowa {
             return self.pick_group(st);
         }
-        let space = st.space.get_mut();
-        let v = space.pick_victim().map_err(|_| Exhausted::NoGcVictim)?;
-        let mut out = vec![(v, WriteKind::Gc)];
-        if self.cfg.gdt {
-            // GDT GC (section 4.2): greedy victims until their garbage adds up to one
-            // zone, relocated together in EDT order. Bounded so that their valid data
-            // (a next victim counted as fully valid) fits the free zones but one.
-            let cap = u64::from(space.unit_capacity());
-            let budget = u64::from(space.free_units()).saturating_sub(1) * cap;
-            let mut valid = u64::from(space.valid(v));
-            while (u64_of(out.len()) * cap - valid) < cap && valid + cap <= budget {
-                let Ok(n) = space.pick_victim() else { break };
-                valid += u64::from(space.valid(n));
-                out.push((n, WriteKind::Gc));
-            }
+        // The space's victim policy (built in `build.rs`): greedy, or with GDT
+        // `nowa_logspace::GreedyUntilUnit` (section 4.2: greedy victims until their garbage
+        // adds up to one zone, relocated together in EDT order).
+        let mut out = Vec::new();
+        st.space
+            .get_mut()
+            .pick_victims(&mut out)
+            .map_err(|_| Exhausted::NoGcVictim)?;
+        for &v in &out {
+            assert_eq!(
+                st.space.get_mut().state(v),
+                UnitState::InGc,
+                "victim zone {v}"
+            );
         }
-        Ok(out)
+        Ok(out.into_iter().map(|v| (v, WriteKind::Gc)).collect())
     }
 
     /// High watermark of the background GC (free zones).
@@ -142,24 +141,43 @@ impl OutOfPlaceStore {
         Ok(())
     }
 
-    /// The valid pages of the victims (taken out of their reverse maps), in GC order: with
-    /// GDT the pages of *all* victims sorted by descending EDT together (section 4.2: the
-    /// victims' pages are "loaded, sorted in descending EDT, grouped and packed"), so pages
-    /// of equal deathtime from different victims land in the same zone. Never-rewritten
-    /// pages are the coldest; GC writes do not update the write history.
-    fn victim_pages(&self, victims: &[(u32, WriteKind)]) -> Vec<(Pid, Loc, WriteKind, u64)> {
-        let mut st = self.st.write();
+    /// The valid pages of the victims, found by reading each victim (its slots name their
+    /// pids; a copy is valid if the mapping names it), in GC order: with GDT the pages of
+    /// *all* victims sorted by descending EDT together (section 4.2: the victims' pages are
+    /// "loaded, sorted in descending EDT, grouped and packed"), so pages of equal deathtime
+    /// from different victims land in the same zone. Never-rewritten pages are the coldest;
+    /// GC writes do not update the write history. Caller holds `io`.
+    fn victim_pages(
+        &self,
+        victims: &[(u32, WriteKind)],
+    ) -> Result<Vec<(Pid, Loc, WriteKind, u64)>> {
         let mut valid: Vec<(Pid, Loc, WriteKind)> = Vec::new();
         for &(v, kind) in victims {
-            let mut pids = std::mem::take(&mut st.rev[usize_of(u64::from(v))]);
-            pids.sort_unstable();
-            pids.dedup();
+            let mut copies = self.zone_copies(v)?;
+            // Ascending pid order (as the reverse map gave it before): the relocation order
+            // decides where the moved pages land.
+            copies.sort_by_key(|&(p, _)| p);
+            let st = self.st.read();
+            let before = valid.len();
             valid.extend(
-                pids.into_iter()
-                    .map(|p| (p, st.map[usize_of(p)], kind))
-                    .filter(|(_, l, _)| l.block != NO_BLOCK && self.zone_of(l.block) == Some(v)),
+                copies
+                    .into_iter()
+                    .filter(|&(p, l)| st.map.get(p) == l)
+                    .map(|(p, l)| (p, l, kind)),
             );
+            // Paired with the valid amount kept on every mapping update.
+            let mapped: u64 = valid[before..].iter().map(|v| u64::from(v.1.bytes())).sum();
+            let counted = u64::from(st.space.lock().valid(v));
+            if mapped != counted {
+                return Err(Corruption::Mapping(MappingDamage::ValidCount {
+                    zone: v,
+                    counted,
+                    mapped,
+                })
+                .into());
+            }
         }
+        let st = self.st.read();
         let edts: Vec<u64> = if self.cfg.gdt {
             valid
                 .iter()
@@ -172,17 +190,46 @@ impl OutOfPlaceStore {
             vec![u64::MAX; valid.len()]
         };
         // Descending EDT; without GDT every EDT is MAX and the order stays as it is.
-        gc_order(&edts)
+        Ok(gc_order(&edts)
             .into_iter()
             .map(|i| (valid[i].0, valid[i].1, valid[i].2, edts[i]))
-            .collect()
+            .collect())
+    }
+
+    /// Every durable page copy in the current incarnation of zone `v` (read whole).
+    fn zone_copies(&self, v: u32) -> Result<Vec<(Pid, Loc)>> {
+        let (seq, wp) = {
+            let st = self.st.read();
+            let zi = usize_of(u64::from(v));
+            (st.zone_seq[zi], st.zone_wp[zi])
+        };
+        // A sealed zone rebuilt at open has no trusted write pointer: read it all.
+        let end = if wp == 0 { self.geo.zone_pages } else { wp };
+        assert!(end <= self.geo.zone_pages, "zone {v}: write pointer {end}");
+        if end <= 1 {
+            return Ok(Vec::new());
+        }
+        let zb = self.zone_block(v);
+        let mut buf = vec![0u8; usize_of(end - 1) * PAGE_SIZE];
+        self.dev.read_at((zb + 1) * BS, &mut buf)?;
+        let inc = crate::format::zone::Incarnation {
+            db_id: self.db_id,
+            zone: v,
+            seq,
+        };
+        let mut out = vec![0u8; PAGE_SIZE];
+        let mut found = Vec::new();
+        for (b, slot) in buf.chunks_exact_mut(PAGE_SIZE).enumerate() {
+            found.extend(self.slot_pages(slot, zb + 1 + u64_of(b), inc, &mut out));
+        }
+        Ok(found)
     }
 
     /// Rewrite every valid page of the victim zones in one pass, then trim and free them.
     /// Each page keeps its victim's write kind (GC or compensation). Caller holds `io`, so
     /// the locations read here cannot change underneath.
     pub(super) fn relocate_zones(&self, victims: &[(u32, WriteKind)]) -> Result<()> {
-        let valid = self.victim_pages(victims);
+        let valid = self.victim_pages(victims)?;
         let cache = self
             .cache
             .lock()
@@ -197,7 +244,7 @@ impl OutOfPlaceStore {
                 let hit = cache
                     .as_ref()
                     .is_some_and(|c| c.copy_if_clean(pid, &mut img));
-                if hit && page::lsn(&img) == loc.lsn {
+                if hit && loc.holds_lsn(page::lsn(&img)) {
                     page::seal(&mut img);
                     EngineCounters::add(&self.counters.gc_pool_hits, 1);
                 } else {
@@ -206,12 +253,12 @@ impl OutOfPlaceStore {
                     EngineCounters::add(&self.counters.gc_page_reads, 1);
                 }
                 page::validate(&img, pid)?;
-                if page::lsn(&img) != loc.lsn {
+                if !loc.holds_lsn(page::lsn(&img)) {
                     return Err(Corruption::Slot {
                         block: loc.block,
                         pid,
                         damage: crate::error::SlotDamage::Version {
-                            expected: loc.lsn,
+                            expected: u64::from(loc.ver),
                             found: page::lsn(&img),
                         },
                     }
@@ -264,7 +311,6 @@ impl OutOfPlaceStore {
             UnitState::Free,
             "zone {v} after erase"
         );
-        st.rev[usize_of(u64::from(v))].clear();
         EngineCounters::add(&self.counters.zones_reclaimed, 1);
         Ok(())
     }

@@ -1,16 +1,19 @@
 //! The out-of-place write path (how-to-write-to-ssds.md sections 3-6): zones (the DB GC
 //! unit) managed by `nowa_logspace::Space` (the same log-structured space the FTL model uses
-//! for superblocks), a pid -> (block, offset, compressed size) table, a reverse map per zone,
-//! per-page compression (LZ4 / ZSTD) with 4 KiB best-fit page packing, greedy DB GC that
-//! shares the buffer pool (clean cached pages are not re-read), FDP placement hints, and a
-//! mapping-table snapshot per checkpoint. No doublewrite buffer: an old version stays mapped
+//! for superblocks), a two-level pid -> (block, compressed size, generation) table of 12-byte
+//! entries sized by the written pages (`map.rs`; no reverse map: GC reads its victims),
+//! per-page compression (LZ4 / ZSTD) with 4 KiB best-fit page packing, DB GC through the
+//! space's victim policy (greedy; GDT's batch policy; NoWA's groups) that shares the buffer
+//! pool (clean cached pages are not re-read), FDP placement hints, a space limit, and an
+//! incremental mapping snapshot per checkpoint. No doublewrite buffer: an old version stays mapped
 //! until its new version is durable. On-disk formats and crash cases: docs/design.md section
 //! 14; the formats themselves: `crate::format::{zone, meta}`.
 //!
 //! Layout: `mod.rs` (configuration, store state, the `PageStore` impl), `build.rs`
 //! (construction at create and open), `codec.rs` (per-page compression), `pack.rs` (4 KiB
 //! best-fit slot packing), `gdt.rs` (deathtime grouping), `write.rs` (zone opening, FDP/ZNS
-//! placement, slot writes, reads), `gc.rs` (DB GC rounds, relocation), `bg.rs` (the
+//! placement, slot writes, reads), `map.rs` (the mapping), `gc.rs` (DB GC rounds,
+//! relocation), `bg.rs` (the
 //! background GC thread), `nowa.rs` (NoWA active groups and deferred compensation),
 //! `snapshot.rs` (mapping snapshots), `recovery.rs` (zone roll-forward, ZNS partial zones).
 
@@ -19,6 +22,7 @@ mod build;
 mod codec;
 mod gc;
 mod gdt;
+mod map;
 mod nowa;
 mod pack;
 mod recovery;
@@ -95,6 +99,14 @@ pub struct OopConfig {
     pub ssd_op: f64,
     /// Seed of the placement randomness.
     pub seed: u64,
+    /// Bound on the zone area in bytes (create time; None: the whole device). The store
+    /// uses at most this much of the device (plus the metadata region), so DB GC starts
+    /// when the limit is full, not when the device is; the page capacity shrinks with it
+    /// (the store still guarantees room for every page uncompressed).
+    pub space_limit_bytes: Option<u64>,
+    /// Every this many checkpoints the mapping snapshot is a full one; the others write only
+    /// the entries changed since the previous snapshot (>= 1; 1: always full).
+    pub snapshot_full_every: u32,
 }
 
 impl OopConfig {
@@ -132,6 +144,8 @@ impl Default for OopConfig {
             defer_compensation: false,
             ssd_op: 0.07,
             seed: 1,
+            space_limit_bytes: None,
+            snapshot_full_every: 16,
         }
     }
 }
@@ -154,22 +168,24 @@ pub fn out_of_place_store(cfg: OopConfig) -> impl StoreBuilder {
     OopBuilder(cfg)
 }
 
-/// Where a pid's current version lives.
+/// Where a pid's current version lives (in memory: 12 bytes, `map::Packed`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Loc {
-    /// Absolute device block; NO_BLOCK = never written.
+    /// Absolute device block; NO_BLOCK = never written (or released: the generation stays).
     block: u64,
-    lsn: u64,
-    off: u16,
+    /// Version check: the low `map::VER_BITS` bits of the page LSN.
+    ver: u32,
     /// Compressed length; 0 = the block is the raw page.
     len: u16,
+    /// The copy holds its slot alone (raw, or the only entry of a packed slot).
+    whole: bool,
     codec: u8,
-    /// Store generation of this copy (24 bits, +1 per write of the pid: breaks ties between
-    /// copies of one version, the newest copy wins).
+    /// Store generation of this copy (24 bits, +1 per write of the pid: orders the copies of
+    /// a pid, the newest copy wins).
     gen: Gen,
 }
 
-/// A 24-bit store generation in 3 bytes (keeps a mapping entry at 24 bytes per pid).
+/// A 24-bit store generation in 3 bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Gen([u8; 3]);
 
@@ -185,35 +201,46 @@ impl Gen {
     }
 }
 
-const _: () = assert!(std::mem::size_of::<Loc>() == 24, "a mapping entry per pid");
-
 impl Loc {
     const NONE: Loc = Loc {
         block: NO_BLOCK,
-        lsn: 0,
-        off: 0,
+        ver: 0,
         len: 0,
+        whole: false,
         codec: 0,
         gen: Gen::ZERO,
     };
     /// Bytes this version occupies in its zone (the `Space` valid amount). A page alone in
-    /// its slot (raw, or the only entry of a packed slot: its payload starts right after one
-    /// entry) holds the whole slot: the slot is freed only when that page dies.
+    /// its slot (raw, or the only entry of a packed slot) holds the whole slot: the slot is
+    /// freed only when that page dies.
     fn bytes(&self) -> u32 {
-        if self.len == 0 || usize::from(self.off) == SLOT_HDR + SLOT_ENTRY {
+        if self.len == 0 || self.whole {
             crate::num::u32_of(PAGE_SIZE)
         } else {
             u32::from(self.len) + crate::num::u32_of(SLOT_ENTRY)
         }
     }
 
-    /// Is `self` a newer durable copy than `cur` (higher LSN, or the same version written
-    /// later)?
+    /// Does this copy hold the page version with LSN `lsn` (as far as the check bits tell)?
+    fn holds_lsn(&self, lsn: u64) -> bool {
+        self.ver == map::ver_of(lsn)
+    }
+
+    /// Is `self` a newer durable copy than `cur`? Every write of a pid (user or GC) takes
+    /// the mapped copy's generation + 1, so the generation orders the copies of a pid; a
+    /// released pid keeps its generation. Equal generations (two copies that both followed
+    /// one lost before a crash) are ordered by the LSN check bits, wrapping.
     fn newer_than(&self, cur: &Loc) -> bool {
-        cur.block == NO_BLOCK
-            || self.lsn > cur.lsn
-            || (self.lsn == cur.lsn
-                && crate::format::zone::gen_newer(self.gen.get(), cur.gen.get()))
+        if cur.block == NO_BLOCK && cur.gen == Gen::ZERO {
+            return true;
+        }
+        let (a, b) = (self.gen.get(), cur.gen.get());
+        if a != b {
+            return crate::format::zone::gen_newer(a, b);
+        }
+        // Same generation: the released copy itself, the same copy twice, or a fork.
+        let d = self.ver.wrapping_sub(cur.ver) & ((1 << map::VER_BITS) - 1);
+        cur.block != NO_BLOCK && d != 0 && d < 1 << (map::VER_BITS - 1)
     }
 
     /// The generation of the next copy of this pid.
@@ -226,9 +253,9 @@ struct State {
     /// In a Mutex only to make State Sync (the policy is Send); accessed via get_mut under
     /// the write lock.
     space: Mutex<Space>,
-    map: Vec<Loc>,
-    /// Reverse map: pids written into each zone incarnation (may hold stale entries).
-    rev: Vec<Vec<Pid>>,
+    /// pid -> location, sized by the written pages (`map.rs`). No reverse map: DB GC finds
+    /// a victim's pages by reading the victim (its slots name their pids).
+    map: map::PageMap,
     zone_seq: Vec<u64>,
     /// Active group (NoWA) of each zone's current incarnation; the group history is in the
     /// zone headers.
@@ -244,8 +271,8 @@ struct State {
     open: Vec<u32>,
     cursor: usize,
     next_seq: u64,
-    /// Metadata copy written last.
-    meta_copy: u8,
+    /// The mapping-snapshot chain (copy of the full snapshot, deltas after it).
+    snap: snapshot::Chains,
     rng: u64,
     /// NoWA deferred compensation: groups whose GC victim zone was reclaimed and whose
     /// sibling zones still wait for their compensation writes (oldest first), and the SSD
@@ -261,7 +288,9 @@ struct Geo {
     zone_pages: u64,
     zones: u32,
     meta_start: u64,
+    /// Blocks per metadata copy: the full area, then the delta area.
     meta_blocks: u64,
+    full_blocks: u64,
     capacity: u64,
     /// The metadata region is on the log device.
     meta_on_log: bool,
@@ -351,18 +380,18 @@ impl OutOfPlaceStore {
     ///
     /// # Errors
     /// The first inconsistency found.
+    ///
+    /// # Panics
+    /// If the mapping's own count of mapped pids disagrees with its entries.
     pub fn check_consistency(&self) -> std::result::Result<(), MappingDamage> {
         let st = self.st.read();
         let space = st.space.lock();
         let mut valid = vec![0u64; usize_of(u64::from(self.geo.zones))];
-        for (pid, l) in st
-            .map
-            .iter()
-            .enumerate()
-            .filter(|(_, l)| l.block != NO_BLOCK)
-        {
+        let mut mapped = 0u64;
+        for (pid, l) in st.map.iter_mapped() {
+            mapped += 1;
             let z = self.zone_of(l.block).ok_or(MappingDamage::OutsideZones {
-                pid: u64_of(pid),
+                pid,
                 block: l.block,
             })?;
             valid[usize_of(u64::from(z))] += u64::from(l.bytes());
@@ -381,6 +410,7 @@ impl OutOfPlaceStore {
                 return Err(MappingDamage::FreeZoneHoldsData { zone: z, mapped });
             }
         }
+        assert_eq!(mapped, st.map.mapped(), "mapped pids counted twice agree");
         space.check_invariants();
         Ok(())
     }
@@ -457,7 +487,7 @@ impl PageStore for OutOfPlaceStore {
             // without the lock: the image is good only if the mapping still names the same
             // version at the same place (a location only changes after the new copy is
             // durable, and a zone is reset only after all its pages moved).
-            if self.st.read().map[usize_of(pid)] == loc {
+            if self.st.read().map.get(pid) == loc {
                 return r;
             }
         }

@@ -9,7 +9,8 @@
 //! `recover`.
 
 use super::build::Snapshot;
-use super::{decompress_page, Gen, Loc, OutOfPlaceStore, State, BS, NO_BLOCK};
+use super::map::ver_of;
+use super::{decompress_page, Gen, Loc, OutOfPlaceStore, State, BS, SLOT_ENTRY, SLOT_HDR};
 use crate::error::{Corruption, MappingDamage, Pid, Result};
 use crate::format::zone::{self, Incarnation, ZoneHeader, CODEC_RAW};
 use crate::num::{u64_of, usize_of};
@@ -21,9 +22,13 @@ impl OutOfPlaceStore {
     pub(super) fn rebuild(&self, snap: Snapshot) -> Result<()> {
         let mut guard = self.st.write();
         let st: &mut State = &mut guard;
-        assert_eq!(snap.map.len(), st.map.len(), "snapshot size = capacity");
+        assert_eq!(
+            snap.map.capacity(),
+            st.map.capacity(),
+            "snapshot size = capacity"
+        );
         st.map = snap.map;
-        st.meta_copy = snap.copy;
+        st.snap = snap.chain;
         st.clock = snap.clock.max(1);
         let mut max_seq = snap.next_seq.saturating_sub(1);
         let zp = usize_of(self.geo.zone_pages);
@@ -53,9 +58,8 @@ impl OutOfPlaceStore {
                 let block = zb + u64_of(b);
                 let slot = &mut zbuf[b * PAGE_SIZE..(b + 1) * PAGE_SIZE];
                 for (pid, loc) in self.slot_pages(slot, block, inc, &mut out) {
-                    let cur = &mut st.map[usize_of(pid)];
-                    if loc.newer_than(cur) {
-                        *cur = loc;
+                    if loc.newer_than(&st.map.get(pid)) {
+                        st.map.set(pid, loc);
                     }
                 }
             }
@@ -66,7 +70,7 @@ impl OutOfPlaceStore {
 
     /// The valid page copies in one slot of incarnation `inc` (none if the block is no slot
     /// of it: torn, never written in this incarnation, left by an older one).
-    fn slot_pages(
+    pub(super) fn slot_pages(
         &self,
         slot: &mut [u8],
         block: u64,
@@ -78,6 +82,7 @@ impl OutOfPlaceStore {
             let Some(entries) = zone::parse_packed(slot, inc) else {
                 return found;
             };
+            let alone = entries.len() == 1;
             for e in entries {
                 let data = &slot[usize::from(e.off)..usize::from(e.off) + usize::from(e.len)];
                 // The payload must decode to a valid page of that pid.
@@ -90,9 +95,9 @@ impl OutOfPlaceStore {
                         e.pid,
                         Loc {
                             block,
-                            lsn: e.lsn,
-                            off: e.off,
+                            ver: ver_of(e.lsn),
                             len: e.len,
+                            whole: alone,
                             codec: e.codec,
                             gen: Gen::new(e.gen),
                         },
@@ -106,9 +111,9 @@ impl OutOfPlaceStore {
                     pid,
                     Loc {
                         block,
-                        lsn: page::lsn(slot),
-                        off: 0,
+                        ver: ver_of(page::lsn(slot)),
                         len: 0,
+                        whole: true,
                         codec: CODEC_RAW,
                         gen: Gen::new(crate::format::page::generation(slot)),
                     },
@@ -122,12 +127,7 @@ impl OutOfPlaceStore {
     /// sealed (their write pointer is not trusted), all others free.
     fn rebuild_zone_metadata(&self, st: &mut State) -> Result<()> {
         let mut valid = vec![0u64; usize_of(u64::from(self.geo.zones))];
-        for pid in 0..st.map.len() {
-            let loc = st.map[pid];
-            if loc.block == NO_BLOCK {
-                continue;
-            }
-            let pid = u64_of(pid);
+        for (pid, loc) in st.map.iter_mapped() {
             let Some(z) = self.zone_of(loc.block) else {
                 return Err(Corruption::Mapping(MappingDamage::OutsideZones {
                     pid,
@@ -135,16 +135,15 @@ impl OutOfPlaceStore {
                 })
                 .into());
             };
-            if loc.len != 0 && usize::from(loc.off) + usize::from(loc.len) > PAGE_SIZE {
+            if loc.len != 0 && usize::from(loc.len) + SLOT_HDR + SLOT_ENTRY > PAGE_SIZE {
                 return Err(Corruption::Mapping(MappingDamage::SlotEntry {
                     pid,
-                    off: loc.off,
+                    off: 0,
                     len: loc.len,
                 })
                 .into());
             }
             valid[usize_of(u64::from(z))] += u64::from(loc.bytes());
-            st.rev[usize_of(u64::from(z))].push(pid);
         }
         let space = st.space.get_mut();
         let cap = u64::from(space.unit_capacity());

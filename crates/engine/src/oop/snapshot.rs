@@ -1,17 +1,118 @@
-//! Mapping snapshots: written at every checkpoint into the copy the current superblock does
-//! not reference; loaded at open from the copy the superblock names, or, if that copy is
-//! damaged, from the older copy the other superblock names (the zone roll-forward then
-//! covers more zones: its threshold is older).
+//! Mapping snapshots, incremental. Each of the two metadata copies holds a chain: a full
+//! snapshot of the mapped pids in its full area, then deltas appended in its delta area.
+//! Checkpoints alternate between the copies (so the current and the older superblock record
+//! name different copies, as before: damage to one copy leaves the other); a checkpoint
+//! writes into its copy only the entries changed since that copy's previous snapshot (a delta:
+//! the mapping keeps a dirty bit per pid and copy), or, every
+//! `OopConfig::snapshot_full_every`-th time (or when the delta would not fit or be larger), a
+//! full snapshot. A delta goes past the prefix the older record names, so nothing a record
+//! references is overwritten by a delta; a full snapshot overwrites its copy, as the previous
+//! design did at every checkpoint. At open the record's full snapshot is loaded and its delta
+//! prefix applied in order (both crc-checked); if either is damaged, the older record (the
+//! other superblock copy, the other metadata copy) is used the same way, and the zone
+//! roll-forward covers more zones (its threshold is older). After open the copy the record
+//! does not name gets a full snapshot first.
 
 use super::build::{Loaded, Snapshot};
-use super::{Geo, Loc, OopConfig, OutOfPlaceStore, BS};
-use crate::error::{ConfigError, Corruption, MetaDamage, Result};
-use crate::format::meta::{MetaRecord, SnapEntry, SNAP_ENTRY};
+use super::map::PageMap;
+use super::{Geo, OopConfig, OutOfPlaceStore, BS};
+use crate::error::{ConfigError, Corruption, MetaDamage, Pid, Result};
+use crate::format::meta::{MetaRecord, SnapEntry, PAD_PID, SNAP_ENTRY};
 use crate::num::{u64_of, usize_of};
 use crate::page::PAGE_SIZE;
 use crate::stats::EngineCounters;
 use crate::store::StoreContext;
 use nowa_device::{BlockDevice, DeviceError};
+
+/// Where one copy's snapshot chain stands: its full snapshot and the deltas after it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Chain {
+    pub full_entries: u64,
+    pub full_crc: u32,
+    pub delta_blocks: u64,
+    pub delta_crc: u32,
+    pub deltas: u32,
+    /// The next snapshot into this copy must be full (none written or loaded, or a snapshot
+    /// write failed: the dirty bits it took are gone).
+    pub force_full: bool,
+}
+
+impl Chain {
+    /// A copy without a usable chain.
+    pub(super) const NEW: Chain = Chain {
+        full_entries: 0,
+        full_crc: 0,
+        delta_blocks: 0,
+        delta_crc: 0,
+        deltas: 0,
+        force_full: true,
+    };
+
+    fn of(r: &MetaRecord) -> Chain {
+        Chain {
+            full_entries: r.entries,
+            full_crc: r.crc,
+            delta_blocks: r.delta_blocks,
+            delta_crc: r.delta_crc,
+            deltas: r.deltas,
+            force_full: false,
+        }
+    }
+}
+
+/// Both copies' chains and the copy the last record named.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Chains {
+    pub copy: [Chain; 2],
+    pub last: u8,
+}
+
+impl Chains {
+    /// A new database: the first snapshot goes to copy 0.
+    pub(super) const NEW: Chains = Chains {
+        copy: [Chain::NEW; 2],
+        last: 1,
+    };
+
+    /// At open, from the record used: its copy's chain; the other copy starts full.
+    fn opened(r: &MetaRecord) -> Chains {
+        let mut copy = [Chain::NEW; 2];
+        copy[usize::from(r.copy)] = Chain::of(r);
+        Chains { copy, last: r.copy }
+    }
+}
+
+/// A snapshot taken under the locks, to be written.
+struct Plan {
+    /// The copy written.
+    target: u8,
+    full: bool,
+    entries: Vec<(Pid, [u8; 12])>,
+    chain: Chain,
+    threshold: u64,
+    next_seq: u64,
+    clock: u64,
+}
+
+/// Entries as whole blocks (padded with [`SnapEntry::PAD`]).
+fn encode_entries(entries: &[(Pid, [u8; 12])]) -> Vec<u8> {
+    let mut buf = vec![0u8; (entries.len() * SNAP_ENTRY).div_ceil(PAGE_SIZE) * PAGE_SIZE];
+    let mut chunks = buf.chunks_exact_mut(SNAP_ENTRY);
+    for (&(pid, entry), e) in entries.iter().zip(chunks.by_ref()) {
+        let pid = u32::try_from(pid).expect("capacity fits u32 pids (checked at create)");
+        assert_ne!(pid, PAD_PID, "pid {pid} is the padding marker");
+        SnapEntry { pid, entry }.encode(e);
+    }
+    for e in chunks {
+        SnapEntry::PAD.encode(e);
+    }
+    buf
+}
+
+/// Blocks holding `n` entries.
+fn blocks_for(n: u64) -> u64 {
+    (n * u64_of(SNAP_ENTRY)).div_ceil(BS)
+}
 
 fn geo_of(r: &MetaRecord) -> Geo {
     Geo {
@@ -20,6 +121,7 @@ fn geo_of(r: &MetaRecord) -> Geo {
         zones: r.zones,
         meta_start: r.meta_start,
         meta_blocks: r.meta_blocks,
+        full_blocks: r.full_blocks,
         capacity: r.capacity,
         meta_on_log: r.on_log,
     }
@@ -43,7 +145,9 @@ fn check_record(
             .meta_start
             .checked_add(2 * geo.meta_blocks)
             .is_some_and(|e| e <= meta_blocks)
-        && geo.capacity * u64_of(SNAP_ENTRY) <= geo.meta_blocks * BS
+        && geo.capacity * u64_of(SNAP_ENTRY) <= geo.full_blocks * BS
+        && geo.full_blocks <= geo.meta_blocks
+        && geo.capacity <= u64::from(u32::MAX)
         && geo.capacity <= u64::from(geo.zones) * geo.zone_pages;
     if !ok {
         return Err(MetaDamage::Geometry {
@@ -52,7 +156,11 @@ fn check_record(
             first: geo.zone_first,
         });
     }
-    if r.copy > 1 || r.entries > geo.capacity || !r.present {
+    if r.copy > 1
+        || r.entries > geo.capacity
+        || !r.present
+        || r.delta_blocks > geo.meta_blocks - geo.full_blocks
+    {
         return Err(MetaDamage::Snapshot {
             copy: r.copy,
             entries: r.entries,
@@ -62,44 +170,62 @@ fn check_record(
     Ok(())
 }
 
-/// Read and verify the snapshot a record names.
-fn load_snapshot(
-    r: &MetaRecord,
+/// Read `blocks` blocks of snapshot entries at block `at` of `mdev`, check their crc, and
+/// apply them to `map` in order.
+fn load_entries(
     mdev: &dyn BlockDevice,
-) -> std::result::Result<Vec<Loc>, Corruption> {
-    let geo = geo_of(r);
-    let len = usize_of(r.entries) * SNAP_ENTRY;
-    let mut buf = vec![0u8; len.div_ceil(PAGE_SIZE) * PAGE_SIZE];
+    at: u64,
+    blocks: u64,
+    crc: u32,
+    copy: u8,
+    map: &mut PageMap,
+) -> std::result::Result<(), Corruption> {
+    let mut buf = vec![0u8; usize_of(blocks) * PAGE_SIZE];
     if !buf.is_empty() {
-        let at = (geo.meta_start + u64::from(r.copy) * geo.meta_blocks) * BS;
-        if let Err(e) = mdev.read_at(at, &mut buf) {
+        if let Err(e) = mdev.read_at(at * BS, &mut buf) {
             let kind = match e {
                 DeviceError::Io(_) => "I/O error",
                 _ => "device error",
             };
-            return Err(Corruption::MappingSnapshotUnreadable { copy: r.copy, kind });
+            return Err(Corruption::MappingSnapshotUnreadable { copy, kind });
         }
     }
-    let found = crc32c::crc32c(&buf[..len]);
-    if found != r.crc {
+    let found = crc32c::crc32c(&buf);
+    if found != crc {
         return Err(Corruption::MappingSnapshot {
-            copy: r.copy,
-            expected: r.crc,
+            copy,
+            expected: crc,
             found,
         });
     }
-    let mut map = vec![Loc::NONE; usize_of(geo.capacity)];
-    for (i, e) in buf[..len].chunks_exact(SNAP_ENTRY).enumerate() {
-        let s = SnapEntry::decode(e);
-        map[i] = Loc {
-            block: s.block,
-            lsn: s.lsn,
-            off: s.off,
-            len: s.len,
-            codec: s.codec,
-            gen: super::Gen::new(s.gen),
-        };
+    for e in buf.chunks_exact(SNAP_ENTRY).map(SnapEntry::decode) {
+        if e.pid == PAD_PID {
+            continue;
+        }
+        let pid = u64::from(e.pid);
+        if pid >= map.capacity() {
+            return Err(Corruption::StoreMeta(MetaDamage::Snapshot {
+                copy,
+                entries: pid,
+                capacity: map.capacity(),
+            }));
+        }
+        map.apply(pid, &e.entry);
     }
+    Ok(())
+}
+
+/// Read and verify the snapshot a record names: its full snapshot, then its delta prefix.
+fn load_snapshot(
+    r: &MetaRecord,
+    mdev: &dyn BlockDevice,
+) -> std::result::Result<PageMap, Corruption> {
+    let geo = geo_of(r);
+    let mut map = PageMap::new(geo.capacity, geo.zone_first);
+    let base = geo.meta_start + u64::from(r.copy) * geo.meta_blocks;
+    load_entries(mdev, base, blocks_for(r.entries), r.crc, r.copy, &mut map)?;
+    let delta = base + geo.full_blocks;
+    load_entries(mdev, delta, r.delta_blocks, r.delta_crc, r.copy, &mut map)?;
     Ok(map)
 }
 
@@ -133,7 +259,7 @@ impl OutOfPlaceStore {
             db_id: rec.db_id,
             snapshot: Some(Snapshot {
                 map,
-                copy: rec.copy,
+                chain: Chains::opened(&rec),
                 threshold: rec.threshold,
                 next_seq: rec.next_seq,
                 clock: rec.clock,
@@ -148,7 +274,7 @@ impl OutOfPlaceStore {
         ctx: &StoreContext,
         cur: &MetaRecord,
         damage: Corruption,
-    ) -> Result<(MetaRecord, Vec<Loc>)> {
+    ) -> Result<(MetaRecord, PageMap)> {
         let none = |why: MetaDamage| Corruption::MappingSnapshots {
             current: Box::new(damage.clone()),
             older: Box::new(Corruption::StoreMeta(why)),
@@ -181,53 +307,119 @@ impl OutOfPlaceStore {
     }
 
     /// Checkpoint: snapshot the mapping (consistent: taken under the lock that every mapping
-    /// update holds) into the metadata copy not referenced by the current superblock, flush,
-    /// and return the superblock metadata record pointing at it.
+    /// update holds), write it into the copy the last record did not name (a delta or a full
+    /// snapshot, see the module text), flush, and return the superblock metadata record
+    /// pointing at it.
     pub(super) fn write_snapshot(&self) -> Result<Vec<u8>> {
         let _c = self.ckpt.lock();
-        let (buf, copy, threshold, next_seq, clock) = {
-            // `io`: no write between placement and mapping update, so the open zones and the
-            // mapping agree.
-            let _io = self.io.lock();
-            let st = self.st.read();
-            let mut buf = vec![0u8; (st.map.len() * SNAP_ENTRY).div_ceil(PAGE_SIZE) * PAGE_SIZE];
-            for (i, l) in st.map.iter().enumerate() {
-                assert!(
-                    l.block == super::NO_BLOCK || self.zone_of(l.block).is_some(),
-                    "page {i} mapped outside the zones: {l:?}"
-                );
-                let e = SnapEntry {
-                    block: l.block,
-                    lsn: l.lsn,
-                    off: l.off,
-                    len: l.len,
-                    codec: l.codec,
-                    gen: l.gen.get(),
-                };
-                e.encode(&mut buf[i * SNAP_ENTRY..(i + 1) * SNAP_ENTRY]);
+        let plan = self.take_snapshot();
+        let t = usize::from(plan.target);
+        let chain = match self.persist(&plan) {
+            Ok(c) => c,
+            Err(e) => {
+                self.st.write().snap.copy[t].force_full = true;
+                return Err(e);
             }
-            let threshold = st
-                .open
-                .iter()
-                .map(|&z| st.zone_seq[usize_of(u64::from(z))])
-                .min()
-                .unwrap_or(st.next_seq);
-            assert!(
-                threshold <= st.next_seq,
-                "snapshot threshold {threshold} beyond next seq"
-            );
-            (buf, 1 - st.meta_copy, threshold, st.next_seq, st.clock)
         };
-        let n = self.geo.capacity;
-        let len = usize_of(n) * SNAP_ENTRY;
-        let crc = crc32c::crc32c(&buf[..len]);
-        let start = self.geo.meta_start + u64::from(copy) * self.geo.meta_blocks;
+        let mut st = self.st.write();
+        st.snap.copy[t] = chain;
+        st.snap.last = plan.target;
+        let (ram, mapped) = (st.map.ram_bytes(), st.map.mapped());
+        drop(st);
+        self.counters.set_mapping(ram, mapped);
+        Ok(self.record(&plan, chain).encode())
+    }
+
+    /// Take the entries to write (and clear their dirty bits) under `io` and the state lock.
+    fn take_snapshot(&self) -> Plan {
+        // `io`: no write between placement and mapping update, so the open zones and the
+        // mapping agree.
+        let _io = self.io.lock();
+        let mut st = self.st.write();
+        let target = 1 - st.snap.last;
+        let t = usize::from(target);
+        let chain = st.snap.copy[t];
+        let dirty = st.map.dirty_count(t);
+        let room = self.geo.meta_blocks - self.geo.full_blocks - chain.delta_blocks;
+        let full = chain.force_full
+            || chain.deltas + 1 >= self.cfg.snapshot_full_every.max(1)
+            || blocks_for(dirty) > room
+            || dirty >= st.map.mapped();
+        let entries = if full {
+            st.map.full_entries(t)
+        } else {
+            st.map.take_dirty(t)
+        };
+        assert!(
+            !full || u64_of(entries.len()) >= st.map.mapped(),
+            "a full snapshot holds every mapped pid"
+        );
+        assert!(
+            full || u64_of(entries.len()) == dirty,
+            "a delta holds every dirty pid"
+        );
+        let threshold = st
+            .open
+            .iter()
+            .map(|&z| st.zone_seq[usize_of(u64::from(z))])
+            .min()
+            .unwrap_or(st.next_seq);
+        assert!(
+            threshold <= st.next_seq,
+            "snapshot threshold {threshold} beyond next seq"
+        );
+        Plan {
+            target,
+            full,
+            entries,
+            chain,
+            threshold,
+            next_seq: st.next_seq,
+            clock: st.clock,
+        }
+    }
+
+    /// Write a planned snapshot and flush; the target copy's chain after it.
+    fn persist(&self, plan: &Plan) -> Result<Chain> {
+        let buf = encode_entries(&plan.entries);
+        let c = plan.chain;
+        let base = self.geo.meta_start + u64::from(plan.target) * self.geo.meta_blocks;
+        let (next, at) = if plan.full {
+            let next = Chain {
+                full_entries: u64_of(plan.entries.len()),
+                full_crc: crc32c::crc32c(&buf),
+                delta_blocks: 0,
+                delta_crc: 0,
+                deltas: 0,
+                force_full: false,
+            };
+            (next, base)
+        } else if buf.is_empty() {
+            return Ok(c);
+        } else {
+            let next = Chain {
+                delta_blocks: c.delta_blocks + u64_of(buf.len()) / BS,
+                delta_crc: crc32c::crc32c_append(c.delta_crc, &buf),
+                deltas: c.deltas + 1,
+                ..c
+            };
+            (next, base + self.geo.full_blocks + c.delta_blocks)
+        };
+        assert!(
+            next.delta_blocks <= self.geo.meta_blocks - self.geo.full_blocks
+                && blocks_for(next.full_entries) <= self.geo.full_blocks,
+            "snapshot within its copy: {next:?}"
+        );
         // Metadata goes to the log device, or to handle 0 with the WAL (FDP).
-        self.meta_dev.write_at_hinted(start * BS, &buf, None)?;
+        self.meta_dev.write_at_hinted(at * BS, &buf, None)?;
         self.meta_dev.flush()?;
         EngineCounters::add(&self.counters.meta_store_bytes, u64_of(buf.len()));
-        self.st.write().meta_copy = copy;
-        let rec = MetaRecord {
+        EngineCounters::add(&self.counters.full_snapshots, u64::from(plan.full));
+        Ok(next)
+    }
+
+    fn record(&self, plan: &Plan, c: Chain) -> MetaRecord {
+        MetaRecord {
             db_id: self.db_id,
             zones: self.geo.zones,
             zone_first: self.geo.zone_first,
@@ -235,15 +427,18 @@ impl OutOfPlaceStore {
             meta_start: self.geo.meta_start,
             meta_blocks: self.geo.meta_blocks,
             capacity: self.geo.capacity,
-            copy,
+            copy: plan.target,
             present: true,
             on_log: self.geo.meta_on_log,
-            crc,
-            entries: n,
-            threshold,
-            next_seq,
-            clock,
-        };
-        Ok(rec.encode())
+            crc: c.full_crc,
+            entries: c.full_entries,
+            threshold: plan.threshold,
+            next_seq: plan.next_seq,
+            clock: plan.clock,
+            full_blocks: self.geo.full_blocks,
+            delta_blocks: c.delta_blocks,
+            delta_crc: c.delta_crc,
+            deltas: c.deltas,
+        }
     }
 }

@@ -1,6 +1,7 @@
 //! The write path: zone opening, FDP handle / ZNS placement, GDT zone choice, slot packing
 //! and writes, mapping updates, reads of a mapped location.
 
+use super::map::ver_of;
 use super::{closest_zone, compress_page, edt, gdt::mean_edt, gdt_groups, pack};
 use super::{
     Gen, Item, Loc, OutOfPlaceStore, Slot, State, BS, CODEC_RAW, NO_BLOCK, SLOT_ENTRY, SLOT_HDR,
@@ -89,7 +90,6 @@ impl OutOfPlaceStore {
         st.zone_group[zi] = group;
         st.zone_edt[zi] = (0.0, 0);
         st.zone_wp[zi] = 1;
-        st.rev[zi].clear();
         let h = ZoneHeader {
             db_id: self.db_id,
             zone: z,
@@ -297,16 +297,16 @@ impl OutOfPlaceStore {
             let buf = &mut data[k * PAGE_SIZE..(k + 1) * PAGE_SIZE];
             if s.raw {
                 let it = &items[s.members[0]];
-                let gen = st.map[usize_of(it.pid)].next_gen();
+                let gen = st.map.get(it.pid).next_gen();
                 buf.copy_from_slice(&it.data);
                 zone::seal_raw(buf, inc, gen);
                 locs.push((
                     s.members[0],
                     Loc {
                         block,
-                        lsn: it.lsn,
-                        off: 0,
+                        ver: ver_of(it.lsn),
                         len: 0,
+                        whole: true,
                         codec: CODEC_RAW,
                         gen: Gen::new(gen),
                     },
@@ -352,15 +352,15 @@ impl OutOfPlaceStore {
                 off: u16_of(off),
                 len: u16_of(it.data.len()),
                 codec: it.codec,
-                gen: st.map[usize_of(it.pid)].next_gen(),
+                gen: st.map.get(it.pid).next_gen(),
             };
             locs.push((
                 m,
                 Loc {
                     block,
-                    lsn: e.lsn,
-                    off: e.off,
+                    ver: ver_of(e.lsn),
                     len: e.len,
+                    whole: members.len() == 1,
                     codec: e.codec,
                     gen: Gen::new(e.gen),
                 },
@@ -380,14 +380,14 @@ impl OutOfPlaceStore {
             let z = self
                 .zone_of(loc.block)
                 .expect("placed inside the zone area");
-            let old = st.map[usize_of(pid)];
+            let old = st.map.get(pid);
             // A GC copy is the mapped version, moved. (A user write may carry a lower LSN
             // than the mapped copy: recovery rebuilds pages allocated after the checkpoint
             // from the log, whatever newer copy the zone scan found.)
             assert!(
                 kind.is_user()
                     || (old.block != NO_BLOCK
-                        && loc.lsn == old.lsn
+                        && loc.ver == old.ver
                         && loc.gen.get() == old.next_gen()),
                 "page {pid}: GC copy {loc:?} is not the mapped version {old:?} moved"
             );
@@ -405,14 +405,14 @@ impl OutOfPlaceStore {
                 "page {pid} mapped into zone {z} that is neither open nor sealed"
             );
             st.space.get_mut().add_valid(z, loc.bytes());
-            st.map[usize_of(pid)] = loc;
+            st.map.set(pid, loc);
+            assert_eq!(st.map.get(pid), loc, "page {pid}: mapping entry reads back");
             let zi = usize_of(u64::from(z));
             if self.cfg.gdt {
                 let e = &mut st.zone_edt[zi];
                 e.0 += crate::num::f64_of(items[m].edt.min(1 << 52));
                 e.1 += 1;
             }
-            st.rev[zi].push(pid);
         }
         kind.count(&self.counters, u64_of(items.len()), 0);
     }
@@ -425,10 +425,10 @@ impl OutOfPlaceStore {
                 .dev
                 .zone_append(self.zone_block(r.zone) * BS, &r.data)?;
             if at != r.first * BS {
-                return Err(EngineError::Device(DeviceError::Zone(format!(
-                    "zone append landed at {at}, expected {}",
-                    r.first * BS
-                ))));
+                return Err(EngineError::Device(DeviceError::AppendMisplaced {
+                    at,
+                    expected: r.first * BS,
+                }));
             }
         } else {
             self.dev
@@ -505,7 +505,7 @@ impl OutOfPlaceStore {
     /// The mapped copy of `pid` and the incarnation of its zone, read together.
     pub(super) fn locate(&self, pid: Pid) -> (Loc, u64) {
         let st = self.st.read();
-        let loc = st.map[usize_of(pid)];
+        let loc = st.map.get(pid);
         let seq = self
             .zone_of(loc.block)
             .map_or(0, |z| st.zone_seq[usize_of(u64::from(z))]);
@@ -546,11 +546,26 @@ impl OutOfPlaceStore {
             return Ok(());
         }
         self.dev.read_at(loc.block * BS, tmp)?;
-        let (o, n) = (usize::from(loc.off), usize::from(loc.len));
-        if o + n > PAGE_SIZE {
+        let inc = Incarnation {
+            db_id: self.db_id,
+            zone,
+            seq,
+        };
+        // The entry of this copy: same pid and generation, in a slot of the incarnation.
+        let e = zone::parse_packed(tmp, inc)
+            .ok_or(bad(SlotDamage::Incarnation { seq }))?
+            .into_iter()
+            .find(|e| e.pid == pid && e.gen == loc.gen.get())
+            .ok_or(bad(SlotDamage::Version {
+                expected: u64::from(loc.ver),
+                found: 0,
+            }))?;
+        let (o, n) = (usize::from(e.off), usize::from(e.len));
+        // Checked when written (the mapped length is the entry's) and again here.
+        if o + n > PAGE_SIZE || e.len != loc.len {
             return Err(bad(SlotDamage::EntryBounds {
-                off: loc.off,
-                len: loc.len,
+                off: e.off,
+                len: e.len,
             }));
         }
         super::decompress_page(loc.codec, &tmp[o..o + n], buf).map_err(|error| {

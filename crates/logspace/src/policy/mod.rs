@@ -11,6 +11,7 @@
 //! | `window:W` | fewest valid among the W oldest sealed | O(W) |
 //! | `sc-fifo` | oldest sealed with valid ratio below a threshold; others get a second chance | O(1) amortized |
 //! | `2r-greedy` | SSD-iq reference: region by the two regions' minima, greedy victims until one unit of garbage | O(1) amortized |
+//! | `greedy-unit` | the engine's GDT DB GC: greedy victims until their garbage adds up to one unit, their valid data fitting the free units but one | O(1) amortized per victim |
 //! | `2r-fifo` | SSD-iq reference: persistent scan of the oldest 70% of the FIFO, victims below a utilization threshold until one unit of garbage | O(scan) |
 //!
 //! `age` is the space's write clock since the unit was sealed. The two `2r-*` policies select a
@@ -18,11 +19,13 @@
 //! the reference simulator does (see `nowa_flash`).
 
 mod basic;
+mod engine;
 mod tworef;
 
 pub use basic::{
     Benefit, CostBenefit, Fifo, Greedy, KGreedy, RandomPolicy, SecondChanceFifo, WindowedGreedy,
 };
+pub use engine::GreedyUntilUnit;
 pub use tworef::{TwoRFifo, TwoRGreedy};
 
 use crate::VictimPolicy;
@@ -346,6 +349,9 @@ mod tests {
         }
         fn max_victim_valid(&self) -> u32 {
             self.0.unit_capacity()
+        }
+        fn free_units(&self) -> u32 {
+            self.0.free_units()
         }
     }
 
