@@ -281,7 +281,7 @@ impl Engine {
             eng.full_checkpoint(&mut c, true)?;
             assert_eq!(c.seq, 2, "create writes superblocks 1 and 2");
         }
-        eng.store.clone().start_background();
+        eng.start_background();
         Ok(eng)
     }
 
@@ -424,7 +424,7 @@ impl Engine {
             salvage,
         });
         // Background work (out of place: DB GC) starts only after recovery.
-        eng.store.clone().start_background();
+        eng.start_background();
         Ok(eng)
     }
 
@@ -446,6 +446,7 @@ impl Engine {
             wal.clone(),
             p.counters.clone(),
         ));
+        pool.set_max_checkpoint_count(p.cfg.max_checkpoint_count);
         let cache: Arc<dyn PageCache> = pool.clone();
         p.store.attach_cache(Arc::downgrade(&cache));
         Engine {
@@ -470,6 +471,7 @@ impl Engine {
             closed: AtomicBool::new(false),
             poisoned: AtomicBool::new(false),
             ckpt_active: AtomicBool::new(false),
+            cleaner: Mutex::new(None),
             report: None,
         }
     }
