@@ -12,6 +12,7 @@
 //! [`measure`] (snapshots, ticks, the drill-down, latency, what bounds the run) and [`report`]
 //! (text summary, CSV).
 
+pub mod blockdev;
 pub mod driver;
 pub mod measure;
 pub mod report;
@@ -19,7 +20,8 @@ pub mod setup;
 pub mod values;
 
 pub use driver::run;
-pub use measure::{Bound, BoundBy, Drilldown, Latency, Tick, YcsbResult};
+pub use blockdev::BlockDevReading;
+pub use measure::{BlockDevStat, Bound, BoundBy, Drilldown, Latency, Tick, YcsbResult};
 pub use report::{summary, write_ticks_csv};
 pub use setup::{create_engine, estimate_dataset_bytes, load, pace, Pacing};
 pub use values::{key_of, make_value, pattern_version};
