@@ -91,8 +91,8 @@ pub fn available_memory() -> Option<u64> {
 /// Memory kept for everything but the buffer pool (the process, the allocator, the page
 /// cache the WAL and the run's files need) when the pool is sized from memory.
 const POOL_RESERVE: u64 = 16 << 20;
-/// Share of the memory left after [`POOL_RESERVE`] the pool may take.
-const POOL_SHARE: f64 = 0.8;
+/// Share of the memory left after [`POOL_RESERVE`] the pool may take, in percent.
+const POOL_SHARE_PCT: u64 = 80;
 
 /// A buffer pool size chosen from the memory this run may use (issue 16 item 5): 80% of
 /// what is available after a 16 MiB reserve, less the pool's own 1/16 bookkeeping, at least
@@ -116,11 +116,11 @@ pub fn pool_from_memory(min: u64) -> (u64, String) {
         ),
         (None, None) => return (min, "the machine reports no memory figure".into()),
     };
-    let room = avail.saturating_sub(POOL_RESERVE) as f64 * POOL_SHARE;
-    let pool = ((room / (1.0 + 1.0 / 16.0)) as u64 / 4096 * 4096).max(min);
+    // The pool's bookkeeping is 1/16 of it: pool x 17/16 fits the share.
+    let room = avail.saturating_sub(POOL_RESERVE) / 100 * POOL_SHARE_PCT;
+    let pool = (room / 17 * 16 / 4096 * 4096).max(min);
     let why = format!(
-        "{}% of the memory left after a {} reserve: {why}",
-        (POOL_SHARE * 100.0).round(),
+        "{POOL_SHARE_PCT}% of the memory left after a {} reserve: {why}",
         Bytes(POOL_RESERVE)
     );
     (pool, why)

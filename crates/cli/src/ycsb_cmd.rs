@@ -3,9 +3,7 @@
 use crate::ckpt_flags::WriteBackFlags;
 use crate::device_open::open_database;
 use crate::flags::{self, MAX_THREADS};
-use crate::resources::{
-    check_memory, check_output_file, pool_from_memory, sim_device_bytes, Need,
-};
+use crate::resources::{check_memory, check_output_file, pool_from_memory, sim_device_bytes, Need};
 use crate::{interrupted, usage};
 use anyhow::{Context, Result};
 use clap::Args;
@@ -633,9 +631,7 @@ fn load_and_run(
         path => ycsb::BlockDevReading::of(std::path::Path::new(path)),
     };
     let mut r = ycsb::run(engine.clone(), spec, &mut on_tick).context("running the workload")?;
-    r.block_device = blk
-        .as_ref()
-        .and_then(|b| Some(b.since(&b.again()?, r.ops)));
+    r.block_device = blk.as_ref().and_then(|b| Some(b.since(&b.again()?, r.ops)));
     pb.finish_and_clear();
     r.load_secs = load_secs;
     Ok(Some(r))

@@ -39,7 +39,11 @@ impl Cleaner {
     #[must_use]
     pub fn start(pool: Arc<BufferPool>) -> Cleaner {
         let target = free_target(pool.frames());
-        assert!(target > 0, "a cleaner for a pool of {} frames", pool.frames());
+        assert!(
+            target > 0,
+            "a cleaner for a pool of {} frames",
+            pool.frames()
+        );
         pool.set_free_target(target);
         let stop = Arc::new(AtomicBool::new(false));
         let (p, s) = (pool.clone(), stop.clone());

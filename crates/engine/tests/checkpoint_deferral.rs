@@ -1,6 +1,10 @@
 //! Hot-page-aware checkpointing (issue 13): the redo-LSN rule (a deferred page's changes are
 //! redone after a crash), the forced pass at the WAL limit, and the counters per cause
 //! against a scripted page history. Deterministic: no page cleaner, one thread.
+#![expect(
+    clippy::unwrap_used,
+    reason = "test helpers fail the test by panicking"
+)]
 
 mod common;
 use common::CrashDevice;
@@ -25,7 +29,11 @@ fn put_pass_crash(mcc: u32) -> u64 {
     e.put(b"k1", b"v1").unwrap();
     e.checkpoint_pass().unwrap();
     let s = e.stats();
-    assert_eq!(s.checkpoint_deferrals, u64::from(mcc > 0), "mcc {mcc}: {s:?}");
+    assert_eq!(
+        s.checkpoint_deferrals,
+        u64::from(mcc > 0),
+        "mcc {mcc}: {s:?}"
+    );
     dev.power_loss();
     drop(e);
     dev.restart();
@@ -53,7 +61,11 @@ fn counters_follow_a_scripted_history() {
         e.put(b"hot", format!("v{round}").as_bytes()).unwrap();
         e.checkpoint_pass().unwrap();
         assert_eq!(delta(|s| s.checkpoint_deferrals), deferrals, "pass {round}");
-        assert_eq!(delta(|s| s.checkpoint_page_writes), ckpt_writes, "pass {round}");
+        assert_eq!(
+            delta(|s| s.checkpoint_page_writes),
+            ckpt_writes,
+            "pass {round}"
+        );
     }
     // Clean now: a pass finds nothing.
     e.checkpoint_pass().unwrap();
@@ -90,7 +102,10 @@ fn the_wal_limit_forces_a_pass_that_ignores_deferral() {
     let s = e.stats();
     assert!(s.checkpoint_deferrals > 0, "{s:?}");
     assert!(s.forced_checkpoint_page_writes > 0, "{s:?}");
-    assert!(max_used <= limit + (1 << 20), "WAL used {max_used} past the limit {limit}");
+    assert!(
+        max_used <= limit + (1 << 20),
+        "WAL used {max_used} past the limit {limit}"
+    );
     e.sync().unwrap();
     dev.power_loss();
     drop(e);

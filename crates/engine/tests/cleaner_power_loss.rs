@@ -3,6 +3,10 @@
 //! write-back, the pipelined doublewrite and checkpoint passes all run when the power goes.
 //! After recovery every acknowledged (sync) write is present. The crash point is seeded;
 //! which write it hits depends on the cleaner thread's timing.
+#![expect(
+    clippy::unwrap_used,
+    reason = "test helpers fail the test by panicking"
+)]
 
 mod common;
 use common::{value_for, CrashDevice};
@@ -43,8 +47,8 @@ fn base_image(mcc: u32) -> (Vec<u8>, Model) {
     (dev.durable_image(), m)
 }
 
-/// One crash point: returns the writes the device took before it.
-fn crash_once(image: &[u8], model: &Model, mcc: u32, seed: u64) -> u64 {
+/// One crash point: returns the writes the device took before it and the deferrals.
+fn crash_once(image: &[u8], model: &Model, mcc: u32, seed: u64) -> (u64, u64) {
     let dev = Arc::new(CrashDevice::from_image(image.to_vec(), seed));
     let e = Engine::open(dev.clone(), cfg(mcc)).unwrap();
     let mut rng = SmallRng::seed_from_u64(seed);
@@ -70,26 +74,38 @@ fn crash_once(image: &[u8], model: &Model, mcc: u32, seed: u64) -> u64 {
         dev.power_loss();
     }
     let calls = dev.write_calls();
+    let deferrals = e.stats().checkpoint_deferrals;
     drop(e);
     dev.restart();
     let e = Engine::open(dev, cfg(mcc)).unwrap_or_else(|err| panic!("seed {seed}: {err}"));
     for (k, v) in &m {
         if failed.as_ref() != Some(k) {
             let got = e.get(k).unwrap();
-            assert_eq!(got.as_ref(), Some(v), "seed {seed} mcc {mcc}: acknowledged write lost");
+            assert_eq!(
+                got.as_ref(),
+                Some(v),
+                "seed {seed} mcc {mcc}: acknowledged write lost"
+            );
         }
     }
     e.close().unwrap();
-    calls
+    (calls, deferrals)
 }
 
 fn campaign(mcc: u32) {
     let (image, model) = base_image(mcc);
-    let mut writes = 0;
+    let (mut writes, mut deferrals) = (0, 0);
     for seed in 0..SEEDS {
-        writes += crash_once(&image, &model, mcc, seed);
+        let (w, d) = crash_once(&image, &model, mcc, seed);
+        writes += w;
+        deferrals += d;
     }
-    eprintln!("mcc {mcc}: {SEEDS} crash points, {writes} device writes in all");
+    eprintln!("mcc {mcc}: {SEEDS} crash points, {writes} device writes, {deferrals} deferrals");
+    assert_eq!(
+        deferrals > 0,
+        mcc > 0,
+        "deferral must be exercised exactly when on"
+    );
 }
 
 #[test]

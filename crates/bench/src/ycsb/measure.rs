@@ -484,6 +484,12 @@ impl YcsbResult {
         let run_secs = end.secs_since(start);
         let d = Drilldown::between(start, end);
         assert_eq!(d.user_bytes, d.eviction_bytes + d.checkpoint_bytes);
+        let flushes_per_op = d.flushes(spec.separate_wal) as f64 / n;
+        let page_writes_per_store_flush = (d.store_flushes > 0).then(|| {
+            (d.user_bytes + d.doublewrite_bytes) as f64
+                / end.stats.page_size as f64
+                / d.store_flushes as f64
+        });
         YcsbResult {
             seed: spec.seed,
             spec: spec.clone(),
@@ -506,12 +512,8 @@ impl YcsbResult {
             stats: end.stats.clone(),
             ticks,
             interrupted: false,
-            flushes_per_op: d.flushes(spec.separate_wal) as f64 / n,
-            page_writes_per_store_flush: (d.store_flushes > 0).then(|| {
-                (d.user_bytes + d.doublewrite_bytes) as f64
-                    / end.stats.page_size as f64
-                    / d.store_flushes as f64
-            }),
+            flushes_per_op,
+            page_writes_per_store_flush,
             peak_rss_bytes: process_peak_rss_bytes(),
             block_device: None,
         }
@@ -527,7 +529,10 @@ pub fn process_peak_rss_bytes() -> u64 {
     let mut u = std::mem::MaybeUninit::<libc::rusage>::zeroed();
     // SAFETY: as in `process_cpu_secs`.
     let rc = unsafe { libc::getrusage(libc::RUSAGE_SELF, u.as_mut_ptr()) };
-    assert_eq!(rc, 0, "getrusage(RUSAGE_SELF) cannot fail with a valid pointer");
+    assert_eq!(
+        rc, 0,
+        "getrusage(RUSAGE_SELF) cannot fail with a valid pointer"
+    );
     // SAFETY: getrusage returned 0, so it wrote the whole struct (and it was zeroed before).
     let u = unsafe { u.assume_init() };
     u64::try_from(u.ru_maxrss).unwrap_or(0).saturating_mul(1024)

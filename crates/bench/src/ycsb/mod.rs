@@ -19,8 +19,8 @@ pub mod report;
 pub mod setup;
 pub mod values;
 
-pub use driver::run;
 pub use blockdev::BlockDevReading;
+pub use driver::run;
 pub use measure::{BlockDevStat, Bound, BoundBy, Drilldown, Latency, Tick, YcsbResult};
 pub use report::{summary, write_ticks_csv};
 pub use setup::{create_engine, estimate_dataset_bytes, load, pace, Pacing};

@@ -156,7 +156,12 @@ impl BufferPool {
         let have = self.free.lock().len();
         let mut worked = false;
         if have < target {
-            let got = self.evict_batch((target - have).min(2 * WRITE_BATCH), true)?;
+            // Refill by a full write batch at least (a small pool's target alone would make
+            // small batches: one store flush per few pages).
+            let want = (target - have)
+                .clamp(WRITE_BATCH, 2 * WRITE_BATCH)
+                .min(self.frames.len() / 4);
+            let got = self.evict_batch(want, true)?;
             worked = !got.is_empty();
             self.release_free(got);
         }

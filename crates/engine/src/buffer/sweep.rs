@@ -176,7 +176,11 @@ impl BufferPool {
     }
 
     /// Write the queued frames (one store batch); returns how many.
-    fn write_selected(&self, batch: &mut Vec<(usize, ReadGuard<'_>)>, force: bool) -> Result<usize> {
+    fn write_selected(
+        &self,
+        batch: &mut Vec<(usize, ReadGuard<'_>)>,
+        force: bool,
+    ) -> Result<usize> {
         if batch.is_empty() {
             return Ok(0);
         }

@@ -178,7 +178,10 @@ impl Engine {
             self.wal.redo_lsn(),
             p.begin
         );
-        assert!(!clean || redo == p.begin, "a clean checkpoint deferred pages");
+        assert!(
+            !clean || redo == p.begin,
+            "a clean checkpoint deferred pages"
+        );
         let sb = Superblock {
             seq: c.seq + 1,
             layout: self.layout,
