@@ -11,7 +11,7 @@ const FLOORS: &[(&str, f64)] = &[
     ("logspace", 23.0),
     ("flash", 15.0),
     ("device", 13.0),
-    ("engine", 13.0),
+    ("engine", 14.0),
     ("workload", 2.0),
     ("bench", 3.0),
     ("cli", 3.0),
