@@ -96,15 +96,17 @@ sectors, flushes, rss, label = int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[
 ops = r["ops"]
 updates = r["update"]["count"] or 1
 eng = r.get("flushes_per_op")
+ppf = r.get("page_writes_per_store_flush")
+na = lambda x, f: "n/a" if x is None else format(x, f)
 print(f"{label:<16} {sectors * 512 / updates:>12.0f} {flushes / ops:>10.3f} "
-      f"{'n/a' if eng is None else format(eng, '.3f'):>10} {r['ops_per_sec']:>9.0f} "
+      f"{na(eng, '.3f'):>10} {na(ppf, '.1f'):>8} {r['ops_per_sec']:>9.0f} "
       f"{rss / 1024:>8.1f} {r['physical_bytes_per_op']:>10.0f}")
 EOF
 }
 
 echo "nowa realio: $NOWA, $RECORDS records x $VALUE B, $OPS ops YCSB-A zipf 0.8, pool $POOL, device $CAPACITY, async durability, seed 7"
 echo "scratch directory $DIR on $(findmnt -n -o SOURCE,FSTYPE --target "$DIR" | head -1)"
-printf '%-16s %12s %10s %10s %9s %8s %10s\n' target "dev B/upd" "dev fl/op" "nowa fl/op" "ops/s" "RSS MiB" "phys B/op"
+printf '%-16s %12s %10s %10s %8s %9s %8s %10s\n' target "dev B/upd" "dev fl/op" "nowa fl/op" "pg/flush" "ops/s" "RSS MiB" "phys B/op"
 for wp in $PATHS; do
     measure "file-$wp" "$DIR/db-$wp.img" "$wp"
 done
@@ -123,4 +125,5 @@ for wp in $PATHS; do
     measure "loop-$wp" "$LOOP" "$wp"
 done
 echo "dev B/upd: block-device bytes written per update; dev fl/op: block-device flushes per op;"
-echo "nowa fl/op: flushes nowa counts (n/a before it reported them); phys B/op: nowa's own bytes per op"
+echo "nowa fl/op: flushes nowa counts; pg/flush: page writes (user + doublewrite) per store flush"
+echo "(n/a: the binary does not report them); phys B/op: nowa's own bytes per op"

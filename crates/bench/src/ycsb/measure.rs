@@ -520,22 +520,15 @@ impl YcsbResult {
     }
 }
 
-/// Peak resident set size of the process in bytes (getrusage's ru_maxrss, KiB on Linux).
-///
-/// # Panics
-/// Never in practice: getrusage(RUSAGE_SELF) fails only on a bad pointer.
+/// Peak resident set size of the process in bytes (VmHWM in /proc/self/status; 0 where the
+/// kernel does not say).
 #[must_use]
 pub fn process_peak_rss_bytes() -> u64 {
-    let mut u = std::mem::MaybeUninit::<libc::rusage>::zeroed();
-    // SAFETY: as in `process_cpu_secs`.
-    let rc = unsafe { libc::getrusage(libc::RUSAGE_SELF, u.as_mut_ptr()) };
-    assert_eq!(
-        rc, 0,
-        "getrusage(RUSAGE_SELF) cannot fail with a valid pointer"
-    );
-    // SAFETY: getrusage returned 0, so it wrote the whole struct (and it was zeroed before).
-    let u = unsafe { u.assume_init() };
-    u64::try_from(u.ru_maxrss).unwrap_or(0).saturating_mul(1024)
+    let text = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    text.lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.split_whitespace().next()?.parse::<u64>().ok())
+        .map_or(0, |kib| kib.saturating_mul(1024))
 }
 
 #[cfg(test)]

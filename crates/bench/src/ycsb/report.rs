@@ -68,6 +68,16 @@ fn header(s: &mut String, r: &YcsbResult) {
         r.spec.durability,
         r.device_capacity as f64 / f64::from(1u32 << 30)
     );
+    let _ = writeln!(
+        s,
+        "writeback page cleaner {}, max checkpoint count {}",
+        if r.spec.engine.page_cleaner {
+            "on"
+        } else {
+            "off"
+        },
+        r.spec.engine.max_checkpoint_count
+    );
     let _ = writeln!(s);
 }
 
