@@ -42,7 +42,8 @@ stat_file() {
     if [ -b "$1" ]; then
         majmin=$(printf '%d:%d' "0x$(stat -c %t "$1")" "0x$(stat -c %T "$1")")
     else
-        majmin=$(findmnt -n -o MAJ:MIN --target "$1" | head -1 | tr -d ' ')
+        # the file may not exist yet: its directory's file system
+        majmin=$(findmnt -n -o MAJ:MIN --target "$(dirname "$1")" | head -1 | tr -d ' ')
     fi
     local f="/sys/dev/block/$majmin/stat"
     [ -r "$f" ] && echo "$f"
@@ -64,7 +65,7 @@ run_one() {
     /usr/bin/time -f "%M" -o "$DIR/time.tmp" "$NOWA" ycsb -q --json --device "$target" \
         "${force[@]}" --capacity "$CAPACITY" --records "$RECORDS" --value-size "$VALUE" \
         --ops "$ops" --pool "$POOL" --threads 1 --durability async --theta 0.8 --seed 7 \
-        --write-path "$wp" >"$DIR/$label-$ops.json"
+        --write-path "$wp" >"$DIR/$label-$ops.json" 2>>"$DIR/nowa.log"
     sync
     after=$(counters "$sf")
     rss=$(tail -1 "$DIR/time.tmp")
