@@ -123,6 +123,9 @@ pub struct BufferPool {
     /// Wakes the page cleaner (free list low, a sweep started, shutdown).
     pub(crate) wake: Condvar,
     pub(crate) wake_lock: Mutex<bool>,
+    /// The engine refused further work (memory may hold changes the log lacks): no page may
+    /// be written back any more, by a miss or by the page cleaner.
+    poisoned: AtomicBool,
     /// During recovery an all-zero home block is a page that was never written (its image
     /// follows in the WAL); otherwise it is corruption.
     pub allow_unwritten: AtomicBool,
@@ -207,8 +210,14 @@ impl BufferPool {
             free_target: AtomicUsize::new(0),
             wake: Condvar::new(),
             wake_lock: Mutex::new(false),
+            poisoned: AtomicBool::new(false),
             allow_unwritten: AtomicBool::new(false),
         }
+    }
+
+    /// Stop every write-back: pages in memory may be ahead of the log.
+    pub fn poison(&self) {
+        self.poisoned.store(true, Ordering::Release);
     }
 
     /// Set `max_checkpoint_count` (0: checkpoints write every dirty page, as before).

@@ -4,7 +4,7 @@
 //! list. The page cleaner (`crate::cleaner`) runs the same code ahead of the misses.
 
 use super::{BufferPool, FrameData, NO_PID};
-use crate::error::{Exhausted, Pid, Result};
+use crate::error::{EngineError, Exhausted, Pid, Result};
 use crate::num::u64_of;
 use crate::page;
 use crate::stats::EngineCounters;
@@ -178,6 +178,10 @@ impl BufferPool {
 
     /// Seal copies and write them through the store, after forcing the WAL (WAL rule).
     pub(super) fn write_back(&self, pages: &[(Pid, &[u8])], kind: WriteKind) -> Result<()> {
+        if self.poisoned.load(Ordering::Acquire) {
+            // A page may hold a change whose record was never logged: never write it.
+            return Err(EngineError::Poisoned);
+        }
         let max_lsn = pages.iter().map(|(_, p)| page::lsn(p)).max().unwrap_or(0);
         // page LSN is the record's start; the record ends later, so flush past it.
         self.wal.flush(max_lsn + 1)?;

@@ -239,5 +239,6 @@ impl Engine {
     /// Refuse further work: memory is ahead of the log.
     pub(super) fn poison(&self) {
         self.poisoned.store(true, Ordering::Relaxed);
+        self.pool.poison();
     }
 }
