@@ -5,6 +5,7 @@
 //! measured.
 
 mod capture_cmd;
+mod ckpt_flags;
 mod device_open;
 mod flags;
 mod frozen_cmd;

@@ -61,15 +61,21 @@ fn cgroup_dirs() -> Vec<(PathBuf, &'static str, &'static str)> {
     dirs
 }
 
-/// Room left under this process's cgroup memory limit, if it has one.
-fn cgroup_room() -> Option<u64> {
+/// This process's cgroup memory limit, if it has one: (limit, usage, limit file).
+fn cgroup_limit() -> Option<(u64, u64, PathBuf)> {
     cgroup_dirs().into_iter().find_map(|(dir, limit, used)| {
-        let l = read_u64(&dir.join(limit))?; // "max" (no limit) does not parse: skipped
+        let file = dir.join(limit);
+        let l = read_u64(&file)?; // "max" (no limit) does not parse: skipped
         if l >= NO_LIMIT {
             return None;
         }
-        Some(l.saturating_sub(read_u64(&dir.join(used)).unwrap_or(0)))
+        Some((l, read_u64(&dir.join(used)).unwrap_or(0), file))
     })
+}
+
+/// Room left under this process's cgroup memory limit, if it has one.
+fn cgroup_room() -> Option<u64> {
+    cgroup_limit().map(|(l, used, _)| l.saturating_sub(used))
 }
 
 /// Bytes of memory a run may use: MemAvailable, or less under a cgroup limit. None when the
@@ -80,6 +86,44 @@ pub fn available_memory() -> Option<u64> {
         (Some(a), Some(b)) => Some(a.min(b)),
         (a, b) => a.or(b),
     }
+}
+
+/// Memory kept for everything but the buffer pool (the process, the allocator, the page
+/// cache the WAL and the run's files need) when the pool is sized from memory.
+const POOL_RESERVE: u64 = 16 << 20;
+/// Share of the memory left after [`POOL_RESERVE`] the pool may take, in percent.
+const POOL_SHARE_PCT: u64 = 80;
+
+/// A buffer pool size chosen from the memory this run may use (issue 16 item 5): 80% of
+/// what is available after a 16 MiB reserve, less the pool's own 1/16 bookkeeping, at least
+/// `min`. Returns the size and why (which limit it came from).
+#[must_use]
+pub fn pool_from_memory(min: u64) -> (u64, String) {
+    let (avail, why) = match (mem_available(), cgroup_limit()) {
+        (Some(a), Some((l, used, file))) if l.saturating_sub(used) < a => (
+            l.saturating_sub(used),
+            format!(
+                "cgroup limit {} ({}) minus its usage {}",
+                Bytes(l),
+                file.display(),
+                Bytes(used)
+            ),
+        ),
+        (Some(a), _) => (a, format!("MemAvailable {}", Bytes(a))),
+        (None, Some((l, used, file))) => (
+            l.saturating_sub(used),
+            format!("cgroup limit {} ({})", Bytes(l), file.display()),
+        ),
+        (None, None) => return (min, "the machine reports no memory figure".into()),
+    };
+    // The pool's bookkeeping is 1/16 of it: pool x 17/16 fits the share.
+    let room = avail.saturating_sub(POOL_RESERVE) / 100 * POOL_SHARE_PCT;
+    let pool = (room / 17 * 16 / 4096 * 4096).max(min);
+    let why = format!(
+        "{POOL_SHARE_PCT}% of the memory left after a {} reserve: {why}",
+        Bytes(POOL_RESERVE)
+    );
+    (pool, why)
 }
 
 /// What a run would hold in memory: (flag that sets it, what it is, bytes).
@@ -198,6 +242,14 @@ mod tests {
             e.contains("buffer pool") && e.contains("device 1 GiB"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn a_pool_from_memory_fits_what_is_available() {
+        let (pool, why) = pool_from_memory(1 << 20);
+        assert!(pool >= 1 << 20 && pool % 4096 == 0, "{pool}");
+        assert!(check_memory(&[("--pool", "buffer pool", pool + pool / 16)]).is_ok());
+        assert!(why.contains("reserve"), "{why}");
     }
 
     #[test]

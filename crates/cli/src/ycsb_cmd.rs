@@ -1,8 +1,9 @@
 //! `nowa ycsb`: load, run a YCSB mix, report the write drill-down and what bounds the run.
 
+use crate::ckpt_flags::WriteBackFlags;
 use crate::device_open::open_database;
 use crate::flags::{self, MAX_THREADS};
-use crate::resources::{check_memory, check_output_file, sim_device_bytes, Need};
+use crate::resources::{check_memory, check_output_file, pool_from_memory, sim_device_bytes, Need};
 use crate::{interrupted, usage};
 use anyhow::{Context, Result};
 use clap::Args;
@@ -82,7 +83,9 @@ pub struct YcsbArgs {
     /// Simulated SSD: read bandwidth per second (default 3GB).
     #[arg(long, value_parser = flags::size(1_000_000, 1 << 50))]
     read_bandwidth: Option<u64>,
-    /// Buffer pool size; default 10% of the estimated dataset (the paper's setting).
+    /// Buffer pool size. Default: on a file or block device, from the memory this run may
+    /// use (cgroup limit or MemAvailable, 80% after a 16 MiB reserve), at most the dataset;
+    /// on the simulated SSD or in memory, 10% of the estimated dataset (the paper's setting).
     #[arg(long, value_parser = flags::size(1 << 20, MAX_BYTES))]
     pool: Option<u64>,
     /// WAL size limit; default = pool size.
@@ -111,6 +114,8 @@ pub struct YcsbArgs {
     ack_log: Option<PathBuf>,
     #[command(flatten)]
     oop: OopFlags,
+    #[command(flatten)]
+    write_back: WriteBackFlags,
     /// Keep the WAL on a separate in-memory device (the paper's setup): the device under
     /// test then holds only pages, and its SSD WAF excludes the WAL.
     #[arg(long)]
@@ -328,6 +333,8 @@ fn write_path(a: &YcsbArgs) -> Result<Option<OopConfig>> {
 /// The sizes a run is planned with.
 struct Plan {
     dataset: u64,
+    /// How the pool size was chosen.
+    pool_why: String,
     engine: Config,
     /// Engine space on the device beyond the pages: superblocks, doublewrite area, WAL.
     overhead: u64,
@@ -336,14 +343,15 @@ struct Plan {
 
 fn plan(a: &YcsbArgs) -> Plan {
     let dataset = ycsb::estimate_dataset_bytes(a.records, a.value_size);
-    let pool = a.pool.unwrap_or_else(|| (dataset / 10).max(1 << 20));
-    let engine = Config {
+    let (pool, pool_why) = default_pool(a, dataset);
+    let mut engine = Config {
         pool_bytes: pool,
         wal_limit_bytes: a.wal_limit,
         durability: a.durability,
         doublewrite: !a.no_doublewrite,
         ..Config::default()
     };
+    a.write_back.apply(&mut engine);
     // The engine also needs its superblocks and doublewrite area on the device, and its WAL
     // region unless the WAL is on a separate device (then the data fills the device as in
     // `nowa table1`).
@@ -361,12 +369,38 @@ fn plan(a: &YcsbArgs) -> Plan {
     });
     let plan = Plan {
         dataset,
+        pool_why,
         engine,
         overhead,
         capacity: capacity / 4096 * 4096,
     };
     assert!(plan.engine.pool_bytes >= 1 << 20 && plan.capacity % 4096 == 0);
     plan
+}
+
+/// The pool size and why: --pool; on a file or block device (O_DIRECT: the page cache does
+/// not help) the memory this run may use, at most the dataset; else 10% of the dataset.
+fn default_pool(a: &YcsbArgs, dataset: u64) -> (u64, String) {
+    if let Some(p) = a.pool {
+        return (p, "--pool".into());
+    }
+    let tenth = (dataset / 10).max(1 << 20) / 4096 * 4096;
+    if matches!(a.device.as_str(), "sim" | "mem") {
+        return (
+            tenth,
+            "10% of the estimated dataset (the paper's setting; the device is in memory too)"
+                .into(),
+        );
+    }
+    let (mem, why) = pool_from_memory(1 << 20);
+    let whole = dataset.saturating_add(dataset / 8).div_ceil(4096) * 4096;
+    if whole < mem {
+        return (
+            whole.max(1 << 20),
+            format!("the whole estimated dataset + 1/8 (less than the memory allows: {why})"),
+        );
+    }
+    (mem, why)
 }
 
 /// What the run holds in memory with a device of `capacity` bytes; `device_flag` is the flag
@@ -526,6 +560,13 @@ pub fn run(a: YcsbArgs) -> Result<()> {
     let opened = open(&a, &p, oop.as_ref())?;
     let spec = spec(&a, &p, oop, opened.zone)?;
     nowa_bench::interrupt::install_sigint_handler();
+    if !a.quiet {
+        eprintln!(
+            "nowa ycsb: pool {} MiB: {}",
+            p.engine.pool_bytes >> 20,
+            p.pool_why
+        );
+    }
     eprintln!(
         "nowa ycsb: seed {}, {} records (~{} MiB), pool {} MiB, device {} ({} MiB), {}",
         a.seed,
@@ -598,7 +639,13 @@ fn load_and_run(
             tk.device_writes
         ));
     };
+    // A file or block device: the kernel's counters of the device under it, over the run.
+    let blk = match a.device.as_str() {
+        "sim" | "mem" => None,
+        path => ycsb::BlockDevReading::of(std::path::Path::new(path)),
+    };
     let mut r = ycsb::run(engine.clone(), spec, &mut on_tick).context("running the workload")?;
+    r.block_device = blk.as_ref().and_then(|b| Some(b.since(&b.again()?, r.ops)));
     pb.finish_and_clear();
     r.load_secs = load_secs;
     Ok(Some(r))

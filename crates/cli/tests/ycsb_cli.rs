@@ -47,6 +47,20 @@ fn in_place_with_doublewrite_has_db_waf_two_on_simulated_ssd() {
 /// every acknowledged update is there (same or newer version).
 #[test]
 fn kill_9_during_ycsb_on_a_file_loses_no_acknowledged_write() {
+    kill_9_during_ycsb(&[]);
+}
+
+/// The same with hot-page-aware checkpointing deferring pages (and the page cleaner on).
+#[test]
+fn kill_9_with_checkpoint_deferral_loses_no_acknowledged_write() {
+    kill_9_during_ycsb(&["--max-checkpoint-count", "8", "--wal-limit", "1MiB"]);
+}
+
+#[expect(
+    clippy::unwrap_used,
+    reason = "a test helper fails the test by panicking"
+)]
+fn kill_9_during_ycsb(extra: &[&str]) {
     let dir = tempfile::tempdir().unwrap();
     let img = dir.path().join("db.img");
     let ack = dir.path().join("ack.txt");
@@ -73,6 +87,7 @@ fn kill_9_during_ycsb_on_a_file_loses_no_acknowledged_write() {
             "--seed",
             "5",
         ])
+        .args(extra)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()

@@ -1,6 +1,10 @@
 //! Buffer pool: fixed number of 4 KiB frames, a lock-free pid -> frame table (one AtomicU32
 //! per pid of the data region, as in vmcache), a per-frame RwLock latch, clock eviction with
-//! batched write-back of dirty victims.
+//! batched write-back of dirty victims into a free list (kept filled by the page cleaner,
+//! `crate::cleaner`, when it runs), and checkpoint sweeps with hot-page deferral (`sweep`).
+//!
+//! Each dirty frame carries `rec_lsn`, the LSN of its first change since it became dirty
+//! (docs/design.md section 8): every change to the page below `rec_lsn` is on the device.
 //!
 //! Protocol: a lookup reads `map[pid]`, latches that frame and re-checks the frame's pid (the
 //! frame may have been recycled in between; then retry). A miss takes a victim frame with its
@@ -8,21 +12,25 @@
 //! reads the page and releases the latch; concurrent lookups block on the latch meanwhile.
 //! Eviction only ever *tries* latches, so a thread holding latches can always evict.
 
-use crate::error::{page_damage, Exhausted, PageDamage, Pid, Result};
+use crate::error::{page_damage, PageDamage, Pid, Result};
 use crate::num::{u64_of, usize_of};
 use crate::page::{self, PAGE_SIZE};
 use crate::stats::EngineCounters;
-use crate::store::{PageCache, PageStore, WriteKind};
+use crate::store::{PageCache, PageStore};
 use crate::wal::Wal;
-use parking_lot::{Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
+use parking_lot::{Condvar, Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
+
+mod evict;
+mod sweep;
+pub use sweep::Sweep;
 
 const NONE: u32 = u32::MAX;
 /// Pid of an unmapped frame.
 pub const NO_PID: Pid = u64::MAX;
-const EVICT_BATCH: usize = 16;
-const CKPT_BATCH: usize = 32;
+/// `rec_lsn` of a clean frame (LSNs start at one block, so 0 is never a record's).
+const NO_LSN: u64 = 0;
 
 /// A frame's contents (behind its latch).
 pub struct FrameData {
@@ -38,6 +46,63 @@ struct Frame {
     /// write-back, which excludes writers.
     dirty: AtomicBool,
     refbit: AtomicBool,
+    /// LSN of the first change since the frame became dirty ([`NO_LSN`]: clean, or dirtied
+    /// but its record not appended yet). Set under the exclusive latch, cleared by write-back
+    /// and eviction under a latch that excludes writers.
+    rec_lsn: AtomicU64,
+    /// Checkpoint passes in a row that selected this dirty page and deferred it.
+    ckpt_count: AtomicU32,
+    /// Checkpoint passes that found this page dirty since it was loaded (Figures 1-2 of the
+    /// hot-page paper), and how many of them wrote it.
+    exposures: AtomicU32,
+    ckpt_writes: AtomicU32,
+    /// The page was created in memory and has never been written: never deferred (its home
+    /// block holds no valid image for redo to start from).
+    fresh: AtomicBool,
+}
+
+impl Frame {
+    fn new() -> Frame {
+        Frame {
+            latch: RwLock::new(FrameData {
+                pid: NO_PID,
+                page: vec![0u8; PAGE_SIZE].into_boxed_slice(),
+            }),
+            dirty: AtomicBool::new(false),
+            refbit: AtomicBool::new(false),
+            rec_lsn: AtomicU64::new(NO_LSN),
+            ckpt_count: AtomicU32::new(0),
+            exposures: AtomicU32::new(0),
+            ckpt_writes: AtomicU32::new(0),
+            fresh: AtomicBool::new(false),
+        }
+    }
+
+    /// The page (image `page`) was written: clean, its deferral count reset.
+    fn written(&self, page: &[u8]) {
+        let rec = self.rec_lsn.load(Ordering::Acquire);
+        // rec_lsn relation (checked when read back): the first change since the frame became
+        // dirty is not after the page's last change.
+        assert!(
+            rec == NO_LSN || rec <= page::lsn(page),
+            "rec_lsn {rec} above the page LSN {}",
+            page::lsn(page)
+        );
+        self.dirty.store(false, Ordering::Release);
+        self.rec_lsn.store(NO_LSN, Ordering::Release);
+        self.ckpt_count.store(0, Ordering::Relaxed);
+        self.fresh.store(false, Ordering::Relaxed);
+    }
+
+    /// The frame got a new page (load or create): no history.
+    fn reset(&self, fresh: bool) {
+        self.dirty.store(false, Ordering::Release);
+        self.rec_lsn.store(NO_LSN, Ordering::Release);
+        self.ckpt_count.store(0, Ordering::Relaxed);
+        self.exposures.store(0, Ordering::Relaxed);
+        self.ckpt_writes.store(0, Ordering::Relaxed);
+        self.fresh.store(fresh, Ordering::Relaxed);
+    }
 }
 
 /// The buffer pool.
@@ -49,6 +114,18 @@ pub struct BufferPool {
     store: Arc<dyn PageStore>,
     wal: Arc<Wal>,
     counters: Arc<EngineCounters>,
+    /// The checkpoint sweep in progress (run by checkpoint steps and the page cleaner).
+    sweep: Mutex<Option<Sweep>>,
+    /// `max_checkpoint_count`: deferrals in a row a dirty page may get (0: none).
+    max_ckpt_count: AtomicU32,
+    /// Free frames the page cleaner keeps (0: no cleaner running).
+    free_target: AtomicUsize,
+    /// Wakes the page cleaner (free list low, a sweep started, shutdown).
+    pub(crate) wake: Condvar,
+    pub(crate) wake_lock: Mutex<bool>,
+    /// The engine refused further work (memory may hold changes the log lacks): no page may
+    /// be written back any more, by a miss or by the page cleaner.
+    poisoned: AtomicBool,
     /// During recovery an all-zero home block is a page that was never written (its image
     /// follows in the WAL); otherwise it is corruption.
     pub allow_unwritten: AtomicBool,
@@ -60,7 +137,7 @@ pub type ReadGuard<'a> = RwLockReadGuard<'a, FrameData>;
 /// Exclusive access to a page; `set_lsn` marks it dirty.
 pub struct WriteGuard<'a> {
     g: RwLockWriteGuard<'a, FrameData>,
-    dirty: &'a AtomicBool,
+    f: &'a Frame,
 }
 
 impl WriteGuard<'_> {
@@ -80,7 +157,7 @@ impl WriteGuard<'_> {
     /// WAL end after the append is then guaranteed to see the frame dirty (its unlatched
     /// pre-check is safe), see `flush_dirty_range`.
     pub fn mark_dirty(&self) {
-        self.dirty.store(true, Ordering::Release);
+        self.f.dirty.store(true, Ordering::Release);
     }
     /// Record that WAL record `lsn` modified this page.
     ///
@@ -94,7 +171,14 @@ impl WriteGuard<'_> {
             self.g.pid
         );
         page::set_lsn(&mut self.g.page, lsn);
-        self.dirty.store(true, Ordering::Release);
+        self.f.dirty.store(true, Ordering::Release);
+        // First change since the frame became dirty: its rec_lsn.
+        let rec = self.f.rec_lsn.load(Ordering::Acquire);
+        if rec == NO_LSN {
+            self.f.rec_lsn.store(lsn, Ordering::Release);
+        } else {
+            assert!(rec <= lsn, "rec_lsn {rec} above the new page LSN {lsn}");
+        }
     }
 }
 
@@ -110,16 +194,7 @@ impl BufferPool {
         wal: Arc<Wal>,
         counters: Arc<EngineCounters>,
     ) -> Self {
-        let frames: Box<[Frame]> = (0..frames)
-            .map(|_| Frame {
-                latch: RwLock::new(FrameData {
-                    pid: NO_PID,
-                    page: vec![0u8; PAGE_SIZE].into_boxed_slice(),
-                }),
-                dirty: AtomicBool::new(false),
-                refbit: AtomicBool::new(false),
-            })
-            .collect();
+        let frames: Box<[Frame]> = (0..frames).map(|_| Frame::new()).collect();
         let n = u32::try_from(frames.len()).expect("fewer than 2^32 frames");
         assert!(n < NONE, "frame index {n} collides with the empty marker");
         BufferPool {
@@ -130,8 +205,24 @@ impl BufferPool {
             store,
             wal,
             counters,
+            sweep: Mutex::new(None),
+            max_ckpt_count: AtomicU32::new(0),
+            free_target: AtomicUsize::new(0),
+            wake: Condvar::new(),
+            wake_lock: Mutex::new(false),
+            poisoned: AtomicBool::new(false),
             allow_unwritten: AtomicBool::new(false),
         }
+    }
+
+    /// Stop every write-back: pages in memory may be ahead of the log.
+    pub fn poison(&self) {
+        self.poisoned.store(true, Ordering::Release);
+    }
+
+    /// Set `max_checkpoint_count` (0: checkpoints write every dirty page, as before).
+    pub fn set_max_checkpoint_count(&self, n: u32) {
+        self.max_ckpt_count.store(n, Ordering::Relaxed);
     }
 
     /// Number of frames.
@@ -203,7 +294,7 @@ impl BufferPool {
                 if g.pid == pid {
                     self.touch(f);
                     self.counters.pool_hits.inc();
-                    return Ok(WriteGuard { g, dirty: &f.dirty });
+                    return Ok(WriteGuard { g, f });
                 }
                 continue;
             }
@@ -230,8 +321,9 @@ impl BufferPool {
         g.pid = pid;
         page::init(&mut g.page, page::KIND_LEAF, pid);
         let f = self.frame(idx);
+        f.reset(true);
         f.refbit.store(true, Ordering::Relaxed);
-        Ok(WriteGuard { g, dirty: &f.dirty })
+        Ok(WriteGuard { g, f })
     }
 
     /// A frame for `pid` whose device image is not trusted (recovery of a page allocated
@@ -275,154 +367,8 @@ impl BufferPool {
             self.free.lock().push(idx);
             return Err(e);
         }
-        self.frame(idx).dirty.store(false, Ordering::Release);
+        self.frame(idx).reset(false);
         Ok(())
-    }
-
-    /// Get an unmapped frame, latched exclusively.
-    fn victim(&self) -> Result<(u32, RwLockWriteGuard<'_, FrameData>)> {
-        if let Some(i) = self.free.lock().pop() {
-            let g = self.frame(i).latch.write();
-            assert_eq!(g.pid, NO_PID, "frame {i} on the free list holds a page");
-            return Ok((i, g));
-        }
-        let n = self.frames.len();
-        let mut dirty: Vec<(u32, RwLockWriteGuard<'_, FrameData>)> = Vec::new();
-        let mut found = None;
-        for _ in 0..n * 4 {
-            let i = self.hand.fetch_add(1, Ordering::Relaxed) % n;
-            let f = &self.frames[i];
-            if f.refbit.load(Ordering::Relaxed) {
-                f.refbit.store(false, Ordering::Relaxed);
-                continue;
-            }
-            let Some(g) = f.latch.try_write() else {
-                continue;
-            };
-            if g.pid == NO_PID {
-                // Unmapped frames are owned by the free list; taking one here as well would
-                // let two threads use the same frame.
-                continue;
-            }
-            let idx = u32::try_from(i).expect("frame count checked in new");
-            if f.dirty.load(Ordering::Acquire) {
-                dirty.push((idx, g));
-                if dirty.len() >= EVICT_BATCH {
-                    break;
-                }
-                continue;
-            }
-            found = Some((idx, g));
-            break;
-        }
-        if !dirty.is_empty() {
-            let pages: Vec<(Pid, &[u8])> =
-                dirty.iter().map(|(_, g)| (g.pid, &g.page[..])).collect();
-            self.write_back(&pages, WriteKind::Eviction)?;
-            for (i, _) in &dirty {
-                self.frame(*i).dirty.store(false, Ordering::Release);
-            }
-        }
-        let Some((i, mut g)) = found.or_else(|| dirty.pop()) else {
-            return Err(Exhausted::PoolLatched.into());
-        };
-        drop(dirty);
-        // Only mapped frames get here (free ones were skipped above).
-        let unmapped =
-            self.slot(g.pid)
-                .compare_exchange(i, NONE, Ordering::AcqRel, Ordering::Acquire);
-        assert!(
-            unmapped.is_ok(),
-            "frame {i} holds pid {} but the map disagrees",
-            g.pid
-        );
-        g.pid = NO_PID;
-        EngineCounters::add(&self.counters.evictions, 1);
-        Ok((i, g))
-    }
-
-    /// Seal copies and write them through the store, after forcing the WAL (WAL rule).
-    fn write_back(&self, pages: &[(Pid, &[u8])], kind: WriteKind) -> Result<()> {
-        let max_lsn = pages.iter().map(|(_, p)| page::lsn(p)).max().unwrap_or(0);
-        // page LSN is the record's start; the record ends later, so flush past it.
-        self.wal.flush(max_lsn + 1)?;
-        // The WAL rule: no page reaches the device ahead of its log record.
-        assert!(
-            self.wal.flushed_lsn() > max_lsn,
-            "page LSN {max_lsn} not below the durable WAL end {}",
-            self.wal.flushed_lsn()
-        );
-        let mut sealed: Vec<Vec<u8>> = Vec::with_capacity(pages.len());
-        for (_, p) in pages {
-            let mut c = p.to_vec();
-            page::seal(&mut c);
-            sealed.push(c);
-        }
-        let batch: Vec<(Pid, &[u8])> = pages
-            .iter()
-            .zip(&sealed)
-            .map(|((pid, _), c)| (*pid, &c[..]))
-            .collect();
-        self.store.write_pages(&batch, kind)
-    }
-
-    /// Write every dirty page in `frames[range]` (one step of a checkpoint pass). Pages
-    /// dirtied concurrently may or may not be included; every change made before the call to a
-    /// page that is in one of these frames is. Returns pages written.
-    ///
-    /// # Errors
-    /// WAL flush and store write errors.
-    pub fn flush_dirty_range(&self, range: std::ops::Range<usize>, kind: WriteKind) -> Result<u64> {
-        let mut written = 0u64;
-        let mut retry = Vec::new();
-        let mut batch: Vec<(usize, ReadGuard<'_>)> = Vec::new();
-        let flush_batch = |batch: &mut Vec<(usize, ReadGuard<'_>)>| -> Result<u64> {
-            let pages: Vec<(Pid, &[u8])> =
-                batch.iter().map(|(_, g)| (g.pid, &g.page[..])).collect();
-            self.write_back(&pages, kind)?;
-            for (i, _) in batch.iter() {
-                self.frames[*i].dirty.store(false, Ordering::Release);
-            }
-            let n = u64_of(batch.len());
-            batch.clear();
-            Ok(n)
-        };
-        for (i, f) in self
-            .frames
-            .iter()
-            .enumerate()
-            .take(range.end)
-            .skip(range.start)
-        {
-            // Unlatched pre-check: a writer whose record precedes the caller's begin LSN set
-            // `dirty` before appending (WriteGuard::mark_dirty), and the WAL append/next_lsn
-            // pair orders that store before our read of the begin LSN.
-            if !f.dirty.load(Ordering::Acquire) {
-                continue;
-            }
-            // try: a thread holding this latch may be waiting for one we hold.
-            match f.latch.try_read() {
-                Some(g) => {
-                    if g.pid != NO_PID && f.dirty.load(Ordering::Acquire) {
-                        batch.push((i, g));
-                        if batch.len() >= CKPT_BATCH {
-                            written += flush_batch(&mut batch)?;
-                        }
-                    }
-                }
-                None => retry.push(i),
-            }
-        }
-        written += flush_batch(&mut batch)?;
-        for i in retry {
-            let f = &self.frames[i];
-            let g = f.latch.read();
-            if g.pid != NO_PID && f.dirty.load(Ordering::Acquire) {
-                batch.push((i, g));
-                written += flush_batch(&mut batch)?;
-            }
-        }
-        Ok(written)
     }
 
     /// Frames holding dirty pages.

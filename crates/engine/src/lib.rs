@@ -15,6 +15,7 @@
 //! ```
 
 mod buffer;
+mod cleaner;
 mod db;
 mod error;
 pub mod format;
@@ -36,7 +37,7 @@ pub use error::{
 pub use format::superblock::{identify, DbIdentity, DiskLayout, SalvageRecord, WritePath};
 pub use oop::{out_of_place_store, Compression, OopConfig, OutOfPlaceStore};
 pub use page::{leaf_records_per_page, PAGE_SIZE};
-pub use stats::{EngineCounters, Stats, Striped};
+pub use stats::{EngineCounters, Stats, Striped, RESIDENCY_BUCKETS};
 pub use store::{
     in_place_store, store_builder, FnStoreBuilder, InPlaceStore, OpenMode, PageCache, PageStore,
     StoreBuilder, StoreContext, StoreRecovery, WriteKind,

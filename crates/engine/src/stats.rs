@@ -41,6 +41,10 @@ impl Striped {
     }
 }
 
+/// Buckets of the residency histograms: checkpoints a page was exposed to while resident,
+/// 0 ..= 30, and the last bucket for 31 or more.
+pub const RESIDENCY_BUCKETS: usize = 32;
+
 /// Live counters of one engine (atomics, updated on the I/O paths; `Stats` is their
 /// snapshot).
 #[derive(Default)]
@@ -51,6 +55,22 @@ pub struct EngineCounters {
     pub checkpoint_page_writes: AtomicU64,
     /// Copies written to the doublewrite area.
     pub doublewrite_page_writes: AtomicU64,
+    /// Eviction page writes done by the background page cleaner (part of eviction writes).
+    pub cleaner_page_writes: AtomicU64,
+    /// Checkpoint page writes by forced passes (at the WAL limit, explicit checkpoints);
+    /// part of checkpoint writes.
+    pub forced_checkpoint_page_writes: AtomicU64,
+    /// Times a checkpoint sweep deferred a dirty page (hot-page-aware checkpointing).
+    pub checkpoint_deferrals: AtomicU64,
+    /// Device flushes issued by the page store (in place: doublewrite and home batches).
+    pub store_flushes: AtomicU64,
+    /// Device flushes issued by checkpoints (superblock writes).
+    pub checkpoint_flushes: AtomicU64,
+    /// Pages evicted, by the number of checkpoint passes that found them dirty while they
+    /// were resident (the hot-page paper's Figure 1), see [`RESIDENCY_BUCKETS`].
+    pub residency_pages: [AtomicU64; RESIDENCY_BUCKETS],
+    /// Checkpoint writes of those pages, by the same count (Figure 2).
+    pub residency_checkpoint_writes: [AtomicU64; RESIDENCY_BUCKETS],
     /// Pages rewritten by DB GC.
     pub gc_page_writes: AtomicU64,
     /// NoWA compensation page writes (out-of-place only).
@@ -121,6 +141,23 @@ impl EngineCounters {
         self.mapping_ram_bytes.store(ram, Relaxed);
         self.mapping_pages.store(pages, Relaxed);
     }
+
+    /// A page left the pool after `exposures` checkpoint passes found it dirty, of which
+    /// `ckpt_writes` wrote it.
+    ///
+    /// # Panics
+    /// If a page was written by more passes than found it dirty.
+    pub fn record_residency(&self, exposures: u32, ckpt_writes: u32) {
+        assert!(
+            ckpt_writes <= exposures,
+            "{ckpt_writes} checkpoint writes of a page exposed to {exposures} checkpoints"
+        );
+        let b = usize::try_from(exposures)
+            .unwrap_or(usize::MAX)
+            .min(RESIDENCY_BUCKETS - 1);
+        Self::add(&self.residency_pages[b], 1);
+        Self::add(&self.residency_checkpoint_writes[b], u64::from(ckpt_writes));
+    }
 }
 
 /// A snapshot of [`Counters`] plus derived ratios.
@@ -134,6 +171,20 @@ pub struct Stats {
     pub checkpoint_page_writes: u64,
     /// Copies written to the doublewrite area.
     pub doublewrite_page_writes: u64,
+    /// Eviction page writes done by the background page cleaner.
+    pub cleaner_page_writes: u64,
+    /// Checkpoint page writes by forced passes (WAL limit, explicit checkpoints).
+    pub forced_checkpoint_page_writes: u64,
+    /// Checkpoint deferrals of hot pages.
+    pub checkpoint_deferrals: u64,
+    /// Device flushes by the page store.
+    pub store_flushes: u64,
+    /// Device flushes by checkpoints (superblocks).
+    pub checkpoint_flushes: u64,
+    /// Evicted pages by checkpoints exposed to while resident (index = count, last = more).
+    pub residency_pages: Vec<u64>,
+    /// Checkpoint writes of the evicted pages, by the same count.
+    pub residency_checkpoint_writes: Vec<u64>,
     /// Pages rewritten by DB garbage collection (always 0 for the in-place path).
     pub gc_page_writes: u64,
     /// Pages rewritten by NoWA compensation writes.
@@ -213,6 +264,13 @@ impl EngineCounters {
             eviction_page_writes: l(&self.eviction_page_writes),
             checkpoint_page_writes: l(&self.checkpoint_page_writes),
             doublewrite_page_writes: l(&self.doublewrite_page_writes),
+            cleaner_page_writes: l(&self.cleaner_page_writes),
+            forced_checkpoint_page_writes: l(&self.forced_checkpoint_page_writes),
+            checkpoint_deferrals: l(&self.checkpoint_deferrals),
+            store_flushes: l(&self.store_flushes),
+            checkpoint_flushes: l(&self.checkpoint_flushes),
+            residency_pages: self.residency_pages.iter().map(l).collect(),
+            residency_checkpoint_writes: self.residency_checkpoint_writes.iter().map(l).collect(),
             gc_page_writes: l(&self.gc_page_writes),
             compensation_page_writes: l(&self.compensation_page_writes),
             user_store_bytes: l(&self.user_store_bytes),

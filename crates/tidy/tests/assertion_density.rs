@@ -11,7 +11,7 @@ const FLOORS: &[(&str, f64)] = &[
     ("logspace", 24.0),
     ("flash", 20.0),
     ("device", 13.0),
-    ("engine", 13.0),
+    ("engine", 14.0),
     ("workload", 2.0),
     ("bench", 4.0),
     ("cli", 3.0),

@@ -170,6 +170,21 @@ pub struct Drilldown {
     pub mapping_ram_bytes: u64,
     /// Out of place: mapped pages at the end (at its last checkpoint).
     pub mapping_pages: u64,
+    /// Flushes the device under test received (fdatasync / cache flush).
+    pub device_flushes: u64,
+    /// Engine flushes by cause: WAL, page store (in place: doublewrite chunks), checkpoint
+    /// superblocks (on the WAL device when it is separate).
+    pub wal_flushes: u64,
+    /// Page-store flushes.
+    pub store_flushes: u64,
+    /// Checkpoint (superblock) flushes.
+    pub checkpoint_flushes: u64,
+    /// Eviction page bytes written by the background page cleaner.
+    pub cleaner_bytes: u64,
+    /// Checkpoint page bytes written by forced passes (WAL limit).
+    pub forced_checkpoint_bytes: u64,
+    /// Checkpoint deferrals of hot pages.
+    pub checkpoint_deferrals: u64,
 }
 
 impl Drilldown {
@@ -208,6 +223,26 @@ impl Drilldown {
             full_snapshots: d(s.full_snapshots, p.full_snapshots),
             mapping_ram_bytes: s.mapping_ram_bytes,
             mapping_pages: s.mapping_pages,
+            device_flushes: d(b.dev.flushes, a.dev.flushes),
+            wal_flushes: d(s.wal_flushes, p.wal_flushes),
+            store_flushes: d(s.store_flushes, p.store_flushes),
+            checkpoint_flushes: d(s.checkpoint_flushes, p.checkpoint_flushes),
+            cleaner_bytes: d(s.cleaner_page_writes, p.cleaner_page_writes) * ps,
+            forced_checkpoint_bytes: d(
+                s.forced_checkpoint_page_writes,
+                p.forced_checkpoint_page_writes,
+            ) * ps,
+            checkpoint_deferrals: d(s.checkpoint_deferrals, p.checkpoint_deferrals),
+        }
+    }
+
+    /// Flushes per operation: the device's, plus the WAL's when the WAL is on another device.
+    #[must_use]
+    pub fn flushes(&self, separate_wal: bool) -> u64 {
+        if separate_wal {
+            self.device_flushes + self.wal_flushes + self.checkpoint_flushes
+        } else {
+            self.device_flushes
         }
     }
 
@@ -366,6 +401,33 @@ pub struct YcsbResult {
     pub ticks: Vec<Tick>,
     /// Ctrl-C stopped the run: the figures cover what ran until then.
     pub interrupted: bool,
+    /// Device flushes per operation (with a separate WAL device: its flushes too).
+    pub flushes_per_op: f64,
+    /// Page writes (user + doublewrite copies) per page-store flush (None: no store flush).
+    pub page_writes_per_store_flush: Option<f64>,
+    /// Peak resident set size of the process, in bytes.
+    pub peak_rss_bytes: u64,
+    /// The block device under a file or device target, from /sys/block/*/stat (None for
+    /// simulated and memory devices, or when the kernel's counters are not readable).
+    pub block_device: Option<BlockDevStat>,
+}
+
+/// The kernel's counters of the block device holding a file target, over the run phase
+/// (they count every process's I/O on that device, the file system's journal included).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct BlockDevStat {
+    /// The device (`/sys/dev/block/MAJ:MIN` resolved to its name).
+    pub name: String,
+    /// Bytes written (sectors x 512).
+    pub bytes_written: u64,
+    /// Bytes read.
+    pub bytes_read: u64,
+    /// Write requests completed.
+    pub writes: u64,
+    /// Flush requests completed (0 on kernels before 5.5).
+    pub flushes: u64,
+    /// Bytes written per operation of the run.
+    pub bytes_written_per_op: f64,
 }
 
 impl YcsbResult {
@@ -382,6 +444,12 @@ impl YcsbResult {
         let run_secs = end.secs_since(start);
         let d = Drilldown::between(start, end);
         assert_eq!(d.user_bytes, d.eviction_bytes + d.checkpoint_bytes);
+        let flushes_per_op = d.flushes(spec.separate_wal) as f64 / n;
+        let page_writes_per_store_flush = (d.store_flushes > 0).then(|| {
+            (d.user_bytes + d.doublewrite_bytes) as f64
+                / end.stats.page_size as f64
+                / d.store_flushes as f64
+        });
         YcsbResult {
             seed: spec.seed,
             spec: spec.clone(),
@@ -404,8 +472,23 @@ impl YcsbResult {
             stats: end.stats.clone(),
             ticks,
             interrupted: false,
+            flushes_per_op,
+            page_writes_per_store_flush,
+            peak_rss_bytes: process_peak_rss_bytes(),
+            block_device: None,
         }
     }
+}
+
+/// Peak resident set size of the process in bytes (VmHWM in /proc/self/status; 0 where the
+/// kernel does not say).
+#[must_use]
+pub fn process_peak_rss_bytes() -> u64 {
+    let text = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    text.lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.split_whitespace().next()?.parse::<u64>().ok())
+        .map_or(0, |kib| kib.saturating_mul(1024))
 }
 
 #[cfg(test)]

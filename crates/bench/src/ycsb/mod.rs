@@ -12,14 +12,16 @@
 //! [`measure`] (snapshots, ticks, the drill-down, latency, what bounds the run) and [`report`]
 //! (text summary, CSV).
 
+pub mod blockdev;
 pub mod driver;
 pub mod measure;
 pub mod report;
 pub mod setup;
 pub mod values;
 
+pub use blockdev::BlockDevReading;
 pub use driver::run;
-pub use measure::{Bound, BoundBy, Drilldown, Latency, Tick, YcsbResult};
+pub use measure::{BlockDevStat, Bound, BoundBy, Drilldown, Latency, Tick, YcsbResult};
 pub use report::{summary, write_ticks_csv};
 pub use setup::{create_engine, estimate_dataset_bytes, load, pace, Pacing};
 pub use values::{key_of, make_value, pattern_version};

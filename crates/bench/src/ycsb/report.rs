@@ -17,6 +17,7 @@ pub fn summary(r: &YcsbResult) -> String {
     header(&mut s, r);
     row(&mut s, r);
     drilldown(&mut s, &r.drilldown);
+    flushes(&mut s, r);
     s.push_str(&bound_line(&r.bound));
     s.push('\n');
     for (name, l) in [("read", &r.read), ("update", &r.update)] {
@@ -73,6 +74,16 @@ fn header(s: &mut String, r: &YcsbResult) {
         r.spec.engine.pool_bytes >> 20,
         r.spec.durability,
         r.device_capacity as f64 / f64::from(1u32 << 30)
+    );
+    let _ = writeln!(
+        s,
+        "writeback page cleaner {}, max checkpoint count {}",
+        if r.spec.engine.page_cleaner {
+            "on"
+        } else {
+            "off"
+        },
+        r.spec.engine.max_checkpoint_count
     );
     let _ = writeln!(s);
 }
@@ -132,6 +143,42 @@ fn drilldown(s: &mut String, d: &Drilldown) {
             s,
             "DB GC     rounds foreground {} | background {}",
             d.gc_rounds_foreground, d.gc_rounds_background
+        );
+    }
+}
+
+fn flushes(s: &mut String, r: &YcsbResult) {
+    let d = &r.drilldown;
+    let mb = |b: u64| b as f64 / 1e6;
+    let _ = writeln!(
+        s,
+        "flushes   {:.3}/op (device {}; engine: WAL {}, store {}, checkpoint {}); {} page writes per store flush",
+        r.flushes_per_op,
+        d.device_flushes,
+        d.wal_flushes,
+        d.store_flushes,
+        d.checkpoint_flushes,
+        r.page_writes_per_store_flush
+            .map_or_else(|| "n/a".to_string(), |x| format!("{x:.1}"))
+    );
+    let _ = writeln!(
+        s,
+        "cleaning  page cleaner {:.1} MB | forced checkpoint {:.1} MB | hot-page deferrals {} | peak RSS {} MiB",
+        mb(d.cleaner_bytes),
+        mb(d.forced_checkpoint_bytes),
+        d.checkpoint_deferrals,
+        r.peak_rss_bytes >> 20
+    );
+    if let Some(b) = &r.block_device {
+        let _ = writeln!(
+            s,
+            "blockdev  {}: {:.0} B/op written ({:.1} MB, {} writes, {} flushes, {:.1} MB read): the kernel's counters, every process and the file system included; \"physical B/op\" above counts only the engine's own bytes",
+            b.name,
+            b.bytes_written_per_op,
+            mb(b.bytes_written),
+            b.writes,
+            b.flushes,
+            mb(b.bytes_read)
         );
     }
 }

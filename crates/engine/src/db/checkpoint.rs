@@ -1,29 +1,34 @@
 //! Fuzzy, continuous checkpoints (docs/design.md section 8): a pass takes the WAL end as its
-//! begin LSN, sweeps the frames writing dirty pages, then flushes the WAL to begin and writes
-//! the superblock with redo LSN = begin. Writers run steps of the pass from half the WAL
-//! limit on (`wal_gate`), so the cost is spread over many operations.
+//! begin LSN, sweeps the frames writing dirty pages (`crate::buffer::Sweep`; with
+//! `max_checkpoint_count` > 0 it defers pages that stay dirty across passes), then flushes the
+//! WAL to begin and writes the superblock with redo LSN = min(begin, rec_lsn of every
+//! deferred page). Writers start passes from half the WAL limit on (`wal_gate`) and run steps
+//! of the sweep; with the page cleaner running, the cleaner runs the steps and writers help
+//! only from 3/4 of the limit. At the limit a forced pass ignores deferral.
 
 use super::{CkptState, Engine};
+use crate::cleaner::Cleaner;
 use crate::error::{Exhausted, Pid, Result};
 use crate::format::superblock::Superblock;
 use crate::stats::EngineCounters;
-use crate::store::WriteKind;
 use std::sync::atomic::Ordering;
 
-/// A fuzzy checkpoint pass: begin LSN and tree metadata taken at its start, and how far the
-/// sweep over the frames has come.
+/// Pages a writer writes in one step of a pass (one store batch).
+const STEP_PAGES: usize = 64;
+
+/// A fuzzy checkpoint pass: begin LSN and tree metadata taken at its start (the sweep itself
+/// lives in the buffer pool, where the page cleaner can advance it).
 pub(super) struct Pass {
     begin: u64,
     root: Pid,
     next_pid: Pid,
-    cursor: usize,
 }
 
 impl Engine {
     /// Called before each write, holding nothing: keeps the WAL under its limit.
-    /// From half the limit on, every write that finds the checkpoint lock free does one step
-    /// of the current pass (a slice of the frames); at the limit, writers wait for (or run)
-    /// whole passes.
+    /// From half the limit on, every write that finds the checkpoint lock free starts a pass
+    /// or does one step of it (with the cleaner running: only from 3/4 of the limit); at the
+    /// limit, writers wait for (or run) whole forced passes.
     pub(super) fn wal_gate(&self) -> Result<()> {
         let used = self.wal.used();
         if used < self.wal_limit / 2 && !self.ckpt_active.load(Ordering::Relaxed) {
@@ -31,17 +36,23 @@ impl Engine {
         }
         if used < self.wal_limit {
             if let Some(mut c) = self.ckpt.try_lock() {
-                let step = (self.pool.frames() / 256).max(64);
-                self.checkpoint_step(&mut c, step, false)?;
+                let cleaner = self.cleaner.lock().is_some();
+                let budget = if cleaner && used < self.wal_limit / 4 * 3 {
+                    0
+                } else {
+                    STEP_PAGES
+                };
+                self.checkpoint_step(&mut c, budget, false, false)?;
             }
             return Ok(());
         }
         let mut c = self.ckpt.lock();
         if self.wal.used() >= self.wal_limit {
-            // Finish the pass in progress (its begin is the oldest), then a fresh one if needed.
-            self.checkpoint_step(&mut c, usize::MAX, false)?;
+            // Finish the pass in progress (its begin is the oldest), then a fresh one if
+            // needed; both forced: deferred pages hold the redo LSN back.
+            self.checkpoint_step(&mut c, usize::MAX, false, true)?;
             if self.wal.used() >= self.wal_limit {
-                self.checkpoint_step(&mut c, usize::MAX, false)?;
+                self.checkpoint_step(&mut c, usize::MAX, false, true)?;
             }
             if self.wal.used() >= self.wal_limit {
                 return Err(Exhausted::WalLimit {
@@ -55,7 +66,7 @@ impl Engine {
     }
 
     /// Full fuzzy checkpoint: every change made before the call is on disk and the redo LSN
-    /// moves to the start of this call.
+    /// moves to the start of this call (an explicit checkpoint ignores deferral).
     ///
     /// # Errors
     /// Device errors.
@@ -64,18 +75,51 @@ impl Engine {
         self.full_checkpoint(&mut c, false)
     }
 
+    /// One complete checkpoint pass that honors deferral (`Config::max_checkpoint_count`), as
+    /// the WAL gate and the page cleaner run them: a pass in progress is finished first.
+    /// Hot pages may stay dirty; the redo LSN moves to min(pass begin, their rec_lsn).
+    ///
+    /// # Errors
+    /// Device errors.
+    pub fn checkpoint_pass(&self) -> Result<()> {
+        let mut c = self.ckpt.lock();
+        if c.pass.is_some() {
+            self.checkpoint_step(&mut c, usize::MAX, false, false)?;
+        }
+        self.checkpoint_step(&mut c, usize::MAX, false, false)
+    }
+
     pub(super) fn full_checkpoint(&self, c: &mut CkptState, clean: bool) -> Result<()> {
         // A pass already in progress started earlier: finish it, then run a complete one.
         if c.pass.is_some() {
-            self.checkpoint_step(c, usize::MAX, false)?;
+            self.checkpoint_step(c, usize::MAX, false, true)?;
         }
-        self.checkpoint_step(c, usize::MAX, clean)
+        self.checkpoint_step(c, usize::MAX, clean, true)
+    }
+
+    /// Start the store's background work and, with `Config::page_cleaner`, the page cleaner.
+    /// Called once the engine is created or opened (after recovery).
+    pub(super) fn start_background(&self) {
+        self.store.clone().start_background();
+        if self.cfg.page_cleaner {
+            let mut c = self.cleaner.lock();
+            assert!(c.is_none(), "page cleaner started twice");
+            *c = Some(Cleaner::start(self.pool.clone()));
+        }
+    }
+
+    /// Stop the page cleaner and wait for it (close, drop).
+    pub(super) fn stop_cleaner(&self) {
+        let c = self.cleaner.lock().take();
+        if let Some(c) = c {
+            c.stop();
+        }
     }
 
     /// Start a pass: under the shared tree lock no SMO is in flight, so root/next_pid match
     /// `begin`. A change with LSN < begin was applied to its page before `begin` was read,
-    /// and its writer marked the frame dirty before appending (see `flush_dirty_range`).
-    fn start_pass(&self) -> Pass {
+    /// and its writer marked the frame dirty before appending (see `crate::buffer::Sweep`).
+    fn start_pass(&self, force: bool) -> Pass {
         let t = self.tree.read();
         let begin = self.wal.next_lsn();
         assert!(
@@ -84,44 +128,59 @@ impl Engine {
             self.wal.redo_lsn()
         );
         self.ckpt_active.store(true, Ordering::Relaxed);
+        self.pool.sweep_start(begin, force);
         Pass {
             begin,
             root: t.root,
             next_pid: t.next_pid,
-            cursor: 0,
         }
     }
 
-    /// Start a pass if none is running, sweep up to `budget` frames, and finish the pass
-    /// (superblock) when the sweep reaches the end.
-    fn checkpoint_step(&self, c: &mut CkptState, budget: usize, clean: bool) -> Result<()> {
-        let p = c.pass.get_or_insert_with(|| self.start_pass());
-        let end = p.cursor.saturating_add(budget).min(self.pool.frames());
-        // A page dirty at `begin` is either still in a frame the sweep has not passed yet, or
-        // was written by eviction meanwhile: either way it is on disk when the sweep ends.
-        self.pool
-            .flush_dirty_range(p.cursor..end, WriteKind::Checkpoint)?;
-        p.cursor = end;
-        if end < self.pool.frames() {
-            return Ok(());
-        }
-        let (begin, root, next_pid) = (p.begin, p.root, p.next_pid);
-        self.finish_pass(c, begin, root, next_pid, clean)
-    }
-
-    /// WAL flush to `begin`, store checkpoint, superblock with redo LSN = begin.
-    fn finish_pass(
+    /// Start a pass if none is running, advance its sweep by up to `budget` page writes, and
+    /// finish the pass (superblock) once the sweep has visited every frame. `force`: ignore
+    /// deferral from now on.
+    fn checkpoint_step(
         &self,
         c: &mut CkptState,
-        begin: u64,
-        root: Pid,
-        next_pid: Pid,
+        budget: usize,
         clean: bool,
+        force: bool,
     ) -> Result<()> {
-        self.wal.flush(begin)?;
+        if c.pass.is_none() {
+            c.pass = Some(self.start_pass(force));
+        }
+        if force {
+            self.pool.sweep_force();
+        }
+        // A page dirty at `begin` is either still in a frame the sweep has not passed yet,
+        // was deferred (its rec_lsn bounds the redo LSN), or was written by eviction
+        // meanwhile: either way its changes below the redo LSN are on disk at the end.
+        if self.pool.sweep_step(budget)?.is_none() {
+            return Ok(());
+        }
+        let redo = self.pool.sweep_finish();
+        let p = c.pass.take().expect("a pass in progress");
+        self.finish_pass(c, &p, redo, clean)
+    }
+
+    /// WAL flush to `begin`, store checkpoint, superblock with the redo LSN `redo` (<= begin).
+    fn finish_pass(&self, c: &mut CkptState, p: &Pass, redo: u64, clean: bool) -> Result<()> {
+        self.wal.flush(p.begin)?;
         assert!(
-            self.wal.flushed_lsn() >= begin,
-            "checkpoint begin {begin} not durable"
+            self.wal.flushed_lsn() >= p.begin,
+            "checkpoint begin {} not durable",
+            p.begin
+        );
+        // The redo-LSN rule: never past the pass begin, never behind the last checkpoint.
+        assert!(
+            redo <= p.begin && redo >= self.wal.redo_lsn(),
+            "redo LSN {redo} outside [{}, begin {}]",
+            self.wal.redo_lsn(),
+            p.begin
+        );
+        assert!(
+            !clean || redo == p.begin,
+            "a clean checkpoint deferred pages"
         );
         let sb = Superblock {
             seq: c.seq + 1,
@@ -131,24 +190,24 @@ impl Engine {
             wal_separate: self.wal_separate,
             write_path: self.store.write_path(),
             salvage: c.salvage,
-            redo_lsn: begin,
-            root,
-            next_pid,
+            redo_lsn: redo,
+            root: p.root,
+            next_pid: p.next_pid,
             wal_salt: self.salt,
             store_meta: self.store.checkpoint()?,
         };
         // Copy seq % 2, on the log device when there is one; the other copy keeps the
         // previous checkpoint.
         // Checkpoint LSN order: the redo LSN only moves forward.
-        assert!(c.last_redo <= begin, "redo LSN {} -> {begin}", c.last_redo);
+        assert!(c.last_redo <= redo, "redo LSN {} -> {redo}", c.last_redo);
         self.wal_dev
             .write_at((sb.seq % 2) * super::BS, &sb.encode()?)?;
         self.wal_dev.flush()?;
+        EngineCounters::add(&self.counters.checkpoint_flushes, 1);
         c.seq += 1;
-        c.last_redo = begin;
-        c.pass = None;
+        c.last_redo = redo;
         self.ckpt_active.store(false, Ordering::Relaxed);
-        self.wal.set_redo_lsn(begin);
+        self.wal.set_redo_lsn(redo);
         EngineCounters::add(&self.counters.checkpoints, 1);
         Ok(())
     }
@@ -159,7 +218,8 @@ impl Engine {
     /// `Closed`/`Poisoned`, device errors.
     pub fn close(&self) -> Result<()> {
         self.check_open()?;
-        // No background GC after (or during) the final checkpoint.
+        // No background GC or cleaning after (or during) the final checkpoint.
+        self.stop_cleaner();
         self.store.shutdown();
         let mut c = self.ckpt.lock();
         self.wal.flush_all()?;
@@ -179,5 +239,6 @@ impl Engine {
     /// Refuse further work: memory is ahead of the log.
     pub(super) fn poison(&self) {
         self.poisoned.store(true, Ordering::Relaxed);
+        self.pool.poison();
     }
 }

@@ -281,7 +281,7 @@ impl Engine {
             eng.full_checkpoint(&mut c, true)?;
             assert_eq!(c.seq, 2, "create writes superblocks 1 and 2");
         }
-        eng.store.clone().start_background();
+        eng.start_background();
         Ok(eng)
     }
 
@@ -336,6 +336,7 @@ impl Engine {
         );
         let store = build.build(ctx)?;
         let l = sb.layout;
+        let t = std::time::Instant::now();
         let verdict = analyze(
             &*devs.wal,
             l.wal_start,
@@ -345,13 +346,14 @@ impl Engine {
             sb.clean,
         )?;
         let (end, stop, salvage) = judge(verdict, cfg.wal_damage, sb.salvage)?;
+        let analysis = t.elapsed();
         // Every check passed: the store's repair is the first write of this open.
         let repair = store.recover()?;
         let eng = Self::assemble(
             devs,
             Self::reopen_parts(&sb, end, cfg, store, counters, salvage),
         );
-        Self::finish_open(eng, &sb, end, stop, repair)
+        Self::finish_open(eng, &sb, (end, stop, analysis), repair)
     }
 
     /// The parts of a reopened engine: a new log epoch. Salt + 1; first LSN = the block after
@@ -394,11 +396,12 @@ impl Engine {
     fn finish_open(
         mut eng: Engine,
         sb: &Superblock,
-        end: u64,
-        stop: WalStop,
+        (end, stop, analysis): (u64, WalStop, std::time::Duration),
         repair: crate::store::StoreRecovery,
     ) -> Result<Engine> {
+        let t = std::time::Instant::now();
         let (replayed, skipped) = eng.replay(sb, end)?;
+        let redo = t.elapsed();
         eng.wal.start_epoch()?;
         if repair.snapshot_fallback.is_some() {
             // The current superblock names a damaged snapshot; the other copy names the one
@@ -422,9 +425,11 @@ impl Engine {
             wal_stop: stop,
             snapshot_fallback: repair.snapshot_fallback,
             salvage,
+            analysis_micros: u64::try_from(analysis.as_micros()).unwrap_or(u64::MAX),
+            redo_micros: u64::try_from(redo.as_micros()).unwrap_or(u64::MAX),
         });
         // Background work (out of place: DB GC) starts only after recovery.
-        eng.store.clone().start_background();
+        eng.start_background();
         Ok(eng)
     }
 
@@ -446,6 +451,7 @@ impl Engine {
             wal.clone(),
             p.counters.clone(),
         ));
+        pool.set_max_checkpoint_count(p.cfg.max_checkpoint_count);
         let cache: Arc<dyn PageCache> = pool.clone();
         p.store.attach_cache(Arc::downgrade(&cache));
         Engine {
@@ -470,6 +476,7 @@ impl Engine {
             closed: AtomicBool::new(false),
             poisoned: AtomicBool::new(false),
             ckpt_active: AtomicBool::new(false),
+            cleaner: Mutex::new(None),
             report: None,
         }
     }

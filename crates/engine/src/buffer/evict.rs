@@ -1,0 +1,207 @@
+//! Clock eviction in batches: a miss that finds the free list empty evicts up to
+//! [`FG_EVICT`] unreferenced frames at once (clean or dirty: the sweep no longer stops at the
+//! first clean frame), writes the dirty ones back as one batch and keeps the rest on the free
+//! list. The page cleaner (`crate::cleaner`) runs the same code ahead of the misses.
+
+use super::{BufferPool, FrameData, NO_PID};
+use crate::error::{EngineError, Exhausted, Pid, Result};
+use crate::num::u64_of;
+use crate::page;
+use crate::stats::EngineCounters;
+use crate::store::WriteKind;
+use parking_lot::RwLockWriteGuard;
+use std::sync::atomic::Ordering;
+
+/// Frames a miss evicts at once when the free list is empty.
+const FG_EVICT: usize = 32;
+/// Most dirty pages written back in one batch (eviction, cleaner, checkpoint sweep).
+pub(super) const WRITE_BATCH: usize = 64;
+
+/// A frame index with its exclusive latch.
+type Latched<'a> = (u32, RwLockWriteGuard<'a, FrameData>);
+
+impl BufferPool {
+    /// Get an unmapped frame, latched exclusively.
+    pub(super) fn victim(&self) -> Result<Latched<'_>> {
+        if let Some(v) = self.pop_free() {
+            return Ok(v);
+        }
+        let mut got = self.evict_batch(FG_EVICT, false)?;
+        let Some(first) = got.pop() else {
+            return Err(Exhausted::PoolLatched.into());
+        };
+        self.release_free(got);
+        Ok(first)
+    }
+
+    /// A frame from the free list; wakes the cleaner when the list runs low.
+    fn pop_free(&self) -> Option<Latched<'_>> {
+        let (i, left) = {
+            let mut free = self.free.lock();
+            let i = free.pop()?;
+            (i, free.len())
+        };
+        if left < self.free_target.load(Ordering::Relaxed) / 2 {
+            self.wake_cleaner();
+        }
+        let g = self.frame(i).latch.write();
+        assert_eq!(g.pid, NO_PID, "frame {i} on the free list holds a page");
+        Some((i, g))
+    }
+
+    /// Put unmapped frames on the free list.
+    pub(super) fn release_free(&self, frames: Vec<Latched<'_>>) {
+        let idx: Vec<u32> = frames
+            .into_iter()
+            .map(|(i, g)| {
+                assert_eq!(g.pid, NO_PID, "frame {i} freed while it holds a page");
+                i
+            })
+            .collect();
+        self.free.lock().extend(idx);
+    }
+
+    /// Wake the page cleaner (if one runs).
+    pub(crate) fn wake_cleaner(&self) {
+        if self.free_target.load(Ordering::Relaxed) > 0 {
+            let mut w = self.wake_lock.lock();
+            *w = true;
+            self.wake.notify_one();
+        }
+    }
+
+    /// Sweep the clock for up to `want` unreferenced frames it can latch, write the dirty
+    /// ones back in one batch, unmap them all and return them latched.
+    pub(super) fn evict_batch(&self, want: usize, by_cleaner: bool) -> Result<Vec<Latched<'_>>> {
+        let n = self.frames.len();
+        let mut clean: Vec<Latched<'_>> = Vec::with_capacity(want);
+        let mut dirty: Vec<Latched<'_>> = Vec::new();
+        for _ in 0..n * 4 {
+            if clean.len() + dirty.len() >= want {
+                break;
+            }
+            let i = self.hand.fetch_add(1, Ordering::Relaxed) % n;
+            let f = &self.frames[i];
+            if f.refbit.load(Ordering::Relaxed) {
+                f.refbit.store(false, Ordering::Relaxed);
+                continue;
+            }
+            let Some(g) = f.latch.try_write() else {
+                continue;
+            };
+            // Unmapped frames are owned by the free list; taking one here as well would let
+            // two threads use the same frame.
+            if g.pid == NO_PID {
+                continue;
+            }
+            let idx = u32::try_from(i).expect("frame count checked in new");
+            if f.dirty.load(Ordering::Acquire) {
+                if dirty.len() < WRITE_BATCH {
+                    dirty.push((idx, g));
+                }
+            } else {
+                clean.push((idx, g));
+            }
+        }
+        if !dirty.is_empty() {
+            let pages: Vec<(Pid, &[u8])> =
+                dirty.iter().map(|(_, g)| (g.pid, &g.page[..])).collect();
+            self.write_back(&pages, WriteKind::Eviction)?;
+            for (i, g) in &dirty {
+                self.frame(*i).written(&g.page);
+            }
+            if by_cleaner {
+                EngineCounters::add(&self.counters.cleaner_page_writes, u64_of(dirty.len()));
+            }
+        }
+        clean.append(&mut dirty);
+        for (i, g) in &mut clean {
+            self.unmap(*i, g);
+        }
+        Ok(clean)
+    }
+
+    /// Unmap the (clean) page in frame `i`, recording how many checkpoints it was exposed to.
+    fn unmap(&self, i: u32, g: &mut RwLockWriteGuard<'_, FrameData>) {
+        let f = self.frame(i);
+        assert!(
+            !f.dirty.load(Ordering::Acquire),
+            "frame {i} evicted dirty (page {})",
+            g.pid
+        );
+        let unmapped =
+            self.slot(g.pid)
+                .compare_exchange(i, super::NONE, Ordering::AcqRel, Ordering::Acquire);
+        assert!(
+            unmapped.is_ok(),
+            "frame {i} holds pid {} but the map disagrees",
+            g.pid
+        );
+        self.counters.record_residency(
+            f.exposures.load(Ordering::Relaxed),
+            f.ckpt_writes.load(Ordering::Relaxed),
+        );
+        g.pid = NO_PID;
+        f.reset(false);
+        EngineCounters::add(&self.counters.evictions, 1);
+    }
+
+    /// One round of the page cleaner: refill the free list to its target, then advance the
+    /// checkpoint sweep by one batch. Returns whether it did anything.
+    ///
+    /// # Errors
+    /// WAL flush and store write errors.
+    pub(crate) fn clean_step(&self) -> Result<bool> {
+        let target = self.free_target.load(Ordering::Relaxed);
+        let have = self.free.lock().len();
+        let mut worked = false;
+        if have < target {
+            // Refill by a full write batch at least (a small pool's target alone would make
+            // small batches: one store flush per few pages).
+            let want = (target - have)
+                .clamp(WRITE_BATCH, 2 * WRITE_BATCH)
+                .min(self.frames.len() / 4);
+            let got = self.evict_batch(want, true)?;
+            worked = !got.is_empty();
+            self.release_free(got);
+        }
+        if self.sweep_try_step(WRITE_BATCH)? {
+            worked = true;
+        }
+        Ok(worked)
+    }
+
+    /// Free frames the cleaner keeps (0: none, no cleaner).
+    pub(crate) fn set_free_target(&self, n: usize) {
+        self.free_target.store(n, Ordering::Relaxed);
+    }
+
+    /// Seal copies and write them through the store, after forcing the WAL (WAL rule).
+    pub(super) fn write_back(&self, pages: &[(Pid, &[u8])], kind: WriteKind) -> Result<()> {
+        if self.poisoned.load(Ordering::Acquire) {
+            // A page may hold a change whose record was never logged: never write it.
+            return Err(EngineError::Poisoned);
+        }
+        let max_lsn = pages.iter().map(|(_, p)| page::lsn(p)).max().unwrap_or(0);
+        // page LSN is the record's start; the record ends later, so flush past it.
+        self.wal.flush(max_lsn + 1)?;
+        // The WAL rule: no page reaches the device ahead of its log record.
+        assert!(
+            self.wal.flushed_lsn() > max_lsn,
+            "page LSN {max_lsn} not below the durable WAL end {}",
+            self.wal.flushed_lsn()
+        );
+        let mut sealed: Vec<Vec<u8>> = Vec::with_capacity(pages.len());
+        for (_, p) in pages {
+            let mut c = p.to_vec();
+            page::seal(&mut c);
+            sealed.push(c);
+        }
+        let batch: Vec<(Pid, &[u8])> = pages
+            .iter()
+            .zip(&sealed)
+            .map(|((pid, _), c)| (*pid, &c[..]))
+            .collect();
+        self.store.write_pages(&batch, kind)
+    }
+}
