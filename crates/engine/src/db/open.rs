@@ -400,6 +400,8 @@ impl Engine {
     ) -> Result<Engine> {
         let (replayed, skipped) = eng.replay(sb, end)?;
         eng.wal.start_epoch()?;
+        // A commit group the crash interrupted: finish it in the new epoch (db/group.rs).
+        eng.finish_pending_txn()?;
         if repair.snapshot_fallback.is_some() {
             // The current superblock names a damaged snapshot; the other copy names the one
             // the store loaded. Skip a seq so this checkpoint overwrites the current copy and
@@ -471,6 +473,9 @@ impl Engine {
             poisoned: AtomicBool::new(false),
             ckpt_active: AtomicBool::new(false),
             report: None,
+            catalog: crate::catalog::Catalog::default(),
+            commit_lock: parking_lot::RwLock::new(()),
+            pending_txn: Mutex::new(None),
         }
     }
 
