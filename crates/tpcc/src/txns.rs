@@ -524,7 +524,10 @@ fn delivery<T: Transaction>(
         let okey = key::order(w, d, o);
         db.delete(Table::NewOrder, &okey)?;
         let mut order = db.get(Table::Order, &okey, Order::decode)?;
-        ensure(order.carrier_id == 0, "an order in NEW_ORDER is undelivered")?;
+        ensure(
+            order.carrier_id == 0,
+            "an order in NEW_ORDER is undelivered",
+        )?;
         order.carrier_id = carrier;
         db.put(Table::Order, &okey, &order.encode())?;
         let mut total = 0i64;

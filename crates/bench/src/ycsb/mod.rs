@@ -19,7 +19,7 @@ pub mod setup;
 pub mod values;
 
 pub use driver::run;
-pub use measure::{Bound, BoundBy, Drilldown, Latency, Tick, YcsbResult};
+pub use measure::{Bound, BoundBy, Drilldown, Latency, Snapshot, Tick, YcsbResult};
 pub use report::{summary, write_ticks_csv};
 pub use setup::{create_engine, estimate_dataset_bytes, load, pace, Pacing};
 pub use values::{key_of, make_value, pattern_version};
