@@ -255,21 +255,22 @@ pub fn run_cmd(a: TpccArgs) -> Result<()> {
         return check_only(&a, dev, cfg, &*b);
     }
     nowa_bench::interrupt::install_sigint_handler();
+    let pool_mib = cfg.pool_bytes >> 20;
+    let eng = Engine::create_with_wal(dev.clone(), None, cfg, &*b).map_err(|e| match e {
+        nowa_engine::EngineError::Config(m) => usage(format!("--capacity / --pool: {m}")),
+        e => anyhow::Error::new(e).context("creating the engine"),
+    })?;
     eprintln!(
         "nowa tpcc: seed {}, {} warehouses, {} threads, {}, pool {} MiB, device {} ({} MiB), {:?} commits",
         a.seed,
         a.warehouses,
         a.threads,
         if a.steady { "steady" } else { "standard" },
-        cfg.pool_bytes >> 20,
+        pool_mib,
         a.device,
         dev.geometry().capacity >> 20,
         a.durability
     );
-    let eng = Engine::create_with_wal(dev.clone(), None, cfg, &*b).map_err(|e| match e {
-        nowa_engine::EngineError::Config(m) => usage(format!("--capacity / --pool: {m}")),
-        e => anyhow::Error::new(e).context("creating the engine"),
-    })?;
     let store = EngineStore::new(eng, a.durability);
     let tables = Tables::open(&store).context("creating the tables")?;
     let lr = load_phase(&a, &store, &tables)?;
