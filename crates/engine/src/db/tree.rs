@@ -26,6 +26,15 @@ impl Engine {
     /// # Errors
     /// `Closed`, `Corrupt` (a page failed validation), device errors.
     pub fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.get_with(key, |v| v.map(<[u8]>::to_vec))
+    }
+
+    /// `f` of the value of `key` (None: absent), without copying it. `f` runs under a page
+    /// latch: it must not call back into the engine.
+    ///
+    /// # Errors
+    /// As [`Self::get`].
+    pub fn get_with<R>(&self, key: &[u8], f: impl FnOnce(Option<&[u8]>) -> R) -> Result<R> {
         self.check_open()?;
         self.counters.gets.inc();
         let t = self.tree.read();
@@ -39,9 +48,9 @@ impl Engine {
                 },
             ));
         }
-        Ok(page::search(&g.page, key)
+        Ok(f(page::search(&g.page, key)
             .ok()
-            .map(|i| page::leaf_value(&g.page, i).to_vec()))
+            .map(|i| page::leaf_value(&g.page, i))))
     }
 
     /// Pairs with `start <= key < end` (end None = unbounded), at most `limit`, in key order.

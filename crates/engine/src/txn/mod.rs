@@ -21,6 +21,7 @@ use crate::db::{Durability, Engine};
 use crate::error::{EngineError, Result};
 use crate::page::{Entry, MAX_KEY, MAX_KV};
 use std::collections::BTreeMap;
+use std::hash::{DefaultHasher, Hasher};
 
 /// Direction of a transactional range scan.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,20 +32,30 @@ pub enum ScanDir {
     Reverse,
 }
 
-/// One scan of the tree, remembered for validation.
+/// One scan of the tree, remembered for validation: its bounds and what it saw (row count and
+/// a 64-bit hash of the rows).
 struct ScanRead {
     start: Vec<u8>,
     end: Vec<u8>,
     dir: ScanDir,
     fetch: usize,
-    rows: Vec<Entry>,
+    seen: (usize, u64),
+}
+
+/// Hash of a value read (None: absent).
+fn value_hash(v: Option<&[u8]>) -> Option<u64> {
+    v.map(|v| {
+        let mut h = DefaultHasher::new();
+        h.write(v);
+        h.finish()
+    })
 }
 
 /// An open transaction (see the module documentation). Dropping it aborts it.
 pub struct Txn<'e> {
     eng: &'e Engine,
     writes: BTreeMap<Vec<u8>, Option<Vec<u8>>>,
-    reads: Vec<(Vec<u8>, Option<Vec<u8>>)>,
+    reads: Vec<(Vec<u8>, Option<u64>)>,
     scans: Vec<ScanRead>,
 }
 
@@ -82,8 +93,10 @@ impl Txn<'_> {
         if let Some(v) = self.writes.get(&k) {
             return Ok(v.clone());
         }
-        let v = self.eng.get(&k)?;
-        self.reads.push((k, v.clone()));
+        let (v, h) = self
+            .eng
+            .get_with(&k, |v| (v.map(<[u8]>::to_vec), value_hash(v)))?;
+        self.reads.push((k, h));
         Ok(v)
     }
 
@@ -109,10 +122,9 @@ impl Txn<'_> {
         let existed = match self.writes.get(&k) {
             Some(w) => w.is_some(),
             None => {
-                let v = self.eng.get(&k)?;
-                let e = v.is_some();
-                self.reads.push((k.clone(), v));
-                e
+                let h = self.eng.get_with(&k, value_hash)?;
+                self.reads.push((k.clone(), h));
+                h.is_some()
             }
         };
         self.writes.insert(k, None);
@@ -142,20 +154,24 @@ impl Txn<'_> {
         // the first `limit` merged rows.
         let own = self.writes.range(s.clone()..e.clone()).count();
         let fetch = limit.saturating_add(own);
-        let rows = fetch_rows(self.eng, &s, &e, dir, fetch)?;
-        let mut merged: BTreeMap<&[u8], Option<&[u8]>> = rows
-            .iter()
-            .map(|(k, v)| (k.as_slice(), Some(v.as_slice())))
-            .collect();
-        for (k, v) in self.writes.range(s.clone()..e.clone()) {
-            merged.insert(k.as_slice(), v.as_deref());
-        }
-        let strip = |(k, v): (&&[u8], &Option<&[u8]>)| {
-            v.map(|v| (k[crate::catalog::PREFIX_LEN..].to_vec(), v.to_vec()))
-        };
-        let out: Vec<Entry> = match dir {
-            ScanDir::Forward => merged.iter().filter_map(strip).take(limit).collect(),
-            ScanDir::Reverse => merged.iter().rev().filter_map(strip).take(limit).collect(),
+        let mut rows: Vec<Entry> = Vec::new();
+        let strip = |k: &[u8]| k[crate::catalog::PREFIX_LEN..].to_vec();
+        let seen = fetch_rows(self.eng, &s, &e, dir, fetch, |k, v| {
+            rows.push((if own == 0 { strip(k) } else { k.to_vec() }, v.to_vec()));
+        })?;
+        let out = if own == 0 {
+            rows
+        } else {
+            let mut merged: BTreeMap<Vec<u8>, Option<Vec<u8>>> =
+                rows.into_iter().map(|(k, v)| (k, Some(v))).collect();
+            for (k, v) in self.writes.range(s.clone()..e.clone()) {
+                merged.insert(k.clone(), v.clone());
+            }
+            let live = |(k, v): (Vec<u8>, Option<Vec<u8>>)| v.map(|v| (strip(&k), v));
+            match dir {
+                ScanDir::Forward => merged.into_iter().filter_map(live).take(limit).collect(),
+                ScanDir::Reverse => merged.into_iter().rev().filter_map(live).take(limit).collect(),
+            }
         };
         assert!(out.len() <= limit, "a scan returned more than its limit");
         self.scans.push(ScanRead {
@@ -163,20 +179,20 @@ impl Txn<'_> {
             end: e,
             dir,
             fetch,
-            rows,
+            seen,
         });
         Ok(out)
     }
 
     /// Does every read still see what it saw? (Under the commit lock.)
     fn valid(&self) -> Result<bool> {
-        for (k, v) in &self.reads {
-            if self.eng.get(k)? != *v {
+        for (k, h) in &self.reads {
+            if self.eng.get_with(k, value_hash)? != *h {
                 return Ok(false);
             }
         }
         for s in &self.scans {
-            if fetch_rows(self.eng, &s.start, &s.end, s.dir, s.fetch)? != s.rows {
+            if fetch_rows(self.eng, &s.start, &s.end, s.dir, s.fetch, |_, _| {})? != s.seen {
                 return Ok(false);
             }
         }
@@ -244,17 +260,30 @@ impl Txn<'_> {
     }
 }
 
-/// Up to `n` tree rows of `[s, e)` in `dir` order.
-fn fetch_rows(eng: &Engine, s: &[u8], e: &[u8], dir: ScanDir, n: usize) -> Result<Vec<Entry>> {
+/// Visit up to `n` tree rows of `[s, e)` in `dir` order; returns their count and hash.
+fn fetch_rows(
+    eng: &Engine,
+    s: &[u8],
+    e: &[u8],
+    dir: ScanDir,
+    n: usize,
+    mut visit: impl FnMut(&[u8], &[u8]),
+) -> Result<(usize, u64)> {
     assert!(n > 0, "a scan fetches at least one row");
-    let mut out = Vec::new();
-    let push = |k: &[u8], v: &[u8]| {
-        out.push((k.to_vec(), v.to_vec()));
-        out.len() < n
+    let mut h = DefaultHasher::new();
+    let mut count = 0usize;
+    let f = |k: &[u8], v: &[u8]| {
+        h.write_usize(k.len());
+        h.write(k);
+        h.write_usize(v.len());
+        h.write(v);
+        visit(k, v);
+        count += 1;
+        count < n
     };
     match dir {
-        ScanDir::Forward => eng.scan_with(s, Some(e), push)?,
-        ScanDir::Reverse => eng.scan_rev_with(s, Some(e), push)?,
+        ScanDir::Forward => eng.scan_with(s, Some(e), f)?,
+        ScanDir::Reverse => eng.scan_rev_with(s, Some(e), f)?,
     }
-    Ok(out)
+    Ok((count, h.finish()))
 }
