@@ -203,3 +203,11 @@ impl Engine {
         self.after_write(lsn, d)
     }
 }
+
+impl Engine {
+    /// Pages allocated so far (the allocation mark): the database size in pages.
+    #[must_use]
+    pub fn allocated_pages(&self) -> u64 {
+        self.tree.read().next_pid
+    }
+}

@@ -170,7 +170,12 @@ impl Txn<'_> {
             let live = |(k, v): (Vec<u8>, Option<Vec<u8>>)| v.map(|v| (strip(&k), v));
             match dir {
                 ScanDir::Forward => merged.into_iter().filter_map(live).take(limit).collect(),
-                ScanDir::Reverse => merged.into_iter().rev().filter_map(live).take(limit).collect(),
+                ScanDir::Reverse => merged
+                    .into_iter()
+                    .rev()
+                    .filter_map(live)
+                    .take(limit)
+                    .collect(),
             }
         };
         assert!(out.len() <= limit, "a scan returned more than its limit");
