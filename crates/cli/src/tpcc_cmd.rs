@@ -142,8 +142,11 @@ fn engine_config(a: &TpccArgs) -> Config {
     }
 }
 
-/// The device the flags ask for: (device, simulated SSD if any).
-fn device(a: &TpccArgs, cfg: &Config) -> Result<(Arc<dyn BlockDevice>, Option<Arc<SimDevice>>)> {
+/// A device and, when it is a simulated SSD, that SSD.
+type Opened = (Arc<dyn BlockDevice>, Option<Arc<SimDevice>>);
+
+/// The device the flags ask for.
+fn device(a: &TpccArgs, cfg: &Config) -> Result<Opened> {
     let data = u64::from(a.warehouses) * WAREHOUSE_BYTES;
     let wal = nowa_engine::wal_region_bytes(cfg);
     let capacity = a.capacity.unwrap_or_else(|| {

@@ -28,22 +28,28 @@ fn a_checked_run_reports_and_is_consistent() {
     ]);
     assert!(v["consistency"]["violations"]
         .as_array()
-        .unwrap()
+        .expect("test step")
         .is_empty());
     let run = &v["run"];
-    let done = run["transactions"].as_u64().unwrap() + run["rollbacks"].as_u64().unwrap();
+    let done = run["transactions"].as_u64().expect("test step")
+        + run["rollbacks"].as_u64().expect("test step");
     assert_eq!(done, 1500);
-    assert!(run["tpmc"].as_f64().unwrap() > 0.0);
-    assert!(v["load"]["warehouses_per_minute"].as_f64().unwrap() > 0.0);
-    assert!(v["wal_bytes_per_txn"].as_f64().unwrap() > 0.0);
+    assert!(run["tpmc"].as_f64().expect("test step") > 0.0);
+    assert!(
+        v["load"]["warehouses_per_minute"]
+            .as_f64()
+            .expect("test step")
+            > 0.0
+    );
+    assert!(v["wal_bytes_per_txn"].as_f64().expect("test step") > 0.0);
 }
 
 /// Starts a sync-commit run on `img`, kills it with SIGKILL a few seconds into the run phase,
 /// then recovers and checks with `--check-only`.
 fn kill_9_then_check(write_path: &str) {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().expect("test step");
     let img = dir.path().join("tpcc.img");
-    let img = img.to_str().unwrap();
+    let img = img.to_str().expect("test step");
     let common = [
         "--device",
         img,
@@ -63,9 +69,9 @@ fn kill_9_then_check(write_path: &str) {
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
-        .unwrap();
+        .expect("test step");
     let (tx, rx) = mpsc::channel();
-    let err = child.stderr.take().unwrap();
+    let err = child.stderr.take().expect("test step");
     std::thread::spawn(move || {
         for line in BufReader::new(err).lines().map_while(Result::ok) {
             if tx.send(line).is_err() {
@@ -83,8 +89,8 @@ fn kill_9_then_check(write_path: &str) {
         }
         assert!(t.elapsed() < Duration::from_secs(300), "no run progress");
     }
-    child.kill().unwrap(); // SIGKILL
-    child.wait().unwrap();
+    child.kill().expect("test step"); // SIGKILL
+    child.wait().expect("test step");
     let out = nowa(
         &["tpcc", "--check-only"]
             .iter()

@@ -44,8 +44,10 @@ fn device(seed: u64) -> Dev {
 
 #[test]
 fn tables_scans_and_own_writes_match_a_model() {
-    let e = Engine::create(MemDevice::new(64 << 20), small()).unwrap();
-    let (a, _) = e.open_table("a", TreeOptions::default()).unwrap();
+    let e = Engine::create(MemDevice::new(64 << 20), small()).expect("test step");
+    let (a, _) = e
+        .open_table("a", TreeOptions::default())
+        .expect("test step");
     let (b, ob) = e
         .open_table(
             "b",
@@ -53,27 +55,32 @@ fn tables_scans_and_own_writes_match_a_model() {
                 append_biased: true,
             },
         )
-        .unwrap();
+        .expect("test step");
     assert!(ob.append_biased && a != b);
-    assert_eq!(e.open_table("a", TreeOptions::default()).unwrap().0, a);
+    assert_eq!(
+        e.open_table("a", TreeOptions::default())
+            .expect("test step")
+            .0,
+        a
+    );
     let mut model: BTreeMap<Vec<u8>, Vec<u8>> = BTreeMap::new();
     for i in 0..2000u32 {
         let k = format!("{:o}", i * 7 % 1500).into_bytes();
         let mut t = e.begin();
-        t.put(a, &k, &i.to_le_bytes()).unwrap();
-        t.put(b, &k, b"other table").unwrap();
+        t.put(a, &k, &i.to_le_bytes()).expect("test step");
+        t.put(b, &k, b"other table").expect("test step");
         if i % 5 == 0 {
-            t.delete(a, &k[..k.len() / 2]).unwrap();
+            t.delete(a, &k[..k.len() / 2]).expect("test step");
         }
-        t.commit().unwrap();
+        t.commit().expect("test step");
         model.insert(k.clone(), i.to_le_bytes().to_vec());
         if i % 5 == 0 {
             model.remove(&k[..k.len() / 2]);
         }
     }
     let mut t = e.begin();
-    t.put(a, b"3", b"own").unwrap();
-    t.delete(a, b"4").unwrap();
+    t.put(a, b"3", b"own").expect("test step");
+    t.delete(a, b"4").expect("test step");
     let mut m = model.clone();
     m.insert(b"3".to_vec(), b"own".to_vec());
     m.remove(&b"4"[..]);
@@ -88,20 +95,24 @@ fn tables_scans_and_own_writes_match_a_model() {
                 .filter(|(k, _)| en.is_none_or(|x| k.as_slice() < x))
                 .map(|(k, v)| (k.clone(), v.clone()))
                 .collect();
-            let fwd = t.scan(a, s, en, ScanDir::Forward, limit).unwrap();
+            let fwd = t
+                .scan(a, s, en, ScanDir::Forward, limit)
+                .expect("test step");
             assert_eq!(fwd, want.iter().take(limit).cloned().collect::<Vec<_>>());
-            let rev = t.scan(a, s, en, ScanDir::Reverse, limit).unwrap();
+            let rev = t
+                .scan(a, s, en, ScanDir::Reverse, limit)
+                .expect("test step");
             assert_eq!(
                 rev,
                 want.iter().rev().take(limit).cloned().collect::<Vec<_>>()
             );
         }
     }
-    assert_eq!(t.get(a, b"3").unwrap(), Some(b"own".to_vec()));
-    assert_eq!(t.get(a, b"4").unwrap(), None);
+    assert_eq!(t.get(a, b"3").expect("test step"), Some(b"own".to_vec()));
+    assert_eq!(t.get(a, b"4").expect("test step"), None);
     t.abort();
     assert_eq!(
-        e.begin().get(a, b"3").unwrap(),
+        e.begin().get(a, b"3").expect("test step"),
         model.get(&b"3"[..]).cloned()
     );
     assert!(matches!(
@@ -112,17 +123,21 @@ fn tables_scans_and_own_writes_match_a_model() {
 
 #[test]
 fn a_changed_read_fails_the_commit_and_applies_nothing() {
-    let e = Engine::create(MemDevice::new(64 << 20), small()).unwrap();
-    let (t, _) = e.open_table("t", TreeOptions::default()).unwrap();
+    let e = Engine::create(MemDevice::new(64 << 20), small()).expect("test step");
+    let (t, _) = e
+        .open_table("t", TreeOptions::default())
+        .expect("test step");
     let mut t1 = e.begin();
-    assert_eq!(t1.get(t, b"x").unwrap(), None);
-    let _ = t1.scan(t, b"a", Some(b"z"), ScanDir::Forward, 10).unwrap();
-    t1.put(t, b"y", b"1").unwrap();
+    assert_eq!(t1.get(t, b"x").expect("test step"), None);
+    let _ = t1
+        .scan(t, b"a", Some(b"z"), ScanDir::Forward, 10)
+        .expect("test step");
+    t1.put(t, b"y", b"1").expect("test step");
     let mut t2 = e.begin();
-    t2.put(t, b"m", b"phantom").unwrap();
-    t2.commit().unwrap();
+    t2.put(t, b"m", b"phantom").expect("test step");
+    t2.commit().expect("test step");
     assert!(matches!(t1.commit(), Err(EngineError::Conflict)));
-    assert_eq!(e.begin().get(t, b"y").unwrap(), None);
+    assert_eq!(e.begin().get(t, b"y").expect("test step"), None);
 }
 
 /// Every transaction sets all `KEYS` keys (spread over many leaves) to its number: after any
@@ -133,8 +148,10 @@ fn all_or_nothing(oop: bool, seeds: std::ops::Range<u64>) {
     for seed in seeds {
         let dev = device(seed);
         let b = builder(oop);
-        let e = Engine::create_with_store(dev.clone(), small(), &*b).unwrap();
-        let (t, _) = e.open_table("t", TreeOptions::default()).unwrap();
+        let e = Engine::create_with_store(dev.clone(), small(), &*b).expect("test step");
+        let (t, _) = e
+            .open_table("t", TreeOptions::default())
+            .expect("test step");
         dev.crash_after_writes(20 + seed * 37 % 400);
         let mut acked = 0u32;
         for n in 1..200u32 {
@@ -145,7 +162,7 @@ fn all_or_nothing(oop: bool, seeds: std::ops::Range<u64>) {
                     format!("{k:05}").as_bytes(),
                     &[n.to_le_bytes().as_slice(), &[7; 60]].concat(),
                 )
-                .unwrap();
+                .expect("test step");
             }
             if x.commit_with(Durability::Sync).is_err() {
                 break;
@@ -155,28 +172,32 @@ fn all_or_nothing(oop: bool, seeds: std::ops::Range<u64>) {
         dev.power_loss();
         drop(e);
         dev.restart();
-        let e = Engine::open_with_store(dev.clone(), small(), &*b).unwrap();
-        let (t, _) = e.open_table("t", TreeOptions::default()).unwrap();
+        let e = Engine::open_with_store(dev.clone(), small(), &*b).expect("test step");
+        let (t, _) = e
+            .open_table("t", TreeOptions::default())
+            .expect("test step");
         let rows = e
             .begin()
             .scan(t, b"", None, ScanDir::Forward, usize::MAX)
-            .unwrap();
+            .expect("test step");
         let first = rows.first().map(|(_, v)| v.clone());
         assert!(
-            rows.len() == usize::try_from(KEYS).unwrap()
+            rows.len() == usize::try_from(KEYS).expect("test step")
                 && rows.iter().all(|(_, v)| Some(v) == first.as_ref())
                 || rows.is_empty() && acked == 0,
             "seed {seed} oop {oop}: {} rows, not one transaction's writes",
             rows.len()
         );
-        let got = first.map_or(0, |v| u32::from_le_bytes(v[..4].try_into().unwrap()));
+        let got = first.map_or(0, |v| {
+            u32::from_le_bytes(v[..4].try_into().expect("test step"))
+        });
         assert!(
             got >= acked,
             "seed {seed}: acknowledged commit {acked} lost ({got})"
         );
         finished_groups +=
             u32::from(e.recovery_report().is_some_and(|r| r.records_replayed > 0) && got > acked);
-        e.close().unwrap();
+        e.close().expect("test step");
     }
     println!("oop {oop}: {finished_groups} recoveries kept an unacknowledged commit");
 }
@@ -201,7 +222,7 @@ fn commits_are_all_or_nothing_after_power_loss_long() {
 #[test]
 fn tables_survive_a_crash_and_a_reopen() {
     let dev = device(5);
-    let e = Engine::create(dev.clone(), small()).unwrap();
+    let e = Engine::create(dev.clone(), small()).expect("test step");
     for i in 0..20 {
         let (t, _) = e
             .open_table(
@@ -210,27 +231,28 @@ fn tables_survive_a_crash_and_a_reopen() {
                     append_biased: i % 2 == 0,
                 },
             )
-            .unwrap();
+            .expect("test step");
         let mut x = e.begin();
-        x.put(t, b"k", format!("v{i}").as_bytes()).unwrap();
-        x.commit().unwrap();
+        x.put(t, b"k", format!("v{i}").as_bytes())
+            .expect("test step");
+        x.commit().expect("test step");
     }
     dev.power_loss();
     drop(e);
     dev.restart();
-    let e = Engine::open(dev.clone(), small()).unwrap();
-    let tables = e.tables().unwrap();
+    let e = Engine::open(dev.clone(), small()).expect("test step");
+    let tables = e.tables().expect("test step");
     assert_eq!(tables.len(), 20);
     for (name, id, o) in tables {
-        let i: u32 = name[1..].parse().unwrap();
+        let i: u32 = name[1..].parse().expect("test step");
         assert_eq!(o.append_biased, i % 2 == 0);
         assert!(
-            e.tree_options(&[0xFF, 0, u8::try_from(id.number()).unwrap()])
+            e.tree_options(&[0xFF, 0, u8::try_from(id.number()).expect("test step")])
                 .append_biased
                 == o.append_biased
         );
         assert_eq!(
-            e.begin().get(id, b"k").unwrap(),
+            e.begin().get(id, b"k").expect("test step"),
             Some(format!("v{i}").into_bytes())
         );
     }

@@ -52,7 +52,7 @@ fn builder(oop: bool) -> Box<dyn StoreBuilder> {
 }
 
 fn open(dev: &Dev, oop: bool) -> EngineStore {
-    let e = Engine::open_with_store(dev.clone(), cfg(), &*builder(oop)).unwrap();
+    let e = Engine::open_with_store(dev.clone(), cfg(), &*builder(oop)).expect("test step");
     EngineStore::new(e, Durability::Sync)
 }
 
@@ -69,18 +69,18 @@ fn power_losses(oop: bool, crashes: u64, seed: u64) {
         bit_flip_read_prob: 0.0,
     };
     let dev: Dev = Arc::new(FaultyDevice::new(MemDevice::new(640 << 20), fc));
-    let e = Engine::create_with_store(dev.clone(), cfg(), &*builder(oop)).unwrap();
+    let e = Engine::create_with_store(dev.clone(), cfg(), &*builder(oop)).expect("test step");
     let mut store = EngineStore::new(e, Durability::Sync);
-    let tables = Tables::open(&store).unwrap();
+    let tables = Tables::open(&store).expect("test step");
     let lc = LoadConfig {
         warehouses: 1,
         threads: 2,
         seed,
     };
-    load(&store, &tables, &lc, &|_| {}).unwrap();
+    load(&store, &tables, &lc, &|_| {}).expect("test step");
     let mut rng = seed;
     let mut committed = 0u64;
-    store.engine().checkpoint().unwrap();
+    store.engine().checkpoint().expect("test step");
     for c in 0..crashes {
         dev.crash_after_writes(1 + next(&mut rng) % 120);
         let mut rc = RunConfig::new(1, 2);
@@ -96,8 +96,8 @@ fn power_losses(oop: bool, crashes: u64, seed: u64) {
         drop(store.into_engine());
         dev.restart();
         store = open(&dev, oop);
-        let tables = Tables::open(&store).unwrap();
-        let check = check_consistency(&store, &tables, 1, true).unwrap();
+        let tables = Tables::open(&store).expect("test step");
+        let check = check_consistency(&store, &tables, 1, true).expect("test step");
         assert!(
             check.is_consistent(),
             "seed {seed} oop {oop} crash {c}: {:?}",
@@ -109,7 +109,7 @@ fn power_losses(oop: bool, crashes: u64, seed: u64) {
         committed > crashes,
         "the crashes came before the runs committed anything"
     );
-    store.engine().close().unwrap();
+    store.engine().close().expect("test step");
 }
 
 fn crashes() -> u64 {

@@ -48,7 +48,7 @@ fn device(bytes: u64, seed: u64) -> Dev {
 
 fn create(dev: &Dev, c: Config, oop: bool) -> EngineStore {
     let b = builder(oop);
-    let e = Engine::create_with_store(dev.clone(), c, &*b).unwrap();
+    let e = Engine::create_with_store(dev.clone(), c, &*b).expect("test step");
     EngineStore::new(e, Durability::Sync)
 }
 
@@ -58,7 +58,7 @@ fn crash_and_open(dev: &Dev, store: EngineStore, oop: bool) -> EngineStore {
     drop(store.into_engine());
     dev.restart();
     let b = builder(oop);
-    let e = Engine::open_with_store(dev.clone(), cfg(), &*b).unwrap();
+    let e = Engine::open_with_store(dev.clone(), cfg(), &*b).expect("test step");
     EngineStore::new(e, Durability::Sync)
 }
 
@@ -70,7 +70,7 @@ fn model(oop: bool) {
         seed: SEED,
         ..ModelConfig::default()
     };
-    let r = transaction_model(&store, &mc).unwrap();
+    let r = transaction_model(&store, &mc).expect("test step");
     println!("{r:?}");
     assert!(r.committed > 1000 && r.aborted > 200 && r.verifications >= 20);
 }
@@ -97,7 +97,7 @@ fn model_with_power_loss(oop: bool) {
         };
         let (_, r) =
             transaction_model_with_reopen(store, &mc, 40, |s| Ok(crash_and_open(&dev, s, oop)))
-                .unwrap();
+                .expect("test step");
         assert_eq!(r.reopens, 15);
     }
 }
@@ -121,7 +121,7 @@ fn bank(oop: bool) {
         transfers_per_thread: 500,
         ..BankConfig::default()
     };
-    let r = bank_transfer_invariant(&store, &bc).unwrap();
+    let r = bank_transfer_invariant(&store, &bc).expect("test step");
     println!("{r:?}");
     assert_eq!(r.transfers, 4 * 500);
 }
@@ -152,7 +152,7 @@ fn tpcc(oop: bool, steady: u32) {
         steady_window: steady,
         seed: SEED,
     };
-    let (report, c) = tpcc_consistency_after_run(&store, &tc).unwrap();
+    let (report, c) = tpcc_consistency_after_run(&store, &tc).expect("test step");
     println!("{} txns, {:?}", report.transactions, c.violations);
     assert!(c.is_consistent());
 }
@@ -185,7 +185,7 @@ fn flatness(oop: bool) {
         seed: SEED,
     };
     let pages = || store.engine().allocated_pages();
-    let f = steady_flatness(&store, &fc, &pages).unwrap();
+    let f = steady_flatness(&store, &fc, &pages).expect("test step");
     println!(
         "pages after N and 4N: {:?}; rows {:?} -> {:?}",
         f.size, f.rows_n, f.rows_4n

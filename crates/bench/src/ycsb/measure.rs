@@ -221,6 +221,9 @@ pub struct Drilldown {
 
 impl Drilldown {
     /// The counters' differences from `a` to `b`: the one place they are taken.
+    ///
+    /// # Panics
+    /// If a counter went backwards (`b` taken before `a`, or from another engine).
     #[must_use]
     pub fn between(a: &Snapshot, b: &Snapshot) -> Drilldown {
         let (p, s) = (&a.stats, &b.stats);

@@ -136,6 +136,9 @@ impl Txn<'_> {
     ///
     /// # Errors
     /// `UnknownTable`, read errors.
+    ///
+    /// # Panics
+    /// If the merge returns more than `limit` rows (a bug).
     pub fn scan(
         &mut self,
         table: TableId,
