@@ -133,6 +133,10 @@ fn builder(
 fn engine_config(a: &TpccArgs) -> Config {
     let data = u64::from(a.warehouses) * WAREHOUSE_BYTES;
     let pool = a.pool.unwrap_or_else(|| (data / 10).max(16 << 20));
+    assert!(
+        pool >= 1 << 20,
+        "a pool of at least 1 MiB (the flag's floor)"
+    );
     Config {
         pool_bytes: pool,
         wal_limit_bytes: a.wal_limit,
@@ -160,6 +164,10 @@ fn device(a: &TpccArgs, cfg: &Config) -> Result<Opened> {
         c
     }) / 4096
         * 4096;
+    assert!(
+        capacity % 4096 == 0 && capacity > 0,
+        "device capacity in whole blocks"
+    );
     let mem = match a.device.as_str() {
         "sim" => sim_device_bytes(capacity),
         "mem" => capacity,
@@ -343,6 +351,17 @@ fn run_phase(
     };
     let logical0 = store.engine().stats().logical_user_bytes;
     let report = run(store, tables, &rc, &obs).context("running TPC-C")?;
+    if let Stop::Transactions(n) = rc.stop {
+        assert!(
+            report.transactions + report.rollbacks <= n || a.steady,
+            "the run did more draws than asked"
+        );
+    }
+    assert_eq!(
+        report.kinds.len(),
+        nowa_tpcc::TxnKind::ALL.len(),
+        "one report per type"
+    );
     let d = obs.drill();
     let consistency = if a.check {
         Some(check_consistency(store, tables, a.warehouses, !a.steady).context("checking")?)
@@ -382,6 +401,7 @@ fn check_only(
     let store = EngineStore::new(eng, a.durability);
     let tables = Tables::open(&store).context("opening the tables")?;
     let c = check_consistency(&store, &tables, a.warehouses, !a.steady).context("checking")?;
+    assert_eq!(c.warehouses, a.warehouses, "every warehouse checked");
     store.engine().close().context("closing the engine")?;
     print_consistency(&c);
     if a.json {

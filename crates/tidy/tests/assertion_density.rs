@@ -14,7 +14,7 @@ const FLOORS: &[(&str, f64)] = &[
     ("engine", 13.0),
     ("workload", 2.0),
     ("bench", 3.0),
-    ("cli", 3.0),
+    ("cli", 4.0),
     ("units", 0.0),
     ("tpcc", 11.0),
     ("trace", 10.0),

@@ -64,6 +64,7 @@ impl TxnStore for EngineStore {
             append_biased: hint.append_biased,
         };
         let (id, _) = self.eng.open_table(name, opts).map_err(store_err)?;
+        assert!(id.number() > 0, "table 0 is the engine's catalog");
         Ok(TableId(u32::from(id.number())))
     }
 
@@ -90,6 +91,7 @@ impl TxnStore for EngineStore {
             last = Some(k);
             n += 1;
         }
+        assert_eq!(n == 0, last.is_none(), "rows counted as loaded");
         Ok(n)
     }
 
@@ -130,9 +132,24 @@ impl Transaction for EngineTxn<'_> {
             ScanOrder::Forward => ScanDir::Forward,
             ScanOrder::Reverse => ScanDir::Reverse,
         };
-        self.txn
+        let rows = self
+            .txn
             .scan(table(t)?, start, end, dir, limit)
-            .map_err(store_err)
+            .map_err(store_err)?;
+        assert!(rows.len() <= limit, "a scan returned more rows than asked");
+        assert!(
+            rows.windows(2).all(|w| match order {
+                ScanOrder::Forward => w[0].0 < w[1].0,
+                ScanOrder::Reverse => w[0].0 > w[1].0,
+            }),
+            "a scan returned rows out of order"
+        );
+        assert!(
+            rows.iter()
+                .all(|(k, _)| k.as_slice() >= start && end.is_none_or(|e| k.as_slice() < e)),
+            "a scan returned a row outside its range"
+        );
+        Ok(rows)
     }
 
     fn validate(&mut self) -> Result<(), StoreError> {
