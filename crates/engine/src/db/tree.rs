@@ -10,6 +10,14 @@ use crate::num::u64_of;
 use crate::page::{self, Entry, KIND_INNER, KIND_LEAF, MAX_KEY, MAX_KV};
 use crate::treelock::TreeMeta;
 
+/// `Err(ExpectedLeaf)` unless `p` (page `pid`) is a leaf.
+fn expect_leaf(pid: Pid, p: &[u8]) -> Result<()> {
+    match page::kind(p) {
+        KIND_LEAF => Ok(()),
+        kind => Err(tree_damage(pid, TreeDamage::ExpectedLeaf { kind })),
+    }
+}
+
 pub(super) fn check_kv(k: &[u8], v: &[u8]) -> Result<()> {
     if k.len() > MAX_KEY || k.len() + v.len() > MAX_KV {
         return Err(EngineError::TooLarge {
@@ -40,14 +48,7 @@ impl Engine {
         let t = self.tree.read();
         let pid = self.find_leaf(&t, key)?;
         let g = self.pool.read(pid)?;
-        if page::kind(&g.page) != KIND_LEAF {
-            return Err(tree_damage(
-                pid,
-                TreeDamage::ExpectedLeaf {
-                    kind: page::kind(&g.page),
-                },
-            ));
-        }
+        expect_leaf(pid, &g.page)?;
         Ok(f(page::search(&g.page, key)
             .ok()
             .map(|i| page::leaf_value(&g.page, i))))
@@ -84,14 +85,7 @@ impl Engine {
         let mut hops = 0u64;
         loop {
             let g = self.pool.read(pid)?;
-            if page::kind(&g.page) != KIND_LEAF {
-                return Err(tree_damage(
-                    pid,
-                    TreeDamage::ExpectedLeaf {
-                        kind: page::kind(&g.page),
-                    },
-                ));
-            }
+            expect_leaf(pid, &g.page)?;
             let first = *from.get_or_insert_with(|| match page::search(&g.page, start) {
                 Ok(i) | Err(i) => i,
             });
@@ -249,14 +243,7 @@ impl Engine {
         for _ in 0..=t.next_pid {
             let (pid, fence) = self.find_leaf_below(&t, below.as_deref())?;
             let g = self.pool.read(pid)?;
-            if page::kind(&g.page) != KIND_LEAF {
-                return Err(tree_damage(
-                    pid,
-                    TreeDamage::ExpectedLeaf {
-                        kind: page::kind(&g.page),
-                    },
-                ));
-            }
+            expect_leaf(pid, &g.page)?;
             let top = match below.as_deref() {
                 Some(b) => match page::search(&g.page, b) {
                     Ok(i) | Err(i) => i,
