@@ -15,6 +15,7 @@ mod resources;
 mod sim_cmd;
 mod ssdiq_cmd;
 mod table1_cmd;
+mod tpcc_cmd;
 mod trace_cmd;
 mod ycsb_cmd;
 
@@ -39,6 +40,8 @@ enum Cmd {
     Sim(sim_cmd::SimArgs),
     /// Run the SSD-iq benchmark suite on a device, a file or a simulated SSD.
     Ssdiq(ssdiq_cmd::SsdiqArgs),
+    /// Run TPC-C (standard or steady) on the storage engine, with WAF and consistency checks.
+    Tpcc(tpcc_cmd::TpccArgs),
     /// Run YCSB on the storage engine (on a simulated SSD by default) with the write drill-down.
     Ycsb(ycsb_cmd::YcsbArgs),
     /// Infer an SSD's GC unit with the ZNS-like zone-size sweep (how-to-write-to-ssds 5.3).
@@ -156,6 +159,7 @@ fn main() {
         Cmd::Sim(a) => sim_cmd::run(a),
         Cmd::Ssdiq(a) => ssdiq_cmd::run(a),
         Cmd::Ycsb(a) => ycsb_cmd::run(a),
+        Cmd::Tpcc(a) => tpcc_cmd::run_cmd(a),
         Cmd::InferGcUnit(a) => gcunit_cmd::run(a),
         Cmd::Table1(a) => table1_cmd::run(a),
         Cmd::Trace(a) => trace_cmd::run(a),

@@ -130,7 +130,7 @@ pub struct YcsbArgs {
 }
 
 #[derive(Args, Debug)]
-struct OopFlags {
+pub(crate) struct OopFlags {
     /// Write path: inplace (fixed home per page, doublewrite) or oop (out of place: zones,
     /// DB GC, no doublewrite).
     #[arg(long, default_value = "inplace", value_parser = out_of_place)]
@@ -209,7 +209,7 @@ fn out_of_place(s: &str) -> Result<PathKind, String> {
     }
 }
 
-fn durability(s: &str) -> Result<Durability, String> {
+pub(crate) fn durability(s: &str) -> Result<Durability, String> {
     match s {
         "async" => Ok(Durability::Async),
         "sync" => Ok(Durability::Sync),
@@ -217,7 +217,7 @@ fn durability(s: &str) -> Result<Durability, String> {
     }
 }
 
-fn sim_mode(s: &str) -> Result<SimMode, String> {
+pub(crate) fn sim_mode(s: &str) -> Result<SimMode, String> {
     match s {
         "cns" => Ok(SimMode::Conventional),
         "zns" => Ok(SimMode::Zoned { max_open_zones: 14 }),
@@ -228,6 +228,11 @@ fn sim_mode(s: &str) -> Result<SimMode, String> {
             )),
         },
     }
+}
+
+/// `--zone-size` of `o` on the device (shared with `nowa tpcc`).
+pub(crate) fn zone_of(o: &OopFlags, dev: &dyn BlockDevice, sim: Option<&SimConfig>) -> Result<u64> {
+    resolve_zone_size(o.zone_size, dev, sim)
 }
 
 /// Resolve `--zone-size` on the device.
@@ -300,7 +305,13 @@ fn pacing(a: &YcsbArgs) -> Result<Option<Pacing>> {
 
 /// The write path, after refusing out-of-place switches an in-place run would ignore.
 fn write_path(a: &YcsbArgs) -> Result<Option<OopConfig>> {
-    let o = &a.oop;
+    oop_config(&a.oop, a.op, a.seed)
+}
+
+/// The out-of-place configuration `--write-path` and its switches ask for (None: in place),
+/// after refusing out-of-place switches an in-place run would ignore; `op` is the SSD OP
+/// estimate of `--defer-compensation` (shared by `nowa ycsb` and `nowa tpcc`).
+pub(crate) fn oop_config(o: &OopFlags, op: f64, seed: u64) -> Result<Option<OopConfig>> {
     if o.write_path == PathKind::InPlace {
         let oop_only = [
             ("--compression", o.compression != Compression::Off),
@@ -323,8 +334,8 @@ fn write_path(a: &YcsbArgs) -> Result<Option<OopConfig>> {
         background_gc: o.background_gc,
         defer_compensation: o.defer_compensation,
         // The SSD's OP for the deferral estimate: the simulated SSD's, else the default.
-        ssd_op: a.op,
-        seed: a.seed,
+        ssd_op: op,
+        seed,
         space_limit_bytes: o.space_limit,
         ..OopConfig::default()
     }))

@@ -71,6 +71,33 @@ pub enum EngineError {
     /// `close()` was called.
     #[error("engine is closed")]
     Closed,
+    /// A transaction's validation found a read that changed: nothing was applied; the
+    /// transaction may be retried.
+    #[error("transaction conflict: a read changed before commit; retry it")]
+    Conflict,
+    /// A table handle this engine's catalog does not hold.
+    #[error("unknown table #{id}")]
+    UnknownTable {
+        /// The table number.
+        id: u16,
+    },
+    /// A catalog row does not decode (the table list is unreadable).
+    #[error("catalog row under key {key:02x?} is damaged")]
+    CatalogDamaged {
+        /// The row's key.
+        key: Vec<u8>,
+    },
+    /// Every table number is in use.
+    #[error("too many tables")]
+    TooManyTables,
+    /// A transaction's write set does not fit one WAL record.
+    #[error("transaction too large: {bytes} bytes of writes (at most {max} per commit)")]
+    TxnTooLarge {
+        /// Encoded size of the write set.
+        bytes: usize,
+        /// The limit.
+        max: usize,
+    },
     /// An earlier failure left memory ahead of the log (a structure modification failed
     /// half way): no further work is accepted; reopen the database.
     #[error("engine is poisoned by an earlier failure: reopen the database")]

@@ -15,6 +15,7 @@
 //! ```
 
 mod buffer;
+pub mod catalog;
 mod cleaner;
 mod db;
 mod error;
@@ -26,9 +27,13 @@ pub mod page;
 mod stats;
 mod store;
 mod treelock;
+pub mod txn;
 mod wal;
 
-pub use db::{wal_region_bytes, Config, Durability, Engine, RecoveryReport, WalDamage};
+pub use catalog::{TableId, TreeOptions};
+pub use db::{
+    wal_region_bytes, Config, Durability, Engine, RecoveryReport, WalDamage, MAX_WRITE_SET,
+};
 pub use error::{
     CodecError, ConfigError, Corruption, EngineError, Exhausted, MappingDamage, MetaDamage,
     PageDamage, Pid, RecordDamage, RedoDamage, Result, SlotDamage, SuperblockDamage, TreeDamage,
@@ -42,4 +47,5 @@ pub use store::{
     in_place_store, store_builder, FnStoreBuilder, InPlaceStore, OpenMode, PageCache, PageStore,
     StoreBuilder, StoreContext, StoreRecovery, WriteKind,
 };
+pub use txn::{ScanDir, Txn};
 pub use wal::WalStop;

@@ -641,6 +641,14 @@ fn attempt<S: TxnStore>(store: &S, ctx: Ctx<'_>, input: &Input) -> Result<Done, 
             txn.commit()?;
             Ok(done)
         }
+        Err(Fail::Tpcc(e)) => {
+            // An optimistic store may have shown an inconsistent state: a conflict, not a
+            // failure, if the reads no longer hold.
+            let valid = txn.validate();
+            txn.abort();
+            valid?;
+            Err(Fail::Tpcc(e))
+        }
         Err(e) => {
             txn.abort();
             Err(e)

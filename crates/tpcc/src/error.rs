@@ -30,6 +30,14 @@ pub enum TpccError {
         /// The key looked up.
         key: Vec<u8>,
     },
+    /// Rows that contradict each other (a TPC-C invariant between rows does not hold): a
+    /// corrupt database, or, inside a transaction of an optimistic store, an inconsistent read
+    /// that validation turns into a conflict.
+    #[error("inconsistent rows: {what}")]
+    Inconsistent {
+        /// The invariant that failed.
+        what: &'static str,
+    },
     /// A parameter out of its range.
     #[error("invalid {field}: {value} (expected {expected})")]
     Config {
@@ -46,6 +54,15 @@ pub enum TpccError {
         /// The worker's index.
         worker: usize,
     },
+}
+
+/// `Err(Inconsistent { what })` unless `cond`.
+pub(crate) fn ensure(cond: bool, what: &'static str) -> Result<(), TpccError> {
+    if cond {
+        Ok(())
+    } else {
+        Err(TpccError::Inconsistent { what })
+    }
 }
 
 /// Turns a decode result into a [`TpccError::Corrupt`] naming the row.

@@ -33,6 +33,7 @@
 pub mod check;
 pub mod codec;
 pub mod driver;
+pub mod engine_store;
 pub mod error;
 pub mod keys;
 pub mod load;
@@ -47,6 +48,7 @@ pub mod txns;
 
 pub use check::{check_consistency, Consistency, Violation};
 pub use driver::{run, RunConfig, Stop};
+pub use engine_store::{EngineStore, EngineTxn};
 pub use error::TpccError;
 pub use load::{load, LoadConfig, LoadProgress, LoadReport};
 pub use mem::MemStore;

@@ -207,6 +207,17 @@ pub trait Transaction {
         limit: usize,
     ) -> Result<Vec<Row>, StoreError>;
 
+    /// Checks that everything read so far is still current: an optimistic store may let a
+    /// transaction read an inconsistent state that validation at commit would reject. The
+    /// driver asks this when a transaction finds something impossible (a missing row), and
+    /// retries on a conflict. The default (a store whose reads are always consistent): `Ok`.
+    ///
+    /// # Errors
+    /// [`StoreError::Conflict`] when a read changed (then abort), or a store error.
+    fn validate(&mut self) -> Result<(), StoreError> {
+        Ok(())
+    }
+
     /// Makes every write of the transaction visible and durable, atomically.
     ///
     /// # Errors

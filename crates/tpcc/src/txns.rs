@@ -5,7 +5,7 @@
 //! executed by [`execute`], so a transaction that lost a conflict is retried with the same input.
 
 use crate::codec::DecodeError;
-use crate::error::{decoded, TpccError};
+use crate::error::{decoded, ensure, TpccError};
 use crate::schema::{
     key, Customer, District, History, Item, Order, OrderLine, Stock, Table, Tables, Warehouse,
     DISTRICTS,
@@ -487,7 +487,7 @@ fn order_status<T: Transaction>(
     };
     let o = int_field(Table::OrderWdc, k, 3)?;
     let order = db.get(Table::Order, &key::order(w, d, o), Order::decode)?;
-    assert_eq!(order.c_id, c, "ORDER_WDC points to the customer's order");
+    ensure(order.c_id == c, "ORDER_WDC points to the customer's order")?;
     assert!((1..=15).contains(&order.ol_cnt), "O_OL_CNT is 5..=15");
     let lines = db.prefix(
         Table::OrderLine,
@@ -524,17 +524,20 @@ fn delivery<T: Transaction>(
         let okey = key::order(w, d, o);
         db.delete(Table::NewOrder, &okey)?;
         let mut order = db.get(Table::Order, &okey, Order::decode)?;
-        assert_eq!(order.carrier_id, 0, "an order in NEW_ORDER is undelivered");
+        ensure(
+            order.carrier_id == 0,
+            "an order in NEW_ORDER is undelivered",
+        )?;
         order.carrier_id = carrier;
         db.put(Table::Order, &okey, &order.encode())?;
         let mut total = 0i64;
         for n in 1..=order.ol_cnt {
             let lkey = key::order_line(w, d, o, n);
             let mut line = db.get(Table::OrderLine, &lkey, OrderLine::decode)?;
-            assert_eq!(
-                line.delivery_d, 0,
-                "an undelivered order's lines are undelivered"
-            );
+            ensure(
+                line.delivery_d == 0,
+                "an undelivered order's lines are undelivered",
+            )?;
             assert!(line.amount >= 0, "OL_AMOUNT is never negative");
             line.delivery_d = now;
             total += line.amount;
@@ -633,7 +636,7 @@ fn batch_delete<T: Transaction>(
 fn delete_order<T: Transaction>(db: &mut Db<'_, T>, w: i32, d: i32, o: i32) -> Result<(), Fail> {
     let okey = key::order(w, d, o);
     let order = db.get(Table::Order, &okey, Order::decode)?;
-    assert_ne!(order.carrier_id, 0, "only delivered orders are deleted");
+    ensure(order.carrier_id != 0, "only delivered orders are deleted")?;
     assert!((1..=15).contains(&order.ol_cnt), "O_OL_CNT is 5..=15");
     db.delete(Table::Order, &okey)?;
     db.delete(Table::OrderWdc, &key::order_wdc(w, d, order.c_id, o))?;

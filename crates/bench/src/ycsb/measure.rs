@@ -15,7 +15,8 @@ use std::time::Instant;
 
 /// The engine's and the device's counters, the operations done and the process CPU time at
 /// one instant.
-pub(crate) struct Snapshot {
+/// The engine's and the device's counters at one instant (for [`Drilldown::between`]).
+pub struct Snapshot {
     pub(crate) at: Instant,
     pub(crate) ops: u64,
     pub(crate) stats: Stats,
@@ -24,7 +25,9 @@ pub(crate) struct Snapshot {
 }
 
 impl Snapshot {
-    pub(crate) fn take(engine: &Engine, dev: &dyn BlockDevice, ops: u64) -> Snapshot {
+    /// The counters now; `ops` is the caller's operation count.
+    #[must_use]
+    pub fn take(engine: &Engine, dev: &dyn BlockDevice, ops: u64) -> Snapshot {
         Snapshot {
             at: Instant::now(),
             ops,
@@ -189,7 +192,11 @@ pub struct Drilldown {
 
 impl Drilldown {
     /// The counters' differences from `a` to `b`: the one place they are taken.
-    pub(crate) fn between(a: &Snapshot, b: &Snapshot) -> Drilldown {
+    ///
+    /// # Panics
+    /// If a counter went backwards (`b` taken before `a`, or from another engine).
+    #[must_use]
+    pub fn between(a: &Snapshot, b: &Snapshot) -> Drilldown {
         let (p, s) = (&a.stats, &b.stats);
         let d = |new: u64, old: u64| {
             assert!(new >= old, "engine counter went backwards: {old} -> {new}");

@@ -9,6 +9,7 @@
 //! the exclusive lock (structure modification, SMO).
 
 mod checkpoint;
+mod group;
 mod open;
 mod recovery;
 mod split;
@@ -28,6 +29,7 @@ use parking_lot::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
+pub use group::MAX_WRITE_SET;
 pub use open::wal_region_bytes;
 
 const BS: u64 = BLOCK as u64;
@@ -175,6 +177,12 @@ pub struct Engine {
     closed: AtomicBool,
     poisoned: AtomicBool,
     report: Option<RecoveryReport>,
+    /// Named tables (`crate::catalog`).
+    catalog: crate::catalog::Catalog,
+    /// Transactions: validation shared (read-only) or exclusive (validate and apply).
+    commit_lock: parking_lot::RwLock<()>,
+    /// Recovery: a `TxnCommit` whose `TxnDone` has not been seen yet (LSN, write set).
+    pending_txn: Mutex<Option<(u64, Vec<crate::format::wal::TxnOp>)>>,
 }
 
 impl Drop for Engine {

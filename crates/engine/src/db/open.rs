@@ -403,6 +403,8 @@ impl Engine {
         let (replayed, skipped) = eng.replay(sb, end)?;
         let redo = t.elapsed();
         eng.wal.start_epoch()?;
+        // A commit group the crash interrupted: finish it in the new epoch (db/group.rs).
+        eng.finish_pending_txn()?;
         if repair.snapshot_fallback.is_some() {
             // The current superblock names a damaged snapshot; the other copy names the one
             // the store loaded. Skip a seq so this checkpoint overwrites the current copy and
@@ -478,6 +480,9 @@ impl Engine {
             ckpt_active: AtomicBool::new(false),
             cleaner: Mutex::new(None),
             report: None,
+            catalog: crate::catalog::Catalog::default(),
+            commit_lock: parking_lot::RwLock::new(()),
+            pending_txn: Mutex::new(None),
         }
     }
 

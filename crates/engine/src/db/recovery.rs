@@ -100,6 +100,17 @@ impl Engine {
                 next_pid,
                 pages,
             } => self.redo_smo(lsn, root, next_pid, &pages, fresh_from),
+            // Commit groups (db/group.rs): nothing to apply on a page here; an interrupted
+            // group is finished after redo.
+            Record::TxnCommit { ops } => {
+                self.txn_seen(lsn, ops);
+                Ok(false)
+            }
+            Record::TxnDone { commit_lsn } => {
+                assert!(commit_lsn < lsn, "TxnDone at {lsn} before its commit");
+                self.txn_done_seen(commit_lsn);
+                Ok(false)
+            }
         }
     }
 

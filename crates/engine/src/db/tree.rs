@@ -10,7 +10,15 @@ use crate::num::u64_of;
 use crate::page::{self, Entry, KIND_INNER, KIND_LEAF, MAX_KEY, MAX_KV};
 use crate::treelock::TreeMeta;
 
-fn check_kv(k: &[u8], v: &[u8]) -> Result<()> {
+/// `Err(ExpectedLeaf)` unless `p` (page `pid`) is a leaf.
+fn expect_leaf(pid: Pid, p: &[u8]) -> Result<()> {
+    match page::kind(p) {
+        KIND_LEAF => Ok(()),
+        kind => Err(tree_damage(pid, TreeDamage::ExpectedLeaf { kind })),
+    }
+}
+
+pub(super) fn check_kv(k: &[u8], v: &[u8]) -> Result<()> {
     if k.len() > MAX_KEY || k.len() + v.len() > MAX_KV {
         return Err(EngineError::TooLarge {
             key_len: k.len(),
@@ -26,22 +34,24 @@ impl Engine {
     /// # Errors
     /// `Closed`, `Corrupt` (a page failed validation), device errors.
     pub fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.get_with(key, |v| v.map(<[u8]>::to_vec))
+    }
+
+    /// `f` of the value of `key` (None: absent), without copying it. `f` runs under a page
+    /// latch: it must not call back into the engine.
+    ///
+    /// # Errors
+    /// As [`Self::get`].
+    pub fn get_with<R>(&self, key: &[u8], f: impl FnOnce(Option<&[u8]>) -> R) -> Result<R> {
         self.check_open()?;
         self.counters.gets.inc();
         let t = self.tree.read();
         let pid = self.find_leaf(&t, key)?;
         let g = self.pool.read(pid)?;
-        if page::kind(&g.page) != KIND_LEAF {
-            return Err(tree_damage(
-                pid,
-                TreeDamage::ExpectedLeaf {
-                    kind: page::kind(&g.page),
-                },
-            ));
-        }
-        Ok(page::search(&g.page, key)
+        expect_leaf(pid, &g.page)?;
+        Ok(f(page::search(&g.page, key)
             .ok()
-            .map(|i| page::leaf_value(&g.page, i).to_vec()))
+            .map(|i| page::leaf_value(&g.page, i))))
     }
 
     /// Pairs with `start <= key < end` (end None = unbounded), at most `limit`, in key order.
@@ -75,14 +85,7 @@ impl Engine {
         let mut hops = 0u64;
         loop {
             let g = self.pool.read(pid)?;
-            if page::kind(&g.page) != KIND_LEAF {
-                return Err(tree_damage(
-                    pid,
-                    TreeDamage::ExpectedLeaf {
-                        kind: page::kind(&g.page),
-                    },
-                ));
-            }
+            expect_leaf(pid, &g.page)?;
             let first = *from.get_or_insert_with(|| match page::search(&g.page, start) {
                 Ok(i) | Err(i) => i,
             });
@@ -128,6 +131,15 @@ impl Engine {
             .logical_user_bytes
             .add(u64_of(key.len() + value.len()));
         self.wal_gate()?;
+        let lsn = self.put_logged(key, value)?;
+        self.after_write(lsn, d)
+    }
+
+    /// Apply and log one upsert (no WAL gate: the caller ran it); returns the record's LSN.
+    ///
+    /// # Panics
+    /// If a change checked to fit its page does not apply (an engine bug, never input).
+    pub(super) fn put_logged(&self, key: &[u8], value: &[u8]) -> Result<u64> {
         let lsn = {
             let t = self.tree.read();
             let leaf = self.find_leaf(&t, key)?;
@@ -149,11 +161,10 @@ impl Engine {
                 None
             }
         };
-        let lsn = match lsn {
-            Some(l) => l,
-            None => self.put_smo(key, value)?,
-        };
-        self.after_write(lsn, d)
+        match lsn {
+            Some(l) => Ok(l),
+            None => self.put_smo(key, value),
+        }
     }
 
     /// Delete `key` with the configured durability; returns whether it existed.
@@ -178,33 +189,115 @@ impl Engine {
         }
         self.counters.deletes.inc();
         self.wal_gate()?;
-        let lsn = {
-            let t = self.tree.read();
-            let leaf = self.find_leaf(&t, key)?;
-            let mut g = self.pool.write(leaf)?;
-            if page::search(g.page(), key).is_err() {
-                drop(g);
-                drop(t);
-                // A sync no-op still orders after earlier async writes: make them durable.
-                if d == Durability::Sync {
-                    self.wal.flush(self.wal.next_lsn())?;
-                }
-                return Ok(false);
+        let Some(lsn) = self.delete_logged(key)? else {
+            // A sync no-op still orders after earlier async writes: make them durable.
+            if d == Durability::Sync {
+                self.wal.flush(self.wal.next_lsn())?;
             }
-            g.mark_dirty();
-            let prev_lsn = page::lsn(g.page());
-            let lsn = self.wal.append(&RecordRef::Delete {
-                pid: leaf,
-                prev_lsn,
-                key,
-            })?;
-            let removed = page::leaf_delete(g.page_mut(), key);
-            assert!(removed, "page {leaf}: a key found under the latch vanished");
-            g.set_lsn(lsn);
-            lsn
+            return Ok(false);
         };
         self.after_write(lsn, d)?;
         Ok(true)
+    }
+
+    /// Apply and log one delete (no WAL gate); the record's LSN, or None if `key` is absent.
+    ///
+    /// # Panics
+    /// If a key found under the page latch vanishes (an engine bug, never input).
+    pub(super) fn delete_logged(&self, key: &[u8]) -> Result<Option<u64>> {
+        let t = self.tree.read();
+        let leaf = self.find_leaf(&t, key)?;
+        let mut g = self.pool.write(leaf)?;
+        if page::search(g.page(), key).is_err() {
+            return Ok(None);
+        }
+        g.mark_dirty();
+        let prev_lsn = page::lsn(g.page());
+        let lsn = self.wal.append(&RecordRef::Delete {
+            pid: leaf,
+            prev_lsn,
+            key,
+        })?;
+        let removed = page::leaf_delete(g.page_mut(), key);
+        assert!(removed, "page {leaf}: a key found under the latch vanished");
+        g.set_lsn(lsn);
+        Ok(Some(lsn))
+    }
+
+    /// Visit pairs with `start <= key < end` in descending order until `f` returns false.
+    /// Leaves have no left links: each step descends again to the leaf holding the keys just
+    /// below the lowest key boundary reached so far (the structure is stable under the
+    /// shared tree lock held throughout). `f` must not call back into the engine.
+    ///
+    /// # Errors
+    /// As [`Self::scan_with`].
+    pub fn scan_rev_with(
+        &self,
+        start: &[u8],
+        end: Option<&[u8]>,
+        mut f: impl FnMut(&[u8], &[u8]) -> bool,
+    ) -> Result<()> {
+        self.check_open()?;
+        let t = self.tree.read();
+        let mut below: Option<Vec<u8>> = end.map(<[u8]>::to_vec);
+        for _ in 0..=t.next_pid {
+            let (pid, fence) = self.find_leaf_below(&t, below.as_deref())?;
+            let g = self.pool.read(pid)?;
+            expect_leaf(pid, &g.page)?;
+            let top = match below.as_deref() {
+                Some(b) => match page::search(&g.page, b) {
+                    Ok(i) | Err(i) => i,
+                },
+                None => page::nkeys(&g.page),
+            };
+            for i in (0..top).rev() {
+                let k = page::key(&g.page, i);
+                if k < start || !f(k, page::leaf_value(&g.page, i)) {
+                    return Ok(());
+                }
+            }
+            match fence {
+                Some(fk) if fk.as_slice() > start => below = Some(fk),
+                _ => return Ok(()),
+            }
+        }
+        Err(tree_damage(t.root, TreeDamage::LeafChainLoops))
+    }
+
+    /// The leaf holding the greatest keys below `below` (None: the last leaf), and that
+    /// leaf's lower fence (None: the leftmost leaf).
+    fn find_leaf_below(
+        &self,
+        t: &TreeMeta,
+        below: Option<&[u8]>,
+    ) -> Result<(Pid, Option<Vec<u8>>)> {
+        let mut pid = t.root;
+        let mut fence: Option<Vec<u8>> = None;
+        for _ in 0..t.height - 1 {
+            let g = self.pool.read(pid)?;
+            if page::kind(&g.page) != KIND_INNER {
+                return Err(tree_damage(
+                    pid,
+                    TreeDamage::ExpectedInner {
+                        kind: page::kind(&g.page),
+                    },
+                ));
+            }
+            // Separators >= `below` lead to keys >= below: take the child left of the first.
+            let j = match below {
+                Some(b) => match page::search(&g.page, b) {
+                    Ok(i) | Err(i) => i,
+                },
+                None => page::nkeys(&g.page),
+            };
+            if j == 0 {
+                pid = page::link(&g.page);
+            } else {
+                fence = Some(page::key(&g.page, j - 1).to_vec());
+                pid = page::inner_child(&g.page, j - 1);
+            }
+        }
+        Ok((pid, fence))
     }
 
     /// Descend to the leaf responsible for `key` (one shared latch at a time).
@@ -225,7 +318,7 @@ impl Engine {
         Ok(pid)
     }
 
-    fn after_write(&self, lsn: u64, d: Durability) -> Result<()> {
+    pub(super) fn after_write(&self, lsn: u64, d: Durability) -> Result<()> {
         match d {
             Durability::Sync => self.wal.flush(lsn + 1),
             Durability::Async => {

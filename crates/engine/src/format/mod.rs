@@ -164,6 +164,14 @@ pub const FORMATS: &[Format] = &[
         fields: wal::SMO_FIELDS,
     },
     Format {
+        name: "wal-txn-commit",
+        fields: wal::TXN_COMMIT_FIELDS,
+    },
+    Format {
+        name: "wal-txn-done",
+        fields: wal::TXN_DONE_FIELDS,
+    },
+    Format {
         name: "zone-header",
         fields: zone::HEADER_FIELDS,
     },

@@ -51,6 +51,13 @@ pub const SMO_N: Field = Field::new(16, 2, "page count");
 /// Smo: n x (pid u64 | 4096-byte page image).
 pub const SMO_PAGES: Field = Field::new(18, VAR, "pages");
 
+/// TxnCommit: op count n.
+pub const TXN_N: Field = Field::new(0, 4, "op count");
+/// TxnCommit: n x (kind u8 | key len u16 | value len u16 | key | value).
+pub const TXN_OPS: Field = Field::new(4, VAR, "ops");
+/// TxnDone: LSN of the TxnCommit record whose writes are all applied and logged.
+pub const TXN_DONE_LSN: Field = Field::new(0, 8, "commit lsn");
+
 /// Put payload fields.
 pub const PUT_FIELDS: &[Field] = &[KV_PID, KV_PREV, KV_KLEN, PUT_VLEN, PUT_DATA];
 /// Delete payload fields.
@@ -58,6 +65,13 @@ pub const DELETE_FIELDS: &[Field] = &[KV_PID, KV_PREV, KV_KLEN, DELETE_DATA];
 /// Smo payload fields.
 pub const SMO_FIELDS: &[Field] = &[SMO_ROOT, SMO_NEXT_PID, SMO_N, SMO_PAGES];
 
+/// TxnCommit payload fields.
+pub const TXN_COMMIT_FIELDS: &[Field] = &[TXN_N, TXN_OPS];
+/// TxnDone payload fields.
+pub const TXN_DONE_FIELDS: &[Field] = &[TXN_DONE_LSN];
+
+const _: () = assert!(super::well_formed(TXN_COMMIT_FIELDS, BLOCK));
+const _: () = assert!(super::well_formed(TXN_DONE_FIELDS, BLOCK));
 const _: () = assert!(super::well_formed(HEADER_FIELDS, BLOCK));
 const _: () = assert!(super::well_formed(PUT_FIELDS, BLOCK));
 const _: () = assert!(super::well_formed(DELETE_FIELDS, BLOCK));
@@ -70,6 +84,17 @@ pub const TAG_PUT: u8 = 1;
 pub const TAG_DELETE: u8 = 2;
 /// Structure modification.
 pub const TAG_SMO: u8 = 3;
+
+/// A transaction's whole write set (logical; the commit point).
+pub const TAG_TXN_COMMIT: u8 = 32;
+/// Every write of a committed transaction is applied and logged physically.
+pub const TAG_TXN_DONE: u8 = 33;
+/// TxnCommit op kind: upsert.
+const OP_PUT: u8 = 1;
+/// TxnCommit op kind: delete.
+const OP_DELETE: u8 = 2;
+/// Bytes before the key of a TxnCommit op.
+const OP_HDR: usize = 5;
 
 const UNKNOWN_PREV: u32 = u32::MAX;
 const SMO_PAGE: usize = 8 + BLOCK;
@@ -107,6 +132,17 @@ pub enum RecordRef<'a> {
         /// (pid, 4096-byte image).
         pages: &'a [(Pid, &'a [u8])],
     },
+    /// A transaction's write set (full keys; `None` = delete), logged before any of it is
+    /// applied: the commit point (docs/design.md, transactions).
+    TxnCommit {
+        /// (key, value or None for a delete), each key once.
+        ops: &'a [(&'a [u8], Option<&'a [u8]>)],
+    },
+    /// The writes of the TxnCommit at `commit_lsn` are all applied (and logged physically).
+    TxnDone {
+        /// LSN of the TxnCommit record.
+        commit_lsn: u64,
+    },
 }
 
 /// A decoded record (owned).
@@ -141,7 +177,20 @@ pub enum Record {
         /// (pid, image).
         pages: Vec<(Pid, Vec<u8>)>,
     },
+    /// See [`RecordRef::TxnCommit`].
+    TxnCommit {
+        /// (key, value or None for a delete).
+        ops: Vec<TxnOp>,
+    },
+    /// See [`RecordRef::TxnDone`].
+    TxnDone {
+        /// LSN of the TxnCommit record.
+        commit_lsn: u64,
+    },
 }
+
+/// One write of a logged transaction: `value` None is a delete.
+pub type TxnOp = (Vec<u8>, Option<Vec<u8>>);
 
 /// A record header as read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -198,6 +247,8 @@ impl RecordRef<'_> {
             RecordRef::Put { .. } => TAG_PUT,
             RecordRef::Delete { .. } => TAG_DELETE,
             RecordRef::Smo { .. } => TAG_SMO,
+            RecordRef::TxnCommit { .. } => TAG_TXN_COMMIT,
+            RecordRef::TxnDone { .. } => TAG_TXN_DONE,
         }
     }
 
@@ -209,6 +260,14 @@ impl RecordRef<'_> {
                 RecordRef::Put { key, value, .. } => PUT_DATA.offset + key.len() + value.len(),
                 RecordRef::Delete { key, .. } => DELETE_DATA.offset + key.len(),
                 RecordRef::Smo { pages, .. } => SMO_PAGES.offset + pages.len() * SMO_PAGE,
+                RecordRef::TxnCommit { ops } => {
+                    TXN_OPS.offset
+                        + ops
+                            .iter()
+                            .map(|(k, v)| OP_HDR + k.len() + v.map_or(0, <[u8]>::len))
+                            .sum::<usize>()
+                }
+                RecordRef::TxnDone { .. } => TXN_DONE_FIELDS[0].size,
             }
     }
 
@@ -257,6 +316,14 @@ impl RecordRef<'_> {
                 next_pid,
                 pages,
             } => encode_smo(p, root, next_pid, pages, lsn),
+            RecordRef::TxnCommit { ops } => encode_txn(p, ops),
+            RecordRef::TxnDone { commit_lsn } => {
+                assert!(
+                    commit_lsn < lsn,
+                    "TxnDone at {lsn} for a commit at {commit_lsn}"
+                );
+                TXN_DONE_LSN.put_u64(p, commit_lsn);
+            }
         }
         let crc = crc32c::crc32c(&out[LSN.offset..]);
         CRC.put_u32(out, crc);
@@ -285,6 +352,46 @@ fn encode_smo(p: &mut [u8], root: Pid, next_pid: Pid, pages: &[(Pid, &[u8])], ls
             "page {pid}: image LSN {img_lsn} not below the SMO at {lsn}"
         );
     }
+}
+
+fn encode_txn(p: &mut [u8], ops: &[(&[u8], Option<&[u8]>)]) {
+    TXN_N.put_u32(p, u32_of(ops.len()));
+    let mut o = TXN_OPS.offset;
+    for (k, v) in ops {
+        p[o] = if v.is_some() { OP_PUT } else { OP_DELETE };
+        let vl = v.map_or(0, <[u8]>::len);
+        p[o + 1..o + 3].copy_from_slice(&u16_of(k.len()).to_le_bytes());
+        p[o + 3..o + 5].copy_from_slice(&u16_of(vl).to_le_bytes());
+        o += OP_HDR;
+        p[o..o + k.len()].copy_from_slice(k);
+        o += k.len();
+        if let Some(v) = v {
+            p[o..o + vl].copy_from_slice(v);
+            o += vl;
+        }
+    }
+    assert_eq!(o, p.len(), "TxnCommit payload size");
+}
+
+fn decode_txn(p: &[u8]) -> Option<Record> {
+    let n = usize::try_from(TXN_N.u32(p)).ok()?;
+    let mut ops = Vec::with_capacity(n.min(p.len() / OP_HDR));
+    let mut o = TXN_OPS.offset;
+    for _ in 0..n {
+        let h = p.get(o..o + OP_HDR)?;
+        let kl = usize::from(u16::from_le_bytes([h[1], h[2]]));
+        let vl = usize::from(u16::from_le_bytes([h[3], h[4]]));
+        let key = p.get(o + OP_HDR..o + OP_HDR + kl)?.to_vec();
+        o += OP_HDR + kl;
+        let value = match h[0] {
+            OP_PUT => Some(p.get(o..o + vl)?.to_vec()),
+            OP_DELETE if vl == 0 => None,
+            _ => return None,
+        };
+        o += vl;
+        ops.push((key, value));
+    }
+    (o == p.len()).then_some(Record::TxnCommit { ops })
 }
 
 impl Record {
@@ -324,6 +431,10 @@ impl Record {
                 })
             }
             TAG_SMO if p.len() >= SMO_PAGES.offset => decode_smo(p).ok_or(bad),
+            TAG_TXN_COMMIT if p.len() >= TXN_OPS.offset => decode_txn(p).ok_or(bad),
+            TAG_TXN_DONE if p.len() == TXN_DONE_LSN.size => Ok(Record::TxnDone {
+                commit_lsn: TXN_DONE_LSN.u64(p),
+            }),
             _ => Err(bad),
         }
     }
@@ -442,6 +553,25 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn txn_commit_and_done_round_trip() {
+        let ops: [(&[u8], Option<&[u8]>); 3] =
+            [(b"a", Some(b"1")), (b"bb", None), (b"c", Some(b""))];
+        let rec = round_trip(RecordRef::TxnCommit { ops: &ops }, 10_000);
+        let want: Vec<TxnOp> = ops
+            .iter()
+            .map(|(k, v)| (k.to_vec(), v.map(<[u8]>::to_vec)))
+            .collect();
+        assert_eq!(rec, Record::TxnCommit { ops: want });
+        let done = round_trip(RecordRef::TxnDone { commit_lsn: 9_000 }, 10_000);
+        assert_eq!(done, Record::TxnDone { commit_lsn: 9_000 });
+        // A delete carrying a value, or ops past the end, are damage.
+        assert!(
+            Record::decode(TAG_TXN_COMMIT, 1, &[1, 0, 0, 0, 2, 1, 0, 1, 0, b'k', b'v']).is_err()
+        );
+        assert!(Record::decode(TAG_TXN_COMMIT, 1, &[2, 0, 0, 0, 1, 1, 0, 0, 0, b'k']).is_err());
     }
 
     #[test]

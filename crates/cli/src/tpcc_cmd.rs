@@ -1,0 +1,485 @@
+//! `nowa tpcc`: load TPC-C into the engine (either write path), run the standard or steady mix,
+//! report throughput, per-type figures, conflicts, WAF and bytes per transaction; `--check`
+//! verifies the consistency conditions at the end, `--check-only` opens (recovers) an existing
+//! database and only checks it.
+
+use crate::device_open::open_database;
+use crate::flags::{self, MAX_THREADS};
+use crate::resources::{check_memory, check_output_file, sim_device_bytes};
+use crate::ycsb_cmd::{durability, oop_config, sim_mode, zone_of, OopFlags};
+use crate::{interrupted, usage};
+use anyhow::{Context, Result};
+use clap::Args;
+use nowa_bench::ycsb::{Drilldown, Snapshot};
+use nowa_device::{BlockDevice, MemDevice, SimConfig, SimDevice, SimMode};
+use nowa_engine::{in_place_store, out_of_place_store, Config, Durability, Engine, StoreBuilder};
+use nowa_tpcc::{
+    check_consistency, load, run, Consistency, EngineStore, LoadConfig, LoadReport, Observer,
+    Report, RunConfig, Sample, Stop, Tables,
+};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// Device bytes one warehouse takes in the engine (pages; measured ~105 MiB, rounded up).
+const WAREHOUSE_BYTES: u64 = 120 << 20;
+/// The largest device, pool or WAL a flag accepts (the memory check refuses far less).
+const MAX_BYTES: u64 = 1 << 50;
+
+#[derive(Args, Debug)]
+pub struct TpccArgs {
+    /// Warehouses to load.
+    #[arg(long, default_value = "1", value_parser = flags::count::<u32>(1, 10_000))]
+    warehouses: u32,
+    /// Worker threads (and loader threads).
+    #[arg(long, default_value = "2", value_parser = flags::count::<usize>(1, MAX_THREADS))]
+    threads: usize,
+    /// Stop after this long (30, 30s, 2m). Default: 10 s.
+    #[arg(long, conflicts_with = "transactions", value_parser = flags::seconds(1e-3, 366.0 * 86400.0))]
+    duration: Option<f64>,
+    /// Stop after this many transactions (draws of the mix).
+    #[arg(long, value_parser = flags::count::<u64>(1, 1 << 62))]
+    transactions: Option<u64>,
+    /// Steady TPC-C (ZLeanStore's batch deletes, window 2100): the database does not grow.
+    #[arg(long)]
+    steady: bool,
+    /// Seed of the load and of the transaction inputs.
+    #[arg(long, default_value_t = 42)]
+    seed: u64,
+    /// Device: sim (simulated SSD in memory), mem (plain memory), or a file / block device path.
+    #[arg(long, default_value = "sim")]
+    device: String,
+    /// Allow overwriting a --device path that holds something else; must repeat the path.
+    #[arg(long, value_name = "PATH")]
+    force: Option<PathBuf>,
+    /// Device capacity. Default: sized so the data fills --dataset-fill of it.
+    #[arg(long, value_parser = flags::size_4k(1 << 20, MAX_BYTES))]
+    capacity: Option<u64>,
+    /// Data size as a fraction of the device.
+    #[arg(long, default_value = "0.5", value_parser = flags::fraction(0.0, true, 1.0, false))]
+    dataset_fill: f64,
+    /// Simulated SSD over-provisioning (spare/logical).
+    #[arg(long, default_value = "7%", value_parser = flags::fraction(0.0, false, 1.0, false))]
+    op: f64,
+    /// Simulated SSD mode: cns, fdp:HANDLES, zns.
+    #[arg(long, default_value = "cns", value_parser = sim_mode)]
+    sim_mode: SimMode,
+    /// Buffer pool size; default 10% of the estimated data.
+    #[arg(long, value_parser = flags::size(1 << 20, MAX_BYTES))]
+    pool: Option<u64>,
+    /// WAL size limit; default = pool size.
+    #[arg(long, value_parser = flags::size(1 << 20, MAX_BYTES))]
+    wal_limit: Option<u64>,
+    /// Turn the doublewrite buffer off (in place; unsafe).
+    #[arg(long)]
+    no_doublewrite: bool,
+    /// Commit durability: async (group commit in the background) or sync (each commit waits).
+    #[arg(long, default_value = "async", value_parser = durability)]
+    durability: Durability,
+    #[command(flatten)]
+    oop: OopFlags,
+    /// Check the consistency conditions (clause 3.3.2) at the end.
+    #[arg(long)]
+    check: bool,
+    /// Open an existing database on --device (recovering it), check it, and exit.
+    #[arg(long, conflicts_with_all = ["duration", "transactions", "steady"])]
+    check_only: bool,
+    /// Sample interval (1, 1s, 500ms).
+    #[arg(long, default_value = "1", value_parser = flags::seconds(0.01, 86400.0))]
+    interval: f64,
+    /// Per-interval CSV.
+    #[arg(long, value_name = "FILE")]
+    csv: Option<PathBuf>,
+    /// Write the JSON result to FILE.
+    #[arg(long, value_name = "FILE")]
+    out: Option<PathBuf>,
+    /// Print the result as JSON.
+    #[arg(long)]
+    json: bool,
+    /// No progress output.
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+/// What `nowa tpcc` reports (`--json`, `--out`).
+#[derive(serde::Serialize)]
+struct Output {
+    load: Option<LoadReport>,
+    run: Report,
+    drilldown: Drilldown,
+    db_waf: Option<f64>,
+    ssd_waf: Option<f64>,
+    total_waf: Option<f64>,
+    logical_bytes_per_txn: f64,
+    host_bytes_per_txn: f64,
+    flash_bytes_per_txn: Option<f64>,
+    wal_bytes_per_txn: f64,
+    consistency: Option<Consistency>,
+}
+
+fn builder(
+    a: &TpccArgs,
+    dev: &dyn BlockDevice,
+    sim: Option<&SimConfig>,
+) -> Result<Box<dyn StoreBuilder>> {
+    Ok(match oop_config(&a.oop, a.op, a.seed)? {
+        None => Box::new(in_place_store()),
+        Some(mut o) => {
+            o.zone_bytes = Some(zone_of(&a.oop, dev, sim)?);
+            Box::new(out_of_place_store(o))
+        }
+    })
+}
+
+fn engine_config(a: &TpccArgs) -> Config {
+    let data = u64::from(a.warehouses) * WAREHOUSE_BYTES;
+    let pool = a.pool.unwrap_or_else(|| (data / 10).max(16 << 20));
+    assert!(
+        pool >= 1 << 20,
+        "a pool of at least 1 MiB (the flag's floor)"
+    );
+    Config {
+        pool_bytes: pool,
+        wal_limit_bytes: a.wal_limit,
+        durability: a.durability,
+        doublewrite: !a.no_doublewrite,
+        ..Config::default()
+    }
+}
+
+/// A device and, when it is a simulated SSD, that SSD.
+type Opened = (Arc<dyn BlockDevice>, Option<Arc<SimDevice>>);
+
+/// The device the flags ask for.
+fn device(a: &TpccArgs, cfg: &Config) -> Result<Opened> {
+    let data = u64::from(a.warehouses) * WAREHOUSE_BYTES;
+    let wal = nowa_engine::wal_region_bytes(cfg);
+    let capacity = a.capacity.unwrap_or_else(|| {
+        #[expect(
+            clippy::cast_possible_truncation,
+            clippy::cast_sign_loss,
+            clippy::cast_precision_loss,
+            reason = "a device size in bytes, far below 2^52, positive"
+        )]
+        let c = ((data + wal + (8 << 20)) as f64 / a.dataset_fill) as u64;
+        c
+    }) / 4096
+        * 4096;
+    assert!(
+        capacity % 4096 == 0 && capacity > 0,
+        "device capacity in whole blocks"
+    );
+    let mem = match a.device.as_str() {
+        "sim" => sim_device_bytes(capacity),
+        "mem" => capacity,
+        _ => 0,
+    };
+    let flag = if a.capacity.is_some() {
+        "--capacity"
+    } else {
+        "--warehouses"
+    };
+    check_memory(&[
+        (flag, "device", mem),
+        (
+            "--pool",
+            "buffer pool",
+            cfg.pool_bytes + cfg.pool_bytes / 16,
+        ),
+    ])?;
+    Ok(match a.device.as_str() {
+        "sim" => {
+            let sc = SimConfig::for_capacity(capacity, a.op, a.sim_mode)
+                .map_err(|e| usage(format!("--capacity / --op / --sim-mode: {e}")))?;
+            let d = Arc::new(SimDevice::new(sc).map_err(|e| usage(format!("--sim-mode: {e}")))?);
+            (d.clone(), Some(d))
+        }
+        "mem" => (Arc::new(MemDevice::new(capacity)), None),
+        path => {
+            let rows = u64::from(a.warehouses) * 612_000;
+            (
+                open_database(path, a.force.as_deref(), capacity, rows)?,
+                None,
+            )
+        }
+    })
+}
+
+/// Progress on stderr, WAF in every sample, Ctrl-C ends the run.
+struct Obs<'a> {
+    eng: &'a Engine,
+    dev: &'a dyn BlockDevice,
+    start: Snapshot,
+    quiet: bool,
+}
+
+impl Obs<'_> {
+    fn drill(&self) -> Drilldown {
+        Drilldown::between(&self.start, &Snapshot::take(self.eng, self.dev, 0))
+    }
+}
+
+impl Observer for Obs<'_> {
+    fn on_sample(&self, s: &mut Sample) {
+        let d = self.drill();
+        if let Some(w) = d.db_waf() {
+            s.extra.insert("db_waf", w);
+        }
+        if let Some(w) = d.ssd_waf() {
+            s.extra.insert("ssd_waf", w);
+        }
+        s.extra.insert("hit_ratio", self.eng.stats().hit_ratio);
+        if !self.quiet {
+            eprintln!(
+                "nowa tpcc: {:.0}s {:.0} txn/s tpmC {:.0} conflicts {} DB WAF {} SSD WAF {}",
+                s.elapsed_s,
+                s.txn_per_s,
+                s.tpmc,
+                s.conflicts,
+                fmt(d.db_waf()),
+                fmt(d.ssd_waf())
+            );
+        }
+    }
+
+    fn should_stop(&self, _: &nowa_tpcc::Progress) -> bool {
+        nowa_bench::interrupt::requested()
+    }
+}
+
+fn fmt(x: Option<f64>) -> String {
+    x.map_or_else(|| "-".to_string(), |v| format!("{v:.2}"))
+}
+
+/// `nowa tpcc`.
+pub fn run_cmd(a: TpccArgs) -> Result<()> {
+    check_output_file("--csv", a.csv.as_deref())?;
+    check_output_file("--out", a.out.as_deref())?;
+    if a.check_only && matches!(a.device.as_str(), "sim" | "mem") {
+        return Err(usage(
+            "--check-only needs a --device path holding a database",
+        ));
+    }
+    let cfg = engine_config(&a);
+    let (dev, sim) = device(&a, &cfg)?;
+    let b = builder(&a, dev.as_ref(), sim.as_ref().map(|s| s.config()))?;
+    if a.check_only {
+        return check_only(&a, dev, cfg, &*b);
+    }
+    nowa_bench::interrupt::install_sigint_handler();
+    let pool_mib = cfg.pool_bytes >> 20;
+    let eng = Engine::create_with_wal(dev.clone(), None, cfg, &*b).map_err(|e| match e {
+        nowa_engine::EngineError::Config(m) => usage(format!("--capacity / --pool: {m}")),
+        e => anyhow::Error::new(e).context("creating the engine"),
+    })?;
+    eprintln!(
+        "nowa tpcc: seed {}, {} warehouses, {} threads, {}, pool {} MiB, device {} ({} MiB), {:?} commits",
+        a.seed,
+        a.warehouses,
+        a.threads,
+        if a.steady { "steady" } else { "standard" },
+        pool_mib,
+        a.device,
+        dev.geometry().capacity >> 20,
+        a.durability
+    );
+    let store = EngineStore::new(eng, a.durability);
+    let tables = Tables::open(&store).context("creating the tables")?;
+    let lr = load_phase(&a, &store, &tables)?;
+    let out = run_phase(&a, &store, &tables, dev.as_ref(), lr)?;
+    let interrupted_run = nowa_bench::interrupt::requested();
+    store.engine().close().context("closing the engine")?;
+    output(&a, &out)?;
+    if interrupted_run {
+        return Err(interrupted(format!(
+            "after {:.1} s; the results above cover it",
+            out.run.seconds
+        )));
+    }
+    if out.consistency.as_ref().is_some_and(|c| !c.is_consistent()) {
+        anyhow::bail!("the consistency check failed");
+    }
+    Ok(())
+}
+
+fn load_phase(a: &TpccArgs, store: &EngineStore, tables: &Tables) -> Result<LoadReport> {
+    let quiet = a.quiet;
+    let lc = LoadConfig {
+        warehouses: a.warehouses,
+        threads: a.threads,
+        seed: a.seed,
+    };
+    let lr = load(store, tables, &lc, &|p| {
+        if !quiet {
+            eprintln!(
+                "nowa tpcc: loading: {} of {} warehouses, {} rows, {:.1}s",
+                p.warehouses_done,
+                p.warehouses,
+                p.rows,
+                p.elapsed.as_secs_f64()
+            );
+        }
+    })
+    .context("loading")?;
+    eprintln!(
+        "nowa tpcc: loaded {} warehouses in {:.1}s ({:.1} warehouses/min, {:.0} rows/s)",
+        a.warehouses, lr.seconds, lr.warehouses_per_minute, lr.rows_per_second
+    );
+    Ok(lr)
+}
+
+fn run_phase(
+    a: &TpccArgs,
+    store: &EngineStore,
+    tables: &Tables,
+    dev: &dyn BlockDevice,
+    lr: LoadReport,
+) -> Result<Output> {
+    let mut rc = RunConfig::new(a.warehouses, a.threads);
+    rc.seed = a.seed;
+    rc.steady_window = if a.steady { 2100 } else { 0 };
+    rc.stop = match (a.transactions, a.duration) {
+        (Some(n), _) => Stop::Transactions(n),
+        (_, Some(s)) => Stop::Seconds(s),
+        _ => Stop::Seconds(10.0),
+    };
+    rc.sample_interval = std::time::Duration::from_secs_f64(a.interval);
+    let obs = Obs {
+        eng: store.engine(),
+        dev,
+        start: Snapshot::take(store.engine(), dev, 0),
+        quiet: a.quiet,
+    };
+    let logical0 = store.engine().stats().logical_user_bytes;
+    let report = run(store, tables, &rc, &obs).context("running TPC-C")?;
+    if let Stop::Transactions(n) = rc.stop {
+        assert!(
+            report.transactions + report.rollbacks <= n || a.steady,
+            "the run did more draws than asked"
+        );
+    }
+    assert_eq!(
+        report.kinds.len(),
+        nowa_tpcc::TxnKind::ALL.len(),
+        "one report per type"
+    );
+    let d = obs.drill();
+    let consistency = if a.check {
+        Some(check_consistency(store, tables, a.warehouses, !a.steady).context("checking")?)
+    } else {
+        None
+    };
+    #[expect(clippy::cast_precision_loss, reason = "byte counts far below 2^52")]
+    let per = |b: u64| b as f64 / report.transactions.max(1) as f64;
+    Ok(Output {
+        load: Some(lr),
+        db_waf: d.db_waf(),
+        ssd_waf: d.ssd_waf(),
+        total_waf: d.total_waf(),
+        logical_bytes_per_txn: per(store.engine().stats().logical_user_bytes - logical0),
+        host_bytes_per_txn: per(d.device_host_bytes),
+        flash_bytes_per_txn: d.media_bytes.map(per),
+        wal_bytes_per_txn: per(d.wal_bytes),
+        drilldown: d,
+        run: report,
+        consistency,
+    })
+}
+
+fn check_only(
+    a: &TpccArgs,
+    dev: Arc<dyn BlockDevice>,
+    cfg: Config,
+    b: &dyn StoreBuilder,
+) -> Result<()> {
+    let eng = Engine::open_with_wal(dev, None, cfg, b).context("opening the database")?;
+    if let Some(r) = eng.recovery_report() {
+        eprintln!(
+            "nowa tpcc: recovered: clean shutdown {}, {} records replayed",
+            r.clean_shutdown, r.records_replayed
+        );
+    }
+    let store = EngineStore::new(eng, a.durability);
+    let tables = Tables::open(&store).context("opening the tables")?;
+    let c = check_consistency(&store, &tables, a.warehouses, !a.steady).context("checking")?;
+    assert_eq!(c.warehouses, a.warehouses, "every warehouse checked");
+    store.engine().close().context("closing the engine")?;
+    print_consistency(&c);
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&c)?);
+    }
+    if !c.is_consistent() {
+        anyhow::bail!("the consistency check failed");
+    }
+    Ok(())
+}
+
+fn print_consistency(c: &Consistency) {
+    if c.is_consistent() {
+        println!(
+            "check     consistent: clause 3.3.2.1-3.3.2.7{} hold on {} warehouses",
+            if c.history_checked { " and .8-.9" } else { "" },
+            c.warehouses
+        );
+    } else {
+        println!("check     {} VIOLATIONS", c.violations.len());
+        for v in c.violations.iter().take(20) {
+            println!("          {v:?}");
+        }
+    }
+}
+
+fn output(a: &TpccArgs, o: &Output) -> Result<()> {
+    if let Some(p) = &a.csv {
+        let f = std::fs::File::create(p).with_context(|| format!("writing {}", p.display()))?;
+        nowa_tpcc::write_samples_csv(&o.run.samples, f)?;
+    }
+    let json = serde_json::to_string_pretty(o)?;
+    if let Some(p) = &a.out {
+        std::fs::write(p, &json).with_context(|| format!("writing {}", p.display()))?;
+    }
+    if a.json {
+        println!("{json}");
+        return Ok(());
+    }
+    summary(o);
+    Ok(())
+}
+
+fn summary(o: &Output) {
+    let r = &o.run;
+    if let Some(l) = &o.load {
+        println!(
+            "load      {:.1} s, {:.1} warehouses/min, {:.0} rows/s",
+            l.seconds, l.warehouses_per_minute, l.rows_per_second
+        );
+    }
+    println!(
+        "run       {:.1} s, {} txns, {:.0} txn/s, tpmC {:.0}, rollbacks {}, conflicts {} ({:.2}% of attempts), CPU {:.1} us/txn",
+        r.seconds, r.transactions, r.txn_per_s, r.tpmc, r.rollbacks, r.conflicts,
+        100.0 * r.conflict_rate, r.cpu_us_per_txn
+    );
+    for k in &r.kinds {
+        println!(
+            "{:<12}committed {:>9}, rolled back {:>6}, conflicts {:>6}, latency p50 {:.0} us p99 {:.0} us p99.9 {:.0} us",
+            format!("{:?}", k.kind), k.committed, k.rolled_back, k.conflicts,
+            k.latency.p50_us, k.latency.p99_us, k.latency.p999_us
+        );
+    }
+    println!(
+        "waf       DB {}, SSD {}, total {}",
+        fmt(o.db_waf),
+        fmt(o.ssd_waf),
+        fmt(o.total_waf)
+    );
+    println!(
+        "per txn   logical {:.0} B, device {:.0} B, flash {} B, WAL {:.0} B",
+        o.logical_bytes_per_txn,
+        o.host_bytes_per_txn,
+        o.flash_bytes_per_txn
+            .map_or_else(|| "-".to_string(), |b| format!("{b:.0}")),
+        o.wal_bytes_per_txn
+    );
+    if let Some(c) = &o.consistency {
+        print_consistency(c);
+    }
+}

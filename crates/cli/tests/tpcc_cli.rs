@@ -1,0 +1,117 @@
+//! `nowa tpcc` as a user runs it: a checked run with JSON output, and `kill -9` of a real child
+//! process in the middle of a durable run on a file, then recovery and the consistency check
+//! (`--check-only`), in place and out of place.
+
+mod common;
+
+use common::{nowa, nowa_json};
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+#[test]
+fn a_checked_run_reports_and_is_consistent() {
+    let v = nowa_json(&[
+        "tpcc",
+        "-q",
+        "--device",
+        "mem",
+        "--warehouses",
+        "1",
+        "--transactions",
+        "1500",
+        "--check",
+        "--json",
+        "--seed",
+        "7",
+    ]);
+    assert!(v["consistency"]["violations"]
+        .as_array()
+        .expect("test step")
+        .is_empty());
+    let run = &v["run"];
+    let done = run["transactions"].as_u64().expect("test step")
+        + run["rollbacks"].as_u64().expect("test step");
+    assert_eq!(done, 1500);
+    assert!(run["tpmc"].as_f64().expect("test step") > 0.0);
+    assert!(
+        v["load"]["warehouses_per_minute"]
+            .as_f64()
+            .expect("test step")
+            > 0.0
+    );
+    assert!(v["wal_bytes_per_txn"].as_f64().expect("test step") > 0.0);
+}
+
+/// Starts a sync-commit run on `img`, kills it with SIGKILL a few seconds into the run phase,
+/// then recovers and checks with `--check-only`.
+fn kill_9_then_check(write_path: &str) {
+    let dir = tempfile::tempdir().expect("test step");
+    let img = dir.path().join("tpcc.img");
+    let img = img.to_str().expect("test step");
+    let common = [
+        "--device",
+        img,
+        "--capacity",
+        "512MiB",
+        "--warehouses",
+        "1",
+        "--pool",
+        "16MiB",
+        "--write-path",
+        write_path,
+    ];
+    let mut child = Command::new(env!("CARGO_BIN_EXE_nowa"))
+        .arg("tpcc")
+        .args(common)
+        .args(["--duration", "120", "--durability", "sync", "--seed", "11"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("test step");
+    let (tx, rx) = mpsc::channel();
+    let err = child.stderr.take().expect("test step");
+    std::thread::spawn(move || {
+        for line in BufReader::new(err).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    let t = Instant::now();
+    let mut samples = 0;
+    while samples < 3 {
+        match rx.recv_timeout(Duration::from_secs(1)) {
+            Ok(l) if l.contains("txn/s") => samples += 1,
+            Ok(_) | Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => panic!("nowa tpcc exited early"),
+        }
+        assert!(t.elapsed() < Duration::from_secs(300), "no run progress");
+    }
+    child.kill().expect("test step"); // SIGKILL
+    child.wait().expect("test step");
+    let out = nowa(
+        &["tpcc", "--check-only"]
+            .iter()
+            .copied()
+            .chain(common)
+            .collect::<Vec<_>>(),
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    println!("{stdout}{stderr}");
+    assert!(out.status.success(), "{write_path}: {stdout}{stderr}");
+    assert!(stdout.contains("consistent"), "{stdout}");
+    assert!(stderr.contains("clean shutdown false"), "{stderr}");
+}
+
+#[test]
+fn kill_9_mid_run_then_recovery_is_consistent_in_place() {
+    kill_9_then_check("inplace");
+}
+
+#[test]
+fn kill_9_mid_run_then_recovery_is_consistent_out_of_place() {
+    kill_9_then_check("oop");
+}

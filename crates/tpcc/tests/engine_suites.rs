@@ -1,0 +1,205 @@
+//! The reusable suites (crate::suites) on the engine, both write paths: the transaction model
+//! (with crashes: drop without close, and FaultyDevice power loss), the bank-transfer
+//! invariant under concurrency, TPC-C consistency after a run.
+
+use nowa_device::{FaultConfig, FaultyDevice, MemDevice};
+use nowa_engine::{
+    in_place_store, out_of_place_store, Config, Durability, Engine, OopConfig, StoreBuilder,
+};
+use nowa_tpcc::suites::{
+    bank_transfer_invariant, tpcc_consistency_after_run, transaction_model,
+    transaction_model_with_reopen, BankConfig, ModelConfig, TpccSuiteConfig,
+};
+use nowa_tpcc::EngineStore;
+use std::sync::Arc;
+
+const SEED: u64 = 0x7e57;
+
+type Dev = Arc<FaultyDevice<MemDevice>>;
+
+fn cfg() -> Config {
+    Config {
+        pool_bytes: 4 << 20,
+        wal_limit_bytes: Some(2 << 20),
+        dw_pages: 16,
+        ..Config::default()
+    }
+}
+
+fn builder(oop: bool) -> Box<dyn StoreBuilder> {
+    if oop {
+        Box::new(out_of_place_store(OopConfig {
+            zone_bytes: Some(256 << 10),
+            ..OopConfig::default()
+        }))
+    } else {
+        Box::new(in_place_store())
+    }
+}
+
+fn device(bytes: u64, seed: u64) -> Dev {
+    let fc = FaultConfig {
+        seed,
+        torn_write_prob: 0.3,
+        bit_flip_read_prob: 0.0,
+    };
+    Arc::new(FaultyDevice::new(MemDevice::new(bytes), fc))
+}
+
+fn create(dev: &Dev, c: Config, oop: bool) -> EngineStore {
+    let b = builder(oop);
+    let e = Engine::create_with_store(dev.clone(), c, &*b).expect("test step");
+    EngineStore::new(e, Durability::Sync)
+}
+
+/// Power loss, drop the engine (a crash), power on, recover.
+fn crash_and_open(dev: &Dev, store: EngineStore, oop: bool) -> EngineStore {
+    dev.power_loss();
+    drop(store.into_engine());
+    dev.restart();
+    let b = builder(oop);
+    let e = Engine::open_with_store(dev.clone(), cfg(), &*b).expect("test step");
+    EngineStore::new(e, Durability::Sync)
+}
+
+fn model(oop: bool) {
+    println!("seed {SEED} oop {oop}");
+    let dev = device(64 << 20, SEED);
+    let store = create(&dev, cfg(), oop);
+    let mc = ModelConfig {
+        seed: SEED,
+        ..ModelConfig::default()
+    };
+    let r = transaction_model(&store, &mc).expect("test step");
+    println!("{r:?}");
+    assert!(r.committed > 1000 && r.aborted > 200 && r.verifications >= 20);
+}
+
+#[test]
+fn model_suite_on_engine_in_place() {
+    model(false);
+}
+
+#[test]
+fn model_suite_on_engine_out_of_place() {
+    model(true);
+}
+
+fn model_with_power_loss(oop: bool) {
+    for seed in [SEED, SEED + 1] {
+        println!("seed {seed} oop {oop}");
+        let dev = device(64 << 20, seed);
+        let store = create(&dev, cfg(), oop);
+        let mc = ModelConfig {
+            seed,
+            transactions: 600,
+            ..ModelConfig::default()
+        };
+        let (_, r) =
+            transaction_model_with_reopen(store, &mc, 40, |s| Ok(crash_and_open(&dev, s, oop)))
+                .expect("test step");
+        assert_eq!(r.reopens, 15);
+    }
+}
+
+#[test]
+fn model_suite_with_power_losses_in_place() {
+    model_with_power_loss(false);
+}
+
+#[test]
+fn model_suite_with_power_losses_out_of_place() {
+    model_with_power_loss(true);
+}
+
+fn bank(oop: bool) {
+    println!("seed {SEED} oop {oop}");
+    let dev = device(64 << 20, SEED);
+    let store = create(&dev, cfg(), oop);
+    let bc = BankConfig {
+        seed: SEED,
+        transfers_per_thread: 500,
+        ..BankConfig::default()
+    };
+    let r = bank_transfer_invariant(&store, &bc).expect("test step");
+    println!("{r:?}");
+    assert_eq!(r.transfers, 4 * 500);
+}
+
+#[test]
+fn bank_invariant_on_engine_in_place() {
+    bank(false);
+}
+
+#[test]
+fn bank_invariant_on_engine_out_of_place() {
+    bank(true);
+}
+
+fn tpcc(oop: bool, steady: u32) {
+    println!("seed {SEED} oop {oop} steady {steady}");
+    let dev = device(512 << 20, SEED);
+    let c = Config {
+        pool_bytes: 64 << 20,
+        wal_limit_bytes: Some(16 << 20),
+        ..cfg()
+    };
+    let store = create(&dev, c, oop);
+    let tc = TpccSuiteConfig {
+        warehouses: 1,
+        threads: 2,
+        transactions: 2000,
+        steady_window: steady,
+        seed: SEED,
+    };
+    let (report, c) = tpcc_consistency_after_run(&store, &tc).expect("test step");
+    println!("{} txns, {:?}", report.transactions, c.violations);
+    assert!(c.is_consistent());
+}
+
+#[test]
+fn tpcc_consistent_after_run_in_place() {
+    tpcc(false, 0);
+}
+
+#[test]
+fn tpcc_consistent_after_steady_run_out_of_place() {
+    tpcc(true, 2100);
+}
+
+fn flatness(oop: bool) {
+    use nowa_tpcc::suites::{steady_flatness, FlatnessConfig};
+    println!("seed {SEED} oop {oop}");
+    let dev = device(1 << 30, SEED);
+    let c = Config {
+        pool_bytes: 64 << 20,
+        wal_limit_bytes: Some(16 << 20),
+        ..cfg()
+    };
+    let store = create(&dev, c, oop);
+    let fc = FlatnessConfig {
+        warehouses: 1,
+        threads: 1,
+        n: 10_000,
+        steady_window: 2100,
+        seed: SEED,
+    };
+    let pages = || store.engine().allocated_pages();
+    let f = steady_flatness(&store, &fc, &pages).expect("test step");
+    println!(
+        "pages after N and 4N: {:?}; rows {:?} -> {:?}",
+        f.size, f.rows_n, f.rows_4n
+    );
+}
+
+#[test]
+#[ignore = "fails for lack of page reuse (the free list of the space change): emptied leaves are not reused"]
+fn steady_tpcc_is_flat_on_engine_in_place() {
+    flatness(false);
+}
+
+#[test]
+#[ignore = "fails for lack of page reuse (the free list of the space change): emptied leaves are not reused"]
+fn steady_tpcc_is_flat_on_engine_out_of_place() {
+    flatness(true);
+}
