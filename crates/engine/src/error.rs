@@ -303,6 +303,15 @@ pub enum TreeDamage {
         /// Records found.
         records: usize,
     },
+    /// A page is referenced twice in the tree, or beyond the allocation mark (free-list
+    /// rebuild at open).
+    #[error("page {child} referenced twice or beyond the allocation mark {next_pid}")]
+    BadChild {
+        /// The child.
+        child: Pid,
+        /// Allocation mark.
+        next_pid: Pid,
+    },
 }
 
 /// Why a superblock copy was rejected.
@@ -571,6 +580,12 @@ pub enum RedoDamage {
     /// A Put does not fit its page.
     #[error("put does not fit")]
     DoesNotFit,
+    /// A structure operation (`format::structop`) does not apply to its page.
+    #[error("structure operation {op} does not apply")]
+    StructOp {
+        /// Operation kind.
+        op: u8,
+    },
     /// The page's LSN is neither the one the record says it had before the change nor
     /// newer than the record.
     #[error("page LSN {found}, the record expects {expected}")]

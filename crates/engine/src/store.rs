@@ -102,6 +102,16 @@ pub trait PageStore: Send + Sync {
     fn read_page(&self, pid: Pid, buf: &mut [u8]) -> Result<()>;
     /// Number of pids the store can hold.
     fn capacity_pages(&self) -> u64;
+    /// `pid` left the tree and no redo can need its image any more (a checkpoint passed
+    /// the record that freed it): the store may drop it (out of place: its slot becomes
+    /// garbage for DB GC). A later write of the pid brings it back. Idempotent. Default:
+    /// nothing (in place, the pid keeps its home block and is simply reused).
+    ///
+    /// # Errors
+    /// Device errors.
+    fn release(&self, _pid: Pid) -> Result<()> {
+        Ok(())
+    }
     /// Open only, after every check of the open passed and before WAL redo: crash repair
     /// (in place: restore torn pages from the doublewrite area). The first write of an open.
     ///

@@ -9,6 +9,8 @@
 //! the exclusive lock (structure modification, SMO).
 
 mod checkpoint;
+mod freelist;
+mod merge;
 mod open;
 mod recovery;
 mod split;
@@ -154,6 +156,8 @@ pub struct Engine {
     wal: Arc<Wal>,
     pool: Arc<BufferPool>,
     tree: TreeLock,
+    /// Pages out of the tree, reusable (`freelist.rs`).
+    free: Mutex<freelist::FreeList>,
     ckpt: Mutex<CkptState>,
     /// A checkpoint pass is in progress (lets the write fast path skip the lock otherwise).
     ckpt_active: AtomicBool,

@@ -460,6 +460,7 @@ impl Engine {
             wal,
             pool,
             tree: TreeLock::new(p.tree),
+            free: Mutex::new(super::freelist::FreeList::default()),
             ckpt: Mutex::new(CkptState {
                 seq: p.seq,
                 pass: None,

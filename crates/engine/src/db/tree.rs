@@ -133,25 +133,14 @@ impl Engine {
             let leaf = self.find_leaf(&t, key)?;
             let mut g = self.pool.write(leaf)?;
             if page::leaf_fits(g.page(), key, value) {
-                g.mark_dirty();
-                let prev_lsn = page::lsn(g.page());
-                let lsn = self.wal.append(&RecordRef::Put {
-                    pid: leaf,
-                    prev_lsn,
-                    key,
-                    value,
-                })?;
-                let applied = page::leaf_put(g.page_mut(), key, value);
-                assert!(applied, "page {leaf}: a put checked to fit did not apply");
-                g.set_lsn(lsn);
-                Some(lsn)
+                Some(self.put_in(&mut g, key, value)?)
             } else {
                 None
             }
         };
         let lsn = match lsn {
             Some(l) => l,
-            None => self.put_smo(key, value)?,
+            None => self.put_smo(key, value, false)?,
         };
         self.after_write(lsn, d)
     }
@@ -178,7 +167,7 @@ impl Engine {
         }
         self.counters.deletes.inc();
         self.wal_gate()?;
-        let lsn = {
+        let (lsn, emptied) = {
             let t = self.tree.read();
             let leaf = self.find_leaf(&t, key)?;
             let mut g = self.pool.write(leaf)?;
@@ -201,8 +190,12 @@ impl Engine {
             let removed = page::leaf_delete(g.page_mut(), key);
             assert!(removed, "page {leaf}: a key found under the latch vanished");
             g.set_lsn(lsn);
-            lsn
+            (lsn, page::nkeys(g.page()) == 0 && t.height > 1)
         };
+        if emptied {
+            // Space reclaimed: the empty leaf leaves the tree (`merge.rs`).
+            self.free_empty_leaf(key)?;
+        }
         self.after_write(lsn, d)?;
         Ok(true)
     }

@@ -5,6 +5,7 @@
 
 pub mod meta;
 pub mod page;
+pub mod structop;
 pub mod superblock;
 pub mod wal;
 pub mod zone;
@@ -162,6 +163,14 @@ pub const FORMATS: &[Format] = &[
     Format {
         name: "wal-smo",
         fields: wal::SMO_FIELDS,
+    },
+    Format {
+        name: "wal-struct",
+        fields: structop::FIELDS,
+    },
+    Format {
+        name: "wal-struct-op",
+        fields: structop::OP_FIELDS,
     },
     Format {
         name: "zone-header",

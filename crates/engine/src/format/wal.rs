@@ -2,6 +2,7 @@
 //! here and nowhere else. New record types get a new tag and a new variant. Byte tables:
 //! docs/design.md section 4.
 
+use super::structop::StructOp;
 use super::{rd_u64, wr_u64, Field, BLOCK, VAR};
 
 use crate::error::{Pid, RecordDamage};
@@ -68,8 +69,10 @@ const _: () = assert!(HEADER == 25 && SMO_PAGES.offset + 8 + BLOCK < MAX_RECORD)
 pub const TAG_PUT: u8 = 1;
 /// Delete.
 pub const TAG_DELETE: u8 = 2;
-/// Structure modification.
+/// Structure modification (page images; read for old logs, no longer written).
 pub const TAG_SMO: u8 = 3;
+/// Logical structure change (`super::structop`).
+pub const TAG_STRUCT: u8 = 16;
 
 const UNKNOWN_PREV: u32 = u32::MAX;
 const SMO_PAGE: usize = 8 + BLOCK;
@@ -107,6 +110,16 @@ pub enum RecordRef<'a> {
         /// (pid, 4096-byte image).
         pages: &'a [(Pid, &'a [u8])],
     },
+    /// A logical structure change: page operations (`super::structop`), the new root and
+    /// allocation mark.
+    Struct {
+        /// New root.
+        root: Pid,
+        /// Allocation mark.
+        next_pid: Pid,
+        /// The operations, applied in order.
+        ops: &'a [StructOp],
+    },
 }
 
 /// A decoded record (owned).
@@ -140,6 +153,15 @@ pub enum Record {
         next_pid: Pid,
         /// (pid, image).
         pages: Vec<(Pid, Vec<u8>)>,
+    },
+    /// See [`RecordRef::Struct`].
+    Struct {
+        /// New root.
+        root: Pid,
+        /// Allocation mark.
+        next_pid: Pid,
+        /// The operations.
+        ops: Vec<StructOp>,
     },
 }
 
@@ -198,6 +220,7 @@ impl RecordRef<'_> {
             RecordRef::Put { .. } => TAG_PUT,
             RecordRef::Delete { .. } => TAG_DELETE,
             RecordRef::Smo { .. } => TAG_SMO,
+            RecordRef::Struct { .. } => TAG_STRUCT,
         }
     }
 
@@ -209,6 +232,7 @@ impl RecordRef<'_> {
                 RecordRef::Put { key, value, .. } => PUT_DATA.offset + key.len() + value.len(),
                 RecordRef::Delete { key, .. } => DELETE_DATA.offset + key.len(),
                 RecordRef::Smo { pages, .. } => SMO_PAGES.offset + pages.len() * SMO_PAGE,
+                RecordRef::Struct { ops, .. } => super::structop::payload_len(ops),
             }
     }
 
@@ -257,6 +281,11 @@ impl RecordRef<'_> {
                 next_pid,
                 pages,
             } => encode_smo(p, root, next_pid, pages, lsn),
+            RecordRef::Struct {
+                root,
+                next_pid,
+                ops,
+            } => super::structop::encode(p, root, next_pid, ops, lsn),
         }
         let crc = crc32c::crc32c(&out[LSN.offset..]);
         CRC.put_u32(out, crc);
@@ -324,6 +353,13 @@ impl Record {
                 })
             }
             TAG_SMO if p.len() >= SMO_PAGES.offset => decode_smo(p).ok_or(bad),
+            TAG_STRUCT => super::structop::decode(p)
+                .map(|(root, next_pid, ops)| Record::Struct {
+                    root,
+                    next_pid,
+                    ops,
+                })
+                .ok_or(bad),
             _ => Err(bad),
         }
     }
