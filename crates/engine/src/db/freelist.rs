@@ -76,6 +76,13 @@ impl FreeList {
 }
 
 impl Engine {
+    /// Data pages: (allocation mark, free pages among them). The tree holds the difference.
+    #[must_use]
+    pub fn page_usage(&self) -> (u64, u64) {
+        let mark = self.tree.read().next_pid;
+        (mark, self.free.lock().len())
+    }
+
     /// Derive the free list from the tree under `roots` (open, after redo): every pid below
     /// the allocation mark that is neither a root nor a child of an inner node. Reads inner
     /// nodes only. They will be released to the store after the next checkpoint.
