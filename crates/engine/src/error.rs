@@ -13,6 +13,22 @@ pub enum EngineError {
     /// The device failed an I/O.
     #[error("device error: {0}")]
     Device(#[from] DeviceError),
+    /// A bulk load needs an empty tree.
+    #[error(
+        "bulk load into a tree that is not empty (height {height}, {root_keys} keys in the root)"
+    )]
+    BulkNotEmpty {
+        /// Tree height.
+        height: usize,
+        /// Keys in the root.
+        root_keys: usize,
+    },
+    /// Bulk-load input not strictly ascending by key (nothing was installed).
+    #[error("bulk load: record {index} is not above the previous key")]
+    BulkUnsorted {
+        /// Position of the offending record (0-based).
+        index: u64,
+    },
     /// On-disk data failed validation: never read silently.
     #[error("corrupt {0}")]
     Corrupt(#[from] Corruption),

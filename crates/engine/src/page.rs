@@ -527,6 +527,32 @@ pub fn inner_build(p: &mut [u8], pid: Pid, leftmost: Pid, entries: &[(Vec<u8>, P
     }
 }
 
+/// Append a record whose key is above every key of leaf `p` (bulk load). False if it does
+/// not fit (the page is unchanged).
+pub fn leaf_append(p: &mut [u8], k: &[u8], v: &[u8]) -> bool {
+    let n = nkeys(p);
+    debug_assert!(n == 0 || key(p, n - 1) < k, "leaf_append out of order");
+    let Some(o) = alloc(p, leaf_record_size(k, v), true) else {
+        return false;
+    };
+    write_leaf_rec(p, o, k, v);
+    insert_slot(p, n, o, k);
+    true
+}
+
+/// Append separator `k -> child` above every separator of inner `p` (bulk load). False if
+/// it does not fit.
+pub fn inner_append(p: &mut [u8], k: &[u8], child: Pid) -> bool {
+    let n = nkeys(p);
+    debug_assert!(n == 0 || key(p, n - 1) < k, "inner_append out of order");
+    let Some(o) = alloc(p, inner_record_size(k), true) else {
+        return false;
+    };
+    write_inner_rec(p, o, k, child);
+    insert_slot(p, n, o, k);
+    true
+}
+
 /// Would `inner_insert(p, k, _)` succeed?
 #[must_use]
 pub fn inner_fits(p: &[u8], k: &[u8]) -> bool {

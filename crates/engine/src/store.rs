@@ -26,20 +26,28 @@ pub enum WriteKind {
     Gc,
     /// NoWA compensation write (out-of-place path only).
     Compensation,
+    /// A bulk load writing pages no durable state references yet (in place: no doublewrite,
+    /// a torn page is unreachable until the load is installed after the write returned).
+    Bulk,
 }
 
 impl WriteKind {
     /// A user write (eviction or checkpoint), as opposed to GC or compensation.
     #[must_use]
     pub fn is_user(self) -> bool {
-        matches!(self, WriteKind::Eviction | WriteKind::Checkpoint)
+        matches!(
+            self,
+            WriteKind::Eviction | WriteKind::Checkpoint | WriteKind::Bulk
+        )
     }
 
     /// Count `pages` page writes of this kind, and their device bytes.
     pub(crate) fn count(self, c: &EngineCounters, pages: u64, bytes: u64) {
         let (p, b) = match self {
             WriteKind::Eviction => (&c.eviction_page_writes, &c.user_store_bytes),
-            WriteKind::Checkpoint => (&c.checkpoint_page_writes, &c.user_store_bytes),
+            WriteKind::Checkpoint | WriteKind::Bulk => {
+                (&c.checkpoint_page_writes, &c.user_store_bytes)
+            }
             WriteKind::Gc => (&c.gc_page_writes, &c.gc_store_bytes),
             WriteKind::Compensation => (&c.compensation_page_writes, &c.compensation_store_bytes),
         };
@@ -312,9 +320,14 @@ impl PageStore for InPlaceStore {
             return Ok(());
         }
         let _g = self.dw_lock.lock();
-        let slots = usize_of(self.layout.dw_pages.max(1));
+        let bulk = kind == WriteKind::Bulk;
+        let slots = if bulk {
+            batch.len()
+        } else {
+            usize_of(self.layout.dw_pages.max(1))
+        };
         for chunk in batch.chunks(slots) {
-            if self.doublewrite {
+            if self.doublewrite && !bulk {
                 let dw: Vec<(u64, &[u8])> = chunk
                     .iter()
                     .enumerate()

@@ -98,7 +98,11 @@ fn read_all(e: &Engine) -> Model {
         .map(|(k, v)| (u64::from_be_bytes(k.try_into().unwrap()), v))
         .collect();
     for (k, v) in &got {
-        assert_eq!(e.get(&k.to_be_bytes()).unwrap().as_ref(), Some(v), "get {k}");
+        assert_eq!(
+            e.get(&k.to_be_bytes()).unwrap().as_ref(),
+            Some(v),
+            "get {k}"
+        );
     }
     got
 }

@@ -31,7 +31,10 @@ impl FreeList {
     /// # Panics
     /// If it is already free or beyond the allocation mark (a structure bug).
     pub(crate) fn push(&mut self, pid: Pid, lsn: u64, next_pid: Pid) {
-        assert!(pid < next_pid, "freed page {pid} beyond the mark {next_pid}");
+        assert!(
+            pid < next_pid,
+            "freed page {pid} beyond the mark {next_pid}"
+        );
         assert!(self.free.insert(pid), "page {pid} freed twice");
         self.unreleased.insert(pid, lsn);
     }

@@ -8,6 +8,7 @@
 //! only the leaf exclusively. A put that needs a split releases everything and retries under
 //! the exclusive lock (structure modification, SMO).
 
+mod bulk;
 mod checkpoint;
 mod freelist;
 mod merge;

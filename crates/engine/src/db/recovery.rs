@@ -7,8 +7,8 @@ use super::Engine;
 use crate::error::{
     tree_damage, Corruption, EngineError, Pid, RecordDamage, RedoDamage, Result, TreeDamage,
 };
-use crate::format::superblock::Superblock;
 use crate::format::structop::StructOp;
+use crate::format::superblock::Superblock;
 use crate::format::wal::Record;
 use crate::page::{self, KIND_INNER, KIND_LEAF};
 use crate::wal::WalScanner;
@@ -125,8 +125,8 @@ impl Engine {
         let mut any = false;
         for op in ops {
             let (kind, pid, prev) = op.head();
-            let creates = prev == 0
-                && matches!(op, StructOp::BuildLeaf { .. } | StructOp::BuildInner { .. });
+            let creates =
+                prev == 0 && matches!(op, StructOp::BuildLeaf { .. } | StructOp::BuildInner { .. });
             let mut g = if creates && pid >= fresh_from {
                 self.pool.write_untrusted(pid)?
             } else if creates {

@@ -83,7 +83,10 @@ impl<'a> Plan<'a> {
             let (kind, pid, _) = op.head();
             let g = self.guard(pid);
             let applied = page::apply_struct_op(g.page_mut(), op);
-            assert!(applied, "page {pid}: planned structure op {kind} did not apply");
+            assert!(
+                applied,
+                "page {pid}: planned structure op {kind} did not apply"
+            );
         }
         for g in &mut self.guards {
             g.set_lsn(lsn);

@@ -10,7 +10,7 @@ use crate::num::u64_of;
 use crate::page::{self, Entry, KIND_INNER, KIND_LEAF, MAX_KEY, MAX_KV};
 use crate::treelock::TreeMeta;
 
-fn check_kv(k: &[u8], v: &[u8]) -> Result<()> {
+pub(super) fn check_kv(k: &[u8], v: &[u8]) -> Result<()> {
     if k.len() > MAX_KEY || k.len() + v.len() > MAX_KV {
         return Err(EngineError::TooLarge {
             key_len: k.len(),

@@ -152,7 +152,9 @@ impl StructOp {
                 StructOp::BuildInner { entries, .. } => {
                     10 + entries.iter().map(|(k, _)| 10 + k.len()).sum::<usize>()
                 }
-                StructOp::Truncate { sep: key, .. } | StructOp::Insert { key, .. } => 10 + key.len(),
+                StructOp::Truncate { sep: key, .. } | StructOp::Insert { key, .. } => {
+                    10 + key.len()
+                }
                 StructOp::Remove { .. } | StructOp::Link { .. } => 8,
                 StructOp::Free { .. } => 0,
             }
@@ -193,9 +195,7 @@ impl StructOp {
                 }
             }
             StructOp::Truncate {
-                sep: key,
-                link: x,
-                ..
+                sep: key, link: x, ..
             }
             | StructOp::Insert { key, child: x, .. } => {
                 wr_u64(b, 0, *x);
