@@ -26,8 +26,9 @@ pub enum WriteKind {
     Gc,
     /// NoWA compensation write (out-of-place path only).
     Compensation,
-    /// A bulk load writing pages no durable state references yet (in place: no doublewrite,
-    /// a torn page is unreachable until the load is installed after the write returned).
+    /// A bulk load writing pages no durable state references yet. In place: no doublewrite
+    /// (a torn page is unreachable until the load is installed) and no flush per batch: the
+    /// loader flushes the device once before it installs the load.
     Bulk,
 }
 
@@ -282,6 +283,24 @@ impl InPlaceStore {
         (self.layout.dw_start + u64_of(i)) * BS
     }
 
+    /// Bulk: write each run of consecutive pids with one device write (no flush).
+    fn write_runs(&self, chunk: &[(Pid, &[u8])]) -> Result<()> {
+        let mut i = 0;
+        while i < chunk.len() {
+            let mut j = i + 1;
+            while j < chunk.len() && chunk[j].0 == chunk[j - 1].0 + 1 {
+                j += 1;
+            }
+            let run: Vec<u8> = chunk[i..j]
+                .iter()
+                .flat_map(|(_, d)| d.iter().copied())
+                .collect();
+            self.dev.write_at(self.home(chunk[i].0), &run)?;
+            i = j;
+        }
+        Ok(())
+    }
+
     /// Restore `slot` (a valid doublewrite copy of `pid`) home if the home page is torn or
     /// older. Returns whether it did.
     fn repair(&self, pid: Pid, slot: &[u8], home: &mut [u8]) -> Result<bool> {
@@ -337,9 +356,14 @@ impl PageStore for InPlaceStore {
                 self.dev.flush()?;
                 EngineCounters::add(&self.counters.doublewrite_page_writes, u64_of(chunk.len()));
             }
-            let home: Vec<(u64, &[u8])> = chunk.iter().map(|(p, d)| (self.home(*p), *d)).collect();
-            self.dev.write_batch(&home, None)?;
-            self.dev.flush()?;
+            if bulk {
+                self.write_runs(chunk)?;
+            } else {
+                let home: Vec<(u64, &[u8])> =
+                    chunk.iter().map(|(p, d)| (self.home(*p), *d)).collect();
+                self.dev.write_batch(&home, None)?;
+                self.dev.flush()?;
+            }
             for (pid, d) in chunk {
                 debug_assert!(page::checksum_ok(d), "page {pid} written unsealed");
                 self.written[usize_of(*pid)].store(low32(page::lsn(d)), Ordering::Relaxed);

@@ -2,7 +2,8 @@
 //!
 //! Leaves are filled completely in key order, then each inner level over the one below,
 //! written straight to the store in large batches (`WriteKind::Bulk`: in place without the
-//! doublewrite area) with no WAL record per put and no buffer-pool traffic. The new pages get
+//! doublewrite area and with one device flush at the end) with no WAL record per put and no
+//! buffer-pool traffic. The new pages get
 //! pids at and above the allocation mark, which no durable state references; only when they
 //! are all durable does one Struct record install the new root and mark (and free the old
 //! empty root leaf), and the WAL is flushed.
@@ -112,6 +113,9 @@ impl Engine {
             height += 1;
         }
         w.flush()?;
+        // In place, bulk batches are not flushed one by one: every page is durable before
+        // the install record exists.
+        self.dev.flush()?;
         let (root, next_pid) = (level[0].1, w.next);
         let r = self.install(&mut t, root, next_pid, height);
         if r.is_err() {
