@@ -3,6 +3,10 @@
 //! both write paths; bad input (unsorted, a tree that is not empty) is refused and changes
 //! nothing; and a crash at any device write during the load leaves either the empty database
 //! or the whole load (complete once `bulk_load` returned), never a part.
+#![expect(
+    clippy::unwrap_used,
+    reason = "test helpers fail the test by panicking"
+)]
 
 mod common;
 use common::{value_for, CrashDevice};

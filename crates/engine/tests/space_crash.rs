@@ -6,6 +6,10 @@
 //! every 4th seed crashes again inside recovery. Every operation is Sync: after recovery the
 //! database is exactly the model after the acknowledged operations (the failed one applied or
 //! not), through scan and get, keeps working, and survives a clean reopen. Both write paths.
+#![expect(
+    clippy::unwrap_used,
+    reason = "test helpers fail the test by panicking"
+)]
 
 mod common;
 #[path = "common/oop_store.rs"]

@@ -20,6 +20,9 @@ use crate::format::structop::StructOp;
 use crate::page::{self, KIND_INNER, KIND_LEAF, PAGE_SIZE};
 use crate::store::WriteKind;
 
+/// A page of a level being built: its first key and pid.
+type Child = (Vec<u8>, Pid);
+
 /// Pages per store write (1 MiB).
 const BATCH: usize = 256;
 
@@ -129,12 +132,12 @@ impl Engine {
         &self,
         w: &mut Writer<'_>,
         records: impl IntoIterator<Item = (K, V)>,
-    ) -> Result<(u64, Vec<(Vec<u8>, Pid)>)>
+    ) -> Result<(u64, Vec<Child>)>
     where
         K: AsRef<[u8]>,
         V: AsRef<[u8]>,
     {
-        let mut out: Vec<(Vec<u8>, Pid)> = Vec::new();
+        let mut out: Vec<Child> = Vec::new();
         let mut cur: Option<(Pid, Vec<u8>)> = None;
         let mut last: Option<Vec<u8>> = None;
         let mut n = 0u64;
@@ -202,8 +205,8 @@ impl Engine {
 }
 
 /// Build one inner level over `below` ((first key, pid) per page): its (first key, pid)s.
-fn bulk_inner_level(w: &mut Writer<'_>, below: &[(Vec<u8>, Pid)]) -> Result<Vec<(Vec<u8>, Pid)>> {
-    let mut out: Vec<(Vec<u8>, Pid)> = Vec::new();
+fn bulk_inner_level(w: &mut Writer<'_>, below: &[Child]) -> Result<Vec<Child>> {
+    let mut out: Vec<Child> = Vec::new();
     let mut cur: Option<(Pid, Vec<u8>)> = None;
     for (k, child) in below {
         let fits = cur

@@ -35,6 +35,39 @@ fn split_point(sizes: &[usize], skip_middle: bool) -> usize {
     best
 }
 
+/// The first key of the right half when `key -> value` goes into a leaf holding `old`:
+/// the split minimizing the larger half, or (with `bias`, when the new key is the largest)
+/// the new key alone on the right. None if there are fewer than two records.
+fn separator(old: &[Entry], key: &[u8], value: &[u8], bias: bool) -> Option<Vec<u8>> {
+    let size = |k: &[u8], v: &[u8]| page::leaf_record_size(k, v) + page::SLOT;
+    let mut all: Vec<usize> = old.iter().map(|(k, v)| size(k, v)).collect();
+    let at = old.binary_search_by(|(k, _)| k.as_slice().cmp(key));
+    let appended = match at {
+        Ok(i) => {
+            all[i] = size(key, value);
+            false
+        }
+        Err(i) => {
+            all.insert(i, size(key, value));
+            i == old.len()
+        }
+    };
+    if all.len() < 2 {
+        return None;
+    }
+    let s = if appended && bias {
+        all.len() - 1
+    } else {
+        split_point(&all, false)
+    };
+    // The s-th key of the list with the new key in it.
+    Some(match at {
+        Err(i) if s == i => key.to_vec(),
+        Err(i) if s > i => old[s - 1].0.clone(),
+        _ => old[s].0.clone(),
+    })
+}
+
 /// A split in progress: the separator and new right child to insert into the parent.
 struct Carry {
     sep: Vec<u8>,
@@ -217,42 +250,15 @@ impl Engine {
     ) -> Result<Carry> {
         let leaf_pid = leaf.pid();
         let old: Vec<Entry> = page::leaf_entries(leaf.page());
-        let sizes = |es: &[Entry]| -> Vec<usize> {
-            es.iter()
-                .map(|(k, v)| page::leaf_record_size(k, v) + page::SLOT)
-                .collect()
-        };
-        let mut all = sizes(&old);
-        let at = old.binary_search_by(|(k, _)| k.as_slice().cmp(key));
-        let appended = match at {
-            Ok(i) => {
-                all[i] = page::leaf_record_size(key, value) + page::SLOT;
-                false
-            }
-            Err(i) => {
-                all.insert(i, page::leaf_record_size(key, value) + page::SLOT);
-                i == old.len()
-            }
-        };
-        if all.len() < 2 {
+        // Sequential inserts at the end of the rightmost leaf (or of any leaf of an
+        // append-biased tree): keep the old leaf full, start a new one with the new record.
+        let bias = append_biased || page::link(leaf.page()) == page::NO_LINK;
+        let Some(sep) = separator(&old, key, value, bias) else {
             // A single record always fits a page (MAX_KV): the page must be damaged.
             return Err(tree_damage(
                 leaf_pid,
-                TreeDamage::SplitTooSmall { records: all.len() },
+                TreeDamage::SplitTooSmall { records: old.len() },
             ));
-        }
-        let rightmost = page::link(leaf.page()) == page::NO_LINK;
-        // Sequential inserts: keep the old leaf full, start a new one with the new record.
-        let s = if appended && (rightmost || append_biased) {
-            all.len() - 1
-        } else {
-            split_point(&all, false)
-        };
-        // The separator: the s-th key of the list with the new key in it.
-        let sep = match at {
-            Err(i) if s == i => key.to_vec(),
-            Err(i) if s > i => old[s - 1].0.clone(),
-            _ => old[s].0.clone(),
         };
         let moved = old.partition_point(|(k, _)| k.as_slice() < sep.as_slice());
         let right = self.alloc_page(t)?;
@@ -351,7 +357,21 @@ impl Engine {
 
 #[cfg(test)]
 mod tests {
-    use super::split_point;
+    use super::{separator, split_point};
+
+    #[test]
+    fn separator_is_even_or_append_biased() {
+        let old: Vec<(Vec<u8>, Vec<u8>)> = (0..10u8).map(|i| (vec![2 * i], vec![0; 50])).collect();
+        // New largest key: alone on the right when biased, an even split otherwise.
+        assert_eq!(separator(&old, &[99], &[0; 50], true), Some(vec![99]));
+        assert_eq!(separator(&old, &[99], &[0; 50], false), Some(vec![10]));
+        // A key in the middle: the bias does not apply.
+        assert_eq!(separator(&old, &[9], &[0; 50], true), Some(vec![9]));
+        assert_eq!(separator(&old, &[7], &[0; 50], true), Some(vec![8]));
+        // An update that grows a value.
+        assert_eq!(separator(&old, &[18], &[0; 500], true), Some(vec![16]));
+        assert_eq!(separator(&old[..1], &[0], &[0; 50], true), None);
+    }
 
     #[test]
     fn split_point_minimizes_the_larger_half() {

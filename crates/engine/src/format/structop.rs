@@ -161,6 +161,9 @@ impl StructOp {
     }
 
     /// Encode into `out` (exactly [`Self::encoded_len`] bytes).
+    ///
+    /// # Panics
+    /// If `out` has another size, or a key, value or entry count exceeds 16 bits.
     pub fn encode(&self, out: &mut [u8]) {
         assert_eq!(out.len(), self.encoded_len(), "struct op buffer size");
         let (kind, pid, prev) = self.head();
@@ -307,6 +310,9 @@ pub fn payload_len(ops: &[StructOp]) -> usize {
 
 /// Encode a Struct payload into `p` (exactly [`payload_len`] bytes). Every operation's
 /// previous page LSN must be below `lsn` (asserted: checked again by redo when read).
+///
+/// # Panics
+/// If `p` has another size or the LSN order does not hold.
 pub fn encode(p: &mut [u8], root: Pid, next_pid: Pid, ops: &[StructOp], lsn: u64) {
     assert_eq!(p.len(), payload_len(ops), "struct payload size");
     ROOT.put_u64(p, root);
