@@ -132,8 +132,11 @@ impl Engine {
     /// # Errors
     /// Store errors.
     pub(super) fn release_freed(&self, redo_lsn: u64) -> Result<()> {
-        let pids = self.free.lock().take_releasable(redo_lsn);
-        for pid in pids {
+        // Under the free-list lock: a split cannot take one of these pages for reuse (and
+        // write it) between the choice and the release. (Lock order: free list, then the
+        // store's; nothing holding the store's lock takes the free list.)
+        let mut fl = self.free.lock();
+        for pid in fl.take_releasable(redo_lsn) {
             self.store.release(pid)?;
         }
         Ok(())
