@@ -13,6 +13,22 @@ pub enum EngineError {
     /// The device failed an I/O.
     #[error("device error: {0}")]
     Device(#[from] DeviceError),
+    /// A bulk load needs an empty tree.
+    #[error(
+        "bulk load into a tree that is not empty (height {height}, {root_keys} keys in the root)"
+    )]
+    BulkNotEmpty {
+        /// Tree height.
+        height: usize,
+        /// Keys in the root.
+        root_keys: usize,
+    },
+    /// Bulk-load input not strictly ascending by key (nothing was installed).
+    #[error("bulk load: record {index} is not above the previous key")]
+    BulkUnsorted {
+        /// Position of the offending record (0-based).
+        index: u64,
+    },
     /// On-disk data failed validation: never read silently.
     #[error("corrupt {0}")]
     Corrupt(#[from] Corruption),
@@ -330,6 +346,15 @@ pub enum TreeDamage {
         /// Records found.
         records: usize,
     },
+    /// A page is referenced twice in the tree, or beyond the allocation mark (free-list
+    /// rebuild at open).
+    #[error("page {child} referenced twice or beyond the allocation mark {next_pid}")]
+    BadChild {
+        /// The child.
+        child: Pid,
+        /// Allocation mark.
+        next_pid: Pid,
+    },
 }
 
 /// Why a superblock copy was rejected.
@@ -598,6 +623,12 @@ pub enum RedoDamage {
     /// A Put does not fit its page.
     #[error("put does not fit")]
     DoesNotFit,
+    /// A structure operation (`format::structop`) does not apply to its page.
+    #[error("structure operation {op} does not apply")]
+    StructOp {
+        /// Operation kind.
+        op: u8,
+    },
     /// The page's LSN is neither the one the record says it had before the change nor
     /// newer than the record.
     #[error("page LSN {found}, the record expects {expected}")]

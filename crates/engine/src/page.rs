@@ -14,6 +14,7 @@
 
 use crate::error::{page_damage, PageDamage, Pid, Result};
 use crate::format::page as hdr;
+use crate::format::structop::StructOp;
 use crate::format::{block_crc, rd_u16, rd_u64, wr_u16, wr_u64};
 use crate::num::u16_of;
 
@@ -523,6 +524,113 @@ pub fn inner_build(p: &mut [u8], pid: Pid, leftmost: Pid, entries: &[(Vec<u8>, P
         };
         write_inner_rec(p, o, k, *c);
         insert_slot(p, i, o, k);
+    }
+}
+
+/// Append a record whose key is above every key of leaf `p` (bulk load). False if it does
+/// not fit (the page is unchanged).
+pub fn leaf_append(p: &mut [u8], k: &[u8], v: &[u8]) -> bool {
+    let n = nkeys(p);
+    debug_assert!(n == 0 || key(p, n - 1) < k, "leaf_append out of order");
+    let Some(o) = alloc(p, leaf_record_size(k, v), true) else {
+        return false;
+    };
+    write_leaf_rec(p, o, k, v);
+    insert_slot(p, n, o, k);
+    true
+}
+
+/// Append separator `k -> child` above every separator of inner `p` (bulk load). False if
+/// it does not fit.
+pub fn inner_append(p: &mut [u8], k: &[u8], child: Pid) -> bool {
+    let n = nkeys(p);
+    debug_assert!(n == 0 || key(p, n - 1) < k, "inner_append out of order");
+    let Some(o) = alloc(p, inner_record_size(k), true) else {
+        return false;
+    };
+    write_inner_rec(p, o, k, child);
+    insert_slot(p, n, o, k);
+    true
+}
+
+/// Would `inner_insert(p, k, _)` succeed?
+#[must_use]
+pub fn inner_fits(p: &[u8], k: &[u8]) -> bool {
+    free_total(p) >= inner_record_size(k) + SLOT
+}
+
+/// Remove the pointer to `child` (the leftmost: the first entry's child becomes the leftmost
+/// and its separator goes). False if `child` is not a child, or is the only one.
+pub fn inner_remove_child(p: &mut [u8], child: Pid) -> bool {
+    if link(p) == child {
+        if nkeys(p) == 0 {
+            return false;
+        }
+        let first = inner_child(p, 0);
+        remove_slot(p, 0);
+        set_link(p, first);
+        return true;
+    }
+    match (0..nkeys(p)).find(|&i| inner_child(p, i) == child) {
+        Some(i) => {
+            remove_slot(p, i);
+            true
+        }
+        None => false,
+    }
+}
+
+fn entries_fit<T>(entries: &[(Vec<u8>, T)], size: impl Fn(&(Vec<u8>, T)) -> usize) -> bool {
+    entries.iter().map(|e| size(e) + SLOT).sum::<usize>() <= PAGE_SIZE - HDR
+}
+
+/// Apply one logical structure operation to `p`, the page it names (normal operation and
+/// redo both call this, so both produce the same page). The caller sets the page LSN.
+/// Returns false if the operation does not apply to this page (wrong kind, missing child,
+/// entries that do not fit, a page freed that is not empty): the page is then unchanged.
+pub fn apply_struct_op(p: &mut [u8], op: &StructOp) -> bool {
+    let (k, n) = (kind(p), nkeys(p));
+    match op {
+        StructOp::BuildLeaf {
+            pid, link, entries, ..
+        } => {
+            let ok = entries_fit(entries, |(k, v)| leaf_record_size(k, v));
+            if ok {
+                leaf_build(p, *pid, entries, *link);
+            }
+            ok
+        }
+        StructOp::BuildInner {
+            pid,
+            leftmost,
+            entries,
+            ..
+        } => {
+            let ok = entries_fit(entries, |(k, _)| inner_record_size(k));
+            if ok {
+                inner_build(p, *pid, *leftmost, entries);
+            }
+            ok
+        }
+        StructOp::Truncate { sep, link, .. } if k == KIND_LEAF => {
+            let keep = match search(p, sep) {
+                Ok(i) | Err(i) => i,
+            };
+            let es = leaf_entries(p);
+            leaf_build(p, pid(p), &es[..keep], *link);
+            true
+        }
+        StructOp::Insert { key, child, .. } if k == KIND_INNER => inner_insert(p, key, *child),
+        StructOp::Remove { child, .. } if k == KIND_INNER => inner_remove_child(p, *child),
+        StructOp::Link { link, .. } if k == KIND_LEAF => {
+            set_link(p, *link);
+            true
+        }
+        StructOp::Free { pid, .. } if n == 0 && (k == KIND_LEAF || k == KIND_INNER) => {
+            init(p, KIND_LEAF, *pid);
+            true
+        }
+        _ => false,
     }
 }
 

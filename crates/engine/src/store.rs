@@ -26,20 +26,29 @@ pub enum WriteKind {
     Gc,
     /// NoWA compensation write (out-of-place path only).
     Compensation,
+    /// A bulk load writing pages no durable state references yet. In place: no doublewrite
+    /// (a torn page is unreachable until the load is installed) and no flush per batch: the
+    /// loader flushes the device once before it installs the load.
+    Bulk,
 }
 
 impl WriteKind {
     /// A user write (eviction or checkpoint), as opposed to GC or compensation.
     #[must_use]
     pub fn is_user(self) -> bool {
-        matches!(self, WriteKind::Eviction | WriteKind::Checkpoint)
+        matches!(
+            self,
+            WriteKind::Eviction | WriteKind::Checkpoint | WriteKind::Bulk
+        )
     }
 
     /// Count `pages` page writes of this kind, and their device bytes.
     pub(crate) fn count(self, c: &EngineCounters, pages: u64, bytes: u64) {
         let (p, b) = match self {
             WriteKind::Eviction => (&c.eviction_page_writes, &c.user_store_bytes),
-            WriteKind::Checkpoint => (&c.checkpoint_page_writes, &c.user_store_bytes),
+            WriteKind::Checkpoint | WriteKind::Bulk => {
+                (&c.checkpoint_page_writes, &c.user_store_bytes)
+            }
             WriteKind::Gc => (&c.gc_page_writes, &c.gc_store_bytes),
             WriteKind::Compensation => (&c.compensation_page_writes, &c.compensation_store_bytes),
         };
@@ -102,6 +111,16 @@ pub trait PageStore: Send + Sync {
     fn read_page(&self, pid: Pid, buf: &mut [u8]) -> Result<()>;
     /// Number of pids the store can hold.
     fn capacity_pages(&self) -> u64;
+    /// `pid` left the tree and no redo can need its image any more (a checkpoint passed
+    /// the record that freed it): the store may drop it (out of place: its slot becomes
+    /// garbage for DB GC). A later write of the pid brings it back. Idempotent. Default:
+    /// nothing (in place, the pid keeps its home block and is simply reused).
+    ///
+    /// # Errors
+    /// Device errors.
+    fn release(&self, _pid: Pid) -> Result<()> {
+        Ok(())
+    }
     /// Open only, after every check of the open passed and before WAL redo: crash repair
     /// (in place: restore torn pages from the doublewrite area). The first write of an open.
     ///
@@ -292,6 +311,24 @@ impl InPlaceStore {
         Ok(())
     }
 
+    /// Bulk: write each run of consecutive pids with one device write (no flush).
+    fn write_runs(&self, chunk: &[(Pid, &[u8])]) -> Result<()> {
+        let mut i = 0;
+        while i < chunk.len() {
+            let mut j = i + 1;
+            while j < chunk.len() && chunk[j].0 == chunk[j - 1].0 + 1 {
+                j += 1;
+            }
+            let run: Vec<u8> = chunk[i..j]
+                .iter()
+                .flat_map(|(_, d)| d.iter().copied())
+                .collect();
+            self.dev.write_at(self.home(chunk[i].0), &run)?;
+            i = j;
+        }
+        Ok(())
+    }
+
     /// One doublewrite chunk from the front of `pages` into the slots after the pending
     /// ones: copies, flush (which also makes the pending home writes durable), home writes
     /// left pending. Returns the pages written.
@@ -356,6 +393,22 @@ impl PageStore for InPlaceStore {
     }
 
     fn write_pages(&self, batch: &[(Pid, &[u8])], kind: WriteKind) -> Result<()> {
+        if kind == WriteKind::Bulk {
+            // A bulk load: runs of consecutive pages, no doublewrite and no flush (the load
+            // flushes once when it ends, and a crash before that leaves the empty tree).
+            let _g = self.dw_lock.lock();
+            self.write_runs(batch)?;
+            for (pid, d) in batch {
+                assert!(page::checksum_ok(d), "page {pid} written unsealed");
+                self.written[usize_of(*pid)].store(low32(page::lsn(d)), Ordering::Relaxed);
+            }
+            kind.count(
+                &self.counters,
+                u64_of(batch.len()),
+                u64_of(batch.len()) * BS,
+            );
+            return Ok(());
+        }
         let mut ring = self.dw_lock.lock();
         let mut rest = batch;
         while !rest.is_empty() {

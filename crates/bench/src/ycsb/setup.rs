@@ -6,7 +6,7 @@ use super::{Device, WritePath, YcsbError, YcsbSpec};
 use crate::paced::Paced;
 use nowa_device::timing::{busy_secs_between, TimingModel};
 use nowa_device::DeviceCounters;
-use nowa_engine::{out_of_place_store, Durability, Engine};
+use nowa_engine::{out_of_place_store, Engine};
 use serde::Serialize;
 use std::sync::Arc;
 
@@ -97,8 +97,10 @@ pub fn create_engine(dev: Device, spec: &YcsbSpec) -> Result<Engine, YcsbError> 
     })
 }
 
-/// Load `spec.records` records with sequential keys, then sync and checkpoint. Stops early on
-/// Ctrl-C ([`crate::interrupt`]); returns the number of records loaded.
+/// Load `spec.records` records with sequential keys by the engine's bulk load (a sorted
+/// bottom-up build: full leaves, no WAL record per put, durable when it returns), then
+/// checkpoint. Stops early on Ctrl-C ([`crate::interrupt`]); returns the number of records
+/// loaded.
 ///
 /// # Errors
 /// The engine's.
@@ -112,20 +114,18 @@ pub fn load(
 ) -> Result<u64, YcsbError> {
     let mut value = vec![0u8; spec.value_size];
     let mut rng = spec.seed ^ 0x5EED;
-    let mut loaded = 0;
-    while loaded < spec.records {
-        if loaded % 65536 == 0 {
-            progress(loaded);
+    let records = (0..spec.records).map_while(|id| {
+        if id % 65536 == 0 {
+            progress(id);
             if crate::interrupt::requested() {
-                break;
+                return None;
             }
         }
-        make_value(&mut value, spec.value_kind, loaded, 0, &mut rng);
-        engine.put_with(&key_of(loaded), &value, Durability::Async)?;
-        loaded += 1;
-    }
+        make_value(&mut value, spec.value_kind, id, 0, &mut rng);
+        Some((key_of(id), value.clone()))
+    });
+    let loaded = engine.bulk_load(records)?;
     assert!(loaded <= spec.records, "loaded past the record count");
-    engine.sync()?;
     engine.checkpoint()?;
     Ok(loaded)
 }

@@ -209,7 +209,7 @@ impl Engine {
         self.ckpt_active.store(false, Ordering::Relaxed);
         self.wal.set_redo_lsn(redo);
         EngineCounters::add(&self.counters.checkpoints, 1);
-        Ok(())
+        self.release_freed(redo)
     }
 
     /// Clean shutdown: flush the WAL, checkpoint, mark the superblock clean. Later calls fail.

@@ -8,8 +8,11 @@
 //! only the leaf exclusively. A put that needs a split releases everything and retries under
 //! the exclusive lock (structure modification, SMO).
 
+mod bulk;
 mod checkpoint;
+mod freelist;
 mod group;
+mod merge;
 mod open;
 mod recovery;
 mod split;
@@ -168,6 +171,8 @@ pub struct Engine {
     wal: Arc<Wal>,
     pool: Arc<BufferPool>,
     tree: TreeLock,
+    /// Pages out of the tree, reusable (`freelist.rs`).
+    free: Mutex<freelist::FreeList>,
     ckpt: Mutex<CkptState>,
     /// A checkpoint pass is in progress (lets the write fast path skip the lock otherwise).
     ckpt_active: AtomicBool,

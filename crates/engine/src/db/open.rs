@@ -468,6 +468,7 @@ impl Engine {
             wal,
             pool,
             tree: TreeLock::new(p.tree),
+            free: Mutex::new(super::freelist::FreeList::default()),
             ckpt: Mutex::new(CkptState {
                 seq: p.seq,
                 pass: None,

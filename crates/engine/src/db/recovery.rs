@@ -7,6 +7,7 @@ use super::Engine;
 use crate::error::{
     tree_damage, Corruption, EngineError, Pid, RecordDamage, RedoDamage, Result, TreeDamage,
 };
+use crate::format::structop::StructOp;
 use crate::format::superblock::Superblock;
 use crate::format::wal::Record;
 use crate::page::{self, KIND_INNER, KIND_LEAF};
@@ -76,6 +77,7 @@ impl Engine {
         self.pool.allow_unwritten.store(false, Ordering::Relaxed);
         let mut t = self.tree.write();
         t.height = self.measure_height(t.root)?;
+        self.rebuild_free_list(&[t.root], t.next_pid)?;
         Ok((replayed, skipped))
     }
 
@@ -111,7 +113,68 @@ impl Engine {
                 self.txn_done_seen(commit_lsn);
                 Ok(false)
             }
+            Record::Struct {
+                root,
+                next_pid,
+                ops,
+            } => {
+                let any = self.redo_struct(lsn, &ops, fresh_from)?;
+                self.redo_root(root, next_pid)?;
+                Ok(any)
+            }
         }
+    }
+
+    /// Redo a logical structure change. Each page's first operation in the record decides
+    /// for all of its operations there: applied iff the page's LSN is below the record's.
+    /// A page the record creates (a Build with no previous LSN) is rebuilt from the record
+    /// whatever the device holds (never-written, freed and released, or an older life):
+    /// if its image cannot be read it is rebuilt, and every later change to it is in the
+    /// log after this record.
+    fn redo_struct(&self, lsn: u64, ops: &[StructOp], fresh_from: Pid) -> Result<bool> {
+        let mut decided: Vec<(Pid, bool)> = Vec::with_capacity(ops.len());
+        let mut any = false;
+        for op in ops {
+            let (kind, pid, prev) = op.head();
+            let creates =
+                prev == 0 && matches!(op, StructOp::BuildLeaf { .. } | StructOp::BuildInner { .. });
+            let mut g = if creates && pid >= fresh_from {
+                self.pool.write_untrusted(pid)?
+            } else if creates {
+                match self.pool.write(pid) {
+                    Err(EngineError::Corrupt(_)) => self.pool.write_untrusted(pid)?,
+                    r => r?,
+                }
+            } else {
+                self.pool.write(pid)?
+            };
+            let apply = match decided.iter().find(|(p, _)| *p == pid) {
+                Some(&(_, a)) => a,
+                None => {
+                    let found = page::lsn(g.page());
+                    let a = found < lsn;
+                    if a && prev != 0 {
+                        check_prev(pid, lsn, found, Some(prev))?;
+                    }
+                    decided.push((pid, a));
+                    a
+                }
+            };
+            if !apply {
+                continue;
+            }
+            if !page::apply_struct_op(g.page_mut(), op) {
+                return Err(Corruption::Redo {
+                    lsn,
+                    pid,
+                    damage: RedoDamage::StructOp { op: kind },
+                }
+                .into());
+            }
+            g.set_lsn(lsn);
+            any = true;
+        }
+        Ok(any)
     }
 
     fn redo_leaf(
@@ -177,6 +240,12 @@ impl Engine {
             g.set_lsn(lsn);
             any = true;
         }
+        self.redo_root(root, next_pid)?;
+        Ok(any)
+    }
+
+    /// A structure record's root and allocation mark (the mark only moves up).
+    fn redo_root(&self, root: Pid, next_pid: Pid) -> Result<()> {
         let mut t = self.tree.write();
         let next = t.next_pid.max(next_pid);
         if root >= next || next > self.layout.data_pages {
@@ -191,10 +260,10 @@ impl Engine {
         }
         t.root = root;
         t.next_pid = next;
-        Ok(any)
+        Ok(())
     }
 
-    fn measure_height(&self, root: Pid) -> Result<usize> {
+    pub(super) fn measure_height(&self, root: Pid) -> Result<usize> {
         let mut pid = root;
         for h in 1..=MAX_HEIGHT {
             let g = self.pool.read(pid)?;

@@ -1,12 +1,19 @@
 //! Structure modifications: a put that does not fit its leaf splits it (and inner nodes up
-//! the path, and makes a new root when the root splits), under the exclusive tree lock. The
-//! whole SMO is one WAL record with the images of every page it rewrote (each image carries
-//! the page's LSN before the SMO, so redo can cross-check it), the new root and the
-//! allocation mark: atomic in redo.
+//! the path, and makes a new root when the root splits), under the exclusive tree lock.
+//! The split is logged logically: one Struct record (`format::structop`) with small page
+//! operations (the left leaf keeps the keys below the separator; the new right leaf is built
+//! from the records that move; the parent gets separator -> new page; inner splits and a new
+//! root are built from their entries), then the put itself as an ordinary Put record. Redo
+//! applies each operation iff its page's LSN is below the record's (`recovery.rs`).
+//!
+//! Append-biased splits: when the new key goes to the end of the rightmost leaf (or of any
+//! leaf of a tree flagged append-biased), the old leaf stays full and the new one starts with
+//! the new record alone, so a sequentially filled tree has full pages.
 
 use super::Engine;
 use crate::buffer::WriteGuard;
-use crate::error::{tree_damage, Exhausted, Pid, Result, TreeDamage};
+use crate::error::{tree_damage, EngineError, Exhausted, Pid, Result, TreeDamage};
+use crate::format::structop::StructOp;
 use crate::format::wal::RecordRef;
 use crate::page::{self, Entry};
 use crate::treelock::TreeWriteGuard;
@@ -28,6 +35,39 @@ fn split_point(sizes: &[usize], skip_middle: bool) -> usize {
     best
 }
 
+/// The first key of the right half when `key -> value` goes into a leaf holding `old`:
+/// the split minimizing the larger half, or (with `bias`, when the new key is the largest)
+/// the new key alone on the right. None if there are fewer than two records.
+fn separator(old: &[Entry], key: &[u8], value: &[u8], bias: bool) -> Option<Vec<u8>> {
+    let size = |k: &[u8], v: &[u8]| page::leaf_record_size(k, v) + page::SLOT;
+    let mut all: Vec<usize> = old.iter().map(|(k, v)| size(k, v)).collect();
+    let at = old.binary_search_by(|(k, _)| k.as_slice().cmp(key));
+    let appended = match at {
+        Ok(i) => {
+            all[i] = size(key, value);
+            false
+        }
+        Err(i) => {
+            all.insert(i, size(key, value));
+            i == old.len()
+        }
+    };
+    if all.len() < 2 {
+        return None;
+    }
+    let s = if appended && bias {
+        all.len() - 1
+    } else {
+        split_point(&all, false)
+    };
+    // The s-th key of the list with the new key in it.
+    Some(match at {
+        Err(i) if s == i => key.to_vec(),
+        Err(i) if s > i => old[s - 1].0.clone(),
+        _ => old[s].0.clone(),
+    })
+}
+
 /// A split in progress: the separator and new right child to insert into the parent.
 struct Carry {
     sep: Vec<u8>,
@@ -35,9 +75,65 @@ struct Carry {
     left_child: Pid,
 }
 
+/// A structure change being planned: its operations and the latched pages they touch.
+pub(super) struct Plan<'a> {
+    pub(super) ops: Vec<StructOp>,
+    pub(super) guards: Vec<WriteGuard<'a>>,
+}
+
+impl<'a> Plan<'a> {
+    pub(super) fn new() -> Self {
+        Plan {
+            ops: Vec::new(),
+            guards: Vec::new(),
+        }
+    }
+
+    /// The latched page `pid`.
+    pub(super) fn guard(&mut self, pid: Pid) -> &mut WriteGuard<'a> {
+        let Some(g) = self.guards.iter_mut().find(|g| g.pid() == pid) else {
+            panic!("structure change: page {pid} not latched")
+        };
+        g
+    }
+
+    /// Log the operations as one Struct record and apply them (the same function redo
+    /// uses). The caller poisons the engine if this fails (pages may be ahead of the log).
+    ///
+    /// # Panics
+    /// If an operation does not apply (planned from the latched pages: an engine bug).
+    pub(super) fn commit(&mut self, eng: &Engine, root: Pid, next_pid: Pid) -> Result<u64> {
+        for g in &self.guards {
+            g.mark_dirty();
+        }
+        let lsn = eng.wal.append(&RecordRef::Struct {
+            root,
+            next_pid,
+            ops: &self.ops,
+        })?;
+        let ops = std::mem::take(&mut self.ops);
+        for op in &ops {
+            let (kind, pid, _) = op.head();
+            let g = self.guard(pid);
+            let applied = page::apply_struct_op(g.page_mut(), op);
+            assert!(
+                applied,
+                "page {pid}: planned structure op {kind} did not apply"
+            );
+        }
+        for g in &mut self.guards {
+            g.set_lsn(lsn);
+        }
+        self.ops = ops;
+        Ok(lsn)
+    }
+}
+
 impl Engine {
-    /// Put with structure modification, under the exclusive tree lock.
-    pub(super) fn put_smo(&self, key: &[u8], value: &[u8]) -> Result<u64> {
+    /// Put with structure modification, under the exclusive tree lock. `append_biased`: the
+    /// tree is filled in key order (a per-tree hint), so any leaf receiving its largest key
+    /// splits with the old leaf kept full (without it, only the rightmost leaf does).
+    pub(super) fn put_smo(&self, key: &[u8], value: &[u8], append_biased: bool) -> Result<u64> {
         let mut t = self.tree.write();
         // Path from the root to the leaf.
         let mut path = Vec::with_capacity(t.height);
@@ -50,28 +146,18 @@ impl Engine {
         let mut leaf = self.pool.write(pid)?;
         if page::leaf_fits(leaf.page(), key, value) {
             // Another thread made room meanwhile.
-            leaf.mark_dirty();
-            let prev_lsn = page::lsn(leaf.page());
-            let lsn = self.wal.append(&RecordRef::Put {
-                pid,
-                prev_lsn,
-                key,
-                value,
-            })?;
-            let applied = page::leaf_put(leaf.page_mut(), key, value);
-            assert!(applied, "page {pid}: a put checked to fit did not apply");
-            leaf.set_lsn(lsn);
-            return Ok(lsn);
+            return self.put_in(&mut leaf, key, value);
         }
         // Worst case: every level splits plus a new root.
         let pages_needed = 2 * crate::num::u64_of(t.height) + 1;
-        if t.next_pid + pages_needed > self.store.capacity_pages() {
+        let reusable = self.free.lock().len();
+        if t.next_pid + pages_needed.saturating_sub(reusable) > self.store.capacity_pages() {
             return Err(Exhausted::DataRegion {
                 pages: self.store.capacity_pages(),
             }
             .into());
         }
-        match self.split_and_log(&mut t, path, leaf, key, value) {
+        match self.split_and_log(&mut t, path, leaf, key, value, append_biased) {
             Ok(lsn) => Ok(lsn),
             Err(e) => {
                 // Pages may be modified in memory but not logged: refuse further work.
@@ -81,6 +167,26 @@ impl Engine {
         }
     }
 
+    /// The put fast path's body on a latched leaf it fits: log, apply, page LSN.
+    ///
+    /// # Panics
+    /// If the put does not apply (checked to fit by the caller).
+    pub(super) fn put_in(&self, g: &mut WriteGuard<'_>, key: &[u8], value: &[u8]) -> Result<u64> {
+        let pid = g.pid();
+        g.mark_dirty();
+        let prev_lsn = page::lsn(g.page());
+        let lsn = self.wal.append(&RecordRef::Put {
+            pid,
+            prev_lsn,
+            key,
+            value,
+        })?;
+        let applied = page::leaf_put(g.page_mut(), key, value);
+        assert!(applied, "page {pid}: a put checked to fit did not apply");
+        g.set_lsn(lsn);
+        Ok(lsn)
+    }
+
     fn split_and_log(
         &self,
         t: &mut TreeWriteGuard<'_>,
@@ -88,81 +194,89 @@ impl Engine {
         leaf: WriteGuard<'_>,
         key: &[u8],
         value: &[u8],
+        append_biased: bool,
     ) -> Result<u64> {
-        let mut guards = Vec::with_capacity(2 * path.len() + 3);
-        let carry = self.split_leaf(t, leaf, key, value, &mut guards)?;
-        self.propagate(t, path, carry, &mut guards)?;
-        let pages: Vec<(Pid, &[u8])> = guards.iter().map(|g| (g.pid(), g.page())).collect();
-        let rec = RecordRef::Smo {
-            root: t.root,
-            next_pid: t.next_pid,
-            pages: &pages,
-        };
-        for g in &guards {
-            g.mark_dirty();
-        }
-        // Cannot fail while the gate keeps the WAL under its limit (the caller poisons the
-        // engine if it does: the in-memory tree would be ahead of the log).
-        let lsn = self.wal.append(&rec)?;
-        drop(pages);
-        for g in &mut guards {
-            g.set_lsn(lsn);
-        }
-        Ok(lsn)
+        let mut plan = Plan::new();
+        let carry = self.plan_leaf_split(t, leaf, key, value, append_biased, &mut plan)?;
+        let goes_right = key >= carry.sep.as_slice();
+        let (left, right) = (carry.left_child, carry.new_child);
+        self.plan_propagate(t, path, carry, &mut plan)?;
+        plan.commit(self, t.root, t.next_pid)?;
+        let g = plan.guard(if goes_right { right } else { left });
+        assert!(
+            page::leaf_fits(g.page(), key, value),
+            "page {}: the put does not fit the half chosen for it",
+            g.pid()
+        );
+        self.put_in(g, key, value)
     }
 
-    /// Split the leaf with `key` inserted; pushes the leaf and its new right sibling.
-    fn split_leaf<'a>(
+    /// A page for a structure change: a free one if any, else the next never-used pid.
+    /// Returns it latched, as an empty leaf.
+    pub(super) fn alloc_page(&self, t: &mut TreeWriteGuard<'_>) -> Result<WriteGuard<'_>> {
+        let reused = self.free.lock().pop(t.next_pid);
+        let g = if let Some(pid) = reused {
+            // A freed page is an empty leaf if still cached (its Free op made it one);
+            // otherwise its device image is not needed.
+            let g = self.pool.write_untrusted(pid)?;
+            assert!(
+                page::kind(g.page()) == page::KIND_LEAF && page::nkeys(g.page()) == 0,
+                "free page {pid} is not an empty leaf"
+            );
+            g
+        } else {
+            let pid = t.next_pid;
+            if pid >= self.store.capacity_pages() {
+                return Err(EngineError::from(Exhausted::DataRegion {
+                    pages: self.store.capacity_pages(),
+                }));
+            }
+            t.next_pid += 1;
+            self.pool.create(pid)?
+        };
+        Ok(g)
+    }
+
+    /// Plan the split of `leaf` for the put of `key`: the leaf keeps the keys below the
+    /// separator, a new leaf gets the rest (the put itself is applied after the split).
+    fn plan_leaf_split<'a>(
         &'a self,
         t: &mut TreeWriteGuard<'_>,
-        mut leaf: WriteGuard<'a>,
+        leaf: WriteGuard<'a>,
         key: &[u8],
         value: &[u8],
-        guards: &mut Vec<WriteGuard<'a>>,
+        append_biased: bool,
+        plan: &mut Plan<'a>,
     ) -> Result<Carry> {
         let leaf_pid = leaf.pid();
-        let mut entries: Vec<Entry> = page::leaf_entries(leaf.page());
-        let appended = match entries.binary_search_by(|(k, _)| k.as_slice().cmp(key)) {
-            Ok(i) => {
-                entries[i].1 = value.to_vec();
-                false
-            }
-            Err(i) => {
-                entries.insert(i, (key.to_vec(), value.to_vec()));
-                i == entries.len() - 1
-            }
-        };
-        if entries.len() < 2 {
+        let old: Vec<Entry> = page::leaf_entries(leaf.page());
+        // Sequential inserts at the end of the rightmost leaf (or of any leaf of an
+        // append-biased tree): keep the old leaf full, start a new one with the new record.
+        let bias = append_biased || page::link(leaf.page()) == page::NO_LINK;
+        let Some(sep) = separator(&old, key, value, bias) else {
             // A single record always fits a page (MAX_KV): the page must be damaged.
             return Err(tree_damage(
                 leaf_pid,
-                TreeDamage::SplitTooSmall {
-                    records: entries.len(),
-                },
+                TreeDamage::SplitTooSmall { records: old.len() },
             ));
-        }
-        let s = if appended {
-            // Sequential inserts: keep the old leaf full, start a new one.
-            entries.len() - 1
-        } else {
-            let sizes: Vec<usize> = entries
-                .iter()
-                .map(|(k, v)| page::leaf_record_size(k, v) + page::SLOT)
-                .collect();
-            split_point(&sizes, false)
         };
-        let right_pid = t.next_pid;
-        t.next_pid += 1;
-        let mut right = self.pool.create(right_pid)?;
-        let prev = page::lsn(leaf.page());
-        let old_link = page::link(leaf.page());
-        page::leaf_build(right.page_mut(), right_pid, &entries[s..], old_link);
-        page::leaf_build(leaf.page_mut(), leaf_pid, &entries[..s], right_pid);
-        // The image in the log carries the page's LSN before the SMO (redo cross-checks it).
-        page::set_lsn(leaf.page_mut(), prev);
-        let sep = entries[s].0.clone();
-        guards.push(leaf);
-        guards.push(right);
+        let moved = old.partition_point(|(k, _)| k.as_slice() < sep.as_slice());
+        let right = self.alloc_page(t)?;
+        let right_pid = right.pid();
+        plan.ops.push(StructOp::Truncate {
+            pid: leaf_pid,
+            prev: page::lsn(leaf.page()),
+            sep: sep.clone(),
+            link: right_pid,
+        });
+        plan.ops.push(StructOp::BuildLeaf {
+            pid: right_pid,
+            prev: 0,
+            link: page::link(leaf.page()),
+            entries: old[moved..].to_vec(),
+        });
+        plan.guards.push(leaf);
+        plan.guards.push(right);
         Ok(Carry {
             sep,
             new_child: right_pid,
@@ -171,33 +285,39 @@ impl Engine {
     }
 
     /// Insert the separator into the parents, splitting them as needed, up to a new root.
-    fn propagate<'a>(
+    fn plan_propagate<'a>(
         &'a self,
         t: &mut TreeWriteGuard<'_>,
         mut path: Vec<Pid>,
         mut c: Carry,
-        guards: &mut Vec<WriteGuard<'a>>,
+        plan: &mut Plan<'a>,
     ) -> Result<()> {
         loop {
             let Some(parent_pid) = path.pop() else {
                 // Root split: new root.
-                let root_pid = t.next_pid;
-                t.next_pid += 1;
-                let mut r = self.pool.create(root_pid)?;
-                page::inner_build(
-                    r.page_mut(),
-                    root_pid,
-                    c.left_child,
-                    &[(c.sep, c.new_child)],
-                );
-                guards.push(r);
+                let r = self.alloc_page(t)?;
+                let root_pid = r.pid();
+                plan.ops.push(StructOp::BuildInner {
+                    pid: root_pid,
+                    prev: 0,
+                    leftmost: c.left_child,
+                    entries: vec![(c.sep, c.new_child)],
+                });
+                plan.guards.push(r);
                 t.root = root_pid;
                 t.height += 1;
                 return Ok(());
             };
-            let mut p = self.pool.write(parent_pid)?;
-            if page::inner_insert(p.page_mut(), &c.sep, c.new_child) {
-                guards.push(p);
+            let p = self.pool.write(parent_pid)?;
+            let prev = page::lsn(p.page());
+            if page::inner_fits(p.page(), &c.sep) {
+                plan.ops.push(StructOp::Insert {
+                    pid: parent_pid,
+                    prev,
+                    key: c.sep,
+                    child: c.new_child,
+                });
+                plan.guards.push(p);
                 return Ok(());
             }
             let mut es = page::inner_entries(p.page());
@@ -210,28 +330,48 @@ impl Engine {
                 .map(|(k, _)| page::inner_record_size(k) + page::SLOT)
                 .collect();
             let m = split_point(&sizes, true);
-            let rp = t.next_pid;
-            t.next_pid += 1;
-            let mut r = self.pool.create(rp)?;
-            let prev = page::lsn(p.page());
-            let leftmost = page::link(p.page());
-            page::inner_build(r.page_mut(), rp, es[m].1, &es[m + 1..]);
-            page::inner_build(p.page_mut(), parent_pid, leftmost, &es[..m]);
-            page::set_lsn(p.page_mut(), prev);
+            let r = self.alloc_page(t)?;
+            let rp = r.pid();
+            plan.ops.push(StructOp::BuildInner {
+                pid: parent_pid,
+                prev,
+                leftmost: page::link(p.page()),
+                entries: es[..m].to_vec(),
+            });
+            plan.ops.push(StructOp::BuildInner {
+                pid: rp,
+                prev: 0,
+                leftmost: es[m].1,
+                entries: es[m + 1..].to_vec(),
+            });
             c = Carry {
                 sep: es[m].0.clone(),
                 new_child: rp,
                 left_child: parent_pid,
             };
-            guards.push(p);
-            guards.push(r);
+            plan.guards.push(p);
+            plan.guards.push(r);
         }
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::split_point;
+    use super::{separator, split_point};
+
+    #[test]
+    fn separator_is_even_or_append_biased() {
+        let old: Vec<(Vec<u8>, Vec<u8>)> = (0..10u8).map(|i| (vec![2 * i], vec![0; 50])).collect();
+        // New largest key: alone on the right when biased, an even split otherwise.
+        assert_eq!(separator(&old, &[99], &[0; 50], true), Some(vec![99]));
+        assert_eq!(separator(&old, &[99], &[0; 50], false), Some(vec![10]));
+        // A key in the middle: the bias does not apply.
+        assert_eq!(separator(&old, &[9], &[0; 50], true), Some(vec![9]));
+        assert_eq!(separator(&old, &[7], &[0; 50], true), Some(vec![8]));
+        // An update that grows a value.
+        assert_eq!(separator(&old, &[18], &[0; 500], true), Some(vec![16]));
+        assert_eq!(separator(&old[..1], &[0], &[0; 50], true), None);
+    }
 
     #[test]
     fn split_point_minimizes_the_larger_half() {

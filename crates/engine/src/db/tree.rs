@@ -145,25 +145,14 @@ impl Engine {
             let leaf = self.find_leaf(&t, key)?;
             let mut g = self.pool.write(leaf)?;
             if page::leaf_fits(g.page(), key, value) {
-                g.mark_dirty();
-                let prev_lsn = page::lsn(g.page());
-                let lsn = self.wal.append(&RecordRef::Put {
-                    pid: leaf,
-                    prev_lsn,
-                    key,
-                    value,
-                })?;
-                let applied = page::leaf_put(g.page_mut(), key, value);
-                assert!(applied, "page {leaf}: a put checked to fit did not apply");
-                g.set_lsn(lsn);
-                Some(lsn)
+                Some(self.put_in(&mut g, key, value)?)
             } else {
                 None
             }
         };
         match lsn {
             Some(l) => Ok(l),
-            None => self.put_smo(key, value),
+            None => self.put_smo(key, value, self.tree_options(key).append_biased),
         }
     }
 
@@ -205,22 +194,30 @@ impl Engine {
     /// # Panics
     /// If a key found under the page latch vanishes (an engine bug, never input).
     pub(super) fn delete_logged(&self, key: &[u8]) -> Result<Option<u64>> {
-        let t = self.tree.read();
-        let leaf = self.find_leaf(&t, key)?;
-        let mut g = self.pool.write(leaf)?;
-        if page::search(g.page(), key).is_err() {
-            return Ok(None);
+        let (lsn, emptied) = {
+            let t = self.tree.read();
+            let leaf = self.find_leaf(&t, key)?;
+            let mut g = self.pool.write(leaf)?;
+            if page::search(g.page(), key).is_err() {
+                return Ok(None);
+            }
+            g.mark_dirty();
+            let prev_lsn = page::lsn(g.page());
+            let lsn = self.wal.append(&RecordRef::Delete {
+                pid: leaf,
+                prev_lsn,
+                key,
+            })?;
+            let removed = page::leaf_delete(g.page_mut(), key);
+            assert!(removed, "page {leaf}: a key found under the latch vanished");
+            g.set_lsn(lsn);
+            (lsn, page::nkeys(g.page()) == 0 && t.height > 1)
+        };
+        if emptied {
+            // Space reclaimed: the empty leaf leaves the tree (`merge.rs`), with the latch and
+            // the shared tree lock released.
+            self.free_empty_leaf(key)?;
         }
-        g.mark_dirty();
-        let prev_lsn = page::lsn(g.page());
-        let lsn = self.wal.append(&RecordRef::Delete {
-            pid: leaf,
-            prev_lsn,
-            key,
-        })?;
-        let removed = page::leaf_delete(g.page_mut(), key);
-        assert!(removed, "page {leaf}: a key found under the latch vanished");
-        g.set_lsn(lsn);
         Ok(Some(lsn))
     }
 

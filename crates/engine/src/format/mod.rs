@@ -5,6 +5,7 @@
 
 pub mod meta;
 pub mod page;
+pub mod structop;
 pub mod superblock;
 pub mod wal;
 pub mod zone;
@@ -170,6 +171,14 @@ pub const FORMATS: &[Format] = &[
     Format {
         name: "wal-txn-done",
         fields: wal::TXN_DONE_FIELDS,
+    },
+    Format {
+        name: "wal-struct",
+        fields: structop::FIELDS,
+    },
+    Format {
+        name: "wal-struct-op",
+        fields: structop::OP_FIELDS,
     },
     Format {
         name: "zone-header",

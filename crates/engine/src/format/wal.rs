@@ -2,6 +2,7 @@
 //! here and nowhere else. New record types get a new tag and a new variant. Byte tables:
 //! docs/design.md section 4.
 
+use super::structop::StructOp;
 use super::{rd_u64, wr_u64, Field, BLOCK, VAR};
 
 use crate::error::{Pid, RecordDamage};
@@ -82,8 +83,10 @@ const _: () = assert!(HEADER == 25 && SMO_PAGES.offset + 8 + BLOCK < MAX_RECORD)
 pub const TAG_PUT: u8 = 1;
 /// Delete.
 pub const TAG_DELETE: u8 = 2;
-/// Structure modification.
+/// Structure modification (page images; read for old logs, no longer written).
 pub const TAG_SMO: u8 = 3;
+/// Logical structure change (`super::structop`).
+pub const TAG_STRUCT: u8 = 16;
 
 /// A transaction's whole write set (logical; the commit point).
 pub const TAG_TXN_COMMIT: u8 = 32;
@@ -143,6 +146,16 @@ pub enum RecordRef<'a> {
         /// LSN of the TxnCommit record.
         commit_lsn: u64,
     },
+    /// A logical structure change: page operations (`super::structop`), the new root and
+    /// allocation mark.
+    Struct {
+        /// New root.
+        root: Pid,
+        /// Allocation mark.
+        next_pid: Pid,
+        /// The operations, applied in order.
+        ops: &'a [StructOp],
+    },
 }
 
 /// A decoded record (owned).
@@ -186,6 +199,15 @@ pub enum Record {
     TxnDone {
         /// LSN of the TxnCommit record.
         commit_lsn: u64,
+    },
+    /// See [`RecordRef::Struct`].
+    Struct {
+        /// New root.
+        root: Pid,
+        /// Allocation mark.
+        next_pid: Pid,
+        /// The operations.
+        ops: Vec<StructOp>,
     },
 }
 
@@ -249,6 +271,7 @@ impl RecordRef<'_> {
             RecordRef::Smo { .. } => TAG_SMO,
             RecordRef::TxnCommit { .. } => TAG_TXN_COMMIT,
             RecordRef::TxnDone { .. } => TAG_TXN_DONE,
+            RecordRef::Struct { .. } => TAG_STRUCT,
         }
     }
 
@@ -268,6 +291,7 @@ impl RecordRef<'_> {
                             .sum::<usize>()
                 }
                 RecordRef::TxnDone { .. } => TXN_DONE_FIELDS[0].size,
+                RecordRef::Struct { ops, .. } => super::structop::payload_len(ops),
             }
     }
 
@@ -324,6 +348,11 @@ impl RecordRef<'_> {
                 );
                 TXN_DONE_LSN.put_u64(p, commit_lsn);
             }
+            RecordRef::Struct {
+                root,
+                next_pid,
+                ops,
+            } => super::structop::encode(p, root, next_pid, ops, lsn),
         }
         let crc = crc32c::crc32c(&out[LSN.offset..]);
         CRC.put_u32(out, crc);
@@ -435,6 +464,13 @@ impl Record {
             TAG_TXN_DONE if p.len() == TXN_DONE_LSN.size => Ok(Record::TxnDone {
                 commit_lsn: TXN_DONE_LSN.u64(p),
             }),
+            TAG_STRUCT => super::structop::decode(p)
+                .map(|(root, next_pid, ops)| Record::Struct {
+                    root,
+                    next_pid,
+                    ops,
+                })
+                .ok_or(bad),
             _ => Err(bad),
         }
     }

@@ -513,6 +513,34 @@ impl PageStore for OutOfPlaceStore {
         self.write_snapshot()
     }
 
+    /// Unmap `pid`: its current copy becomes garbage for DB GC (under `io`, so no GC move
+    /// of it is in flight). A crash before the next snapshot may map it again (zone
+    /// roll-forward); the engine releases it again after the open's checkpoint.
+    fn release(&self, pid: Pid) -> Result<()> {
+        if pid >= self.geo.capacity {
+            return Ok(());
+        }
+        let _io = self.io.lock();
+        let mut guard = self.st.write();
+        let st: &mut State = &mut guard;
+        let old = st.map.get(pid);
+        if old.block != NO_BLOCK {
+            let z = self
+                .zone_of(old.block)
+                .expect("mapped inside the zone area");
+            st.space.get_mut().sub_valid(z, old.bytes());
+            // Unmapped, but the generation stays: recovery must not take the old copy back.
+            st.map.set(
+                pid,
+                Loc {
+                    gen: old.gen,
+                    ..Loc::NONE
+                },
+            );
+        }
+        Ok(())
+    }
+
     fn attach_cache(&self, cache: Weak<dyn PageCache>) {
         *self.cache.lock() = Some(cache);
     }
