@@ -384,6 +384,29 @@ impl<D: BlockDevice> FaultyDevice<D> {
         )
     }
 
+    /// Zoned: the shadow write pointers after a reset or trim reached the inner device: the
+    /// inner pointers, advanced past the blocks still unflushed in the overlay. (Reloading
+    /// the inner pointers alone forgot the unflushed appends of every other zone, so a later
+    /// flush moved the device's pointer past the shadow one; found by nowa-vopr, seed 23.)
+    fn reload_zone_wps(&self, st: &mut State) {
+        if st.zone_wps.is_none() {
+            return;
+        }
+        let mut wps = Self::load_zone_wps(&self.inner);
+        if let Some(wps) = wps.as_mut() {
+            let zs = self.zone_size();
+            for &off in st.overlay.keys() {
+                #[expect(
+                    clippy::cast_possible_truncation,
+                    reason = "a zone index is below the zone count, a usize"
+                )]
+                let z = (off / zs) as usize;
+                wps[z] = wps[z].max(off + BLOCK_SIZE as u64);
+            }
+        }
+        st.zone_wps = wps;
+    }
+
     fn zone_size(&self) -> u64 {
         self.inner.geometry().zone_size.unwrap_or(u64::MAX)
     }
@@ -721,9 +744,7 @@ impl<D: BlockDevice> BlockDevice for FaultyDevice<D> {
         self.trim_blocks(&mut st, offset, len)?;
         // Trimmed data is unspecified afterwards: dropping the cached copies is allowed.
         Self::forget(&mut st, offset, len);
-        if st.zone_wps.is_some() {
-            st.zone_wps = Self::load_zone_wps(&self.inner);
-        }
+        self.reload_zone_wps(&mut st);
         self.trimmed.fetch_add(len, Relaxed);
         Ok(())
     }
@@ -767,9 +788,7 @@ impl<D: BlockDevice> BlockDevice for FaultyDevice<D> {
         }
         self.inner.zone_reset(zone_start)?;
         Self::forget(&mut st, zone_start, self.zone_size());
-        if st.zone_wps.is_some() {
-            st.zone_wps = Self::load_zone_wps(&self.inner);
-        }
+        self.reload_zone_wps(&mut st);
         Ok(())
     }
 
@@ -926,6 +945,26 @@ mod tests {
         let s = d.fault_stats();
         assert_eq!(s.trimmed_zeroed + s.trimmed_kept, 64);
         assert!(s.trimmed_zeroed > 0 && s.trimmed_kept > 0);
+    }
+
+    /// A zone reset must not forget another zone's unflushed appends (nowa-vopr seed 23).
+    #[test]
+    fn zone_reset_keeps_unflushed_appends_of_other_zones() {
+        use crate::{SimDevice, SimMode};
+        let sim = SimDevice::with_capacity(16 << 20, 0.0, SimMode::Zoned { max_open_zones: 4 })
+            .unwrap();
+        let zs = sim.geometry().zone_size.unwrap();
+        let d = FaultyDevice::new(sim, FaultConfig::default());
+        d.zone_append(zs, &[1u8; 4096]).unwrap();
+        d.flush().unwrap();
+        d.zone_append(0, &[2u8; 8192]).unwrap();
+        d.zone_reset(zs).unwrap();
+        assert_eq!(d.zone_report().unwrap()[0].write_pointer, 8192);
+        d.flush().unwrap();
+        let (shadow, inner) = (d.zone_report().unwrap(), d.inner().zone_report().unwrap());
+        assert_eq!(shadow, inner);
+        assert_eq!(d.zone_append(0, &[3u8; 4096]).unwrap(), 8192);
+        d.flush().unwrap();
     }
 
     #[test]
