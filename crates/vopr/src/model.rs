@@ -127,6 +127,12 @@ impl Model {
         Ok(())
     }
 
+    /// Was `v` ever written to `k` (None, absent, is always plausible)?
+    #[must_use]
+    pub fn plausible(&self, k: &[u8], v: Option<&[u8]>) -> bool {
+        v.is_none_or(|v| self.ever.contains(&pair_hash(k, v)))
+    }
+
     fn reset(&mut self, db: BTreeMap<Bytes, Bytes>) {
         self.current = db;
         self.undo.clear();

@@ -107,8 +107,10 @@ struct Sim {
     out: Outcome,
     epoch: u32,
     op: u64,
-    /// Media faults were injected since the last weak recovery: data may be lost or aged
-    /// as documented, errors naming the damage are expected.
+    /// Media faults were injected (in this seed, ever): data may be lost or aged as
+    /// documented (a lost write no WAL record touches after a restart goes unnoticed, and
+    /// may leave a stale inner page), errors naming the damage are expected; reads and
+    /// recoveries are then checked for invented values only.
     media: bool,
     verbose: bool,
 }

@@ -26,7 +26,16 @@ impl Sim {
         };
         self.trace(value_hash(got.as_deref()));
         let want = self.model.get(key);
-        if got.as_ref() != want {
+        if self.media {
+            // Media faults: data may be lost or aged (documented), never invented.
+            if !self.model.plausible(key, got.as_deref()) {
+                return Err(Stop::Fail(format!(
+                    "get {}: returned a value of {} bytes that was never written",
+                    show(key),
+                    got.as_ref().map_or(0, Vec::len)
+                )));
+            }
+        } else if got.as_ref() != want {
             return Err(Stop::Fail(format!(
                 "get {}: expected {} bytes ({:x}), the engine returned {} ({:x})",
                 show(key),
@@ -54,7 +63,15 @@ impl Sim {
         self.trace(got.len() as u64);
         let want = self.model.scan(start, end, limit);
         assert!(want.len() <= limit, "the model honours the limit");
-        if got != want {
+        if self.media {
+            if let Some((k, _)) = got.iter().find(|(k, v)| !self.model.plausible(k, Some(v))) {
+                return Err(Stop::Fail(format!(
+                    "scan from {}: key {} holds a value that was never written",
+                    show(start),
+                    show(k)
+                )));
+            }
+        } else if got != want {
             let first = got
                 .iter()
                 .zip(&want)
@@ -199,7 +216,6 @@ impl Sim {
         }
         if self.media {
             self.model.recover_weak(db)?;
-            self.media = false;
         } else {
             let lost = self.model.recover(db)?;
             self.out.lost_async += u64::try_from(lost).expect("a count");
