@@ -20,4 +20,4 @@ pub mod setup;
 pub mod sim;
 pub mod workload;
 
-pub use sim::{replay_command, run_seed, Failure, Outcome};
+pub use sim::{replay_command, run_seed, run_seed_with, Coverage, Failure, Options, Outcome};

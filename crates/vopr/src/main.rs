@@ -116,6 +116,7 @@ struct Totals {
     recovery_crashes: u64,
     refused: u64,
     explained: u64,
+    coverage: nowa_vopr::Coverage,
 }
 
 impl Totals {
@@ -125,20 +126,22 @@ impl Totals {
         self.recovery_crashes += o.recovery_crashes;
         self.refused += u64::from(o.refused.is_some());
         self.explained += o.explained_errors;
+        self.coverage = self.coverage.plus(o.coverage);
     }
 
     fn line(&self, seed: u64, t: Duration, failures: usize) -> String {
         format!(
             "nowa-vopr: {} seeds (up to {seed}) in {:.0} s: {} operations, {} crashes ({} inside \
              recovery), {} opens refused with an explained error, {} explained errors, {failures} \
-             failures",
+             failures; exercised: {:?}",
             self.seeds,
             t.as_secs_f64(),
             self.ops,
             self.crashes,
             self.recovery_crashes,
             self.refused,
-            self.explained
+            self.explained,
+            self.coverage
         )
     }
 }

@@ -139,12 +139,14 @@ impl Setup {
         s
     }
 
-    /// A bound on the pages the tree can reach: every leaf half full at the largest key
-    /// and value, times two for leaves emptied by deletes, plus inner pages.
+    /// An estimate of the pages the tree reaches: leaves 2/3 full at the average key and
+    /// value sizes, plus inner pages and a margin. Tight on purpose: the out-of-place store
+    /// gets little more room than the tree needs, so DB GC runs often.
     fn page_bound(&self) -> u64 {
-        let per_leaf = leaf_records_per_page(self.work.max_key, self.work.max_value).max(2);
-        let leaves = self.work.keys.div_ceil(u64::try_from(per_leaf / 2).unwrap_or(1).max(1));
-        4 * leaves + 32
+        let per_leaf =
+            leaf_records_per_page(self.work.max_key / 2 + 2, self.work.max_value / 2).max(3);
+        let leaves = self.work.keys.div_ceil(u64::try_from(per_leaf * 2 / 3).unwrap_or(1));
+        leaves + leaves / 4 + 16
     }
 
     /// Main device bytes: room for the tree with a seeded slack (small slack: GC-heavy).
@@ -160,7 +162,7 @@ impl Setup {
             (None, _) => wal + (pages + 64) * BS,
             (Some(o), _) => {
                 let zone = o.zone_bytes.unwrap_or(64 << 10);
-                let slack = r.random_range(100..=200u64);
+                let slack = r.random_range(100..=150u64);
                 let area = o.zone_area_for(pages * slack / 100, zone);
                 (wal + area + area / 32 + 2 * zone).div_ceil(zone) * zone
             }
@@ -210,9 +212,10 @@ impl Setup {
 fn draw_workload(r: &mut Rng) -> Workload {
     let max_value = [0, 16, 100, 400, 1400][r.random_range(0..5)];
     let max_key = r.random_range(4..=48);
-    // About 256 KiB of live data at most, so each seed stays fast.
-    let keys_cap = (256u64 << 10) / u64::try_from(max_value + max_key + 16).unwrap_or(1);
-    let keys = r.random_range(16..=keys_cap.clamp(32, 4000));
+    // Up to about 1 MiB of live data: larger than the buffer pool (so pages are evicted and
+    // DB GC runs), small enough that a seed takes a fraction of a second.
+    let keys_cap = (1u64 << 20) / u64::try_from(max_value / 2 + max_key / 2 + 16).unwrap_or(1);
+    let keys = r.random_range(16..=keys_cap.clamp(32, 12_000));
     let put = r.random_range(20..=70);
     let del = r.random_range(0..=20);
     let get = r.random_range(5..=30);
@@ -232,7 +235,7 @@ fn draw_workload(r: &mut Rng) -> Workload {
 fn draw_oop(r: &mut Rng) -> OopConfig {
     let nowa = r.random_bool(0.3);
     OopConfig {
-        zone_bytes: Some([64 << 10, 128 << 10, 256 << 10][r.random_range(0..3)]),
+        zone_bytes: Some([32 << 10, 64 << 10, 128 << 10][r.random_range(0..3)]),
         open_zones: r.random_range(1..=4),
         compression: [Compression::Off, Compression::Lz4, Compression::Zstd][r.random_range(0..3)],
         packing: r.random_bool(0.7),

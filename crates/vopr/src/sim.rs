@@ -40,6 +40,41 @@ pub struct Outcome {
     pub explained_errors: u64,
     /// The database refused to open with an error the faults explain (the seed stops there).
     pub refused: Option<String>,
+    /// What the run exercised (engine counters summed over the epochs).
+    pub coverage: Coverage,
+}
+
+/// What a run exercised, so a long run can show it reached the mechanisms it is meant to
+/// test.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Coverage {
+    /// DB GC rounds run by writers / by the harness's background passes.
+    pub gc_rounds_foreground: u64,
+    /// See `gc_rounds_foreground`.
+    pub gc_rounds_background: u64,
+    /// NoWA compensation page writes.
+    pub compensation_pages: u64,
+    /// Pages restored from the doublewrite area at open.
+    pub pages_repaired: u64,
+    /// Opens that found a torn WAL tail.
+    pub torn_tails: u64,
+    /// Opens that fell back to the older mapping snapshot.
+    pub snapshot_fallbacks: u64,
+}
+
+impl Coverage {
+    /// Sum of two.
+    #[must_use]
+    pub fn plus(self, o: Coverage) -> Coverage {
+        Coverage {
+            gc_rounds_foreground: self.gc_rounds_foreground + o.gc_rounds_foreground,
+            gc_rounds_background: self.gc_rounds_background + o.gc_rounds_background,
+            compensation_pages: self.compensation_pages + o.compensation_pages,
+            pages_repaired: self.pages_repaired + o.pages_repaired,
+            torn_tails: self.torn_tails + o.torn_tails,
+            snapshot_fallbacks: self.snapshot_fallbacks + o.snapshot_fallbacks,
+        }
+    }
 }
 
 /// A violated guarantee.
@@ -113,6 +148,21 @@ struct Sim {
     /// recoveries are then checked for invented values only.
     media: bool,
     verbose: bool,
+    /// See [`Options::async_is_durable`].
+    async_is_durable: bool,
+    /// (epoch, operation) for the report of a panic.
+    at: Arc<Mutex<(u32, u64)>>,
+}
+
+/// How to run a seed.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Options {
+    /// Print the setup and each epoch on stderr.
+    pub verbose: bool,
+    /// Self-test of the checker (never for real runs): count every acknowledged async write
+    /// as durable, a guarantee the engine does not give, so crashes must be reported.
+    #[doc(hidden)]
+    pub async_is_durable: bool,
 }
 
 /// Run `seed`. Panics inside the engine are failures too.
@@ -120,12 +170,29 @@ struct Sim {
 /// # Errors
 /// The first violated guarantee, with the seed and the replay command.
 pub fn run_seed(seed: u64, verbose: bool) -> Result<Outcome, Failure> {
+    run_seed_with(
+        seed,
+        Options {
+            verbose,
+            ..Options::default()
+        },
+    )
+}
+
+/// [`run_seed`] with options.
+///
+/// # Errors
+/// As [`run_seed`].
+pub fn run_seed_with(seed: u64, opt: Options) -> Result<Outcome, Failure> {
+    let verbose = opt.verbose;
+    // Where the run is, for a panic's report: (epoch, operation).
     let at = Arc::new(Mutex::new((0u32, 0u64)));
     let at2 = at.clone();
     let res = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
         let mut sim = Sim::new(seed, verbose);
+        sim.async_is_durable = opt.async_is_durable;
+        sim.at = at2;
         let r = sim.run();
-        *at2.lock() = (sim.epoch, sim.op);
         r.map(|()| sim.out.clone()).map_err(|what| (sim.epoch, sim.op, what))
     }));
     match res {
@@ -201,7 +268,24 @@ impl Sim {
             op: 0,
             media: false,
             verbose,
+            async_is_durable: false,
+            at: Arc::default(),
         }
+    }
+
+    /// Add an engine's counters to the coverage.
+    fn absorb(&mut self, e: &Engine) {
+        let st = e.stats();
+        let c = &mut self.out.coverage;
+        c.gc_rounds_foreground += st.gc_rounds_foreground;
+        c.gc_rounds_background += st.gc_rounds_background;
+        c.compensation_pages += st.compensation_page_writes;
+        if let Some(r) = e.recovery_report() {
+            c.pages_repaired += r.pages_repaired;
+            c.torn_tails += r.bad_wal_records;
+            c.snapshot_fallbacks += u64::from(r.snapshot_fallback.is_some());
+        }
+        self.trace(st.gc_page_writes ^ (st.zones_reclaimed << 32));
     }
 
     /// Mix `x` into the trace hash.
@@ -277,6 +361,7 @@ impl Sim {
         let ops = self.r.random_range(1..=self.s.work.ops);
         let stop = self.ops(&e, ops, end);
         self.power.disarm();
+        self.absorb(&e);
         // Media faults last one epoch (what they did to the media stays).
         for d in self.power.devices() {
             d.clear_write_faults();
@@ -343,6 +428,7 @@ impl Sim {
             let op = workload::draw(&self.s.work, &mut self.r, self.s.bg_pct, self.op);
             self.op += 1;
             self.out.ops += 1;
+            *self.at.lock() = (self.epoch, self.op);
             self.trace(op.code());
             self.apply(e, &op)?;
         }
@@ -389,7 +475,9 @@ impl Sim {
         match r {
             Ok(()) => {
                 match op {
-                    Op::Put { sync, .. } | Op::Delete { sync, .. } => self.model.ack(*sync),
+                    Op::Put { sync, .. } | Op::Delete { sync, .. } => {
+                        self.model.ack(*sync || self.async_is_durable);
+                    }
                     Op::Sync | Op::Checkpoint => self.model.durable(),
                     _ => {}
                 }

@@ -235,6 +235,7 @@ impl Sim {
 
     /// After the last epoch: close, reopen, everything must be there.
     pub(super) fn final_check(&mut self, e: Engine) -> Check<()> {
+        self.absorb(&e);
         e.close().map_err(|err| format!("final close: {err}"))?;
         self.model.durable();
         drop(e);
