@@ -402,6 +402,10 @@ impl<D: BlockDevice> FaultyDevice<D> {
                 )]
                 let z = (off / zs) as usize;
                 wps[z] = wps[z].max(off + BLOCK_SIZE as u64);
+                assert!(
+                    wps[z] <= (z as u64 + 1) * zs,
+                    "an unflushed block of zone {z} lies inside the zone"
+                );
             }
         }
         st.zone_wps = wps;
@@ -724,6 +728,10 @@ impl<D: BlockDevice> BlockDevice for FaultyDevice<D> {
         if st.zone_wps.is_some() {
             // Runs that fill their zone first: they close zones before others open any.
             runs.sort_by_key(|(off, _, data)| (off + data.len() as u64) % zs != 0);
+            assert!(
+                runs.iter().all(|(off, _, d)| off / zs == (off + d.len() as u64 - 1) / zs),
+                "runs are split at zone boundaries"
+            );
         }
         for (off, pl, data) in &runs {
             self.inner.write_at_hinted(*off, data, *pl)?;

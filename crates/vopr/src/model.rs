@@ -82,6 +82,11 @@ impl Model {
             Some(v) => self.current.insert(k.clone(), v.clone()),
             None => self.current.remove(&k),
         };
+        assert_eq!(
+            self.current.get(&k),
+            v.as_ref(),
+            "the model holds the acknowledged value"
+        );
         self.undo.push((k, before, v));
         if durable {
             self.durable();
@@ -106,6 +111,7 @@ impl Model {
     /// What does not match, for the failure report.
     pub fn recover(&mut self, db: BTreeMap<Bytes, Bytes>) -> Result<usize, String> {
         let lost = self.matching_prefix(&db)?;
+        assert!(lost <= self.undo.len() + 1, "at most the changes since the durable point");
         self.reset(db);
         Ok(lost)
     }
@@ -134,6 +140,10 @@ impl Model {
     }
 
     fn reset(&mut self, db: BTreeMap<Bytes, Bytes>) {
+        assert!(
+            db.iter().all(|(k, v)| self.plausible(k, Some(v))),
+            "a recovered state holds only values that were written"
+        );
         self.current = db;
         self.undo.clear();
         self.inflight = None;
@@ -172,6 +182,7 @@ impl Model {
         let inflight = self.inflight.iter().map(|(k, v)| (k, v.as_ref()));
         for (j, (k, v)) in steps.chain(inflight).enumerate() {
             let old = state.insert(k, v).expect("a touched key");
+            assert!(mismatches >= usize::from(bad(k, old)), "mismatches are counted");
             mismatches = mismatches + usize::from(bad(k, v)) - usize::from(bad(k, old));
             if mismatches == 0 {
                 return Ok(n.saturating_sub(j + 1));

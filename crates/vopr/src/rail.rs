@@ -54,6 +54,7 @@ impl Power {
     pub fn power_loss(&self) {
         for d in self.devices.lock().iter() {
             d.power_loss();
+            assert!(d.is_powered_off(), "a power loss turns every device off");
         }
         self.disarm();
     }
@@ -97,9 +98,11 @@ impl Rail {
     /// Count `calls` write calls; arm this device's crash if the global crash point falls
     /// among them.
     fn count_writes(&self, calls: u64) {
+        assert!(calls > 0 || !self.dev.is_powered_off(), "no write call to a dead device");
         let before = self.power.writes.fetch_add(calls, Relaxed);
         let at = self.power.crash_at.load(Relaxed);
         if at > before && at <= before + calls {
+            assert!(at - before >= 1 && at - before <= calls, "the crash hits this call");
             self.dev.crash_after_writes(at - before);
             self.power.crash_at.store(0, Relaxed);
         }
@@ -108,6 +111,7 @@ impl Rail {
     /// After a call: a crash here takes the other devices down with it.
     fn spread<T>(&self, r: Result<T>) -> Result<T> {
         if self.dev.is_powered_off() {
+            assert!(r.is_err(), "a call that lost power fails");
             self.power.power_loss();
         }
         r

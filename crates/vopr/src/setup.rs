@@ -136,6 +136,12 @@ impl Setup {
             s.bg_pct = [0, 1, 3][r.random_range(0..3)];
         }
         s.capacity = s.size_device(r);
+        assert!(s.capacity >= 64 * BS, "a device of at least 64 blocks");
+        assert!(
+            !zns || (s.separate_log && s.oop.is_some()),
+            "ZNS needs the out-of-place path and a log device"
+        );
+        assert!(s.oop.as_ref().is_none_or(|o| !o.background_gc), "no GC thread");
         s
     }
 
@@ -216,6 +222,7 @@ fn draw_workload(r: &mut Rng) -> Workload {
     // DB GC runs), small enough that a seed takes a fraction of a second.
     let keys_cap = (1u64 << 20) / u64::try_from(max_value / 2 + max_key / 2 + 16).unwrap_or(1);
     let keys = r.random_range(16..=keys_cap.clamp(32, 12_000));
+    assert!(keys >= 16 && max_key >= 4, "a workload has keys");
     let put = r.random_range(20..=70);
     let del = r.random_range(0..=20);
     let get = r.random_range(5..=30);

@@ -251,6 +251,11 @@ impl Sim {
         };
         let main = attach(main, 0);
         let log = log.map(|l| attach(l, 1));
+        assert_eq!(
+            power.devices().len(),
+            1 + usize::from(s.separate_log),
+            "every device on the rail"
+        );
         Sim {
             s,
             r,
@@ -391,6 +396,7 @@ impl Sim {
     }
 
     fn draw_end(&mut self) -> End {
+        assert!(self.s.work.ops >= 1, "epochs have operations");
         match self.r.random_range(0..10) {
             0..=1 => End::Clean,
             2..=4 => End::PowerLossAt(self.r.random_range(0..=self.s.work.ops)),
@@ -425,6 +431,7 @@ impl Sim {
                 self.power.power_loss();
                 return Err(Stop::Crash);
             }
+            assert!(!self.power.is_off(), "operations run with power on");
             let op = workload::draw(&self.s.work, &mut self.r, self.s.bg_pct, self.op);
             self.op += 1;
             self.out.ops += 1;
@@ -468,6 +475,7 @@ impl Sim {
             Op::Sync => e.sync(),
             Op::Checkpoint => e.checkpoint(),
             Op::BackgroundGc => {
+                assert!(self.s.oop.is_some(), "background GC passes only out of place");
                 let st = self.slot.lock().clone().expect("out of place");
                 st.background_pass_now()
             }

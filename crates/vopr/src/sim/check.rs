@@ -109,6 +109,7 @@ impl Sim {
     /// After a power loss: power on, maybe crash again inside recovery, then open and check.
     pub(super) fn crash_restart(&mut self) -> Check<Option<Engine>> {
         self.out.crashes += 1;
+        assert!(self.out.crashes <= u64::from(self.epoch) + 1, "one crash per epoch at most");
         self.power.power_loss();
         for d in self.power.devices() {
             d.clear_write_faults();
@@ -193,6 +194,7 @@ impl Sim {
 
     /// The freshly opened database against the model.
     fn verify(&mut self, e: Engine) -> Check<Option<Engine>> {
+        assert!(!self.power.is_off(), "verified with power on");
         let store = self.slot.lock().clone();
         if let Some(st) = store.filter(|_| self.s.oop.is_some()) {
             if let Err(d) = st.check_consistency() {
