@@ -729,7 +729,8 @@ impl<D: BlockDevice> BlockDevice for FaultyDevice<D> {
             // Runs that fill their zone first: they close zones before others open any.
             runs.sort_by_key(|(off, _, data)| (off + data.len() as u64) % zs != 0);
             assert!(
-                runs.iter().all(|(off, _, d)| off / zs == (off + d.len() as u64 - 1) / zs),
+                runs.iter()
+                    .all(|(off, _, d)| off / zs == (off + d.len() as u64 - 1) / zs),
                 "runs are split at zone boundaries"
             );
         }
@@ -964,8 +965,8 @@ mod tests {
     #[test]
     fn zone_reset_keeps_unflushed_appends_of_other_zones() {
         use crate::{SimDevice, SimMode};
-        let sim = SimDevice::with_capacity(16 << 20, 0.0, SimMode::Zoned { max_open_zones: 4 })
-            .unwrap();
+        let sim =
+            SimDevice::with_capacity(16 << 20, 0.0, SimMode::Zoned { max_open_zones: 4 }).unwrap();
         let zs = sim.geometry().zone_size.unwrap();
         let d = FaultyDevice::new(sim, FaultConfig::default());
         d.zone_append(zs, &[1u8; 4096]).unwrap();
@@ -985,8 +986,8 @@ mod tests {
     #[test]
     fn a_zone_filled_in_the_cache_is_not_open() {
         use crate::{SimDevice, SimMode};
-        let sim = SimDevice::with_capacity(16 << 20, 0.0, SimMode::Zoned { max_open_zones: 2 })
-            .unwrap();
+        let sim =
+            SimDevice::with_capacity(16 << 20, 0.0, SimMode::Zoned { max_open_zones: 2 }).unwrap();
         let zs = sim.geometry().zone_size.unwrap();
         let d = FaultyDevice::new(sim, FaultConfig::default());
         d.zone_append(0, &[1u8; 4096]).unwrap();
@@ -995,7 +996,10 @@ mod tests {
         let rest = vec![2u8; usize::try_from(zs).unwrap() - 4096];
         d.zone_append(zs, &rest).unwrap();
         d.zone_append(2 * zs, &[3u8; 4096]).unwrap();
-        assert!(d.zone_append(3 * zs, &[3u8; 4096]).is_err(), "two zones open");
+        assert!(
+            d.zone_append(3 * zs, &[3u8; 4096]).is_err(),
+            "two zones open"
+        );
         d.flush().unwrap();
         assert_eq!(d.zone_report().unwrap(), d.inner().zone_report().unwrap());
     }

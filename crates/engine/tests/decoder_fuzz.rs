@@ -39,7 +39,10 @@ fn images() -> &'static [Vec<u8>] {
                 Engine::create(dev.clone(), cfg.clone()).expect("create")
             };
             for k in 0..3000u32 {
-                let v = format!("value {k} {}", "x".repeat(usize::try_from(k % 90).expect("small")));
+                let v = format!(
+                    "value {k} {}",
+                    "x".repeat(usize::try_from(k % 90).expect("small"))
+                );
                 e.put(&k.to_be_bytes(), v.as_bytes()).expect("put");
             }
             e.close().expect("close");
@@ -103,7 +106,6 @@ fn mutate(b: &mut [u8], seed: u64, n: usize, fix: bool) {
     }
 }
 
-
 #[test]
 fn valid_images_decode() {
     let imgs = images();
@@ -111,7 +113,11 @@ fn valid_images_decode() {
     let accepted: usize = imgs.iter().map(|b| decode_block(b)).sum();
     // Superblocks, zone headers, packed slots, pages (WAL blocks and raw slots are not
     // decoded as blocks here).
-    assert!(accepted > imgs.len() / 5, "{accepted} of {} blocks", imgs.len());
+    assert!(
+        accepted > imgs.len() / 5,
+        "{accepted} of {} blocks",
+        imgs.len()
+    );
     for r in records() {
         assert!(decode_wal(&r), "a valid record decodes");
     }

@@ -67,6 +67,9 @@ impl Model {
     }
 
     /// An operation is about to be issued (None = delete).
+    ///
+    /// # Panics
+    /// If another one is in flight.
     pub fn issue(&mut self, k: &[u8], v: Option<&[u8]>) {
         assert!(self.inflight.is_none(), "one operation in flight at a time");
         if let Some(v) = v {
@@ -76,6 +79,9 @@ impl Model {
     }
 
     /// The operation in flight was acknowledged; `durable`: it and everything before it.
+    ///
+    /// # Panics
+    /// If none is in flight.
     pub fn ack(&mut self, durable: bool) {
         let (k, v) = self.inflight.take().expect("an operation was issued");
         let before = match &v {
@@ -94,6 +100,9 @@ impl Model {
     }
 
     /// The operation in flight failed without a crash: it had no effect.
+    ///
+    /// # Panics
+    /// If none is in flight.
     pub fn failed(&mut self) {
         assert!(self.inflight.take().is_some(), "an operation was issued");
     }
@@ -109,9 +118,15 @@ impl Model {
     ///
     /// # Errors
     /// What does not match, for the failure report.
+    ///
+    /// # Panics
+    /// If the model's own bookkeeping is inconsistent (a harness bug).
     pub fn recover(&mut self, db: BTreeMap<Bytes, Bytes>) -> Result<usize, String> {
         let lost = self.matching_prefix(&db)?;
-        assert!(lost <= self.undo.len() + 1, "at most the changes since the durable point");
+        assert!(
+            lost <= self.undo.len() + 1,
+            "at most the changes since the durable point"
+        );
         self.reset(db);
         Ok(lost)
     }
@@ -122,7 +137,10 @@ impl Model {
     /// # Errors
     /// The first pair that was never written.
     pub fn recover_weak(&mut self, db: BTreeMap<Bytes, Bytes>) -> Result<(), String> {
-        if let Some((k, v)) = db.iter().find(|(k, v)| !self.ever.contains(&pair_hash(k, v))) {
+        if let Some((k, v)) = db
+            .iter()
+            .find(|(k, v)| !self.ever.contains(&pair_hash(k, v)))
+        {
             return Err(format!(
                 "key {} holds a value of {} bytes that was never written",
                 show(k),
@@ -182,7 +200,10 @@ impl Model {
         let inflight = self.inflight.iter().map(|(k, v)| (k, v.as_ref()));
         for (j, (k, v)) in steps.chain(inflight).enumerate() {
             let old = state.insert(k, v).expect("a touched key");
-            assert!(mismatches >= usize::from(bad(k, old)), "mismatches are counted");
+            assert!(
+                mismatches >= usize::from(bad(k, old)),
+                "mismatches are counted"
+            );
             mismatches = mismatches + usize::from(bad(k, v)) - usize::from(bad(k, old));
             if mismatches == 0 {
                 return Ok(n.saturating_sub(j + 1));
@@ -227,7 +248,10 @@ mod tests {
     }
 
     fn db(pairs: &[(u8, u8)]) -> BTreeMap<Bytes, Bytes> {
-        pairs.iter().map(|&(k, v)| (vec![0, 0, 0, k], vec![v])).collect()
+        pairs
+            .iter()
+            .map(|&(k, v)| (vec![0, 0, 0, k], vec![v]))
+            .collect()
     }
 
     #[test]

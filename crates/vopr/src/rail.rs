@@ -40,6 +40,9 @@ impl Power {
     }
 
     /// The n-th write call from now (over every device, n >= 1) crashes the machine.
+    ///
+    /// # Panics
+    /// If `n` is 0.
     pub fn crash_after_writes(&self, n: u64) {
         assert!(n >= 1, "a crash is armed at a future write");
         self.crash_at.store(self.writes() + n, Relaxed);
@@ -51,6 +54,9 @@ impl Power {
     }
 
     /// Power loss now, on every device.
+    ///
+    /// # Panics
+    /// If a device stays on (a fault-injector bug).
     pub fn power_loss(&self) {
         for d in self.devices.lock().iter() {
             d.power_loss();
@@ -66,6 +72,9 @@ impl Power {
     }
 
     /// Power back on (whatever survived stays).
+    ///
+    /// # Panics
+    /// If a device stays off (a fault-injector bug).
     pub fn restart(&self) {
         self.disarm();
         for d in self.devices.lock().iter() {
@@ -98,11 +107,17 @@ impl Rail {
     /// Count `calls` write calls; arm this device's crash if the global crash point falls
     /// among them.
     fn count_writes(&self, calls: u64) {
-        assert!(calls > 0 || !self.dev.is_powered_off(), "no write call to a dead device");
+        assert!(
+            calls > 0 || !self.dev.is_powered_off(),
+            "no write call to a dead device"
+        );
         let before = self.power.writes.fetch_add(calls, Relaxed);
         let at = self.power.crash_at.load(Relaxed);
         if at > before && at <= before + calls {
-            assert!(at - before >= 1 && at - before <= calls, "the crash hits this call");
+            assert!(
+                at - before >= 1 && at - before <= calls,
+                "the crash hits this call"
+            );
             self.dev.crash_after_writes(at - before);
             self.power.crash_at.store(0, Relaxed);
         }

@@ -100,6 +100,9 @@ const BS: u64 = 4096;
 
 impl Setup {
     /// Draw a setup from the seed's stream.
+    ///
+    /// # Panics
+    /// If the drawn setup breaks its own rules (a harness bug).
     #[must_use]
     pub fn draw(seed: u64, r: &mut Rng) -> Setup {
         let work = draw_workload(r);
@@ -141,7 +144,10 @@ impl Setup {
             !zns || (s.separate_log && s.oop.is_some()),
             "ZNS needs the out-of-place path and a log device"
         );
-        assert!(s.oop.as_ref().is_none_or(|o| !o.background_gc), "no GC thread");
+        assert!(
+            s.oop.as_ref().is_none_or(|o| !o.background_gc),
+            "no GC thread"
+        );
         s
     }
 
@@ -151,7 +157,10 @@ impl Setup {
     fn page_bound(&self) -> u64 {
         let per_leaf =
             leaf_records_per_page(self.work.max_key / 2 + 2, self.work.max_value / 2).max(3);
-        let leaves = self.work.keys.div_ceil(u64::try_from(per_leaf * 2 / 3).unwrap_or(1));
+        let leaves = self
+            .work
+            .keys
+            .div_ceil(u64::try_from(per_leaf * 2 / 3).unwrap_or(1));
         leaves + leaves / 4 + 16
     }
 

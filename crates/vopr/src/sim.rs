@@ -193,7 +193,8 @@ pub fn run_seed_with(seed: u64, opt: Options) -> Result<Outcome, Failure> {
         sim.async_is_durable = opt.async_is_durable;
         sim.at = at2;
         let r = sim.run();
-        r.map(|()| sim.out.clone()).map_err(|what| (sim.epoch, sim.op, what))
+        r.map(|()| sim.out.clone())
+            .map_err(|what| (sim.epoch, sim.op, what))
     }));
     match res {
         Ok(Ok(o)) => Ok(o),
@@ -355,8 +356,8 @@ impl Sim {
     /// refused to open.
     fn epoch_run(&mut self, e: Engine) -> Check<Option<Engine>> {
         let end = self.draw_end();
-        let media = self.s.faults.media_pct > 0
-            && self.r.random_range(0..100) < self.s.faults.media_pct;
+        let media =
+            self.s.faults.media_pct > 0 && self.r.random_range(0..100) < self.s.faults.media_pct;
         if media {
             self.inject_media();
         }
@@ -457,7 +458,9 @@ impl Sim {
             self.out.explained_errors += 1;
             return Stop::Explained(e.to_string());
         }
-        Stop::Fail(format!("operation failed with an error no injected fault explains: {e}"))
+        Stop::Fail(format!(
+            "operation failed with an error no injected fault explains: {e}"
+        ))
     }
 
     fn apply(&mut self, e: &Engine, op: &Op) -> Step {
@@ -471,11 +474,16 @@ impl Sim {
                 e.delete_with(key, durability(*sync)).map(|_| ())
             }
             Op::Get { key } => return self.check_get(e, key),
-            Op::Scan { start, end, limit } => return self.check_scan(e, start, end.as_deref(), *limit),
+            Op::Scan { start, end, limit } => {
+                return self.check_scan(e, start, end.as_deref(), *limit)
+            }
             Op::Sync => e.sync(),
             Op::Checkpoint => e.checkpoint(),
             Op::BackgroundGc => {
-                assert!(self.s.oop.is_some(), "background GC passes only out of place");
+                assert!(
+                    self.s.oop.is_some(),
+                    "background GC passes only out of place"
+                );
                 let st = self.slot.lock().clone().expect("out of place");
                 st.background_pass_now()
             }

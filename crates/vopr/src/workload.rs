@@ -61,6 +61,9 @@ impl Op {
 }
 
 /// The key of id `id`: its 4 bytes big endian, then a filler whose length depends on the id.
+///
+/// # Panics
+/// If `id` does not fit 32 bits.
 #[must_use]
 pub fn key(w: &Workload, id: u64) -> Vec<u8> {
     let id32 = u32::try_from(id).expect("key ids fit 32 bits");

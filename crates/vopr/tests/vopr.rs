@@ -63,6 +63,12 @@ fn the_checker_reports_lost_writes() {
     let failure = (0..200u64).find_map(|seed| run_seed_with(seed, opt).err());
     let f = failure.expect("a lost async write reported within 200 seeds");
     eprintln!("{f}");
-    assert!(f.to_string().contains("replay: cargo run -p nowa-vopr"), "{f}");
-    assert!(f.what.contains("prefix") || f.what.contains("expected"), "{f}");
+    assert!(
+        f.to_string().contains("replay: cargo run -p nowa-vopr"),
+        "{f}"
+    );
+    assert!(
+        f.what.contains("prefix") || f.what.contains("expected"),
+        "{f}"
+    );
 }

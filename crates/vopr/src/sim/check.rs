@@ -12,9 +12,8 @@ use std::collections::BTreeMap;
 /// Hash of a value for the trace (None = absent).
 fn value_hash(v: Option<&[u8]>) -> u64 {
     v.map_or(0x0abe_5e47, |v| {
-        v.iter().fold(v.len() as u64, |h, &b| {
-            nowa_units::mix64(h ^ u64::from(b))
-        })
+        v.iter()
+            .fold(v.len() as u64, |h, &b| nowa_units::mix64(h ^ u64::from(b)))
     })
 }
 
@@ -109,7 +108,10 @@ impl Sim {
     /// After a power loss: power on, maybe crash again inside recovery, then open and check.
     pub(super) fn crash_restart(&mut self) -> Check<Option<Engine>> {
         self.out.crashes += 1;
-        assert!(self.out.crashes <= u64::from(self.epoch) + 1, "one crash per epoch at most");
+        assert!(
+            self.out.crashes <= u64::from(self.epoch) + 1,
+            "one crash per epoch at most"
+        );
         self.power.power_loss();
         for d in self.power.devices() {
             d.clear_write_faults();
@@ -147,8 +149,14 @@ impl Sim {
                 continue;
             };
             if self.verbose {
-                let wp: Vec<u64> = shadow.iter().map(|z| (z.write_pointer - z.start) / 4096).collect();
-                let wi: Vec<u64> = inner.iter().map(|z| (z.write_pointer - z.start) / 4096).collect();
+                let wp: Vec<u64> = shadow
+                    .iter()
+                    .map(|z| (z.write_pointer - z.start) / 4096)
+                    .collect();
+                let wi: Vec<u64> = inner
+                    .iter()
+                    .map(|z| (z.write_pointer - z.start) / 4096)
+                    .collect();
                 eprintln!("  {when}: shadow {wp:?}\n  {when}: inner  {wi:?}");
             }
             for (a, b) in shadow.iter().zip(&inner) {
@@ -244,7 +252,8 @@ impl Sim {
         let Some(e) = self.reopen()? else {
             return Ok(());
         };
-        e.close().map_err(|err| format!("close after the final check: {err}"))?;
+        e.close()
+            .map_err(|err| format!("close after the final check: {err}"))?;
         self.trace_devices();
         Ok(())
     }
