@@ -17,6 +17,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 mod check;
+mod damage;
 
 /// Where the out-of-place builder leaves the store it built (for the GC hook and checks).
 type Slot = Arc<Mutex<Option<Arc<OutOfPlaceStore>>>>;

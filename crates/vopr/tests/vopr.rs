@@ -12,19 +12,24 @@ const CI_SEEDS: u64 = 250;
 fn bounded_seed_range_passes() {
     let mut crashes = 0;
     let mut gc = 0;
+    let mut fallbacks = 0;
     for seed in 0..CI_SEEDS {
         match run_seed(seed, false) {
             Ok(o) => {
                 crashes += o.crashes;
                 gc += o.coverage.gc_rounds_foreground + o.coverage.gc_rounds_background;
+                fallbacks += o.coverage.snapshot_fallbacks;
             }
             Err(f) => panic!("{f}"),
         }
     }
-    eprintln!("{CI_SEEDS} seeds: {crashes} crashes, {gc} DB GC rounds");
+    eprintln!(
+        "{CI_SEEDS} seeds: {crashes} crashes, {gc} DB GC rounds, {fallbacks} snapshot fallbacks"
+    );
     // The range must reach what it is meant to test.
     assert!(crashes > CI_SEEDS, "crashes: {crashes}");
     assert!(gc > 100, "DB GC rounds: {gc}");
+    assert!(fallbacks > 10, "snapshot fallbacks: {fallbacks}");
 }
 
 #[test]

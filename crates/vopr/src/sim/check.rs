@@ -186,8 +186,35 @@ impl Sim {
     fn reopen(&mut self) -> Check<Option<Engine>> {
         self.check_zone_pointers("before open")?;
         self.trace_devices();
-        match self.open() {
+        let damaged = self.damage_snapshot(15);
+        let opened = self.open();
+        for d in self.power.devices() {
+            d.clear_read_faults();
+        }
+        match opened {
+            Ok(e) if damaged && !self.media => {
+                let fell_back = e
+                    .recovery_report()
+                    .is_some_and(|r| r.snapshot_fallback.is_some());
+                if !fell_back {
+                    return Err("an unreadable block of the current mapping snapshot went \
+                                unnoticed at open"
+                        .into());
+                }
+                self.verify(e)
+            }
             Ok(e) => self.verify(e),
+            Err(err)
+                if damaged
+                    && matches!(err, nowa_engine::EngineError::Corrupt(_))
+                    && !self.media =>
+            {
+                // Both snapshots unusable (the older superblock copy or its snapshot was
+                // torn by the crash): refused, naming them.
+                self.out.explained_errors += 1;
+                self.out.refused = Some(format!("open with a damaged snapshot: {err}"));
+                Ok(None)
+            }
             Err(err) if explained(&err, self.media, self.torn_pages()) => {
                 self.out.explained_errors += 1;
                 self.out.refused = Some(format!("open: {err}"));
