@@ -3,7 +3,9 @@
 //! options, the engine configuration, the workload's shape and the fault plan.
 
 use nowa_device::{BlockDevice, FaultConfig, MemDevice, SimDevice, SimMode, TrimMode};
-use nowa_engine::{leaf_records_per_page, Compression, Config, Durability, OopConfig};
+use nowa_engine::{
+    leaf_records_per_page, Compression, Config, Durability, OopConfig, WalDamage,
+};
 use rand::rngs::Xoshiro256PlusPlus;
 use rand::{RngExt, SeedableRng};
 use std::sync::Arc;
@@ -273,6 +275,12 @@ fn draw_config(r: &mut Rng, oop: bool) -> Config {
         doublewrite: !oop && r.random_bool(0.7),
         dw_pages: r.random_range(1..=32),
         async_flush_bytes: r.random_range(1..=64u64) * BS,
+        // Salvage must change nothing unless the WAL is damaged (media faults only).
+        wal_damage: if r.random_bool(0.2) {
+            WalDamage::Salvage
+        } else {
+            WalDamage::Refuse
+        },
         ..Config::default()
     }
 }

@@ -321,14 +321,12 @@ impl Sim {
         }
     }
 
-    fn open(&self) -> nowa_engine::Result<Engine> {
+    /// Open the database; the buffer pool size is drawn again (a runtime setting).
+    fn open(&mut self) -> nowa_engine::Result<Engine> {
         let b = self.builder();
-        Engine::open_with_wal(
-            self.main.clone(),
-            self.log.clone(),
-            self.s.cfg.clone(),
-            b.as_ref(),
-        )
+        let mut cfg = self.s.cfg.clone();
+        cfg.pool_bytes = self.r.random_range(64..=192u64) * 4096;
+        Engine::open_with_wal(self.main.clone(), self.log.clone(), cfg, b.as_ref())
     }
 
     fn run(&mut self) -> Check<()> {
