@@ -3,9 +3,7 @@
 //! options, the engine configuration, the workload's shape and the fault plan.
 
 use nowa_device::{BlockDevice, FaultConfig, MemDevice, SimDevice, SimMode, TrimMode};
-use nowa_engine::{
-    leaf_records_per_page, Compression, Config, Durability, OopConfig, WalDamage,
-};
+use nowa_engine::{leaf_records_per_page, Compression, Config, Durability, OopConfig, WalDamage};
 use rand::rngs::Xoshiro256PlusPlus;
 use rand::{RngExt, SeedableRng};
 use std::sync::Arc;

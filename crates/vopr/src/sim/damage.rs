@@ -39,10 +39,16 @@ impl Sim {
         let at = (first + self.r.random_range(0..blocks)) * 4096;
         let devs = self.power.devices();
         let dev = &devs[usize::from(rec.on_log && devs.len() > 1)];
-        assert!(at + 4096 <= dev.geometry().capacity, "the snapshot lies on its device");
+        assert!(
+            at + 4096 <= dev.geometry().capacity,
+            "the snapshot lies on its device"
+        );
         dev.fail_reads(at..at + 4096);
         if self.verbose {
-            eprintln!("  snapshot copy {} block at byte {at} unreadable for the open", rec.copy);
+            eprintln!(
+                "  snapshot copy {} block at byte {at} unreadable for the open",
+                rec.copy
+            );
         }
         true
     }
