@@ -1,6 +1,6 @@
 //! `nowa-vopr`: run the whole-engine simulation for a range of seeds (long mode), or replay
-//! one seed. Progress on stderr; Ctrl-C stops after the seed in progress; a failure prints
-//! its seed and the command that replays it, and exits with 1.
+//! one seed. Progress on stderr; Ctrl-C stops after the seed in progress (exit code 130); a
+//! failure prints its seed and the command that replays it, and exits with 1.
 
 use anyhow::{anyhow, Result};
 use clap::Parser;
@@ -74,9 +74,11 @@ fn run(a: &Args) -> Result<ExitCode> {
     let t0 = Instant::now();
     let mut last = t0;
     let mut failures: Vec<Failure> = Vec::new();
+    let mut interrupted = false;
     let mut totals = Totals::default();
     for seed in a.from..end {
         if nowa_bench::interrupt::requested() || a.time.is_some_and(|t| t0.elapsed() >= t) {
+            interrupted = nowa_bench::interrupt::requested();
             eprintln!("nowa-vopr: stopped before seed {seed}");
             break;
         }
@@ -101,10 +103,13 @@ fn run(a: &Args) -> Result<ExitCode> {
     for f in &failures {
         println!("{f}");
     }
-    Ok(if failures.is_empty() {
-        ExitCode::SUCCESS
-    } else {
+    Ok(if !failures.is_empty() {
         ExitCode::from(1)
+    } else if interrupted {
+        // Ctrl-C, as every nowa command: the totals so far were printed.
+        ExitCode::from(130)
+    } else {
+        ExitCode::SUCCESS
     })
 }
 
