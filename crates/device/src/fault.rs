@@ -384,6 +384,33 @@ impl<D: BlockDevice> FaultyDevice<D> {
         )
     }
 
+    /// Zoned: the shadow write pointers after a reset or trim reached the inner device: the
+    /// inner pointers, advanced past the blocks still unflushed in the overlay. (Reloading
+    /// the inner pointers alone forgot the unflushed appends of every other zone, so a later
+    /// flush moved the device's pointer past the shadow one; found by nowa-vopr, seed 23.)
+    fn reload_zone_wps(&self, st: &mut State) {
+        if st.zone_wps.is_none() {
+            return;
+        }
+        let mut wps = Self::load_zone_wps(&self.inner);
+        if let Some(wps) = wps.as_mut() {
+            let zs = self.zone_size();
+            for &off in st.overlay.keys() {
+                #[expect(
+                    clippy::cast_possible_truncation,
+                    reason = "a zone index is below the zone count, a usize"
+                )]
+                let z = (off / zs) as usize;
+                wps[z] = wps[z].max(off + BLOCK_SIZE as u64);
+                assert!(
+                    wps[z] <= (z as u64 + 1) * zs,
+                    "an unflushed block of zone {z} lies inside the zone"
+                );
+            }
+        }
+        st.zone_wps = wps;
+    }
+
     fn zone_size(&self) -> u64 {
         self.inner.geometry().zone_size.unwrap_or(u64::MAX)
     }
@@ -482,14 +509,15 @@ impl<D: BlockDevice> FaultyDevice<D> {
         }
         if wp == start {
             if let Some(max) = self.inner.geometry().max_open_zones {
-                // A zone filled only in the overlay is still open on the inner device until
-                // flushed: count it, or the flush could exceed the inner limit.
+                // A zone filled in the overlay is full, as on a drive with a volatile
+                // cache; `flush` writes the runs that fill a zone first, so the inner device
+                // never has more zones open than this count (nowa-vopr seed 23).
                 let open = wps
                     .iter()
                     .enumerate()
                     .filter(|&(i, &w)| {
                         let (zst, zend) = (i as u64 * zs, (i as u64 + 1) * zs);
-                        w > zst && (w < zend || st.overlay.range(zst..zend).next().is_some())
+                        w > zst && w < zend
                     })
                     .count();
                 if open >= max as usize {
@@ -708,6 +736,15 @@ impl<D: BlockDevice> BlockDevice for FaultyDevice<D> {
                 _ => runs.push((off, p.placement, p.data.to_vec())),
             }
         }
+        if st.zone_wps.is_some() {
+            // Runs that fill their zone first: they close zones before others open any.
+            runs.sort_by_key(|(off, _, data)| (off + data.len() as u64) % zs != 0);
+            assert!(
+                runs.iter()
+                    .all(|(off, _, d)| off / zs == (off + d.len() as u64 - 1) / zs),
+                "runs are split at zone boundaries"
+            );
+        }
         for (off, pl, data) in &runs {
             self.inner.write_at_hinted(*off, data, *pl)?;
             for k in (*off..*off + data.len() as u64).step_by(BLOCK_SIZE) {
@@ -732,9 +769,7 @@ impl<D: BlockDevice> BlockDevice for FaultyDevice<D> {
         self.trim_blocks(&mut st, offset, len)?;
         // Trimmed data is unspecified afterwards: dropping the cached copies is allowed.
         Self::forget(&mut st, offset, len);
-        if st.zone_wps.is_some() {
-            st.zone_wps = Self::load_zone_wps(&self.inner);
-        }
+        self.reload_zone_wps(&mut st);
         self.trimmed.fetch_add(len, Relaxed);
         Ok(())
     }
@@ -778,9 +813,7 @@ impl<D: BlockDevice> BlockDevice for FaultyDevice<D> {
         }
         self.inner.zone_reset(zone_start)?;
         Self::forget(&mut st, zone_start, self.zone_size());
-        if st.zone_wps.is_some() {
-            st.zone_wps = Self::load_zone_wps(&self.inner);
-        }
+        self.reload_zone_wps(&mut st);
         Ok(())
     }
 
@@ -941,6 +974,49 @@ mod tests {
         let s = d.fault_stats();
         assert_eq!(s.trimmed_zeroed + s.trimmed_kept, 64);
         assert!(s.trimmed_zeroed > 0 && s.trimmed_kept > 0);
+    }
+
+    /// A zone reset must not forget another zone's unflushed appends (nowa-vopr seed 23).
+    #[test]
+    fn zone_reset_keeps_unflushed_appends_of_other_zones() {
+        use crate::{SimDevice, SimMode};
+        let sim =
+            SimDevice::with_capacity(16 << 20, 0.0, SimMode::Zoned { max_open_zones: 4 }).unwrap();
+        let zs = sim.geometry().zone_size.unwrap();
+        let d = FaultyDevice::new(sim, FaultConfig::default());
+        d.zone_append(zs, &[1u8; 4096]).unwrap();
+        d.flush().unwrap();
+        d.zone_append(0, &[2u8; 8192]).unwrap();
+        d.zone_reset(zs).unwrap();
+        assert_eq!(d.zone_report().unwrap()[0].write_pointer, 8192);
+        d.flush().unwrap();
+        let (shadow, inner) = (d.zone_report().unwrap(), d.inner().zone_report().unwrap());
+        assert_eq!(shadow, inner);
+        assert_eq!(d.zone_append(0, &[3u8; 4096]).unwrap(), 8192);
+        d.flush().unwrap();
+    }
+
+    /// A zone filled in the cache is full: another zone may open, and the flush fills the
+    /// full zone first, within the inner open-zone limit (nowa-vopr seed 23).
+    #[test]
+    fn a_zone_filled_in_the_cache_is_not_open() {
+        use crate::{SimDevice, SimMode};
+        let sim =
+            SimDevice::with_capacity(16 << 20, 0.0, SimMode::Zoned { max_open_zones: 2 }).unwrap();
+        let zs = sim.geometry().zone_size.unwrap();
+        let d = FaultyDevice::new(sim, FaultConfig::default());
+        d.zone_append(0, &[1u8; 4096]).unwrap();
+        d.zone_append(zs, &[1u8; 4096]).unwrap();
+        d.flush().unwrap();
+        let rest = vec![2u8; usize::try_from(zs).unwrap() - 4096];
+        d.zone_append(zs, &rest).unwrap();
+        d.zone_append(2 * zs, &[3u8; 4096]).unwrap();
+        assert!(
+            d.zone_append(3 * zs, &[3u8; 4096]).is_err(),
+            "two zones open"
+        );
+        d.flush().unwrap();
+        assert_eq!(d.zone_report().unwrap(), d.inner().zone_report().unwrap());
     }
 
     #[test]

@@ -19,6 +19,7 @@ const FLOORS: &[(&str, f64)] = &[
     ("tpcc", 11.0),
     ("trace", 10.0),
     ("frozen", 22.0),
+    ("vopr", 16.0),
 ];
 
 fn crate_density(dir: &Path) -> Density {

@@ -3,6 +3,8 @@
 //! decode. Every integer is little endian unless its field says otherwise. `FORMATS` lists
 //! the field tables; a test compares them with the byte tables in docs/design.md.
 
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod meta;
 pub mod page;
 pub mod structop;

@@ -123,6 +123,22 @@ impl OutOfPlaceStore {
         }
     }
 
+    /// Deterministic-simulation hook (nowa-vopr): run one background GC pass (rounds until
+    /// the background target is reached) on the caller's thread, so a harness with
+    /// `background_gc` off still exercises the background rounds, at points its seed picks.
+    /// Must not be mixed with the thread (`background_gc` on): they would race.
+    ///
+    /// # Errors
+    /// As a background pass: device errors, `Corrupt` from relocation reads.
+    #[doc(hidden)]
+    pub fn background_pass_now(&self) -> Result<()> {
+        assert!(
+            !self.cfg.background_gc,
+            "background_pass_now with the background GC thread on"
+        );
+        self.bg_pass()
+    }
+
     /// Is the background GC thread running?
     #[must_use]
     pub fn background_gc_running(&self) -> bool {

@@ -1,0 +1,299 @@
+//! Everything a seed decides before the first operation: the device (memory, simulated
+//! conventional / FDP / ZNS SSD, a separate log device or not), the write path and its
+//! options, the engine configuration, the workload's shape and the fault plan.
+
+use nowa_device::{BlockDevice, FaultConfig, MemDevice, SimDevice, SimMode, TrimMode};
+use nowa_engine::{leaf_records_per_page, Compression, Config, Durability, OopConfig, WalDamage};
+use rand::rngs::Xoshiro256PlusPlus;
+use rand::{RngExt, SeedableRng};
+use std::sync::Arc;
+
+/// The random stream of one seed: every choice of a run comes from it, in program order.
+pub type Rng = Xoshiro256PlusPlus;
+
+/// The stream of `seed`.
+#[must_use]
+pub fn rng(seed: u64) -> Rng {
+    Rng::seed_from_u64(nowa_units::mix64(seed ^ 0x766f_7072))
+}
+
+/// The device under the engine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeviceKind {
+    /// In-memory block device (TRIM keeps the bytes unless the fault plan says otherwise).
+    Mem,
+    /// Simulated SSD with a conventional namespace (the FTL model below).
+    SimCns,
+    /// Simulated SSD with FDP reclaim-unit handles.
+    SimFdp {
+        /// Reclaim-unit handles.
+        handles: u16,
+    },
+    /// Simulated zoned SSD (needs the separate log device).
+    SimZns {
+        /// Open-zone limit of the device.
+        max_open: u32,
+    },
+}
+
+/// The workload's shape (the operations themselves are drawn as the run goes).
+#[derive(Debug, Clone)]
+pub struct Workload {
+    /// Distinct keys.
+    pub keys: u64,
+    /// Largest key length (every key starts with its 4-byte id).
+    pub max_key: usize,
+    /// Largest value length.
+    pub max_value: usize,
+    /// Percent of operations that are puts / deletes / gets / scans; the rest are
+    /// durability points (`sync`, `checkpoint`) and background GC steps.
+    pub mix: [u32; 4],
+    /// Percent of puts and deletes acknowledged only once durable (`Durability::Sync`).
+    pub sync_pct: u32,
+    /// Crash/recover cycles (epochs).
+    pub epochs: u32,
+    /// Largest number of operations per epoch.
+    pub ops: u64,
+    /// Percent of values that compress (text) rather than not (random bytes).
+    pub text_pct: u32,
+}
+
+/// Faults of the seed (which epochs get media faults is drawn per epoch).
+#[derive(Debug, Clone, Copy)]
+pub struct Faults {
+    /// Probability that an unflushed block is torn at a power loss.
+    pub torn: f64,
+    /// Probability that an untorn unflushed block survives a power loss.
+    pub keep: f64,
+    /// What TRIM leaves behind.
+    pub trim: TrimMode,
+    /// Percent of epochs with media faults (lost / misdirected writes, read errors, bit flips).
+    pub media_pct: u32,
+    /// Percent of crashes followed by a second crash inside recovery.
+    pub recovery_crash_pct: u32,
+}
+
+/// Everything the seed fixed before the run.
+#[derive(Debug, Clone)]
+pub struct Setup {
+    /// The seed.
+    pub seed: u64,
+    /// The device.
+    pub device: DeviceKind,
+    /// Superblocks, WAL (and snapshots) on a separate log device.
+    pub separate_log: bool,
+    /// Main device capacity in bytes.
+    pub capacity: u64,
+    /// Engine configuration.
+    pub cfg: Config,
+    /// Out of place (None: in place).
+    pub oop: Option<OopConfig>,
+    /// Percent of operations that are a background GC pass run by the harness (out of place).
+    pub bg_pct: u32,
+    /// The workload's shape.
+    pub work: Workload,
+    /// The fault plan.
+    pub faults: Faults,
+}
+
+const BS: u64 = 4096;
+
+impl Setup {
+    /// Draw a setup from the seed's stream.
+    ///
+    /// # Panics
+    /// If the drawn setup breaks its own rules (a harness bug).
+    #[must_use]
+    pub fn draw(seed: u64, r: &mut Rng) -> Setup {
+        let work = draw_workload(r);
+        let device = match r.random_range(0..10) {
+            0..=4 => DeviceKind::Mem,
+            5..=6 => DeviceKind::SimCns,
+            7..=8 => DeviceKind::SimFdp {
+                handles: r.random_range(2..=8),
+            },
+            _ => DeviceKind::SimZns {
+                max_open: r.random_range(2..=4),
+            },
+        };
+        let zns = matches!(device, DeviceKind::SimZns { .. });
+        let mut oop = (zns || r.random_bool(0.6)).then(|| draw_oop(r));
+        if let (Some(o), true) = (oop.as_mut(), zns) {
+            // ZNS: the zone is the device's.
+            o.zone_bytes = None;
+        }
+        let cfg = draw_config(r, oop.is_some());
+        let separate_log = zns || r.random_bool(0.25);
+        let mut s = Setup {
+            seed,
+            device,
+            separate_log,
+            capacity: 0,
+            cfg,
+            oop,
+            bg_pct: 0,
+            work,
+            faults: draw_faults(r),
+        };
+        if s.oop.is_some() {
+            s.bg_pct = [0, 1, 3][r.random_range(0..3)];
+        }
+        s.capacity = s.size_device(r);
+        assert!(s.capacity >= 64 * BS, "a device of at least 64 blocks");
+        assert!(
+            !zns || (s.separate_log && s.oop.is_some()),
+            "ZNS needs the out-of-place path and a log device"
+        );
+        assert!(
+            s.oop.as_ref().is_none_or(|o| !o.background_gc),
+            "no GC thread"
+        );
+        s
+    }
+
+    /// An estimate of the pages the tree reaches: leaves 2/3 full at the average key and
+    /// value sizes, plus inner pages and a margin. Tight on purpose: the out-of-place store
+    /// gets little more room than the tree needs, so DB GC runs often.
+    fn page_bound(&self) -> u64 {
+        let per_leaf =
+            leaf_records_per_page(self.work.max_key / 2 + 2, self.work.max_value / 2).max(3);
+        let leaves = self
+            .work
+            .keys
+            .div_ceil(u64::try_from(per_leaf * 2 / 3).unwrap_or(1));
+        leaves + leaves / 4 + 16
+    }
+
+    /// Main device bytes: room for the tree with a seeded slack (small slack: GC-heavy).
+    fn size_device(&self, r: &mut Rng) -> u64 {
+        let pages = self.page_bound();
+        let wal = if self.separate_log {
+            0
+        } else {
+            nowa_engine::wal_region_bytes(&self.cfg) + (self.cfg.dw_pages + 8) * BS
+        };
+        match (&self.oop, self.device) {
+            (_, DeviceKind::SimZns { .. }) => 16 << 20,
+            (None, _) => wal + (pages + 64) * BS,
+            (Some(o), _) => {
+                let zone = o.zone_bytes.unwrap_or(64 << 10);
+                let slack = r.random_range(100..=150u64);
+                let area = o.zone_area_for(pages * slack / 100, zone);
+                (wal + area + area / 32 + 2 * zone).div_ceil(zone) * zone
+            }
+        }
+    }
+
+    /// The devices: main, and the log device when the database has one.
+    ///
+    /// # Panics
+    /// If the simulated SSD cannot be built for the capacity (a harness sizing bug).
+    #[must_use]
+    pub fn devices(&self) -> (Arc<dyn BlockDevice>, Option<Arc<dyn BlockDevice>>) {
+        // Small simulated SSDs with many FDP handles need more spare units: raise the OP
+        // until the FTL accepts the geometry.
+        let sim = |mode| -> Arc<dyn BlockDevice> {
+            let dev = [0.1, 0.3, 0.7, 1.5]
+                .into_iter()
+                .find_map(|op| SimDevice::with_capacity(self.capacity, op, mode).ok());
+            Arc::new(dev.expect("a simulated SSD geometry for the capacity"))
+        };
+        let main: Arc<dyn BlockDevice> = match self.device {
+            DeviceKind::Mem => Arc::new(MemDevice::new(self.capacity)),
+            DeviceKind::SimCns => sim(SimMode::Conventional),
+            DeviceKind::SimFdp { handles } => sim(SimMode::Fdp { handles }),
+            DeviceKind::SimZns { max_open } => sim(SimMode::Zoned {
+                max_open_zones: max_open,
+            }),
+        };
+        let log = self.separate_log.then(|| {
+            let bytes = nowa_engine::wal_region_bytes(&self.cfg) + (8 << 20);
+            Arc::new(MemDevice::new(bytes)) as Arc<dyn BlockDevice>
+        });
+        (main, log)
+    }
+
+    /// The fault injector's configuration for device `index` (0 = main).
+    #[must_use]
+    pub fn fault_config(&self, index: u64) -> FaultConfig {
+        FaultConfig {
+            seed: nowa_units::mix64(self.seed.wrapping_add(index)),
+            torn_write_prob: self.faults.torn,
+            bit_flip_read_prob: 0.0,
+        }
+    }
+}
+
+fn draw_workload(r: &mut Rng) -> Workload {
+    let max_value = [0, 16, 100, 400, 1400][r.random_range(0..5)];
+    let max_key = r.random_range(4..=48);
+    // Up to about 1 MiB of live data: larger than the buffer pool (so pages are evicted and
+    // DB GC runs), small enough that a seed takes a fraction of a second.
+    let keys_cap = (1u64 << 20) / u64::try_from(max_value / 2 + max_key / 2 + 16).unwrap_or(1);
+    let keys = r.random_range(16..=keys_cap.clamp(32, 12_000));
+    assert!(keys >= 16 && max_key >= 4, "a workload has keys");
+    let put = r.random_range(20..=70);
+    let del = r.random_range(0..=20);
+    let get = r.random_range(5..=30);
+    let scan = r.random_range(0..=5);
+    Workload {
+        keys,
+        max_key,
+        max_value,
+        mix: [put, del, get, scan],
+        sync_pct: [0, 5, 50, 100][r.random_range(0..4)],
+        epochs: r.random_range(2..=5),
+        ops: r.random_range(100..=1500),
+        text_pct: r.random_range(0..=100),
+    }
+}
+
+fn draw_oop(r: &mut Rng) -> OopConfig {
+    let nowa = r.random_bool(0.3);
+    OopConfig {
+        zone_bytes: Some([32 << 10, 64 << 10, 128 << 10][r.random_range(0..3)]),
+        open_zones: r.random_range(1..=4),
+        compression: [Compression::Off, Compression::Lz4, Compression::Zstd][r.random_range(0..3)],
+        packing: r.random_bool(0.7),
+        nowa,
+        gdt: r.random_bool(0.3),
+        defer_compensation: nowa && r.random_bool(0.5),
+        // Deterministic: background rounds run on the harness's schedule (`bg_pct`).
+        background_gc: false,
+        seed: r.random(),
+        ..OopConfig::default()
+    }
+}
+
+fn draw_config(r: &mut Rng, oop: bool) -> Config {
+    Config {
+        pool_bytes: r.random_range(64..=192u64) * BS,
+        wal_limit_bytes: Some(r.random_range(16..=128u64) * BS),
+        durability: Durability::Async,
+        doublewrite: !oop && r.random_bool(0.7),
+        dw_pages: r.random_range(1..=32),
+        async_flush_bytes: r.random_range(1..=64u64) * BS,
+        // Salvage must change nothing unless the WAL is damaged (media faults only).
+        wal_damage: if r.random_bool(0.2) {
+            WalDamage::Salvage
+        } else {
+            WalDamage::Refuse
+        },
+        ..Config::default()
+    }
+}
+
+fn draw_faults(r: &mut Rng) -> Faults {
+    Faults {
+        torn: [0.0, 0.3, 0.9][r.random_range(0..3)],
+        keep: [0.0, 0.5, 1.0][r.random_range(0..3)],
+        trim: [
+            TrimMode::Inner,
+            TrimMode::Zero,
+            TrimMode::Keep,
+            TrimMode::Random,
+        ][r.random_range(0..4)],
+        media_pct: [0, 0, 20, 50][r.random_range(0..4)],
+        recovery_crash_pct: [0, 25, 50][r.random_range(0..3)],
+    }
+}

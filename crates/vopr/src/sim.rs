@@ -1,0 +1,539 @@
+//! One seed, start to end: create the database, then epochs of operations, each ending in a
+//! clean close, a power loss between two operations, or a crash at a write; recover (maybe
+//! crashing again inside recovery) and check the recovered state against the model.
+
+use crate::model::{show, Bytes, Model};
+use crate::rail::Power;
+use crate::setup::{rng, DeviceKind, Rng, Setup};
+use crate::workload::{self, Op};
+use nowa_device::{BlockDevice, FaultyDevice};
+use nowa_engine::{
+    in_place_store, store_builder, Durability, Engine, EngineError, OutOfPlaceStore, PageStore,
+    StoreBuilder, StoreContext, WritePathKind,
+};
+use parking_lot::Mutex;
+use rand::RngExt;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+mod check;
+mod damage;
+
+/// Where the out-of-place builder leaves the store it built (for the GC hook and checks).
+type Slot = Arc<Mutex<Option<Arc<OutOfPlaceStore>>>>;
+
+/// How a seed ended when nothing was wrong.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Outcome {
+    /// The seed.
+    pub seed: u64,
+    /// Hash of everything the run observed (results, counters): equal for equal seeds.
+    pub trace: u64,
+    /// Operations issued.
+    pub ops: u64,
+    /// Crashes (power losses and crashes at a write), recoveries that followed.
+    pub crashes: u64,
+    /// Crashes inside recovery.
+    pub recovery_crashes: u64,
+    /// Acknowledged, not yet durable changes a crash took back (allowed).
+    pub lost_async: u64,
+    /// Operations or opens that failed with an error the injected faults explain.
+    pub explained_errors: u64,
+    /// The database refused to open with an error the faults explain (the seed stops there).
+    pub refused: Option<String>,
+    /// What the run exercised (engine counters summed over the epochs).
+    pub coverage: Coverage,
+}
+
+/// What a run exercised, so a long run can show it reached the mechanisms it is meant to
+/// test.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Coverage {
+    /// DB GC rounds run by writers / by the harness's background passes.
+    pub gc_rounds_foreground: u64,
+    /// See `gc_rounds_foreground`.
+    pub gc_rounds_background: u64,
+    /// NoWA compensation page writes.
+    pub compensation_pages: u64,
+    /// Pages restored from the doublewrite area at open.
+    pub pages_repaired: u64,
+    /// Opens that found a torn WAL tail.
+    pub torn_tails: u64,
+    /// Opens that fell back to the older mapping snapshot.
+    pub snapshot_fallbacks: u64,
+}
+
+impl Coverage {
+    /// Sum of two.
+    #[must_use]
+    pub fn plus(self, o: Coverage) -> Coverage {
+        Coverage {
+            gc_rounds_foreground: self.gc_rounds_foreground + o.gc_rounds_foreground,
+            gc_rounds_background: self.gc_rounds_background + o.gc_rounds_background,
+            compensation_pages: self.compensation_pages + o.compensation_pages,
+            pages_repaired: self.pages_repaired + o.pages_repaired,
+            torn_tails: self.torn_tails + o.torn_tails,
+            snapshot_fallbacks: self.snapshot_fallbacks + o.snapshot_fallbacks,
+        }
+    }
+}
+
+/// A violated guarantee.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failure {
+    /// The seed.
+    pub seed: u64,
+    /// Epoch and operation number where it was seen.
+    pub epoch: u32,
+    /// See `epoch`.
+    pub op: u64,
+    /// What was wrong.
+    pub what: String,
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "seed {} failed (epoch {}, operation {}): {}\n  replay: {}",
+            self.seed,
+            self.epoch,
+            self.op,
+            self.what,
+            replay_command(self.seed)
+        )
+    }
+}
+
+/// The command that replays `seed`.
+#[must_use]
+pub fn replay_command(seed: u64) -> String {
+    format!("cargo run -p nowa-vopr --release -- --seed {seed} --verbose")
+}
+
+/// Why an epoch stopped early.
+enum Stop {
+    /// The power went off (armed crash or power loss).
+    Crash,
+    /// An error the injected faults explain.
+    Explained(String),
+    /// A violated guarantee.
+    Fail(String),
+}
+
+type Step = std::result::Result<(), Stop>;
+type Check<T> = std::result::Result<T, String>;
+
+/// How an epoch ends.
+#[derive(Debug, Clone, Copy)]
+enum End {
+    Clean,
+    PowerLossAt(u64),
+    CrashAtWrite(u64),
+}
+
+struct Sim {
+    s: Setup,
+    r: Rng,
+    power: Arc<Power>,
+    main: Arc<dyn BlockDevice>,
+    log: Option<Arc<dyn BlockDevice>>,
+    slot: Slot,
+    model: Model,
+    out: Outcome,
+    epoch: u32,
+    op: u64,
+    /// Media faults were injected (in this seed, ever): data may be lost or aged as
+    /// documented (a lost write no WAL record touches after a restart goes unnoticed, and
+    /// may leave a stale inner page), errors naming the damage are expected; reads and
+    /// recoveries are then checked for invented values only.
+    media: bool,
+    verbose: bool,
+    /// See [`Options::async_is_durable`].
+    async_is_durable: bool,
+    /// (epoch, operation) for the report of a panic.
+    at: Arc<Mutex<(u32, u64)>>,
+}
+
+/// How to run a seed.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Options {
+    /// Print the setup and each epoch on stderr.
+    pub verbose: bool,
+    /// Self-test of the checker (never for real runs): count every acknowledged async write
+    /// as durable, a guarantee the engine does not give, so crashes must be reported.
+    #[doc(hidden)]
+    pub async_is_durable: bool,
+}
+
+/// Run `seed`. Panics inside the engine are failures too.
+///
+/// # Errors
+/// The first violated guarantee, with the seed and the replay command.
+pub fn run_seed(seed: u64, verbose: bool) -> Result<Outcome, Failure> {
+    run_seed_with(
+        seed,
+        Options {
+            verbose,
+            ..Options::default()
+        },
+    )
+}
+
+/// [`run_seed`] with options.
+///
+/// # Errors
+/// As [`run_seed`].
+pub fn run_seed_with(seed: u64, opt: Options) -> Result<Outcome, Failure> {
+    let verbose = opt.verbose;
+    // Where the run is, for a panic's report: (epoch, operation).
+    let at = Arc::new(Mutex::new((0u32, 0u64)));
+    let at2 = at.clone();
+    let res = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
+        let mut sim = Sim::new(seed, verbose);
+        sim.async_is_durable = opt.async_is_durable;
+        sim.at = at2;
+        let r = sim.run();
+        r.map(|()| sim.out.clone())
+            .map_err(|what| (sim.epoch, sim.op, what))
+    }));
+    match res {
+        Ok(Ok(o)) => Ok(o),
+        Ok(Err((epoch, op, what))) => Err(Failure {
+            seed,
+            epoch,
+            op,
+            what,
+        }),
+        Err(p) => {
+            let msg = p
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| p.downcast_ref::<&str>().map(|s| (*s).to_string()))
+                .unwrap_or_else(|| "panic".into());
+            let (epoch, op) = *at.lock();
+            Err(Failure {
+                seed,
+                epoch,
+                op,
+                what: format!("panic: {msg}"),
+            })
+        }
+    }
+}
+
+/// Does this error explain itself by the faults injected (`media`) or by a torn page with
+/// the doublewrite area off (documented: detected, reported as corruption)?
+fn explained(e: &EngineError, media: bool, torn_pages: bool) -> bool {
+    match e {
+        EngineError::Corrupt(nowa_engine::Corruption::Page { .. }) if torn_pages => true,
+        EngineError::Device(_)
+        | EngineError::Corrupt(_)
+        | EngineError::WalDamaged { .. }
+        | EngineError::NoSuperblock { .. }
+        | EngineError::Poisoned => media,
+        _ => false,
+    }
+}
+
+impl Sim {
+    fn new(seed: u64, verbose: bool) -> Sim {
+        let mut r = rng(seed);
+        let s = Setup::draw(seed, &mut r);
+        if verbose {
+            eprintln!("seed {seed}: {s:#?}");
+        }
+        let power = Arc::new(Power::default());
+        let (main, log) = s.devices();
+        let attach = |d: Arc<dyn BlockDevice>, i: u64| -> Arc<dyn BlockDevice> {
+            let f = Arc::new(FaultyDevice::new(d, s.fault_config(i)));
+            f.set_keep_prob(s.faults.keep);
+            f.set_trim_mode(s.faults.trim);
+            Arc::new(power.attach(f)) as Arc<dyn BlockDevice>
+        };
+        let main = attach(main, 0);
+        let log = log.map(|l| attach(l, 1));
+        assert_eq!(
+            power.devices().len(),
+            1 + usize::from(s.separate_log),
+            "every device on the rail"
+        );
+        Sim {
+            s,
+            r,
+            power,
+            main,
+            log,
+            slot: Arc::new(Mutex::new(None)),
+            model: Model::default(),
+            out: Outcome {
+                seed,
+                trace: nowa_units::mix64(seed),
+                ..Outcome::default()
+            },
+            epoch: 0,
+            op: 0,
+            media: false,
+            verbose,
+            async_is_durable: false,
+            at: Arc::default(),
+        }
+    }
+
+    /// Add an engine's counters to the coverage.
+    fn absorb(&mut self, e: &Engine) {
+        let st = e.stats();
+        let c = &mut self.out.coverage;
+        c.gc_rounds_foreground += st.gc_rounds_foreground;
+        c.gc_rounds_background += st.gc_rounds_background;
+        c.compensation_pages += st.compensation_page_writes;
+        if let Some(r) = e.recovery_report() {
+            c.pages_repaired += r.pages_repaired;
+            c.torn_tails += r.bad_wal_records;
+            c.snapshot_fallbacks += u64::from(r.snapshot_fallback.is_some());
+        }
+        self.trace(st.gc_page_writes ^ (st.zones_reclaimed << 32));
+    }
+
+    /// Mix `x` into the trace hash.
+    fn trace(&mut self, x: u64) {
+        self.out.trace = nowa_units::mix64(self.out.trace ^ x).wrapping_add(x);
+    }
+
+    fn torn_pages(&self) -> bool {
+        self.s.oop.is_none() && !self.s.cfg.doublewrite && self.s.faults.torn > 0.0
+    }
+
+    fn builder(&self) -> Box<dyn StoreBuilder> {
+        match &self.s.oop {
+            None => Box::new(in_place_store()),
+            Some(o) => {
+                let (o, slot) = (o.clone(), self.slot.clone());
+                Box::new(store_builder(
+                    WritePathKind::OutOfPlace,
+                    move |ctx: StoreContext| {
+                        let st = Arc::new(OutOfPlaceStore::new(ctx, o.clone())?);
+                        *slot.lock() = Some(st.clone());
+                        Ok(st as Arc<dyn PageStore>)
+                    },
+                ))
+            }
+        }
+    }
+
+    /// Open the database; the buffer pool size is drawn again (a runtime setting).
+    fn open(&mut self) -> nowa_engine::Result<Engine> {
+        let b = self.builder();
+        let mut cfg = self.s.cfg.clone();
+        cfg.pool_bytes = self.r.random_range(64..=192u64) * 4096;
+        Engine::open_with_wal(self.main.clone(), self.log.clone(), cfg, b.as_ref())
+    }
+
+    fn run(&mut self) -> Check<()> {
+        let b = self.builder();
+        let e = Engine::create_with_wal(
+            self.main.clone(),
+            self.log.clone(),
+            self.s.cfg.clone(),
+            b.as_ref(),
+        )
+        .map_err(|e| format!("create failed: {e}"))?;
+        let mut eng = Some(e);
+        for epoch in 0..self.s.work.epochs {
+            self.epoch = epoch;
+            let e = eng.take().expect("an open engine at each epoch");
+            match self.epoch_run(e)? {
+                Some(e) => eng = Some(e),
+                None => return Ok(()),
+            }
+        }
+        let e = eng.take().expect("an open engine at the end");
+        self.final_check(e)
+    }
+
+    /// One epoch; returns the engine to go on with, or None when the database (legitimately)
+    /// refused to open.
+    fn epoch_run(&mut self, e: Engine) -> Check<Option<Engine>> {
+        let end = self.draw_end();
+        let media =
+            self.s.faults.media_pct > 0 && self.r.random_range(0..100) < self.s.faults.media_pct;
+        if media {
+            self.inject_media();
+        }
+        if let End::CrashAtWrite(n) = end {
+            self.power.crash_after_writes(n);
+        }
+        let ops = self.r.random_range(1..=self.s.work.ops);
+        let stop = self.ops(&e, ops, end);
+        self.power.disarm();
+        self.absorb(&e);
+        // Media faults last one epoch (what they did to the media stays).
+        for d in self.power.devices() {
+            d.clear_write_faults();
+            d.clear_read_faults();
+        }
+        if self.verbose {
+            eprintln!(
+                "epoch {}: {end:?}, media faults {media}, {} ops -> {}",
+                self.epoch,
+                self.op,
+                match &stop {
+                    Ok(()) => "completed".to_string(),
+                    Err(Stop::Crash) => "crash".to_string(),
+                    Err(Stop::Explained(w)) => format!("explained error: {w}"),
+                    Err(Stop::Fail(w)) => format!("failure: {w}"),
+                }
+            );
+        }
+        if let Err(Stop::Fail(w)) = stop {
+            return Err(w);
+        }
+        if stop.is_ok() && matches!(end, End::Clean) {
+            return self.clean_restart(e);
+        }
+        drop(e);
+        self.crash_restart()
+    }
+
+    fn draw_end(&mut self) -> End {
+        assert!(self.s.work.ops >= 1, "epochs have operations");
+        match self.r.random_range(0..10) {
+            0..=1 => End::Clean,
+            2..=4 => End::PowerLossAt(self.r.random_range(0..=self.s.work.ops)),
+            _ => End::CrashAtWrite(self.r.random_range(1..=self.s.work.ops * 2)),
+        }
+    }
+
+    /// Lost and misdirected writes and read errors for this epoch.
+    fn inject_media(&mut self) {
+        self.media = true;
+        for d in self.power.devices() {
+            let cap = d.geometry().capacity;
+            if self.r.random_bool(0.5) {
+                d.set_lost_write_prob(self.r.random_range(1..=20u32).into_f64() / 1000.0);
+            }
+            if self.r.random_bool(0.5) {
+                d.set_read_error_prob(self.r.random_range(1..=10u32).into_f64() / 1000.0);
+            }
+            if self.r.random_bool(0.3) {
+                let blocks = cap / 4096;
+                let at = self.r.random_range(0..blocks) * 4096;
+                let to = self.r.random_range(0..blocks) * 4096;
+                d.misdirect_writes(at..at + 64 * 4096, self.r.random_range(1..=3), to);
+            }
+        }
+    }
+
+    /// Run up to `n` operations; `end` may cut them short with a power loss.
+    fn ops(&mut self, e: &Engine, n: u64, end: End) -> Step {
+        for i in 0..n {
+            if matches!(end, End::PowerLossAt(at) if at == i) {
+                self.power.power_loss();
+                return Err(Stop::Crash);
+            }
+            assert!(!self.power.is_off(), "operations run with power on");
+            let op = workload::draw(&self.s.work, &mut self.r, self.s.bg_pct, self.op);
+            self.op += 1;
+            self.out.ops += 1;
+            *self.at.lock() = (self.epoch, self.op);
+            self.trace(op.code());
+            self.apply(e, &op)?;
+        }
+        if matches!(end, End::Clean) {
+            return Ok(());
+        }
+        // The armed crash did not come, or the power loss point lies beyond: lose power now.
+        self.power.power_loss();
+        Err(Stop::Crash)
+    }
+
+    /// An operation failed: a crash, an explained error, or a failure of the engine.
+    fn failed(&mut self, e: &EngineError) -> Stop {
+        self.trace(0xE000);
+        if self.power.is_off() {
+            return Stop::Crash;
+        }
+        if explained(e, self.media, self.torn_pages()) {
+            self.out.explained_errors += 1;
+            return Stop::Explained(e.to_string());
+        }
+        Stop::Fail(format!(
+            "operation failed with an error no injected fault explains: {e}"
+        ))
+    }
+
+    fn apply(&mut self, e: &Engine, op: &Op) -> Step {
+        let r = match op {
+            Op::Put { key, value, sync } => {
+                self.model.issue(key, Some(value));
+                e.put_with(key, value, durability(*sync))
+            }
+            Op::Delete { key, sync } => {
+                self.model.issue(key, None);
+                e.delete_with(key, durability(*sync)).map(|_| ())
+            }
+            Op::Get { key } => return self.check_get(e, key),
+            Op::Scan { start, end, limit } => {
+                return self.check_scan(e, start, end.as_deref(), *limit)
+            }
+            Op::Sync => e.sync(),
+            Op::Checkpoint => e.checkpoint(),
+            Op::BackgroundGc => {
+                assert!(
+                    self.s.oop.is_some(),
+                    "background GC passes only out of place"
+                );
+                let st = self.slot.lock().clone().expect("out of place");
+                st.background_pass_now()
+            }
+        };
+        match r {
+            Ok(()) => {
+                match op {
+                    Op::Put { sync, .. } | Op::Delete { sync, .. } => {
+                        self.model.ack(*sync || self.async_is_durable);
+                    }
+                    Op::Sync | Op::Checkpoint => self.model.durable(),
+                    _ => {}
+                }
+                Ok(())
+            }
+            Err(err) => Err(self.failed(&err)),
+        }
+    }
+}
+
+fn durability(sync: bool) -> Durability {
+    if sync {
+        Durability::Sync
+    } else {
+        Durability::Async
+    }
+}
+
+/// `u32` to `f64` without a cast.
+trait IntoF64 {
+    fn into_f64(self) -> f64;
+}
+impl IntoF64 for u32 {
+    fn into_f64(self) -> f64 {
+        f64::from(self)
+    }
+}
+
+/// Every pair of the database, by a full scan.
+fn read_all(e: &Engine) -> nowa_engine::Result<BTreeMap<Bytes, Bytes>> {
+    Ok(e.scan(&[], None, usize::MAX)?.into_iter().collect())
+}
+
+/// Is the device simulated as zoned?
+#[must_use]
+pub fn zoned(s: &Setup) -> bool {
+    matches!(s.device, DeviceKind::SimZns { .. })
+}
+
+/// For messages: a key.
+#[must_use]
+pub fn key_name(k: &[u8]) -> String {
+    show(k)
+}
