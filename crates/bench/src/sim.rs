@@ -562,6 +562,22 @@ impl SimResult {
         let erases = ftl.erase_counts();
         let layout = ftl.layout().clone();
         let cfg = ftl.config();
+        // The per-interval series is in order and only grows (checked when read, as the FTL
+        // checked each counter when written).
+        for w in r.intervals.windows(2) {
+            assert!(
+                w[0].index < w[1].index && w[0].drive_writes <= w[1].drive_writes,
+                "intervals out of order: {} then {}",
+                w[0].index,
+                w[1].index
+            );
+        }
+        assert!(
+            r.in_use_pages <= layout.logical_pages,
+            "{} pages in use of {}",
+            r.in_use_pages,
+            layout.logical_pages
+        );
         SimResult {
             seed: r.seed,
             workload: r.workload,
