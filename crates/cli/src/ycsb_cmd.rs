@@ -81,6 +81,10 @@ pub struct YcsbArgs {
     /// Simulated SSD: read bandwidth per second (default 3GB).
     #[arg(long, value_parser = flags::size(1_000_000, 1 << 50))]
     read_bandwidth: Option<u64>,
+    /// Simulated SSD timing: bandwidth (one media server at the bandwidths above) or femu /
+    /// mqsim (8 channels x 8 chips of 4 KiB pages with those simulators' latencies).
+    #[arg(long, value_enum)]
+    sim_timing: Option<flags::SimTiming>,
     /// Buffer pool size; default 10% of the estimated dataset (the paper's setting).
     #[arg(long, value_parser = flags::size(1 << 20, MAX_BYTES))]
     pool: Option<u64>,
@@ -265,6 +269,7 @@ fn pacing(a: &YcsbArgs) -> Result<Option<Pacing>> {
             ("--pacing", a.pacing.is_some()),
             ("--media-bandwidth", a.media_bandwidth.is_some()),
             ("--read-bandwidth", a.read_bandwidth.is_some()),
+            ("--sim-timing", a.sim_timing.is_some()),
         ];
         if let Some((flag, _)) = set.iter().find(|(_, s)| *s) {
             return Err(usage(format!(
@@ -280,6 +285,7 @@ fn pacing(a: &YcsbArgs) -> Result<Option<Pacing>> {
             .media_bandwidth
             .map_or(d.media_bytes_per_sec, |b| b as f64),
         read_bytes_per_sec: a.read_bandwidth.map_or(d.read_bytes_per_sec, |b| b as f64),
+        chips: a.sim_timing.and_then(flags::SimTiming::chips),
     }))
 }
 
