@@ -527,9 +527,9 @@ pub fn run(a: YcsbArgs) -> Result<()> {
         a.device,
         opened.dev.geometry().capacity >> 20,
         match spec.pacing {
-            Some(c) if c.paced => "paced by the simulated SSD's timing model",
-            Some(_) => "UNPACED (--pacing off)",
-            None => "real I/O",
+            Some(c) if c.paced => format!("paced by the timing model ({})", c.model().describe()),
+            Some(c) => format!("UNPACED (--pacing off; timing model {})", c.model().describe()),
+            None => "real I/O".to_owned(),
         }
     );
     let (dev, paced) = ycsb::pace(opened.dev.clone(), spec.pacing.as_ref());
