@@ -68,7 +68,8 @@ pub fn pace(dev: Device, pacing: Option<&Pacing>) -> (Device, Option<Arc<Paced>>
     match pacing {
         Some(p) if p.paced => {
             let paced = Arc::new(
-                Paced::with_model(dev, p.model()).expect("pacing bandwidths and chip presets are valid"),
+                Paced::with_model(dev, p.model())
+                    .expect("pacing bandwidths and chip presets are valid"),
             );
             (paced.clone(), Some(paced))
         }

@@ -100,6 +100,8 @@ struct Sb {
     class: u32,
     /// Place in the victim buckets (out while open / free).
     at: Slotted,
+    /// Sealing order: among equally good victims the oldest goes first.
+    sealed_seq: u64,
 }
 
 impl Default for Slotted {
@@ -131,6 +133,8 @@ pub struct ParallelFtl {
     sbs: Vec<Sb>,
     free_ids: Vec<u32>,
     victims: Victims,
+    /// Superblocks sealed so far.
+    seals: u64,
     /// Chips per channel of the chip groups (0: superblocks span every chip).
     group_k: u32,
     slots: Vec<Slot>,
@@ -240,6 +244,7 @@ impl ParallelFtl {
             sbs: Vec::new(),
             free_ids: Vec::new(),
             victims: Victims::new(&caps),
+            seals: 0,
             group_k,
             gc_slot: spans.len() - 1,
             slots: spans
@@ -434,8 +439,9 @@ impl ParallelFtl {
         s.valid -= 1;
         let (at, valid) = (s.at, s.valid);
         if at.sealed() && !self.victims.same_bucket(at, valid) {
-            self.unseal(u32::try_from(sb).expect("fewer than 2^32 superblocks"));
-            self.seal(u32::try_from(sb).expect("fewer than 2^32 superblocks"));
+            let id = u32::try_from(sb).expect("fewer than 2^32 superblocks");
+            self.unseal(id);
+            self.slot_in(id);
         }
         self.l2p[lpn as usize] = 0;
         true
@@ -509,6 +515,14 @@ impl ParallelFtl {
         let s = &self.sbs[sb as usize];
         assert_eq!(s.wp, s.cap, "only full superblocks are sealed");
         assert!(!s.at.sealed(), "sealed once");
+        self.sbs[sb as usize].sealed_seq = self.seals;
+        self.seals += 1;
+        self.slot_in(sb);
+    }
+
+    /// Puts sealed superblock `sb` in the bucket of its valid pages.
+    fn slot_in(&mut self, sb: u32) {
+        let s = &self.sbs[sb as usize];
         let at = self.victims.insert(sb, s.class, s.valid);
         self.sbs[sb as usize].at = at;
     }
@@ -589,6 +603,7 @@ impl ParallelFtl {
             valid: 0,
             class,
             at: Slotted::OUT,
+            sealed_seq: 0,
         };
         self.slots[slot].sb = id;
         Ok(id)
@@ -627,17 +642,17 @@ impl ParallelFtl {
         let group = (self.group_k > 0).then(|| 1 + chip / self.g.channels / self.group_k);
         let mut best: Option<u32> = None;
         for class in std::iter::once(0).chain(group) {
-            let Some(&m) = self
-                .victims
-                .lowest(class)
-                .iter()
-                .min_by_key(|&&id| (self.sbs[id as usize].valid, id))
-            else {
+            let Some(&m) = self.victims.lowest(class).iter().min_by_key(|&&id| {
+                let s = &self.sbs[id as usize];
+                (s.valid, s.sealed_seq)
+            }) else {
                 continue;
             };
             let s = &self.sbs[m as usize];
             debug_assert!(s.mask & (1u128 << chip) != 0, "the class holds the chip");
-            if best.is_none_or(|b| self.better(s, &self.sbs[b as usize])) {
+            let wins =
+                |b: &Sb| self.better(s, b) || (!self.better(b, s) && s.sealed_seq < b.sealed_seq);
+            if best.is_none_or(|b| wins(&self.sbs[b as usize])) {
                 best = Some(m);
             }
         }
@@ -794,7 +809,11 @@ impl ParallelFtl {
             }
         }
         let sealed = self.sbs.iter().filter(|s| s.at.sealed()).count();
-        assert_eq!(sealed, self.victims.len(), "every sealed superblock in the buckets");
+        assert_eq!(
+            sealed,
+            self.victims.len(),
+            "every sealed superblock in the buckets"
+        );
         let used = self.bsb.iter().filter(|&&s| s != NONE).count();
         let free: usize = self.free.iter().map(Vec::len).sum();
         assert_eq!(used + free, self.bsb.len(), "every block used or free");
@@ -820,10 +839,17 @@ impl ParallelFtl {
                     }
                 });
             let got = self.victim_on(chip);
-            assert_eq!(scan.is_some(), got.is_some(), "chip {chip}: a victim iff one is sealed");
+            assert_eq!(
+                scan.is_some(),
+                got.is_some(),
+                "chip {chip}: a victim iff one is sealed"
+            );
             if let (Some(a), Some(b)) = (scan, got) {
                 let (a, b) = (&self.sbs[a], &self.sbs[b as usize]);
-                assert!(!self.better(a, b), "chip {chip}: the buckets miss a better victim");
+                assert!(
+                    !self.better(a, b),
+                    "chip {chip}: the buckets miss a better victim"
+                );
             }
         }
     }
