@@ -528,7 +528,10 @@ pub fn run(a: YcsbArgs) -> Result<()> {
         opened.dev.geometry().capacity >> 20,
         match spec.pacing {
             Some(c) if c.paced => format!("paced by the timing model ({})", c.model().describe()),
-            Some(c) => format!("UNPACED (--pacing off; timing model {})", c.model().describe()),
+            Some(c) => format!(
+                "UNPACED (--pacing off; timing model {})",
+                c.model().describe()
+            ),
             None => "real I/O".to_owned(),
         }
     );

@@ -35,14 +35,23 @@ fn ycsb_device_bound_follows_the_chip_preset() {
     let secs = |v: &serde_json::Value| v["bound"]["device_busy_secs"].as_f64().unwrap();
     let media = bw["drilldown"]["media_bytes"].as_f64().unwrap();
     assert_eq!(media, femu["drilldown"]["media_bytes"].as_f64().unwrap());
-    assert!(bw["spec"]["pacing"].get("chips").is_none(), "default: bandwidths");
+    assert!(
+        bw["spec"]["pacing"].get("chips").is_none(),
+        "default: bandwidths"
+    );
     assert_eq!(femu["spec"]["pacing"]["chips"]["program_us"], 200.0);
     let read = (secs(&bw) - media / 1e9) * 3e9;
     assert!(read >= 0.0 && media > 0.0, "reads {read} media {media}");
     let expect = (media / 4096.0 * 200e-6 + read / 4096.0 * 40e-6) / 64.0;
     let got = secs(&femu);
-    println!("bandwidth {} s, femu {got} s, closed form {expect} s", secs(&bw));
-    assert!((got - expect).abs() <= expect * 0.01, "femu {got} vs {expect}");
+    println!(
+        "bandwidth {} s, femu {got} s, closed form {expect} s",
+        secs(&bw)
+    );
+    assert!(
+        (got - expect).abs() <= expect * 0.01,
+        "femu {got} vs {expect}"
+    );
     let ops = |v: &serde_json::Value| v["bound"]["device_bound_ops_per_sec"].as_f64().unwrap();
     assert!((ops(&femu) - 50000.0 / got).abs() <= ops(&femu) * 0.01);
 }

@@ -63,6 +63,9 @@ impl Pacing {
 
 /// `dev` as the run sees it: wrapped in [`Paced`] when `pacing` asks for it. The second value
 /// restarts the timeline after the load ([`Paced::reset`]).
+///
+/// # Panics
+/// Never for the flags' pacings: their bandwidths are positive and their chip presets valid.
 #[must_use]
 pub fn pace(dev: Device, pacing: Option<&Pacing>) -> (Device, Option<Arc<Paced>>) {
     match pacing {

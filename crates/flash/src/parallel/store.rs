@@ -221,8 +221,7 @@ impl ParallelFtl {
             })
             .unwrap_or(0);
         let mut caps = vec![g.chips() * g.pages_per_block];
-        if group_k > 0 {
-            let n = g.chips_per_channel / group_k;
+        if let Some(n) = g.chips_per_channel.checked_div(group_k) {
             caps.extend((0..n).map(|_| group_k * g.channels * g.pages_per_block));
         }
         let blocks = g.chips() as usize * g.blocks_per_chip as usize;
