@@ -554,6 +554,10 @@ pub struct MeasuredRun<'a> {
 
 impl SimResult {
     /// The result of a measured phase, as every simulation reports it.
+    ///
+    /// # Panics
+    /// If the interval series is out of order or more pages are in use than the device has
+    /// (a bug in the run loop).
     #[must_use]
     pub fn assemble(r: MeasuredRun<'_>) -> SimResult {
         let ftl = r.ftl;

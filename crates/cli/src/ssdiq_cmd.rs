@@ -240,8 +240,8 @@ pub struct SsdiqArgs {
     sim_read_mbps: f64,
     /// Simulated SSD timing: bandwidth (one media server at --sim-media-mbps / --sim-read-mbps)
     /// or femu / mqsim (8 channels x 8 chips of 4 KiB pages with those simulators' latencies).
-    #[arg(long, default_value = "bandwidth")]
-    sim_timing: String,
+    #[arg(long, value_enum, default_value = "bandwidth")]
+    sim_timing: crate::flags::SimTiming,
     /// Simulated SSD: GC unit in pages (0 = automatic, 1 MiB).
     #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=1 << 20))]
     sim_unit_pages: u32,
@@ -322,16 +322,7 @@ fn sim_spec(a: &SsdiqArgs, target: &str) -> anyhow::Result<Option<SimSpec>> {
         model: PerfModel {
             media_write_mb_s: a.sim_media_mbps,
             read_mb_s: a.sim_read_mbps,
-            chips: match a.sim_timing.as_str() {
-                "bandwidth" => None,
-                "femu" => Some(nowa_device::timing::ChipParams::femu(8, 8, 4096)),
-                "mqsim" => Some(nowa_device::timing::ChipParams::mqsim(8, 8, 4096)),
-                t => {
-                    return Err(usage(format!(
-                        "--sim-timing {t}: expected bandwidth, femu or mqsim"
-                    )))
-                }
-            },
+            chips: a.sim_timing.chips(),
             ..PerfModel::default()
         },
     };

@@ -37,6 +37,10 @@ pub struct Table1Args {
     /// Read bandwidth of the simulated SSD per second (default 3GB).
     #[arg(long, value_parser = flags::size(1_000_000, 1 << 50))]
     read_bandwidth: Option<u64>,
+    /// Timing of the simulated SSD: bandwidth (one media server at the bandwidths above) or
+    /// femu / mqsim (8 channels x 8 chips of 4 KiB pages with those simulators' latencies).
+    #[arg(long, value_enum, default_value = "bandwidth")]
+    sim_timing: flags::SimTiming,
     /// Seed of every row.
     #[arg(long, default_value_t = 42)]
     seed: u64,
@@ -60,6 +64,7 @@ fn spec(a: &Table1Args) -> Table1Spec {
     spec.open_zones = a.open_zones.unwrap_or(spec.open_zones);
     spec.seed = a.seed;
     spec.pacing.paced = a.pacing;
+    spec.pacing.chips = a.sim_timing.chips();
     if let Some(b) = a.media_bandwidth {
         spec.pacing.media_bytes_per_sec = b as f64;
     }

@@ -83,6 +83,10 @@ pub struct YcsbArgs {
     /// Simulated SSD: read bandwidth per second (default 3GB).
     #[arg(long, value_parser = flags::size(1_000_000, 1 << 50))]
     read_bandwidth: Option<u64>,
+    /// Simulated SSD timing: bandwidth (one media server at the bandwidths above) or femu /
+    /// mqsim (8 channels x 8 chips of 4 KiB pages with those simulators' latencies).
+    #[arg(long, value_enum)]
+    sim_timing: Option<flags::SimTiming>,
     /// Buffer pool size. Default: on a file or block device, from the memory this run may
     /// use (cgroup limit or MemAvailable, 80% after a 16 MiB reserve), at most the dataset;
     /// on the simulated SSD or in memory, 10% of the estimated dataset (the paper's setting).
@@ -285,6 +289,7 @@ fn pacing(a: &YcsbArgs) -> Result<Option<Pacing>> {
             ("--pacing", a.pacing.is_some()),
             ("--media-bandwidth", a.media_bandwidth.is_some()),
             ("--read-bandwidth", a.read_bandwidth.is_some()),
+            ("--sim-timing", a.sim_timing.is_some()),
         ];
         if let Some((flag, _)) = set.iter().find(|(_, s)| *s) {
             return Err(usage(format!(
@@ -300,6 +305,7 @@ fn pacing(a: &YcsbArgs) -> Result<Option<Pacing>> {
             .media_bandwidth
             .map_or(d.media_bytes_per_sec, |b| b as f64),
         read_bytes_per_sec: a.read_bandwidth.map_or(d.read_bytes_per_sec, |b| b as f64),
+        chips: a.sim_timing.and_then(flags::SimTiming::chips),
     }))
 }
 
@@ -587,9 +593,12 @@ pub fn run(a: YcsbArgs) -> Result<()> {
         a.device,
         opened.dev.geometry().capacity >> 20,
         match spec.pacing {
-            Some(c) if c.paced => "paced by the simulated SSD's timing model",
-            Some(_) => "UNPACED (--pacing off)",
-            None => "real I/O",
+            Some(c) if c.paced => format!("paced by the timing model ({})", c.model().describe()),
+            Some(c) => format!(
+                "UNPACED (--pacing off; timing model {})",
+                c.model().describe()
+            ),
+            None => "real I/O".to_owned(),
         }
     );
     let (dev, paced) = ycsb::pace(opened.dev.clone(), spec.pacing.as_ref());

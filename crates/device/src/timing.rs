@@ -104,6 +104,29 @@ impl TimingModel {
         }
     }
 
+    /// One line naming what times the media: the chip preset, or the bandwidths.
+    #[must_use]
+    pub fn describe(&self) -> String {
+        match self.chips {
+            Some(c) => format!(
+                "{} channels x {} chips of {} KiB pages, read {} us / program {} us / erase {} us \
+                 / transfer {:.1} us (sequential writes {:.0} MB/s)",
+                c.channels,
+                c.chips_per_channel,
+                c.page_bytes / 1024,
+                c.read_us,
+                c.program_us,
+                c.erase_us,
+                c.xfer_us,
+                c.seq_write_bytes_per_sec() / 1e6
+            ),
+            None => format!(
+                "media writes {} MB/s, reads {} MB/s",
+                self.media_write_mb_s, self.read_mb_s
+            ),
+        }
+    }
+
     /// The chips this model times: its own, or one chip whose page times come from the
     /// bandwidths (4 KiB pages; an erase of a unit takes `erase_us`).
     #[must_use]
@@ -441,11 +464,13 @@ pub fn busy_secs_between(
     to: &crate::DeviceCounters,
 ) -> Result<f64> {
     let t = Timing::new(*model)?;
+    // The work spread evenly over the chips, as `Timing::busy_total` counts it.
+    let busy = t.busy(&Work::between(from, to)) / u64::from(t.chips.count());
     #[expect(
         clippy::cast_precision_loss,
         reason = "picoseconds to seconds: 52 bits are ~52 days of picoseconds, far beyond a run"
     )]
-    Ok(t.busy(&Work::between(from, to)) as f64 / 1e12)
+    Ok(busy as f64 / 1e12)
 }
 
 /// Converts microseconds to picoseconds (truncating; inputs are validated non-negative).

@@ -9,6 +9,7 @@ use hdrhistogram::Histogram;
 use nowa_device::timing::{ChipOp, ChipParams, Chips, Ps};
 use nowa_flash::parallel::{ChipGeometry, OpKind, ParallelCounters, ParallelFtl, Scheme};
 use std::cmp::Reverse;
+use std::collections::binary_heap::PeekMut;
 use std::collections::BinaryHeap;
 
 /// What to run.
@@ -125,24 +126,55 @@ pub fn run(spec: &RunSpec) -> anyhow::Result<RunResult> {
     let cpu0 = nowa_units::cpu::thread_cpu_secs();
     let mut loop_state = Loop::new()?;
     let (procs, depth) = gen.procs_and_depth();
+    // Completions, earliest first (ties by issue order): one key per outstanding request.
+    let mut heap = BinaryHeap::with_capacity(procs * depth);
     for p in 0..procs {
         for _ in 0..depth {
-            loop_state.issue(&mut ftl, &mut chips, &mut gen, p, 0, spec.time_scale)?;
+            heap.push(Reverse(loop_state.issue(
+                &mut ftl,
+                &mut chips,
+                &mut gen,
+                p,
+                0,
+                spec.time_scale,
+            )?));
         }
     }
-    while let Some(Reverse((t, _, p))) = loop_state.heap.pop() {
+    while let Some(mut top) = heap.peek_mut() {
+        let Reverse(key) = *top;
+        let (t, p) = unkey(key);
         loop_state.end = loop_state.end.max(t);
         if ftl.counters().host_pages - before.host_pages < target {
-            loop_state.issue(&mut ftl, &mut chips, &mut gen, p, t, spec.time_scale)?;
+            // The next request of the same process replaces the completion (one sift).
+            *top =
+                Reverse(loop_state.issue(&mut ftl, &mut chips, &mut gen, p, t, spec.time_scale)?);
+        } else {
+            PeekMut::pop(top);
         }
     }
     let cpu_secs = nowa_units::cpu::thread_cpu_secs() - cpu0;
     Ok(loop_state.result(spec, &ftl, &before, cpu_secs))
 }
 
-/// The run's event queue and latency histograms.
+/// A completion's key: its time, then the issue order (for determinism), then the process.
+fn key(t: Ps, seq: u64, proc: usize) -> u128 {
+    let proc = u64::try_from(proc).expect("a few processes");
+    assert!(
+        proc < 1 << 16 && seq < 1 << 48,
+        "process and sequence fit their bits"
+    );
+    (u128::from(t) << 64) | u128::from(seq << 16 | proc)
+}
+
+/// The time and process of a completion key.
+fn unkey(k: u128) -> (Ps, usize) {
+    let t = u64::try_from(k >> 64).expect("the high half");
+    let low = u64::try_from(k & u128::from(u64::MAX)).expect("the low half");
+    (t, usize::try_from(low & 0xffff).expect("16 bits"))
+}
+
+/// The run's request counts and latency histograms.
 pub(super) struct Loop {
-    pub(super) heap: BinaryHeap<Reverse<(Ps, u64, usize)>>,
     seq: u64,
     rh: Histogram<u64>,
     wh: Histogram<u64>,
@@ -159,7 +191,7 @@ impl Loop {
         proc: usize,
         t: Ps,
         scale: f64,
-    ) -> anyhow::Result<()> {
+    ) -> anyhow::Result<u128> {
         let r = gen.next(proc);
         #[expect(clippy::cast_precision_loss, reason = "picoseconds to seconds")]
         let now = t as f64 / 1e12 * scale;
@@ -168,12 +200,11 @@ impl Loop {
             Kind::Write => ftl.write(r.start, r.len, r.stream, now)?,
             Kind::Trim => ftl.trim(r.start, r.len, now)?,
         }
-        self.complete(ftl, chips, r.kind, t, proc);
-        Ok(())
+        Ok(self.complete(ftl, chips, r.kind, t, proc))
     }
 
-    /// Serves the FTL's recorded operations of a request issued at `t` by `proc` and queues
-    /// its completion.
+    /// Serves the FTL's recorded operations of a request issued at `t` by `proc`; returns its
+    /// completion's key.
     pub(super) fn complete(
         &mut self,
         ftl: &mut ParallelFtl,
@@ -181,7 +212,7 @@ impl Loop {
         kind: Kind,
         t: Ps,
         proc: usize,
-    ) {
+    ) -> u128 {
         let done = serve_ops(ftl, chips, t);
         assert!(done >= t, "a request completes after it is issued");
         let lat_ns = (done - t) / 1000;
@@ -193,12 +224,11 @@ impl Loop {
         self.requests += 1;
         self.seq += 1;
         self.end = self.end.max(done);
-        self.heap.push(Reverse((done, self.seq, proc)));
+        key(done, self.seq, proc)
     }
 
     pub(super) fn new() -> anyhow::Result<Loop> {
         Ok(Loop {
-            heap: BinaryHeap::new(),
             seq: 0,
             // 1 ns to 1000 s.
             rh: Histogram::new_with_bounds(1, 1_000_000_000_000, 3)?,

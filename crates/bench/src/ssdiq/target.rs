@@ -280,14 +280,13 @@ impl Target {
             sim: Some(spec.clone()),
             notes: vec![format!(
                 "simulated SSD: {} GC, OP {:.1}% spare/logical ({:.1}% spare/physical, alpha {:.4}), GC unit {} KiB; \
-                 timing is a model: media writes {} MB/s, reads {} MB/s, +{} us read / +{} us write controller latency",
+                 timing is a model: {}, +{} us read / +{} us write controller latency",
                 spec.policy,
                 l.op_spare_over_logical * 100.0,
                 l.op_spare_over_physical * 100.0,
                 l.alpha,
                 u64::from(l.unit_pages) * PAGE_SIZE / 1024,
-                m.media_write_mb_s,
-                m.read_mb_s,
+                m.describe(),
                 m.read_base_us,
                 m.write_base_us
             )],

@@ -4,7 +4,7 @@
 use super::values::{key_of, make_value};
 use super::{Device, WritePath, YcsbError, YcsbSpec};
 use crate::paced::Paced;
-use nowa_device::timing::{busy_secs_between, TimingModel};
+use nowa_device::timing::{busy_secs_between, ChipParams, TimingModel};
 use nowa_device::DeviceCounters;
 use nowa_engine::{out_of_place_store, Engine};
 use serde::Serialize;
@@ -20,6 +20,10 @@ pub struct Pacing {
     pub media_bytes_per_sec: f64,
     /// Read bandwidth, bytes per second.
     pub read_bytes_per_sec: f64,
+    /// Flash chips timed by their own latencies (a FEMU or MQSim preset) instead of one media
+    /// server at the bandwidths above (None, the default).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub chips: Option<ChipParams>,
 }
 
 impl Default for Pacing {
@@ -29,11 +33,22 @@ impl Default for Pacing {
             paced: true,
             media_bytes_per_sec: 1e9,
             read_bytes_per_sec: 3e9,
+            chips: None,
         }
     }
 }
 
 impl Pacing {
+    /// The one timing model this pacing stands for: the chips when set, else one chip timed by
+    /// the bandwidths; no controller latency (throughput pacing).
+    #[must_use]
+    pub fn model(&self) -> TimingModel {
+        TimingModel {
+            chips: self.chips,
+            ..TimingModel::bandwidth_only(self.media_bytes_per_sec, self.read_bytes_per_sec)
+        }
+    }
+
     /// Seconds the device is busy, by the timing model, for the I/O between two snapshots.
     /// The one place the bench drivers consult the model.
     ///
@@ -41,18 +56,24 @@ impl Pacing {
     /// If a bandwidth is not positive and finite (the flags refuse such values).
     #[must_use]
     pub fn busy_secs(&self, from: &DeviceCounters, to: &DeviceCounters) -> f64 {
-        let model = TimingModel::bandwidth_only(self.media_bytes_per_sec, self.read_bytes_per_sec);
-        busy_secs_between(&model, from, to).expect("pacing bandwidths are positive and finite")
+        busy_secs_between(&self.model(), from, to)
+            .expect("pacing bandwidths and chip presets are valid")
     }
 }
 
 /// `dev` as the run sees it: wrapped in [`Paced`] when `pacing` asks for it. The second value
 /// restarts the timeline after the load ([`Paced::reset`]).
+///
+/// # Panics
+/// Never for the flags' pacings: their bandwidths are positive and their chip presets valid.
 #[must_use]
 pub fn pace(dev: Device, pacing: Option<&Pacing>) -> (Device, Option<Arc<Paced>>) {
     match pacing {
         Some(p) if p.paced => {
-            let paced = Arc::new(Paced::new(dev, p.media_bytes_per_sec, p.read_bytes_per_sec));
+            let paced = Arc::new(
+                Paced::with_model(dev, p.model())
+                    .expect("pacing bandwidths and chip presets are valid"),
+            );
             (paced.clone(), Some(paced))
         }
         _ => (dev, None),

@@ -21,6 +21,7 @@ mod geometry;
 mod predictor;
 mod sfr;
 mod store;
+mod victims;
 
 pub use geometry::{ChipGeometry, GeometryError, Scheme};
 pub use predictor::{class_of, Predictor, Record, OLD_WEIGHT, TICKS_PER_SEC};

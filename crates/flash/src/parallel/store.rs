@@ -3,6 +3,7 @@
 use super::geometry::{ChipGeometry, GeometryError, Scheme};
 use super::predictor::{class_of, Predictor};
 use super::sfr::Sfr;
+use super::victims::{Slotted, Victims};
 use super::{BIG_REQUEST_PAGES, CHUNK_PAGES, LIFETIME_CLASSES};
 use crate::FlashError;
 
@@ -95,8 +96,18 @@ struct Sb {
     cap: u32,
     /// Blocks not yet erased (Partial GC erases them one by one).
     live_blocks: u32,
-    /// Position in `sealed`, or NONE while open / free.
-    pos: u32,
+    /// Chip set: 0 every chip, 1 + g chip group g.
+    class: u32,
+    /// Place in the victim buckets (out while open / free).
+    at: Slotted,
+    /// Sealing order: among equally good victims the oldest goes first.
+    sealed_seq: u64,
+}
+
+impl Default for Slotted {
+    fn default() -> Self {
+        Slotted::OUT
+    }
 }
 
 /// Victim rule.
@@ -121,7 +132,11 @@ pub struct ParallelFtl {
     free: Vec<Vec<u32>>,
     sbs: Vec<Sb>,
     free_ids: Vec<u32>,
-    sealed: Vec<u32>,
+    victims: Victims,
+    /// Superblocks sealed so far.
+    seals: u64,
+    /// Chips per channel of the chip groups (0: superblocks span every chip).
+    group_k: u32,
     slots: Vec<Slot>,
     gc_slot: usize,
     next_group: u32,
@@ -198,6 +213,17 @@ impl ParallelFtl {
             return Err(GeometryError("at most 128 chips"));
         }
         let spans = slots_of(&g, scheme)?;
+        let group_k = spans
+            .iter()
+            .find_map(|s| match s {
+                Span::Group { k, .. } => Some(*k),
+                Span::All => None,
+            })
+            .unwrap_or(0);
+        let mut caps = vec![g.chips() * g.pages_per_block];
+        if let Some(n) = g.chips_per_channel.checked_div(group_k) {
+            caps.extend((0..n).map(|_| group_k * g.channels * g.pages_per_block));
+        }
         let blocks = g.chips() as usize * g.blocks_per_chip as usize;
         let logical = g.logical_pages();
         let free = (0..g.chips())
@@ -216,7 +242,9 @@ impl ParallelFtl {
             free,
             sbs: Vec::new(),
             free_ids: Vec::new(),
-            sealed: Vec::new(),
+            victims: Victims::new(&caps),
+            seals: 0,
+            group_k,
             gc_slot: spans.len() - 1,
             slots: spans
                 .into_iter()
@@ -406,7 +434,14 @@ impl ParallelFtl {
         let gb = ((old - 1) / self.g.pages_per_block) as usize;
         self.bvalid[gb] -= 1;
         let sb = self.bsb[gb] as usize;
-        self.sbs[sb].valid -= 1;
+        let s = &mut self.sbs[sb];
+        s.valid -= 1;
+        let (at, valid) = (s.at, s.valid);
+        if at.sealed() && !self.victims.same_bucket(at, valid) {
+            let id = u32::try_from(sb).expect("fewer than 2^32 superblocks");
+            self.unseal(id);
+            self.slot_in(id);
+        }
         self.l2p[lpn as usize] = 0;
         true
     }
@@ -420,8 +455,8 @@ impl ParallelFtl {
         let sb = self.bsb[gb] as usize;
         self.sbs[sb].valid += 1;
         debug_assert!(
-            self.sbs[sb].valid <= self.sbs[sb].wp,
-            "valid within written"
+            self.sbs[sb].valid <= self.sbs[sb].wp && !self.sbs[sb].at.sealed(),
+            "valid within written, into an open superblock"
         );
     }
 
@@ -476,26 +511,36 @@ impl ParallelFtl {
     }
 
     fn seal(&mut self, sb: u32) {
-        let s = &mut self.sbs[sb as usize];
+        let s = &self.sbs[sb as usize];
         assert_eq!(s.wp, s.cap, "only full superblocks are sealed");
-        s.pos = u32::try_from(self.sealed.len()).expect("fewer than 2^32 superblocks");
-        self.sealed.push(sb);
+        assert!(!s.at.sealed(), "sealed once");
+        self.sbs[sb as usize].sealed_seq = self.seals;
+        self.seals += 1;
+        self.slot_in(sb);
     }
 
-    /// The chips of a new superblock for `slot`.
-    fn chips_for(&mut self, slot: usize) -> Vec<u32> {
+    /// Puts sealed superblock `sb` in the bucket of its valid pages.
+    fn slot_in(&mut self, sb: u32) {
+        let s = &self.sbs[sb as usize];
+        let at = self.victims.insert(sb, s.class, s.valid);
+        self.sbs[sb as usize].at = at;
+    }
+
+    /// The chips of a new superblock for `slot`, and its class.
+    fn chips_for(&mut self, slot: usize) -> (Vec<u32>, u32) {
         let (ch, cpc) = (self.g.channels, self.g.chips_per_channel);
         match self.slots[slot].span {
-            Span::All => (0..ch * cpc).collect(),
+            Span::All => ((0..ch * cpc).collect(), 0),
             Span::Group { k, fixed } => {
                 let g = fixed.unwrap_or_else(|| {
                     let g = self.next_group;
                     self.next_group = (g + 1) % (cpc / k);
                     g
                 });
-                (g * k..g * k + k)
+                let chips = (g * k..g * k + k)
                     .flat_map(|way| (0..ch).map(move |c| way * ch + c))
-                    .collect()
+                    .collect();
+                (chips, 1 + g)
             }
         }
     }
@@ -504,7 +549,7 @@ impl ParallelFtl {
     /// the reserve (GC itself may dip into the reserve), then take one block on each chip of
     /// the slot's set.
     fn open(&mut self, slot: usize) -> Result<u32, FlashError> {
-        let chips = self.chips_for(slot);
+        let (chips, class) = self.chips_for(slot);
         let need = if self.in_gc { 0 } else { RESERVE };
         let mut rounds = 0usize;
         // The GC superblock spans every chip, so the reserve must hold on every chip, not only
@@ -555,7 +600,9 @@ impl ParallelFtl {
             mask,
             wp: 0,
             valid: 0,
-            pos: NONE,
+            class,
+            at: Slotted::OUT,
+            sealed_seq: 0,
         };
         self.slots[slot].sb = id;
         Ok(id)
@@ -588,17 +635,34 @@ impl ParallelFtl {
         self.c.victims += 1;
     }
 
-    /// Collect the best sealed superblock with a block on `chip`.
-    fn collect_sb_on(&mut self, chip: u32) -> Result<bool, FlashError> {
-        let bit = 1u128 << chip;
+    /// The best sealed superblock with a block on `chip`: the minimum of each class holding
+    /// one (every chip, and the chip's group), compared by the rule.
+    fn victim_on(&mut self, chip: u32) -> Option<u32> {
+        let group = (self.group_k > 0).then(|| 1 + chip / self.g.channels / self.group_k);
         let mut best: Option<u32> = None;
-        for &id in &self.sealed {
-            let s = &self.sbs[id as usize];
-            if s.mask & bit != 0 && best.is_none_or(|b| self.better(s, &self.sbs[b as usize])) {
-                best = Some(id);
+        for class in std::iter::once(0).chain(group) {
+            let Some(&m) = self.victims.lowest(class).iter().min_by_key(|&&id| {
+                let s = &self.sbs[id as usize];
+                (s.valid, s.sealed_seq)
+            }) else {
+                continue;
+            };
+            let s = &self.sbs[m as usize];
+            debug_assert!(s.mask & (1u128 << chip) != 0, "the class holds the chip");
+            let wins =
+                |b: &Sb| self.better(s, b) || (!self.better(b, s) && s.sealed_seq < b.sealed_seq);
+            if best.is_none_or(|b| wins(&self.sbs[b as usize])) {
+                best = Some(m);
             }
         }
-        let Some(v) = best else { return Ok(false) };
+        best
+    }
+
+    /// Collect the best sealed superblock with a block on `chip`.
+    fn collect_sb_on(&mut self, chip: u32) -> Result<bool, FlashError> {
+        let Some(v) = self.victim_on(chip) else {
+            return Ok(false);
+        };
         let (valid, cap) = (self.sbs[v as usize].valid, self.sbs[v as usize].cap);
         if valid == cap {
             return Ok(false);
@@ -620,13 +684,12 @@ impl ParallelFtl {
     }
 
     fn unseal(&mut self, id: u32) {
-        let pos = self.sbs[id as usize].pos as usize;
-        assert_eq!(self.sealed[pos], id, "sealed list position");
-        self.sealed.swap_remove(pos);
-        if let Some(&moved) = self.sealed.get(pos) {
-            self.sbs[moved as usize].pos = u32::try_from(pos).expect("fits");
+        let at = self.sbs[id as usize].at;
+        assert!(at.sealed(), "only sealed superblocks are unsealed");
+        if let Some((moved, place)) = self.victims.remove(id, at) {
+            self.sbs[moved as usize].at = place;
         }
-        self.sbs[id as usize].pos = NONE;
+        self.sbs[id as usize].at = Slotted::OUT;
     }
 
     /// Partial GC: the block with least valid pages on `chip` among sealed superblocks.
@@ -636,7 +699,7 @@ impl ParallelFtl {
         for b in 0..bpc {
             let gb = (chip * bpc + b) as usize;
             let sb = self.bsb[gb];
-            if sb == NONE || self.sbs[sb as usize].pos == NONE {
+            if sb == NONE || !self.sbs[sb as usize].at.sealed() {
                 continue;
             }
             if best.is_none_or(|(_, v)| self.bvalid[gb] < v) {
@@ -691,7 +754,7 @@ impl ParallelFtl {
         s.live_blocks -= 1;
         if s.live_blocks == 0 {
             assert_eq!(s.valid, 0, "an erased superblock holds nothing");
-            if s.pos != NONE {
+            if s.at.sealed() {
                 self.unseal(sb);
             }
             self.free_ids.push(sb);
@@ -744,11 +807,50 @@ impl ParallelFtl {
                 assert_eq!(s.valid, sbvalid[id], "superblock {id} valid count");
             }
         }
+        let sealed = self.sbs.iter().filter(|s| s.at.sealed()).count();
+        assert_eq!(
+            sealed,
+            self.victims.len(),
+            "every sealed superblock in the buckets"
+        );
         let used = self.bsb.iter().filter(|&&s| s != NONE).count();
         let free: usize = self.free.iter().map(Vec::len).sum();
         assert_eq!(used + free, self.bsb.len(), "every block used or free");
         let mapped = self.l2p.iter().filter(|&&p| p != 0).count() as u64;
         assert!(mapped <= self.logical_pages(), "mapped within capacity");
+    }
+
+    /// Checks that the bucketed victim choice finds, for every chip, a superblock as good as a
+    /// scan of every sealed superblock would (same valid pages, or same ratio for PLAN).
+    ///
+    /// # Panics
+    /// On a mismatch.
+    pub fn check_victims(&mut self) {
+        for chip in 0..self.g.chips() {
+            let bit = 1u128 << chip;
+            let scan = (0..self.sbs.len())
+                .filter(|&i| self.sbs[i].at.sealed() && self.sbs[i].mask & bit != 0)
+                .reduce(|b, i| {
+                    if self.better(&self.sbs[i], &self.sbs[b]) {
+                        i
+                    } else {
+                        b
+                    }
+                });
+            let got = self.victim_on(chip);
+            assert_eq!(
+                scan.is_some(),
+                got.is_some(),
+                "chip {chip}: a victim iff one is sealed"
+            );
+            if let (Some(a), Some(b)) = (scan, got) {
+                let (a, b) = (&self.sbs[a], &self.sbs[b as usize]);
+                assert!(
+                    !self.better(a, b),
+                    "chip {chip}: the buckets miss a better victim"
+                );
+            }
+        }
     }
 
     /// Mapped logical pages.

@@ -68,6 +68,7 @@ fn every_page_conserved_under_gc_with_mixed_superblock_sizes() {
         assert_eq!(f.mapped_pages(), f.logical_pages());
         churn(&mut f, seed, 60_000);
         f.check_invariants();
+        f.check_victims();
         let c = f.counters();
         assert!(c.victims > 0 && c.gc_pages > 0, "{s}: GC ran: {c:?}");
         assert!(c.erased_blocks > 0);
