@@ -193,13 +193,11 @@ fn flatness(oop: bool) {
 }
 
 #[test]
-#[ignore = "fails for lack of page reuse (the free list of the space change): emptied leaves are not reused"]
 fn steady_tpcc_is_flat_on_engine_in_place() {
     flatness(false);
 }
 
 #[test]
-#[ignore = "fails for lack of page reuse (the free list of the space change): emptied leaves are not reused"]
 fn steady_tpcc_is_flat_on_engine_out_of_place() {
     flatness(true);
 }
