@@ -537,7 +537,7 @@ fn spec(a: &YcsbArgs, p: &Plan, oop: Option<OopConfig>, zone: Option<u64>) -> Re
         _ => Stop::Seconds(10.0),
     };
     let zoned_or_fdp = a.device == "sim" && !matches!(a.sim_mode, SimMode::Conventional);
-    if a.oop.nowa && !a.separate_wal && !zoned_or_fdp {
+    if oop.is_some() && a.oop.nowa && !a.separate_wal && !zoned_or_fdp {
         // Measured (docs/design.md 14.4b): WAL blocks interleave with the zone appends in the
         // SSD's write stream, so groups straddle GC units and the SSD copies at high fill.
         eprintln!(
