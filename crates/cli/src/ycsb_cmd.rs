@@ -542,6 +542,14 @@ fn spec(a: &YcsbArgs, p: &Plan, oop: Option<OopConfig>, zone: Option<u64>) -> Re
         _ if oop.is_some() => Stop::StoreWrites(a.oop.steady_writes),
         _ => Stop::Seconds(10.0),
     };
+    let zoned_or_fdp = a.device == "sim" && !matches!(a.sim_mode, SimMode::Conventional);
+    if oop.is_some() && a.oop.nowa && !a.separate_wal && !zoned_or_fdp {
+        // Measured (docs/design.md 14.4b): WAL blocks interleave with the zone appends in the
+        // SSD's write stream, so groups straddle GC units and the SSD copies at high fill.
+        eprintln!(
+            "nowa ycsb: --nowa without --separate-wal: the WAL shares the SSD's write stream with the zones, so SSD WAF 1 is not guaranteed (docs/design.md 14.4b)"
+        );
+    }
     let store = match (oop, zone) {
         (Some(mut o), Some(z)) => {
             o.zone_bytes = Some(z);
