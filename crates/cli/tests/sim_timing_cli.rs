@@ -19,12 +19,15 @@ fn run(timing: &str) -> serde_json::Value {
         "1",
         "--pacing",
         "off",
+        // The background page cleaner's timing would change which pages are written when.
+        "--page-cleaner",
+        "off",
         "--sim-timing",
         timing,
     ])
 }
 
-/// The same run (one thread, seed 4) has the same media work under both models; its
+/// The same run (one thread, seed 4, no background cleaner) has the same media work under both models; its
 /// device-bound time is the bandwidth formula under `bandwidth` (1 GB/s media writes, 3 GB/s
 /// reads) and FEMU's closed form under `femu` (4 KiB pages, 200 us program / 40 us read,
 /// spread over 64 chips).
