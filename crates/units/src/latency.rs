@@ -54,14 +54,15 @@ impl Latency {
     }
 }
 
-/// A latency histogram in nanoseconds, 3 significant digits, growing as needed (a record
-/// never fails).
+/// A latency histogram in nanoseconds, 3 significant digits, sized for 1 ns .. 100 s up front
+/// (so `saturating_record` clamps only beyond 100 s) and growing beyond that on `record`.
 ///
 /// # Panics
-/// Never: 3 significant figures is a valid configuration.
+/// Never: the bounds are constant and valid.
 #[must_use]
 pub fn new_histogram() -> Histogram<u64> {
-    let mut h = Histogram::<u64>::new(3).expect("3 significant figures is valid");
+    let mut h =
+        Histogram::<u64>::new_with_bounds(1, 100_000_000_000, 3).expect("constant, valid bounds");
     h.auto(true);
     h
 }
@@ -85,5 +86,22 @@ mod tests {
         );
         assert!((l.max_us - 1000.0).abs() < 1.0, "{l:?}");
         assert_eq!(Latency::of(&new_histogram()), Latency::default());
+    }
+
+    /// `saturating_record` (what the drivers use) keeps milliseconds: an auto-sized histogram
+    /// that starts tiny would clamp them to its first bucket.
+    #[test]
+    fn saturating_records_keep_their_value() {
+        let mut h = new_histogram();
+        h.saturating_record(5_000_000);
+        h.saturating_record(7_000_000_000);
+        let l = Latency::of(&h);
+        assert!((l.p50_us - 5000.0).abs() < 10.0, "{l:?}");
+        assert!((l.max_us - 7_000_000.0).abs() < 10_000.0, "{l:?}");
+        h.record(200_000_000_000).unwrap();
+        assert!(
+            Latency::of(&h).max_us >= 199_000_000.0,
+            "record grows past 100 s"
+        );
     }
 }
