@@ -43,21 +43,21 @@ pub const SCRATCH: Expect<'static> = Expect {
     recognize: &recognize_scratch,
 };
 
-/// Opens `nowa ycsb`'s --device path: a new file of `capacity` bytes, or an existing nowa
-/// database (anything else only with `--force` naming it), locked. The steps are announced
-/// on stderr before anything is written.
+/// Opens a command's --device path for a database: a new file of `capacity` bytes, or an
+/// existing nowa database (anything else only with `--force` naming it), locked. `step` (what
+/// the command will do to it) is announced on stderr, prefixed with `command`, before
+/// anything is written.
 ///
 /// # Errors
 /// The refusal (exit 2), busy, or an I/O error.
 pub fn open_database(
+    command: &str,
     path: &str,
     force: Option<&Path>,
     capacity: u64,
-    records: u64,
+    step: String,
 ) -> anyhow::Result<Arc<dyn BlockDevice>> {
-    let steps = [format!(
-        "format {path} as a new nowa database (its previous contents are lost) and load {records} records"
-    )];
+    let steps = [step];
     let opened = open_target(
         Path::new(path),
         force,
@@ -65,7 +65,7 @@ pub fn open_database(
         Some(capacity),
         &FileOptions::default(),
         &steps,
-        &mut |l| eprintln!("nowa ycsb: {l}"),
+        &mut |l| eprintln!("{command}: {l}"),
     )
     .map_err(open_error)?;
     Ok(Arc::new(opened.device))

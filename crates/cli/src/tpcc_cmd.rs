@@ -195,9 +195,18 @@ fn device(a: &TpccArgs, cfg: &Config) -> Result<Opened> {
         }
         "mem" => (Arc::new(MemDevice::new(capacity)), None),
         path => {
-            let rows = u64::from(a.warehouses) * 612_000;
+            let step = if a.check_only {
+                format!(
+                    "open the nowa database in {path}, recover and check it (nothing is formatted)"
+                )
+            } else {
+                format!(
+                    "format {path} as a new nowa database (its previous contents are lost) and load {} warehouses",
+                    a.warehouses
+                )
+            };
             (
-                open_database(path, a.force.as_deref(), capacity, rows)?,
+                open_database("nowa tpcc", path, a.force.as_deref(), capacity, step)?,
                 None,
             )
         }

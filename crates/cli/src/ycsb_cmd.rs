@@ -471,7 +471,16 @@ fn make_device(a: &YcsbArgs, capacity: u64) -> Result<(Device, Option<Arc<SimDev
         }
         "mem" => (Arc::new(MemDevice::new(capacity)), None),
         path => (
-            open_database(path, a.force.as_deref(), capacity, a.records)?,
+            open_database(
+                "nowa ycsb",
+                path,
+                a.force.as_deref(),
+                capacity,
+                format!(
+                    "format {path} as a new nowa database (its previous contents are lost) and load {} records",
+                    a.records
+                ),
+            )?,
             None,
         ),
     })
