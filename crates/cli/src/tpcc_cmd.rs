@@ -3,6 +3,7 @@
 //! verifies the consistency conditions at the end, `--check-only` opens (recovers) an existing
 //! database and only checks it.
 
+use crate::ckpt_flags::WriteBackFlags;
 use crate::device_open::open_database;
 use crate::flags::{self, MAX_THREADS};
 use crate::resources::{check_memory, check_output_file, sim_device_bytes};
@@ -79,6 +80,8 @@ pub struct TpccArgs {
     durability: Durability,
     #[command(flatten)]
     oop: OopFlags,
+    #[command(flatten)]
+    write_back: WriteBackFlags,
     /// Check the consistency conditions (clause 3.3.2) at the end.
     #[arg(long)]
     check: bool,
@@ -116,6 +119,8 @@ struct Output {
     flash_bytes_per_txn: Option<f64>,
     wal_bytes_per_txn: f64,
     consistency: Option<Consistency>,
+    /// The engine's counters at the end (flush causes, residency histograms).
+    engine: nowa_engine::Stats,
 }
 
 fn builder(
@@ -139,13 +144,15 @@ fn engine_config(a: &TpccArgs) -> Config {
         pool >= 1 << 20,
         "a pool of at least 1 MiB (the flag's floor)"
     );
-    Config {
+    let mut c = Config {
         pool_bytes: pool,
         wal_limit_bytes: a.wal_limit,
         durability: a.durability,
         doublewrite: !a.no_doublewrite,
         ..Config::default()
-    }
+    };
+    a.write_back.apply(&mut c);
+    c
 }
 
 /// A device and, when it is a simulated SSD, that SSD.
@@ -393,6 +400,7 @@ fn run_phase(
         drilldown: d,
         run: report,
         consistency,
+        engine: store.engine().stats(),
     })
 }
 
@@ -402,11 +410,17 @@ fn check_only(
     cfg: Config,
     b: &dyn StoreBuilder,
 ) -> Result<()> {
+    let t0 = std::time::Instant::now();
     let eng = Engine::open_with_wal(dev, None, cfg, b).context("opening the database")?;
+    let open_s = t0.elapsed().as_secs_f64();
     if let Some(r) = eng.recovery_report() {
         eprintln!(
-            "nowa tpcc: recovered: clean shutdown {}, {} records replayed",
-            r.clean_shutdown, r.records_replayed
+            "nowa tpcc: recovered in {open_s:.3} s (analysis {} us, redo {} us): clean shutdown {}, {} records replayed, redo range {} bytes",
+            r.analysis_micros,
+            r.redo_micros,
+            r.clean_shutdown,
+            r.records_replayed,
+            r.end_lsn.saturating_sub(r.redo_lsn)
         );
     }
     let store = EngineStore::new(eng, a.durability);
