@@ -103,11 +103,14 @@ pub enum DeviceError {
         /// Where the caller expected it.
         expected: u64,
     },
-    /// A zone error described in words by a layer above the device (the fault-injection
-    /// wrapper's shadow write pointers, nowa-engine's append check). The device itself raises
-    /// the structured variants above; new code should too.
-    #[error("zone error: {0}")]
-    Zone(String),
+    /// Zoned device: opening another zone would exceed the device's open-zone limit.
+    #[error("zone {zone}: opening it would exceed the limit of {max_open} open zones")]
+    TooManyOpenZones {
+        /// The zone the write would open.
+        zone: u64,
+        /// The device's open-zone limit.
+        max_open: u32,
+    },
     /// FDP: a placement handle the device does not have.
     #[error("placement handle {handle} out of range: device has {handles} reclaim-unit handles")]
     BadPlacement {

@@ -498,14 +498,19 @@ impl<D: BlockDevice> FaultyDevice<D> {
         let z = (offset / zs) as usize;
         let (start, wp) = (z as u64 * zs, wps[z]);
         if offset != wp {
-            return Err(DeviceError::Zone(format!(
-                "write at byte {offset} in zone {z} but its write pointer is at byte {wp}: zones must be written sequentially"
-            )));
+            return Err(DeviceError::NotAtWritePointer {
+                offset,
+                zone: z as u64,
+                write_pointer: wp,
+            });
         }
         if offset + len > start + zs {
-            return Err(DeviceError::Zone(format!(
-                "write of {len} bytes at byte {offset} crosses the end of zone {z}"
-            )));
+            return Err(DeviceError::CrossesZoneEnd {
+                offset,
+                len,
+                zone: z as u64,
+                zone_size: zs,
+            });
         }
         if wp == start {
             if let Some(max) = self.inner.geometry().max_open_zones {
@@ -521,9 +526,10 @@ impl<D: BlockDevice> FaultyDevice<D> {
                     })
                     .count();
                 if open >= max as usize {
-                    return Err(DeviceError::Zone(format!(
-                        "zone {z}: would exceed the limit of {max} open zones"
-                    )));
+                    return Err(DeviceError::TooManyOpenZones {
+                        zone: z as u64,
+                        max_open: max,
+                    });
                 }
             }
         }
@@ -785,9 +791,11 @@ impl<D: BlockDevice> BlockDevice for FaultyDevice<D> {
         };
         let zs = self.zone_size();
         if zone_start % zs != 0 || zone_start >= self.geometry().capacity {
-            return Err(DeviceError::Zone(format!(
-                "offset {zone_start} is not the start of a zone (zone size {zs} bytes)"
-            )));
+            return Err(DeviceError::NotZoneStart {
+                offset: zone_start,
+                zone_size: zs,
+                capacity: self.geometry().capacity,
+            });
         }
         #[expect(
             clippy::cast_possible_truncation,
@@ -796,11 +804,12 @@ impl<D: BlockDevice> BlockDevice for FaultyDevice<D> {
         let offset = wps[(zone_start / zs) as usize];
         check_io(self.geometry(), offset, buf.len())?;
         if offset + buf.len() as u64 > zone_start + zs {
-            return Err(DeviceError::Zone(format!(
-                "zone append of {} bytes to the zone at {zone_start}: only {} bytes left",
-                buf.len(),
-                zone_start + zs - offset
-            )));
+            return Err(DeviceError::CrossesZoneEnd {
+                offset,
+                len: buf.len() as u64,
+                zone: zone_start / zs,
+                zone_size: zs,
+            });
         }
         self.write_one(&mut st, offset, buf, None)?;
         Ok(offset)

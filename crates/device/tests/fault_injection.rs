@@ -252,7 +252,11 @@ fn zoned_inner_keeps_a_prefix_per_zone() {
     // Sequential rule enforced on the shadow write pointer, before anything reaches the SSD.
     assert!(matches!(
         d.write_at(4096, &[1u8; 4096]),
-        Err(DeviceError::Zone(_))
+        Err(DeviceError::NotAtWritePointer {
+            offset: 4096,
+            zone: 0,
+            write_pointer: 0
+        })
     ));
     for z in 0..3u64 {
         for i in 0..8u64 {
@@ -265,7 +269,10 @@ fn zoned_inner_keeps_a_prefix_per_zone() {
     assert!(
         matches!(
             d.zone_append(3 * zs, &[0u8; 4096]),
-            Err(DeviceError::Zone(_))
+            Err(DeviceError::TooManyOpenZones {
+                zone: 3,
+                max_open: 3
+            })
         ),
         "open-zone limit"
     );
