@@ -72,7 +72,10 @@ fn a_ycsb_write_log_matches_the_engine_and_trains_and_replays() {
                 written.insert(w.page);
                 let (c, l) = (w.hr_current, w.hr_last);
                 assert!(c.wt() >= 1 && c.wt() <= w.timer, "{w:?}");
-                assert!(l.is_none() || l.wt() < c.wt(), "HR_last before HR_current: {w:?}");
+                assert!(
+                    l.is_none() || l.wt() < c.wt(),
+                    "HR_last before HR_current: {w:?}"
+                );
                 assert!(c.mc() <= c.ac(), "{w:?}");
                 assert_ne!(w.zone, NO_ZONE);
             }

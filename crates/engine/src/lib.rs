@@ -30,6 +30,7 @@ mod treelock;
 pub mod txn;
 mod wal;
 
+pub use buffer::hotness::{PageWrite, PageWriteKind, WriteObserver};
 pub use catalog::{TableId, TreeOptions};
 pub use db::{
     wal_region_bytes, Config, Durability, Engine, RecoveryReport, WalDamage, MAX_WRITE_SET,
@@ -41,7 +42,6 @@ pub use error::{
 };
 pub use format::superblock::{identify, DbIdentity, DiskLayout, SalvageRecord, WritePath};
 pub use oop::{out_of_place_store, Compression, OopConfig, OutOfPlaceStore};
-pub use buffer::hotness::{PageWrite, PageWriteKind, WriteObserver};
 pub use page::{leaf_records_per_page, PAGE_SIZE};
 pub use stats::{EngineCounters, Stats, Striped, RESIDENCY_BUCKETS};
 pub use store::{

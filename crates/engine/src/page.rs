@@ -131,6 +131,9 @@ pub fn set_history(p: &mut [u8], wh: &[u64; 4]) {
 /// SepFrozen hotness records (HR_current, HR_last) of the version this image is (all zero,
 /// `PageHotness::default()`, for a page never written through the buffer pool). Every
 /// 32-byte string decodes.
+///
+/// # Panics
+/// If `p` is shorter than the header (callers pass whole pages).
 #[must_use]
 pub fn hotness(p: &[u8]) -> PageHotness {
     let o = hdr::HOTNESS.offset;

@@ -320,6 +320,9 @@ impl HotnessTracker {
     /// `modifications` events. Times before `start` count as `start`, and `accesses` is
     /// raised to `modifications` (a modification is an access): counters updated without a
     /// common lock may disagree by the events of a race, never more.
+    ///
+    /// # Panics
+    /// Never (the clamps above establish what the asserts check).
     #[must_use]
     pub fn resume(
         start: u64,

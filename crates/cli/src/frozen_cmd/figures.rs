@@ -191,7 +191,10 @@ pub fn run_figures(a: &FiguresArgs) -> Result<()> {
         return Err(usage(format!("--writes {}: no such file", p.display())));
     }
     if let Some(p) = a.train_writes.iter().find(|p| !p.exists()) {
-        return Err(usage(format!("--train-writes {}: no such file", p.display())));
+        return Err(usage(format!(
+            "--train-writes {}: no such file",
+            p.display()
+        )));
     }
     if a.train_writes.len() > a.writes.len() {
         return Err(usage(format!(

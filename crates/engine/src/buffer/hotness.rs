@@ -289,7 +289,10 @@ mod tests {
         f.start(100, r2);
         let r3 = f.at_write(130, &leaf_with_live(500));
         let c = r3.current;
-        assert_eq!((c.wt(), c.ac(), c.mc(), c.ai(), c.mi()), (130, 0, 0, 0.0, 0.0));
+        assert_eq!(
+            (c.wt(), c.ac(), c.mc(), c.ai(), c.mi()),
+            (130, 0, 0, 0.0, 0.0)
+        );
         assert_eq!(r3.last, r2.current);
     }
 
@@ -301,7 +304,10 @@ mod tests {
         f.start(3, old);
         let r = f.at_write(8, &leaf_with_live(10));
         assert_eq!(r.current.wt(), 8);
-        assert!(r.last.is_none(), "an HR_last from another clock is not kept");
+        assert!(
+            r.last.is_none(),
+            "an HR_last from another clock is not kept"
+        );
     }
 
     #[test]
