@@ -340,7 +340,10 @@ impl<W: Write> LogWriter<W> {
             self.block
                 .extend_from_slice(&self.summary.blocks.to_le_bytes());
         }
-        assert!(self.in_block < BLOCK_RECORDS, "a full block is sealed at once");
+        assert!(
+            self.in_block < BLOCK_RECORDS,
+            "a full block is sealed at once"
+        );
         let enc = r.encode();
         // Checked when written: the bytes decode to the record (the reader checks again).
         assert_eq!(
