@@ -325,6 +325,10 @@ impl<W: Write> LogWriter<W> {
     ///
     /// # Errors
     /// [`FrozenError::OutOfOrder`] if `r.timer` is below the previous record's; I/O errors.
+    ///
+    /// # Panics
+    /// If the record has an HR_last written after its HR_current ([`WriteRecord::encode`]),
+    /// or on a writer bug (a full block left unsealed, an encoding that does not decode).
     pub fn append(&mut self, r: &WriteRecord) -> Result<(), FrozenError> {
         if self.summary.records > 0 && r.timer < self.summary.last_timer {
             return Err(FrozenError::OutOfOrder {
