@@ -3,6 +3,7 @@
 
 mod figures;
 mod from_trace;
+pub mod record;
 mod replay;
 
 use crate::flags::{self, count, parsed};

@@ -100,6 +100,11 @@ pub struct TpccArgs {
     /// Print the result as JSON.
     #[arg(long)]
     json: bool,
+    /// Out of place: record every DB page write, GC move and page free with its hotness
+    /// records in FILE (SepFrozen's write log: `nowa frozen train|replay --writes FILE`).
+    /// An existing FILE is refused.
+    #[arg(long, value_name = "FILE")]
+    record_writes: Option<PathBuf>,
     /// No progress output.
     #[arg(long, short)]
     quiet: bool,
@@ -283,6 +288,10 @@ pub fn run_cmd(a: TpccArgs) -> Result<()> {
     if a.check_only {
         return check_only(&a, dev, cfg, &*b);
     }
+    let wlog = crate::frozen_cmd::record::open_flag(
+        a.record_writes.as_deref(),
+        b.kind() == nowa_engine::WritePathKind::OutOfPlace,
+    )?;
     nowa_bench::interrupt::install_sigint_handler();
     let pool_mib = cfg.pool_bytes >> 20;
     let eng = Engine::create_with_wal(dev.clone(), None, cfg, &*b).map_err(|e| match e {
@@ -300,12 +309,16 @@ pub fn run_cmd(a: TpccArgs) -> Result<()> {
         dev.geometry().capacity >> 20,
         a.durability
     );
+    if let Some(l) = &wlog {
+        l.attach(&eng)?;
+    }
     let store = EngineStore::new(eng, a.durability);
     let tables = Tables::open(&store).context("creating the tables")?;
     let lr = load_phase(&a, &store, &tables)?;
     let out = run_phase(&a, &store, &tables, dev.as_ref(), lr)?;
     let interrupted_run = nowa_bench::interrupt::requested();
     store.engine().close().context("closing the engine")?;
+    crate::frozen_cmd::record::finish_flag(wlog.as_ref(), store.engine(), "nowa tpcc")?;
     output(&a, &out)?;
     if interrupted_run {
         return Err(interrupted(format!(

@@ -128,6 +128,11 @@ pub struct YcsbArgs {
     /// nowa trace CSV; replay it with `nowa sim --trace FILE`. An existing FILE is refused.
     #[arg(long, value_name = "FILE")]
     record_trace: Option<PathBuf>,
+    /// Out of place: record every DB page write, GC move and page free with its hotness
+    /// records in FILE (SepFrozen's write log: `nowa frozen train|replay --writes FILE`).
+    /// An existing FILE is refused.
+    #[arg(long, value_name = "FILE")]
+    record_writes: Option<PathBuf>,
     /// No progress output.
     #[arg(long, short)]
     quiet: bool,
@@ -590,6 +595,7 @@ pub fn run(a: YcsbArgs) -> Result<()> {
     let oop = write_path(&a)?;
     check_output_file("--csv", a.csv.as_deref())?;
     check_output_file("--ack-log", a.ack_log.as_deref())?;
+    let wlog = crate::frozen_cmd::record::open_flag(a.record_writes.as_deref(), oop.is_some())?;
     let p = plan(&a);
     let opened = open(&a, &p, oop.as_ref())?;
     let spec = spec(&a, &p, oop, opened.zone)?;
@@ -626,11 +632,15 @@ pub fn run(a: YcsbArgs) -> Result<()> {
         )),
         e => anyhow::Error::new(e).context("creating the engine"),
     })?);
+    if let Some(l) = &wlog {
+        l.attach(&engine)?;
+    }
     let Some(r) = load_and_run(&a, &engine, &spec, paced.as_deref())? else {
         engine.close().context("closing the engine")?;
         return Err(interrupted("during the load; nothing was measured"));
     };
     engine.close().context("closing the engine")?;
+    crate::frozen_cmd::record::finish_flag(wlog.as_ref(), &engine, "nowa ycsb")?;
     output(&a, &r, opened.sim.as_deref())?;
     if r.interrupted {
         return Err(interrupted(format!(

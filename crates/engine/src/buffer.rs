@@ -23,6 +23,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering}
 use std::sync::Arc;
 
 mod evict;
+pub mod hotness;
 mod sweep;
 pub use sweep::Sweep;
 
@@ -59,6 +60,8 @@ struct Frame {
     /// The page was created in memory and has never been written: never deferred (its home
     /// block holds no valid image for redo to start from).
     fresh: AtomicBool,
+    /// SepFrozen hotness window and records (`hotness.rs`).
+    hot: hotness::FrameHotness,
 }
 
 impl Frame {
@@ -75,6 +78,7 @@ impl Frame {
             exposures: AtomicU32::new(0),
             ckpt_writes: AtomicU32::new(0),
             fresh: AtomicBool::new(false),
+            hot: hotness::FrameHotness::default(),
         }
     }
 
@@ -129,6 +133,8 @@ pub struct BufferPool {
     /// During recovery an all-zero home block is a page that was never written (its image
     /// follows in the WAL); otherwise it is corruption.
     pub allow_unwritten: AtomicBool,
+    /// The DB-written-page timer (SepFrozen hotness records, `hotness.rs`).
+    hot: hotness::PoolHotness,
 }
 
 /// Shared access to a page.
@@ -171,6 +177,7 @@ impl WriteGuard<'_> {
             self.g.pid
         );
         page::set_lsn(&mut self.g.page, lsn);
+        self.f.hot.on_modify();
         self.f.dirty.store(true, Ordering::Release);
         // First change since the frame became dirty: its rec_lsn.
         let rec = self.f.rec_lsn.load(Ordering::Acquire);
@@ -212,6 +219,7 @@ impl BufferPool {
             wake_lock: Mutex::new(false),
             poisoned: AtomicBool::new(false),
             allow_unwritten: AtomicBool::new(false),
+            hot: hotness::PoolHotness::default(),
         }
     }
 
@@ -271,6 +279,7 @@ impl BufferPool {
                 let g = f.latch.read();
                 if g.pid == pid {
                     self.touch(f);
+                    f.hot.on_access(self.hot.now());
                     self.counters.pool_hits.inc();
                     return Ok(g);
                 }
@@ -293,6 +302,7 @@ impl BufferPool {
                 let g = f.latch.write();
                 if g.pid == pid {
                     self.touch(f);
+                    f.hot.on_access(self.hot.now());
                     self.counters.pool_hits.inc();
                     return Ok(WriteGuard { g, f });
                 }
@@ -322,6 +332,7 @@ impl BufferPool {
         page::init(&mut g.page, page::KIND_LEAF, pid);
         let f = self.frame(idx);
         f.reset(true);
+        f.hot.start(self.hot.now(), Default::default());
         f.refbit.store(true, Ordering::Relaxed);
         Ok(WriteGuard { g, f })
     }
@@ -367,7 +378,9 @@ impl BufferPool {
             self.free.lock().push(idx);
             return Err(e);
         }
-        self.frame(idx).reset(false);
+        let f = self.frame(idx);
+        f.reset(false);
+        f.hot.start(self.hot.now(), page::hotness(&g.page));
         Ok(())
     }
 
@@ -399,6 +412,9 @@ impl PageCache for BufferPool {
             return false;
         }
         buf.copy_from_slice(&g.page);
+        // The records of the version on the device (the frame's image keeps those it was
+        // read with, `hotness.rs`).
+        page::set_hotness(buf, &f.hot.records());
         true
     }
 }

@@ -303,6 +303,18 @@ pub enum PageDamage {
     /// A page the engine creates was already cached (an allocation mark gone backwards).
     #[error("new page already cached")]
     AlreadyCached,
+    /// The hotness records in the header break their rules (HR_last without HR_current,
+    /// HR_last not before HR_current, more modifications than accesses, or valid bytes that
+    /// differ from the page's live bytes).
+    #[error("hotness records inconsistent: HR_current written at {current_wt} with {current_vd} valid bytes, HR_last at {last_wt}")]
+    Hotness {
+        /// HR_current's write time.
+        current_wt: u64,
+        /// HR_current's valid bytes.
+        current_vd: u16,
+        /// HR_last's write time.
+        last_wt: u64,
+    },
 }
 
 /// What is wrong with the B+-tree.

@@ -30,6 +30,7 @@ mod treelock;
 pub mod txn;
 mod wal;
 
+pub use buffer::hotness::{PageWrite, PageWriteKind, WriteObserver};
 pub use catalog::{TableId, TreeOptions};
 pub use db::{
     wal_region_bytes, Config, Durability, Engine, RecoveryReport, WalDamage, MAX_WRITE_SET,

@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! offset size field
-//!  72  10*n    slot array, sorted by key: u16 record offset | u64 key head (first 8 key
+//! 104  10*n    slot array, sorted by key: u16 record offset | u64 key head (first 8 key
 //!             bytes, zero padded, big endian: most binary-search steps stay in the slot array)
 //!  ..         free space
 //!  heap       records, growing down from 4096
@@ -17,6 +17,7 @@ use crate::format::page as hdr;
 use crate::format::structop::StructOp;
 use crate::format::{block_crc, rd_u16, rd_u64, wr_u16, wr_u64};
 use crate::num::u16_of;
+use nowa_logspace::hotness::{PageHotness, PAGE_HR_BYTES};
 
 /// Page = block size.
 pub const PAGE_SIZE: usize = crate::format::BLOCK;
@@ -127,6 +128,34 @@ pub fn set_history(p: &mut [u8], wh: &[u64; 4]) {
         wr_u64(p, hdr::HISTORY.offset + 8 * k, *w);
     }
 }
+/// SepFrozen hotness records (HR_current, HR_last) of the version this image is (all zero,
+/// `PageHotness::default()`, for a page never written through the buffer pool). Every
+/// 32-byte string decodes.
+///
+/// # Panics
+/// If `p` is shorter than the header (callers pass whole pages).
+#[must_use]
+pub fn hotness(p: &[u8]) -> PageHotness {
+    let o = hdr::HOTNESS.offset;
+    let b: &[u8; PAGE_HR_BYTES] = p[o..o + PAGE_HR_BYTES]
+        .try_into()
+        .expect("the header field is PAGE_HR_BYTES long");
+    PageHotness::decode(b)
+}
+/// Store the hotness records (the page must be resealed afterwards); read back and checked.
+///
+/// # Panics
+/// If the bytes do not read back as `h` (the encoding round-trips by construction).
+pub fn set_hotness(p: &mut [u8], h: &PageHotness) {
+    let o = hdr::HOTNESS.offset;
+    p[o..o + PAGE_HR_BYTES].copy_from_slice(&h.encode());
+    assert_eq!(hotness(p), *h, "hotness records read back");
+}
+/// Valid record bytes in the page (SepFrozen's VD): the live record bytes.
+#[must_use]
+pub fn valid_bytes(p: &[u8]) -> u64 {
+    crate::num::u64_of(live(p))
+}
 /// Order-preserving 8-byte key head: the first 8 bytes, zero padded, big endian.
 /// head(a) < head(b) implies a < b; equal heads need a full comparison.
 #[inline]
@@ -177,7 +206,34 @@ pub fn validate(p: &[u8], expect: Pid) -> Result<()> {
             PageDamage::Checksum { stored, computed },
         ));
     }
-    validate_layout(p, expect)
+    validate_layout(p, expect)?;
+    // A written image carries the records of its own write: its VD is its live bytes.
+    let h = hotness(p);
+    if !h.current.is_none() && valid_bytes(p) != u64::from(h.current.vd()) {
+        return Err(page_damage(expect, hotness_damage(&h)));
+    }
+    Ok(())
+}
+
+fn hotness_damage(h: &PageHotness) -> PageDamage {
+    PageDamage::Hotness {
+        current_wt: h.current.wt(),
+        current_vd: h.current.vd(),
+        last_wt: h.last.wt(),
+    }
+}
+
+/// The rules every stamped pair of records keeps (any image: on the device, in memory, in
+/// the WAL): no HR_last without HR_current, HR_last written before HR_current, no more
+/// modifications than accesses, VD within the page.
+fn hotness_ok(h: &PageHotness) -> bool {
+    let one = |r: &nowa_logspace::hotness::HotnessRecord| {
+        r.mc() <= r.ac() && usize::from(r.vd()) <= PAGE_SIZE - HDR
+    };
+    if h.current.is_none() {
+        return h.last.is_none();
+    }
+    one(&h.current) && (h.last.is_none() || (one(&h.last) && h.last.wt() < h.current.wt()))
 }
 
 /// [`validate`] without the checksum (page images inside checksummed records).
@@ -200,6 +256,10 @@ fn layout_damage(p: &[u8], expect: Pid) -> Option<PageDamage> {
     let k = kind(p);
     if k != KIND_LEAF && k != KIND_INNER {
         return Some(PageDamage::Kind { found: k });
+    }
+    let h = hotness(p);
+    if !hotness_ok(&h) {
+        return Some(hotness_damage(&h));
     }
     let (n, hs) = (nkeys(p), heap_start(p));
     if HDR + SLOT * n > hs || hs > PAGE_SIZE {

@@ -121,6 +121,12 @@ pub trait PageStore: Send + Sync {
     fn release(&self, _pid: Pid) -> Result<()> {
         Ok(())
     }
+    /// Attach the write log's observer (`--record-writes`): every page write, GC move and
+    /// release from now on. Returns false if the store records no write log (the in-place
+    /// path) or has an observer already. Default: false.
+    fn attach_write_observer(&self, _obs: Arc<dyn crate::buffer::hotness::WriteObserver>) -> bool {
+        false
+    }
     /// Open only, after every check of the open passed and before WAL redo: crash repair
     /// (in place: restore torn pages from the doublewrite area). The first write of an open.
     ///

@@ -23,7 +23,11 @@ pub mod classifiers;
 pub mod dataset;
 pub mod error;
 pub mod features;
-pub mod hotness;
+/// Hotness records and the per-frame tracker (the plain types live in `nowa-logspace`, the
+/// lowest crate the engine and this crate share, so the engine keeps them in its pages).
+pub mod hotness {
+    pub use nowa_logspace::hotness::*;
+}
 pub mod label;
 pub mod metrics;
 pub mod model;

@@ -315,3 +315,156 @@ impl FrozenOracle for OnlineOracle {
         format!("online: {} refits", self.trainer.rounds())
     }
 }
+
+/// The page headers of a victim's valid pages, handed to a [`HeaderOracle`] by the engine's
+/// DB GC (which reads those pages anyway) right before it asks for the victim's verdicts.
+#[derive(Clone, Debug, Default)]
+pub struct HeaderFeed(Arc<Mutex<std::collections::HashMap<u64, PageHotness>>>);
+
+impl HeaderFeed {
+    /// `page`'s header records (HR_current, HR_last), as read from its image.
+    ///
+    /// # Panics
+    /// If the feed's lock was poisoned (a panic while judging).
+    pub fn offer(&self, page: u64, records: PageHotness) {
+        self.0.lock().expect("feed lock").insert(page, records);
+    }
+
+    /// Pages offered and not judged yet.
+    ///
+    /// # Panics
+    /// If the feed's lock was poisoned.
+    #[must_use]
+    pub fn pending(&self) -> usize {
+        self.0.lock().expect("feed lock").len()
+    }
+}
+
+/// A trained model judging a victim's pages from their page headers: what the engine's DB
+/// GC deploys (the replay's [`ModelOracle`] follows the user writes instead). A page the
+/// engine did not offer is judged not frozen (it walks the base scheme's classes) and
+/// counted. Each judged page's records are dropped from the feed.
+pub struct HeaderOracle {
+    model: Model,
+    feed: HeaderFeed,
+    batch: Vec<HrWindow>,
+    clock: Clock,
+    cost: CostHandle,
+    missing: u64,
+}
+
+impl HeaderOracle {
+    /// `model`, timing batches with `clock`; the engine offers headers through the feed.
+    ///
+    /// # Panics
+    /// If the model looks further back than a page header holds (TWL above 2).
+    #[must_use]
+    pub fn new(model: Model, clock: Clock) -> (Self, HeaderFeed, CostHandle) {
+        assert!(
+            model.twl.get() <= 2,
+            "a page header holds HR_current and HR_last: TWL {} needs older records",
+            model.twl.get()
+        );
+        let (feed, cost) = (HeaderFeed::default(), CostHandle::default());
+        let o = HeaderOracle {
+            model,
+            feed: feed.clone(),
+            batch: Vec::new(),
+            clock,
+            cost: cost.clone(),
+            missing: 0,
+        };
+        (o, feed, cost)
+    }
+}
+
+impl FrozenOracle for HeaderOracle {
+    fn name(&self) -> String {
+        format!(
+            "{} twl {} (headers)",
+            self.model.classifier.name(),
+            self.model.twl.get()
+        )
+    }
+    fn predict(&mut self, pages: &[u64], _ctx: &Ctx, out: &mut Vec<bool>) {
+        let t0 = (self.clock)();
+        let mut offered = Vec::with_capacity(pages.len());
+        {
+            let mut f = self.feed.0.lock().expect("feed lock");
+            self.batch.clear();
+            for p in pages {
+                let h = f.remove(p);
+                offered.push(h.is_some());
+                let h = h.unwrap_or_default();
+                self.batch.push(HrWindow::from_pair(h.current, h.last));
+            }
+        }
+        self.model.predict_into(&self.batch, out);
+        for (v, o) in out.iter_mut().zip(&offered) {
+            *v &= *o;
+        }
+        self.missing += offered.iter().filter(|o| !**o).count() as u64;
+        let secs = (self.clock)() - t0;
+        assert_eq!(out.len(), pages.len(), "one verdict per page");
+        record(&self.cost, pages.len(), out, secs.max(0.0));
+    }
+    fn report(&self) -> String {
+        if self.missing == 0 {
+            String::new()
+        } else {
+            format!("{} pages judged without header records", self.missing)
+        }
+    }
+}
+
+#[cfg(test)]
+mod header_tests {
+    use super::*;
+    use crate::hotness::HotnessRecord;
+    use crate::model::{ModelMetrics, Params, TrainingInfo, MODEL_FORMAT};
+    use crate::{ClassifierKind, Standardization, Twl};
+
+    /// Frozen iff HR_current's VD is above HR_last's by more than 500 bytes.
+    fn model() -> Model {
+        Model {
+            format: MODEL_FORMAT,
+            classifier: ClassifierKind::Sgd,
+            features: "vd".parse().unwrap(),
+            twl: Twl::new(2).unwrap(),
+            standardization: Standardization {
+                mean: vec![0.0; 2],
+                scale: vec![1.0; 2],
+            },
+            params: Params::Linear {
+                weights: vec![1.0, -1.0],
+                intercept: -500.0,
+            },
+            seed: 1,
+            training: TrainingInfo::default(),
+            metrics: ModelMetrics::default(),
+        }
+    }
+
+    #[test]
+    fn header_oracle_judges_offered_headers_and_refuses_unknown_pages() {
+        let (mut o, feed, cost) = HeaderOracle::new(model(), || 0.0);
+        let hr = |wt, vd| HotnessRecord::new(wt, vd, 0.0, 0.0, 1, 1);
+        let pair = |cur, last| PageHotness { current: cur, last };
+        feed.offer(1, pair(hr(20, 3000), hr(10, 1000)));
+        feed.offer(2, pair(hr(20, 1000), hr(10, 1000)));
+        feed.offer(3, pair(hr(5, 900), HotnessRecord::NONE));
+        let mut out = Vec::new();
+        let ctx = Ctx {
+            now: 30,
+            live: 3,
+            next_write_in: nowa_logspace::NEVER,
+        };
+        // Page 9 was never offered: not frozen whatever the model says of zeros.
+        o.predict(&[1, 2, 3, 9], &ctx, &mut out);
+        assert_eq!(out, [true, false, true, false]);
+        assert_eq!(feed.pending(), 0, "judged pages leave the feed");
+        assert!(o.report().contains("1 pages judged without"));
+        let c = *cost.lock().unwrap();
+        assert_eq!((c.batches, c.pages, c.frozen), (1, 4, 2));
+    }
+}

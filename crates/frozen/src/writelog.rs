@@ -148,8 +148,16 @@ impl WriteRecord {
     }
 
     /// The 64-byte encoding (module docs).
+    ///
+    /// # Panics
+    /// If the record has an HR_last written after its HR_current.
     #[must_use]
     pub fn encode(&self) -> [u8; RECORD_LEN] {
+        assert!(
+            self.hr_last.is_none() || self.hr_last.wt() <= self.hr_current.wt(),
+            "page {}: HR_last written after HR_current",
+            self.page
+        );
         let mut b = [0u8; RECORD_LEN];
         b[0..8].copy_from_slice(&self.timer.to_le_bytes());
         b[8..16].copy_from_slice(&self.page.to_le_bytes());
@@ -317,6 +325,10 @@ impl<W: Write> LogWriter<W> {
     ///
     /// # Errors
     /// [`FrozenError::OutOfOrder`] if `r.timer` is below the previous record's; I/O errors.
+    ///
+    /// # Panics
+    /// If the record has an HR_last written after its HR_current ([`WriteRecord::encode`]),
+    /// or on a writer bug (a full block left unsealed, an encoding that does not decode).
     pub fn append(&mut self, r: &WriteRecord) -> Result<(), FrozenError> {
         if self.summary.records > 0 && r.timer < self.summary.last_timer {
             return Err(FrozenError::OutOfOrder {
@@ -332,7 +344,19 @@ impl<W: Write> LogWriter<W> {
             self.block
                 .extend_from_slice(&self.summary.blocks.to_le_bytes());
         }
-        self.block.extend_from_slice(&r.encode());
+        assert!(
+            self.in_block < BLOCK_RECORDS,
+            "a full block is sealed at once"
+        );
+        let enc = r.encode();
+        // Checked when written: the bytes decode to the record (the reader checks again).
+        assert_eq!(
+            WriteRecord::decode(&enc, self.summary.records).ok(),
+            Some(*r),
+            "record {} round-trips",
+            self.summary.records
+        );
+        self.block.extend_from_slice(&enc);
         self.in_block += 1;
         self.summary.count(r);
         if self.in_block == BLOCK_RECORDS {

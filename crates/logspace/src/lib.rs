@@ -13,12 +13,16 @@
 //!   hooks on user write, GC write, invalidate, seal and collect, modeled on SepBIT's
 //!   `Separator` (NoSep, SepGC, DAC, SFR, MultiQueue, WARCIP, SepBIT, FK, MiDAS, and
 //!   SepFrozenBIT/SepFrozenDAC around a frozen-page model);
-//! - [`VictimHistogram`]: the valid ratio of every victim, the quantity WAF is made of.
+//! - [`VictimHistogram`]: the valid ratio of every victim, the quantity WAF is made of;
+//! - [`hotness`]: SepFrozen's hotness records (HR, 16 bytes; a page's HR_current + HR_last,
+//!   32 bytes) and the per-buffer-frame tracker: plain types shared by the engine (which keeps
+//!   them in its page header and frames) and `nowa-frozen` (which learns from them).
 //!
 //! What a unit's valid amount counts is up to the user: 4 KiB pages for the FTL, bytes for the
 //! engine's compressed pages. The *class* of a unit is the placement class of the open unit it
 //! was (the FTL's frontier index, the engine's zone group).
 
+pub mod hotness;
 mod placement;
 mod policy;
 mod stats;

@@ -152,14 +152,15 @@ pub fn load(
 }
 
 /// Bytes the loaded dataset takes on the device: the loader fills leaves with
-/// (4096 - 72) / (value + 22) records each (page header; key, slot and length per record),
+/// `leaf_records_per_page(8, value)` = (4096 - header) / (value + 22) records each (key, slot
+/// and lengths per record),
 /// plus 1% inner nodes. Device sizing (`--dataset-fill`, Table 1) depends on it.
 ///
 /// # Panics
 /// Never for `records < 2^51`: the estimate is a whole number of pages.
 #[must_use]
 pub fn estimate_dataset_bytes(records: u64, value_size: usize) -> u64 {
-    let per_page = ((4096 - 72) / (value_size + 22)).max(1) as u64;
+    let per_page = nowa_engine::leaf_records_per_page(8, value_size) as u64;
     let leaves = records.div_ceil(per_page);
     let bytes = (leaves + leaves / 100 + 1) * 4096;
     assert!(bytes >= 4096 && bytes % 4096 == 0);

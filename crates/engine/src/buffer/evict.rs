@@ -192,8 +192,9 @@ impl BufferPool {
             self.wal.flushed_lsn()
         );
         let mut sealed: Vec<Vec<u8>> = Vec::with_capacity(pages.len());
-        for (_, p) in pages {
+        for (pid, p) in pages {
             let mut c = p.to_vec();
+            self.stamp_hotness(*pid, &mut c);
             page::seal(&mut c);
             sealed.push(c);
         }

@@ -47,6 +47,7 @@ impl Writer<'_> {
     /// Seal and queue one finished page.
     fn emit(&mut self, pid: Pid, mut p: Vec<u8>) -> Result<()> {
         page::set_lsn(&mut p, self.lsn);
+        self.eng.pool.stamp_unpooled(&mut p);
         page::seal(&mut p);
         // Checked when written, like every page the engine writes.
         page::validate(&p, pid)?;

@@ -260,4 +260,17 @@ impl Engine {
     pub fn capacity_pages(&self) -> u64 {
         self.store.capacity_pages()
     }
+
+    /// Record every page write, GC move and release from now on (`--record-writes`,
+    /// docs/sepfrozen.md). False if the write path records none (in place) or an observer
+    /// is attached already.
+    pub fn record_writes(&self, obs: Arc<dyn crate::buffer::hotness::WriteObserver>) -> bool {
+        self.store.attach_write_observer(obs)
+    }
+
+    /// The DB-written-page timer now (one tick per user page write since this open).
+    #[must_use]
+    pub fn write_timer(&self) -> u64 {
+        self.pool.write_timer()
+    }
 }

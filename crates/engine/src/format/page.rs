@@ -27,19 +27,25 @@ pub const LIVE: Field = Field::new(60, 2, "live bytes");
 pub const GEN_LO: Field = Field::new(62, 2, "store generation (low bytes)");
 /// Leaf: right sibling (u64::MAX none); inner: leftmost child.
 pub const LINK: Field = Field::new(64, 8, "link");
+/// SepFrozen hotness records: HR_current (16 bytes) then HR_last (16 bytes), in
+/// `nowa_logspace::hotness` encoding; stamped by the buffer pool on every user write of the
+/// page (all zero: never written through the pool). docs/design.md section 3.
+pub const HOTNESS: Field = Field::new(72, 32, "hotness records (HR_current, HR_last)");
 /// Slot array, then free space, then the record heap.
-pub const BODY: Field = Field::new(72, VAR, "slots, free space, records");
+pub const BODY: Field = Field::new(104, VAR, "slots, free space, records");
 
 /// The page header's fields, in order.
 pub const FIELDS: &[Field] = &[
-    CRC, MAGIC, KIND, GEN_HI, PID, LSN, HISTORY, NKEYS, HEAP_START, LIVE, GEN_LO, LINK, BODY,
+    CRC, MAGIC, KIND, GEN_HI, PID, LSN, HISTORY, NKEYS, HEAP_START, LIVE, GEN_LO, LINK, HOTNESS,
+    BODY,
 ];
 
 /// Header size: the slot array starts here.
 pub const HEADER: usize = BODY.offset;
 
 const _: () = assert!(super::well_formed(FIELDS, BLOCK));
-const _: () = assert!(HEADER == 72);
+const _: () = assert!(HEADER == 104);
+const _: () = assert!(HOTNESS.size == nowa_logspace::hotness::PAGE_HR_BYTES);
 
 /// The 24-bit store generation of a page copy (out of place: breaks ties between copies of
 /// one version, see `oop::recovery`).

@@ -216,6 +216,7 @@ impl OutOfPlaceStore {
             bg_sig: Arc::new(BgSignal::default()),
             bg_error: Mutex::new(None),
             fallback: loaded.fallback,
+            wlog: Default::default(),
         };
         if let Some(snap) = loaded.snapshot {
             store.rebuild(snap)?;

@@ -27,6 +27,7 @@ mod nowa;
 mod pack;
 mod recovery;
 mod snapshot;
+mod wlog;
 mod write;
 
 pub use crate::format::zone::{
@@ -320,6 +321,8 @@ pub struct OutOfPlaceStore {
     bg_error: Mutex<Option<Arc<crate::error::EngineError>>>,
     /// Open: why the current mapping snapshot was rejected (the older one was used).
     fallback: Option<crate::error::Corruption>,
+    /// The write log's observer (`--record-writes`, `wlog.rs`).
+    wlog: crate::buffer::hotness::ObserverSlot,
 }
 
 /// One page prepared for writing: compressed (or raw) bytes.
@@ -332,6 +335,8 @@ struct Item {
     edt: u64,
     /// GDT: Some(B-tree index id) for an initial write (the page was never written before).
     index: Option<u32>,
+    /// The version's hotness records (its page header), for the write log.
+    hot: nowa_logspace::hotness::PageHotness,
 }
 
 impl Item {
@@ -537,8 +542,13 @@ impl PageStore for OutOfPlaceStore {
                     ..Loc::NONE
                 },
             );
+            self.log_free(pid, z);
         }
         Ok(())
+    }
+
+    fn attach_write_observer(&self, obs: Arc<dyn crate::buffer::hotness::WriteObserver>) -> bool {
+        self.wlog.attach(obs)
     }
 
     fn attach_cache(&self, cache: Weak<dyn PageCache>) {

@@ -406,6 +406,7 @@ impl OutOfPlaceStore {
             );
             st.space.get_mut().add_valid(z, loc.bytes());
             st.map.set(pid, loc);
+            self.log_write(st, &items[m], self.zone_of(old.block), z, kind);
             assert_eq!(st.map.get(pid), loc, "page {pid}: mapping entry reads back");
             let zi = usize_of(u64::from(z));
             if self.cfg.gdt {
@@ -499,6 +500,7 @@ impl OutOfPlaceStore {
             data,
             edt,
             index: None,
+            hot: page::hotness(pg),
         }
     }
 

@@ -314,6 +314,35 @@ impl HotnessTracker {
         };
     }
 
+    /// A tracker rebuilt from counters kept elsewhere (e.g. atomics in a buffer frame that
+    /// several readers update at once): the window started at `start`, the last access and
+    /// modification happened at `last_access` / `last_modify`, with `accesses` and
+    /// `modifications` events. Times before `start` count as `start`, and `accesses` is
+    /// raised to `modifications` (a modification is an access): counters updated without a
+    /// common lock may disagree by the events of a race, never more.
+    ///
+    /// # Panics
+    /// Never (the clamps above establish what the asserts check).
+    #[must_use]
+    pub fn resume(
+        start: u64,
+        last_access: u64,
+        last_modify: u64,
+        accesses: u32,
+        modifications: u32,
+    ) -> Self {
+        let t = Self {
+            start,
+            last_access: last_access.max(start),
+            last_modify: last_modify.max(start),
+            accesses: accesses.max(modifications),
+            modifications,
+        };
+        assert!(t.last_access >= t.start && t.last_modify >= t.start);
+        assert!(t.modifications <= t.accesses, "a modification is an access");
+        t
+    }
+
     fn clamp(&self, now: u64) -> u64 {
         now.max(self.last_access).max(self.last_modify)
     }
