@@ -55,6 +55,10 @@ struct DeviceArgs {
     /// Workload seed.
     #[arg(long, default_value_t = 42)]
     seed: u64,
+    /// Fraction of every chip's blocks GC keeps free (FEMU's foreground GC threshold, 0.05;
+    /// 0 = the 2-block minimum).
+    #[arg(long, default_value = "0.05", value_parser = flags::fraction(0.0, false, 0.5, false))]
+    gc_reserve: f64,
     /// Predictor seconds per simulated second (default: the paper's capacity over ours).
     #[arg(long, value_parser = flags::number(0.0, false, 1e6))]
     time_scale: Option<f64>,
@@ -136,13 +140,14 @@ fn opts(d: &DeviceArgs) -> Result<FigureOpts> {
         seed: d.seed,
         time_scale: d.time_scale.unwrap_or(scale),
         workloads: WorkloadKind::ALL.to_vec(),
+        gc_reserve: d.gc_reserve,
     })
 }
 
 fn describe(o: &FigureOpts) {
     let g = &o.geometry;
     eprintln!(
-        "device: {} ch x {} chips x {} blocks x {} pages x {} KiB = {} GiB physical, {} GiB logical; OP {:.4} spare/physical = {:.4} spare/logical; timing read {} / program {} / erase {} us, xfer {:.1} us; {} drive writes, seed {}, predictor time x{:.1}",
+        "device: {} ch x {} chips x {} blocks x {} pages x {} KiB = {} GiB physical, {} GiB logical; OP {:.4} spare/physical = {:.4} spare/logical; timing read {} / program {} / erase {} us, xfer {:.1} us; GC reserve {:.3} of each chip's blocks; {} drive writes, seed {}, predictor time x{:.1}",
         g.channels,
         g.chips_per_channel,
         g.blocks_per_chip,
@@ -156,6 +161,7 @@ fn describe(o: &FigureOpts) {
         o.chips.program_us,
         o.chips.erase_us,
         o.chips.xfer_us,
+        o.gc_reserve,
         o.drive_writes,
         o.seed,
         o.time_scale
@@ -198,6 +204,7 @@ pub fn run(a: PlanArgs) -> Result<()> {
                     (Some(_), None) => 1.0,
                     _ => o.time_scale,
                 },
+                gc_reserve: o.gc_reserve,
             };
             let res = match &r.trace {
                 Some(path) => plan::replay(&spec, path, r.trace_limit)?,
@@ -240,6 +247,7 @@ fn bench(d: &DeviceArgs) -> Result<()> {
             drive_writes: o.drive_writes,
             seed: o.seed,
             time_scale: o.time_scale,
+            gc_reserve: o.gc_reserve,
         })?;
         assert!(
             r.counters.host_pages > 0 && r.cpu_secs > 0.0,

@@ -5,9 +5,7 @@
 //! and the predictor's clock is the trace's clock x `time_scale`.
 
 use super::run::{Loop, RunResult, RunSpec};
-use anyhow::Context as _;
 use nowa_device::timing::Chips;
-use nowa_flash::parallel::ParallelFtl;
 use nowa_trace::Op;
 use std::path::Path;
 
@@ -21,8 +19,7 @@ use std::path::Path;
 /// Never: a record with a length covers at least one page.
 pub fn replay(spec: &RunSpec, path: &Path, limit: Option<u64>) -> anyhow::Result<RunResult> {
     let mut reader = nowa_trace::open(path, None)?;
-    let mut ftl = ParallelFtl::new(spec.geometry, spec.scheme)?;
-    ftl.fill(32).context("filling the device")?;
+    let mut ftl = super::run::new_ftl(spec)?;
     let mut chips = Chips::new(spec.chips)?;
     let before = ftl.counters();
     let n = ftl.logical_pages();
@@ -109,6 +106,7 @@ mod tests {
             drive_writes: 0.0,
             seed: 0,
             time_scale: 1.0,
+            gc_reserve: 0.05,
         };
         let r = replay(&spec, &path, None).unwrap();
         assert_eq!(r.requests, 4000);
