@@ -76,7 +76,8 @@ struct RunArgs {
     #[arg(long, default_value = "fio", value_parser = flags::parsed::<WorkloadKind>())]
     workload: WorkloadKind,
     /// Replay this block trace (any format `nowa trace` reads) open-loop instead of
-    /// --workload: pages = the flash pages each request covers, stream = its volume.
+    /// --workload, pass after pass until --drive-writes (0: one pass): pages = the flash
+    /// pages each request covers, stream = its volume.
     #[arg(long)]
     trace: Option<PathBuf>,
     /// With --trace: stop after this many records.
@@ -97,9 +98,25 @@ struct FigArgs {
     /// Only Figure 1 (the parallelism sweep).
     #[arg(long)]
     fig1_only: bool,
+    /// A captured block trace as an extra workload of Figures 3 to 6: NAME=FILE (repeatable;
+    /// docs/plan.md has the capture commands).
+    #[arg(long, value_parser = captured)]
+    captured: Vec<(String, PathBuf)>,
+    /// Pages per block of the device the captured traces run on (1024 superblocks, smaller).
+    #[arg(long, default_value = "2", value_parser = flags::count::<u32>(1, 1 << 16))]
+    captured_pages_per_block: u32,
     /// Workloads of Figures 3 to 6 (comma-separated).
     #[arg(long, default_value = "fio,tpcc,ycsb,fileserver,gcc", value_delimiter = ',', value_parser = flags::parsed::<WorkloadKind>())]
     workloads: Vec<WorkloadKind>,
+}
+
+fn captured(s: &str) -> Result<(String, PathBuf), String> {
+    match s.split_once('=') {
+        Some((name, file)) if !name.is_empty() && !file.is_empty() => {
+            Ok((name.to_owned(), PathBuf::from(file)))
+        }
+        _ => Err(format!("'{s}': expected NAME=FILE")),
+    }
 }
 
 fn opts(d: &DeviceArgs) -> Result<FigureOpts> {
@@ -141,6 +158,8 @@ fn opts(d: &DeviceArgs) -> Result<FigureOpts> {
         time_scale: d.time_scale.unwrap_or(scale),
         workloads: WorkloadKind::ALL.to_vec(),
         gc_reserve: d.gc_reserve,
+        captured: Vec::new(),
+        captured_pages_per_block: 2,
     })
 }
 
@@ -207,7 +226,11 @@ pub fn run(a: PlanArgs) -> Result<()> {
                 gc_reserve: o.gc_reserve,
             };
             let res = match &r.trace {
-                Some(path) => plan::replay(&spec, path, r.trace_limit)?,
+                Some(path) => {
+                    let mut res = plan::replay(&spec, path, r.trace_limit)?;
+                    res.workload = "trace".to_owned();
+                    res
+                }
                 None => plan::run(&spec)?,
             };
             if r.json {
@@ -220,6 +243,14 @@ pub fn run(a: PlanArgs) -> Result<()> {
         PlanCmd::Figures(f) => {
             let mut o = opts(&f.dev)?;
             o.workloads.clone_from(&f.workloads);
+            o.captured.clone_from(&f.captured);
+            o.captured_pages_per_block = f.captured_pages_per_block;
+            if let Some((name, file)) = o.captured.iter().find(|c| !c.1.is_file()) {
+                return Err(usage(format!(
+                    "--captured {name}={}: no such file",
+                    file.display()
+                )));
+            }
             describe(&o);
             std::fs::create_dir_all(&f.out)?;
             let mut log = |r: &RunResult| println!("{}", line(r));

@@ -47,7 +47,10 @@ pub fn parse_scheme(s: &str, g: &ChipGeometry) -> Result<Scheme, UnknownScheme> 
             if let Some(rest) = s.strip_prefix("baseline") {
                 // baseline[-F][@N]: parallelism F (full), N host superblocks open (HOST_OPEN).
                 let (f, open) = match rest.split_once('@') {
-                    Some((f, n)) => (f, n.parse::<u16>().ok().filter(|&n| n >= 1).ok_or_else(bad)?),
+                    Some((f, n)) => (
+                        f,
+                        n.parse::<u16>().ok().filter(|&n| n >= 1).ok_or_else(bad)?,
+                    ),
                     None => (rest, HOST_OPEN),
                 };
                 let chips_per_channel = match f {
@@ -104,6 +107,11 @@ pub struct FigureOpts {
     pub workloads: Vec<WorkloadKind>,
     /// Fraction of every chip's blocks GC keeps free (FEMU's 0.05).
     pub gc_reserve: f64,
+    /// Captured block traces (name, file) replayed as extra workloads of Figures 3 to 6.
+    pub captured: Vec<(String, std::path::PathBuf)>,
+    /// Pages per block of the device the captured traces run on (the rest of the geometry is
+    /// `geometry`'s: the same 1024 superblocks, smaller, to fit a capture's footprint).
+    pub captured_pages_per_block: u32,
 }
 
 /// The default options: the paper's device scaled to 16 GiB, FEMU timing, 2 drive writes.
@@ -118,6 +126,8 @@ pub fn default_opts() -> FigureOpts {
         time_scale: 16.0,
         workloads: WorkloadKind::ALL.to_vec(),
         gc_reserve: FEMU_GC_RESERVE,
+        captured: Vec::new(),
+        captured_pages_per_block: 2,
     }
 }
 
@@ -219,7 +229,10 @@ fn plot_fig1(rows: &[RunResult], path: &Path) -> anyhow::Result<()> {
         x_label: "parallelism (fraction of chips per channel)".into(),
         y_label: "normalized to 1/8 (WAF) or full (throughput)".into(),
         series: vec![
-            line("WAF / WAF at 1/8", rows.iter().map(|r| r.waf / waf1).collect()),
+            line(
+                "WAF / WAF at 1/8",
+                rows.iter().map(|r| r.waf / waf1).collect(),
+            ),
             line(
                 "throughput / full",
                 rows.iter().map(|r| r.iops / full).collect(),
@@ -248,7 +261,10 @@ fn write_streams_csv(path: &Path, rows: &[(&str, f64, RunResult)]) -> anyhow::Re
     writeln!(f, ",gc_share_fill")?;
     for (label, reserve, r) in rows {
         let s = &r.streams;
-        let (h, g) = (s.host_pages.iter().sum::<u64>(), s.gc_pages.iter().sum::<u64>());
+        let (h, g) = (
+            s.host_pages.iter().sum::<u64>(),
+            s.gc_pages.iter().sum::<u64>(),
+        );
         #[expect(clippy::cast_precision_loss, reason = "page counts below 2^53")]
         let share = |x: u64, of: u64| x as f64 / of.max(1) as f64;
         write!(
@@ -299,8 +315,25 @@ pub fn figures3to6(
             rows.push(r);
         }
     }
+    let tg = ChipGeometry {
+        pages_per_block: o.captured_pages_per_block,
+        ..o.geometry
+    };
+    for (label, path) in &o.captured {
+        for name in SCHEMES {
+            let mut s = spec(o, parse_scheme(name, &tg)?, WorkloadKind::Fio);
+            s.geometry = tg;
+            // A capture's clock is real time: its lifetimes need no scaling.
+            s.time_scale = 1.0;
+            let mut r = replay(&s, path, None)?;
+            r.workload.clone_from(label);
+            log(&r);
+            rows.push(r);
+        }
+    }
     write_csv(&out.join("plan-fig3-6.csv"), "fig3-6", &rows)?;
-    let cats: Vec<String> = o.workloads.iter().map(|w| w.name().to_owned()).collect();
+    let mut cats: Vec<String> = o.workloads.iter().map(|w| w.name().to_owned()).collect();
+    cats.extend(o.captured.iter().map(|c| c.0.clone()));
     let per = |f: &dyn Fn(&RunResult, &RunResult) -> f64| -> Vec<(String, Vec<f64>)> {
         SCHEMES
             .iter()
@@ -343,13 +376,13 @@ pub fn figures3to6(
         };
         render_bar(&chart, &out.join(file))?;
     }
-    figure5(o, out, &rows)?;
+    figure5(&cats, out, &rows)?;
     Ok(rows)
 }
 
 /// Figure 5: CDF of the victims' valid ratio, one chart per workload.
-fn figure5(o: &FigureOpts, out: &Path, rows: &[RunResult]) -> anyhow::Result<()> {
-    for (wi, w) in o.workloads.iter().enumerate() {
+fn figure5(cats: &[String], out: &Path, rows: &[RunResult]) -> anyhow::Result<()> {
+    for (wi, w) in cats.iter().enumerate() {
         let series = (0..SCHEMES.len())
             .map(|i| {
                 let r = &rows[wi * SCHEMES.len() + i];
@@ -360,7 +393,7 @@ fn figure5(o: &FigureOpts, out: &Path, rows: &[RunResult]) -> anyhow::Result<()>
             })
             .collect();
         let chart = LineChart {
-            title: format!("Figure 5: victim valid ratio CDF, {}", w.name()),
+            title: format!("Figure 5: victim valid ratio CDF, {w}"),
             x_label: "valid ratio of the GC victim (%)".into(),
             y_label: "CDF".into(),
             series,
@@ -368,7 +401,7 @@ fn figure5(o: &FigureOpts, out: &Path, rows: &[RunResult]) -> anyhow::Result<()>
             log_y: false,
             y_range: Some((0.0, 1.0)),
         };
-        render_line(&chart, &out.join(format!("plan-fig5-{}.png", w.name())))?;
+        render_line(&chart, &out.join(format!("plan-fig5-{w}.png")))?;
     }
     Ok(())
 }

@@ -255,6 +255,9 @@ fn open_superblocks_and_the_gc_reserve_make_waf_grow_with_superblock_size() {
     let (small0, big0) = (waf(1, 8, 0.0), waf(4, 8, 0.0));
     println!("reserve+8 open: {small:.3} -> {big:.3}; 1 open: {small1:.3} -> {big1:.3}; no reserve: {small0:.3} -> {big0:.3}");
     assert!(big > 1.3 * small, "open superblocks eat the usable spare");
-    assert!(big1 < 1.15 * small1, "one open superblock: size hardly matters");
+    assert!(
+        big1 < 1.15 * small1,
+        "one open superblock: size hardly matters"
+    );
     assert!(big0 < 1.15 * small0, "ample spare: size hardly matters");
 }
