@@ -307,30 +307,7 @@ pub fn figures3to6(
     out: &Path,
     log: &mut dyn FnMut(&RunResult),
 ) -> anyhow::Result<Vec<RunResult>> {
-    let mut rows = Vec::new();
-    for &w in &o.workloads {
-        for name in SCHEMES {
-            let r = run(&spec(o, parse_scheme(name, &o.geometry)?, w))?;
-            log(&r);
-            rows.push(r);
-        }
-    }
-    let tg = ChipGeometry {
-        pages_per_block: o.captured_pages_per_block,
-        ..o.geometry
-    };
-    for (label, path) in &o.captured {
-        for name in SCHEMES {
-            let mut s = spec(o, parse_scheme(name, &tg)?, WorkloadKind::Fio);
-            s.geometry = tg;
-            // A capture's clock is real time: its lifetimes need no scaling.
-            s.time_scale = 1.0;
-            let mut r = replay(&s, path, None)?;
-            r.workload.clone_from(label);
-            log(&r);
-            rows.push(r);
-        }
-    }
+    let rows = fig3_runs(o, log)?;
     write_csv(&out.join("plan-fig3-6.csv"), "fig3-6", &rows)?;
     let mut cats: Vec<String> = o.workloads.iter().map(|w| w.name().to_owned()).collect();
     cats.extend(o.captured.iter().map(|c| c.0.clone()));
@@ -377,6 +354,35 @@ pub fn figures3to6(
         render_bar(&chart, &out.join(file))?;
     }
     figure5(&cats, out, &rows)?;
+    Ok(rows)
+}
+
+/// Every scheme on every generator workload, then on every captured trace.
+fn fig3_runs(o: &FigureOpts, log: &mut dyn FnMut(&RunResult)) -> anyhow::Result<Vec<RunResult>> {
+    let mut rows = Vec::new();
+    for &w in &o.workloads {
+        for name in SCHEMES {
+            let r = run(&spec(o, parse_scheme(name, &o.geometry)?, w))?;
+            log(&r);
+            rows.push(r);
+        }
+    }
+    let tg = ChipGeometry {
+        pages_per_block: o.captured_pages_per_block,
+        ..o.geometry
+    };
+    for (label, path) in &o.captured {
+        for name in SCHEMES {
+            let mut s = spec(o, parse_scheme(name, &tg)?, WorkloadKind::Fio);
+            s.geometry = tg;
+            // A capture's clock is real time: its lifetimes need no scaling.
+            s.time_scale = 1.0;
+            let mut r = replay(&s, path, None)?;
+            r.workload.clone_from(label);
+            log(&r);
+            rows.push(r);
+        }
+    }
     Ok(rows)
 }
 
