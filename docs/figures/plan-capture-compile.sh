@@ -1,7 +1,7 @@
 #!/bin/sh
 # A compile-like workload for `nowa capture` (docs/plan.md, the paper's GCC loop in small):
-# ITERATIONS times, copy a source tree (the first MiB-sized crates of the cargo registry, about
-# 60 MiB, standing for a kernel tree), compile zstd's C sources from it (lib/common with gcc -O0)
+# ITERATIONS times, copy a source tree (the first 80 crates of the cargo registry and zstd, about
+# 78 MiB, standing for a kernel tree), compile zstd's C sources from it (lib/common with gcc -O0)
 # into objects and an archive, then delete everything (ext4 discards it). `sync` after the copy
 # and after the build sends them to the device as a build larger than the page cache would.
 # Usage: plan-capture-compile.sh ITERATIONS
