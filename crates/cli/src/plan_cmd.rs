@@ -224,6 +224,7 @@ pub fn run(a: PlanArgs) -> Result<()> {
                     _ => o.time_scale,
                 },
                 gc_reserve: o.gc_reserve,
+                track_streams: true,
             };
             let res = match &r.trace {
                 Some(path) => {
@@ -279,6 +280,7 @@ fn bench(d: &DeviceArgs) -> Result<()> {
             seed: o.seed,
             time_scale: o.time_scale,
             gc_reserve: o.gc_reserve,
+            track_streams: false,
         })?;
         assert!(
             r.counters.host_pages > 0 && r.cpu_secs > 0.0,

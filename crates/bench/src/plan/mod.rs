@@ -141,6 +141,7 @@ fn spec(o: &FigureOpts, scheme: Scheme, workload: WorkloadKind) -> RunSpec {
         seed: o.seed,
         time_scale: o.time_scale,
         gc_reserve: o.gc_reserve,
+        track_streams: false,
     }
 }
 
@@ -202,7 +203,10 @@ pub fn figure1(
         };
         for f in ["1/8", "1/4", "1/2", "full"] {
             let s = parse_scheme(&format!("baseline-{f}@{open}"), &o.geometry)?;
-            let r = run(&spec(&v, s, WorkloadKind::Fio))?;
+            let r = run(&RunSpec {
+                track_streams: true,
+                ..spec(&v, s, WorkloadKind::Fio)
+            })?;
             log(&r);
             variants.push((label, reserve, r.clone()));
             if label == "paper" {

@@ -34,6 +34,8 @@ pub struct RunSpec {
     pub time_scale: f64,
     /// Fraction of every chip's blocks GC keeps free (FEMU's foreground threshold: 0.05).
     pub gc_reserve: f64,
+    /// Per-stream accounting (`RunResult::streams`; off: all zero, and a little faster).
+    pub track_streams: bool,
 }
 
 /// What a run measured.
@@ -172,7 +174,7 @@ pub fn run(spec: &RunSpec) -> anyhow::Result<RunResult> {
 }
 
 /// The aged device of `spec`: its GC reserve set, filled sequentially, streams tracked from
-/// then on.
+/// then on if asked.
 pub(super) fn new_ftl(spec: &RunSpec) -> anyhow::Result<ParallelFtl> {
     anyhow::ensure!(
         (0.0..=0.5).contains(&spec.gc_reserve),
@@ -182,7 +184,9 @@ pub(super) fn new_ftl(spec: &RunSpec) -> anyhow::Result<ParallelFtl> {
     let mut ftl = ParallelFtl::new(spec.geometry, spec.scheme)?;
     ftl.set_gc_reserve(spec.gc_reserve);
     ftl.fill(32).context("filling the device")?;
-    ftl.track_streams();
+    if spec.track_streams {
+        ftl.track_streams();
+    }
     Ok(ftl)
 }
 
@@ -321,6 +325,7 @@ mod tests {
             seed: 1,
             time_scale: 16.0,
             gc_reserve: 0.0,
+            track_streams: true,
         }
     }
 
@@ -351,6 +356,14 @@ mod tests {
         let a = run(&spec(plan, WorkloadKind::Fio)).unwrap();
         let b = run(&spec(plan, WorkloadKind::Fio)).unwrap();
         assert_eq!((a.counters, a.requests), (b.counters, b.requests));
+        // Every host page is attributed to one of FIO's four streams, every GC copy to a stream
+        // or to the fill.
+        assert_eq!(a.streams, b.streams);
+        assert_eq!(
+            a.streams.host_pages[..4].iter().sum::<u64>(),
+            a.counters.host_pages
+        );
+        assert_eq!(a.streams.gc_pages.iter().sum::<u64>(), a.counters.gc_pages);
         let base = run(&spec(
             Scheme::Baseline {
                 chips_per_channel: 8,
