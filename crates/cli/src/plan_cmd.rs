@@ -55,6 +55,10 @@ struct DeviceArgs {
     /// Workload seed.
     #[arg(long, default_value_t = 42)]
     seed: u64,
+    /// Fraction of every chip's blocks GC keeps free (FEMU's foreground GC threshold, 0.05;
+    /// 0 = the 2-block minimum).
+    #[arg(long, default_value = "0.05", value_parser = flags::fraction(0.0, false, 0.5, false))]
+    gc_reserve: f64,
     /// Predictor seconds per simulated second (default: the paper's capacity over ours).
     #[arg(long, value_parser = flags::number(0.0, false, 1e6))]
     time_scale: Option<f64>,
@@ -72,7 +76,8 @@ struct RunArgs {
     #[arg(long, default_value = "fio", value_parser = flags::parsed::<WorkloadKind>())]
     workload: WorkloadKind,
     /// Replay this block trace (any format `nowa trace` reads) open-loop instead of
-    /// --workload: pages = the flash pages each request covers, stream = its volume.
+    /// --workload, pass after pass until --drive-writes (0: one pass): pages = the flash
+    /// pages each request covers, stream = its volume.
     #[arg(long)]
     trace: Option<PathBuf>,
     /// With --trace: stop after this many records.
@@ -93,9 +98,25 @@ struct FigArgs {
     /// Only Figure 1 (the parallelism sweep).
     #[arg(long)]
     fig1_only: bool,
+    /// A captured block trace as an extra workload of Figures 3 to 6: NAME=FILE (repeatable;
+    /// docs/plan.md has the capture commands).
+    #[arg(long, value_parser = captured)]
+    captured: Vec<(String, PathBuf)>,
+    /// Pages per block of the device the captured traces run on (1024 superblocks, smaller).
+    #[arg(long, default_value = "2", value_parser = flags::count::<u32>(1, 1 << 16))]
+    captured_pages_per_block: u32,
     /// Workloads of Figures 3 to 6 (comma-separated).
     #[arg(long, default_value = "fio,tpcc,ycsb,fileserver,gcc", value_delimiter = ',', value_parser = flags::parsed::<WorkloadKind>())]
     workloads: Vec<WorkloadKind>,
+}
+
+fn captured(s: &str) -> Result<(String, PathBuf), String> {
+    match s.split_once('=') {
+        Some((name, file)) if !name.is_empty() && !file.is_empty() => {
+            Ok((name.to_owned(), PathBuf::from(file)))
+        }
+        _ => Err(format!("'{s}': expected NAME=FILE")),
+    }
 }
 
 fn opts(d: &DeviceArgs) -> Result<FigureOpts> {
@@ -136,13 +157,16 @@ fn opts(d: &DeviceArgs) -> Result<FigureOpts> {
         seed: d.seed,
         time_scale: d.time_scale.unwrap_or(scale),
         workloads: WorkloadKind::ALL.to_vec(),
+        gc_reserve: d.gc_reserve,
+        captured: Vec::new(),
+        captured_pages_per_block: 2,
     })
 }
 
 fn describe(o: &FigureOpts) {
     let g = &o.geometry;
     eprintln!(
-        "device: {} ch x {} chips x {} blocks x {} pages x {} KiB = {} GiB physical, {} GiB logical; OP {:.4} spare/physical = {:.4} spare/logical; timing read {} / program {} / erase {} us, xfer {:.1} us; {} drive writes, seed {}, predictor time x{:.1}",
+        "device: {} ch x {} chips x {} blocks x {} pages x {} KiB = {} GiB physical, {} GiB logical; OP {:.4} spare/physical = {:.4} spare/logical; timing read {} / program {} / erase {} us, xfer {:.1} us; GC reserve {:.3} of each chip's blocks; {} drive writes, seed {}, predictor time x{:.1}",
         g.channels,
         g.chips_per_channel,
         g.blocks_per_chip,
@@ -156,6 +180,7 @@ fn describe(o: &FigureOpts) {
         o.chips.program_us,
         o.chips.erase_us,
         o.chips.xfer_us,
+        o.gc_reserve,
         o.drive_writes,
         o.seed,
         o.time_scale
@@ -198,9 +223,15 @@ pub fn run(a: PlanArgs) -> Result<()> {
                     (Some(_), None) => 1.0,
                     _ => o.time_scale,
                 },
+                gc_reserve: o.gc_reserve,
+                track_streams: true,
             };
             let res = match &r.trace {
-                Some(path) => plan::replay(&spec, path, r.trace_limit)?,
+                Some(path) => {
+                    let mut res = plan::replay(&spec, path, r.trace_limit)?;
+                    res.workload = "trace".to_owned();
+                    res
+                }
                 None => plan::run(&spec)?,
             };
             if r.json {
@@ -213,6 +244,14 @@ pub fn run(a: PlanArgs) -> Result<()> {
         PlanCmd::Figures(f) => {
             let mut o = opts(&f.dev)?;
             o.workloads.clone_from(&f.workloads);
+            o.captured.clone_from(&f.captured);
+            o.captured_pages_per_block = f.captured_pages_per_block;
+            if let Some((name, file)) = o.captured.iter().find(|c| !c.1.is_file()) {
+                return Err(usage(format!(
+                    "--captured {name}={}: no such file",
+                    file.display()
+                )));
+            }
             describe(&o);
             std::fs::create_dir_all(&f.out)?;
             let mut log = |r: &RunResult| println!("{}", line(r));
@@ -240,6 +279,8 @@ fn bench(d: &DeviceArgs) -> Result<()> {
             drive_writes: o.drive_writes,
             seed: o.seed,
             time_scale: o.time_scale,
+            gc_reserve: o.gc_reserve,
+            track_streams: false,
         })?;
         assert!(
             r.counters.host_pages > 0 && r.cpu_secs > 0.0,

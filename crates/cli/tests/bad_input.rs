@@ -103,6 +103,13 @@ const CASES: &[(&str, &str)] = &[
     ("sim --zns", "--zns"),
     ("sim --zns --workload zipf:0.9", "--zns"),
     ("sim --zns --workload sequential", "--zns"),
+    // plan
+    ("plan run --gc-reserve 0.9", "--gc-reserve"),
+    ("plan run --gc-reserve -1", "--gc-reserve"),
+    ("plan run --scheme baseline@0", "--scheme"),
+    ("plan run --scheme baseline-1/3@4", "--scheme"),
+    ("plan figures --captured x", "--captured"),
+    ("plan figures --captured a=/nonexistent.csv", "--captured"),
     // sim: run flags
     ("sim --workload zipf:-1", "--workload"),
     ("sim --workload two-zone:90", "--workload"),

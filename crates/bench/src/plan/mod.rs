@@ -13,13 +13,13 @@ pub use workload::{Generator, Kind, Req, WorkloadKind};
 use crate::plot::{render_bar, render_line, BarChart, LineChart, Series};
 use anyhow::Context as _;
 use nowa_device::timing::ChipParams;
-use nowa_flash::parallel::{ChipGeometry, Scheme};
+use nowa_flash::parallel::{ChipGeometry, Scheme, AGED, FEMU_GC_RESERVE, HOST_OPEN};
 use std::io::Write as _;
 use std::path::Path;
 
 /// An unknown scheme name.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown scheme '{0}' (expected baseline, baseline-1/2|1/4|1/8, partial-gc, multi-stream, autostream, plan-nopred-1/4|1/8, plan-pred-1/4|1/8)")]
+#[error("unknown scheme '{0}' (expected baseline[-1/2|1/4|1/8][@OPEN], partial-gc, multi-stream, autostream, plan-nopred-1/4|1/8, plan-pred-1/4|1/8)")]
 pub struct UnknownScheme(pub String);
 
 /// Parses a scheme name (parallelism as a fraction of the chips per channel of `g`).
@@ -40,16 +40,26 @@ pub fn parse_scheme(s: &str, g: &ChipGeometry) -> Result<Scheme, UnknownScheme> 
     };
     let bad = || UnknownScheme(s.to_owned());
     Ok(match s {
-        "baseline" => Scheme::Baseline {
-            chips_per_channel: cpc,
-        },
         "partial-gc" => Scheme::PartialGc,
         "multi-stream" => Scheme::MultiStream { streams: 16 },
         "autostream" => Scheme::AutoStream { streams: 16 },
         _ => {
-            if let Some(f) = s.strip_prefix("baseline-") {
+            if let Some(rest) = s.strip_prefix("baseline") {
+                // baseline[-F][@N]: parallelism F (full), N host superblocks open (HOST_OPEN).
+                let (f, open) = match rest.split_once('@') {
+                    Some((f, n)) => (
+                        f,
+                        n.parse::<u16>().ok().filter(|&n| n >= 1).ok_or_else(bad)?,
+                    ),
+                    None => (rest, HOST_OPEN),
+                };
+                let chips_per_channel = match f {
+                    "" => cpc,
+                    _ => f.strip_prefix('-').and_then(frac).ok_or_else(bad)?,
+                };
                 Scheme::Baseline {
-                    chips_per_channel: frac(f).ok_or_else(bad)?,
+                    chips_per_channel,
+                    open,
                 }
             } else if let Some(f) = s.strip_prefix("plan-pred-") {
                 Scheme::Plan {
@@ -95,6 +105,13 @@ pub struct FigureOpts {
     pub time_scale: f64,
     /// Workloads of Figures 3 to 6.
     pub workloads: Vec<WorkloadKind>,
+    /// Fraction of every chip's blocks GC keeps free (FEMU's 0.05).
+    pub gc_reserve: f64,
+    /// Captured block traces (name, file) replayed as extra workloads of Figures 3 to 6.
+    pub captured: Vec<(String, std::path::PathBuf)>,
+    /// Pages per block of the device the captured traces run on (the rest of the geometry is
+    /// `geometry`'s: the same 1024 superblocks, smaller, to fit a capture's footprint).
+    pub captured_pages_per_block: u32,
 }
 
 /// The default options: the paper's device scaled to 16 GiB, FEMU timing, 2 drive writes.
@@ -108,6 +125,9 @@ pub fn default_opts() -> FigureOpts {
         seed: 42,
         time_scale: 16.0,
         workloads: WorkloadKind::ALL.to_vec(),
+        gc_reserve: FEMU_GC_RESERVE,
+        captured: Vec::new(),
+        captured_pages_per_block: 2,
     }
 }
 
@@ -120,6 +140,8 @@ fn spec(o: &FigureOpts, scheme: Scheme, workload: WorkloadKind) -> RunSpec {
         drive_writes: o.drive_writes,
         seed: o.seed,
         time_scale: o.time_scale,
+        gc_reserve: o.gc_reserve,
+        track_streams: false,
     }
 }
 
@@ -150,7 +172,20 @@ fn csv_row(fig: &str, r: &RunResult) -> String {
     )
 }
 
-/// Figure 1: FIO on the baseline at parallelism 1/8, 1/4, 1/2, full.
+/// The Figure 1 variants: (label, GC reserve, host superblocks open). The first is the
+/// figure; the others take one ingredient away each (docs/plan.md, Figure 1 breakdown).
+fn fig1_variants(o: &FigureOpts) -> [(&'static str, f64, u16); 3] {
+    [
+        ("paper", o.gc_reserve, HOST_OPEN),
+        ("one-open", o.gc_reserve, 1),
+        ("min-reserve", 0.0, HOST_OPEN),
+    ]
+}
+
+/// Figure 1: FIO on the baseline at parallelism 1/8, 1/4, 1/2, full (with the paper's open
+/// superblocks and GC reserve), and the breakdown: the same with one open host superblock, and
+/// with the minimal GC reserve, each with per-stream host and GC shares
+/// (`plan-fig1-streams.csv`).
 ///
 /// # Errors
 /// A run fails or a file cannot be written.
@@ -160,25 +195,48 @@ pub fn figure1(
     log: &mut dyn FnMut(&RunResult),
 ) -> anyhow::Result<Vec<RunResult>> {
     let mut rows = Vec::new();
-    for f in ["1/8", "1/4", "1/2", "full"] {
-        let s = parse_scheme(&format!("baseline-{f}"), &o.geometry)?;
-        let r = run(&spec(o, s, WorkloadKind::Fio))?;
-        log(&r);
-        rows.push(r);
+    let mut variants = Vec::new();
+    for (label, reserve, open) in fig1_variants(o) {
+        let v = FigureOpts {
+            gc_reserve: reserve,
+            ..o.clone()
+        };
+        for f in ["1/8", "1/4", "1/2", "full"] {
+            let s = parse_scheme(&format!("baseline-{f}@{open}"), &o.geometry)?;
+            let r = run(&RunSpec {
+                track_streams: true,
+                ..spec(&v, s, WorkloadKind::Fio)
+            })?;
+            log(&r);
+            variants.push((label, reserve, r.clone()));
+            if label == "paper" {
+                rows.push(r);
+            }
+        }
     }
     write_csv(&out.join("plan-fig1.csv"), "fig1", &rows)?;
+    write_streams_csv(&out.join("plan-fig1-streams.csv"), &variants)?;
+    plot_fig1(&rows, &out.join("plan-fig1.png"))?;
+    Ok(rows)
+}
+
+fn plot_fig1(rows: &[RunResult], path: &Path) -> anyhow::Result<()> {
     let full = rows.last().map_or(1.0, |r| r.iops);
     let xs = [0.125, 0.25, 0.5, 1.0];
     let line = |label: &str, ys: Vec<f64>| Series {
         label: label.to_owned(),
         points: xs.iter().copied().zip(ys).collect(),
     };
+    let waf1 = rows.first().map_or(1.0, |r| r.waf);
     let chart = LineChart {
         title: "Figure 1: FIO, 4 streams, greedy GC".into(),
         x_label: "parallelism (fraction of chips per channel)".into(),
-        y_label: "WAF / throughput normalized to full".into(),
+        y_label: "normalized to 1/8 (WAF) or full (throughput)".into(),
         series: vec![
-            line("WAF", rows.iter().map(|r| r.waf).collect()),
+            line(
+                "WAF / WAF at 1/8",
+                rows.iter().map(|r| r.waf / waf1).collect(),
+            ),
             line(
                 "throughput / full",
                 rows.iter().map(|r| r.iops / full).collect(),
@@ -188,8 +246,51 @@ pub fn figure1(
         log_y: false,
         y_range: None,
     };
-    render_line(&chart, &out.join("plan-fig1.png"))?;
-    Ok(rows)
+    render_line(&chart, path)?;
+    Ok(())
+}
+
+/// Per run: WAF, victims' mean valid ratio, the dominant stream's share of a sealed host
+/// superblock, and per stream (0..3, then data not rewritten since the fill) the share of
+/// host writes and of GC-moved pages.
+fn write_streams_csv(path: &Path, rows: &[(&str, f64, RunResult)]) -> anyhow::Result<()> {
+    let mut f = std::fs::File::create(path).with_context(|| format!("{}", path.display()))?;
+    write!(
+        f,
+        "variant,gc_reserve,scheme,waf,iops,mean_victim_valid,dominant_share"
+    )?;
+    for i in 0..4 {
+        write!(f, ",host_share_{i},gc_share_{i}")?;
+    }
+    writeln!(f, ",gc_share_fill")?;
+    for (label, reserve, r) in rows {
+        let s = &r.streams;
+        let (h, g) = (
+            s.host_pages.iter().sum::<u64>(),
+            s.gc_pages.iter().sum::<u64>(),
+        );
+        #[expect(clippy::cast_precision_loss, reason = "page counts below 2^53")]
+        let share = |x: u64, of: u64| x as f64 / of.max(1) as f64;
+        write!(
+            f,
+            "{label},{reserve},{},{:.4},{:.1},{:.4},{:.4}",
+            r.scheme,
+            r.waf,
+            r.iops,
+            r.mean_victim_ratio(),
+            s.dominant_share()
+        )?;
+        for i in 0..4 {
+            write!(
+                f,
+                ",{:.4},{:.4}",
+                share(s.host_pages[i], h),
+                share(s.gc_pages[i], g)
+            )?;
+        }
+        writeln!(f, ",{:.4}", share(s.gc_pages[AGED], g))?;
+    }
+    Ok(())
 }
 
 fn write_csv(path: &Path, fig: &str, rows: &[RunResult]) -> anyhow::Result<()> {
@@ -210,16 +311,10 @@ pub fn figures3to6(
     out: &Path,
     log: &mut dyn FnMut(&RunResult),
 ) -> anyhow::Result<Vec<RunResult>> {
-    let mut rows = Vec::new();
-    for &w in &o.workloads {
-        for name in SCHEMES {
-            let r = run(&spec(o, parse_scheme(name, &o.geometry)?, w))?;
-            log(&r);
-            rows.push(r);
-        }
-    }
+    let rows = fig3_runs(o, log)?;
     write_csv(&out.join("plan-fig3-6.csv"), "fig3-6", &rows)?;
-    let cats: Vec<String> = o.workloads.iter().map(|w| w.name().to_owned()).collect();
+    let mut cats: Vec<String> = o.workloads.iter().map(|w| w.name().to_owned()).collect();
+    cats.extend(o.captured.iter().map(|c| c.0.clone()));
     let per = |f: &dyn Fn(&RunResult, &RunResult) -> f64| -> Vec<(String, Vec<f64>)> {
         SCHEMES
             .iter()
@@ -262,13 +357,42 @@ pub fn figures3to6(
         };
         render_bar(&chart, &out.join(file))?;
     }
-    figure5(o, out, &rows)?;
+    figure5(&cats, out, &rows)?;
+    Ok(rows)
+}
+
+/// Every scheme on every generator workload, then on every captured trace.
+fn fig3_runs(o: &FigureOpts, log: &mut dyn FnMut(&RunResult)) -> anyhow::Result<Vec<RunResult>> {
+    let mut rows = Vec::new();
+    for &w in &o.workloads {
+        for name in SCHEMES {
+            let r = run(&spec(o, parse_scheme(name, &o.geometry)?, w))?;
+            log(&r);
+            rows.push(r);
+        }
+    }
+    let tg = ChipGeometry {
+        pages_per_block: o.captured_pages_per_block,
+        ..o.geometry
+    };
+    for (label, path) in &o.captured {
+        for name in SCHEMES {
+            let mut s = spec(o, parse_scheme(name, &tg)?, WorkloadKind::Fio);
+            s.geometry = tg;
+            // A capture's clock is real time: its lifetimes need no scaling.
+            s.time_scale = 1.0;
+            let mut r = replay(&s, path, None)?;
+            r.workload.clone_from(label);
+            log(&r);
+            rows.push(r);
+        }
+    }
     Ok(rows)
 }
 
 /// Figure 5: CDF of the victims' valid ratio, one chart per workload.
-fn figure5(o: &FigureOpts, out: &Path, rows: &[RunResult]) -> anyhow::Result<()> {
-    for (wi, w) in o.workloads.iter().enumerate() {
+fn figure5(cats: &[String], out: &Path, rows: &[RunResult]) -> anyhow::Result<()> {
+    for (wi, w) in cats.iter().enumerate() {
         let series = (0..SCHEMES.len())
             .map(|i| {
                 let r = &rows[wi * SCHEMES.len() + i];
@@ -279,7 +403,7 @@ fn figure5(o: &FigureOpts, out: &Path, rows: &[RunResult]) -> anyhow::Result<()>
             })
             .collect();
         let chart = LineChart {
-            title: format!("Figure 5: victim valid ratio CDF, {}", w.name()),
+            title: format!("Figure 5: victim valid ratio CDF, {w}"),
             x_label: "valid ratio of the GC victim (%)".into(),
             y_label: "CDF".into(),
             series,
@@ -287,7 +411,7 @@ fn figure5(o: &FigureOpts, out: &Path, rows: &[RunResult]) -> anyhow::Result<()>
             log_y: false,
             y_range: Some((0.0, 1.0)),
         };
-        render_line(&chart, &out.join(format!("plan-fig5-{}.png", w.name())))?;
+        render_line(&chart, &out.join(format!("plan-fig5-{w}.png")))?;
     }
     Ok(())
 }
@@ -328,6 +452,19 @@ mod tests {
             }
         );
         assert!(parse_scheme("plan-pred-1/16", &g).is_err());
+        assert_eq!(
+            parse_scheme("baseline-1/8@1", &g).unwrap(),
+            Scheme::Baseline {
+                chips_per_channel: 1,
+                open: 1
+            }
+        );
+        assert_eq!(
+            parse_scheme("baseline", &g).unwrap().to_string(),
+            "baseline-8"
+        );
+        assert!(parse_scheme("baseline@0", &g).is_err());
+        assert!(parse_scheme("baseline-1/3", &g).is_err());
         assert_eq!(cdf(&[1, 0, 3]), vec![(0.0, 0.25), (1.0, 0.25), (2.0, 1.0)]);
     }
 }

@@ -7,7 +7,9 @@ use super::workload::{Generator, Kind, WorkloadKind};
 use anyhow::Context as _;
 use hdrhistogram::Histogram;
 use nowa_device::timing::{ChipOp, ChipParams, Chips, Ps};
-use nowa_flash::parallel::{ChipGeometry, OpKind, ParallelCounters, ParallelFtl, Scheme};
+use nowa_flash::parallel::{
+    ChipGeometry, OpKind, ParallelCounters, ParallelFtl, Scheme, StreamStats,
+};
 use std::cmp::Reverse;
 use std::collections::binary_heap::PeekMut;
 use std::collections::BinaryHeap;
@@ -30,6 +32,10 @@ pub struct RunSpec {
     /// Predictor and SFR seconds per simulated second (the paper's device is 16x ours, so its
     /// lifetimes are 16x longer at the same write rate).
     pub time_scale: f64,
+    /// Fraction of every chip's blocks GC keeps free (FEMU's foreground threshold: 0.05).
+    pub gc_reserve: f64,
+    /// Per-stream accounting (`RunResult::streams`; off: all zero, and a little faster).
+    pub track_streams: bool,
 }
 
 /// What a run measured.
@@ -59,9 +65,21 @@ pub struct RunResult {
     pub victim_hist: Vec<u64>,
     /// CPU seconds of the run (fill excluded).
     pub cpu_secs: f64,
+    /// Per-stream accounting over the run (host and GC pages per stream, superblock mix).
+    pub streams: StreamStats,
 }
 
 impl RunResult {
+    /// Mean valid ratio of the GC victims (0..1; 0 without GC).
+    #[must_use]
+    pub fn mean_victim_ratio(&self) -> f64 {
+        let n: u64 = self.victim_hist.iter().sum();
+        let pct: u64 = (0u64..).zip(&self.victim_hist).map(|(p, &c)| p * c).sum();
+        #[expect(clippy::cast_precision_loss, reason = "counts below 2^53")]
+        let r = pct as f64 / 100.0 / n.max(1) as f64;
+        r
+    }
+
     /// Host page writes per CPU second.
     #[must_use]
     pub fn writes_per_cpu_sec(&self) -> f64 {
@@ -111,8 +129,7 @@ fn pct(h: &Histogram<u64>) -> [f64; 3] {
 /// # Errors
 /// The geometry, scheme or chip parameters are invalid, or the device runs full.
 pub fn run(spec: &RunSpec) -> anyhow::Result<RunResult> {
-    let mut ftl = ParallelFtl::new(spec.geometry, spec.scheme)?;
-    ftl.fill(32).context("filling the device")?;
+    let mut ftl = new_ftl(spec)?;
     let mut chips = Chips::new(spec.chips)?;
     let mut gen = Generator::new(spec.workload, ftl.logical_pages(), spec.seed);
     let before = ftl.counters();
@@ -154,6 +171,23 @@ pub fn run(spec: &RunSpec) -> anyhow::Result<RunResult> {
     }
     let cpu_secs = nowa_units::cpu::thread_cpu_secs() - cpu0;
     Ok(loop_state.result(spec, &ftl, &before, cpu_secs))
+}
+
+/// The aged device of `spec`: its GC reserve set, filled sequentially, streams tracked from
+/// then on if asked.
+pub(super) fn new_ftl(spec: &RunSpec) -> anyhow::Result<ParallelFtl> {
+    anyhow::ensure!(
+        (0.0..=0.5).contains(&spec.gc_reserve),
+        "GC reserve {} outside [0, 0.5]",
+        spec.gc_reserve
+    );
+    let mut ftl = ParallelFtl::new(spec.geometry, spec.scheme)?;
+    ftl.set_gc_reserve(spec.gc_reserve);
+    ftl.fill(32).context("filling the device")?;
+    if spec.track_streams {
+        ftl.track_streams();
+    }
+    Ok(ftl)
 }
 
 /// A completion's key: its time, then the issue order (for determinism), then the process.
@@ -268,6 +302,7 @@ impl Loop {
             write_us: pct(&self.wh),
             victim_hist: ftl.victim_histogram().to_vec(),
             cpu_secs,
+            streams: ftl.stream_stats().cloned().unwrap_or_default(),
         }
     }
 }
@@ -289,6 +324,8 @@ mod tests {
             drive_writes: 0.5,
             seed: 1,
             time_scale: 16.0,
+            gc_reserve: 0.0,
+            track_streams: true,
         }
     }
 
@@ -296,6 +333,7 @@ mod tests {
     fn gc_interferes_with_reads() {
         let base = Scheme::Baseline {
             chips_per_channel: 8,
+            open: nowa_flash::parallel::HOST_OPEN,
         };
         let aged = run(&spec(base, WorkloadKind::Fio)).unwrap();
         assert!(aged.counters.gc_pages > 0, "GC ran");
@@ -318,9 +356,18 @@ mod tests {
         let a = run(&spec(plan, WorkloadKind::Fio)).unwrap();
         let b = run(&spec(plan, WorkloadKind::Fio)).unwrap();
         assert_eq!((a.counters, a.requests), (b.counters, b.requests));
+        // Every host page is attributed to one of FIO's four streams, every GC copy to a stream
+        // or to the fill.
+        assert_eq!(a.streams, b.streams);
+        assert_eq!(
+            a.streams.host_pages[..4].iter().sum::<u64>(),
+            a.counters.host_pages
+        );
+        assert_eq!(a.streams.gc_pages.iter().sum::<u64>(), a.counters.gc_pages);
         let base = run(&spec(
             Scheme::Baseline {
                 chips_per_channel: 8,
+                open: nowa_flash::parallel::HOST_OPEN,
             },
             WorkloadKind::Fio,
         ))

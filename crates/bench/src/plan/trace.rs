@@ -5,34 +5,79 @@
 //! and the predictor's clock is the trace's clock x `time_scale`.
 
 use super::run::{Loop, RunResult, RunSpec};
-use anyhow::Context as _;
 use nowa_device::timing::Chips;
 use nowa_flash::parallel::ParallelFtl;
 use nowa_trace::Op;
 use std::path::Path;
 
-/// Replays `path` on the device of `spec` (its workload and drive writes are ignored; the
-/// device is aged by a sequential fill first). `limit`: stop after this many records.
+/// Replays `path` on the device of `spec` (its workload is ignored; the device is aged by a
+/// sequential fill first), pass after pass (each starting where the previous one ended in
+/// time) until the host has written `spec.drive_writes` x the logical pages, or after one pass
+/// when `drive_writes` is 0. `limit`: records per pass.
 ///
 /// # Errors
-/// The trace cannot be read, or the device runs full.
-///
-/// # Panics
-/// Never: a record with a length covers at least one page.
+/// The trace cannot be read, has no writes, or the device runs full.
 pub fn replay(spec: &RunSpec, path: &Path, limit: Option<u64>) -> anyhow::Result<RunResult> {
-    let mut reader = nowa_trace::open(path, None)?;
-    let mut ftl = ParallelFtl::new(spec.geometry, spec.scheme)?;
-    ftl.fill(32).context("filling the device")?;
+    let mut ftl = super::run::new_ftl(spec)?;
     let mut chips = Chips::new(spec.chips)?;
     let before = ftl.counters();
-    let n = ftl.logical_pages();
-    let pb = u64::from(spec.geometry.page_bytes);
+    #[expect(
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        clippy::cast_precision_loss,
+        reason = "a non-negative page count far below 2^53"
+    )]
+    let target = (spec.drive_writes * ftl.logical_pages() as f64) as u64;
     let mut lp = Loop::new()?;
     let cpu0 = nowa_units::cpu::thread_cpu_secs();
-    let mut first: Option<u64> = None;
-    let mut records = 0u64;
+    let mut offset_ps = 0u64;
+    loop {
+        let written = ftl.counters().host_pages;
+        let end = pass(
+            spec,
+            path,
+            limit,
+            &mut ftl,
+            &mut chips,
+            &mut lp,
+            offset_ps,
+            |f| f.counters().host_pages - before.host_pages >= target && target > 0,
+        )?;
+        let wrote = ftl.counters().host_pages - written;
+        let done = ftl.counters().host_pages - before.host_pages;
+        if target == 0 || done >= target {
+            break;
+        }
+        anyhow::ensure!(wrote > 0, "{}: no writes to replay", path.display());
+        // The next pass starts 1 ms after this one's last request.
+        offset_ps = end + 1_000_000_000;
+    }
+    let cpu = nowa_units::cpu::thread_cpu_secs() - cpu0;
+    Ok(lp.result(spec, &ftl, &before, cpu))
+}
+
+/// One pass over the trace from `offset_ps`, stopping early when `stop` holds; returns the
+/// time of its last request.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "one pass of the replay loop's state"
+)]
+fn pass(
+    spec: &RunSpec,
+    path: &Path,
+    limit: Option<u64>,
+    ftl: &mut ParallelFtl,
+    chips: &mut Chips,
+    lp: &mut Loop,
+    offset_ps: u64,
+    stop: impl Fn(&ParallelFtl) -> bool,
+) -> anyhow::Result<u64> {
+    let mut reader = nowa_trace::open(path, None)?;
+    let n = ftl.logical_pages();
+    let pb = u64::from(spec.geometry.page_bytes);
+    let (mut first, mut records, mut last) = (None, 0u64, offset_ps);
     while let Some(r) = reader.next_record()? {
-        if limit.is_some_and(|l| records >= l) {
+        if limit.is_some_and(|l| records >= l) || stop(ftl) {
             break;
         }
         records += 1;
@@ -40,7 +85,8 @@ pub fn replay(spec: &RunSpec, path: &Path, limit: Option<u64>) -> anyhow::Result
             continue;
         }
         let t0 = *first.get_or_insert(r.ts_ns);
-        let t = r.ts_ns.saturating_sub(t0).saturating_mul(1000);
+        let t = offset_ps + r.ts_ns.saturating_sub(t0).saturating_mul(1000);
+        last = t;
         let start = r.offset / pb;
         let len = (r.offset + r.len).div_ceil(pb) - start;
         assert!(len >= 1, "a request covers a page");
@@ -64,10 +110,9 @@ pub fn replay(spec: &RunSpec, path: &Path, limit: Option<u64>) -> anyhow::Result
             }
         };
         // Open loop: the trace's times, not completions, drive the requests.
-        let _ = lp.complete(&mut ftl, &mut chips, kind, t, 0);
+        let _ = lp.complete(ftl, chips, kind, t, 0);
     }
-    let cpu = nowa_units::cpu::thread_cpu_secs() - cpu0;
-    Ok(lp.result(spec, &ftl, &before, cpu))
+    Ok(last)
 }
 
 #[cfg(test)]
@@ -109,6 +154,8 @@ mod tests {
             drive_writes: 0.0,
             seed: 0,
             time_scale: 1.0,
+            gc_reserve: 0.05,
+            track_streams: false,
         };
         let r = replay(&spec, &path, None).unwrap();
         assert_eq!(r.requests, 4000);
@@ -118,5 +165,22 @@ mod tests {
         assert!(r.sim_secs >= 3.999, "{}", r.sim_secs);
         let short = replay(&spec, &path, Some(100)).unwrap();
         assert_eq!(short.requests, 100);
+        // Passes until 2 drive writes = 30,720 pages (the trace writes 17,000 a pass).
+        let looped = replay(
+            &RunSpec {
+                drive_writes: 2.0,
+                ..spec
+            },
+            &path,
+            None,
+        )
+        .unwrap();
+        let h = looped.counters.host_pages;
+        assert!((30_720..30_720 + 16).contains(&h), "{h}");
+        assert!(
+            looped.requests > 4000 && looped.sim_secs > 4.0,
+            "{}",
+            looped.sim_secs
+        );
     }
 }

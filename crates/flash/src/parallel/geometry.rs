@@ -106,13 +106,19 @@ pub struct GeometryError(pub &'static str);
 #[non_exhaustive]
 pub enum Scheme {
     /// No classification, superblocks over all channels x `chips_per_channel` chips (full =
-    /// every chip), greedy victim by valid pages. Below full parallelism one superblock is open
-    /// per chip group and writes rotate over them (Figure 1).
+    /// every chip), greedy victim by valid pages. `open` host superblocks are open at once and
+    /// writes rotate over them page by page (the paper's "same number of concurrently opened
+    /// superblocks": [`super::HOST_OPEN`]); below full parallelism they sit on the chip groups
+    /// (one fixed group each when `open` is a multiple of the groups, else the next group
+    /// round-robin at open), plus a GC superblock of the same size (Figure 1).
     Baseline {
         /// Chips per channel in a superblock.
         chips_per_channel: u32,
+        /// Host superblocks open at once.
+        open: u16,
     },
-    /// Full superblocks, but GC collects the single block with least valid pages.
+    /// Full superblocks ([`super::HOST_OPEN`] open for the host, writes rotating over them),
+    /// but GC collects the single block with least valid pages.
     PartialGc,
     /// One open full superblock per host stream (stream id from the application / process).
     MultiStream {
@@ -138,7 +144,16 @@ pub enum Scheme {
 impl fmt::Display for Scheme {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
-            Scheme::Baseline { chips_per_channel } => write!(f, "baseline-{chips_per_channel}"),
+            Scheme::Baseline {
+                chips_per_channel,
+                open,
+            } => {
+                write!(f, "baseline-{chips_per_channel}")?;
+                if open != super::HOST_OPEN {
+                    write!(f, "@{open}")?;
+                }
+                Ok(())
+            }
             Scheme::PartialGc => write!(f, "partial-gc"),
             Scheme::MultiStream { streams } => write!(f, "multi-stream-{streams}"),
             Scheme::AutoStream { streams } => write!(f, "autostream-{streams}"),

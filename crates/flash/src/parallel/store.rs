@@ -3,12 +3,16 @@
 use super::geometry::{ChipGeometry, GeometryError, Scheme};
 use super::predictor::{class_of, Predictor};
 use super::sfr::Sfr;
+use super::streams::{StreamStats, Tracker};
 use super::victims::{Slotted, Victims};
-use super::{BIG_REQUEST_PAGES, CHUNK_PAGES, LIFETIME_CLASSES};
+use super::{BIG_REQUEST_PAGES, CHUNK_PAGES, HOST_OPEN, LIFETIME_CLASSES};
 use crate::FlashError;
 
-/// Free blocks a chip keeps for GC: a host superblock opens only on chips with more.
+/// Free blocks a chip keeps for GC at least: a host superblock opens only on chips with more.
 pub const RESERVE: usize = 2;
+/// FEMU's foreground GC threshold (`gc_thres_pcent_high` = 0.95: GC blocks host writes while
+/// at most 5% of the lines are free), the default of [`ParallelFtl::set_gc_reserve`].
+pub const FEMU_GC_RESERVE: f64 = 0.05;
 const NONE: u32 = u32::MAX;
 
 /// What a flash operation does.
@@ -150,6 +154,10 @@ pub struct ParallelFtl {
     ops: Vec<FlashOp>,
     /// Writes per slot (placement statistics).
     slot_writes: Vec<u64>,
+    /// Per-stream accounting, once [`ParallelFtl::track_streams`] turned it on.
+    tracker: Option<Tracker>,
+    /// Free blocks per chip GC keeps (host superblocks open only on chips with more).
+    reserve: usize,
 }
 
 /// The slots of a scheme (host slots first, the GC slot last).
@@ -163,22 +171,36 @@ fn slots_of(g: &ChipGeometry, scheme: Scheme) -> Result<Vec<Span>, GeometryError
         }
     };
     Ok(match scheme {
-        Scheme::Baseline { chips_per_channel } => {
+        Scheme::Baseline {
+            chips_per_channel,
+            open,
+        } => {
             let k = group(
                 chips_per_channel,
                 "baseline chips per channel must divide it",
             )?;
-            if k == cpc {
-                vec![Span::All, Span::All]
-            } else {
-                let mut v: Vec<Span> = (0..cpc / k)
-                    .map(|g| Span::Group { k, fixed: Some(g) })
-                    .collect();
-                v.push(Span::Group { k, fixed: None });
-                v
+            if open == 0 {
+                return Err(GeometryError("baseline needs >= 1 open superblock"));
             }
+            let groups = cpc / k;
+            let mut v: Vec<Span> = (0..u32::from(open))
+                .map(|i| {
+                    if k == cpc {
+                        Span::All
+                    } else {
+                        let fixed = (u32::from(open) % groups == 0).then_some(i % groups);
+                        Span::Group { k, fixed }
+                    }
+                })
+                .collect();
+            v.push(if k == cpc {
+                Span::All
+            } else {
+                Span::Group { k, fixed: None }
+            });
+            v
         }
-        Scheme::PartialGc => vec![Span::All, Span::All],
+        Scheme::PartialGc => vec![Span::All; usize::from(HOST_OPEN) + 1],
         Scheme::MultiStream { streams } | Scheme::AutoStream { streams } => {
             if streams == 0 {
                 return Err(GeometryError("streams must be >= 1"));
@@ -269,6 +291,8 @@ impl ParallelFtl {
             victim_hist: vec![0; 101],
             ops: Vec::new(),
             slot_writes: Vec::new(),
+            tracker: None,
+            reserve: RESERVE,
             rule,
             scheme,
             g,
@@ -304,6 +328,47 @@ impl ParallelFtl {
     #[must_use]
     pub fn slot_writes(&self) -> &[u64] {
         &self.slot_writes
+    }
+    /// Keeps `fraction` of every chip's blocks free (at least [`RESERVE`]): GC runs before a
+    /// host superblock opens while a chip has that few free blocks, as FEMU's foreground GC
+    /// keeps its free lines above 5% ([`FEMU_GC_RESERVE`]). Space kept free is space garbage
+    /// cannot use: with the paper's 6.25% OP, 5% leaves 1.25% for garbage and the open
+    /// superblocks (docs/plan.md, Figure 1). Returns the blocks per chip kept.
+    ///
+    /// # Panics
+    /// If `fraction` is not in [0, 0.5].
+    pub fn set_gc_reserve(&mut self, fraction: f64) -> usize {
+        assert!(
+            (0.0..=0.5).contains(&fraction),
+            "a GC reserve fraction in [0, 0.5]"
+        );
+        #[expect(
+            clippy::cast_possible_truncation,
+            clippy::cast_sign_loss,
+            reason = "a fraction <= 0.5 of a u32 block count"
+        )]
+        let blocks = (fraction * f64::from(self.g.blocks_per_chip)).floor() as usize;
+        self.reserve = blocks.max(RESERVE);
+        assert!(
+            self.reserve < self.g.blocks_per_chip as usize / 2 + RESERVE,
+            "the reserve leaves room for data"
+        );
+        self.reserve
+    }
+    /// Free blocks per chip GC keeps.
+    #[must_use]
+    pub fn gc_reserve_blocks(&self) -> usize {
+        self.reserve
+    }
+    /// Starts per-stream accounting (after the fill: what was written before counts as aged
+    /// data).
+    pub fn track_streams(&mut self) {
+        self.tracker = Some(Tracker::new(self.l2p.len(), self.slots.len()));
+    }
+    /// Per-stream accounting (None unless [`ParallelFtl::track_streams`] ran).
+    #[must_use]
+    pub fn stream_stats(&self) -> Option<&StreamStats> {
+        self.tracker.as_ref().map(|t| &t.stats)
     }
     /// Open slots (host and GC).
     #[must_use]
@@ -405,20 +470,23 @@ impl ParallelFtl {
             // The size rule looks at the whole request, the predictor at this chunk.
             let slot = self.route(l, len, stream, now);
             for p in l..end {
-                self.host_page(p, slot)?;
+                self.host_page(p, slot, stream)?;
             }
             l = end;
         }
         Ok(())
     }
 
-    fn host_page(&mut self, lpn: u64, slot: usize) -> Result<(), FlashError> {
+    fn host_page(&mut self, lpn: u64, slot: usize, stream: u16) -> Result<(), FlashError> {
         self.c.host_pages += 1;
         if self.slot_writes.len() < self.slots.len() {
             self.slot_writes.resize(self.slots.len(), 0);
         }
         self.slot_writes[slot] += 1;
         let lpn32 = u32::try_from(lpn).expect("checked against the logical capacity");
+        if let Some(t) = self.tracker.as_mut() {
+            t.host(lpn32, stream, slot);
+        }
         self.invalidate(lpn32);
         let ppn = self.next_page(slot)?;
         self.map(lpn32, ppn);
@@ -492,6 +560,11 @@ impl ParallelFtl {
         if sb == NONE || self.sbs[sb as usize].wp == self.sbs[sb as usize].cap {
             if sb != NONE {
                 self.seal(sb);
+                if slot != self.gc_slot {
+                    if let Some(t) = self.tracker.as_mut() {
+                        t.sealed(slot);
+                    }
+                }
             }
             self.slots[slot].sb = NONE;
             sb = self.open(slot)?;
@@ -550,7 +623,7 @@ impl ParallelFtl {
     /// the slot's set.
     fn open(&mut self, slot: usize) -> Result<u32, FlashError> {
         let (chips, class) = self.chips_for(slot);
-        let need = if self.in_gc { 0 } else { RESERVE };
+        let need = if self.in_gc { 0 } else { self.reserve };
         let mut rounds = 0usize;
         // The GC superblock spans every chip, so the reserve must hold on every chip, not only
         // on this superblock's.
@@ -735,6 +808,9 @@ impl ParallelFtl {
                 chip,
                 kind: OpKind::Read,
             });
+            if let Some(t) = self.tracker.as_mut() {
+                t.moved(lpn);
+            }
             self.invalidate(lpn);
             let new = self.next_page(self.gc_slot)?;
             self.map(lpn, new);

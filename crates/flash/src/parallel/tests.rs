@@ -52,9 +52,15 @@ fn every_page_conserved_under_gc_with_mixed_superblock_sizes() {
         },
         Scheme::Baseline {
             chips_per_channel: 4,
+            open: HOST_OPEN,
         },
         Scheme::Baseline {
             chips_per_channel: 1,
+            open: HOST_OPEN,
+        },
+        Scheme::Baseline {
+            chips_per_channel: 1,
+            open: 4,
         },
         Scheme::PartialGc,
         Scheme::MultiStream { streams: 2 },
@@ -194,4 +200,64 @@ fn victim_by_least_valid_ratio_not_pages() {
     );
     assert_eq!(f.victim_histogram()[50], 1);
     f.check_invariants();
+}
+
+/// Uniform random one-page writes over the first half of the logical space (the rest stays
+/// cold), four streams: Figure 1's FIO in small.
+fn fio_like(ftl: &mut ParallelFtl, seed: u64, writes: u64) {
+    let n = ftl.logical_pages() / 2;
+    let mut x = seed | 1;
+    for _ in 0..writes {
+        let lpn = next(&mut x) % n;
+        // A random stream: a fixed rotation would line up with the slots' rotation.
+        let stream = u16::try_from(next(&mut x) % 4).expect("< 4");
+        ftl.write(lpn, 1, stream, 0.0).unwrap();
+        ftl.clear_ops();
+    }
+}
+
+/// Figure 1's mechanism: with a GC reserve and the same number of open superblocks, bigger
+/// superblocks tie up more of the spare space in open superblocks, and WAF rises; with one
+/// open superblock, or without the reserve, size hardly matters.
+#[test]
+fn open_superblocks_and_the_gc_reserve_make_waf_grow_with_superblock_size() {
+    let g = ChipGeometry {
+        blocks_per_chip: 256,
+        op_physical: 0.125,
+        ..small_geometry()
+    };
+    let seed = 11;
+    println!("seed {seed}");
+    let waf = |chips_per_channel, open, reserve| {
+        let mut f = ParallelFtl::new(
+            g,
+            Scheme::Baseline {
+                chips_per_channel,
+                open,
+            },
+        )
+        .unwrap();
+        assert_eq!(f.open_slots(), usize::from(open) + 1);
+        let kept = f.set_gc_reserve(reserve);
+        f.fill(8).unwrap();
+        f.track_streams();
+        let writes = 3 * f.logical_pages();
+        fio_like(&mut f, seed, writes);
+        f.check_invariants();
+        let s = f.stream_stats().unwrap();
+        assert_eq!(s.host_pages[..4].iter().sum::<u64>(), 3 * f.logical_pages());
+        assert!(s.dominant_share() < 0.5, "rotation mixes the four streams");
+        assert!(kept >= RESERVE && f.gc_reserve_blocks() == kept);
+        f.counters().waf()
+    };
+    let (small, big) = (waf(1, 8, 0.08), waf(4, 8, 0.08));
+    let (small1, big1) = (waf(1, 1, 0.08), waf(4, 1, 0.08));
+    let (small0, big0) = (waf(1, 8, 0.0), waf(4, 8, 0.0));
+    println!("reserve+8 open: {small:.3} -> {big:.3}; 1 open: {small1:.3} -> {big1:.3}; no reserve: {small0:.3} -> {big0:.3}");
+    assert!(big > 1.3 * small, "open superblocks eat the usable spare");
+    assert!(
+        big1 < 1.15 * small1,
+        "one open superblock: size hardly matters"
+    );
+    assert!(big0 < 1.15 * small0, "ample spare: size hardly matters");
 }
