@@ -108,6 +108,7 @@ impl FigArgs {
     }
 
     fn pool_bytes(&self, pct: u32) -> u64 {
+        assert!((1..=100).contains(&pct), "buffer {pct}% of the database");
         (u64::from(self.warehouses) * WAREHOUSE_DB_BYTES * u64::from(pct) / 100).max(1 << 20)
     }
 }
@@ -176,6 +177,7 @@ fn paced_run(a: &FigArgs, p: &Point) -> Result<Value> {
         SimTiming::Mqsim => "mqsim",
     };
     let mut args = tpcc_args(a, p);
+    assert!(args[0] == "tpcc", "a nowa tpcc command line");
     args.push(format!("--duration={}", a.seconds));
     args.push(format!("--sim-timing={timing}"));
     args.push(format!("--media-bandwidth={}", a.media_bandwidth));
@@ -196,6 +198,10 @@ fn paced_run(a: &FigArgs, p: &Point) -> Result<Value> {
         );
     }
     let v: Value = serde_json::from_str(&std::fs::read_to_string(&file)?)?;
+    assert!(
+        v["engine"].is_object() && v["run"]["samples"].is_array(),
+        "nowa tpcc's JSON has the engine counters and the samples"
+    );
     eprintln!(
         "nowa ckpt: {} done in {:.0} s: {:.0} txn/s",
         p.name(),
@@ -300,6 +306,10 @@ fn crash_run(a: &FigArgs, p: &Point) -> Result<Recovery> {
         bail!("recovery of {} failed: {}", p.name(), stderr.trim());
     }
     let r = parse_recovery(&stderr).with_context(|| format!("no recovery line in: {stderr}"))?;
+    assert!(
+        r.open_secs * 1e6 >= (r.analysis_us + r.redo_us) as f64 * 0.99,
+        "recovery phases within the open time"
+    );
     std::fs::write(&file, serde_json::to_string(&r)?)?;
     eprintln!(
         "nowa ckpt: crash {}: recovery {:.3} s, redo {} us, {} bytes",
@@ -335,6 +345,10 @@ fn points(a: &FigArgs) -> Vec<Point> {
             redo_bound: Some(r),
         });
     }
+    assert!(
+        v.len() == a.paths.len() * a.buffers.len() * a.counts.len() + a.redo_bounds.len(),
+        "one point per grid cell and bound"
+    );
     v
 }
 
