@@ -158,7 +158,8 @@ fn chart(title: &str, x: &str, y: &str, series: Vec<Series>) -> LineChart {
 fn figure3(out: &Path, runs: &[(Point, Value)], big: u32) -> Result<()> {
     let mut csv = String::from("label,elapsed_s,txn_per_s\n");
     let mut series = Vec::new();
-    for (p, v) in runs.iter().filter(|(p, _)| p.buffer_pct == big) {
+    let shown = |p: &Point| p.buffer_pct == big && p.path == "inplace" && shown_count(p);
+    for (p, v) in runs.iter().filter(|(p, _)| shown(p)) {
         let samples = v["run"]["samples"].as_array().cloned().unwrap_or_default();
         let pts: Vec<(f64, f64)> = samples
             .iter()
@@ -173,7 +174,7 @@ fn figure3(out: &Path, runs: &[(Point, Value)], big: u32) -> Result<()> {
         });
     }
     write(out, "ckpt-fig3-tps-time.csv", &csv)?;
-    let title = format!("TPC-C throughput over time, buffer {big}% (Fig. 3)");
+    let title = format!("TPC-C throughput over time, in place, buffer {big}% (Fig. 3)");
     render_line(
         &chart(&title, "seconds", "transactions/s", series),
         &out.join("ckpt-fig3-tps-time.png"),
@@ -208,12 +209,18 @@ fn lines(
     out
 }
 
+/// The lines of Figures 3 and 4: the paper's counts 0 (vanilla), 3 (its Table I) and 8 (its
+/// best), and the adaptive bounds.
+fn shown_count(p: &Point) -> bool {
+    p.redo_bound.is_some() || [0, 3, 8].contains(&p.mcc)
+}
+
 /// Figures 4 and 5.
 fn figures45(out: &Path, rows: &[(&Point, Row)], big: u32) -> Result<()> {
     let fixed = |p: &Point| p.redo_bound.is_none();
     let f4 = lines(
         rows,
-        fixed,
+        |p| fixed(p) && shown_count(p),
         Point::label,
         |p| f64::from(p.buffer_pct),
         |r| r.bound_tps,
