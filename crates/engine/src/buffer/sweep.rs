@@ -198,9 +198,10 @@ impl BufferPool {
     /// bound B): the redo LSN this pass records is at most `rec`, and the range replayed after
     /// a crash grows by up to one more pass of log P before the next pass can write the page,
     /// so it defers only while `begin - rec + P <= B`; and only a page whose observed redirty
-    /// interval (first change after its last write minus its LSN at that write) fits in what
-    /// is left, i.e. one expected to be changed again (a write saved) before the bound forces
-    /// its write anyway. A page not written since it was loaded has no interval yet.
+    /// interval (first change after its last write minus its LSN at that write) fits in
+    /// `B - P`, i.e. one expected to be changed again (a write saved) while it may stay
+    /// dirty; a colder page is written at once (deferring it saves nothing and holds the redo
+    /// LSN back). A page not written since it was loaded has no interval yet.
     fn may_defer(&self, sw: &Sweep, f: &super::Frame, rec: u64, count: u32) -> bool {
         let mcc = self.max_ckpt_count.load(Ordering::Relaxed);
         let bound = self.max_redo.load(Ordering::Relaxed);
@@ -217,7 +218,7 @@ impl BufferPool {
         let age = sw.begin.saturating_sub(rec);
         let window = bound.saturating_sub(self.pass_log.load(Ordering::Relaxed));
         let interval = rec - prev;
-        let ok = age.saturating_add(interval) <= window;
+        let ok = age <= window && interval <= window;
         assert!(!ok || age <= bound, "deferral past the redo bound");
         ok
     }
