@@ -18,6 +18,21 @@ pub struct WriteBackFlags {
     /// recommends 8). At the WAL limit a forced pass ignores it.
     #[arg(long, default_value = "0", value_parser = flags::count::<u32>(0, 1_000_000))]
     pub max_checkpoint_count: u32,
+    /// Adaptive deferral: defer a page only while the redo range after a crash stays within
+    /// SIZE of log (plus one checkpoint pass of log), and only a page whose observed redirty
+    /// interval fits in what is left; passes start by a quarter of it. With it,
+    /// --max-checkpoint-count 0 means no count limit.
+    #[arg(long, value_name = "SIZE", conflicts_with = "max_recovery_secs",
+          value_parser = flags::size(1 << 16, 1 << 50))]
+    pub max_redo_bytes: Option<u64>,
+    /// Adaptive deferral bounded by redo time: --max-redo-bytes = S x --redo-rate.
+    #[arg(long, value_name = "S", value_parser = flags::seconds(1e-3, 86400.0))]
+    pub max_recovery_secs: Option<f64>,
+    /// Redo rate converting --max-recovery-secs to bytes (bytes of log replayed per second;
+    /// the default is the in-place rate `nowa ckpt figures` measured, docs/checkpointing.md).
+    #[arg(long, value_name = "SIZE", default_value = "12MiB",
+          value_parser = flags::size(1 << 10, 1 << 50))]
+    pub redo_rate: u64,
 }
 
 impl WriteBackFlags {
@@ -25,5 +40,18 @@ impl WriteBackFlags {
     pub fn apply(&self, cfg: &mut Config) {
         cfg.page_cleaner = self.page_cleaner;
         cfg.max_checkpoint_count = self.max_checkpoint_count;
+        cfg.max_redo_bytes = self.redo_bound();
+    }
+
+    /// The adaptive deferral's redo bound in log bytes, if one was asked for.
+    #[must_use]
+    pub fn redo_bound(&self) -> Option<u64> {
+        #[expect(
+            clippy::cast_possible_truncation,
+            clippy::cast_sign_loss,
+            reason = "positive seconds x a rate below 2^50: far below 2^63"
+        )]
+        let of_secs = |s: f64| ((s * self.redo_rate as f64) as u64).max(1 << 16);
+        self.max_redo_bytes.or(self.max_recovery_secs.map(of_secs))
     }
 }

@@ -5,11 +5,13 @@
 //! measured.
 
 mod capture_cmd;
+mod ckpt_cmd;
 mod ckpt_flags;
 mod device_open;
 mod flags;
 mod frozen_cmd;
 mod gcunit_cmd;
+mod pacing_flags;
 mod plan_cmd;
 mod resources;
 mod sim_cmd;
@@ -56,6 +58,8 @@ enum Cmd {
     Capture(capture_cmd::CaptureArgs),
     /// PLAN: flexible superblocks and a lifetime predictor on a chip-level SSD model.
     Plan(plan_cmd::PlanArgs),
+    /// Hot-page-aware checkpointing on TPC-C: the paper's tables and figures (docs/checkpointing.md).
+    Ckpt(ckpt_cmd::CkptArgs),
 }
 
 /// Every argument that takes a value accepts a leading '-', so `--seed -1` reaches the flag's
@@ -166,6 +170,7 @@ fn main() {
         Cmd::Capture(a) => capture_cmd::run(a),
         Cmd::Frozen(a) => frozen_cmd::run(a),
         Cmd::Plan(a) => plan_cmd::run(a),
+        Cmd::Ckpt(a) => ckpt_cmd::run_cmd(a),
     };
     if let Err(e) = res {
         std::process::exit(report(&e));

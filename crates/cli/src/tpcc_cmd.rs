@@ -82,6 +82,8 @@ pub struct TpccArgs {
     oop: OopFlags,
     #[command(flatten)]
     write_back: WriteBackFlags,
+    #[command(flatten)]
+    pacing: crate::pacing_flags::PacingFlags,
     /// Check the consistency conditions (clause 3.3.2) at the end.
     #[arg(long)]
     check: bool,
@@ -123,9 +125,15 @@ struct Output {
     host_bytes_per_txn: f64,
     flash_bytes_per_txn: Option<f64>,
     wal_bytes_per_txn: f64,
+    /// Bytes the device read per transaction (page misses, GC reads).
+    read_bytes_per_txn: f64,
     consistency: Option<Consistency>,
     /// The engine's counters at the end (flush causes, residency histograms).
     engine: nowa_engine::Stats,
+    /// The simulated SSD's timing model (None: not a simulated SSD).
+    pacing: Option<nowa_bench::ycsb::Pacing>,
+    /// Media busy time of the run by the timing model, when paced.
+    device_busy_secs: Option<f64>,
 }
 
 fn builder(
@@ -284,6 +292,8 @@ pub fn run_cmd(a: TpccArgs) -> Result<()> {
     }
     let cfg = engine_config(&a);
     let (dev, sim) = device(&a, &cfg)?;
+    let pacing = a.pacing.pacing(&a.device)?;
+    let (dev, paced) = nowa_bench::ycsb::pace(dev, pacing.as_ref());
     let b = builder(&a, dev.as_ref(), sim.as_ref().map(|s| s.config()))?;
     if a.check_only {
         return check_only(&a, dev, cfg, &*b);
@@ -315,7 +325,12 @@ pub fn run_cmd(a: TpccArgs) -> Result<()> {
     let store = EngineStore::new(eng, a.durability);
     let tables = Tables::open(&store).context("creating the tables")?;
     let lr = load_phase(&a, &store, &tables)?;
-    let out = run_phase(&a, &store, &tables, dev.as_ref(), lr)?;
+    if let Some(p) = &paced {
+        p.reset(); // the run's timeline starts after the load
+    }
+    let mut out = run_phase(&a, &store, &tables, dev.as_ref(), lr)?;
+    out.pacing = pacing;
+    out.device_busy_secs = paced.map(|p| p.busy().as_secs_f64());
     let interrupted_run = nowa_bench::interrupt::requested();
     store.engine().close().context("closing the engine")?;
     crate::frozen_cmd::record::finish_flag(wlog.as_ref(), store.engine(), "nowa tpcc")?;
@@ -381,6 +396,7 @@ fn run_phase(
         quiet: a.quiet,
     };
     let logical0 = store.engine().stats().logical_user_bytes;
+    let read0 = dev.counters().host_bytes_read;
     let report = run(store, tables, &rc, &obs).context("running TPC-C")?;
     if let Stop::Transactions(n) = rc.stop {
         assert!(
@@ -410,10 +426,13 @@ fn run_phase(
         host_bytes_per_txn: per(d.device_host_bytes),
         flash_bytes_per_txn: d.media_bytes.map(per),
         wal_bytes_per_txn: per(d.wal_bytes),
+        read_bytes_per_txn: per(dev.counters().host_bytes_read - read0),
         drilldown: d,
         run: report,
         consistency,
         engine: store.engine().stats(),
+        pacing: None,
+        device_busy_secs: None,
     })
 }
 

@@ -73,20 +73,8 @@ pub struct YcsbArgs {
     /// Simulated SSD mode: cns, fdp:HANDLES, zns.
     #[arg(long, default_value = "cns", value_parser = sim_mode)]
     sim_mode: SimMode,
-    /// Simulated SSD: pace it by its timing model (on, the default: OPS reflect the device's
-    /// work) or not (off: OPS measure the CPU; the device-bound figure is still reported).
-    #[arg(long, value_parser = flags::on_off)]
-    pacing: Option<bool>,
-    /// Simulated SSD: media write bandwidth per second (default 1GB = 10^9 bytes/s).
-    #[arg(long, value_parser = flags::size(1_000_000, 1 << 50))]
-    media_bandwidth: Option<u64>,
-    /// Simulated SSD: read bandwidth per second (default 3GB).
-    #[arg(long, value_parser = flags::size(1_000_000, 1 << 50))]
-    read_bandwidth: Option<u64>,
-    /// Simulated SSD timing: bandwidth (one media server at the bandwidths above) or femu /
-    /// mqsim (8 channels x 8 chips of 4 KiB pages with those simulators' latencies).
-    #[arg(long, value_enum)]
-    sim_timing: Option<flags::SimTiming>,
+    #[command(flatten)]
+    pacing: crate::pacing_flags::PacingFlags,
     /// Buffer pool size. Default: on a file or block device, from the memory this run may
     /// use (cgroup limit or MemAvailable, 80% after a 16 MiB reserve), at most the dataset;
     /// on the simulated SSD or in memory, 10% of the estimated dataset (the paper's setting).
@@ -289,29 +277,7 @@ fn spinner(quiet: bool, msg: &str) -> ProgressBar {
 /// The simulated SSD's timing model, from `--pacing` and the bandwidth flags; None on other
 /// devices (which refuse those flags).
 fn pacing(a: &YcsbArgs) -> Result<Option<Pacing>> {
-    if a.device != "sim" {
-        let set = [
-            ("--pacing", a.pacing.is_some()),
-            ("--media-bandwidth", a.media_bandwidth.is_some()),
-            ("--read-bandwidth", a.read_bandwidth.is_some()),
-            ("--sim-timing", a.sim_timing.is_some()),
-        ];
-        if let Some((flag, _)) = set.iter().find(|(_, s)| *s) {
-            return Err(usage(format!(
-                "{flag}: only a simulated SSD (--device sim) has a timing model"
-            )));
-        }
-        return Ok(None);
-    }
-    let d = Pacing::default();
-    Ok(Some(Pacing {
-        paced: a.pacing.unwrap_or(d.paced),
-        media_bytes_per_sec: a
-            .media_bandwidth
-            .map_or(d.media_bytes_per_sec, |b| b as f64),
-        read_bytes_per_sec: a.read_bandwidth.map_or(d.read_bytes_per_sec, |b| b as f64),
-        chips: a.sim_timing.and_then(flags::SimTiming::chips),
-    }))
+    a.pacing.pacing(&a.device)
 }
 
 /// The write path, after refusing out-of-place switches an in-place run would ignore.

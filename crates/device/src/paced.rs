@@ -188,4 +188,43 @@ mod tests {
         p.reset();
         assert_eq!(p.busy(), Duration::ZERO);
     }
+
+    /// With the chip model a read waits on its chip behind the programs queued before it:
+    /// 64,000 page writes that reached the device without being paced yet (another thread's
+    /// writes, or the SSD's GC copies, which show up in the same media counter) occupy every
+    /// chip of FEMU's 8 x 8 for 1000 x 200 us = 200 ms, and a one-page read issued after them
+    /// completes only then; on idle chips the same read costs one read latency.
+    #[test]
+    fn reads_wait_behind_queued_writes_with_the_chip_model() {
+        use crate::timing::{ChipParams, TimingModel};
+        let model = TimingModel::with_chips(ChipParams::femu(8, 8, 4096));
+        let inner = Arc::new(MemDevice::new(1 << 20));
+        let p = Paced::with_model(inner.clone(), model).unwrap();
+        let mut buf = vec![0u8; 4096];
+        p.read_at(0, &mut buf).unwrap();
+        let idle = p.busy();
+        assert!(
+            idle < Duration::from_micros(10),
+            "one read over 64 chips: {idle:?}"
+        );
+        p.reset();
+        for _ in 0..64_000 {
+            inner.write_at(0, &[7u8; 4096]).unwrap();
+        }
+        let t = Instant::now();
+        p.read_at(0, &mut buf).unwrap();
+        let waited = t.elapsed();
+        assert_eq!(buf[0], 7);
+        // The read's chip finishes its 1000 programs at 200 ms from the reset; the writes
+        // took far less than 100 ms of that.
+        assert!(
+            waited >= Duration::from_millis(100),
+            "read waited {waited:?}"
+        );
+        let busy = p.busy();
+        assert!(
+            busy >= Duration::from_millis(200) && busy < Duration::from_millis(201),
+            "{busy:?}"
+        );
+    }
 }

@@ -62,6 +62,9 @@ struct Frame {
     fresh: AtomicBool,
     /// SepFrozen hotness window and records (`hotness.rs`).
     hot: hotness::FrameHotness,
+    /// Page LSN when the page was last written back (0: not written since it was loaded):
+    /// `rec_lsn - prev_lsn` is its observed redirty interval (adaptive deferral).
+    prev_lsn: AtomicU64,
 }
 
 impl Frame {
@@ -79,6 +82,7 @@ impl Frame {
             ckpt_writes: AtomicU32::new(0),
             fresh: AtomicBool::new(false),
             hot: hotness::FrameHotness::default(),
+            prev_lsn: AtomicU64::new(0),
         }
     }
 
@@ -96,6 +100,7 @@ impl Frame {
         self.rec_lsn.store(NO_LSN, Ordering::Release);
         self.ckpt_count.store(0, Ordering::Relaxed);
         self.fresh.store(false, Ordering::Relaxed);
+        self.prev_lsn.store(page::lsn(page), Ordering::Relaxed);
     }
 
     /// The frame got a new page (load or create): no history.
@@ -106,6 +111,7 @@ impl Frame {
         self.exposures.store(0, Ordering::Relaxed);
         self.ckpt_writes.store(0, Ordering::Relaxed);
         self.fresh.store(fresh, Ordering::Relaxed);
+        self.prev_lsn.store(0, Ordering::Relaxed);
     }
 }
 
@@ -122,6 +128,14 @@ pub struct BufferPool {
     sweep: Mutex<Option<Sweep>>,
     /// `max_checkpoint_count`: deferrals in a row a dirty page may get (0: none).
     max_ckpt_count: AtomicU32,
+    /// Adaptive deferral's redo bound in log bytes (0: none, the count alone decides).
+    max_redo: AtomicU64,
+    /// Log one pass covers: from the begin of the pass before the last complete one to the
+    /// end of the last complete one (the slack the adaptive bound keeps: a crash before the
+    /// next pass ends leaves at most that much log past the last pass begin).
+    pass_log: AtomicU64,
+    /// Begin LSN of the last sweep started (0: none yet).
+    last_begin: AtomicU64,
     /// Free frames the page cleaner keeps (0: no cleaner running).
     free_target: AtomicUsize,
     /// Wakes the page cleaner (free list low, a sweep started, shutdown).
@@ -214,6 +228,9 @@ impl BufferPool {
             counters,
             sweep: Mutex::new(None),
             max_ckpt_count: AtomicU32::new(0),
+            max_redo: AtomicU64::new(0),
+            pass_log: AtomicU64::new(0),
+            last_begin: AtomicU64::new(0),
             free_target: AtomicUsize::new(0),
             wake: Condvar::new(),
             wake_lock: Mutex::new(false),
@@ -231,6 +248,23 @@ impl BufferPool {
     /// Set `max_checkpoint_count` (0: checkpoints write every dirty page, as before).
     pub fn set_max_checkpoint_count(&self, n: u32) {
         self.max_ckpt_count.store(n, Ordering::Relaxed);
+    }
+
+    /// Set the adaptive deferral's redo bound (None: the fixed count alone).
+    pub fn set_max_redo_bytes(&self, bound: Option<u64>) {
+        let b = bound.unwrap_or(0);
+        assert!(bound.is_none() || b > 0, "a redo bound of 0 bytes");
+        self.max_redo.store(b, Ordering::Relaxed);
+    }
+
+    /// Log one checkpoint pass covers (see the field).
+    pub fn pass_log_bytes(&self) -> u64 {
+        self.pass_log.load(Ordering::Relaxed)
+    }
+
+    /// Begin LSN of the last checkpoint sweep started (0: none).
+    pub fn last_pass_begin(&self) -> u64 {
+        self.last_begin.load(Ordering::Relaxed)
     }
 
     /// Number of frames.

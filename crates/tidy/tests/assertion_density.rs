@@ -14,7 +14,7 @@ const FLOORS: &[(&str, f64)] = &[
     ("engine", 16.0),
     ("workload", 2.0),
     ("bench", 4.0),
-    ("cli", 4.0),
+    ("cli", 5.0),
     ("units", 9.0),
     ("tpcc", 11.0),
     ("trace", 10.0),

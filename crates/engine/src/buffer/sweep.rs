@@ -26,6 +26,8 @@ pub struct Sweep {
     min_deferred: u64,
     /// Ignore deferral (from the moment it is set on).
     force: bool,
+    /// Begin of the pass before this one (0: none).
+    prev_begin: u64,
 }
 
 impl Sweep {
@@ -43,11 +45,17 @@ impl BufferPool {
     pub fn sweep_start(&self, begin: u64, force: bool) {
         let mut s = self.sweep.lock();
         assert!(s.is_none(), "checkpoint sweep started twice");
+        let prev_begin = self.last_begin.swap(begin, Ordering::Relaxed);
+        assert!(
+            prev_begin <= begin,
+            "pass begin {begin} below the last one {prev_begin}"
+        );
         *s = Some(Sweep {
             begin,
             cursor: 0,
             min_deferred: u64::MAX,
             force,
+            prev_begin,
         });
         drop(s);
         self.wake_cleaner();
@@ -106,6 +114,13 @@ impl BufferPool {
         assert!(sw.cursor >= self.frames.len(), "sweep finished early");
         let redo = sw.redo();
         assert!(redo <= sw.begin, "redo LSN {redo} past the pass begin");
+        let end = self.wal.next_lsn();
+        assert!(
+            end >= sw.begin,
+            "WAL end {end} below the pass begin {}",
+            sw.begin
+        );
+        self.pass_log.store(end - sw.prev_begin, Ordering::Relaxed);
         redo
     }
 
@@ -156,9 +171,12 @@ impl BufferPool {
         }
         f.exposures.fetch_add(1, Ordering::Relaxed);
         let rec = f.rec_lsn.load(Ordering::Acquire);
-        let mcc = self.max_ckpt_count.load(Ordering::Relaxed);
         let count = f.ckpt_count.load(Ordering::Relaxed);
-        if sw.force || rec == NO_LSN || f.fresh.load(Ordering::Relaxed) || count >= mcc {
+        if sw.force
+            || rec == NO_LSN
+            || f.fresh.load(Ordering::Relaxed)
+            || !self.may_defer(sw, f, rec, count)
+        {
             batch.push((i, g));
             return;
         }
@@ -173,6 +191,36 @@ impl BufferPool {
         f.ckpt_count.store(count + 1, Ordering::Relaxed);
         sw.min_deferred = sw.min_deferred.min(rec);
         EngineCounters::add(&self.counters.checkpoint_deferrals, 1);
+    }
+
+    /// Whether a dirty page with rec_lsn `rec`, deferred `count` times in a row, may be
+    /// deferred again. Fixed mode: `count < max_checkpoint_count`. Adaptive mode (a redo
+    /// bound B): the redo LSN this pass records is at most `rec`, and the range replayed after
+    /// a crash grows by up to one more pass of log P before the next pass can write the page,
+    /// so it defers only while `begin - rec + P <= B`; and only a page whose observed redirty
+    /// interval (first change after its last write minus its LSN at that write) fits in
+    /// `B - P`, i.e. one expected to be changed again (a write saved) while it may stay
+    /// dirty; a colder page is written at once (deferring it saves nothing and holds the redo
+    /// LSN back). A page not written since it was loaded has no interval yet.
+    fn may_defer(&self, sw: &Sweep, f: &super::Frame, rec: u64, count: u32) -> bool {
+        let mcc = self.max_ckpt_count.load(Ordering::Relaxed);
+        let bound = self.max_redo.load(Ordering::Relaxed);
+        if bound == 0 {
+            return count < mcc;
+        }
+        if mcc > 0 && count >= mcc {
+            return false;
+        }
+        let prev = f.prev_lsn.load(Ordering::Relaxed);
+        if prev == 0 || rec < prev {
+            return false;
+        }
+        let age = sw.begin.saturating_sub(rec);
+        let window = bound.saturating_sub(self.pass_log.load(Ordering::Relaxed));
+        let interval = rec - prev;
+        let ok = age <= window && interval <= window;
+        assert!(!ok || age <= bound, "deferral past the redo bound");
+        ok
     }
 
     /// Write the queued frames (one store batch); returns how many.

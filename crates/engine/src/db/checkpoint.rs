@@ -31,10 +31,13 @@ impl Engine {
     /// limit, writers wait for (or run) whole forced passes.
     pub(super) fn wal_gate(&self) -> Result<()> {
         let used = self.wal.used();
-        if used < self.wal_limit / 2 && !self.ckpt_active.load(Ordering::Relaxed) {
+        if used < self.pass_start() && !self.ckpt_active.load(Ordering::Relaxed) {
             return Ok(());
         }
         if used < self.wal_limit {
+            if !self.ckpt_active.load(Ordering::Relaxed) && self.too_soon() {
+                return Ok(());
+            }
             if let Some(mut c) = self.ckpt.try_lock() {
                 let cleaner = self.cleaner.lock().is_some();
                 let budget = if cleaner && used < self.wal_limit / 4 * 3 {
@@ -63,6 +66,32 @@ impl Engine {
             }
         }
         Ok(())
+    }
+
+    /// Live log from which writers start checkpoint passes: half the WAL limit, or a quarter
+    /// of the adaptive redo bound (`Config::max_redo_bytes`) when that is smaller: a pass
+    /// covers about a quarter of the bound, so a page written by one pass can be deferred
+    /// for most of the rest whatever the WAL limit.
+    fn pass_start(&self) -> u64 {
+        let half = self.wal_limit / 2;
+        self.cfg.max_redo_bytes.map_or(half, |b| half.min(b / 4))
+    }
+
+    /// Adaptive mode: a new pass waits until B/8 of log was written since the last one began
+    /// (a pass that defers its hot pages does not move the redo LSN much; back-to-back passes
+    /// would only burn CPU and superblock writes). The WAL limit still forces passes.
+    fn too_soon(&self) -> bool {
+        self.cfg
+            .max_redo_bytes
+            .is_some_and(|b| self.wal.next_lsn() < self.pool.last_pass_begin() + b / 8)
+    }
+
+    /// Log one checkpoint pass covers: from the begin of the pass before the last complete
+    /// one to the end of that one (the slack of the adaptive redo bound: the redo range after
+    /// a crash stays within the bound plus it).
+    #[must_use]
+    pub fn checkpoint_pass_log_bytes(&self) -> u64 {
+        self.pool.pass_log_bytes()
     }
 
     /// Full fuzzy checkpoint: every change made before the call is on disk and the redo LSN

@@ -85,6 +85,12 @@ pub struct Config {
     /// Hot-page-aware checkpointing: a dirty page may be deferred by this many checkpoint
     /// passes in a row before a pass writes it (0: every pass writes every dirty page).
     pub max_checkpoint_count: u32,
+    /// Adaptive deferral under a recovery bound (docs/checkpointing.md): a pass defers a dirty
+    /// page only while the redo range stays within this many log bytes (less one pass of log)
+    /// and the page's observed redirty interval fits in what is left; passes start at a
+    /// quarter of it, B/8 of log apart. `max_checkpoint_count` 0 then sets no count limit.
+    /// None: the fixed count alone.
+    pub max_redo_bytes: Option<u64>,
 }
 
 impl Default for Config {
@@ -100,6 +106,7 @@ impl Default for Config {
             wal_damage: WalDamage::Refuse,
             page_cleaner: false,
             max_checkpoint_count: 0,
+            max_redo_bytes: None,
         }
     }
 }

@@ -454,6 +454,7 @@ impl Engine {
             p.counters.clone(),
         ));
         pool.set_max_checkpoint_count(p.cfg.max_checkpoint_count);
+        pool.set_max_redo_bytes(p.cfg.max_redo_bytes);
         let cache: Arc<dyn PageCache> = pool.clone();
         p.store.attach_cache(Arc::downgrade(&cache));
         Engine {

@@ -1,0 +1,412 @@
+//! `nowa ckpt figures`: Park & Lee's hot-page-aware checkpointing experiments on TPC-C
+//! (docs/checkpointing.md): Table I, Figures 3-5 and Table II, and the adaptive deferral under
+//! a redo bound. Every point is one `nowa tpcc` child process (the same binary), so a run
+//! frees its memory and a crash is a real `kill -9`; each run's JSON is kept under `--work`
+//! and reused when the command is run again with the same parameters.
+
+mod figures;
+
+use crate::flags::{self, SimTiming};
+use crate::usage;
+use anyhow::{bail, Context, Result};
+use clap::{Args, Subcommand};
+use serde_json::Value;
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Pages of one warehouse after the load (~150 MiB measured in place): the base of the
+/// buffer fractions ("buffer = 50% of the database").
+pub(crate) const WAREHOUSE_DB_BYTES: u64 = 150 << 20;
+
+#[derive(Args, Debug)]
+pub struct CkptArgs {
+    #[command(subcommand)]
+    cmd: CkptCmd,
+}
+
+#[derive(Subcommand, Debug)]
+enum CkptCmd {
+    /// Table I, Figures 3, 4, 5 and Table II of the paper (and the adaptive bound) on TPC-C,
+    /// as CSV and PNG under --out; tables as Markdown on stdout.
+    Figures(FigArgs),
+}
+
+#[derive(Args, Debug, Clone)]
+pub(crate) struct FigArgs {
+    /// Directory of the figures (CSV, PNG).
+    #[arg(long, default_value = "docs/figures")]
+    out: PathBuf,
+    /// Directory of the per-run JSON (reused when present) and the crash images.
+    #[arg(long, default_value = "ckpt-runs")]
+    work: PathBuf,
+    /// Smoke-test scale: 1 warehouse, 3 s runs, buffers 20,50, counts 0,8, in place,
+    /// recovery at counts 0,8 (overrides the grid flags).
+    #[arg(long)]
+    quick: bool,
+    /// Warehouses.
+    #[arg(long, default_value = "1", value_parser = flags::count::<u32>(1, 64))]
+    warehouses: u32,
+    /// Seconds of each run phase (after the load).
+    #[arg(long, default_value = "30", value_parser = flags::seconds(1.0, 86400.0))]
+    seconds: f64,
+    /// Buffer pool sizes, percent of the database after the load (150 MiB per warehouse).
+    #[arg(long, default_value = "10,20,30,40,50", value_delimiter = ',',
+          value_parser = flags::count::<u32>(1, 100))]
+    buffers: Vec<u32>,
+    /// max_checkpoint_count values.
+    #[arg(long, default_value = "0,3,4,6,8,10", value_delimiter = ',',
+          value_parser = flags::count::<u32>(0, 1000))]
+    counts: Vec<u32>,
+    /// Write paths: inplace, oop.
+    #[arg(long, default_value = "inplace,oop", value_delimiter = ',',
+          value_parser = ["inplace", "oop"])]
+    paths: Vec<String>,
+    /// max_checkpoint_count values of the recovery runs (Table II: a file, kill -9 at the
+    /// end of the run, then recovery timed by phase).
+    #[arg(long, default_value = "0,3,8", value_delimiter = ',',
+          value_parser = flags::count::<u32>(0, 1000))]
+    recovery_counts: Vec<u32>,
+    /// Adaptive deferral: redo bounds (--max-redo-bytes) to run at the largest buffer, each
+    /// also crashed and recovered (none by default).
+    #[arg(long, value_delimiter = ',', value_parser = flags::size(1 << 16, 1 << 50))]
+    redo_bounds: Vec<u64>,
+    /// WAL limit of every run (the fixed WAL size of Table II).
+    #[arg(long, default_value = "16MiB", value_parser = flags::size(1 << 20, 1 << 40))]
+    wal_limit: u64,
+    /// Simulated SSD timing of the paced runs.
+    #[arg(long, default_value = "bandwidth", value_enum)]
+    sim_timing: SimTiming,
+    /// Simulated SSD media write bandwidth (scaled to this machine's CPU so that vanilla
+    /// TPC-C is device-bound, as the paper's: 26.5% CPU).
+    #[arg(long, default_value = "50MB", value_parser = flags::size(1_000_000, 1 << 50))]
+    media_bandwidth: u64,
+    /// Simulated SSD read bandwidth.
+    #[arg(long, default_value = "150MB", value_parser = flags::size(1_000_000, 1 << 50))]
+    read_bandwidth: u64,
+    /// Worker threads of each run.
+    #[arg(long, default_value = "2", value_parser = flags::count::<usize>(1, 64))]
+    threads: usize,
+    /// Seed of every run.
+    #[arg(long, default_value_t = 42)]
+    seed: u64,
+}
+
+impl FigArgs {
+    /// The grid `--quick` stands for.
+    fn scaled(mut self) -> FigArgs {
+        if self.quick {
+            self.warehouses = 1;
+            self.seconds = 3.0;
+            self.buffers = vec![20, 50];
+            self.counts = vec![0, 8];
+            self.paths = vec!["inplace".into()];
+            self.recovery_counts = vec![0, 8];
+        }
+        self
+    }
+
+    fn pool_bytes(&self, pct: u32) -> u64 {
+        assert!((1..=100).contains(&pct), "buffer {pct}% of the database");
+        (u64::from(self.warehouses) * WAREHOUSE_DB_BYTES * u64::from(pct) / 100).max(1 << 20)
+    }
+}
+
+/// One point of the experiment.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Point {
+    pub path: String,
+    pub buffer_pct: u32,
+    pub mcc: u32,
+    /// Adaptive deferral's redo bound (`--max-redo-bytes`).
+    pub redo_bound: Option<u64>,
+}
+
+impl Point {
+    fn name(&self) -> String {
+        let bound = self
+            .redo_bound
+            .map_or_else(String::new, |b| format!("-redo{}k", b >> 10));
+        format!("{}-b{}-m{}{bound}", self.path, self.buffer_pct, self.mcc)
+    }
+
+    pub(crate) fn label(&self) -> String {
+        match self.redo_bound {
+            Some(b) => format!("{} adaptive {} MiB", self.path, b >> 20),
+            None => format!("{} mcc {}", self.path, self.mcc),
+        }
+    }
+}
+
+/// The `nowa tpcc` flags of a point (device and duration left to the caller).
+fn tpcc_args(a: &FigArgs, p: &Point) -> Vec<String> {
+    let mut v: Vec<String> = vec![
+        "tpcc".into(),
+        "-q".into(),
+        format!("--warehouses={}", a.warehouses),
+        format!("--threads={}", a.threads),
+        format!("--seed={}", a.seed),
+        format!("--pool={}", a.pool_bytes(p.buffer_pct)),
+        format!("--wal-limit={}", a.wal_limit),
+        format!("--max-checkpoint-count={}", p.mcc),
+        format!("--write-path={}", p.path),
+    ];
+    if let Some(b) = p.redo_bound {
+        v.push(format!("--max-redo-bytes={b}"));
+    }
+    v
+}
+
+fn nowa_exe() -> Result<PathBuf> {
+    std::env::current_exe().context("locating the nowa binary")
+}
+
+/// One paced run on the simulated SSD: its `nowa tpcc --json` output (reused from `--work`).
+fn paced_run(a: &FigArgs, p: &Point) -> Result<Value> {
+    let file = a.work.join(format!("run-{}-{}s.json", p.name(), a.seconds));
+    if let Ok(text) = std::fs::read_to_string(&file) {
+        if let Ok(v) = serde_json::from_str::<Value>(&text) {
+            eprintln!("nowa ckpt: {} (reused {})", p.name(), file.display());
+            return Ok(v);
+        }
+    }
+    let timing = match a.sim_timing {
+        SimTiming::Bandwidth => "bandwidth",
+        SimTiming::Femu => "femu",
+        SimTiming::Mqsim => "mqsim",
+    };
+    let mut args = tpcc_args(a, p);
+    assert!(args[0] == "tpcc", "a nowa tpcc command line");
+    args.push(format!("--duration={}", a.seconds));
+    args.push(format!("--sim-timing={timing}"));
+    args.push(format!("--media-bandwidth={}", a.media_bandwidth));
+    args.push(format!("--read-bandwidth={}", a.read_bandwidth));
+    args.push(format!("--out={}", file.display()));
+    eprintln!("nowa ckpt: {} ...", p.name());
+    let t = Instant::now();
+    let out = Command::new(nowa_exe()?)
+        .args(&args)
+        .stdout(Stdio::null())
+        .output()
+        .context("running nowa tpcc")?;
+    if !out.status.success() {
+        bail!(
+            "nowa {} failed: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&file)?)?;
+    assert!(
+        v["engine"].is_object() && v["run"]["samples"].is_array(),
+        "nowa tpcc's JSON has the engine counters and the samples"
+    );
+    eprintln!(
+        "nowa ckpt: {} done in {:.0} s: {:.0} txn/s",
+        p.name(),
+        t.elapsed().as_secs_f64(),
+        v["run"]["txn_per_s"].as_f64().unwrap_or(f64::NAN)
+    );
+    Ok(v)
+}
+
+/// Recovery after a crash at the end of a run (Table II).
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
+pub(crate) struct Recovery {
+    pub open_secs: f64,
+    pub analysis_us: u64,
+    pub redo_us: u64,
+    pub records: u64,
+    pub redo_bytes: u64,
+}
+
+/// The number after `key` in `line` (digits and a dot).
+fn number_after(line: &str, key: &str) -> Option<f64> {
+    let rest = &line[line.find(key)? + key.len()..];
+    let end = rest
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(rest.len());
+    rest[..end].parse().ok()
+}
+
+/// `nowa tpcc --check-only`'s "recovered in" line.
+fn parse_recovery(stderr: &str) -> Option<Recovery> {
+    let l = stderr.lines().find(|l| l.contains("recovered in"))?;
+    #[expect(
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        reason = "integers printed by nowa tpcc, far below 2^52"
+    )]
+    let int = |k: &str| number_after(l, k).map(|x| x as u64);
+    Some(Recovery {
+        open_secs: number_after(l, "recovered in ")?,
+        analysis_us: int("analysis ")?,
+        redo_us: int("redo ")?,
+        records: int("shutdown false, ").or_else(|| int("shutdown true, "))?,
+        redo_bytes: int("redo range ")?,
+    })
+}
+
+/// Waits until the child prints that the load is done; returns its stderr reader's thread.
+fn wait_loaded(child: &mut std::process::Child) -> Result<std::thread::JoinHandle<()>> {
+    let err = child.stderr.take().context("child stderr")?;
+    let (tx, rx) = std::sync::mpsc::channel();
+    let h = std::thread::spawn(move || {
+        for line in BufReader::new(err).lines().map_while(std::io::Result::ok) {
+            if line.contains("loaded") {
+                let _ = tx.send(());
+            }
+        }
+    });
+    rx.recv_timeout(Duration::from_secs(1800))
+        .context("the crash run did not finish its load")?;
+    Ok(h)
+}
+
+/// A run on a file killed with SIGKILL `--seconds` into its run phase, then recovered and
+/// checked by `nowa tpcc --check-only` (reused from `--work`).
+fn crash_run(a: &FigArgs, p: &Point) -> Result<Recovery> {
+    let file = a
+        .work
+        .join(format!("crash-{}-{}s.json", p.name(), a.seconds));
+    if let Some(r) = std::fs::read_to_string(&file)
+        .ok()
+        .and_then(|t| serde_json::from_str::<Recovery>(&t).ok())
+    {
+        return Ok(r);
+    }
+    let img = a.work.join(format!("crash-{}.img", p.name()));
+    let img_s = img.display().to_string();
+    let mut args = tpcc_args(a, p);
+    args.extend([
+        format!("--device={img_s}"),
+        format!("--force={img_s}"),
+        format!("--duration={}", a.seconds * 10.0 + 60.0),
+    ]);
+    eprintln!("nowa ckpt: crash {} ...", p.name());
+    let mut child = Command::new(nowa_exe()?)
+        .args(&args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .context("running nowa tpcc")?;
+    let reader = wait_loaded(&mut child)?;
+    std::thread::sleep(Duration::from_secs_f64(a.seconds));
+    child.kill().context("kill -9")?;
+    let _ = child.wait();
+    let _ = reader.join();
+    let mut check = tpcc_args(a, p);
+    check.retain(|s| !s.starts_with("--seed"));
+    check.extend([format!("--device={img_s}"), "--check-only".into()]);
+    let out = Command::new(nowa_exe()?).args(&check).output()?;
+    let _ = std::fs::remove_file(&img);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if !out.status.success() {
+        bail!("recovery of {} failed: {}", p.name(), stderr.trim());
+    }
+    let r = parse_recovery(&stderr).with_context(|| format!("no recovery line in: {stderr}"))?;
+    assert!(
+        r.open_secs * 1e6 >= (r.analysis_us + r.redo_us) as f64 * 0.99,
+        "recovery phases within the open time"
+    );
+    std::fs::write(&file, serde_json::to_string(&r)?)?;
+    eprintln!(
+        "nowa ckpt: crash {}: recovery {:.3} s, redo {} us, {} bytes",
+        p.name(),
+        r.open_secs,
+        r.redo_us,
+        r.redo_bytes
+    );
+    Ok(r)
+}
+
+/// Every paced point: the grid, then the adaptive bounds at the largest buffer.
+fn points(a: &FigArgs) -> Vec<Point> {
+    let mut v = Vec::new();
+    for path in &a.paths {
+        for &b in &a.buffers {
+            for &m in &a.counts {
+                v.push(Point {
+                    path: path.clone(),
+                    buffer_pct: b,
+                    mcc: m,
+                    redo_bound: None,
+                });
+            }
+        }
+    }
+    let big = a.buffers.iter().copied().max().unwrap_or(50);
+    for &r in &a.redo_bounds {
+        v.push(Point {
+            path: "inplace".into(),
+            buffer_pct: big,
+            mcc: 0,
+            redo_bound: Some(r),
+        });
+    }
+    assert!(
+        v.len() == a.paths.len() * a.buffers.len() * a.counts.len() + a.redo_bounds.len(),
+        "one point per grid cell and bound"
+    );
+    v
+}
+
+/// `nowa ckpt`.
+pub fn run_cmd(a: CkptArgs) -> Result<()> {
+    let CkptCmd::Figures(f) = a.cmd;
+    let f = f.scaled();
+    if f.buffers.is_empty() || f.counts.is_empty() || f.paths.is_empty() {
+        return Err(usage(
+            "--buffers, --counts, --paths: at least one value each",
+        ));
+    }
+    for d in [&f.out, &f.work] {
+        std::fs::create_dir_all(d).with_context(|| format!("creating {}", d.display()))?;
+    }
+    eprintln!(
+        "nowa ckpt: seed {}, {} warehouses, {} s per run, WAL limit {} MiB, {} paced points",
+        f.seed,
+        f.warehouses,
+        f.seconds,
+        f.wal_limit >> 20,
+        points(&f).len()
+    );
+    let mut runs = Vec::new();
+    for p in points(&f) {
+        let v = paced_run(&f, &p)?;
+        runs.push((p, v));
+    }
+    let big = f.buffers.iter().copied().max().unwrap_or(50);
+    let mut crashes = Vec::new();
+    let crash_points = f.recovery_counts.iter().map(|&m| (m, None));
+    let bounds = f.redo_bounds.iter().map(|&b| (0, Some(b)));
+    for (mcc, redo_bound) in crash_points.chain(bounds) {
+        let p = Point {
+            path: "inplace".into(),
+            buffer_pct: big,
+            mcc,
+            redo_bound,
+        };
+        let r = crash_run(&f, &p)?;
+        crashes.push((p, r));
+    }
+    figures::write_all(&f.out, &runs, &crashes, big)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_recovery_line_is_parsed() {
+        let l = "nowa tpcc: recovered in 0.412 s (analysis 1200 us, redo 350000 us): clean shutdown false, 9218 records replayed, redo range 7340032 bytes";
+        let r = parse_recovery(l).unwrap();
+        assert_eq!(
+            (r.analysis_us, r.redo_us, r.records, r.redo_bytes),
+            (1200, 350_000, 9218, 7_340_032)
+        );
+        assert!((r.open_secs - 0.412).abs() < 1e-9);
+        assert!(parse_recovery("nothing here").is_none());
+    }
+}

@@ -1,0 +1,311 @@
+//! The outputs of `nowa ckpt figures`: every run as a CSV row, Table I and Table II as
+//! Markdown on stdout (and CSV), Figures 3, 4 and 5 as CSV + PNG (files named ckpt-*).
+
+use super::{Point, Recovery};
+use anyhow::{Context, Result};
+use nowa_bench::plot::{render_line, LineChart, Series};
+use serde_json::Value;
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// The figures of one paced run.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Row {
+    pub tps: f64,
+    /// Transactions per second of simulated-SSD busy time: the throughput the device allows,
+    /// which CPU contention from other processes on the machine cannot distort.
+    pub bound_tps: f64,
+    pub write_kb_txn: f64,
+    pub read_kb_txn: f64,
+    pub flash_kb_txn: f64,
+    pub write_mb_s: f64,
+    pub read_mb_s: f64,
+    /// CPU cores busy on average (process CPU time / run time).
+    pub cpu_cores: f64,
+    /// Eviction (LRU, cleaner) share of user page writes.
+    pub lru_pct: f64,
+    /// Checkpoint share of user page writes (forced included).
+    pub ckpt_pct: f64,
+    pub forced_pct: f64,
+    pub deferrals_txn: f64,
+    pub checkpoints: f64,
+    pub device_util: f64,
+    pub hit_ratio: f64,
+}
+
+fn num(v: &Value, path: &[&str]) -> f64 {
+    path.iter()
+        .fold(v, |v, k| &v[*k])
+        .as_f64()
+        .unwrap_or(f64::NAN)
+}
+
+impl Row {
+    pub(crate) fn of(v: &Value) -> Row {
+        let tps = num(v, &["run", "txn_per_s"]);
+        let txns = num(v, &["run", "transactions"]).max(1.0);
+        let d = |k: &str| num(v, &["drilldown", k]);
+        let user = d("user_bytes").max(1.0);
+        let host = num(v, &["host_bytes_per_txn"]);
+        let read = num(v, &["read_bytes_per_txn"]);
+        let (ev, ck) = (d("eviction_bytes"), d("checkpoint_bytes"));
+        assert!(
+            ev.is_nan() || ck.is_nan() || (ev + ck - d("user_bytes")).abs() < 1.0,
+            "user page writes are eviction + checkpoint writes"
+        );
+        Row {
+            tps,
+            bound_tps: num(v, &["run", "transactions"]) / num(v, &["device_busy_secs"]),
+            write_kb_txn: host / 1024.0,
+            read_kb_txn: read / 1024.0,
+            flash_kb_txn: num(v, &["flash_bytes_per_txn"]) / 1024.0,
+            write_mb_s: host * tps / 1e6,
+            read_mb_s: read * tps / 1e6,
+            cpu_cores: num(v, &["run", "cpu_us_per_txn"]) * tps / 1e6,
+            lru_pct: 100.0 * d("eviction_bytes") / user,
+            ckpt_pct: 100.0 * d("checkpoint_bytes") / user,
+            forced_pct: 100.0 * d("forced_checkpoint_bytes") / user,
+            deferrals_txn: d("checkpoint_deferrals") / txns,
+            checkpoints: d("checkpoints"),
+            device_util: num(v, &["device_busy_secs"]) / num(v, &["run", "seconds"]),
+            hit_ratio: num(v, &["engine", "hit_ratio"]),
+        }
+    }
+}
+
+const RUN_HEADER: &str = "path,buffer_pct,mcc,redo_bound_bytes,tps,device_bound_tps,write_kb_txn,read_kb_txn,flash_kb_txn,write_mb_s,read_mb_s,cpu_cores,lru_flush_pct,ckpt_flush_pct,forced_pct,deferrals_per_txn,checkpoints,device_util,hit_ratio";
+
+fn run_line(p: &Point, r: &Row) -> String {
+    format!(
+        "{},{},{},{},{:.1},{:.1},{:.2},{:.2},{:.2},{:.2},{:.2},{:.3},{:.1},{:.1},{:.1},{:.3},{},{:.3},{:.4}",
+        p.path,
+        p.buffer_pct,
+        p.mcc,
+        p.redo_bound.unwrap_or(0),
+        r.tps,
+        r.bound_tps,
+        r.write_kb_txn,
+        r.read_kb_txn,
+        r.flash_kb_txn,
+        r.write_mb_s,
+        r.read_mb_s,
+        r.cpu_cores,
+        r.lru_pct,
+        r.ckpt_pct,
+        r.forced_pct,
+        r.deferrals_txn,
+        r.checkpoints,
+        r.device_util,
+        r.hit_ratio
+    )
+}
+
+fn write(out: &Path, name: &str, text: &str) -> Result<()> {
+    let p = out.join(name);
+    std::fs::write(&p, text).with_context(|| format!("writing {}", p.display()))?;
+    eprintln!("nowa ckpt: wrote {}", p.display());
+    Ok(())
+}
+
+/// Table I as Markdown: one column per (path, mcc) at the buffer `big`.
+fn table1(rows: &[(&Point, Row)], big: u32) -> String {
+    let cols: Vec<&(&Point, Row)> = rows.iter().filter(|(p, _)| p.buffer_pct == big).collect();
+    let mut s = String::from("| metric |");
+    for (p, _) in &cols {
+        let _ = write!(s, " {} |", p.label());
+    }
+    s.push_str("\n|---|");
+    s.push_str(&"---|".repeat(cols.len()));
+    s.push('\n');
+    type Get = fn(&Row) -> f64;
+    let metrics: [(&str, Get, usize); 12] = [
+        ("TPS (measured)", |r| r.tps, 0),
+        ("TPS (device-bound)", |r| r.bound_tps, 0),
+        ("write KB/txn (device)", |r| r.write_kb_txn, 1),
+        ("read KB/txn", |r| r.read_kb_txn, 1),
+        ("flash KB/txn", |r| r.flash_kb_txn, 1),
+        ("write MB/s", |r| r.write_mb_s, 1),
+        ("read MB/s", |r| r.read_mb_s, 1),
+        ("CPU (cores)", |r| r.cpu_cores, 2),
+        ("LRU flush %", |r| r.lru_pct, 1),
+        ("checkpoint flush %", |r| r.ckpt_pct, 1),
+        ("device busy %", |r| 100.0 * r.device_util, 0),
+        ("deferrals/txn", |r| r.deferrals_txn, 2),
+    ];
+    for (name, get, prec) in metrics {
+        let _ = write!(s, "| {name} |");
+        for (_, r) in &cols {
+            let _ = write!(s, " {:.*} |", prec, get(r));
+        }
+        s.push('\n');
+    }
+    s
+}
+
+fn chart(title: &str, x: &str, y: &str, series: Vec<Series>) -> LineChart {
+    LineChart {
+        title: title.into(),
+        x_label: x.into(),
+        y_label: y.into(),
+        series,
+        log_x: false,
+        log_y: false,
+        y_range: None,
+    }
+}
+
+/// Figure 3: TPS over time at the buffer `big`, one line per count/bound (in place).
+fn figure3(out: &Path, runs: &[(Point, Value)], big: u32) -> Result<()> {
+    let mut csv = String::from("label,elapsed_s,txn_per_s\n");
+    let mut series = Vec::new();
+    let shown = |p: &Point| p.buffer_pct == big && p.path == "inplace" && shown_count(p);
+    for (p, v) in runs.iter().filter(|(p, _)| shown(p)) {
+        let samples = v["run"]["samples"].as_array().cloned().unwrap_or_default();
+        let pts: Vec<(f64, f64)> = samples
+            .iter()
+            .map(|s| (num(s, &["elapsed_s"]), num(s, &["txn_per_s"])))
+            .collect();
+        for (t, x) in &pts {
+            let _ = writeln!(csv, "{},{t:.2},{x:.1}", p.label());
+        }
+        series.push(Series {
+            label: p.label(),
+            points: pts,
+        });
+    }
+    write(out, "ckpt-fig3-tps-time.csv", &csv)?;
+    let title = format!("TPC-C throughput over time, in place, buffer {big}% (Fig. 3)");
+    render_line(
+        &chart(&title, "seconds", "transactions/s", series),
+        &out.join("ckpt-fig3-tps-time.png"),
+    )?;
+    Ok(())
+}
+
+/// Lines of `y` against `x` for the runs `keep` selects, one line per `key`.
+fn lines(
+    rows: &[(&Point, Row)],
+    keep: impl Fn(&Point) -> bool,
+    key: impl Fn(&Point) -> String,
+    x: impl Fn(&Point) -> f64,
+    y: impl Fn(&Row) -> f64,
+) -> Vec<Series> {
+    let mut out: Vec<Series> = Vec::new();
+    for (p, r) in rows.iter().filter(|(p, _)| keep(p)) {
+        let k = key(p);
+        let pt = (x(p), y(r));
+        match out.iter_mut().find(|s| s.label == k) {
+            Some(s) => s.points.push(pt),
+            None => out.push(Series {
+                label: k,
+                points: vec![pt],
+            }),
+        }
+    }
+    for s in &mut out {
+        s.points.sort_by(|a, b| a.0.total_cmp(&b.0));
+        assert!(!s.points.is_empty(), "a line has a point");
+    }
+    out
+}
+
+/// The lines of Figures 3 and 4: the paper's counts 0 (vanilla), 3 (its Table I) and 8 (its
+/// best), and the adaptive bounds.
+fn shown_count(p: &Point) -> bool {
+    p.redo_bound.is_some() || [0, 3, 8].contains(&p.mcc)
+}
+
+/// Figures 4 and 5.
+fn figures45(out: &Path, rows: &[(&Point, Row)], big: u32) -> Result<()> {
+    let fixed = |p: &Point| p.redo_bound.is_none();
+    let f4 = lines(
+        rows,
+        |p| fixed(p) && shown_count(p),
+        Point::label,
+        |p| f64::from(p.buffer_pct),
+        |r| r.bound_tps,
+    );
+    let c4 = chart(
+        "TPC-C throughput vs buffer size (Fig. 4)",
+        "buffer, % of the database",
+        "transactions/s (device-bound)",
+        f4,
+    );
+    render_line(&c4, &out.join("ckpt-fig4-buffer.png"))?;
+    let at_big = |p: &Point| fixed(p) && p.buffer_pct == big;
+    let f5 = |y: fn(&Row) -> f64| lines(rows, at_big, |p| p.path.clone(), |p| f64::from(p.mcc), y);
+    let t = format!("Throughput vs max_checkpoint_count, buffer {big}% (Fig. 5)");
+    let y = "transactions/s (device-bound)";
+    let c5 = chart(&t, "max_checkpoint_count", y, f5(|r| r.bound_tps));
+    render_line(&c5, &out.join("ckpt-fig5-tps.png"))?;
+    let t = format!("Checkpoint share of page writes, buffer {big}% (Fig. 5)");
+    let c5 = chart(
+        &t,
+        "max_checkpoint_count",
+        "checkpoint flush %",
+        f5(|r| r.ckpt_pct),
+    );
+    render_line(&c5, &out.join("ckpt-fig5-share.png"))?;
+    Ok(())
+}
+
+/// Table II: recovery after a crash at the end of a run.
+fn table2(crashes: &[(Point, Recovery)]) -> (String, String) {
+    let mut md = String::from(
+        "| run | analysis ms | redo ms | open total s | records replayed | redo range MiB |\n|---|---|---|---|---|---|\n",
+    );
+    let mut csv = String::from(
+        "path,buffer_pct,mcc,redo_bound_bytes,open_secs,analysis_us,redo_us,records,redo_bytes\n",
+    );
+    for (p, r) in crashes {
+        #[expect(clippy::cast_precision_loss, reason = "byte counts far below 2^52")]
+        let mib = r.redo_bytes as f64 / 1048576.0;
+        let _ = writeln!(
+            md,
+            "| {} | {:.1} | {:.1} | {:.3} | {} | {mib:.2} |",
+            p.label(),
+            r.analysis_us as f64 / 1000.0,
+            r.redo_us as f64 / 1000.0,
+            r.open_secs,
+            r.records
+        );
+        let _ = writeln!(
+            csv,
+            "{},{},{},{},{:.4},{},{},{},{}",
+            p.path,
+            p.buffer_pct,
+            p.mcc,
+            p.redo_bound.unwrap_or(0),
+            r.open_secs,
+            r.analysis_us,
+            r.redo_us,
+            r.records,
+            r.redo_bytes
+        );
+    }
+    (md, csv)
+}
+
+/// Every output of the command.
+pub(crate) fn write_all(
+    out: &Path,
+    runs: &[(Point, Value)],
+    crashes: &[(Point, Recovery)],
+    big: u32,
+) -> Result<()> {
+    let rows: Vec<(&Point, Row)> = runs.iter().map(|(p, v)| (p, Row::of(v))).collect();
+    let mut csv = String::from(RUN_HEADER);
+    csv.push('\n');
+    for (p, r) in &rows {
+        csv.push_str(&run_line(p, r));
+        csv.push('\n');
+    }
+    write(out, "ckpt-runs.csv", &csv)?;
+    figure3(out, runs, big)?;
+    figures45(out, &rows, big)?;
+    let (md2, csv2) = table2(crashes);
+    write(out, "ckpt-recovery.csv", &csv2)?;
+    println!("## Table I (buffer {big}%)\n\n{}", table1(&rows, big));
+    println!("## Table II (crash at the end of the run, in place)\n\n{md2}");
+    Ok(())
+}

@@ -1,0 +1,97 @@
+//! `nowa tpcc` on the paced simulated SSD (`--sim-timing`, the one timing model `nowa ycsb`
+//! uses) and its refusal on devices without a timing model.
+
+mod common;
+use common::{assert_usage_errors, nowa_json};
+
+#[test]
+fn tpcc_runs_paced_by_the_chip_model() {
+    let v = nowa_json(&[
+        "tpcc",
+        "-q",
+        "--json",
+        "--transactions",
+        "400",
+        "--seed",
+        "3",
+        "--sim-timing",
+        "femu",
+        "--max-checkpoint-count",
+        "3",
+    ]);
+    assert_eq!(v["pacing"]["chips"]["program_us"], 200.0);
+    assert_eq!(v["pacing"]["paced"], true);
+    let busy = v["device_busy_secs"].as_f64().unwrap();
+    assert!(busy > 0.0, "the run's media work is timed: {busy}");
+    assert!(v["read_bytes_per_txn"].as_f64().unwrap() >= 0.0);
+    let done = v["run"]["transactions"].as_u64().unwrap() + v["run"]["rollbacks"].as_u64().unwrap();
+    assert_eq!(done, 400);
+}
+
+#[test]
+fn tpcc_timing_flags_need_the_simulated_ssd() {
+    assert_usage_errors(&[
+        vec!["tpcc", "--device", "mem", "--sim-timing", "femu"],
+        vec!["tpcc", "--device", "mem", "--pacing", "off"],
+        vec!["tpcc", "--sim-timing", "nand"],
+    ]);
+}
+
+#[test]
+fn ckpt_figures_refuses_bad_grids() {
+    assert_usage_errors(&[
+        vec!["ckpt", "figures", "--buffers", "0"],
+        vec!["ckpt", "figures", "--buffers", "101"],
+        vec!["ckpt", "figures", "--paths", "sideways"],
+        vec!["ckpt", "figures", "--redo-bounds", "1k"],
+        vec![
+            "tpcc",
+            "--max-redo-bytes",
+            "1MiB",
+            "--max-recovery-secs",
+            "2",
+        ],
+    ]);
+}
+
+/// The whole experiment at its smoke-test scale (1 warehouse, 3 s runs, 4 paced runs, 2
+/// crashes): about 2 minutes, so not in CI. `cargo test -p nowa-cli --test ckpt_cli -- --ignored`.
+#[test]
+#[ignore = "about 2 minutes: the experiment's smoke test"]
+fn ckpt_figures_quick_writes_every_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let (out, work) = (dir.path().join("fig"), dir.path().join("work"));
+    let o = common::nowa(&[
+        "ckpt",
+        "figures",
+        "--quick",
+        "--redo-bounds",
+        "4MiB",
+        "--out",
+        out.to_str().unwrap(),
+        "--work",
+        work.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("Table I") && text.contains("adaptive 4 MiB"),
+        "{text}"
+    );
+    for f in [
+        "ckpt-runs.csv",
+        "ckpt-recovery.csv",
+        "ckpt-fig3-tps-time.png",
+        "ckpt-fig4-buffer.png",
+        "ckpt-fig5-tps.png",
+        "ckpt-fig5-share.png",
+    ] {
+        assert!(out.join(f).exists(), "{f} written");
+    }
+    let rec = std::fs::read_to_string(out.join("ckpt-recovery.csv")).unwrap();
+    assert_eq!(
+        rec.lines().count(),
+        4,
+        "header + mcc 0, mcc 8, adaptive: {rec}"
+    );
+}
