@@ -3,8 +3,8 @@
 //! read, a key inserted where a get found nothing or into a scanned range is one; and the
 //! shortcut stays right across splits and emptied (freed) leaves.
 
-use nowa_engine::{Config, Engine, EngineError, ScanDir, TableId, TreeOptions};
 use nowa_device::MemDevice;
+use nowa_engine::{Config, Engine, EngineError, ScanDir, TableId, TreeOptions};
 
 fn engine() -> (Engine, TableId) {
     let cfg = Config {
@@ -13,7 +13,9 @@ fn engine() -> (Engine, TableId) {
         ..Config::default()
     };
     let e = Engine::create(MemDevice::new(64 << 20), cfg).expect("test step");
-    let (t, _) = e.open_table("t", TreeOptions::default()).expect("test step");
+    let (t, _) = e
+        .open_table("t", TreeOptions::default())
+        .expect("test step");
     (e, t)
 }
 

@@ -214,6 +214,9 @@ pub fn check_consistency<S: TxnStore>(
 ///
 /// # Errors
 /// A store error, or a HISTORY key that does not decode.
+///
+/// # Panics
+/// If the scan returns a row of thread 0 (it starts at thread 1: a store bug).
 pub fn history_trimmed<S: TxnStore>(store: &S, tables: &Tables) -> Result<bool, TpccError> {
     let id = tables.id(Table::History);
     retry_tpcc(|| {

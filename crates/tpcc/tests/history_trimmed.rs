@@ -12,18 +12,18 @@ const SEED: u64 = 4242;
 /// Loads one warehouse into a fresh store and runs `n` draws (steady when `steady`).
 fn after_run(steady: bool, n: u64) -> (MemStore, Tables) {
     let store = MemStore::new();
-    let tables = Tables::open(&store).unwrap();
+    let tables = Tables::open(&store).expect("open the tables");
     let lc = LoadConfig {
         warehouses: 1,
         threads: 1,
         seed: SEED,
     };
-    load(&store, &tables, &lc, &|_| {}).unwrap();
+    load(&store, &tables, &lc, &|_| {}).expect("load");
     let mut rc = RunConfig::new(1, 1);
     rc.seed = SEED;
     rc.steady_window = if steady { 2100 } else { 0 };
     rc.stop = Stop::Transactions(n);
-    run(&store, &tables, &rc, &NoObserver).unwrap();
+    run(&store, &tables, &rc, &NoObserver).expect("run");
     (store, tables)
 }
 

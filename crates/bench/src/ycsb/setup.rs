@@ -84,6 +84,9 @@ pub fn pace(dev: Device, pacing: Option<&Pacing>) -> (Device, Option<Arc<Paced>>
 /// has `data_capacity` bytes (the paper's setup: the device under test then holds only pages):
 /// superblocks, the WAL region and two mapping snapshots (24 B per data page). Shared by
 /// `nowa ycsb --separate-wal` and `nowa tpcc --separate-wal`.
+///
+/// # Panics
+/// Never for a real configuration (the device always exceeds the WAL region).
 #[must_use]
 pub fn separate_wal_device(data_capacity: u64, cfg: &nowa_engine::Config) -> Device {
     let region = nowa_engine::wal_region_bytes(cfg);
