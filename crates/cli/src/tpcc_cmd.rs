@@ -146,32 +146,8 @@ fn engine_config(a: &TpccArgs) -> (Config, String) {
     (c, why)
 }
 
-/// A device and, when it is a simulated SSD, that SSD.
-type Opened = (Arc<dyn BlockDevice>, Option<Arc<SimDevice>>);
-
-/// The device the flags ask for.
-fn device(a: &TpccArgs, cfg: &Config) -> Result<Opened> {
-    let data = u64::from(a.warehouses) * WAREHOUSE_BYTES;
-    let wal = if a.separate_wal {
-        0
-    } else {
-        nowa_engine::wal_region_bytes(cfg)
-    };
-    let capacity = a.capacity.unwrap_or_else(|| {
-        #[expect(
-            clippy::cast_possible_truncation,
-            clippy::cast_sign_loss,
-            clippy::cast_precision_loss,
-            reason = "a device size in bytes, far below 2^52, positive"
-        )]
-        let c = ((data + wal + (8 << 20)) as f64 / a.dataset_fill) as u64;
-        c
-    }) / 4096
-        * 4096;
-    assert!(
-        capacity % 4096 == 0 && capacity > 0,
-        "device capacity in whole blocks"
-    );
+/// Refuses a run whose device, pool and separate WAL would not fit the memory.
+fn check_run_memory(a: &TpccArgs, cfg: &Config, capacity: u64) -> Result<()> {
     let mem = match a.device.as_str() {
         "sim" => sim_device_bytes(capacity),
         "mem" => capacity,
@@ -198,7 +174,36 @@ fn device(a: &TpccArgs, cfg: &Config) -> Result<Opened> {
                 0
             },
         ),
-    ])?;
+    ])
+}
+
+/// A device and, when it is a simulated SSD, that SSD.
+type Opened = (Arc<dyn BlockDevice>, Option<Arc<SimDevice>>);
+
+/// The device the flags ask for.
+fn device(a: &TpccArgs, cfg: &Config) -> Result<Opened> {
+    let data = u64::from(a.warehouses) * WAREHOUSE_BYTES;
+    let wal = if a.separate_wal {
+        0
+    } else {
+        nowa_engine::wal_region_bytes(cfg)
+    };
+    let capacity = a.capacity.unwrap_or_else(|| {
+        #[expect(
+            clippy::cast_possible_truncation,
+            clippy::cast_sign_loss,
+            clippy::cast_precision_loss,
+            reason = "a device size in bytes, far below 2^52, positive"
+        )]
+        let c = ((data + wal + (8 << 20)) as f64 / a.dataset_fill) as u64;
+        c
+    }) / 4096
+        * 4096;
+    assert!(
+        capacity % 4096 == 0 && capacity > 0,
+        "device capacity in whole blocks"
+    );
+    check_run_memory(a, cfg, capacity)?;
     Ok(match a.device.as_str() {
         "sim" => {
             let sc = SimConfig::for_capacity(capacity, a.op, a.sim_mode)
