@@ -379,10 +379,11 @@ pub fn run_cmd(a: TpccArgs) -> Result<()> {
 }
 
 /// Keep freed heap memory in the process: by default glibc returns the top of the heap to the
-/// kernel once 128 KiB are free there and serves large blocks by mmap, so the load's and the
-/// run's short-lived buffers fault in (and zero) fresh pages again and again; measured with
-/// `perf record` on the in-memory run, that page clearing took 47% of the process's samples
-/// (mostly in the load: 2 warehouses loaded in 17.8 s before, 5.4 s after).
+/// kernel once 128 KiB are free there and serves large blocks by mmap, so short-lived buffers
+/// fault in (and zero) fresh pages again and again. In one `perf record` of a 1-thread
+/// in-memory run (load included) on a loaded machine, kernel page clearing under `malloc`
+/// took 47% of the samples; its share of the run phase alone was not separated
+/// (docs/tpcc.md section 9).
 fn keep_heap() {
     // SAFETY: mallopt only sets allocator parameters; called before the worker threads start.
     let trim = unsafe { libc::mallopt(libc::M_TRIM_THRESHOLD, 1 << 30) };
