@@ -8,6 +8,7 @@ mod capture_cmd;
 mod ckpt_cmd;
 mod ckpt_flags;
 mod device_open;
+mod engine_flags;
 mod flags;
 mod frozen_cmd;
 mod gcunit_cmd;

@@ -5,15 +5,16 @@
 
 use crate::ckpt_flags::WriteBackFlags;
 use crate::device_open::open_database;
+use crate::engine_flags::EngineFlags;
 use crate::flags::{self, MAX_THREADS};
 use crate::resources::{check_memory, check_output_file, sim_device_bytes};
-use crate::ycsb_cmd::{durability, oop_config, sim_mode, zone_of, OopFlags};
+use crate::ycsb_cmd::{oop_config, sim_mode, zone_of, OopFlags};
 use crate::{interrupted, usage};
 use anyhow::{Context, Result};
 use clap::Args;
 use nowa_bench::ycsb::{Drilldown, Snapshot};
 use nowa_device::{BlockDevice, MemDevice, SimConfig, SimDevice, SimMode};
-use nowa_engine::{in_place_store, out_of_place_store, Config, Durability, Engine, StoreBuilder};
+use nowa_engine::{in_place_store, out_of_place_store, Config, Engine, StoreBuilder};
 use nowa_tpcc::{
     check_consistency, load, run, Consistency, EngineStore, LoadConfig, LoadReport, Observer,
     Report, RunConfig, Sample, Stop, Tables,
@@ -66,29 +67,28 @@ pub struct TpccArgs {
     /// Simulated SSD mode: cns, fdp:HANDLES, zns.
     #[arg(long, default_value = "cns", value_parser = sim_mode)]
     sim_mode: SimMode,
-    /// Buffer pool size; default 10% of the estimated data.
-    #[arg(long, value_parser = flags::size(1 << 20, MAX_BYTES))]
-    pool: Option<u64>,
-    /// WAL size limit; default = pool size.
-    #[arg(long, value_parser = flags::size(1 << 20, MAX_BYTES))]
-    wal_limit: Option<u64>,
-    /// Turn the doublewrite buffer off (in place; unsafe).
-    #[arg(long)]
-    no_doublewrite: bool,
-    /// Commit durability: async (group commit in the background) or sync (each commit waits).
-    #[arg(long, default_value = "async", value_parser = durability)]
-    durability: Durability,
+    #[command(flatten)]
+    engine: EngineFlags,
     #[command(flatten)]
     oop: OopFlags,
     #[command(flatten)]
     write_back: WriteBackFlags,
     #[command(flatten)]
     pacing: crate::pacing_flags::PacingFlags,
+    /// Keep the WAL on a separate in-memory device (as `nowa ycsb --separate-wal`): the
+    /// device under test then holds only pages, and its SSD WAF excludes the WAL.
+    #[arg(long)]
+    separate_wal: bool,
+    /// Record every request the engine makes to the device (not the separate WAL) in the
+    /// nowa trace CSV; replay it with `nowa sim --trace FILE`. An existing FILE is refused.
+    #[arg(long, value_name = "FILE")]
+    record_trace: Option<PathBuf>,
     /// Check the consistency conditions (clause 3.3.2) at the end.
     #[arg(long)]
     check: bool,
-    /// Open an existing database on --device (recovering it), check it, and exit.
-    #[arg(long, conflicts_with_all = ["duration", "transactions", "steady"])]
+    /// Open an existing database on --device (recovering it), check it, and exit. A database
+    /// from a steady run (its HISTORY trimmed) skips clauses 3.3.2.8-9.
+    #[arg(long, conflicts_with_all = ["duration", "transactions", "steady", "separate_wal", "record_trace"])]
     check_only: bool,
     /// Sample interval (1, 1s, 500ms).
     #[arg(long, default_value = "1", value_parser = flags::seconds(0.01, 86400.0))]
@@ -150,46 +150,17 @@ fn builder(
     })
 }
 
-fn engine_config(a: &TpccArgs) -> Config {
+/// The engine configuration and why the pool has its size (the rule of [`EngineFlags`], on
+/// the estimated data: `WAREHOUSE_BYTES` per warehouse).
+fn engine_config(a: &TpccArgs) -> (Config, String) {
     let data = u64::from(a.warehouses) * WAREHOUSE_BYTES;
-    let pool = a.pool.unwrap_or_else(|| (data / 10).max(16 << 20));
-    assert!(
-        pool >= 1 << 20,
-        "a pool of at least 1 MiB (the flag's floor)"
-    );
-    let mut c = Config {
-        pool_bytes: pool,
-        wal_limit_bytes: a.wal_limit,
-        durability: a.durability,
-        doublewrite: !a.no_doublewrite,
-        ..Config::default()
-    };
+    let (mut c, why) = a.engine.config(&a.device, data);
     a.write_back.apply(&mut c);
-    c
+    (c, why)
 }
 
-/// A device and, when it is a simulated SSD, that SSD.
-type Opened = (Arc<dyn BlockDevice>, Option<Arc<SimDevice>>);
-
-/// The device the flags ask for.
-fn device(a: &TpccArgs, cfg: &Config) -> Result<Opened> {
-    let data = u64::from(a.warehouses) * WAREHOUSE_BYTES;
-    let wal = nowa_engine::wal_region_bytes(cfg);
-    let capacity = a.capacity.unwrap_or_else(|| {
-        #[expect(
-            clippy::cast_possible_truncation,
-            clippy::cast_sign_loss,
-            clippy::cast_precision_loss,
-            reason = "a device size in bytes, far below 2^52, positive"
-        )]
-        let c = ((data + wal + (8 << 20)) as f64 / a.dataset_fill) as u64;
-        c
-    }) / 4096
-        * 4096;
-    assert!(
-        capacity % 4096 == 0 && capacity > 0,
-        "device capacity in whole blocks"
-    );
+/// Refuses a run whose device, pool and separate WAL would not fit the memory.
+fn check_run_memory(a: &TpccArgs, cfg: &Config, capacity: u64) -> Result<()> {
     let mem = match a.device.as_str() {
         "sim" => sim_device_bytes(capacity),
         "mem" => capacity,
@@ -207,7 +178,45 @@ fn device(a: &TpccArgs, cfg: &Config) -> Result<Opened> {
             "buffer pool",
             cfg.pool_bytes + cfg.pool_bytes / 16,
         ),
-    ])?;
+        (
+            "--wal-limit",
+            "separate WAL device",
+            if a.separate_wal {
+                nowa_engine::wal_region_bytes(cfg)
+            } else {
+                0
+            },
+        ),
+    ])
+}
+
+/// A device and, when it is a simulated SSD, that SSD.
+type Opened = (Arc<dyn BlockDevice>, Option<Arc<SimDevice>>);
+
+/// The device the flags ask for.
+fn device(a: &TpccArgs, cfg: &Config) -> Result<Opened> {
+    let data = u64::from(a.warehouses) * WAREHOUSE_BYTES;
+    let wal = if a.separate_wal {
+        0
+    } else {
+        nowa_engine::wal_region_bytes(cfg)
+    };
+    let capacity = a.capacity.unwrap_or_else(|| {
+        #[expect(
+            clippy::cast_possible_truncation,
+            clippy::cast_sign_loss,
+            clippy::cast_precision_loss,
+            reason = "a device size in bytes, far below 2^52, positive"
+        )]
+        let c = ((data + wal + (8 << 20)) as f64 / a.dataset_fill) as u64;
+        c
+    }) / 4096
+        * 4096;
+    assert!(
+        capacity % 4096 == 0 && capacity > 0,
+        "device capacity in whole blocks"
+    );
+    check_run_memory(a, cfg, capacity)?;
     Ok(match a.device.as_str() {
         "sim" => {
             let sc = SimConfig::for_capacity(capacity, a.op, a.sim_mode)
@@ -235,6 +244,40 @@ fn device(a: &TpccArgs, cfg: &Config) -> Result<Opened> {
     })
 }
 
+/// The database size: the data pages the tables hold (below the allocation mark and not on
+/// the free list), as pages and as bytes of 4 KiB pages; out of place also the pages the
+/// mapping held at the last checkpoint.
+#[derive(Debug, Clone, Copy, serde::Serialize)]
+struct DbSize {
+    pages: u64,
+    bytes: u64,
+    alloc_mark_pages: u64,
+    mapped_pages: u64,
+}
+
+impl DbSize {
+    fn of(eng: &Engine) -> DbSize {
+        let (mark, free) = eng.page_usage();
+        assert!(free <= mark, "free pages lie below the allocation mark");
+        let pages = mark - free;
+        DbSize {
+            pages,
+            bytes: pages * 4096,
+            alloc_mark_pages: mark,
+            mapped_pages: eng.stats().mapping_pages,
+        }
+    }
+
+    /// Into a sample's extra metrics (the `--csv` columns and the JSON time series).
+    #[expect(clippy::cast_precision_loss, reason = "page counts far below 2^52")]
+    fn record(&self, extra: &mut nowa_tpcc::Extra) {
+        extra.insert("db_pages", self.pages as f64);
+        extra.insert("db_bytes", self.bytes as f64);
+        extra.insert("db_alloc_mark_pages", self.alloc_mark_pages as f64);
+        extra.insert("db_mapped_pages", self.mapped_pages as f64);
+    }
+}
+
 /// Progress on stderr, WAF in every sample, Ctrl-C ends the run.
 struct Obs<'a> {
     eng: &'a Engine,
@@ -259,15 +302,18 @@ impl Observer for Obs<'_> {
             s.extra.insert("ssd_waf", w);
         }
         s.extra.insert("hit_ratio", self.eng.stats().hit_ratio);
+        let db = DbSize::of(self.eng);
+        db.record(&mut s.extra);
         if !self.quiet {
             eprintln!(
-                "nowa tpcc: {:.0}s {:.0} txn/s tpmC {:.0} conflicts {} DB WAF {} SSD WAF {}",
+                "nowa tpcc: {:.0}s {:.0} txn/s tpmC {:.0} conflicts {} DB WAF {} SSD WAF {} DB {} MiB",
                 s.elapsed_s,
                 s.txn_per_s,
                 s.tpmc,
                 s.conflicts,
                 fmt(d.db_waf()),
-                fmt(d.ssd_waf())
+                fmt(d.ssd_waf()),
+                db.bytes >> 20
             );
         }
     }
@@ -290,7 +336,7 @@ pub fn run_cmd(a: TpccArgs) -> Result<()> {
             "--check-only needs a --device path holding a database",
         ));
     }
-    let cfg = engine_config(&a);
+    let (cfg, pool_why) = engine_config(&a);
     let (dev, sim) = device(&a, &cfg)?;
     let pacing = a.pacing.pacing(&a.device)?;
     let (dev, paced) = nowa_bench::ycsb::pace(dev, pacing.as_ref());
@@ -303,13 +349,18 @@ pub fn run_cmd(a: TpccArgs) -> Result<()> {
         b.kind() == nowa_engine::WritePathKind::OutOfPlace,
     )?;
     nowa_bench::interrupt::install_sigint_handler();
+    keep_heap();
     let pool_mib = cfg.pool_bytes >> 20;
-    let eng = Engine::create_with_wal(dev.clone(), None, cfg, &*b).map_err(|e| match e {
+    let wal = a
+        .separate_wal
+        .then(|| nowa_bench::ycsb::separate_wal_device(dev.geometry().capacity, &cfg));
+    let dev = crate::trace_cmd::record_trace(dev, a.record_trace.as_deref())?;
+    let eng = Engine::create_with_wal(dev.clone(), wal, cfg, &*b).map_err(|e| match e {
         nowa_engine::EngineError::Config(m) => usage(format!("--capacity / --pool: {m}")),
         e => anyhow::Error::new(e).context("creating the engine"),
     })?;
     eprintln!(
-        "nowa tpcc: seed {}, {} warehouses, {} threads, {}, pool {} MiB, device {} ({} MiB), {:?} commits",
+        "nowa tpcc: seed {}, {} warehouses, {} threads, {}, pool {} MiB, device {} ({} MiB), WAL {}, {:?} commits",
         a.seed,
         a.warehouses,
         a.threads,
@@ -317,12 +368,20 @@ pub fn run_cmd(a: TpccArgs) -> Result<()> {
         pool_mib,
         a.device,
         dev.geometry().capacity >> 20,
-        a.durability
+        if a.separate_wal {
+            "on a separate in-memory device"
+        } else {
+            "on the device"
+        },
+        a.engine.durability
     );
     if let Some(l) = &wlog {
         l.attach(&eng)?;
     }
-    let store = EngineStore::new(eng, a.durability);
+    if !a.quiet {
+        eprintln!("nowa tpcc: pool {pool_mib} MiB: {pool_why}");
+    }
+    let store = EngineStore::new(eng, a.engine.durability);
     let tables = Tables::open(&store).context("creating the tables")?;
     let lr = load_phase(&a, &store, &tables)?;
     if let Some(p) = &paced {
@@ -345,6 +404,20 @@ pub fn run_cmd(a: TpccArgs) -> Result<()> {
         anyhow::bail!("the consistency check failed");
     }
     Ok(())
+}
+
+/// Keep freed heap memory in the process: by default glibc returns the top of the heap to the
+/// kernel once 128 KiB are free there and serves large blocks by mmap, so short-lived buffers
+/// fault in (and zero) fresh pages again and again. In one `perf record` of a 1-thread
+/// in-memory run (load included) on a loaded machine, kernel page clearing under `malloc`
+/// took 47% of the samples; its share of the run phase alone was not separated
+/// (docs/tpcc.md section 9).
+fn keep_heap() {
+    // SAFETY: mallopt only sets allocator parameters; called before the worker threads start.
+    let trim = unsafe { libc::mallopt(libc::M_TRIM_THRESHOLD, 1 << 30) };
+    // SAFETY: as above (32 MiB is glibc's largest mmap threshold on 64-bit).
+    let mmap = unsafe { libc::mallopt(libc::M_MMAP_THRESHOLD, 32 << 20) };
+    assert!(trim == 1 && mmap == 1, "glibc accepts both settings");
 }
 
 fn load_phase(a: &TpccArgs, store: &EngineStore, tables: &Tables) -> Result<LoadReport> {
@@ -455,9 +528,14 @@ fn check_only(
             r.end_lsn.saturating_sub(r.redo_lsn)
         );
     }
-    let store = EngineStore::new(eng, a.durability);
+    let store = EngineStore::new(eng, a.engine.durability);
     let tables = Tables::open(&store).context("opening the tables")?;
-    let c = check_consistency(&store, &tables, a.warehouses, !a.steady).context("checking")?;
+    // A steady run trims HISTORY: the database says so (docs/tpcc.md section 6).
+    let trimmed = nowa_tpcc::history_trimmed(&store, &tables).context("checking")?;
+    if trimmed {
+        eprintln!("nowa tpcc: HISTORY is trimmed (a steady run): clauses 3.3.2.8-9 skipped");
+    }
+    let c = check_consistency(&store, &tables, a.warehouses, !trimmed).context("checking")?;
     assert_eq!(c.warehouses, a.warehouses, "every warehouse checked");
     store.engine().close().context("closing the engine")?;
     print_consistency(&c);
@@ -522,6 +600,22 @@ fn summary(o: &Output) {
             k.latency.p50_us, k.latency.p99_us, k.latency.p999_us
         );
     }
+    let e = &o.engine;
+    #[expect(
+        clippy::cast_precision_loss,
+        reason = "counts and nanoseconds far below 2^52"
+    )]
+    let per_commit = |ns: u64| ns as f64 / 1e3 / e.txn_commits.max(1) as f64;
+    #[expect(clippy::cast_precision_loss, reason = "nanoseconds far below 2^52")]
+    let share = e.commit_lock_hold_ns as f64 / 1e9 / r.seconds.max(1e-9);
+    println!(
+        "commit    {} commits with writes: commit lock wait {:.1} us, held {:.1} us per commit (held {:.0}% of the run, wall); conflicts {:.2}% of attempts",
+        e.txn_commits,
+        per_commit(e.commit_lock_wait_ns),
+        per_commit(e.commit_lock_hold_ns),
+        100.0 * share,
+        100.0 * r.conflict_rate
+    );
     println!(
         "waf       DB {}, SSD {}, total {}",
         fmt(o.db_waf),

@@ -2,8 +2,9 @@
 
 use crate::ckpt_flags::WriteBackFlags;
 use crate::device_open::open_database;
+use crate::engine_flags::EngineFlags;
 use crate::flags::{self, MAX_THREADS};
-use crate::resources::{check_memory, check_output_file, pool_from_memory, sim_device_bytes, Need};
+use crate::resources::{check_memory, check_output_file, sim_device_bytes, Need};
 use crate::{interrupted, usage};
 use anyhow::{Context, Result};
 use clap::Args;
@@ -12,7 +13,7 @@ use nowa_bench::ycsb::{
     self, Device, Mix, Pacing, Stop, ValueKind, WritePath, YcsbResult, YcsbSpec,
 };
 use nowa_device::{BlockDevice, MemDevice, SimConfig, SimDevice, SimMode};
-use nowa_engine::{Compression, Config, Durability, Engine, OopConfig};
+use nowa_engine::{Compression, Config, Engine, OopConfig};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -75,20 +76,8 @@ pub struct YcsbArgs {
     sim_mode: SimMode,
     #[command(flatten)]
     pacing: crate::pacing_flags::PacingFlags,
-    /// Buffer pool size. Default: on a file or block device, from the memory this run may
-    /// use (cgroup limit or MemAvailable, 80% after a 16 MiB reserve), at most the dataset;
-    /// on the simulated SSD or in memory, 10% of the estimated dataset (the paper's setting).
-    #[arg(long, value_parser = flags::size(1 << 20, MAX_BYTES))]
-    pool: Option<u64>,
-    /// WAL size limit; default = pool size.
-    #[arg(long, value_parser = flags::size(1 << 20, MAX_BYTES))]
-    wal_limit: Option<u64>,
-    /// Turn the doublewrite buffer off (unsafe: torn pages are detected, not repaired).
-    #[arg(long)]
-    no_doublewrite: bool,
-    /// Durability of updates: async (group commit in the background) or sync (each waits).
-    #[arg(long, default_value = "async", value_parser = durability)]
-    durability: Durability,
+    #[command(flatten)]
+    engine: EngineFlags,
     /// Seed of keys and values.
     #[arg(long, default_value_t = 42)]
     seed: u64,
@@ -106,6 +95,11 @@ pub struct YcsbArgs {
     ack_log: Option<PathBuf>,
     #[command(flatten)]
     oop: OopFlags,
+    /// Out of place, when no --ops, --seconds or --device-writes is given: run until the store
+    /// has written this many times its space (the space limit, else the device), so DB GC
+    /// reaches steady state.
+    #[arg(long, default_value = "3", value_parser = flags::number(0.0, true, 1e6))]
+    steady_writes: f64,
     #[command(flatten)]
     write_back: WriteBackFlags,
     /// Keep the WAL on a separate in-memory device (the paper's setup): the device under
@@ -166,11 +160,6 @@ pub(crate) struct OopFlags {
     /// when it is full, not when the device is. Default: the whole device.
     #[arg(long, value_parser = flags::size_4k(1 << 20, MAX_BYTES))]
     space_limit: Option<u64>,
-    /// Out of place, when no --ops, --seconds or --device-writes is given: run until the store
-    /// has written this many times its space (the space limit, else the device), so DB GC
-    /// reaches steady state.
-    #[arg(long, default_value = "3", value_parser = flags::number(0.0, true, 1e6))]
-    steady_writes: f64,
 }
 
 /// `--zone-size`: a size, or taken from the device.
@@ -203,14 +192,6 @@ fn out_of_place(s: &str) -> Result<PathKind, String> {
         o => Err(format!(
             "unknown write path '{o}' (expected inplace or oop)"
         )),
-    }
-}
-
-pub(crate) fn durability(s: &str) -> Result<Durability, String> {
-    match s {
-        "async" => Ok(Durability::Async),
-        "sync" => Ok(Durability::Sync),
-        o => Err(format!("unknown durability '{o}' (expected async or sync)")),
     }
 }
 
@@ -331,19 +312,13 @@ struct Plan {
 
 fn plan(a: &YcsbArgs) -> Plan {
     let dataset = ycsb::estimate_dataset_bytes(a.records, a.value_size);
-    let (pool, pool_why) = default_pool(a, dataset);
-    let mut engine = Config {
-        pool_bytes: pool,
-        wal_limit_bytes: a.wal_limit,
-        durability: a.durability,
-        doublewrite: !a.no_doublewrite,
-        ..Config::default()
-    };
+    let (mut engine, pool_why) = a.engine.config(&a.device, dataset);
+    let pool = engine.pool_bytes;
     a.write_back.apply(&mut engine);
     // The engine also needs its superblocks and doublewrite area on the device, and its WAL
     // region unless the WAL is on a separate device (then the data fills the device as in
     // `nowa table1`).
-    let wal = a.wal_limit.unwrap_or(pool);
+    let wal = a.engine.wal_limit_or(pool);
     let wal_region = if a.separate_wal {
         0
     } else {
@@ -366,31 +341,6 @@ fn plan(a: &YcsbArgs) -> Plan {
     plan
 }
 
-/// The pool size and why: --pool; on a file or block device (O_DIRECT: the page cache does
-/// not help) the memory this run may use, at most the dataset; else 10% of the dataset.
-fn default_pool(a: &YcsbArgs, dataset: u64) -> (u64, String) {
-    if let Some(p) = a.pool {
-        return (p, "--pool".into());
-    }
-    let tenth = (dataset / 10).max(1 << 20) / 4096 * 4096;
-    if matches!(a.device.as_str(), "sim" | "mem") {
-        return (
-            tenth,
-            "10% of the estimated dataset (the paper's setting; the device is in memory too)"
-                .into(),
-        );
-    }
-    let (mem, why) = pool_from_memory(1 << 20);
-    let whole = dataset.saturating_add(dataset / 8).div_ceil(4096) * 4096;
-    if whole < mem {
-        return (
-            whole.max(1 << 20),
-            format!("the whole estimated dataset + 1/8 (less than the memory allows: {why})"),
-        );
-    }
-    (mem, why)
-}
-
 /// What the run holds in memory with a device of `capacity` bytes; `device_flag` is the flag
 /// that sized the device.
 fn check_run_memory(a: &YcsbArgs, p: &Plan, capacity: u64, device_flag: &str) -> Result<()> {
@@ -405,7 +355,7 @@ fn check_run_memory(a: &YcsbArgs, p: &Plan, capacity: u64, device_flag: &str) ->
         0
     };
     let pool = p.engine.pool_bytes;
-    let wal = a.wal_limit.unwrap_or(pool);
+    let wal = a.engine.wal_limit_or(pool);
     let wal_dev = if a.separate_wal {
         wal.saturating_add(wal / 4)
     } else {
@@ -413,7 +363,7 @@ fn check_run_memory(a: &YcsbArgs, p: &Plan, capacity: u64, device_flag: &str) ->
     };
     // A device sized from the dataset grows with the WAL region when the WAL shares it.
     let device_flag = if device_flag == "--records" && p.overhead > p.dataset {
-        if a.wal_limit.is_some() {
+        if a.engine.wal_limit.is_some() {
             "--wal-limit"
         } else {
             "--pool"
@@ -519,7 +469,7 @@ fn spec(a: &YcsbArgs, p: &Plan, oop: Option<OopConfig>, zone: Option<u64>) -> Re
         (_, Some(s), _) => Stop::Seconds(s),
         (_, _, Some(k)) => Stop::DeviceWrites(k),
         // Out of place: until DB GC has run through the space K times (steady state).
-        _ if oop.is_some() => Stop::StoreWrites(a.oop.steady_writes),
+        _ if oop.is_some() => Stop::StoreWrites(a.steady_writes),
         _ => Stop::Seconds(10.0),
     };
     let zoned_or_fdp = a.device == "sim" && !matches!(a.sim_mode, SimMode::Conventional);
@@ -547,7 +497,7 @@ fn spec(a: &YcsbArgs, p: &Plan, oop: Option<OopConfig>, zone: Option<u64>) -> Re
         theta: a.theta,
         threads: a.threads,
         stop,
-        durability: a.durability,
+        durability: a.engine.durability,
         seed: a.seed,
         interval_secs: a.interval,
         engine: p.engine.clone(),

@@ -329,6 +329,10 @@ const CASES: &[(&str, &str)] = &[
     ("tpcc --write-path sideways", "--write-path"),
     ("tpcc --check-only", "--check-only"),
     ("tpcc --check-only --steady", "--check-only"),
+    (
+        "tpcc --check-only --separate-wal --device x.db",
+        "--check-only",
+    ),
     ("tpcc --dataset-fill 0", "--dataset-fill"),
     ("tpcc --capacity 1MiB", "--capacity"),
     // infer-gc-unit

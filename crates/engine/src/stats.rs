@@ -127,6 +127,12 @@ pub struct EngineCounters {
     pub mapping_pages: AtomicU64,
     /// Out of place: mapping snapshots that were full (the others wrote deltas).
     pub full_snapshots: AtomicU64,
+    /// Transaction commits with writes (each takes the commit lock exclusively).
+    pub txn_commits: AtomicU64,
+    /// Nanoseconds those commits waited for the commit lock.
+    pub commit_lock_wait_ns: AtomicU64,
+    /// Nanoseconds they held it (validation, logging and applying the write set).
+    pub commit_lock_hold_ns: AtomicU64,
 }
 
 impl EngineCounters {
@@ -250,6 +256,12 @@ pub struct Stats {
     pub mapping_pages: u64,
     /// Out of place: full mapping snapshots written.
     pub full_snapshots: u64,
+    /// Transaction commits with writes.
+    pub txn_commits: u64,
+    /// Nanoseconds those commits waited for the commit lock.
+    pub commit_lock_wait_ns: u64,
+    /// Nanoseconds they held it.
+    pub commit_lock_hold_ns: u64,
     /// Pool hits / accesses (1.0 with no access).
     pub hit_ratio: f64,
 }
@@ -298,6 +310,9 @@ impl EngineCounters {
             mapping_ram_bytes: l(&self.mapping_ram_bytes),
             mapping_pages: l(&self.mapping_pages),
             full_snapshots: l(&self.full_snapshots),
+            txn_commits: l(&self.txn_commits),
+            commit_lock_wait_ns: l(&self.commit_lock_wait_ns),
+            commit_lock_hold_ns: l(&self.commit_lock_hold_ns),
             ..Default::default()
         };
         s.user_page_bytes = (s.eviction_page_writes + s.checkpoint_page_writes) * page_size;

@@ -206,6 +206,51 @@ pub fn check_consistency<S: TxnStore>(
     Ok(out)
 }
 
+/// True when a worker's HISTORY rows no longer start at row 1: steady TPC-C trimmed them, so
+/// 3.3.2.8 and 3.3.2.9 (sums over HISTORY) do not apply. This is how `nowa tpcc --check-only`
+/// knows a database came from a steady run: the database itself says so, and a standard run
+/// (which never deletes HISTORY) is still checked in full. One forward scan of limit 1 per
+/// worker thread (the loader's rows, thread 0, are never trimmed).
+///
+/// # Errors
+/// A store error, or a HISTORY key that does not decode.
+///
+/// # Panics
+/// If the scan returns a row of thread 0 (it starts at thread 1: a store bug).
+pub fn history_trimmed<S: TxnStore>(store: &S, tables: &Tables) -> Result<bool, TpccError> {
+    let id = tables.id(Table::History);
+    retry_tpcc(|| {
+        let mut txn = store.begin()?;
+        // Worker threads are numbered from 1: start after thread 0's rows.
+        let mut from = crate::keys::fold_i32(1).to_vec();
+        let trimmed = loop {
+            let Some((k, _)) = txn
+                .scan(id, &from, None, crate::store::ScanOrder::Forward, 1)?
+                .into_iter()
+                .next()
+            else {
+                break false;
+            };
+            let (Some(thread), Some(pk)) = (key::field(&k, 0), key::field(&k, 1)) else {
+                return Err(TpccError::Missing {
+                    table: Table::History,
+                    key: k,
+                });
+            };
+            assert!(thread >= 1, "the scan starts at worker thread 1");
+            if pk > 1 {
+                break true;
+            }
+            match prefix_end(&crate::keys::fold_i32(thread)) {
+                Some(next) => from = next,
+                None => break false,
+            }
+        };
+        txn.commit()?;
+        Ok(trimmed)
+    })
+}
+
 fn add_rows(into: &mut BTreeMap<Table, u64>, from: &BTreeMap<Table, u64>) {
     for (t, n) in from {
         *into.entry(*t).or_default() += n;

@@ -46,7 +46,7 @@ pub mod suites;
 pub mod timed;
 pub mod txns;
 
-pub use check::{check_consistency, Consistency, Violation};
+pub use check::{check_consistency, history_trimmed, Consistency, Violation};
 pub use driver::{run, RunConfig, Stop};
 pub use engine_store::{EngineStore, EngineTxn};
 pub use error::TpccError;

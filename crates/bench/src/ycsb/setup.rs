@@ -80,28 +80,30 @@ pub fn pace(dev: Device, pacing: Option<&Pacing>) -> (Device, Option<Arc<Paced>>
     }
 }
 
+/// A separate in-memory WAL device for an engine with configuration `cfg` whose data device
+/// has `data_capacity` bytes (the paper's setup: the device under test then holds only pages):
+/// superblocks, the WAL region and two mapping snapshots (24 B per data page). Shared by
+/// `nowa ycsb --separate-wal` and `nowa tpcc --separate-wal`.
+///
+/// # Panics
+/// Never for a real configuration (the device always exceeds the WAL region).
+#[must_use]
+pub fn separate_wal_device(data_capacity: u64, cfg: &nowa_engine::Config) -> Device {
+    let region = nowa_engine::wal_region_bytes(cfg);
+    let snaps = 2 * ((data_capacity / 4096) * 24 + 8192);
+    let bytes = (region + snaps).div_ceil(4096) * 4096 + (1 << 20);
+    assert!(bytes > region, "the WAL device holds the WAL region");
+    Arc::new(nowa_device::MemDevice::new(bytes))
+}
+
 /// Create the engine of `spec` on `dev` (formats the device).
 ///
 /// # Errors
 /// The engine's, e.g. a configuration the device cannot hold.
 pub fn create_engine(dev: Device, spec: &YcsbSpec) -> Result<Engine, YcsbError> {
-    let wal: Option<Device> = if spec.separate_wal {
-        let limit = spec
-            .engine
-            .wal_limit_bytes
-            .unwrap_or(spec.engine.pool_bytes);
-        let region = spec
-            .engine
-            .wal_region_bytes
-            .unwrap_or(limit + limit / 4 + (1 << 20));
-        // Superblocks + WAL region + two mapping snapshots (24 B per data page).
-        let snaps = 2 * ((dev.geometry().capacity / 4096) * 24 + 8192);
-        Some(Arc::new(nowa_device::MemDevice::new(
-            (region + snaps).div_ceil(4096) * 4096 + (1 << 20),
-        )))
-    } else {
-        None
-    };
+    let wal = spec
+        .separate_wal
+        .then(|| separate_wal_device(dev.geometry().capacity, &spec.engine));
     Ok(match &spec.store {
         WritePath::InPlace => Engine::create_with_wal(
             dev,

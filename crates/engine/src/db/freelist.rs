@@ -56,7 +56,6 @@ impl FreeList {
     }
 
     /// Is `pid` free?
-    #[cfg(test)]
     pub(crate) fn contains(&self, pid: Pid) -> bool {
         self.free.contains(&pid)
     }

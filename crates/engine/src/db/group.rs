@@ -197,6 +197,33 @@ impl Engine {
         &self.commit_lock
     }
 
+    /// Is leaf `l` unchanged since a read saw it (same page, same LSN, still in the tree)?
+    /// Then every read that went through it would see the same (see [`super::LeafSeen`]). A
+    /// freed page counts as changed (it is not read: the store may have released it).
+    ///
+    /// # Errors
+    /// Page and device errors.
+    pub(crate) fn leaf_unchanged(&self, l: super::LeafSeen) -> Result<bool> {
+        // The shared tree lock: no leaf leaves the tree between the free-list check and the read.
+        let _t = self.tree.read();
+        if self.free.lock().contains(l.pid) {
+            return Ok(false);
+        }
+        let g = self.pool.read(l.pid)?;
+        Ok(crate::page::kind(&g.page) == crate::page::KIND_LEAF
+            && crate::page::lsn(&g.page) == l.lsn)
+    }
+
+    /// A commit waited `wait` for the commit lock and held it `hold` (validation, logging,
+    /// applying): the lock figures of [`crate::Stats`].
+    pub(crate) fn count_commit(&self, wait: std::time::Duration, hold: std::time::Duration) {
+        let ns = |d: std::time::Duration| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
+        let c = &self.counters;
+        crate::stats::EngineCounters::add(&c.txn_commits, 1);
+        crate::stats::EngineCounters::add(&c.commit_lock_wait_ns, ns(wait));
+        crate::stats::EngineCounters::add(&c.commit_lock_hold_ns, ns(hold));
+    }
+
     /// After a commit at `lsn`: make it durable as `d` asks (Sync: flush past it; Async: flush
     /// when enough is unflushed).
     pub(crate) fn commit_durable(&self, lsn: u64, d: super::Durability) -> Result<()> {

@@ -17,6 +17,7 @@ mod open;
 mod recovery;
 mod split;
 mod tree;
+pub(crate) use tree::LeafSeen;
 
 use crate::buffer::BufferPool;
 use crate::error::{Corruption, EngineError, Result};

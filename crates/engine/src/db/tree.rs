@@ -10,6 +10,26 @@ use crate::num::u64_of;
 use crate::page::{self, Entry, KIND_INNER, KIND_LEAF, MAX_KEY, MAX_KV};
 use crate::treelock::TreeMeta;
 
+/// A non-empty leaf a read saw: its page id and LSN. Every change of a leaf gives it a new,
+/// greater LSN, and only empty leaves leave the tree, so while the page at `pid` still has
+/// `lsn` it holds the same rows and still covers every key it covered then (a leaf's range
+/// only shrinks by a split, which changes it). Transactions validate reads with it
+/// (`crate::txn`). An empty leaf gives no `LeafSeen`: it may leave the tree unchanged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct LeafSeen {
+    pub(crate) pid: Pid,
+    pub(crate) lsn: u64,
+}
+
+impl LeafSeen {
+    fn of(pid: Pid, leaf: &[u8]) -> Option<LeafSeen> {
+        (page::nkeys(leaf) > 0).then(|| LeafSeen {
+            pid,
+            lsn: page::lsn(leaf),
+        })
+    }
+}
+
 /// `Err(ExpectedLeaf)` unless `p` (page `pid`) is a leaf.
 fn expect_leaf(pid: Pid, p: &[u8]) -> Result<()> {
     match page::kind(p) {
@@ -43,15 +63,25 @@ impl Engine {
     /// # Errors
     /// As [`Self::get`].
     pub fn get_with<R>(&self, key: &[u8], f: impl FnOnce(Option<&[u8]>) -> R) -> Result<R> {
+        self.get_seen(key, |v, _| f(v))
+    }
+
+    /// [`Self::get_with`], also telling `f` the leaf it read (see [`LeafSeen`]).
+    pub(crate) fn get_seen<R>(
+        &self,
+        key: &[u8],
+        f: impl FnOnce(Option<&[u8]>, Option<LeafSeen>) -> R,
+    ) -> Result<R> {
         self.check_open()?;
         self.counters.gets.inc();
         let t = self.tree.read();
         let pid = self.find_leaf(&t, key)?;
         let g = self.pool.read(pid)?;
         expect_leaf(pid, &g.page)?;
-        Ok(f(page::search(&g.page, key)
+        let v = page::search(&g.page, key)
             .ok()
-            .map(|i| page::leaf_value(&g.page, i))))
+            .map(|i| page::leaf_value(&g.page, i));
+        Ok(f(v, LeafSeen::of(pid, &g.page)))
     }
 
     /// Pairs with `start <= key < end` (end None = unbounded), at most `limit`, in key order.
@@ -76,6 +106,17 @@ impl Engine {
         &self,
         start: &[u8],
         end: Option<&[u8]>,
+        f: impl FnMut(&[u8], &[u8]) -> bool,
+    ) -> Result<()> {
+        self.scan_seen(start, end, |_| {}, f)
+    }
+
+    /// [`Self::scan_with`], telling `leaf` every leaf visited (before its pairs).
+    pub(crate) fn scan_seen(
+        &self,
+        start: &[u8],
+        end: Option<&[u8]>,
+        mut leaf: impl FnMut(Option<LeafSeen>),
         mut f: impl FnMut(&[u8], &[u8]) -> bool,
     ) -> Result<()> {
         self.check_open()?;
@@ -86,6 +127,7 @@ impl Engine {
         loop {
             let g = self.pool.read(pid)?;
             expect_leaf(pid, &g.page)?;
+            leaf(LeafSeen::of(pid, &g.page));
             let first = *from.get_or_insert_with(|| match page::search(&g.page, start) {
                 Ok(i) | Err(i) => i,
             });
@@ -232,6 +274,17 @@ impl Engine {
         &self,
         start: &[u8],
         end: Option<&[u8]>,
+        f: impl FnMut(&[u8], &[u8]) -> bool,
+    ) -> Result<()> {
+        self.scan_rev_seen(start, end, |_| {}, f)
+    }
+
+    /// [`Self::scan_rev_with`], telling `leaf` every leaf visited (before its pairs).
+    pub(crate) fn scan_rev_seen(
+        &self,
+        start: &[u8],
+        end: Option<&[u8]>,
+        mut leaf: impl FnMut(Option<LeafSeen>),
         mut f: impl FnMut(&[u8], &[u8]) -> bool,
     ) -> Result<()> {
         self.check_open()?;
@@ -241,6 +294,7 @@ impl Engine {
             let (pid, fence) = self.find_leaf_below(&t, below.as_deref())?;
             let g = self.pool.read(pid)?;
             expect_leaf(pid, &g.page)?;
+            leaf(LeafSeen::of(pid, &g.page));
             let top = match below.as_deref() {
                 Some(b) => match page::search(&g.page, b) {
                     Ok(i) | Err(i) => i,

@@ -17,11 +17,12 @@
 //! writes its named tables through transactions only.
 
 use crate::catalog::TableId;
-use crate::db::{Durability, Engine};
+use crate::db::{Durability, Engine, LeafSeen};
 use crate::error::{EngineError, Result};
 use crate::page::{Entry, MAX_KEY, MAX_KV};
 use std::collections::BTreeMap;
 use std::hash::{DefaultHasher, Hasher};
+use std::time::Instant;
 
 /// Direction of a transactional range scan.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,6 +41,16 @@ struct ScanRead {
     dir: ScanDir,
     fetch: usize,
     seen: (usize, u64),
+    /// The leaves visited; None when one was empty (then only the rows can validate it).
+    leaves: Option<Vec<LeafSeen>>,
+}
+
+/// One get from the tree, remembered for validation: the key, the hash of what it returned,
+/// and the leaf it read (None: an empty leaf).
+struct Read {
+    key: Vec<u8>,
+    hash: Option<u64>,
+    leaf: Option<LeafSeen>,
 }
 
 /// Hash of a value read (None: absent).
@@ -55,7 +66,7 @@ fn value_hash(v: Option<&[u8]>) -> Option<u64> {
 pub struct Txn<'e> {
     eng: &'e Engine,
     writes: BTreeMap<Vec<u8>, Option<Vec<u8>>>,
-    reads: Vec<(Vec<u8>, Option<u64>)>,
+    reads: Vec<Read>,
     scans: Vec<ScanRead>,
 }
 
@@ -93,10 +104,10 @@ impl Txn<'_> {
         if let Some(v) = self.writes.get(&k) {
             return Ok(v.clone());
         }
-        let (v, h) = self
+        let (v, hash, leaf) = self
             .eng
-            .get_with(&k, |v| (v.map(<[u8]>::to_vec), value_hash(v)))?;
-        self.reads.push((k, h));
+            .get_seen(&k, |v, l| (v.map(<[u8]>::to_vec), value_hash(v), l))?;
+        self.reads.push(Read { key: k, hash, leaf });
         Ok(v)
     }
 
@@ -122,9 +133,13 @@ impl Txn<'_> {
         let existed = match self.writes.get(&k) {
             Some(w) => w.is_some(),
             None => {
-                let h = self.eng.get_with(&k, value_hash)?;
-                self.reads.push((k.clone(), h));
-                h.is_some()
+                let (hash, leaf) = self.eng.get_seen(&k, |v, l| (value_hash(v), l))?;
+                self.reads.push(Read {
+                    key: k.clone(),
+                    hash,
+                    leaf,
+                });
+                hash.is_some()
             }
         };
         self.writes.insert(k, None);
@@ -159,7 +174,8 @@ impl Txn<'_> {
         let fetch = limit.saturating_add(own);
         let mut rows: Vec<Entry> = Vec::new();
         let strip = |k: &[u8]| k[crate::catalog::PREFIX_LEN..].to_vec();
-        let seen = fetch_rows(self.eng, &s, &e, dir, fetch, |k, v| {
+        let mut leaves = Some(Vec::new());
+        let seen = fetch_rows(self.eng, (&s, &e, dir), fetch, &mut leaves, |k, v| {
             rows.push((if own == 0 { strip(k) } else { k.to_vec() }, v.to_vec()));
         })?;
         let out = if own == 0 {
@@ -188,19 +204,49 @@ impl Txn<'_> {
             dir,
             fetch,
             seen,
+            leaves,
         });
         Ok(out)
     }
 
-    /// Does every read still see what it saw? (Under the commit lock.)
+    /// Does every read still see what it saw? (Under the commit lock.) A read whose leaves
+    /// are all unchanged (same LSN) is valid without walking the tree again; otherwise it
+    /// is read again and compared.
     fn valid(&self) -> Result<bool> {
-        for (k, h) in &self.reads {
-            if self.eng.get_with(k, value_hash)? != *h {
+        for r in &self.reads {
+            if let Some(l) = r.leaf {
+                if self.eng.leaf_unchanged(l)? {
+                    continue;
+                }
+            }
+            if self.eng.get_with(&r.key, value_hash)? != r.hash {
                 return Ok(false);
             }
         }
         for s in &self.scans {
-            if fetch_rows(self.eng, &s.start, &s.end, s.dir, s.fetch, |_, _| {})? != s.seen {
+            if let Some(ls) = &s.leaves {
+                if self.all_unchanged(ls)? {
+                    continue;
+                }
+            }
+            let again = fetch_rows(
+                self.eng,
+                (&s.start, &s.end, s.dir),
+                s.fetch,
+                &mut None,
+                |_, _| {},
+            )?;
+            if again != s.seen {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    fn all_unchanged(&self, leaves: &[LeafSeen]) -> Result<bool> {
+        assert!(!leaves.is_empty(), "a scan visits at least one leaf");
+        for &l in leaves {
+            if !self.eng.leaf_unchanged(l)? {
                 return Ok(false);
             }
         }
@@ -243,19 +289,22 @@ impl Txn<'_> {
                 self.validate()
             };
         }
-        let lsn = {
-            let _g = self.eng.commit_lock().write();
-            if !self.valid()? {
-                return Err(EngineError::Conflict);
-            }
-            let ops: Vec<_> = self
-                .writes
-                .iter()
-                .map(|(k, v)| (k.as_slice(), v.as_deref()))
-                .collect();
-            self.eng.commit_group(&ops)?
+        let ops: Vec<_> = self
+            .writes
+            .iter()
+            .map(|(k, v)| (k.as_slice(), v.as_deref()))
+            .collect();
+        let asked = Instant::now();
+        let g = self.eng.commit_lock().write();
+        let got = Instant::now();
+        let r = match self.valid() {
+            Ok(true) => self.eng.commit_group(&ops),
+            Ok(false) => Err(EngineError::Conflict),
+            Err(e) => Err(e),
         };
-        self.eng.commit_durable(lsn, d)
+        drop(g);
+        self.eng.count_commit(got - asked, got.elapsed());
+        self.eng.commit_durable(r?, d)
     }
 
     /// Drop every write (nothing was applied).
@@ -268,13 +317,13 @@ impl Txn<'_> {
     }
 }
 
-/// Visit up to `n` tree rows of `[s, e)` in `dir` order; returns their count and hash.
+/// Visit up to `n` tree rows of `[s, e)` in `dir` order; returns their count and hash. With
+/// `leaves` Some, the leaves visited are pushed to it (it becomes None if one was empty).
 fn fetch_rows(
     eng: &Engine,
-    s: &[u8],
-    e: &[u8],
-    dir: ScanDir,
+    (s, e, dir): (&[u8], &[u8], ScanDir),
     n: usize,
+    leaves: &mut Option<Vec<LeafSeen>>,
     mut visit: impl FnMut(&[u8], &[u8]),
 ) -> Result<(usize, u64)> {
     assert!(n > 0, "a scan fetches at least one row");
@@ -289,9 +338,14 @@ fn fetch_rows(
         count += 1;
         count < n
     };
+    let leaf = |l: Option<LeafSeen>| match (l, leaves.as_mut()) {
+        (Some(l), Some(v)) => v.push(l),
+        (None, _) => *leaves = None,
+        (Some(_), None) => {}
+    };
     match dir {
-        ScanDir::Forward => eng.scan_with(s, Some(e), f)?,
-        ScanDir::Reverse => eng.scan_rev_with(s, Some(e), f)?,
+        ScanDir::Forward => eng.scan_seen(s, Some(e), leaf, f)?,
+        ScanDir::Reverse => eng.scan_rev_seen(s, Some(e), leaf, f)?,
     }
     Ok((count, h.finish()))
 }
