@@ -36,8 +36,8 @@ pub use db::{
 };
 pub use error::{
     CodecError, ConfigError, Corruption, EngineError, Exhausted, MappingDamage, MetaDamage,
-    PageDamage, Pid, RecordDamage, RedoDamage, Result, SlotDamage, SuperblockDamage, TreeDamage,
-    WritePathKind,
+    PageDamage, Pid, PlacementRefusal, RecordDamage, RedoDamage, Result, SlotDamage,
+    SuperblockDamage, TreeDamage, WritePathKind,
 };
 pub use format::superblock::{identify, DbIdentity, DiskLayout, SalvageRecord, WritePath};
 pub use oop::{out_of_place_store, Compression, OopConfig, OutOfPlaceStore};

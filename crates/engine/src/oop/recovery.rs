@@ -170,6 +170,9 @@ impl OutOfPlaceStore {
             valid.iter().sum::<u64>(),
             "rebuilt valid bytes disagree with the mapping"
         );
+        // The placement starts over at open (zones rebuilt here are class 0); it needs the
+        // live pages for its context.
+        st.placer.get_mut().set_live(st.map.mapped());
         Ok(())
     }
 
