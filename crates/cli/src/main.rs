@@ -10,6 +10,7 @@ mod device_open;
 mod flags;
 mod frozen_cmd;
 mod gcunit_cmd;
+mod placement_flags;
 mod plan_cmd;
 mod resources;
 mod sim_cmd;
