@@ -7,7 +7,9 @@ use nowa_logspace::{PlacementKind, PolicyKind};
 
 /// `--placement`: a scheme of `nowa_logspace` the engine can run (FK needs the future).
 pub fn placement(s: &str) -> Result<PlacementKind, String> {
-    let k: PlacementKind = s.parse().map_err(|e: nowa_logspace::PlacementError| e.to_string())?;
+    let k: PlacementKind = s
+        .parse()
+        .map_err(|e: nowa_logspace::PlacementError| e.to_string())?;
     if k.needs_future() {
         return Err(format!(
             "'{s}' needs each write's future, which the engine does not know: record the \
@@ -26,7 +28,9 @@ pub fn placement(s: &str) -> Result<PlacementKind, String> {
 /// `--gc-victim`: a victim policy of `nowa_logspace` (the SSD-iq reference's 2R policies
 /// compact inside the FTL model and are refused).
 pub fn gc_victim(s: &str) -> Result<PolicyKind, String> {
-    let k: PolicyKind = s.parse().map_err(|e: nowa_logspace::PolicyParseError| e.to_string())?;
+    let k: PolicyKind = s
+        .parse()
+        .map_err(|e: nowa_logspace::PolicyParseError| e.to_string())?;
     if matches!(k, PolicyKind::TwoRGreedy | PolicyKind::TwoRFifo) {
         return Err(format!(
             "'{s}' compacts inside the FTL model; the DB GC takes greedy, cost-benefit, \

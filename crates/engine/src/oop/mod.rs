@@ -408,6 +408,19 @@ impl OutOfPlaceStore {
         self.geo.zones
     }
 
+    /// Name of the placement scheme (`stripe`, `gdt`, `nowa`, or a logspace scheme).
+    #[must_use]
+    pub fn placement_name(&self) -> String {
+        self.st.read().placer.lock().placement().name()
+    }
+
+    /// Per-class statistics since this store was built (index = class; writes in pages,
+    /// collected amounts in bytes, the space's unit).
+    #[must_use]
+    pub fn class_stats(&self) -> Vec<nowa_logspace::ClassStats> {
+        self.st.read().space.lock().classes.clone()
+    }
+
     /// Check the zone metadata against the mapping: valid bytes per zone, no valid data in
     /// a free zone, every mapped copy inside the zones (tests and the recovery rebuild).
     ///

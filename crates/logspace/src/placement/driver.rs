@@ -58,9 +58,19 @@ impl Placer {
         self.live
     }
 
-    /// Set the live-page count (a writer that rebuilt its mapping at open).
-    pub fn set_live(&mut self, live: u64) {
-        self.live = live;
+    /// `page` holds data written before this placer existed (a writer that rebuilt its
+    /// mapping at open): the scheme sees it as a user write now, so schemes that track every
+    /// written page (SepBIT, DAC, WARCIP) know it when GC moves it. Advances the clock, not
+    /// the per-class write counts.
+    pub fn adopt(&mut self, space: &mut Space, page: u64) {
+        let ctx = self.ctx(space, NEVER);
+        self.place.on_request(page, 1, &ctx);
+        space.tick(1);
+        self.live += 1;
+        let ctx = self.ctx(space, NEVER);
+        self.place.on_user_write(page, &ctx);
+        let class = self.place.classify(false, page, &ctx);
+        assert!(class < self.classes(), "adopted class {class} out of range");
     }
 
     /// The context of a hook now.
@@ -83,9 +93,10 @@ impl Placer {
         self.place.on_batch(is_gc, pages, hints, &ctx);
     }
 
-    /// A user write of `page` whose previous copy is in `old` (None: not mapped): advance the
-    /// clock, report the invalidation, run the `append` hook, classify (SepBIT's `Log.append`
-    /// order). `next_write_in`: the future (FK), [`NEVER`] when unknown.
+    /// A user write of `page` whose previous copy is in `old` (None: not mapped), a request
+    /// of its own: announce the request, advance the clock, report the invalidation, run the
+    /// `append` hook, classify (the FTL model's order for a single write, SepBIT's
+    /// `Log.append`). `next_write_in`: the future (FK), [`NEVER`] when unknown.
     ///
     /// # Panics
     /// If the scheme answers a class out of its range.
@@ -96,6 +107,8 @@ impl Placer {
         old: Option<UnitId>,
         next_write_in: u64,
     ) -> u16 {
+        let ctx = self.ctx(space, next_write_in);
+        self.place.on_request(page, 1, &ctx);
         space.tick(1);
         match old {
             None => self.live += 1,
@@ -226,6 +239,25 @@ mod tests {
         );
         p.release(&space, 1, u);
         assert_eq!(p.live(), 0);
+    }
+
+    #[test]
+    fn adopted_pages_are_known_to_the_scheme() {
+        let mut space = Space::new(8, 4, Box::new(Greedy::default()));
+        let mut p = Placer::new(Box::new(crate::placement::SepBit::new(6)), &geo());
+        p.adopt(&mut space, 3);
+        assert_eq!((p.live(), space.now()), (1, 1));
+        assert!(space.classes.is_empty(), "adoption is not a counted write");
+        let u = space.open_unit(0).unwrap();
+        space.add_valid(u, 1);
+        space.seal(u);
+        p.collect(&space, u, None);
+        // SepBIT would panic on a GC move of a page it never saw written.
+        assert_eq!(
+            p.gc_write(&mut space, 3),
+            2,
+            "a class-0 victim's pages go to class 2"
+        );
     }
 
     #[test]
