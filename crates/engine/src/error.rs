@@ -774,6 +774,12 @@ pub enum ConfigError {
         /// Zones needed.
         need: u64,
     },
+    /// A SepFrozen hook the out-of-place store cannot run.
+    #[error("SepFrozen placement with {classes} classes: BIT needs 4..=16, DAC 2..=16, and no other placement, GDT or NoWA beside it")]
+    FrozenPlacement {
+        /// Classes asked for.
+        classes: u16,
+    },
     /// A placement scheme the out-of-place store cannot run.
     #[error("out-of-place placement {placement}: {why}")]
     Placement {

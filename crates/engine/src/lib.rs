@@ -40,7 +40,10 @@ pub use error::{
     SuperblockDamage, TreeDamage, WritePathKind,
 };
 pub use format::superblock::{identify, DbIdentity, DiskLayout, SalvageRecord, WritePath};
-pub use oop::{out_of_place_store, Compression, OopConfig, OutOfPlaceStore};
+pub use oop::{
+    out_of_place_store, Compression, FrozenBase, FrozenHook, OopConfig, OracleFactory,
+    OutOfPlaceStore, PageOracle,
+};
 pub use page::{leaf_records_per_page, PAGE_SIZE};
 pub use stats::{EngineCounters, Stats, Striped, RESIDENCY_BUCKETS};
 pub use store::{

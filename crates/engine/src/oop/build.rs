@@ -38,6 +38,16 @@ pub(super) struct Snapshot {
 /// FDP handles used, and the open zones the device allows (a placement scheme: one per class,
 /// refused when the device allows fewer).
 fn placement_limits(g: &Geometry, cfg: &OopConfig) -> Result<(Option<u16>, u32)> {
+    if let Some(f) = &cfg.frozen {
+        let min = match f.base {
+            super::FrozenBase::Bit => 4,
+            super::FrozenBase::Dac => 2,
+        };
+        let other = cfg.placement.is_some() || cfg.gdt || cfg.nowa;
+        if other || !(min..=nowa_logspace::MAX_CLASSES).contains(&f.classes) {
+            return Err(ConfigError::FrozenPlacement { classes: f.classes }.into());
+        }
+    }
     if let Some(k) = cfg.placement {
         let refuse = |why| ConfigError::Placement { placement: k, why };
         if k.needs_future() {
@@ -60,6 +70,13 @@ fn placement_limits(g: &Geometry, cfg: &OopConfig) -> Result<(Option<u16>, u32)>
     if let Some(m) = g.max_open_zones {
         // ZNS: the device's open-zone limit.
         open_limit = open_limit.min(m.max(1));
+    }
+    if let Some(f) = cfg
+        .frozen
+        .as_ref()
+        .filter(|f| u32::from(f.classes) > open_limit)
+    {
+        return Err(ConfigError::FrozenPlacement { classes: f.classes }.into());
     }
     if let Some(k) = cfg.placement {
         let classes = k.build().classes();
@@ -149,6 +166,7 @@ fn victim_policy(cfg: &OopConfig) -> Box<dyn VictimPolicy> {
     match (&cfg.gc_victim, cfg.placement, cfg.gdt) {
         (Some(k), _, _) => k.build(cfg.seed),
         (None, Some(_), _) => PolicyKind::CostBenefitSepBit.build(cfg.seed),
+        (None, None, _) if cfg.frozen.is_some() => PolicyKind::CostBenefitSepBit.build(cfg.seed),
         (None, None, true) => Box::new(GreedyUntilUnit::default()),
         (None, None, false) => Box::new(Greedy::default()),
     }
@@ -177,9 +195,11 @@ fn empty_state(geo: &Geo, cfg: &OopConfig, open_limit: u32) -> State {
         );
     }
     space.set_max_victim_valid(space.unit_capacity());
+    let (placer, stash) = super::place::build_placer(cfg, &pgeo, open_limit);
     State {
         space: Mutex::new(space),
-        placer: Mutex::new(super::place::build_placer(cfg, &pgeo, open_limit)),
+        placer: Mutex::new(placer),
+        stash,
         map: super::map::PageMap::new(geo.capacity, geo.zone_first),
         zone_seq: vec![0; units],
         zone_group: vec![0; units],

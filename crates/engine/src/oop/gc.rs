@@ -264,20 +264,38 @@ impl OutOfPlaceStore {
             .and_then(std::sync::Weak::upgrade);
         let mut tmp = vec![0u8; PAGE_SIZE];
         let mut img = vec![0u8; PAGE_SIZE];
-        let mut announced = None;
-        for chunk in valid.chunks(GC_BATCH) {
-            let mut items: [Vec<Item>; 2] = [Vec::new(), Vec::new()];
-            for &(pid, loc, kind, page_edt) in chunk {
+        // SepFrozen: every valid page is read before the first moves, so the oracle judges
+        // each victim's pages at once (nothing has moved yet: every location is current).
+        let images: Option<Vec<Vec<u8>>> = if self.st.read().stash.is_some() {
+            let mut all = Vec::with_capacity(valid.len());
+            for &(pid, loc, _, _) in &valid {
                 self.read_victim_page(cache.as_deref(), pid, loc, &mut img, &mut tmp)?;
+                all.push(img.clone());
+            }
+            Some(all)
+        } else {
+            None
+        };
+        let mut announced = None;
+        for (ci, chunk) in valid.chunks(GC_BATCH).enumerate() {
+            let mut items: [Vec<Item>; 2] = [Vec::new(), Vec::new()];
+            for (j, &(pid, loc, kind, page_edt)) in chunk.iter().enumerate() {
+                let image = match &images {
+                    Some(all) => &all[ci * GC_BATCH + j][..],
+                    None => {
+                        self.read_victim_page(cache.as_deref(), pid, loc, &mut img, &mut tmp)?;
+                        &img[..]
+                    }
+                };
                 let k = usize::from(kind == WriteKind::Compensation);
-                let mut it = self.prepare(pid, &img, page_edt);
+                let mut it = self.prepare(pid, image, page_edt);
                 it.from = self.zone_of(loc.block);
                 items[k].push(it);
             }
             let [gc, comp] = items;
             for (mut part, kind) in [(gc, WriteKind::Gc), (comp, WriteKind::Compensation)] {
                 if !part.is_empty() {
-                    self.classify_gc(&mut part, &valid, &mut announced);
+                    self.classify_gc(&mut part, (&valid, images.as_deref()), &mut announced);
                     self.write_items(part, kind)?;
                 }
             }
@@ -328,28 +346,34 @@ impl OutOfPlaceStore {
     fn classify_gc(
         &self,
         items: &mut [Item],
-        valid: &[(Pid, Loc, WriteKind, u64)],
+        (valid, images): (&[(Pid, Loc, WriteKind, u64)], Option<&[Vec<u8>]>),
         announced: &mut Option<u32>,
     ) {
         let (pages, hints) = Self::hints(items);
         let mut guard = self.st.write();
         let st: &mut State = &mut guard;
         let space = st.space.get_mut();
-        st.placer.get_mut().begin_batch(space, true, &pages, &hints);
+        let placer = st.placer.get_mut();
+        placer.begin_batch(space, true, &pages, &hints);
         for it in items.iter_mut() {
             let v = it.from.expect("a GC page names its victim");
             if *announced != Some(v) {
-                let list: Option<Vec<u64>> = st.placer.get_mut().wants_victim_pages().then(|| {
-                    valid
+                let mine: Vec<usize> = (0..valid.len())
+                    .filter(|&i| self.zone_of(valid[i].1.block) == Some(v))
+                    .collect();
+                if let (Some(stash), Some(imgs)) = (&st.stash, images) {
+                    *stash.lock() = mine
                         .iter()
-                        .filter(|e| self.zone_of(e.1.block) == Some(v))
-                        .map(|e| e.0)
-                        .collect()
-                });
-                st.placer.get_mut().collect(space, v, list.as_deref());
+                        .map(|&i| (valid[i].0, imgs[i].clone()))
+                        .collect();
+                }
+                let list: Option<Vec<u64>> = placer
+                    .wants_victim_pages()
+                    .then(|| mine.iter().map(|&i| valid[i].0).collect());
+                placer.collect(space, v, list.as_deref());
                 *announced = Some(v);
             }
-            it.class = st.placer.get_mut().gc_write(space, it.pid);
+            it.class = placer.gc_write(space, it.pid);
         }
     }
 

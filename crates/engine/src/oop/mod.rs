@@ -20,6 +20,7 @@
 mod bg;
 mod build;
 mod codec;
+mod frozen;
 mod gc;
 mod gdt;
 mod map;
@@ -34,6 +35,7 @@ pub use crate::format::zone::{
     Compression, CODEC_LZ4, CODEC_RAW, CODEC_ZSTD, SLOT_ENTRY, SLOT_HDR,
 };
 pub use codec::{compress_page, decompress_page};
+pub use frozen::{FrozenBase, FrozenHook, OracleFactory, PageOracle};
 pub use gdt::{closest_zone, edt, gc_order, gdt_groups, gdt_split};
 pub use pack::pack;
 
@@ -121,6 +123,9 @@ pub struct OopConfig {
     /// (SepBIT's log, e.g. 0.15), collecting only zones whose own garbage proportion reaches
     /// it; the free-zone watermark stays as the backstop. None: the watermark alone.
     pub gc_garbage_proportion: Option<f64>,
+    /// SepFrozenBIT / SepFrozenDAC with an oracle over page images (`frozen.rs`): replaces
+    /// `placement`; not with it, GDT or NoWA.
+    pub frozen: Option<FrozenHook>,
 }
 
 impl OopConfig {
@@ -128,9 +133,10 @@ impl OopConfig {
     /// `open_zones` (before the device's limits).
     #[must_use]
     pub fn zones_open(&self) -> u32 {
-        match self.placement {
-            Some(k) => u32::from(k.build().classes()),
-            None => self.open_zones.max(1),
+        match (&self.frozen, self.placement) {
+            (Some(f), _) => u32::from(f.classes),
+            (None, Some(k)) => u32::from(k.build().classes()),
+            (None, None) => self.open_zones.max(1),
         }
     }
 
@@ -173,6 +179,7 @@ impl Default for OopConfig {
             placement: None,
             gc_victim: None,
             gc_garbage_proportion: None,
+            frozen: None,
         }
     }
 }
@@ -294,6 +301,8 @@ struct State {
     /// The placement scheme (`place.rs`), driven as the FTL model drives it (in a Mutex only
     /// to make State Sync, like the space).
     placer: Mutex<nowa_logspace::Placer>,
+    /// SepFrozen: where the DB GC leaves the images of the victim it announces.
+    stash: Option<frozen::Stash>,
     /// Next block inside each open zone (block 0 is the zone header).
     zone_wp: Vec<u64>,
     open: Vec<u32>,

@@ -190,15 +190,24 @@ impl Placement for Gdt {
     }
 }
 
-/// The placer of a store: the configured scheme, else the engine's own (GDT, NoWA, stripe).
-pub(super) fn build_placer(cfg: &OopConfig, geo: &Geometry, open_limit: u32) -> Placer {
+/// The placer of a store: SepFrozen (and the stash its oracle reads), the configured scheme,
+/// else the engine's own (GDT, NoWA, stripe).
+pub(super) fn build_placer(
+    cfg: &OopConfig,
+    geo: &Geometry,
+    open_limit: u32,
+) -> (Placer, Option<super::frozen::Stash>) {
+    if let Some(h) = &cfg.frozen {
+        let (place, stash) = super::frozen::build(h);
+        return (Placer::new(place, geo), Some(stash));
+    }
     let place: Box<dyn Placement> = match (cfg.placement, cfg.gdt, cfg.nowa) {
         (Some(k), _, _) => k.build(),
         (None, true, _) => Box::new(Gdt::new(open_limit)),
         (None, false, true) => Box::new(NoWa::new(open_limit, cfg.seed)),
         (None, false, false) => Box::new(Stripe::new(open_limit, cfg.seed)),
     };
-    Placer::new(place, geo)
+    (Placer::new(place, geo), None)
 }
 
 #[cfg(test)]
