@@ -11,6 +11,9 @@ use crate::store::WriteKind;
 use nowa_device::DeviceError;
 use nowa_logspace::UnitState;
 
+/// A valid page of a victim: its pid, location, write kind and estimated deathtime (GDT).
+type VictimPage = (Pid, Loc, WriteKind, u64);
+
 /// Who runs a GC round: a writer short of free zones (down to the low watermark, the
 /// reserve) or the background thread (up to the high watermark).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -78,6 +81,20 @@ impl OutOfPlaceStore {
         crate::num::u32_from_u64(u64::from(self.high_watermark()).min(reachable))
     }
 
+    /// The most valid bytes a zone of capacity `cap` may hold to have a garbage proportion
+    /// of at least `t` (in [0, 1)).
+    fn max_valid_at_gp(cap: u32, t: f64) -> u32 {
+        assert!((0.0..1.0).contains(&t), "garbage proportion {t}");
+        #[expect(
+            clippy::cast_possible_truncation,
+            clippy::cast_sign_loss,
+            reason = "cap x (1 - t) is in [0, cap], and cap is a u32"
+        )]
+        let keep = (f64::from(cap) * (1.0 - t)).floor() as u32;
+        debug_assert!(keep <= cap);
+        keep
+    }
+
     /// The garbage-proportion trigger: sealed zones hold more garbage than the threshold.
     fn gp_due(&self, st: &mut State) -> bool {
         let Some(t) = self.cfg.gc_garbage_proportion else {
@@ -122,9 +139,7 @@ impl OutOfPlaceStore {
         let space = st.space.get_mut();
         let cap = space.unit_capacity();
         let max = match (gp_only, self.cfg.gc_garbage_proportion) {
-            (true, Some(t)) => {
-                crate::num::u32_from_u64((f64_of(u64::from(cap)) * (1.0 - t)).floor() as u64)
-            }
+            (true, Some(t)) => Self::max_valid_at_gp(cap, t),
             _ => cap,
         };
         space.set_max_victim_valid(max);
@@ -173,10 +188,7 @@ impl OutOfPlaceStore {
     /// "loaded, sorted in descending EDT, grouped and packed"), so pages of equal deathtime
     /// from different victims land in the same zone. Never-rewritten pages are the coldest;
     /// GC writes do not update the write history. Caller holds `io`.
-    fn victim_pages(
-        &self,
-        victims: &[(u32, WriteKind)],
-    ) -> Result<Vec<(Pid, Loc, WriteKind, u64)>> {
+    fn victim_pages(&self, victims: &[(u32, WriteKind)]) -> Result<Vec<VictimPage>> {
         let mut valid: Vec<(Pid, Loc, WriteKind)> = Vec::new();
         for &(v, kind) in victims {
             let mut copies = self.zone_copies(v)?;
@@ -346,7 +358,7 @@ impl OutOfPlaceStore {
     fn classify_gc(
         &self,
         items: &mut [Item],
-        (valid, images): (&[(Pid, Loc, WriteKind, u64)], Option<&[Vec<u8>]>),
+        (valid, images): (&[VictimPage], Option<&[Vec<u8>]>),
         announced: &mut Option<u32>,
     ) {
         let (pages, hints) = Self::hints(items);

@@ -62,6 +62,9 @@ impl Placer {
     /// mapping at open): the scheme sees it as a user write now, so schemes that track every
     /// written page (SepBIT, DAC, WARCIP) know it when GC moves it. Advances the clock, not
     /// the per-class write counts.
+    ///
+    /// # Panics
+    /// If the scheme answers a class out of its range.
     pub fn adopt(&mut self, space: &mut Space, page: u64) {
         let ctx = self.ctx(space, NEVER);
         self.place.on_request(page, 1, &ctx);
