@@ -8,7 +8,7 @@ use std::path::Path;
 /// (crate directory, minimum assertions per kLOC). Raise a floor when a crate gains
 /// assertions; never lower one. Issue 15 asks >= 10 in logspace, flash, engine and device.
 const FLOORS: &[(&str, f64)] = &[
-    ("logspace", 24.0),
+    ("logspace", 25.0),
     ("flash", 24.0),
     ("device", 14.0),
     ("engine", 16.0),
