@@ -13,6 +13,7 @@ mod flags;
 mod frozen_cmd;
 mod gcunit_cmd;
 mod pacing_flags;
+mod placement_flags;
 mod plan_cmd;
 mod resources;
 mod sim_cmd;

@@ -160,6 +160,21 @@ pub(crate) struct OopFlags {
     /// when it is full, not when the device is. Default: the whole device.
     #[arg(long, value_parser = flags::size_4k(1 << 20, MAX_BYTES))]
     space_limit: Option<u64>,
+    /// Out of place: place every user write and GC relocation with a scheme of the shared
+    /// log-structured space (nosep, sepgc|2r, dac[:N], warcip[:N], sepbit[:N], sfr[:N],
+    /// multiqueue[:N]; one open zone per class: 6 by default, 2 for sepgc, 1 for nosep, so
+    /// --open-zones is ignored). Default: random among --open-zones (or --gdt, --nowa).
+    #[arg(long, value_parser = crate::placement_flags::placement, conflicts_with_all = ["nowa", "gdt"])]
+    placement: Option<nowa_logspace::PlacementKind>,
+    /// Out of place: DB GC victim policy (greedy, cost-benefit, cb-sepbit, fifo, ...).
+    /// Default: greedy, or cb-sepbit (SepBIT's (1-u)/u sqrt(age)) with --placement.
+    #[arg(long, value_parser = crate::placement_flags::gc_victim)]
+    gc_victim: Option<nowa_logspace::PolicyKind>,
+    /// Out of place: DB GC trigger: free (free zones below the reserve) or gp[:THETA] (also
+    /// when the sealed zones' garbage proportion exceeds THETA, default 0.15, collecting
+    /// zones with GP >= THETA, as SepBIT's log).
+    #[arg(long, default_value = "free", value_parser = crate::placement_flags::gc_trigger)]
+    gc_trigger: crate::placement_flags::GcTrigger,
 }
 
 /// `--zone-size`: a size, or taken from the device.
@@ -277,6 +292,9 @@ pub(crate) fn oop_config(o: &OopFlags, op: f64, seed: u64) -> Result<Option<OopC
             ("--gdt", o.gdt),
             ("--defer-compensation", o.defer_compensation),
             ("--space-limit", o.space_limit.is_some()),
+            ("--placement", o.placement.is_some()),
+            ("--gc-victim", o.gc_victim.is_some()),
+            ("--gc-trigger", o.gc_trigger.0.is_some()),
         ];
         if let Some((flag, _)) = oop_only.iter().find(|(_, set)| *set) {
             return Err(usage(format!("{flag} needs --write-path oop")));
@@ -295,6 +313,9 @@ pub(crate) fn oop_config(o: &OopFlags, op: f64, seed: u64) -> Result<Option<OopC
         ssd_op: op,
         seed,
         space_limit_bytes: o.space_limit,
+        placement: o.placement,
+        gc_victim: o.gc_victim.clone(),
+        gc_garbage_proportion: o.gc_trigger.0,
         ..OopConfig::default()
     }))
 }

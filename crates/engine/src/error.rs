@@ -698,6 +698,26 @@ pub enum Exhausted {
     PoolLatched,
 }
 
+/// Why the out-of-place store refuses a placement scheme.
+#[non_exhaustive]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error, serde::Serialize)]
+pub enum PlacementRefusal {
+    /// FK needs each write's future; the engine does not know it.
+    #[error("needs the future (record the writes with --record-writes and replay the log in the placement simulator)")]
+    NeedsFuture,
+    /// GDT and NoWA are placements themselves.
+    #[error("cannot be combined with GDT or NoWA (they are placements themselves)")]
+    WithGdtOrNowa,
+    /// More classes than the device lets the store keep open.
+    #[error("needs {classes} open zones but the device allows {open_limit}")]
+    TooManyClasses {
+        /// Classes of the scheme.
+        classes: u16,
+        /// Open zones the device allows.
+        open_limit: u32,
+    },
+}
+
 /// Configuration errors.
 #[non_exhaustive]
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, serde::Serialize)]
@@ -765,6 +785,20 @@ pub enum ConfigError {
         zone_bytes: u64,
         /// Zones needed.
         need: u64,
+    },
+    /// A SepFrozen hook the out-of-place store cannot run.
+    #[error("SepFrozen placement with {classes} classes: BIT needs 4..=16, DAC 2..=16, and no other placement, GDT or NoWA beside it")]
+    FrozenPlacement {
+        /// Classes asked for.
+        classes: u16,
+    },
+    /// A placement scheme the out-of-place store cannot run.
+    #[error("out-of-place placement {placement}: {why}")]
+    Placement {
+        /// The scheme.
+        placement: nowa_logspace::PlacementKind,
+        /// Why not.
+        why: PlacementRefusal,
     },
     /// Unknown compression name.
     #[error("unknown compression '{0}' (expected off, lz4 or zstd)")]

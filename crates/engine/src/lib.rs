@@ -37,11 +37,14 @@ pub use db::{
 };
 pub use error::{
     CodecError, ConfigError, Corruption, EngineError, Exhausted, MappingDamage, MetaDamage,
-    PageDamage, Pid, RecordDamage, RedoDamage, Result, SlotDamage, SuperblockDamage, TreeDamage,
-    WritePathKind,
+    PageDamage, Pid, PlacementRefusal, RecordDamage, RedoDamage, Result, SlotDamage,
+    SuperblockDamage, TreeDamage, WritePathKind,
 };
 pub use format::superblock::{identify, DbIdentity, DiskLayout, SalvageRecord, WritePath};
-pub use oop::{out_of_place_store, Compression, OopConfig, OutOfPlaceStore};
+pub use oop::{
+    out_of_place_store, Compression, FrozenBase, FrozenHook, OopConfig, OracleFactory,
+    OutOfPlaceStore, PageOracle,
+};
 pub use page::{leaf_records_per_page, PAGE_SIZE};
 pub use stats::{EngineCounters, Stats, Striped, RESIDENCY_BUCKETS};
 pub use store::{

@@ -29,8 +29,8 @@ mod stats;
 
 pub use placement::{
     Ctx, Dac, DacPaper, FkOracle, FrozenOracle, Geometry, KMeansFk, MiDas, MultiQueue, NoSep,
-    Placement, PlacementError, PlacementKind, SepBit, SepFrozen, SepFrozenBit, SepFrozenDac, SepGc,
-    Sfr, UnitInfo, Victim, Warcip, MAX_CLASSES, NEVER,
+    Placement, PlacementError, PlacementKind, Placer, SepBit, SepFrozen, SepFrozenBit,
+    SepFrozenDac, SepGc, Sfr, UnitInfo, Victim, Warcip, FRESH, MAX_CLASSES, NEVER,
 };
 pub use policy::{
     Benefit, CostBenefit, Fifo, Greedy, GreedyUntilUnit, KGreedy, PolicyKind, PolicyParseError,

@@ -4,12 +4,14 @@
 
 use super::bg::BgSignal;
 use super::{Geo, OopConfig, OutOfPlaceStore, State, BS};
-use crate::error::{ConfigError, Corruption, EngineError, MetaDamage, Result};
+use crate::error::{ConfigError, Corruption, EngineError, MetaDamage, PlacementRefusal, Result};
 use crate::format::meta::SNAP_ENTRY;
 use crate::num::{u64_of, usize_of};
 use crate::store::{OpenMode, StoreContext};
 use nowa_device::{BlockDevice, DeviceError, Geometry};
-use nowa_logspace::{Greedy, GreedyUntilUnit, Space};
+use nowa_logspace::{
+    Geometry as PlaceGeometry, Greedy, GreedyUntilUnit, PolicyKind, Space, VictimPolicy,
+};
 use parking_lot::{Mutex, RwLock};
 use std::sync::Arc;
 
@@ -33,14 +35,34 @@ pub(super) struct Snapshot {
     pub clock: u64,
 }
 
-/// FDP handles used, and the open zones the device allows.
-fn placement_limits(g: &Geometry, cfg: &OopConfig) -> (Option<u16>, u32) {
+/// FDP handles used, and the open zones the device allows (a placement scheme: one per class,
+/// refused when the device allows fewer).
+fn placement_limits(g: &Geometry, cfg: &OopConfig) -> Result<(Option<u16>, u32)> {
+    if let Some(f) = &cfg.frozen {
+        let min = match f.base {
+            super::FrozenBase::Bit => 4,
+            super::FrozenBase::Dac => 2,
+        };
+        let other = cfg.placement.is_some() || cfg.gdt || cfg.nowa;
+        if other || !(min..=nowa_logspace::MAX_CLASSES).contains(&f.classes) {
+            return Err(ConfigError::FrozenPlacement { classes: f.classes }.into());
+        }
+    }
+    if let Some(k) = cfg.placement {
+        let refuse = |why| ConfigError::Placement { placement: k, why };
+        if k.needs_future() {
+            return Err(refuse(PlacementRefusal::NeedsFuture).into());
+        }
+        if cfg.gdt || cfg.nowa {
+            return Err(refuse(PlacementRefusal::WithGdtOrNowa).into());
+        }
+    }
     let handles = if cfg.fdp_hints {
         g.placement_handles
     } else {
         None
     };
-    let mut open_limit = cfg.open_zones.max(1);
+    let mut open_limit = cfg.zones_open();
     if let Some(h) = handles {
         // Handle 0 carries the WAL and metadata; zones use 1..h.
         open_limit = open_limit.min(u32::from(h).saturating_sub(1).max(1));
@@ -49,7 +71,27 @@ fn placement_limits(g: &Geometry, cfg: &OopConfig) -> (Option<u16>, u32) {
         // ZNS: the device's open-zone limit.
         open_limit = open_limit.min(m.max(1));
     }
-    (handles, open_limit)
+    if let Some(f) = cfg
+        .frozen
+        .as_ref()
+        .filter(|f| u32::from(f.classes) > open_limit)
+    {
+        return Err(ConfigError::FrozenPlacement { classes: f.classes }.into());
+    }
+    if let Some(k) = cfg.placement {
+        let classes = k.build().classes();
+        if open_limit < u32::from(classes) {
+            return Err(ConfigError::Placement {
+                placement: k,
+                why: PlacementRefusal::TooManyClasses {
+                    classes,
+                    open_limit,
+                },
+            }
+            .into());
+        }
+    }
+    Ok((handles, open_limit))
 }
 
 /// The zone geometry of a new database.
@@ -118,21 +160,46 @@ fn create_geometry(ctx: &StoreContext, cfg: &OopConfig, open_limit: u32) -> Resu
     })
 }
 
+/// The DB GC victim policy: the configured one, else greedy (GDT: its batch policy,
+/// `GreedyUntilUnit`), or SepBIT's cost-benefit with a placement scheme.
+fn victim_policy(cfg: &OopConfig) -> Box<dyn VictimPolicy> {
+    match (&cfg.gc_victim, cfg.placement, cfg.gdt) {
+        (Some(k), _, _) => k.build(cfg.seed),
+        (None, Some(_), _) => PolicyKind::CostBenefitSepBit.build(cfg.seed),
+        (None, None, _) if cfg.frozen.is_some() => PolicyKind::CostBenefitSepBit.build(cfg.seed),
+        (None, None, true) => Box::new(GreedyUntilUnit::default()),
+        (None, None, false) => Box::new(Greedy::default()),
+    }
+}
+
 /// Fresh in-memory state for `geo`.
-fn empty_state(geo: &Geo, cfg: &OopConfig) -> State {
+fn empty_state(geo: &Geo, cfg: &OopConfig, open_limit: u32) -> State {
     let units = usize_of(u64::from(geo.zones));
     let cap = usize_of(geo.capacity);
+    let zone_slots = crate::num::u32_from_u64(geo.zone_pages - 1);
+    let pgeo = PlaceGeometry {
+        logical_pages: geo.capacity,
+        unit_pages: zone_slots,
+        units: geo.zones,
+    };
+    let mut space = Space::new(
+        geo.zones,
+        crate::num::u32_from_u64((geo.zone_pages - 1) * BS),
+        // One victim mechanism with the FTL (logspace); GDT's batch is a policy there.
+        victim_policy(cfg),
+    );
+    if let Some(gp) = cfg.gc_garbage_proportion {
+        assert!(
+            (0.0..1.0).contains(&gp),
+            "garbage proportion {gp} in [0, 1)"
+        );
+    }
+    space.set_max_victim_valid(space.unit_capacity());
+    let (placer, stash) = super::place::build_placer(cfg, &pgeo, open_limit);
     State {
-        space: Mutex::new(Space::new(
-            geo.zones,
-            crate::num::u32_from_u64((geo.zone_pages - 1) * BS),
-            // One victim mechanism with the FTL (logspace); GDT's batch is a policy there.
-            if cfg.gdt {
-                Box::new(GreedyUntilUnit::default())
-            } else {
-                Box::new(Greedy::default())
-            },
-        )),
+        space: Mutex::new(space),
+        placer: Mutex::new(placer),
+        stash,
         map: super::map::PageMap::new(geo.capacity, geo.zone_first),
         zone_seq: vec![0; units],
         zone_group: vec![0; units],
@@ -143,7 +210,6 @@ fn empty_state(geo: &Geo, cfg: &OopConfig) -> State {
             Vec::new()
         },
         clock: 1,
-        zone_edt: vec![(0.0, 0); units],
         zone_wp: vec![0; units],
         open: Vec::new(),
         cursor: 0,
@@ -177,7 +243,7 @@ impl OutOfPlaceStore {
                 .into());
             }
         }
-        let (handles, open_limit) = placement_limits(&g, &cfg);
+        let (handles, open_limit) = placement_limits(&g, &cfg)?;
         let loaded = match ctx.mode {
             OpenMode::Create => Loaded {
                 geo: create_geometry(&ctx, &cfg, open_limit)?,
@@ -207,7 +273,7 @@ impl OutOfPlaceStore {
             handles,
             zoned: g.zone_size.is_some(),
             open_limit,
-            st: RwLock::new(empty_state(&loaded.geo, &cfg)),
+            st: RwLock::new(empty_state(&loaded.geo, &cfg, open_limit)),
             cfg,
             cache: Mutex::new(None),
             ckpt: Mutex::new(()),

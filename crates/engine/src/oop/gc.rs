@@ -4,12 +4,15 @@
 
 use super::{edt, gc_order, Item, Loc, OopConfig, OutOfPlaceStore, State, BS, GC_BATCH};
 use crate::error::{Corruption, EngineError, Exhausted, MappingDamage, Pid, Result};
-use crate::num::{u64_of, usize_of};
+use crate::num::{f64_of, u64_of, usize_of};
 use crate::page::{self, PAGE_SIZE};
 use crate::stats::EngineCounters;
 use crate::store::WriteKind;
 use nowa_device::DeviceError;
 use nowa_logspace::UnitState;
+
+/// A valid page of a victim: its pid, location, write kind and estimated deathtime (GDT).
+type VictimPage = (Pid, Loc, WriteKind, u64);
 
 /// Who runs a GC round: a writer short of free zones (down to the low watermark, the
 /// reserve) or the background thread (up to the high watermark).
@@ -37,13 +40,14 @@ impl OutOfPlaceStore {
         if self.cfg.nowa {
             return self.pick_group(st);
         }
-        // The space's victim policy (built in `build.rs`): greedy, or with GDT
+        // The placement's own choice, else the space's victim policy (built in `build.rs`):
+        // greedy, cost-benefit with a placement scheme, or with GDT
         // `nowa_logspace::GreedyUntilUnit` (section 4.2: greedy victims until their garbage
         // adds up to one zone, relocated together in EDT order).
         let mut out = Vec::new();
-        st.space
+        st.placer
             .get_mut()
-            .pick_victims(&mut out)
+            .victims(st.space.get_mut(), &mut out)
             .map_err(|_| Exhausted::NoGcVictim)?;
         for &v in &out {
             assert_eq!(
@@ -77,8 +81,34 @@ impl OutOfPlaceStore {
         crate::num::u32_from_u64(u64::from(self.high_watermark()).min(reachable))
     }
 
+    /// The most valid bytes a zone of capacity `cap` may hold to have a garbage proportion
+    /// of at least `t` (in [0, 1)).
+    fn max_valid_at_gp(cap: u32, t: f64) -> u32 {
+        assert!((0.0..1.0).contains(&t), "garbage proportion {t}");
+        #[expect(
+            clippy::cast_possible_truncation,
+            clippy::cast_sign_loss,
+            reason = "cap x (1 - t) is in [0, cap], and cap is a u32"
+        )]
+        let keep = (f64::from(cap) * (1.0 - t)).floor() as u32;
+        debug_assert!(keep <= cap);
+        keep
+    }
+
+    /// The garbage-proportion trigger: sealed zones hold more garbage than the threshold.
+    fn gp_due(&self, st: &mut State) -> bool {
+        let Some(t) = self.cfg.gc_garbage_proportion else {
+            return false;
+        };
+        let space = st.space.get_mut();
+        let (units, _) = space.sealed();
+        let total = u64::from(units) * u64::from(space.unit_capacity());
+        total > 0 && f64_of(space.sealed_garbage()) > t * f64_of(total)
+    }
+
     /// The victims of the next round for `runner`: due compensation first, then (below the
-    /// runner's target) a GC victim. None: nothing to do. `rounds` bounds the attempts.
+    /// runner's target, or when the garbage proportion is over its threshold) a GC victim.
+    /// None: nothing to do. `rounds` bounds the attempts.
     fn next_round(
         &self,
         st: &mut State,
@@ -93,18 +123,29 @@ impl OutOfPlaceStore {
             Runner::Foreground => Self::reserve_for(&self.cfg, self.open_limit),
             Runner::Background => self.bg_target(st),
         };
-        if st.space.get_mut().free_units() >= target {
+        let short = st.space.get_mut().free_units() < target;
+        let gp_only = !short && self.gp_due(st);
+        if !short && !gp_only {
             return Ok(None);
         }
         *rounds += 1;
         if *rounds > self.geo.zones * 2 {
             return match runner {
-                Runner::Foreground => Err(Exhausted::GcNoProgress.into()),
-                Runner::Background => Ok(None),
+                Runner::Foreground if !gp_only => Err(Exhausted::GcNoProgress.into()),
+                _ => Ok(None),
             };
         }
+        // A garbage-proportion round collects only zones with GP >= the threshold (SepBIT).
+        let space = st.space.get_mut();
+        let cap = space.unit_capacity();
+        let max = match (gp_only, self.cfg.gc_garbage_proportion) {
+            (true, Some(t)) => Self::max_valid_at_gp(cap, t),
+            _ => cap,
+        };
+        space.set_max_victim_valid(max);
         match (self.pick_victims(st), runner) {
             (Ok(v), _) => Ok(Some(v)),
+            (Err(EngineError::Full(_)), _) if gp_only => Ok(None),
             (Err(EngineError::Full(_)), Runner::Foreground) if !st.pending.is_empty() => {
                 Ok(Some(self.due_compensation(st, true)))
             }
@@ -147,10 +188,7 @@ impl OutOfPlaceStore {
     /// "loaded, sorted in descending EDT, grouped and packed"), so pages of equal deathtime
     /// from different victims land in the same zone. Never-rewritten pages are the coldest;
     /// GC writes do not update the write history. Caller holds `io`.
-    fn victim_pages(
-        &self,
-        victims: &[(u32, WriteKind)],
-    ) -> Result<Vec<(Pid, Loc, WriteKind, u64)>> {
+    fn victim_pages(&self, victims: &[(u32, WriteKind)]) -> Result<Vec<VictimPage>> {
         let mut valid: Vec<(Pid, Loc, WriteKind)> = Vec::new();
         for &(v, kind) in victims {
             let mut copies = self.zone_copies(v)?;
@@ -226,8 +264,9 @@ impl OutOfPlaceStore {
     }
 
     /// Rewrite every valid page of the victim zones in one pass, then trim and free them.
-    /// Each page keeps its victim's write kind (GC or compensation). Caller holds `io`, so
-    /// the locations read here cannot change underneath.
+    /// Each page keeps its victim's write kind (GC or compensation) and takes the class the
+    /// placement gives it. Caller holds `io`, so the locations read here cannot change
+    /// underneath.
     pub(super) fn relocate_zones(&self, victims: &[(u32, WriteKind)]) -> Result<()> {
         let valid = self.victim_pages(victims)?;
         let cache = self
@@ -237,44 +276,117 @@ impl OutOfPlaceStore {
             .and_then(std::sync::Weak::upgrade);
         let mut tmp = vec![0u8; PAGE_SIZE];
         let mut img = vec![0u8; PAGE_SIZE];
-        for chunk in valid.chunks(GC_BATCH) {
+        // SepFrozen: every valid page is read before the first moves, so the oracle judges
+        // each victim's pages at once (nothing has moved yet: every location is current).
+        let images: Option<Vec<Vec<u8>>> = if self.st.read().stash.is_some() {
+            let mut all = Vec::with_capacity(valid.len());
+            for &(pid, loc, _, _) in &valid {
+                self.read_victim_page(cache.as_deref(), pid, loc, &mut img, &mut tmp)?;
+                all.push(img.clone());
+            }
+            Some(all)
+        } else {
+            None
+        };
+        let mut announced = None;
+        for (ci, chunk) in valid.chunks(GC_BATCH).enumerate() {
             let mut items: [Vec<Item>; 2] = [Vec::new(), Vec::new()];
-            for &(pid, loc, kind, page_edt) in chunk {
-                // Sharing the buffer pool: a clean cached copy of this version saves the read.
-                let hit = cache
-                    .as_ref()
-                    .is_some_and(|c| c.copy_if_clean(pid, &mut img));
-                if hit && loc.holds_lsn(page::lsn(&img)) {
-                    page::seal(&mut img);
-                    EngineCounters::add(&self.counters.gc_pool_hits, 1);
-                } else {
-                    let seq = self.locate(pid).1;
-                    self.read_loc(pid, loc, seq, &mut img, &mut tmp)?;
-                    EngineCounters::add(&self.counters.gc_page_reads, 1);
-                }
-                page::validate(&img, pid)?;
-                if !loc.holds_lsn(page::lsn(&img)) {
-                    return Err(Corruption::Slot {
-                        block: loc.block,
-                        pid,
-                        damage: crate::error::SlotDamage::Version {
-                            expected: u64::from(loc.ver),
-                            found: page::lsn(&img),
-                        },
+            for (j, &(pid, loc, kind, page_edt)) in chunk.iter().enumerate() {
+                let image = match &images {
+                    Some(all) => &all[ci * GC_BATCH + j][..],
+                    None => {
+                        self.read_victim_page(cache.as_deref(), pid, loc, &mut img, &mut tmp)?;
+                        &img[..]
                     }
-                    .into());
-                }
+                };
                 let k = usize::from(kind == WriteKind::Compensation);
-                items[k].push(self.prepare(pid, &img, page_edt));
+                let mut it = self.prepare(pid, image, page_edt);
+                it.from = self.zone_of(loc.block);
+                items[k].push(it);
             }
             let [gc, comp] = items;
-            self.write_items(gc, WriteKind::Gc)?;
-            self.write_items(comp, WriteKind::Compensation)?;
+            for (mut part, kind) in [(gc, WriteKind::Gc), (comp, WriteKind::Compensation)] {
+                if !part.is_empty() {
+                    self.classify_gc(&mut part, (&valid, images.as_deref()), &mut announced);
+                    self.write_items(part, kind)?;
+                }
+            }
         }
         for &(v, _) in victims {
             self.reclaim_zone(v)?;
         }
         Ok(())
+    }
+
+    /// The image of a valid victim page: a clean cached copy of this version (sharing the
+    /// buffer pool saves the read), else read from its zone; checked either way.
+    fn read_victim_page(
+        &self,
+        cache: Option<&dyn crate::store::PageCache>,
+        pid: Pid,
+        loc: Loc,
+        img: &mut [u8],
+        tmp: &mut [u8],
+    ) -> Result<()> {
+        let hit = cache.is_some_and(|c| c.copy_if_clean(pid, img));
+        if hit && loc.holds_lsn(page::lsn(img)) {
+            page::seal(img);
+            EngineCounters::add(&self.counters.gc_pool_hits, 1);
+        } else {
+            let seq = self.locate(pid).1;
+            self.read_loc(pid, loc, seq, img, tmp)?;
+            EngineCounters::add(&self.counters.gc_page_reads, 1);
+        }
+        page::validate(img, pid)?;
+        if !loc.holds_lsn(page::lsn(img)) {
+            return Err(Corruption::Slot {
+                block: loc.block,
+                pid,
+                damage: crate::error::SlotDamage::Version {
+                    expected: u64::from(loc.ver),
+                    found: page::lsn(img),
+                },
+            }
+            .into());
+        }
+        Ok(())
+    }
+
+    /// The class of every page of a GC batch: each victim is announced to the placement
+    /// (`on_collect`, and its valid pages in move order when the scheme wants them, e.g.
+    /// SepFrozen's batched model) right before its first page is classified.
+    fn classify_gc(
+        &self,
+        items: &mut [Item],
+        (valid, images): (&[VictimPage], Option<&[Vec<u8>]>),
+        announced: &mut Option<u32>,
+    ) {
+        let (pages, hints) = Self::hints(items);
+        let mut guard = self.st.write();
+        let st: &mut State = &mut guard;
+        let space = st.space.get_mut();
+        let placer = st.placer.get_mut();
+        placer.begin_batch(space, true, &pages, &hints);
+        for it in items.iter_mut() {
+            let v = it.from.expect("a GC page names its victim");
+            if *announced != Some(v) {
+                let mine: Vec<usize> = (0..valid.len())
+                    .filter(|&i| self.zone_of(valid[i].1.block) == Some(v))
+                    .collect();
+                if let (Some(stash), Some(imgs)) = (&st.stash, images) {
+                    *stash.lock() = mine
+                        .iter()
+                        .map(|&i| (valid[i].0, imgs[i].clone()))
+                        .collect();
+                }
+                let list: Option<Vec<u64>> = placer
+                    .wants_victim_pages()
+                    .then(|| mine.iter().map(|&i| valid[i].0).collect());
+                placer.collect(space, v, list.as_deref());
+                *announced = Some(v);
+            }
+            it.class = placer.gc_write(space, it.pid);
+        }
     }
 
     /// Trim (ZNS: reset) and free a victim zone whose valid pages were all rewritten.

@@ -1,6 +1,5 @@
 //! GDT: grouping pages by estimated deathtime (EDT) for placement and GC order (Figure 5).
 
-use super::Item;
 use crate::num::{f64_of, u64_of};
 
 /// Estimated deathtime from a write history (oldest first, 0 = empty): now + mean interval of
@@ -79,15 +78,4 @@ pub fn closest_zone(zones: &[(f64, u64)], want: f64) -> Option<usize> {
         }
     };
     (0..zones.len()).min_by(|&a, &b| d(&zones[a]).total_cmp(&d(&zones[b])))
-}
-
-pub(super) fn mean_edt(items: &[Item]) -> f64 {
-    if items.is_empty() {
-        return 0.0;
-    }
-    items
-        .iter()
-        .map(|i| f64_of(i.edt.min(1 << 52)))
-        .sum::<f64>()
-        / f64_of(u64_of(items.len()))
 }

@@ -20,11 +20,13 @@
 mod bg;
 mod build;
 mod codec;
+mod frozen;
 mod gc;
 mod gdt;
 mod map;
 mod nowa;
 mod pack;
+mod place;
 mod recovery;
 mod snapshot;
 mod wlog;
@@ -34,13 +36,14 @@ pub use crate::format::zone::{
     Compression, CODEC_LZ4, CODEC_RAW, CODEC_ZSTD, SLOT_ENTRY, SLOT_HDR,
 };
 pub use codec::{compress_page, decompress_page};
+pub use frozen::{FrozenBase, FrozenHook, OracleFactory, PageOracle};
 pub use gdt::{closest_zone, edt, gc_order, gdt_groups, gdt_split};
 pub use pack::pack;
 
 use crate::error::{Exhausted, MappingDamage, PageDamage, Pid, Result, WritePathKind};
 use crate::format::superblock::WritePath;
 use crate::format::zone::GEN_MASK;
-use crate::num::{u64_of, usize_of};
+use crate::num::usize_of;
 use crate::page::PAGE_SIZE;
 use crate::stats::EngineCounters;
 use crate::store::{PageCache, PageStore, StoreBuilder, StoreContext, StoreRecovery, WriteKind};
@@ -108,13 +111,40 @@ pub struct OopConfig {
     /// Every this many checkpoints the mapping snapshot is a full one; the others write only
     /// the entries changed since the previous snapshot (>= 1; 1: always full).
     pub snapshot_full_every: u32,
+    /// A placement scheme of the shared space (`nowa_logspace`): it chooses the class (open
+    /// zone) of every user write and GC relocation, with one open zone per class (so
+    /// `open_zones` is ignored). None: the engine's own placement (GDT, NoWA, or one random
+    /// open zone per batch). Not with `gdt` or `nowa`. The FK oracles need the future and
+    /// are refused (replay a recorded write log in the placement simulator instead).
+    pub placement: Option<nowa_logspace::PlacementKind>,
+    /// DB GC victim policy. None: greedy (GDT: its batch policy) without a placement scheme,
+    /// SepBIT's cost-benefit with one.
+    pub gc_victim: Option<nowa_logspace::PolicyKind>,
+    /// Also run DB GC when the garbage proportion of the sealed zones exceeds this fraction
+    /// (SepBIT's log, e.g. 0.15), collecting only zones whose own garbage proportion reaches
+    /// it; the free-zone watermark stays as the backstop. None: the watermark alone.
+    pub gc_garbage_proportion: Option<f64>,
+    /// SepFrozenBIT / SepFrozenDAC with an oracle over page images (`frozen.rs`): replaces
+    /// `placement`; not with it, GDT or NoWA.
+    pub frozen: Option<FrozenHook>,
 }
 
 impl OopConfig {
+    /// Zones appended to concurrently: one per class of the placement scheme, else
+    /// `open_zones` (before the device's limits).
+    #[must_use]
+    pub fn zones_open(&self) -> u32 {
+        match (&self.frozen, self.placement) {
+            (Some(f), _) => u32::from(f.classes),
+            (None, Some(k)) => u32::from(k.build().classes()),
+            (None, None) => self.open_zones.max(1),
+        }
+    }
+
     /// Zones kept out of the page capacity: the open zones, the GC reserve and one more.
     #[must_use]
     pub fn spare_zones(&self) -> u32 {
-        let open = self.open_zones.max(1);
+        let open = self.zones_open();
         open + OutOfPlaceStore::reserve_for(self, open) + 1
     }
 
@@ -147,6 +177,10 @@ impl Default for OopConfig {
             seed: 1,
             space_limit_bytes: None,
             snapshot_full_every: 16,
+            placement: None,
+            gc_victim: None,
+            gc_garbage_proportion: None,
+            frozen: None,
         }
     }
 }
@@ -262,14 +296,18 @@ struct State {
     /// zone headers.
     zone_group: Vec<u64>,
     next_group: u64,
-    /// GDT: last 4 write timestamps per pid (user writes only), the write clock, and the
-    /// EDT sum / count of the pages placed in each zone incarnation.
+    /// GDT: last 4 write timestamps per pid (user writes only) and the write clock.
     wh: Vec<[u64; 4]>,
     clock: u64,
-    zone_edt: Vec<(f64, u64)>,
+    /// The placement scheme (`place.rs`), driven as the FTL model drives it (in a Mutex only
+    /// to make State Sync, like the space).
+    placer: Mutex<nowa_logspace::Placer>,
+    /// SepFrozen: where the DB GC leaves the images of the victim it announces.
+    stash: Option<frozen::Stash>,
     /// Next block inside each open zone (block 0 is the zone header).
     zone_wp: Vec<u64>,
     open: Vec<u32>,
+    /// Fallback zone choice of a class without an open zone (random, per group).
     cursor: usize,
     next_seq: u64,
     /// The mapping-snapshot chain (copy of the full snapshot, deltas after it).
@@ -337,6 +375,10 @@ struct Item {
     index: Option<u32>,
     /// The version's hotness records (its page header), for the write log.
     hot: nowa_logspace::hotness::PageHotness,
+    /// Placement class (the open zone it goes to).
+    class: u16,
+    /// GC: the victim zone the page moves out of.
+    from: Option<u32>,
 }
 
 impl Item {
@@ -378,6 +420,19 @@ impl OutOfPlaceStore {
     #[must_use]
     pub fn zones(&self) -> u32 {
         self.geo.zones
+    }
+
+    /// Name of the placement scheme (`stripe`, `gdt`, `nowa`, or a logspace scheme).
+    #[must_use]
+    pub fn placement_name(&self) -> String {
+        self.st.read().placer.lock().placement().name()
+    }
+
+    /// Per-class statistics since this store was built (index = class; writes in pages,
+    /// collected amounts in bytes, the space's unit).
+    #[must_use]
+    pub fn class_stats(&self) -> Vec<nowa_logspace::ClassStats> {
+        self.st.read().space.lock().classes.clone()
     }
 
     /// Check the zone metadata against the mapping: valid bytes per zone, no valid data in
@@ -457,11 +512,8 @@ impl PageStore for OutOfPlaceStore {
             let io = self.io.lock();
             self.gc()?;
             self.write_items(items, kind)?;
-            let free = {
-                let mut st = self.st.write();
-                st.space.get_mut().tick(u64_of(part.len()));
-                st.space.get_mut().free_units()
-            };
+            // The write clock advanced per page as the placement classified it.
+            let free = self.st.write().space.get_mut().free_units();
             // Fair hand-off: a waiting background GC round gets `io` before this writer's next
             // chunk (otherwise a busy writer re-takes the lock at once and starves it).
             parking_lot::MutexGuard::unlock_fair(io);
@@ -534,6 +586,7 @@ impl PageStore for OutOfPlaceStore {
                 .zone_of(old.block)
                 .expect("mapped inside the zone area");
             st.space.get_mut().sub_valid(z, old.bytes());
+            st.placer.get_mut().release(st.space.get_mut(), pid, z);
             // Unmapped, but the generation stays: recovery must not take the old copy back.
             st.map.set(
                 pid,

@@ -170,6 +170,13 @@ impl OutOfPlaceStore {
             valid.iter().sum::<u64>(),
             "rebuilt valid bytes disagree with the mapping"
         );
+        // The placement starts over at open (zones rebuilt here are class 0) and learns every
+        // live page as written now.
+        let placer = st.placer.get_mut();
+        for (pid, _) in st.map.iter_mapped() {
+            placer.adopt(st.space.get_mut(), pid);
+        }
+        assert_eq!(placer.live(), st.map.mapped(), "every live page adopted");
         Ok(())
     }
 

@@ -2,7 +2,7 @@
 //! and writes, mapping updates, reads of a mapped location.
 
 use super::map::ver_of;
-use super::{closest_zone, compress_page, edt, gdt::mean_edt, gdt_groups, pack};
+use super::{compress_page, edt, pack};
 use super::{
     Gen, Item, Loc, OutOfPlaceStore, Slot, State, BS, CODEC_RAW, NO_BLOCK, SLOT_ENTRY, SLOT_HDR,
 };
@@ -54,14 +54,14 @@ impl OutOfPlaceStore {
         }
     }
 
-    /// Open free zone `z` (from [`Self::next_free_zone`]): write and flush its header before
-    /// any data goes in, so a zone whose header is invalid holds no data of its current
-    /// incarnation.
+    /// Open free zone `z` (from [`Self::next_free_zone`]) for placement class `class`: write
+    /// and flush its header before any data goes in, so a zone whose header is invalid holds
+    /// no data of its current incarnation.
     pub(super) fn open_zone(
         &self,
         st: &mut State,
         kind: WriteKind,
-        group: u64,
+        (group, class): (u64, u16),
         z: u32,
     ) -> Result<u32> {
         assert!(
@@ -76,7 +76,7 @@ impl OutOfPlaceStore {
         );
         st.space
             .get_mut()
-            .open_specific(z, 0)
+            .open_specific(z, class)
             .map_err(|_| EngineError::Full(Exhausted::NoFreeZone))?;
         let seq = st.next_seq;
         st.next_seq += 1;
@@ -88,7 +88,6 @@ impl OutOfPlaceStore {
         );
         st.zone_seq[zi] = seq;
         st.zone_group[zi] = group;
-        st.zone_edt[zi] = (0.0, 0);
         st.zone_wp[zi] = 1;
         let h = ZoneHeader {
             db_id: self.db_id,
@@ -110,60 +109,69 @@ impl OutOfPlaceStore {
         kind.count_bytes(&self.counters, BS);
         EngineCounters::add(&self.counters.zone_header_bytes, BS);
         st.open.push(z);
+        st.placer.get_mut().opened(st.space.get_mut(), z);
         Ok(z)
     }
 
-    /// Pick the open zone for the next slots (opening zones as the policy allows).
-    pub(super) fn target_zone(
-        &self,
-        st: &mut State,
-        kind: WriteKind,
-        want_edt: Option<f64>,
-    ) -> Result<u32> {
-        if self.cfg.nowa {
-            // NoWA rule 1: a new active group only when the whole group is written.
+    /// The open zone of placement class `class`, if any.
+    fn zone_of_class(st: &mut State, class: u16) -> Option<u32> {
+        let space = st.space.get_mut();
+        st.open.iter().copied().find(|&z| space.class(z) == class)
+    }
+
+    /// Open zones as the policy allows: NoWA opens a whole active group (one zone per class)
+    /// when none is open (rule 1: a new group only when the whole group is written); the
+    /// others keep a zone open for every class while free zones last.
+    fn refill_open(&self, st: &mut State, kind: WriteKind) -> Result<()> {
+        let classes = st.placer.get_mut().classes();
+        if self.cfg.nowa && self.cfg.placement.is_none() {
             if st.open.is_empty() {
                 let g = st.next_group;
                 st.next_group += 1;
-                for _ in 0..self.open_limit {
+                for c in 0..classes {
                     let Some(z) = self.next_free_zone(st) else {
                         break;
                     };
-                    self.open_zone(st, kind, g, z)?;
+                    self.open_zone(st, kind, (g, c), z)?;
                 }
             }
-        } else {
-            while st.open.len() < usize_of(u64::from(self.open_limit)) {
-                let Some(z) = self.next_free_zone(st) else {
-                    break;
-                };
-                let g = st.next_group;
-                st.next_group += 1;
-                self.open_zone(st, kind, g, z)?;
-            }
+            return Ok(());
         }
+        for c in 0..classes {
+            if Self::zone_of_class(st, c).is_some() {
+                continue;
+            }
+            let Some(z) = self.next_free_zone(st) else {
+                break;
+            };
+            let g = st.next_group;
+            st.next_group += 1;
+            self.open_zone(st, kind, (g, c), z)?;
+        }
+        Ok(())
+    }
+
+    /// The open zone for the next slots of class `class` (opening zones as the policy
+    /// allows). When the class has no zone (no free zone was left to open one, or NoWA's
+    /// group has sealed it), a random open zone takes the slots.
+    pub(super) fn target_zone(&self, st: &mut State, kind: WriteKind, class: u16) -> Result<u32> {
+        self.refill_open(st, kind)?;
         if st.open.is_empty() {
             return Err(Exhausted::NoFreeZone.into());
         }
-        if let Some(e) = want_edt {
-            // GDT: the open zone whose pages have the closest average EDT (an empty zone
-            // matches anything).
-            let cands: Vec<(f64, u64)> = st
-                .open
-                .iter()
-                .map(|&z| st.zone_edt[usize_of(u64::from(z))])
-                .collect();
-            let best = closest_zone(&cands, e).ok_or(Exhausted::NoFreeZone)?;
-            return Ok(st.open[best]);
+        if let Some(z) = Self::zone_of_class(st, class) {
+            return Ok(z);
         }
         let i = st.cursor % st.open.len();
         Ok(st.open[i])
     }
 
-    /// Pack and write a batch, then update the mapping. Caller holds `io` (one writer at a
-    /// time); the state lock is held only to place the slots and to update the mapping, not
-    /// during the data I/O, so readers proceed meanwhile.
-    pub(super) fn write_items(&self, items: Vec<Item>, kind: WriteKind) -> Result<()> {
+    /// Classify a user batch through the placement (victim pages are classified in
+    /// `relocate_zones`, as their victims are announced), then write each class's pages into
+    /// its zone. Caller holds `io` (one writer at a time); the state lock is held only to
+    /// classify, place the slots and update the mapping, not during the data I/O, so readers
+    /// proceed meanwhile.
+    pub(super) fn write_items(&self, mut items: Vec<Item>, kind: WriteKind) -> Result<()> {
         debug_assert!(
             {
                 let mut pids: Vec<Pid> = items.iter().map(|i| i.pid).collect();
@@ -172,28 +180,79 @@ impl OutOfPlaceStore {
             },
             "a pid twice in one write batch"
         );
-        if !self.cfg.gdt {
-            return self.write_group(items, kind, None);
+        if items.is_empty() {
+            return Ok(());
         }
-        let edts: Vec<u64> = items.iter().map(|i| i.edt).collect();
-        let index: Vec<Option<u32>> = items.iter().map(|i| i.index).collect();
-        let groups = gdt_groups(&edts, &index, usize_of(u64::from(self.open_limit)));
+        if kind.is_user() {
+            self.classify_user(&mut items);
+        }
+        // One group per class, in the order the classes first appear.
+        let mut order: Vec<u16> = Vec::new();
+        for it in &items {
+            if !order.contains(&it.class) {
+                order.push(it.class);
+            }
+        }
         let mut slots: Vec<Option<Item>> = items.into_iter().map(Some).collect();
-        for g in groups {
-            let part: Vec<Item> = g.iter().filter_map(|&i| slots[i].take()).collect();
-            let want = mean_edt(&part);
-            self.write_group(part, kind, Some(want))?;
+        for c in order {
+            let part: Vec<Item> = slots
+                .iter_mut()
+                .filter(|s| s.as_ref().is_some_and(|it| it.class == c))
+                .filter_map(Option::take)
+                .collect();
+            self.write_group(part, kind, c)?;
         }
+        assert!(slots.iter().all(Option::is_none), "every item written once");
         Ok(())
     }
 
-    /// Pack and write one group of pages (GDT: into the zone chosen for `want_edt`).
-    fn write_group(&self, items: Vec<Item>, kind: WriteKind, want_edt: Option<f64>) -> Result<()> {
+    /// The batch hints of the placement: the page's estimated deathtime (GDT), `FRESH` for a
+    /// first write.
+    pub(super) fn hints(items: &[Item]) -> (Vec<u64>, Vec<u64>) {
+        let pages = items.iter().map(|i| i.pid).collect();
+        let hints = items
+            .iter()
+            .map(|i| {
+                if i.index.is_some() {
+                    nowa_logspace::FRESH
+                } else {
+                    i.edt
+                }
+            })
+            .collect();
+        (pages, hints)
+    }
+
+    /// The class of every page of a user batch (the placement's user-write hooks, in the
+    /// writer's order: batch, then per page invalidate, append, classify).
+    fn classify_user(&self, items: &mut [Item]) {
+        let (pages, hints) = Self::hints(items);
+        let mut guard = self.st.write();
+        let st: &mut State = &mut guard;
+        let space = st.space.get_mut();
+        st.placer
+            .get_mut()
+            .begin_batch(space, false, &pages, &hints);
+        for it in items.iter_mut() {
+            let old = st.map.get(it.pid);
+            let old_zone = (old.block != NO_BLOCK).then(|| {
+                self.zone_of(old.block)
+                    .expect("mapped inside the zone area")
+            });
+            it.class =
+                st.placer
+                    .get_mut()
+                    .user_write(space, it.pid, old_zone, nowa_logspace::NEVER);
+        }
+    }
+
+    /// Pack and write one group of pages into the zone of placement class `class`.
+    fn write_group(&self, items: Vec<Item>, kind: WriteKind, class: u16) -> Result<()> {
         if items.is_empty() {
             return Ok(());
         }
         let slots = self.plan_slots(&items);
-        let (runs, locs) = self.place(&items, &slots, kind, want_edt)?;
+        let (runs, locs) = self.place(&items, &slots, kind, class)?;
         for r in &runs {
             self.write_run(r, kind)?;
         }
@@ -231,11 +290,11 @@ impl OutOfPlaceStore {
         items: &[Item],
         slots: &[Slot],
         kind: WriteKind,
-        want_edt: Option<f64>,
+        class: u16,
     ) -> Result<(Vec<Run>, Placed)> {
         let mut guard = self.st.write();
         let st: &mut State = &mut guard;
-        // Random placement among the open zones, one zone per batch (as long as it has room).
+        // The fallback zone of a class without one: random among the open zones, per group.
         st.rng ^= st.rng << 13;
         st.rng ^= st.rng >> 7;
         st.rng ^= st.rng << 17;
@@ -244,7 +303,7 @@ impl OutOfPlaceStore {
         let mut runs: Vec<Run> = Vec::new();
         let mut i = 0;
         while i < slots.len() {
-            let z = self.target_zone(st, kind, want_edt)?;
+            let z = self.target_zone(st, kind, class)?;
             let run = self.fill_run(st, z, items, &slots[i..], &mut locs);
             i += run.data.len() / PAGE_SIZE;
             runs.push(run);
@@ -258,6 +317,7 @@ impl OutOfPlaceStore {
                 );
                 st.open.retain(|&o| o != z);
                 st.space.get_mut().seal(z);
+                st.placer.get_mut().sealed(st.space.get_mut(), z);
                 if i < slots.len() {
                     // The full zone's data must reach the device before the next zone's
                     // header: ZNS would see one open zone too many, and on a conventional SSD
@@ -408,12 +468,6 @@ impl OutOfPlaceStore {
             st.map.set(pid, loc);
             self.log_write(st, &items[m], self.zone_of(old.block), z, kind);
             assert_eq!(st.map.get(pid), loc, "page {pid}: mapping entry reads back");
-            let zi = usize_of(u64::from(z));
-            if self.cfg.gdt {
-                let e = &mut st.zone_edt[zi];
-                e.0 += crate::num::f64_of(items[m].edt.min(1 << 52));
-                e.1 += 1;
-            }
         }
         kind.count(&self.counters, u64_of(items.len()), 0);
     }
@@ -501,6 +555,8 @@ impl OutOfPlaceStore {
             edt,
             index: None,
             hot: page::hotness(pg),
+            class: 0,
+            from: None,
         }
     }
 

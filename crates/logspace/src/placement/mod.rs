@@ -17,6 +17,7 @@
 //! [`Placement::init`] ([`Geometry`]). Amounts in [`UnitInfo`] are in the space's unit (pages or bytes).
 
 mod autostream;
+mod driver;
 mod fk;
 mod midas;
 mod sepbit;
@@ -25,6 +26,7 @@ mod simple;
 mod warcip;
 
 pub use autostream::{MultiQueue, Sfr};
+pub use driver::Placer;
 pub use fk::{FkOracle, KMeansFk};
 pub use midas::MiDas;
 pub use sepbit::SepBit;
@@ -36,6 +38,9 @@ use crate::{UnitId, UnitView};
 
 /// A next-overwrite distance meaning "never overwritten again" (or unknown).
 pub const NEVER: u64 = u64::MAX;
+/// A batch hint ([`Placement::on_batch`]) meaning "first write of this page: nothing is known
+/// about it" (GDT groups such pages apart).
+pub const FRESH: u64 = u64::MAX - 1;
 
 /// The space a placement works in.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -105,6 +110,11 @@ pub trait Placement: Send {
     fn init(&mut self, geo: &Geometry);
     /// A user request of `len` pages from `start` begins (SepBIT's `addRequest`).
     fn on_request(&mut self, _start: u64, _len: u64, _ctx: &Ctx) {}
+    /// A writer that places in batches (the engine's zone writer) is about to classify `pages`
+    /// (user or GC writes). `hints[i]`: the writer's estimate of when `pages[i]` dies, on its
+    /// own clock (the engine's GDT: the estimated deathtime from the page's write history),
+    /// [`NEVER`] when unknown, [`FRESH`] for a first write. The FTL model does not call it.
+    fn on_batch(&mut self, _is_gc: bool, _pages: &[u64], _hints: &[u64], _ctx: &Ctx) {}
     /// A user write of `page` (SepBIT's `append`), before [`Placement::classify`].
     fn on_user_write(&mut self, _page: u64, _ctx: &Ctx) {}
     /// A GC rewrite of `page` (SepBIT's `gcAppend`), before [`Placement::classify`].
@@ -117,6 +127,9 @@ pub trait Placement: Send {
     }
     /// The old copy of `page`, in `unit`, became garbage (overwrite or trim).
     fn on_invalidate(&mut self, _page: u64, _unit: &UnitInfo, _ctx: &Ctx) {}
+    /// `unit` was opened for its class (the engine's zone writer reports it; the FTL model
+    /// does not).
+    fn on_open(&mut self, _unit: &UnitInfo, _ctx: &Ctx) {}
     /// `unit` was filled and sealed.
     fn on_seal(&mut self, _unit: &UnitInfo, _ctx: &Ctx) {}
     /// GC is about to relocate the valid data of `unit`.

@@ -198,6 +198,12 @@ impl<B: Placement> Placement for SepFrozen<B> {
     fn on_invalidate(&mut self, page: u64, unit: &UnitInfo, ctx: &Ctx) {
         self.base.on_invalidate(page, unit, ctx);
     }
+    fn on_batch(&mut self, is_gc: bool, pages: &[u64], hints: &[u64], ctx: &Ctx) {
+        self.base.on_batch(is_gc, pages, hints, ctx);
+    }
+    fn on_open(&mut self, unit: &UnitInfo, ctx: &Ctx) {
+        self.base.on_open(unit, ctx);
+    }
     fn on_seal(&mut self, unit: &UnitInfo, ctx: &Ctx) {
         self.base.on_seal(unit, ctx);
     }

@@ -1,0 +1,79 @@
+//! Parsers of the out-of-place engine's placement flags (`--placement`, `--gc-victim`,
+//! `--gc-trigger` in `OopFlags`, shared by `nowa ycsb` and `nowa tpcc`): the schemes and victim
+//! policies of `nowa_logspace`, refused here when the engine cannot run them.
+
+use crate::flags;
+use nowa_logspace::{PlacementKind, PolicyKind};
+
+/// `--placement`: a scheme of `nowa_logspace` the engine can run (FK needs the future).
+pub fn placement(s: &str) -> Result<PlacementKind, String> {
+    let k: PlacementKind = s
+        .parse()
+        .map_err(|e: nowa_logspace::PlacementError| e.to_string())?;
+    if k.needs_future() {
+        return Err(format!(
+            "'{s}' needs each write's future, which the engine does not know: record the \
+             writes (--record-writes) and replay the log with `nowa frozen replay`"
+        ));
+    }
+    if matches!(k, PlacementKind::MiDas) {
+        return Err(format!(
+            "'{s}' chooses its own victims per group FIFO, which the engine's DB GC does not \
+             run; use nosep, sepgc, dac, sepbit, warcip, sfr or multiqueue"
+        ));
+    }
+    Ok(k)
+}
+
+/// `--gc-victim`: a victim policy of `nowa_logspace` (the SSD-iq reference's 2R policies
+/// compact inside the FTL model and are refused).
+pub fn gc_victim(s: &str) -> Result<PolicyKind, String> {
+    let k: PolicyKind = s
+        .parse()
+        .map_err(|e: nowa_logspace::PolicyParseError| e.to_string())?;
+    if matches!(k, PolicyKind::TwoRGreedy | PolicyKind::TwoRFifo) {
+        return Err(format!(
+            "'{s}' compacts inside the FTL model; the DB GC takes greedy, cost-benefit, \
+             cb-sepbit, fifo, sc-fifo, random, k-greedy:K or window:W"
+        ));
+    }
+    Ok(k)
+}
+
+/// `--gc-trigger`: the garbage-proportion threshold, None for the free-zone watermark alone.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GcTrigger(pub Option<f64>);
+
+/// `--gc-trigger`: `free` (the free-zone watermark alone) or `gp[:THETA]` (also when the
+/// sealed zones' garbage proportion exceeds THETA, default 0.15 as SepBIT's log).
+pub fn gc_trigger(s: &str) -> Result<GcTrigger, String> {
+    match s.split_once(':') {
+        None if s == "free" => Ok(GcTrigger(None)),
+        None if s == "gp" => Ok(GcTrigger(Some(0.15))),
+        Some(("gp", t)) => flags::fraction(0.0, true, 1.0, true)(t).map(|v| GcTrigger(Some(v))),
+        _ => Err(format!(
+            "unknown GC trigger '{s}' (expected free, gp or gp:THETA)"
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parsers_accept_the_engine_schemes_and_refuse_the_rest() {
+        assert_eq!(placement("sepbit"), Ok(PlacementKind::SepBit(6)));
+        assert_eq!(placement("2r"), Ok(PlacementKind::SepGc));
+        assert!(placement("fk").unwrap_err().contains("future"));
+        assert!(placement("midas").is_err());
+        assert!(placement("bogus").is_err());
+        assert_eq!(gc_victim("greedy"), Ok(PolicyKind::Greedy));
+        assert!(gc_victim("2r-fifo").is_err());
+        assert_eq!(gc_trigger("free"), Ok(GcTrigger(None)));
+        assert_eq!(gc_trigger("gp"), Ok(GcTrigger(Some(0.15))));
+        assert_eq!(gc_trigger("gp:0.2"), Ok(GcTrigger(Some(0.2))));
+        assert!(gc_trigger("gp:1.5").is_err());
+        assert!(gc_trigger("later").is_err());
+    }
+}

@@ -1,0 +1,323 @@
+//! Every placement scheme of the shared log-structured space (`nowa_logspace`) through the
+//! out-of-place engine's zone writer and DB GC, on a device small enough that GC runs all the
+//! time: each scheme places writes in its classes (SepGC: user writes in class 0, GC writes in
+//! class 1), and across seeded crashes (power loss between operations, a crash at the n-th
+//! device write) and reopens every acknowledged key survives and the zone metadata agrees with
+//! the mapping (GC conserves every live page). Also the garbage-proportion trigger and a
+//! greedy victim policy.
+#![expect(
+    clippy::unwrap_used,
+    reason = "test helpers fail the test by panicking"
+)]
+
+#[path = "common/oop_store.rs"]
+mod oop_store;
+
+use nowa_device::{FaultConfig, FaultyDevice, MemDevice};
+use nowa_engine::{
+    Compression, Config, Durability, Engine, FrozenBase, FrozenHook, OopConfig, PageOracle,
+    PAGE_SIZE,
+};
+use nowa_logspace::{PlacementKind, PolicyKind};
+use oop_store::{builder, Slot};
+use parking_lot::Mutex;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+const KEYS: u64 = 6000;
+const OPS: u64 = 4000;
+
+type Dev = FaultyDevice<MemDevice>;
+type Model = BTreeMap<u64, Vec<u8>>;
+
+fn cfg() -> Config {
+    Config {
+        pool_bytes: 64 * 4096,
+        wal_limit_bytes: Some(128 << 10),
+        durability: Durability::Sync,
+        ..Config::default()
+    }
+}
+
+fn ocfg(k: PlacementKind) -> OopConfig {
+    OopConfig {
+        background_gc: false,
+        zone_bytes: Some(64 << 10),
+        compression: Compression::Off,
+        placement: Some(k),
+        ..OopConfig::default()
+    }
+}
+
+fn val(k: u64, v: u64) -> Vec<u8> {
+    let mut out = vec![0u8; 60 + (k % 50) as usize];
+    let mut x = k.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ v.wrapping_mul(0xD1B5_4A32_D192_ED03) | 1;
+    for (i, b) in out.iter_mut().enumerate() {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        *b = if i % 2 == 0 {
+            x.to_le_bytes()[0]
+        } else {
+            b'a' + u8::try_from(i % 7).unwrap()
+        };
+    }
+    out
+}
+
+/// Skewed updates: a tenth of the keys takes most writes (so the schemes have something to
+/// separate).
+fn op(i: u64) -> (u64, Vec<u8>) {
+    let h = i.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 20;
+    let k = if h % 10 < 8 {
+        h % (KEYS / 10)
+    } else {
+        h % KEYS
+    };
+    (k, val(k, i + 1))
+}
+
+fn fresh(seed: u64, o: &OopConfig) -> (Arc<Dev>, Model) {
+    let dev = Arc::new(FaultyDevice::new(
+        MemDevice::new(3 << 20),
+        FaultConfig {
+            seed,
+            torn_write_prob: 0.5,
+            bit_flip_read_prob: 0.0,
+        },
+    ));
+    let slot: Slot = Arc::new(Mutex::new(None));
+    let e = Engine::create_with_store(dev.clone(), cfg(), &builder(o.clone(), slot)).unwrap();
+    let mut m = Model::new();
+    for k in 0..KEYS {
+        let v = val(k, 0);
+        e.put_with(&k.to_be_bytes(), &v, Durability::Async).unwrap();
+        m.insert(k, v);
+    }
+    e.close().unwrap();
+    (dev, m)
+}
+
+/// Run ops until the device fails: the failed op, if any.
+fn run(e: &Engine, from: u64, n: u64, model: &mut Model) -> Option<(u64, Vec<u8>)> {
+    for i in from..from + n {
+        let (k, v) = op(i);
+        match e.put_with(&k.to_be_bytes(), &v, Durability::Sync) {
+            Ok(()) => {
+                model.insert(k, v);
+            }
+            Err(_) => return Some((k, v)),
+        }
+    }
+    None
+}
+
+fn verify(e: &Engine, model: &Model, inflight: Option<&(u64, Vec<u8>)>, what: &str) {
+    for (k, v) in model {
+        let got = e.get(&k.to_be_bytes()).unwrap();
+        let ok = got.as_ref() == Some(v)
+            || inflight.is_some_and(|(ik, iv)| ik == k && got.as_ref() == Some(iv));
+        assert!(ok, "{what}: key {k} lost or wrong");
+    }
+}
+
+/// A run without crash: GC runs, the scheme's classes receive the writes.
+fn calibrate(name: &str, o: &OopConfig) -> u64 {
+    let (dev, mut m) = fresh(u64::MAX, o);
+    let slot: Slot = Arc::new(Mutex::new(None));
+    let e = Engine::open_with_store(dev.clone(), cfg(), &builder(o.clone(), slot.clone())).unwrap();
+    let w0 = dev.writes_issued();
+    assert!(run(&e, 0, OPS, &mut m).is_none());
+    let calls = dev.writes_issued() - w0;
+    let s = e.stats();
+    assert!(s.zones_reclaimed > 0, "{name}: GC must run: {s:?}");
+    let store = slot.lock().clone().unwrap();
+    let classes = store.class_stats();
+    let used = classes
+        .iter()
+        .filter(|c| c.user_writes + c.gc_writes > 0)
+        .count();
+    eprintln!(
+        "{name} ({}): db_waf {:.2}, {} zones reclaimed, pages per class (user/GC) {:?}",
+        store.placement_name(),
+        s.db_waf,
+        s.zones_reclaimed,
+        classes
+            .iter()
+            .map(|c| (c.user_writes, c.gc_writes))
+            .collect::<Vec<_>>()
+    );
+    if let Some(f) = &o.frozen {
+        // The frozen class took GC writes (BIT: the last class; DAC: class 0).
+        let c = match f.base {
+            FrozenBase::Bit => usize::from(f.classes) - 1,
+            _ => 0,
+        };
+        assert!(
+            classes[c].gc_writes > 0,
+            "{name}: no frozen GC write: {classes:?}"
+        );
+        assert!(used >= 2, "{name}");
+        return calls_checked(&store, &e, &m, name, calls);
+    }
+    match o.placement {
+        Some(PlacementKind::NoSep) => assert_eq!(used, 1, "{name}"),
+        Some(PlacementKind::SepGc) => {
+            assert_eq!(
+                classes[0].gc_writes, 0,
+                "{name}: GC writes stay out of class 0"
+            );
+            assert!(
+                classes[1].gc_writes > 0 && classes[1].user_writes == 0,
+                "{name}"
+            );
+        }
+        _ => assert!(used >= 2, "{name}: one class used: {classes:?}"),
+    }
+    calls_checked(&store, &e, &m, name, calls)
+}
+
+fn calls_checked(
+    store: &nowa_engine::OutOfPlaceStore,
+    e: &Engine,
+    m: &Model,
+    name: &str,
+    calls: u64,
+) -> u64 {
+    store.check_consistency().unwrap();
+    verify(e, m, None, name);
+    calls
+}
+
+fn crash_and_reopen(name: &str, o: &OopConfig, seeds: u64) {
+    let calls = calibrate(name, o);
+    for seed in 0..seeds {
+        let (dev, mut model) = fresh(seed, o);
+        let slot: Slot = Arc::new(Mutex::new(None));
+        let b = builder(o.clone(), slot.clone());
+        let e = Engine::open_with_store(dev.clone(), cfg(), &b).unwrap();
+        let x = (seed + 1).wrapping_mul(0x2545_F491_4F6C_DD1D) >> 7;
+        let inflight = if seed % 2 == 1 {
+            let r = run(&e, 0, x % OPS, &mut model);
+            dev.power_loss();
+            r
+        } else {
+            dev.crash_after_writes(1 + x % calls);
+            run(&e, 0, OPS, &mut model)
+        };
+        drop(e);
+        dev.restart();
+        let what = format!("{name} seed {seed}");
+        let e = Engine::open_with_store(dev.clone(), cfg(), &b)
+            .unwrap_or_else(|err| panic!("{what}: open failed: {err}"));
+        let store = slot.lock().clone().unwrap();
+        store
+            .check_consistency()
+            .unwrap_or_else(|err| panic!("{what}: {err}"));
+        verify(&e, &model, inflight.as_ref(), &what);
+        // The recovered store keeps placing and collecting, and survives a clean reopen.
+        let mut model2 = model.clone();
+        if let Some((k, _)) = &inflight {
+            model2.insert(*k, e.get(&k.to_be_bytes()).unwrap().unwrap());
+        }
+        assert!(run(&e, 10_000, 600, &mut model2).is_none(), "{what}");
+        e.close().unwrap();
+        let e = Engine::open_with_store(dev.clone(), cfg(), &b).unwrap();
+        slot.lock().as_ref().unwrap().check_consistency().unwrap();
+        verify(&e, &model2, None, &format!("{what} after reopen"));
+    }
+}
+
+#[test]
+fn every_scheme_conserves_live_pages_across_crashes() {
+    let kinds = [
+        "nosep",
+        "sepgc",
+        "dac",
+        "dac-paper",
+        "sfr",
+        "multiqueue",
+        "warcip",
+        "sepbit",
+    ];
+    for name in kinds {
+        let k: PlacementKind = name.parse().unwrap();
+        crash_and_reopen(name, &ocfg(k), 4);
+    }
+}
+
+#[test]
+fn garbage_proportion_trigger_and_greedy_victims() {
+    let gp = OopConfig {
+        gc_garbage_proportion: Some(0.15),
+        ..ocfg(PlacementKind::SepBit(6))
+    };
+    crash_and_reopen("sepbit gp 0.15", &gp, 3);
+    let greedy = OopConfig {
+        gc_victim: Some(PolicyKind::Greedy),
+        ..ocfg(PlacementKind::Dac(6))
+    };
+    crash_and_reopen("dac greedy", &greedy, 3);
+}
+
+#[test]
+fn fk_and_combinations_are_refused() {
+    let dev = Arc::new(MemDevice::new(4 << 20));
+    let slot: Slot = Arc::new(Mutex::new(None));
+    for o in [
+        ocfg(PlacementKind::Fk(6)),
+        OopConfig {
+            gdt: true,
+            ..ocfg(PlacementKind::SepBit(6))
+        },
+    ] {
+        let r = Engine::create_with_store(dev.clone(), cfg(), &builder(o, slot.clone()));
+        let err = r.err().expect("refused").to_string();
+        assert!(err.contains("placement"), "{err}");
+    }
+}
+
+/// A scripted frozen-page model: pages whose pid is a multiple of 3 are frozen. It checks that
+/// every batch is a victim's valid pages with their images.
+struct Scripted {
+    batches: Arc<Mutex<u64>>,
+}
+
+impl PageOracle for Scripted {
+    fn name(&self) -> String {
+        "scripted".into()
+    }
+    fn predict(&mut self, pages: &[(u64, &[u8])], out: &mut Vec<bool>) {
+        assert!(!pages.is_empty(), "a victim with valid pages");
+        for (_, img) in pages {
+            assert_eq!(img.len(), PAGE_SIZE);
+            assert!(img.iter().any(|&b| b != 0), "a page image, not a hole");
+        }
+        *self.batches.lock() += 1;
+        out.clear();
+        out.extend(pages.iter().map(|&(p, _)| p % 3 == 0));
+    }
+}
+
+#[test]
+fn sepfrozen_hook_judges_victim_images_and_conserves_pages() {
+    for base in [FrozenBase::Bit, FrozenBase::Dac] {
+        let batches = Arc::new(Mutex::new(0u64));
+        let b2 = batches.clone();
+        let o = OopConfig {
+            placement: None,
+            frozen: Some(FrozenHook {
+                base,
+                classes: 6,
+                oracle: Arc::new(move || {
+                    Box::new(Scripted {
+                        batches: b2.clone(),
+                    }) as Box<dyn PageOracle>
+                }),
+            }),
+            ..ocfg(PlacementKind::NoSep)
+        };
+        crash_and_reopen(&format!("sepfrozen {base:?}"), &o, 3);
+        assert!(*batches.lock() > 0, "the oracle judged victims");
+    }
+}

@@ -1,0 +1,295 @@
+//! [`Placer`]: a [`Placement`] driven over a [`Space`] in the writer's call order (module docs
+//! of `placement`), for a writer that keeps its own mapping (the engine's zone writer and DB
+//! GC). It advances the user-write clock, keeps the live-page count the context needs, counts
+//! per-class writes, and turns the placement's victim choice into units taken from the space.
+
+use super::{Ctx, Geometry, Placement, Victim, NEVER};
+use crate::{Space, SpaceError, UnitId};
+
+/// A placement scheme bound to a space (see the module docs).
+pub struct Placer {
+    place: Box<dyn Placement>,
+    /// Pages mapped (written and not released).
+    live: u64,
+    wants_invalidate: bool,
+}
+
+impl std::fmt::Debug for Placer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Placer")
+            .field("place", &self.place.name())
+            .field("live", &self.live)
+            .finish()
+    }
+}
+
+impl Placer {
+    /// Initialize `place` for `geo` and bind it.
+    ///
+    /// # Panics
+    /// If the scheme has no class.
+    #[must_use]
+    pub fn new(mut place: Box<dyn Placement>, geo: &Geometry) -> Self {
+        place.init(geo);
+        assert!(place.classes() >= 1, "{} has no class", place.name());
+        let wants_invalidate = place.wants_invalidate();
+        Placer {
+            place,
+            live: 0,
+            wants_invalidate,
+        }
+    }
+
+    /// The scheme.
+    #[must_use]
+    pub fn placement(&self) -> &dyn Placement {
+        &*self.place
+    }
+
+    /// Classes (open units) of the scheme.
+    #[must_use]
+    pub fn classes(&self) -> u16 {
+        self.place.classes()
+    }
+
+    /// Live pages as counted so far.
+    #[must_use]
+    pub fn live(&self) -> u64 {
+        self.live
+    }
+
+    /// `page` holds data written before this placer existed (a writer that rebuilt its
+    /// mapping at open): the scheme sees it as a user write now, so schemes that track every
+    /// written page (SepBIT, DAC, WARCIP) know it when GC moves it. Advances the clock, not
+    /// the per-class write counts.
+    ///
+    /// # Panics
+    /// If the scheme answers a class out of its range.
+    pub fn adopt(&mut self, space: &mut Space, page: u64) {
+        let ctx = self.ctx(space, NEVER);
+        self.place.on_request(page, 1, &ctx);
+        space.tick(1);
+        self.live += 1;
+        let ctx = self.ctx(space, NEVER);
+        self.place.on_user_write(page, &ctx);
+        let class = self.place.classify(false, page, &ctx);
+        assert!(class < self.classes(), "adopted class {class} out of range");
+    }
+
+    /// The context of a hook now.
+    #[must_use]
+    pub fn ctx(&self, space: &Space, next_write_in: u64) -> Ctx {
+        Ctx {
+            now: space.now(),
+            live: self.live,
+            next_write_in,
+        }
+    }
+
+    /// A batch of `pages` is about to be classified (`hints`: see [`Placement::on_batch`]).
+    ///
+    /// # Panics
+    /// If `hints` is not as long as `pages`.
+    pub fn begin_batch(&mut self, space: &Space, is_gc: bool, pages: &[u64], hints: &[u64]) {
+        assert_eq!(pages.len(), hints.len(), "one hint per page");
+        let ctx = self.ctx(space, NEVER);
+        self.place.on_batch(is_gc, pages, hints, &ctx);
+    }
+
+    /// A user write of `page` whose previous copy is in `old` (None: not mapped), a request
+    /// of its own: announce the request, advance the clock, report the invalidation, run the
+    /// `append` hook, classify (the FTL model's order for a single write, SepBIT's
+    /// `Log.append`). `next_write_in`: the future (FK), [`NEVER`] when unknown.
+    ///
+    /// # Panics
+    /// If the scheme answers a class out of its range.
+    pub fn user_write(
+        &mut self,
+        space: &mut Space,
+        page: u64,
+        old: Option<UnitId>,
+        next_write_in: u64,
+    ) -> u16 {
+        let ctx = self.ctx(space, next_write_in);
+        self.place.on_request(page, 1, &ctx);
+        space.tick(1);
+        match old {
+            None => self.live += 1,
+            Some(u) if self.wants_invalidate => {
+                let (info, ctx) = (space.info(u), self.ctx(space, next_write_in));
+                self.place.on_invalidate(page, &info, &ctx);
+            }
+            Some(_) => {}
+        }
+        let ctx = self.ctx(space, next_write_in);
+        self.place.on_user_write(page, &ctx);
+        let class = self.place.classify(false, page, &ctx);
+        assert!(class < self.classes(), "user class {class} out of range");
+        space.note_writes(class, false, 1);
+        class
+    }
+
+    /// A GC rewrite of `page` (after [`Placer::collect`] announced its victim).
+    ///
+    /// # Panics
+    /// If the scheme answers a class out of its range.
+    pub fn gc_write(&mut self, space: &mut Space, page: u64) -> u16 {
+        let ctx = self.ctx(space, NEVER);
+        self.place.on_gc_write(page, &ctx);
+        let class = self.place.classify(true, page, &ctx);
+        assert!(class < self.classes(), "GC class {class} out of range");
+        space.note_writes(class, true, 1);
+        class
+    }
+
+    /// `page`, mapped in `old`, was released (trim).
+    ///
+    /// # Panics
+    /// If no page is live.
+    pub fn release(&mut self, space: &Space, page: u64, old: UnitId) {
+        assert!(self.live > 0, "release of page {page} with no live page");
+        self.live -= 1;
+        if self.wants_invalidate {
+            let (info, ctx) = (space.info(old), self.ctx(space, NEVER));
+            self.place.on_invalidate(page, &info, &ctx);
+        }
+    }
+
+    /// Unit `u` was opened for its class.
+    pub fn opened(&mut self, space: &Space, u: UnitId) {
+        let (info, ctx) = (space.info(u), self.ctx(space, NEVER));
+        self.place.on_open(&info, &ctx);
+    }
+
+    /// Unit `u` was filled and sealed.
+    pub fn sealed(&mut self, space: &Space, u: UnitId) {
+        let (info, ctx) = (space.info(u), self.ctx(space, NEVER));
+        self.place.on_seal(&info, &ctx);
+    }
+
+    /// Whether [`Placer::collect`] wants the victim's valid pages.
+    #[must_use]
+    pub fn wants_victim_pages(&self) -> bool {
+        self.place.wants_victim_pages()
+    }
+
+    /// GC is about to move the valid data of `victim`; `pages` are its valid pages in the
+    /// order GC moves them (given when [`Placer::wants_victim_pages`]).
+    pub fn collect(&mut self, space: &Space, victim: UnitId, pages: Option<&[u64]>) {
+        let (info, ctx) = (space.info(victim), self.ctx(space, NEVER));
+        self.place.on_collect(&info, &ctx);
+        if let Some(p) = pages {
+            self.place.on_victim_pages(p, &ctx);
+        }
+    }
+
+    /// The victims of one GC round, taken from the space (now in GC): the placement's own
+    /// choice, else the space's victim policy (which may gather a batch).
+    ///
+    /// # Errors
+    /// [`SpaceError::NoVictim`] when nothing qualifies.
+    pub fn victims(&mut self, space: &mut Space, out: &mut Vec<UnitId>) -> Result<(), SpaceError> {
+        let choice = self.place.victim(&space.view());
+        match choice {
+            Victim::Unit(u) => {
+                space.take_victim(u)?;
+                out.push(u);
+                Ok(())
+            }
+            Victim::Policy => space.pick_victims(out),
+            _ => Err(SpaceError::NoVictim),
+        }
+    }
+
+    /// Scheme state worth printing (one line, may be empty).
+    #[must_use]
+    pub fn report(&self) -> String {
+        self.place.report()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::placement::{Dac, SepGc};
+    use crate::{Greedy, UnitState};
+
+    fn geo() -> Geometry {
+        Geometry {
+            logical_pages: 64,
+            unit_pages: 4,
+            units: 8,
+        }
+    }
+
+    #[test]
+    fn user_and_gc_writes_follow_the_scheme_and_count_per_class() {
+        let mut space = Space::new(8, 4, Box::new(Greedy::default()));
+        let mut p = Placer::new(Box::new(SepGc), &geo());
+        assert_eq!(p.user_write(&mut space, 1, None, NEVER), 0);
+        assert_eq!((space.now(), p.live()), (1, 1));
+        let u = space.open_unit(0).unwrap();
+        p.opened(&space, u);
+        space.add_valid(u, 1);
+        assert_eq!(p.user_write(&mut space, 1, Some(u), NEVER), 0);
+        assert_eq!(p.live(), 1, "an overwrite is not a new live page");
+        p.collect(&space, u, None);
+        assert_eq!(p.gc_write(&mut space, 1), 1);
+        assert_eq!(space.now(), 2, "GC writes do not advance the clock");
+        assert_eq!(
+            (space.classes[0].user_writes, space.classes[1].gc_writes),
+            (2, 1)
+        );
+        p.release(&space, 1, u);
+        assert_eq!(p.live(), 0);
+    }
+
+    #[test]
+    fn adopted_pages_are_known_to_the_scheme() {
+        let mut space = Space::new(8, 4, Box::new(Greedy::default()));
+        let mut p = Placer::new(Box::new(crate::placement::SepBit::new(6)), &geo());
+        p.adopt(&mut space, 3);
+        assert_eq!((p.live(), space.now()), (1, 1));
+        assert!(space.classes.is_empty(), "adoption is not a counted write");
+        let u = space.open_unit(0).unwrap();
+        space.add_valid(u, 1);
+        space.seal(u);
+        p.collect(&space, u, None);
+        // SepBIT would panic on a GC move of a page it never saw written.
+        assert_eq!(
+            p.gc_write(&mut space, 3),
+            2,
+            "a class-0 victim's pages go to class 2"
+        );
+    }
+
+    #[test]
+    fn dac_walks_through_the_driver() {
+        let mut space = Space::new(8, 4, Box::new(Greedy::default()));
+        let mut p = Placer::new(Box::new(Dac::new(3)), &geo());
+        let u = space.open_unit(0).unwrap();
+        let walk: Vec<u16> = (0..4)
+            .map(|i| p.user_write(&mut space, 7, (i > 0).then_some(u), NEVER))
+            .collect();
+        assert_eq!(walk, vec![0, 1, 2, 2]);
+        assert_eq!(p.gc_write(&mut space, 7), 1, "GC demotes");
+    }
+
+    #[test]
+    fn victims_come_from_the_policy_and_enter_gc() {
+        let mut space = Space::new(8, 4, Box::new(Greedy::default()));
+        let mut p = Placer::new(Box::new(SepGc), &geo());
+        let mut out = Vec::new();
+        assert_eq!(p.victims(&mut space, &mut out), Err(SpaceError::NoVictim));
+        for valid in [4, 1] {
+            let u = space.open_unit(0).unwrap();
+            space.add_valid(u, valid);
+            space.seal(u);
+            p.sealed(&space, u);
+        }
+        p.victims(&mut space, &mut out).unwrap();
+        assert_eq!(out.len(), 1);
+        assert_eq!(space.valid(out[0]), 1, "greedy: the least valid unit");
+        assert_eq!(space.state(out[0]), UnitState::InGc);
+    }
+}
