@@ -32,6 +32,7 @@ mod write;
 pub use crate::format::zone::{
     Compression, CODEC_LZ4, CODEC_RAW, CODEC_ZSTD, SLOT_ENTRY, SLOT_HDR,
 };
+pub use build::snapshot_area_bytes;
 pub use codec::{compress_page, decompress_page};
 pub use gdt::{closest_zone, edt, gc_order, gdt_groups, gdt_split};
 pub use pack::pack;
