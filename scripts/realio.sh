@@ -23,7 +23,8 @@
 #   CAPACITY + 256MiB, so the device counters hold only nowa's I/O and the ext4 journal; "dir":
 #   a file in DIR on whatever file system holds it), MEM (memory limit of each nowa process
 #   through a memory cgroup, e.g. 128MiB; default none; skipped with a message where no
-#   memory cgroup can be made), EXTRA (more `nowa ycsb` flags, e.g. "--durability sync").
+#   memory cgroup can be made), EXTRA (more `nowa ycsb` flags, e.g. "--durability sync"),
+#   EXTRA_OOP (flags for the out-of-place runs only, e.g. "--space-limit 384MiB").
 # Issue 16's setup: RECORDS=2000000 OPS=300000 POOL=32MiB MEM=128MiB VALUE=124 (docs/realio.md).
 # Loop devices need root and /dev/loop-control; without them the loop runs (and FS=loop)
 # are skipped with a message. Loop devices are always detached and the file system unmounted
@@ -42,6 +43,7 @@ FS=${FS:-loop}
 FS_SIZE=${FS_SIZE:-}
 MEM=${MEM:-}
 EXTRA=${EXTRA:-}
+EXTRA_OOP=${EXTRA_OOP:-}
 [ -x "$NOWA" ] || { echo "realio.sh: no nowa binary at $NOWA (cargo build --release -p nowa-cli)" >&2; exit 2; }
 mkdir -p "$DIR"
 LOOP=""
@@ -50,6 +52,7 @@ CG=""
 cleanup() {
     if [ -n "$LOOP" ]; then losetup -d "$LOOP" 2>/dev/null || true; fi
     if mountpoint -q "$DIR/mnt" 2>/dev/null; then umount "$DIR/mnt" || true; fi
+    rmdir "$DIR/mnt" 2>/dev/null || true
     if [ -n "$FSLOOP" ]; then losetup -d "$FSLOOP" 2>/dev/null || true; fi
     if [ -n "$CG" ]; then rmdir "$CG" 2>/dev/null || true; fi
     rm -f "$DIR"/db-*.img "$DIR"/loop-backing.img "$DIR"/fs-backing.img "$DIR"/*.json.tmp
@@ -113,11 +116,13 @@ run_one() {
     before=$(counters "$sf")
     local force=()
     [ -b "$target" ] && force=(--force "$target")
+    local extra=$EXTRA
+    [ "$wp" = oop ] && extra="$EXTRA $EXTRA_OOP"
     # shellcheck disable=SC2086 # EXTRA is a list of flags
     in_cgroup /usr/bin/time -f "%M" -o "$DIR/time.tmp" "$NOWA" ycsb -q --json --device "$target" \
         "${force[@]}" --capacity "$CAPACITY" --records "$RECORDS" --value-size "$VALUE" \
         --ops "$ops" --pool "$POOL" --threads 1 --durability async --theta 0.8 --seed 7 \
-        --write-path "$wp" $EXTRA >"$DIR/$label-$ops.json" 2>>"$DIR/nowa.log"
+        --write-path "$wp" $extra >"$DIR/$label-$ops.json" 2>>"$DIR/nowa.log"
     sync
     after=$(counters "$sf")
     rss=$(tail -1 "$DIR/time.tmp")
@@ -180,7 +185,7 @@ if [ "$FS" = loop ]; then
 fi
 make_cgroup
 
-echo "nowa realio: $NOWA, $RECORDS records x $VALUE B, $OPS ops YCSB-A zipf 0.8, pool $POOL, device $CAPACITY, async durability, seed 7${MEM:+, memory limit $MEM}${EXTRA:+, $EXTRA}"
+echo "nowa realio: $NOWA, $RECORDS records x $VALUE B, $OPS ops YCSB-A zipf 0.8, pool $POOL, device $CAPACITY, async durability, seed 7${MEM:+, memory limit $MEM}${EXTRA:+, $EXTRA}${EXTRA_OOP:+, out of place $EXTRA_OOP}"
 echo "file runs on $(findmnt -n -o SOURCE,FSTYPE --target "$FILEDIR" | head -1)"
 printf '%-16s %12s %10s %10s %8s %9s %8s %10s %7s %9s\n' target "dev B/upd" "dev fl/op" "nowa fl/op" "pg/flush" "ops/s" "RSS MiB" "phys B/op" "load s" "map B/pg"
 for wp in $PATHS; do
