@@ -18,9 +18,17 @@
 # Usage: scripts/realio.sh [NOWA_BINARY]    (default target/release/nowa)
 # Environment: RECORDS (default 200000), OPS (300000), POOL (4MiB), CAPACITY (512MiB),
 #   VALUE (124, bytes per value), DIR (a scratch directory, default /tmp/nowa-realio; it must
-#   not be on tmpfs for the file runs to reach a block device), PATHS ("inplace oop").
-# Loop devices need root and /dev/loop-control; without them the loop runs are skipped with a
-# message. The loop device is always detached (trap), the scratch files are removed.
+#   not be on tmpfs for the file runs to reach a block device), PATHS ("inplace oop"),
+#   FS ("loop": the file runs go to ext4 made on a second loop device of FS_SIZE, default
+#   CAPACITY + 256MiB, so the device counters hold only nowa's I/O and the ext4 journal; "dir":
+#   a file in DIR on whatever file system holds it), MEM (memory limit of each nowa process
+#   through a memory cgroup, e.g. 128MiB; default none; skipped with a message where no
+#   memory cgroup can be made), EXTRA (more `nowa ycsb` flags, e.g. "--durability sync"),
+#   EXTRA_OOP (flags for the out-of-place runs only, e.g. "--space-limit 384MiB").
+# Issue 16's setup: RECORDS=2000000 OPS=300000 POOL=32MiB MEM=128MiB VALUE=124 (docs/realio.md).
+# Loop devices need root and /dev/loop-control; without them the loop runs (and FS=loop)
+# are skipped with a message. Loop devices are always detached and the file system unmounted
+# (trap); the scratch files are removed.
 set -euo pipefail
 
 NOWA=${1:-target/release/nowa}
@@ -31,12 +39,23 @@ CAPACITY=${CAPACITY:-512MiB}
 VALUE=${VALUE:-124}
 DIR=${DIR:-/tmp/nowa-realio}
 PATHS=${PATHS:-inplace oop}
+FS=${FS:-loop}
+FS_SIZE=${FS_SIZE:-}
+MEM=${MEM:-}
+EXTRA=${EXTRA:-}
+EXTRA_OOP=${EXTRA_OOP:-}
 [ -x "$NOWA" ] || { echo "realio.sh: no nowa binary at $NOWA (cargo build --release -p nowa-cli)" >&2; exit 2; }
 mkdir -p "$DIR"
 LOOP=""
+FSLOOP=""
+CG=""
 cleanup() {
     if [ -n "$LOOP" ]; then losetup -d "$LOOP" 2>/dev/null || true; fi
-    rm -f "$DIR"/db-*.img "$DIR"/loop-backing.img "$DIR"/*.json.tmp
+    if mountpoint -q "$DIR/mnt" 2>/dev/null; then umount "$DIR/mnt" || true; fi
+    rmdir "$DIR/mnt" 2>/dev/null || true
+    if [ -n "$FSLOOP" ]; then losetup -d "$FSLOOP" 2>/dev/null || true; fi
+    if [ -n "$CG" ]; then rmdir "$CG" 2>/dev/null || true; fi
+    rm -f "$DIR"/db-*.img "$DIR"/loop-backing.img "$DIR"/fs-backing.img "$DIR"/*.json.tmp
 }
 trap cleanup EXIT INT TERM
 
@@ -59,6 +78,37 @@ counters() {
     awk '{ print $7, ($16 == "" ? 0 : $16) }' "$1"
 }
 
+# a memory cgroup limited to $MEM (v2 unified or v1 memory hierarchy): sets CG
+make_cgroup() {
+    local bytes root
+    [ -n "$MEM" ] || return 0
+    bytes=$(python3 -c "import re,sys; m=re.fullmatch(r'(\d+)([KMG]i?B)?', sys.argv[1]); u={'KiB':1<<10,'MiB':1<<20,'GiB':1<<30,'KB':10**3,'MB':10**6,'GB':10**9}; print(int(m[1])*u.get(m[2] or '',1))" "$MEM") \
+        || { echo "realio.sh: MEM=$MEM is not a size (e.g. 128MiB)" >&2; exit 2; }
+    for root in /sys/fs/cgroup /sys/fs/cgroup/unified; do
+        if [ -w "$root/cgroup.subtree_control" ] && grep -qw memory "$root/cgroup.controllers" 2>/dev/null; then
+            echo +memory >"$root/cgroup.subtree_control" 2>/dev/null || true
+            CG="$root/nowa-realio-$$"
+            mkdir -p "$CG" && echo "$bytes" >"$CG/memory.max" && echo 0 >"$CG/memory.swap.max" 2>/dev/null
+            return 0
+        fi
+    done
+    if [ -d /sys/fs/cgroup/memory ] && [ -w /sys/fs/cgroup/memory ]; then
+        CG=/sys/fs/cgroup/memory/nowa-realio-$$
+        mkdir -p "$CG" && echo "$bytes" >"$CG/memory.limit_in_bytes"
+        return 0
+    fi
+    echo "  (MEM=$MEM: no writable memory cgroup here; nowa runs without a memory limit)" >&2
+}
+
+# in_cgroup CMD...: CMD inside $CG (if any)
+in_cgroup() {
+    if [ -n "$CG" ]; then
+        sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$CG" "$@"
+    else
+        "$@"
+    fi
+}
+
 # run_one LABEL TARGET STATFILE PATH OPS -> writes "$DIR/LABEL-OPS.json", prints
 # "SECTORS FLUSHES RSS_KIB"
 run_one() {
@@ -66,10 +116,13 @@ run_one() {
     before=$(counters "$sf")
     local force=()
     [ -b "$target" ] && force=(--force "$target")
-    /usr/bin/time -f "%M" -o "$DIR/time.tmp" "$NOWA" ycsb -q --json --device "$target" \
+    local extra=$EXTRA
+    [ "$wp" = oop ] && extra="$EXTRA $EXTRA_OOP"
+    # shellcheck disable=SC2086 # EXTRA is a list of flags
+    in_cgroup /usr/bin/time -f "%M" -o "$DIR/time.tmp" "$NOWA" ycsb -q --json --device "$target" \
         "${force[@]}" --capacity "$CAPACITY" --records "$RECORDS" --value-size "$VALUE" \
         --ops "$ops" --pool "$POOL" --threads 1 --durability async --theta 0.8 --seed 7 \
-        --write-path "$wp" >"$DIR/$label-$ops.json" 2>>"$DIR/nowa.log"
+        --write-path "$wp" $extra >"$DIR/$label-$ops.json" 2>>"$DIR/nowa.log"
     sync
     after=$(counters "$sf")
     rss=$(tail -1 "$DIR/time.tmp")
@@ -103,19 +156,42 @@ updates = r["update"]["count"] or 1
 eng = r.get("flushes_per_op")
 ppf = r.get("page_writes_per_store_flush")
 na = lambda x, f: "n/a" if x is None else format(x, f)
+d = r.get("drilldown", {})
+mp = d.get("mapping_pages") or 0
+ram = d.get("mapping_ram_bytes", 0) / mp if mp else None
 print(f"{label:<16} {sectors * 512 / updates:>12.0f} {flushes / ops:>10.3f} "
       f"{na(eng, '.3f'):>10} {na(ppf, '.1f'):>8} {r['ops_per_sec']:>9.0f} "
-      f"{rss / 1024:>8.1f} {r['physical_bytes_per_op']:>10.0f}")
+      f"{rss / 1024:>8.1f} {r['physical_bytes_per_op']:>10.0f} {r['load_secs']:>7.1f} "
+      f"{na(ram, '.1f'):>9}")
 EOF
 }
 
-echo "nowa realio: $NOWA, $RECORDS records x $VALUE B, $OPS ops YCSB-A zipf 0.8, pool $POOL, device $CAPACITY, async durability, seed 7"
-echo "scratch directory $DIR on $(findmnt -n -o SOURCE,FSTYPE --target "$DIR" | head -1)"
-printf '%-16s %12s %10s %10s %8s %9s %8s %10s\n' target "dev B/upd" "dev fl/op" "nowa fl/op" "pg/flush" "ops/s" "RSS MiB" "phys B/op"
+loop_ok() { [ "$(id -u)" -eq 0 ] && [ -e /dev/loop-control ]; }
+
+# FS=loop: ext4 on its own loop device, mounted at $DIR/mnt; sets FILEDIR
+FILEDIR=$DIR
+if [ "$FS" = loop ]; then
+    if loop_ok; then
+        truncate -s "${FS_SIZE:-$(python3 -c "import re,sys; m=re.fullmatch(r'(\d+)([KMG]i?B)?', sys.argv[1]); u={'KiB':1<<10,'MiB':1<<20,'GiB':1<<30}; print(int(m[1])*u.get(m[2] or '',1) + (256<<20))" "$CAPACITY")}" "$DIR/fs-backing.img"
+        if FSLOOP=$(losetup --direct-io=on -f --show "$DIR/fs-backing.img" 2>/dev/null); then
+            mkfs.ext4 -q -F "$FSLOOP" && mkdir -p "$DIR/mnt" && mount "$FSLOOP" "$DIR/mnt" && FILEDIR=$DIR/mnt
+        else
+            FSLOOP=""
+            echo "  (FS=loop: losetup failed; the file runs use $DIR)" >&2
+        fi
+    else
+        echo "  (FS=loop needs root and /dev/loop-control; the file runs use $DIR)" >&2
+    fi
+fi
+make_cgroup
+
+echo "nowa realio: $NOWA, $RECORDS records x $VALUE B, $OPS ops YCSB-A zipf 0.8, pool $POOL, device $CAPACITY, async durability, seed 7${MEM:+, memory limit $MEM}${EXTRA:+, $EXTRA}${EXTRA_OOP:+, out of place $EXTRA_OOP}"
+echo "file runs on $(findmnt -n -o SOURCE,FSTYPE --target "$FILEDIR" | head -1)"
+printf '%-16s %12s %10s %10s %8s %9s %8s %10s %7s %9s\n' target "dev B/upd" "dev fl/op" "nowa fl/op" "pg/flush" "ops/s" "RSS MiB" "phys B/op" "load s" "map B/pg"
 for wp in $PATHS; do
-    measure "file-$wp" "$DIR/db-$wp.img" "$wp"
+    measure "file-$wp" "$FILEDIR/db-$wp.img" "$wp"
 done
-if [ "$(id -u)" -ne 0 ] || [ ! -e /dev/loop-control ]; then
+if ! loop_ok; then
     echo "loop device runs skipped: they need root and /dev/loop-control" >&2
     exit 0
 fi
@@ -131,4 +207,5 @@ for wp in $PATHS; do
 done
 echo "dev B/upd: block-device bytes written per update; dev fl/op: block-device flushes per op;"
 echo "nowa fl/op: flushes nowa counts; pg/flush: page writes (user + doublewrite) per store flush"
-echo "(n/a: the binary does not report them); phys B/op: nowa's own bytes per op"
+echo "(n/a: the binary does not report them); phys B/op: nowa's own bytes per op; load s: the"
+echo "load phase of the load + run process; map B/pg: out of place, mapping RAM per mapped page"

@@ -8,6 +8,7 @@ use anyhow::{Context, Result};
 use clap::Args;
 use nowa_bench::table1::{self, Table1, Table1Spec};
 use nowa_bench::ycsb::report::fmt_waf;
+use nowa_bench::ycsb::ValueKind;
 use std::path::{Path, PathBuf};
 
 #[derive(Args, Debug)]
@@ -21,6 +22,10 @@ pub struct Table1Args {
     /// Override the run length in device capacities written (>= 4 for steady state).
     #[arg(long, value_parser = flags::number(0.0, true, 1e6))]
     device_writes: Option<f64>,
+    /// Values: paper (the default: LZ4 leaves ~0.41 of a page, the paper's YCSB ratio),
+    /// pattern (~0.2: far more compressible) or random (incompressible).
+    #[arg(long, default_value = "paper", value_parser = flags::parsed::<ValueKind>())]
+    values: ValueKind,
     /// Worker threads per row.
     #[arg(long, value_parser = flags::count::<usize>(1, MAX_THREADS))]
     threads: Option<usize>,
@@ -63,6 +68,7 @@ fn spec(a: &Table1Args) -> Table1Spec {
     spec.threads = a.threads.unwrap_or(spec.threads);
     spec.open_zones = a.open_zones.unwrap_or(spec.open_zones);
     spec.seed = a.seed;
+    spec.values = a.values;
     spec.pacing.paced = a.pacing;
     spec.pacing.chips = a.sim_timing.chips();
     if let Some(b) = a.media_bandwidth {

@@ -9,6 +9,7 @@ fn bad_flags_exit_2() {
     assert_usage_errors(&[
         vec!["table1", "--records", "0"],
         vec!["table1", "--device-writes", "0"],
+        vec!["table1", "--values", "sideways"],
         vec!["ycsb", "--write-path", "sideways"],
         vec!["ycsb", "--write-path", "oop", "--compression", "brotli"],
         vec!["ycsb", "--write-path", "oop", "--zone-size", "auto"],
@@ -43,14 +44,25 @@ fn table1_small_has_the_papers_shape_and_writes_outputs() {
     );
     assert_eq!(f(&oop, "compensation_mb"), 0.0);
     assert!(f(&comp, "db_waf") < 1.0, "compression cuts DB WAF below 1");
+    // Packing works within a write batch: with write-back batches of many pages, the
+    // compressed pages (the paper-like values: 0.41 of 4 KiB per leaf) share slots and the
+    // ratio is ~0.52-0.56. Batches of one or two pages, each page in a slot of its own, give
+    // 0.7 or more (docs/table1.md, "Why the numbers moved").
+    assert!(
+        f(&comp, "compression_ratio") < 0.62,
+        "compression ratio {}: are write-back batches tiny again?",
+        f(&comp, "compression_ratio")
+    );
     assert!(
         f(&aligned, "ssd_waf") <= 1.02,
         "NoWA + alignment: SSD WAF 1.00"
     );
+    // Total WAF near the compression ratio: the user bytes as compressed plus DB GC and
+    // compensation (paper: total 0.60 with the dataset compressed to 0.52), no SSD GC.
     let total = f(&aligned, "total_waf");
     let ratio = f(&aligned, "compression_ratio");
     assert!(
-        (total - ratio).abs() <= 0.1 * ratio,
+        total >= ratio && total <= 1.35 * ratio,
         "total WAF {total} vs compression ratio {ratio}"
     );
     assert_eq!(rows.len(), 7);

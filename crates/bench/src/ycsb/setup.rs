@@ -90,7 +90,9 @@ pub fn pace(dev: Device, pacing: Option<&Pacing>) -> (Device, Option<Arc<Paced>>
 #[must_use]
 pub fn separate_wal_device(data_capacity: u64, cfg: &nowa_engine::Config) -> Device {
     let region = nowa_engine::wal_region_bytes(cfg);
-    let snaps = 2 * ((data_capacity / 4096) * 24 + 8192);
+    // Superblocks + WAL region + the mapping snapshots (two copies of a full and a delta
+    // area; the engine's own figure).
+    let snaps = nowa_engine::oop::snapshot_area_bytes(data_capacity);
     let bytes = (region + snaps).div_ceil(4096) * 4096 + (1 << 20);
     assert!(bytes > region, "the WAL device holds the WAL region");
     Arc::new(nowa_device::MemDevice::new(bytes))
@@ -167,4 +169,48 @@ pub fn estimate_dataset_bytes(records: u64, value_size: usize) -> u64 {
     let bytes = (leaves + leaves / 100 + 1) * 4096;
     assert!(bytes >= 4096 && bytes % 4096 == 0);
     bytes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ycsb::{Mix, Stop, ValueKind};
+    use nowa_engine::{Config, Durability, OopConfig};
+
+    /// The separate log device holds the mapping snapshots the engine asks for: a 1 GiB
+    /// out-of-place device with a 67 MiB pool (issue 16's NoWA fill runs) was refused with
+    /// "log device too small" when they were sized at 24 B per page.
+    #[test]
+    fn separate_log_device_fits_the_snapshots_at_gib_scale() {
+        for (capacity, pool) in [(1u64 << 30, 67u64 << 20), (4 << 30, 8 << 20)] {
+            let spec = YcsbSpec {
+                records: 1,
+                value_size: 120,
+                value_kind: ValueKind::Pattern,
+                mix: Mix::A,
+                theta: 0.8,
+                threads: 1,
+                stop: Stop::Ops(1),
+                durability: Durability::Async,
+                seed: 1,
+                interval_secs: 1.0,
+                engine: Config {
+                    pool_bytes: pool,
+                    ..Config::default()
+                },
+                store: WritePath::OutOfPlace(OopConfig {
+                    zone_bytes: Some(1 << 20),
+                    open_zones: 8,
+                    nowa: true,
+                    ..OopConfig::default()
+                }),
+                separate_wal: true,
+                ack_log: None,
+                pacing: None,
+            };
+            let dev: Device = Arc::new(nowa_device::MemDevice::new(capacity));
+            let e = create_engine(dev, &spec);
+            assert!(e.is_ok(), "capacity {capacity}, pool {pool}: {:?}", e.err());
+        }
+    }
 }

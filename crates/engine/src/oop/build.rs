@@ -95,6 +95,20 @@ fn placement_limits(g: &Geometry, cfg: &OopConfig) -> Result<(Option<u16>, u32)>
 }
 
 /// The zone geometry of a new database.
+/// Blocks of the mapping snapshots for `pages` mapped pages: (full area, one copy). Per
+/// copy: a full area for every pid, and a delta area as large. Two copies are kept.
+fn snapshot_blocks(pages: u64) -> (u64, u64) {
+    let full_blocks = (pages * u64_of(SNAP_ENTRY)).div_ceil(BS) + 1;
+    (full_blocks, 2 * full_blocks)
+}
+
+/// Bytes the mapping snapshots take (both copies) for a data device of `capacity` bytes:
+/// what a separate log device needs besides its superblocks and WAL region.
+#[must_use]
+pub fn snapshot_area_bytes(capacity: u64) -> u64 {
+    2 * snapshot_blocks(capacity / BS).1 * BS
+}
+
 fn create_geometry(ctx: &StoreContext, cfg: &OopConfig, open_limit: u32) -> Result<Geo> {
     let g = ctx.device.geometry();
     let zone_bytes = cfg
@@ -114,9 +128,7 @@ fn create_geometry(ctx: &StoreContext, cfg: &OopConfig, open_limit: u32) -> Resu
         .map_or(u64::MAX, |b| b / zone_bytes)
         .min((u64::from(u32::MAX) - 1) / zp);
     let pages_bound = l.data_pages.min(limit_zones.saturating_mul(zp));
-    // Per copy: a full area for every pid, and a delta area as large.
-    let full_blocks = (pages_bound * u64_of(SNAP_ENTRY)).div_ceil(BS) + 1;
-    let meta_blocks = 2 * full_blocks;
+    let (full_blocks, meta_blocks) = snapshot_blocks(pages_bound);
     let zone_first = l.data_start.div_ceil(zp) * zp;
     if let Some((m, first)) = &ctx.meta_device {
         let need = (first + 2 * meta_blocks) * BS;

@@ -35,6 +35,7 @@ mod write;
 pub use crate::format::zone::{
     Compression, CODEC_LZ4, CODEC_RAW, CODEC_ZSTD, SLOT_ENTRY, SLOT_HDR,
 };
+pub use build::snapshot_area_bytes;
 pub use codec::{compress_page, decompress_page};
 pub use frozen::{FrozenBase, FrozenHook, OracleFactory, PageOracle};
 pub use gdt::{closest_zone, edt, gc_order, gdt_groups, gdt_split};
