@@ -359,28 +359,10 @@ pub fn run_cmd(a: TpccArgs) -> Result<()> {
         nowa_engine::EngineError::Config(m) => usage(format!("--capacity / --pool: {m}")),
         e => anyhow::Error::new(e).context("creating the engine"),
     })?;
-    eprintln!(
-        "nowa tpcc: seed {}, {} warehouses, {} threads, {}, pool {} MiB, device {} ({} MiB), WAL {}, {:?} commits",
-        a.seed,
-        a.warehouses,
-        a.threads,
-        if a.steady { "steady" } else { "standard" },
-        pool_mib,
-        a.device,
-        dev.geometry().capacity >> 20,
-        if a.separate_wal {
-            "on a separate in-memory device"
-        } else {
-            "on the device"
-        },
-        a.engine.durability
-    );
     if let Some(l) = &wlog {
         l.attach(&eng)?;
     }
-    if !a.quiet {
-        eprintln!("nowa tpcc: pool {pool_mib} MiB: {pool_why}");
-    }
+    print_banner(&a, pool_mib, dev.geometry().capacity >> 20, &pool_why);
     let store = EngineStore::new(eng, a.engine.durability);
     let tables = Tables::open(&store).context("creating the tables")?;
     let lr = load_phase(&a, &store, &tables)?;
@@ -404,6 +386,29 @@ pub fn run_cmd(a: TpccArgs) -> Result<()> {
         anyhow::bail!("the consistency check failed");
     }
     Ok(())
+}
+
+/// The run's one-line summary of its setup (always), and why the pool has its size.
+fn print_banner(a: &TpccArgs, pool_mib: u64, capacity_mib: u64, pool_why: &str) {
+    eprintln!(
+        "nowa tpcc: seed {}, {} warehouses, {} threads, {}, pool {} MiB, device {} ({} MiB), WAL {}, {:?} commits",
+        a.seed,
+        a.warehouses,
+        a.threads,
+        if a.steady { "steady" } else { "standard" },
+        pool_mib,
+        a.device,
+        capacity_mib,
+        if a.separate_wal {
+            "on a separate in-memory device"
+        } else {
+            "on the device"
+        },
+        a.engine.durability
+    );
+    if !a.quiet {
+        eprintln!("nowa tpcc: pool {pool_mib} MiB: {pool_why}");
+    }
 }
 
 /// Keep freed heap memory in the process: by default glibc returns the top of the heap to the
