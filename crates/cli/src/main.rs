@@ -181,7 +181,7 @@ fn main() {
 
 /// Prints `e` on one line and returns the exit code: 2 bad input, 130 interrupted, 1 failure.
 fn report(e: &anyhow::Error) -> i32 {
-    let line = format!("{e:#}").replace('\n', " ");
+    let line = one_line_chain(e);
     if e.downcast_ref::<Interrupted>().is_some() {
         eprintln!("nowa: {line}");
         return 130;
@@ -192,6 +192,26 @@ fn report(e: &anyhow::Error) -> i32 {
     } else {
         1
     }
+}
+
+/// `e` and its causes on one line, "outer: cause: ...", leaving out a cause whose text the
+/// previous one already shows (library errors that print their source, as `out of space:
+/// {0}` with `#[from]`, would otherwise repeat it).
+fn one_line_chain(e: &anyhow::Error) -> String {
+    let mut line = String::new();
+    let mut previous = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if !previous.is_empty() && previous.ends_with(&text) {
+            continue;
+        }
+        if !line.is_empty() {
+            line.push_str(": ");
+        }
+        line.push_str(&text);
+        previous = text;
+    }
+    line.replace('\n', " ")
 }
 
 /// An error caused by the user's input (flags, config): exit code 2.
@@ -223,4 +243,32 @@ impl std::error::Error for Interrupted {}
 /// Shorthand: an interruption as anyhow::Error.
 pub fn interrupted(what: impl Into<String>) -> anyhow::Error {
     anyhow::Error::new(Interrupted(what.into()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::one_line_chain;
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("data region full (7 pages)")]
+    struct Inner;
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("out of space: {0}")]
+    struct Outer(#[from] Inner);
+
+    #[test]
+    fn a_cause_the_outer_error_already_prints_is_not_repeated() {
+        let e = anyhow::Error::new(Outer(Inner)).context("load");
+        assert_eq!(
+            one_line_chain(&e),
+            "load: out of space: data region full (7 pages)"
+        );
+    }
+
+    #[test]
+    fn distinct_causes_are_all_shown_on_one_line() {
+        let e = anyhow::anyhow!("bad\nthing").context("--trace");
+        assert_eq!(one_line_chain(&e), "--trace: bad thing");
+    }
 }

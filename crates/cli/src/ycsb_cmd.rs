@@ -456,8 +456,10 @@ fn open(a: &YcsbArgs, p: &Plan, oop: Option<&OopConfig>) -> Result<Opened> {
             None => None,
         };
         // Out of place keeps open zones and a GC reserve beyond the pages (uncompressed): on a
-        // small simulated SSD with large zones `--dataset-fill` may not leave room for them.
-        if let (Some(z), Some(o), Some(_), None) = (zone, oop, &sim, a.capacity) {
+        // small in-memory device (simulated SSD or plain memory) with large zones
+        // `--dataset-fill` may not leave room for them. Files and block devices keep their size.
+        let in_memory = sim.is_some() || a.device == "mem";
+        if let (Some(z), Some(o), true, None) = (zone, oop, in_memory, a.capacity) {
             let need = o
                 .zone_area_for(p.dataset / 4096, z)
                 .saturating_add(p.overhead);

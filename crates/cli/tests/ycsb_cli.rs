@@ -248,6 +248,10 @@ fn dataset_fill_sizes_the_device_and_out_of_place_enlarges_it_when_needed() {
     ]);
     assert!(f < 0.85, "ZNS out of place: fill {f}");
     assert!(err.contains("device enlarged"), "{err}");
+    // Plain memory is enlarged too (the load used to fail with "data region full").
+    let (f, err) = fill(&["--write-path", "oop", "--device", "mem"]);
+    assert!(f < 0.9, "memory out of place: fill {f}");
+    assert!(err.contains("device enlarged"), "{err}");
 }
 
 /// Honest numbers: on a simulated SSD every run reports the device-bound throughput of the
