@@ -180,6 +180,10 @@ pub fn run<S: TxnStore>(
     shared.running.store(cfg.threads, Relaxed);
     let cpu0 = process_cpu_secs();
     let start = Instant::now();
+    // Before any worker runs: a worker that commits before the monitor's first look would be
+    // missing from the samples' sum.
+    let first = Snapshot::take(&shared, 0.0);
+    assert_eq!(first.total, 0, "a run starts from zeroed counters");
     let (hists, samples) = std::thread::scope(|s| {
         let handles: Vec<_> = (0..cfg.threads)
             .map(|t| {
@@ -191,7 +195,7 @@ pub fn run<S: TxnStore>(
                 })
             })
             .collect();
-        let (mut samples, last) = monitor(cfg, &shared, observer, start);
+        let (mut samples, last) = monitor(cfg, &shared, observer, start, first);
         shared.stop.store(true, Relaxed);
         let mut hists = vec![new_histogram(); 6];
         for (t, h) in handles.into_iter().enumerate() {
@@ -225,16 +229,17 @@ fn merge(into: &mut [Histogram<u64>], from: &[Histogram<u64>]) {
     }
 }
 
-/// The caller's thread: samples every interval, stops on time, count or the observer's word.
-/// Returns the samples and the counters at the last one.
+/// The caller's thread: samples every interval (from the counters at `first`), stops on time,
+/// count or the observer's word. Returns the samples and the counters at the last one.
 fn monitor(
     cfg: &RunConfig,
     shared: &Shared,
     obs: &dyn Observer,
     start: Instant,
+    first: Snapshot,
 ) -> (Vec<Sample>, Snapshot) {
     let mut samples = Vec::new();
-    let mut last = Snapshot::take(shared, 0.0);
+    let mut last = first;
     let interval = cfg.sample_interval.as_secs_f64();
     loop {
         let until_sample = interval - (start.elapsed().as_secs_f64() - last.at);
