@@ -109,7 +109,7 @@ fn concurrent_sync_writers_survive_power_loss() {
         let progress = Arc::new(AtomicU64::new(0));
         let hs: Vec<_> = (0..threads)
             .map(|t| {
-                let (e, progress) = (e.clone(), progress.clone());
+                let (e, progress, dev) = (e.clone(), progress.clone(), dev.clone());
                 std::thread::spawn(move || {
                     let mut acked = 0u64;
                     loop {
@@ -188,7 +188,7 @@ fn concurrent_mixed_durability_loses_only_a_suffix() {
         let progress = Arc::new(AtomicU64::new(0));
         let hs: Vec<_> = (0..threads)
             .map(|t| {
-                let (e, progress) = (e.clone(), progress.clone());
+                let (e, progress, dev) = (e.clone(), progress.clone(), dev.clone());
                 std::thread::spawn(move || {
                     let mut rng = SmallRng::seed_from_u64(seed * 10 + t);
                     let (mut acked, mut last_sync) = (0u64, 0u64);
@@ -199,7 +199,13 @@ fn concurrent_mixed_durability_loses_only_a_suffix() {
                         } else {
                             Durability::Async
                         };
-                        if e.put_with(k.as_bytes(), &big(t, acked), d).is_err() {
+                        if let Err(err) = e.put_with(k.as_bytes(), &big(t, acked), d) {
+                            // Only the power loss may stop a writer: anything earlier would
+                            // leave the main thread waiting for progress that never comes.
+                            assert!(
+                                dev.is_powered_off(),
+                                "seed {seed}: thread {t}: put failed before the power loss: {err}"
+                            );
                             return (acked, last_sync);
                         }
                         acked += 1;
@@ -212,6 +218,10 @@ fn concurrent_mixed_durability_loses_only_a_suffix() {
             })
             .collect();
         while progress.load(Ordering::Relaxed) < 2000 + seed * 150 {
+            // A writer that panicked (see above) ends the wait instead of hanging the test.
+            if hs.iter().any(std::thread::JoinHandle::is_finished) {
+                break;
+            }
             std::thread::yield_now();
         }
         dev.power_loss();
