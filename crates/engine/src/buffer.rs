@@ -14,7 +14,7 @@
 
 use crate::error::{page_damage, PageDamage, Pid, Result};
 use crate::num::{u64_of, usize_of};
-use crate::page::{self, PAGE_SIZE};
+use crate::page;
 use crate::stats::EngineCounters;
 use crate::store::{PageCache, PageStore};
 use crate::wal::Wal;
@@ -72,7 +72,9 @@ impl Frame {
         Frame {
             latch: RwLock::new(FrameData {
                 pid: NO_PID,
-                page: vec![0u8; PAGE_SIZE].into_boxed_slice(),
+                // Allocated when the frame first leaves the free list (`pop_free`): a large
+                // pool that the data never fills does not touch (page-fault in) its memory.
+                page: Box::default(),
             }),
             dirty: AtomicBool::new(false),
             refbit: AtomicBool::new(false),

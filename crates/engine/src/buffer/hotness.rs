@@ -54,6 +54,9 @@ impl PoolHotness {
     }
 }
 
+/// Accesses a window counts at most: HR's AC saturates at 65,535 (`nowa_logspace::hotness`).
+const ACCESS_CAP: u32 = u16::MAX as u32;
+
 /// One frame's hotness bookkeeping (see the module docs).
 #[derive(Debug, Default)]
 pub struct FrameHotness {
@@ -80,7 +83,12 @@ impl FrameHotness {
     /// A fix (shared or exclusive) at `now`.
     #[inline]
     pub fn on_access(&self, now: u64) {
-        self.accesses.fetch_add(1, Ordering::Relaxed);
+        // Counted up to the record's AC limit only: past it the count would not change the
+        // record's AC, and a hot page (the root, inner pages) fixed by every descent on every
+        // core then stops taking an atomic write per fix (cache-line traffic between cores).
+        if self.accesses.load(Ordering::Relaxed) < ACCESS_CAP {
+            self.accesses.fetch_add(1, Ordering::Relaxed);
+        }
         if self.last_access.load(Ordering::Relaxed) < now {
             self.last_access.fetch_max(now, Ordering::Relaxed);
         }
