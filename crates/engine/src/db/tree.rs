@@ -30,6 +30,56 @@ impl LeafSeen {
     }
 }
 
+/// How a leaf change is logged: a Put or Delete carrying its key (and value), or, for a
+/// write of a commit group (`group.rs`), a TxnWrite naming the op of the group's TxnCommit
+/// record that already holds them (single logging).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum LogAs {
+    /// A Put or Delete record.
+    Plain,
+    /// A TxnWrite record: op `index` of the TxnCommit at `commit_lsn`.
+    Txn { commit_lsn: u64, index: u32 },
+}
+
+impl LogAs {
+    /// The record of an upsert of `key -> value` into leaf `pid` (LSN `prev_lsn`).
+    pub(super) fn put<'a>(
+        self,
+        pid: Pid,
+        prev_lsn: u64,
+        key: &'a [u8],
+        value: &'a [u8],
+    ) -> RecordRef<'a> {
+        match self {
+            LogAs::Plain => RecordRef::Put {
+                pid,
+                prev_lsn,
+                key,
+                value,
+            },
+            LogAs::Txn { commit_lsn, index } => RecordRef::TxnWrite {
+                pid,
+                prev_lsn,
+                commit_lsn,
+                index,
+            },
+        }
+    }
+
+    /// The record of a delete of `key` from leaf `pid` (LSN `prev_lsn`).
+    fn delete(self, pid: Pid, prev_lsn: u64, key: &[u8]) -> RecordRef<'_> {
+        match self {
+            LogAs::Plain => RecordRef::Delete { pid, prev_lsn, key },
+            LogAs::Txn { commit_lsn, index } => RecordRef::TxnWrite {
+                pid,
+                prev_lsn,
+                commit_lsn,
+                index,
+            },
+        }
+    }
+}
+
 /// `Err(ExpectedLeaf)` unless `p` (page `pid`) is a leaf.
 fn expect_leaf(pid: Pid, p: &[u8]) -> Result<()> {
     match page::kind(p) {
@@ -173,7 +223,7 @@ impl Engine {
             .logical_user_bytes
             .add(u64_of(key.len() + value.len()));
         self.wal_gate()?;
-        let lsn = self.put_logged(key, value)?;
+        let lsn = self.put_logged(key, value, LogAs::Plain)?;
         self.after_write(lsn, d)
     }
 
@@ -181,20 +231,20 @@ impl Engine {
     ///
     /// # Panics
     /// If a change checked to fit its page does not apply (an engine bug, never input).
-    pub(super) fn put_logged(&self, key: &[u8], value: &[u8]) -> Result<u64> {
+    pub(super) fn put_logged(&self, key: &[u8], value: &[u8], how: LogAs) -> Result<u64> {
         let lsn = {
             let t = self.tree.read();
             let leaf = self.find_leaf(&t, key)?;
             let mut g = self.pool.write(leaf)?;
             if page::leaf_fits(g.page(), key, value) {
-                Some(self.put_in(&mut g, key, value)?)
+                Some(self.put_in(&mut g, key, value, how)?)
             } else {
                 None
             }
         };
         match lsn {
             Some(l) => Ok(l),
-            None => self.put_smo(key, value, self.tree_options(key).append_biased),
+            None => self.put_smo(key, value, self.tree_options(key).append_biased, how),
         }
     }
 
@@ -220,7 +270,7 @@ impl Engine {
         }
         self.counters.deletes.inc();
         self.wal_gate()?;
-        let Some(lsn) = self.delete_logged(key)? else {
+        let Some(lsn) = self.delete_logged(key, LogAs::Plain)? else {
             // A sync no-op still orders after earlier async writes: make them durable.
             if d == Durability::Sync {
                 self.wal.flush(self.wal.next_lsn())?;
@@ -235,7 +285,7 @@ impl Engine {
     ///
     /// # Panics
     /// If a key found under the page latch vanishes (an engine bug, never input).
-    pub(super) fn delete_logged(&self, key: &[u8]) -> Result<Option<u64>> {
+    pub(super) fn delete_logged(&self, key: &[u8], how: LogAs) -> Result<Option<u64>> {
         let (lsn, emptied) = {
             let t = self.tree.read();
             let leaf = self.find_leaf(&t, key)?;
@@ -245,11 +295,7 @@ impl Engine {
             }
             g.mark_dirty();
             let prev_lsn = page::lsn(g.page());
-            let lsn = self.wal.append(&RecordRef::Delete {
-                pid: leaf,
-                prev_lsn,
-                key,
-            })?;
+            let lsn = self.wal.append(&how.delete(leaf, prev_lsn, key))?;
             let removed = page::leaf_delete(g.page_mut(), key);
             assert!(removed, "page {leaf}: a key found under the latch vanished");
             g.set_lsn(lsn);
