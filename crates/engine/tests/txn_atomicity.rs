@@ -318,7 +318,8 @@ fn group_writes_are_logged_once_and_redo_never_starts_inside_a_group() {
         dev.power_loss();
         drop(e);
         dev.restart();
-        let e = Engine::open(dev.clone(), cfg.clone()).expect("recovery meets every TxnWrite after its TxnCommit");
+        let e = Engine::open(dev.clone(), cfg.clone())
+            .expect("recovery meets every TxnWrite after its TxnCommit");
         assert!(
             e.recovery_report().is_some_and(|r| r.records_replayed > 0),
             "seed {seed}: nothing redone"
@@ -332,6 +333,9 @@ fn group_writes_are_logged_once_and_redo_never_starts_inside_a_group() {
             .expect("test step")
             .into_iter()
             .collect();
-        assert!(rows == model, "seed {seed}: recovered rows differ from the model");
+        assert!(
+            rows == model,
+            "seed {seed}: recovered rows differ from the model"
+        );
     }
 }

@@ -36,7 +36,16 @@ impl Engine {
     /// # Errors
     /// `TxnTooLarge`, `Closed`/`Poisoned`, device errors. A failure after the commit record
     /// was appended poisons the engine (recovery finishes the group).
-    pub(crate) fn commit_group(&self, ops: &[OpRef<'_>]) -> Result<u64> {
+    /// `leaves`: per op, the leaf a read of its key saw (a hint; empty: none).
+    pub(crate) fn commit_group(
+        &self,
+        ops: &[OpRef<'_>],
+        leaves: &[Option<super::LeafSeen>],
+    ) -> Result<u64> {
+        assert!(
+            leaves.is_empty() || leaves.len() == ops.len(),
+            "one leaf hint per op"
+        );
         self.check_open()?;
         let rec = RecordRef::TxnCommit { ops };
         let bytes = rec.encoded_len();
@@ -54,7 +63,7 @@ impl Engine {
         let lsn = self.wal.append(&rec)?;
         assert!(lsn > 0, "LSN 0 is no LSN");
         self.pool.set_group_floor(Some(lsn));
-        let applied = self.apply_ops(ops.iter().copied(), Some(lsn));
+        let applied = self.apply_ops(ops.iter().copied(), Some((lsn, leaves)));
         self.pool.set_group_floor(None);
         if let Err(e) = applied {
             self.poison();
@@ -65,17 +74,19 @@ impl Engine {
         Ok(lsn)
     }
 
-    /// Apply `ops`, logged as writes of the TxnCommit at `commit` (None: as plain records).
+    /// Apply `ops`, logged as writes of the TxnCommit at `commit` with its leaf hints (None:
+    /// as plain records).
     fn apply_ops<'a>(
         &self,
         ops: impl Iterator<Item = OpRef<'a>>,
-        commit: Option<u64>,
+        commit: Option<(u64, &[Option<super::LeafSeen>])>,
     ) -> Result<()> {
         for (i, (k, v)) in ops.enumerate() {
             let how = match commit {
-                Some(commit_lsn) => LogAs::Txn {
+                Some((commit_lsn, leaves)) => LogAs::Txn {
                     commit_lsn,
                     index: crate::num::u32_of(i),
+                    leaf: leaves.get(i).copied().flatten(),
                 },
                 None => LogAs::Plain,
             };
@@ -111,7 +122,9 @@ impl Engine {
     ) -> R {
         let p = self.pending_txn.lock();
         let op = match p.as_ref() {
-            Some((l, ops)) if *l == commit_lsn => usize::try_from(index).ok().and_then(|i| ops.get(i)),
+            Some((l, ops)) if *l == commit_lsn => {
+                usize::try_from(index).ok().and_then(|i| ops.get(i))
+            }
             _ => None,
         };
         f(op)
@@ -195,7 +208,7 @@ impl Engine {
         let row = catalog::encode_row(id, opts);
         let lsn = {
             let _c = self.commit_lock.write();
-            self.commit_group(&[(&key, Some(&row))])?
+            self.commit_group(&[(&key, Some(&row))], &[])?
         };
         self.wal.flush(lsn + 1)?;
         self.catalog.add(name, id, opts);

@@ -4,6 +4,7 @@
 //! `split.rs`.
 
 use super::{Durability, Engine};
+use crate::buffer::WriteGuard;
 use crate::error::{tree_damage, EngineError, Pid, Result, TreeDamage};
 use crate::format::wal::RecordRef;
 use crate::num::u64_of;
@@ -37,8 +38,14 @@ impl LeafSeen {
 pub(super) enum LogAs {
     /// A Put or Delete record.
     Plain,
-    /// A TxnWrite record: op `index` of the TxnCommit at `commit_lsn`.
-    Txn { commit_lsn: u64, index: u32 },
+    /// A TxnWrite record: op `index` of the TxnCommit at `commit_lsn`. `leaf`: the leaf a
+    /// read of the key by the transaction saw, if any (a hint: used only while unchanged,
+    /// it saves the descent).
+    Txn {
+        commit_lsn: u64,
+        index: u32,
+        leaf: Option<LeafSeen>,
+    },
 }
 
 impl LogAs {
@@ -57,7 +64,9 @@ impl LogAs {
                 key,
                 value,
             },
-            LogAs::Txn { commit_lsn, index } => RecordRef::TxnWrite {
+            LogAs::Txn {
+                commit_lsn, index, ..
+            } => RecordRef::TxnWrite {
                 pid,
                 prev_lsn,
                 commit_lsn,
@@ -70,7 +79,9 @@ impl LogAs {
     fn delete(self, pid: Pid, prev_lsn: u64, key: &[u8]) -> RecordRef<'_> {
         match self {
             LogAs::Plain => RecordRef::Delete { pid, prev_lsn, key },
-            LogAs::Txn { commit_lsn, index } => RecordRef::TxnWrite {
+            LogAs::Txn {
+                commit_lsn, index, ..
+            } => RecordRef::TxnWrite {
                 pid,
                 prev_lsn,
                 commit_lsn,
@@ -234,8 +245,7 @@ impl Engine {
     pub(super) fn put_logged(&self, key: &[u8], value: &[u8], how: LogAs) -> Result<u64> {
         let lsn = {
             let t = self.tree.read();
-            let leaf = self.find_leaf(&t, key)?;
-            let mut g = self.pool.write(leaf)?;
+            let mut g = self.leaf_for_write(&t, key, how)?;
             if page::leaf_fits(g.page(), key, value) {
                 Some(self.put_in(&mut g, key, value, how)?)
             } else {
@@ -288,8 +298,8 @@ impl Engine {
     pub(super) fn delete_logged(&self, key: &[u8], how: LogAs) -> Result<Option<u64>> {
         let (lsn, emptied) = {
             let t = self.tree.read();
-            let leaf = self.find_leaf(&t, key)?;
-            let mut g = self.pool.write(leaf)?;
+            let mut g = self.leaf_for_write(&t, key, how)?;
+            let leaf = g.pid();
             if page::search(g.page(), key).is_err() {
                 return Ok(None);
             }
@@ -395,6 +405,24 @@ impl Engine {
             }
         }
         Ok((pid, fence))
+    }
+
+    /// The leaf responsible for `key`, latched exclusively: the hint of a group write if it
+    /// is still a leaf in the tree with the LSN its read saw (then it holds the same rows and
+    /// still covers the key, see [`LeafSeen`]), else found by descending. `t`: the shared
+    /// tree lock, held (no leaf leaves the tree meanwhile).
+    fn leaf_for_write(&self, t: &TreeMeta, key: &[u8], how: LogAs) -> Result<WriteGuard<'_>> {
+        if let LogAs::Txn { leaf: Some(l), .. } = how {
+            // A freed page is not read: the store may have released it.
+            if !self.free.lock().contains(l.pid) {
+                let g = self.pool.write(l.pid)?;
+                if page::kind(g.page()) == KIND_LEAF && page::lsn(g.page()) == l.lsn {
+                    return Ok(g);
+                }
+            }
+        }
+        let pid = self.find_leaf(t, key)?;
+        self.pool.write(pid)
     }
 
     /// Descend to the leaf responsible for `key` (one shared latch at a time).
