@@ -395,16 +395,7 @@ impl RecordRef<'_> {
                 prev_lsn,
                 commit_lsn,
                 index,
-            } => {
-                assert!(
-                    prev_lsn < lsn && commit_lsn < lsn,
-                    "page {pid}: LSN {prev_lsn} or commit {commit_lsn} not below the write at {lsn}"
-                );
-                TW_PID.put_u64(p, pid);
-                TW_PREV.put_u32(p, prev_back(lsn, prev_lsn));
-                TW_COMMIT.put_u64(p, commit_lsn);
-                TW_INDEX.put_u32(p, index);
-            }
+            } => encode_txn_write(p, pid, (prev_lsn, commit_lsn, lsn), index),
             RecordRef::Struct {
                 root,
                 next_pid,
@@ -421,6 +412,22 @@ fn encode_kv(p: &mut [u8], pid: Pid, prev: u32, key: &[u8], key_at: usize) {
     KV_PREV.put_u32(p, prev);
     KV_KLEN.put_u16(p, u16_of(key.len()));
     p[key_at..key_at + key.len()].copy_from_slice(key);
+}
+
+fn encode_txn_write(
+    p: &mut [u8],
+    pid: Pid,
+    (prev_lsn, commit_lsn, lsn): (u64, u64, u64),
+    index: u32,
+) {
+    assert!(
+        prev_lsn < lsn && commit_lsn < lsn,
+        "page {pid}: LSN {prev_lsn} or commit {commit_lsn} not below the write at {lsn}"
+    );
+    TW_PID.put_u64(p, pid);
+    TW_PREV.put_u32(p, prev_back(lsn, prev_lsn));
+    TW_COMMIT.put_u64(p, commit_lsn);
+    TW_INDEX.put_u32(p, index);
 }
 
 fn encode_smo(p: &mut [u8], root: Pid, next_pid: Pid, pages: &[(Pid, &[u8])], lsn: u64) {
