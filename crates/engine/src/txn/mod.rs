@@ -312,7 +312,9 @@ impl Txn<'_> {
     /// starts there instead of descending while that leaf is unchanged (a read-modify-write
     /// is then one descent, not two). Empty when nothing was read with a leaf.
     fn write_leaves(&self) -> Vec<Option<LeafSeen>> {
-        let seen: std::collections::HashMap<&[u8], LeafSeen> = self
+        // Sorted by key (stable: for a key read twice the last read wins), then merged with
+        // the write set, which is in key order: no hashing of keys.
+        let mut seen: Vec<(&[u8], LeafSeen)> = self
             .reads
             .iter()
             .filter_map(|r| r.leaf.map(|l| (r.key.as_slice(), l)))
@@ -320,9 +322,21 @@ impl Txn<'_> {
         if seen.is_empty() {
             return Vec::new();
         }
+        seen.sort_by(|a, b| a.0.cmp(b.0));
+        let mut i = 0;
         self.writes
             .keys()
-            .map(|k| seen.get(k.as_slice()).copied())
+            .map(|k| {
+                while i < seen.len() && seen[i].0 < k.as_slice() {
+                    i += 1;
+                }
+                let mut hit = None;
+                while i < seen.len() && seen[i].0 == k.as_slice() {
+                    hit = Some(seen[i].1);
+                    i += 1;
+                }
+                hit
+            })
             .collect()
     }
 
