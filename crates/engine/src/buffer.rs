@@ -14,7 +14,7 @@
 
 use crate::error::{page_damage, PageDamage, Pid, Result};
 use crate::num::{u64_of, usize_of};
-use crate::page::{self, PAGE_SIZE};
+use crate::page;
 use crate::stats::EngineCounters;
 use crate::store::{PageCache, PageStore};
 use crate::wal::Wal;
@@ -72,7 +72,9 @@ impl Frame {
         Frame {
             latch: RwLock::new(FrameData {
                 pid: NO_PID,
-                page: vec![0u8; PAGE_SIZE].into_boxed_slice(),
+                // Allocated when the frame first leaves the free list (`pop_free`): a large
+                // pool that the data never fills does not touch (page-fault in) its memory.
+                page: Box::default(),
             }),
             dirty: AtomicBool::new(false),
             refbit: AtomicBool::new(false),
@@ -149,6 +151,9 @@ pub struct BufferPool {
     pub allow_unwritten: AtomicBool,
     /// The DB-written-page timer (SepFrozen hotness records, `hotness.rs`).
     hot: hotness::PoolHotness,
+    /// LSN of the commit record of the commit group being applied ([`NO_LSN`]: none): a
+    /// frame dirtied meanwhile gets it as its rec_lsn (see [`Self::set_group_floor`]).
+    group_floor: AtomicU64,
 }
 
 /// Shared access to a page.
@@ -158,6 +163,8 @@ pub type ReadGuard<'a> = RwLockReadGuard<'a, FrameData>;
 pub struct WriteGuard<'a> {
     g: RwLockWriteGuard<'a, FrameData>,
     f: &'a Frame,
+    /// The pool's group floor (`BufferPool::set_group_floor`).
+    floor: &'a AtomicU64,
 }
 
 impl WriteGuard<'_> {
@@ -193,10 +200,13 @@ impl WriteGuard<'_> {
         page::set_lsn(&mut self.g.page, lsn);
         self.f.hot.on_modify();
         self.f.dirty.store(true, Ordering::Release);
-        // First change since the frame became dirty: its rec_lsn.
+        // First change since the frame became dirty: its rec_lsn, lowered to the commit
+        // record of a commit group in progress (redo never starts inside a group).
         let rec = self.f.rec_lsn.load(Ordering::Acquire);
         if rec == NO_LSN {
-            self.f.rec_lsn.store(lsn, Ordering::Release);
+            let floor = self.floor.load(Ordering::Acquire);
+            let first = if floor == NO_LSN { lsn } else { lsn.min(floor) };
+            self.f.rec_lsn.store(first, Ordering::Release);
         } else {
             assert!(rec <= lsn, "rec_lsn {rec} above the new page LSN {lsn}");
         }
@@ -237,6 +247,7 @@ impl BufferPool {
             poisoned: AtomicBool::new(false),
             allow_unwritten: AtomicBool::new(false),
             hot: hotness::PoolHotness::default(),
+            group_floor: AtomicU64::new(NO_LSN),
         }
     }
 
@@ -338,7 +349,11 @@ impl BufferPool {
                     self.touch(f);
                     f.hot.on_access(self.hot.now());
                     self.counters.pool_hits.inc();
-                    return Ok(WriteGuard { g, f });
+                    return Ok(WriteGuard {
+                        g,
+                        f,
+                        floor: &self.group_floor,
+                    });
                 }
                 continue;
             }
@@ -368,7 +383,11 @@ impl BufferPool {
         f.reset(true);
         f.hot.start(self.hot.now(), Default::default());
         f.refbit.store(true, Ordering::Relaxed);
-        Ok(WriteGuard { g, f })
+        Ok(WriteGuard {
+            g,
+            f,
+            floor: &self.group_floor,
+        })
     }
 
     /// A frame for `pid` whose device image is not trusted (recovery of a page allocated
@@ -416,6 +435,23 @@ impl BufferPool {
         f.reset(false);
         f.hot.start(self.hot.now(), page::hotness(&g.page));
         Ok(())
+    }
+
+    /// A commit group (`crate::db::group`) whose commit record is at `commit_lsn` is being
+    /// applied (`None`: it is done). Its writes are logged as records naming that commit
+    /// record's ops, so a redo must start at or before it: a frame first dirtied meanwhile
+    /// gets `commit_lsn` as its rec_lsn (an earlier rec_lsn only makes redo start earlier;
+    /// changes by other threads meanwhile get it too, harmlessly).
+    ///
+    /// # Panics
+    /// If a group starts while another is in progress (groups are serialized).
+    pub fn set_group_floor(&self, commit_lsn: Option<u64>) {
+        let new = commit_lsn.unwrap_or(NO_LSN);
+        let old = self.group_floor.swap(new, Ordering::AcqRel);
+        assert!(
+            (old == NO_LSN) != (new == NO_LSN),
+            "commit groups nest: floor {old} -> {new}"
+        );
     }
 
     /// Frames holding dirty pages.

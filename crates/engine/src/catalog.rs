@@ -9,7 +9,7 @@
 use crate::error::{EngineError, Result};
 use parking_lot::RwLock;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// First byte of every named table's keys.
 pub const TABLE_BYTE: u8 = 0xFF;
@@ -111,10 +111,37 @@ struct State {
     by_id: Vec<Option<TreeOptions>>,
 }
 
+/// One bit per table id: set once the table exists (tables are never dropped). Every
+/// transactional operation checks its table: a plain load of this bitmap, where the state's
+/// shared lock would be an atomic write on one cache line shared by every core.
+struct KnownIds(Box<[AtomicU64]>);
+
+impl Default for KnownIds {
+    fn default() -> Self {
+        let words = (usize::from(MAX_TABLE) + 1).div_ceil(64);
+        KnownIds((0..words).map(|_| AtomicU64::new(0)).collect())
+    }
+}
+
+impl KnownIds {
+    fn set(&self, id: TableId) {
+        let i = usize::from(id.0);
+        self.0[i / 64].fetch_or(1 << (i % 64), Ordering::Release);
+    }
+
+    fn has(&self, id: TableId) -> bool {
+        let i = usize::from(id.0);
+        self.0
+            .get(i / 64)
+            .is_some_and(|w| w.load(Ordering::Acquire) & (1 << (i % 64)) != 0)
+    }
+}
+
 /// The in-memory catalog: loaded from table 0 on first use, extended by `open_table`.
 #[derive(Default)]
 pub(crate) struct Catalog {
     state: RwLock<State>,
+    known: KnownIds,
     loaded: AtomicBool,
     /// Serializes table creation (id allocation).
     pub(crate) create: parking_lot::Mutex<()>,
@@ -129,12 +156,12 @@ impl Catalog {
     pub(crate) fn install(&self, rows: Vec<(String, TableId, TreeOptions)>) {
         let mut s = self.state.write();
         for (name, id, opts) in rows {
-            Self::insert(&mut s, name, id, opts);
+            self.insert(&mut s, name, id, opts);
         }
         self.loaded.store(true, Ordering::Release);
     }
 
-    fn insert(s: &mut State, name: String, id: TableId, opts: TreeOptions) {
+    fn insert(&self, s: &mut State, name: String, id: TableId, opts: TreeOptions) {
         let i = usize::from(id.0);
         if s.by_id.len() <= i {
             s.by_id.resize(i + 1, None);
@@ -143,11 +170,12 @@ impl Catalog {
         s.by_id[i] = Some(opts);
         let old = s.by_name.insert(name, id);
         assert!(old.is_none(), "table name used twice");
+        self.known.set(id);
     }
 
     /// Record a table just created.
     pub(crate) fn add(&self, name: &str, id: TableId, opts: TreeOptions) {
-        Self::insert(&mut self.state.write(), name.to_string(), id, opts);
+        self.insert(&mut self.state.write(), name.to_string(), id, opts);
     }
 
     pub(crate) fn lookup(&self, name: &str) -> Option<(TableId, TreeOptions)> {
@@ -168,6 +196,9 @@ impl Catalog {
 
     /// Is `id` a table of this catalog?
     pub(crate) fn check(&self, id: TableId) -> Result<()> {
+        if self.known.has(id) {
+            return Ok(());
+        }
         let s = self.state.read();
         match s.by_id.get(usize::from(id.0)) {
             Some(Some(_)) => Ok(()),

@@ -641,6 +641,15 @@ pub enum RedoDamage {
         /// Operation kind.
         op: u8,
     },
+    /// A TxnWrite names an op of a TxnCommit that redo has not met (or an op it does not
+    /// have).
+    #[error("no op {index} of a commit at {commit_lsn} before this write")]
+    NoTxnOp {
+        /// LSN of the TxnCommit named.
+        commit_lsn: u64,
+        /// The op's index.
+        index: u32,
+    },
     /// The page's LSN is neither the one the record says it had before the change nor
     /// newer than the record.
     #[error("page LSN {found}, the record expects {expected}")]

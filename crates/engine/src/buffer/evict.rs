@@ -44,8 +44,13 @@ impl BufferPool {
         if left < self.free_target.load(Ordering::Relaxed) / 2 {
             self.wake_cleaner();
         }
-        let g = self.frame(i).latch.write();
+        let mut g = self.frame(i).latch.write();
         assert_eq!(g.pid, NO_PID, "frame {i} on the free list holds a page");
+        if g.page.is_empty() {
+            // The frame's first use (`Frame::new` leaves its page unallocated).
+            g.page = vec![0u8; page::PAGE_SIZE].into_boxed_slice();
+        }
+        assert_eq!(g.page.len(), page::PAGE_SIZE, "frame {i} page size");
         Some((i, g))
     }
 

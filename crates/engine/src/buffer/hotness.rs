@@ -6,7 +6,8 @@
 //!   every open (0 is the "no record" write time).
 //! - Per frame ([`FrameHotness`]): the window of the page's current stay in the pool (from
 //!   its read into the pool, or from its last write): accesses (every fix, shared or
-//!   exclusive), modifications (every WAL record applied to the page) and the times of the
+//!   exclusive, counted up to AC's limit), modifications (every WAL record applied to the
+//!   page) and the times of the
 //!   last of each, as atomics (readers fix a page concurrently), plus the page's two records
 //!   (HR_current, HR_last) as they are on the device.
 //! - At a user write the pool computes HR_current = (WT = now, VD = live record bytes, AI,
@@ -54,6 +55,9 @@ impl PoolHotness {
     }
 }
 
+/// Accesses a window counts at most: HR's AC saturates at 65,535 (`nowa_logspace::hotness`).
+const ACCESS_CAP: u32 = u16::MAX as u32;
+
 /// One frame's hotness bookkeeping (see the module docs).
 #[derive(Debug, Default)]
 pub struct FrameHotness {
@@ -80,7 +84,12 @@ impl FrameHotness {
     /// A fix (shared or exclusive) at `now`.
     #[inline]
     pub fn on_access(&self, now: u64) {
-        self.accesses.fetch_add(1, Ordering::Relaxed);
+        // Counted up to the record's AC limit only: past it the count would not change the
+        // record's AC, and a hot page (the root, inner pages) fixed by every descent on every
+        // core then stops taking an atomic write per fix (cache-line traffic between cores).
+        if self.accesses.load(Ordering::Relaxed) < ACCESS_CAP {
+            self.accesses.fetch_add(1, Ordering::Relaxed);
+        }
         if self.last_access.load(Ordering::Relaxed) < now {
             self.last_access.fetch_max(now, Ordering::Relaxed);
         }
@@ -252,6 +261,19 @@ mod tests {
         page::init(&mut p, KIND_LEAF, 7);
         crate::format::page::LIVE.put_u16(&mut p, live);
         p
+    }
+
+    #[test]
+    fn access_count_stops_at_the_ac_limit() {
+        let f = FrameHotness::default();
+        f.start(1, PageHotness::default());
+        for _ in 0..ACCESS_CAP + 1000 {
+            f.on_access(2);
+        }
+        assert_eq!(f.accesses.load(Ordering::Relaxed), ACCESS_CAP);
+        let c = f.at_write(3, &leaf_with_live(10)).current;
+        assert_eq!(c.ac(), u16::MAX, "AC saturates where the count stops");
+        assert_eq!(f.accesses.load(Ordering::Relaxed), 0, "a new window");
     }
 
     #[test]

@@ -1,15 +1,22 @@
 //! Tables and transaction commit groups (docs/design.md, "Tables and transactions").
 //!
 //! A commit is one WAL record holding the whole write set (`TxnCommit`, the commit point),
-//! then the writes applied one by one through the ordinary logged tree operations, then a
-//! `TxnDone` record. The checkpoint lock is held from before the `TxnCommit` append to after
-//! the `TxnDone` append, so no checkpoint pass begins inside a group: a redo LSN is never
-//! between the two. Recovery redoes the physical records as usual and re-applies the write
-//! set of a `TxnCommit` without its `TxnDone` (at most one: groups are serialized), which is
-//! idempotent (upserts and deletes of distinct keys). A `TxnCommit` that did not reach the
-//! device leaves nothing behind: every physical record of its group follows it in the log,
-//! and no page is written before the log covering its LSN (WAL rule).
+//! then the writes applied one by one through the ordinary tree operations, each logged as a
+//! `TxnWrite` (the leaf and the op's index in the `TxnCommit`: the key and value are logged
+//! once, in the `TxnCommit`; structure changes are logged as usual), then a `TxnDone`
+//! record. The checkpoint lock is held from before the `TxnCommit` append to after the
+//! `TxnDone` append, so no checkpoint pass begins inside a group, and a frame first dirtied
+//! inside a group gets the `TxnCommit`'s LSN as its rec_lsn (`BufferPool::set_group_floor`):
+//! a redo LSN is never strictly inside a group, so redo meets every `TxnWrite` after its
+//! `TxnCommit` (which recovery keeps until the `TxnDone`). Recovery redoes the page records
+//! as usual (a `TxnWrite` with its op's key and value) and re-applies the write set of a
+//! `TxnCommit` without its `TxnDone` (at most one: groups are serialized), which is
+//! idempotent (upserts and deletes of distinct keys); that re-application, in the new log
+//! epoch, logs plain Put/Delete records. A `TxnCommit` that did not reach the device leaves
+//! nothing behind: every page record of its group follows it in the log, and no page is
+//! written before the log covering its LSN (WAL rule).
 
+use super::tree::LogAs;
 use super::Engine;
 use crate::catalog::{self, TableId, TreeOptions};
 use crate::error::{EngineError, Result};
@@ -29,7 +36,16 @@ impl Engine {
     /// # Errors
     /// `TxnTooLarge`, `Closed`/`Poisoned`, device errors. A failure after the commit record
     /// was appended poisons the engine (recovery finishes the group).
-    pub(crate) fn commit_group(&self, ops: &[OpRef<'_>]) -> Result<u64> {
+    /// `leaves`: per op, the leaf a read of its key saw (a hint; empty: none).
+    pub(crate) fn commit_group(
+        &self,
+        ops: &[OpRef<'_>],
+        leaves: &[Option<super::LeafSeen>],
+    ) -> Result<u64> {
+        assert!(
+            leaves.is_empty() || leaves.len() == ops.len(),
+            "one leaf hint per op"
+        );
         self.check_open()?;
         let rec = RecordRef::TxnCommit { ops };
         let bytes = rec.encoded_len();
@@ -45,7 +61,10 @@ impl Engine {
         self.wal_gate()?;
         let _ckpt = self.ckpt.lock();
         let lsn = self.wal.append(&rec)?;
-        let applied = self.apply_ops(ops.iter().copied());
+        assert!(lsn > 0, "LSN 0 is no LSN");
+        self.pool.set_group_floor(Some(lsn));
+        let applied = self.apply_ops(ops.iter().copied(), Some((lsn, leaves)));
+        self.pool.set_group_floor(None);
         if let Err(e) = applied {
             self.poison();
             return Err(e);
@@ -55,19 +74,33 @@ impl Engine {
         Ok(lsn)
     }
 
-    fn apply_ops<'a>(&self, ops: impl Iterator<Item = OpRef<'a>>) -> Result<()> {
-        for (k, v) in ops {
+    /// Apply `ops`, logged as writes of the TxnCommit at `commit` with its leaf hints (None:
+    /// as plain records).
+    fn apply_ops<'a>(
+        &self,
+        ops: impl Iterator<Item = OpRef<'a>>,
+        commit: Option<(u64, &[Option<super::LeafSeen>])>,
+    ) -> Result<()> {
+        for (i, (k, v)) in ops.enumerate() {
+            let how = match commit {
+                Some((commit_lsn, leaves)) => LogAs::Txn {
+                    commit_lsn,
+                    index: crate::num::u32_of(i),
+                    leaf: leaves.get(i).copied().flatten(),
+                },
+                None => LogAs::Plain,
+            };
             self.counters
                 .logical_user_bytes
                 .add(crate::num::u64_of(k.len() + v.map_or(0, <[u8]>::len)));
             match v {
                 Some(v) => {
                     self.counters.puts.inc();
-                    self.put_logged(k, v)?;
+                    self.put_logged(k, v, how)?;
                 }
                 None => {
                     self.counters.deletes.inc();
-                    self.delete_logged(k)?;
+                    self.delete_logged(k, how)?;
                 }
             }
         }
@@ -77,6 +110,24 @@ impl Engine {
     /// Recovery found a `TxnCommit` at `lsn` (pending until its `TxnDone`).
     pub(super) fn txn_seen(&self, lsn: u64, ops: Vec<TxnOp>) {
         *self.pending_txn.lock() = Some((lsn, ops));
+    }
+
+    /// Recovery: `f` of op `index` of the pending TxnCommit at `commit_lsn` (None: no such
+    /// op; redo met a TxnWrite without its TxnCommit, which is damage).
+    pub(super) fn with_pending_op<R>(
+        &self,
+        commit_lsn: u64,
+        index: u32,
+        f: impl FnOnce(Option<&TxnOp>) -> R,
+    ) -> R {
+        let p = self.pending_txn.lock();
+        let op = match p.as_ref() {
+            Some((l, ops)) if *l == commit_lsn => {
+                usize::try_from(index).ok().and_then(|i| ops.get(i))
+            }
+            _ => None,
+        };
+        f(op)
     }
 
     /// Recovery found the `TxnDone` of the commit at `commit_lsn`.
@@ -99,7 +150,8 @@ impl Engine {
             writes = ops.len(),
             "recovery: finishing an interrupted commit group"
         );
-        self.apply_ops(ops.iter().map(|(k, v)| (k.as_slice(), v.as_deref())))?;
+        // Plain records: the new epoch's log does not hold this TxnCommit.
+        self.apply_ops(ops.iter().map(|(k, v)| (k.as_slice(), v.as_deref())), None)?;
         Ok(ops.len())
     }
 
@@ -156,7 +208,7 @@ impl Engine {
         let row = catalog::encode_row(id, opts);
         let lsn = {
             let _c = self.commit_lock.write();
-            self.commit_group(&[(&key, Some(&row))])?
+            self.commit_group(&[(&key, Some(&row))], &[])?
         };
         self.wal.flush(lsn + 1)?;
         self.catalog.add(name, id, opts);

@@ -113,6 +113,12 @@ impl Engine {
                 self.txn_done_seen(commit_lsn);
                 Ok(false)
             }
+            Record::TxnWrite {
+                pid,
+                prev_lsn,
+                commit_lsn,
+                index,
+            } => self.redo_txn_write(lsn, pid, prev_lsn, (commit_lsn, index)),
             Record::Struct {
                 root,
                 next_pid,
@@ -175,6 +181,34 @@ impl Engine {
             any = true;
         }
         Ok(any)
+    }
+
+    /// Redo a TxnWrite: its op (key, value) is in the pending TxnCommit, which redo met
+    /// before it (a redo LSN is never strictly inside a commit group, `group.rs`).
+    fn redo_txn_write(
+        &self,
+        lsn: u64,
+        pid: Pid,
+        prev: Option<u64>,
+        (commit_lsn, index): (u64, u32),
+    ) -> Result<bool> {
+        self.with_pending_op(commit_lsn, index, |op| {
+            let Some((key, value)) = op else {
+                return Err(Corruption::Redo {
+                    lsn,
+                    pid,
+                    damage: RedoDamage::NoTxnOp { commit_lsn, index },
+                }
+                .into());
+            };
+            self.redo_leaf(pid, lsn, prev, |p| match value {
+                Some(v) => page::leaf_put(p, key, v),
+                None => {
+                    page::leaf_delete(p, key);
+                    true
+                }
+            })
+        })
     }
 
     fn redo_leaf(

@@ -10,6 +10,7 @@
 //! leaf of a tree flagged append-biased), the old leaf stays full and the new one starts with
 //! the new record alone, so a sequentially filled tree has full pages.
 
+use super::tree::LogAs;
 use super::Engine;
 use crate::buffer::WriteGuard;
 use crate::error::{tree_damage, EngineError, Exhausted, Pid, Result, TreeDamage};
@@ -133,7 +134,13 @@ impl Engine {
     /// Put with structure modification, under the exclusive tree lock. `append_biased`: the
     /// tree is filled in key order (a per-tree hint), so any leaf receiving its largest key
     /// splits with the old leaf kept full (without it, only the rightmost leaf does).
-    pub(super) fn put_smo(&self, key: &[u8], value: &[u8], append_biased: bool) -> Result<u64> {
+    pub(super) fn put_smo(
+        &self,
+        key: &[u8],
+        value: &[u8],
+        append_biased: bool,
+        how: LogAs,
+    ) -> Result<u64> {
         let mut t = self.tree.write();
         // Path from the root to the leaf.
         let mut path = Vec::with_capacity(t.height);
@@ -146,7 +153,7 @@ impl Engine {
         let mut leaf = self.pool.write(pid)?;
         if page::leaf_fits(leaf.page(), key, value) {
             // Another thread made room meanwhile.
-            return self.put_in(&mut leaf, key, value);
+            return self.put_in(&mut leaf, key, value, how);
         }
         // Worst case: every level splits plus a new root.
         let pages_needed = 2 * crate::num::u64_of(t.height) + 1;
@@ -157,7 +164,7 @@ impl Engine {
             }
             .into());
         }
-        match self.split_and_log(&mut t, path, leaf, key, value, append_biased) {
+        match self.split_and_log(&mut t, path, leaf, (key, value), append_biased, how) {
             Ok(lsn) => Ok(lsn),
             Err(e) => {
                 // Pages may be modified in memory but not logged: refuse further work.
@@ -171,16 +178,17 @@ impl Engine {
     ///
     /// # Panics
     /// If the put does not apply (checked to fit by the caller).
-    pub(super) fn put_in(&self, g: &mut WriteGuard<'_>, key: &[u8], value: &[u8]) -> Result<u64> {
+    pub(super) fn put_in(
+        &self,
+        g: &mut WriteGuard<'_>,
+        key: &[u8],
+        value: &[u8],
+        how: LogAs,
+    ) -> Result<u64> {
         let pid = g.pid();
         g.mark_dirty();
         let prev_lsn = page::lsn(g.page());
-        let lsn = self.wal.append(&RecordRef::Put {
-            pid,
-            prev_lsn,
-            key,
-            value,
-        })?;
+        let lsn = self.wal.append(&how.put(pid, prev_lsn, key, value))?;
         let applied = page::leaf_put(g.page_mut(), key, value);
         assert!(applied, "page {pid}: a put checked to fit did not apply");
         g.set_lsn(lsn);
@@ -192,9 +200,9 @@ impl Engine {
         t: &mut TreeWriteGuard<'_>,
         path: Vec<Pid>,
         leaf: WriteGuard<'_>,
-        key: &[u8],
-        value: &[u8],
+        (key, value): (&[u8], &[u8]),
         append_biased: bool,
+        how: LogAs,
     ) -> Result<u64> {
         let mut plan = Plan::new();
         let carry = self.plan_leaf_split(t, leaf, key, value, append_biased, &mut plan)?;
@@ -208,7 +216,7 @@ impl Engine {
             "page {}: the put does not fit the half chosen for it",
             g.pid()
         );
-        self.put_in(g, key, value)
+        self.put_in(g, key, value, how)
     }
 
     /// A page for a structure change: a free one if any, else the next never-used pid.

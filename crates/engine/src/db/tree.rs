@@ -4,6 +4,7 @@
 //! `split.rs`.
 
 use super::{Durability, Engine};
+use crate::buffer::WriteGuard;
 use crate::error::{tree_damage, EngineError, Pid, Result, TreeDamage};
 use crate::format::wal::RecordRef;
 use crate::num::u64_of;
@@ -27,6 +28,66 @@ impl LeafSeen {
             pid,
             lsn: page::lsn(leaf),
         })
+    }
+}
+
+/// How a leaf change is logged: a Put or Delete carrying its key (and value), or, for a
+/// write of a commit group (`group.rs`), a TxnWrite naming the op of the group's TxnCommit
+/// record that already holds them (single logging).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum LogAs {
+    /// A Put or Delete record.
+    Plain,
+    /// A TxnWrite record: op `index` of the TxnCommit at `commit_lsn`. `leaf`: the leaf a
+    /// read of the key by the transaction saw, if any (a hint: used only while unchanged,
+    /// it saves the descent).
+    Txn {
+        commit_lsn: u64,
+        index: u32,
+        leaf: Option<LeafSeen>,
+    },
+}
+
+impl LogAs {
+    /// The record of an upsert of `key -> value` into leaf `pid` (LSN `prev_lsn`).
+    pub(super) fn put<'a>(
+        self,
+        pid: Pid,
+        prev_lsn: u64,
+        key: &'a [u8],
+        value: &'a [u8],
+    ) -> RecordRef<'a> {
+        match self {
+            LogAs::Plain => RecordRef::Put {
+                pid,
+                prev_lsn,
+                key,
+                value,
+            },
+            LogAs::Txn {
+                commit_lsn, index, ..
+            } => RecordRef::TxnWrite {
+                pid,
+                prev_lsn,
+                commit_lsn,
+                index,
+            },
+        }
+    }
+
+    /// The record of a delete of `key` from leaf `pid` (LSN `prev_lsn`).
+    fn delete(self, pid: Pid, prev_lsn: u64, key: &[u8]) -> RecordRef<'_> {
+        match self {
+            LogAs::Plain => RecordRef::Delete { pid, prev_lsn, key },
+            LogAs::Txn {
+                commit_lsn, index, ..
+            } => RecordRef::TxnWrite {
+                pid,
+                prev_lsn,
+                commit_lsn,
+                index,
+            },
+        }
     }
 }
 
@@ -173,7 +234,7 @@ impl Engine {
             .logical_user_bytes
             .add(u64_of(key.len() + value.len()));
         self.wal_gate()?;
-        let lsn = self.put_logged(key, value)?;
+        let lsn = self.put_logged(key, value, LogAs::Plain)?;
         self.after_write(lsn, d)
     }
 
@@ -181,20 +242,19 @@ impl Engine {
     ///
     /// # Panics
     /// If a change checked to fit its page does not apply (an engine bug, never input).
-    pub(super) fn put_logged(&self, key: &[u8], value: &[u8]) -> Result<u64> {
+    pub(super) fn put_logged(&self, key: &[u8], value: &[u8], how: LogAs) -> Result<u64> {
         let lsn = {
             let t = self.tree.read();
-            let leaf = self.find_leaf(&t, key)?;
-            let mut g = self.pool.write(leaf)?;
+            let mut g = self.leaf_for_write(&t, key, how)?;
             if page::leaf_fits(g.page(), key, value) {
-                Some(self.put_in(&mut g, key, value)?)
+                Some(self.put_in(&mut g, key, value, how)?)
             } else {
                 None
             }
         };
         match lsn {
             Some(l) => Ok(l),
-            None => self.put_smo(key, value, self.tree_options(key).append_biased),
+            None => self.put_smo(key, value, self.tree_options(key).append_biased, how),
         }
     }
 
@@ -220,7 +280,7 @@ impl Engine {
         }
         self.counters.deletes.inc();
         self.wal_gate()?;
-        let Some(lsn) = self.delete_logged(key)? else {
+        let Some(lsn) = self.delete_logged(key, LogAs::Plain)? else {
             // A sync no-op still orders after earlier async writes: make them durable.
             if d == Durability::Sync {
                 self.wal.flush(self.wal.next_lsn())?;
@@ -235,21 +295,17 @@ impl Engine {
     ///
     /// # Panics
     /// If a key found under the page latch vanishes (an engine bug, never input).
-    pub(super) fn delete_logged(&self, key: &[u8]) -> Result<Option<u64>> {
+    pub(super) fn delete_logged(&self, key: &[u8], how: LogAs) -> Result<Option<u64>> {
         let (lsn, emptied) = {
             let t = self.tree.read();
-            let leaf = self.find_leaf(&t, key)?;
-            let mut g = self.pool.write(leaf)?;
+            let mut g = self.leaf_for_write(&t, key, how)?;
+            let leaf = g.pid();
             if page::search(g.page(), key).is_err() {
                 return Ok(None);
             }
             g.mark_dirty();
             let prev_lsn = page::lsn(g.page());
-            let lsn = self.wal.append(&RecordRef::Delete {
-                pid: leaf,
-                prev_lsn,
-                key,
-            })?;
+            let lsn = self.wal.append(&how.delete(leaf, prev_lsn, key))?;
             let removed = page::leaf_delete(g.page_mut(), key);
             assert!(removed, "page {leaf}: a key found under the latch vanished");
             g.set_lsn(lsn);
@@ -349,6 +405,24 @@ impl Engine {
             }
         }
         Ok((pid, fence))
+    }
+
+    /// The leaf responsible for `key`, latched exclusively: the hint of a group write if it
+    /// is still a leaf in the tree with the LSN its read saw (then it holds the same rows and
+    /// still covers the key, see [`LeafSeen`]), else found by descending. `t`: the shared
+    /// tree lock, held (no leaf leaves the tree meanwhile).
+    fn leaf_for_write(&self, t: &TreeMeta, key: &[u8], how: LogAs) -> Result<WriteGuard<'_>> {
+        if let LogAs::Txn { leaf: Some(l), .. } = how {
+            // A freed page is not read: the store may have released it.
+            if !self.free.lock().contains(l.pid) {
+                let g = self.pool.write(l.pid)?;
+                if page::kind(g.page()) == KIND_LEAF && page::lsn(g.page()) == l.lsn {
+                    return Ok(g);
+                }
+            }
+        }
+        let pid = self.find_leaf(t, key)?;
+        self.pool.write(pid)
     }
 
     /// Descend to the leaf responsible for `key` (one shared latch at a time).

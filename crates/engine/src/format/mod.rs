@@ -175,6 +175,10 @@ pub const FORMATS: &[Format] = &[
         fields: wal::TXN_DONE_FIELDS,
     },
     Format {
+        name: "wal-txn-write",
+        fields: wal::TXN_WRITE_FIELDS,
+    },
+    Format {
         name: "wal-struct",
         fields: structop::FIELDS,
     },

@@ -11,8 +11,9 @@ use crate::num::{u32_of, u64_of, usize_of};
 /// "NOWA" little endian.
 pub const MAGIC: u32 = 0x4157_4F4E;
 /// Format version this build writes and reads (3: the page header holds the hotness
-/// records, so the node body starts at 104, not 72).
-pub const VERSION: u32 = 3;
+/// records, so the node body starts at 104, not 72; 4: the WAL has TxnWrite records, a
+/// commit group's writes no longer log their keys and values twice).
+pub const VERSION: u32 = 4;
 
 /// crc32c of bytes [4, 4096).
 pub const CRC: Field = Field::new(0, 4, "crc32c");

@@ -58,6 +58,14 @@ pub const TXN_N: Field = Field::new(0, 4, "op count");
 pub const TXN_OPS: Field = Field::new(4, VAR, "ops");
 /// TxnDone: LSN of the TxnCommit record whose writes are all applied and logged.
 pub const TXN_DONE_LSN: Field = Field::new(0, 8, "commit lsn");
+/// TxnWrite: the leaf.
+pub const TW_PID: Field = Field::new(0, 8, "pid");
+/// TxnWrite: record LSN minus the page's LSN before the change (u32::MAX: unknown).
+pub const TW_PREV: Field = Field::new(8, 4, "prev lsn back-distance");
+/// TxnWrite: LSN of the TxnCommit record holding the write.
+pub const TW_COMMIT: Field = Field::new(12, 8, "commit lsn");
+/// TxnWrite: index of the write in the TxnCommit's ops.
+pub const TW_INDEX: Field = Field::new(20, 4, "op index");
 
 /// Put payload fields.
 pub const PUT_FIELDS: &[Field] = &[KV_PID, KV_PREV, KV_KLEN, PUT_VLEN, PUT_DATA];
@@ -70,9 +78,14 @@ pub const SMO_FIELDS: &[Field] = &[SMO_ROOT, SMO_NEXT_PID, SMO_N, SMO_PAGES];
 pub const TXN_COMMIT_FIELDS: &[Field] = &[TXN_N, TXN_OPS];
 /// TxnDone payload fields.
 pub const TXN_DONE_FIELDS: &[Field] = &[TXN_DONE_LSN];
+/// TxnWrite payload fields.
+pub const TXN_WRITE_FIELDS: &[Field] = &[TW_PID, TW_PREV, TW_COMMIT, TW_INDEX];
+/// TxnWrite payload size.
+const TXN_WRITE_LEN: usize = TW_INDEX.offset + TW_INDEX.size;
 
 const _: () = assert!(super::well_formed(TXN_COMMIT_FIELDS, BLOCK));
 const _: () = assert!(super::well_formed(TXN_DONE_FIELDS, BLOCK));
+const _: () = assert!(super::well_formed(TXN_WRITE_FIELDS, BLOCK));
 const _: () = assert!(super::well_formed(HEADER_FIELDS, BLOCK));
 const _: () = assert!(super::well_formed(PUT_FIELDS, BLOCK));
 const _: () = assert!(super::well_formed(DELETE_FIELDS, BLOCK));
@@ -92,6 +105,9 @@ pub const TAG_STRUCT: u8 = 16;
 pub const TAG_TXN_COMMIT: u8 = 32;
 /// Every write of a committed transaction is applied and logged physically.
 pub const TAG_TXN_DONE: u8 = 33;
+/// One write of a committed transaction applied to a leaf: the page and the op's index in
+/// its TxnCommit (the key and value are not logged twice).
+pub const TAG_TXN_WRITE: u8 = 34;
 /// TxnCommit op kind: upsert.
 const OP_PUT: u8 = 1;
 /// TxnCommit op kind: delete.
@@ -146,6 +162,19 @@ pub enum RecordRef<'a> {
         /// LSN of the TxnCommit record.
         commit_lsn: u64,
     },
+    /// Op `index` of the TxnCommit at `commit_lsn` (an upsert, or a delete of a key the leaf
+    /// holds) applied to leaf `pid`, whose LSN before the change was `prev_lsn`: a Put or
+    /// Delete whose key and value are those of the op (single logging).
+    TxnWrite {
+        /// The leaf.
+        pid: Pid,
+        /// The leaf's LSN before this change.
+        prev_lsn: u64,
+        /// LSN of the TxnCommit record.
+        commit_lsn: u64,
+        /// Index of the op in the TxnCommit.
+        index: u32,
+    },
     /// A logical structure change: page operations (`super::structop`), the new root and
     /// allocation mark.
     Struct {
@@ -199,6 +228,17 @@ pub enum Record {
     TxnDone {
         /// LSN of the TxnCommit record.
         commit_lsn: u64,
+    },
+    /// See [`RecordRef::TxnWrite`]; `prev_lsn` None when too far back to record.
+    TxnWrite {
+        /// The leaf.
+        pid: Pid,
+        /// The leaf's LSN before the change, if recorded.
+        prev_lsn: Option<u64>,
+        /// LSN of the TxnCommit record.
+        commit_lsn: u64,
+        /// Index of the op in the TxnCommit.
+        index: u32,
     },
     /// See [`RecordRef::Struct`].
     Struct {
@@ -271,6 +311,7 @@ impl RecordRef<'_> {
             RecordRef::Smo { .. } => TAG_SMO,
             RecordRef::TxnCommit { .. } => TAG_TXN_COMMIT,
             RecordRef::TxnDone { .. } => TAG_TXN_DONE,
+            RecordRef::TxnWrite { .. } => TAG_TXN_WRITE,
             RecordRef::Struct { .. } => TAG_STRUCT,
         }
     }
@@ -291,6 +332,7 @@ impl RecordRef<'_> {
                             .sum::<usize>()
                 }
                 RecordRef::TxnDone { .. } => TXN_DONE_FIELDS[0].size,
+                RecordRef::TxnWrite { .. } => TXN_WRITE_LEN,
                 RecordRef::Struct { ops, .. } => super::structop::payload_len(ops),
             }
     }
@@ -348,6 +390,12 @@ impl RecordRef<'_> {
                 );
                 TXN_DONE_LSN.put_u64(p, commit_lsn);
             }
+            RecordRef::TxnWrite {
+                pid,
+                prev_lsn,
+                commit_lsn,
+                index,
+            } => encode_txn_write(p, pid, (prev_lsn, commit_lsn, lsn), index),
             RecordRef::Struct {
                 root,
                 next_pid,
@@ -364,6 +412,22 @@ fn encode_kv(p: &mut [u8], pid: Pid, prev: u32, key: &[u8], key_at: usize) {
     KV_PREV.put_u32(p, prev);
     KV_KLEN.put_u16(p, u16_of(key.len()));
     p[key_at..key_at + key.len()].copy_from_slice(key);
+}
+
+fn encode_txn_write(
+    p: &mut [u8],
+    pid: Pid,
+    (prev_lsn, commit_lsn, lsn): (u64, u64, u64),
+    index: u32,
+) {
+    assert!(
+        prev_lsn < lsn && commit_lsn < lsn,
+        "page {pid}: LSN {prev_lsn} or commit {commit_lsn} not below the write at {lsn}"
+    );
+    TW_PID.put_u64(p, pid);
+    TW_PREV.put_u32(p, prev_back(lsn, prev_lsn));
+    TW_COMMIT.put_u64(p, commit_lsn);
+    TW_INDEX.put_u32(p, index);
 }
 
 fn encode_smo(p: &mut [u8], root: Pid, next_pid: Pid, pages: &[(Pid, &[u8])], lsn: u64) {
@@ -464,6 +528,15 @@ impl Record {
             TAG_TXN_DONE if p.len() == TXN_DONE_LSN.size => Ok(Record::TxnDone {
                 commit_lsn: TXN_DONE_LSN.u64(p),
             }),
+            TAG_TXN_WRITE if p.len() == TXN_WRITE_LEN && TW_COMMIT.u64(p) < lsn => {
+                Ok(Record::TxnWrite {
+                    pid: TW_PID.u64(p),
+                    prev_lsn: (TW_PREV.u32(p) != UNKNOWN_PREV)
+                        .then(|| lsn.saturating_sub(u64::from(TW_PREV.u32(p)))),
+                    commit_lsn: TW_COMMIT.u64(p),
+                    index: TW_INDEX.u32(p),
+                })
+            }
             TAG_STRUCT => super::structop::decode(p)
                 .map(|(root, next_pid, ops)| Record::Struct {
                     root,
@@ -603,6 +676,27 @@ mod tests {
         assert_eq!(rec, Record::TxnCommit { ops: want });
         let done = round_trip(RecordRef::TxnDone { commit_lsn: 9_000 }, 10_000);
         assert_eq!(done, Record::TxnDone { commit_lsn: 9_000 });
+        let w = RecordRef::TxnWrite {
+            pid: 12,
+            prev_lsn: 9_500,
+            commit_lsn: 9_000,
+            index: 2,
+        };
+        assert_eq!(w.encoded_len(), HEADER + 24, "a write logs no key or value");
+        assert_eq!(
+            round_trip(w, 10_000),
+            Record::TxnWrite {
+                pid: 12,
+                prev_lsn: Some(9_500),
+                commit_lsn: 9_000,
+                index: 2
+            }
+        );
+        // A write naming a commit at or after itself is damage.
+        let mut p = [0u8; 24];
+        TW_COMMIT.put_u64(&mut p, 10_000);
+        assert!(Record::decode(TAG_TXN_WRITE, 10_000, &p).is_err());
+        assert!(Record::decode(TAG_TXN_WRITE, 10_000, &p[..20]).is_err());
         // A delete carrying a value, or ops past the end, are damage.
         assert!(
             Record::decode(TAG_TXN_COMMIT, 1, &[1, 0, 0, 0, 2, 1, 0, 1, 0, b'k', b'v']).is_err()

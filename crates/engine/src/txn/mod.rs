@@ -294,17 +294,50 @@ impl Txn<'_> {
             .iter()
             .map(|(k, v)| (k.as_slice(), v.as_deref()))
             .collect();
+        let leaves = self.write_leaves();
         let asked = Instant::now();
         let g = self.eng.commit_lock().write();
         let got = Instant::now();
         let r = match self.valid() {
-            Ok(true) => self.eng.commit_group(&ops),
+            Ok(true) => self.eng.commit_group(&ops, &leaves),
             Ok(false) => Err(EngineError::Conflict),
             Err(e) => Err(e),
         };
         drop(g);
         self.eng.count_commit(got - asked, got.elapsed());
         self.eng.commit_durable(r?, d)
+    }
+
+    /// Per write (in key order), the leaf the last read of its key saw, if any: the apply
+    /// starts there instead of descending while that leaf is unchanged (a read-modify-write
+    /// is then one descent, not two). Empty when nothing was read with a leaf.
+    fn write_leaves(&self) -> Vec<Option<LeafSeen>> {
+        // Sorted by key (stable: for a key read twice the last read wins), then merged with
+        // the write set, which is in key order: no hashing of keys.
+        let mut seen: Vec<(&[u8], LeafSeen)> = self
+            .reads
+            .iter()
+            .filter_map(|r| r.leaf.map(|l| (r.key.as_slice(), l)))
+            .collect();
+        if seen.is_empty() {
+            return Vec::new();
+        }
+        seen.sort_by(|a, b| a.0.cmp(b.0));
+        let mut i = 0;
+        self.writes
+            .keys()
+            .map(|k| {
+                while i < seen.len() && seen[i].0 < k.as_slice() {
+                    i += 1;
+                }
+                let mut hit = None;
+                while i < seen.len() && seen[i].0 == k.as_slice() {
+                    hit = Some(seen[i].1);
+                    i += 1;
+                }
+                hit
+            })
+            .collect()
     }
 
     /// Drop every write (nothing was applied).
