@@ -47,14 +47,23 @@ fn in_place_with_doublewrite_has_db_waf_two_on_simulated_ssd() {
 /// reopen, and check every update the ack log lists is there (same or newer version).
 #[test]
 fn kill_9_during_ycsb_on_a_file_loses_no_acknowledged_write() {
-    kill_9_during_ycsb(&["--durability", "sync"]);
+    kill_9_during_ycsb(&["--durability", "sync", "--pool", "1MiB"]);
 }
 
 /// Async commits with a durability point every 40 updates (`--durable-every`): the ack log
-/// lists updates once a durability point covered them, and none of those is lost.
+/// lists updates once a durability point covered them, and none of those is lost. The pool
+/// holds the data, so no eviction flushes the WAL: without the points, the acknowledged
+/// updates of up to 1 MiB of WAL would be lost.
 #[test]
 fn kill_9_with_durable_every_loses_no_durable_write() {
-    kill_9_during_ycsb(&["--durability", "async", "--durable-every", "40"]);
+    kill_9_during_ycsb(&[
+        "--durability",
+        "async",
+        "--durable-every",
+        "40",
+        "--pool",
+        "8MiB",
+    ]);
 }
 
 /// The same with hot-page-aware checkpointing deferring pages (and the page cleaner on).
@@ -63,6 +72,8 @@ fn kill_9_with_checkpoint_deferral_loses_no_acknowledged_write() {
     kill_9_during_ycsb(&[
         "--durability",
         "sync",
+        "--pool",
+        "1MiB",
         "--max-checkpoint-count",
         "8",
         "--wal-limit",
@@ -90,8 +101,6 @@ fn kill_9_during_ycsb(extra: &[&str]) {
             "20000",
             "--threads",
             "1",
-            "--pool",
-            "1MiB",
             "--seconds",
             "60",
             "--ack-log",
