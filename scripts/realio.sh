@@ -23,9 +23,12 @@
 #   CAPACITY + 256MiB, so the device counters hold only nowa's I/O and the ext4 journal; "dir":
 #   a file in DIR on whatever file system holds it), MEM (memory limit of each nowa process
 #   through a memory cgroup, e.g. 128MiB; default none; skipped with a message where no
-#   memory cgroup can be made), EXTRA (more `nowa ycsb` flags, e.g. "--durability sync"),
+#   memory cgroup can be made), DURABLE_EVERY (a durability point every N updates,
+#   `--durable-every`; default 1000 as in issue 16; empty: the engine's async WAL flushes
+#   only), EXTRA (more `nowa ycsb` flags),
 #   EXTRA_OOP (flags for the out-of-place runs only, e.g. "--space-limit 384MiB").
-# Issue 16's setup: RECORDS=2000000 OPS=300000 POOL=32MiB MEM=128MiB VALUE=124 (docs/realio.md).
+# Issue 16's setup: RECORDS=2000000 OPS=300000 POOL=32MiB MEM=128MiB VALUE=124 DURABLE_EVERY=1000
+# (docs/realio.md).
 # Loop devices need root and /dev/loop-control; without them the loop runs (and FS=loop)
 # are skipped with a message. Loop devices are always detached and the file system unmounted
 # (trap); the scratch files are removed.
@@ -42,7 +45,9 @@ PATHS=${PATHS:-inplace oop}
 FS=${FS:-loop}
 FS_SIZE=${FS_SIZE:-}
 MEM=${MEM:-}
+DURABLE_EVERY=${DURABLE_EVERY-1000}
 EXTRA=${EXTRA:-}
+[ -n "$DURABLE_EVERY" ] && EXTRA="--durable-every $DURABLE_EVERY $EXTRA"
 EXTRA_OOP=${EXTRA_OOP:-}
 [ -x "$NOWA" ] || { echo "realio.sh: no nowa binary at $NOWA (cargo build --release -p nowa-cli)" >&2; exit 2; }
 mkdir -p "$DIR"
@@ -185,7 +190,7 @@ if [ "$FS" = loop ]; then
 fi
 make_cgroup
 
-echo "nowa realio: $NOWA, $RECORDS records x $VALUE B, $OPS ops YCSB-A zipf 0.8, pool $POOL, device $CAPACITY, async durability, seed 7${MEM:+, memory limit $MEM}${EXTRA:+, $EXTRA}${EXTRA_OOP:+, out of place $EXTRA_OOP}"
+echo "nowa realio: $NOWA, $RECORDS records x $VALUE B, $OPS ops YCSB-A zipf 0.8, pool $POOL, device $CAPACITY, async durability${DURABLE_EVERY:+ with a durability point every $DURABLE_EVERY updates}, seed 7${MEM:+, memory limit $MEM}${EXTRA:+, $EXTRA}${EXTRA_OOP:+, out of place $EXTRA_OOP}"
 echo "file runs on $(findmnt -n -o SOURCE,FSTYPE --target "$FILEDIR" | head -1)"
 printf '%-16s %12s %10s %10s %8s %9s %8s %10s %7s %9s\n' target "dev B/upd" "dev fl/op" "nowa fl/op" "pg/flush" "ops/s" "RSS MiB" "phys B/op" "load s" "map B/pg"
 for wp in $PATHS; do

@@ -287,6 +287,7 @@ fn run_row(
         threads: spec.threads,
         stop: Stop::DeviceWrites(spec.device_writes),
         durability: Durability::Async,
+        durable_every: None,
         seed: spec.seed,
         interval_secs: 1.0,
         engine: Config {

@@ -79,6 +79,11 @@ pub struct YcsbArgs {
     pacing: crate::pacing_flags::PacingFlags,
     #[command(flatten)]
     engine: EngineFlags,
+    /// With --durability async: a durability point (a sync commit, whose group commit
+    /// flushes the WAL) every N updates, counted over all threads (1000 or 1k). Default: the
+    /// engine's own async flushes only (every 1 MiB of WAL).
+    #[arg(long, value_name = "N", value_parser = flags::count::<std::num::NonZeroU64>(1, 1 << 62))]
+    durable_every: Option<std::num::NonZeroU64>,
     /// Seed of keys and values.
     #[arg(long, default_value_t = 42)]
     seed: u64,
@@ -91,7 +96,8 @@ pub struct YcsbArgs {
     /// Print the result as JSON.
     #[arg(long)]
     json: bool,
-    /// Append "key-id version" after every acknowledged update (for crash verification).
+    /// Append "key-id version" after every acknowledged update (for crash verification); with
+    /// --durable-every, once a durability point has made it durable.
     #[arg(long, value_name = "FILE")]
     ack_log: Option<PathBuf>,
     #[command(flatten)]
@@ -277,8 +283,14 @@ fn pacing(a: &YcsbArgs) -> Result<Option<Pacing>> {
     a.pacing.pacing(&a.device)
 }
 
-/// The write path, after refusing out-of-place switches an in-place run would ignore.
+/// The write path, after refusing out-of-place switches an in-place run would ignore (and
+/// `--durable-every` with sync commits, which it would not change).
 fn write_path(a: &YcsbArgs) -> Result<Option<OopConfig>> {
+    if a.durable_every.is_some() && a.engine.durability == nowa_engine::Durability::Sync {
+        return Err(usage(
+            "--durable-every needs --durability async (sync makes every update durable)",
+        ));
+    }
     oop_config(&a.oop, a.op, a.seed)
 }
 
@@ -522,6 +534,7 @@ fn spec(a: &YcsbArgs, p: &Plan, oop: Option<OopConfig>, zone: Option<u64>) -> Re
         threads: a.threads,
         stop,
         durability: a.engine.durability,
+        durable_every: a.durable_every,
         seed: a.seed,
         interval_secs: a.interval,
         engine: p.engine.clone(),

@@ -43,17 +43,42 @@ fn in_place_with_doublewrite_has_db_waf_two_on_simulated_ssd() {
     assert!(!v["ticks"].as_array().unwrap().is_empty());
 }
 
-/// Kill the process with SIGKILL while it runs sync updates on a file, reopen, and check
-/// every acknowledged update is there (same or newer version).
+/// Kill the process with SIGKILL while it runs durable updates on a file (`extra` says how),
+/// reopen, and check every update the ack log lists is there (same or newer version).
 #[test]
 fn kill_9_during_ycsb_on_a_file_loses_no_acknowledged_write() {
-    kill_9_during_ycsb(&[]);
+    kill_9_during_ycsb(&["--durability", "sync", "--pool", "1MiB"]);
+}
+
+/// Async commits with a durability point every 40 updates (`--durable-every`): the ack log
+/// lists updates once a durability point covered them, and none of those is lost. The pool
+/// holds the data, so no eviction flushes the WAL: without the points, the acknowledged
+/// updates of up to 1 MiB of WAL would be lost.
+#[test]
+fn kill_9_with_durable_every_loses_no_durable_write() {
+    kill_9_during_ycsb(&[
+        "--durability",
+        "async",
+        "--durable-every",
+        "40",
+        "--pool",
+        "8MiB",
+    ]);
 }
 
 /// The same with hot-page-aware checkpointing deferring pages (and the page cleaner on).
 #[test]
 fn kill_9_with_checkpoint_deferral_loses_no_acknowledged_write() {
-    kill_9_during_ycsb(&["--max-checkpoint-count", "8", "--wal-limit", "1MiB"]);
+    kill_9_during_ycsb(&[
+        "--durability",
+        "sync",
+        "--pool",
+        "1MiB",
+        "--max-checkpoint-count",
+        "8",
+        "--wal-limit",
+        "1MiB",
+    ]);
 }
 
 #[expect(
@@ -76,10 +101,6 @@ fn kill_9_during_ycsb(extra: &[&str]) {
             "20000",
             "--threads",
             "1",
-            "--durability",
-            "sync",
-            "--pool",
-            "1MiB",
             "--seconds",
             "60",
             "--ack-log",
@@ -151,6 +172,49 @@ fn kill_9_during_ycsb(extra: &[&str]) {
             "record {id} lost"
         );
     }
+}
+
+/// `--durable-every N` puts a durability point (one WAL flush) after every N updates: with
+/// one thread, a pool holding the data and no checkpoint, the WAL flushes are updates / N
+/// (plus the few async ones), and without it far fewer.
+#[test]
+fn durable_every_flushes_the_wal_once_per_n_updates() {
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "ycsb",
+            "-q",
+            "--json",
+            "--device",
+            "mem",
+            "--records",
+            "5000",
+            "--pool",
+            "8MiB",
+            "--ops",
+            "20000",
+            "--threads",
+            "1",
+            "--seed",
+            "4",
+        ];
+        args.extend_from_slice(extra);
+        let v = nowa_json(&args);
+        let updates = v["update"]["count"].as_u64().unwrap();
+        let flushes = v["drilldown"]["wal_flushes"].as_u64().unwrap();
+        (updates, flushes)
+    };
+    let (updates, flushes) = run(&["--durable-every", "100"]);
+    assert!(updates > 9000, "{updates} updates");
+    let points = updates / 100;
+    assert!(
+        flushes >= points && flushes <= points + 5,
+        "{flushes} WAL flushes for {updates} updates, a point every 100"
+    );
+    let (updates, flushes) = run(&[]);
+    assert!(
+        flushes < updates / 1000,
+        "async only: {flushes} WAL flushes for {updates} updates"
+    );
 }
 
 fn ycsb_json(extra: &[&str]) -> serde_json::Value {

@@ -150,6 +150,15 @@ pub trait PageStore: Send + Sync {
     fn start_background(self: Arc<Self>) {}
     /// Stop the background work and wait for it (engine close and drop). Default: none.
     fn shutdown(&self) {}
+    /// Clean shutdown (`Engine::close`, after [`Self::shutdown`] and the final checkpoint):
+    /// the store's last writes, which must hold no data (the checkpoint does not cover
+    /// them). Default: none.
+    ///
+    /// # Errors
+    /// Device errors.
+    fn close(&self) -> Result<()> {
+        Ok(())
+    }
 }
 
 /// Read-only view of the buffer pool for the store's GC ("sharing the buffer pool").

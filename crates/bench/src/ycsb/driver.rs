@@ -7,7 +7,7 @@ use super::values::{key_of, make_value, KeyGen};
 use super::{Mix, Stop, WritePath, YcsbError, YcsbSpec};
 use hdrhistogram::Histogram;
 use nowa_device::BlockDevice;
-use nowa_engine::Engine;
+use nowa_engine::{Durability, Engine};
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
@@ -27,6 +27,8 @@ struct Shared<'a> {
     /// (reads, updates) in nanoseconds, merged by each worker at its end.
     hists: Mutex<(Histogram<u64>, Histogram<u64>)>,
     ack_log: Option<Mutex<std::fs::File>>,
+    /// Updates begun, over all workers (counts only with `durable_every`).
+    updates: AtomicU64,
 }
 
 impl Shared<'_> {
@@ -84,6 +86,7 @@ pub fn run(
         failure: Mutex::new(None),
         hists: Mutex::new((new_hist(), new_hist())),
         ack_log: open_ack_log(spec)?,
+        updates: AtomicU64::new(0),
     };
     let start = Snapshot::take(&engine, dev.as_ref(), 0);
     let (ticks, interrupted) = std::thread::scope(|scope| {
@@ -189,6 +192,8 @@ fn worker(sh: &Shared<'_>, t: usize, mut keys: KeyGen) {
     let (mut read_h, mut upd_h) = (new_hist(), new_hist());
     let mut value = vec![0u8; spec.value_size];
     let mut ver = 0u64;
+    // Acknowledged updates not yet in the ack log (with `durable_every`: not yet durable).
+    let mut pending = Vec::new();
     let limit = match spec.stop {
         Stop::Ops(n) => n,
         _ => u64::MAX,
@@ -209,7 +214,7 @@ fn worker(sh: &Shared<'_>, t: usize, mut keys: KeyGen) {
                 sh.engine.get(&key_of(id)).map(|_| ()).map_err(Into::into)
             } else {
                 ver += 1;
-                update(sh, id, ver, &mut value, &mut rng)
+                update(sh, (id, ver), &mut value, &mut rng, &mut pending)
             };
             let ns = u64::try_from(t0.elapsed().as_nanos()).unwrap_or(u64::MAX);
             if let Err(e) = res {
@@ -226,27 +231,61 @@ fn worker(sh: &Shared<'_>, t: usize, mut keys: KeyGen) {
     h.1.add(&upd_h).expect("histograms share their bounds");
 }
 
-/// One update (read-modify-write for mix F), then its line in the ack log.
+/// One update (read-modify-write for mix F) of `id` to version `ver`, then its line in the
+/// ack log.
 fn update(
     sh: &Shared<'_>,
-    id: u64,
-    ver: u64,
+    (id, ver): (u64, u64),
     value: &mut [u8],
     rng: &mut u64,
+    pending: &mut Vec<(u64, u64)>,
 ) -> Result<(), YcsbError> {
     if sh.spec.mix == Mix::F {
         sh.engine.get(&key_of(id))?;
     }
     make_value(value, sh.spec.value_kind, id, ver, rng);
-    sh.engine.put_with(&key_of(id), value, sh.spec.durability)?;
-    if let Some(log) = &sh.ack_log {
-        use std::io::Write;
-        // The update is acknowledged: record it before the next one. A failed record stops
-        // the run (a crash test must not miss an acknowledged write).
-        writeln!(log.lock(), "{id} {ver}").map_err(|source| YcsbError::AckLog {
+    let d = next_durability(sh);
+    sh.engine.put_with(&key_of(id), value, d)?;
+    record_ack(sh, (id, ver), d == Durability::Sync, pending)
+}
+
+/// The durability of the next update: with `durable_every` N, every N-th update (over all
+/// workers) is `Sync`; its group commit flushes the WAL up to it, so it is the durability
+/// point of every update acknowledged before it.
+fn next_durability(sh: &Shared<'_>) -> Durability {
+    match sh.spec.durable_every {
+        Some(n) if (sh.updates.fetch_add(1, Relaxed) + 1) % n.get() == 0 => Durability::Sync,
+        _ => sh.spec.durability,
+    }
+}
+
+/// Lists an acknowledged update in the ack log: at once, or with `durable_every` once
+/// `durable` (this worker's durability point) covers it and the worker's earlier updates.
+fn record_ack(
+    sh: &Shared<'_>,
+    (id, ver): (u64, u64),
+    durable: bool,
+    pending: &mut Vec<(u64, u64)>,
+) -> Result<(), YcsbError> {
+    use std::fmt::Write as _;
+    use std::io::Write as _;
+    let Some(log) = &sh.ack_log else {
+        return Ok(());
+    };
+    pending.push((id, ver));
+    if sh.spec.durable_every.is_some() && !durable {
+        return Ok(());
+    }
+    let mut text = String::new();
+    for (i, v) in pending.drain(..) {
+        let _ = writeln!(text, "{i} {v}");
+    }
+    // The updates are acknowledged: record them before the next one. A failed record stops
+    // the run (a crash test must not miss an acknowledged write).
+    log.lock()
+        .write_all(text.as_bytes())
+        .map_err(|source| YcsbError::AckLog {
             path: sh.spec.ack_log.clone().unwrap_or_default(),
             source,
-        })?;
-    }
-    Ok(())
+        })
 }

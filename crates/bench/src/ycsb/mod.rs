@@ -132,6 +132,11 @@ pub struct YcsbSpec {
     pub stop: Stop,
     /// Durability of updates.
     pub durability: Durability,
+    /// With async durability: a durability point after every N updates (counted over all
+    /// workers): the N-th update is committed `Sync`, whose group commit flushes the WAL up
+    /// to it, so every update acknowledged before it becomes durable. None: only the
+    /// engine's own async flushes (every `Config::async_flush_bytes` of WAL).
+    pub durable_every: Option<std::num::NonZeroU64>,
     /// Seed of keys and values.
     pub seed: u64,
     /// Reporting interval.
@@ -145,6 +150,9 @@ pub struct YcsbSpec {
     pub separate_wal: bool,
     /// Append "key-id version" to this file after every acknowledged update (crash tests use it
     /// to check that acknowledged durable writes survive). Slow: one write(2) per update.
+    /// With `durable_every`, a worker appends its updates only once its own durability point
+    /// has made them durable (updates a later point of another worker covers stay unlisted:
+    /// the log holds durable updates only).
     pub ack_log: Option<std::path::PathBuf>,
     /// The simulated device's timing model (and whether it paces the run); `None` on devices
     /// without one (memory, files, block devices).

@@ -70,9 +70,12 @@ fn header(s: &mut String, r: &YcsbResult) {
     };
     let _ = writeln!(
         s,
-        "engine    pool {} MiB, {path}, durability {:?}; device {:.2} GiB",
+        "engine    pool {} MiB, {path}, durability {:?}{}; device {:.2} GiB",
         r.spec.engine.pool_bytes >> 20,
         r.spec.durability,
+        r.spec.durable_every.map_or_else(String::new, |n| format!(
+            " (a durability point every {n} updates)"
+        )),
         r.device_capacity as f64 / f64::from(1u32 << 30)
     );
     let _ = writeln!(

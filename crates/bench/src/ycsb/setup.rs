@@ -192,6 +192,7 @@ mod tests {
                 threads: 1,
                 stop: Stop::Ops(1),
                 durability: Durability::Async,
+                durable_every: None,
                 seed: 1,
                 interval_secs: 1.0,
                 engine: Config {

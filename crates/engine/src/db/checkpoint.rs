@@ -253,6 +253,8 @@ impl Engine {
         let mut c = self.ckpt.lock();
         self.wal.flush_all()?;
         self.full_checkpoint(&mut c, true)?;
+        // After the checkpoint's page writes: the store's last writes hold no data.
+        self.store.close()?;
         self.closed.store(true, Ordering::Relaxed);
         Ok(())
     }

@@ -616,6 +616,10 @@ impl PageStore for OutOfPlaceStore {
     fn shutdown(&self) {
         self.stop_background_gc();
     }
+
+    fn close(&self) -> Result<()> {
+        self.finish_active_group()
+    }
 }
 
 impl Drop for OutOfPlaceStore {

@@ -15,6 +15,47 @@ pub(super) struct Pending {
 }
 
 impl OutOfPlaceStore {
+    /// NoWA on a conventional or FDP device, at a clean close (after the final checkpoint):
+    /// fill the active group's open zones to their ends with zero blocks (no slot: the
+    /// roll-forward scan skips them, and the rebuild at open seals every zone) and seal them. A reopened store never appends to them again (it opens a new group), so
+    /// without this the device's write stream would end inside a group, and every group
+    /// written after the reopen (or after a reformat, or in the next pass of a looped trace
+    /// replay) would straddle two SSD superblocks: the SSD would then copy at high fill
+    /// (docs/realio.md, NoWA on a recorded trace). Costs at most one group of writes per
+    /// close, counted as compensation bytes.
+    pub(super) fn finish_active_group(&self) -> Result<()> {
+        if !self.cfg.nowa || self.zoned || self.cfg.placement.is_some() {
+            return Ok(());
+        }
+        let _io = self.io.lock();
+        let mut guard = self.st.write();
+        let st: &mut State = &mut guard;
+        let mut padded = false;
+        for z in std::mem::take(&mut st.open) {
+            let zi = usize_of(u64::from(z));
+            let wp = st.zone_wp[zi];
+            assert!(wp <= self.geo.zone_pages, "zone {z} written past its end");
+            let rest = self.geo.zone_pages - wp;
+            if rest > 0 {
+                let pad = vec![0u8; usize_of(rest * super::BS)];
+                self.dev.write_at_hinted(
+                    (self.zone_block(z) + wp) * super::BS,
+                    &pad,
+                    self.hint(z),
+                )?;
+                WriteKind::Compensation.count_bytes(&self.counters, u64_of(pad.len()));
+                st.zone_wp[zi] = self.geo.zone_pages;
+                padded = true;
+            }
+            st.space.get_mut().seal(z);
+            st.placer.get_mut().sealed(st.space.get_mut(), z);
+        }
+        if padded {
+            self.dev.flush()?;
+        }
+        Ok(())
+    }
+
     /// Deferred NoWA compensation: the sibling zones of the oldest waiting group, once the
     /// estimated SSD free space runs short (or `force`: GC found no other victim). Estimate:
     /// the SSD holds physical capacity x (1 + `ssd_op`); everything but the free (trimmed)
