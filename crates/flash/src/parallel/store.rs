@@ -164,6 +164,8 @@ pub struct ParallelFtl {
     tracker: Option<Tracker>,
     /// Free blocks per chip GC keeps (host superblocks open only on chips with more).
     reserve: usize,
+    /// Live pages of the block GC is moving (kept to reuse its allocation).
+    scratch: Vec<u32>,
     /// Page number -> block, -> chip.
     per_block: Divisor,
     per_chip: Divisor,
@@ -330,6 +332,7 @@ impl ParallelFtl {
             slot_writes: Vec::new(),
             tracker: None,
             reserve: RESERVE,
+            scratch: Vec::new(),
             per_block: Divisor::new(g.pages_per_block),
             per_chip: Divisor::new(g.pages_per_block * g.blocks_per_chip),
             rule,
@@ -820,6 +823,14 @@ impl ParallelFtl {
                 .zip(s.blocks.iter().copied())
                 .collect()
         };
+        // Touch every victim block's reverse entries and count together, so their cache misses
+        // overlap rather than come one block at a time.
+        let ppb = self.g.pages_per_block;
+        let touched = blocks.iter().fold(0u32, |a, &(c, b)| {
+            let gb = c * self.g.blocks_per_chip + b;
+            a ^ self.p2l[(gb * ppb) as usize] ^ self.bvalid[gb as usize]
+        });
+        std::hint::black_box(touched);
         for (c, b) in blocks {
             self.relocate_block(c, b)?;
         }
@@ -890,17 +901,22 @@ impl ParallelFtl {
         let gb = chip * self.g.blocks_per_chip + b;
         let base = gb * ppb;
         let live = self.bvalid[gb as usize];
-        let mut moved = 0u32;
-        for ppn in base..base + ppb {
-            if moved == live {
-                break;
-            }
-            let lpn = self.p2l[ppn as usize];
-            if lpn == NONE {
-                continue;
-            }
-            debug_assert_eq!(self.l2p[lpn as usize], ppn + 1, "a set reverse entry is live");
-            moved += 1;
+        // The live pages first, then their forward entries touched together: the cache misses
+        // on the (random) forward entries overlap instead of stalling one copy each.
+        let mut lpns = std::mem::take(&mut self.scratch);
+        lpns.clear();
+        lpns.extend(
+            self.p2l[base as usize..(base + ppb) as usize]
+                .iter()
+                .copied()
+                .filter(|&l| l != NONE),
+        );
+        assert_eq!(lpns.len(), live as usize, "every valid page found");
+        let touched = lpns
+            .iter()
+            .fold(0u32, |a, &l| a ^ self.l2p[l as usize]);
+        std::hint::black_box(touched);
+        for &lpn in &lpns {
             self.ops.push(FlashOp {
                 chip,
                 kind: OpKind::Read,
@@ -911,7 +927,7 @@ impl ParallelFtl {
             let new = self.next_page(self.gc_slot)?;
             self.map(lpn, new);
         }
-        assert_eq!(moved, live, "every valid page found");
+        self.scratch = lpns;
         self.bvalid[gb as usize] -= live;
         let src = self.bsb[gb as usize];
         self.sb_lost(src, live);
