@@ -301,9 +301,8 @@ impl ParallelFtl {
             sbs: Vec::new(),
             free_ids: Vec::new(),
             victims: Victims::new(&caps),
-            blocks: (rule == Rule::Block).then(|| {
-                BlockBuckets::new(g.chips(), g.blocks_per_chip, g.pages_per_block)
-            }),
+            blocks: (rule == Rule::Block)
+                .then(|| BlockBuckets::new(g.chips(), g.blocks_per_chip, g.pages_per_block)),
             seals: 0,
             group_k,
             gc_slot: spans.len() - 1,
@@ -912,9 +911,7 @@ impl ParallelFtl {
                 .filter(|&l| l != NONE),
         );
         assert_eq!(lpns.len(), live as usize, "every valid page found");
-        let touched = lpns
-            .iter()
-            .fold(0u32, |a, &l| a ^ self.l2p[l as usize]);
+        let touched = lpns.iter().fold(0u32, |a, &l| a ^ self.l2p[l as usize]);
         std::hint::black_box(touched);
         for &lpn in &lpns {
             self.ops.push(FlashOp {
