@@ -196,6 +196,26 @@ impl Divisor {
     }
 }
 
+impl Rule {
+    fn of(scheme: Scheme) -> Rule {
+        match scheme {
+            Scheme::PartialGc => Rule::Block,
+            Scheme::Plan { .. } => Rule::Ratio,
+            _ => Rule::Greedy,
+        }
+    }
+}
+
+/// Pages of a superblock of each class: every chip, then each group of `group_k` chips per
+/// channel (none when 0).
+fn class_caps(g: &ChipGeometry, group_k: u32) -> Vec<u32> {
+    let mut caps = vec![g.chips() * g.pages_per_block];
+    if let Some(n) = g.chips_per_channel.checked_div(group_k) {
+        caps.extend((0..n).map(|_| group_k * g.channels * g.pages_per_block));
+    }
+    caps
+}
+
 /// The slots of a scheme (host slots first, the GC slot last).
 fn slots_of(g: &ChipGeometry, scheme: Scheme) -> Result<Vec<Span>, GeometryError> {
     let cpc = g.chips_per_channel;
@@ -278,20 +298,12 @@ impl ParallelFtl {
                 Span::All => None,
             })
             .unwrap_or(0);
-        let mut caps = vec![g.chips() * g.pages_per_block];
-        if let Some(n) = g.chips_per_channel.checked_div(group_k) {
-            caps.extend((0..n).map(|_| group_k * g.channels * g.pages_per_block));
-        }
         let blocks = g.chips() as usize * g.blocks_per_chip as usize;
         let logical = g.logical_pages();
         let free = (0..g.chips())
             .map(|_| (0..g.blocks_per_chip).rev().collect())
             .collect();
-        let rule = match scheme {
-            Scheme::PartialGc => Rule::Block,
-            Scheme::Plan { .. } => Rule::Ratio,
-            _ => Rule::Greedy,
-        };
+        let rule = Rule::of(scheme);
         Ok(ParallelFtl {
             l2p: vec![0; usize::try_from(logical).expect("validated below 2^32")],
             p2l: vec![NONE; usize::try_from(g.physical_pages()).expect("validated")],
@@ -300,7 +312,7 @@ impl ParallelFtl {
             free,
             sbs: Vec::new(),
             free_ids: Vec::new(),
-            victims: Victims::new(&caps),
+            victims: Victims::new(&class_caps(&g, group_k)),
             blocks: (rule == Rule::Block)
                 .then(|| BlockBuckets::new(g.chips(), g.blocks_per_chip, g.pages_per_block)),
             seals: 0,
