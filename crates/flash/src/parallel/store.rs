@@ -1019,6 +1019,9 @@ impl ParallelFtl {
         assert_eq!(used + free, self.bsb.len(), "every block used or free");
         let mapped = self.l2p.iter().filter(|&&p| p != 0).count() as u64;
         assert!(mapped <= self.logical_pages(), "mapped within capacity");
+        // GC takes a set reverse entry for a live page without checking the forward map.
+        let reverse = self.p2l.iter().filter(|&&l| l != NONE).count() as u64;
+        assert_eq!(reverse, mapped, "reverse entries set for live pages only");
     }
 
     /// Checks that the bucketed victim choice finds, for every chip, a superblock as good as a
