@@ -4,7 +4,7 @@ use super::geometry::{ChipGeometry, GeometryError, Scheme};
 use super::predictor::{class_of, Predictor};
 use super::sfr::Sfr;
 use super::streams::{StreamStats, Tracker};
-use super::victims::{Slotted, Victims};
+use super::victims::{BlockBuckets, Slotted, Victims};
 use super::{BIG_REQUEST_PAGES, CHUNK_PAGES, HOST_OPEN, LIFETIME_CLASSES};
 use crate::FlashError;
 
@@ -96,6 +96,10 @@ struct Sb {
     blocks: Vec<u32>,
     mask: u128,
     wp: u32,
+    /// Where page `wp` goes: chip index `col` in `chips`, page `row` of its block (kept
+    /// instead of dividing `wp` by the chip count on every program).
+    col: u32,
+    row: u32,
     valid: u32,
     cap: u32,
     /// Blocks not yet erased (Partial GC erases them one by one).
@@ -137,6 +141,8 @@ pub struct ParallelFtl {
     sbs: Vec<Sb>,
     free_ids: Vec<u32>,
     victims: Victims,
+    /// Partial GC: blocks of sealed superblocks by valid pages.
+    blocks: Option<BlockBuckets>,
     /// Superblocks sealed so far.
     seals: u64,
     /// Chips per channel of the chip groups (0: superblocks span every chip).
@@ -158,6 +164,56 @@ pub struct ParallelFtl {
     tracker: Option<Tracker>,
     /// Free blocks per chip GC keeps (host superblocks open only on chips with more).
     reserve: usize,
+    /// Live pages of the block GC is moving (kept to reuse its allocation).
+    scratch: Vec<u32>,
+    /// Page number -> block, -> chip.
+    per_block: Divisor,
+    per_chip: Divisor,
+}
+
+/// Division by a fixed divisor, a shift when it is a power of two (the usual geometry): the
+/// page-to-block and page-to-chip divisions run on every flash operation.
+#[derive(Debug, Clone, Copy)]
+struct Divisor {
+    d: u32,
+    shift: Option<u32>,
+}
+
+impl Divisor {
+    fn new(d: u32) -> Divisor {
+        assert!(d > 0, "a divisor");
+        Divisor {
+            d,
+            shift: d.is_power_of_two().then(|| d.trailing_zeros()),
+        }
+    }
+    #[inline]
+    fn of(self, x: u32) -> u32 {
+        match self.shift {
+            Some(s) => x >> s,
+            None => x / self.d,
+        }
+    }
+}
+
+impl Rule {
+    fn of(scheme: Scheme) -> Rule {
+        match scheme {
+            Scheme::PartialGc => Rule::Block,
+            Scheme::Plan { .. } => Rule::Ratio,
+            _ => Rule::Greedy,
+        }
+    }
+}
+
+/// Pages of a superblock of each class: every chip, then each group of `group_k` chips per
+/// channel (none when 0).
+fn class_caps(g: &ChipGeometry, group_k: u32) -> Vec<u32> {
+    let mut caps = vec![g.chips() * g.pages_per_block];
+    if let Some(n) = g.chips_per_channel.checked_div(group_k) {
+        caps.extend((0..n).map(|_| group_k * g.channels * g.pages_per_block));
+    }
+    caps
 }
 
 /// The slots of a scheme (host slots first, the GC slot last).
@@ -242,20 +298,12 @@ impl ParallelFtl {
                 Span::All => None,
             })
             .unwrap_or(0);
-        let mut caps = vec![g.chips() * g.pages_per_block];
-        if let Some(n) = g.chips_per_channel.checked_div(group_k) {
-            caps.extend((0..n).map(|_| group_k * g.channels * g.pages_per_block));
-        }
         let blocks = g.chips() as usize * g.blocks_per_chip as usize;
         let logical = g.logical_pages();
         let free = (0..g.chips())
             .map(|_| (0..g.blocks_per_chip).rev().collect())
             .collect();
-        let rule = match scheme {
-            Scheme::PartialGc => Rule::Block,
-            Scheme::Plan { .. } => Rule::Ratio,
-            _ => Rule::Greedy,
-        };
+        let rule = Rule::of(scheme);
         Ok(ParallelFtl {
             l2p: vec![0; usize::try_from(logical).expect("validated below 2^32")],
             p2l: vec![NONE; usize::try_from(g.physical_pages()).expect("validated")],
@@ -264,7 +312,9 @@ impl ParallelFtl {
             free,
             sbs: Vec::new(),
             free_ids: Vec::new(),
-            victims: Victims::new(&caps),
+            victims: Victims::new(&class_caps(&g, group_k)),
+            blocks: (rule == Rule::Block)
+                .then(|| BlockBuckets::new(g.chips(), g.blocks_per_chip, g.pages_per_block)),
             seals: 0,
             group_k,
             gc_slot: spans.len() - 1,
@@ -293,6 +343,9 @@ impl ParallelFtl {
             slot_writes: Vec::new(),
             tracker: None,
             reserve: RESERVE,
+            scratch: Vec::new(),
+            per_block: Divisor::new(g.pages_per_block),
+            per_chip: Divisor::new(g.pages_per_block * g.blocks_per_chip),
             rule,
             scheme,
             g,
@@ -392,7 +445,7 @@ impl ParallelFtl {
 
     #[inline]
     fn chip_of(&self, ppn: u32) -> u32 {
-        ppn / self.g.pages_per_block / self.g.blocks_per_chip
+        self.per_chip.of(ppn)
     }
 
     /// Read `len` pages from `start`: a read operation on the chip of every mapped page.
@@ -499,26 +552,38 @@ impl ParallelFtl {
         if old == 0 {
             return false;
         }
-        let gb = ((old - 1) / self.g.pages_per_block) as usize;
+        let gb = self.per_block.of(old - 1) as usize;
         self.bvalid[gb] -= 1;
-        let sb = self.bsb[gb] as usize;
-        let s = &mut self.sbs[sb];
-        s.valid -= 1;
-        let (at, valid) = (s.at, s.valid);
-        if at.sealed() && !self.victims.same_bucket(at, valid) {
-            let id = u32::try_from(sb).expect("fewer than 2^32 superblocks");
-            self.unseal(id);
-            self.slot_in(id);
+        if let Some(bb) = self.blocks.as_mut() {
+            let gb32 = u32::try_from(gb).expect("fewer than 2^32 blocks");
+            bb.lost_one(gb32, gb32 / self.g.blocks_per_chip, self.bvalid[gb]);
         }
+        // A stale reverse entry would make GC read l2p to tell live pages from dead ones: a
+        // cache miss per copied page (the hot path of a run).
+        self.p2l[(old - 1) as usize] = NONE;
+        let sb = self.bsb[gb];
+        self.sb_lost(sb, 1);
         self.l2p[lpn as usize] = 0;
         true
+    }
+
+    /// Superblock `sb` lost `n` valid pages: moves it to its new victim bucket if sealed.
+    #[inline]
+    fn sb_lost(&mut self, sb: u32, n: u32) {
+        let s = &mut self.sbs[sb as usize];
+        s.valid -= n;
+        let (at, valid) = (s.at, s.valid);
+        if at.sealed() && !self.victims.same_bucket(at, valid) {
+            self.unseal(sb);
+            self.slot_in(sb);
+        }
     }
 
     #[inline]
     fn map(&mut self, lpn: u32, ppn: u32) {
         self.l2p[lpn as usize] = ppn + 1;
         self.p2l[ppn as usize] = lpn;
-        let gb = (ppn / self.g.pages_per_block) as usize;
+        let gb = self.per_block.of(ppn) as usize;
         self.bvalid[gb] += 1;
         let sb = self.bsb[gb] as usize;
         self.sbs[sb].valid += 1;
@@ -570,12 +635,22 @@ impl ParallelFtl {
             sb = self.open(slot)?;
         }
         let s = &mut self.sbs[sb as usize];
-        let n = u32::try_from(s.chips.len()).expect("at most 128 chips");
-        let (i, pib) = ((s.wp % n) as usize, s.wp / n);
+        let (i, pib) = (s.col as usize, s.row);
+        debug_assert_eq!(
+            (s.wp as usize % s.chips.len(), s.wp as usize / s.chips.len()),
+            (i, pib as usize),
+            "page k goes to chip k mod n, page k / n of its block"
+        );
         let (chip, block) = (s.chips[i], s.blocks[i]);
         s.wp += 1;
+        s.col += 1;
+        if s.col as usize == s.chips.len() {
+            (s.col, s.row) = (0, s.row + 1);
+        }
         let ppn = (chip * self.g.blocks_per_chip + block) * self.g.pages_per_block + pib;
-        assert_eq!(self.p2l[ppn as usize], NONE, "programs go to erased pages");
+        // Debug only: the read would miss the cache on every program (the destination's
+        // reverse entries are cold); check_invariants checks the mapping in tests.
+        debug_assert_eq!(self.p2l[ppn as usize], NONE, "programs go to erased pages");
         self.ops.push(FlashOp {
             chip,
             kind: OpKind::Program,
@@ -590,6 +665,13 @@ impl ParallelFtl {
         self.sbs[sb as usize].sealed_seq = self.seals;
         self.seals += 1;
         self.slot_in(sb);
+        if let Some(bb) = self.blocks.as_mut() {
+            let s = &self.sbs[sb as usize];
+            for (&c, &b) in s.chips.iter().zip(&s.blocks) {
+                let gb = c * self.g.blocks_per_chip + b;
+                bb.insert(gb, c, self.bvalid[gb as usize]);
+            }
+        }
     }
 
     /// Puts sealed superblock `sb` in the bucket of its valid pages.
@@ -672,6 +754,8 @@ impl ParallelFtl {
             blocks,
             mask,
             wp: 0,
+            col: 0,
+            row: 0,
             valid: 0,
             class,
             at: Slotted::OUT,
@@ -750,6 +834,14 @@ impl ParallelFtl {
                 .zip(s.blocks.iter().copied())
                 .collect()
         };
+        // Touch every victim block's reverse entries and count together, so their cache misses
+        // overlap rather than come one block at a time.
+        let ppb = self.g.pages_per_block;
+        let touched = blocks.iter().fold(0u32, |a, &(c, b)| {
+            let gb = c * self.g.blocks_per_chip + b;
+            a ^ self.p2l[(gb * ppb) as usize] ^ self.bvalid[gb as usize]
+        });
+        std::hint::black_box(touched);
         for (c, b) in blocks {
             self.relocate_block(c, b)?;
         }
@@ -768,6 +860,33 @@ impl ParallelFtl {
     /// Partial GC: the block with least valid pages on `chip` among sealed superblocks.
     fn collect_block_on(&mut self, chip: u32) -> Result<bool, FlashError> {
         let bpc = self.g.blocks_per_chip;
+        let best = self
+            .blocks
+            .as_ref()
+            .expect("Partial GC keeps block buckets")
+            .best(chip)
+            .map(|(gb, valid)| (gb - chip * bpc, valid));
+        debug_assert_eq!(best, self.scan_block_on(chip), "buckets agree with a scan");
+        let Some((b, valid)) = best else {
+            return Ok(false);
+        };
+        if valid == self.g.pages_per_block {
+            return Ok(false);
+        }
+        self.note_victim(valid, self.g.pages_per_block);
+        let gb = chip * bpc + b;
+        self.blocks
+            .as_mut()
+            .expect("Partial GC keeps block buckets")
+            .remove(gb, chip, valid);
+        self.relocate_block(chip, b)?;
+        Ok(true)
+    }
+
+    /// The block with least valid pages on `chip` among sealed superblocks, by a scan of the
+    /// chip's blocks (the reference the buckets are checked against).
+    fn scan_block_on(&self, chip: u32) -> Option<(u32, u32)> {
+        let bpc = self.g.blocks_per_chip;
         let mut best: Option<(u32, u32)> = None;
         for b in 0..bpc {
             let gb = (chip * bpc + b) as usize;
@@ -779,31 +898,34 @@ impl ParallelFtl {
                 best = Some((b, self.bvalid[gb]));
             }
         }
-        let Some((b, valid)) = best else {
-            return Ok(false);
-        };
-        if valid == self.g.pages_per_block {
-            return Ok(false);
-        }
-        self.note_victim(valid, self.g.pages_per_block);
-        self.relocate_block(chip, b)?;
-        Ok(true)
+        best
     }
 
     /// Copy the valid pages of block `b` on `chip` to the GC superblock and erase the block;
     /// when it was its superblock's last block, free the superblock.
+    ///
+    /// The hot path of a run (GC copies outnumber host writes several times): a page is live
+    /// iff its reverse entry is set (invalidation clears it), so only the block's own reverse
+    /// entries are read; the block's and superblock's counts drop once, not per page.
     fn relocate_block(&mut self, chip: u32, b: u32) -> Result<(), FlashError> {
         let ppb = self.g.pages_per_block;
         let gb = chip * self.g.blocks_per_chip + b;
         let base = gb * ppb;
-        for ppn in base..base + ppb {
-            if self.bvalid[gb as usize] == 0 {
-                break;
-            }
-            let lpn = self.p2l[ppn as usize];
-            if lpn == NONE || self.l2p[lpn as usize] != ppn + 1 {
-                continue;
-            }
+        let live = self.bvalid[gb as usize];
+        // The live pages first, then their forward entries touched together: the cache misses
+        // on the (random) forward entries overlap instead of stalling one copy each.
+        let mut lpns = std::mem::take(&mut self.scratch);
+        lpns.clear();
+        lpns.extend(
+            self.p2l[base as usize..(base + ppb) as usize]
+                .iter()
+                .copied()
+                .filter(|&l| l != NONE),
+        );
+        assert_eq!(lpns.len(), live as usize, "every valid page found");
+        let touched = lpns.iter().fold(0u32, |a, &l| a ^ self.l2p[l as usize]);
+        std::hint::black_box(touched);
+        for &lpn in &lpns {
             self.ops.push(FlashOp {
                 chip,
                 kind: OpKind::Read,
@@ -811,11 +933,14 @@ impl ParallelFtl {
             if let Some(t) = self.tracker.as_mut() {
                 t.moved(lpn);
             }
-            self.invalidate(lpn);
             let new = self.next_page(self.gc_slot)?;
             self.map(lpn, new);
-            self.c.gc_pages += 1;
         }
+        self.scratch = lpns;
+        self.bvalid[gb as usize] -= live;
+        let src = self.bsb[gb as usize];
+        self.sb_lost(src, live);
+        self.c.gc_pages += u64::from(live);
         assert_eq!(self.bvalid[gb as usize], 0, "every valid page moved");
         self.p2l[base as usize..(base + ppb) as usize].fill(NONE);
         self.ops.push(FlashOp {
@@ -894,6 +1019,9 @@ impl ParallelFtl {
         assert_eq!(used + free, self.bsb.len(), "every block used or free");
         let mapped = self.l2p.iter().filter(|&&p| p != 0).count() as u64;
         assert!(mapped <= self.logical_pages(), "mapped within capacity");
+        // GC takes a set reverse entry for a live page without checking the forward map.
+        let reverse = self.p2l.iter().filter(|&&l| l != NONE).count() as u64;
+        assert_eq!(reverse, mapped, "reverse entries set for live pages only");
     }
 
     /// Checks that the bucketed victim choice finds, for every chip, a superblock as good as a
@@ -938,4 +1066,19 @@ impl ParallelFtl {
 
 fn to_usize(x: u64) -> usize {
     usize::try_from(x).expect("page numbers fit the address space")
+}
+
+#[cfg(test)]
+mod divisor_tests {
+    use super::Divisor;
+
+    #[test]
+    fn divisor_matches_division_for_powers_of_two_and_others() {
+        for d in [1u32, 2, 3, 16, 24, 1000, 1024, 16 * 1024] {
+            let div = Divisor::new(d);
+            for x in [0u32, 1, d - 1, d, d + 1, 12_345, u32::MAX - 1, u32::MAX] {
+                assert_eq!(div.of(x), x / d, "{x} / {d}");
+            }
+        }
+    }
 }

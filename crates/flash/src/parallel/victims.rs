@@ -115,3 +115,75 @@ impl Victims {
         self.classes.iter().map(|c| c.len).sum()
     }
 }
+
+/// Partial GC's victim index: per chip, the blocks of sealed superblocks bucketed by their
+/// valid pages (0 ..= pages per block), so a GC step finds the chip's block with least valid
+/// pages without scanning every block of the chip.
+#[derive(Debug, Clone)]
+pub(super) struct BlockBuckets {
+    /// Buckets per chip (pages per block + 1).
+    per_chip: usize,
+    /// Bucket `chip * per_chip + valid`: global block numbers.
+    buckets: Vec<Vec<u32>>,
+    /// Position of each global block in its bucket (NONE: not in any).
+    pos: Vec<u32>,
+}
+
+impl BlockBuckets {
+    /// Empty buckets for `chips` chips of `blocks_per_chip` blocks of `pages_per_block`.
+    pub(super) fn new(chips: u32, blocks_per_chip: u32, pages_per_block: u32) -> BlockBuckets {
+        let per_chip = pages_per_block as usize + 1;
+        BlockBuckets {
+            per_chip,
+            buckets: vec![Vec::new(); chips as usize * per_chip],
+            pos: vec![NONE; chips as usize * blocks_per_chip as usize],
+        }
+    }
+
+    /// Whether global block `gb` is in the buckets.
+    #[inline]
+    pub(super) fn contains(&self, gb: u32) -> bool {
+        self.pos[gb as usize] != NONE
+    }
+
+    /// Puts block `gb` of `chip`, holding `valid` pages, in its bucket.
+    pub(super) fn insert(&mut self, gb: u32, chip: u32, valid: u32) {
+        assert!(!self.contains(gb), "a block is bucketed once");
+        let b = &mut self.buckets[chip as usize * self.per_chip + valid as usize];
+        self.pos[gb as usize] = u32::try_from(b.len()).expect("fewer than 2^32 blocks");
+        b.push(gb);
+    }
+
+    /// Takes block `gb` of `chip`, holding `valid` pages, out.
+    pub(super) fn remove(&mut self, gb: u32, chip: u32, valid: u32) {
+        let at = self.pos[gb as usize];
+        assert_ne!(at, NONE, "only bucketed blocks are removed");
+        let b = &mut self.buckets[chip as usize * self.per_chip + valid as usize];
+        assert_eq!(b[at as usize], gb, "bucket position");
+        b.swap_remove(at as usize);
+        if let Some(&moved) = b.get(at as usize) {
+            self.pos[moved as usize] = at;
+        }
+        self.pos[gb as usize] = NONE;
+    }
+
+    /// Block `gb` of `chip` lost a valid page (it held `valid` + 1).
+    #[inline]
+    pub(super) fn lost_one(&mut self, gb: u32, chip: u32, valid: u32) {
+        if self.contains(gb) {
+            self.remove(gb, chip, valid + 1);
+            self.insert(gb, chip, valid);
+        }
+    }
+
+    /// The block of `chip` with least valid pages (the lowest-numbered among equals, as a
+    /// scan in block order finds), and its valid pages.
+    pub(super) fn best(&self, chip: u32) -> Option<(u32, u32)> {
+        let first = chip as usize * self.per_chip;
+        (0..self.per_chip).find_map(|v| {
+            let b = &self.buckets[first + v];
+            let valid = u32::try_from(v).expect("pages per block fit");
+            b.iter().copied().min().map(|gb| (gb, valid))
+        })
+    }
+}
