@@ -34,7 +34,7 @@ pub use config::{
     PAGE_SIZE,
 };
 pub use nowa_logspace::{
-    lambert_waf, ClassStats, PlacementError, PlacementKind, PolicyKind, PolicyParseError,
+    lambert_waf, ClassRow, ClassStats, PlacementError, PlacementKind, PolicyKind, PolicyParseError,
     VictimHistogram, NEVER,
 };
 
@@ -162,21 +162,6 @@ pub struct Far {
     pub frozen_moves: u64,
     /// `frozen_moves / moves` (0 without moves).
     pub far: f64,
-}
-
-/// One row of the per-class table (SepBIT's `Separator.shutdown()`).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ClassRow {
-    /// The class.
-    pub class: u16,
-    /// GC and write statistics.
-    pub stats: ClassStats,
-    /// Valid pages in the class now.
-    pub valid: u64,
-    /// Share of user writes placed in the class.
-    pub write_share: f64,
-    /// Share of all valid pages held by the class.
-    pub valid_share: f64,
 }
 
 pub(crate) const NONE: u32 = u32::MAX;
@@ -462,30 +447,7 @@ impl Ftl {
     /// Per-class statistics: GC and writes per class, valid pages and shares.
     #[must_use]
     pub fn class_stats(&self) -> Vec<ClassRow> {
-        let valid = self.space.valid_per_class();
-        let n = valid.len().max(self.space.classes.len());
-        let total_valid: u64 = valid.iter().sum();
-        let user: u64 = self.space.classes.iter().map(|s| s.user_writes).sum();
-        let share = |a: u64, b: u64| {
-            if b == 0 {
-                0.0
-            } else {
-                config::as_f64(a) / config::as_f64(b)
-            }
-        };
-        (0..n)
-            .map(|c| {
-                let stats = self.space.classes.get(c).cloned().unwrap_or_default();
-                let v = valid.get(c).copied().unwrap_or(0);
-                ClassRow {
-                    class: u16::try_from(c).unwrap_or(u16::MAX),
-                    write_share: share(stats.user_writes, user),
-                    valid_share: share(v, total_valid),
-                    valid: v,
-                    stats,
-                }
-            })
-            .collect()
+        self.space.class_rows()
     }
 
     /// FAR since the last [`Ftl::reset_far`] (or creation): GC moves whose data is still valid

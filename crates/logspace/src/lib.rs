@@ -36,7 +36,10 @@ pub use policy::{
     Benefit, CostBenefit, Fifo, Greedy, GreedyUntilUnit, KGreedy, PolicyKind, PolicyParseError,
     RandomPolicy, SecondChanceFifo, TwoRFifo, TwoRGreedy, WindowedGreedy,
 };
-pub use stats::{lambert_victim_ratio, lambert_waf, ClassStats, VictimHistogram};
+pub use stats::{
+    class_rows, class_table, lambert_victim_ratio, lambert_waf, ClassReport, ClassRow, ClassStats,
+    VictimHistogram,
+};
 
 /// Index of a unit (superblock, erase block or zone).
 pub type UnitId = u32;
@@ -569,6 +572,13 @@ impl Space {
             out[c] += u64::from(v);
         }
         out
+    }
+
+    /// The per-class table's rows: [`ClassStats`] with the valid amount per class and the
+    /// shares (O(units)).
+    #[must_use]
+    pub fn class_rows(&self) -> Vec<ClassRow> {
+        class_rows(&self.classes, &self.valid_per_class())
     }
 
     /// Check the space's own invariants (tests, debug builds).

@@ -436,6 +436,24 @@ impl OutOfPlaceStore {
         self.st.read().space.lock().classes.clone()
     }
 
+    /// The placement's per-class table since this store was built (writes in pages; collected
+    /// and valid amounts in bytes, the space's unit; lifespans in user page writes).
+    #[must_use]
+    pub fn class_report(&self) -> nowa_logspace::ClassReport {
+        let st = self.st.read();
+        let (placement, report) = {
+            let p = st.placer.lock();
+            (p.placement().name(), p.report())
+        };
+        let classes = st.space.lock().class_rows();
+        nowa_logspace::ClassReport {
+            placement,
+            report,
+            amount: "bytes",
+            classes,
+        }
+    }
+
     /// Check the zone metadata against the mapping: valid bytes per zone, no valid data in
     /// a free zone, every mapped copy inside the zones (tests and the recovery rebuild).
     ///
@@ -603,6 +621,10 @@ impl PageStore for OutOfPlaceStore {
 
     fn attach_write_observer(&self, obs: Arc<dyn crate::buffer::hotness::WriteObserver>) -> bool {
         self.wlog.attach(obs)
+    }
+
+    fn class_report(&self) -> Option<nowa_logspace::ClassReport> {
+        Some(OutOfPlaceStore::class_report(self))
     }
 
     fn attach_cache(&self, cache: Weak<dyn PageCache>) {
