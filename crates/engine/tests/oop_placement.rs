@@ -321,3 +321,43 @@ fn sepfrozen_hook_judges_victim_images_and_conserves_pages() {
         assert!(*batches.lock() > 0, "the oracle judged victims");
     }
 }
+
+/// NoWA's victims come from logspace's `GroupGreedy` (whole groups, the siblings written as
+/// compensation, deferred or not); the group of each zone survives crashes and reopens (read
+/// back from the zone headers), and every key survives.
+#[test]
+fn nowa_group_victims_through_logspace() {
+    for defer in [false, true] {
+        let o = OopConfig {
+            nowa: true,
+            defer_compensation: defer,
+            open_zones: 3,
+            placement: None,
+            ..ocfg(PlacementKind::NoSep)
+        };
+        let name = format!("nowa defer {defer}");
+        let (dev, mut m) = fresh(u64::MAX, &o);
+        let slot: Slot = Arc::new(Mutex::new(None));
+        let e =
+            Engine::open_with_store(dev.clone(), cfg(), &builder(o.clone(), slot.clone())).unwrap();
+        assert!(run(&e, 0, OPS, &mut m).is_none());
+        let store = slot.lock().clone().unwrap();
+        let want = if defer {
+            "group-greedy-deferred"
+        } else {
+            "group-greedy"
+        };
+        assert_eq!(store.victim_policy(), want);
+        assert_eq!(store.placement_name(), "nowa");
+        let s = e.stats();
+        assert!(s.zones_reclaimed > 0, "{name}: GC ran: {s:?}");
+        assert!(
+            s.compensation_page_writes > 0,
+            "{name}: siblings were compensated: {s:?}"
+        );
+        store.check_consistency().unwrap();
+        verify(&e, &m, None, &name);
+        e.close().unwrap();
+        crash_and_reopen(&name, &o, 2);
+    }
+}

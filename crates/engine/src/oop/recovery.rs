@@ -42,7 +42,7 @@ impl OutOfPlaceStore {
             };
             let zi = usize_of(u64::from(z));
             st.zone_seq[zi] = h.seq;
-            st.zone_group[zi] = h.group;
+            st.space.get_mut().set_group(z, h.group);
             st.next_group = st.next_group.max(h.group + 1);
             max_seq = max_seq.max(h.seq);
             if h.seq < snap.threshold {
@@ -160,8 +160,11 @@ impl OutOfPlaceStore {
                 })
                 .into());
             }
+            // The group read from the zone header survives the reopening (NoWA's group GC).
+            let group = space.group(z);
             let opened = space.open_specific(z, 0);
             assert!(opened.is_ok(), "zone {z} not free while rebuilding");
+            space.set_group(z, group);
             space.add_valid(z, crate::num::u32_from_u64(v));
             space.seal(z);
         }
