@@ -457,7 +457,14 @@ impl Space {
 
     /// Put `u` in group `g` ([`UnitView::group`]): after opening it, or when a writer
     /// rebuilds its units at open (any state). Opening a unit puts it in no group.
+    ///
+    /// # Panics
+    /// If `g` is the unit's own ungrouped id (a writer's ids must stay out of that range).
     pub fn set_group(&mut self, u: UnitId, g: u64) {
+        assert!(
+            g != ungrouped(u) || self.state[u as usize] == UnitState::Open,
+            "unit {u}: a writer's group id from the ungrouped range"
+        );
         self.group[u as usize] = g;
     }
 
@@ -582,6 +589,12 @@ impl Space {
         if out.len() == first {
             return Err(SpaceError::NoVictim);
         }
+        debug_assert!(
+            out[first..]
+                .iter()
+                .all(|&u| self.state[u as usize] == UnitState::Sealed),
+            "deferred victims are sealed units"
+        );
         for &u in &out[first..].to_vec() {
             self.enter_gc(u);
         }

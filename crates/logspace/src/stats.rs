@@ -195,6 +195,10 @@ pub fn class_rows(classes: &[ClassStats], valid: &[u64]) -> Vec<ClassRow> {
         .map(|c| {
             let stats = classes.get(c).cloned().unwrap_or_default();
             let v = valid.get(c).copied().unwrap_or(0);
+            debug_assert!(
+                v <= total_valid && stats.user_writes <= user,
+                "a part of the whole"
+            );
             ClassRow {
                 class: u16::try_from(c).unwrap_or(u16::MAX),
                 write_share: share(stats.user_writes, user),

@@ -61,6 +61,10 @@ impl GroupGreedy {
             .filter(|(_, (v, zs, open))| !open && !zs.is_empty() && *v < cap * n(zs))
             .min_by_key(|(g, (v, zs, _))| (*v * 1024 / n(zs), *g))?;
         zs.sort_by_key(|&u| view.valid(u));
+        debug_assert!(
+            zs.iter().all(|&u| view.group(u) == g && !view.is_open(u)),
+            "a group's sealed units"
+        );
         Some((g, zs))
     }
 }
@@ -95,6 +99,10 @@ impl VictimPolicy for GroupGreedy {
         let Some((g, mut zs)) = self.best_group(view) else {
             return;
         };
+        assert!(
+            self.pending.iter().all(|p| p.0 != g),
+            "group {g} chosen while its siblings wait"
+        );
         if self.defer && zs.len() > 1 {
             let v = zs.remove(0);
             self.take(v);
