@@ -423,6 +423,17 @@ impl OutOfPlaceStore {
         self.st.read().placer.lock().placement().name()
     }
 
+    /// The placement class of every zone holding data or open (None: free zone). The class
+    /// is in each zone header, so it survives a restart (tests, reports).
+    #[must_use]
+    pub fn zone_classes(&self) -> Vec<Option<u16>> {
+        let st = self.st.read();
+        let space = st.space.lock();
+        (0..self.geo.zones)
+            .map(|z| (space.state(z) != UnitState::Free).then(|| space.class(z)))
+            .collect()
+    }
+
     /// Name of the DB GC's victim policy (a `nowa_logspace` policy: `greedy`,
     /// `greedy-unit` with GDT, `group-greedy` with NoWA, ...).
     #[must_use]

@@ -95,6 +95,7 @@ impl OutOfPlaceStore {
             seq,
             group,
             open_zones: self.open_limit,
+            class,
         }
         .encode();
         if self.zoned {
