@@ -732,26 +732,7 @@ fn class_table(s: &mut String, r: &SimResult) {
     if !r.placement_report.is_empty() {
         let _ = writeln!(s, "placement {}", r.placement_report);
     }
-    let _ = writeln!(
-        s,
-        "class  collected(units)  collected(pages)  avg GP   user writes  GC writes   % writes  % valid  avg lifespan"
-    );
-    for c in &r.classes {
-        let st = &c.stats;
-        let _ = writeln!(
-            s,
-            "{:>5}  {:>16}  {:>16}  {:>6.3}  {:>11}  {:>9}  {:>8.2}  {:>7.2}  {:>12.0}",
-            c.class,
-            st.units_collected,
-            st.collected,
-            st.mean_gp(),
-            st.user_writes,
-            st.gc_writes,
-            100.0 * c.write_share,
-            100.0 * c.valid_share,
-            st.mean_lifespan()
-        );
-    }
+    s.push_str(&nowa_logspace::class_table(&r.classes, "pages"));
 }
 
 /// Write the per-interval series (WAF over time) as CSV.

@@ -134,6 +134,8 @@ struct Output {
     pacing: Option<nowa_bench::ycsb::Pacing>,
     /// Media busy time of the run by the timing model, when paced.
     device_busy_secs: Option<f64>,
+    /// Out of place: the placement and its per-class table over the store's life (load and run).
+    placement: Option<nowa_logspace::ClassReport>,
 }
 
 fn builder(
@@ -511,6 +513,7 @@ fn run_phase(
         engine: store.engine().stats(),
         pacing: None,
         device_busy_secs: None,
+        placement: store.engine().class_report(),
     })
 }
 
@@ -635,6 +638,9 @@ fn summary(o: &Output) {
             .map_or_else(|| "-".to_string(), |b| format!("{b:.0}")),
         o.wal_bytes_per_txn
     );
+    if let Some(p) = &o.placement {
+        print!("{}", p.text());
+    }
     if let Some(c) = &o.consistency {
         print_consistency(c);
     }

@@ -139,3 +139,48 @@ fn sweep_writes_csv_and_plots() {
     let svg = std::fs::read_to_string(dir.path().join("sim-fig7a.svg")).unwrap();
     assert!(svg.contains("<svg"));
 }
+
+/// The FTL drives its placement through logspace's `Placer` (the engine's driver): for a fixed
+/// seed every scheme gives exactly the GC copies, erases and per-class GC writes it gave when
+/// the FTL had its own driver (golden values recorded with that version).
+#[test]
+fn placement_through_the_placer_is_bit_identical() {
+    let golden: [(&str, u64, u64, &[u64]); 5] = [
+        ("nosep", 49230, 603, &[49230]),
+        ("sepgc", 42361, 552, &[0, 42361]),
+        ("sepbit", 42796, 562, &[0, 0, 6289, 4492, 11637, 20378]),
+        ("dac", 39285, 534, &[27354, 4639, 2941, 1987, 2364, 0]),
+        ("midas", 39447, 535, &[0, 2350, 23550, 13547]),
+    ];
+    for (scheme, gc_pages, erases, per_class) in golden {
+        let mut args = SMALL.to_vec();
+        args.extend_from_slice(&[
+            "--json",
+            "--op",
+            "20%",
+            "--fill",
+            "0.9",
+            "--warmup",
+            "1",
+            "--volume",
+            "1",
+            "--seed",
+            "7",
+            "--workload",
+            "zipf-shift:0.9",
+            "--placement",
+            scheme,
+        ]);
+        let v = nowa_json(&args);
+        let t = &v["total"];
+        assert_eq!(t["gc_pages"].as_u64(), Some(gc_pages), "{scheme}: {t}");
+        assert_eq!(t["erases"].as_u64(), Some(erases), "{scheme}: {t}");
+        let got: Vec<u64> = v["classes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["stats"]["gc_writes"].as_u64().unwrap())
+            .collect();
+        assert_eq!(got, per_class, "{scheme}");
+    }
+}

@@ -475,3 +475,71 @@ fn out_of_place_runs_to_steady_state_within_the_space_limit() {
         "{d}"
     );
 }
+
+/// Out of place, the placement's per-class table (the same rows and formatter as `nowa sim`):
+/// in the JSON with shares of writes and of valid data that each sum to 1, and in the text.
+#[test]
+fn out_of_place_prints_per_class_statistics() {
+    let v = ycsb_json(&["--placement", "sepbit"]);
+    let p = &v["placement"];
+    assert_eq!(p["placement"].as_str(), Some("sepbit:6"), "{p}");
+    let classes = p["classes"].as_array().expect("per-class rows");
+    assert!(classes.len() >= 4, "{p}");
+    let sum = |k: &str| -> f64 { classes.iter().map(|c| c[k].as_f64().unwrap()).sum() };
+    assert!((sum("write_share") - 1.0).abs() < 1e-9, "{p}");
+    assert!((sum("valid_share") - 1.0).abs() < 1e-9, "{p}");
+    let collected: u64 = classes
+        .iter()
+        .map(|c| c["stats"]["units_collected"].as_u64().unwrap())
+        .sum();
+    assert!(collected > 0, "DB GC ran: {p}");
+    let gp = classes
+        .iter()
+        .find(|c| c["stats"]["units_collected"].as_u64() > Some(0))
+        .map(|c| c["mean_gp"].as_f64().unwrap())
+        .unwrap();
+    assert!(gp > 0.0 && gp <= 1.0, "{p}");
+    assert!(
+        classes
+            .iter()
+            .any(|c| c["mean_lifespan"].as_f64().is_some_and(|l| l > 0.0)),
+        "{p}"
+    );
+    let out = nowa(&[
+        "ycsb",
+        "-q",
+        "--records",
+        "30000",
+        "--ops",
+        "60000",
+        "--seed",
+        "9",
+        "--write-path",
+        "oop",
+        "--zone-size",
+        "256KiB",
+        "--pacing",
+        "off",
+        "--placement",
+        "sepbit",
+    ]);
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("placement sepbit:6"), "{text}");
+    assert!(
+        text.contains("% writes  % valid  avg lifespan") && text.contains("collected(bytes)"),
+        "{text}"
+    );
+    let inplace = nowa_json(&[
+        "ycsb",
+        "-q",
+        "--json",
+        "--records",
+        "2000",
+        "--ops",
+        "2000",
+        "--pacing",
+        "off",
+    ]);
+    assert!(inplace["placement"].is_null(), "in place has no placement");
+}

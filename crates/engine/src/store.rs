@@ -127,6 +127,10 @@ pub trait PageStore: Send + Sync {
     fn attach_write_observer(&self, _obs: Arc<dyn crate::buffer::hotness::WriteObserver>) -> bool {
         false
     }
+    /// The placement's per-class table (out of place); None for stores without placement.
+    fn class_report(&self) -> Option<nowa_logspace::ClassReport> {
+        None
+    }
     /// Open only, after every check of the open passed and before WAL redo: crash repair
     /// (in place: restore torn pages from the doublewrite area). The first write of an open.
     ///

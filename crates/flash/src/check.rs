@@ -74,11 +74,10 @@ impl Ftl {
             }
         }
         let mapped: u64 = per_unit.iter().map(|&n| u64::from(n)).sum();
-        if self.place.is_some() && mapped != self.live {
-            return Err(format!(
-                "live counter {} but {mapped} LBAs mapped",
-                self.live
-            ));
+        if let Some(live) = self.placer.as_ref().map(nowa_logspace::Placer::live) {
+            if mapped != live {
+                return Err(format!("live counter {live} but {mapped} LBAs mapped"));
+            }
         }
         let c = self.counters();
         if c.media_pages != self.host_programs + c.gc_pages {

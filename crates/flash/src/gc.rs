@@ -4,8 +4,7 @@
 //! its threshold.
 
 use crate::config::as_f64;
-use crate::{FlashError, Ftl, GcFrontier, NEVER, NONE};
-use nowa_logspace::Victim;
+use crate::{FlashError, Ftl, GcFrontier, NONE};
 
 impl Ftl {
     /// Reclaim up to `victims_per_round` units. Returns the victims collected (0: nothing
@@ -19,7 +18,7 @@ impl Ftl {
         let r = (|| {
             while done < self.cfg.victims_per_round {
                 let Some(v) = self.next_victim() else { break };
-                if self.place.is_some() {
+                if self.placer.is_some() {
                     self.collect_placed(v)?;
                 } else {
                     if self.moves.is_empty() {
@@ -40,14 +39,9 @@ impl Ftl {
     }
 
     fn next_victim(&mut self) -> Option<u32> {
-        let choice = match self.place.as_mut() {
-            Some(p) => p.victim(&self.space.view()),
-            None => Victim::Policy,
-        };
-        match choice {
-            Victim::Unit(u) => self.space.take_victim(u).ok().map(|()| u),
-            Victim::Policy => self.space.pick_victim().ok(),
-            _ => None,
+        match self.placer.as_mut() {
+            Some(p) => p.victim(&mut self.space).ok(),
+            None => self.space.pick_victim().ok(),
         }
     }
 
@@ -134,51 +128,43 @@ impl Ftl {
 
     /// Copy the valid pages of `victim` to the classes the placement picks, then erase it.
     fn collect_placed(&mut self, victim: u32) -> Result<(), FlashError> {
-        let info = self.space.info(victim);
-        let ctx = self.ctx(NEVER);
+        let valid = self.space.valid(victim);
+        let base = victim * self.unit_pages;
         let p = self
-            .place
+            .placer
             .as_mut()
             .expect("collect_placed needs a placement");
-        p.on_collect(&info, &ctx);
-        let base = victim * self.unit_pages;
-        if p.wants_victim_pages() {
-            let pages: Vec<u64> = (base..base + self.unit_pages)
+        let pages: Option<Vec<u64>> = p.wants_victim_pages().then(|| {
+            (base..base + self.unit_pages)
                 .filter(|&ppn| self.l2p[self.p2l[ppn as usize] as usize] == ppn + 1)
                 .map(|ppn| u64::from(self.p2l[ppn as usize]))
-                .collect();
-            assert_eq!(
-                pages.len(),
-                info.valid as usize,
-                "victim {victim}'s valid pages"
-            );
-            let p = self.place.as_mut().expect("checked above");
-            p.on_victim_pages(&pages, &ctx);
+                .collect()
+        });
+        if let Some(pages) = &pages {
+            assert_eq!(pages.len(), valid as usize, "victim {victim}'s valid pages");
         }
+        p.collect(&self.space, victim, pages.as_deref());
         let mut moved = 0u32;
         for ppn in base..base + self.unit_pages {
-            if moved == info.valid {
+            if moved == valid {
                 break;
             }
             let lba = self.p2l[ppn as usize];
             if self.l2p[lba as usize] != ppn + 1 {
                 continue;
             }
-            let p = self.place.as_mut().expect("checked above");
-            p.on_gc_write(u64::from(lba), &ctx);
-            let class = p.classify(true, u64::from(lba), &ctx);
+            let p = self.placer.as_mut().expect("checked above");
+            let class = p.gc_write(&mut self.space, u64::from(lba));
             assert!(
                 usize::from(class) < self.frontiers.len(),
                 "GC class {class} out of range"
             );
-            self.space.note_writes(class, true, 1);
             self.gc_append(lba, ppn, usize::from(class))?;
             moved += 1;
         }
         assert_eq!(
-            moved, info.valid,
-            "GC moved {moved} pages but unit {victim} held {}",
-            info.valid
+            moved, valid,
+            "GC moved {moved} pages but unit {victim} held {valid}"
         );
         self.finish_victim(victim, moved);
         Ok(())

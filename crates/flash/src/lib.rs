@@ -8,7 +8,8 @@
 //!   and placement classes live in [`nowa_logspace`], shared with the engine's zone GC.
 //! - Placement: without a scheme, each host stream has its own open unit (multi-stream / FDP
 //!   handles) and GC copies go where [`GcFrontier`] says; with a [`PlacementKind`] every write
-//!   is classified by the scheme and goes to its class's open unit.
+//!   is classified by the scheme (driven by [`nowa_logspace::Placer`], the engine's driver)
+//!   and goes to its class's open unit.
 //! - GC triggers ([`GcTrigger`]): a free-unit watermark (a fixed-capacity SSD) or SepBIT's
 //!   garbage-proportion threshold (a log that grows until GP exceeds it); `k` victims per round.
 //! - The SSD-iq reference's GC for its 2R policies: victims compacted into each other, partly
@@ -34,13 +35,13 @@ pub use config::{
     PAGE_SIZE,
 };
 pub use nowa_logspace::{
-    lambert_waf, ClassStats, PlacementError, PlacementKind, PolicyKind, PolicyParseError,
+    lambert_waf, ClassRow, ClassStats, PlacementError, PlacementKind, PolicyKind, PolicyParseError,
     VictimHistogram, NEVER,
 };
 
 use buffer::WriteBuffer;
 use compact::Compact;
-use nowa_logspace::{Ctx, Geometry, Placement, Space, SpaceError, UnitInfo};
+use nowa_logspace::{Geometry, Placement, Placer, Space, SpaceError};
 use serde::Serialize;
 
 /// Errors of the FTL model.
@@ -164,21 +165,6 @@ pub struct Far {
     pub far: f64,
 }
 
-/// One row of the per-class table (SepBIT's `Separator.shutdown()`).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ClassRow {
-    /// The class.
-    pub class: u16,
-    /// GC and write statistics.
-    pub stats: ClassStats,
-    /// Valid pages in the class now.
-    pub valid: u64,
-    /// Share of user writes placed in the class.
-    pub write_share: f64,
-    /// Share of all valid pages held by the class.
-    pub valid_share: f64,
-}
-
 pub(crate) const NONE: u32 = u32::MAX;
 
 #[derive(Debug, Clone, Copy)]
@@ -217,12 +203,11 @@ pub struct Ftl {
     host_programs: u64,
     /// Buffered pages dropped by a trim before reaching flash.
     buffer_trimmed: u64,
-    /// Mapped LBAs, kept only with a placement scheme (its context needs them).
-    live: u64,
     /// No placement scheme and no garbage-proportion trigger: the fast path.
     plain: bool,
-    place: Option<Box<dyn Placement>>,
-    wants_invalidate: bool,
+    /// The placement scheme, driven through logspace's `Placer` in the same call order as
+    /// the engine's zone writer (it keeps the mapped-LBA count its context needs).
+    placer: Option<Placer>,
     /// The garbage-proportion trigger's threshold.
     gp: Option<f64>,
     compact: Option<Compact>,
@@ -253,9 +238,9 @@ impl Ftl {
         let mut p2l = vec![0u32; to_usize(layout.physical_pages)];
         hugepage::advise(&mut l2p);
         hugepage::advise(&mut p2l);
-        let place = build_placement(&cfg, &layout);
+        let placer = build_placer(&cfg, &layout);
         assert!(
-            place
+            placer
                 .as_ref()
                 .is_none_or(|p| usize::from(p.classes()) == nfront),
             "one frontier per placement class"
@@ -287,10 +272,8 @@ impl Ftl {
             c: Counters::default(),
             host_programs: 0,
             buffer_trimmed: 0,
-            live: 0,
             plain: cfg.placement.is_none() && gp.is_none(),
-            wants_invalidate: place.as_ref().is_some_and(|p| p.wants_invalidate()),
-            place,
+            placer,
             gp,
             compact: cfg.policy.compacts_victims().then(Compact::default),
             far_base: 0,
@@ -306,10 +289,10 @@ impl Ftl {
     ///
     /// # Panics
     /// If the device was written, has no placement scheme, or the class counts differ.
-    pub fn set_placement(&mut self, mut place: Box<dyn Placement>) {
+    pub fn set_placement(&mut self, place: Box<dyn Placement>) {
         assert_eq!(self.c.host_pages, 0, "set_placement before the first write");
         assert!(
-            self.place.is_some(),
+            self.placer.is_some(),
             "set_placement needs a configured scheme"
         );
         assert_eq!(
@@ -317,13 +300,7 @@ impl Ftl {
             self.frontiers.len(),
             "one frontier per placement class"
         );
-        place.init(&Geometry {
-            logical_pages: self.layout.logical_pages,
-            unit_pages: self.layout.unit_pages,
-            units: self.layout.units,
-        });
-        self.wants_invalidate = place.wants_invalidate();
-        self.place = Some(place);
+        self.placer = Some(Placer::new(place, &geometry(&self.layout)));
     }
 
     /// The configuration.
@@ -366,14 +343,16 @@ impl Ftl {
     /// Name of the placement scheme ("streams" without one).
     #[must_use]
     pub fn placement_name(&self) -> String {
-        self.place
+        self.placer
             .as_ref()
-            .map_or_else(|| "streams".into(), |p| p.name())
+            .map_or_else(|| "streams".into(), |p| p.placement().name())
     }
     /// The placement scheme's own state, one line (empty without one).
     #[must_use]
     pub fn placement_report(&self) -> String {
-        self.place.as_ref().map_or_else(String::new, |p| p.report())
+        self.placer
+            .as_ref()
+            .map_or_else(String::new, Placer::report)
     }
     /// Bytes of memory the model holds (mapping tables and unit metadata; not the placement
     /// scheme's per-page state).
@@ -389,10 +368,9 @@ impl Ftl {
     /// placement scheme (which keeps the count), a scan of the mapping otherwise.
     #[must_use]
     pub fn live_pages(&self) -> u64 {
-        if self.place.is_some() {
-            self.live
-        } else {
-            self.mapped_pages()
+        match &self.placer {
+            Some(p) => p.live(),
+            None => self.mapped_pages(),
         }
     }
 
@@ -426,15 +404,6 @@ impl Ftl {
         Ok(())
     }
 
-    /// The context handed to placement hooks now.
-    pub(crate) fn ctx(&self, next_write_in: u64) -> Ctx {
-        Ctx {
-            now: self.space.now(),
-            live: self.live,
-            next_write_in,
-        }
-    }
-
     /// Erase `u`: its pages start over with no GC moves behind them (so a user write, which
     /// lands in an erased page, needs no store to reset the count).
     pub(crate) fn erase_unit(&mut self, u: u32) {
@@ -448,44 +417,15 @@ impl Ftl {
     /// Seal `u` and tell the placement.
     pub(crate) fn seal_unit(&mut self, u: u32) {
         self.space.seal(u);
-        if let Some(p) = self.place.as_mut() {
-            let info: UnitInfo = self.space.info(u);
-            let ctx = Ctx {
-                now: self.space.now(),
-                live: self.live,
-                next_write_in: NEVER,
-            };
-            p.on_seal(&info, &ctx);
+        if let Some(p) = self.placer.as_mut() {
+            p.sealed(&self.space, u);
         }
     }
 
     /// Per-class statistics: GC and writes per class, valid pages and shares.
     #[must_use]
     pub fn class_stats(&self) -> Vec<ClassRow> {
-        let valid = self.space.valid_per_class();
-        let n = valid.len().max(self.space.classes.len());
-        let total_valid: u64 = valid.iter().sum();
-        let user: u64 = self.space.classes.iter().map(|s| s.user_writes).sum();
-        let share = |a: u64, b: u64| {
-            if b == 0 {
-                0.0
-            } else {
-                config::as_f64(a) / config::as_f64(b)
-            }
-        };
-        (0..n)
-            .map(|c| {
-                let stats = self.space.classes.get(c).cloned().unwrap_or_default();
-                let v = valid.get(c).copied().unwrap_or(0);
-                ClassRow {
-                    class: u16::try_from(c).unwrap_or(u16::MAX),
-                    write_share: share(stats.user_writes, user),
-                    valid_share: share(v, total_valid),
-                    valid: v,
-                    stats,
-                }
-            })
-            .collect()
+        self.space.class_rows()
     }
 
     /// FAR since the last [`Ftl::reset_far`] (or creation): GC moves whose data is still valid
@@ -574,15 +514,18 @@ fn frontier_count(cfg: &FtlConfig, layout: &Layout) -> usize {
     }
 }
 
-/// The placement scheme, initialized for the device.
-fn build_placement(cfg: &FtlConfig, layout: &Layout) -> Option<Box<dyn Placement>> {
-    let mut place = cfg.placement.map(|p| p.build())?;
-    place.init(&Geometry {
+/// What a placement scheme of this device is initialized for.
+fn geometry(layout: &Layout) -> Geometry {
+    Geometry {
         logical_pages: layout.logical_pages,
         unit_pages: layout.unit_pages,
         units: layout.units,
-    });
-    Some(place)
+    }
+}
+
+/// The placement scheme, bound to the device.
+fn build_placer(cfg: &FtlConfig, layout: &Layout) -> Option<Placer> {
+    Some(Placer::new(cfg.placement?.build(), &geometry(layout)))
 }
 
 /// A page count as an index.

@@ -14,7 +14,7 @@ impl Ftl {
     }
 
     fn needs_future(&self) -> Result<(), FlashError> {
-        match &self.place {
+        match self.placer.as_ref().map(nowa_logspace::Placer::placement) {
             Some(p) if p.needs_future() => Err(FlashError::NeedsFuture {
                 placement: p.name(),
             }),
@@ -69,13 +69,8 @@ impl Ftl {
             }
             return Ok(());
         }
-        if let Some(p) = self.place.as_mut() {
-            let ctx = crate::Ctx {
-                now: self.space.now(),
-                live: self.live,
-                next_write_in: NEVER,
-            };
-            p.on_request(start, len, &ctx);
+        if let Some(p) = self.placer.as_mut() {
+            p.request(&self.space, start, len);
         }
         for l in start..start + len {
             self.host_write(self.page32(l)?, stream, NEVER, false)?;
@@ -172,7 +167,7 @@ impl Ftl {
         hint: u64,
         announce: bool,
     ) -> Result<(), FlashError> {
-        if self.place.is_some() {
+        if self.placer.is_some() {
             return self.placed_write(lba, hint, announce);
         }
         self.native_write(lba, stream)?;
@@ -205,41 +200,33 @@ impl Ftl {
         self.program(lba, usize::from(stream))
     }
 
-    /// A user write through the placement scheme (it alone keeps the live-page count) (SepBIT's `Log.append` order: invalidate the
-    /// old copy, the `append` hook, `classify`, append).
+    /// A user write through the placement scheme (its `Placer` keeps the live-page count):
+    /// the old copy is unmapped, then the placer runs SepBIT's `Log.append` order (the
+    /// request, the clock, the invalidation, the `append` hook, `classify`) and counts the
+    /// write in its class; the page is appended to that class's frontier.
     #[inline(never)]
     fn placed_write(&mut self, lba: u32, hint: u64, announce: bool) -> Result<(), FlashError> {
-        if announce {
-            let ctx = self.ctx(hint);
-            if let Some(p) = self.place.as_mut() {
-                p.on_request(u64::from(lba), 1, &ctx);
-            }
-        }
         self.c.host_pages += 1;
-        self.space.tick(1);
         let old = self.l2p[lba as usize];
-        if old == 0 {
-            self.live += 1;
-        } else {
-            let u = self.unit_of(old - 1);
+        let old_unit = (old != 0).then(|| self.unit_of(old - 1));
+        if let Some(u) = old_unit {
             self.space.sub_valid(u, 1);
             self.l2p[lba as usize] = 0;
-            if self.wants_invalidate {
-                let (info, ctx) = (self.space.info(u), self.ctx(hint));
-                if let Some(p) = self.place.as_mut() {
-                    p.on_invalidate(u64::from(lba), &info, &ctx);
-                }
-            }
         }
-        let ctx = self.ctx(hint);
-        let p = self.place.as_mut().expect("placed_write needs a placement");
-        p.on_user_write(u64::from(lba), &ctx);
-        let class = p.classify(false, u64::from(lba), &ctx);
+        let p = self
+            .placer
+            .as_mut()
+            .expect("placed_write needs a placement");
+        let page = u64::from(lba);
+        let class = if announce {
+            p.user_write(&mut self.space, page, old_unit, hint)
+        } else {
+            p.user_write_in_request(&mut self.space, page, old_unit, hint)
+        };
         debug_assert!(
             usize::from(class) < self.frontiers.len(),
             "class {class} out of range"
         );
-        self.space.note_writes(class, false, 1);
         self.host_programs += 1;
         self.append(lba, usize::from(class))?;
         if let Some(t) = self.gp {
@@ -306,7 +293,7 @@ impl Ftl {
                 // GC may have opened a unit for this very frontier. With a placement scheme it
                 // also filled others: keep collecting until the reserve is back, or free units
                 // drift down one host unit at a time.
-                if !(low && self.place.is_some() && self.frontiers.len() > 1) {
+                if !(low && self.placer.is_some() && self.frontiers.len() > 1) {
                     return Ok(());
                 }
             } else if fr.unit != NONE {
@@ -324,6 +311,9 @@ impl Ftl {
             let class = u16::try_from(f).expect("fewer than 2^16 frontiers");
             let u = self.space.open_unit(class)?;
             self.frontiers[f] = Frontier { unit: u, wp: 0 };
+            if let Some(p) = self.placer.as_mut() {
+                p.opened(&self.space, u);
+            }
             return Ok(());
         }
     }
@@ -361,14 +351,8 @@ impl Ftl {
                 let u = self.unit_of(old - 1);
                 self.invalidate(lba);
                 self.c.trimmed_pages += 1;
-                if self.place.is_some() {
-                    self.live -= 1;
-                }
-                if self.wants_invalidate {
-                    let (info, ctx) = (self.space.info(u), self.ctx(NEVER));
-                    if let Some(p) = self.place.as_mut() {
-                        p.on_invalidate(u64::from(lba), &info, &ctx);
-                    }
+                if let Some(p) = self.placer.as_mut() {
+                    p.release(&self.space, u64::from(lba), u);
                 }
             }
         }

@@ -33,10 +33,13 @@ pub use placement::{
     SepFrozenDac, SepGc, Sfr, UnitInfo, Victim, Warcip, FRESH, MAX_CLASSES, NEVER,
 };
 pub use policy::{
-    Benefit, CostBenefit, Fifo, Greedy, GreedyUntilUnit, KGreedy, PolicyKind, PolicyParseError,
-    RandomPolicy, SecondChanceFifo, TwoRFifo, TwoRGreedy, WindowedGreedy,
+    Benefit, CostBenefit, Fifo, Greedy, GreedyUntilUnit, GroupGreedy, KGreedy, PolicyKind,
+    PolicyParseError, RandomPolicy, SecondChanceFifo, TwoRFifo, TwoRGreedy, WindowedGreedy,
 };
-pub use stats::{lambert_victim_ratio, lambert_waf, ClassStats, VictimHistogram};
+pub use stats::{
+    class_rows, class_table, lambert_victim_ratio, lambert_waf, ClassReport, ClassRow, ClassStats,
+    VictimHistogram,
+};
 
 /// Index of a unit (superblock, erase block or zone).
 pub type UnitId = u32;
@@ -76,6 +79,23 @@ pub trait UnitView {
     /// Free units (erased, not open): bounds batch policies that must fit their victims'
     /// valid data into free space.
     fn free_units(&self) -> u32;
+    /// The group of unit `u`: units opened together (NoWA's active group, written in
+    /// parallel and multiplexed into the same SSD superblocks). A unit the writer put in no
+    /// group is a group of its own ([`ungrouped`]).
+    fn group(&self, u: UnitId) -> u64 {
+        ungrouped(u)
+    }
+    /// Whether `u` is open (being appended to).
+    fn is_open(&self, _u: UnitId) -> bool {
+        false
+    }
+}
+
+/// The group id of a unit in no group ([`UnitView::group`]): from the top of the range, so
+/// it meets no group id a writer counts up from 0.
+#[must_use]
+pub fn ungrouped(u: UnitId) -> u64 {
+    u64::MAX - u64::from(u)
 }
 
 /// Victim selection. Sealed units are handed to the policy with [`on_seal`](Self::on_seal); every
@@ -101,6 +121,14 @@ pub trait VictimPolicy: Send {
         if let Some(u) = self.select(view) {
             out.push(u);
         }
+    }
+    /// Victims an earlier round chose but deferred (NoWA's compensation of a group's
+    /// siblings): the oldest deferred set still sealed, appended to `out` and removed from
+    /// candidacy. Default: none.
+    fn take_deferred(&mut self, _view: &dyn UnitView, _out: &mut Vec<UnitId>) {}
+    /// Deferred victim sets waiting ([`take_deferred`](Self::take_deferred)). Default: 0.
+    fn deferred(&self) -> usize {
+        0
     }
 }
 
@@ -132,6 +160,8 @@ pub struct Space {
     valid: Vec<u32>,
     state: Vec<UnitState>,
     class: Vec<u16>,
+    /// Group of every unit ([`UnitView::group`]).
+    group: Vec<u64>,
     sealed_at: Vec<u64>,
     created_at: Vec<u64>,
     erases: Vec<u32>,
@@ -159,6 +189,8 @@ macro_rules! view_of {
             sealed_at: &$s.sealed_at,
             created_at: &$s.created_at,
             class: &$s.class,
+            group: &$s.group,
+            state: &$s.state,
             clock: $s.clock,
             max_victim_valid: $s.max_victim_valid,
             free_units: u32::try_from($s.free.len()).unwrap_or(u32::MAX),
@@ -172,6 +204,8 @@ struct View<'a> {
     sealed_at: &'a [u64],
     created_at: &'a [u64],
     class: &'a [u16],
+    group: &'a [u64],
+    state: &'a [UnitState],
     clock: u64,
     max_victim_valid: u32,
     free_units: u32,
@@ -202,6 +236,12 @@ impl UnitView for View<'_> {
     fn free_units(&self) -> u32 {
         self.free_units
     }
+    fn group(&self, u: UnitId) -> u64 {
+        self.group[u as usize]
+    }
+    fn is_open(&self, u: UnitId) -> bool {
+        self.state[u as usize] == UnitState::Open
+    }
 }
 
 impl Space {
@@ -219,6 +259,7 @@ impl Space {
             valid: vec![0; n],
             state: vec![UnitState::Free; n],
             class: vec![0; n],
+            group: (0..units).map(ungrouped).collect(),
             sealed_at: vec![0; n],
             created_at: vec![0; n],
             erases: vec![0; n],
@@ -375,6 +416,7 @@ impl Space {
         debug_assert_eq!(self.valid[i], 0);
         self.state[i] = UnitState::Open;
         self.class[i] = class;
+        self.group[i] = ungrouped(u);
         self.created_at[i] = self.clock;
     }
 
@@ -411,6 +453,25 @@ impl Space {
             "reclassing unit {u}"
         );
         self.class[u as usize] = class;
+    }
+
+    /// Put `u` in group `g` ([`UnitView::group`]): after opening it, or when a writer
+    /// rebuilds its units at open (any state). Opening a unit puts it in no group.
+    ///
+    /// # Panics
+    /// If `g` is the unit's own ungrouped id (a writer's ids must stay out of that range).
+    pub fn set_group(&mut self, u: UnitId, g: u64) {
+        assert!(
+            g != ungrouped(u) || self.state[u as usize] == UnitState::Open,
+            "unit {u}: a writer's group id from the ungrouped range"
+        );
+        self.group[u as usize] = g;
+    }
+
+    /// Group of `u`.
+    #[must_use]
+    pub fn group(&self, u: UnitId) -> u64 {
+        self.group[u as usize]
     }
 
     /// A full (or closed) open unit becomes a GC candidate.
@@ -516,6 +577,36 @@ impl Space {
         Ok(())
     }
 
+    /// The victims the policy deferred in an earlier round, oldest set first
+    /// ([`VictimPolicy::take_deferred`]), each marked in GC and recorded, appended to `out`.
+    ///
+    /// # Errors
+    /// [`SpaceError::NoVictim`] when none is waiting (or none of the set is still sealed).
+    pub fn pick_deferred(&mut self, out: &mut Vec<UnitId>) -> Result<(), SpaceError> {
+        let first = out.len();
+        let (view, policy) = self.split();
+        policy.take_deferred(&view, out);
+        if out.len() == first {
+            return Err(SpaceError::NoVictim);
+        }
+        debug_assert!(
+            out[first..]
+                .iter()
+                .all(|&u| self.state[u as usize] == UnitState::Sealed),
+            "deferred victims are sealed units"
+        );
+        for &u in &out[first..].to_vec() {
+            self.enter_gc(u);
+        }
+        Ok(())
+    }
+
+    /// Deferred victim sets waiting in the policy ([`VictimPolicy::deferred`]).
+    #[must_use]
+    pub fn deferred(&self) -> usize {
+        self.policy.deferred()
+    }
+
     /// Take a specific sealed unit into GC (the caller chose the victim, e.g. NoWA's group
     /// GC in the engine, or a placement that selects its own victims). The policy forgets it;
     /// the victim histogram records it.
@@ -569,6 +660,13 @@ impl Space {
             out[c] += u64::from(v);
         }
         out
+    }
+
+    /// The per-class table's rows: [`ClassStats`] with the valid amount per class and the
+    /// shares (O(units)).
+    #[must_use]
+    pub fn class_rows(&self) -> Vec<ClassRow> {
+        class_rows(&self.classes, &self.valid_per_class())
     }
 
     /// Check the space's own invariants (tests, debug builds).

@@ -156,6 +156,124 @@ impl ClassStats {
     }
 }
 
+/// One row of the per-class table (SepBIT's `Separator.shutdown()`), the same for the FTL
+/// model and the engine's zone space ([`crate::Space::class_rows`], [`class_table`]).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct ClassRow {
+    /// The class.
+    pub class: u16,
+    /// GC and write statistics.
+    pub stats: ClassStats,
+    /// Valid amount in the class now (the space's unit: pages or bytes).
+    pub valid: u64,
+    /// Share of user writes placed in the class.
+    pub write_share: f64,
+    /// Share of all valid data held by the class.
+    pub valid_share: f64,
+    /// Mean garbage proportion of its units at collection ([`ClassStats::mean_gp`]).
+    pub mean_gp: f64,
+    /// Mean lifespan of its collected units, open to collection, in user writes (None: none
+    /// collected).
+    pub mean_lifespan: Option<f64>,
+}
+
+/// The rows of `classes` with the valid amount per class `valid` (index = class; either may
+/// be shorter: missing entries count as zero).
+#[must_use]
+pub fn class_rows(classes: &[ClassStats], valid: &[u64]) -> Vec<ClassRow> {
+    let n = valid.len().max(classes.len());
+    let total_valid: u64 = valid.iter().sum();
+    let user: u64 = classes.iter().map(|s| s.user_writes).sum();
+    let share = |a: u64, b: u64| {
+        if b == 0 {
+            0.0
+        } else {
+            as_f64(a) / as_f64(b)
+        }
+    };
+    (0..n)
+        .map(|c| {
+            let stats = classes.get(c).cloned().unwrap_or_default();
+            let v = valid.get(c).copied().unwrap_or(0);
+            debug_assert!(
+                v <= total_valid && stats.user_writes <= user,
+                "a part of the whole"
+            );
+            ClassRow {
+                class: u16::try_from(c).unwrap_or(u16::MAX),
+                write_share: share(stats.user_writes, user),
+                valid_share: share(v, total_valid),
+                valid: v,
+                mean_gp: stats.mean_gp(),
+                mean_lifespan: (stats.units_collected > 0).then(|| stats.mean_lifespan()),
+                stats,
+            }
+        })
+        .collect()
+}
+
+/// The per-class table as SepBIT's simulator prints it at the end of a run, one line per
+/// class. `amount`: what collected amounts count ("pages" for the FTL, "bytes" for the
+/// engine's zones).
+#[must_use]
+pub fn class_table(rows: &[ClassRow], amount: &str) -> String {
+    use std::fmt::Write;
+    let mut s = String::new();
+    let collected = format!("collected({amount})");
+    let _ = writeln!(
+        s,
+        "class  collected(units)  {collected:>16}  avg GP   user writes  GC writes   % writes  % valid  avg lifespan"
+    );
+    for c in rows {
+        let st = &c.stats;
+        let life = c
+            .mean_lifespan
+            .map_or_else(|| "-".to_owned(), |l| format!("{l:.0}"));
+        let _ = writeln!(
+            s,
+            "{:>5}  {:>16}  {:>16}  {:>6.3}  {:>11}  {:>9}  {:>8.2}  {:>7.2}  {:>12}",
+            c.class,
+            st.units_collected,
+            st.collected,
+            c.mean_gp,
+            st.user_writes,
+            st.gc_writes,
+            100.0 * c.write_share,
+            100.0 * c.valid_share,
+            life
+        );
+    }
+    s
+}
+
+/// What a run prints about its placement: the scheme, its state line and the per-class table.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct ClassReport {
+    /// Name of the scheme.
+    pub placement: String,
+    /// Its state worth printing (may be empty).
+    pub report: String,
+    /// What collected and valid amounts count: "pages" or "bytes".
+    pub amount: &'static str,
+    /// One row per class.
+    pub classes: Vec<ClassRow>,
+}
+
+impl ClassReport {
+    /// The text form: a `placement` line, then [`class_table`].
+    #[must_use]
+    pub fn text(&self) -> String {
+        let mut s = format!("placement {}", self.placement);
+        if !self.report.is_empty() {
+            s.push_str(": ");
+            s.push_str(&self.report);
+        }
+        s.push('\n');
+        s.push_str(&class_table(&self.classes, self.amount));
+        s
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -202,5 +320,42 @@ mod tests {
         assert!((s.mean_gp() - 0.75).abs() < 1e-12);
         assert!((s.mean_lifespan() - 150.0).abs() < 1e-12);
         assert!(ClassStats::default().mean_lifespan().is_nan());
+    }
+
+    #[test]
+    fn class_rows_shares_and_table() {
+        let a = ClassStats {
+            units_collected: 2,
+            collected: 20,
+            collected_valid: 5,
+            lifespan_sum: 300,
+            user_writes: 30,
+            gc_writes: 4,
+        };
+        let b = ClassStats {
+            user_writes: 10,
+            ..ClassStats::default()
+        };
+        let rows = class_rows(&[a, b], &[6, 2, 0]);
+        assert_eq!(
+            rows.len(),
+            3,
+            "a class with valid data but no stats still has a row"
+        );
+        assert!((rows[0].write_share - 0.75).abs() < 1e-12);
+        assert!((rows[1].valid_share - 0.25).abs() < 1e-12);
+        assert!((rows[0].mean_gp - 0.75).abs() < 1e-12);
+        assert_eq!(rows[0].mean_lifespan, Some(150.0));
+        assert_eq!(rows[1].mean_lifespan, None, "nothing collected");
+        let t = class_table(&rows, "bytes");
+        assert_eq!(t.lines().count(), 4, "{t}");
+        assert!(t.contains("collected(bytes)"), "{t}");
+        let line0 = t.lines().nth(1).unwrap();
+        assert!(
+            line0.contains(" 75.00 ") && line0.contains(" 150"),
+            "{line0}"
+        );
+        assert!(t.lines().nth(2).unwrap().trim_end().ends_with('-'), "{t}");
+        assert!(class_rows(&[], &[]).is_empty());
     }
 }

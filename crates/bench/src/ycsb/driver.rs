@@ -121,6 +121,7 @@ pub fn run(
     );
     let mut r = YcsbResult::between(spec, capacity, (&start, &end), (&read, &update), ticks);
     r.interrupted = interrupted;
+    r.placement = engine.class_report();
     Ok(r)
 }
 

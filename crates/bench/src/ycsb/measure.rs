@@ -417,6 +417,9 @@ pub struct YcsbResult {
     /// The block device under a file or device target, from /sys/block/*/stat (None for
     /// simulated and memory devices, or when the kernel's counters are not readable).
     pub block_device: Option<BlockDevStat>,
+    /// Out of place: the placement scheme and its per-class table, over the store's life
+    /// (load and run; None in place).
+    pub placement: Option<nowa_logspace::ClassReport>,
 }
 
 /// The kernel's counters of the block device holding a file target, over the run phase
@@ -483,6 +486,7 @@ impl YcsbResult {
             page_writes_per_store_flush,
             peak_rss_bytes: process_peak_rss_bytes(),
             block_device: None,
+            placement: None,
         }
     }
 }

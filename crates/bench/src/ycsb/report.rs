@@ -29,6 +29,9 @@ pub fn summary(r: &YcsbResult) -> String {
             );
         }
     }
+    if let Some(p) = &r.placement {
+        s.push_str(&p.text());
+    }
     let _ = writeln!(
         s,
         "time      load {:.1} s, run {:.1} s, {} ops",

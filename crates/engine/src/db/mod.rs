@@ -276,6 +276,12 @@ impl Engine {
         self.store.attach_write_observer(obs)
     }
 
+    /// The write path's placement: scheme and per-class table (None in place).
+    #[must_use]
+    pub fn class_report(&self) -> Option<nowa_logspace::ClassReport> {
+        self.store.class_report()
+    }
+
     /// The DB-written-page timer now (one tick per user page write since this open).
     #[must_use]
     pub fn write_timer(&self) -> u64 {

@@ -33,12 +33,14 @@ pub const Z_SEQ: Field = Field::new(16, 8, "seq");
 pub const Z_GROUP: Field = Field::new(24, 8, "group");
 /// Zone header: open zones at the time.
 pub const Z_OPEN: Field = Field::new(32, 4, "open zones");
+/// Zone header: placement class of the zone (0 in headers written before it was stored).
+pub const Z_CLASS: Field = Field::new(36, 2, "class");
 /// Zone header: zero.
-pub const Z_REST: Field = Field::new(36, VAR, "zero");
+pub const Z_REST: Field = Field::new(38, VAR, "zero");
 
 /// Zone header fields.
 pub const HEADER_FIELDS: &[Field] = &[
-    Z_CRC, Z_MAGIC, Z_VERSION, Z_DB, Z_ZONE, Z_SEQ, Z_GROUP, Z_OPEN, Z_REST,
+    Z_CRC, Z_MAGIC, Z_VERSION, Z_DB, Z_ZONE, Z_SEQ, Z_GROUP, Z_OPEN, Z_CLASS, Z_REST,
 ];
 
 /// Packed slot: crc32c of bytes [4, 4096).
@@ -138,6 +140,8 @@ pub struct ZoneHeader {
     pub group: u64,
     /// Open zones.
     pub open_zones: u32,
+    /// Placement class the zone was opened for (restored at open).
+    pub class: u16,
 }
 
 impl ZoneHeader {
@@ -156,6 +160,7 @@ impl ZoneHeader {
         Z_SEQ.put_u64(&mut h, self.seq);
         Z_GROUP.put_u64(&mut h, self.group);
         Z_OPEN.put_u32(&mut h, self.open_zones);
+        Z_CLASS.put_u16(&mut h, self.class);
         let c = block_crc(&h);
         Z_CRC.put_u32(&mut h, c);
         h
@@ -177,6 +182,7 @@ impl ZoneHeader {
             seq: Z_SEQ.u64(b),
             group: Z_GROUP.u64(b),
             open_zones: Z_OPEN.u32(b),
+            class: Z_CLASS.u16(b),
         })
     }
 }
@@ -365,6 +371,7 @@ mod tests {
             seq: 77,
             group: 5,
             open_zones: 4,
+            class: 3,
         };
         let b = h.encode();
         assert_eq!(ZoneHeader::decode(&b, 9, 3), Some(h));

@@ -172,9 +172,13 @@ fn create_geometry(ctx: &StoreContext, cfg: &OopConfig, open_limit: u32) -> Resu
     })
 }
 
-/// The DB GC victim policy: the configured one, else greedy (GDT: its batch policy,
-/// `GreedyUntilUnit`), or SepBIT's cost-benefit with a placement scheme.
+/// The DB GC victim policy: NoWA's `GroupGreedy`, else the configured one, else greedy (GDT:
+/// its batch policy, `GreedyUntilUnit`), or SepBIT's cost-benefit with a placement scheme.
 fn victim_policy(cfg: &OopConfig) -> Box<dyn VictimPolicy> {
+    if cfg.nowa {
+        // NoWA's whole groups (section 5), its deferred compensation in the policy.
+        return Box::new(nowa_logspace::GroupGreedy::new(cfg.defer_compensation));
+    }
     match (&cfg.gc_victim, cfg.placement, cfg.gdt) {
         (Some(k), _, _) => k.build(cfg.seed),
         (None, Some(_), _) => PolicyKind::CostBenefitSepBit.build(cfg.seed),
@@ -214,7 +218,6 @@ fn empty_state(geo: &Geo, cfg: &OopConfig, open_limit: u32) -> State {
         stash,
         map: super::map::PageMap::new(geo.capacity, geo.zone_first),
         zone_seq: vec![0; units],
-        zone_group: vec![0; units],
         next_group: 1,
         wh: if cfg.gdt {
             vec![[0; 4]; cap]
@@ -228,8 +231,6 @@ fn empty_state(geo: &Geo, cfg: &OopConfig, open_limit: u32) -> State {
         next_seq: 1,
         snap: super::snapshot::Chains::NEW,
         rng: cfg.seed | 1,
-        pending: std::collections::VecDeque::new(),
-        pinned: 0,
     }
 }
 

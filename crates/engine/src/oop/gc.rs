@@ -35,15 +35,13 @@ impl OutOfPlaceStore {
         }
     }
 
-    /// The victims of one GC round: the greedy zone, or (NoWA) a whole group.
+    /// The victims of one GC round: the placement's own choice, else the space's victim
+    /// policy (built in `build.rs`): greedy, cost-benefit with a placement scheme, with GDT
+    /// `nowa_logspace::GreedyUntilUnit` (section 4.2: greedy victims until their garbage adds
+    /// up to one zone, relocated together in EDT order), with NoWA
+    /// `nowa_logspace::GroupGreedy` (section 5: a whole group, its least valid zone the GC
+    /// victim proper and the siblings compensation writes).
     fn pick_victims(&self, st: &mut State) -> Result<Vec<(u32, WriteKind)>> {
-        if self.cfg.nowa {
-            return self.pick_group(st);
-        }
-        // The placement's own choice, else the space's victim policy (built in `build.rs`):
-        // greedy, cost-benefit with a placement scheme, or with GDT
-        // `nowa_logspace::GreedyUntilUnit` (section 4.2: greedy victims until their garbage
-        // adds up to one zone, relocated together in EDT order).
         let mut out = Vec::new();
         st.placer
             .get_mut()
@@ -56,7 +54,16 @@ impl OutOfPlaceStore {
                 "victim zone {v}"
             );
         }
-        Ok(out.into_iter().map(|v| (v, WriteKind::Gc)).collect())
+        let group = self.cfg.nowa;
+        Ok(out
+            .into_iter()
+            .enumerate()
+            .map(|(i, v)| match i {
+                0 => (v, WriteKind::Gc),
+                _ if group => (v, WriteKind::Compensation),
+                _ => (v, WriteKind::Gc),
+            })
+            .collect())
     }
 
     /// High watermark of the background GC (free zones).
@@ -146,7 +153,9 @@ impl OutOfPlaceStore {
         match (self.pick_victims(st), runner) {
             (Ok(v), _) => Ok(Some(v)),
             (Err(EngineError::Full(_)), _) if gp_only => Ok(None),
-            (Err(EngineError::Full(_)), Runner::Foreground) if !st.pending.is_empty() => {
+            (Err(EngineError::Full(_)), Runner::Foreground)
+                if st.space.get_mut().deferred() > 0 =>
+            {
                 Ok(Some(self.due_compensation(st, true)))
             }
             // Nothing worth reclaiming now; the foreground GC decides if it is fatal.

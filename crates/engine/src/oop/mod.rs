@@ -14,7 +14,7 @@
 //! best-fit slot packing), `gdt.rs` (deathtime grouping), `write.rs` (zone opening, FDP/ZNS
 //! placement, slot writes, reads), `map.rs` (the mapping), `gc.rs` (DB GC rounds,
 //! relocation), `bg.rs` (the
-//! background GC thread), `nowa.rs` (NoWA active groups and deferred compensation),
+//! background GC thread), `nowa.rs` (when NoWA's deferred compensation is due),
 //! `snapshot.rs` (mapping snapshots), `recovery.rs` (zone roll-forward, ZNS partial zones).
 
 mod bg;
@@ -49,7 +49,6 @@ use crate::page::PAGE_SIZE;
 use crate::stats::EngineCounters;
 use crate::store::{PageCache, PageStore, StoreBuilder, StoreContext, StoreRecovery, WriteKind};
 use bg::BgSignal;
-use nowa::Pending;
 use nowa_device::BlockDevice;
 use nowa_logspace::{Space, UnitState};
 use parking_lot::{Mutex, RwLock};
@@ -293,9 +292,9 @@ struct State {
     /// a victim's pages by reading the victim (its slots name their pids).
     map: map::PageMap,
     zone_seq: Vec<u64>,
-    /// Active group (NoWA) of each zone's current incarnation; the group history is in the
-    /// zone headers.
-    zone_group: Vec<u64>,
+    /// The next active group (NoWA; every zone opened outside NoWA is a group of its own).
+    /// Each zone's group is kept in the space (`Space::group`), the history in the zone
+    /// headers.
     next_group: u64,
     /// GDT: last 4 write timestamps per pid (user writes only) and the write clock.
     wh: Vec<[u64; 4]>,
@@ -314,11 +313,6 @@ struct State {
     /// The mapping-snapshot chain (copy of the full snapshot, deltas after it).
     snap: snapshot::Chains,
     rng: u64,
-    /// NoWA deferred compensation: groups whose GC victim zone was reclaimed and whose
-    /// sibling zones still wait for their compensation writes (oldest first), and the SSD
-    /// space their trimmed zones pin (bytes in SSD superblocks that also hold the siblings).
-    pending: std::collections::VecDeque<Pending>,
-    pinned: u64,
 }
 
 /// Zone/area geometry (persisted in the checkpoint metadata).
@@ -429,11 +423,47 @@ impl OutOfPlaceStore {
         self.st.read().placer.lock().placement().name()
     }
 
+    /// The placement class of every zone holding data or open (None: free zone). The class
+    /// is in each zone header, so it survives a restart (tests, reports).
+    #[must_use]
+    pub fn zone_classes(&self) -> Vec<Option<u16>> {
+        let st = self.st.read();
+        let space = st.space.lock();
+        (0..self.geo.zones)
+            .map(|z| (space.state(z) != UnitState::Free).then(|| space.class(z)))
+            .collect()
+    }
+
+    /// Name of the DB GC's victim policy (a `nowa_logspace` policy: `greedy`,
+    /// `greedy-unit` with GDT, `group-greedy` with NoWA, ...).
+    #[must_use]
+    pub fn victim_policy(&self) -> String {
+        self.st.read().space.lock().policy_name()
+    }
+
     /// Per-class statistics since this store was built (index = class; writes in pages,
     /// collected amounts in bytes, the space's unit).
     #[must_use]
     pub fn class_stats(&self) -> Vec<nowa_logspace::ClassStats> {
         self.st.read().space.lock().classes.clone()
+    }
+
+    /// The placement's per-class table since this store was built (writes in pages; collected
+    /// and valid amounts in bytes, the space's unit; lifespans in user page writes).
+    #[must_use]
+    pub fn class_report(&self) -> nowa_logspace::ClassReport {
+        let st = self.st.read();
+        let (placement, report) = {
+            let p = st.placer.lock();
+            (p.placement().name(), p.report())
+        };
+        let classes = st.space.lock().class_rows();
+        nowa_logspace::ClassReport {
+            placement,
+            report,
+            amount: "bytes",
+            classes,
+        }
     }
 
     /// Check the zone metadata against the mapping: valid bytes per zone, no valid data in
@@ -603,6 +633,10 @@ impl PageStore for OutOfPlaceStore {
 
     fn attach_write_observer(&self, obs: Arc<dyn crate::buffer::hotness::WriteObserver>) -> bool {
         self.wlog.attach(obs)
+    }
+
+    fn class_report(&self) -> Option<nowa_logspace::ClassReport> {
+        Some(OutOfPlaceStore::class_report(self))
     }
 
     fn attach_cache(&self, cache: Weak<dyn PageCache>) {

@@ -11,7 +11,8 @@
 //!   from the write history in the page header, as the batch hints of `on_batch`.
 //! - [`NoWa`] (section 5): one class per zone of the active group, a random class among the
 //!   group's zones still open per batch; the group is opened whole by the writer. NoWA's
-//!   victims (whole groups, compensation) are chosen in `nowa.rs`.
+//!   victims (whole groups, compensation) are chosen by the space's victim policy,
+//!   `nowa_logspace::GroupGreedy` (`nowa.rs` only decides when deferred compensation is due).
 
 use super::gdt::{closest_zone, gdt_groups};
 use super::OopConfig;

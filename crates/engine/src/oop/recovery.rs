@@ -34,6 +34,8 @@ impl OutOfPlaceStore {
         let zp = usize_of(self.geo.zone_pages);
         let mut zbuf = vec![0u8; zp * PAGE_SIZE];
         let mut out = vec![0u8; PAGE_SIZE];
+        // The class each zone was opened for, from its header (0 without one).
+        let mut classes = vec![0u16; usize_of(u64::from(self.geo.zones))];
         for z in 0..self.geo.zones {
             let zb = self.zone_block(z);
             self.dev.read_at(zb * BS, &mut zbuf[..PAGE_SIZE])?;
@@ -42,7 +44,8 @@ impl OutOfPlaceStore {
             };
             let zi = usize_of(u64::from(z));
             st.zone_seq[zi] = h.seq;
-            st.zone_group[zi] = h.group;
+            st.space.get_mut().set_group(z, h.group);
+            classes[zi] = h.class;
             st.next_group = st.next_group.max(h.group + 1);
             max_seq = max_seq.max(h.seq);
             if h.seq < snap.threshold {
@@ -65,7 +68,7 @@ impl OutOfPlaceStore {
             }
         }
         st.next_seq = max_seq + 1;
-        self.rebuild_zone_metadata(st)
+        self.rebuild_zone_metadata(st, &classes)
     }
 
     /// The valid page copies in one slot of incarnation `inc` (none if the block is no slot
@@ -124,8 +127,9 @@ impl OutOfPlaceStore {
     }
 
     /// Valid bytes, reverse map and states from the final mapping: zones holding data are
-    /// sealed (their write pointer is not trusted), all others free.
-    fn rebuild_zone_metadata(&self, st: &mut State) -> Result<()> {
+    /// sealed (their write pointer is not trusted) with the class of their header
+    /// (`classes`), all others free.
+    fn rebuild_zone_metadata(&self, st: &mut State, classes: &[u16]) -> Result<()> {
         let mut valid = vec![0u64; usize_of(u64::from(self.geo.zones))];
         for (pid, loc) in st.map.iter_mapped() {
             let Some(z) = self.zone_of(loc.block) else {
@@ -160,8 +164,14 @@ impl OutOfPlaceStore {
                 })
                 .into());
             }
-            let opened = space.open_specific(z, 0);
+            // The group read from the zone header survives the reopening (NoWA's group GC).
+            let group = space.group(z);
+            // A class beyond the scheme's (the database was written with another one) is
+            // clamped: the zone still groups like data, and every class stays in range.
+            let class = classes[usize_of(u64::from(z))].min(st.placer.get_mut().classes() - 1);
+            let opened = space.open_specific(z, class);
             assert!(opened.is_ok(), "zone {z} not free while rebuilding");
+            space.set_group(z, group);
             space.add_valid(z, crate::num::u32_from_u64(v));
             space.seal(z);
         }
@@ -170,8 +180,9 @@ impl OutOfPlaceStore {
             valid.iter().sum::<u64>(),
             "rebuilt valid bytes disagree with the mapping"
         );
-        // The placement starts over at open (zones rebuilt here are class 0) and learns every
-        // live page as written now.
+        // The zones keep their classes (headers); the scheme's own state starts over at open
+        // and is rebuilt deterministically: every live page adopted as written now, in pid
+        // order (ages, levels and lifespan estimates restart from there).
         let placer = st.placer.get_mut();
         for (pid, _) in st.map.iter_mapped() {
             placer.adopt(st.space.get_mut(), pid);

@@ -87,7 +87,7 @@ impl OutOfPlaceStore {
             st.zone_seq[zi]
         );
         st.zone_seq[zi] = seq;
-        st.zone_group[zi] = group;
+        st.space.get_mut().set_group(z, group);
         st.zone_wp[zi] = 1;
         let h = ZoneHeader {
             db_id: self.db_id,
@@ -95,6 +95,7 @@ impl OutOfPlaceStore {
             seq,
             group,
             open_zones: self.open_limit,
+            class,
         }
         .encode();
         if self.zoned {

@@ -1,6 +1,6 @@
 //! [`Placer`]: a [`Placement`] driven over a [`Space`] in the writer's call order (module docs
-//! of `placement`), for a writer that keeps its own mapping (the engine's zone writer and DB
-//! GC). It advances the user-write clock, keeps the live-page count the context needs, counts
+//! of `placement`), for a writer that keeps its own mapping (the FTL model, the engine's zone
+//! writer and DB GC). It advances the user-write clock, keeps the live-page count the context needs, counts
 //! per-class writes, and turns the placement's victim choice into units taken from the space.
 
 use super::{Ctx, Geometry, Placement, Victim, NEVER};
@@ -12,6 +12,8 @@ pub struct Placer {
     /// Pages mapped (written and not released).
     live: u64,
     wants_invalidate: bool,
+    /// The scheme's class count (asked once: it is checked on every write).
+    classes: u16,
 }
 
 impl std::fmt::Debug for Placer {
@@ -33,10 +35,12 @@ impl Placer {
         place.init(geo);
         assert!(place.classes() >= 1, "{} has no class", place.name());
         let wants_invalidate = place.wants_invalidate();
+        let classes = place.classes();
         Placer {
             place,
             live: 0,
             wants_invalidate,
+            classes,
         }
     }
 
@@ -49,7 +53,7 @@ impl Placer {
     /// Classes (open units) of the scheme.
     #[must_use]
     pub fn classes(&self) -> u16 {
-        self.place.classes()
+        self.classes
     }
 
     /// Live pages as counted so far.
@@ -96,13 +100,25 @@ impl Placer {
         self.place.on_batch(is_gc, pages, hints, &ctx);
     }
 
+    /// A user request of `len` pages from `start` begins (a trace record): the scheme sees one
+    /// request (SFR's sequentiality, MultiQueue's chunk counts); its pages follow as
+    /// [`Placer::user_write_in_request`].
+    pub fn request(&mut self, space: &Space, start: u64, len: u64) {
+        let ctx = self.ctx(space, NEVER);
+        self.place.on_request(start, len, &ctx);
+    }
+
     /// A user write of `page` whose previous copy is in `old` (None: not mapped), a request
     /// of its own: announce the request, advance the clock, report the invalidation, run the
     /// `append` hook, classify (the FTL model's order for a single write, SepBIT's
-    /// `Log.append`). `next_write_in`: the future (FK), [`NEVER`] when unknown.
+    /// `Log.append`). `next_write_in`: the future (FK), [`NEVER`] when unknown. The scheme
+    /// sees `old` as the caller left it: the FTL model has taken the old copy off it, the
+    /// engine's zone writer (which classifies a batch before writing it) not yet; no scheme
+    /// reads its valid amount.
     ///
     /// # Panics
     /// If the scheme answers a class out of its range.
+    #[inline]
     pub fn user_write(
         &mut self,
         space: &mut Space,
@@ -112,6 +128,21 @@ impl Placer {
     ) -> u16 {
         let ctx = self.ctx(space, next_write_in);
         self.place.on_request(page, 1, &ctx);
+        self.user_write_in_request(space, page, old, next_write_in)
+    }
+
+    /// [`Placer::user_write`] of a page of the request announced by [`Placer::request`].
+    ///
+    /// # Panics
+    /// If the scheme answers a class out of its range.
+    #[inline]
+    pub fn user_write_in_request(
+        &mut self,
+        space: &mut Space,
+        page: u64,
+        old: Option<UnitId>,
+        next_write_in: u64,
+    ) -> u16 {
         space.tick(1);
         match old {
             None => self.live += 1,
@@ -124,7 +155,7 @@ impl Placer {
         let ctx = self.ctx(space, next_write_in);
         self.place.on_user_write(page, &ctx);
         let class = self.place.classify(false, page, &ctx);
-        assert!(class < self.classes(), "user class {class} out of range");
+        assert!(class < self.classes, "user class {class} out of range");
         space.note_writes(class, false, 1);
         class
     }
@@ -137,12 +168,13 @@ impl Placer {
         let ctx = self.ctx(space, NEVER);
         self.place.on_gc_write(page, &ctx);
         let class = self.place.classify(true, page, &ctx);
-        assert!(class < self.classes(), "GC class {class} out of range");
+        assert!(class < self.classes, "GC class {class} out of range");
         space.note_writes(class, true, 1);
         class
     }
 
-    /// `page`, mapped in `old`, was released (trim).
+    /// `page`, mapped in `old`, was released (trim; the caller has taken its valid amount
+    /// off `old`).
     ///
     /// # Panics
     /// If no page is live.
@@ -199,6 +231,25 @@ impl Placer {
             Victim::Policy => space.pick_victims(out),
             _ => Err(SpaceError::NoVictim),
         }
+    }
+
+    /// The next victim, taken from the space (now in GC): the placement's own choice, else
+    /// one pick of the space's victim policy (the FTL model's rounds collect victims one at
+    /// a time; [`Placer::victims`] takes a policy's whole batch).
+    ///
+    /// # Errors
+    /// [`SpaceError::NoVictim`] when nothing qualifies.
+    pub fn victim(&mut self, space: &mut Space) -> Result<UnitId, SpaceError> {
+        let choice = self.place.victim(&space.view());
+        let v = match choice {
+            Victim::Unit(u) => space.take_victim(u).map(|()| u),
+            Victim::Policy => space.pick_victim(),
+            _ => Err(SpaceError::NoVictim),
+        };
+        if let Ok(u) = v {
+            debug_assert_eq!(space.state(u), crate::UnitState::InGc, "a victim is in GC");
+        }
+        v
     }
 
     /// Scheme state worth printing (one line, may be empty).

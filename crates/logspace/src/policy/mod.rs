@@ -12,6 +12,7 @@
 //! | `sc-fifo` | oldest sealed with valid ratio below a threshold; others get a second chance | O(1) amortized |
 //! | `2r-greedy` | SSD-iq reference: region by the two regions' minima, greedy victims until one unit of garbage | O(1) amortized |
 //! | `greedy-unit` | the engine's GDT DB GC: greedy victims until their garbage adds up to one unit, their valid data fitting the free units but one | O(1) amortized per victim |
+//! | `group-greedy` | NoWA's DB GC: the group (units opened together) with the least valid data per unit, whole, or its least valid unit now and the siblings deferred | O(units) scan |
 //! | `2r-fifo` | SSD-iq reference: persistent scan of the oldest 70% of the FIFO, victims below a utilization threshold until one unit of garbage | O(scan) |
 //!
 //! `age` is the space's write clock since the unit was sealed. The two `2r-*` policies select a
@@ -20,12 +21,14 @@
 
 mod basic;
 mod engine;
+mod groups;
 mod tworef;
 
 pub use basic::{
     Benefit, CostBenefit, Fifo, Greedy, KGreedy, RandomPolicy, SecondChanceFifo, WindowedGreedy,
 };
 pub use engine::GreedyUntilUnit;
+pub use groups::GroupGreedy;
 pub use tworef::{TwoRFifo, TwoRGreedy};
 
 use crate::VictimPolicy;
