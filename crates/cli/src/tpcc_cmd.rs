@@ -6,6 +6,7 @@
 use crate::ckpt_flags::WriteBackFlags;
 use crate::device_open::open_database;
 use crate::engine_flags::EngineFlags;
+use crate::frozen_cmd::engine::FrozenRun;
 use crate::flags::{self, MAX_THREADS};
 use crate::resources::{check_memory, check_output_file, sim_device_bytes};
 use crate::ycsb_cmd::{oop_config, sim_mode, zone_of, OopFlags};
@@ -134,20 +135,25 @@ struct Output {
     pacing: Option<nowa_bench::ycsb::Pacing>,
     /// Media busy time of the run by the timing model, when paced.
     device_busy_secs: Option<f64>,
+    /// `--placement`: the scheme, SepFrozen's inference at GC, per-class statistics.
+    placement: Option<crate::frozen_cmd::engine::PlacementReport>,
 }
 
+/// The store builder of the flags, and SepFrozen's model when `--placement` asks for it.
 fn builder(
     a: &TpccArgs,
     dev: &dyn BlockDevice,
     sim: Option<&SimConfig>,
-) -> Result<Box<dyn StoreBuilder>> {
-    Ok(match oop_config(&a.oop, a.op, a.seed)? {
+) -> Result<(Box<dyn StoreBuilder>, Option<FrozenRun>)> {
+    let (oop, frozen) = oop_config(&a.oop, a.op, a.seed)?;
+    let b: Box<dyn StoreBuilder> = match oop {
         None => Box::new(in_place_store()),
         Some(mut o) => {
             o.zone_bytes = Some(zone_of(&a.oop, dev, sim)?);
             Box::new(out_of_place_store(o))
         }
-    })
+    };
+    Ok((b, frozen))
 }
 
 /// The engine configuration and why the pool has its size (the rule of [`EngineFlags`], on
@@ -340,7 +346,7 @@ pub fn run_cmd(a: TpccArgs) -> Result<()> {
     let (dev, sim) = device(&a, &cfg)?;
     let pacing = a.pacing.pacing(&a.device)?;
     let (dev, paced) = nowa_bench::ycsb::pace(dev, pacing.as_ref());
-    let b = builder(&a, dev.as_ref(), sim.as_ref().map(|s| s.config()))?;
+    let (b, frozen) = builder(&a, dev.as_ref(), sim.as_ref().map(|s| s.config()))?;
     if a.check_only {
         return check_only(&a, dev, cfg, &*b);
     }
@@ -372,6 +378,11 @@ pub fn run_cmd(a: TpccArgs) -> Result<()> {
     let mut out = run_phase(&a, &store, &tables, dev.as_ref(), lr)?;
     out.pacing = pacing;
     out.device_busy_secs = paced.map(|p| p.busy().as_secs_f64());
+    out.placement = crate::frozen_cmd::engine::report(
+        a.oop.placement,
+        frozen.as_ref(),
+        &store.engine().class_stats(),
+    );
     let interrupted_run = nowa_bench::interrupt::requested();
     store.engine().close().context("closing the engine")?;
     crate::frozen_cmd::record::finish_flag(wlog.as_ref(), store.engine(), "nowa tpcc")?;
@@ -511,6 +522,7 @@ fn run_phase(
         engine: store.engine().stats(),
         pacing: None,
         device_busy_secs: None,
+        placement: None,
     })
 }
 
@@ -635,6 +647,9 @@ fn summary(o: &Output) {
             .map_or_else(|| "-".to_string(), |b| format!("{b:.0}")),
         o.wal_bytes_per_txn
     );
+    if let Some(p) = &o.placement {
+        crate::frozen_cmd::engine::print(p);
+    }
     if let Some(c) = &o.consistency {
         print_consistency(c);
     }

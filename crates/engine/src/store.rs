@@ -127,6 +127,11 @@ pub trait PageStore: Send + Sync {
     fn attach_write_observer(&self, _obs: Arc<dyn crate::buffer::hotness::WriteObserver>) -> bool {
         false
     }
+    /// Per-class statistics of the placement scheme since the store was built (out of place:
+    /// the zone space's; index = class). Default: none (in place has no classes).
+    fn class_stats(&self) -> Vec<nowa_logspace::ClassStats> {
+        Vec::new()
+    }
     /// Open only, after every check of the open passed and before WAL redo: crash repair
     /// (in place: restore torn pages from the doublewrite area). The first write of an open.
     ///

@@ -276,6 +276,13 @@ impl Engine {
         self.store.attach_write_observer(obs)
     }
 
+    /// Per-class statistics of the out-of-place placement scheme since this open (units
+    /// collected, garbage proportion, user and GC writes per class); empty in place.
+    #[must_use]
+    pub fn class_stats(&self) -> Vec<nowa_logspace::ClassStats> {
+        self.store.class_stats()
+    }
+
     /// The DB-written-page timer now (one tick per user page write since this open).
     #[must_use]
     pub fn write_timer(&self) -> u64 {

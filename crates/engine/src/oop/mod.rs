@@ -605,6 +605,10 @@ impl PageStore for OutOfPlaceStore {
         self.wlog.attach(obs)
     }
 
+    fn class_stats(&self) -> Vec<nowa_logspace::ClassStats> {
+        OutOfPlaceStore::class_stats(self)
+    }
+
     fn attach_cache(&self, cache: Weak<dyn PageCache>) {
         *self.cache.lock() = Some(cache);
     }
