@@ -41,7 +41,9 @@ impl EnginePlacement {
     pub fn name(&self) -> String {
         match self {
             EnginePlacement::Scheme(k) => k.to_string(),
-            EnginePlacement::Frozen(nowa_engine::FrozenBase::Bit, n) => format!("sepfrozen-bit:{n}"),
+            EnginePlacement::Frozen(nowa_engine::FrozenBase::Bit, n) => {
+                format!("sepfrozen-bit:{n}")
+            }
             EnginePlacement::Frozen(_, n) => format!("sepfrozen-dac:{n}"),
         }
     }
@@ -59,7 +61,11 @@ pub fn engine_placement(s: &str) -> Result<EnginePlacement, String> {
         "sepfrozen-dac" | "sepfrozendac" => nowa_engine::FrozenBase::Dac,
         _ => return placement(s).map(EnginePlacement::Scheme),
     };
-    let min = if base == nowa_engine::FrozenBase::Bit { 4 } else { 2 };
+    let min = if base == nowa_engine::FrozenBase::Bit {
+        4
+    } else {
+        2
+    };
     let classes = match n {
         None => 6,
         Some(n) => flags::count::<u16>(min, u64::from(nowa_logspace::MAX_CLASSES))(n)?,
@@ -126,12 +132,18 @@ mod tests {
             engine_placement("sepfrozen-dac:3"),
             Ok(EnginePlacement::Frozen(FrozenBase::Dac, 3))
         );
-        assert!(engine_placement("sepfrozen-bit:3").is_err(), "BIT needs 4 classes");
+        assert!(
+            engine_placement("sepfrozen-bit:3").is_err(),
+            "BIT needs 4 classes"
+        );
         assert_eq!(
             engine_placement("sepbit"),
             Ok(EnginePlacement::Scheme(PlacementKind::SepBit(6)))
         );
         assert!(engine_placement("fk").is_err());
-        assert_eq!(engine_placement("sepfrozen-dac").unwrap().name(), "sepfrozen-dac:6");
+        assert_eq!(
+            engine_placement("sepfrozen-dac").unwrap().name(),
+            "sepfrozen-dac:6"
+        );
     }
 }

@@ -6,8 +6,8 @@
 use crate::ckpt_flags::WriteBackFlags;
 use crate::device_open::open_database;
 use crate::engine_flags::EngineFlags;
-use crate::frozen_cmd::engine::FrozenRun;
 use crate::flags::{self, MAX_THREADS};
+use crate::frozen_cmd::engine::FrozenRun;
 use crate::resources::{check_memory, check_output_file, sim_device_bytes};
 use crate::ycsb_cmd::{oop_config, sim_mode, zone_of, OopFlags};
 use crate::{interrupted, usage};

@@ -4,6 +4,8 @@ use crate::ckpt_flags::WriteBackFlags;
 use crate::device_open::open_database;
 use crate::engine_flags::EngineFlags;
 use crate::flags::{self, MAX_THREADS};
+use crate::frozen_cmd::engine::{FrozenRun, PlacementReport};
+use crate::placement_flags::EnginePlacement;
 use crate::resources::{check_memory, check_output_file, sim_device_bytes, Need};
 use crate::{interrupted, usage};
 use anyhow::{Context, Result};
@@ -13,8 +15,6 @@ use nowa_bench::ycsb::{
     self, Device, Mix, Pacing, Stop, ValueKind, WritePath, YcsbResult, YcsbSpec,
 };
 use nowa_device::{BlockDevice, MemDevice, SimConfig, SimDevice, SimMode};
-use crate::frozen_cmd::engine::{FrozenRun, PlacementReport};
-use crate::placement_flags::EnginePlacement;
 use nowa_engine::{Compression, Config, Engine, OopConfig};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -603,11 +603,8 @@ pub fn run(a: YcsbArgs) -> Result<()> {
         engine.close().context("closing the engine")?;
         return Err(interrupted("during the load; nothing was measured"));
     };
-    let placed = crate::frozen_cmd::engine::report(
-        a.oop.placement,
-        frozen.as_ref(),
-        &engine.class_stats(),
-    );
+    let placed =
+        crate::frozen_cmd::engine::report(a.oop.placement, frozen.as_ref(), &engine.class_stats());
     engine.close().context("closing the engine")?;
     crate::frozen_cmd::record::finish_flag(wlog.as_ref(), &engine, "nowa ycsb")?;
     output(&a, &r, placed.as_ref(), opened.sim.as_deref())?;
@@ -685,7 +682,13 @@ fn output(
             r: &'a YcsbResult,
             placement: Option<&'a PlacementReport>,
         }
-        println!("{}", serde_json::to_string_pretty(&Out { r, placement: placed })?);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&Out {
+                r,
+                placement: placed
+            })?
+        );
         return Ok(());
     }
     print!("{}", ycsb::summary(r));

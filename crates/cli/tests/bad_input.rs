@@ -312,10 +312,22 @@ const CASES: &[(&str, &str)] = &[
     // SepFrozen in the engine: the model flag and the placement need each other, out of place
     ("ycsb --frozen-model m.json", "--frozen-model"),
     ("ycsb --placement sepfrozen-bit", "--placement"),
-    ("ycsb --write-path oop --placement sepfrozen-bit", "--frozen-model"),
-    ("ycsb --write-path oop --placement sepfrozen-dac:1", "--placement"),
-    ("ycsb --write-path oop --placement sepfrozen-bit:3", "--placement"),
-    ("ycsb --write-path oop --placement sepfrozen-bit:17", "--placement"),
+    (
+        "ycsb --write-path oop --placement sepfrozen-bit",
+        "--frozen-model",
+    ),
+    (
+        "ycsb --write-path oop --placement sepfrozen-dac:1",
+        "--placement",
+    ),
+    (
+        "ycsb --write-path oop --placement sepfrozen-bit:3",
+        "--placement",
+    ),
+    (
+        "ycsb --write-path oop --placement sepfrozen-bit:17",
+        "--placement",
+    ),
     (
         "ycsb --write-path oop --placement sepfrozen-bit --frozen-model /nonexistent/m.json",
         "--frozen-model",
@@ -324,10 +336,19 @@ const CASES: &[(&str, &str)] = &[
         "ycsb --write-path oop --placement sepbit --frozen-model m.json",
         "--frozen-model",
     ),
-    ("ycsb --write-path oop --frozen-model m.json", "--frozen-model"),
-    ("ycsb --write-path oop --placement sepfrozen-dac --frozen-model", "--frozen-model"),
+    (
+        "ycsb --write-path oop --frozen-model m.json",
+        "--frozen-model",
+    ),
+    (
+        "ycsb --write-path oop --placement sepfrozen-dac --frozen-model",
+        "--frozen-model",
+    ),
     ("tpcc --frozen-model m.json", "--frozen-model"),
-    ("tpcc --write-path oop --placement sepfrozen-dac", "--frozen-model"),
+    (
+        "tpcc --write-path oop --placement sepfrozen-dac",
+        "--frozen-model",
+    ),
     (
         "tpcc --write-path oop --placement sepfrozen-dac --frozen-model /nonexistent/m.json",
         "--frozen-model",

@@ -63,10 +63,18 @@ fn train(dir: &Path) -> String {
         log_s,
     ]);
     let out = nowa(&args);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let model_s = model.to_str().unwrap();
     let out = nowa(&["frozen", "train", "--writes", log_s, "--out", model_s]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     // The trained model leans on WT (the page-write timer since the open: a version written
     // near the end of the recording is never invalidated), so how many pages a run judges
     // frozen depends on the run's length and GC timing, down to none. Raising the intercept
@@ -259,7 +267,10 @@ fn tpcc_with_sepfrozen_is_consistent() {
             "3",
         ]);
         assert!(
-            v["consistency"]["violations"].as_array().unwrap().is_empty(),
+            v["consistency"]["violations"]
+                .as_array()
+                .unwrap()
+                .is_empty(),
             "{scheme}"
         );
         let gc = v["engine"]["gc_page_writes"].as_u64().unwrap();

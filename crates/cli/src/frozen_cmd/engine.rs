@@ -79,7 +79,10 @@ pub struct FrozenRun {
 ///
 /// # Errors
 /// As above (exit code 2).
-pub fn frozen_run(placement: Option<EnginePlacement>, model: Option<&Path>) -> Result<Option<FrozenRun>> {
+pub fn frozen_run(
+    placement: Option<EnginePlacement>,
+    model: Option<&Path>,
+) -> Result<Option<FrozenRun>> {
     let (base, classes) = match (placement, model) {
         (Some(EnginePlacement::Frozen(b, n)), _) => (b, n),
         (_, None) => return Ok(None),
@@ -95,8 +98,8 @@ pub fn frozen_run(placement: Option<EnginePlacement>, model: Option<&Path>) -> R
             EnginePlacement::Frozen(base, classes).name()
         )));
     };
-    let m = Model::load(path)
-        .map_err(|e| usage(format!("--frozen-model {}: {e}", path.display())))?;
+    let m =
+        Model::load(path).map_err(|e| usage(format!("--frozen-model {}: {e}", path.display())))?;
     if m.twl.get() > 2 {
         return Err(usage(format!(
             "--frozen-model {}: the model reads {} hotness records per page; a page header holds 2 (train with --twl 1 or 2)",
@@ -190,7 +193,10 @@ pub fn report(
         })
         .collect();
     let frozen = frozen.map(|f| {
-        let c = *f.cost.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let c = *f
+            .cost
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         FrozenReport {
             model: f.model.clone(),
             model_file: f.model_file.clone(),
