@@ -321,6 +321,10 @@ pub(crate) fn oop_config(
         Some(EnginePlacement::Scheme(k)) => Some(k),
         _ => None,
     };
+    assert!(
+        placement.is_none() || frozen.is_none(),
+        "SepFrozen replaces the placement scheme"
+    );
     // SepFrozen's paper collects when the garbage proportion exceeds 15%.
     let gp_default = frozen.as_ref().map(|_| 0.15);
     let gp = o.gc_trigger.map_or(gp_default, |t| t.0);

@@ -54,6 +54,7 @@ impl PageOracle for ModelPageOracle {
             HrWindow::from_pair(h.current, h.last)
         }));
         self.model.predict_into(&self.batch, out);
+        assert_eq!(out.len(), pages.len(), "one verdict per victim page");
         let secs = nowa_units::cpu::thread_cpu_secs() - t0;
         // A clock that stepped back (thread migrated between CPUs) counts as no time.
         record(&self.cost, pages.len(), out, secs.max(0.0));
@@ -107,6 +108,10 @@ pub fn frozen_run(
             m.twl.get()
         )));
     }
+    assert!(
+        (2..=nowa_logspace::MAX_CLASSES).contains(&classes),
+        "the --placement parser bounds the classes"
+    );
     let (model, cost) = (Arc::new(m), CostHandle::default());
     let name = model_name(&model);
     let c = cost.clone();
@@ -191,12 +196,18 @@ pub fn report(
             gc_writes: c.gc_writes,
             write_share: share(c.user_writes + c.gc_writes),
         })
-        .collect();
+        .collect::<Vec<_>>();
+    let shares: f64 = classes.iter().map(|c| c.write_share).sum();
+    assert!(
+        total == 0 || (shares - 1.0).abs() < 1e-9,
+        "the classes' write shares add up to 1: {shares}"
+    );
     let frozen = frozen.map(|f| {
         let c = *f
             .cost
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
+        assert!(c.frozen <= c.pages, "judged frozen among the pages judged");
         FrozenReport {
             model: f.model.clone(),
             model_file: f.model_file.clone(),
