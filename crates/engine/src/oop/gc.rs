@@ -278,11 +278,11 @@ impl OutOfPlaceStore {
         let mut img = vec![0u8; PAGE_SIZE];
         // SepFrozen: every valid page is read before the first moves, so the oracle judges
         // each victim's pages at once (nothing has moved yet: every location is current).
-        let images: Option<Vec<Vec<u8>>> = if self.st.read().stash.is_some() {
+        let images: Option<Vec<std::sync::Arc<[u8]>>> = if self.st.read().stash.is_some() {
             let mut all = Vec::with_capacity(valid.len());
             for &(pid, loc, _, _) in &valid {
                 self.read_victim_page(cache.as_deref(), pid, loc, &mut img, &mut tmp)?;
-                all.push(img.clone());
+                all.push(std::sync::Arc::from(&img[..]));
             }
             Some(all)
         } else {
@@ -358,7 +358,7 @@ impl OutOfPlaceStore {
     fn classify_gc(
         &self,
         items: &mut [Item],
-        (valid, images): (&[VictimPage], Option<&[Vec<u8>]>),
+        (valid, images): (&[VictimPage], Option<&[std::sync::Arc<[u8]>]>),
         announced: &mut Option<u32>,
     ) {
         let (pages, hints) = Self::hints(items);
@@ -376,7 +376,7 @@ impl OutOfPlaceStore {
                 if let (Some(stash), Some(imgs)) = (&st.stash, images) {
                     *stash.lock() = mine
                         .iter()
-                        .map(|&i| (valid[i].0, imgs[i].clone()))
+                        .map(|&i| (valid[i].0, std::sync::Arc::clone(&imgs[i])))
                         .collect();
                 }
                 let list: Option<Vec<u64>> = placer
