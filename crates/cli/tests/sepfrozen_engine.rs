@@ -1,9 +1,10 @@
 //! SepFrozen inside the engine's DB GC, as a user runs it: train a model on a recorded YCSB
 //! write log (`--record-writes`, `nowa frozen train`), then run YCSB and TPC-C with
-//! `--placement sepfrozen-bit|sepfrozen-dac --frozen-model MODEL.json`: GC moves pages, the
-//! model judges some frozen and the frozen class receives GC writes; every record reads back
-//! (YCSB on a file: reopened here, the zone metadata checked against the mapping) and TPC-C's
-//! consistency conditions hold; a `kill -9` in the middle of a SepFrozen run loses no
+//! `--placement sepfrozen-bit|sepfrozen-dac --frozen-model MODEL.json`: GC moves pages, each
+//! judged once; with a model that judges every page frozen all GC writes go to the frozen
+//! class (YCSB), with the trained one some pages are judged frozen (TPC-C); every record
+//! reads back (YCSB on a file: reopened here, the zone metadata checked against the mapping)
+//! and TPC-C's consistency conditions hold; a `kill -9` in the middle of a SepFrozen run loses no
 //! acknowledged write after reopening with SepFrozen on.
 #![expect(
     clippy::unwrap_used,
@@ -86,6 +87,17 @@ fn train(dir: &Path) -> String {
     m["params"]["intercept"] = serde_json::json!(b + 15.0);
     std::fs::write(&model, serde_json::to_string(&m).unwrap()).unwrap();
     model_s.to_owned()
+}
+
+/// A copy of `model` that judges every page frozen (its intercept made huge): every GC move
+/// must then go to the frozen class, whatever the run's timing.
+fn always_frozen(model: &str) -> String {
+    let mut m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(model).unwrap()).unwrap();
+    m["params"]["intercept"] = serde_json::json!(1e9);
+    let path = format!("{model}.always.json");
+    std::fs::write(&path, serde_json::to_string(&m).unwrap()).unwrap();
+    path
 }
 
 /// SepFrozen's report of a `--json` result: pages judged, judged frozen, GC writes into the
@@ -191,7 +203,7 @@ fn read_acks(path: &Path) -> HashMap<u64, u64> {
 #[test]
 fn ycsb_with_sepfrozen_moves_frozen_pages_and_keeps_every_record() {
     let dir = tempfile::tempdir().unwrap();
-    let model = train(dir.path());
+    let model = always_frozen(&train(dir.path()));
     for (scheme, base) in [
         ("sepfrozen-bit", FrozenBase::Bit),
         ("sepfrozen-dac", FrozenBase::Dac),
@@ -226,8 +238,14 @@ fn ycsb_with_sepfrozen_moves_frozen_pages_and_keeps_every_record() {
             judged >= gc && judged - gc <= gc / 100,
             "{scheme}: every GC move judged once: {judged} judged, {gc} moved"
         );
-        assert!(frozen > 0, "{scheme}: the model judged no page frozen");
-        assert!(into_frozen >= frozen.min(1), "{scheme}");
+        assert_eq!(
+            frozen, judged,
+            "{scheme}: this model judges every page frozen"
+        );
+        assert!(
+            into_frozen <= gc && into_frozen >= gc - gc / 100,
+            "{scheme}: GC writes go to the frozen class: {into_frozen} of {gc}"
+        );
         let acked = read_acks(&ack);
         assert!(acked.len() > 1000, "{scheme}: {} acks", acked.len());
         reopen_and_verify(&img, base, &acked);
