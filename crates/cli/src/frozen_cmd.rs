@@ -1,6 +1,7 @@
 //! `nowa frozen train|synth|bench|replay`: SepFrozen's frozen-page model and its placement
 //! (docs/sepfrozen.md).
 
+pub mod engine;
 mod figures;
 mod from_trace;
 pub mod record;

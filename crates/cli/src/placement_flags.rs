@@ -25,6 +25,54 @@ pub fn placement(s: &str) -> Result<PlacementKind, String> {
     Ok(k)
 }
 
+/// `--placement` of the engine: a scheme of `nowa_logspace`, or SepFrozen over a trained
+/// model (`--frozen-model`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EnginePlacement {
+    /// A scheme of `nowa_logspace` ([`placement`]).
+    Scheme(PlacementKind),
+    /// SepFrozenBIT / SepFrozenDAC with this many classes (open zones).
+    Frozen(nowa_engine::FrozenBase, u16),
+}
+
+impl EnginePlacement {
+    /// The scheme as the flag spells it.
+    #[must_use]
+    pub fn name(&self) -> String {
+        match self {
+            EnginePlacement::Scheme(k) => k.to_string(),
+            EnginePlacement::Frozen(nowa_engine::FrozenBase::Bit, n) => {
+                format!("sepfrozen-bit:{n}")
+            }
+            EnginePlacement::Frozen(_, n) => format!("sepfrozen-dac:{n}"),
+        }
+    }
+}
+
+/// `--placement`: `sepfrozen-bit[:N]` / `sepfrozen-dac[:N]` (N classes, 6 by default as the
+/// paper; BIT needs 4, DAC 2), else [`placement`].
+pub fn engine_placement(s: &str) -> Result<EnginePlacement, String> {
+    let (name, n) = match s.split_once(':') {
+        Some((a, b)) => (a, Some(b)),
+        None => (s, None),
+    };
+    let base = match name {
+        "sepfrozen-bit" | "sepfrozenbit" => nowa_engine::FrozenBase::Bit,
+        "sepfrozen-dac" | "sepfrozendac" => nowa_engine::FrozenBase::Dac,
+        _ => return placement(s).map(EnginePlacement::Scheme),
+    };
+    let min = if base == nowa_engine::FrozenBase::Bit {
+        4
+    } else {
+        2
+    };
+    let classes = match n {
+        None => 6,
+        Some(n) => flags::count::<u16>(min, u64::from(nowa_logspace::MAX_CLASSES))(n)?,
+    };
+    Ok(EnginePlacement::Frozen(base, classes))
+}
+
 /// `--gc-victim`: a victim policy of `nowa_logspace` (the SSD-iq reference's 2R policies
 /// compact inside the FTL model and are refused).
 pub fn gc_victim(s: &str) -> Result<PolicyKind, String> {
@@ -75,5 +123,27 @@ mod tests {
         assert_eq!(gc_trigger("gp:0.2"), Ok(GcTrigger(Some(0.2))));
         assert!(gc_trigger("gp:1.5").is_err());
         assert!(gc_trigger("later").is_err());
+        use nowa_engine::FrozenBase;
+        assert_eq!(
+            engine_placement("sepfrozen-bit"),
+            Ok(EnginePlacement::Frozen(FrozenBase::Bit, 6))
+        );
+        assert_eq!(
+            engine_placement("sepfrozen-dac:3"),
+            Ok(EnginePlacement::Frozen(FrozenBase::Dac, 3))
+        );
+        assert!(
+            engine_placement("sepfrozen-bit:3").is_err(),
+            "BIT needs 4 classes"
+        );
+        assert_eq!(
+            engine_placement("sepbit"),
+            Ok(EnginePlacement::Scheme(PlacementKind::SepBit(6)))
+        );
+        assert!(engine_placement("fk").is_err());
+        assert_eq!(
+            engine_placement("sepfrozen-dac").unwrap().name(),
+            "sepfrozen-dac:6"
+        );
     }
 }

@@ -7,6 +7,7 @@ use crate::ckpt_flags::WriteBackFlags;
 use crate::device_open::open_database;
 use crate::engine_flags::EngineFlags;
 use crate::flags::{self, MAX_THREADS};
+use crate::frozen_cmd::engine::FrozenRun;
 use crate::resources::{check_memory, check_output_file, sim_device_bytes};
 use crate::ycsb_cmd::{oop_config, sim_mode, zone_of, OopFlags};
 use crate::{interrupted, usage};
@@ -136,20 +137,25 @@ struct Output {
     device_busy_secs: Option<f64>,
     /// Out of place: the placement and its per-class table over the store's life (load and run).
     placement: Option<nowa_logspace::ClassReport>,
+    /// `--frozen-model`: SepFrozen's model and its inference at GC.
+    frozen: Option<crate::frozen_cmd::engine::FrozenReport>,
 }
 
+/// The store builder of the flags, and SepFrozen's model when `--placement` asks for it.
 fn builder(
     a: &TpccArgs,
     dev: &dyn BlockDevice,
     sim: Option<&SimConfig>,
-) -> Result<Box<dyn StoreBuilder>> {
-    Ok(match oop_config(&a.oop, a.op, a.seed)? {
+) -> Result<(Box<dyn StoreBuilder>, Option<FrozenRun>)> {
+    let (oop, frozen) = oop_config(&a.oop, a.op, a.seed)?;
+    let b: Box<dyn StoreBuilder> = match oop {
         None => Box::new(in_place_store()),
         Some(mut o) => {
             o.zone_bytes = Some(zone_of(&a.oop, dev, sim)?);
             Box::new(out_of_place_store(o))
         }
-    })
+    };
+    Ok((b, frozen))
 }
 
 /// The engine configuration and why the pool has its size (the rule of [`EngineFlags`], on
@@ -342,7 +348,7 @@ pub fn run_cmd(a: TpccArgs) -> Result<()> {
     let (dev, sim) = device(&a, &cfg)?;
     let pacing = a.pacing.pacing(&a.device)?;
     let (dev, paced) = nowa_bench::ycsb::pace(dev, pacing.as_ref());
-    let b = builder(&a, dev.as_ref(), sim.as_ref().map(|s| s.config()))?;
+    let (b, frozen) = builder(&a, dev.as_ref(), sim.as_ref().map(|s| s.config()))?;
     if a.check_only {
         return check_only(&a, dev, cfg, &*b);
     }
@@ -374,6 +380,7 @@ pub fn run_cmd(a: TpccArgs) -> Result<()> {
     let mut out = run_phase(&a, &store, &tables, dev.as_ref(), lr)?;
     out.pacing = pacing;
     out.device_busy_secs = paced.map(|p| p.busy().as_secs_f64());
+    out.frozen = crate::frozen_cmd::engine::report(frozen.as_ref());
     let interrupted_run = nowa_bench::interrupt::requested();
     store.engine().close().context("closing the engine")?;
     crate::frozen_cmd::record::finish_flag(wlog.as_ref(), store.engine(), "nowa tpcc")?;
@@ -514,6 +521,7 @@ fn run_phase(
         pacing: None,
         device_busy_secs: None,
         placement: store.engine().class_report(),
+        frozen: None,
     })
 }
 
@@ -640,6 +648,9 @@ fn summary(o: &Output) {
     );
     if let Some(p) = &o.placement {
         print!("{}", p.text());
+    }
+    if let Some(f) = &o.frozen {
+        crate::frozen_cmd::engine::print(f);
     }
     if let Some(c) = &o.consistency {
         print_consistency(c);

@@ -4,6 +4,8 @@ use crate::ckpt_flags::WriteBackFlags;
 use crate::device_open::open_database;
 use crate::engine_flags::EngineFlags;
 use crate::flags::{self, MAX_THREADS};
+use crate::frozen_cmd::engine::{FrozenReport, FrozenRun};
+use crate::placement_flags::EnginePlacement;
 use crate::resources::{check_memory, check_output_file, sim_device_bytes, Need};
 use crate::{interrupted, usage};
 use anyhow::{Context, Result};
@@ -168,20 +170,27 @@ pub(crate) struct OopFlags {
     #[arg(long, value_parser = flags::size_4k(1 << 20, MAX_BYTES))]
     space_limit: Option<u64>,
     /// Out of place: place every user write and GC relocation with a scheme of the shared
-    /// log-structured space (nosep, sepgc|2r, dac[:N], warcip[:N], sepbit[:N], sfr[:N],
-    /// multiqueue[:N]; one open zone per class: 6 by default, 2 for sepgc, 1 for nosep, so
-    /// --open-zones is ignored). Default: random among --open-zones (or --gdt, --nowa).
-    #[arg(long, value_parser = crate::placement_flags::placement, conflicts_with_all = ["nowa", "gdt"])]
-    placement: Option<nowa_logspace::PlacementKind>,
+    /// log-structured space (nosep, sepgc|2r, dac[:N], dac-paper[:N], warcip[:N], sepbit[:N],
+    /// sfr[:N], multiqueue[:N], or sepfrozen-bit[:N] / sepfrozen-dac[:N] with --frozen-model;
+    /// one open zone per class: 6 by default, 2 for sepgc, 1 for nosep, so --open-zones is
+    /// ignored). Default: random among --open-zones (or --gdt, --nowa).
+    #[arg(long, value_parser = crate::placement_flags::engine_placement, conflicts_with_all = ["nowa", "gdt"])]
+    pub(crate) placement: Option<crate::placement_flags::EnginePlacement>,
+    /// Out of place, --placement sepfrozen-bit|sepfrozen-dac: the trained frozen-page model
+    /// (`nowa frozen train`, TWL 1 or 2) that judges each DB GC victim's pages from the
+    /// hotness records in their headers.
+    #[arg(long, value_name = "MODEL.json")]
+    frozen_model: Option<PathBuf>,
     /// Out of place: DB GC victim policy (greedy, cost-benefit, cb-sepbit, fifo, ...).
     /// Default: greedy, or cb-sepbit (SepBIT's (1-u)/u sqrt(age)) with --placement.
     #[arg(long, value_parser = crate::placement_flags::gc_victim)]
     gc_victim: Option<nowa_logspace::PolicyKind>,
     /// Out of place: DB GC trigger: free (free zones below the reserve) or gp[:THETA] (also
     /// when the sealed zones' garbage proportion exceeds THETA, default 0.15, collecting
-    /// zones with GP >= THETA, as SepBIT's log).
-    #[arg(long, default_value = "free", value_parser = crate::placement_flags::gc_trigger)]
-    gc_trigger: crate::placement_flags::GcTrigger,
+    /// zones with GP >= THETA, as SepBIT's log). Default: free, gp with SepFrozen (the
+    /// paper's setup).
+    #[arg(long, value_parser = crate::placement_flags::gc_trigger)]
+    gc_trigger: Option<crate::placement_flags::GcTrigger>,
 }
 
 /// `--zone-size`: a size, or taken from the device.
@@ -285,7 +294,7 @@ fn pacing(a: &YcsbArgs) -> Result<Option<Pacing>> {
 
 /// The write path, after refusing out-of-place switches an in-place run would ignore (and
 /// `--durable-every` with sync commits, which it would not change).
-fn write_path(a: &YcsbArgs) -> Result<Option<OopConfig>> {
+fn write_path(a: &YcsbArgs) -> Result<(Option<OopConfig>, Option<FrozenRun>)> {
     if a.durable_every.is_some() && a.engine.durability == nowa_engine::Durability::Sync {
         return Err(usage(
             "--durable-every needs --durability async (sync makes every update durable)",
@@ -297,7 +306,11 @@ fn write_path(a: &YcsbArgs) -> Result<Option<OopConfig>> {
 /// The out-of-place configuration `--write-path` and its switches ask for (None: in place),
 /// after refusing out-of-place switches an in-place run would ignore; `op` is the SSD OP
 /// estimate of `--defer-compensation` (shared by `nowa ycsb` and `nowa tpcc`).
-pub(crate) fn oop_config(o: &OopFlags, op: f64, seed: u64) -> Result<Option<OopConfig>> {
+pub(crate) fn oop_config(
+    o: &OopFlags,
+    op: f64,
+    seed: u64,
+) -> Result<(Option<OopConfig>, Option<FrozenRun>)> {
     if o.write_path == PathKind::InPlace {
         let oop_only = [
             ("--compression", o.compression != Compression::Off),
@@ -307,14 +320,27 @@ pub(crate) fn oop_config(o: &OopFlags, op: f64, seed: u64) -> Result<Option<OopC
             ("--space-limit", o.space_limit.is_some()),
             ("--placement", o.placement.is_some()),
             ("--gc-victim", o.gc_victim.is_some()),
-            ("--gc-trigger", o.gc_trigger.0.is_some()),
+            ("--gc-trigger", o.gc_trigger.is_some()),
+            ("--frozen-model", o.frozen_model.is_some()),
         ];
         if let Some((flag, _)) = oop_only.iter().find(|(_, set)| *set) {
             return Err(usage(format!("{flag} needs --write-path oop")));
         }
-        return Ok(None);
+        return Ok((None, None));
     }
-    Ok(Some(OopConfig {
+    let frozen = crate::frozen_cmd::engine::frozen_run(o.placement, o.frozen_model.as_deref())?;
+    let placement = match o.placement {
+        Some(EnginePlacement::Scheme(k)) => Some(k),
+        _ => None,
+    };
+    assert!(
+        placement.is_none() || frozen.is_none(),
+        "SepFrozen replaces the placement scheme"
+    );
+    // SepFrozen's paper collects when the garbage proportion exceeds 15%.
+    let gp_default = frozen.as_ref().map(|_| 0.15);
+    let gp = o.gc_trigger.map_or(gp_default, |t| t.0);
+    let cfg = OopConfig {
         open_zones: o.open_zones,
         compression: o.compression,
         nowa: o.nowa,
@@ -326,11 +352,13 @@ pub(crate) fn oop_config(o: &OopFlags, op: f64, seed: u64) -> Result<Option<OopC
         ssd_op: op,
         seed,
         space_limit_bytes: o.space_limit,
-        placement: o.placement,
+        placement,
         gc_victim: o.gc_victim.clone(),
-        gc_garbage_proportion: o.gc_trigger.0,
+        gc_garbage_proportion: gp,
+        frozen: frozen.as_ref().map(|f| f.hook.clone()),
         ..OopConfig::default()
-    }))
+    };
+    Ok((Some(cfg), frozen))
 }
 
 /// The sizes a run is planned with.
@@ -545,7 +573,7 @@ fn spec(a: &YcsbArgs, p: &Plan, oop: Option<OopConfig>, zone: Option<u64>) -> Re
 
 /// `nowa ycsb`.
 pub fn run(a: YcsbArgs) -> Result<()> {
-    let oop = write_path(&a)?;
+    let (oop, frozen) = write_path(&a)?;
     check_output_file("--csv", a.csv.as_deref())?;
     check_output_file("--ack-log", a.ack_log.as_deref())?;
     let wlog = crate::frozen_cmd::record::open_flag(a.record_writes.as_deref(), oop.is_some())?;
@@ -592,9 +620,10 @@ pub fn run(a: YcsbArgs) -> Result<()> {
         engine.close().context("closing the engine")?;
         return Err(interrupted("during the load; nothing was measured"));
     };
+    let placed = crate::frozen_cmd::engine::report(frozen.as_ref());
     engine.close().context("closing the engine")?;
     crate::frozen_cmd::record::finish_flag(wlog.as_ref(), &engine, "nowa ycsb")?;
-    output(&a, &r, opened.sim.as_deref())?;
+    output(&a, &r, placed.as_ref(), opened.sim.as_deref())?;
     if r.interrupted {
         return Err(interrupted(format!(
             "after {:.1} s of the run phase; the results above cover it",
@@ -652,15 +681,33 @@ fn load_and_run(
 }
 
 /// Writes the CSV and prints the summary or the JSON.
-fn output(a: &YcsbArgs, r: &YcsbResult, sim: Option<&SimDevice>) -> Result<()> {
+fn output(
+    a: &YcsbArgs,
+    r: &YcsbResult,
+    placed: Option<&FrozenReport>,
+    sim: Option<&SimDevice>,
+) -> Result<()> {
     if let Some(p) = &a.csv {
         ycsb::write_ticks_csv(&r.ticks, p).with_context(|| format!("writing {}", p.display()))?;
     }
     if a.json {
-        println!("{}", serde_json::to_string_pretty(r)?);
+        /// The result, with SepFrozen's report beside its fields.
+        #[derive(serde::Serialize)]
+        struct Out<'a> {
+            #[serde(flatten)]
+            r: &'a YcsbResult,
+            frozen: Option<&'a FrozenReport>,
+        }
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&Out { r, frozen: placed })?
+        );
         return Ok(());
     }
     print!("{}", ycsb::summary(r));
+    if let Some(p) = placed {
+        crate::frozen_cmd::engine::print(p);
+    }
     if let Some(s) = sim {
         let l = s.layout();
         println!(

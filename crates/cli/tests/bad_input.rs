@@ -318,6 +318,54 @@ const CASES: &[(&str, &str)] = &[
     ("ycsb --write-path oop --open-zones 257", "--open-zones"),
     ("ycsb --write-path oop --open-zones -1", "--open-zones"),
     ("ycsb --space-limit 64MiB", "--space-limit"),
+    // SepFrozen in the engine: the model flag and the placement need each other, out of place
+    ("ycsb --frozen-model m.json", "--frozen-model"),
+    ("ycsb --placement sepfrozen-bit", "--placement"),
+    (
+        "ycsb --write-path oop --placement sepfrozen-bit",
+        "--frozen-model",
+    ),
+    (
+        "ycsb --write-path oop --placement sepfrozen-dac:1",
+        "--placement",
+    ),
+    (
+        "ycsb --write-path oop --placement sepfrozen-bit:3",
+        "--placement",
+    ),
+    (
+        "ycsb --write-path oop --placement sepfrozen-bit:17",
+        "--placement",
+    ),
+    (
+        "ycsb --write-path oop --placement sepfrozen-bit --frozen-model /nonexistent/m.json",
+        "--frozen-model",
+    ),
+    (
+        "ycsb --write-path oop --placement sepbit --frozen-model m.json",
+        "--frozen-model",
+    ),
+    (
+        "ycsb --write-path oop --frozen-model m.json",
+        "--frozen-model",
+    ),
+    (
+        "ycsb --write-path oop --placement sepfrozen-dac --frozen-model",
+        "--frozen-model",
+    ),
+    ("tpcc --frozen-model m.json", "--frozen-model"),
+    (
+        "tpcc --write-path oop --placement sepfrozen-dac",
+        "--frozen-model",
+    ),
+    (
+        "tpcc --write-path oop --placement sepfrozen-dac --frozen-model /nonexistent/m.json",
+        "--frozen-model",
+    ),
+    (
+        "tpcc --write-path oop --placement sepfrozen-bit --frozen-model /dev/null",
+        "--frozen-model",
+    ),
     ("ycsb --write-path oop --space-limit abc", "--space-limit"),
     ("ycsb --write-path oop --space-limit 0", "--space-limit"),
     (

@@ -109,7 +109,7 @@ fn concurrent_sync_writers_survive_power_loss() {
         let progress = Arc::new(AtomicU64::new(0));
         let hs: Vec<_> = (0..threads)
             .map(|t| {
-                let (e, progress, dev) = (e.clone(), progress.clone(), dev.clone());
+                let (e, progress) = (e.clone(), progress.clone());
                 std::thread::spawn(move || {
                     let mut acked = 0u64;
                     loop {

@@ -142,7 +142,13 @@ pub type CostHandle = Arc<Mutex<InferenceCost>>;
 /// A CPU clock in seconds (the caller's, e.g. the thread CPU clock).
 pub type Clock = fn() -> f64;
 
-fn record(cost: &CostHandle, pages: usize, frozen: &[bool], secs: f64) {
+/// Add one judged batch to `cost`: `pages` pages, their verdicts `frozen`, `secs` CPU seconds
+/// (every oracle over a [`Model`] reports through this, the engine's page-image oracle too).
+///
+/// # Panics
+/// If there is not one verdict per page, `secs` is not a finite non-negative time, or the
+/// lock was poisoned.
+pub fn record(cost: &CostHandle, pages: usize, frozen: &[bool], secs: f64) {
     assert_eq!(frozen.len(), pages, "one verdict per page");
     assert!(secs >= 0.0 && secs.is_finite(), "a CPU time");
     let mut c = cost.lock().expect("cost lock");

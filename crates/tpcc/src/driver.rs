@@ -169,6 +169,9 @@ impl Shared {
 /// [`TpccError::Config`] for a bad configuration, else the first error of any worker (a store
 /// failure, a transaction that lost more than `max_retries` conflicts, a database that is not
 /// TPC-C's).
+///
+/// # Panics
+/// Only on a broken invariant of the driver itself (counters not zero at the start).
 pub fn run<S: TxnStore>(
     store: &S,
     tables: &Tables,

@@ -70,7 +70,9 @@ impl serde::Serialize for FrozenHook {
 }
 
 /// The images of the victim being announced, filled by the DB GC before `on_victim_pages`.
-pub(super) type Stash = Arc<Mutex<Vec<(u64, Vec<u8>)>>>;
+/// Shared images (`Arc`): the GC keeps them to move the pages, the stash only points at them
+/// (copying 4 KiB per moved page into the stash cost more CPU than the inference).
+pub(super) type Stash = Arc<Mutex<Vec<(u64, Arc<[u8]>)>>>;
 
 /// The `FrozenOracle` of the placement: reads the stashed images of the pages it is asked
 /// about and asks the [`PageOracle`].

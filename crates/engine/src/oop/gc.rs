@@ -11,6 +11,9 @@ use crate::store::WriteKind;
 use nowa_device::DeviceError;
 use nowa_logspace::UnitState;
 
+/// A victim page's image, shared by the GC and SepFrozen's stash.
+type Image = std::sync::Arc<[u8]>;
+
 /// A valid page of a victim: its pid, location, write kind and estimated deathtime (GDT).
 type VictimPage = (Pid, Loc, WriteKind, u64);
 
@@ -287,11 +290,11 @@ impl OutOfPlaceStore {
         let mut img = vec![0u8; PAGE_SIZE];
         // SepFrozen: every valid page is read before the first moves, so the oracle judges
         // each victim's pages at once (nothing has moved yet: every location is current).
-        let images: Option<Vec<Vec<u8>>> = if self.st.read().stash.is_some() {
+        let images: Option<Vec<Image>> = if self.st.read().stash.is_some() {
             let mut all = Vec::with_capacity(valid.len());
             for &(pid, loc, _, _) in &valid {
                 self.read_victim_page(cache.as_deref(), pid, loc, &mut img, &mut tmp)?;
-                all.push(img.clone());
+                all.push(std::sync::Arc::from(&img[..]));
             }
             Some(all)
         } else {
@@ -367,7 +370,7 @@ impl OutOfPlaceStore {
     fn classify_gc(
         &self,
         items: &mut [Item],
-        (valid, images): (&[VictimPage], Option<&[Vec<u8>]>),
+        (valid, images): (&[VictimPage], Option<&[Image]>),
         announced: &mut Option<u32>,
     ) {
         let (pages, hints) = Self::hints(items);
@@ -385,7 +388,7 @@ impl OutOfPlaceStore {
                 if let (Some(stash), Some(imgs)) = (&st.stash, images) {
                     *stash.lock() = mine
                         .iter()
-                        .map(|&i| (valid[i].0, imgs[i].clone()))
+                        .map(|&i| (valid[i].0, std::sync::Arc::clone(&imgs[i])))
                         .collect();
                 }
                 let list: Option<Vec<u64>> = placer

@@ -4,14 +4,15 @@
 //! again and group GC picks them up).
 
 use super::{OutOfPlaceStore, State};
-use crate::num::f64_of;
+use crate::error::Result;
+use crate::num::{f64_of, u64_of, usize_of};
 use crate::store::WriteKind;
 
 impl OutOfPlaceStore {
     /// NoWA on a conventional or FDP device, at a clean close (after the final checkpoint):
     /// fill the active group's open zones to their ends with zero blocks (no slot: the
-    /// roll-forward scan skips them, and the rebuild at open seals every zone) and seal them. A reopened store never appends to them again (it opens a new group), so
-    /// without this the device's write stream would end inside a group, and every group
+    /// roll-forward scan skips them, and the rebuild at open seals every zone) and seal them. A reopened store never appends to
+    /// them again (it opens a new group), so without this the device's write stream would end inside a group, and every group
     /// written after the reopen (or after a reformat, or in the next pass of a looped trace
     /// replay) would straddle two SSD superblocks: the SSD would then copy at high fill
     /// (docs/realio.md, NoWA on a recorded trace). Costs at most one group of writes per
