@@ -201,3 +201,45 @@ fn steady_tpcc_is_flat_on_engine_in_place() {
 fn steady_tpcc_is_flat_on_engine_out_of_place() {
     flatness(true);
 }
+
+/// Diagnostic: rows, leaves and live bytes per table every `step` steady transactions
+/// (1 warehouse, 1 thread). `cargo test --release -p nowa-tpcc --test engine_suites --
+/// --ignored steady_space_by_table --nocapture`.
+fn space_by_table(oop: bool, step: u64, steps: u64) {
+    use nowa_tpcc::{load, run, LoadConfig, NoObserver, RunConfig, Stop, Table, Tables};
+    let dev = device(1 << 30, SEED);
+    let c = Config {
+        pool_bytes: 64 << 20,
+        wal_limit_bytes: Some(16 << 20),
+        ..cfg()
+    };
+    let store = create(&dev, c, oop);
+    let tables = Tables::open(&store).expect("tables");
+    let lc = LoadConfig { warehouses: 1, threads: 1, seed: SEED };
+    load(&store, &tables, &lc, &|_| {}).expect("load");
+    let mut rc = RunConfig::new(1, 1);
+    rc.steady_window = 2100;
+    for i in 0..=steps {
+        let u = store.engine().space_usage().expect("usage");
+        let rows = nowa_tpcc::suites::row_counts(&store, &tables).expect("rows");
+        let (mark, free) = store.engine().page_usage();
+        println!("oop {oop} after {} txns: mark {mark} free {free} inner {} leaves {}", i * step, u.inner, u.leaf_pages());
+        for t in Table::ALL {
+            let n = u16::try_from(tables.id(t).0).expect("id");
+            let l = u.leaves.get(&Some(n)).copied().unwrap_or_default();
+            println!("  {:12} rows {:8} leaves {:6} bytes/leaf {:5}", t.name(), rows[&t], l.pages, l.bytes / l.pages.max(1));
+        }
+        rc.seed = SEED + i;
+        rc.stop = Stop::Transactions(step);
+        run(&store, &tables, &rc, &NoObserver).expect("run");
+    }
+}
+
+#[test]
+#[ignore = "diagnostic"]
+fn steady_space_by_table() {
+    let step = std::env::var("STEP").map_or(10_000, |s| s.parse().expect("STEP"));
+    let steps = std::env::var("STEPS").map_or(8, |s| s.parse().expect("STEPS"));
+    space_by_table(false, step, steps);
+    space_by_table(true, step, steps);
+}
