@@ -246,7 +246,11 @@ fn space_by_table(oop: bool, step: u64, steps: u64) {
     };
     let store = create(&dev, c, oop);
     let tables = Tables::open(&store).expect("tables");
-    let lc = LoadConfig { warehouses: 1, threads: 1, seed: SEED };
+    let lc = LoadConfig {
+        warehouses: 1,
+        threads: 1,
+        seed: SEED,
+    };
     load(&store, &tables, &lc, &|_| {}).expect("load");
     let mut rc = RunConfig::new(1, 1);
     rc.steady_window = 2100;
@@ -254,11 +258,22 @@ fn space_by_table(oop: bool, step: u64, steps: u64) {
         let u = store.engine().space_usage().expect("usage");
         let rows = nowa_tpcc::suites::row_counts(&store, &tables).expect("rows");
         let (mark, free) = store.engine().page_usage();
-        println!("oop {oop} after {} txns: mark {mark} free {free} inner {} leaves {}", i * step, u.inner, u.leaf_pages());
+        println!(
+            "oop {oop} after {} txns: mark {mark} free {free} inner {} leaves {}",
+            i * step,
+            u.inner,
+            u.leaf_pages()
+        );
         for t in Table::ALL {
             let n = u16::try_from(tables.id(t).0).expect("id");
             let l = u.leaves.get(&Some(n)).copied().unwrap_or_default();
-            println!("  {:12} rows {:8} leaves {:6} bytes/leaf {:5}", t.name(), rows[&t], l.pages, l.bytes / l.pages.max(1));
+            println!(
+                "  {:12} rows {:8} leaves {:6} bytes/leaf {:5}",
+                t.name(),
+                rows[&t],
+                l.pages,
+                l.bytes / l.pages.max(1)
+            );
         }
         rc.seed = SEED + i;
         rc.stop = Stop::Transactions(step);

@@ -447,13 +447,20 @@ mod tests {
             append: true,
             runs: false,
         };
-        assert_eq!(separator(&old, &[1, 7], &[0; 50], rightmost_only), Some(vec![1, 5]));
+        assert_eq!(
+            separator(&old, &[1, 7], &[0; 50], rightmost_only),
+            Some(vec![1, 5])
+        );
         // Run 1 holds less than half: an even split (each half at least half full).
         let old = leaf(3, 7);
         assert_eq!(separator(&old, &[1, 3], &[0; 50], BIASED), Some(vec![2, 1]));
         // A key between two of the same run (as close to each): even.
-        let old: Vec<(Vec<u8>, Vec<u8>)> = (0..10u8).map(|x| (vec![1, 2 * x], vec![0; 50])).collect();
-        assert_eq!(separator(&old, &[1, 13], &[0; 50], BIASED), Some(vec![1, 10]));
+        let old: Vec<(Vec<u8>, Vec<u8>)> =
+            (0..10u8).map(|x| (vec![1, 2 * x], vec![0; 50])).collect();
+        assert_eq!(
+            separator(&old, &[1, 13], &[0; 50], BIASED),
+            Some(vec![1, 10])
+        );
     }
 
     #[test]
