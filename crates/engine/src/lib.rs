@@ -33,7 +33,8 @@ mod wal;
 pub use buffer::hotness::{PageWrite, PageWriteKind, WriteObserver};
 pub use catalog::{TableId, TreeOptions};
 pub use db::{
-    wal_region_bytes, Config, Durability, Engine, RecoveryReport, WalDamage, MAX_WRITE_SET,
+    wal_region_bytes, Config, Durability, Engine, LeafUsage, RecoveryReport, SpaceUsage, WalDamage,
+    MAX_WRITE_SET,
 };
 pub use error::{
     CodecError, ConfigError, Corruption, EngineError, Exhausted, MappingDamage, MetaDamage,

@@ -77,6 +77,84 @@ impl FreeList {
     }
 }
 
+/// Where the tree's pages are: inner pages, and leaves by the table whose key prefix their
+/// first record carries ([`Engine::space_usage`]). `leaves + inner` = allocation mark - free.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct SpaceUsage {
+    /// Inner pages (the root included when the tree has more than one level): the pages the
+    /// tree uses (allocation mark - free) that are not in the leaf chain.
+    pub inner: u64,
+    /// Leaves per table number (`None`: keys outside any named table; an empty only leaf).
+    pub leaves: BTreeMap<Option<u16>, LeafUsage>,
+}
+
+/// Leaves of one table: how many, and the live record bytes and records they hold.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct LeafUsage {
+    /// Leaf pages.
+    pub pages: u64,
+    /// Live record bytes in them (keys, values and record headers; slots excluded).
+    pub bytes: u64,
+    /// Records.
+    pub records: u64,
+}
+
+impl SpaceUsage {
+    /// All leaves.
+    #[must_use]
+    pub fn leaf_pages(&self) -> u64 {
+        self.leaves.values().map(|l| l.pages).sum()
+    }
+}
+
+impl Engine {
+    /// The tree's pages by kind and table: walks down to the leftmost leaf and the leaf chain under
+    /// the shared tree lock (writers that change the structure wait; a costly call, for
+    /// measurements and tests).
+    ///
+    /// # Errors
+    /// `Corrupt(Tree)` if a level is not what the height says; page and device errors.
+    ///
+    /// # Panics
+    /// If the leaf chain is longer than the allocation mark (a cycle).
+    pub fn space_usage(&self) -> Result<SpaceUsage> {
+        let t = self.tree.read();
+        let mut out = SpaceUsage::default();
+        let mut pid = t.root;
+        for _ in 1..t.height {
+            let g = self.pool.read(pid)?;
+            let kind = page::kind(&g.page);
+            if kind != KIND_INNER {
+                return Err(tree_damage(pid, TreeDamage::ExpectedInner { kind }));
+            }
+            pid = page::link(&g.page);
+        }
+        let mut walked = 0;
+        while pid != page::NO_LINK {
+            walked += 1;
+            assert!(walked <= t.next_pid, "the leaf chain loops");
+            let g = self.pool.read(pid)?;
+            let table = match page::nkeys(&g.page) {
+                0 => None,
+                _ => match page::key(&g.page, 0) {
+                    [crate::catalog::TABLE_BYTE, a, b, ..] => Some(u16::from_be_bytes([*a, *b])),
+                    _ => None,
+                },
+            };
+            let u = out.leaves.entry(table).or_default();
+            u.pages += 1;
+            u.bytes += page::valid_bytes(&g.page);
+            u.records += crate::num::u64_of(page::nkeys(&g.page));
+            pid = page::link(&g.page);
+        }
+        let used = t.next_pid - self.free.lock().len();
+        out.inner = used
+            .checked_sub(out.leaf_pages())
+            .expect("the leaf chain holds no more pages than the tree uses");
+        Ok(out)
+    }
+}
+
 impl Engine {
     /// Data pages: (allocation mark, free pages among them). The tree holds the difference.
     #[must_use]

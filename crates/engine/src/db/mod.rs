@@ -33,6 +33,7 @@ use parking_lot::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
+pub use freelist::{LeafUsage, SpaceUsage};
 pub use group::MAX_WRITE_SET;
 pub use open::wal_region_bytes;
 

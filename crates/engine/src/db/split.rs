@@ -8,7 +8,15 @@
 //!
 //! Append-biased splits: when the new key goes to the end of the rightmost leaf (or of any
 //! leaf of a tree flagged append-biased), the old leaf stays full and the new one starts with
-//! the new record alone, so a sequentially filled tree has full pages.
+//! the new record alone, so a sequentially filled tree has full pages. In an append-biased
+//! tree, a key that continues the run before it (it shares a longer prefix with its
+//! predecessor than with its successor: the successor is another table's, district's or
+//! warehouse's key) splits at the insertion point instead, when the records up to and with it
+//! fill at least half of the split: the left leaf ends with the new key and is filled further
+//! by the next appends, the successors move right. Without that, such a run is appended in
+//! the middle of a leaf and every split is even: a TPC-C load (each table's rows followed by
+//! the next table's, loaded earlier) left ORDER_LINE, ORDER, CUSTOMER and HISTORY leaves half
+//! full, and steady TPC-C shrank as the run replaced them with full ones (docs/tpcc.md).
 
 use super::tree::LogAs;
 use super::Engine;
@@ -36,10 +44,41 @@ fn split_point(sizes: &[usize], skip_middle: bool) -> usize {
     best
 }
 
+/// How a leaf split may lean: `append` (rightmost leaf or append-biased tree) keeps the old
+/// leaf full when the new key is its largest; `runs` (append-biased tree) also splits at the
+/// insertion point of a key that continues the run before it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Bias {
+    append: bool,
+    runs: bool,
+}
+
+/// Leaf bytes for records (sizes include the slot).
+const LEAF_ROOM: usize = page::PAGE_SIZE - page::HDR;
+
+/// Common prefix length.
+fn common_prefix(a: &[u8], b: &[u8]) -> usize {
+    a.iter().zip(b).take_while(|(x, y)| x == y).count()
+}
+
+/// Split at the insertion point `i` of `key` (new, between `old[i - 1]` and `old[i]`; `all`
+/// holds the sizes with it at `i`)? When the key continues its predecessor's run more than
+/// its successor's, and the left part (up to and with the key) fits and holds at least half.
+fn splits_at_insertion(old: &[Entry], key: &[u8], all: &[usize], i: usize) -> bool {
+    if i == 0 || i >= old.len() {
+        return false;
+    }
+    let continues = common_prefix(key, &old[i - 1].0) > common_prefix(key, &old[i].0);
+    let left: usize = all[..=i].iter().sum();
+    let total: usize = all.iter().sum();
+    continues && left <= LEAF_ROOM && 2 * left >= total
+}
+
 /// The first key of the right half when `key -> value` goes into a leaf holding `old`:
-/// the split minimizing the larger half, or (with `bias`, when the new key is the largest)
-/// the new key alone on the right. None if there are fewer than two records.
-fn separator(old: &[Entry], key: &[u8], value: &[u8], bias: bool) -> Option<Vec<u8>> {
+/// the split minimizing the larger half, or as `bias` allows, the new key alone on the right
+/// (the new key is the largest) or the new key last on the left (it continues a run).
+/// None if there are fewer than two records.
+fn separator(old: &[Entry], key: &[u8], value: &[u8], bias: Bias) -> Option<Vec<u8>> {
     let size = |k: &[u8], v: &[u8]| page::leaf_record_size(k, v) + page::SLOT;
     let mut all: Vec<usize> = old.iter().map(|(k, v)| size(k, v)).collect();
     let at = old.binary_search_by(|(k, _)| k.as_slice().cmp(key));
@@ -56,10 +95,10 @@ fn separator(old: &[Entry], key: &[u8], value: &[u8], bias: bool) -> Option<Vec<
     if all.len() < 2 {
         return None;
     }
-    let s = if appended && bias {
-        all.len() - 1
-    } else {
-        split_point(&all, false)
+    let s = match at {
+        _ if appended && bias.append => all.len() - 1,
+        Err(i) if bias.runs && splits_at_insertion(old, key, &all, i) => i + 1,
+        _ => split_point(&all, false),
     };
     // The s-th key of the list with the new key in it.
     Some(match at {
@@ -260,7 +299,10 @@ impl Engine {
         let old: Vec<Entry> = page::leaf_entries(leaf.page());
         // Sequential inserts at the end of the rightmost leaf (or of any leaf of an
         // append-biased tree): keep the old leaf full, start a new one with the new record.
-        let bias = append_biased || page::link(leaf.page()) == page::NO_LINK;
+        let bias = Bias {
+            append: append_biased || page::link(leaf.page()) == page::NO_LINK,
+            runs: append_biased,
+        };
         let Some(sep) = separator(&old, key, value, bias) else {
             // A single record always fits a page (MAX_KV): the page must be damaged.
             return Err(tree_damage(
@@ -365,20 +407,60 @@ impl Engine {
 
 #[cfg(test)]
 mod tests {
-    use super::{separator, split_point};
+    use super::{separator, split_point, Bias};
+
+    const BIASED: Bias = Bias {
+        append: true,
+        runs: true,
+    };
+    const EVEN: Bias = Bias {
+        append: false,
+        runs: false,
+    };
 
     #[test]
     fn separator_is_even_or_append_biased() {
         let old: Vec<(Vec<u8>, Vec<u8>)> = (0..10u8).map(|i| (vec![2 * i], vec![0; 50])).collect();
         // New largest key: alone on the right when biased, an even split otherwise.
-        assert_eq!(separator(&old, &[99], &[0; 50], true), Some(vec![99]));
-        assert_eq!(separator(&old, &[99], &[0; 50], false), Some(vec![10]));
-        // A key in the middle: the bias does not apply.
-        assert_eq!(separator(&old, &[9], &[0; 50], true), Some(vec![9]));
-        assert_eq!(separator(&old, &[7], &[0; 50], true), Some(vec![8]));
+        assert_eq!(separator(&old, &[99], &[0; 50], BIASED), Some(vec![99]));
+        assert_eq!(separator(&old, &[99], &[0; 50], EVEN), Some(vec![10]));
+        // A key in the middle that continues no run: the bias does not apply.
+        assert_eq!(separator(&old, &[9], &[0; 50], BIASED), Some(vec![9]));
+        assert_eq!(separator(&old, &[7], &[0; 50], BIASED), Some(vec![8]));
         // An update that grows a value.
-        assert_eq!(separator(&old, &[18], &[0; 500], true), Some(vec![16]));
-        assert_eq!(separator(&old[..1], &[0], &[0; 50], true), None);
+        assert_eq!(separator(&old, &[18], &[0; 500], BIASED), Some(vec![16]));
+        assert_eq!(separator(&old[..1], &[0], &[0; 50], BIASED), None);
+    }
+
+    #[test]
+    fn a_run_followed_by_other_keys_splits_at_the_insertion_point() {
+        // Run 1 (keys [1, x]) then run 2 ([2, y]); the next key of run 1 goes in between.
+        let leaf = |a: u8, b: u8| -> Vec<(Vec<u8>, Vec<u8>)> {
+            let run = |r: u8, n: u8| (0..n).map(move |x| (vec![r, x], vec![0; 50]));
+            run(1, a).chain(run(2, b)).collect()
+        };
+        let old = leaf(7, 3);
+        // Biased: the left leaf ends with the new key, run 2 moves right.
+        assert_eq!(separator(&old, &[1, 7], &[0; 50], BIASED), Some(vec![2, 0]));
+        // Not append-biased: an even split.
+        let rightmost_only = Bias {
+            append: true,
+            runs: false,
+        };
+        assert_eq!(
+            separator(&old, &[1, 7], &[0; 50], rightmost_only),
+            Some(vec![1, 5])
+        );
+        // Run 1 holds less than half: an even split (each half at least half full).
+        let old = leaf(3, 7);
+        assert_eq!(separator(&old, &[1, 3], &[0; 50], BIASED), Some(vec![2, 1]));
+        // A key between two of the same run (as close to each): even.
+        let old: Vec<(Vec<u8>, Vec<u8>)> =
+            (0..10u8).map(|x| (vec![1, 2 * x], vec![0; 50])).collect();
+        assert_eq!(
+            separator(&old, &[1, 13], &[0; 50], BIASED),
+            Some(vec![1, 10])
+        );
     }
 
     #[test]
