@@ -328,7 +328,7 @@ pub(crate) fn oop_config(
         }
         return Ok((None, None));
     }
-    let frozen = crate::frozen_cmd::engine::frozen_run(o.placement, o.frozen_model.as_deref())?;
+    let frozen = crate::frozen_cmd::engine::frozen_run(o.placement, o.frozen_model.as_deref(), seed)?;
     let placement = match o.placement {
         Some(EnginePlacement::Scheme(k)) => Some(k),
         _ => None,
@@ -613,9 +613,7 @@ pub fn run(a: YcsbArgs) -> Result<()> {
         )),
         e => anyhow::Error::new(e).context("creating the engine"),
     })?);
-    if let Some(l) = &wlog {
-        l.attach(&engine)?;
-    }
+    crate::frozen_cmd::engine::attach(&engine, frozen.as_ref(), wlog.as_ref())?;
     let Some(r) = load_and_run(&a, &engine, &spec, paced.as_deref())? else {
         engine.close().context("closing the engine")?;
         return Err(interrupted("during the load; nothing was measured"));

@@ -362,13 +362,18 @@ pub struct OnlineLearner {
 }
 
 impl OnlineLearner {
-    /// The trainer settings the engine uses: a window of 32,768 samples, a refit per
-    /// 16,384 new ones, at most 10 epochs, 25% of the window held out, seeded by `seed`.
+    /// The trainer settings the engine uses: a refit per `every` new samples (16,384 by
+    /// default) over a window of the last `2 * every`, at most 10 epochs, 25% of the
+    /// window held out, seeded by `seed`.
+    ///
+    /// # Panics
+    /// If `every` is 0.
     #[must_use]
-    pub fn engine_config(seed: u64) -> OnlineConfig {
+    pub fn engine_config(seed: u64, every: usize) -> OnlineConfig {
+        assert!(every > 0, "a refit per at least one sample");
         OnlineConfig {
-            capacity: 32_768,
-            retrain_every: 16_384,
+            capacity: 2 * every,
+            retrain_every: every,
             max_epochs: 10,
             holdout: 0.25,
             seed,

@@ -9,15 +9,23 @@
 //! (`nowa_engine::page::hotness`), judges the whole batch with `Model::predict_into` and adds
 //! the batch's thread CPU time to the shared [`InferenceCost`] (seconds per 256 MiB of victim,
 //! the paper's unit and budget of 0.05 s).
+//!
+//! `--frozen-model online[:HORIZON]` learns during the run instead (no offline step):
+//! [`OnlineFeed`], attached as the engine's write observer, hands every user write (with
+//! its header records) and every free to one `nowa_frozen::oracle::OnlineLearner`, which
+//! labels versions by their observed outcome (rewritten or freed within HORIZON DB page
+//! writes: not frozen; still valid after it: frozen); [`OnlinePageOracle`] refits it at
+//! GC when enough new labels arrived and judges the victim; nothing is frozen before the
+//! first fit.
 
 use crate::placement_flags::EnginePlacement;
 use crate::usage;
 use anyhow::Result;
-use nowa_engine::{FrozenHook, PageOracle};
-use nowa_frozen::oracle::{record, CostHandle, InferenceCost};
+use nowa_engine::{Engine, FrozenHook, PageOracle, PageWrite, PageWriteKind, WriteObserver};
+use nowa_frozen::oracle::{record, CostHandle, InferenceCost, OnlineLearner, OnlineReport};
 use nowa_frozen::{HrWindow, Model};
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 /// The paper's inference budget: seconds per 256 MiB of victim pages.
 pub const BUDGET_SECS_PER_256MIB: f64 = 0.05;
@@ -61,6 +69,47 @@ impl PageOracle for ModelPageOracle {
     }
 }
 
+/// The run's online learner, shared by the oracles of every store and the write feed.
+type Learner = Arc<Mutex<OnlineLearner>>;
+
+/// The online learner judging page images at GC (see the module docs).
+pub struct OnlinePageOracle {
+    learner: Learner,
+    batch: Vec<HrWindow>,
+}
+
+impl PageOracle for OnlinePageOracle {
+    fn name(&self) -> String {
+        "online sgd twl 2".into()
+    }
+
+    fn predict(&mut self, pages: &[(u64, &[u8])], out: &mut Vec<bool>) {
+        self.batch.clear();
+        self.batch.extend(pages.iter().map(|(_, img)| {
+            let h = nowa_engine::page::hotness(img);
+            HrWindow::from_pair(h.current, h.last)
+        }));
+        let mut l = self.learner.lock().unwrap_or_else(PoisonError::into_inner);
+        l.predict(&self.batch, out);
+        assert_eq!(out.len(), pages.len(), "one verdict per victim page");
+    }
+}
+
+/// The engine's page writes, fed to the online learner (see the module docs).
+pub struct OnlineFeed(Learner);
+
+impl WriteObserver for OnlineFeed {
+    fn page_write(&self, w: &PageWrite) {
+        let mut l = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        match w.kind {
+            PageWriteKind::User => l.user_write(w.pid, w.records, w.records.current.wt()),
+            PageWriteKind::Free => l.freed(w.pid),
+            // A GC move keeps the version (its outcome is still pending).
+            _ => {}
+        }
+    }
+}
+
 fn model_name(m: &Model) -> String {
     format!("{} twl {}", m.classifier.name(), m.twl.get())
 }
@@ -72,6 +121,110 @@ pub struct FrozenRun {
     model: String,
     model_file: String,
     cost: CostHandle,
+    online: Option<Learner>,
+}
+
+impl FrozenRun {
+    /// The write observer the run attaches to its engine (online learning only).
+    #[must_use]
+    pub fn observer(&self) -> Option<Arc<dyn WriteObserver>> {
+        self.online
+            .as_ref()
+            .map(|l| Arc::new(OnlineFeed(l.clone())) as Arc<dyn WriteObserver>)
+    }
+}
+
+/// The online learner's default horizon in DB page writes (256 MiB of page writes).
+pub const DEFAULT_HORIZON: u64 = 65_536;
+
+/// The online learner's default new labels per refit (its window holds twice as many).
+pub const DEFAULT_REFIT_EVERY: u64 = 16_384;
+
+/// `--frozen-model online[:HORIZON[:EVERY]]`: the horizon (DB page writes) and the new
+/// labels per refit, or None for a model file.
+fn online_spec(path: &Path) -> Result<Option<(u64, usize)>> {
+    let Some(s) = path.to_str() else {
+        return Ok(None);
+    };
+    let Some(rest) = s.strip_prefix("online") else {
+        return Ok(None);
+    };
+    let mut parts = rest.split(':');
+    if parts.next() != Some("") {
+        return Ok(None); // a file named online...
+    }
+    let bad = |what: &str, e: &dyn std::fmt::Display| {
+        usage(format!(
+            "--frozen-model {s}: {what}: {e} (online[:HORIZON[:EVERY]])"
+        ))
+    };
+    let horizon = match parts.next() {
+        None => DEFAULT_HORIZON,
+        Some(h) => nowa_units::parse_count_in(h, 1, 1 << 40).map_err(|e| bad("the horizon", &e))?,
+    };
+    let every = match parts.next() {
+        None => DEFAULT_REFIT_EVERY,
+        Some(n) => nowa_units::parse_count_in(n, 16, 1 << 22)
+            .map_err(|e| bad("the labels per refit", &e))?,
+    };
+    if let Some(x) = parts.next() {
+        return Err(bad("one field too many", &x));
+    }
+    Ok(Some((horizon, usize::try_from(every).expect("bounded above"))))
+}
+
+/// Attach the run's write observers to `engine`: the write log (`--record-writes`) and the
+/// online learner's feed, either or both.
+///
+/// # Errors
+/// The engine's write path reports no page writes (in place).
+pub fn attach(
+    engine: &Engine,
+    frozen: Option<&FrozenRun>,
+    wlog: Option<&Arc<super::record::WriteLog>>,
+) -> Result<()> {
+    let feed = frozen.and_then(FrozenRun::observer);
+    match (wlog, feed) {
+        (Some(l), feed) => l.attach(engine, feed),
+        (None, Some(f)) => {
+            anyhow::ensure!(
+                engine.record_writes(f),
+                "--frozen-model online: the write path reports no page writes"
+            );
+            Ok(())
+        }
+        (None, None) => Ok(()),
+    }
+}
+
+/// The hook and run of online learning with `horizon` and a refit per `every` labels,
+/// seeded by `seed`.
+fn online_run(
+    (base, classes): (nowa_engine::FrozenBase, u16),
+    (horizon, every): (u64, usize),
+    seed: u64,
+) -> FrozenRun {
+    let cfg = OnlineLearner::engine_config(seed, every);
+    let (learner, cost) = OnlineLearner::new(cfg, horizon, nowa_units::cpu::thread_cpu_secs);
+    let learner: Learner = Arc::new(Mutex::new(learner));
+    let l = learner.clone();
+    let hook = FrozenHook {
+        base,
+        classes,
+        oracle: Arc::new(move || {
+            Box::new(OnlinePageOracle {
+                learner: l.clone(),
+                batch: Vec::new(),
+            }) as Box<dyn PageOracle>
+        }),
+    };
+    FrozenRun {
+        hook,
+        model: format!("online sgd twl 2, horizon {horizon}, refit per {every} labels"),
+        model_file: "online".into(),
+        cost,
+        online: Some(learner),
+    }
 }
 
 /// Load `--frozen-model` for `--placement`: the engine's hook, or a usage error naming the
@@ -83,6 +236,7 @@ pub struct FrozenRun {
 pub fn frozen_run(
     placement: Option<EnginePlacement>,
     model: Option<&Path>,
+    seed: u64,
 ) -> Result<Option<FrozenRun>> {
     let (base, classes) = match (placement, model) {
         (Some(EnginePlacement::Frozen(b, n)), _) => (b, n),
@@ -99,6 +253,9 @@ pub fn frozen_run(
             EnginePlacement::Frozen(base, classes).name()
         )));
     };
+    if let Some(spec) = online_spec(path)? {
+        return Ok(Some(online_run((base, classes), spec, seed)));
+    }
     let m =
         Model::load(path).map_err(|e| usage(format!("--frozen-model {}: {e}", path.display())))?;
     if m.twl.get() > 2 {
@@ -127,6 +284,7 @@ pub fn frozen_run(
         model: name,
         model_file: path.display().to_string(),
         cost,
+        online: None,
     }))
 }
 
@@ -143,6 +301,9 @@ pub struct FrozenReport {
     pub secs_per_256mib: f64,
     /// The paper's budget for it.
     pub budget_secs_per_256mib: f64,
+    /// Online learning (`--frozen-model online`): refits, training CPU, samples, the
+    /// current model's held-out metrics.
+    pub online: Option<OnlineReport>,
 }
 
 /// SepFrozen's report of a run (None without `--frozen-model`); the placement's per-class
@@ -161,6 +322,11 @@ pub fn report(frozen: Option<&FrozenRun>) -> Option<FrozenReport> {
             inference: c,
             secs_per_256mib: c.secs_per_256mib(),
             budget_secs_per_256mib: BUDGET_SECS_PER_256MIB,
+            online: f.online.as_ref().map(|l| {
+                l.lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .report()
+            }),
         }
     })
 }
@@ -178,5 +344,28 @@ pub fn print(f: &FrozenReport) {
         1e3 * f.secs_per_256mib,
         1e3 * f.budget_secs_per_256mib,
         c.cpu_secs
+    );
+    if let Some(o) = &f.online {
+        print_online(o);
+    }
+}
+
+fn print_online(o: &OnlineReport) {
+    let pct = |x: Option<f64>| x.map_or_else(|| "-".to_owned(), |v| format!("{:.1}%", 100.0 * v));
+    let held = o.held_out.unwrap_or_default();
+    println!(
+        "sepfrozen online (horizon {}): {} refits ({} failed), training {:.3} s CPU; labeled {} frozen / {} not frozen (window {}, {} pending); current model on its held-out labels: accuracy {}, recall {}, FPR {} ({} samples)",
+        o.horizon,
+        o.refits,
+        o.failed_refits,
+        o.train_cpu_secs,
+        o.labeled_frozen,
+        o.labeled_not_frozen,
+        o.window,
+        o.pending,
+        pct(held.accuracy),
+        pct(held.recall),
+        pct(held.fpr),
+        held.confusion.total()
     );
 }
