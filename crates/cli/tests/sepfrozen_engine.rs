@@ -412,14 +412,23 @@ fn tpcc_with_online_sepfrozen_refits_and_is_consistent() {
         assert!(o["train_cpu_secs"].as_f64().unwrap() > 0.0, "{o}");
         assert!(o["labeled_frozen"].as_u64().unwrap() > 0, "{o}");
         assert!(o["labeled_not_frozen"].as_u64().unwrap() > 0, "{o}");
-        assert!(o["window"].as_u64().unwrap() <= 2000, "the window is bounded: {o}");
+        assert!(
+            o["window"].as_u64().unwrap() <= 2000,
+            "the window is bounded: {o}"
+        );
         let acc = o["held_out"]["accuracy"].as_f64().unwrap();
         assert!((0.0..=1.0).contains(&acc), "{o}");
         assert!(
             gc > 0 && judged >= gc && judged - gc <= gc / 100,
             "{scheme}: GC must move pages, each judged: {gc} moved, {judged} judged"
         );
-        assert!(frozen > 0, "{scheme}: the refit model judged no page frozen");
-        assert!(into_frozen > 0, "{scheme}: nothing went to the frozen class");
+        assert!(
+            frozen > 0,
+            "{scheme}: the refit model judged no page frozen"
+        );
+        assert!(
+            into_frozen > 0,
+            "{scheme}: nothing went to the frozen class"
+        );
     }
 }

@@ -90,7 +90,10 @@ impl OnlineTrainer {
     #[must_use]
     pub fn new(cfg: OnlineConfig) -> Self {
         assert!(cfg.capacity > 0 && cfg.retrain_every > 0 && cfg.max_epochs > 0);
-        assert!((0.0..1.0).contains(&cfg.holdout), "a held-out share in [0, 1)");
+        assert!(
+            (0.0..1.0).contains(&cfg.holdout),
+            "a held-out share in [0, 1)"
+        );
         Self {
             window: VecDeque::with_capacity(cfg.capacity),
             cfg,

@@ -466,7 +466,12 @@ impl OnlineLearner {
             }
         }
         assert_eq!(out.len(), windows.len(), "one verdict per page");
-        record(&self.cost, windows.len(), out, ((self.clock)() - t0).max(0.0));
+        record(
+            &self.cost,
+            windows.len(),
+            out,
+            ((self.clock)() - t0).max(0.0),
+        );
     }
 
     /// The learner's counts now.
@@ -743,9 +748,16 @@ mod online_tests {
         let now = stream(&shared, 4000);
         let r = shared.0.lock().unwrap().0.report();
         assert_eq!(r.refits, 0, "refits wait for GC");
-        assert!(r.labeled_frozen > 500 && r.labeled_not_frozen > 2000, "{r:?}");
+        assert!(
+            r.labeled_frozen > 500 && r.labeled_not_frozen > 2000,
+            "{r:?}"
+        );
         assert!(r.window == 1024 && r.pending > 0, "{r:?}");
-        assert_eq!(gc(&mut place, &[hot, cold], now), [2, 5], "refit, then judged");
+        assert_eq!(
+            gc(&mut place, &[hot, cold], now),
+            [2, 5],
+            "refit, then judged"
+        );
         let r = shared.0.lock().unwrap().0.report();
         assert_eq!((r.refits, r.failed_refits), (1, 0));
         let acc = r.held_out.and_then(|m| m.accuracy).unwrap();

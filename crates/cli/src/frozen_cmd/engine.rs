@@ -10,20 +10,21 @@
 //! the batch's thread CPU time to the shared [`InferenceCost`] (seconds per 256 MiB of victim,
 //! the paper's unit and budget of 0.05 s).
 //!
-//! `--frozen-model online[:HORIZON]` learns during the run instead (no offline step):
+//! `--frozen-model online[:HORIZON[:EVERY[:FEATURES]]]` learns during the run instead (no
+//! offline step):
 //! [`OnlineFeed`], attached as the engine's write observer, hands every user write (with
 //! its header records) and every free to one `nowa_frozen::oracle::OnlineLearner`, which
 //! labels versions by their observed outcome (rewritten or freed within HORIZON DB page
 //! writes: not frozen; still valid after it: frozen); [`OnlinePageOracle`] refits it at
-//! GC when enough new labels arrived and judges the victim; nothing is frozen before the
-//! first fit.
+//! GC when EVERY new labels arrived and judges the victim; nothing is frozen before the
+//! first fit. By default the model reads every HR field but WT (see `default_features`).
 
 use crate::placement_flags::EnginePlacement;
 use crate::usage;
 use anyhow::Result;
 use nowa_engine::{Engine, FrozenHook, PageOracle, PageWrite, PageWriteKind, WriteObserver};
 use nowa_frozen::oracle::{record, CostHandle, InferenceCost, OnlineLearner, OnlineReport};
-use nowa_frozen::{HrWindow, Model};
+use nowa_frozen::{FeatureSet, HrWindow, Model, OnlineConfig};
 use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -140,9 +141,27 @@ pub const DEFAULT_HORIZON: u64 = 65_536;
 /// The online learner's default new labels per refit (its window holds twice as many).
 pub const DEFAULT_REFIT_EVERY: u64 = 16_384;
 
-/// `--frozen-model online[:HORIZON[:EVERY]]`: the horizon (DB page writes) and the new
-/// labels per refit, or None for a model file.
-fn online_spec(path: &Path) -> Result<Option<(u64, usize)>> {
+/// `--frozen-model online[:HORIZON[:EVERY[:FEATURES]]]`, parsed.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct OnlineSpec {
+    /// DB page writes a version must stay valid to be labeled frozen.
+    horizon: u64,
+    /// New labels per refit.
+    every: usize,
+    /// HR fields the model reads.
+    features: FeatureSet,
+}
+
+/// The online model's default HR fields: all but WT. WT is the DB-written-page timer: with
+/// it a model fit on horizon labels learns "written more than HORIZON writes ago", SepBIT's
+/// own age rule (measured in docs/sepfrozen.md, "Online retraining in the engine").
+fn default_features() -> FeatureSet {
+    use nowa_frozen::Feature::{Ac, Ai, Mc, Mi, Vd};
+    FeatureSet::of(&[Vd, Ai, Mi, Ac, Mc]).expect("five features")
+}
+
+/// `--frozen-model online[:HORIZON[:EVERY[:FEATURES]]]`, or None for a model file.
+fn online_spec(path: &Path) -> Result<Option<OnlineSpec>> {
     let Some(s) = path.to_str() else {
         return Ok(None);
     };
@@ -155,7 +174,7 @@ fn online_spec(path: &Path) -> Result<Option<(u64, usize)>> {
     }
     let bad = |what: &str, e: &dyn std::fmt::Display| {
         usage(format!(
-            "--frozen-model {s}: {what}: {e} (online[:HORIZON[:EVERY]])"
+            "--frozen-model {s}: {what}: {e} (online[:HORIZON[:EVERY[:FEATURES]]])"
         ))
     };
     let horizon = match parts.next() {
@@ -167,10 +186,19 @@ fn online_spec(path: &Path) -> Result<Option<(u64, usize)>> {
         Some(n) => nowa_units::parse_count_in(n, 16, 1 << 22)
             .map_err(|e| bad("the labels per refit", &e))?,
     };
+    let features = match parts.next() {
+        None => default_features(),
+        Some(f) => f.parse().map_err(|e| bad("the features", &e))?,
+    };
     if let Some(x) = parts.next() {
         return Err(bad("one field too many", &x));
     }
-    Ok(Some((horizon, usize::try_from(every).expect("bounded above"))))
+    let every = usize::try_from(every).expect("bounded above");
+    Ok(Some(OnlineSpec {
+        horizon,
+        every,
+        features,
+    }))
 }
 
 /// Attach the run's write observers to `engine`: the write log (`--record-writes`) and the
@@ -197,14 +225,21 @@ pub fn attach(
     }
 }
 
-/// The hook and run of online learning with `horizon` and a refit per `every` labels,
-/// seeded by `seed`.
+/// The hook and run of online learning as `spec` says, seeded by `seed`.
 fn online_run(
     (base, classes): (nowa_engine::FrozenBase, u16),
-    (horizon, every): (u64, usize),
+    spec: OnlineSpec,
     seed: u64,
 ) -> FrozenRun {
-    let cfg = OnlineLearner::engine_config(seed, every);
+    let OnlineSpec {
+        horizon,
+        every,
+        features,
+    } = spec;
+    let cfg = OnlineConfig {
+        features,
+        ..OnlineLearner::engine_config(seed, every)
+    };
     let (learner, cost) = OnlineLearner::new(cfg, horizon, nowa_units::cpu::thread_cpu_secs);
     let learner: Learner = Arc::new(Mutex::new(learner));
     let l = learner.clone();
@@ -220,7 +255,9 @@ fn online_run(
     };
     FrozenRun {
         hook,
-        model: format!("online sgd twl 2, horizon {horizon}, refit per {every} labels"),
+        model: format!(
+            "online sgd twl 2 on {features}, horizon {horizon}, refit per {every} labels"
+        ),
         model_file: "online".into(),
         cost,
         online: Some(learner),
@@ -322,11 +359,10 @@ pub fn report(frozen: Option<&FrozenRun>) -> Option<FrozenReport> {
             inference: c,
             secs_per_256mib: c.secs_per_256mib(),
             budget_secs_per_256mib: BUDGET_SECS_PER_256MIB,
-            online: f.online.as_ref().map(|l| {
-                l.lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .report()
-            }),
+            online: f
+                .online
+                .as_ref()
+                .map(|l| l.lock().unwrap_or_else(PoisonError::into_inner).report()),
         }
     })
 }
@@ -368,4 +404,39 @@ fn print_online(o: &OnlineReport) {
         pct(held.fpr),
         held.confusion.total()
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(s: &str) -> Option<OnlineSpec> {
+        online_spec(Path::new(s)).unwrap()
+    }
+
+    #[test]
+    fn online_specs_parse_with_their_defaults() {
+        let d = spec("online").unwrap();
+        assert_eq!((d.horizon, d.every), (DEFAULT_HORIZON, 16_384));
+        assert_eq!(d.features.to_string(), "vd,ai,mi,ac,mc");
+        let s = spec("online:4k:512:all").unwrap();
+        assert_eq!((s.horizon, s.every), (4000, 512));
+        assert_eq!(s.features, FeatureSet::ALL);
+        assert_eq!(spec("online:100").unwrap().every, 16_384);
+        assert_eq!(spec("m.json"), None, "a model file");
+        assert_eq!(
+            spec("online.json"),
+            None,
+            "a file whose name starts with online"
+        );
+        for bad in [
+            "online:",
+            "online:0",
+            "online:1:15",
+            "online:1:16:zz",
+            "online:1:16:vd:x",
+        ] {
+            assert!(online_spec(Path::new(bad)).is_err(), "{bad}");
+        }
+    }
 }
