@@ -317,6 +317,17 @@ impl OutcomeTracker {
         Some((w, false))
     }
 
+    /// A new version of `page` (records `w`) was written at `now`: `out` gets the label of
+    /// the version it ends (not frozen, if still pending), then of every version that
+    /// reached the horizon (frozen); the new version is tracked.
+    pub fn write(&mut self, page: u64, w: HrWindow, now: u64, mut out: impl FnMut(HrWindow, bool)) {
+        if let Some((old, f)) = self.invalidated(page, now) {
+            out(old, f);
+        }
+        self.track(page, w, now);
+        self.expire(now, out);
+    }
+
     /// Versions alive for `horizon` ticks at `now` become frozen samples, handed to `out`.
     pub fn expire(&mut self, now: u64, mut out: impl FnMut(HrWindow, bool)) {
         while let Some(&(since, page, generation)) = self.queue.front() {

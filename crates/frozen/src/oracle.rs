@@ -291,14 +291,13 @@ impl FrozenOracle for OnlineOracle {
         self.h.init(geo);
     }
     fn on_user_write(&mut self, page: u64, ctx: &Ctx) {
-        if let Some((w, f)) = self.outcomes.invalidated(page, ctx.now) {
-            self.observe(w, f);
-        }
         self.h.on_user_write(page);
-        self.outcomes.track(page, self.h.window(page), ctx.now);
-        let mut expired = Vec::new();
-        self.outcomes.expire(ctx.now, |w, f| expired.push((w, f)));
-        for (w, f) in expired {
+        let mut labels = Vec::new();
+        self.outcomes
+            .write(page, self.h.window(page), ctx.now, |w, f| {
+                labels.push((w, f))
+            });
+        for (w, f) in labels {
             self.observe(w, f);
         }
     }
@@ -408,14 +407,11 @@ impl OnlineLearner {
     /// the horizon labeled frozen.
     pub fn user_write(&mut self, page: u64, records: PageHotness, wt: u64) {
         self.now = self.now.max(wt);
-        if let Some((w, f)) = self.outcomes.invalidated(page, self.now) {
-            self.label(w, f);
-        }
         let w = HrWindow::from_pair(records.current, records.last);
-        self.outcomes.track(page, w, self.now);
-        let mut expired = Vec::new();
-        self.outcomes.expire(self.now, |w, f| expired.push((w, f)));
-        for (w, f) in expired {
+        let mut labels = Vec::new();
+        self.outcomes
+            .write(page, w, self.now, |w, f| labels.push((w, f)));
+        for (w, f) in labels {
             self.label(w, f);
         }
     }
