@@ -255,6 +255,43 @@ fn ycsb_with_sepfrozen_moves_frozen_pages_and_keeps_every_record() {
     }
 }
 
+/// A tiny TPC-C run (1 warehouse, 3,000 transactions, 200 MiB of space) with SepFrozen
+/// `scheme` and `model`, checked: its `--json` result, consistency asserted.
+fn tpcc_checked(scheme: &str, model: &str) -> serde_json::Value {
+    let v = nowa_json(&[
+        "tpcc",
+        "-q",
+        "--device",
+        "mem",
+        "--warehouses",
+        "1",
+        "--threads",
+        "1",
+        "--transactions",
+        "3000",
+        "--write-path",
+        "oop",
+        "--space-limit",
+        "200MiB",
+        "--placement",
+        scheme,
+        "--frozen-model",
+        model,
+        "--check",
+        "--json",
+        "--seed",
+        "3",
+    ]);
+    assert!(
+        v["consistency"]["violations"]
+            .as_array()
+            .unwrap()
+            .is_empty(),
+        "{scheme}"
+    );
+    v
+}
+
 #[test]
 fn tpcc_with_sepfrozen_is_consistent() {
     let dir = tempfile::tempdir().unwrap();
@@ -263,37 +300,7 @@ fn tpcc_with_sepfrozen_is_consistent() {
         ("sepfrozen-bit", FrozenBase::Bit),
         ("sepfrozen-dac", FrozenBase::Dac),
     ] {
-        let v = nowa_json(&[
-            "tpcc",
-            "-q",
-            "--device",
-            "mem",
-            "--warehouses",
-            "1",
-            "--threads",
-            "1",
-            "--transactions",
-            "3000",
-            "--write-path",
-            "oop",
-            "--space-limit",
-            "200MiB",
-            "--placement",
-            scheme,
-            "--frozen-model",
-            &model,
-            "--check",
-            "--json",
-            "--seed",
-            "3",
-        ]);
-        assert!(
-            v["consistency"]["violations"]
-                .as_array()
-                .unwrap()
-                .is_empty(),
-            "{scheme}"
-        );
+        let v = tpcc_checked(scheme, &model);
         let gc = v["engine"]["gc_page_writes"].as_u64().unwrap();
         let (judged, frozen, into_frozen) = frozen_figures(&v, base);
         eprintln!("tpcc {scheme}: {gc} GC page writes, {frozen} of {judged} judged frozen, {into_frozen} into the frozen class");
@@ -369,37 +376,7 @@ fn tpcc_with_online_sepfrozen_refits_and_is_consistent() {
         ("sepfrozen-bit", FrozenBase::Bit),
         ("sepfrozen-dac", FrozenBase::Dac),
     ] {
-        let v = nowa_json(&[
-            "tpcc",
-            "-q",
-            "--device",
-            "mem",
-            "--warehouses",
-            "1",
-            "--threads",
-            "1",
-            "--transactions",
-            "3000",
-            "--write-path",
-            "oop",
-            "--space-limit",
-            "200MiB",
-            "--placement",
-            scheme,
-            "--frozen-model",
-            "online:2000:1000",
-            "--check",
-            "--json",
-            "--seed",
-            "3",
-        ]);
-        assert!(
-            v["consistency"]["violations"]
-                .as_array()
-                .unwrap()
-                .is_empty(),
-            "{scheme}"
-        );
+        let v = tpcc_checked(scheme, "online:2000:1000");
         let gc = v["engine"]["gc_page_writes"].as_u64().unwrap();
         let (judged, frozen, into_frozen) = frozen_figures(&v, base);
         let o = &v["frozen"]["online"];
