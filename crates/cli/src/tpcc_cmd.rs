@@ -367,9 +367,7 @@ pub fn run_cmd(a: TpccArgs) -> Result<()> {
         nowa_engine::EngineError::Config(m) => usage(format!("--capacity / --pool: {m}")),
         e => anyhow::Error::new(e).context("creating the engine"),
     })?;
-    if let Some(l) = &wlog {
-        l.attach(&eng)?;
-    }
+    crate::frozen_cmd::engine::attach(&eng, frozen.as_ref(), wlog.as_ref())?;
     print_banner(&a, pool_mib, dev.geometry().capacity >> 20, &pool_why);
     let store = EngineStore::new(eng, a.engine.durability);
     let tables = Tables::open(&store).context("creating the tables")?;

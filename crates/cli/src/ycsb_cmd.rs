@@ -178,7 +178,10 @@ pub(crate) struct OopFlags {
     pub(crate) placement: Option<crate::placement_flags::EnginePlacement>,
     /// Out of place, --placement sepfrozen-bit|sepfrozen-dac: the trained frozen-page model
     /// (`nowa frozen train`, TWL 1 or 2) that judges each DB GC victim's pages from the
-    /// hotness records in their headers.
+    /// hotness records in their headers; or `online[:HORIZON[:EVERY[:FEATURES]]]`: no model
+    /// file, an SGD model retrained during the run from the outcomes observed (a version
+    /// still valid HORIZON DB page writes after its write is frozen; default 64k, a refit
+    /// at GC per EVERY new labels, default 16k; FEATURES default vd,ai,mi,ac,mc).
     #[arg(long, value_name = "MODEL.json")]
     frozen_model: Option<PathBuf>,
     /// Out of place: DB GC victim policy (greedy, cost-benefit, cb-sepbit, fifo, ...).
@@ -328,7 +331,8 @@ pub(crate) fn oop_config(
         }
         return Ok((None, None));
     }
-    let frozen = crate::frozen_cmd::engine::frozen_run(o.placement, o.frozen_model.as_deref())?;
+    let frozen =
+        crate::frozen_cmd::engine::frozen_run(o.placement, o.frozen_model.as_deref(), seed)?;
     let placement = match o.placement {
         Some(EnginePlacement::Scheme(k)) => Some(k),
         _ => None,
@@ -613,9 +617,7 @@ pub fn run(a: YcsbArgs) -> Result<()> {
         )),
         e => anyhow::Error::new(e).context("creating the engine"),
     })?);
-    if let Some(l) = &wlog {
-        l.attach(&engine)?;
-    }
+    crate::frozen_cmd::engine::attach(&engine, frozen.as_ref(), wlog.as_ref())?;
     let Some(r) = load_and_run(&a, &engine, &spec, paced.as_deref())? else {
         engine.close().context("closing the engine")?;
         return Err(interrupted("during the load; nothing was measured"));

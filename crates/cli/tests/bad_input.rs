@@ -354,6 +354,23 @@ const CASES: &[(&str, &str)] = &[
         "--frozen-model",
     ),
     ("tpcc --frozen-model m.json", "--frozen-model"),
+    ("ycsb --frozen-model online", "--frozen-model"),
+    (
+        "ycsb --write-path oop --placement sepfrozen-bit --frozen-model online:0",
+        "--frozen-model",
+    ),
+    (
+        "ycsb --write-path oop --placement sepfrozen-bit --frozen-model online:abc",
+        "--frozen-model",
+    ),
+    (
+        "ycsb --write-path oop --placement sepfrozen-dac --frozen-model online:64k:8",
+        "--frozen-model",
+    ),
+    (
+        "tpcc --write-path oop --placement sepfrozen-bit --frozen-model online:1k:1k:1",
+        "--frozen-model",
+    ),
     (
         "tpcc --write-path oop --placement sepfrozen-dac",
         "--frozen-model",

@@ -5,7 +5,9 @@
 //! class (YCSB), with the trained one some pages are judged frozen (TPC-C); every record
 //! reads back (YCSB on a file: reopened here, the zone metadata checked against the mapping)
 //! and TPC-C's consistency conditions hold; a `kill -9` in the middle of a SepFrozen run loses no
-//! acknowledged write after reopening with SepFrozen on.
+//! acknowledged write after reopening with SepFrozen on. The same with `--frozen-model online`
+//! (no model file, retrained during the run): TPC-C refits, judges pages frozen and reports
+//! it; a `kill -9` in the middle of an online run loses nothing.
 #![expect(
     clippy::unwrap_used,
     reason = "test helpers fail the test by panicking"
@@ -253,6 +255,43 @@ fn ycsb_with_sepfrozen_moves_frozen_pages_and_keeps_every_record() {
     }
 }
 
+/// A tiny TPC-C run (1 warehouse, 3,000 transactions, 200 MiB of space) with SepFrozen
+/// `scheme` and `model`, checked: its `--json` result, consistency asserted.
+fn tpcc_checked(scheme: &str, model: &str) -> serde_json::Value {
+    let v = nowa_json(&[
+        "tpcc",
+        "-q",
+        "--device",
+        "mem",
+        "--warehouses",
+        "1",
+        "--threads",
+        "1",
+        "--transactions",
+        "3000",
+        "--write-path",
+        "oop",
+        "--space-limit",
+        "200MiB",
+        "--placement",
+        scheme,
+        "--frozen-model",
+        model,
+        "--check",
+        "--json",
+        "--seed",
+        "3",
+    ]);
+    assert!(
+        v["consistency"]["violations"]
+            .as_array()
+            .unwrap()
+            .is_empty(),
+        "{scheme}"
+    );
+    v
+}
+
 #[test]
 fn tpcc_with_sepfrozen_is_consistent() {
     let dir = tempfile::tempdir().unwrap();
@@ -261,37 +300,7 @@ fn tpcc_with_sepfrozen_is_consistent() {
         ("sepfrozen-bit", FrozenBase::Bit),
         ("sepfrozen-dac", FrozenBase::Dac),
     ] {
-        let v = nowa_json(&[
-            "tpcc",
-            "-q",
-            "--device",
-            "mem",
-            "--warehouses",
-            "1",
-            "--threads",
-            "1",
-            "--transactions",
-            "3000",
-            "--write-path",
-            "oop",
-            "--space-limit",
-            "200MiB",
-            "--placement",
-            scheme,
-            "--frozen-model",
-            &model,
-            "--check",
-            "--json",
-            "--seed",
-            "3",
-        ]);
-        assert!(
-            v["consistency"]["violations"]
-                .as_array()
-                .unwrap()
-                .is_empty(),
-            "{scheme}"
-        );
+        let v = tpcc_checked(scheme, &model);
         let gc = v["engine"]["gc_page_writes"].as_u64().unwrap();
         let (judged, frozen, into_frozen) = frozen_figures(&v, base);
         eprintln!("tpcc {scheme}: {gc} GC page writes, {frozen} of {judged} judged frozen, {into_frozen} into the frozen class");
@@ -303,12 +312,11 @@ fn tpcc_with_sepfrozen_is_consistent() {
     }
 }
 
-/// `kill -9` while SepFrozenBIT's GC runs under sync updates on a file, then reopen with
-/// SepFrozen on: every acknowledged update is there, the zone metadata agrees.
-#[test]
-fn kill_9_during_a_sepfrozen_run_loses_no_acknowledged_write() {
+/// `kill -9` while SepFrozenBIT's GC runs under sync updates on a file with `model`
+/// (a file or `online...`), then reopen with SepFrozen on: every acknowledged update is
+/// there, the zone metadata agrees.
+fn kill_9_and_verify(model: &str) {
     let dir = tempfile::tempdir().unwrap();
-    let model = train(dir.path());
     let img = dir.path().join("db.img");
     let ack = dir.path().join("ack.txt");
     let mut child = Command::new(env!("CARGO_BIN_EXE_nowa"))
@@ -327,7 +335,7 @@ fn kill_9_during_a_sepfrozen_run_loses_no_acknowledged_write() {
             "--placement",
             "sepfrozen-bit",
             "--frozen-model",
-            &model,
+            model,
         ])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -346,4 +354,58 @@ fn kill_9_during_a_sepfrozen_run_loses_no_acknowledged_write() {
     child.wait().unwrap();
     let acked = read_acks(&ack);
     reopen_and_verify(&img, FrozenBase::Bit, &acked);
+}
+
+#[test]
+fn kill_9_during_a_sepfrozen_run_loses_no_acknowledged_write() {
+    let dir = tempfile::tempdir().unwrap();
+    kill_9_and_verify(&train(dir.path()));
+}
+
+#[test]
+fn kill_9_during_an_online_sepfrozen_run_loses_no_acknowledged_write() {
+    kill_9_and_verify("online:2000:256");
+}
+
+/// TPC-C with `--frozen-model online`: no model file; the run labels versions by their
+/// outcome, refits at GC, judges pages frozen with the refit model, reports refits,
+/// training time, samples and held-out metrics, and passes TPC-C's consistency check.
+#[test]
+fn tpcc_with_online_sepfrozen_refits_and_is_consistent() {
+    for (scheme, base) in [
+        ("sepfrozen-bit", FrozenBase::Bit),
+        ("sepfrozen-dac", FrozenBase::Dac),
+    ] {
+        let v = tpcc_checked(scheme, "online:2000:1000");
+        let gc = v["engine"]["gc_page_writes"].as_u64().unwrap();
+        let (judged, frozen, into_frozen) = frozen_figures(&v, base);
+        let o = &v["frozen"]["online"];
+        eprintln!("tpcc online {scheme}: {gc} GC page writes, {frozen} of {judged} judged frozen, {into_frozen} into the frozen class; {o}");
+        assert_eq!(v["frozen"]["model_file"], "online");
+        assert_eq!(o["horizon"], 2000);
+        let refits = o["refits"].as_u64().unwrap();
+        assert!(refits > 0, "{scheme}: no refit: {o}");
+        assert_eq!(v["frozen"]["inference"]["retrains"].as_u64(), Some(refits));
+        assert!(o["train_cpu_secs"].as_f64().unwrap() > 0.0, "{o}");
+        assert!(o["labeled_frozen"].as_u64().unwrap() > 0, "{o}");
+        assert!(o["labeled_not_frozen"].as_u64().unwrap() > 0, "{o}");
+        assert!(
+            o["window"].as_u64().unwrap() <= 2000,
+            "the window is bounded: {o}"
+        );
+        let acc = o["held_out"]["accuracy"].as_f64().unwrap();
+        assert!((0.0..=1.0).contains(&acc), "{o}");
+        assert!(
+            gc > 0 && judged >= gc && judged - gc <= gc / 100,
+            "{scheme}: GC must move pages, each judged: {gc} moved, {judged} judged"
+        );
+        assert!(
+            frozen > 0,
+            "{scheme}: the refit model judged no page frozen"
+        );
+        assert!(
+            into_frozen > 0,
+            "{scheme}: nothing went to the frozen class"
+        );
+    }
 }

@@ -14,7 +14,7 @@
 //!   the previous weights and learning-rate clock in the first window's standardization.
 //!   Either way the result is the same [`Model`] type the placement code already uses.
 
-use crate::dataset::Dataset;
+use crate::dataset::{split, Dataset};
 use crate::error::FrozenError;
 use crate::features::{feature_count, FeatureSet, HrWindow, Standardization, Twl};
 use crate::model::{ClassifierKind, Model, ModelMetrics, Params, TrainingInfo, MODEL_FORMAT};
@@ -50,6 +50,9 @@ pub struct OnlineConfig {
     pub mode: OnlineMode,
     /// Seed of the SGD shuffles (mixed with the retrain count).
     pub seed: u64,
+    /// Share of the window held out of each refit (0: train on all of it) to measure the
+    /// new model on labels it did not see (`Model::metrics.test`).
+    pub holdout: f64,
 }
 
 impl Default for OnlineConfig {
@@ -62,6 +65,7 @@ impl Default for OnlineConfig {
             max_epochs: 20,
             mode: OnlineMode::Refit,
             seed: 42,
+            holdout: 0.0,
         }
     }
 }
@@ -86,6 +90,10 @@ impl OnlineTrainer {
     #[must_use]
     pub fn new(cfg: OnlineConfig) -> Self {
         assert!(cfg.capacity > 0 && cfg.retrain_every > 0 && cfg.max_epochs > 0);
+        assert!(
+            (0.0..1.0).contains(&cfg.holdout),
+            "a held-out share in [0, 1)"
+        );
         Self {
             window: VecDeque::with_capacity(cfg.capacity),
             cfg,
@@ -116,27 +124,38 @@ impl OnlineTrainer {
 
     /// Adds one labeled sample; retrains when due. Returns true when a new model is ready.
     ///
-    /// # Panics
-    /// Never (the window is kept within its capacity).
-    ///
     /// # Errors
     /// SGD divergence (the previous model stays).
     pub fn observe(&mut self, w: HrWindow, frozen: bool) -> Result<bool, FrozenError> {
+        self.push(w, frozen);
+        if !self.due() {
+            return Ok(false);
+        }
+        self.retrain()?;
+        Ok(true)
+    }
+
+    /// Adds one labeled sample without retraining (the engine refits later, at GC:
+    /// [`OnlineTrainer::due`]). The oldest sample leaves a full window.
+    ///
+    /// # Panics
+    /// Never (the window is kept within its capacity).
+    pub fn push(&mut self, w: HrWindow, frozen: bool) {
         if self.window.len() == self.cfg.capacity {
             self.window.pop_front();
         }
         self.window.push_back((w, frozen));
         assert!(self.window.len() <= self.cfg.capacity);
         self.since_retrain += 1;
-        if self.since_retrain < self.cfg.retrain_every {
-            return Ok(false);
-        }
-        let both = self.window.iter().any(|s| s.1) && self.window.iter().any(|s| !s.1);
-        if !both {
-            return Ok(false);
-        }
-        self.retrain()?;
-        Ok(true)
+    }
+
+    /// Whether `retrain_every` samples arrived since the last refit and the window holds
+    /// both labels.
+    #[must_use]
+    pub fn due(&self) -> bool {
+        self.since_retrain >= self.cfg.retrain_every
+            && self.window.iter().any(|s| s.1)
+            && self.window.iter().any(|s| !s.1)
     }
 
     fn raw_dataset(&self) -> Dataset {
@@ -147,26 +166,26 @@ impl OnlineTrainer {
         d
     }
 
-    /// Refits on the current window now.
+    /// Refits on the current window now (on its training share when `holdout` > 0; the
+    /// held-out share's metrics go to `metrics.test`).
     ///
     /// # Errors
-    /// [`FrozenError::OneClass`] if the window holds one label only; SGD divergence.
+    /// [`FrozenError::OneClass`] if the training samples hold one label only,
+    /// [`FrozenError::TooFewSamples`] if the window is too small to hold some out; SGD
+    /// divergence.
     pub fn retrain(&mut self) -> Result<&Model, FrozenError> {
-        let mut data = self.raw_dataset();
-        let rows: Vec<usize> = (0..data.len()).collect();
-        let (s, warm) = match (&self.model, self.cfg.mode) {
-            (Some(m), OnlineMode::Partial) => match &m.params {
-                Params::Linear { weights, intercept } => (
-                    m.standardization.clone(),
-                    Some((weights.clone(), *intercept)),
-                ),
-                Params::Tree { .. } => unreachable!("online models are linear"),
-            },
-            _ => (Standardization::fit(&data.x, data.d, &rows), None),
+        // A failed refit waits for `retrain_every` new samples too.
+        self.since_retrain = 0;
+        let raw = self.raw_dataset();
+        let round = self.cfg.seed ^ self.rounds.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let (mut data, test) = if self.cfg.holdout > 0.0 {
+            let (train, test) = split(raw.len(), self.cfg.holdout, round)?;
+            (raw.select(&train), Some(raw.select(&test)))
+        } else {
+            (raw, None)
         };
-        for row in data.x.chunks_exact_mut(data.d) {
-            s.apply(row);
-        }
+        let s = self.standardization(&data);
+        standardize(&mut data, &s);
         let positives = data.positives();
         if positives == 0 || positives == data.len() as u64 {
             return Err(FrozenError::OneClass {
@@ -178,12 +197,17 @@ impl OnlineTrainer {
             max_iter: self.cfg.max_epochs,
             ..SgdParams::default()
         };
-        let seed = sgd_seed(self.cfg.seed ^ self.rounds.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        let warm = match (&self.model, self.cfg.mode) {
+            (Some(m), OnlineMode::Partial) => match &m.params {
+                Params::Linear { weights, intercept } => Some((weights.clone(), *intercept)),
+                Params::Tree { .. } => unreachable!("online models are linear"),
+            },
+            _ => None,
+        };
         let warm_ref = warm.as_ref().map(|(w, b)| (w.as_slice(), *b, self.t));
-        let f = sgd::fit(&data.x, &data.y, data.d, &params, seed, warm_ref)?;
+        let f = sgd::fit(&data.x, &data.y, data.d, &params, sgd_seed(round), warm_ref)?;
         self.t = f.t;
         self.rounds += 1;
-        self.since_retrain = 0;
         let mut model = Model {
             format: MODEL_FORMAT,
             classifier: ClassifierKind::Sgd,
@@ -196,7 +220,7 @@ impl OnlineTrainer {
             },
             seed: self.cfg.seed,
             training: TrainingInfo {
-                samples: data.len() as u64,
+                samples: (data.len() + test.as_ref().map_or(0, Dataset::len)) as u64,
                 train: data.len() as u64,
                 train_frozen: positives,
                 epochs: f.epochs,
@@ -208,7 +232,30 @@ impl OnlineTrainer {
         };
         model.validate()?;
         model.metrics.train = evaluate(&model, &data).metrics();
+        if let Some(mut t) = test {
+            standardize(&mut t, &model.standardization);
+            model.metrics.test = evaluate(&model, &t).metrics();
+        }
         Ok(self.model.insert(model))
+    }
+
+    /// The standardization of a refit on `data`: the first fit's in partial mode, else
+    /// `data`'s own.
+    fn standardization(&self, data: &Dataset) -> Standardization {
+        match (&self.model, self.cfg.mode) {
+            (Some(m), OnlineMode::Partial) => m.standardization.clone(),
+            _ => {
+                let rows: Vec<usize> = (0..data.len()).collect();
+                Standardization::fit(&data.x, data.d, &rows)
+            }
+        }
+    }
+}
+
+/// z-score `data`'s rows in place.
+fn standardize(data: &mut Dataset, s: &Standardization) {
+    for row in data.x.chunks_exact_mut(data.d) {
+        s.apply(row);
     }
 }
 
@@ -268,6 +315,17 @@ impl OutcomeTracker {
         let (w, since, _) = self.pending.remove(&page)?;
         assert!(now >= since, "invalidated after being tracked");
         Some((w, false))
+    }
+
+    /// A new version of `page` (records `w`) was written at `now`: `out` gets the label of
+    /// the version it ends (not frozen, if still pending), then of every version that
+    /// reached the horizon (frozen); the new version is tracked.
+    pub fn write(&mut self, page: u64, w: HrWindow, now: u64, mut out: impl FnMut(HrWindow, bool)) {
+        if let Some((old, f)) = self.invalidated(page, now) {
+            out(old, f);
+        }
+        self.track(page, w, now);
+        self.expire(now, out);
     }
 
     /// Versions alive for `horizon` ticks at `now` become frozen samples, handed to `out`.

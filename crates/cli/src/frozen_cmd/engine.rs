@@ -9,15 +9,24 @@
 //! (`nowa_engine::page::hotness`), judges the whole batch with `Model::predict_into` and adds
 //! the batch's thread CPU time to the shared [`InferenceCost`] (seconds per 256 MiB of victim,
 //! the paper's unit and budget of 0.05 s).
+//!
+//! `--frozen-model online[:HORIZON[:EVERY[:FEATURES]]]` learns during the run instead (no
+//! offline step):
+//! [`OnlineFeed`], attached as the engine's write observer, hands every user write (with
+//! its header records) and every free to one `nowa_frozen::oracle::OnlineLearner`, which
+//! labels versions by their observed outcome (rewritten or freed within HORIZON DB page
+//! writes: not frozen; still valid after it: frozen); [`OnlinePageOracle`] refits it at
+//! GC when EVERY new labels arrived and judges the victim; nothing is frozen before the
+//! first fit. By default the model reads every HR field but WT (see `default_features`).
 
 use crate::placement_flags::EnginePlacement;
 use crate::usage;
 use anyhow::Result;
-use nowa_engine::{FrozenHook, PageOracle};
-use nowa_frozen::oracle::{record, CostHandle, InferenceCost};
-use nowa_frozen::{HrWindow, Model};
+use nowa_engine::{Engine, FrozenHook, PageOracle, PageWrite, PageWriteKind, WriteObserver};
+use nowa_frozen::oracle::{record, CostHandle, InferenceCost, OnlineLearner, OnlineReport};
+use nowa_frozen::{FeatureSet, HrWindow, Model, OnlineConfig};
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 /// The paper's inference budget: seconds per 256 MiB of victim pages.
 pub const BUDGET_SECS_PER_256MIB: f64 = 0.05;
@@ -61,6 +70,47 @@ impl PageOracle for ModelPageOracle {
     }
 }
 
+/// The run's online learner, shared by the oracles of every store and the write feed.
+type Learner = Arc<Mutex<OnlineLearner>>;
+
+/// The online learner judging page images at GC (see the module docs).
+pub struct OnlinePageOracle {
+    learner: Learner,
+    batch: Vec<HrWindow>,
+}
+
+impl PageOracle for OnlinePageOracle {
+    fn name(&self) -> String {
+        "online sgd twl 2".into()
+    }
+
+    fn predict(&mut self, pages: &[(u64, &[u8])], out: &mut Vec<bool>) {
+        self.batch.clear();
+        self.batch.extend(pages.iter().map(|(_, img)| {
+            let h = nowa_engine::page::hotness(img);
+            HrWindow::from_pair(h.current, h.last)
+        }));
+        let mut l = self.learner.lock().unwrap_or_else(PoisonError::into_inner);
+        l.predict(&self.batch, out);
+        assert_eq!(out.len(), pages.len(), "one verdict per victim page");
+    }
+}
+
+/// The engine's page writes, fed to the online learner (see the module docs).
+pub struct OnlineFeed(Learner);
+
+impl WriteObserver for OnlineFeed {
+    fn page_write(&self, w: &PageWrite) {
+        let mut l = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        match w.kind {
+            PageWriteKind::User => l.user_write(w.pid, w.records, w.records.current.wt()),
+            PageWriteKind::Free => l.freed(w.pid),
+            // A GC move keeps the version (its outcome is still pending).
+            _ => {}
+        }
+    }
+}
+
 fn model_name(m: &Model) -> String {
     format!("{} twl {}", m.classifier.name(), m.twl.get())
 }
@@ -72,6 +122,146 @@ pub struct FrozenRun {
     model: String,
     model_file: String,
     cost: CostHandle,
+    online: Option<Learner>,
+}
+
+impl FrozenRun {
+    /// The write observer the run attaches to its engine (online learning only).
+    #[must_use]
+    pub fn observer(&self) -> Option<Arc<dyn WriteObserver>> {
+        self.online
+            .as_ref()
+            .map(|l| Arc::new(OnlineFeed(l.clone())) as Arc<dyn WriteObserver>)
+    }
+}
+
+/// The online learner's default horizon in DB page writes (256 MiB of page writes).
+pub const DEFAULT_HORIZON: u64 = 65_536;
+
+/// The online learner's default new labels per refit (its window holds twice as many).
+pub const DEFAULT_REFIT_EVERY: u64 = 16_384;
+
+/// `--frozen-model online[:HORIZON[:EVERY[:FEATURES]]]`, parsed.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct OnlineSpec {
+    /// DB page writes a version must stay valid to be labeled frozen.
+    horizon: u64,
+    /// New labels per refit.
+    every: usize,
+    /// HR fields the model reads.
+    features: FeatureSet,
+}
+
+/// The online model's default HR fields: all but WT. WT is the DB-written-page timer: with
+/// it a model fit on horizon labels learns "written more than HORIZON writes ago", SepBIT's
+/// own age rule (measured in docs/sepfrozen.md, "Online retraining in the engine").
+fn default_features() -> FeatureSet {
+    use nowa_frozen::Feature::{Ac, Ai, Mc, Mi, Vd};
+    FeatureSet::of(&[Vd, Ai, Mi, Ac, Mc]).expect("five features")
+}
+
+/// `--frozen-model online[:HORIZON[:EVERY[:FEATURES]]]`, or None for a model file.
+fn online_spec(path: &Path) -> Result<Option<OnlineSpec>> {
+    let Some(s) = path.to_str() else {
+        return Ok(None);
+    };
+    let Some(rest) = s.strip_prefix("online") else {
+        return Ok(None);
+    };
+    let mut parts = rest.split(':');
+    if parts.next() != Some("") {
+        return Ok(None); // a file named online...
+    }
+    let bad = |what: &str, e: &dyn std::fmt::Display| {
+        usage(format!(
+            "--frozen-model {s}: {what}: {e} (online[:HORIZON[:EVERY[:FEATURES]]])"
+        ))
+    };
+    let horizon = match parts.next() {
+        None => DEFAULT_HORIZON,
+        Some(h) => nowa_units::parse_count_in(h, 1, 1 << 40).map_err(|e| bad("the horizon", &e))?,
+    };
+    let every = match parts.next() {
+        None => DEFAULT_REFIT_EVERY,
+        Some(n) => nowa_units::parse_count_in(n, 16, 1 << 22)
+            .map_err(|e| bad("the labels per refit", &e))?,
+    };
+    let features = match parts.next() {
+        None => default_features(),
+        Some(f) => f.parse().map_err(|e| bad("the features", &e))?,
+    };
+    if let Some(x) = parts.next() {
+        return Err(bad("one field too many", &x));
+    }
+    let every = usize::try_from(every).expect("bounded above");
+    Ok(Some(OnlineSpec {
+        horizon,
+        every,
+        features,
+    }))
+}
+
+/// Attach the run's write observers to `engine`: the write log (`--record-writes`) and the
+/// online learner's feed, either or both.
+///
+/// # Errors
+/// The engine's write path reports no page writes (in place).
+pub fn attach(
+    engine: &Engine,
+    frozen: Option<&FrozenRun>,
+    wlog: Option<&Arc<super::record::WriteLog>>,
+) -> Result<()> {
+    let feed = frozen.and_then(FrozenRun::observer);
+    match (wlog, feed) {
+        (Some(l), feed) => l.attach(engine, feed),
+        (None, Some(f)) => {
+            anyhow::ensure!(
+                engine.record_writes(f),
+                "--frozen-model online: the write path reports no page writes"
+            );
+            Ok(())
+        }
+        (None, None) => Ok(()),
+    }
+}
+
+/// The hook and run of online learning as `spec` says, seeded by `seed`.
+fn online_run(
+    (base, classes): (nowa_engine::FrozenBase, u16),
+    spec: OnlineSpec,
+    seed: u64,
+) -> FrozenRun {
+    let OnlineSpec {
+        horizon,
+        every,
+        features,
+    } = spec;
+    let cfg = OnlineConfig {
+        features,
+        ..OnlineLearner::engine_config(seed, every)
+    };
+    let (learner, cost) = OnlineLearner::new(cfg, horizon, nowa_units::cpu::thread_cpu_secs);
+    let learner: Learner = Arc::new(Mutex::new(learner));
+    let l = learner.clone();
+    let hook = FrozenHook {
+        base,
+        classes,
+        oracle: Arc::new(move || {
+            Box::new(OnlinePageOracle {
+                learner: l.clone(),
+                batch: Vec::new(),
+            }) as Box<dyn PageOracle>
+        }),
+    };
+    FrozenRun {
+        hook,
+        model: format!(
+            "online sgd twl 2 on {features}, horizon {horizon}, refit per {every} labels"
+        ),
+        model_file: "online".into(),
+        cost,
+        online: Some(learner),
+    }
 }
 
 /// Load `--frozen-model` for `--placement`: the engine's hook, or a usage error naming the
@@ -83,6 +273,7 @@ pub struct FrozenRun {
 pub fn frozen_run(
     placement: Option<EnginePlacement>,
     model: Option<&Path>,
+    seed: u64,
 ) -> Result<Option<FrozenRun>> {
     let (base, classes) = match (placement, model) {
         (Some(EnginePlacement::Frozen(b, n)), _) => (b, n),
@@ -99,6 +290,9 @@ pub fn frozen_run(
             EnginePlacement::Frozen(base, classes).name()
         )));
     };
+    if let Some(spec) = online_spec(path)? {
+        return Ok(Some(online_run((base, classes), spec, seed)));
+    }
     let m =
         Model::load(path).map_err(|e| usage(format!("--frozen-model {}: {e}", path.display())))?;
     if m.twl.get() > 2 {
@@ -127,6 +321,7 @@ pub fn frozen_run(
         model: name,
         model_file: path.display().to_string(),
         cost,
+        online: None,
     }))
 }
 
@@ -143,6 +338,9 @@ pub struct FrozenReport {
     pub secs_per_256mib: f64,
     /// The paper's budget for it.
     pub budget_secs_per_256mib: f64,
+    /// Online learning (`--frozen-model online`): refits, training CPU, samples, the
+    /// current model's held-out metrics.
+    pub online: Option<OnlineReport>,
 }
 
 /// SepFrozen's report of a run (None without `--frozen-model`); the placement's per-class
@@ -161,6 +359,10 @@ pub fn report(frozen: Option<&FrozenRun>) -> Option<FrozenReport> {
             inference: c,
             secs_per_256mib: c.secs_per_256mib(),
             budget_secs_per_256mib: BUDGET_SECS_PER_256MIB,
+            online: f
+                .online
+                .as_ref()
+                .map(|l| l.lock().unwrap_or_else(PoisonError::into_inner).report()),
         }
     })
 }
@@ -179,4 +381,62 @@ pub fn print(f: &FrozenReport) {
         1e3 * f.budget_secs_per_256mib,
         c.cpu_secs
     );
+    if let Some(o) = &f.online {
+        print_online(o);
+    }
+}
+
+fn print_online(o: &OnlineReport) {
+    let pct = |x: Option<f64>| x.map_or_else(|| "-".to_owned(), |v| format!("{:.1}%", 100.0 * v));
+    let held = o.held_out.unwrap_or_default();
+    println!(
+        "sepfrozen online (horizon {}): {} refits ({} failed), training {:.3} s CPU; labeled {} frozen / {} not frozen (window {}, {} pending); current model on its held-out labels: accuracy {}, recall {}, FPR {} ({} samples)",
+        o.horizon,
+        o.refits,
+        o.failed_refits,
+        o.train_cpu_secs,
+        o.labeled_frozen,
+        o.labeled_not_frozen,
+        o.window,
+        o.pending,
+        pct(held.accuracy),
+        pct(held.recall),
+        pct(held.fpr),
+        held.confusion.total()
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(s: &str) -> Option<OnlineSpec> {
+        online_spec(Path::new(s)).unwrap()
+    }
+
+    #[test]
+    fn online_specs_parse_with_their_defaults() {
+        let d = spec("online").unwrap();
+        assert_eq!((d.horizon, d.every), (DEFAULT_HORIZON, 16_384));
+        assert_eq!(d.features.to_string(), "vd,ai,mi,ac,mc");
+        let s = spec("online:4k:512:all").unwrap();
+        assert_eq!((s.horizon, s.every), (4000, 512));
+        assert_eq!(s.features, FeatureSet::ALL);
+        assert_eq!(spec("online:100").unwrap().every, 16_384);
+        assert_eq!(spec("m.json"), None, "a model file");
+        assert_eq!(
+            spec("online.json"),
+            None,
+            "a file whose name starts with online"
+        );
+        for bad in [
+            "online:",
+            "online:0",
+            "online:1:15",
+            "online:1:16:zz",
+            "online:1:16:vd:x",
+        ] {
+            assert!(online_spec(Path::new(bad)).is_err(), "{bad}");
+        }
+    }
 }

@@ -54,13 +54,22 @@ impl WriteLog {
         }))
     }
 
-    /// Record `engine`'s page writes from now on.
+    /// Record `engine`'s page writes from now on (and hand each one to `also` too).
     ///
     /// # Errors
     /// The engine's write path records no write log (in place).
-    pub fn attach(self: &Arc<Self>, engine: &Engine) -> Result<()> {
+    pub fn attach(
+        self: &Arc<Self>,
+        engine: &Engine,
+        also: Option<Arc<dyn WriteObserver>>,
+    ) -> Result<()> {
         self.lock().base = Some(engine.stats());
-        if !engine.record_writes(Arc::clone(self) as Arc<dyn WriteObserver>) {
+        let me = Arc::clone(self) as Arc<dyn WriteObserver>;
+        let obs = match also {
+            Some(o) => Arc::new(Tee([me, o])) as Arc<dyn WriteObserver>,
+            None => me,
+        };
+        if !engine.record_writes(obs) {
             bail!("--record-writes: only the out-of-place write path records a write log (add --write-path oop)");
         }
         Ok(())
@@ -124,6 +133,17 @@ impl WriteObserver for WriteLog {
             if let Err(e) = writer.append(&r) {
                 s.error = Some(e);
             }
+        }
+    }
+}
+
+/// Two observers of one engine (the engine attaches one), in order.
+struct Tee([Arc<dyn WriteObserver>; 2]);
+
+impl WriteObserver for Tee {
+    fn page_write(&self, w: &PageWrite) {
+        for o in &self.0 {
+            o.page_write(w);
         }
     }
 }

@@ -8,6 +8,11 @@
 //! the HRs from each image's header). The DB GC then reads all valid pages of its victims
 //! first, hands the images of each victim to the oracle through `on_victim_pages`, and moves
 //! the pages judged frozen to the frozen class.
+//!
+//! An online learner (the CLI's `--frozen-model online`, no offline model) is a
+//! [`PageOracle`] too: it learns from the store's write observer
+//! ([`WriteObserver`](crate::WriteObserver): every user write with its header records, every
+//! free, in mapping order) and refits inside `predict`, i.e. at GC, off the write path.
 
 use nowa_logspace::{Ctx, FrozenOracle, Placement, SepFrozen};
 use parking_lot::Mutex;
