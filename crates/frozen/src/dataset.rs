@@ -459,6 +459,9 @@ impl FeatureStats {
     ///
     /// # Errors
     /// The reader's errors.
+    ///
+    /// # Panics
+    /// Never, unless the file changes between the two passes.
     pub fn from_log(path: &Path) -> Result<[Self; 2], FrozenError> {
         let labels = Labels::from_log(path)?;
         let mut out = [Self::new(SampleKinds::User), Self::new(SampleKinds::Gc)];
