@@ -217,8 +217,9 @@ pub enum Encoding {
     Raw,
     /// The paper's WT-diff and VD-diff (§4.1): the WT slot of record `i` is
     /// `WT_i - WT_(i+1)` (the page's update interval; 0 for the window's oldest record and
-    /// when the older record is missing), the VD slot is `VD_i - VD_(i+1)` (the oldest
-    /// record keeps its VD); AI, MI, AC, MC as recorded. Nothing depends on when the run
+    /// when the older record is missing); the current record's VD slot is its VD (the level
+    /// a frozen page keeps), an older record's is the growth from it to the next newer one,
+    /// `VD_(i-1) - VD_i`; AI, MI, AC, MC as recorded. Nothing depends on when the run
     /// started, so a model transfers across run lengths, and a version's inputs are the same
     /// at its write and at any later GC.
     Diff,
@@ -380,7 +381,7 @@ pub fn extract_encoded(
             out[k] = match (f, older) {
                 (Feature::Wt, Some(o)) if !r.is_none() => wt_diff(r, o),
                 (Feature::Wt, _) => 0.0,
-                (Feature::Vd, Some(o)) => vd_diff(r, o),
+                (Feature::Vd, _) if i > 0 => vd_diff(&w.0[i - 1], r),
                 _ => f.value(r),
             };
             k += 1;
@@ -520,10 +521,10 @@ mod tests {
         let w = HrWindow::from_pair(cur, last);
         let mut out = vec![0.0; 12];
         extract_encoded(&w, FeatureSet::ALL, Twl::PAPER, Encoding::Diff, &mut out);
-        let want_cur = [60.0, 1000.0, cur.ai(), cur.mi(), 7.0, 2.0];
-        let want_last = [0.0, 3000.0, last.ai(), last.mi(), 5.0, 1.0];
-        assert_eq!(out[..6], want_cur, "WT-diff, VD-diff, the rest as recorded");
-        assert_eq!(out[6..], want_last, "the oldest record: no WT, its own VD");
+        let want_cur = [60.0, 4000.0, cur.ai(), cur.mi(), 7.0, 2.0];
+        let want_last = [0.0, 1000.0, last.ai(), last.mi(), 5.0, 1.0];
+        assert_eq!(out[..6], want_cur, "WT-diff, VD, the rest as recorded");
+        assert_eq!(out[6..], want_last, "the oldest record: no WT, VD-diff");
         let first = HrWindow::from_pair(cur, HotnessRecord::NONE);
         let mut one = vec![0.0; 2];
         let wt_vd: FeatureSet = "wt,vd".parse().unwrap();
@@ -536,7 +537,7 @@ mod tests {
         );
         assert_eq!(one, [0.0, 4000.0], "TWL 1 has no interval");
         extract_encoded(&first, wt_vd, Twl::PAPER, Encoding::Diff, &mut out[..4]);
-        assert_eq!(out[..4], [0.0, 4000.0, 0.0, 0.0], "a first write");
+        assert_eq!(out[..4], [0.0, 4000.0, 0.0, 4000.0], "a first write");
         let mut raw = vec![0.0; 12];
         extract_encoded(&w, FeatureSet::ALL, Twl::PAPER, Encoding::Raw, &mut raw);
         let mut plain = vec![0.0; 12];
