@@ -309,11 +309,7 @@ fn train(a: &TrainArgs) -> Result<()> {
     model.training.settings["read_cpu_seconds"] = read.0.into();
     model.training.settings["train_cpu_seconds"] = fit.0.into();
     if let Some(path) = &a.eval_writes {
-        let (other, _) = Dataset::from_log(path, &spec)
-            .with_context(|| format!("--eval-writes {}", path.display()))?;
-        let m = nowa_frozen::train::evaluate_raw(&model, &other).metrics();
-        model.training.settings["eval_writes"] = path.display().to_string().into();
-        model.training.settings["eval"] = serde_json::to_value(m)?;
+        eval_other(&mut model, &spec, path)?;
     }
     model
         .save(&a.out, a.force)
@@ -324,6 +320,16 @@ fn train(a: &TrainArgs) -> Result<()> {
         return Ok(());
     }
     report(a, &labels, &data, &model, read, fit);
+    Ok(())
+}
+
+/// Evaluates `model` on every sample of the log at `path`, into its training settings.
+fn eval_other(model: &mut Model, spec: &SampleSpec, path: &Path) -> Result<()> {
+    let (other, _) = Dataset::from_log(path, spec)
+        .with_context(|| format!("--eval-writes {}", path.display()))?;
+    let m = nowa_frozen::train::evaluate_raw(model, &other).metrics();
+    model.training.settings["eval_writes"] = path.display().to_string().into();
+    model.training.settings["eval"] = serde_json::to_value(m)?;
     Ok(())
 }
 

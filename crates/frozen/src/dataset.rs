@@ -416,6 +416,9 @@ impl FeatureStats {
     }
 
     /// Counts record `r` labeled `frozen` (ignored if not of the chosen kind).
+    ///
+    /// # Panics
+    /// Never (the counts only grow together).
     pub fn add(&mut self, r: &WriteRecord, frozen: bool) {
         if !self.kinds.takes(r.kind) {
             return;
@@ -425,6 +428,7 @@ impl FeatureStats {
         for (a, c) in self.acc.iter_mut().zip(&STAT_COLUMNS) {
             a.add((c.value)(r), y);
         }
+        assert!(self.frozen <= self.samples(), "frozen samples are samples");
     }
 
     /// Samples counted.
@@ -472,6 +476,10 @@ impl FeatureStats {
             i += 1;
         }
         assert_eq!(i, labels.len(), "both passes read the same records");
+        assert!(
+            out[0].samples() + out[1].samples() <= i as u64,
+            "one kind per record"
+        );
         Ok(out)
     }
 }

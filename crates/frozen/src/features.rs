@@ -367,6 +367,10 @@ pub fn extract_encoded(
     if encoding == Encoding::Raw {
         return extract(w, features, twl, out);
     }
+    assert!(
+        twl.get() <= MAX_TWL,
+        "a window holds at most MAX_TWL records"
+    );
     assert_eq!(
         out.len(),
         feature_count(features, twl),

@@ -125,7 +125,11 @@ pub struct Pearson {
 
 impl Pearson {
     /// Adds the pair `(x, y)`.
+    ///
+    /// # Panics
+    /// If either value is not finite.
     pub fn add(&mut self, x: f64, y: f64) {
+        assert!(x.is_finite() && y.is_finite(), "finite pairs only");
         self.n += 1;
         let n = as_f64(self.n);
         let dx = x - self.mean_x;
@@ -135,6 +139,7 @@ impl Pearson {
         self.m2x += dx * (x - self.mean_x);
         self.m2y += dy * (y - self.mean_y);
         self.cxy += dx * (y - self.mean_y);
+        assert!(self.m2x >= 0.0 && self.m2y >= 0.0, "sums of squares");
     }
 
     /// Pairs added.

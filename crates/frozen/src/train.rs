@@ -129,6 +129,7 @@ pub fn evaluate(model: &Model, data: &Dataset) -> Confusion {
 /// If `data`'s width is not the model's.
 #[must_use]
 pub fn evaluate_raw(model: &Model, data: &Dataset) -> Confusion {
+    assert_eq!(data.d, model.feature_count(), "the model's inputs");
     let rows: Vec<usize> = (0..data.len()).collect();
     evaluate(model, &standardized(data, &rows, &model.standardization))
 }
