@@ -12,8 +12,8 @@ use crate::usage;
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
 use nowa_frozen::{
-    ClassifierKind, Dataset, FeatureSet, HrWindow, Labels, LogWriter, Metrics, Model, SampleKinds,
-    SampleSpec, Synth, SynthConfig, TrainConfig, Twl, WriteKind,
+    ClassifierKind, Dataset, Encoding, FeatureSet, FeatureStats, HrWindow, Labels, LogWriter,
+    Metrics, Model, SampleKinds, SampleSpec, Synth, SynthConfig, TrainConfig, Twl, WriteKind,
 };
 use nowa_units::cpu::process_cpu_secs;
 use std::path::{Path, PathBuf};
@@ -31,6 +31,10 @@ enum FrozenSub {
     /// Train a frozen-page model on a write log (`--record-writes`), print accuracy, recall
     /// and false-positive rate on the held-out test split, and write MODEL.json.
     Train(TrainArgs),
+    /// Pearson correlation of each HR field (current and last record), WT-diff, VD-diff
+    /// and the age with the frozen label, for user writes and for GC moves (the paper's
+    /// §4.1 analysis).
+    Stats(StatsArgs),
     /// Write a synthetic write log (append pages that freeze, Zipf-hot pages updated
     /// forever), for trying the pipeline and timing it.
     Synth(SynthArgs),
@@ -79,6 +83,15 @@ struct TrainArgs {
     /// Share of samples held out for testing.
     #[arg(long, default_value = "25%", value_parser = flags::fraction(0.0, true, 1.0, true))]
     test_fraction: f64,
+    /// Feature encoding: diff (WT and VD as differences between consecutive records, the
+    /// paper's WT-diff and VD-diff; transfers across run lengths) or raw (the absolute
+    /// timer, the only form of format-1 models).
+    #[arg(long, default_value = "diff", value_parser = parsed::<Encoding>())]
+    encoding: Encoding,
+    /// Evaluate the model on every sample of another write log too (trained on one run,
+    /// deployed in the next).
+    #[arg(long, value_name = "FILE")]
+    eval_writes: Option<PathBuf>,
     /// Leave out samples in the last fraction of the log's timer range (labels there are
     /// "frozen" mostly because the log ends). 0 = the paper's exact labels.
     #[arg(long, default_value = "0", value_parser = flags::fraction(0.0, false, 0.99, false))]
@@ -91,6 +104,16 @@ struct TrainArgs {
     #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u8).range(1..=30))]
     tree_depth: u8,
     /// Print the model's training summary and metrics as JSON instead of the report.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args, Debug)]
+struct StatsArgs {
+    /// The write log.
+    #[arg(long, value_name = "FILE")]
+    writes: PathBuf,
+    /// Print the rows as JSON.
     #[arg(long)]
     json: bool,
 }
@@ -146,12 +169,61 @@ struct BenchArgs {
 pub fn run(a: FrozenArgs) -> Result<()> {
     match a.sub {
         FrozenSub::Train(t) => train(&t),
+        FrozenSub::Stats(s) => stats(&s),
         FrozenSub::Synth(s) => synth(&s),
         FrozenSub::Bench(b) => bench(&b),
         FrozenSub::Replay(r) => replay::run(&r),
         FrozenSub::Figures(f) => figures::run_figures(&f),
         FrozenSub::FromTrace(t) => from_trace::run(&t),
     }
+}
+
+fn stats(a: &StatsArgs) -> Result<()> {
+    if !a.writes.exists() {
+        return Err(usage(format!(
+            "--writes {}: no such file",
+            a.writes.display()
+        )));
+    }
+    let both = FeatureStats::from_log(&a.writes)
+        .with_context(|| format!("--writes {}", a.writes.display()))?;
+    if a.json {
+        let out: Vec<_> = both
+            .iter()
+            .zip(["user", "gc"])
+            .map(|(s, k)| {
+                serde_json::json!({ "samples": k, "count": s.samples(),
+                    "frozen": s.frozen(), "rows": s.rows() })
+            })
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&out)?);
+        return Ok(());
+    }
+    let r3 = |v: Option<f64>| v.map_or_else(|| "-".to_owned(), |x| format!("{x:+.4}"));
+    let [user, gc] = &both;
+    println!(
+        "Pearson r with the frozen label: user writes {} ({} frozen), GC moves {} ({} frozen)",
+        user.samples(),
+        user.frozen(),
+        gc.samples(),
+        gc.frozen()
+    );
+    println!(
+        "{:<12} {:>9} {:>9} {:>14} {:>14}",
+        "column", "r user", "r GC", "mean user", "paper r"
+    );
+    for (u, g) in user.rows().iter().zip(gc.rows()) {
+        let mean = u.mean.map_or_else(|| "-".to_owned(), |m| format!("{m:.1}"));
+        println!(
+            "{:<12} {:>9} {:>9} {:>14} {:>14}",
+            u.name,
+            r3(u.r),
+            r3(g.r),
+            mean,
+            r3(u.paper)
+        );
+    }
+    Ok(())
 }
 
 fn refuse_existing(flag: &str, path: &Path, force: bool) -> Result<()> {
@@ -184,6 +256,12 @@ fn metrics_line(m: &Metrics) -> String {
 
 fn train(a: &TrainArgs) -> Result<()> {
     refuse_existing("--out", &a.out, a.force)?;
+    if let Some(e) = a.eval_writes.as_ref().filter(|e| !e.exists()) {
+        return Err(usage(format!(
+            "--eval-writes {}: no such file",
+            e.display()
+        )));
+    }
     if !a.writes.exists() {
         return Err(usage(format!(
             "--writes {}: no such file",
@@ -195,6 +273,7 @@ fn train(a: &TrainArgs) -> Result<()> {
         twl: Twl::new(a.twl).context("--twl is checked by clap")?,
         kinds: a.samples,
         exclude_tail: a.exclude_tail,
+        encoding: a.encoding,
     };
     let default_cap = (a.classifier == ClassifierKind::Tree).then_some(500_000);
     let cfg = TrainConfig {
@@ -209,12 +288,13 @@ fn train(a: &TrainArgs) -> Result<()> {
         ..TrainConfig::default()
     };
     eprintln!(
-        "nowa frozen train: seed {}, log {}, {} with TWL {} on {} ({} samples)",
+        "nowa frozen train: seed {}, log {}, {} with TWL {} on {} ({} encoding, {} samples)",
         a.seed,
         a.writes.display(),
         a.classifier.name(),
         a.twl,
         a.features,
+        a.encoding.name(),
         format!("{:?}", a.samples).to_lowercase()
     );
     let (cpu0, wall0) = (process_cpu_secs(), Instant::now());
@@ -228,6 +308,9 @@ fn train(a: &TrainArgs) -> Result<()> {
     let fit = (cpu2 - cpu1, (wall2 - wall1).as_secs_f64());
     model.training.settings["read_cpu_seconds"] = read.0.into();
     model.training.settings["train_cpu_seconds"] = fit.0.into();
+    if let Some(path) = &a.eval_writes {
+        eval_other(&mut model, &spec, path)?;
+    }
     model
         .save(&a.out, a.force)
         .with_context(|| format!("--out {}", a.out.display()))?;
@@ -237,6 +320,16 @@ fn train(a: &TrainArgs) -> Result<()> {
         return Ok(());
     }
     report(a, &labels, &data, &model, read, fit);
+    Ok(())
+}
+
+/// Evaluates `model` on every sample of the log at `path`, into its training settings.
+fn eval_other(model: &mut Model, spec: &SampleSpec, path: &Path) -> Result<()> {
+    let (other, _) = Dataset::from_log(path, spec)
+        .with_context(|| format!("--eval-writes {}", path.display()))?;
+    let m = nowa_frozen::train::evaluate_raw(model, &other).metrics();
+    model.training.settings["eval_writes"] = path.display().to_string().into();
+    model.training.settings["eval"] = serde_json::to_value(m)?;
     Ok(())
 }
 
@@ -299,6 +392,11 @@ fn report(
     );
     println!("test:  {}", metrics_line(&m.metrics.test));
     println!("train: {}", metrics_line(&m.metrics.train));
+    if let Some(e) = t.settings.get("eval") {
+        if let Ok(e) = serde_json::from_value::<Metrics>(e.clone()) {
+            println!("eval (all samples of --eval-writes): {}", metrics_line(&e));
+        }
+    }
     println!("model: {}", a.out.display());
 }
 

@@ -513,6 +513,16 @@ const CASES: &[(&str, &str)] = &[
     ("ssdiq sim --lat-time -1", "--lat-time"),
     ("ssdiq sim --sweep-time 0", "--sweep-time"),
     ("ssdiq sim:1GiB --dry-run --bs 1GiB", "--bs"),
+    ("frozen stats", "--writes"),
+    ("frozen stats --writes /nonexistent/w.log", "--writes"),
+    (
+        "frozen train --writes /nonexistent/w.log --out /nonexistent/m.json --encoding abs",
+        "--encoding",
+    ),
+    (
+        "frozen train --writes /nonexistent/w.log --out /nonexistent/m.json --eval-writes /nonexistent/e.log",
+        "--eval-writes",
+    ),
 ];
 
 /// How one line ended.

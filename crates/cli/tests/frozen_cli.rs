@@ -369,3 +369,55 @@ fn replay_every_scheme_and_refuse_bad_flags() {
         ],
     ]);
 }
+
+#[test]
+fn stats_and_the_encodings() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("w.log");
+    let log = log.to_str().unwrap();
+    stdout(&[
+        "frozen",
+        "synth",
+        "--out",
+        log,
+        "--writes",
+        "20k",
+        "--hot-pages",
+        "1k",
+    ]);
+    let s = stdout(&["frozen", "stats", "--writes", log]);
+    assert!(s.contains("user writes 20000"), "{s}");
+    for col in ["wt_diff", "vd_diff", "age", "+0.7369"] {
+        assert!(s.contains(col), "{col}: {s}");
+    }
+    let j: serde_json::Value =
+        serde_json::from_str(&stdout(&["frozen", "stats", "--writes", log, "--json"])).unwrap();
+    assert_eq!(j[0]["samples"], "user");
+    assert_eq!(j[0]["rows"].as_array().unwrap().len(), 16);
+    let raw = dir.path().join("raw.json");
+    let diff = dir.path().join("diff.json");
+    for (m, enc) in [(&raw, "raw"), (&diff, "diff")] {
+        let t = stdout(&[
+            "frozen",
+            "train",
+            "--writes",
+            log,
+            "--out",
+            m.to_str().unwrap(),
+            "--encoding",
+            enc,
+            "--eval-writes",
+            log,
+        ]);
+        assert!(
+            t.contains("eval (all samples of --eval-writes): accuracy"),
+            "{t}"
+        );
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(m).unwrap()).unwrap();
+        assert_eq!(
+            (v["format"].as_u64(), v["encoding"].as_str()),
+            (Some(2), Some(enc))
+        );
+    }
+}

@@ -6,9 +6,13 @@
 //! first. A free forgets the page's history (its id may be reused by a new page).
 
 use crate::error::FrozenError;
-use crate::features::{extract, feature_count, FeatureSet, HrWindow, Twl, MAX_TWL};
+use crate::features::{
+    extract_encoded, feature_count, vd_diff, wt_diff, Encoding, Feature, FeatureSet, HrWindow, Twl,
+    MAX_TWL,
+};
 use crate::hotness::HotnessRecord;
 use crate::label::Labels;
+use crate::metrics::Pearson;
 use crate::writelog::{LogReader, WriteKind, WriteRecord};
 use rand::rngs::SmallRng;
 use rand::seq::SliceRandom;
@@ -65,6 +69,8 @@ pub struct SampleSpec {
     /// Leave out records in the last `exclude_tail` fraction of the log's timer range (their
     /// labels are mostly "frozen" only because the log ends). 0 = the paper's exact labels.
     pub exclude_tail: f64,
+    /// How records become inputs ([`Encoding::Diff`] by default).
+    pub encoding: Encoding,
 }
 
 impl Default for SampleSpec {
@@ -74,6 +80,7 @@ impl Default for SampleSpec {
             twl: Twl::PAPER,
             kinds: SampleKinds::User,
             exclude_tail: 0.0,
+            encoding: Encoding::Diff,
         }
     }
 }
@@ -133,10 +140,25 @@ impl Dataset {
     /// # Panics
     /// If the dataset's width is not `feature_count(features, twl)`.
     pub fn push(&mut self, w: &HrWindow, frozen: bool, features: FeatureSet, twl: Twl) {
+        self.push_encoded(w, frozen, features, twl, Encoding::Raw);
+    }
+
+    /// Appends the sample of `w` in `encoding`, labeled `frozen`.
+    ///
+    /// # Panics
+    /// If the dataset's width is not `feature_count(features, twl)`.
+    pub fn push_encoded(
+        &mut self,
+        w: &HrWindow,
+        frozen: bool,
+        features: FeatureSet,
+        twl: Twl,
+        encoding: Encoding,
+    ) {
         assert_eq!(feature_count(features, twl), self.d, "dataset width");
         let at = self.x.len();
         self.x.resize(at + self.d, 0.0);
-        extract(w, features, twl, &mut self.x[at..]);
+        extract_encoded(w, features, twl, encoding, &mut self.x[at..]);
         self.y.push(frozen);
         assert_eq!(self.x.len(), self.y.len() * self.d);
     }
@@ -236,8 +258,8 @@ impl<'a> Builder<'a> {
         };
         if self.spec.kinds.takes(r.kind) && r.timer <= self.tail_from {
             let w = HrWindow([r.hr_current, r.hr_last, tail[0], tail[1]]);
-            self.data
-                .push(&w, self.labels.frozen(i), self.spec.features, self.spec.twl);
+            let (f, t, e) = (self.spec.features, self.spec.twl, self.spec.encoding);
+            self.data.push_encoded(&w, self.labels.frozen(i), f, t, e);
         }
         if deep {
             match r.kind {
@@ -264,6 +286,202 @@ struct PageHistory {
     tail: [HotnessRecord; MAX_TWL - 2],
     /// The version's `hr_last`.
     last: HotnessRecord,
+}
+
+/// One column of [`FeatureStats`]: a name, the paper's Pearson correlation with the frozen
+/// label where it states one, and how to compute it from a record.
+struct StatColumn {
+    name: &'static str,
+    paper: Option<f64>,
+    value: fn(&WriteRecord) -> f64,
+}
+
+const STAT_COLUMNS: [StatColumn; 16] = [
+    StatColumn {
+        name: "wt",
+        paper: None,
+        value: |r| Feature::Wt.value(&r.hr_current),
+    },
+    StatColumn {
+        name: "vd",
+        paper: None,
+        value: |r| Feature::Vd.value(&r.hr_current),
+    },
+    StatColumn {
+        name: "ai",
+        paper: Some(0.5021),
+        value: |r| Feature::Ai.value(&r.hr_current),
+    },
+    StatColumn {
+        name: "mi",
+        paper: Some(0.4937),
+        value: |r| Feature::Mi.value(&r.hr_current),
+    },
+    StatColumn {
+        name: "ac",
+        paper: Some(0.6374),
+        value: |r| Feature::Ac.value(&r.hr_current),
+    },
+    StatColumn {
+        name: "mc",
+        paper: Some(0.5695),
+        value: |r| Feature::Mc.value(&r.hr_current),
+    },
+    StatColumn {
+        name: "wt_last",
+        paper: None,
+        value: |r| Feature::Wt.value(&r.hr_last),
+    },
+    StatColumn {
+        name: "vd_last",
+        paper: None,
+        value: |r| Feature::Vd.value(&r.hr_last),
+    },
+    StatColumn {
+        name: "ai_last",
+        paper: None,
+        value: |r| Feature::Ai.value(&r.hr_last),
+    },
+    StatColumn {
+        name: "mi_last",
+        paper: None,
+        value: |r| Feature::Mi.value(&r.hr_last),
+    },
+    StatColumn {
+        name: "ac_last",
+        paper: None,
+        value: |r| Feature::Ac.value(&r.hr_last),
+    },
+    StatColumn {
+        name: "mc_last",
+        paper: None,
+        value: |r| Feature::Mc.value(&r.hr_last),
+    },
+    StatColumn {
+        name: "wt_diff",
+        paper: Some(0.7369),
+        value: |r| wt_diff(&r.hr_current, &r.hr_last),
+    },
+    StatColumn {
+        name: "vd_diff",
+        paper: Some(0.7948),
+        value: |r| vd_diff(&r.hr_current, &r.hr_last),
+    },
+    StatColumn {
+        name: "first_write",
+        paper: None,
+        value: |r| if r.hr_last.is_none() { 1.0 } else { 0.0 },
+    },
+    StatColumn {
+        name: "age",
+        paper: None,
+        #[expect(clippy::cast_precision_loss, reason = "ticks < 2^48")]
+        value: |r| r.timer.saturating_sub(r.hr_current.wt()) as f64,
+    },
+];
+
+/// One row of [`FeatureStats::rows`].
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct StatRow {
+    /// Column name (`wt`, `vd_diff`, `age`, ...).
+    pub name: &'static str,
+    /// Pearson correlation with the frozen label (`None`: constant column).
+    pub r: Option<f64>,
+    /// The column's mean.
+    pub mean: Option<f64>,
+    /// The paper's correlation, where it gives one.
+    pub paper: Option<f64>,
+}
+
+/// Pearson correlations of HR fields and derived columns with the frozen label, over the
+/// records of one kind: the current record's six fields, HR_last's six, WT-diff and
+/// VD-diff (the paper's §4.1 analysis), whether the write is the page's first, and the age
+/// (timer - WT_current: 0 for user writes; how long the version has lived, for GC moves).
+#[derive(Clone, Debug)]
+pub struct FeatureStats {
+    kinds: SampleKinds,
+    acc: [Pearson; STAT_COLUMNS.len()],
+    frozen: u64,
+}
+
+impl FeatureStats {
+    /// Empty statistics over records of `kinds`.
+    #[must_use]
+    pub fn new(kinds: SampleKinds) -> Self {
+        Self {
+            kinds,
+            acc: [Pearson::default(); STAT_COLUMNS.len()],
+            frozen: 0,
+        }
+    }
+
+    /// Counts record `r` labeled `frozen` (ignored if not of the chosen kind).
+    ///
+    /// # Panics
+    /// Never (the counts only grow together).
+    pub fn add(&mut self, r: &WriteRecord, frozen: bool) {
+        if !self.kinds.takes(r.kind) {
+            return;
+        }
+        let y = if frozen { 1.0 } else { 0.0 };
+        self.frozen += u64::from(frozen);
+        for (a, c) in self.acc.iter_mut().zip(&STAT_COLUMNS) {
+            a.add((c.value)(r), y);
+        }
+        assert!(self.frozen <= self.samples(), "frozen samples are samples");
+    }
+
+    /// Samples counted.
+    #[must_use]
+    pub fn samples(&self) -> u64 {
+        self.acc[0].count()
+    }
+
+    /// Frozen samples counted.
+    #[must_use]
+    pub fn frozen(&self) -> u64 {
+        self.frozen
+    }
+
+    /// One row per column, in a fixed order.
+    #[must_use]
+    pub fn rows(&self) -> Vec<StatRow> {
+        self.acc
+            .iter()
+            .zip(&STAT_COLUMNS)
+            .map(|(a, c)| StatRow {
+                name: c.name,
+                r: a.r(),
+                mean: a.mean_x(),
+                paper: c.paper,
+            })
+            .collect()
+    }
+
+    /// The statistics of the log at `path`, for user writes and for GC moves (reads it
+    /// twice: labels, then records).
+    ///
+    /// # Errors
+    /// The reader's errors.
+    ///
+    /// # Panics
+    /// Never, unless the file changes between the two passes.
+    pub fn from_log(path: &Path) -> Result<[Self; 2], FrozenError> {
+        let labels = Labels::from_log(path)?;
+        let mut out = [Self::new(SampleKinds::User), Self::new(SampleKinds::Gc)];
+        let mut reader = LogReader::open(path)?;
+        let mut i = 0;
+        while let Some(r) = reader.next_record()? {
+            out.iter_mut().for_each(|s| s.add(&r, labels.frozen(i)));
+            i += 1;
+        }
+        assert_eq!(i, labels.len(), "both passes read the same records");
+        assert!(
+            out[0].samples() + out[1].samples() <= i as u64,
+            "one kind per record"
+        );
+        Ok(out)
+    }
 }
 
 /// Seeded split: shuffles `0..n` and returns (train, test) with
@@ -343,6 +561,7 @@ mod tests {
         let spec = SampleSpec {
             features: "wt".parse().unwrap(),
             twl: Twl::new(4).unwrap(),
+            encoding: Encoding::Raw,
             ..SampleSpec::default()
         };
         let (d, _) = Dataset::from_records(&log, &spec);
@@ -352,6 +571,15 @@ mod tests {
         assert_eq!(d.row(2), [3.0, 2.0, 1.0, 0.0]);
         assert_eq!(d.row(3), [4.0, 0.0, 0.0, 0.0]);
         assert_eq!(d.y, [false, false, true, false], "page 6 was freed");
+        let diff = SampleSpec {
+            encoding: Encoding::Diff,
+            ..spec
+        };
+        let (dd, _) = Dataset::from_records(&log, &diff);
+        assert_eq!(dd.row(0), [0.0; 4], "a first write has no interval");
+        assert_eq!(dd.row(1), [1.0, 0.0, 0.0, 0.0]);
+        assert_eq!(dd.row(2), [1.0, 1.0, 0.0, 0.0], "intervals, oldest slot 0");
+        assert_eq!(dd.row(3), [0.0; 4]);
         let gc = SampleSpec {
             kinds: SampleKinds::Gc,
             ..spec
@@ -386,5 +614,57 @@ mod tests {
         assert_eq!(all, (0..100).collect::<Vec<_>>());
         assert_eq!(split(10, 0.25, 1).unwrap().1.len(), 3, "ceil(2.5)");
         assert!(split(1, 0.25, 1).is_err());
+    }
+
+    #[test]
+    fn feature_stats_on_a_toy_set_with_known_correlation() {
+        // Frozen iff i % 4 == 0. VD is 3000 for frozen versions, 1000 otherwise: r(vd) = 1.
+        // WT-diff is 500 or 100 plus a known disturbance, checked against the formula.
+        let mut st = FeatureStats::new(SampleKinds::User);
+        let (mut xs, mut ys) = (Vec::new(), Vec::new());
+        for i in 0..1000u64 {
+            let frozen = i % 4 == 0;
+            let wt = 10_000 + 7 * i;
+            let gap = if frozen { 500 } else { 100 } + (i * 37) % 300;
+            let mut r = rec(wt, i, WriteKind::User, 0, 0);
+            r.hr_current = HotnessRecord::new(wt, if frozen { 3000 } else { 1000 }, 0.0, 0.0, 1, 1);
+            r.hr_last = HotnessRecord::new(wt - gap, 500, 0.0, 0.0, 1, 1);
+            st.add(&r, frozen);
+            let mut moved = r;
+            moved.kind = WriteKind::Gc;
+            st.add(&moved, !frozen);
+            xs.push(gap as f64);
+            ys.push(if frozen { 1.0 } else { 0.0 });
+        }
+        assert_eq!(
+            (st.samples(), st.frozen()),
+            (1000, 250),
+            "GC moves left out"
+        );
+        let rows = st.rows();
+        let get = |n: &str| rows.iter().find(|r| r.name == n).unwrap();
+        assert!((get("vd").r.unwrap() - 1.0).abs() < 1e-12);
+        assert!(
+            (get("vd_diff").r.unwrap() - 1.0).abs() < 1e-12,
+            "VD_last is constant"
+        );
+        assert_eq!(get("vd_last").r, None, "a constant column");
+        assert_eq!(get("vd_diff").paper, Some(0.7948));
+        let n = 1000.0;
+        let (mx, my) = (xs.iter().sum::<f64>() / n, ys.iter().sum::<f64>() / n);
+        let sxy: f64 = xs.iter().zip(&ys).map(|(x, y)| (x - mx) * (y - my)).sum();
+        let sxx: f64 = xs.iter().map(|x| (x - mx) * (x - mx)).sum();
+        let syy: f64 = ys.iter().map(|y| (y - my) * (y - my)).sum();
+        let want = sxy / (sxx * syy).sqrt();
+        assert!(want > 0.5 && want < 0.99, "a partial correlation: {want}");
+        assert!((get("wt_diff").r.unwrap() - want).abs() < 1e-12);
+        assert_eq!(get("age").r, None, "user writes are written now");
+        let mut first = rec(5, 1, WriteKind::User, 5, 0);
+        first.hr_current = HotnessRecord::new(5, 100, 0.0, 0.0, 1, 1);
+        assert_eq!(
+            wt_diff(&first.hr_current, &first.hr_last),
+            0.0,
+            "no last record"
+        );
     }
 }

@@ -207,6 +207,52 @@ impl From<FeatureSet> for Vec<Feature> {
     }
 }
 
+/// How a window's records become model inputs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+#[non_exhaustive]
+pub enum Encoding {
+    /// Every field as recorded: WT is the absolute DB-written-page timer. The only form of
+    /// model-file format 1; its weights on WT tie a model to runs of the same length.
+    Raw,
+    /// The paper's WT-diff and VD-diff (§4.1): the WT slot of record `i` is
+    /// `WT_i - WT_(i+1)` (the page's update interval; 0 for the window's oldest record and
+    /// when the older record is missing); the current record's VD slot is its VD (the level
+    /// a frozen page keeps), an older record's is the growth from it to the next newer one,
+    /// `VD_(i-1) - VD_i`; AI, MI, AC, MC as recorded. Nothing depends on when the run
+    /// started, so a model transfers across run lengths, and a version's inputs are the same
+    /// at its write and at any later GC.
+    Diff,
+}
+
+impl Encoding {
+    /// The encoding of model files without one (format 1).
+    #[must_use]
+    pub fn format1() -> Self {
+        Self::Raw
+    }
+
+    /// Lower-case name (`raw`, `diff`).
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Raw => "raw",
+            Self::Diff => "diff",
+        }
+    }
+}
+
+impl FromStr for Encoding {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "raw" => Ok(Self::Raw),
+            "diff" => Ok(Self::Diff),
+            o => Err(format!("'{o}' is not raw or diff")),
+        }
+    }
+}
+
 /// The time window length: records per sample, 1..=4 (the paper's default is 2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(try_from = "u8", into = "u8")]
@@ -278,6 +324,70 @@ pub fn extract(w: &HrWindow, features: FeatureSet, twl: Twl, out: &mut [f64]) {
     for r in &w.0[..twl.get()] {
         for f in features.iter() {
             out[k] = f.value(r);
+            k += 1;
+        }
+    }
+    assert_eq!(k, out.len());
+}
+
+/// WT_current - WT_last in ticks (the page's last update interval; 0 on a first write,
+/// which has no HR_last). The paper's "WT-diff".
+#[must_use]
+pub fn wt_diff(current: &HotnessRecord, last: &HotnessRecord) -> f64 {
+    if last.is_none() {
+        return 0.0;
+    }
+    #[expect(
+        clippy::cast_precision_loss,
+        reason = "WT < 2^48 ticks: exact in an f64"
+    )]
+    let d = current.wt().saturating_sub(last.wt()) as f64;
+    d
+}
+
+/// VD_current - VD_last in bytes (growth of the page's valid data since its last write;
+/// VD_current on a first write). The paper's "VD-diff".
+#[must_use]
+pub fn vd_diff(current: &HotnessRecord, last: &HotnessRecord) -> f64 {
+    f64::from(current.vd()) - f64::from(last.vd())
+}
+
+/// Writes the feature vector of `w` in `encoding` into `out` (length [`feature_count`]);
+/// [`Encoding::Raw`] is [`extract`].
+///
+/// # Panics
+/// If `out` has another length.
+pub fn extract_encoded(
+    w: &HrWindow,
+    features: FeatureSet,
+    twl: Twl,
+    encoding: Encoding,
+    out: &mut [f64],
+) {
+    if encoding == Encoding::Raw {
+        return extract(w, features, twl, out);
+    }
+    assert!(
+        twl.get() <= MAX_TWL,
+        "a window holds at most MAX_TWL records"
+    );
+    assert_eq!(
+        out.len(),
+        feature_count(features, twl),
+        "feature buffer length"
+    );
+    let n = twl.get();
+    let mut k = 0;
+    for i in 0..n {
+        let r = &w.0[i];
+        let older = (i + 1 < n).then(|| &w.0[i + 1]);
+        for f in features.iter() {
+            out[k] = match (f, older) {
+                (Feature::Wt, Some(o)) if !r.is_none() => wt_diff(r, o),
+                (Feature::Wt, _) => 0.0,
+                (Feature::Vd, _) if i > 0 => vd_diff(&w.0[i - 1], r),
+                _ => f.value(r),
+            };
             k += 1;
         }
     }
@@ -406,5 +516,38 @@ mod tests {
         assert_eq!(row, [1.5 / 1.25f64.sqrt(), 0.0]);
         let only_two = Standardization::fit(&x, 2, &[1, 3]);
         assert_eq!(only_two.mean, [3.0, 5.0]);
+    }
+
+    #[test]
+    fn diff_encoding_by_hand() {
+        let cur = HotnessRecord::new(100, 4000, 0.0, 3.0, 7, 2);
+        let last = HotnessRecord::new(40, 3000, 1.0, 0.0, 5, 1);
+        let w = HrWindow::from_pair(cur, last);
+        let mut out = vec![0.0; 12];
+        extract_encoded(&w, FeatureSet::ALL, Twl::PAPER, Encoding::Diff, &mut out);
+        let want_cur = [60.0, 4000.0, cur.ai(), cur.mi(), 7.0, 2.0];
+        let want_last = [0.0, 1000.0, last.ai(), last.mi(), 5.0, 1.0];
+        assert_eq!(out[..6], want_cur, "WT-diff, VD, the rest as recorded");
+        assert_eq!(out[6..], want_last, "the oldest record: no WT, VD-diff");
+        let first = HrWindow::from_pair(cur, HotnessRecord::NONE);
+        let mut one = vec![0.0; 2];
+        let wt_vd: FeatureSet = "wt,vd".parse().unwrap();
+        extract_encoded(
+            &first,
+            wt_vd,
+            Twl::new(1).unwrap(),
+            Encoding::Diff,
+            &mut one,
+        );
+        assert_eq!(one, [0.0, 4000.0], "TWL 1 has no interval");
+        extract_encoded(&first, wt_vd, Twl::PAPER, Encoding::Diff, &mut out[..4]);
+        assert_eq!(out[..4], [0.0, 4000.0, 0.0, 4000.0], "a first write");
+        let mut raw = vec![0.0; 12];
+        extract_encoded(&w, FeatureSet::ALL, Twl::PAPER, Encoding::Raw, &mut raw);
+        let mut plain = vec![0.0; 12];
+        extract(&w, FeatureSet::ALL, Twl::PAPER, &mut plain);
+        assert_eq!(raw, plain);
+        assert_eq!("diff".parse::<Encoding>(), Ok(Encoding::Diff));
+        assert!("abs".parse::<Encoding>().is_err());
     }
 }

@@ -39,14 +39,14 @@ pub mod synth;
 pub mod train;
 pub mod writelog;
 
-pub use dataset::{Dataset, SampleKinds, SampleSpec};
+pub use dataset::{Dataset, FeatureStats, SampleKinds, SampleSpec};
 pub use error::FrozenError;
-pub use features::{Feature, FeatureSet, HrWindow, Standardization, Twl, MAX_TWL};
+pub use features::{Encoding, Feature, FeatureSet, HrWindow, Standardization, Twl, MAX_TWL};
 pub use hotness::{
     HotnessRecord, HotnessTracker, IntervalCode, PageHotness, HR_BYTES, PAGE_HR_BYTES,
 };
 pub use label::{LabelCounts, Labels, NEVER};
-pub use metrics::{Confusion, Metrics};
+pub use metrics::{Confusion, Metrics, Pearson};
 pub use model::{ClassifierKind, Model, Params};
 pub use online::{OnlineConfig, OnlineMode, OnlineTrainer, OutcomeTracker};
 pub use sgd::SgdParams;

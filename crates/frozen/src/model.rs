@@ -11,14 +11,17 @@
 use crate::classifiers::{walk, Node};
 use crate::error::FrozenError;
 use crate::features::MAX_FEATURES;
-use crate::features::{extract, feature_count, FeatureSet, HrWindow, Standardization, Twl};
+use crate::features::{
+    extract_encoded, feature_count, Encoding, FeatureSet, HrWindow, Standardization, Twl,
+};
 use crate::metrics::Metrics;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 use std::str::FromStr;
 
-/// Model file format version.
-pub const MODEL_FORMAT: u32 = 1;
+/// Model file format version: 2 adds `encoding` (format-1 files load as [`Encoding::Raw`],
+/// the only form they had).
+pub const MODEL_FORMAT: u32 = 2;
 
 /// Which classifier a model is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -118,6 +121,9 @@ pub struct Model {
     pub features: FeatureSet,
     /// Records per sample.
     pub twl: Twl,
+    /// How records become inputs (absent in format 1: raw).
+    #[serde(default = "Encoding::format1")]
+    pub encoding: Encoding,
     /// z-score parameters, one pair per feature.
     pub standardization: Standardization,
     /// Fitted parameters.
@@ -150,8 +156,11 @@ impl Model {
                 found,
             })
         };
-        if self.format != MODEL_FORMAT {
-            return bad("format", MODEL_FORMAT.into(), self.format.into());
+        if self.format != MODEL_FORMAT && self.format != 1 {
+            return bad("format (1 or 2)", MODEL_FORMAT.into(), self.format.into());
+        }
+        if self.format == 1 && self.encoding != Encoding::Raw {
+            return bad("raw encoding in a format-1 model", 1, 2);
         }
         let s = &self.standardization;
         if s.mean.len() as u64 != d || s.scale.len() as u64 != d {
@@ -229,7 +238,7 @@ impl Model {
         let d = self.feature_count();
         let mut buf = [0.0f64; MAX_FEATURES];
         let z = &mut buf[..d];
-        extract(w, self.features, self.twl, z);
+        extract_encoded(w, self.features, self.twl, self.encoding, z);
         self.standardization.apply(z);
         self.decide(z, proba)
     }
@@ -338,6 +347,7 @@ mod tests {
             classifier: ClassifierKind::Sgd,
             features: "vd".parse().unwrap(),
             twl: Twl::new(u8::try_from(d).unwrap()).unwrap(),
+            encoding: Encoding::Raw,
             standardization: Standardization {
                 mean: vec![1000.0; d],
                 scale: vec![500.0; d],
@@ -399,5 +409,35 @@ mod tests {
             }],
         };
         assert!(cyclic.validate().is_err(), "a child must follow its parent");
+    }
+
+    #[test]
+    fn format_1_files_load_as_raw_and_others_are_refused() {
+        let m = linear(vec![0.25, 1.0], -0.125);
+        let mut v = serde_json::to_value(&m).unwrap();
+        v["format"] = 1.into();
+        v.as_object_mut().unwrap().remove("encoding");
+        let old: Model = serde_json::from_value(v.clone()).unwrap();
+        old.validate().unwrap();
+        assert_eq!(
+            old.encoding,
+            Encoding::Raw,
+            "format 1 had the absolute WT only"
+        );
+        v["encoding"] = "diff".into();
+        let mixed: Model = serde_json::from_value(v.clone()).unwrap();
+        assert!(
+            mixed.validate().is_err(),
+            "format 1 never held a diff model"
+        );
+        v["format"] = 3.into();
+        let future: Model = serde_json::from_value(v).unwrap();
+        let e = future.validate().unwrap_err().to_string();
+        assert!(e.contains("format"), "{e}");
+        let mut diff = m;
+        diff.encoding = Encoding::Diff;
+        let text = serde_json::to_string(&diff).unwrap();
+        assert!(text.contains(r#""encoding":"diff""#), "{text}");
+        assert_eq!(serde_json::from_str::<Model>(&text).unwrap(), diff);
     }
 }

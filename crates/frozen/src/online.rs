@@ -213,6 +213,7 @@ impl OnlineTrainer {
             classifier: ClassifierKind::Sgd,
             features: self.cfg.features,
             twl: self.cfg.twl,
+            encoding: crate::features::Encoding::Raw,
             standardization: s,
             params: Params::Linear {
                 weights: f.weights,

@@ -602,6 +602,7 @@ mod header_tests {
             classifier: ClassifierKind::Sgd,
             features: "vd".parse().unwrap(),
             twl: Twl::new(2).unwrap(),
+            encoding: crate::features::Encoding::Raw,
             standardization: Standardization {
                 mean: vec![0.0; 2],
                 scale: vec![1.0; 2],

@@ -122,6 +122,18 @@ pub fn evaluate(model: &Model, data: &Dataset) -> Confusion {
     c
 }
 
+/// The confusion matrix of `model` on raw (not standardized) samples, e.g. all samples of
+/// another run's log ("trained on one run, deployed in the next").
+///
+/// # Panics
+/// If `data`'s width is not the model's.
+#[must_use]
+pub fn evaluate_raw(model: &Model, data: &Dataset) -> Confusion {
+    assert_eq!(data.d, model.feature_count(), "the model's inputs");
+    let rows: Vec<usize> = (0..data.len()).collect();
+    evaluate(model, &standardized(data, &rows, &model.standardization))
+}
+
 /// Trains a model on `data` (raw samples made with `spec` from a log of `log_records`
 /// records).
 ///
@@ -157,6 +169,7 @@ pub fn train(
         classifier: cfg.classifier,
         features: spec.features,
         twl: spec.twl,
+        encoding: spec.encoding,
         standardization: s,
         params,
         seed: cfg.seed,
@@ -172,6 +185,7 @@ pub fn train(
             settings: serde_json::json!({
                 "sample_kinds": spec.kinds,
                 "exclude_tail": spec.exclude_tail,
+                "encoding": spec.encoding,
                 "test_fraction": cfg.test_fraction,
                 "max_samples": cfg.max_samples,
                 "tree_depth": cfg.tree_depth,
