@@ -194,6 +194,8 @@ const CASES: &[(&str, &str)] = &[
     ("ycsb --values weird", "--values"),
     ("ycsb --workload Z", "--workload"),
     ("ycsb --workload AB", "--workload"),
+    ("ycsb --workload 100W", "--workload"),
+    ("ycsb --workload W --ops 0", "--ops"),
     ("ycsb --theta -1", "--theta"),
     ("ycsb --theta nan", "--theta"),
     ("ycsb --theta inf", "--theta"),
