@@ -498,6 +498,28 @@ const CASES: &[(&str, &str)] = &[
     ("ssdiq sim --lat-time -1", "--lat-time"),
     ("ssdiq sim --sweep-time 0", "--sweep-time"),
     ("ssdiq sim:1GiB --dry-run --bs 1GiB", "--bs"),
+    // frozen figures --engine (every line fails before any run)
+    ("frozen figures --workloads ycsb-50w", "--engine"),
+    ("frozen figures --force", "--engine"),
+    ("frozen figures --engine --workloads tpcc", "--workloads"),
+    (
+        "frozen figures --engine --workloads ycsb-50w,bogus",
+        "--workloads",
+    ),
+    ("frozen figures --engine --schemes fk", "--schemes"),
+    (
+        "frozen figures --engine --schemes sepbit,sepbit",
+        "--schemes",
+    ),
+    ("frozen figures --engine --warehouses 0", "--warehouses"),
+    (
+        "frozen figures --engine --transactions 10",
+        "--transactions",
+    ),
+    ("frozen figures --engine --records 0", "--records"),
+    ("frozen figures --engine --ops -5", "--ops"),
+    ("frozen figures --engine --writes x.log", "--writes"),
+    ("frozen figures --engine --no-synth", "--no-synth"),
 ];
 
 /// How one line ended.

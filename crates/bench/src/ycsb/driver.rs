@@ -337,6 +337,9 @@ mod tests {
         assert_eq!(ops_of(Mix::W), (0, 3000));
         let (reads, updates) = ops_of(Mix::A);
         assert_eq!(reads + updates, 3000);
-        assert!(reads > 1000 && updates > 1000, "A: {reads} reads, {updates} updates");
+        assert!(
+            reads > 1000 && updates > 1000,
+            "A: {reads} reads, {updates} updates"
+        );
     }
 }
