@@ -319,13 +319,16 @@ struct RunRow {
     wall_secs: f64,
 }
 
+/// A replay: the zone size in pages and one run per replay scheme.
+type Replay = (u32, Vec<SchemeRun>);
+
 /// A workload's results.
 struct WorkloadResult {
     workload: Workload,
     trained: Trained,
     runs: Vec<RunRow>,
     /// The replay of the SepBIT run's log (None without sepbit among the schemes).
-    replay: Option<(u32, Vec<SchemeRun>)>,
+    replay: Option<Replay>,
 }
 
 /// `nowa frozen figures --engine --out DIR`.
@@ -566,7 +569,7 @@ fn scheme_run(
     s: &EngineScheme,
     t: &Trained,
     prog: &mut Progress,
-) -> Result<(RunRow, Option<(u32, Vec<SchemeRun>)>)> {
+) -> Result<(RunRow, Option<Replay>)> {
     let log = log_path(p, &format!("{}-{}", w.name(), s.name))?;
     let mut args = w.args(&p.sizes, p.seed);
     args.extend(["--placement".into(), s.placement.into()]);
@@ -608,12 +611,7 @@ fn scheme_run(
 
 /// The replay of `log` with every replay scheme (the paper's, FK and FK-kmeans included) at
 /// the engine's zone size, GP 15%, SepBIT's cost-benefit victims.
-fn replay_log(
-    p: &Plan,
-    log: &Path,
-    zone_bytes: u64,
-    model: &Model,
-) -> Result<(u32, Vec<SchemeRun>)> {
+fn replay_log(p: &Plan, log: &Path, zone_bytes: u64, model: &Model) -> Result<Replay> {
     let cfg = config(
         zone_bytes,
         0.15,
