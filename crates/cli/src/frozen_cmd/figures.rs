@@ -666,10 +666,7 @@ fn online_figure(
                 rs,
             ]);
         }
-        groups.push((
-            b.to_owned(),
-            runs.iter().map(|r| r.2.waf).collect::<Vec<_>>(),
-        ));
+        groups.push((b.to_owned(), runs.iter().map(|r| r.2.waf).collect()));
     }
     csv.save(&a.out_dir(), "sepfrozen-online.csv")?;
     let cats = [
@@ -685,8 +682,6 @@ fn online_figure(
         categories: cats.map(String::from).to_vec(),
         groups,
     };
-    Ok(render_bar(
-        &chart,
-        &a.out_dir().join("sepfrozen-online.png"),
-    )?)
+    let png = a.out_dir().join("sepfrozen-online.png");
+    Ok(render_bar(&chart, &png)?)
 }
