@@ -2,6 +2,7 @@
 //! (docs/sepfrozen.md).
 
 pub mod engine;
+mod engine_figures;
 mod figures;
 mod from_trace;
 pub mod record;
@@ -47,7 +48,8 @@ enum FrozenSub {
     Replay(replay::ReplayArgs),
     /// The paper's figures that need no engine (schemes' WAF/FAR, configuration sweeps,
     /// classifiers, TWL, feature sets, online retraining) on a synthetic log and any
-    /// `--writes` logs: CSV + PNG under --out, a summary on stdout.
+    /// `--writes` logs: CSV + PNG under --out, a summary on stdout. With --engine: every
+    /// scheme run in the engine on the simulated ZNS SSD (TPC-C, YCSB 50%/100% writes).
     Figures(figures::FiguresArgs),
     /// Convert a block trace (in-place engine: LBA = page) to a write log, hotness records
     /// tracked per page from the trace's reads and writes.

@@ -139,23 +139,26 @@ struct Output {
     placement: Option<nowa_logspace::ClassReport>,
     /// `--frozen-model`: SepFrozen's model and its inference at GC.
     frozen: Option<crate::frozen_cmd::engine::FrozenReport>,
+    /// Out of place: the zone (GC unit) size in bytes (`--zone-size`, resolved on the device).
+    zone_bytes: Option<u64>,
 }
 
-/// The store builder of the flags, and SepFrozen's model when `--placement` asks for it.
-fn builder(
-    a: &TpccArgs,
-    dev: &dyn BlockDevice,
-    sim: Option<&SimConfig>,
-) -> Result<(Box<dyn StoreBuilder>, Option<FrozenRun>)> {
+/// A store builder, SepFrozen's model and the zone size out of place.
+type Built = (Box<dyn StoreBuilder>, Option<FrozenRun>, Option<u64>);
+
+/// The store builder of the flags, SepFrozen's model when `--placement` asks for it, and the
+/// zone size out of place.
+fn builder(a: &TpccArgs, dev: &dyn BlockDevice, sim: Option<&SimConfig>) -> Result<Built> {
     let (oop, frozen) = oop_config(&a.oop, a.op, a.seed)?;
-    let b: Box<dyn StoreBuilder> = match oop {
-        None => Box::new(in_place_store()),
+    let (b, zone): (Box<dyn StoreBuilder>, _) = match oop {
+        None => (Box::new(in_place_store()), None),
         Some(mut o) => {
-            o.zone_bytes = Some(zone_of(&a.oop, dev, sim)?);
-            Box::new(out_of_place_store(o))
+            let z = zone_of(&a.oop, dev, sim)?;
+            o.zone_bytes = Some(z);
+            (Box::new(out_of_place_store(o)), Some(z))
         }
     };
-    Ok((b, frozen))
+    Ok((b, frozen, zone))
 }
 
 /// The engine configuration and why the pool has its size (the rule of [`EngineFlags`], on
@@ -348,7 +351,7 @@ pub fn run_cmd(a: TpccArgs) -> Result<()> {
     let (dev, sim) = device(&a, &cfg)?;
     let pacing = a.pacing.pacing(&a.device)?;
     let (dev, paced) = nowa_bench::ycsb::pace(dev, pacing.as_ref());
-    let (b, frozen) = builder(&a, dev.as_ref(), sim.as_ref().map(|s| s.config()))?;
+    let (b, frozen, zone) = builder(&a, dev.as_ref(), sim.as_ref().map(|s| s.config()))?;
     if a.check_only {
         return check_only(&a, dev, cfg, &*b);
     }
@@ -379,6 +382,7 @@ pub fn run_cmd(a: TpccArgs) -> Result<()> {
     out.pacing = pacing;
     out.device_busy_secs = paced.map(|p| p.busy().as_secs_f64());
     out.frozen = crate::frozen_cmd::engine::report(frozen.as_ref());
+    out.zone_bytes = zone;
     let interrupted_run = nowa_bench::interrupt::requested();
     store.engine().close().context("closing the engine")?;
     crate::frozen_cmd::record::finish_flag(wlog.as_ref(), store.engine(), "nowa tpcc")?;
@@ -520,6 +524,7 @@ fn run_phase(
         device_busy_secs: None,
         placement: store.engine().class_report(),
         frozen: None,
+        zone_bytes: None,
     })
 }
 

@@ -37,7 +37,8 @@ pub struct YcsbArgs {
     /// random (incompressible).
     #[arg(long, default_value = "pattern", value_parser = flags::parsed::<ValueKind>())]
     values: ValueKind,
-    /// YCSB mix: A (50/50 read/update), B (95/5), C (read only), F (read-modify-write).
+    /// YCSB mix: A (50/50 read/update), B (95/5), C (read only), F (read-modify-write), W
+    /// (100% updates, Zipf keys as A: SepFrozen's "100% writes" YCSB).
     #[arg(long, default_value = "A", value_parser = flags::parsed::<Mix>())]
     workload: Mix,
     /// Zipf theta of key popularity (0 = uniform).

@@ -194,6 +194,8 @@ const CASES: &[(&str, &str)] = &[
     ("ycsb --values weird", "--values"),
     ("ycsb --workload Z", "--workload"),
     ("ycsb --workload AB", "--workload"),
+    ("ycsb --workload 100W", "--workload"),
+    ("ycsb --workload W --ops 0", "--ops"),
     ("ycsb --theta -1", "--theta"),
     ("ycsb --theta nan", "--theta"),
     ("ycsb --theta inf", "--theta"),
@@ -523,6 +525,28 @@ const CASES: &[(&str, &str)] = &[
         "frozen train --writes /nonexistent/w.log --out /nonexistent/m.json --eval-writes /nonexistent/e.log",
         "--eval-writes",
     ),
+    // frozen figures --engine (every line fails before any run)
+    ("frozen figures --workloads ycsb-50w", "--engine"),
+    ("frozen figures --force", "--engine"),
+    ("frozen figures --engine --workloads tpcc", "--workloads"),
+    (
+        "frozen figures --engine --workloads ycsb-50w,bogus",
+        "--workloads",
+    ),
+    ("frozen figures --engine --schemes fk", "--schemes"),
+    (
+        "frozen figures --engine --schemes sepbit,sepbit",
+        "--schemes",
+    ),
+    ("frozen figures --engine --warehouses 0", "--warehouses"),
+    (
+        "frozen figures --engine --transactions 10",
+        "--transactions",
+    ),
+    ("frozen figures --engine --records 0", "--records"),
+    ("frozen figures --engine --ops -5", "--ops"),
+    ("frozen figures --engine --writes x.log", "--writes"),
+    ("frozen figures --engine --no-synth", "--no-synth"),
 ];
 
 /// How one line ended.

@@ -290,3 +290,56 @@ fn record_ack(
             source,
         })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::run;
+    use crate::ycsb::{create_engine, load, Device, Mix, Stop, ValueKind, WritePath, YcsbSpec};
+    use nowa_engine::{Config, Durability};
+    use std::sync::Arc;
+
+    fn spec(mix: Mix) -> YcsbSpec {
+        YcsbSpec {
+            records: 2000,
+            value_size: 120,
+            value_kind: ValueKind::Pattern,
+            mix,
+            theta: 0.8,
+            threads: 1,
+            stop: Stop::Ops(3000),
+            durability: Durability::Async,
+            durable_every: None,
+            seed: 7,
+            interval_secs: 1.0,
+            engine: Config {
+                pool_bytes: 4 << 20,
+                ..Config::default()
+            },
+            store: WritePath::InPlace,
+            separate_wal: true,
+            ack_log: None,
+            pacing: None,
+        }
+    }
+
+    /// (reads, updates) of a 3,000-operation run of `mix`.
+    fn ops_of(mix: Mix) -> (u64, u64) {
+        let s = spec(mix);
+        let dev: Device = Arc::new(nowa_device::MemDevice::new(64 << 20));
+        let engine = Arc::new(create_engine(dev, &s).expect("engine"));
+        assert_eq!(load(&engine, &s, &|_| {}).expect("load"), s.records);
+        let r = run(engine, &s, &mut |_| {}).expect("run");
+        (r.read.count, r.update.count)
+    }
+
+    #[test]
+    fn mix_w_only_updates_while_a_also_reads() {
+        assert_eq!(ops_of(Mix::W), (0, 3000));
+        let (reads, updates) = ops_of(Mix::A);
+        assert_eq!(reads + updates, 3000);
+        assert!(
+            reads > 1000 && updates > 1000,
+            "A: {reads} reads, {updates} updates"
+        );
+    }
+}

@@ -42,6 +42,9 @@ pub enum Mix {
     C,
     /// 50% read, 50% read-modify-write.
     F,
+    /// 100% updates (blind writes, no reads), keys Zipf-chosen as in A: the "100% writes"
+    /// YCSB of SepFrozen (its "YCSB-100W"; YCSB-A is its "50W"). Not a YCSB core workload.
+    W,
 }
 
 impl std::str::FromStr for Mix {
@@ -52,8 +55,9 @@ impl std::str::FromStr for Mix {
             "B" => Ok(Mix::B),
             "C" => Ok(Mix::C),
             "F" => Ok(Mix::F),
+            "W" => Ok(Mix::W),
             _ => Err(format!(
-                "unknown YCSB workload '{s}' (expected A, B, C or F)"
+                "unknown YCSB workload '{s}' (expected A, B, C, F or W)"
             )),
         }
     }
@@ -67,6 +71,7 @@ impl Mix {
             Mix::A | Mix::F => 50,
             Mix::B => 95,
             Mix::C => 100,
+            Mix::W => 0,
         }
     }
 }
@@ -203,3 +208,26 @@ pub enum YcsbError {
 
 /// The device trait object type the driver works on.
 pub type Device = Arc<dyn BlockDevice>;
+
+#[cfg(test)]
+mod tests {
+    use super::Mix;
+
+    #[test]
+    fn every_mix_parses_in_either_case_and_w_reads_nothing() {
+        for (name, mix, reads) in [
+            ("A", Mix::A, 50),
+            ("b", Mix::B, 95),
+            ("C", Mix::C, 100),
+            ("f", Mix::F, 50),
+            ("W", Mix::W, 0),
+            ("w", Mix::W, 0),
+        ] {
+            assert_eq!(name.parse::<Mix>(), Ok(mix));
+            assert_eq!(mix.read_pct(), reads, "{name}");
+        }
+        for bad in ["", "D", "AW", "100W"] {
+            assert!(bad.parse::<Mix>().is_err(), "{bad}");
+        }
+    }
+}

@@ -1,6 +1,7 @@
 //! `nowa frozen figures`: the paper's figures that need no engine, on write logs available
 //! today (a synthetic log by default; any `--writes` log, e.g. one converted from a block
-//! trace). CSV and PNG per figure under `--out`, a summary on stdout.
+//! trace). CSV and PNG per figure under `--out`, a summary on stdout. With `--engine`, the
+//! figures of runs in the engine instead ([`super::engine_figures`]).
 
 use super::replay::{config, table};
 use crate::flags;
@@ -19,9 +20,17 @@ use std::path::{Path, PathBuf};
 
 #[derive(Args, Debug)]
 pub struct FiguresArgs {
-    /// Output directory (CSV + PNG, files named sepfrozen-*).
-    #[arg(long, default_value = "docs/figures")]
-    out: PathBuf,
+    /// Output directory (CSV + PNG, files named sepfrozen-*). Default: docs/figures, with
+    /// --engine docs/figures/sepfrozen-engine.
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Run the engine instead of replaying logs: every scheme in the engine's DB GC on the
+    /// simulated ZNS SSD for TPC-C (standard, steady) and YCSB (50% and 100% writes), a
+    /// model trained on a run of the next seed, FK replayed on the SepBIT run's writes.
+    #[arg(long, conflicts_with_all = ["writes", "train_writes", "no_synth", "synth_writes", "zone_size", "max_samples"])]
+    engine: bool,
+    #[command(flatten)]
+    engine_args: super::engine_figures::EngineFigArgs,
     /// More write logs to evaluate (repeatable), after the synthetic one; the sweeps and
     /// model figures use the first log.
     #[arg(long, value_name = "FILE")]
@@ -48,6 +57,15 @@ pub struct FiguresArgs {
     seed: u64,
 }
 
+impl FiguresArgs {
+    /// `--out` of the replay figures.
+    fn out_dir(&self) -> PathBuf {
+        self.out
+            .clone()
+            .unwrap_or_else(|| PathBuf::from("docs/figures"))
+    }
+}
+
 /// One evaluated log: its name, records, replay form and the model deployed on it.
 struct Workload {
     name: String,
@@ -59,13 +77,13 @@ struct Workload {
 }
 
 /// A CSV file built in memory.
-struct Csv(String, usize);
+pub(super) struct Csv(String, usize);
 
 impl Csv {
-    fn new(header: &[&str]) -> Self {
+    pub(super) fn new(header: &[&str]) -> Self {
         Csv(header.join(",") + "\n", header.len())
     }
-    fn row(&mut self, cells: &[String]) {
+    pub(super) fn row(&mut self, cells: &[String]) {
         assert_eq!(cells.len(), self.1, "one cell per column");
         assert!(
             cells.iter().all(|c| !c.contains(',')),
@@ -73,7 +91,7 @@ impl Csv {
         );
         let _ = writeln!(self.0, "{}", cells.join(","));
     }
-    fn save(&self, dir: &Path, name: &str) -> Result<()> {
+    pub(super) fn save(&self, dir: &Path, name: &str) -> Result<()> {
         let p = dir.join(name);
         std::fs::write(&p, &self.0).with_context(|| format!("writing {}", p.display()))
     }
@@ -181,7 +199,15 @@ fn seven() -> Vec<Scheme> {
 }
 
 pub fn run_figures(a: &FiguresArgs) -> Result<()> {
-    std::fs::create_dir_all(&a.out).with_context(|| format!("--out {}", a.out.display()))?;
+    if a.engine {
+        let out = a
+            .out
+            .clone()
+            .unwrap_or_else(|| PathBuf::from("docs/figures/sepfrozen-engine"));
+        return super::engine_figures::run(&a.engine_args, &out, a.seed);
+    }
+    let out = a.out_dir();
+    std::fs::create_dir_all(&out).with_context(|| format!("--out {}", out.display()))?;
     if a.no_synth && a.writes.is_empty() {
         return Err(usage(
             "--no-synth needs at least one --writes FILE".to_owned(),
@@ -226,7 +252,7 @@ pub fn run_figures(a: &FiguresArgs) -> Result<()> {
     models_figure(a, &ws[0], &mut report)?;
     online_figure(a, &ws[0], &cfg, &mut report)?;
     print!("{report}");
-    std::fs::write(a.out.join("sepfrozen-summary.txt"), &report)?;
+    std::fs::write(a.out_dir().join("sepfrozen-summary.txt"), &report)?;
     Ok(())
 }
 
@@ -250,11 +276,11 @@ fn recording_run(w: &Workload, rep: &mut String) {
     );
 }
 
-fn pct(v: Option<f64>) -> String {
+pub(super) fn pct(v: Option<f64>) -> String {
     v.map_or_else(|| "n/a".into(), |x| format!("{:.2}%", 100.0 * x))
 }
 
-fn f4(x: f64) -> String {
+pub(super) fn f4(x: f64) -> String {
     format!("{x:.4}")
 }
 
@@ -306,7 +332,7 @@ fn schemes_figure(
         waf.push((w.name.clone(), runs.iter().map(|r| r.waf).collect()));
         far.push((w.name.clone(), runs.iter().map(|r| r.far).collect()));
     }
-    csv.save(&a.out, "sepfrozen-schemes.csv")?;
+    csv.save(&a.out_dir(), "sepfrozen-schemes.csv")?;
     // Short labels so twelve bars fit: "sf-bit" for sepfrozen-bit:6.
     let cats: Vec<String> = schemes
         .iter()
@@ -319,7 +345,7 @@ fn schemes_figure(
             categories: cats.clone(),
             groups,
         };
-        render_bar(&chart, &a.out.join(format!("sepfrozen-{name}.png")))?;
+        render_bar(&chart, &a.out_dir().join(format!("sepfrozen-{name}.png")))?;
     }
     Ok(())
 }
@@ -413,7 +439,7 @@ fn sweeps_figure(
         .map(|g| (format!("{g}"), g, with(&|c| c.gp = g)))
         .collect();
     let gps = sweep(w, "gp", gp_values, &mut csv, rep)?;
-    csv.save(&a.out, "sepfrozen-sweeps.csv")?;
+    csv.save(&a.out_dir(), "sepfrozen-sweeps.csv")?;
     let groups = pol
         .iter()
         .map(|x| (x.label.clone(), x.points.iter().map(|p| p.1).collect()))
@@ -424,18 +450,18 @@ fn sweeps_figure(
         categories: vec!["greedy".into(), "cost-benefit".into()],
         groups,
     };
-    render_bar(&chart, &a.out.join("sepfrozen-policy.png"))?;
+    render_bar(&chart, &a.out_dir().join("sepfrozen-policy.png"))?;
     line_chart(
         zones,
         "zone size (pages)",
         "WAF vs zone size (Fig. 16)",
-        &a.out.join("sepfrozen-zone-size.png"),
+        &a.out_dir().join("sepfrozen-zone-size.png"),
     )?;
     line_chart(
         gps,
         "GP threshold",
         "WAF vs GP threshold (Fig. 17)",
-        &a.out.join("sepfrozen-gp.png"),
+        &a.out_dir().join("sepfrozen-gp.png"),
     )
 }
 
@@ -548,14 +574,17 @@ fn models_figure(a: &FiguresArgs, w: &Workload, rep: &mut String) -> Result<()> 
             rep,
         )?;
     }
-    rows.csv.save(&a.out, "sepfrozen-models.csv")?;
+    rows.csv.save(&a.out_dir(), "sepfrozen-models.csv")?;
     let chart = BarChart {
         title: "Frozen-page models: test accuracy, recall, FPR (Figs. 18, 20, 21)".into(),
         y_label: "share".into(),
         categories: vec!["accuracy".into(), "recall".into(), "FPR".into()],
         groups: rows.bars,
     };
-    Ok(render_bar(&chart, &a.out.join("sepfrozen-models.png"))?)
+    Ok(render_bar(
+        &chart,
+        &a.out_dir().join("sepfrozen-models.png"),
+    )?)
 }
 
 /// SepFrozen (`dac` or BIT) with the offline model, online refits at three horizons, and
@@ -637,12 +666,9 @@ fn online_figure(
                 rs,
             ]);
         }
-        groups.push((
-            b.to_owned(),
-            runs.iter().map(|r| r.2.waf).collect::<Vec<_>>(),
-        ));
+        groups.push((b.to_owned(), runs.iter().map(|r| r.2.waf).collect()));
     }
-    csv.save(&a.out, "sepfrozen-online.csv")?;
+    csv.save(&a.out_dir(), "sepfrozen-online.csv")?;
     let cats = [
         "offline",
         "online h=n/16",
@@ -656,5 +682,6 @@ fn online_figure(
         categories: cats.map(String::from).to_vec(),
         groups,
     };
-    Ok(render_bar(&chart, &a.out.join("sepfrozen-online.png"))?)
+    let png = a.out_dir().join("sepfrozen-online.png");
+    Ok(render_bar(&chart, &png)?)
 }
