@@ -43,7 +43,7 @@ pub struct TpccArgs {
     #[arg(long, conflicts_with = "device_writes", value_parser = flags::count::<u64>(1, 1 << 62))]
     transactions: Option<u64>,
     /// Stop once the device received this many times its capacity in writes (WAL included).
-    #[arg(long, value_name = "K", conflicts_with = "duration", value_parser = flags::number(0.0, false, 1e6))]
+    #[arg(long, value_name = "K", conflicts_with = "duration", value_parser = flags::number(0.0, true, 1e6))]
     device_writes: Option<f64>,
     /// Steady TPC-C (ZLeanStore's batch deletes, window 2100): the database does not grow.
     #[arg(long)]
