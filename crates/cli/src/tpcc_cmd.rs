@@ -64,7 +64,7 @@ pub struct TpccArgs {
     /// The data's share of the device's page space (the device minus the WAL region and the
     /// engine's areas): with --steady throughout the run; standard TPC-C grows the database
     /// (~1,000 B of pages per transaction), so with --transactions N the share is reached at
-    /// the end of the run (the loaded ~150 MiB per warehouse + N x 1,000 B), with --duration
+    /// the end of the run (the loaded ~134 MiB per warehouse + 14 MiB, + N x 1,000 B), with --duration
     /// or --device-writes right after the load (the device fills up during a long run).
     #[arg(long, default_value = "0.5", value_parser = flags::fraction(0.0, true, 1.0, false))]
     dataset_fill: f64,

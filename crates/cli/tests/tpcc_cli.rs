@@ -176,3 +176,28 @@ fn a_large_pool_leaves_the_loaded_data_its_room() {
         + run["rollbacks"].as_u64().expect("test step");
     assert_eq!(done, 300);
 }
+
+/// `--device-writes K` ends the run once the device received K times its capacity (here 5%
+/// of 400 MiB), promptly.
+#[test]
+fn device_writes_end_the_run_after_k_capacities() {
+    let v = nowa_json(&[
+        "tpcc",
+        "-q",
+        "--device",
+        "mem",
+        "--warehouses",
+        "1",
+        "--capacity",
+        "400MiB",
+        "--device-writes",
+        "0.05",
+        "--json",
+    ]);
+    let written = v["drilldown"]["device_host_bytes"]
+        .as_f64()
+        .expect("test step");
+    let k = written / f64::from(400u32 << 20);
+    assert!((0.05..0.15).contains(&k), "{k} capacities written");
+    assert!(v["run"]["transactions"].as_u64().expect("test step") > 0);
+}
