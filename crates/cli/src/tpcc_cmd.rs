@@ -535,6 +535,24 @@ fn load_phase(a: &TpccArgs, store: &EngineStore, tables: &Tables) -> Result<Load
     Ok(lr)
 }
 
+/// When the run ends: `--transactions`, `--duration`, or (`--device-writes K`) when the
+/// observer sees K x the capacity written: then also that byte count.
+fn stop_of(a: &TpccArgs, dev: &dyn BlockDevice) -> (Stop, Option<u64>) {
+    #[expect(
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        clippy::cast_precision_loss,
+        reason = "K x a device capacity: positive, far below 2^63"
+    )]
+    let bytes = |k: f64| (k * dev.geometry().capacity as f64).ceil() as u64;
+    match (a.transactions, a.duration, a.device_writes) {
+        (Some(n), _, _) => (Stop::Transactions(n), None),
+        (_, Some(s), _) => (Stop::Seconds(s), None),
+        (_, _, Some(k)) => (Stop::Observer, Some(bytes(k))),
+        _ => (Stop::Seconds(10.0), None),
+    }
+}
+
 fn run_phase(
     a: &TpccArgs,
     store: &EngineStore,
@@ -545,21 +563,8 @@ fn run_phase(
     let mut rc = RunConfig::new(a.warehouses, a.threads);
     rc.seed = a.seed;
     rc.steady_window = if a.steady { 2100 } else { 0 };
-    rc.stop = match (a.transactions, a.duration, a.device_writes) {
-        (Some(n), _, _) => Stop::Transactions(n),
-        (_, Some(s), _) => Stop::Seconds(s),
-        (_, _, Some(_)) => Stop::Observer,
-        _ => Stop::Seconds(10.0),
-    };
-    #[expect(
-        clippy::cast_possible_truncation,
-        clippy::cast_sign_loss,
-        clippy::cast_precision_loss,
-        reason = "K x a device capacity: positive, far below 2^63"
-    )]
-    let stop_bytes = a
-        .device_writes
-        .map(|k| (k * dev.geometry().capacity as f64).ceil() as u64);
+    let (stop, stop_bytes) = stop_of(a, dev);
+    rc.stop = stop;
     rc.sample_interval = std::time::Duration::from_secs_f64(a.interval);
     let obs = Obs {
         eng: store.engine(),
