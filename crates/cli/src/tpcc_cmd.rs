@@ -23,10 +23,8 @@ use nowa_tpcc::{
 use std::path::PathBuf;
 use std::sync::Arc;
 
-/// Device bytes one warehouse takes in the engine (pages after the load and the first
-/// transactions: ~150 MiB measured in place at 2 warehouses, rounded up; at 120 MiB a 90%
-/// `--dataset-fill` ran out of space during the load).
-const WAREHOUSE_BYTES: u64 = 160 << 20;
+mod size;
+
 /// The largest device, pool or WAL a flag accepts (the memory check refuses far less).
 const MAX_BYTES: u64 = 1 << 50;
 
@@ -42,8 +40,11 @@ pub struct TpccArgs {
     #[arg(long, conflicts_with = "transactions", value_parser = flags::seconds(1e-3, 366.0 * 86400.0))]
     duration: Option<f64>,
     /// Stop after this many transactions (draws of the mix).
-    #[arg(long, value_parser = flags::count::<u64>(1, 1 << 62))]
+    #[arg(long, conflicts_with = "device_writes", value_parser = flags::count::<u64>(1, 1 << 62))]
     transactions: Option<u64>,
+    /// Stop once the device received this many times its capacity in writes (WAL included).
+    #[arg(long, value_name = "K", conflicts_with = "duration", value_parser = flags::number(0.0, true, 1e6))]
+    device_writes: Option<f64>,
     /// Steady TPC-C (ZLeanStore's batch deletes, window 2100): the database does not grow.
     #[arg(long)]
     steady: bool,
@@ -56,10 +57,15 @@ pub struct TpccArgs {
     /// Allow overwriting a --device path that holds something else; must repeat the path.
     #[arg(long, value_name = "PATH")]
     force: Option<PathBuf>,
-    /// Device capacity. Default: sized so the data fills --dataset-fill of it.
+    /// Device capacity. Default: sized so the data fills --dataset-fill of it. A given
+    /// capacity shrinks the default WAL limit (the pool size) as far as the data needs.
     #[arg(long, value_parser = flags::size_4k(1 << 20, MAX_BYTES))]
     capacity: Option<u64>,
-    /// Data size as a fraction of the device.
+    /// The data's share of the device's page space (the device minus the WAL region and the
+    /// engine's areas): with --steady throughout the run; standard TPC-C grows the database
+    /// (~1,000 B of pages per transaction), so with --transactions N the share is reached at
+    /// the end of the run (the loaded ~134 MiB per warehouse + 14 MiB, + N x 1,000 B), with --duration
+    /// or --device-writes right after the load (the device fills up during a long run).
     #[arg(long, default_value = "0.5", value_parser = flags::fraction(0.0, true, 1.0, false))]
     dataset_fill: f64,
     /// Simulated SSD over-provisioning (spare/logical).
@@ -89,7 +95,7 @@ pub struct TpccArgs {
     check: bool,
     /// Open an existing database on --device (recovering it), check it, and exit. A database
     /// from a steady run (its HISTORY trimmed) skips clauses 3.3.2.8-9.
-    #[arg(long, conflicts_with_all = ["duration", "transactions", "steady", "separate_wal", "record_trace"])]
+    #[arg(long, conflicts_with_all = ["duration", "transactions", "device_writes", "steady", "separate_wal", "record_trace"])]
     check_only: bool,
     /// Sample interval (1, 1s, 500ms).
     #[arg(long, default_value = "1", value_parser = flags::seconds(0.01, 86400.0))]
@@ -135,6 +141,9 @@ struct Output {
     pacing: Option<nowa_bench::ycsb::Pacing>,
     /// Media busy time of the run by the timing model, when paced.
     device_busy_secs: Option<f64>,
+    /// Paced: the New-Orders per minute of device busy time (the throughput the simulated
+    /// SSD's timing model allows, whatever the CPU did).
+    device_bound_tpmc: Option<f64>,
     /// Out of place: the placement and its per-class table over the store's life (load and run).
     placement: Option<nowa_logspace::ClassReport>,
     /// `--frozen-model`: SepFrozen's model and its inference at GC.
@@ -162,9 +171,9 @@ fn builder(a: &TpccArgs, dev: &dyn BlockDevice, sim: Option<&SimConfig>) -> Resu
 }
 
 /// The engine configuration and why the pool has its size (the rule of [`EngineFlags`], on
-/// the estimated data: `WAREHOUSE_BYTES` per warehouse).
+/// the estimated loaded data: on `sim` and `mem` the pool is 10% of it).
 fn engine_config(a: &TpccArgs) -> (Config, String) {
-    let data = u64::from(a.warehouses) * WAREHOUSE_BYTES;
+    let data = size::loaded_bytes(a.warehouses);
     let (mut c, why) = a.engine.config(&a.device, data);
     a.write_back.apply(&mut c);
     (c, why)
@@ -204,25 +213,22 @@ fn check_run_memory(a: &TpccArgs, cfg: &Config, capacity: u64) -> Result<()> {
 /// A device and, when it is a simulated SSD, that SSD.
 type Opened = (Arc<dyn BlockDevice>, Option<Arc<SimDevice>>);
 
-/// The device the flags ask for.
-fn device(a: &TpccArgs, cfg: &Config) -> Result<Opened> {
-    let data = u64::from(a.warehouses) * WAREHOUSE_BYTES;
-    let wal = if a.separate_wal {
-        0
-    } else {
-        nowa_engine::wal_region_bytes(cfg)
+/// The device and WAL sizes of the flags (docs/tpcc.md section 10: what `--dataset-fill`
+/// means for a growing database).
+fn sizing(a: &TpccArgs, cfg: &Config) -> Result<size::Sizing> {
+    let want = size::Want {
+        warehouses: a.warehouses,
+        growing_txns: a.transactions.filter(|_| !a.steady && !a.check_only),
+        capacity: a.capacity,
+        fill: a.dataset_fill,
+        wal_limit: a.engine.wal_limit,
+        separate_wal: a.separate_wal,
     };
-    let capacity = a.capacity.unwrap_or_else(|| {
-        #[expect(
-            clippy::cast_possible_truncation,
-            clippy::cast_sign_loss,
-            clippy::cast_precision_loss,
-            reason = "a device size in bytes, far below 2^52, positive"
-        )]
-        let c = ((data + wal + (8 << 20)) as f64 / a.dataset_fill) as u64;
-        c
-    }) / 4096
-        * 4096;
+    size::size(&want, cfg)
+}
+
+/// The device the flags ask for, of `capacity` bytes.
+fn device(a: &TpccArgs, cfg: &Config, capacity: u64) -> Result<Opened> {
     assert!(
         capacity % 4096 == 0 && capacity > 0,
         "device capacity in whole blocks"
@@ -295,6 +301,9 @@ struct Obs<'a> {
     dev: &'a dyn BlockDevice,
     start: Snapshot,
     quiet: bool,
+    /// `--device-writes`: stop once the device received this many bytes since the start.
+    stop_bytes: Option<u64>,
+    start_written: u64,
 }
 
 impl Obs<'_> {
@@ -330,7 +339,11 @@ impl Observer for Obs<'_> {
     }
 
     fn should_stop(&self, _: &nowa_tpcc::Progress) -> bool {
-        nowa_bench::interrupt::requested()
+        let written = || {
+            let now = self.dev.counters().host_bytes_written;
+            now.saturating_sub(self.start_written)
+        };
+        nowa_bench::interrupt::requested() || self.stop_bytes.is_some_and(|b| written() >= b)
     }
 }
 
@@ -347,8 +360,12 @@ pub fn run_cmd(a: TpccArgs) -> Result<()> {
             "--check-only needs a --device path holding a database",
         ));
     }
-    let (cfg, pool_why) = engine_config(&a);
-    let (dev, sim) = device(&a, &cfg)?;
+    let (mut cfg, pool_why) = engine_config(&a);
+    let sz = sizing(&a, &cfg)?;
+    if a.engine.wal_limit.is_none() && !a.check_only {
+        cfg.wal_limit_bytes = Some(sz.wal_limit);
+    }
+    let (dev, sim) = device(&a, &cfg, sz.capacity)?;
     let pacing = a.pacing.pacing(&a.device)?;
     let (dev, paced) = nowa_bench::ycsb::pace(dev, pacing.as_ref());
     let (b, frozen, zone) = builder(&a, dev.as_ref(), sim.as_ref().map(|s| s.config()))?;
@@ -372,15 +389,21 @@ pub fn run_cmd(a: TpccArgs) -> Result<()> {
     })?;
     crate::frozen_cmd::engine::attach(&eng, frozen.as_ref(), wlog.as_ref())?;
     print_banner(&a, pool_mib, dev.geometry().capacity >> 20, &pool_why);
+    print_sizing(&a, &sz);
     let store = EngineStore::new(eng, a.engine.durability);
     let tables = Tables::open(&store).context("creating the tables")?;
-    let lr = load_phase(&a, &store, &tables)?;
+    let lr = load_phase(&a, &store, &tables).map_err(|e| out_of_space(e, &sz, "the load"))?;
     if let Some(p) = &paced {
         p.reset(); // the run's timeline starts after the load
     }
-    let mut out = run_phase(&a, &store, &tables, dev.as_ref(), lr)?;
+    let mut out = run_phase(&a, &store, &tables, dev.as_ref(), lr)
+        .map_err(|e| out_of_space(e, &sz, "the run"))?;
     out.pacing = pacing;
     out.device_busy_secs = paced.map(|p| p.busy().as_secs_f64());
+    out.device_bound_tpmc = out
+        .device_busy_secs
+        .filter(|&b| b > 0.0)
+        .map(|b| out.run.tpmc * out.run.seconds / b);
     out.frozen = crate::frozen_cmd::engine::report(frozen.as_ref());
     out.zone_bytes = zone;
     let interrupted_run = nowa_bench::interrupt::requested();
@@ -420,6 +443,58 @@ fn print_banner(a: &TpccArgs, pool_mib: u64, capacity_mib: u64, pool_why: &str) 
     if !a.quiet {
         eprintln!("nowa tpcc: pool {pool_mib} MiB: {pool_why}");
     }
+}
+
+/// The page space and the data's share of it (always), and a warning when the estimated
+/// data at the end of the run does not fit.
+fn print_sizing(a: &TpccArgs, sz: &size::Sizing) {
+    let (start, end) = sz.fills();
+    eprintln!(
+        "nowa tpcc: page space ~{} MiB (device minus WAL region and engine areas): data ~{} MiB after the load ({:.0}%){}, WAL limit {} MiB",
+        sz.page_space >> 20,
+        sz.loaded >> 20,
+        100.0 * start,
+        if sz.end > sz.loaded {
+            format!(", ~{} MiB at the end ({:.0}%)", sz.end >> 20, 100.0 * end)
+        } else {
+            String::new()
+        },
+        sz.wal_limit >> 20
+    );
+    if end > 1.0 {
+        eprintln!(
+            "nowa tpcc: warning: the estimated data at the end ({} MiB) exceeds the page space; the run may fill the device",
+            sz.end >> 20
+        );
+    }
+    if !a.steady && a.transactions.is_none() && !a.quiet {
+        eprintln!("nowa tpcc: standard TPC-C grows the database (~1,000 B of pages per transaction) until the device is full; --steady keeps it flat");
+    }
+}
+
+/// An engine out of space becomes one line saying why and what to change (exit 1: a run
+/// failure, not a bad flag); other errors pass unchanged.
+fn out_of_space(e: anyhow::Error, sz: &size::Sizing, phase: &str) -> anyhow::Error {
+    use nowa_engine::{EngineError, Exhausted};
+    let full = e
+        .chain()
+        .find_map(|c| match c.downcast_ref::<EngineError>() {
+            Some(EngineError::Full(
+                x @ (Exhausted::DataRegion { .. }
+                | Exhausted::StoreCapacity { .. }
+                | Exhausted::NoFreeZone
+                | Exhausted::NoGcVictim
+                | Exhausted::GcNoProgress),
+            )) => Some(*x),
+            _ => None,
+        });
+    let Some(x) = full else { return e };
+    anyhow::anyhow!(
+        "the device is full during {phase} ({x}; {} MiB of data estimated after the load): \
+         standard TPC-C grows the database (~1,000 B of pages per transaction); use --steady \
+         (flat size), a larger --capacity or a smaller --dataset-fill, or fewer --transactions",
+        sz.loaded >> 20
+    )
 }
 
 /// Keep freed heap memory in the process: by default glibc returns the top of the heap to the
@@ -462,6 +537,24 @@ fn load_phase(a: &TpccArgs, store: &EngineStore, tables: &Tables) -> Result<Load
     Ok(lr)
 }
 
+/// When the run ends: `--transactions`, `--duration`, or (`--device-writes K`) when the
+/// observer sees K x the capacity written: then also that byte count.
+fn stop_of(a: &TpccArgs, dev: &dyn BlockDevice) -> (Stop, Option<u64>) {
+    #[expect(
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        clippy::cast_precision_loss,
+        reason = "K x a device capacity: positive, far below 2^63"
+    )]
+    let bytes = |k: f64| (k * dev.geometry().capacity as f64).ceil() as u64;
+    match (a.transactions, a.duration, a.device_writes) {
+        (Some(n), _, _) => (Stop::Transactions(n), None),
+        (_, Some(s), _) => (Stop::Seconds(s), None),
+        (_, _, Some(k)) => (Stop::Observer, Some(bytes(k))),
+        _ => (Stop::Seconds(10.0), None),
+    }
+}
+
 fn run_phase(
     a: &TpccArgs,
     store: &EngineStore,
@@ -472,17 +565,16 @@ fn run_phase(
     let mut rc = RunConfig::new(a.warehouses, a.threads);
     rc.seed = a.seed;
     rc.steady_window = if a.steady { 2100 } else { 0 };
-    rc.stop = match (a.transactions, a.duration) {
-        (Some(n), _) => Stop::Transactions(n),
-        (_, Some(s)) => Stop::Seconds(s),
-        _ => Stop::Seconds(10.0),
-    };
+    let (stop, stop_bytes) = stop_of(a, dev);
+    rc.stop = stop;
     rc.sample_interval = std::time::Duration::from_secs_f64(a.interval);
     let obs = Obs {
         eng: store.engine(),
         dev,
         start: Snapshot::take(store.engine(), dev, 0),
         quiet: a.quiet,
+        stop_bytes,
+        start_written: dev.counters().host_bytes_written,
     };
     let logical0 = store.engine().stats().logical_user_bytes;
     let read0 = dev.counters().host_bytes_read;
@@ -522,6 +614,7 @@ fn run_phase(
         engine: store.engine().stats(),
         pacing: None,
         device_busy_secs: None,
+        device_bound_tpmc: None,
         placement: store.engine().class_report(),
         frozen: None,
         zone_bytes: None,
@@ -635,6 +728,14 @@ fn summary(o: &Output) {
         100.0 * share,
         100.0 * r.conflict_rate
     );
+    if let Some(b) = o.device_busy_secs {
+        println!(
+            "device    busy {b:.1} s of the run's {:.1} s (paced): tpmC {} per device-busy minute",
+            r.seconds,
+            o.device_bound_tpmc
+                .map_or_else(|| "-".to_string(), |t| format!("{t:.0}"))
+        );
+    }
     println!(
         "waf       DB {}, SSD {}, total {}",
         fmt(o.db_waf),

@@ -411,6 +411,13 @@ const CASES: &[(&str, &str)] = &[
     ),
     ("tpcc --dataset-fill 0", "--dataset-fill"),
     ("tpcc --capacity 1MiB", "--capacity"),
+    ("tpcc --warehouses 2 --capacity 250MiB", "--capacity"),
+    (
+        "tpcc --capacity 400MiB --wal-limit 300MiB",
+        "--capacity / --wal-limit",
+    ),
+    ("tpcc --device-writes 0", "--device-writes"),
+    ("tpcc --device-writes 1 --duration 5", "--device-writes"),
     // infer-gc-unit
     ("infer-gc-unit --capacity 0", "--capacity"),
     ("infer-gc-unit --capacity 1MiB", "--capacity"),

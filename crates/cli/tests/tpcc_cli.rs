@@ -1,6 +1,7 @@
-//! `nowa tpcc` as a user runs it: a checked run with JSON output, and `kill -9` of a real child
+//! `nowa tpcc` as a user runs it: a checked run with JSON output, `kill -9` of a real child
 //! process in the middle of a durable run on a file, then recovery and the consistency check
-//! (`--check-only`), in place and out of place.
+//! (`--check-only`), in place and out of place; the device sizing (a full device's message,
+//! a large pool's WAL).
 
 mod common;
 
@@ -114,4 +115,89 @@ fn kill_9_mid_run_then_recovery_is_consistent_in_place() {
 #[test]
 fn kill_9_mid_run_then_recovery_is_consistent_out_of_place() {
     kill_9_then_check("oop");
+}
+
+/// Standard TPC-C grows the database: on a device sized for the loaded data only, the run
+/// fills it and `nowa tpcc` says so in one line naming what to change (exit 1, no panic).
+#[test]
+fn a_device_filled_by_a_growing_database_says_why_and_what_to_change() {
+    let out = nowa(&[
+        "tpcc",
+        "-q",
+        "--warehouses",
+        "1",
+        "--threads",
+        "1",
+        "--duration",
+        "300",
+        "--capacity",
+        "170MiB",
+        "--seed",
+        "3",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    let last = err.lines().last().expect("an error line");
+    assert!(
+        last.starts_with("nowa: error: the device is full during the run (data region full"),
+        "{err}"
+    );
+    for hint in [
+        "grows the database",
+        "--steady",
+        "--capacity",
+        "--dataset-fill",
+    ] {
+        assert!(last.contains(hint), "{hint}: {last}");
+    }
+}
+
+/// docs/tpcc.md section 10, item 7: a pool as large as the device's spare room made the
+/// default WAL limit (the pool size) take the loaded data's space and the load failed. The
+/// default WAL now shrinks to leave the data its room.
+#[test]
+fn a_large_pool_leaves_the_loaded_data_its_room() {
+    let v = nowa_json(&[
+        "tpcc",
+        "-q",
+        "--warehouses",
+        "1",
+        "--transactions",
+        "300",
+        "--capacity",
+        "200MiB",
+        "--pool",
+        "150MiB",
+        "--json",
+    ]);
+    let run = &v["run"];
+    let done = run["transactions"].as_u64().expect("test step")
+        + run["rollbacks"].as_u64().expect("test step");
+    assert_eq!(done, 300);
+}
+
+/// `--device-writes K` ends the run once the device received K times its capacity (here 5%
+/// of 400 MiB), promptly.
+#[test]
+fn device_writes_end_the_run_after_k_capacities() {
+    let v = nowa_json(&[
+        "tpcc",
+        "-q",
+        "--device",
+        "mem",
+        "--warehouses",
+        "1",
+        "--capacity",
+        "400MiB",
+        "--device-writes",
+        "0.05",
+        "--json",
+    ]);
+    let written = v["drilldown"]["device_host_bytes"]
+        .as_f64()
+        .expect("test step");
+    let k = written / f64::from(400u32 << 20);
+    assert!((0.05..0.15).contains(&k), "{k} capacities written");
+    assert!(v["run"]["transactions"].as_u64().expect("test step") > 0);
 }
