@@ -63,8 +63,8 @@ pub struct TpccArgs {
     capacity: Option<u64>,
     /// The data's share of the device's page space (the device minus the WAL region and the
     /// engine's areas): with --steady throughout the run; standard TPC-C grows the database
-    /// (~1,000 B of pages per transaction), so with --transactions N the share is reached at
-    /// the end of the run (the loaded ~134 MiB per warehouse + 14 MiB, + N x 1,000 B), with --duration
+    /// (~420 B of pages per transaction), so with --transactions N the share is reached at
+    /// the end of the run (the loaded ~88 MiB per warehouse + 10 MiB, + N x 500 B), with --duration
     /// or --device-writes right after the load (the device fills up during a long run).
     #[arg(long, default_value = "0.5", value_parser = flags::fraction(0.0, true, 1.0, false))]
     dataset_fill: f64,
@@ -468,7 +468,7 @@ fn print_sizing(a: &TpccArgs, sz: &size::Sizing) {
         );
     }
     if !a.steady && a.transactions.is_none() && !a.quiet {
-        eprintln!("nowa tpcc: standard TPC-C grows the database (~1,000 B of pages per transaction) until the device is full; --steady keeps it flat");
+        eprintln!("nowa tpcc: standard TPC-C grows the database (up to {} B of pages per transaction) until the device is full; --steady keeps it flat", size::GROWTH_PER_TXN);
     }
 }
 
@@ -491,9 +491,11 @@ fn out_of_space(e: anyhow::Error, sz: &size::Sizing, phase: &str) -> anyhow::Err
     let Some(x) = full else { return e };
     anyhow::anyhow!(
         "the device is full during {phase} ({x}; {} MiB of data estimated after the load): \
-         standard TPC-C grows the database (~1,000 B of pages per transaction); use --steady \
-         (flat size), a larger --capacity or a smaller --dataset-fill, or fewer --transactions",
-        sz.loaded >> 20
+         standard TPC-C grows the database (up to {} B of pages per transaction); use \
+         --steady (flat size), a larger --capacity or a smaller --dataset-fill, or fewer \
+         --transactions",
+        sz.loaded >> 20,
+        size::GROWTH_PER_TXN
     )
 }
 

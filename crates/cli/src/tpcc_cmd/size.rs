@@ -11,16 +11,17 @@ use anyhow::Result;
 use nowa_engine::Config;
 
 /// Bytes of pages one warehouse adds to the load, in place (uncompressed), rounded up:
-/// `db_bytes` after loading 1 and 4 warehouses was 146.2 and 545.5 MiB (`nowa tpcc
-/// --warehouses W --transactions 1 --device mem --pool 2GiB --out f.json`), 133.1 MiB per
-/// warehouse and 13.1 MiB for the rest (ITEM, the catalog).
-pub(super) const LOADED_WAREHOUSE_BYTES: u64 = 134 << 20;
+/// `db_bytes` after loading 1 and 4 warehouses was 97.5 and 361.4 MiB (`nowa tpcc
+/// --warehouses W --transactions 1 --device mem --pool 2GiB --out f.json`; append-biased
+/// leaves split at the insertion point, docs/design.md section 7), 88.0 MiB per warehouse and
+/// 9.5 MiB for the rest (ITEM, the catalog).
+pub(super) const LOADED_WAREHOUSE_BYTES: u64 = 88 << 20;
 /// Bytes of pages the load adds once (ITEM, the catalog), rounded up.
-const LOADED_SHARED_BYTES: u64 = 14 << 20;
-/// Bytes of pages standard TPC-C adds per transaction, rounded up from the measured 820 to
-/// 930 at 2 warehouses in place (`db_bytes` over runs of 150 k and 257 k transactions), so
-/// the fill at the end of a run is at most the one asked for.
-pub(super) const GROWTH_PER_TXN: u64 = 1_000;
+const LOADED_SHARED_BYTES: u64 = 10 << 20;
+/// Bytes of pages standard TPC-C adds per transaction, rounded up from the measured 420 at 2
+/// warehouses on both write paths (`db_bytes` over a run of 150 k transactions, `--device mem
+/// --pool 2GiB`), so the fill at the end of a run is at most the one asked for.
+pub(super) const GROWTH_PER_TXN: u64 = 500;
 /// The engine's device space besides pages and WAL (superblocks, doublewrite area, the
 /// out-of-place mapping snapshots), rounded up.
 const FIXED_BYTES: u64 = 8 << 20;
