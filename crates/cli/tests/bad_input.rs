@@ -411,7 +411,7 @@ const CASES: &[(&str, &str)] = &[
     ),
     ("tpcc --dataset-fill 0", "--dataset-fill"),
     ("tpcc --capacity 1MiB", "--capacity"),
-    ("tpcc --warehouses 2 --capacity 250MiB", "--capacity"),
+    ("tpcc --warehouses 2 --capacity 150MiB", "--capacity"),
     (
         "tpcc --capacity 400MiB --wal-limit 300MiB",
         "--capacity / --wal-limit",

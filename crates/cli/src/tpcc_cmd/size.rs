@@ -203,7 +203,7 @@ mod tests {
         assert_eq!(flat.wal_limit, 32 << 20, "the WAL matches the pool");
         let (start, end) = flat.fills();
         assert!((start - 0.9).abs() < 0.001 && (end - 0.9).abs() < 0.001);
-        let grow = size(&want(2, Some(100_000), None), &c).expect("sized");
+        let grow = size(&want(2, Some(200_000), None), &c).expect("sized");
         let (start, end) = grow.fills();
         assert!((end - 0.9).abs() < 0.001, "{end}");
         assert!(start < 0.7 && grow.capacity > flat.capacity, "{start}");
@@ -228,10 +228,10 @@ mod tests {
 
     #[test]
     fn a_device_smaller_than_the_loaded_data_is_refused_naming_the_flag() {
-        let e = size(&want(2, None, Some(250 << 20)), &cfg(32 << 20)).expect_err("too small");
+        let e = size(&want(2, None, Some(150 << 20)), &cfg(32 << 20)).expect_err("too small");
         let m = e.to_string();
         assert!(
-            m.starts_with("--capacity: a 250 MiB device") && m.contains("282 MiB"),
+            m.starts_with("--capacity: a 150 MiB device") && m.contains("186 MiB"),
             "{m}"
         );
         let mut w = want(2, None, Some(400 << 20));
