@@ -14,7 +14,7 @@ use common::nowa;
 use std::collections::HashMap;
 use std::path::Path;
 
-const ENGINE_SCHEMES: [&str; 8] = [
+const ENGINE_SCHEMES: [&str; 10] = [
     "nosep",
     "2r",
     "warcip",
@@ -23,6 +23,8 @@ const ENGINE_SCHEMES: [&str; 8] = [
     "sepfrozen-dac",
     "sepbit",
     "sepfrozen-bit",
+    "sepfrozen-dac-online",
+    "sepfrozen-bit-online",
 ];
 
 const REPLAY_SCHEMES: [&str; 10] = [

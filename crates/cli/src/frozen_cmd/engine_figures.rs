@@ -32,7 +32,8 @@ pub struct EngineFigArgs {
     #[arg(long, requires = "engine", value_delimiter = ',', value_parser = workload)]
     workloads: Vec<Workload>,
     /// With --engine: schemes run in the engine, comma-separated (default all: nosep, 2r,
-    /// warcip, dac, dac-paper, sepfrozen-dac, sepbit, sepfrozen-bit). The FK oracles are
+    /// warcip, dac, dac-paper, sepfrozen-dac, sepbit, sepfrozen-bit, and the two retrained
+    /// online during the run: sepfrozen-dac-online, sepfrozen-bit-online). The FK oracles are
     /// replayed on the sepbit run's log, so they need sepbit.
     #[arg(long, requires = "engine", value_delimiter = ',', value_parser = scheme)]
     schemes: Vec<&'static EngineScheme>,
@@ -158,10 +159,6 @@ pub enum ModelArg {
     /// The model trained on the workload's training run.
     Trained,
     /// This value as it is (e.g. a model the engine builds during the run).
-    #[expect(
-        dead_code,
-        reason = "for a scheme such as `--frozen-model online`: one SCHEMES line away"
-    )]
     Literal(&'static str),
 }
 
@@ -226,6 +223,18 @@ pub const SCHEMES: &[EngineScheme] = &[
         name: "sepfrozen-bit",
         placement: "sepfrozen-bit",
         model: ModelArg::Trained,
+        base: Some("sepbit"),
+    },
+    EngineScheme {
+        name: "sepfrozen-dac-online",
+        placement: "sepfrozen-dac",
+        model: ModelArg::Literal("online"),
+        base: Some("dac-paper"),
+    },
+    EngineScheme {
+        name: "sepfrozen-bit-online",
+        placement: "sepfrozen-bit",
+        model: ModelArg::Literal("online"),
         base: Some("sepbit"),
     },
 ];
