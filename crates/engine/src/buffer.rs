@@ -251,6 +251,12 @@ impl BufferPool {
         }
     }
 
+    /// Pages the pool can map (the data region).
+    #[cfg(test)]
+    pub(crate) fn data_pages_for_tests(&self) -> u64 {
+        crate::num::u64_of(self.map.len())
+    }
+
     /// Stop every write-back: pages in memory may be ahead of the log.
     pub fn poison(&self) {
         self.poisoned.store(true, Ordering::Release);

@@ -93,6 +93,10 @@ fn largest_wal(cfg: &Config, room: u64, separate: bool) -> Option<u64> {
     while limit >= MIN_WAL && wal_region(cfg, limit, separate) > room {
         limit -= 4096;
     }
+    assert!(
+        limit < MIN_WAL || wal_region(cfg, limit, separate) <= room,
+        "the chosen WAL region fits its room"
+    );
     (limit >= MIN_WAL).then_some(limit)
 }
 
@@ -140,6 +144,15 @@ pub(super) fn size(want: &Want, cfg: &Config) -> Result<Sizing> {
         };
         return Err(too_small(want, capacity, loaded, fixed, flag));
     }
+    assert!(end >= loaded, "a run never shrinks the estimate");
+    assert!(
+        capacity.is_multiple_of(4096) || want.capacity.is_some(),
+        "a computed device is whole blocks"
+    );
+    assert!(
+        page_space + fixed + wal_region(cfg, wal_limit, want.separate_wal) <= capacity,
+        "page space, WAL region and engine areas fit the device"
+    );
     Ok(Sizing {
         capacity,
         wal_limit,

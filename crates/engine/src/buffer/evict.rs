@@ -14,6 +14,8 @@ use std::sync::atomic::Ordering;
 
 /// Frames a miss evicts at once when the free list is empty.
 const FG_EVICT: usize = 32;
+/// How long a miss waits for a frame while every frame is latched by other threads.
+const LATCHED_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
 /// Most dirty pages written back in one batch (eviction, cleaner, checkpoint sweep).
 pub(super) const WRITE_BATCH: usize = 64;
 
@@ -22,16 +24,28 @@ type Latched<'a> = (u32, RwLockWriteGuard<'a, FrameData>);
 
 impl BufferPool {
     /// Get an unmapped frame, latched exclusively.
+    ///
+    /// Other threads may hold every frame latched for a moment (a miss latches a batch of
+    /// victims while it writes the dirty ones back; frames leave the free list latched), so a
+    /// sweep that finds none is retried until [`LATCHED_WAIT`] has passed: only a pool that
+    /// stays latched is exhausted. A miss takes at most 1/8 of the pool at once.
     pub(super) fn victim(&self) -> Result<Latched<'_>> {
-        if let Some(v) = self.pop_free() {
-            return Ok(v);
+        let want = FG_EVICT.min((self.frames.len() / 8).max(1));
+        let start = std::time::Instant::now();
+        loop {
+            if let Some(v) = self.pop_free() {
+                return Ok(v);
+            }
+            let mut got = self.evict_batch(want, false)?;
+            if let Some(first) = got.pop() {
+                self.release_free(got);
+                return Ok(first);
+            }
+            if start.elapsed() >= LATCHED_WAIT {
+                return Err(Exhausted::PoolLatched.into());
+            }
+            std::thread::sleep(std::time::Duration::from_micros(50));
         }
-        let mut got = self.evict_batch(FG_EVICT, false)?;
-        let Some(first) = got.pop() else {
-            return Err(Exhausted::PoolLatched.into());
-        };
-        self.release_free(got);
-        Ok(first)
     }
 
     /// A frame from the free list; wakes the cleaner when the list runs low.
@@ -209,5 +223,46 @@ impl BufferPool {
             .map(|((pid, _), c)| (*pid, &c[..]))
             .collect();
         self.store.write_pages(&batch, kind)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::LATCHED_WAIT;
+    use crate::{Config, Engine};
+    use nowa_device::MemDevice;
+
+    /// A miss while another thread holds every frame latched waits for one to come free
+    /// (it used to fail at once with "every frame is latched": a flaky concurrency test under
+    /// load), and still fails when the pool stays latched.
+    #[test]
+    fn a_miss_waits_for_frames_latched_by_others() {
+        let cfg = Config {
+            pool_bytes: 64 * 4096,
+            wal_limit_bytes: Some(256 << 10),
+            dw_pages: 8,
+            ..Config::default()
+        };
+        let e = Engine::create(MemDevice::new(32 << 20), cfg).expect("create");
+        let pool = e.pool_for_tests();
+        let top = pool.data_pages_for_tests();
+        let n = u64::try_from(pool.frames()).expect("frames");
+        let held: Vec<_> = (0..n)
+            .map(|k| pool.create(top - 1 - k).expect("a frame"))
+            .collect();
+        let t0 = std::time::Instant::now();
+        let err = pool
+            .create(top - 1 - n)
+            .err()
+            .expect("the pool stays latched");
+        assert!(err.to_string().contains("latched"), "{err}");
+        assert!(t0.elapsed() >= LATCHED_WAIT, "it waited before failing");
+        std::thread::scope(|s| {
+            let h = s.spawn(|| pool.create(top - 2 - n).map(|g| g.pid()));
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            drop(held);
+            assert_eq!(h.join().expect("joined").expect("a frame"), top - 2 - n);
+        });
+        std::mem::forget(e);
     }
 }

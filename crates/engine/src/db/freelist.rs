@@ -156,6 +156,14 @@ impl Engine {
 }
 
 impl Engine {
+    /// The buffer pool (unit tests of the pool through a real engine).
+    #[cfg(test)]
+    pub(crate) fn pool_for_tests(&self) -> &crate::buffer::BufferPool {
+        &self.pool
+    }
+}
+
+impl Engine {
     /// Data pages: (allocation mark, free pages among them). The tree holds the difference.
     #[must_use]
     pub fn page_usage(&self) -> (u64, u64) {
