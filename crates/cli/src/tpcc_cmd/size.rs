@@ -146,7 +146,7 @@ pub(super) fn size(want: &Want, cfg: &Config) -> Result<Sizing> {
     }
     assert!(end >= loaded, "a run never shrinks the estimate");
     assert!(
-        capacity.is_multiple_of(4096) || want.capacity.is_some(),
+        capacity % 4096 == 0 || want.capacity.is_some(),
         "a computed device is whole blocks"
     );
     assert!(
