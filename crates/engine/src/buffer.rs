@@ -349,22 +349,31 @@ impl BufferPool {
         loop {
             let idx = self.slot(pid).load(Ordering::Acquire);
             if idx != NONE {
-                let f = self.frame(idx);
-                let g = f.latch.write();
-                if g.pid == pid {
-                    self.touch(f);
-                    f.hot.on_access(self.hot.now());
-                    self.counters.pool_hits.inc();
-                    return Ok(WriteGuard {
-                        g,
-                        f,
-                        floor: &self.group_floor,
-                    });
+                if let Some(g) = self.latch_cached(pid, idx) {
+                    return Ok(g);
                 }
                 continue;
             }
             self.load(pid)?;
         }
+    }
+
+    /// Latch frame `idx` exclusively if it still holds `pid` (a hit); None: the frame was
+    /// recycled since `map[pid]` named it.
+    fn latch_cached(&self, pid: Pid, idx: u32) -> Option<WriteGuard<'_>> {
+        let f = self.frame(idx);
+        let g = f.latch.write();
+        if g.pid != pid {
+            return None;
+        }
+        self.touch(f);
+        f.hot.on_access(self.hot.now());
+        self.counters.pool_hits.inc();
+        Some(WriteGuard {
+            g,
+            f,
+            floor: &self.group_floor,
+        })
     }
 
     /// A frame for a brand-new page (not read from the device); the caller initializes it.
@@ -373,6 +382,12 @@ impl BufferPool {
     /// The pid is already cached (an allocation mark gone backwards), `Full(PoolLatched)`.
     pub fn create(&self, pid: Pid) -> Result<WriteGuard<'_>> {
         self.check_pid(pid)?;
+        self.try_create(pid)?
+            .ok_or_else(|| page_damage(pid, PageDamage::AlreadyCached))
+    }
+
+    /// [`Self::create`], None if `pid` is cached already (`map[pid]` taken).
+    fn try_create(&self, pid: Pid) -> Result<Option<WriteGuard<'_>>> {
         let (idx, mut g) = self.victim()?;
         if self
             .slot(pid)
@@ -381,7 +396,7 @@ impl BufferPool {
         {
             assert_eq!(g.pid, NO_PID, "a victim frame still holds a page");
             self.free.lock().push(idx);
-            return Err(page_damage(pid, PageDamage::AlreadyCached));
+            return Ok(None);
         }
         g.pid = pid;
         page::init(&mut g.page, page::KIND_LEAF, pid);
@@ -389,24 +404,34 @@ impl BufferPool {
         f.reset(true);
         f.hot.start(self.hot.now(), Default::default());
         f.refbit.store(true, Ordering::Relaxed);
-        Ok(WriteGuard {
+        Ok(Some(WriteGuard {
             g,
             f,
             floor: &self.group_floor,
-        })
+        }))
     }
 
     /// A frame for `pid` whose device image is not trusted (recovery of a page allocated
-    /// after the checkpoint): the cached frame if there is one, else a new one, never read.
+    /// after the checkpoint, a freed page reused by a split): the cached frame if there is
+    /// one, else a new one, never read. The check and the latch are one step: a frame
+    /// evicted (by the page cleaner) between them is replaced by a new one, not loaded: the
+    /// device image may be gone (a freed page released to an out-of-place store reads as
+    /// zeros).
     ///
     /// # Errors
     /// As [`Self::create`].
     pub fn write_untrusted(&self, pid: Pid) -> Result<WriteGuard<'_>> {
         self.check_pid(pid)?;
-        if self.slot(pid).load(Ordering::Acquire) != NONE {
-            return self.write(pid);
+        loop {
+            let idx = self.slot(pid).load(Ordering::Acquire);
+            if idx != NONE {
+                if let Some(g) = self.latch_cached(pid, idx) {
+                    return Ok(g);
+                }
+            } else if let Some(g) = self.try_create(pid)? {
+                return Ok(g);
+            }
         }
-        self.create(pid)
     }
 
     fn load(&self, pid: Pid) -> Result<()> {
