@@ -25,6 +25,8 @@ use std::sync::Arc;
 mod evict;
 pub mod hotness;
 mod sweep;
+#[cfg(test)]
+mod tests;
 pub use sweep::Sweep;
 
 const NONE: u32 = u32::MAX;
