@@ -27,7 +27,7 @@ const ENGINE_SCHEMES: [&str; 10] = [
     "sepfrozen-bit-online",
 ];
 
-const REPLAY_SCHEMES: [&str; 10] = [
+const REPLAY_SCHEMES: [&str; 12] = [
     "nosep",
     "sepgc",
     "warcip",
@@ -38,6 +38,8 @@ const REPLAY_SCHEMES: [&str; 10] = [
     "sepfrozen-bit",
     "fk",
     "fk-kmeans",
+    "sepfrozen-bit-truth",
+    "sepfrozen-dac-truth",
 ];
 
 /// The CSV as (workload, source, scheme) -> column -> cell.
@@ -105,6 +107,10 @@ fn figures(dir: &Path, extra: &[&str]) -> Rows {
     assert!(
         summary.contains("verdict: lowest WAF in the replay"),
         "{summary}"
+    );
+    assert!(
+        summary.contains("verdict: replay sepfrozen-bit vs sepbit: model "),
+        "the exact-label ceiling is stated: {summary}"
     );
     let logs = std::fs::read_dir(&work).unwrap().count();
     assert_eq!(

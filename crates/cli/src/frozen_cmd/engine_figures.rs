@@ -618,6 +618,17 @@ fn scheme_run(
     Ok((r, replay))
 }
 
+/// The replay's schemes: the paper's (FK and FK-kmeans included) and SepFrozenBIT/DAC with
+/// the exact labels (a perfect model: what recognition at GC can gain at most).
+fn replay_schemes() -> Vec<Scheme> {
+    let mut v = Scheme::paper();
+    v.extend(
+        ["sepfrozen-bit-truth", "sepfrozen-dac-truth"]
+            .map(|n| n.parse::<Scheme>().expect("a known replay scheme")),
+    );
+    v
+}
+
 /// The replay of `log` with every replay scheme (the paper's, FK and FK-kmeans included) at
 /// the engine's zone size, GP 15%, SepBIT's cost-benefit victims.
 fn replay_log(p: &Plan, log: &Path, zone_bytes: u64, model: &Model) -> Result<Replay> {
@@ -629,7 +640,7 @@ fn replay_log(p: &Plan, log: &Path, zone_bytes: u64, model: &Model) -> Result<Re
         p.seed,
     )?;
     let rl = ReplayLog::load(log).with_context(|| format!("reading {}", log.display()))?;
-    let runs = Scheme::paper()
+    let runs = replay_schemes()
         .into_iter()
         .map(|s| {
             Ok(replay::run(
@@ -937,6 +948,31 @@ fn verdict(s: &mut String, wr: &WorkloadResult) {
             s,
             "verdict: lowest WAF in the replay: {best} (FK lowest: {})",
             if best.starts_with("fk") { "yes" } else { "NO" }
+        );
+        ceiling(s, runs);
+    }
+}
+
+/// What a perfect model would gain in the replay, beside what the trained one gains.
+fn ceiling(s: &mut String, runs: &[SchemeRun]) {
+    let waf = |n: &str| runs.iter().find(|r| r.scheme == n).map(|r| r.waf);
+    for (base, f) in [
+        ("sepbit:6", "sepfrozen-bit"),
+        ("dac-paper:6", "sepfrozen-dac"),
+    ] {
+        let (Some(b), Some(m), Some(t)) = (
+            waf(base),
+            waf(&format!("{f}:6")),
+            waf(&format!("{f}-truth:6")),
+        ) else {
+            continue;
+        };
+        let _ = writeln!(
+            s,
+            "verdict: replay {f} vs {}: model {}, exact labels {} (the most recognition at GC can gain)",
+            base.trim_end_matches(":6"),
+            rel(m, b),
+            rel(t, b)
         );
     }
 }
