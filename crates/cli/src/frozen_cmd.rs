@@ -277,7 +277,8 @@ fn train(a: &TrainArgs) -> Result<()> {
         exclude_tail: a.exclude_tail,
         encoding: a.encoding,
     };
-    let default_cap = (a.classifier == ClassifierKind::Tree).then_some(500_000);
+    let default_cap =
+        (a.classifier == ClassifierKind::Tree).then_some(nowa_frozen::TREE_SAMPLE_CAP);
     let cfg = TrainConfig {
         classifier: a.classifier,
         seed: a.seed,

@@ -51,7 +51,7 @@ pub use model::{ClassifierKind, Model, Params};
 pub use online::{OnlineConfig, OnlineMode, OnlineTrainer, OutcomeTracker};
 pub use sgd::SgdParams;
 pub use synth::{Synth, SynthConfig};
-pub use train::{train, TrainConfig};
+pub use train::{train, TrainConfig, TREE_SAMPLE_CAP};
 pub use writelog::{LogReader, LogSummary, LogWriter, WriteKind, WriteRecord, NO_CLASS, NO_ZONE};
 
 use std::io::{ErrorKind, Write};

@@ -46,6 +46,10 @@ impl Default for TrainConfig {
     }
 }
 
+/// Samples the tree classifier trains on by default (a seeded subsample above it): linfa's
+/// CART scans every sample at every node, so millions of samples take minutes.
+pub const TREE_SAMPLE_CAP: usize = 500_000;
+
 /// SGD's 32-bit shuffle seed for a run seed (the low 32 bits of `mix64(seed ^ 0x5347_4421)`).
 ///
 /// # Panics

@@ -16,7 +16,7 @@ use anyhow::{bail, Context, Result};
 use clap::Args;
 use nowa_bench::plot::{render_bar, BarChart};
 use nowa_frozen::replay::{self, ReplayLog, Scheme, SchemeRun};
-use nowa_frozen::{Dataset, Labels, Metrics, Model, SampleSpec, TrainConfig};
+use nowa_frozen::{ClassifierKind, Dataset, Labels, Metrics, Model, SampleSpec, TrainConfig};
 use nowa_logspace::PolicyKind;
 use serde_json::Value;
 use std::fmt::Write as _;
@@ -32,8 +32,9 @@ pub struct EngineFigArgs {
     #[arg(long, requires = "engine", value_delimiter = ',', value_parser = workload)]
     workloads: Vec<Workload>,
     /// With --engine: schemes run in the engine, comma-separated (default all: nosep, 2r,
-    /// warcip, dac, dac-paper, sepfrozen-dac, sepbit, sepfrozen-bit, and the two retrained
-    /// online during the run: sepfrozen-dac-online, sepfrozen-bit-online). The FK oracles are
+    /// warcip, dac, dac-paper, sepfrozen-dac, sepbit, sepfrozen-bit, the two retrained
+    /// online during the run: sepfrozen-dac-online, sepfrozen-bit-online, and the two with the
+    /// depth-8 tree model: sepfrozen-dac-tree, sepfrozen-bit-tree). The FK oracles are
     /// replayed on the sepbit run's log, so they need sepbit.
     #[arg(long, requires = "engine", value_delimiter = ',', value_parser = scheme)]
     schemes: Vec<&'static EngineScheme>,
@@ -151,13 +152,22 @@ fn workload(s: &str) -> Result<Workload, String> {
         })
 }
 
+/// Which of the models trained on the workload's training run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fit {
+    /// Logistic regression by SGD (the paper's model).
+    Sgd,
+    /// The depth-8 decision tree (Figure 18's non-linear comparison).
+    Tree,
+}
+
 /// How a scheme gets its `--frozen-model`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ModelArg {
     /// None (a rule-based scheme).
     None,
-    /// The model trained on the workload's training run.
-    Trained,
+    /// A model trained on the workload's training run.
+    Trained(Fit),
     /// This value as it is (e.g. a model the engine builds during the run).
     Literal(&'static str),
 }
@@ -210,7 +220,7 @@ pub const SCHEMES: &[EngineScheme] = &[
     EngineScheme {
         name: "sepfrozen-dac",
         placement: "sepfrozen-dac",
-        model: ModelArg::Trained,
+        model: ModelArg::Trained(Fit::Sgd),
         base: Some("dac-paper"),
     },
     EngineScheme {
@@ -222,7 +232,7 @@ pub const SCHEMES: &[EngineScheme] = &[
     EngineScheme {
         name: "sepfrozen-bit",
         placement: "sepfrozen-bit",
-        model: ModelArg::Trained,
+        model: ModelArg::Trained(Fit::Sgd),
         base: Some("sepbit"),
     },
     EngineScheme {
@@ -235,6 +245,18 @@ pub const SCHEMES: &[EngineScheme] = &[
         name: "sepfrozen-bit-online",
         placement: "sepfrozen-bit",
         model: ModelArg::Literal("online"),
+        base: Some("sepbit"),
+    },
+    EngineScheme {
+        name: "sepfrozen-dac-tree",
+        placement: "sepfrozen-dac",
+        model: ModelArg::Trained(Fit::Tree),
+        base: Some("dac-paper"),
+    },
+    EngineScheme {
+        name: "sepfrozen-bit-tree",
+        placement: "sepfrozen-bit",
+        model: ModelArg::Trained(Fit::Tree),
         base: Some("sepbit"),
     },
 ];
@@ -303,12 +325,36 @@ impl Plan {
 
 /// A trained model and what it scored.
 struct Trained {
-    path: PathBuf,
-    model: Model,
+    sgd: Fitted,
+    tree: Fitted,
     /// User writes in the training log and the share of their versions never invalidated.
     user_writes: u64,
     frozen_share: Option<f64>,
+}
+
+/// One model trained on the training run's log, and where it was saved.
+struct Fitted {
+    path: PathBuf,
+    model: Model,
+    /// CPU to read and label the log (shared by both models) and to train this one.
     train_cpu_secs: f64,
+}
+
+impl Trained {
+    fn fitted(&self, f: Fit) -> &Fitted {
+        match f {
+            Fit::Sgd => &self.sgd,
+            Fit::Tree => &self.tree,
+        }
+    }
+
+    /// The trained model a run of scheme `name` deployed (None: rule-based or online).
+    fn of_scheme(&self, name: &str) -> Option<&Fitted> {
+        match SCHEMES.iter().find(|e| e.name == name)?.model {
+            ModelArg::Trained(f) => Some(self.fitted(f)),
+            ModelArg::None | ModelArg::Literal(_) => None,
+        }
+    }
 }
 
 /// One engine run's numbers (from its `--json` and its write log).
@@ -519,7 +565,7 @@ fn done_with(p: &Plan, log: &Path) -> Result<()> {
     std::fs::remove_file(log).with_context(|| format!("removing {}", log.display()))
 }
 
-/// The training run (seed + 1, SepBIT) and the model trained on its log.
+/// The training run (seed + 1, SepBIT) and the two models trained on its log.
 fn train_run(p: &Plan, w: Workload, prog: &mut Progress) -> Result<Trained> {
     let log = log_path(p, &format!("{}-train", w.name()))?;
     let mut args = w.args(&p.sizes, p.seed + 1);
@@ -531,41 +577,76 @@ fn train_run(p: &Plan, w: Workload, prog: &mut Progress) -> Result<Trained> {
     args.push(log.display().to_string());
     let (_, wall) = run_nowa(&args)?;
     let spec = SampleSpec::default();
-    let cfg = TrainConfig {
-        seed: p.seed,
-        ..TrainConfig::default()
-    };
     let cpu0 = nowa_units::cpu::process_cpu_secs();
     let (data, labels) =
         Dataset::from_log(&log, &spec).with_context(|| format!("reading {}", log.display()))?;
-    let model = nowa_frozen::train(&data, &spec, &cfg, labels.len() as u64)?;
-    let train_cpu_secs = nowa_units::cpu::process_cpu_secs() - cpu0;
+    let read_cpu = nowa_units::cpu::process_cpu_secs() - cpu0;
     let c = labels.counts();
+    let records = labels.len() as u64;
     done_with(p, &log)?;
-    let path = p
-        .work
-        .join(format!("nowa-engine-fig-{}-model.json", w.name()));
-    model
-        .save(&path, true)
-        .with_context(|| format!("writing {}", path.display()))?;
-    let t = &model.metrics.test;
-    prog.line(
-        &format!("{} training run (seed {}, sepbit)", w.name(), p.seed + 1),
-        &format!(
-            "model: test accuracy {}, recall {}, FPR {}; trained in {train_cpu_secs:.2} s CPU",
+    let fit = |f: Fit| fit_model(p, w, f, (&data, &spec, records), read_cpu);
+    let (sgd, tree) = (fit(Fit::Sgd)?, fit(Fit::Tree)?);
+    let [a, b] = [&sgd, &tree].map(|f| {
+        let t = &f.model.metrics.test;
+        format!(
+            "test accuracy {}, recall {}, FPR {} ({:.2} s CPU)",
             pct(t.accuracy),
             pct(t.recall),
-            pct(t.fpr)
-        ),
+            pct(t.fpr),
+            f.train_cpu_secs
+        )
+    });
+    prog.line(
+        &format!("{} training run (seed {}, sepbit)", w.name(), p.seed + 1),
+        &format!("SGD model: {a}; tree: {b}"),
         wall,
     );
     #[expect(clippy::cast_precision_loss, reason = "counts as a share")]
     let frozen_share = (c.user > 0).then(|| c.user_frozen as f64 / c.user as f64);
     Ok(Trained {
-        path,
-        model,
+        sgd,
+        tree,
         user_writes: c.user,
         frozen_share,
+    })
+}
+
+/// Train model `f` on the training run's samples and save it in the work directory.
+fn fit_model(
+    p: &Plan,
+    w: Workload,
+    f: Fit,
+    (data, spec, records): (&Dataset, &SampleSpec, u64),
+    read_cpu: f64,
+) -> Result<Fitted> {
+    let cfg = match f {
+        Fit::Sgd => TrainConfig {
+            seed: p.seed,
+            ..TrainConfig::default()
+        },
+        Fit::Tree => TrainConfig {
+            classifier: ClassifierKind::Tree,
+            seed: p.seed,
+            max_samples: Some(nowa_frozen::TREE_SAMPLE_CAP),
+            ..TrainConfig::default()
+        },
+    };
+    let cpu0 = nowa_units::cpu::process_cpu_secs();
+    let model = nowa_frozen::train(data, spec, &cfg, records)?;
+    let train_cpu_secs = read_cpu + nowa_units::cpu::process_cpu_secs() - cpu0;
+    let kind = match f {
+        Fit::Sgd => "model",
+        Fit::Tree => "tree",
+    };
+    let path = p
+        .work
+        .join(format!("nowa-engine-fig-{}-{kind}.json", w.name()));
+    model
+        .save(&path, true)
+        .with_context(|| format!("writing {}", path.display()))?;
+    Ok(Fitted {
+        path,
+        model,
         train_cpu_secs,
     })
 }
@@ -584,7 +665,10 @@ fn scheme_run(
     args.extend(["--placement".into(), s.placement.into()]);
     match s.model {
         ModelArg::None => {}
-        ModelArg::Trained => args.extend(["--frozen-model".into(), t.path.display().to_string()]),
+        ModelArg::Trained(f) => args.extend([
+            "--frozen-model".into(),
+            t.fitted(f).path.display().to_string(),
+        ]),
         ModelArg::Literal(m) => args.extend(["--frozen-model".into(), m.into()]),
     }
     args.extend(["--record-writes".into(), log.display().to_string()]);
@@ -599,7 +683,7 @@ fn scheme_run(
     r.gc_frozen = c.gc_frozen;
     r.wall_secs = wall;
     let replay = if s.name == REPLAYED {
-        Some(replay_log(p, &log, r.zone_bytes, &t.model)?)
+        Some(replay_log(p, &log, r.zone_bytes, &t.sgd.model)?)
     } else {
         None
     };
@@ -665,8 +749,10 @@ fn workload_runs(p: &Plan, w: Workload, prog: &mut Progress) -> Result<WorkloadR
         replay = replay.or(rp);
     }
     if !p.keep {
-        std::fs::remove_file(&trained.path)
-            .with_context(|| format!("removing {}", trained.path.display()))?;
+        for f in [&trained.sgd, &trained.tree] {
+            std::fs::remove_file(&f.path)
+                .with_context(|| format!("removing {}", f.path.display()))?;
+        }
     }
     Ok(WorkloadResult {
         workload: w,
@@ -711,14 +797,10 @@ fn write_csv(results: &[WorkloadResult], out: &Path) -> Result<()> {
     ]);
     for wr in results {
         let w = wr.workload;
-        let m = &wr.trained;
         for r in &wr.runs {
-            let judged = r.judged.is_some();
-            let [acc, rec, fpr] = if judged {
-                model_cells(&m.model.metrics.test)
-            } else {
-                Default::default()
-            };
+            let fitted = wr.trained.of_scheme(&r.scheme);
+            let [acc, rec, fpr] =
+                fitted.map_or_else(Default::default, |f| model_cells(&f.model.metrics.test));
             csv.row(&[
                 w.name().into(),
                 "engine".into(),
@@ -737,11 +819,7 @@ fn write_csv(results: &[WorkloadResult], out: &Path) -> Result<()> {
                 acc,
                 rec,
                 fpr,
-                if judged {
-                    f4(m.train_cpu_secs)
-                } else {
-                    String::new()
-                },
+                fitted.map_or_else(String::new, |f| f4(f.train_cpu_secs)),
                 (r.zone_bytes / 4096).to_string(),
                 format!("{:.1}", r.wall_secs),
             ]);
@@ -918,7 +996,11 @@ fn engine_table(s: &mut String, wr: &WorkloadResult) {
 /// What the paper claims, checked on this workload's runs.
 fn verdict(s: &mut String, wr: &WorkloadResult) {
     let find = |n: &str| wr.runs.iter().find(|r| r.scheme == n);
-    for (f, b) in [("sepfrozen-bit", "sepbit"), ("sepfrozen-dac", "dac-paper")] {
+    let pairs = SCHEMES
+        .iter()
+        .filter(|e| matches!(e.model, ModelArg::Trained(_)))
+        .filter_map(|e| Some((e.name, e.base?)));
+    for (f, b) in pairs {
         if let (Some(x), Some(y)) = (find(f), find(b)) {
             let far_lower = matches!((x.far, y.far), (Some(a), Some(c)) if a < c);
             let _ = writeln!(
@@ -988,22 +1070,28 @@ fn summary(p: &Plan, results: &[WorkloadResult]) -> String {
     );
     for wr in results {
         let t = &wr.trained;
-        let m = &t.model.metrics.test;
         let zone = wr.runs.first().map_or(0, |r| r.zone_bytes);
         let _ = writeln!(
             s,
-            "\n== {} (zones {} KiB) ==\nmodel (SGD, TWL 2, trained on seed {}'s run: {} user writes, {} of versions frozen): test accuracy {}, recall {}, FPR {}; {:.2} s CPU to read and train",
+            "\n== {} (zones {} KiB) ==\nmodels trained on seed {}'s run ({} user writes, {} of versions frozen), TWL 2, all six features:",
             wr.workload.name(),
             zone >> 10,
             p.seed + 1,
             t.user_writes,
             pct(t.frozen_share),
-            pct(m.accuracy),
-            pct(m.recall),
-            pct(m.fpr),
-            t.train_cpu_secs
         );
-        let _ = writeln!(s, "engine (seed {}; vs base: SepFrozenBIT vs SepBIT, SepFrozenDAC vs DAC as the paper states it):", p.seed);
+        for (name, f) in [("SGD (the paper's)", &t.sgd), ("tree (depth 8)", &t.tree)] {
+            let m = &f.model.metrics.test;
+            let _ = writeln!(
+                s,
+                "  {name}: test accuracy {}, recall {}, FPR {}; {:.2} s CPU to read and train",
+                pct(m.accuracy),
+                pct(m.recall),
+                pct(m.fpr),
+                f.train_cpu_secs
+            );
+        }
+        let _ = writeln!(s, "engine (seed {}; vs base: SepFrozenBIT vs SepBIT, SepFrozenDAC vs DAC as the paper states it; -tree: the tree model, -online: retrained during the run):", p.seed);
         engine_table(&mut s, wr);
         if let Some((unit, runs)) = &wr.replay {
             let _ = writeln!(
