@@ -379,7 +379,10 @@ fn bar_draw<DB: DrawingBackend>(
     let n = chart.categories.len();
     let g = chart.groups.len();
     root.fill(&WHITE).map_err(|x| e(&x))?;
-    let mut cc = ChartBuilder::on(root)
+    // Many groups: the legend gets its own column right of the plot (inside, it hides bars).
+    let outside = g > LEGEND_INSIDE_MAX;
+    let (plot, side) = root.split_horizontally(if outside { WIDTH - 230 } else { WIDTH });
+    let mut cc = ChartBuilder::on(&plot)
         .caption(&chart.title, (FONT, 28))
         .margin(16)
         .x_label_area_size(48)
@@ -429,6 +432,9 @@ fn bar_draw<DB: DrawingBackend>(
         root.draw(&Text::new(name.clone(), (px, py + 8), style.clone()))
             .map_err(|x| e(&x))?;
     }
+    if outside {
+        return side_legend(&side, chart);
+    }
     cc.configure_series_labels()
         .position(SeriesLabelPosition::UpperRight)
         .background_style(WHITE.mix(0.85))
@@ -436,6 +442,25 @@ fn bar_draw<DB: DrawingBackend>(
         .label_font((FONT, 16))
         .draw()
         .map_err(|x| e(&x))?;
+    Ok(())
+}
+
+/// Bar charts with more groups than this draw their legend beside the plot.
+const LEGEND_INSIDE_MAX: usize = 8;
+
+/// The legend of a bar chart in its own area: one swatch and name per group, top down.
+fn side_legend<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, chart: &BarChart) -> DrawResult {
+    let style = TextStyle::from((FONT, 16).into_font()).pos(Pos::new(HPos::Left, VPos::Center));
+    for (gi, (name, _)) in chart.groups.iter().enumerate() {
+        let y = 70 + 24 * i32::try_from(gi).map_err(|x| x.to_string())?;
+        area.draw(&Rectangle::new(
+            [(8, y - 7), (24, y + 7)],
+            color(gi).filled(),
+        ))
+        .map_err(|x| x.to_string())?;
+        area.draw(&Text::new(name.clone(), (32, y), style.clone()))
+            .map_err(|x| x.to_string())?;
+    }
     Ok(())
 }
 
@@ -528,6 +553,28 @@ mod tests {
         let mut l = line();
         l.y_range = Some((0.0, 200.0));
         render_line(&l, &dir.join("fixed.png")).unwrap();
+        // More groups than fit inside: the legend moves beside the plot, every name drawn.
+        let mut b = bar();
+        b.groups = (0..12)
+            .map(|i| {
+                (
+                    format!("scheme-{i}"),
+                    vec![f64::from(i) + 1.0; b.categories.len()],
+                )
+            })
+            .collect();
+        let p = dir.join("bar-wide.svg");
+        render_bar(&b, &p).unwrap();
+        let svg = std::fs::read_to_string(&p).unwrap();
+        let names: Vec<&str> = svg.lines().filter(|l| l.starts_with("scheme-")).collect();
+        assert_eq!(names.len(), 12, "each legend name once: {names:?}");
+        // Beside the plot: the legend's texts start right of every bar.
+        let legend_x = format!("<text x=\"{}\"", WIDTH - 230 + 32);
+        assert_eq!(
+            svg.matches(&legend_x).count(),
+            12,
+            "legend in its own column"
+        );
     }
 
     #[test]
