@@ -411,27 +411,18 @@ fn bar_draw<DB: DrawingBackend>(
             .filter(|(_, v)| v.is_finite())
             .map(move |(ci, &v)| {
                 let left = ci as f64 + 0.1 + gi as f64 * slot;
-                Rectangle::new(
-                    [
-                        (left + slot * 0.05, 0.0f64.max(y0)),
-                        (left + slot * 0.95, v),
-                    ],
-                    c.filled(),
-                )
+                let corners = [(left + slot * 0.05, y0.max(0.0)), (left + slot * 0.95, v)];
+                Rectangle::new(corners, c.filled())
             });
         cc.draw_series(bars)
             .map_err(|x| e(&x))?
             .label(name.clone())
             .legend(move |(x, y)| Rectangle::new([(x, y - 6), (x + 14, y + 6)], c.filled()));
     }
-    // Category names under the axis, centred on each group of bars (drawn on the root area in
-    // pixel coordinates: the plotting area clips everything outside it).
-    let style = TextStyle::from((FONT, 16).into_font()).pos(Pos::new(HPos::Center, VPos::Top));
-    for (ci, name) in chart.categories.iter().enumerate() {
-        let (px, py) = cc.backend_coord(&(ci as f64 + 0.5, y0));
-        root.draw(&Text::new(name.clone(), (px, py + 8), style.clone()))
-            .map_err(|x| e(&x))?;
-    }
+    let at: Vec<_> = (0..n)
+        .map(|ci| cc.backend_coord(&(ci as f64 + 0.5, y0)))
+        .collect();
+    category_names(root, chart, &at)?;
     if outside {
         return side_legend(&side, chart);
     }
@@ -442,6 +433,21 @@ fn bar_draw<DB: DrawingBackend>(
         .label_font((FONT, 16))
         .draw()
         .map_err(|x| e(&x))?;
+    Ok(())
+}
+
+/// Category names under the axis, centred on each group of bars at pixel `at` (drawn on the
+/// root area: the plotting area clips everything outside it).
+fn category_names<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    chart: &BarChart,
+    at: &[(i32, i32)],
+) -> DrawResult {
+    let style = TextStyle::from((FONT, 16).into_font()).pos(Pos::new(HPos::Center, VPos::Top));
+    for (name, &(px, py)) in chart.categories.iter().zip(at) {
+        root.draw(&Text::new(name.clone(), (px, py + 8), style.clone()))
+            .map_err(|x| x.to_string())?;
+    }
     Ok(())
 }
 
