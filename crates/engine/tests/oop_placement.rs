@@ -278,9 +278,12 @@ fn fk_and_combinations_are_refused() {
 }
 
 /// A scripted frozen-page model: pages whose pid is a multiple of 3 are frozen. It checks that
-/// every batch is a victim's valid pages with their images.
+/// every batch is a victim's valid pages with their images, and that it is judged at the
+/// DB-written-page timer (`predict_at`): never before a page's own write time.
 struct Scripted {
     batches: Arc<Mutex<u64>>,
+    /// The largest `now` a batch was judged at.
+    now: Arc<Mutex<u64>>,
 }
 
 impl PageOracle for Scripted {
@@ -297,13 +300,24 @@ impl PageOracle for Scripted {
         out.clear();
         out.extend(pages.iter().map(|&(p, _)| p % 3 == 0));
     }
+    fn predict_at(&mut self, pages: &[(u64, &[u8])], now: u64, out: &mut Vec<bool>) {
+        for (pid, img) in pages {
+            let wt = nowa_engine::page::hotness(img).current.wt();
+            assert!(wt <= now, "page {pid} written at {wt}, judged at {now}");
+        }
+        let mut n = self.now.lock();
+        *n = (*n).max(now);
+        drop(n);
+        self.predict(pages, out);
+    }
 }
 
 #[test]
 fn sepfrozen_hook_judges_victim_images_and_conserves_pages() {
     for base in [FrozenBase::Bit, FrozenBase::Dac] {
         let batches = Arc::new(Mutex::new(0u64));
-        let b2 = batches.clone();
+        let now = Arc::new(Mutex::new(0u64));
+        let (b2, n2) = (batches.clone(), now.clone());
         let o = OopConfig {
             placement: None,
             frozen: Some(FrozenHook {
@@ -312,6 +326,7 @@ fn sepfrozen_hook_judges_victim_images_and_conserves_pages() {
                 oracle: Arc::new(move || {
                     Box::new(Scripted {
                         batches: b2.clone(),
+                        now: n2.clone(),
                     }) as Box<dyn PageOracle>
                 }),
             }),
@@ -319,6 +334,7 @@ fn sepfrozen_hook_judges_victim_images_and_conserves_pages() {
         };
         crash_and_reopen(&format!("sepfrozen {base:?}"), &o, 3);
         assert!(*batches.lock() > 0, "the oracle judged victims");
+        assert!(*now.lock() > 0, "judged at the DB-written-page timer");
     }
 }
 
