@@ -262,7 +262,8 @@ fn metrics_line(m: &Metrics) -> String {
     )
 }
 
-fn train(a: &TrainArgs) -> Result<()> {
+/// The flags' own mistakes, before any file is read (usage errors, exit 2).
+fn check_train_args(a: &TrainArgs) -> Result<()> {
     if a.features.has_age() && a.samples == SampleKinds::User {
         return Err(usage(format!(
             "--features {}: the age (ag) is 0 at every user write; add --samples gc or all",
@@ -282,6 +283,11 @@ fn train(a: &TrainArgs) -> Result<()> {
             a.writes.display()
         )));
     }
+    Ok(())
+}
+
+fn train(a: &TrainArgs) -> Result<()> {
+    check_train_args(a)?;
     let spec = SampleSpec {
         features: a.features,
         twl: Twl::new(a.twl).context("--twl is checked by clap")?,

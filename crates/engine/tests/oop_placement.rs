@@ -313,26 +313,33 @@ impl PageOracle for Scripted {
     }
 }
 
+/// A SepFrozen configuration over `Scripted` oracles, with their batch count and timer.
+type Shared<T> = Arc<Mutex<T>>;
+fn scripted_config(base: FrozenBase) -> (OopConfig, Shared<u64>, Shared<(u64, u64)>) {
+    let batches = Arc::new(Mutex::new(0u64));
+    let now = Arc::new(Mutex::new((0u64, 0u64)));
+    let (b2, n2) = (batches.clone(), now.clone());
+    let o = OopConfig {
+        placement: None,
+        frozen: Some(FrozenHook {
+            base,
+            classes: 6,
+            oracle: Arc::new(move || {
+                Box::new(Scripted {
+                    batches: b2.clone(),
+                    now: n2.clone(),
+                }) as Box<dyn PageOracle>
+            }),
+        }),
+        ..ocfg(PlacementKind::NoSep)
+    };
+    (o, batches, now)
+}
+
 #[test]
 fn sepfrozen_hook_judges_victim_images_and_conserves_pages() {
     for base in [FrozenBase::Bit, FrozenBase::Dac] {
-        let batches = Arc::new(Mutex::new(0u64));
-        let now = Arc::new(Mutex::new((0u64, 0u64)));
-        let (b2, n2) = (batches.clone(), now.clone());
-        let o = OopConfig {
-            placement: None,
-            frozen: Some(FrozenHook {
-                base,
-                classes: 6,
-                oracle: Arc::new(move || {
-                    Box::new(Scripted {
-                        batches: b2.clone(),
-                        now: n2.clone(),
-                    }) as Box<dyn PageOracle>
-                }),
-            }),
-            ..ocfg(PlacementKind::NoSep)
-        };
+        let (o, batches, now) = scripted_config(base);
         crash_and_reopen(&format!("sepfrozen {base:?}"), &o, 3);
         assert!(*batches.lock() > 0, "the oracle judged victims");
         assert!(now.lock().0 > 0, "judged at the DB-written-page timer");
@@ -344,23 +351,7 @@ fn sepfrozen_hook_judges_victim_images_and_conserves_pages() {
 /// (its age, now - WT, is never negative) and the timer has moved.
 #[test]
 fn sepfrozen_judges_victims_at_the_db_written_page_timer() {
-    let batches = Arc::new(Mutex::new(0u64));
-    let now = Arc::new(Mutex::new((0u64, 0u64)));
-    let (b2, n2) = (batches.clone(), now.clone());
-    let o = OopConfig {
-        placement: None,
-        frozen: Some(FrozenHook {
-            base: FrozenBase::Bit,
-            classes: 6,
-            oracle: Arc::new(move || {
-                Box::new(Scripted {
-                    batches: b2.clone(),
-                    now: n2.clone(),
-                }) as Box<dyn PageOracle>
-            }),
-        }),
-        ..ocfg(PlacementKind::NoSep)
-    };
+    let (o, batches, now) = scripted_config(FrozenBase::Bit);
     // Created and run in one open (a reopen restarts the timer: see `Scripted`).
     let dev = Arc::new(MemDevice::new(3 << 20));
     let slot: Slot = Arc::new(Mutex::new(None));

@@ -54,15 +54,10 @@ impl Feature {
     ];
 
     /// Every feature: the six HR fields, then the age.
-    pub const NAMED: [Feature; 7] = [
-        Feature::Wt,
-        Feature::Vd,
-        Feature::Ai,
-        Feature::Mi,
-        Feature::Ac,
-        Feature::Mc,
-        Feature::Ag,
-    ];
+    pub const NAMED: [Feature; 7] = {
+        let f = Self::ALL;
+        [f[0], f[1], f[2], f[3], f[4], f[5], Feature::Ag]
+    };
 
     /// Lower-case name (`wt`, `vd`, ...).
     #[must_use]

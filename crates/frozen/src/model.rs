@@ -6,9 +6,10 @@
 //! `predict`), probability `1 / (1 + exp(-p))`. A tree walks to a leaf: frozen is the leaf's
 //! class, the probability its frozen share. A decision threshold `P` other than 0.5
 //! ([`Model::threshold`]) judges frozen iff the probability is above `P` (linear: `p >
-//! ln(P / (1 - P))`; tree: see [`Model::decide`]); at 0.5 it is exactly `predict`. [`Model::predict_into`] and
-//! [`Model::predict_proba_into`] reuse the caller's output vector and a stack buffer: no
-//! allocation once the vector has grown to the batch size.
+//! ln(P / (1 - P))`; tree: the leaf's class, moved by its frozen share); at 0.5 it is
+//! exactly `predict`. [`Model::predict_into`] and [`Model::predict_proba_into`] reuse the
+//! caller's output vector and a stack buffer: no allocation once the vector has grown to the
+//! batch size.
 
 use crate::classifiers::{walk, Node};
 use crate::error::FrozenError;

@@ -608,7 +608,7 @@ mod header_tests {
     use crate::{ClassifierKind, Standardization, Twl};
 
     /// Frozen iff HR_current's VD is above HR_last's by more than 500 bytes.
-    fn model() -> Model {
+    pub(super) fn model() -> Model {
         Model {
             format: MODEL_FORMAT,
             classifier: ClassifierKind::Sgd,
@@ -658,17 +658,14 @@ mod header_tests {
 mod age_tests {
     use super::*;
     use crate::hotness::HotnessRecord;
-    use crate::model::{ModelMetrics, Params, TrainingInfo, DEFAULT_THRESHOLD, MODEL_FORMAT};
-    use crate::{ClassifierKind, Standardization, Twl};
+    use crate::model::Params;
+    use crate::{Standardization, Twl};
 
     /// Frozen iff the age is above 10 ticks (input ln(1 + age) > ln(11)).
     fn age_model() -> Model {
         Model {
-            format: MODEL_FORMAT,
-            classifier: ClassifierKind::Sgd,
             features: "ag".parse().unwrap(),
             twl: Twl::new(1).unwrap(),
-            encoding: crate::features::Encoding::Diff,
             standardization: Standardization {
                 mean: vec![0.0],
                 scale: vec![1.0],
@@ -677,10 +674,7 @@ mod age_tests {
                 weights: vec![1.0],
                 intercept: -(11f64.ln()),
             },
-            seed: 1,
-            training: TrainingInfo::default(),
-            metrics: ModelMetrics::default(),
-            threshold: DEFAULT_THRESHOLD,
+            ..super::header_tests::model()
         }
     }
 
