@@ -73,7 +73,9 @@ struct TrainArgs {
     /// Records per sample (time window length), 1 to 4.
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u8).range(1..=4))]
     twl: u8,
-    /// HR fields: `all` or a list of wt, vd, ai, mi, ac, mc joined by `,` or `+`.
+    /// HR fields: `all` (the six) or a list of wt, vd, ai, mi, ac, mc joined by `,` or `+`;
+    /// `ag` adds the age at judgement (timer - WT of HR_current, 0 at user writes: needs
+    /// --samples gc or all), e.g. `all+ag`.
     #[arg(long, default_value = "all", value_parser = parsed::<FeatureSet>())]
     features: FeatureSet,
     /// sgd (scikit-learn's SGDClassifier, the paper's), logreg (L-BFGS) or tree.
@@ -105,6 +107,10 @@ struct TrainArgs {
     /// Depth limit of the tree classifier.
     #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u8).range(1..=30))]
     tree_depth: u8,
+    /// Decision threshold stored in the model (metrics are at it): frozen when the
+    /// probability is above P, in (0, 1); 0.5 = scikit-learn's `predict` (the paper's).
+    #[arg(long, value_name = "P", default_value = "0.5", value_parser = flags::fraction(0.0, true, 1.0, true))]
+    frozen_threshold: f64,
     /// Print the model's training summary and metrics as JSON instead of the report.
     #[arg(long)]
     json: bool,
@@ -256,7 +262,14 @@ fn metrics_line(m: &Metrics) -> String {
     )
 }
 
-fn train(a: &TrainArgs) -> Result<()> {
+/// The flags' own mistakes, before any file is read (usage errors, exit 2).
+fn check_train_args(a: &TrainArgs) -> Result<()> {
+    if a.features.has_age() && a.samples == SampleKinds::User {
+        return Err(usage(format!(
+            "--features {}: the age (ag) is 0 at every user write; add --samples gc or all",
+            a.features
+        )));
+    }
     refuse_existing("--out", &a.out, a.force)?;
     if let Some(e) = a.eval_writes.as_ref().filter(|e| !e.exists()) {
         return Err(usage(format!(
@@ -270,6 +283,11 @@ fn train(a: &TrainArgs) -> Result<()> {
             a.writes.display()
         )));
     }
+    Ok(())
+}
+
+fn train(a: &TrainArgs) -> Result<()> {
+    check_train_args(a)?;
     let spec = SampleSpec {
         features: a.features,
         twl: Twl::new(a.twl).context("--twl is checked by clap")?,
@@ -288,6 +306,7 @@ fn train(a: &TrainArgs) -> Result<()> {
             .map(|m| usize::try_from(m).unwrap_or(usize::MAX))
             .or(default_cap),
         tree_depth: usize::from(a.tree_depth),
+        threshold: a.frozen_threshold,
         ..TrainConfig::default()
     };
     eprintln!(
@@ -393,6 +412,9 @@ fn report(
         fit.0,
         fit.1
     );
+    if (m.threshold - nowa_frozen::DEFAULT_THRESHOLD).abs() > 0.0 {
+        println!("decision threshold: probability > {}", m.threshold);
+    }
     println!("test:  {}", metrics_line(&m.metrics.test));
     println!("train: {}", metrics_line(&m.metrics.train));
     if let Some(e) = t.settings.get("eval") {

@@ -185,6 +185,11 @@ pub(crate) struct OopFlags {
     /// at GC per EVERY new labels, default 16k; FEATURES default vd,ai,mi,ac,mc).
     #[arg(long, value_name = "MODEL.json")]
     frozen_model: Option<PathBuf>,
+    /// With --frozen-model MODEL.json: judge a page frozen when the model's probability is
+    /// above P, in (0, 1) (default: the threshold stored in the model, 0.5 unless trained
+    /// with another; 0.5 = scikit-learn's `predict`, the paper's).
+    #[arg(long, value_name = "P", value_parser = flags::fraction(0.0, true, 1.0, true))]
+    frozen_threshold: Option<f64>,
     /// Out of place: DB GC victim policy (greedy, cost-benefit, cb-sepbit, fifo, ...).
     /// Default: greedy, or cb-sepbit (SepBIT's (1-u)/u sqrt(age)) with --placement.
     #[arg(long, value_parser = crate::placement_flags::gc_victim)]
@@ -326,6 +331,7 @@ pub(crate) fn oop_config(
             ("--gc-victim", o.gc_victim.is_some()),
             ("--gc-trigger", o.gc_trigger.is_some()),
             ("--frozen-model", o.frozen_model.is_some()),
+            ("--frozen-threshold", o.frozen_threshold.is_some()),
         ];
         if let Some((flag, _)) = oop_only.iter().find(|(_, set)| *set) {
             return Err(usage(format!("{flag} needs --write-path oop")));
@@ -334,6 +340,7 @@ pub(crate) fn oop_config(
     }
     let frozen =
         crate::frozen_cmd::engine::frozen_run(o.placement, o.frozen_model.as_deref(), seed)?;
+    let frozen = crate::frozen_cmd::engine::with_threshold(frozen, o.frozen_threshold)?;
     let placement = match o.placement {
         Some(EnginePlacement::Scheme(k)) => Some(k),
         _ => None,

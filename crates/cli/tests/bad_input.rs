@@ -532,6 +532,61 @@ const CASES: &[(&str, &str)] = &[
         "frozen train --writes /nonexistent/w.log --out /nonexistent/m.json --eval-writes /nonexistent/e.log",
         "--eval-writes",
     ),
+    // the age input and the decision threshold
+    (
+        "frozen train --writes /nonexistent/w.log --out /nonexistent/m.json --features all+ag",
+        "--features",
+    ),
+    (
+        "frozen train --writes /nonexistent/w.log --out /nonexistent/m.json --features ag --samples user",
+        "--features",
+    ),
+    (
+        "frozen train --writes /nonexistent/w.log --out /nonexistent/m.json --features all+xx",
+        "--features",
+    ),
+    (
+        "frozen train --writes /nonexistent/w.log --out /nonexistent/m.json --frozen-threshold 0",
+        "--frozen-threshold",
+    ),
+    (
+        "frozen train --writes /nonexistent/w.log --out /nonexistent/m.json --frozen-threshold 1",
+        "--frozen-threshold",
+    ),
+    (
+        "frozen train --writes /nonexistent/w.log --out /nonexistent/m.json --frozen-threshold 1.5",
+        "--frozen-threshold",
+    ),
+    (
+        "frozen train --writes /nonexistent/w.log --out /nonexistent/m.json --frozen-threshold abc",
+        "--frozen-threshold",
+    ),
+    (
+        "frozen replay --writes /nonexistent/w.log --frozen-threshold 1",
+        "--frozen-threshold",
+    ),
+    (
+        "frozen replay --writes /nonexistent/w.log --frozen-threshold nan",
+        "--frozen-threshold",
+    ),
+    (
+        "ycsb --write-path oop --placement sepfrozen-bit --frozen-model m.json --frozen-threshold 0",
+        "--frozen-threshold",
+    ),
+    (
+        "tpcc --write-path oop --placement sepfrozen-dac --frozen-model m.json --frozen-threshold 2",
+        "--frozen-threshold",
+    ),
+    ("ycsb --frozen-threshold 0.3", "--frozen-threshold"),
+    ("tpcc --frozen-threshold 0.3", "--frozen-threshold"),
+    (
+        "ycsb --write-path oop --placement sepbit --frozen-threshold 0.3",
+        "--frozen-threshold",
+    ),
+    (
+        "ycsb --write-path oop --placement sepfrozen-bit --frozen-model online --frozen-threshold 0.3",
+        "--frozen-threshold",
+    ),
     // frozen figures --engine (every line fails before any run)
     ("frozen figures --workloads ycsb-50w", "--engine"),
     ("frozen figures --force", "--engine"),

@@ -278,9 +278,13 @@ fn fk_and_combinations_are_refused() {
 }
 
 /// A scripted frozen-page model: pages whose pid is a multiple of 3 are frozen. It checks that
-/// every batch is a victim's valid pages with their images.
+/// every batch is a victim's valid pages with their images, and records the DB-written-page
+/// timer it is judged at (`predict_at`).
 struct Scripted {
     batches: Arc<Mutex<u64>>,
+    /// The largest `now` a batch was judged at, and the pages judged before their own write
+    /// time (possible only for pages written before a reopen: the timer restarts at 1).
+    now: Arc<Mutex<(u64, u64)>>,
 }
 
 impl PageOracle for Scripted {
@@ -297,29 +301,71 @@ impl PageOracle for Scripted {
         out.clear();
         out.extend(pages.iter().map(|&(p, _)| p % 3 == 0));
     }
+    fn predict_at(&mut self, pages: &[(u64, &[u8])], now: u64, out: &mut Vec<bool>) {
+        let early = pages
+            .iter()
+            .filter(|(_, img)| nowa_engine::page::hotness(img).current.wt() > now)
+            .count() as u64;
+        let mut n = self.now.lock();
+        *n = (n.0.max(now), n.1 + early);
+        drop(n);
+        self.predict(pages, out);
+    }
+}
+
+/// A SepFrozen configuration over `Scripted` oracles, with their batch count and timer.
+type Shared<T> = Arc<Mutex<T>>;
+fn scripted_config(base: FrozenBase) -> (OopConfig, Shared<u64>, Shared<(u64, u64)>) {
+    let batches = Arc::new(Mutex::new(0u64));
+    let now = Arc::new(Mutex::new((0u64, 0u64)));
+    let (b2, n2) = (batches.clone(), now.clone());
+    let o = OopConfig {
+        placement: None,
+        frozen: Some(FrozenHook {
+            base,
+            classes: 6,
+            oracle: Arc::new(move || {
+                Box::new(Scripted {
+                    batches: b2.clone(),
+                    now: n2.clone(),
+                }) as Box<dyn PageOracle>
+            }),
+        }),
+        ..ocfg(PlacementKind::NoSep)
+    };
+    (o, batches, now)
 }
 
 #[test]
 fn sepfrozen_hook_judges_victim_images_and_conserves_pages() {
     for base in [FrozenBase::Bit, FrozenBase::Dac] {
-        let batches = Arc::new(Mutex::new(0u64));
-        let b2 = batches.clone();
-        let o = OopConfig {
-            placement: None,
-            frozen: Some(FrozenHook {
-                base,
-                classes: 6,
-                oracle: Arc::new(move || {
-                    Box::new(Scripted {
-                        batches: b2.clone(),
-                    }) as Box<dyn PageOracle>
-                }),
-            }),
-            ..ocfg(PlacementKind::NoSep)
-        };
+        let (o, batches, now) = scripted_config(base);
         crash_and_reopen(&format!("sepfrozen {base:?}"), &o, 3);
         assert!(*batches.lock() > 0, "the oracle judged victims");
+        assert!(now.lock().0 > 0, "judged at the DB-written-page timer");
     }
+}
+
+/// In one open the oracle judges every victim at the DB-written-page timer: the largest
+/// write time among the store's user writes, so no page is judged before its own write
+/// (its age, now - WT, is never negative) and the timer has moved.
+#[test]
+fn sepfrozen_judges_victims_at_the_db_written_page_timer() {
+    let (o, batches, now) = scripted_config(FrozenBase::Bit);
+    // Created and run in one open (a reopen restarts the timer: see `Scripted`).
+    let dev = Arc::new(MemDevice::new(3 << 20));
+    let slot: Slot = Arc::new(Mutex::new(None));
+    let e = Engine::create_with_store(dev, cfg(), &builder(o, slot)).unwrap();
+    let mut m = Model::new();
+    for k in 0..KEYS {
+        e.put_with(&k.to_be_bytes(), &val(k, 0), Durability::Async)
+            .unwrap();
+    }
+    assert!(run(&e, 0, OPS, &mut m).is_none());
+    assert!(*batches.lock() > 0, "GC judged victims");
+    let (max_now, early) = *now.lock();
+    assert_eq!(early, 0, "a page judged before its write time");
+    assert!(max_now > 100, "the timer advanced: {max_now}");
 }
 
 /// NoWA's victims come from logspace's `GroupGreedy` (whole groups, the siblings written as

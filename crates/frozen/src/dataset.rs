@@ -73,6 +73,20 @@ pub struct SampleSpec {
     pub encoding: Encoding,
 }
 
+impl SampleSpec {
+    /// Checks that the samples can carry the features: the age is 0 at every user write, so
+    /// a model with [`Feature::Ag`] must learn from GC moves (`gc` or `all`).
+    ///
+    /// # Errors
+    /// [`FrozenError::AgeNeedsGcSamples`].
+    pub fn check(&self) -> Result<(), FrozenError> {
+        if self.features.has_age() && self.kinds == SampleKinds::User {
+            return Err(FrozenError::AgeNeedsGcSamples);
+        }
+        Ok(())
+    }
+}
+
 impl Default for SampleSpec {
     fn default() -> Self {
         Self {
@@ -166,11 +180,12 @@ impl Dataset {
     /// The samples of the log at `path` (reads it twice: labels, then features).
     ///
     /// # Errors
-    /// The reader's errors.
+    /// [`SampleSpec::check`]'s, the reader's errors.
     ///
     /// # Panics
     /// Never, unless the file changes between the two passes.
     pub fn from_log(path: &Path, spec: &SampleSpec) -> Result<(Self, Labels), FrozenError> {
+        spec.check()?;
         let labels = Labels::from_log(path)?;
         let mut b = Builder::new(spec, &labels);
         let mut reader = LogReader::open(path)?;
@@ -257,7 +272,7 @@ impl<'a> Builder<'a> {
             _ => hist.tail,
         };
         if self.spec.kinds.takes(r.kind) && r.timer <= self.tail_from {
-            let w = HrWindow([r.hr_current, r.hr_last, tail[0], tail[1]]);
+            let w = HrWindow([r.hr_current, r.hr_last, tail[0], tail[1]], sample_age(r));
             let (f, t, e) = (self.spec.features, self.spec.twl, self.spec.encoding);
             self.data.push_encoded(&w, self.labels.frozen(i), f, t, e);
         }
@@ -276,6 +291,16 @@ impl<'a> Builder<'a> {
                 _ => {}
             }
         }
+    }
+}
+
+/// The age of a sample (see [`HrWindow`]): 0 at a user write (the version is judged as it is
+/// written); at a GC move the log's timer (the DB-written-page timer of the last user write)
+/// minus the version's WT, what the engine's oracle computes at GC.
+fn sample_age(r: &WriteRecord) -> u64 {
+    match r.kind {
+        WriteKind::User => 0,
+        _ => r.timer.saturating_sub(r.hr_current.wt()),
     }
 }
 
@@ -599,6 +624,51 @@ mod tests {
             3,
             "timers 1..=3: the cut is floor(0.5 x 3) = 1 tick"
         );
+    }
+
+    /// The age of a sample by hand: 0 at a user write, the log's timer - WT_current at a GC
+    /// move (page 5 written at 2, moved at timer 9: age 7; ln(1 + 7) as the input); a model
+    /// with `ag` on user writes only is refused.
+    #[test]
+    fn age_samples_by_hand_and_user_only_refused() {
+        use WriteKind::{Gc, User};
+        let log = [
+            rec(1, 5, User, 1, 0),
+            rec(2, 5, User, 2, 1),
+            rec(9, 5, Gc, 2, 1),
+            rec(9, 6, User, 9, 0),
+        ];
+        let spec = SampleSpec {
+            features: "wt,ag".parse().unwrap(),
+            twl: Twl::PAPER,
+            kinds: SampleKinds::All,
+            encoding: Encoding::Raw,
+            ..SampleSpec::default()
+        };
+        spec.check().unwrap();
+        let (d, _) = Dataset::from_records(&log, &spec);
+        assert_eq!(d.d, 3, "WT of two records, the age once");
+        assert_eq!(d.row(0), [1.0, 0.0, 0.0]);
+        assert_eq!(d.row(1), [2.0, 1.0, 0.0], "a user write is judged now");
+        assert_eq!(
+            d.row(2),
+            [2.0, 1.0, 8f64.ln()],
+            "moved 7 ticks after its write"
+        );
+        assert_eq!(d.row(3), [9.0, 0.0, 0.0]);
+        let user = SampleSpec {
+            kinds: SampleKinds::User,
+            ..spec
+        };
+        assert!(matches!(user.check(), Err(FrozenError::AgeNeedsGcSamples)));
+        let cfg = crate::train::TrainConfig::default();
+        let r = crate::train::train(&d, &user, &cfg, 4);
+        assert!(matches!(r, Err(FrozenError::AgeNeedsGcSamples)), "{r:?}");
+        let no_age = SampleSpec {
+            features: "wt".parse().unwrap(),
+            ..user
+        };
+        no_age.check().unwrap();
     }
 
     #[test]

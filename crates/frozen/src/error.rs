@@ -81,6 +81,9 @@ pub enum FrozenError {
         /// The previous record's timer.
         previous: u64,
     },
+    /// A model with the age input asked to learn from user writes only (their age is 0).
+    #[error("the age (ag) is 0 at every user write: train a model with ag on --samples gc or all")]
+    AgeNeedsGcSamples,
     /// Training needs samples of both labels.
     #[error("training needs frozen and non-frozen samples: {positives} frozen of {samples}")]
     OneClass {

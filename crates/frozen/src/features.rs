@@ -6,6 +6,10 @@
 //! values (WT in ticks, VD in bytes, AI/MI decoded mean intervals in ticks, AC/MC counts).
 //! Missing records (a page's first writes) are [`HotnessRecord::NONE`]: all zeros, as in the
 //! paper. With all six fields and TWL 2 that is the paper's 12 features.
+//!
+//! [`Feature::Ag`] (`ag`, not one of the paper's) is not a record field: it is the window's
+//! age, judgement time - WT of HR_current on the DB-written-page timer ([`HrWindow::age`]),
+//! 0 at a user write, and enters once, after the records' fields, as [`age_input`].
 
 use crate::hotness::HotnessRecord;
 use serde::{Deserialize, Serialize};
@@ -14,8 +18,8 @@ use std::str::FromStr;
 
 /// The most records a window holds (the paper sweeps TWL 1..4).
 pub const MAX_TWL: usize = 4;
-/// The most features a sample has (6 fields x 4 records).
-pub const MAX_FEATURES: usize = 6 * MAX_TWL;
+/// The most features a sample has (6 fields x 4 records, and the age).
+pub const MAX_FEATURES: usize = 6 * MAX_TWL + 1;
 
 /// One HR field.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -34,10 +38,12 @@ pub enum Feature {
     Ac,
     /// Modification count.
     Mc,
+    /// The window's age at judgement (not a record field; see the module docs).
+    Ag,
 }
 
 impl Feature {
-    /// All six, in feature-vector order.
+    /// The six HR fields (the paper's), in feature-vector order.
     pub const ALL: [Feature; 6] = [
         Feature::Wt,
         Feature::Vd,
@@ -46,6 +52,12 @@ impl Feature {
         Feature::Ac,
         Feature::Mc,
     ];
+
+    /// Every feature: the six HR fields, then the age.
+    pub const NAMED: [Feature; 7] = {
+        let f = Self::ALL;
+        [f[0], f[1], f[2], f[3], f[4], f[5], Feature::Ag]
+    };
 
     /// Lower-case name (`wt`, `vd`, ...).
     #[must_use]
@@ -57,6 +69,7 @@ impl Feature {
             Feature::Mi => "mi",
             Feature::Ac => "ac",
             Feature::Mc => "mc",
+            Feature::Ag => "ag",
         }
     }
 
@@ -68,10 +81,20 @@ impl Feature {
             Feature::Mi => 8,
             Feature::Ac => 16,
             Feature::Mc => 32,
+            Feature::Ag => 64,
         }
     }
 
+    /// True for the six HR fields, false for the age.
+    #[must_use]
+    pub fn is_record_field(self) -> bool {
+        self != Feature::Ag
+    }
+
     /// This field of `r`, as a model input.
+    ///
+    /// # Panics
+    /// For [`Feature::Ag`], which is not a record field (see [`age_input`]).
     #[must_use]
     pub fn value(self, r: &HotnessRecord) -> f64 {
         match self {
@@ -85,17 +108,32 @@ impl Feature {
             Feature::Mi => r.mi(),
             Feature::Ac => f64::from(r.ac()),
             Feature::Mc => f64::from(r.mc()),
+            Feature::Ag => unreachable!("the age is the window's, not a record field"),
         }
     }
 }
 
-/// A non-empty set of HR fields (the feature ablations of the paper's Figure 21).
+/// The model input of an age of `age` ticks: `ln(1 + age)` (docs/sepfrozen.md, "Age at GC
+/// and the decision threshold": the logarithm spreads ages over five decades that the raw
+/// tick count squeezes into a few standardized values).
+#[must_use]
+pub fn age_input(age: u64) -> f64 {
+    #[expect(
+        clippy::cast_precision_loss,
+        reason = "ages < 2^48 ticks: exact in an f64"
+    )]
+    let a = age as f64;
+    a.ln_1p()
+}
+
+/// A non-empty set of HR fields (the feature ablations of the paper's Figure 21), and
+/// optionally the age.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(try_from = "Vec<Feature>", into = "Vec<Feature>")]
 pub struct FeatureSet(u8);
 
 impl FeatureSet {
-    /// All six fields.
+    /// All six HR fields (the paper's; not the age).
     pub const ALL: FeatureSet = FeatureSet(63);
 
     /// The set of `fs`, or `None` if empty.
@@ -105,21 +143,32 @@ impl FeatureSet {
         (bits != 0).then_some(Self(bits))
     }
 
-    /// The fields, in feature-vector order.
+    /// The features, in feature-vector order (the age last).
     pub fn iter(self) -> impl Iterator<Item = Feature> {
-        Feature::ALL
+        Feature::NAMED
             .into_iter()
             .filter(move |f| self.0 & f.bit() != 0)
     }
 
-    /// Number of fields (1..=6).
+    /// The HR fields (every feature but the age), in feature-vector order.
+    pub fn record_fields(self) -> impl Iterator<Item = Feature> {
+        self.iter().filter(|f| f.is_record_field())
+    }
+
+    /// Whether the set holds the age.
+    #[must_use]
+    pub fn has_age(self) -> bool {
+        self.0 & Feature::Ag.bit() != 0
+    }
+
+    /// Number of features (1..=7).
     ///
     /// # Panics
     /// Never (sets are built non-empty).
     #[must_use]
     pub fn len(self) -> usize {
         let n = self.0.count_ones() as usize;
-        assert!((1..=6).contains(&n), "a feature set is non-empty");
+        assert!((1..=7).contains(&n), "a feature set is non-empty");
         n
     }
 
@@ -165,7 +214,7 @@ impl fmt::Display for FeatureSet {
 #[non_exhaustive]
 pub enum FeatureSetError {
     /// An unknown name.
-    #[error("unknown feature '{0}' (features: wt, vd, ai, mi, ac, mc, or all)")]
+    #[error("unknown feature '{0}' (features: wt, vd, ai, mi, ac, mc, ag, or all)")]
     Unknown(String),
     /// No feature at all.
     #[error("the feature list is empty")]
@@ -175,7 +224,8 @@ pub enum FeatureSetError {
 impl FromStr for FeatureSet {
     type Err = FeatureSetError;
 
-    /// `all`, or names joined by `,` or `+` (`vd`, `vd+wt`, `wt,vd,ai`), case-insensitive.
+    /// `all` (the six HR fields), or names joined by `,` or `+` (`vd`, `vd+wt`, `wt,vd,ai`,
+    /// `all+ag`), case-insensitive.
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let mut fs = Vec::new();
         for part in s.split([',', '+']).map(str::trim).filter(|p| !p.is_empty()) {
@@ -184,7 +234,7 @@ impl FromStr for FeatureSet {
                 fs.extend(Feature::ALL);
                 continue;
             }
-            let f = Feature::ALL
+            let f = Feature::NAMED
                 .into_iter()
                 .find(|f| f.name() == p)
                 .ok_or_else(|| FeatureSetError::Unknown(part.to_owned()))?;
@@ -289,25 +339,43 @@ impl From<Twl> for u8 {
 }
 
 /// The records of one sample, newest first: `[current, last, the one before, ...]`;
-/// [`HotnessRecord::NONE`] where a page has fewer writes.
+/// [`HotnessRecord::NONE`] where a page has fewer writes; then the window's age in ticks of
+/// the DB-written-page timer: judgement time - WT of HR_current (0 at a user write; read
+/// only by models with [`Feature::Ag`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub struct HrWindow(pub [HotnessRecord; MAX_TWL]);
+pub struct HrWindow(pub [HotnessRecord; MAX_TWL], pub u64);
 
 impl HrWindow {
-    /// The window of a page at GC: the two records of its header.
+    /// The window of a page at GC: the two records of its header (age 0: see
+    /// [`HrWindow::at`]).
     #[must_use]
     pub fn from_pair(current: HotnessRecord, last: HotnessRecord) -> Self {
         let mut w = [HotnessRecord::NONE; MAX_TWL];
         w[0] = current;
         w[1] = last;
-        Self(w)
+        Self(w, 0)
+    }
+
+    /// The same records judged at `now` (the DB-written-page timer): the age is `now` - WT
+    /// of HR_current, 0 if `now` is not later (or the page has no record).
+    #[must_use]
+    pub fn at(self, now: u64) -> Self {
+        let wt = self.0[0].wt();
+        Self(self.0, now.saturating_sub(wt))
+    }
+
+    /// The age in ticks.
+    #[must_use]
+    pub fn age(&self) -> u64 {
+        self.1
     }
 }
 
-/// Number of model inputs for `features` and `twl`.
+/// Number of model inputs for `features` and `twl`: the HR fields of each record, and the
+/// age once.
 #[must_use]
 pub fn feature_count(features: FeatureSet, twl: Twl) -> usize {
-    features.len() * twl.get()
+    features.record_fields().count() * twl.get() + usize::from(features.has_age())
 }
 
 /// Writes the raw feature vector of `w` into `out` (length [`feature_count`]).
@@ -322,10 +390,14 @@ pub fn extract(w: &HrWindow, features: FeatureSet, twl: Twl, out: &mut [f64]) {
     );
     let mut k = 0;
     for r in &w.0[..twl.get()] {
-        for f in features.iter() {
+        for f in features.record_fields() {
             out[k] = f.value(r);
             k += 1;
         }
+    }
+    if features.has_age() {
+        out[k] = age_input(w.age());
+        k += 1;
     }
     assert_eq!(k, out.len());
 }
@@ -381,7 +453,7 @@ pub fn extract_encoded(
     for i in 0..n {
         let r = &w.0[i];
         let older = (i + 1 < n).then(|| &w.0[i + 1]);
-        for f in features.iter() {
+        for f in features.record_fields() {
             out[k] = match (f, older) {
                 (Feature::Wt, Some(o)) if !r.is_none() => wt_diff(r, o),
                 (Feature::Wt, _) => 0.0,
@@ -390,6 +462,10 @@ pub fn extract_encoded(
             };
             k += 1;
         }
+    }
+    if features.has_age() {
+        out[k] = age_input(w.age());
+        k += 1;
     }
     assert_eq!(k, out.len());
 }
@@ -502,6 +578,40 @@ mod tests {
         let mut all = vec![0.0; 12];
         extract(&w, FeatureSet::ALL, Twl::PAPER, &mut all);
         assert!((all[3] - 3.0).abs() < 1e-3 && (all[8] - 1.0).abs() < 1e-3);
+    }
+
+    /// The age enters once, after every record's fields, as ln(1 + age), in both encodings;
+    /// `ag` parses, prints and round-trips; `all` stays the paper's six.
+    #[test]
+    fn age_feature_by_hand() {
+        let cur = HotnessRecord::new(100, 4000, 0.0, 3.0, 7, 2);
+        let last = HotnessRecord::new(40, 3000, 1.0, 0.0, 5, 1);
+        let w = HrWindow::from_pair(cur, last);
+        assert_eq!(w.age(), 0, "a window from a header is judged at its write");
+        let w = w.at(163);
+        assert_eq!(w.age(), 63, "judged at timer 163, written at 100");
+        assert_eq!(w.at(90).age(), 0, "never negative");
+        let fs: FeatureSet = "wt+vd+ag".parse().unwrap();
+        assert!(fs.has_age() && fs.len() == 3);
+        assert_eq!(fs.to_string(), "wt,vd,ag");
+        assert_eq!(feature_count(fs, Twl::PAPER), 5);
+        let mut raw = vec![0.0; 5];
+        extract(&w, fs, Twl::PAPER, &mut raw);
+        assert_eq!(raw, [100.0, 4000.0, 40.0, 3000.0, 64f64.ln()]);
+        let mut diff = vec![0.0; 5];
+        extract_encoded(&w, fs, Twl::PAPER, Encoding::Diff, &mut diff);
+        assert_eq!(diff, [60.0, 4000.0, 0.0, 1000.0, 64f64.ln()]);
+        let all: FeatureSet = "all+ag".parse().unwrap();
+        assert_eq!(feature_count(all, Twl::new(4).unwrap()), MAX_FEATURES);
+        assert!(!FeatureSet::ALL.has_age());
+        let json = serde_json::to_string(&fs).unwrap();
+        assert_eq!(json, r#"["wt","vd","ag"]"#);
+        assert_eq!(serde_json::from_str::<FeatureSet>(&json).unwrap(), fs);
+        let only: FeatureSet = "ag".parse().unwrap();
+        let mut one = [0.0];
+        extract(&w, only, Twl::new(1).unwrap(), &mut one);
+        assert_eq!(one, [64f64.ln()]);
+        assert_eq!(age_input(0), 0.0);
     }
 
     #[test]

@@ -47,7 +47,7 @@ pub use hotness::{
 };
 pub use label::{LabelCounts, Labels, NEVER};
 pub use metrics::{Confusion, Metrics, Pearson};
-pub use model::{ClassifierKind, Model, Params};
+pub use model::{valid_threshold, ClassifierKind, Model, Params, DEFAULT_THRESHOLD};
 pub use online::{OnlineConfig, OnlineMode, OnlineTrainer, OutcomeTracker};
 pub use sgd::SgdParams;
 pub use synth::{Synth, SynthConfig};

@@ -4,9 +4,12 @@
 //! Inference standardizes each window's raw features with the stored means and scales and
 //! then, for the linear models, computes `p = w.z + b`: frozen iff `p > 0` (scikit-learn's
 //! `predict`), probability `1 / (1 + exp(-p))`. A tree walks to a leaf: frozen is the leaf's
-//! class, the probability its frozen share. [`Model::predict_into`] and
-//! [`Model::predict_proba_into`] reuse the caller's output vector and a stack buffer: no
-//! allocation once the vector has grown to the batch size.
+//! class, the probability its frozen share. A decision threshold `P` other than 0.5
+//! ([`Model::threshold`]) judges frozen iff the probability is above `P` (linear: `p >
+//! ln(P / (1 - P))`; tree: the leaf's class, moved by its frozen share); at 0.5 it is
+//! exactly `predict`. [`Model::predict_into`] and [`Model::predict_proba_into`] reuse the
+//! caller's output vector and a stack buffer: no allocation once the vector has grown to the
+//! batch size.
 
 use crate::classifiers::{walk, Node};
 use crate::error::FrozenError;
@@ -20,7 +23,9 @@ use std::path::Path;
 use std::str::FromStr;
 
 /// Model file format version: 2 adds `encoding` (format-1 files load as [`Encoding::Raw`],
-/// the only form they had).
+/// the only form they had). Later additions keep format 2, as a file without them loads
+/// and predicts as before: the feature `ag` (such a file names it; older builds refuse it)
+/// and `threshold` (absent: 0.5).
 pub const MODEL_FORMAT: u32 = 2;
 
 /// Which classifier a model is.
@@ -134,6 +139,24 @@ pub struct Model {
     pub training: TrainingInfo,
     /// Train and test metrics.
     pub metrics: ModelMetrics,
+    /// Decision threshold on the probability of frozen, in (0, 1) (absent: 0.5, scikit-learn's
+    /// `predict`); set by `nowa frozen train --frozen-threshold`, overridden at deployment
+    /// by [`Model::with_threshold`].
+    #[serde(default = "default_threshold")]
+    pub threshold: f64,
+}
+
+/// The paper's decision threshold (scikit-learn's `predict`).
+pub const DEFAULT_THRESHOLD: f64 = 0.5;
+
+fn default_threshold() -> f64 {
+    DEFAULT_THRESHOLD
+}
+
+/// Whether `p` is a decision threshold: a probability strictly inside (0, 1).
+#[must_use]
+pub fn valid_threshold(p: f64) -> bool {
+    p > 0.0 && p < 1.0
 }
 
 impl Model {
@@ -161,6 +184,9 @@ impl Model {
         }
         if self.format == 1 && self.encoding != Encoding::Raw {
             return bad("raw encoding in a format-1 model", 1, 2);
+        }
+        if !valid_threshold(self.threshold) {
+            return bad("a threshold inside (0, 1)", 1, 0);
         }
         let s = &self.standardization;
         if s.mean.len() as u64 != d || s.scale.len() as u64 != d {
@@ -209,10 +235,24 @@ impl Model {
         crate::write_new_file(path, force, text.as_bytes())
     }
 
-    /// Decision of one standardized row: `w.z + b > 0` for linear models (scikit-learn's
-    /// `predict`), the leaf's class for a tree; with `proba`, also the probability of frozen
-    /// (the logistic of the score, or the leaf's frozen share), else NaN (saves an `exp`).
-    fn decide(&self, z: &[f64], proba: bool) -> (bool, f64) {
+    /// The same model deciding at threshold `p` (see the module docs).
+    ///
+    /// # Errors
+    /// [`FrozenError::BadModel`] if `p` is not inside (0, 1).
+    pub fn with_threshold(mut self, p: f64) -> Result<Self, FrozenError> {
+        self.threshold = p;
+        self.validate()?;
+        Ok(self)
+    }
+
+    /// Decision of one standardized row at [`Model::threshold`] `P`: `w.z + b > ln(P / (1 -
+    /// P))` for linear models (at 0.5: `> 0`, scikit-learn's `predict`); for a tree at 0.5
+    /// the leaf's class, below 0.5 the class or a frozen share above `P`, above 0.5 the class
+    /// and a frozen share above `P` (so a lower `P` never judges fewer pages frozen); with
+    /// `proba`, also the probability of frozen (the logistic of the score, or the leaf's
+    /// frozen share), else NaN (saves an `exp`).
+    fn decide(&self, z: &[f64], proba: bool, cut: f64) -> (bool, f64) {
+        let t = self.threshold;
         match &self.params {
             Params::Linear { weights, intercept } => {
                 let mut p = 0.0;
@@ -225,22 +265,37 @@ impl Model {
                 } else {
                     f64::NAN
                 };
-                (p > 0.0, prob)
+                (p > cut, prob)
             }
             Params::Tree { nodes } => match &nodes[walk(nodes, z)] {
-                Node::Leaf { frozen, proba } => (*frozen, *proba),
+                Node::Leaf { frozen, proba } => {
+                    let f = if t < DEFAULT_THRESHOLD {
+                        *frozen || *proba > t
+                    } else if t > DEFAULT_THRESHOLD {
+                        *frozen && *proba > t
+                    } else {
+                        *frozen
+                    };
+                    (f, *proba)
+                }
                 Node::Split { .. } => unreachable!("walk ends at a leaf"),
             },
         }
     }
 
-    fn decide_window_inner(&self, w: &HrWindow, proba: bool) -> (bool, f64) {
+    /// The linear score's cut: `ln(P / (1 - P))`, exactly 0 at 0.5 (sklearn's `p > 0`).
+    fn cut(&self) -> f64 {
+        let t = self.threshold;
+        (t / (1.0 - t)).ln()
+    }
+
+    fn decide_window_inner(&self, w: &HrWindow, proba: bool, cut: f64) -> (bool, f64) {
         let d = self.feature_count();
         let mut buf = [0.0f64; MAX_FEATURES];
         let z = &mut buf[..d];
         extract_encoded(w, self.features, self.twl, self.encoding, z);
         self.standardization.apply(z);
-        self.decide(z, proba)
+        self.decide(z, proba, cut)
     }
 
     /// (frozen, probability) of a row already standardized.
@@ -250,13 +305,13 @@ impl Model {
     #[must_use]
     pub fn decide_standardized(&self, z: &[f64]) -> (bool, f64) {
         assert_eq!(z.len(), self.feature_count(), "row length");
-        self.decide(z, true)
+        self.decide(z, true, self.cut())
     }
 
     /// (frozen, probability) of one window.
     #[must_use]
     pub fn decide_window(&self, w: &HrWindow) -> (bool, f64) {
-        self.decide_window_inner(w, true)
+        self.decide_window_inner(w, true, self.cut())
     }
 
     /// Frozen or not for each window, into `out` (cleared first; no allocation once `out`
@@ -266,7 +321,12 @@ impl Model {
     /// If a window's features do not fit the model (the model was validated).
     pub fn predict_into(&self, windows: &[HrWindow], out: &mut Vec<bool>) {
         out.clear();
-        out.extend(windows.iter().map(|w| self.decide_window_inner(w, false).0));
+        let cut = self.cut();
+        out.extend(
+            windows
+                .iter()
+                .map(|w| self.decide_window_inner(w, false, cut).0),
+        );
         assert_eq!(out.len(), windows.len());
     }
 
@@ -356,6 +416,7 @@ mod tests {
             seed: 1,
             training: TrainingInfo::default(),
             metrics: ModelMetrics::default(),
+            threshold: DEFAULT_THRESHOLD,
         }
     }
 
@@ -439,5 +500,129 @@ mod tests {
         let text = serde_json::to_string(&diff).unwrap();
         assert!(text.contains(r#""encoding":"diff""#), "{text}");
         assert_eq!(serde_json::from_str::<Model>(&text).unwrap(), diff);
+    }
+
+    /// A format-2 file as the previous build wrote it (no `threshold`): loads at 0.5 and
+    /// judges exactly as sklearn's `predict` (`w.z + b > 0`), the score of each window
+    /// computed by hand.
+    #[test]
+    fn old_format_2_file_loads_and_predicts_unchanged() {
+        let text = r#"{"format":2,"classifier":"sgd","features":["vd"],"twl":2,
+            "encoding":"raw","standardization":{"mean":[1000.0,1000.0],"scale":[500.0,500.0]},
+            "params":{"kind":"linear","weights":[2.0,-1.0],"intercept":-1.0},"seed":1,
+            "training":{"log_records":0,"samples":0,"train":0,"train_frozen":0,"test":0,
+            "test_frozen":0,"epochs":0,"converged":true,"settings":null},
+            "metrics":{"train":{"confusion":{"tp":0,"tn":0,"fp":0,"fn":0},"accuracy":null,
+            "recall":null,"fpr":null,"precision":null},"test":{"confusion":{"tp":0,"tn":0,
+            "fp":0,"fn":0},"accuracy":null,"recall":null,"fpr":null,"precision":null}}}"#;
+        let m: Model = serde_json::from_str(text).unwrap();
+        m.validate().unwrap();
+        assert_eq!(m.threshold, DEFAULT_THRESHOLD);
+        let hr = |vd: u32| HotnessRecord::new(1, u64::from(vd), 0.0, 0.0, 0, 0);
+        // (VD current, VD last, 2 z0 - z1 - 1 > 0): scores 0, 0.2, 1, -3.
+        let cases = [
+            (1250u32, 1000u32, false),
+            (1300, 1000, true),
+            (1000, 0, true),
+            (0, 0, false),
+        ];
+        for (cur, last, want) in cases {
+            let w = HrWindow::from_pair(hr(cur), hr(last));
+            let z0 = (f64::from(cur) - 1000.0) / 500.0;
+            let z1 = (f64::from(last) - 1000.0) / 500.0;
+            assert_eq!((2.0 * z0 - z1 - 1.0 > 0.0), want, "{cur} {last}");
+            assert_eq!(m.predict_batch(&[w]), [want], "{cur} {last}");
+            // Judged at any time: a model without `ag` ignores the age.
+            assert_eq!(m.predict_batch(&[w.at(1_000_000)]), [want]);
+        }
+        let back: Model = serde_json::from_str(&serde_json::to_string(&m).unwrap()).unwrap();
+        assert_eq!(back, m, "saved again with its threshold");
+    }
+
+    fn tree() -> Model {
+        let mut m = linear(vec![0.0], 0.0);
+        m.twl = Twl::new(1).unwrap();
+        m.standardization = Standardization {
+            mean: vec![0.0],
+            scale: vec![1.0],
+        };
+        // VD < 1000: a leaf of frozen share 0.2 (class not frozen); < 2000: 0.45 (not
+        // frozen); < 3000: 0.6 (frozen); else 0.9 (frozen).
+        let leaf = |frozen, proba| Node::Leaf { frozen, proba };
+        let split = |threshold, left, right| Node::Split {
+            feature: 0,
+            threshold,
+            left,
+            right,
+        };
+        m.params = Params::Tree {
+            nodes: vec![
+                split(2000.0, 1, 4),
+                split(1000.0, 2, 3),
+                leaf(false, 0.2),
+                leaf(false, 0.45),
+                split(3000.0, 5, 6),
+                leaf(true, 0.6),
+                leaf(true, 0.9),
+            ],
+        };
+        m.classifier = ClassifierKind::Tree;
+        m.validate().unwrap();
+        m
+    }
+
+    /// P = 0.5 is `predict` (linear: the sign of the score; tree: the leaf's class); a lower
+    /// P never judges fewer windows frozen, a higher never more; out-of-range P refused.
+    #[test]
+    fn threshold_semantics() {
+        let hr = |vd| HotnessRecord::new(1, vd, 0.0, 0.0, 0, 0);
+        let windows: Vec<HrWindow> = (0..80)
+            .map(|i| HrWindow::from_pair(hr(i * 50), hr(4000 - i * 50)))
+            .collect();
+        let lin = linear(vec![2.0, -1.0], 0.5);
+        let one: Vec<HrWindow> = windows
+            .iter()
+            .map(|w| HrWindow::from_pair(w.0[0], HotnessRecord::NONE))
+            .collect();
+        for (m, ws) in [(lin, &windows), (tree(), &one)] {
+            let base = m.predict_batch(ws);
+            let half = m.clone().with_threshold(0.5).unwrap();
+            assert_eq!(half.predict_batch(ws), base, "0.5 = predict");
+            let probs = m.predict_proba_batch(ws);
+            let mut prev: Option<Vec<bool>> = None;
+            for p in [0.05, 0.2, 0.3, 0.45, 0.5, 0.55, 0.7, 0.9, 0.95] {
+                let v = m.clone().with_threshold(p).unwrap().predict_batch(ws);
+                if let Some(prev) = &prev {
+                    for (a, b) in prev.iter().zip(&v) {
+                        assert!(*a || !*b, "P {p} judged a window frozen a lower P did not");
+                    }
+                }
+                if m.classifier != ClassifierKind::Tree {
+                    for (f, q) in v.iter().zip(&probs) {
+                        assert_eq!(*f, *q > p, "linear: probability above P");
+                    }
+                }
+                prev = Some(v);
+            }
+            assert!(m.clone().with_threshold(0.0).is_err());
+            assert!(m.clone().with_threshold(1.0).is_err());
+            assert!(m.clone().with_threshold(f64::NAN).is_err());
+        }
+        let t = tree();
+        let at = |p: f64, vd| {
+            let w = HrWindow::from_pair(hr(vd), HotnessRecord::NONE);
+            t.clone().with_threshold(p).unwrap().predict_batch(&[w])[0]
+        };
+        assert_eq!([at(0.5, 1500), at(0.5, 2500)], [false, true], "the class");
+        assert_eq!(
+            [at(0.4, 1500), at(0.4, 500)],
+            [true, false],
+            "share 0.45 > 0.4"
+        );
+        assert_eq!(
+            [at(0.7, 2500), at(0.7, 3500)],
+            [false, true],
+            "share 0.6 < 0.7"
+        );
     }
 }

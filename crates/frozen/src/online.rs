@@ -94,6 +94,10 @@ impl OnlineTrainer {
             (0.0..1.0).contains(&cfg.holdout),
             "a held-out share in [0, 1)"
         );
+        assert!(
+            !cfg.features.has_age(),
+            "online samples are taken at the user write (age 0): no ag"
+        );
         Self {
             window: VecDeque::with_capacity(cfg.capacity),
             cfg,
@@ -230,6 +234,7 @@ impl OnlineTrainer {
                 ..TrainingInfo::default()
             },
             metrics: ModelMetrics::default(),
+            threshold: crate::model::DEFAULT_THRESHOLD,
         };
         model.validate()?;
         model.metrics.train = evaluate(&model, &data).metrics();

@@ -51,6 +51,11 @@ struct Headers {
     window: Vec<HrWindow>,
     /// Index of each page's last user write (`u32::MAX`: none).
     last: Vec<u32>,
+    /// The DB-written-page timer: the largest HR_current write time of the user writes so
+    /// far, as the recording run's write log and the engine's oracle keep it. (The
+    /// replay's `Ctx::now` counts the replayed user writes from 0: the same ticks, without
+    /// the recording's offset, e.g. a bulk load before the log started.)
+    now: u64,
 }
 
 impl Headers {
@@ -60,6 +65,7 @@ impl Headers {
             next: 0,
             window: Vec::new(),
             last: Vec::new(),
+            now: 0,
         }
     }
     fn init(&mut self, geo: &Geometry) {
@@ -72,6 +78,7 @@ impl Headers {
         self.window = vec![HrWindow::default(); n];
         self.last = vec![u32::MAX; n];
         self.next = 0;
+        self.now = 0;
     }
     /// The next user write must be of `page`: shift its window.
     fn on_user_write(&mut self, page: u64) -> usize {
@@ -91,13 +98,15 @@ impl Headers {
             w[2] = crate::hotness::HotnessRecord::NONE;
             w[3] = crate::hotness::HotnessRecord::NONE;
         }
-        self.window[p] = HrWindow(w);
+        self.window[p] = HrWindow(w, 0);
+        self.now = self.now.max(hr.current.wt());
         self.last[p] = u32::try_from(i).expect("fewer than 2^32 user writes");
         self.next += 1;
         i
     }
+    /// `page`'s window judged now (its age on the DB-written-page timer).
     fn window(&self, page: u64) -> HrWindow {
-        self.window[usize::try_from(page).expect("dense page ids")]
+        self.window[usize::try_from(page).expect("dense page ids")].at(self.now)
     }
     fn frozen(&self, page: u64) -> bool {
         let l = self.last[usize::try_from(page).expect("dense page ids")];
@@ -557,7 +566,9 @@ impl FrozenOracle for HeaderOracle {
             self.model.twl.get()
         )
     }
-    fn predict(&mut self, pages: &[u64], _ctx: &Ctx, out: &mut Vec<bool>) {
+    /// Judges the offered headers at `ctx.now`, which must be the DB-written-page timer (the
+    /// clock of the headers' write times) for a model with the age input.
+    fn predict(&mut self, pages: &[u64], ctx: &Ctx, out: &mut Vec<bool>) {
         let t0 = (self.clock)();
         let mut offered = Vec::with_capacity(pages.len());
         {
@@ -567,7 +578,8 @@ impl FrozenOracle for HeaderOracle {
                 let h = f.remove(p);
                 offered.push(h.is_some());
                 let h = h.unwrap_or_default();
-                self.batch.push(HrWindow::from_pair(h.current, h.last));
+                self.batch
+                    .push(HrWindow::from_pair(h.current, h.last).at(ctx.now));
             }
         }
         self.model.predict_into(&self.batch, out);
@@ -596,7 +608,7 @@ mod header_tests {
     use crate::{ClassifierKind, Standardization, Twl};
 
     /// Frozen iff HR_current's VD is above HR_last's by more than 500 bytes.
-    fn model() -> Model {
+    pub(super) fn model() -> Model {
         Model {
             format: MODEL_FORMAT,
             classifier: ClassifierKind::Sgd,
@@ -614,6 +626,7 @@ mod header_tests {
             seed: 1,
             training: TrainingInfo::default(),
             metrics: ModelMetrics::default(),
+            threshold: crate::model::DEFAULT_THRESHOLD,
         }
     }
 
@@ -638,6 +651,90 @@ mod header_tests {
         assert!(o.report().contains("1 pages judged without"));
         let c = *cost.lock().unwrap();
         assert_eq!((c.batches, c.pages, c.frozen), (1, 4, 2));
+    }
+}
+
+#[cfg(test)]
+mod age_tests {
+    use super::*;
+    use crate::hotness::HotnessRecord;
+    use crate::model::Params;
+    use crate::{Standardization, Twl};
+
+    /// Frozen iff the age is above 10 ticks (input ln(1 + age) > ln(11)).
+    fn age_model() -> Model {
+        Model {
+            features: "ag".parse().unwrap(),
+            twl: Twl::new(1).unwrap(),
+            standardization: Standardization {
+                mean: vec![0.0],
+                scale: vec![1.0],
+            },
+            params: Params::Linear {
+                weights: vec![1.0],
+                intercept: -(11f64.ln()),
+            },
+            ..super::header_tests::model()
+        }
+    }
+
+    fn ctx(now: u64) -> Ctx {
+        Ctx {
+            now,
+            live: 2,
+            next_write_in: nowa_logspace::NEVER,
+        }
+    }
+
+    /// The header oracle judges at `ctx.now` (the engine-side caller's DB-written-page timer).
+    #[test]
+    fn header_oracle_judges_the_age_at_ctx_now() {
+        let (mut o, feed, _) = HeaderOracle::new(age_model(), || 0.0);
+        let hr = HotnessRecord::new(20, 100, 0.0, 0.0, 1, 1);
+        let mut out = Vec::new();
+        for (now, want) in [(25, false), (31, true), (10, false)] {
+            feed.offer(
+                1,
+                PageHotness {
+                    current: hr,
+                    last: HotnessRecord::NONE,
+                },
+            );
+            o.predict(&[1], &ctx(now), &mut out);
+            assert_eq!(out, [want], "written at 20, judged at {now}");
+        }
+    }
+
+    /// The replay's oracle judges on the log's timer (the largest WT of the user writes so
+    /// far), not on `Ctx::now`, which counts the replayed writes from 0: here the log starts
+    /// at timer 1001 (a bulk load before it), and at the third write page 1 is 8 ticks old.
+    #[test]
+    fn model_oracle_judges_on_the_log_timer() {
+        let rec = |wt| PageHotness {
+            current: HotnessRecord::new(wt, 100, 0.0, 0.0, 1, 1),
+            last: HotnessRecord::NONE,
+        };
+        let writes = Arc::new(UserWrites {
+            page: vec![0, 1, 0, 0],
+            hr: vec![rec(1001), rec(1002), rec(1010), rec(1020)],
+            frozen: vec![false; 4],
+        });
+        let (mut o, cost) = ModelOracle::new(age_model(), writes, || 0.0);
+        o.init(&Geometry {
+            logical_pages: 2,
+            unit_pages: 4,
+            units: 4,
+        });
+        let mut out = Vec::new();
+        for (i, p) in [0u64, 1, 0].into_iter().enumerate() {
+            o.on_user_write(p, &ctx(i as u64 + 1));
+        }
+        o.predict(&[0, 1], &ctx(3), &mut out);
+        assert_eq!(out, [false, false], "ages 0 and 8");
+        o.on_user_write(0, &ctx(4));
+        o.predict(&[0, 1], &ctx(4), &mut out);
+        assert_eq!(out, [false, true], "ages 0 and 18");
+        assert_eq!(cost.lock().unwrap().frozen, 1);
     }
 }
 

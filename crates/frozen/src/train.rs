@@ -31,6 +31,8 @@ pub struct TrainConfig {
     pub tree_depth: usize,
     /// SGD hyper-parameters.
     pub sgd: SgdParams,
+    /// Decision threshold stored in the model; its metrics are at it (0.5: `predict`).
+    pub threshold: f64,
 }
 
 impl Default for TrainConfig {
@@ -42,6 +44,7 @@ impl Default for TrainConfig {
             max_samples: None,
             tree_depth: 8,
             sgd: SgdParams::default(),
+            threshold: crate::model::DEFAULT_THRESHOLD,
         }
     }
 }
@@ -142,13 +145,15 @@ pub fn evaluate_raw(model: &Model, data: &Dataset) -> Confusion {
 /// records).
 ///
 /// # Errors
-/// [`FrozenError::OneClass`], [`FrozenError::TooFewSamples`], the classifiers' errors.
+/// [`FrozenError::OneClass`], [`FrozenError::TooFewSamples`], [`SampleSpec::check`]'s, a
+/// threshold outside (0, 1) ([`FrozenError::BadModel`]), the classifiers' errors.
 pub fn train(
     data: &Dataset,
     spec: &SampleSpec,
     cfg: &TrainConfig,
     log_records: u64,
 ) -> Result<Model, FrozenError> {
+    spec.check()?;
     check_two_classes(&data.y)?;
     let (train_rows, test_rows) = match cfg.max_samples {
         Some(cap) if cap < data.len() => {
@@ -198,6 +203,7 @@ pub fn train(
             }),
         },
         metrics: ModelMetrics::default(),
+        threshold: cfg.threshold,
     };
     model.validate()?;
     model.metrics = ModelMetrics {

@@ -50,18 +50,28 @@ impl ModelPageOracle {
     }
 }
 
+/// The windows of a victim's page images judged at `now` (the DB-written-page timer).
+fn image_windows(batch: &mut Vec<HrWindow>, pages: &[(u64, &[u8])], now: u64) {
+    batch.clear();
+    batch.extend(pages.iter().map(|(_, img)| {
+        let h = nowa_engine::page::hotness(img);
+        HrWindow::from_pair(h.current, h.last).at(now)
+    }));
+}
+
 impl PageOracle for ModelPageOracle {
     fn name(&self) -> String {
         model_name(&self.model)
     }
 
+    /// Without the timer: every page's age is 0 (use `predict_at`).
     fn predict(&mut self, pages: &[(u64, &[u8])], out: &mut Vec<bool>) {
+        self.predict_at(pages, 0, out);
+    }
+
+    fn predict_at(&mut self, pages: &[(u64, &[u8])], now: u64, out: &mut Vec<bool>) {
         let t0 = nowa_units::cpu::thread_cpu_secs();
-        self.batch.clear();
-        self.batch.extend(pages.iter().map(|(_, img)| {
-            let h = nowa_engine::page::hotness(img);
-            HrWindow::from_pair(h.current, h.last)
-        }));
+        image_windows(&mut self.batch, pages, now);
         self.model.predict_into(&self.batch, out);
         assert_eq!(out.len(), pages.len(), "one verdict per victim page");
         let secs = nowa_units::cpu::thread_cpu_secs() - t0;
@@ -85,11 +95,11 @@ impl PageOracle for OnlinePageOracle {
     }
 
     fn predict(&mut self, pages: &[(u64, &[u8])], out: &mut Vec<bool>) {
-        self.batch.clear();
-        self.batch.extend(pages.iter().map(|(_, img)| {
-            let h = nowa_engine::page::hotness(img);
-            HrWindow::from_pair(h.current, h.last)
-        }));
+        self.predict_at(pages, 0, out);
+    }
+
+    fn predict_at(&mut self, pages: &[(u64, &[u8])], now: u64, out: &mut Vec<bool>) {
+        image_windows(&mut self.batch, pages, now);
         let mut l = self.learner.lock().unwrap_or_else(PoisonError::into_inner);
         l.predict(&self.batch, out);
         assert_eq!(out.len(), pages.len(), "one verdict per victim page");
@@ -112,7 +122,39 @@ impl WriteObserver for OnlineFeed {
 }
 
 fn model_name(m: &Model) -> String {
-    format!("{} twl {}", m.classifier.name(), m.twl.get())
+    let t = if (m.threshold - nowa_frozen::DEFAULT_THRESHOLD).abs() > 0.0 {
+        format!(", threshold {}", m.threshold)
+    } else {
+        String::new()
+    };
+    let age = if m.features.has_age() { " + age" } else { "" };
+    format!("{} twl {}{age}{t}", m.classifier.name(), m.twl.get())
+}
+
+/// `--frozen-threshold P` applied to the run's model (a model file only).
+///
+/// # Errors
+/// The flag without a model file (usage error, exit 2).
+pub fn with_threshold(run: Option<FrozenRun>, p: Option<f64>) -> Result<Option<FrozenRun>> {
+    let Some(p) = p else {
+        return Ok(run);
+    };
+    let Some(mut run) = run else {
+        return Err(usage(
+            "--frozen-threshold needs --placement sepfrozen-bit|sepfrozen-dac --frozen-model MODEL.json",
+        ));
+    };
+    let Some(model) = run.loaded.take() else {
+        return Err(usage(
+            "--frozen-threshold needs a model file (--frozen-model online has no threshold)",
+        ));
+    };
+    let m = (*model)
+        .clone()
+        .with_threshold(p)
+        .map_err(|e| usage(format!("--frozen-threshold {p}: {e}")))?;
+    let fresh = model_run(run.hook.base, run.hook.classes, m, run.model_file.clone());
+    Ok(Some(fresh))
 }
 
 /// SepFrozen as configured by the flags: the engine's hook and the run's inference cost.
@@ -123,6 +165,8 @@ pub struct FrozenRun {
     model_file: String,
     cost: CostHandle,
     online: Option<Learner>,
+    /// The trained model (None: online learning).
+    loaded: Option<Arc<Model>>,
 }
 
 impl FrozenRun {
@@ -261,6 +305,7 @@ fn online_run(
         model_file: "online".into(),
         cost,
         online: Some(learner),
+        loaded: None,
     }
 }
 
@@ -306,23 +351,34 @@ pub fn frozen_run(
         (2..=nowa_logspace::MAX_CLASSES).contains(&classes),
         "the --placement parser bounds the classes"
     );
+    Ok(Some(model_run(
+        base,
+        classes,
+        m,
+        path.display().to_string(),
+    )))
+}
+
+/// The hook and run of a trained model.
+fn model_run(base: nowa_engine::FrozenBase, classes: u16, m: Model, file: String) -> FrozenRun {
     let (model, cost) = (Arc::new(m), CostHandle::default());
     let name = model_name(&model);
-    let c = cost.clone();
+    let (c, mo) = (cost.clone(), model.clone());
     let hook = FrozenHook {
         base,
         classes,
         oracle: Arc::new(move || {
-            Box::new(ModelPageOracle::new(model.clone(), c.clone())) as Box<dyn PageOracle>
+            Box::new(ModelPageOracle::new(mo.clone(), c.clone())) as Box<dyn PageOracle>
         }),
     };
-    Ok(Some(FrozenRun {
+    FrozenRun {
         hook,
         model: name,
-        model_file: path.display().to_string(),
+        model_file: file,
         cost,
         online: None,
-    }))
+        loaded: Some(model),
+    }
 }
 
 /// SepFrozen's part of a run's report.

@@ -17,6 +17,10 @@ pub struct ReplayArgs {
     /// The frozen-page model for the SepFrozen schemes (`nowa frozen train`).
     #[arg(long, value_name = "MODEL.json")]
     pub model: Option<PathBuf>,
+    /// With --model: judge a page frozen when the model's probability is above P, in (0, 1)
+    /// (default: the threshold stored in the model, 0.5 unless trained with another).
+    #[arg(long, value_name = "P", value_parser = flags::fraction(0.0, true, 1.0, true))]
+    pub frozen_threshold: Option<f64>,
     /// Schemes, comma-separated: `paper` (NoSep, 2R, WARCIP, DAC, DAC as the paper states it,
     /// SepFrozenDAC, SepBIT, SepFrozenBIT, FK, FK-kmeans), any `nowa sim --placement` name,
     /// or sepfrozen-bit|dac[-truth|-online][:N].
@@ -115,7 +119,14 @@ pub fn run(a: &ReplayArgs) -> Result<()> {
         )));
     }
     let cfg = config(a.zone_size, a.gp, &a.policy, a.horizon, a.seed)?;
-    let model = load_model(a.model.as_deref(), &a.schemes.0)?;
+    let mut model = load_model(a.model.as_deref(), &a.schemes.0)?;
+    if let Some(p) = a.frozen_threshold {
+        let m = model.ok_or_else(|| usage("--frozen-threshold needs --model".to_owned()))?;
+        let m = m
+            .with_threshold(p)
+            .map_err(|e| usage(format!("--frozen-threshold {p}: {e}")))?;
+        model = Some(m);
+    }
     let log =
         ReplayLog::load(&a.writes).with_context(|| format!("--writes {}", a.writes.display()))?;
     eprintln!(

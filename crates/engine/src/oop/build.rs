@@ -216,6 +216,7 @@ fn empty_state(geo: &Geo, cfg: &OopConfig, open_limit: u32) -> State {
         space: Mutex::new(space),
         placer: Mutex::new(placer),
         stash,
+        hot_now: 0,
         map: super::map::PageMap::new(geo.capacity, geo.zone_first),
         zone_seq: vec![0; units],
         next_group: 1,

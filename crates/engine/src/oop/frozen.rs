@@ -25,6 +25,17 @@ pub trait PageOracle: Send {
     /// Clear `out`, then push one verdict per page (true = frozen): `pages[i]` is a valid
     /// page of the victim, as (pid, its current image), in the order GC moves them.
     fn predict(&mut self, pages: &[(u64, &[u8])], out: &mut Vec<bool>);
+    /// [`PageOracle::predict`] at `now`, the DB-written-page timer: the largest HR_current
+    /// write time among the store's user writes since it opened (the buffer pool's timer as
+    /// of the store's last user write; GC does not advance it; the write log's timer too).
+    /// A model with an age input (now - WT of HR_current) uses it; by default `predict`.
+    /// (The placement's `Ctx::now` is the log space's own user-write clock: it restarts with
+    /// the store, counts adopted pages at open and only this store's writes, so it is not
+    /// the timer the headers' write times are on.)
+    fn predict_at(&mut self, pages: &[(u64, &[u8])], now: u64, out: &mut Vec<bool>) {
+        let _ = now;
+        self.predict(pages, out);
+    }
     /// A user write of `pid` (online learners; the HRs themselves are in the page header).
     fn on_user_write(&mut self, _pid: u64) {}
     /// GC moved `pid`, judged `frozen`.
@@ -74,10 +85,18 @@ impl serde::Serialize for FrozenHook {
     }
 }
 
-/// The images of the victim being announced, filled by the DB GC before `on_victim_pages`.
+/// The victim being announced, filled by the DB GC before `on_victim_pages`: its valid
+/// pages' images and the DB-written-page timer now (see [`PageOracle::predict_at`]).
 /// Shared images (`Arc`): the GC keeps them to move the pages, the stash only points at them
 /// (copying 4 KiB per moved page into the stash cost more CPU than the inference).
-pub(super) type Stash = Arc<Mutex<Vec<(u64, Arc<[u8]>)>>>;
+#[derive(Debug, Default)]
+pub(super) struct Victim {
+    pub(super) images: Vec<(u64, Arc<[u8]>)>,
+    pub(super) now: u64,
+}
+
+/// Where the DB GC leaves the [`Victim`] it announces.
+pub(super) type Stash = Arc<Mutex<Victim>>;
 
 /// The `FrozenOracle` of the placement: reads the stashed images of the pages it is asked
 /// about and asks the [`PageOracle`].
@@ -98,12 +117,13 @@ impl FrozenOracle for ImageOracle {
     }
     fn predict(&mut self, pages: &[u64], _ctx: &Ctx, out: &mut Vec<bool>) {
         let stash = self.stash.lock();
+        let images = &stash.images;
         assert!(
-            stash.len() == pages.len() && stash.iter().zip(pages).all(|(s, &p)| s.0 == p),
+            images.len() == pages.len() && images.iter().zip(pages).all(|(s, &p)| s.0 == p),
             "the stash holds the images of exactly the victim's valid pages"
         );
-        let batch: Vec<(u64, &[u8])> = stash.iter().map(|(p, img)| (*p, &img[..])).collect();
-        self.inner.predict(&batch, out);
+        let batch: Vec<(u64, &[u8])> = images.iter().map(|(p, img)| (*p, &img[..])).collect();
+        self.inner.predict_at(&batch, stash.now, out);
         assert_eq!(out.len(), pages.len(), "one verdict per page");
     }
 }

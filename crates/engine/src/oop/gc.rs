@@ -386,10 +386,13 @@ impl OutOfPlaceStore {
                     .filter(|&i| self.zone_of(valid[i].1.block) == Some(v))
                     .collect();
                 if let (Some(stash), Some(imgs)) = (&st.stash, images) {
-                    *stash.lock() = mine
-                        .iter()
-                        .map(|&i| (valid[i].0, std::sync::Arc::clone(&imgs[i])))
-                        .collect();
+                    *stash.lock() = super::frozen::Victim {
+                        images: mine
+                            .iter()
+                            .map(|&i| (valid[i].0, std::sync::Arc::clone(&imgs[i])))
+                            .collect(),
+                        now: st.hot_now,
+                    };
                 }
                 let list: Option<Vec<u64>> = placer
                     .wants_victim_pages()

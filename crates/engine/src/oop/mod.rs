@@ -304,6 +304,9 @@ struct State {
     placer: Mutex<nowa_logspace::Placer>,
     /// SepFrozen: where the DB GC leaves the images of the victim it announces.
     stash: Option<frozen::Stash>,
+    /// The DB-written-page timer as this store knows it: the largest HR_current write time
+    /// of its user writes since open (SepFrozen's age input, `frozen::PageOracle::predict_at`).
+    hot_now: u64,
     /// Next block inside each open zone (block 0 is the zone header).
     zone_wp: Vec<u64>,
     open: Vec<u32>,

@@ -467,6 +467,9 @@ impl OutOfPlaceStore {
             );
             st.space.get_mut().add_valid(z, loc.bytes());
             st.map.set(pid, loc);
+            if kind.is_user() {
+                st.hot_now = st.hot_now.max(items[m].hot.current.wt());
+            }
             self.log_write(st, &items[m], self.zone_of(old.block), z, kind);
             assert_eq!(st.map.get(pid), loc, "page {pid}: mapping entry reads back");
         }
