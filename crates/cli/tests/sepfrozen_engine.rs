@@ -245,8 +245,10 @@ fn ycsb_with_sepfrozen_moves_frozen_pages_and_keeps_every_record() {
             frozen, judged,
             "{scheme}: this model judges every page frozen"
         );
+        // The class table is read after the end counters while the background GC may still
+        // move a victim: the two may differ by a few pages either way (seen: 42 of 32,648).
         assert!(
-            into_frozen <= gc && into_frozen >= gc - gc / 100,
+            into_frozen.abs_diff(gc) <= gc / 100,
             "{scheme}: GC writes go to the frozen class: {into_frozen} of {gc}"
         );
         let acked = read_acks(&ack);
