@@ -381,9 +381,10 @@ fn bar_draw<DB: DrawingBackend>(
     root.fill(&WHITE).map_err(|x| e(&x))?;
     // Many groups: the legend gets its own column right of the plot (inside, it hides bars).
     let outside = g > LEGEND_INSIDE_MAX;
-    let (plot, side) = root.split_horizontally(if outside { WIDTH - 230 } else { WIDTH });
+    // The title spans the whole width (a long one does not fit over the plot alone).
+    let area = root.titled(&chart.title, (FONT, 28)).map_err(|x| e(&x))?;
+    let (plot, side) = area.split_horizontally(if outside { WIDTH - 230 } else { WIDTH });
     let mut cc = ChartBuilder::on(&plot)
-        .caption(&chart.title, (FONT, 28))
         .margin(16)
         .x_label_area_size(48)
         .y_label_area_size(80)
