@@ -334,6 +334,27 @@ where
     Ok(())
 }
 
+/// Bar charts sharing one set of categories, each `(file under dir, title, y label, groups)`.
+///
+/// # Errors
+/// As [`render_bar`], for the first chart that fails.
+pub fn render_bars<S: AsRef<str>>(
+    dir: &Path,
+    categories: &[String],
+    charts: impl IntoIterator<Item = (S, S, S, Vec<(String, Vec<f64>)>)>,
+) -> Result<(), PlotError> {
+    for (file, title, y, groups) in charts {
+        let chart = BarChart {
+            title: title.as_ref().into(),
+            y_label: y.as_ref().into(),
+            categories: categories.to_vec(),
+            groups,
+        };
+        render_bar(&chart, &dir.join(file.as_ref()))?;
+    }
+    Ok(())
+}
+
 /// Renders a grouped bar chart to `path` (`.png` or `.svg`).
 ///
 /// # Errors

@@ -10,7 +10,7 @@ pub use run::{run, RunResult, RunSpec};
 pub use trace::replay;
 pub use workload::{Generator, Kind, Req, WorkloadKind};
 
-use crate::plot::{render_bar, render_line, BarChart, LineChart, Series};
+use crate::plot::{render_bars, render_line, LineChart, Series};
 use anyhow::Context as _;
 use nowa_device::timing::ChipParams;
 use nowa_flash::parallel::{ChipGeometry, Scheme, AGED, FEMU_GC_RESERVE, HOST_OPEN};
@@ -348,15 +348,7 @@ pub fn figures3to6(
             per(&|r, b| r.iops / b.iops),
         ),
     ];
-    for (file, title, y, groups) in bars {
-        let chart = BarChart {
-            title: title.into(),
-            y_label: y.into(),
-            categories: cats.clone(),
-            groups,
-        };
-        render_bar(&chart, &out.join(file))?;
-    }
+    render_bars(out, &cats, bars)?;
     figure5(&cats, out, &rows)?;
     Ok(rows)
 }

@@ -14,7 +14,7 @@ use super::replay::{config, table};
 use crate::usage;
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use nowa_bench::plot::{render_bar, BarChart};
+use nowa_bench::plot::{render_bar, render_bars, BarChart};
 use nowa_frozen::replay::{self, ReplayLog, Scheme, SchemeRun};
 use nowa_frozen::{ClassifierKind, Dataset, Labels, Metrics, Model, SampleSpec, TrainConfig};
 use nowa_logspace::PolicyKind;
@@ -895,15 +895,7 @@ fn charts(p: &Plan, results: &[WorkloadResult], out: &Path) -> Result<()> {
             }),
         ),
     ];
-    for (file, title, y, groups) in bars {
-        let chart = BarChart {
-            title: title.into(),
-            y_label: y.into(),
-            categories: cats.clone(),
-            groups,
-        };
-        render_bar(&chart, &out.join(file))?;
-    }
+    render_bars(out, &cats, bars)?;
     replay_chart(results, out)
 }
 
