@@ -193,12 +193,27 @@ impl Zipfian {
     /// # Errors
     /// A [`WorkloadError`] naming the parameter that is out of range.
     pub fn new(in_use: u64, theta: f64, seed: u64) -> Result<Self, WorkloadError> {
+        Self::with_layout(in_use, theta, seed, seed)
+    }
+
+    /// As [`Zipfian::new`], with the rank-to-LBA layout seeded by `layout_seed` and the draws
+    /// by `draw_seed`: several generators sharing `layout_seed` (one per worker thread) draw
+    /// independently from one popularity order, so they agree on which LBAs are hot.
+    ///
+    /// # Errors
+    /// A [`WorkloadError`] naming the parameter that is out of range.
+    pub fn with_layout(
+        in_use: u64,
+        theta: f64,
+        layout_seed: u64,
+        draw_seed: u64,
+    ) -> Result<Self, WorkloadError> {
         let sampler = ZipfSampler::new(in_use, theta)?;
         Ok(Zipfian {
-            rng: rng_for(seed),
+            rng: rng_for(draw_seed),
             in_use,
             sampler,
-            scrambler: Scrambler::new(in_use, seed),
+            scrambler: Scrambler::new(in_use, layout_seed),
         })
     }
 

@@ -39,7 +39,7 @@ impl Shared<'_> {
     }
 }
 
-fn worker_seed(seed: u64, t: usize) -> u64 {
+pub(crate) fn worker_seed(seed: u64, t: usize) -> u64 {
     seed.wrapping_add(1 + t as u64 * 0x9E37_79B9)
 }
 
@@ -76,7 +76,7 @@ pub fn run(
     let dev = engine.device().clone();
     let capacity = dev.geometry().capacity;
     let keys = (0..spec.threads)
-        .map(|t| KeyGen::new(spec.records, spec.theta, worker_seed(spec.seed, t)))
+        .map(|t| KeyGen::new(spec.records, spec.theta, spec.seed, t))
         .collect::<Result<Vec<_>, _>>()?;
     let shared = Shared {
         engine: &engine,

@@ -1,6 +1,7 @@
 //! Keys and values of the YCSB driver: record ids as big-endian keys, pattern (compressible)
 //! or random values carrying their version, and the key-popularity generators.
 
+use super::driver::worker_seed;
 use super::{ValueKind, YcsbError};
 use nowa_workload::{Uniform, Zipfian};
 
@@ -61,11 +62,21 @@ pub(crate) enum KeyGen {
 }
 
 impl KeyGen {
-    pub(crate) fn new(records: u64, theta: f64, seed: u64) -> Result<KeyGen, YcsbError> {
+    /// Worker `worker`'s keys of a run seeded `seed`: draws of its own, one popularity order
+    /// for the whole run (every worker's hottest key is the same record, as in YCSB).
+    pub(crate) fn new(
+        records: u64,
+        theta: f64,
+        seed: u64,
+        worker: usize,
+    ) -> Result<KeyGen, YcsbError> {
+        let draws = worker_seed(seed, worker);
+        // Worker 0's seed for the layout keeps single-thread runs as they were.
+        let layout = worker_seed(seed, 0);
         Ok(if theta == 0.0 {
-            KeyGen::Uniform(Uniform::new(records, seed)?)
+            KeyGen::Uniform(Uniform::new(records, draws)?)
         } else {
-            KeyGen::Zipf(Zipfian::new(records, theta, seed)?)
+            KeyGen::Zipf(Zipfian::with_layout(records, theta, layout, draws)?)
         })
     }
 
@@ -132,8 +143,33 @@ mod tests {
     #[test]
     fn keys_stay_in_range() {
         for theta in [0.0, 0.8] {
-            let mut g = KeyGen::new(1000, theta, 5).unwrap();
+            let mut g = KeyGen::new(1000, theta, 5, 0).unwrap();
             assert!((0..10_000).all(|_| g.next() < 1000));
         }
+    }
+
+    /// The workers of one run share the hot keys (one popularity order) but not the draws.
+    /// Each worker once had its own scrambled order: with 2 threads the run's keys were a
+    /// mixture of two Zipfs, much flatter than theta says.
+    #[test]
+    fn workers_share_the_hot_keys_and_draw_apart() {
+        let draws = |worker| {
+            let mut g = KeyGen::new(100_000, 0.99, 7, worker).unwrap();
+            (0..20_000).map(|_| g.next()).collect::<Vec<_>>()
+        };
+        let hottest = |keys: &[u64]| {
+            let mut counts = std::collections::HashMap::new();
+            for &k in keys {
+                *counts.entry(k).or_insert(0u32) += 1;
+            }
+            counts.into_iter().max_by_key(|&(k, c)| (c, k)).unwrap().0
+        };
+        let (a, b) = (draws(0), draws(1));
+        assert_ne!(a, b, "each worker draws its own sequence");
+        assert_eq!(hottest(&a), hottest(&b), "one hottest record for the run");
+        let KeyGen::Zipf(z) = KeyGen::new(100_000, 0.99, 7, 3).unwrap() else {
+            panic!("theta > 0 is Zipf");
+        };
+        assert_eq!(z.lba_of_rank(1), hottest(&a), "rank 1 is the hottest key");
     }
 }
