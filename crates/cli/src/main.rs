@@ -147,7 +147,20 @@ fn one_line(e: &clap::Error) -> String {
     format!("{out} (see --help)")
 }
 
+/// Output into a closed pipe (`nowa ... | head`) ends the process quietly, as it does for
+/// other Unix tools. Rust starts programs with SIGPIPE ignored, so a write into a closed
+/// pipe returns EPIPE and `println!` panics on it ("failed printing to stdout").
+fn default_sigpipe() {
+    // SAFETY: called first thing in main, before any thread exists; signal() with SIG_DFL
+    // only resets the disposition of SIGPIPE (no handler code runs in the signal context).
+    // Test: tests/closed_pipe.rs.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
 fn main() {
+    default_sigpipe();
     let matches = negative_numbers_reach_parsers(Cli::command()).try_get_matches();
     let cli = match matches.and_then(|m| Cli::from_arg_matches(&m)) {
         Ok(c) => c,
