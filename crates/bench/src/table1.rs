@@ -14,7 +14,9 @@
 
 use crate::gcunit::{self, InferSpec};
 use crate::plot::{render_bar, BarChart};
-use crate::ycsb::{self, BoundBy, Mix, Pacing, Stop, ValueKind, WritePath, YcsbResult, YcsbSpec};
+use crate::ycsb::{
+    self, BoundBy, KeyOrder, Mix, Pacing, Stop, ValueKind, WritePath, YcsbResult, YcsbSpec,
+};
 use nowa_device::{BlockDevice, SimConfig, SimDevice, SimMode};
 use nowa_engine::{Compression, Config, Durability, OopConfig};
 use serde::Serialize;
@@ -284,6 +286,7 @@ fn run_row(
         value_kind: spec.values,
         mix: Mix::A,
         theta: spec.theta,
+        key_order: KeyOrder::Scrambled,
         threads: spec.threads,
         stop: Stop::DeviceWrites(spec.device_writes),
         durability: Durability::Async,

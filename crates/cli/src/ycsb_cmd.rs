@@ -12,7 +12,7 @@ use anyhow::{Context, Result};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use nowa_bench::ycsb::{
-    self, Device, Mix, Pacing, Stop, ValueKind, WritePath, YcsbResult, YcsbSpec,
+    self, Device, KeyOrder, Mix, Pacing, Stop, ValueKind, WritePath, YcsbResult, YcsbSpec,
 };
 use nowa_device::{BlockDevice, MemDevice, SimConfig, SimDevice, SimMode};
 use nowa_engine::{Compression, Config, Engine, OopConfig};
@@ -44,6 +44,11 @@ pub struct YcsbArgs {
     /// Zipf theta of key popularity (0 = uniform).
     #[arg(long, default_value = "0.8", value_parser = flags::number(0.0, false, 100.0))]
     theta: f64,
+    /// Where the Zipf popularity ranks sit among the keys: scrambled (YCSB's scrambled
+    /// Zipfian: a leaf's keys have unrelated popularities) or ranked (rank k = key k - 1:
+    /// leaves range from hot to cold).
+    #[arg(long, default_value = "scrambled", value_parser = flags::parsed::<KeyOrder>())]
+    key_order: KeyOrder,
     /// Worker threads.
     #[arg(long, default_value = "2", value_parser = flags::count::<usize>(1, MAX_THREADS))]
     threads: usize,
@@ -571,6 +576,7 @@ fn spec(a: &YcsbArgs, p: &Plan, oop: Option<OopConfig>, zone: Option<u64>) -> Re
         value_kind: a.values,
         mix: a.workload,
         theta: a.theta,
+        key_order: a.key_order,
         threads: a.threads,
         stop,
         durability: a.engine.durability,

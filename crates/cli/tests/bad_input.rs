@@ -200,6 +200,7 @@ const CASES: &[(&str, &str)] = &[
     ("ycsb --theta nan", "--theta"),
     ("ycsb --theta inf", "--theta"),
     ("ycsb --theta 101", "--theta"),
+    ("ycsb --key-order sorted", "--key-order"),
     ("ycsb --threads 0", "--threads"),
     ("ycsb --threads 1025", "--threads"),
     ("ycsb --threads 100000", "--threads"),

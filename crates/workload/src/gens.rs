@@ -184,7 +184,8 @@ pub struct Zipfian {
     rng: Xoshiro256PlusPlus,
     in_use: u64,
     sampler: ZipfSampler,
-    scrambler: Scrambler,
+    /// None: rank `k` at LBA `k - 1` (the hot pages clustered at LBA 0, [`Zipfian::ranked`]).
+    scrambler: Option<Scrambler>,
 }
 
 impl Zipfian {
@@ -213,7 +214,23 @@ impl Zipfian {
             rng: rng_for(draw_seed),
             in_use,
             sampler,
-            scrambler: Scrambler::new(in_use, layout_seed),
+            scrambler: Some(Scrambler::new(in_use, layout_seed)),
+        })
+    }
+
+    /// As [`Zipfian::new`] without the scrambling: rank `k` is LBA `k - 1`, so popularity
+    /// falls with the LBA and neighbouring LBAs have similar rates (YCSB's plain
+    /// `ZipfianGenerator`, as opposed to its `ScrambledZipfianGenerator`).
+    ///
+    /// # Errors
+    /// A [`WorkloadError`] naming the parameter that is out of range.
+    pub fn ranked(in_use: u64, theta: f64, seed: u64) -> Result<Self, WorkloadError> {
+        let sampler = ZipfSampler::new(in_use, theta)?;
+        Ok(Zipfian {
+            rng: rng_for(seed),
+            in_use,
+            sampler,
+            scrambler: None,
         })
     }
 
@@ -221,19 +238,21 @@ impl Zipfian {
     #[inline]
     pub fn next_write(&mut self) -> u64 {
         let k = self.sampler.sample(&mut self.rng);
-        self.scrambler.permute(k - 1)
+        self.lba_of_rank(k)
     }
 
     /// Popularity rank (1 = hottest) of `lba` (< in_use).
     #[must_use]
     pub fn rank_of(&self, lba: u64) -> u64 {
-        self.scrambler.invert(lba) + 1
+        debug_assert!(lba < self.in_use);
+        self.scrambler.as_ref().map_or(lba, |s| s.invert(lba)) + 1
     }
 
     /// LBA of popularity rank `k` in `[1, in_use]`.
     #[must_use]
     pub fn lba_of_rank(&self, k: u64) -> u64 {
-        self.scrambler.permute(k - 1)
+        debug_assert!((1..=self.in_use).contains(&k));
+        self.scrambler.as_ref().map_or(k - 1, |s| s.permute(k - 1))
     }
 
     fn label(&self) -> String {
@@ -286,7 +305,7 @@ impl ShiftingZipf {
         let k = self.z.sampler.sample(&mut self.z.rng);
         let i = (k - 1 + self.shift) % self.z.in_use;
         debug_assert!(i < self.z.in_use);
-        self.z.scrambler.permute(i)
+        self.z.lba_of_rank(i + 1)
     }
 
     fn label(&self) -> String {
@@ -541,6 +560,27 @@ mod tests {
         let lbas: Vec<u64> = (1..=100).map(|k| w.lba_of_rank(k)).collect();
         let spread = lbas.iter().max().unwrap() - lbas.iter().min().unwrap();
         assert!(spread > n / 2, "spread {spread}");
+    }
+
+    #[test]
+    fn ranked_zipf_puts_rank_k_at_lba_k_minus_1() {
+        let n = 1 << 16;
+        let mut w = Zipfian::ranked(n, 1.0, 9).unwrap();
+        for k in [1, 2, 100, n] {
+            assert_eq!(w.lba_of_rank(k), k - 1);
+            assert_eq!(w.rank_of(k - 1), k);
+        }
+        let mut counts = vec![0u32; n as usize];
+        for _ in 0..500_000 {
+            counts[w.next_write() as usize] += 1;
+        }
+        // Popularity falls with the LBA: the first 1% of LBAs take most writes (theta 1:
+        // H(655) / H(65536) = 0.61), the last half few (0.06).
+        let head: u32 = counts[..(n / 100) as usize].iter().sum();
+        let tail: u32 = counts[(n / 2) as usize..].iter().sum();
+        assert!(head > 290_000 && tail < 40_000, "head {head}, tail {tail}");
+        assert_eq!((0..n).max_by_key(|&l| counts[l as usize]), Some(0));
+        assert!(Zipfian::ranked(0, 1.0, 1).is_err());
     }
 
     #[test]

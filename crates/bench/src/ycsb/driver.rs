@@ -76,7 +76,7 @@ pub fn run(
     let dev = engine.device().clone();
     let capacity = dev.geometry().capacity;
     let keys = (0..spec.threads)
-        .map(|t| KeyGen::new(spec.records, spec.theta, spec.seed, t))
+        .map(|t| KeyGen::new(spec.records, spec.theta, spec.key_order, spec.seed, t))
         .collect::<Result<Vec<_>, _>>()?;
     let shared = Shared {
         engine: &engine,
@@ -294,7 +294,9 @@ fn record_ack(
 #[cfg(test)]
 mod tests {
     use super::run;
-    use crate::ycsb::{create_engine, load, Device, Mix, Stop, ValueKind, WritePath, YcsbSpec};
+    use crate::ycsb::{
+        create_engine, load, Device, KeyOrder, Mix, Stop, ValueKind, WritePath, YcsbSpec,
+    };
     use nowa_engine::{Config, Durability};
     use std::sync::Arc;
 
@@ -305,6 +307,7 @@ mod tests {
             value_kind: ValueKind::Pattern,
             mix,
             theta: 0.8,
+            key_order: KeyOrder::Scrambled,
             threads: 1,
             stop: Stop::Ops(3000),
             durability: Durability::Async,

@@ -31,6 +31,32 @@ use nowa_engine::{Config, Durability, OopConfig};
 use serde::Serialize;
 use std::sync::Arc;
 
+/// Where the Zipf popularity ranks sit among the keys.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub enum KeyOrder {
+    /// Ranks scattered over the keys by a seeded bijection (YCSB's
+    /// `ScrambledZipfianGenerator`, LeanStore's `ScrambledZipfGenerator`): a leaf's keys have
+    /// unrelated popularities, so the leaves' update rates differ little.
+    #[default]
+    Scrambled,
+    /// Rank k is key k - 1 (YCSB's plain `ZipfianGenerator`): neighbouring keys, and so the
+    /// keys of one leaf, have similar popularity; leaves range from hot to cold.
+    Ranked,
+}
+
+impl std::str::FromStr for KeyOrder {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "scrambled" => Ok(KeyOrder::Scrambled),
+            "ranked" => Ok(KeyOrder::Ranked),
+            _ => Err(format!(
+                "unknown key order '{s}' (expected scrambled or ranked)"
+            )),
+        }
+    }
+}
+
 /// The YCSB core mixes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub enum Mix {
@@ -131,6 +157,8 @@ pub struct YcsbSpec {
     pub mix: Mix,
     /// Zipf theta of key popularity; 0 = uniform.
     pub theta: f64,
+    /// Where the popularity ranks sit among the keys (Zipf only).
+    pub key_order: KeyOrder,
     /// Worker threads.
     pub threads: usize,
     /// When the run phase ends.

@@ -1,7 +1,7 @@
 //! The human-readable summary of a YCSB run and its per-interval CSV.
 
 use super::measure::{Bound, BoundBy, Drilldown, YcsbResult};
-use super::{Tick, WritePath};
+use super::{KeyOrder, Tick, WritePath};
 use std::fmt::Write;
 
 /// "1.23", or "n/a" for a WAF of nothing.
@@ -51,12 +51,16 @@ fn header(s: &mut String, r: &YcsbResult) {
     let _ = writeln!(s, "nowa ycsb — seed {}", r.seed);
     let _ = writeln!(
         s,
-        "workload  YCSB-{:?}, {} records x {} B values ({:?}), zipf theta {}, {} threads",
+        "workload  YCSB-{:?}, {} records x {} B values ({:?}), zipf theta {}{}, {} threads",
         r.spec.mix,
         r.spec.records,
         r.spec.value_size,
         r.spec.value_kind,
         r.spec.theta,
+        match r.spec.key_order {
+            KeyOrder::Scrambled => "",
+            KeyOrder::Ranked => " (ranked keys)",
+        },
         r.spec.threads
     );
     let path = match &r.spec.store {

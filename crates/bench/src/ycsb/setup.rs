@@ -174,7 +174,7 @@ pub fn estimate_dataset_bytes(records: u64, value_size: usize) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ycsb::{Mix, Stop, ValueKind};
+    use crate::ycsb::{KeyOrder, Mix, Stop, ValueKind};
     use nowa_engine::{Config, Durability, OopConfig};
 
     /// The separate log device holds the mapping snapshots the engine asks for: a 1 GiB
@@ -189,6 +189,7 @@ mod tests {
                 value_kind: ValueKind::Pattern,
                 mix: Mix::A,
                 theta: 0.8,
+                key_order: KeyOrder::Scrambled,
                 threads: 1,
                 stop: Stop::Ops(1),
                 durability: Durability::Async,

@@ -2,7 +2,7 @@
 //! or random values carrying their version, and the key-popularity generators.
 
 use super::driver::worker_seed;
-use super::{ValueKind, YcsbError};
+use super::{KeyOrder, ValueKind, YcsbError};
 use nowa_workload::{Uniform, Zipfian};
 
 /// Key of record `id`: 8 bytes, big-endian so the B+-tree order is the numeric order.
@@ -67,16 +67,19 @@ impl KeyGen {
     pub(crate) fn new(
         records: u64,
         theta: f64,
+        order: KeyOrder,
         seed: u64,
         worker: usize,
     ) -> Result<KeyGen, YcsbError> {
         let draws = worker_seed(seed, worker);
         // Worker 0's seed for the layout keeps single-thread runs as they were.
         let layout = worker_seed(seed, 0);
-        Ok(if theta == 0.0 {
-            KeyGen::Uniform(Uniform::new(records, draws)?)
-        } else {
-            KeyGen::Zipf(Zipfian::with_layout(records, theta, layout, draws)?)
+        Ok(match (theta == 0.0, order) {
+            (true, _) => KeyGen::Uniform(Uniform::new(records, draws)?),
+            (false, KeyOrder::Scrambled) => {
+                KeyGen::Zipf(Zipfian::with_layout(records, theta, layout, draws)?)
+            }
+            (false, KeyOrder::Ranked) => KeyGen::Zipf(Zipfian::ranked(records, theta, draws)?),
         })
     }
 
@@ -143,7 +146,7 @@ mod tests {
     #[test]
     fn keys_stay_in_range() {
         for theta in [0.0, 0.8] {
-            let mut g = KeyGen::new(1000, theta, 5, 0).unwrap();
+            let mut g = KeyGen::new(1000, theta, KeyOrder::Scrambled, 5, 0).unwrap();
             assert!((0..10_000).all(|_| g.next() < 1000));
         }
     }
@@ -154,7 +157,7 @@ mod tests {
     #[test]
     fn workers_share_the_hot_keys_and_draw_apart() {
         let draws = |worker| {
-            let mut g = KeyGen::new(100_000, 0.99, 7, worker).unwrap();
+            let mut g = KeyGen::new(100_000, 0.99, KeyOrder::Scrambled, 7, worker).unwrap();
             (0..20_000).map(|_| g.next()).collect::<Vec<_>>()
         };
         let hottest = |keys: &[u64]| {
@@ -167,7 +170,7 @@ mod tests {
         let (a, b) = (draws(0), draws(1));
         assert_ne!(a, b, "each worker draws its own sequence");
         assert_eq!(hottest(&a), hottest(&b), "one hottest record for the run");
-        let KeyGen::Zipf(z) = KeyGen::new(100_000, 0.99, 7, 3).unwrap() else {
+        let KeyGen::Zipf(z) = KeyGen::new(100_000, 0.99, KeyOrder::Scrambled, 7, 3).unwrap() else {
             panic!("theta > 0 is Zipf");
         };
         assert_eq!(z.lba_of_rank(1), hottest(&a), "rank 1 is the hottest key");
