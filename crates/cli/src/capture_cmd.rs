@@ -466,12 +466,7 @@ pub fn run(a: CaptureArgs) -> Result<()> {
             "nowa capture needs root (loop device, mount, tracefs): run it as root or with sudo",
         ));
     }
-    if a.out.exists() && !a.force {
-        return Err(usage(format!(
-            "--out {}: exists (pass --force to overwrite)",
-            a.out.display()
-        )));
-    }
+    crate::resources::check_new_output("--out", &a.out, a.force)?;
     let out = CsvWriter::create(&a.out, a.force, false).map_err(|e| usage(e.to_string()))?;
     if let Err(e) = ctrlc::set_handler(|| {
         INTERRUPTS.fetch_add(1, SeqCst);

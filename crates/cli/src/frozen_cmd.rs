@@ -234,16 +234,6 @@ fn stats(a: &StatsArgs) -> Result<()> {
     Ok(())
 }
 
-fn refuse_existing(flag: &str, path: &Path, force: bool) -> Result<()> {
-    if path.exists() && !force {
-        return Err(usage(format!(
-            "{flag} {}: exists (pass --force to overwrite)",
-            path.display()
-        )));
-    }
-    Ok(())
-}
-
 fn pct(v: Option<f64>) -> String {
     v.map_or_else(|| "n/a".to_owned(), |x| format!("{:.2}%", 100.0 * x))
 }
@@ -270,7 +260,6 @@ fn check_train_args(a: &TrainArgs) -> Result<()> {
             a.features
         )));
     }
-    refuse_existing("--out", &a.out, a.force)?;
     if let Some(e) = a.eval_writes.as_ref().filter(|e| !e.exists()) {
         return Err(usage(format!(
             "--eval-writes {}: no such file",
@@ -283,7 +272,7 @@ fn check_train_args(a: &TrainArgs) -> Result<()> {
             a.writes.display()
         )));
     }
-    Ok(())
+    crate::resources::check_new_output("--out", &a.out, a.force)
 }
 
 fn train(a: &TrainArgs) -> Result<()> {
@@ -426,7 +415,7 @@ fn report(
 }
 
 fn synth(a: &SynthArgs) -> Result<()> {
-    refuse_existing("--out", &a.out, a.force)?;
+    crate::resources::check_new_output("--out", &a.out, a.force)?;
     let cfg = SynthConfig {
         writes: a.writes,
         hot_pages: a.hot_pages,

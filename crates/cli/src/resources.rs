@@ -191,6 +191,23 @@ pub fn check_output_file(flag: &str, path: Option<&Path>) -> anyhow::Result<()> 
     Ok(())
 }
 
+/// Checks an output file the command creates before any work: its directory exists, it is
+/// not a directory, and it does not exist unless `force` (nothing is overwritten without
+/// `--force`).
+///
+/// # Errors
+/// A usage error naming `flag`.
+pub fn check_new_output(flag: &str, path: &Path, force: bool) -> anyhow::Result<()> {
+    check_output_file(flag, Some(path))?;
+    if path.exists() && !force {
+        return Err(usage(format!(
+            "{flag} {}: exists (pass --force to overwrite)",
+            path.display()
+        )));
+    }
+    Ok(())
+}
+
 /// Creates an output directory before the run.
 ///
 /// # Errors

@@ -525,6 +525,10 @@ const CASES: &[(&str, &str)] = &[
     ("ssdiq sim:1GiB --dry-run --bs 1GiB", "--bs"),
     ("frozen stats", "--writes"),
     ("frozen stats --writes /nonexistent/w.log", "--writes"),
+    // an output whose directory is missing is refused before the work, not after it
+    ("frozen train --writes /dev/null --out /nonexistent/dir/m.json", "--out"),
+    ("frozen train --writes /dev/null --out /tmp", "--out"),
+    ("frozen synth --out /nonexistent/dir/s.log", "--out"),
     (
         "frozen train --writes /nonexistent/w.log --out /nonexistent/m.json --encoding abs",
         "--encoding",

@@ -98,12 +98,7 @@ pub fn run(a: &FromTraceArgs) -> Result<()> {
             a.trace.display()
         )));
     }
-    if a.out.exists() && !a.force {
-        return Err(usage(format!(
-            "--out {}: exists (pass --force to overwrite)",
-            a.out.display()
-        )));
-    }
+    crate::resources::check_new_output("--out", &a.out, a.force)?;
     let mut reader =
         open(&a.trace, None).with_context(|| format!("--trace {}", a.trace.display()))?;
     let mut w = LogWriter::create(&a.out, a.force, 4096)
