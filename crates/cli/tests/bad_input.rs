@@ -529,6 +529,8 @@ const CASES: &[(&str, &str)] = &[
     ("frozen train --writes /dev/null --out /nonexistent/dir/m.json", "--out"),
     ("frozen train --writes /dev/null --out /tmp", "--out"),
     ("frozen synth --out /nonexistent/dir/s.log", "--out"),
+    ("frozen replay --writes /dev/null --csv /nonexistent/dir/r.csv", "--csv"),
+    ("ycsb --write-path oop --record-writes /nonexistent/dir/w.log", "--record-writes"),
     (
         "frozen train --writes /nonexistent/w.log --out /nonexistent/m.json --encoding abs",
         "--encoding",

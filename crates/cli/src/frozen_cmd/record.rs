@@ -179,6 +179,7 @@ pub fn open_flag(path: Option<&Path>, oop: bool) -> Result<Option<Arc<WriteLog>>
             "--record-writes: only the out-of-place write path records a write log (add --write-path oop)",
         ));
     }
+    crate::resources::check_output_file("--record-writes", Some(path))?;
     if path.exists() {
         return Err(crate::usage(format!(
             "--record-writes {}: exists (remove it or name another file)",

@@ -118,6 +118,7 @@ pub fn run(a: &ReplayArgs) -> Result<()> {
             a.writes.display()
         )));
     }
+    crate::resources::check_output_file("--csv", a.csv.as_deref())?;
     let cfg = config(a.zone_size, a.gp, &a.policy, a.horizon, a.seed)?;
     let mut model = load_model(a.model.as_deref(), &a.schemes.0)?;
     if let Some(p) = a.frozen_threshold {
