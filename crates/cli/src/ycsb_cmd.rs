@@ -105,7 +105,8 @@ pub struct YcsbArgs {
     #[arg(long)]
     json: bool,
     /// Append "key-id version" after every acknowledged update (for crash verification); with
-    /// --durable-every, once a durability point has made it durable.
+    /// --durable-every, once a durability point has made it durable. Needs --threads 1: the
+    /// versions count one worker's updates, so only one worker's are ordered per key.
     #[arg(long, value_name = "FILE")]
     ack_log: Option<PathBuf>,
     #[command(flatten)]
@@ -594,6 +595,12 @@ pub fn run(a: YcsbArgs) -> Result<()> {
     let (oop, frozen) = write_path(&a)?;
     check_output_file("--csv", a.csv.as_deref())?;
     check_output_file("--ack-log", a.ack_log.as_deref())?;
+    if a.ack_log.is_some() && a.threads > 1 {
+        return Err(crate::usage(format!(
+            "--ack-log needs --threads 1 (got {}): versions are counted per worker, so two workers' acknowledged versions of a key are not ordered",
+            a.threads
+        )));
+    }
     let wlog = crate::frozen_cmd::record::open_flag(a.record_writes.as_deref(), oop.is_some())?;
     let p = plan(&a);
     let opened = open(&a, &p, oop.as_ref())?;

@@ -289,6 +289,7 @@ const CASES: &[(&str, &str)] = &[
     ("ycsb --json=1", "--json"),
     ("ycsb --csv /nonexistent-nowa-dir/ticks.csv", "--csv"),
     ("ycsb --ack-log /nonexistent-nowa-dir/ack.txt", "--ack-log"),
+    ("ycsb --ack-log /tmp/nowa-bad-input-ack.txt --threads 2", "--ack-log"),
     // ycsb: write path
     ("ycsb --write-path sideways", "--write-path"),
     ("ycsb --write-path", "--write-path"),

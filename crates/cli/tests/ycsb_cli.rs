@@ -409,6 +409,8 @@ fn a_failed_ack_log_write_fails_the_run() {
         "5000",
         "--ack-log",
         "/dev/full",
+        "--threads",
+        "1",
         "--pacing",
         "off",
     ]);
