@@ -466,7 +466,9 @@ impl BufferPool {
         }
         let f = self.frame(idx);
         f.reset(false);
-        f.hot.start(self.hot.now(), page::hotness(&g.page));
+        let records = page::hotness(&g.page);
+        self.timer_past(&records);
+        f.hot.start(self.hot.now(), records);
         Ok(())
     }
 

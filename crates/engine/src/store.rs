@@ -193,6 +193,10 @@ pub struct StoreContext {
     /// own metadata (after the superblocks and the WAL region), so the main device holds
     /// nothing but pages.
     pub meta_device: Option<(Arc<dyn BlockDevice>, u64)>,
+    /// The buffer pool's DB-written-page timer the last checkpoint stored (0 at create and
+    /// in databases written before it was kept): the write times of the pages the store
+    /// holds are below it, so the out-of-place GC judges their age on it from the start.
+    pub write_timer: u64,
 }
 
 /// Builds the page store of an engine.

@@ -2,8 +2,9 @@
 //! section 3, "Hotness records"): every user write stamps HR_current and shifts the previous
 //! one to HR_last; a GC move (read from the device or copied from a clean cached frame)
 //! carries its version's records unchanged; the write times count the user page writes; after
-//! a restart (the timer starts again) a page's first write drops the old records; and the
-//! write-log observer sees every user write and GC move the counters count.
+//! a restart the timer resumes where the last checkpoint left it, so a page's first write
+//! keeps its records of the earlier open as HR_last; and the write-log observer sees every
+//! user write and GC move the counters count.
 #![expect(
     clippy::unwrap_used,
     reason = "test helpers fail the test by panicking"
@@ -137,22 +138,29 @@ fn hotness_records_follow_writes_gc_and_restarts() {
     e.close().unwrap();
     drop(e);
 
-    // Reopen: the timer starts at 1 again; records of the first open are dropped at each
-    // page's first write, never kept as an HR_last from the future.
+    // Reopen: the timer resumes where the close's checkpoint left it, so a page's records
+    // of the first open stay its HR_last at its first write of this one.
     let e = Engine::open_with_store(dev, cfg, &builder(ocfg(), slot)).unwrap();
+    let resumed = e.write_timer();
     assert!(
-        e.write_timer() <= 16,
-        "a new open's timer: {}",
-        e.write_timer()
+        resumed >= timer,
+        "timer {timer} before close, {resumed} after reopen"
     );
     let log = Arc::new(Log::default());
     assert!(e.record_writes(log.clone()));
     churn(&e, 20_000, 30_000, 7);
     let events = std::mem::take(&mut *log.0.lock());
+    let mut kept = 0;
     for w in events.iter().filter(|w| w.kind == PageWriteKind::User) {
         let r = w.records;
+        assert!(r.current.wt() >= resumed, "written after the reopen: {w:?}");
         assert!(r.last.is_none() || r.last.wt() < r.current.wt(), "{w:?}");
+        kept += u32::from(!r.last.is_none() && r.last.wt() < resumed);
     }
+    assert!(
+        kept > 100,
+        "only {kept} writes kept a record of the first open"
+    );
     check_events(&events, false);
     e.close().unwrap();
 }

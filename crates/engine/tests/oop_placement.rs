@@ -283,7 +283,7 @@ fn fk_and_combinations_are_refused() {
 struct Scripted {
     batches: Arc<Mutex<u64>>,
     /// The largest `now` a batch was judged at, and the pages judged before their own write
-    /// time (possible only for pages written before a reopen: the timer restarts at 1).
+    /// time (possible only for pages written after the last checkpoint of a run that crashed).
     now: Arc<Mutex<(u64, u64)>>,
 }
 
@@ -346,16 +346,17 @@ fn sepfrozen_hook_judges_victim_images_and_conserves_pages() {
     }
 }
 
-/// In one open the oracle judges every victim at the DB-written-page timer: the largest
-/// write time among the store's user writes, so no page is judged before its own write
-/// (its age, now - WT, is never negative) and the timer has moved.
+/// The oracle judges every victim at the DB-written-page timer: the largest write time among
+/// the store's user writes, so no page is judged before its own write (its age, now - WT,
+/// is never negative) and the timer has moved; across a clean reopen too (the timer resumes
+/// where the close's checkpoint left it, and the store's GC starts there).
 #[test]
 fn sepfrozen_judges_victims_at_the_db_written_page_timer() {
     let (o, batches, now) = scripted_config(FrozenBase::Bit);
-    // Created and run in one open (a reopen restarts the timer: see `Scripted`).
     let dev = Arc::new(MemDevice::new(3 << 20));
     let slot: Slot = Arc::new(Mutex::new(None));
-    let e = Engine::create_with_store(dev, cfg(), &builder(o, slot)).unwrap();
+    let e =
+        Engine::create_with_store(dev.clone(), cfg(), &builder(o.clone(), slot.clone())).unwrap();
     let mut m = Model::new();
     for k in 0..KEYS {
         e.put_with(&k.to_be_bytes(), &val(k, 0), Durability::Async)
@@ -366,6 +367,36 @@ fn sepfrozen_judges_victims_at_the_db_written_page_timer() {
     let (max_now, early) = *now.lock();
     assert_eq!(early, 0, "a page judged before its write time");
     assert!(max_now > 100, "the timer advanced: {max_now}");
+    e.close().unwrap();
+    drop(e);
+    let judged = *batches.lock();
+    // A garbage-proportion trigger, so a background pass right at open has victims.
+    let o = OopConfig {
+        gc_garbage_proportion: Some(0.01),
+        ..o
+    };
+    let e = Engine::open_with_store(dev, cfg(), &builder(o, slot.clone())).unwrap();
+    // A GC pass before any user write of this open judges pages of the last one only.
+    let store = slot.lock().clone().unwrap();
+    store.background_pass_now().unwrap();
+    assert!(*batches.lock() > judged, "the pass judged victims");
+    assert_eq!(
+        now.lock().1,
+        0,
+        "a page judged before its write time at open"
+    );
+    assert!(run(&e, OPS, OPS, &mut m).is_none());
+    assert!(
+        *batches.lock() > judged,
+        "GC judged victims after the reopen"
+    );
+    let (after, early) = *now.lock();
+    assert_eq!(
+        early, 0,
+        "a page judged before its write time after the reopen"
+    );
+    assert!(after > max_now, "the timer went on from {max_now}: {after}");
+    e.close().unwrap();
 }
 
 /// NoWA's victims come from logspace's `GroupGreedy` (whole groups, the siblings written as

@@ -3,7 +3,10 @@
 //!
 //! - The *DB-written-page timer* ([`PoolHotness`]): one tick per page the pool writes for the
 //!   user (eviction, checkpoint, cleaner; bulk loads too), never for GC. It starts at 1 at
-//!   every open (0 is the "no record" write time).
+//!   create (0 is the "no record" write time); every checkpoint stores it in the superblock
+//!   and an open resumes it there, and a page read with a later write time (written after
+//!   the last checkpoint of a run that crashed) moves it past that time, so write times
+//!   keep growing across restarts.
 //! - Per frame ([`FrameHotness`]): the window of the page's current stay in the pool (from
 //!   its read into the pool, or from its last write): accesses (every fix, shared or
 //!   exclusive, counted up to AC's limit), modifications (every WAL record applied to the
@@ -16,8 +19,8 @@
 //!   72..104). The frame's own image keeps the records it was read with (readers hold it
 //!   while it is written); [`FrameHotness::records`] is the truth for a cached page, and the
 //!   GC copy of a clean cached page gets them stamped in (`copy_if_clean`).
-//! - Records of an earlier run (a write time at or above the current timer: the timer
-//!   restarted) are dropped at the page's first write, so HR_last is always older than
+//! - Records with a write time at or above the current timer (a database written before the
+//!   timer was stored: it restarted) are dropped at the page's first write, so HR_last is always older than
 //!   HR_current (checked when the page is read back, `page::validate`).
 
 use crate::error::Pid;
@@ -45,6 +48,14 @@ impl PoolHotness {
     /// The timer now (the write time the next user page write gets).
     pub fn now(&self) -> u64 {
         self.clock.load(Ordering::Relaxed)
+    }
+
+    /// Move the timer forward to at least `t` (never back): the timer a checkpoint stored,
+    /// resumed at open, or past a write time read from the device (a page written after
+    /// the last checkpoint of a run that crashed).
+    pub fn resume(&self, t: u64) {
+        self.clock.fetch_max(t, Ordering::Relaxed);
+        assert!(self.now() >= t.max(1), "the timer only grows");
     }
 
     /// Take the write time of one user page write (advances the timer by one).
@@ -187,6 +198,22 @@ impl super::BufferPool {
     pub fn write_timer(&self) -> u64 {
         self.hot.now()
     }
+
+    /// Resume the timer at `t` (a checkpoint's, at open): write times keep growing across
+    /// restarts, so a page's records from before the restart stay its HR_last.
+    pub fn resume_write_timer(&self, t: u64) {
+        self.hot.resume(t);
+    }
+
+    /// A page read from the device with `records`: the timer moves past its write time, so
+    /// the page's next write time is later than its HR_current (a page written after the
+    /// last checkpoint of a run that crashed carries a time above the resumed timer).
+    pub(super) fn timer_past(&self, records: &PageHotness) {
+        let wt = records.current.wt();
+        if wt >= self.hot.now() {
+            self.hot.resume(wt.saturating_add(1));
+        }
+    }
 }
 
 /// One DB page write, GC move or free, as the write log (`--record-writes`) records it.
@@ -322,7 +349,8 @@ mod tests {
     fn records_of_an_earlier_run_are_dropped() {
         let f = FrameHotness::default();
         let old = unpooled_records(5_000, &leaf_with_live(10));
-        // The timer restarted at open: the page is read at 3 and written at 8.
+        // A database written before the timer was stored (it restarted at open): the page
+        // is read at 3 and written at 8.
         f.start(3, old);
         let r = f.at_write(8, &leaf_with_live(10));
         assert_eq!(r.current.wt(), 8);

@@ -78,3 +78,58 @@ fn write_untrusted_never_loads_a_page_evicted_meanwhile() {
         }
     });
 }
+
+/// A store whose every page is an empty leaf last written at timer 5,000 (a page written
+/// after the last checkpoint of a run that crashed: above the timer the pool resumed at).
+struct WrittenLater;
+
+impl PageStore for WrittenLater {
+    fn write_path(&self) -> crate::format::superblock::WritePath {
+        crate::format::superblock::WritePath::InPlace
+    }
+    fn write_pages(&self, _batch: &[(Pid, &[u8])], _kind: WriteKind) -> Result<()> {
+        Ok(())
+    }
+    fn read_page(&self, pid: Pid, buf: &mut [u8]) -> Result<()> {
+        page::init(buf, page::KIND_LEAF, pid);
+        let current = nowa_logspace::hotness::HotnessRecord::new(5_000, 0, 0.0, 0.0, 0, 0);
+        page::set_hotness(
+            buf,
+            &nowa_logspace::hotness::PageHotness {
+                current,
+                last: Default::default(),
+            },
+        );
+        page::seal(buf);
+        Ok(())
+    }
+    fn capacity_pages(&self) -> u64 {
+        16
+    }
+    fn recover(&self) -> Result<crate::store::StoreRecovery> {
+        Ok(crate::store::StoreRecovery {
+            pages_repaired: 0,
+            snapshot_fallback: None,
+        })
+    }
+}
+
+/// Reading a page whose write time is at or above the timer moves the timer past it, so
+/// the page's next write time is later than its HR_current (the records stay ordered
+/// without dropping the page's history); a timer already past stays where it is.
+#[test]
+fn a_page_read_with_a_later_write_time_moves_the_timer_past_it() {
+    let counters = Arc::new(EngineCounters::default());
+    let dev = Arc::new(nowa_device::MemDevice::new(64 * 4096));
+    let wal = Arc::new(Wal::new(dev, 0, 32, 1, 4096, counters.clone()));
+    let pool = BufferPool::new(4, 16, Arc::new(WrittenLater), wal, counters);
+    pool.resume_write_timer(100);
+    assert_eq!(pool.write_timer(), 100);
+    drop(pool.read(3).expect("page 3 reads"));
+    assert_eq!(pool.write_timer(), 5_001, "one past the page's write time");
+    pool.resume_write_timer(9_000);
+    drop(pool.read(4).expect("page 4 reads"));
+    assert_eq!(pool.write_timer(), 9_000, "the timer never goes back");
+    pool.resume_write_timer(10);
+    assert_eq!(pool.write_timer(), 9_000, "resume never goes back either");
+}

@@ -224,6 +224,7 @@ impl Engine {
             next_pid: p.next_pid,
             wal_salt: self.salt,
             store_meta: self.store.checkpoint()?,
+            hr_timer: self.pool.write_timer(),
         };
         // Copy seq % 2, on the log device when there is one; the other copy keeps the
         // previous checkpoint.

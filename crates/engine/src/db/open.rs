@@ -81,6 +81,7 @@ impl Devices {
             meta_device: self
                 .separate
                 .then(|| (self.wal.clone(), layout.wal_start + layout.wal_blocks)),
+            write_timer: 0,
         }
     }
 }
@@ -326,7 +327,7 @@ impl Engine {
             });
         }
         let counters = Arc::new(EngineCounters::default());
-        let ctx = devs.context(
+        let mut ctx = devs.context(
             sb.layout,
             &cfg,
             &counters,
@@ -334,6 +335,7 @@ impl Engine {
             sb.store_meta.clone(),
             older.map(|o| o.store_meta),
         );
+        ctx.write_timer = sb.hr_timer;
         let store = build.build(ctx)?;
         let l = sb.layout;
         let t = std::time::Instant::now();
@@ -400,6 +402,8 @@ impl Engine {
         repair: crate::store::StoreRecovery,
     ) -> Result<Engine> {
         let t = std::time::Instant::now();
+        // Before redo dirties pages: their next writes continue the stored timer.
+        eng.pool.resume_write_timer(sb.hr_timer);
         let (replayed, skipped) = eng.replay(sb, end)?;
         let redo = t.elapsed();
         eng.wal.start_epoch()?;

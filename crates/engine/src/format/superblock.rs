@@ -61,8 +61,9 @@ pub const SALVAGE_COUNT: Field = Field::new(96, 8, "salvage count");
 pub const SALVAGE_FROM: Field = Field::new(104, 8, "salvage from");
 /// The last salvage: end of the lost range.
 pub const SALVAGE_TO: Field = Field::new(112, 8, "salvage to");
-/// Reserved, zero.
-pub const RESERVED2: Field = Field::new(120, 8, "reserved");
+/// Checkpoint: the buffer pool's DB-written-page timer (hotness records; 0 in databases
+/// written before it was kept: the timer then starts at 1).
+pub const HR_TIMER: Field = Field::new(120, 8, "hr timer");
 /// Checkpoint: redo LSN.
 pub const REDO_LSN: Field = Field::new(128, 8, "redo lsn");
 /// Checkpoint: root pid.
@@ -101,7 +102,7 @@ pub const FIELDS: &[Field] = &[
     SALVAGE_COUNT,
     SALVAGE_FROM,
     SALVAGE_TO,
-    RESERVED2,
+    HR_TIMER,
     REDO_LSN,
     ROOT,
     NEXT_PID,
@@ -237,6 +238,9 @@ pub struct Superblock {
     pub next_pid: u64,
     /// WAL salt of the log epoch.
     pub wal_salt: u32,
+    /// The pool's DB-written-page timer at the checkpoint (resumed at open, so write times
+    /// keep growing across restarts).
+    pub hr_timer: u64,
     /// Page-store metadata (out of place: the metadata record).
     pub store_meta: Vec<u8>,
 }
@@ -391,6 +395,7 @@ impl Superblock {
         ROOT.put_u64(&mut p, self.root);
         NEXT_PID.put_u64(&mut p, self.next_pid);
         WAL_SALT.put_u32(&mut p, self.wal_salt);
+        HR_TIMER.put_u64(&mut p, self.hr_timer);
         META_LEN.put_u32(&mut p, u32_of(self.store_meta.len()));
         p[META.offset..META.offset + self.store_meta.len()].copy_from_slice(&self.store_meta);
         let c = block_crc(&p);
@@ -457,6 +462,7 @@ impl Superblock {
             root: ROOT.u64(p),
             next_pid: NEXT_PID.u64(p),
             wal_salt: WAL_SALT.u32(p),
+            hr_timer: HR_TIMER.u64(p),
             store_meta: p[META.offset..META.offset + usize_of(u64::from(m))].to_vec(),
         })
     }
@@ -538,6 +544,7 @@ mod tests {
             root: 3,
             next_pid: 9,
             wal_salt: 0xDEAD_BEEF,
+            hr_timer: 123_456_789,
             store_meta: vec![0xAB; meta],
         }
     }

@@ -278,6 +278,9 @@ impl OutOfPlaceStore {
                 .into())
             }
         };
+        let mut state = empty_state(&loaded.geo, &cfg, open_limit);
+        // The last time any page the store holds was written (the timer is one past it).
+        state.hot_now = ctx.write_timer.saturating_sub(1);
         let store = OutOfPlaceStore {
             dev: ctx.device,
             meta_dev,
@@ -287,7 +290,7 @@ impl OutOfPlaceStore {
             handles,
             zoned: g.zone_size.is_some(),
             open_limit,
-            st: RwLock::new(empty_state(&loaded.geo, &cfg, open_limit)),
+            st: RwLock::new(state),
             cfg,
             cache: Mutex::new(None),
             ckpt: Mutex::new(()),
