@@ -9,21 +9,22 @@ use crate::wal::Wal;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-/// A store that has released every page: writes are dropped, every read is zeros (as the
-/// out-of-place store reads a pid released after its free).
-struct Released;
+/// A store for pool tests: `read` makes every page image; writes are dropped after `delay`.
+struct TestStore {
+    read: fn(Pid, &mut [u8]),
+    delay: std::time::Duration,
+}
 
-impl PageStore for Released {
+impl PageStore for TestStore {
     fn write_path(&self) -> crate::format::superblock::WritePath {
         crate::format::superblock::WritePath::InPlace
     }
     fn write_pages(&self, _batch: &[(Pid, &[u8])], _kind: WriteKind) -> Result<()> {
-        // A device write's time: the evicting cleaner holds the latch meanwhile.
-        std::thread::sleep(std::time::Duration::from_micros(50));
+        std::thread::sleep(self.delay);
         Ok(())
     }
-    fn read_page(&self, _pid: Pid, buf: &mut [u8]) -> Result<()> {
-        buf.fill(0);
+    fn read_page(&self, pid: Pid, buf: &mut [u8]) -> Result<()> {
+        (self.read)(pid, buf);
         Ok(())
     }
     fn capacity_pages(&self) -> u64 {
@@ -37,6 +38,16 @@ impl PageStore for Released {
     }
 }
 
+/// A store that has released every page: every read is zeros (as the out-of-place store
+/// reads a pid released after its free); a write takes a device write's time (the evicting
+/// cleaner holds the latch meanwhile).
+fn released() -> Arc<TestStore> {
+    Arc::new(TestStore {
+        read: |_, buf| buf.fill(0),
+        delay: std::time::Duration::from_micros(50),
+    })
+}
+
 /// A split reusing a freed page takes it with `write_untrusted` while the page cleaner
 /// evicts it: the cached frame or a new one, never the device image (zeros here: a load
 /// fails its checksum, "stored 0x00000000", the TPC-C failure this reproduces).
@@ -45,7 +56,7 @@ fn write_untrusted_never_loads_a_page_evicted_meanwhile() {
     let counters = Arc::new(EngineCounters::default());
     let dev = Arc::new(nowa_device::MemDevice::new(64 * 4096));
     let wal = Arc::new(Wal::new(dev, 0, 32, 1, 4096, counters.clone()));
-    let pool = BufferPool::new(4, 16, Arc::new(Released), wal, counters);
+    let pool = BufferPool::new(4, 16, released(), wal, counters);
     let stop = AtomicBool::new(false);
     std::thread::scope(|s| {
         s.spawn(|| {
@@ -79,39 +90,19 @@ fn write_untrusted_never_loads_a_page_evicted_meanwhile() {
     });
 }
 
-/// A store whose every page is an empty leaf last written at timer 5,000 (a page written
-/// after the last checkpoint of a run that crashed: above the timer the pool resumed at).
-struct WrittenLater;
-
-impl PageStore for WrittenLater {
-    fn write_path(&self) -> crate::format::superblock::WritePath {
-        crate::format::superblock::WritePath::InPlace
-    }
-    fn write_pages(&self, _batch: &[(Pid, &[u8])], _kind: WriteKind) -> Result<()> {
-        Ok(())
-    }
-    fn read_page(&self, pid: Pid, buf: &mut [u8]) -> Result<()> {
-        page::init(buf, page::KIND_LEAF, pid);
-        let current = nowa_logspace::hotness::HotnessRecord::new(5_000, 0, 0.0, 0.0, 0, 0);
-        page::set_hotness(
-            buf,
-            &nowa_logspace::hotness::PageHotness {
-                current,
-                last: Default::default(),
-            },
-        );
-        page::seal(buf);
-        Ok(())
-    }
-    fn capacity_pages(&self) -> u64 {
-        16
-    }
-    fn recover(&self) -> Result<crate::store::StoreRecovery> {
-        Ok(crate::store::StoreRecovery {
-            pages_repaired: 0,
-            snapshot_fallback: None,
-        })
-    }
+/// An empty leaf last written at timer 5,000 (a page written after the last checkpoint of a
+/// run that crashed: above the timer the pool resumed at).
+fn written_later(pid: Pid, buf: &mut [u8]) {
+    page::init(buf, page::KIND_LEAF, pid);
+    let current = nowa_logspace::hotness::HotnessRecord::new(5_000, 0, 0.0, 0.0, 0, 0);
+    page::set_hotness(
+        buf,
+        &nowa_logspace::hotness::PageHotness {
+            current,
+            last: Default::default(),
+        },
+    );
+    page::seal(buf);
 }
 
 /// Reading a page whose write time is at or above the timer moves the timer past it, so
@@ -122,7 +113,16 @@ fn a_page_read_with_a_later_write_time_moves_the_timer_past_it() {
     let counters = Arc::new(EngineCounters::default());
     let dev = Arc::new(nowa_device::MemDevice::new(64 * 4096));
     let wal = Arc::new(Wal::new(dev, 0, 32, 1, 4096, counters.clone()));
-    let pool = BufferPool::new(4, 16, Arc::new(WrittenLater), wal, counters);
+    let pool = BufferPool::new(
+        4,
+        16,
+        Arc::new(TestStore {
+            read: written_later,
+            delay: std::time::Duration::ZERO,
+        }),
+        wal,
+        counters,
+    );
     pool.resume_write_timer(100);
     assert_eq!(pool.write_timer(), 100);
     drop(pool.read(3).expect("page 3 reads"));
