@@ -15,6 +15,7 @@
 //! Run it: `cargo run -p nowa-vopr --release -- --seeds 100000 --from 0` (docs/testing.md).
 
 pub mod model;
+pub mod placement;
 pub mod rail;
 pub mod setup;
 pub mod sim;

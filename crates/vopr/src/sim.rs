@@ -17,6 +17,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 mod check;
+mod classes;
 mod damage;
 
 /// Where the out-of-place builder leaves the store it built (for the GC hook and checks).
@@ -61,6 +62,10 @@ pub struct Coverage {
     pub torn_tails: u64,
     /// Opens that fell back to the older mapping snapshot.
     pub snapshot_fallbacks: u64,
+    /// SepFrozen: victims the seeded oracle judged, and the pages it judged frozen.
+    pub frozen_batches: u64,
+    /// See `frozen_batches`.
+    pub frozen_pages: u64,
 }
 
 impl Coverage {
@@ -74,6 +79,8 @@ impl Coverage {
             pages_repaired: self.pages_repaired + o.pages_repaired,
             torn_tails: self.torn_tails + o.torn_tails,
             snapshot_fallbacks: self.snapshot_fallbacks + o.snapshot_fallbacks,
+            frozen_batches: self.frozen_batches + o.frozen_batches,
+            frozen_pages: self.frozen_pages + o.frozen_pages,
         }
     }
 }
@@ -149,6 +156,9 @@ struct Sim {
     /// recoveries are then checked for invented values only.
     media: bool,
     verbose: bool,
+    /// A placement scheme drawn: the zones' classes at the last clean close, checked at the
+    /// reopen (`classes.rs`).
+    classes_at_close: Option<Vec<Option<u16>>>,
     /// See [`Options::async_is_durable`].
     async_is_durable: bool,
     /// (epoch, operation) for the report of a panic.
@@ -242,6 +252,7 @@ impl Sim {
         let s = Setup::draw(seed, &mut r);
         if verbose {
             eprintln!("seed {seed}: {s:#?}");
+            eprintln!("seed {seed}: {}", s.placement_summary());
         }
         let power = Arc::new(Power::default());
         let (main, log) = s.devices();
@@ -275,6 +286,7 @@ impl Sim {
             op: 0,
             media: false,
             verbose,
+            classes_at_close: None,
             async_is_durable: false,
             at: Arc::default(),
         }
