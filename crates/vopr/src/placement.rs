@@ -212,3 +212,38 @@ fn draw_frozen(pr: &mut Rng, o: &mut OopConfig, most: u16) -> PlacementDraw {
         oracle: Some(log),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The oracle judges deterministically and reports an image that is not a valid page of
+    /// the pid it was given (the contract check of `sim/classes.rs`).
+    #[test]
+    fn the_oracle_flags_an_image_of_another_page() {
+        let log = Arc::new(Mutex::new(OracleLog::default()));
+        let mut o = SeededOracle {
+            seed: 9,
+            per_mille: 500,
+            log: log.clone(),
+        };
+        let mut img = vec![0u8; PAGE_SIZE];
+        page::init(&mut img, page::KIND_LEAF, 5);
+        page::seal(&mut img);
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        let pages: Vec<(u64, &[u8])> = (0..64).map(|_| (5, &img[..])).collect();
+        o.predict(&pages, &mut a);
+        o.predict(&pages, &mut b);
+        assert_eq!(a, b, "deterministic");
+        assert_eq!(a.len(), 64);
+        assert!(log.lock().bad.is_none(), "{:?}", log.lock().bad);
+        o.predict(&[(6, &img[..])], &mut a);
+        let bad = log
+            .lock()
+            .bad
+            .clone()
+            .expect("page 5's image given as page 6");
+        assert!(bad.contains("page 6"), "{bad}");
+        assert_eq!(log.lock().batches, 3);
+    }
+}
