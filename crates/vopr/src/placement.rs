@@ -111,6 +111,9 @@ const SCHEMES: [(&str, u16); 9] = [
 /// count, the victim policy and the GP trigger, into `o` (GDT and NoWA off: the engine runs a
 /// scheme without them). The device is raised to fit one open zone per class (ZNS: the
 /// open-zone limit; FDP: a handle per class besides the WAL's).
+///
+/// # Panics
+/// If the drawn scheme does not open one zone per class (a harness bug).
 pub fn draw(pr: &mut Rng, o: &mut OopConfig, device: &mut DeviceKind) -> Option<PlacementDraw> {
     if pr.random_range(0..100) >= PLACEMENT_PCT {
         return None;
