@@ -62,6 +62,8 @@ pub struct Coverage {
     pub torn_tails: u64,
     /// Opens that fell back to the older mapping snapshot.
     pub snapshot_fallbacks: u64,
+    /// Seeds that ran a placement scheme or SepFrozen (`placement.rs`).
+    pub placement_seeds: u64,
     /// SepFrozen: victims the seeded oracle judged, and the pages it judged frozen.
     pub frozen_batches: u64,
     /// See `frozen_batches`.
@@ -79,6 +81,7 @@ impl Coverage {
             pages_repaired: self.pages_repaired + o.pages_repaired,
             torn_tails: self.torn_tails + o.torn_tails,
             snapshot_fallbacks: self.snapshot_fallbacks + o.snapshot_fallbacks,
+            placement_seeds: self.placement_seeds + o.placement_seeds,
             frozen_batches: self.frozen_batches + o.frozen_batches,
             frozen_pages: self.frozen_pages + o.frozen_pages,
         }
@@ -254,6 +257,7 @@ impl Sim {
             eprintln!("seed {seed}: {s:#?}");
             eprintln!("seed {seed}: {}", s.placement_summary());
         }
+        let placed = u64::from(s.placement.is_some());
         let power = Arc::new(Power::default());
         let (main, log) = s.devices();
         let attach = |d: Arc<dyn BlockDevice>, i: u64| -> Arc<dyn BlockDevice> {
@@ -280,6 +284,10 @@ impl Sim {
             out: Outcome {
                 seed,
                 trace: nowa_units::mix64(seed),
+                coverage: Coverage {
+                    placement_seeds: placed,
+                    ..Coverage::default()
+                },
                 ..Outcome::default()
             },
             epoch: 0,
