@@ -209,10 +209,12 @@ impl Setup {
         let oracle = p.frozen_per_mille.map_or(String::new(), |m| {
             format!(", seeded oracle {m}/1000 frozen")
         });
-        let victim = o
-            .gc_victim
-            .as_ref()
-            .map_or_else(|| "default".to_string(), ToString::to_string);
+        let victim = match (&o.placement, &o.gc_victim) {
+            // MiDAS picks every victim itself (its FIFO groups, the last group greedy).
+            (Some(nowa_logspace::PlacementKind::MiDas), _) => "MiDAS's own".to_string(),
+            (_, Some(k)) => k.to_string(),
+            (_, None) => "default".to_string(),
+        };
         let trigger = o
             .gc_garbage_proportion
             .map_or_else(|| "free zones".to_string(), |t| format!("gp {t}"));
