@@ -104,9 +104,11 @@ fn regression_seeds() {
     // victim after a reopen, 1,004,884 and 1,003,505); in place with media faults, a free
     // page found in use panicked instead of reporting tree damage (1,003,551, 1,010,280).
     // A page released after a snapshot, its zone trimmed or reopened by GC before the
-    // crash: the snapshot's entry was counted as valid data (1,077,914, 1,114,699).
+    // crash: the snapshot's entry was counted as valid data (1,077,914, 1,114,699). In
+    // place with a separate log device, a reopened store overwrote the doublewrite slots of
+    // home writes nothing had flushed (1,075,982).
     for seed in [
-        1_001_474, 1_004_884, 1_003_505, 1_003_551, 1_010_280, 1_077_914, 1_114_699,
+        1_001_474, 1_004_884, 1_003_505, 1_003_551, 1_010_280, 1_077_914, 1_114_699, 1_075_982,
     ] {
         run_seed(seed, false).unwrap_or_else(|f| panic!("{f}"));
     }
