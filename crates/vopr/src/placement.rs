@@ -87,6 +87,7 @@ impl PageOracle for SeededOracle {
             let h = nowa_units::mix64(self.seed ^ nowa_units::mix64(pid ^ (wt << 32)));
             out.push(h % 1000 < u64::from(self.per_mille));
         }
+        assert_eq!(out.len(), pages.len(), "one verdict per page");
         log.batches += 1;
         log.pages += pages.len() as u64;
         log.frozen += out.iter().filter(|&&f| f).count() as u64;
@@ -161,6 +162,20 @@ pub fn draw(pr: &mut Rng, o: &mut OopConfig, device: &mut DeviceKind) -> Option<
         u32::from(d.classes),
         "one open zone per class"
     );
+    assert!(
+        (1..=nowa_logspace::MAX_CLASSES).contains(&d.classes),
+        "{} classes",
+        d.classes
+    );
+    assert!(!o.gdt && !o.nowa, "a scheme runs without GDT and NoWA");
+    assert!(
+        match *device {
+            DeviceKind::SimZns { max_open } => max_open >= u32::from(d.classes),
+            DeviceKind::SimFdp { handles } => handles > d.classes,
+            DeviceKind::Mem | DeviceKind::SimCns => true,
+        },
+        "the device allows one open zone per class"
+    );
     Some(d)
 }
 
@@ -192,6 +207,7 @@ fn draw_frozen(pr: &mut Rng, o: &mut OopConfig, most: u16) -> PlacementDraw {
         (FrozenBase::Dac, 2, "sepfrozen-dac")
     };
     let classes = pr.random_range(min..=most);
+    assert!(classes >= min, "{name}: {classes} classes");
     let per_mille = [0, 100, 500, 900, 1000][pr.random_range(0..5)];
     let seed: u64 = pr.random();
     let log = Arc::new(Mutex::new(OracleLog::default()));

@@ -90,6 +90,7 @@ impl Sim {
             return Ok(());
         };
         let l = log.lock().clone();
+        assert!(l.frozen <= l.pages, "more pages frozen than judged");
         self.out.coverage.frozen_batches = l.batches;
         self.out.coverage.frozen_pages = l.frozen;
         self.trace(l.pages ^ (l.frozen << 20) ^ (l.batches << 40));
