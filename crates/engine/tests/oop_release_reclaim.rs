@@ -91,7 +91,7 @@ fn entries_into_zones_reclaimed_after_the_snapshot_are_dropped() {
     slot.lock().clone().unwrap().check_consistency().unwrap();
     // GC over every zone: rewrite everything twice.
     for round in 60..62 {
-        for k in (KEEP..KEYS) {
+        for k in KEEP..KEYS {
             put(&e, k, round);
         }
     }
