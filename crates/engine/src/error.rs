@@ -367,6 +367,14 @@ pub enum TreeDamage {
         /// Allocation mark.
         next_pid: Pid,
     },
+    /// A page on the free list, to be reused by a split, is in the pool as a page in use.
+    #[error("free page in use: kind {kind} with {records} records")]
+    FreePageInUse {
+        /// Kind found.
+        kind: u8,
+        /// Records found.
+        records: usize,
+    },
 }
 
 /// Why a superblock copy was rejected.

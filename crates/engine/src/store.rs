@@ -494,9 +494,11 @@ impl PageStore for InPlaceStore {
                 repaired += 1;
             }
         }
-        if repaired > 0 {
-            self.dev.flush()?;
-        }
+        // Always: after a clean close whose superblock went to a separate log device,
+        // nothing flushed this device, and the home writes of the last chunk may still be
+        // volatile with their only durable copy in the slots this instance reuses first
+        // (its ring starts empty). Repaired pages become durable here too.
+        self.flush_store()?;
         Ok(StoreRecovery {
             pages_repaired: repaired,
             snapshot_fallback: None,

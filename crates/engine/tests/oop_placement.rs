@@ -260,6 +260,21 @@ fn garbage_proportion_trigger_and_greedy_victims() {
     crash_and_reopen("dac greedy", &greedy, 3);
 }
 
+/// MiDAS keeps the sealed zones in FIFO queues (`on_seal`, `on_collect`); two engine bugs
+/// broke them (found by nowa-vopr): a victim without a valid page was never announced
+/// (`on_collect`), so once freed, reopened and sealed again MiDAS panicked ("unit sealed
+/// twice", seed 1,001,474); and the zones rebuilt at open were never announced as sealed, so
+/// after a reopen MiDAS had no victim but the zones sealed since ("no GC victim" / "GC
+/// cannot free a zone", seed 1,004,884). Fails without either fix.
+#[test]
+fn midas_queues_survive_empty_victims_and_reopens() {
+    let o = OopConfig {
+        gc_victim: Some(PolicyKind::Greedy),
+        ..ocfg(PlacementKind::MiDas)
+    };
+    crash_and_reopen("midas", &o, 2);
+}
+
 #[test]
 fn fk_and_combinations_are_refused() {
     let dev = Arc::new(MemDevice::new(4 << 20));

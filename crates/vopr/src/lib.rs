@@ -2,7 +2,9 @@
 //!
 //! One `u64` seed drives everything: the device (memory, simulated conventional / FDP / ZNS
 //! SSD, a separate log device), the write path and its options (in place with or without
-//! doublewrite; out of place with compression, packing, GDT, NoWA), the engine's sizes, the
+//! doublewrite; out of place with compression, packing, GDT, NoWA, or a placement scheme of
+//! the shared log space or SepFrozen over a seeded oracle, with a victim policy and the
+//! garbage-proportion trigger: `placement.rs`), the engine's sizes, the
 //! workload (put / delete / get / scan, key and value sizes, sync and async writes,
 //! `sync` / `checkpoint` durability points, background DB GC passes run on the harness's
 //! thread), the device faults (power loss between operations or at a random write across
@@ -15,6 +17,7 @@
 //! Run it: `cargo run -p nowa-vopr --release -- --seeds 100000 --from 0` (docs/testing.md).
 
 pub mod model;
+pub mod placement;
 pub mod rail;
 pub mod setup;
 pub mod sim;

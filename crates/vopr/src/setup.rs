@@ -2,6 +2,7 @@
 //! conventional / FDP / ZNS SSD, a separate log device or not), the write path and its
 //! options, the engine configuration, the workload's shape and the fault plan.
 
+use crate::placement::PlacementDraw;
 use nowa_device::{BlockDevice, FaultConfig, MemDevice, SimDevice, SimMode, TrimMode};
 use nowa_engine::{leaf_records_per_page, Compression, Config, Durability, OopConfig, WalDamage};
 use rand::rngs::Xoshiro256PlusPlus;
@@ -88,6 +89,9 @@ pub struct Setup {
     pub cfg: Config,
     /// Out of place (None: in place).
     pub oop: Option<OopConfig>,
+    /// The placement scheme or SepFrozen of the shared space (out of place, a share of the
+    /// runs; `placement.rs`).
+    pub placement: Option<PlacementDraw>,
     /// Percent of operations that are a background GC pass run by the harness (out of place).
     pub bg_pct: u32,
     /// The workload's shape.
@@ -106,7 +110,7 @@ impl Setup {
     #[must_use]
     pub fn draw(seed: u64, r: &mut Rng) -> Setup {
         let work = draw_workload(r);
-        let device = match r.random_range(0..10) {
+        let mut device = match r.random_range(0..10) {
             0..=4 => DeviceKind::Mem,
             5..=6 => DeviceKind::SimCns,
             7..=8 => DeviceKind::SimFdp {
@@ -118,6 +122,9 @@ impl Setup {
         };
         let zns = matches!(device, DeviceKind::SimZns { .. });
         let mut oop = (zns || r.random_bool(0.6)).then(|| draw_oop(r));
+        let placement = oop.as_mut().and_then(|o| {
+            crate::placement::draw(&mut crate::placement::stream(seed), o, &mut device)
+        });
         if let (Some(o), true) = (oop.as_mut(), zns) {
             // ZNS: the zone is the device's.
             o.zone_bytes = None;
@@ -131,6 +138,7 @@ impl Setup {
             capacity: 0,
             cfg,
             oop,
+            placement,
             bg_pct: 0,
             work,
             faults: draw_faults(r),
@@ -182,6 +190,38 @@ impl Setup {
                 (wal + area + area / 32 + 2 * zone).div_ceil(zone) * zone
             }
         }
+    }
+
+    /// One line on the placement of an out-of-place run (`--verbose`).
+    #[must_use]
+    pub fn placement_summary(&self) -> String {
+        let Some(o) = &self.oop else {
+            return "in place".into();
+        };
+        let Some(p) = &self.placement else {
+            let own = match (o.nowa, o.gdt) {
+                (true, _) => "nowa",
+                (false, true) => "gdt",
+                (false, false) => "one random open zone per batch",
+            };
+            return format!("placement: the engine's own ({own})");
+        };
+        let oracle = p.frozen_per_mille.map_or(String::new(), |m| {
+            format!(", seeded oracle {m}/1000 frozen")
+        });
+        let victim = match (&o.placement, &o.gc_victim) {
+            // MiDAS picks every victim itself (its FIFO groups, the last group greedy).
+            (Some(nowa_logspace::PlacementKind::MiDas), _) => "MiDAS's own".to_string(),
+            (_, Some(k)) => k.to_string(),
+            (_, None) => "default".to_string(),
+        };
+        let trigger = o
+            .gc_garbage_proportion
+            .map_or_else(|| "free zones".to_string(), |t| format!("gp {t}"));
+        format!(
+            "placement {} ({} classes{oracle}), victim policy {victim}, GC trigger {trigger}",
+            p.scheme, p.classes
+        )
     }
 
     /// The devices: main, and the log device when the database has one.

@@ -17,6 +17,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 mod check;
+mod classes;
 mod damage;
 
 /// Where the out-of-place builder leaves the store it built (for the GC hook and checks).
@@ -61,6 +62,12 @@ pub struct Coverage {
     pub torn_tails: u64,
     /// Opens that fell back to the older mapping snapshot.
     pub snapshot_fallbacks: u64,
+    /// Seeds that ran a placement scheme or SepFrozen (`placement.rs`).
+    pub placement_seeds: u64,
+    /// SepFrozen: victims the seeded oracle judged, and the pages it judged frozen.
+    pub frozen_batches: u64,
+    /// See `frozen_batches`.
+    pub frozen_pages: u64,
 }
 
 impl Coverage {
@@ -74,6 +81,9 @@ impl Coverage {
             pages_repaired: self.pages_repaired + o.pages_repaired,
             torn_tails: self.torn_tails + o.torn_tails,
             snapshot_fallbacks: self.snapshot_fallbacks + o.snapshot_fallbacks,
+            placement_seeds: self.placement_seeds + o.placement_seeds,
+            frozen_batches: self.frozen_batches + o.frozen_batches,
+            frozen_pages: self.frozen_pages + o.frozen_pages,
         }
     }
 }
@@ -149,6 +159,9 @@ struct Sim {
     /// recoveries are then checked for invented values only.
     media: bool,
     verbose: bool,
+    /// A placement scheme drawn: the zones' classes at the last clean close, checked at the
+    /// reopen (`classes.rs`).
+    classes_at_close: Option<Vec<Option<u16>>>,
     /// See [`Options::async_is_durable`].
     async_is_durable: bool,
     /// (epoch, operation) for the report of a panic.
@@ -242,7 +255,9 @@ impl Sim {
         let s = Setup::draw(seed, &mut r);
         if verbose {
             eprintln!("seed {seed}: {s:#?}");
+            eprintln!("seed {seed}: {}", s.placement_summary());
         }
+        let placed = u64::from(s.placement.is_some());
         let power = Arc::new(Power::default());
         let (main, log) = s.devices();
         let attach = |d: Arc<dyn BlockDevice>, i: u64| -> Arc<dyn BlockDevice> {
@@ -269,12 +284,17 @@ impl Sim {
             out: Outcome {
                 seed,
                 trace: nowa_units::mix64(seed),
+                coverage: Coverage {
+                    placement_seeds: placed,
+                    ..Coverage::default()
+                },
                 ..Outcome::default()
             },
             epoch: 0,
             op: 0,
             media: false,
             verbose,
+            classes_at_close: None,
             async_is_durable: false,
             at: Arc::default(),
         }

@@ -264,12 +264,17 @@ impl Engine {
         let reused = self.free.lock().pop(t.next_pid);
         let g = if let Some(pid) = reused {
             // A freed page is an empty leaf if still cached (its Free op made it one);
-            // otherwise its device image is not needed.
+            // otherwise its device image is not needed. Anything else is damage: a lost
+            // write left an inner node that no longer names the page while its image is in
+            // the pool (nowa-vopr seed 1,003,551 panicked here).
             let g = self.pool.write_untrusted(pid)?;
-            assert!(
-                page::kind(g.page()) == page::KIND_LEAF && page::nkeys(g.page()) == 0,
-                "free page {pid} is not an empty leaf"
-            );
+            let (kind, records) = (page::kind(g.page()), page::nkeys(g.page()));
+            if kind != page::KIND_LEAF || records != 0 {
+                return Err(tree_damage(
+                    pid,
+                    TreeDamage::FreePageInUse { kind, records },
+                ));
+            }
             g
         } else {
             let pid = t.next_pid;
@@ -408,6 +413,45 @@ impl Engine {
 #[cfg(test)]
 mod tests {
     use super::{separator, split_point, Bias};
+    use crate::error::{Corruption, EngineError, TreeDamage};
+    use crate::{page, Config, Engine};
+
+    /// A page on the free list that is not an empty leaf in the pool (damage: a lost write
+    /// left an inner node that no longer names it) is reported as tree damage when a split
+    /// would reuse it, not a panic (nowa-vopr seed 1,003,551).
+    #[test]
+    fn a_free_page_in_use_is_tree_damage() {
+        let cfg = Config {
+            pool_bytes: 256 * 4096,
+            ..Config::default()
+        };
+        let e = Engine::create(nowa_device::MemDevice::new(32 << 20), cfg).expect("create");
+        for k in 0..50u32 {
+            e.put(&k.to_be_bytes(), &[7; 100]).expect("put");
+        }
+        let (mark, _) = e.page_usage();
+        let live = (0..mark)
+            .find(|&pid| {
+                let g = e.pool.read(pid).expect("a page");
+                page::kind(&g.page) == page::KIND_LEAF && page::nkeys(&g.page) > 0
+            })
+            .expect("a leaf holding records");
+        // The damage: a live leaf on the free list.
+        e.free.lock().push(live, 0, mark);
+        let err = (50..5000u32)
+            .find_map(|k| e.put(&k.to_be_bytes(), &[7; 100]).err())
+            .expect("a split reuses the page");
+        assert!(
+            matches!(
+                err,
+                EngineError::Corrupt(Corruption::Tree {
+                    damage: TreeDamage::FreePageInUse { .. },
+                    ..
+                })
+            ),
+            "{err}"
+        );
+    }
 
     const BIASED: Bias = Bias {
         append: true,

@@ -300,6 +300,7 @@ impl OutOfPlaceStore {
         } else {
             None
         };
+        self.announce_empty_victims(victims, &valid);
         let mut announced = None;
         for (ci, chunk) in valid.chunks(GC_BATCH).enumerate() {
             let mut items: [Vec<Item>; 2] = [Vec::new(), Vec::new()];
@@ -401,6 +402,21 @@ impl OutOfPlaceStore {
                 *announced = Some(v);
             }
             it.class = placer.gc_write(space, it.pid);
+        }
+    }
+
+    /// Announce to the placement (`on_collect`) every victim without a valid page, before
+    /// any page moves: `classify_gc` announces a victim only with its first page, and an
+    /// unannounced victim freed and reopened left MiDAS's FIFO queues holding it ("unit sealed
+    /// twice", nowa-vopr seed 1,001,474) and every scheme's collection statistics short. Without
+    /// pages there is nothing for a SepFrozen oracle to judge (no page list).
+    fn announce_empty_victims(&self, victims: &[(u32, WriteKind)], valid: &[VictimPage]) {
+        let mut guard = self.st.write();
+        let st: &mut State = &mut guard;
+        for &(v, _) in victims {
+            if !valid.iter().any(|p| self.zone_of(p.1.block) == Some(v)) {
+                st.placer.get_mut().collect(st.space.get_mut(), v, None);
+            }
         }
     }
 

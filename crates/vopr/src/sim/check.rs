@@ -89,8 +89,12 @@ impl Sim {
 
     /// The epoch ended without a crash: close (everything durable), reopen, check.
     pub(super) fn clean_restart(&mut self, e: Engine) -> Check<Option<Engine>> {
+        self.check_classes_before_close(&e)?;
         match e.close() {
-            Ok(()) => self.model.durable(),
+            Ok(()) => {
+                self.model.durable();
+                self.remember_classes();
+            }
             Err(err) => {
                 return match self.failed(&err) {
                     Stop::Fail(w) => Err(format!("close: {w}")),
@@ -237,7 +241,12 @@ impl Sim {
                     return Err(format!("store metadata inconsistent after open: {d}"));
                 }
             }
+            if !self.media {
+                self.check_classes_after_open(&st)?;
+            }
         }
+        self.classes_at_close = None;
+        self.check_oracle()?;
         let db: BTreeMap<Bytes, Bytes> = match read_all(&e) {
             Ok(db) => db,
             Err(err) if explained(&err, self.media, self.torn_pages()) => {
@@ -279,8 +288,10 @@ impl Sim {
     /// After the last epoch: close, reopen, everything must be there.
     pub(super) fn final_check(&mut self, e: Engine) -> Check<()> {
         self.absorb(&e);
+        self.check_classes_before_close(&e)?;
         e.close().map_err(|err| format!("final close: {err}"))?;
         self.model.durable();
+        self.remember_classes();
         drop(e);
         let Some(e) = self.reopen()? else {
             return Ok(());
@@ -288,6 +299,7 @@ impl Sim {
         e.close()
             .map_err(|err| format!("close after the final check: {err}"))?;
         self.trace_devices();
+        self.check_oracle()?;
         Ok(())
     }
 }
