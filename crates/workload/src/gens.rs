@@ -209,13 +209,7 @@ impl Zipfian {
         layout_seed: u64,
         draw_seed: u64,
     ) -> Result<Self, WorkloadError> {
-        let sampler = ZipfSampler::new(in_use, theta)?;
-        Ok(Zipfian {
-            rng: rng_for(draw_seed),
-            in_use,
-            sampler,
-            scrambler: Some(Scrambler::new(in_use, layout_seed)),
-        })
+        Self::build(in_use, theta, draw_seed, Some(layout_seed))
     }
 
     /// As [`Zipfian::new`] without the scrambling: rank `k` is LBA `k - 1`, so popularity
@@ -225,12 +219,22 @@ impl Zipfian {
     /// # Errors
     /// A [`WorkloadError`] naming the parameter that is out of range.
     pub fn ranked(in_use: u64, theta: f64, seed: u64) -> Result<Self, WorkloadError> {
+        Self::build(in_use, theta, seed, None)
+    }
+
+    /// The parameters are checked (by the sampler) before a layout is built over `in_use`.
+    fn build(
+        in_use: u64,
+        theta: f64,
+        draw_seed: u64,
+        layout_seed: Option<u64>,
+    ) -> Result<Self, WorkloadError> {
         let sampler = ZipfSampler::new(in_use, theta)?;
         Ok(Zipfian {
-            rng: rng_for(seed),
+            rng: rng_for(draw_seed),
             in_use,
             sampler,
-            scrambler: None,
+            scrambler: layout_seed.map(|s| Scrambler::new(in_use, s)),
         })
     }
 
