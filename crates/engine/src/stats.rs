@@ -95,6 +95,9 @@ pub struct EngineCounters {
     pub gc_rounds_foreground: AtomicU64,
     /// DB GC rounds run by the background thread.
     pub gc_rounds_background: AtomicU64,
+    /// Foreground DB GC rounds that took the least valid zone because the placement's or
+    /// victim policy's own picks had freed no zone in as many rounds as there are zones.
+    pub gc_rescue_rounds: AtomicU64,
     /// Zone header blocks written (included in the user / gc / compensation store bytes).
     pub zone_header_bytes: AtomicU64,
     /// WAL record bytes appended.
@@ -215,6 +218,9 @@ pub struct Stats {
     pub gc_rounds_foreground: u64,
     /// GC rounds run by the background thread.
     pub gc_rounds_background: u64,
+    /// Foreground GC rounds that fell back to the least valid zone (the placement's or the
+    /// victim policy's picks had stopped freeing zones).
+    pub gc_rescue_rounds: u64,
     /// Zone header bytes (part of the store bytes above).
     pub zone_header_bytes: u64,
     /// WAL record bytes appended.
@@ -294,6 +300,7 @@ impl EngineCounters {
             zones_reclaimed: l(&self.zones_reclaimed),
             gc_rounds_foreground: l(&self.gc_rounds_foreground),
             gc_rounds_background: l(&self.gc_rounds_background),
+            gc_rescue_rounds: l(&self.gc_rescue_rounds),
             zone_header_bytes: l(&self.zone_header_bytes),
             wal_record_bytes: l(&self.wal_record_bytes),
             wal_device_bytes: l(&self.wal_device_bytes),
@@ -315,6 +322,16 @@ impl EngineCounters {
             commit_lock_hold_ns: l(&self.commit_lock_hold_ns),
             ..Default::default()
         };
+        s.derive_ratios();
+        s
+    }
+}
+
+impl Stats {
+    /// The byte totals and ratios derived from the counters.
+    fn derive_ratios(&mut self) {
+        let page_size = self.page_size;
+        let s = self;
         s.user_page_bytes = (s.eviction_page_writes + s.checkpoint_page_writes) * page_size;
         s.doublewrite_bytes = s.doublewrite_page_writes * page_size;
         s.db_page_bytes = s.user_store_bytes
@@ -337,6 +354,5 @@ impl EngineCounters {
         } else {
             ratio(s.pool_hits, acc)
         };
-        s
     }
 }

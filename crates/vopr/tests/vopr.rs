@@ -106,9 +106,11 @@ fn regression_seeds() {
     // A page released after a snapshot, its zone trimmed or reopened by GC before the
     // crash: the snapshot's entry was counted as valid data (1,077,914, 1,114,699). In
     // place with a separate log device, a reopened store overwrote the doublewrite slots of
-    // home writes nothing had flushed (1,075,982).
+    // home writes nothing had flushed (1,075,982). MiDAS on FDP copied full FIFO victims
+    // back into their group until the GC gave up (1,096,505).
     for seed in [
         1_001_474, 1_004_884, 1_003_505, 1_003_551, 1_010_280, 1_077_914, 1_114_699, 1_075_982,
+        1_096_505,
     ] {
         run_seed(seed, false).unwrap_or_else(|f| panic!("{f}"));
     }
