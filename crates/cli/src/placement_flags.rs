@@ -16,12 +16,6 @@ pub fn placement(s: &str) -> Result<PlacementKind, String> {
              writes (--record-writes) and replay the log with `nowa frozen replay`"
         ));
     }
-    if matches!(k, PlacementKind::MiDas) {
-        return Err(format!(
-            "'{s}' chooses its own victims per group FIFO, which the engine's DB GC does not \
-             run; use nosep, sepgc, dac, sepbit, warcip, sfr or multiqueue"
-        ));
-    }
     Ok(k)
 }
 
@@ -114,7 +108,7 @@ mod tests {
         assert_eq!(placement("sepbit"), Ok(PlacementKind::SepBit(6)));
         assert_eq!(placement("2r"), Ok(PlacementKind::SepGc));
         assert!(placement("fk").unwrap_err().contains("future"));
-        assert!(placement("midas").is_err());
+        assert_eq!(placement("midas"), Ok(PlacementKind::MiDas));
         assert!(placement("bogus").is_err());
         assert_eq!(gc_victim("greedy"), Ok(PolicyKind::Greedy));
         assert!(gc_victim("2r-fifo").is_err());

@@ -178,9 +178,10 @@ pub(crate) struct OopFlags {
     space_limit: Option<u64>,
     /// Out of place: place every user write and GC relocation with a scheme of the shared
     /// log-structured space (nosep, sepgc|2r, dac[:N], dac-paper[:N], warcip[:N], sepbit[:N],
-    /// sfr[:N], multiqueue[:N], or sepfrozen-bit[:N] / sepfrozen-dac[:N] with --frozen-model;
-    /// one open zone per class: 6 by default, 2 for sepgc, 1 for nosep, so --open-zones is
-    /// ignored). Default: random among --open-zones (or --gdt, --nowa).
+    /// sfr[:N], multiqueue[:N], midas (7 classes, its own victims), or sepfrozen-bit[:N] /
+    /// sepfrozen-dac[:N] with --frozen-model; one open zone per class: 6 by default, 2 for
+    /// sepgc, 1 for nosep, so --open-zones is ignored). Default: random among --open-zones
+    /// (or --gdt, --nowa).
     #[arg(long, value_parser = crate::placement_flags::engine_placement, conflicts_with_all = ["nowa", "gdt"])]
     pub(crate) placement: Option<crate::placement_flags::EnginePlacement>,
     /// Out of place, --placement sepfrozen-bit|sepfrozen-dac: the trained frozen-page model
@@ -355,6 +356,18 @@ pub(crate) fn oop_config(
         placement.is_none() || frozen.is_none(),
         "SepFrozen replaces the placement scheme"
     );
+    if placement == Some(nowa_logspace::PlacementKind::MiDas) {
+        let own = [
+            ("--gc-victim", o.gc_victim.is_some()),
+            ("--gc-trigger", o.gc_trigger.is_some_and(|t| t.0.is_some())),
+        ];
+        if let Some((flag, _)) = own.iter().find(|(_, set)| *set) {
+            return Err(usage(format!(
+                "{flag}: midas picks its own GC victims (FIFO per group, the least valid zone \
+                 in the last group) when free zones run short"
+            )));
+        }
+    }
     // SepFrozen's paper collects when the garbage proportion exceeds 15%.
     let gp_default = frozen.as_ref().map(|_| 0.15);
     let gp = o.gc_trigger.map_or(gp_default, |t| t.0);

@@ -325,6 +325,12 @@ const CASES: &[(&str, &str)] = &[
     // SepFrozen in the engine: the model flag and the placement need each other, out of place
     ("ycsb --frozen-model m.json", "--frozen-model"),
     ("ycsb --placement sepfrozen-bit", "--placement"),
+    // MiDAS picks its own victims: a victim policy or the GP trigger would be ignored.
+    (
+        "ycsb --write-path oop --placement midas --gc-victim greedy",
+        "--gc-victim",
+    ),
+    ("tpcc --write-path oop --placement midas --gc-trigger gp", "--gc-trigger"),
     (
         "ycsb --write-path oop --placement sepfrozen-bit",
         "--frozen-model",

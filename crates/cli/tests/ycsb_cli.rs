@@ -478,6 +478,26 @@ fn out_of_place_runs_to_steady_state_within_the_space_limit() {
     );
 }
 
+/// MiDAS in the engine's DB GC: its groups take the writes (user writes in HOT and group 1,
+/// GC copies further down the chain) and its own victims free zones.
+#[test]
+fn out_of_place_runs_midas() {
+    let v = ycsb_json(&["--placement", "midas"]);
+    let p = &v["placement"];
+    assert_eq!(p["placement"].as_str(), Some("midas"), "{p}");
+    let classes = p["classes"].as_array().expect("per-class rows");
+    let n = |c: &serde_json::Value, k: &str| c["stats"][k].as_u64().unwrap();
+    let collected: u64 = classes.iter().map(|c| n(c, "units_collected")).sum();
+    assert!(collected > 0, "DB GC ran: {p}");
+    let gc_below_1 = classes
+        .iter()
+        .skip(2)
+        .map(|c| n(c, "gc_writes"))
+        .sum::<u64>();
+    assert!(gc_below_1 > 0, "GC copies move down the chain: {p}");
+    assert!(v["db_waf"].as_f64().unwrap() > 1.0, "{v}");
+}
+
 /// Out of place, the placement's per-class table (the same rows and formatter as `nowa sim`):
 /// in the JSON with shares of writes and of valid data that each sum to 1, and in the text.
 #[test]

@@ -533,11 +533,16 @@ impl Placement for MiDas {
     }
     fn report(&self) -> String {
         let sizes: Vec<String> = self.size.iter().map(u32::to_string).collect();
+        // NaN until a model run predicts a finite WAF (the initial configuration is kept).
+        let model = if self.predicted.is_finite() {
+            format!("{:.3}", self.predicted)
+        } else {
+            "none finite yet".into()
+        };
         format!(
-            "midas: {} groups, designated sizes (HOT, G1..) [{}] + last, model WAF {:.3}, {} model runs, {} merges",
+            "midas: {} groups, designated sizes (HOT, G1..) [{}] + last, model WAF {model}, {} model runs, {} merges",
             self.groups,
             sizes.join(", "),
-            self.predicted,
             self.runs,
             self.merges
         )
