@@ -95,9 +95,6 @@ pub struct EngineCounters {
     pub gc_rounds_foreground: AtomicU64,
     /// DB GC rounds run by the background thread.
     pub gc_rounds_background: AtomicU64,
-    /// Foreground DB GC rounds that took the least valid zone because the placement's or
-    /// victim policy's own picks had freed no zone in as many rounds as there are zones.
-    pub gc_rescue_rounds: AtomicU64,
     /// Zone header blocks written (included in the user / gc / compensation store bytes).
     pub zone_header_bytes: AtomicU64,
     /// WAL record bytes appended.
@@ -218,9 +215,6 @@ pub struct Stats {
     pub gc_rounds_foreground: u64,
     /// GC rounds run by the background thread.
     pub gc_rounds_background: u64,
-    /// Foreground GC rounds that fell back to the least valid zone (the placement's or the
-    /// victim policy's picks had stopped freeing zones).
-    pub gc_rescue_rounds: u64,
     /// Zone header bytes (part of the store bytes above).
     pub zone_header_bytes: u64,
     /// WAL record bytes appended.
@@ -300,7 +294,6 @@ impl EngineCounters {
             zones_reclaimed: l(&self.zones_reclaimed),
             gc_rounds_foreground: l(&self.gc_rounds_foreground),
             gc_rounds_background: l(&self.gc_rounds_background),
-            gc_rescue_rounds: l(&self.gc_rescue_rounds),
             zone_header_bytes: l(&self.zone_header_bytes),
             wal_record_bytes: l(&self.wal_record_bytes),
             wal_device_bytes: l(&self.wal_device_bytes),

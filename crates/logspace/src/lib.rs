@@ -607,18 +607,6 @@ impl Space {
         self.policy.deferred()
     }
 
-    /// The sealed unit holding the least valid data, if it holds less than a full unit
-    /// (O(units)): the victim that frees space whatever the victim policy or placement would
-    /// pick, for a caller whose own picks stopped freeing units (the engine's DB GC when a
-    /// scheme's FIFO victims keep coming back full). Take it with [`Space::take_victim`].
-    #[must_use]
-    pub fn least_valid_sealed(&self) -> Option<UnitId> {
-        let best = (0..self.units())
-            .filter(|&u| self.state(u) == UnitState::Sealed)
-            .min_by_key(|&u| (self.valid(u), u))?;
-        (self.valid(best) < self.capacity).then_some(best)
-    }
-
     /// Take a specific sealed unit into GC (the caller chose the victim, e.g. NoWA's group
     /// GC in the engine, or a placement that selects its own victims). The policy forgets it;
     /// the victim histogram records it.
@@ -728,32 +716,6 @@ mod tests {
         assert_eq!(s.free_units(), 3);
         assert_eq!(s.erase_count(b), 1);
         assert_eq!(s.victims.count(), 1);
-        s.check_invariants();
-    }
-
-    #[test]
-    fn least_valid_sealed_skips_open_and_full_units() {
-        let mut s = Space::new(4, 10, Box::new(Greedy::default()));
-        let full = s.open_unit(0).unwrap();
-        s.add_valid(full, 10);
-        s.seal(full);
-        assert_eq!(s.least_valid_sealed(), None, "a full unit frees nothing");
-        let open = s.open_unit(1).unwrap();
-        s.add_valid(open, 2);
-        assert_eq!(s.least_valid_sealed(), None, "open units are not victims");
-        let part = s.open_unit(0).unwrap();
-        s.add_valid(part, 10);
-        s.seal(part);
-        s.sub_valid(part, 4);
-        s.sub_valid(full, 1);
-        assert_eq!(s.least_valid_sealed(), Some(part));
-        s.take_victim(part).unwrap();
-        assert_eq!(s.state(part), UnitState::InGc);
-        assert_eq!(
-            s.least_valid_sealed(),
-            Some(full),
-            "in GC: no longer a candidate"
-        );
         s.check_invariants();
     }
 

@@ -54,9 +54,6 @@ pub struct Coverage {
     pub gc_rounds_foreground: u64,
     /// See `gc_rounds_foreground`.
     pub gc_rounds_background: u64,
-    /// Foreground rounds that fell back to the least valid zone (the scheme's or policy's
-    /// picks had stopped freeing zones).
-    pub gc_rescue_rounds: u64,
     /// NoWA compensation page writes.
     pub compensation_pages: u64,
     /// Pages restored from the doublewrite area at open.
@@ -80,7 +77,6 @@ impl Coverage {
         Coverage {
             gc_rounds_foreground: self.gc_rounds_foreground + o.gc_rounds_foreground,
             gc_rounds_background: self.gc_rounds_background + o.gc_rounds_background,
-            gc_rescue_rounds: self.gc_rescue_rounds + o.gc_rescue_rounds,
             compensation_pages: self.compensation_pages + o.compensation_pages,
             pages_repaired: self.pages_repaired + o.pages_repaired,
             torn_tails: self.torn_tails + o.torn_tails,
@@ -310,7 +306,6 @@ impl Sim {
         let c = &mut self.out.coverage;
         c.gc_rounds_foreground += st.gc_rounds_foreground;
         c.gc_rounds_background += st.gc_rounds_background;
-        c.gc_rescue_rounds += st.gc_rescue_rounds;
         c.compensation_pages += st.compensation_page_writes;
         if let Some(r) = e.recovery_report() {
             c.pages_repaired += r.pages_repaired;

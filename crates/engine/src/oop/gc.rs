@@ -145,9 +145,6 @@ impl OutOfPlaceStore {
                 _ => Ok(None),
             };
         }
-        if runner == Runner::Foreground && !gp_only && !self.cfg.nowa && *rounds > self.geo.zones {
-            return self.rescue_victim(st).map(Some);
-        }
         // A garbage-proportion round collects only zones with GP >= the threshold (SepBIT).
         let space = st.space.get_mut();
         let cap = space.unit_capacity();
@@ -168,22 +165,6 @@ impl OutOfPlaceStore {
             (Err(EngineError::Full(_)), Runner::Background) => Ok(None),
             (Err(e), _) => Err(e),
         }
-    }
-
-    /// The victim of a foreground round once the scheme's or policy's own picks have gone
-    /// `zones` rounds without bringing the free zones back to the reserve: the least valid
-    /// zone. A scheme that picks its victims FIFO per class (MiDAS) can otherwise copy full
-    /// zones round after round, when a class without an open zone (FDP: every free zone's
-    /// handle taken) writes its copies into another class's zone, which refills the same
-    /// FIFO (nowa-vopr seed 1,096,505). The placement still hears of the victim
-    /// (`on_collect`) and classifies its pages.
-    fn rescue_victim(&self, st: &mut State) -> Result<Vec<(u32, WriteKind)>> {
-        let space = st.space.get_mut();
-        let v = space.least_valid_sealed().ok_or(Exhausted::GcNoProgress)?;
-        space.take_victim(v).map_err(|_| Exhausted::GcNoProgress)?;
-        assert_eq!(space.state(v), UnitState::InGc, "rescue victim zone {v}");
-        EngineCounters::add(&self.counters.gc_rescue_rounds, 1);
-        Ok(vec![(v, WriteKind::Gc)])
     }
 
     /// Run one GC round for `runner` if one is due; false if there was nothing to do.

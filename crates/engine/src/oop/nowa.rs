@@ -35,7 +35,7 @@ impl OutOfPlaceStore {
                 self.dev.write_at_hinted(
                     (self.zone_block(z) + wp) * super::BS,
                     &pad,
-                    self.hint(z),
+                    self.zone_hint(st, z),
                 )?;
                 WriteKind::Compensation.count_bytes(&self.counters, u64_of(pad.len()));
                 st.zone_wp[zi] = self.geo.zone_pages;

@@ -23,35 +23,33 @@ struct Run {
     first: u64,
     data: Vec<u8>,
     zone: u32,
+    /// The zone's FDP placement id ([`OutOfPlaceStore::hint`] of its class).
+    hint: Option<u16>,
 }
 
 impl OutOfPlaceStore {
-    pub(super) fn hint(&self, z: u32) -> Option<u16> {
-        self.handles.map(|h| {
-            if h >= 2 {
-                let n = u32::from(h) - 1;
-                1 + u16::try_from(z % n).expect("z mod (handles - 1) < u16::MAX")
-            } else {
-                0
-            }
-        })
+    /// The FDP placement id of placement class `class`: 1 + class mod (h - 1) (handle 0
+    /// carries the WAL and metadata). Classes are at most h - 1 (`placement_limits` clamps the
+    /// open zones, and a scheme with more classes is refused) and each has at most one open
+    /// zone, so open zones never share a handle: two zones on one handle would interleave
+    /// their pages in one reclaim unit, and the SSD would copy when either is reclaimed. A
+    /// zone's id once depended on its number, and a class whose zone filled could open a free
+    /// zone only if one had a handle no open zone used: it mostly wrote into another class's
+    /// zone instead (MiDAS's FIFO groups then copied full zones in circles, nowa-vopr seed
+    /// 1,096,505).
+    pub(super) fn hint(&self, class: u16) -> Option<u16> {
+        self.handles
+            .map(|h| if h >= 2 { 1 + class % (h - 1) } else { 0 })
     }
 
-    /// The free zone to open next, or `None` when opening one now would break placement.
-    /// FDP: zone z writes with handle 1 + z mod (h - 1); only a free zone whose handle no open
-    /// zone uses qualifies, because two open zones on one handle interleave their pages in the
-    /// same reclaim unit and the SSD must then copy when either zone is reclaimed.
-    pub(super) fn next_free_zone(&self, st: &mut State) -> Option<u32> {
-        let space = st.space.get_mut();
-        match self.handles {
-            Some(h) if h >= 2 => {
-                let used: Vec<Option<u16>> = st.open.iter().map(|&o| self.hint(o)).collect();
-                (0..self.geo.zones)
-                    .filter(|&c| space.state(c) == UnitState::Free)
-                    .find(|&c| !used.contains(&self.hint(c)))
-            }
-            _ => space.peek_free(),
-        }
+    /// The FDP placement id of zone `z`: its class's.
+    pub(super) fn zone_hint(&self, st: &mut State, z: u32) -> Option<u16> {
+        self.hint(st.space.get_mut().class(z))
+    }
+
+    /// The free zone to open next.
+    pub(super) fn next_free_zone(st: &mut State) -> Option<u32> {
+        st.space.get_mut().peek_free()
     }
 
     /// Open free zone `z` (from [`Self::next_free_zone`]) for placement class `class`: write
@@ -64,9 +62,13 @@ impl OutOfPlaceStore {
         (group, class): (u64, u16),
         z: u32,
     ) -> Result<u32> {
+        let space = st.space.get_mut();
         assert!(
             self.handles.is_none_or(|h| h < 2)
-                || st.open.iter().all(|&o| self.hint(o) != self.hint(z)),
+                || st
+                    .open
+                    .iter()
+                    .all(|&o| self.hint(space.class(o)) != self.hint(class)),
             "two open zones would share an FDP handle"
         );
         assert_eq!(
@@ -104,7 +106,7 @@ impl OutOfPlaceStore {
             self.dev.zone_append(self.zone_block(z) * BS, &h)?;
         } else {
             self.dev
-                .write_at_hinted(self.zone_block(z) * BS, &h, self.hint(z))?;
+                .write_at_hinted(self.zone_block(z) * BS, &h, self.hint(class))?;
         }
         self.dev.flush()?;
         kind.count_bytes(&self.counters, BS);
@@ -130,7 +132,7 @@ impl OutOfPlaceStore {
                 let g = st.next_group;
                 st.next_group += 1;
                 for c in 0..classes {
-                    let Some(z) = self.next_free_zone(st) else {
+                    let Some(z) = Self::next_free_zone(st) else {
                         break;
                     };
                     self.open_zone(st, kind, (g, c), z)?;
@@ -142,7 +144,7 @@ impl OutOfPlaceStore {
             if Self::zone_of_class(st, c).is_some() {
                 continue;
             }
-            let Some(z) = self.next_free_zone(st) else {
+            let Some(z) = Self::next_free_zone(st) else {
                 break;
             };
             let g = st.next_group;
@@ -385,6 +387,7 @@ impl OutOfPlaceStore {
             first,
             data,
             zone: z,
+            hint: self.zone_hint(st, z),
         }
     }
 
@@ -490,8 +493,7 @@ impl OutOfPlaceStore {
                 }));
             }
         } else {
-            self.dev
-                .write_at_hinted(r.first * BS, &r.data, self.hint(r.zone))?;
+            self.dev.write_at_hinted(r.first * BS, &r.data, r.hint)?;
         }
         kind.count_bytes(&self.counters, u64_of(r.data.len()));
         Ok(())
