@@ -28,9 +28,9 @@ struct Run {
 }
 
 impl OutOfPlaceStore {
-    /// The FDP placement id of placement class `class`: 1 + class mod (h - 1) (handle 0
-    /// carries the WAL and metadata). Classes are at most h - 1 (`placement_limits` clamps the
-    /// open zones, and a scheme with more classes is refused) and each has at most one open
+    /// The FDP placement id of placement class `class`: 1 + class (handle 0 carries the WAL
+    /// and metadata). Classes are below h - 1 (`placement_limits` clamps the open zones, and a
+    /// scheme with more classes is refused; asserted here) and each has at most one open
     /// zone, so open zones never share a handle: two zones on one handle would interleave
     /// their pages in one reclaim unit, and the SSD would copy when either is reclaimed. A
     /// zone's id once depended on its number, and a class whose zone filled could open a free
@@ -38,8 +38,18 @@ impl OutOfPlaceStore {
     /// zone instead (MiDAS's FIFO groups then copied full zones in circles, nowa-vopr seed
     /// 1,096,505).
     pub(super) fn hint(&self, class: u16) -> Option<u16> {
-        self.handles
-            .map(|h| if h >= 2 { 1 + class % (h - 1) } else { 0 })
+        self.handles.map(|h| {
+            if h >= 2 {
+                assert!(
+                    class < h - 1,
+                    "class {class} beyond the {} data handles",
+                    h - 1
+                );
+                1 + class
+            } else {
+                0
+            }
+        })
     }
 
     /// The FDP placement id of zone `z`: its class's.
