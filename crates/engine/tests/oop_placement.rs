@@ -88,14 +88,20 @@ fn fresh(seed: u64, o: &OopConfig) -> (Arc<Dev>, Model) {
     ));
     let slot: Slot = Arc::new(Mutex::new(None));
     let e = Engine::create_with_store(dev.clone(), cfg(), &builder(o.clone(), slot)).unwrap();
+    let m = load(&e);
+    e.close().unwrap();
+    (dev, m)
+}
+
+/// Every key's first version, written asynchronously.
+fn load(e: &Engine) -> Model {
     let mut m = Model::new();
     for k in 0..KEYS {
         let v = val(k, 0);
         e.put_with(&k.to_be_bytes(), &v, Durability::Async).unwrap();
         m.insert(k, v);
     }
-    e.close().unwrap();
-    (dev, m)
+    m
 }
 
 /// Run ops until the device fails: the failed op, if any.
@@ -296,12 +302,7 @@ fn midas_on_fdp_opens_a_zone_for_every_class() {
     .unwrap();
     let slot: Slot = Arc::new(Mutex::new(None));
     let e = Engine::create_with_store(Arc::new(dev), cfg(), &builder(o, slot.clone())).unwrap();
-    let mut m = Model::new();
-    for k in 0..KEYS {
-        let v = val(k, 0);
-        e.put_with(&k.to_be_bytes(), &v, Durability::Async).unwrap();
-        m.insert(k, v);
-    }
+    let mut m = load(&e);
     assert!(run(&e, 0, OPS, &mut m).is_none(), "an update failed");
     let s = e.stats();
     assert!(s.zones_reclaimed > 0, "GC must run: {s:?}");
