@@ -36,17 +36,51 @@ fn image(pid: u64, lsn: u64) -> Vec<u8> {
     p
 }
 
-fn write(store: &InPlaceStore, pids: std::ops::Range<u64>, lsn: u64) {
+fn try_write(
+    store: &InPlaceStore,
+    pids: std::ops::Range<u64>,
+    lsn: u64,
+) -> nowa_engine::Result<()> {
     let imgs: Vec<(u64, Vec<u8>)> = pids.map(|p| (p, image(p, lsn))).collect();
     let batch: Vec<(u64, &[u8])> = imgs.iter().map(|(p, i)| (*p, &i[..])).collect();
-    store.write_pages(&batch, WriteKind::Eviction).unwrap();
+    store.write_pages(&batch, WriteKind::Eviction)
+}
+
+fn write(store: &InPlaceStore, pids: std::ops::Range<u64>, lsn: u64) {
+    try_write(store, pids, lsn).unwrap();
+}
+
+/// The in-place store with doublewrite on `dev` (not formatted, not recovered).
+fn store_on(dev: &Arc<CrashDevice>, counters: &Arc<EngineCounters>) -> InPlaceStore {
+    InPlaceStore::new(dev.clone(), layout(), true, counters.clone())
+}
+
+/// After a power loss: restart, reopen and repair, then every page of `pids` is valid and
+/// holds the version `want(pid)`.
+fn recover_and_check(
+    dev: &Arc<CrashDevice>,
+    counters: &Arc<EngineCounters>,
+    seed: u64,
+    pids: std::ops::Range<u64>,
+    want: impl Fn(u64) -> u64,
+) {
+    dev.power_loss();
+    dev.restart();
+    let store = store_on(dev, counters);
+    store.recover().unwrap();
+    let mut buf = vec![0u8; PAGE_SIZE];
+    for pid in pids {
+        store.read_page(pid, &mut buf).unwrap();
+        page::validate(&buf, pid).unwrap_or_else(|e| panic!("seed {seed} pid {pid}: {e}"));
+        assert_eq!(page::lsn(&buf), want(pid), "seed {seed} pid {pid}");
+    }
 }
 
 #[test]
 fn one_store_flush_per_chunk() {
     let dev = Arc::new(CrashDevice::new(1 << 20, 0));
     let counters = Arc::new(EngineCounters::default());
-    let store = InPlaceStore::new(dev, layout(), true, counters.clone());
+    let store = store_on(&dev, &counters);
     store.format().unwrap();
     let base = counters.store_flushes.load(Ordering::Relaxed);
     // Four batches of half the area: each fits beside the pending one, one flush each.
@@ -66,21 +100,17 @@ fn pending_home_writes_survive_a_power_loss() {
     for seed in 0..40 {
         let dev = Arc::new(CrashDevice::new(1 << 20, seed));
         let counters = Arc::new(EngineCounters::default());
-        let store = InPlaceStore::new(dev.clone(), layout(), true, counters.clone());
+        let store = store_on(&dev, &counters);
         store.format().unwrap();
         write(&store, 0..12, 4096);
         write(&store, 4..20, 8192); // overlaps: pids 4..12 get a newer version
-        dev.power_loss();
-        dev.restart();
-        let store = InPlaceStore::new(dev.clone(), layout(), true, counters);
-        store.recover().unwrap();
-        let mut buf = vec![0u8; PAGE_SIZE];
-        for pid in 0..20 {
-            store.read_page(pid, &mut buf).unwrap();
-            page::validate(&buf, pid).unwrap_or_else(|e| panic!("seed {seed} pid {pid}: {e}"));
-            let want = if pid < 4 { 4096 } else { 8192 };
-            assert_eq!(page::lsn(&buf), want, "seed {seed} pid {pid}");
-        }
+        recover_and_check(&dev, &counters, seed, 0..20, |pid| {
+            if pid < 4 {
+                4096
+            } else {
+                8192
+            }
+        });
     }
 }
 
@@ -94,26 +124,15 @@ fn a_reopened_store_keeps_the_slots_of_unflushed_home_writes() {
     for seed in 0..40 {
         let dev = Arc::new(CrashDevice::new(1 << 20, seed));
         let counters = Arc::new(EngineCounters::default());
-        let store = InPlaceStore::new(dev.clone(), layout(), true, counters.clone());
+        let store = store_on(&dev, &counters);
         store.format().unwrap();
         write(&store, 0..12, 4096);
         drop(store);
-        let store = InPlaceStore::new(dev.clone(), layout(), true, counters.clone());
+        let store = store_on(&dev, &counters);
         store.recover().unwrap();
         // The reopened store's first slot writes tear and the power fails.
         dev.crash_after_writes(1);
-        let imgs: Vec<(u64, Vec<u8>)> = (100..116).map(|p| (p, image(p, 8192))).collect();
-        let batch: Vec<(u64, &[u8])> = imgs.iter().map(|(p, i)| (*p, &i[..])).collect();
-        assert!(store.write_pages(&batch, WriteKind::Eviction).is_err());
-        dev.power_loss();
-        dev.restart();
-        let store = InPlaceStore::new(dev.clone(), layout(), true, counters);
-        store.recover().unwrap();
-        let mut buf = vec![0u8; PAGE_SIZE];
-        for pid in 0..12 {
-            store.read_page(pid, &mut buf).unwrap();
-            page::validate(&buf, pid).unwrap_or_else(|e| panic!("seed {seed} pid {pid}: {e}"));
-            assert_eq!(page::lsn(&buf), 4096, "seed {seed} pid {pid}");
-        }
+        assert!(try_write(&store, 100..116, 8192).is_err());
+        recover_and_check(&dev, &counters, seed, 0..12, |_| 4096);
     }
 }
