@@ -276,12 +276,15 @@ impl Engine {
         eng.wal.start_epoch()?;
         {
             // Both superblock copies, each with its own store checkpoint: from the start,
-            // a damaged current checkpoint has an intact older one to fall back to.
+            // a damaged current checkpoint has an intact older one to fall back to. Not
+            // clean: the database is open, and a crash before its first checkpoint must not
+            // be reported as a clean shutdown (only `close` writes a clean superblock).
             let mut c = eng.ckpt.lock();
-            eng.full_checkpoint(&mut c, true)?;
-            eng.full_checkpoint(&mut c, true)?;
+            eng.full_checkpoint(&mut c, false)?;
+            eng.full_checkpoint(&mut c, false)?;
             assert_eq!(c.seq, 2, "create writes superblocks 1 and 2");
         }
+        eng.mark_main_device()?;
         eng.start_background();
         Ok(eng)
     }
@@ -490,6 +493,29 @@ impl Engine {
             commit_lock: parking_lot::RwLock::new(()),
             pending_txn: Mutex::new(None),
         }
+    }
+
+    /// With a separate log device: copy the current superblock (it says `wal_separate`) to
+    /// block 0 of the main device and zero block 1, which the layout leaves unused there.
+    /// An open of the main device alone then finds it and refuses with `LogDeviceMissing`,
+    /// instead of "no superblock", or worse, the superblocks of an older database that used
+    /// this device. Zoned main devices are not marked (block 0 is in a sequential zone).
+    fn mark_main_device(&self) -> Result<()> {
+        if !self.wal_separate || self.dev.geometry().zone_size.is_some() {
+            return Ok(());
+        }
+        assert!(
+            self.layout.dw_start >= 2 && self.layout.data_start >= 2,
+            "blocks 0-1 of the main device are outside every region"
+        );
+        let mut marker = vec![0u8; 2 * BLOCK];
+        let seq = self.ckpt.lock().seq;
+        self.wal_dev.read_at((seq % 2) * BS, &mut marker[..BLOCK])?;
+        let sb = Superblock::decode(&marker[..BLOCK]).map_err(Corruption::Superblock)?;
+        assert!(sb.wal_separate, "the marker names the separate log device");
+        self.dev.write_at(0, &marker)?;
+        self.dev.flush()?;
+        Ok(())
     }
 
     /// The write path recorded in the superblock (the store's).
