@@ -2,10 +2,6 @@
 //! true only after `close` (a crash before the first checkpoint of a new database is not a
 //! clean shutdown), and a database whose WAL lives on a separate device, opened without that
 //! device, is refused by name (`LogDeviceMissing`), not as "not a nowa database".
-#![expect(
-    clippy::unwrap_used,
-    reason = "test helpers fail the test by panicking"
-)]
 
 use nowa_device::{BlockDevice, MemDevice};
 use nowa_engine::{in_place_store, Config, ConfigError, Durability, Engine, EngineError};
