@@ -103,6 +103,9 @@ pub const TAG_STRUCT: u8 = 16;
 
 /// A transaction's whole write set (logical; the commit point).
 pub const TAG_TXN_COMMIT: u8 = 32;
+/// The flush mark (no payload): written in the block after the tail block once a flush's
+/// data is durable, its header's durable end is the flushed end (`crate::wal`).
+pub const TAG_MARK: u8 = 48;
 /// Every write of a committed transaction is applied and logged physically.
 pub const TAG_TXN_DONE: u8 = 33;
 /// One write of a committed transaction applied to a leaf: the page and the op's index in
@@ -185,6 +188,8 @@ pub enum RecordRef<'a> {
         /// The operations, applied in order.
         ops: &'a [StructOp],
     },
+    /// The flush mark: encoded with the flushed end as its durable end (no payload).
+    Mark,
 }
 
 /// A decoded record (owned).
@@ -249,6 +254,8 @@ pub enum Record {
         /// The operations.
         ops: Vec<StructOp>,
     },
+    /// See [`RecordRef::Mark`]: nothing to redo.
+    Mark,
 }
 
 /// One write of a logged transaction: `value` None is a delete.
@@ -313,6 +320,7 @@ impl RecordRef<'_> {
             RecordRef::TxnDone { .. } => TAG_TXN_DONE,
             RecordRef::TxnWrite { .. } => TAG_TXN_WRITE,
             RecordRef::Struct { .. } => TAG_STRUCT,
+            RecordRef::Mark => TAG_MARK,
         }
     }
 
@@ -334,6 +342,7 @@ impl RecordRef<'_> {
                 RecordRef::TxnDone { .. } => TXN_DONE_FIELDS[0].size,
                 RecordRef::TxnWrite { .. } => TXN_WRITE_LEN,
                 RecordRef::Struct { ops, .. } => super::structop::payload_len(ops),
+                RecordRef::Mark => 0,
             }
     }
 
@@ -401,6 +410,7 @@ impl RecordRef<'_> {
                 next_pid,
                 ops,
             } => super::structop::encode(p, root, next_pid, ops, lsn),
+            RecordRef::Mark => assert!(p.is_empty(), "a flush mark has no payload"),
         }
         let crc = crc32c::crc32c(&out[LSN.offset..]);
         CRC.put_u32(out, crc);
@@ -537,6 +547,7 @@ impl Record {
                     index: TW_INDEX.u32(p),
                 })
             }
+            TAG_MARK if p.is_empty() => Ok(Record::Mark),
             TAG_STRUCT => super::structop::decode(p)
                 .map(|(root, next_pid, ops)| Record::Struct {
                     root,
