@@ -129,6 +129,11 @@ impl Engine {
             // A flush mark read in sequence: a later flush that crossed it was torn right
             // after a record ending at its block (crate::wal); nothing to redo.
             Record::Mark => Ok(false),
+            // Logged by a clean close (db/checkpoint.rs): the store checks reads against it.
+            Record::PageVersions { entries } => {
+                self.store.expect_versions(&entries);
+                Ok(false)
+            }
             Record::Struct {
                 root,
                 next_pid,
