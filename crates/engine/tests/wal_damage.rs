@@ -10,6 +10,9 @@
     reason = "test helpers fail the test by panicking"
 )]
 
+mod common;
+
+use common::{device, image};
 use nowa_device::{BlockDevice, FaultConfig, FaultyDevice, MemDevice};
 use nowa_engine::{Config, Durability, Engine, EngineError, WalDamage, WalStop};
 use rand::rngs::SmallRng;
@@ -36,18 +39,6 @@ fn key(i: u32) -> Vec<u8> {
 
 fn value(i: u32) -> Vec<u8> {
     format!("value-{i:05}-{}", "x".repeat(80)).into_bytes()
-}
-
-fn image(d: &dyn BlockDevice) -> Vec<u8> {
-    let mut v = vec![0u8; usize::try_from(d.geometry().capacity).unwrap()];
-    d.read_at(0, &mut v).unwrap();
-    v
-}
-
-fn device(img: &[u8]) -> Arc<MemDevice> {
-    let d = MemDevice::new(img.len() as u64);
-    d.write_at(0, img).unwrap();
-    Arc::new(d)
 }
 
 /// A crashed database whose acknowledged puts live only in the WAL: (image, WAL region start

@@ -10,7 +10,10 @@
     reason = "test helpers fail the test by panicking"
 )]
 
-use nowa_device::{BlockDevice, MemDevice};
+mod common;
+
+use common::{device, image};
+use nowa_device::MemDevice;
 use nowa_engine::{
     in_place_store, out_of_place_store, Config, Durability, Engine, EngineError, OopConfig,
     StoreBuilder, WalDamage, WalStop,
@@ -37,18 +40,6 @@ fn key(i: u32) -> Vec<u8> {
 
 fn value(i: u32, v: u32) -> Vec<u8> {
     format!("value-{i:06}-{v}-{}", "s".repeat(60)).into_bytes()
-}
-
-fn image(d: &dyn BlockDevice) -> Vec<u8> {
-    let mut v = vec![0u8; usize::try_from(d.geometry().capacity).unwrap()];
-    d.read_at(0, &mut v).unwrap();
-    v
-}
-
-fn device(img: &[u8]) -> Arc<MemDevice> {
-    let d = MemDevice::new(img.len() as u64);
-    d.write_at(0, img).unwrap();
-    Arc::new(d)
 }
 
 /// Every write in order: (key, value, WAL end after it).
