@@ -419,7 +419,13 @@ impl FileDevice {
         if opts.exclusive {
             crate::lock::lock_exclusive(&fd.file, &path)?;
         }
-        let capacity = capacity_of(&fd.file, kind, &meta)?;
+        let capacity = capacity_of(&fd.file, kind, &meta).map_err(|e| match e {
+            DeviceError::Io(source) => DeviceError::PathIo {
+                path: path.clone(),
+                source,
+            },
+            other => other,
+        })?;
         if capacity == 0 {
             return Err(DeviceError::TooSmall {
                 path,
