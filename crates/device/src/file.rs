@@ -278,7 +278,7 @@ fn open_fd(path: &Path, flags: i32, want_direct: bool) -> Result<Opened> {
 }
 
 /// Capacity in bytes, rounded down to whole blocks.
-fn capacity_of(file: &File, kind: TargetKind, meta: &std::fs::Metadata) -> Result<u64> {
+fn capacity_of(file: &File, kind: TargetKind, meta: &std::fs::Metadata) -> io::Result<u64> {
     let bytes = match kind {
         TargetKind::RegularFile => meta.len(),
         TargetKind::BlockDevice => {
@@ -287,7 +287,7 @@ fn capacity_of(file: &File, kind: TargetKind, meta: &std::fs::Metadata) -> Resul
             // live, properly aligned u64 on our stack; the fd is open.
             let r = unsafe { libc::ioctl(file.as_raw_fd(), BLKGETSIZE64 as _, &raw mut size) };
             if r != 0 {
-                return Err(io::Error::last_os_error().into());
+                return Err(io::Error::last_os_error());
             }
             size
         }
@@ -419,13 +419,7 @@ impl FileDevice {
         if opts.exclusive {
             crate::lock::lock_exclusive(&fd.file, &path)?;
         }
-        let capacity = capacity_of(&fd.file, kind, &meta).map_err(|e| match e {
-            DeviceError::Io(source) => DeviceError::PathIo {
-                path: path.clone(),
-                source,
-            },
-            other => other,
-        })?;
+        let capacity = capacity_of(&fd.file, kind, &meta).map_err(path_io(&path))?;
         if capacity == 0 {
             return Err(DeviceError::TooSmall {
                 path,
