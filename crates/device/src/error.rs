@@ -144,10 +144,31 @@ pub enum DeviceError {
         got: u32,
     },
     /// A target that is neither a regular file nor a block device (a directory, a FIFO...).
-    #[error("{path}: neither a regular file nor a block device")]
+    #[error("{path} is {what}, neither a regular file nor a block device")]
     NotFileOrBlockDevice {
         /// The path.
         path: PathBuf,
+        /// What it is ("a character device", "a directory", ...).
+        what: &'static str,
+    },
+    /// `create` was asked for a path that exists: it makes new regular files only and never
+    /// overwrites or resizes anything.
+    #[error(
+        "{path} already exists ({what}); create makes a new regular file and never overwrites one"
+    )]
+    Exists {
+        /// The path.
+        path: PathBuf,
+        /// What is there ("a regular file", "a character device", ...).
+        what: &'static str,
+    },
+    /// An operating-system error about a path (missing, no permission...), with the path.
+    #[error("{path}: {source}")]
+    PathIo {
+        /// The path.
+        path: PathBuf,
+        /// The error.
+        source: std::io::Error,
     },
     /// A target smaller than one block.
     #[error("{path}: smaller than one {block}-byte block")]

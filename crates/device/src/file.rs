@@ -7,6 +7,7 @@
 
 use crate::align::{is_aligned, AlignedBuf};
 use crate::error::BusyReason;
+use crate::safety::path_io;
 use crate::{
     check_io, BlockDevice, DeviceCounters, DeviceError, Geometry, Result, BLOCK_SIZE,
     BLOCK_SIZE_U32, BLOCK_SIZE_U64,
@@ -246,7 +247,7 @@ fn open_fd(path: &Path, flags: i32, want_direct: bool) -> Result<Opened> {
                             .and_then(|m| crate::lock::holder_of(m.dev(), m.ino())),
                     }
                 } else {
-                    DeviceError::Io(e)
+                    path_io(path)(e)
                 }
             })
     };
@@ -263,19 +264,21 @@ fn open_fd(path: &Path, flags: i32, want_direct: bool) -> Result<Opened> {
             direct: true,
             direct_note: None,
         }),
-        Err(DeviceError::Io(e)) if e.raw_os_error() == Some(libc::EINVAL) => Ok(Opened {
-            file: open(false)?,
-            direct: false,
-            direct_note: Some(format!(
-                "O_DIRECT refused at open ({e}); using buffered I/O"
-            )),
-        }),
+        Err(DeviceError::PathIo { source: e, .. }) if e.raw_os_error() == Some(libc::EINVAL) => {
+            Ok(Opened {
+                file: open(false)?,
+                direct: false,
+                direct_note: Some(format!(
+                    "O_DIRECT refused at open ({e}); using buffered I/O"
+                )),
+            })
+        }
         Err(e) => Err(e),
     }
 }
 
 /// Capacity in bytes, rounded down to whole blocks.
-fn capacity_of(file: &File, kind: TargetKind, meta: &std::fs::Metadata) -> Result<u64> {
+fn capacity_of(file: &File, kind: TargetKind, meta: &std::fs::Metadata) -> io::Result<u64> {
     let bytes = match kind {
         TargetKind::RegularFile => meta.len(),
         TargetKind::BlockDevice => {
@@ -284,7 +287,7 @@ fn capacity_of(file: &File, kind: TargetKind, meta: &std::fs::Metadata) -> Resul
             // live, properly aligned u64 on our stack; the fd is open.
             let r = unsafe { libc::ioctl(file.as_raw_fd(), BLKGETSIZE64 as _, &raw mut size) };
             if r != 0 {
-                return Err(io::Error::last_os_error().into());
+                return Err(io::Error::last_os_error());
             }
             size
         }
@@ -367,6 +370,14 @@ impl FileDevice {
                 block: BLOCK_SIZE,
             });
         }
+        // An existing path first: /dev/null exists (a character device), it is not a
+        // mistyped name of a missing device.
+        if let Ok(m) = std::fs::symlink_metadata(path) {
+            return Err(DeviceError::Exists {
+                path: path.to_path_buf(),
+                what: crate::safety::describe(m.file_type()),
+            });
+        }
         if in_dev(path) {
             return Err(DeviceError::CreateInDev {
                 path: path.to_path_buf(),
@@ -376,8 +387,9 @@ impl FileDevice {
             .read(true)
             .write(true)
             .create_new(true)
-            .open(path)?;
-        f.set_len(size)?;
+            .open(path)
+            .map_err(path_io(path))?;
+        f.set_len(size).map_err(path_io(path))?;
         drop(f);
         Self::open(path, opts)
     }
@@ -395,7 +407,7 @@ impl FileDevice {
     /// Only on a broken internal invariant (capacity or block size checked above).
     pub fn open(path: impl AsRef<Path>, opts: &FileOptions) -> Result<Self> {
         let path = path.as_ref().to_path_buf();
-        let meta = std::fs::metadata(&path)?;
+        let meta = std::fs::metadata(&path).map_err(path_io(&path))?;
         let kind = crate::safety::target_kind(&path, &meta)?;
         if !(1..=4096).contains(&opts.queue_depth) {
             return Err(DeviceError::BadQueueDepth {
@@ -407,7 +419,7 @@ impl FileDevice {
         if opts.exclusive {
             crate::lock::lock_exclusive(&fd.file, &path)?;
         }
-        let capacity = capacity_of(&fd.file, kind, &meta)?;
+        let capacity = capacity_of(&fd.file, kind, &meta).map_err(path_io(&path))?;
         if capacity == 0 {
             return Err(DeviceError::TooSmall {
                 path,

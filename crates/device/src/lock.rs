@@ -26,7 +26,7 @@ pub(crate) fn lock_exclusive(file: &File, path: &Path) -> Result<()> {
         }
         let e = std::io::Error::last_os_error();
         if e.raw_os_error() != Some(libc::EWOULDBLOCK) {
-            return Err(e.into());
+            return Err(crate::safety::path_io(path)(e));
         }
         let holder = file
             .metadata()

@@ -98,7 +98,12 @@ impl OpenError {
     /// failure while opening (busy, I/O).
     #[must_use]
     pub fn is_refusal(&self) -> bool {
-        !matches!(self, OpenError::Device(e) if !matches!(e, DeviceError::CreateInDev { .. }))
+        !matches!(self, OpenError::Device(e) if !matches!(
+            e,
+            DeviceError::CreateInDev { .. }
+                | DeviceError::Exists { .. }
+                | DeviceError::NotFileOrBlockDevice { .. }
+        ))
     }
 }
 

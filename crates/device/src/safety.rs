@@ -95,8 +95,8 @@ const PROBE_BYTES: usize = 64 * 1024 + 4096;
 /// disk, which is reported as such even where it may not be opened), or neither a regular file
 /// nor a block device.
 pub fn safety_check(path: impl AsRef<Path>) -> Result<SafetyReport> {
-    let path = std::fs::canonicalize(path.as_ref())?;
-    let meta = std::fs::metadata(&path)?;
+    let path = std::fs::canonicalize(path.as_ref()).map_err(path_io(path.as_ref()))?;
+    let meta = std::fs::metadata(&path).map_err(path_io(&path))?;
     let kind = target_kind(&path, &meta)?;
     // The system-disk check needs no access to the device itself: do it first, so that it is
     // reported even when the device cannot be opened for inspection (containers).
@@ -111,7 +111,7 @@ pub fn safety_check(path: impl AsRef<Path>) -> Result<SafetyReport> {
     let head = match read_head(&path) {
         Ok(h) => h,
         Err(_) if system => Vec::new(),
-        Err(e) => return Err(e.into()),
+        Err(e) => return Err(path_io(&path)(e)),
     };
     issues.extend(signatures(&head).into_iter().map(SafetyIssue::Signature));
     Ok(SafetyReport { path, kind, issues })
@@ -127,7 +127,37 @@ pub(crate) fn target_kind(path: &Path, meta: &std::fs::Metadata) -> Result<Targe
     } else {
         Err(DeviceError::NotFileOrBlockDevice {
             path: path.to_path_buf(),
+            what: describe(ft),
         })
+    }
+}
+
+/// What a file type is, for messages ("/dev/null is a character device").
+pub(crate) fn describe(ft: std::fs::FileType) -> &'static str {
+    if ft.is_file() {
+        "a regular file"
+    } else if ft.is_dir() {
+        "a directory"
+    } else if ft.is_symlink() {
+        "a symbolic link"
+    } else if ft.is_block_device() {
+        "a block device"
+    } else if ft.is_char_device() {
+        "a character device"
+    } else if ft.is_fifo() {
+        "a FIFO"
+    } else if ft.is_socket() {
+        "a socket"
+    } else {
+        "an unknown file type"
+    }
+}
+
+/// Wrap an OS error about `path` so its message names the path.
+pub(crate) fn path_io(path: &Path) -> impl FnOnce(std::io::Error) -> DeviceError + '_ {
+    move |source| DeviceError::PathIo {
+        path: path.to_path_buf(),
+        source,
     }
 }
 

@@ -170,3 +170,46 @@ fn concurrent_batches_share_the_ring() {
         }
     }
 }
+
+/// Issue 26 item 6: every refusal names the path and says what is there.
+#[test]
+fn create_and_open_errors_name_the_path_and_the_kind() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = FileOptions::default();
+    // An existing character device is not "missing": say what it is.
+    let e = FileDevice::create("/dev/null", 1 << 20, &opts).unwrap_err();
+    let msg = e.to_string();
+    assert!(matches!(e, DeviceError::Exists { .. }), "{e:?}");
+    assert!(
+        msg.contains("/dev/null") && msg.contains("character device"),
+        "{msg}"
+    );
+    let e = FileDevice::open("/dev/null", &opts)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("/dev/null") && e.contains("character device"),
+        "{e}"
+    );
+    // An existing regular file is never overwritten by create.
+    let f = dir.path().join("f");
+    std::fs::write(&f, [0u8; 4096]).unwrap();
+    let e = FileDevice::create(&f, 1 << 20, &opts)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains(&*f.to_string_lossy()) && e.contains("regular file"),
+        "{e}"
+    );
+    // A missing file or directory: the message names the path.
+    let missing = dir.path().join("missing");
+    let e = FileDevice::open(&missing, &opts).unwrap_err().to_string();
+    assert!(e.contains(&*missing.to_string_lossy()), "{e}");
+    let deep = dir.path().join("no/such/dir/f");
+    let e = FileDevice::create(&deep, 1 << 20, &opts)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains(&*deep.to_string_lossy()), "{e}");
+    let e = nowa_device::safety_check(&missing).unwrap_err().to_string();
+    assert!(e.contains(&*missing.to_string_lossy()), "{e}");
+}

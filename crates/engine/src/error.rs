@@ -34,7 +34,8 @@ pub enum EngineError {
     Corrupt(#[from] Corruption),
     /// No valid superblock copy: not a nowa database (or both copies are damaged).
     #[error(
-        "not a nowa database (or both superblock copies are damaged): copy A: {a}; copy B: {b}"
+        "not a nowa database (or both superblock copies are damaged, or the database keeps its \
+         WAL on a separate device that was not given): copy A: {a}; copy B: {b}"
     )]
     NoSuperblock {
         /// Why copy A (block 0) was rejected.
@@ -69,6 +70,23 @@ pub enum EngineError {
         to: u64,
         /// What is wrong at `from`.
         damage: RecordDamage,
+    },
+    /// `Config::wal_damage = Salvage` could not give a consistent tree holding exactly the
+    /// writes before the damaged range: pages on disk already hold changes of the lost
+    /// records (written after the damaged LSN), or the tree redone to the damage is broken.
+    /// The log and the superblocks are left as they were.
+    #[error(
+        "WAL salvage refused: records in LSNs [{from}, {to}) are lost and {reason}, so the \
+         tree cut at LSN {from} would not be consistent; export what is readable with \
+         Engine::export_readable"
+    )]
+    SalvageRefused {
+        /// First lost LSN.
+        from: u64,
+        /// End of the last record found after the damage.
+        to: u64,
+        /// Why the salvaged tree would be inconsistent.
+        reason: SalvageRefusal,
     },
     /// A region, the store, the WAL or the buffer pool is exhausted.
     #[error("out of space: {0}")]
@@ -137,6 +155,24 @@ impl std::fmt::Display for WritePathKind {
             WritePathKind::OutOfPlace => "out-of-place",
         })
     }
+}
+
+/// Why a WAL salvage was refused ([`EngineError::SalvageRefused`]).
+#[non_exhaustive]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, serde::Serialize)]
+pub enum SalvageRefusal {
+    /// A page of the tree on disk was written after the damaged LSN: it holds changes of
+    /// lost records (possibly half of a structure change).
+    #[error("page {pid} of the tree holds changes up to LSN {lsn}, past the damage")]
+    PageAfterDamage {
+        /// The page.
+        pid: Pid,
+        /// Its LSN.
+        lsn: u64,
+    },
+    /// Redo up to the damage, or the walk of the resulting tree, found damage.
+    #[error("the tree redone to the damage is broken ({0})")]
+    Tree(Box<Corruption>),
 }
 
 /// On-disk damage, naming the structure that is damaged.

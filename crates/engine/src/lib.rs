@@ -38,8 +38,8 @@ pub use db::{
 };
 pub use error::{
     CodecError, ConfigError, Corruption, EngineError, Exhausted, MappingDamage, MetaDamage,
-    PageDamage, Pid, PlacementRefusal, RecordDamage, RedoDamage, Result, SlotDamage,
-    SuperblockDamage, TreeDamage, WritePathKind,
+    PageDamage, Pid, PlacementRefusal, RecordDamage, RedoDamage, Result, SalvageRefusal,
+    SlotDamage, SuperblockDamage, TreeDamage, WritePathKind,
 };
 pub use format::superblock::{identify, DbIdentity, DiskLayout, SalvageRecord, WritePath};
 pub use oop::{

@@ -111,6 +111,15 @@ pub trait PageStore: Send + Sync {
     fn read_page(&self, pid: Pid, buf: &mut [u8]) -> Result<()>;
     /// Number of pids the store can hold.
     fn capacity_pages(&self) -> u64;
+    /// The version (low 32 bits of the LSN) of each page whose durable version the store
+    /// knows, for a clean close to log (in place: reverted pages are then detected after
+    /// the next open). Default: none (out of place checks versions in its mapping).
+    fn versions(&self) -> Vec<(Pid, u32)> {
+        Vec::new()
+    }
+    /// Versions logged by the last clean close ([`Self::versions`]), at open before any
+    /// page is read: a read finding another valid version is a lost write. Default: ignored.
+    fn expect_versions(&self, _versions: &[(Pid, u32)]) {}
     /// `pid` left the tree and no redo can need its image any more (a checkpoint passed
     /// the record that freed it): the store may drop it (out of place: its slot becomes
     /// garbage for DB GC). A later write of the pid brings it back. Idempotent. Default:
@@ -278,11 +287,13 @@ pub struct InPlaceStore {
     /// Serializes doublewrite-area use and holds the slots whose home writes are pending.
     dw_lock: Mutex<DwRing>,
     counters: Arc<EngineCounters>,
-    /// Low 32 bits of the LSN of the last version of each page this instance wrote (0: none
-    /// or unknown), 4 bytes per page like the buffer pool's map: a read that finds a valid
-    /// page with another LSN is a lost (or misdirected) write. The device can only hold
-    /// exactly the version written last; a lost write differs in the low bits unless 2^32
-    /// bytes of log separate the versions (then it goes unnoticed, never falsely reported).
+    /// Low 32 bits of the LSN of the durable version of each page (0: unknown), 4 bytes per
+    /// page like the buffer pool's map: what this instance wrote, what the last clean close
+    /// logged (`expect_versions`), or else what the first read found. A read that finds a
+    /// valid page with another LSN is a lost (or misdirected) write, or a page reverted while
+    /// the database was closed. The device can only hold exactly the version written last; a
+    /// lost write differs in the low bits unless 2^32 bytes of log separate the versions
+    /// (then it goes unnoticed, never falsely reported).
     written: Box<[AtomicU32]>,
 }
 
@@ -452,8 +463,14 @@ impl PageStore for InPlaceStore {
     fn read_page(&self, pid: Pid, buf: &mut [u8]) -> Result<()> {
         self.dev.read_at(self.home(pid), buf)?;
         EngineCounters::add(&self.counters.page_reads, 1);
-        let expected = self.written[usize_of(pid)].load(Ordering::Relaxed);
+        let slot = &self.written[usize_of(pid)];
+        let expected = slot.load(Ordering::Relaxed);
         let found = page::lsn(buf);
+        if expected == 0 && page::checksum_ok(buf) && page::pid(buf) == pid {
+            // Unknown (not written since a crash): the first read's version is the one
+            // later reads must find. A write racing this read wins.
+            let _ = slot.compare_exchange(0, low32(found), Ordering::Relaxed, Ordering::Relaxed);
+        }
         // A valid page of another version than this instance wrote there: the write was lost.
         if expected != 0
             && page::checksum_ok(buf)
@@ -472,6 +489,24 @@ impl PageStore for InPlaceStore {
 
     fn capacity_pages(&self) -> u64 {
         self.layout.data_pages
+    }
+
+    fn versions(&self) -> Vec<(Pid, u32)> {
+        self.written
+            .iter()
+            .enumerate()
+            .map(|(pid, v)| (u64_of(pid), v.load(Ordering::Relaxed)))
+            .filter(|(_, v)| *v != 0)
+            .collect()
+    }
+
+    fn expect_versions(&self, versions: &[(Pid, u32)]) {
+        for &(pid, v) in versions {
+            // A damaged record could name any pid: only pids of the data region count.
+            if let Some(slot) = self.written.get(usize_of(pid)) {
+                slot.store(v, Ordering::Relaxed);
+            }
+        }
     }
 
     /// Restore every home page that is torn (bad checksum / layout) or older than a valid

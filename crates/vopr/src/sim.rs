@@ -243,6 +243,7 @@ fn explained(e: &EngineError, media: bool, torn_pages: bool) -> bool {
         EngineError::Device(_)
         | EngineError::Corrupt(_)
         | EngineError::WalDamaged { .. }
+        | EngineError::SalvageRefused { .. }
         | EngineError::NoSuperblock { .. }
         | EngineError::Poisoned => media,
         _ => false,

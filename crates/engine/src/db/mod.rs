@@ -15,6 +15,7 @@ mod group;
 mod merge;
 mod open;
 mod recovery;
+mod salvage;
 mod split;
 mod tree;
 pub(crate) use tree::LeafSeen;
@@ -250,6 +251,12 @@ impl Engine {
     #[must_use]
     pub fn stats(&self) -> Stats {
         self.counters.snapshot(BS)
+    }
+
+    /// The LSN the next WAL record gets: every write made so far is logged below it.
+    #[must_use]
+    pub fn wal_end_lsn(&self) -> u64 {
+        self.wal.next_lsn()
     }
 
     /// WAL bytes currently live (between the last checkpoint's redo LSN and the end).

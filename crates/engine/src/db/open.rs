@@ -100,6 +100,17 @@ struct Parts {
     salvage: SalvageRecord,
 }
 
+/// An engine whose open passed every check, before redo ([`Engine::open_checked`]).
+pub(super) struct Checked {
+    pub(super) eng: Engine,
+    pub(super) sb: Superblock,
+    /// Where redo ends.
+    pub(super) end: u64,
+    pub(super) stop: WalStop,
+    pub(super) analysis: std::time::Duration,
+    pub(super) repair: crate::store::StoreRecovery,
+}
+
 /// Where the regions go for `cfg` on `devs`.
 fn plan_layout(devs: &Devices, cfg: &Config) -> Result<DiskLayout> {
     let limit = cfg.wal_limit();
@@ -276,12 +287,15 @@ impl Engine {
         eng.wal.start_epoch()?;
         {
             // Both superblock copies, each with its own store checkpoint: from the start,
-            // a damaged current checkpoint has an intact older one to fall back to.
+            // a damaged current checkpoint has an intact older one to fall back to. Not
+            // clean: the database is open, and a crash before its first checkpoint must not
+            // be reported as a clean shutdown (only `close` writes a clean superblock).
             let mut c = eng.ckpt.lock();
-            eng.full_checkpoint(&mut c, true)?;
-            eng.full_checkpoint(&mut c, true)?;
+            eng.full_checkpoint(&mut c, false)?;
+            eng.full_checkpoint(&mut c, false)?;
             assert_eq!(c.seq, 2, "create writes superblocks 1 and 2");
         }
+        eng.mark_main_device()?;
         eng.start_background();
         Ok(eng)
     }
@@ -318,6 +332,17 @@ impl Engine {
         cfg: Config,
         build: &dyn StoreBuilder,
     ) -> Result<Engine> {
+        let o = Self::open_checked(dev, wal_dev, cfg, build)?;
+        Self::finish_open(o.eng, &o.sb, (o.end, o.stop, o.analysis), o.repair)
+    }
+
+    /// The checks of an open, the store's repair and the engine around it, before redo.
+    pub(super) fn open_checked(
+        dev: Arc<dyn BlockDevice>,
+        wal_dev: Option<Arc<dyn BlockDevice>>,
+        cfg: Config,
+        build: &dyn StoreBuilder,
+    ) -> Result<Checked> {
         let devs = Devices::new(dev, wal_dev);
         let (sb, older) = read_superblocks(&devs)?;
         if sb.write_path.kind() != build.kind() {
@@ -355,7 +380,14 @@ impl Engine {
             devs,
             Self::reopen_parts(&sb, end, cfg, store, counters, salvage),
         );
-        Self::finish_open(eng, &sb, (end, stop, analysis), repair)
+        Ok(Checked {
+            eng,
+            sb,
+            end,
+            stop,
+            analysis,
+            repair,
+        })
     }
 
     /// The parts of a reopened engine: a new log epoch. Salt + 1; first LSN = the block after
@@ -404,7 +436,7 @@ impl Engine {
         let t = std::time::Instant::now();
         // Before redo dirties pages: their next writes continue the stored timer.
         eng.pool.resume_write_timer(sb.hr_timer);
-        let (replayed, skipped) = eng.replay(sb, end)?;
+        let (replayed, skipped) = eng.replay_checked(sb, end, stop)?;
         let redo = t.elapsed();
         eng.wal.start_epoch()?;
         // A commit group the crash interrupted: finish it in the new epoch (db/group.rs).
@@ -490,6 +522,31 @@ impl Engine {
             commit_lock: parking_lot::RwLock::new(()),
             pending_txn: Mutex::new(None),
         }
+    }
+
+    /// With a separate log device: copy the current superblock (it says `wal_separate`) to
+    /// block 0 of the main device and zero block 1, which the layout leaves unused there.
+    /// An open of the main device alone then finds it and refuses with `LogDeviceMissing`,
+    /// instead of "no superblock", or worse, the superblocks of an older database that used
+    /// this device. Only in place: out of place the main device holds nothing but zones
+    /// (on a zoned device block 0 is in a sequential zone; on an SSD the two blocks would
+    /// share an erase block with nothing and cost GC copies forever).
+    fn mark_main_device(&self) -> Result<()> {
+        if !self.wal_separate || self.store.write_path() != WritePath::InPlace {
+            return Ok(());
+        }
+        assert!(
+            self.layout.dw_start >= 2 && self.layout.data_start >= 2,
+            "blocks 0-1 of the main device are outside every region"
+        );
+        let mut marker = vec![0u8; 2 * BLOCK];
+        let seq = self.ckpt.lock().seq;
+        self.wal_dev.read_at((seq % 2) * BS, &mut marker[..BLOCK])?;
+        let sb = Superblock::decode(&marker[..BLOCK]).map_err(Corruption::Superblock)?;
+        assert!(sb.wal_separate, "the marker names the separate log device");
+        self.dev.write_at(0, &marker)?;
+        self.dev.flush()?;
+        Ok(())
     }
 
     /// The write path recorded in the superblock (the store's).

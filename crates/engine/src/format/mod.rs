@@ -179,6 +179,10 @@ pub const FORMATS: &[Format] = &[
         fields: wal::TXN_WRITE_FIELDS,
     },
     Format {
+        name: "wal-page-versions",
+        fields: wal::PAGE_VERSIONS_FIELDS,
+    },
+    Format {
         name: "wal-struct",
         fields: structop::FIELDS,
     },

@@ -103,6 +103,21 @@ pub const TAG_STRUCT: u8 = 16;
 
 /// A transaction's whole write set (logical; the commit point).
 pub const TAG_TXN_COMMIT: u8 = 32;
+/// The flush mark (no payload): written in the block after the tail block once a flush's
+/// data is durable, its header's durable end is the flushed end (`crate::wal`).
+pub const TAG_MARK: u8 = 48;
+/// Page versions logged by a clean close: n x (pid, low 32 bits of the page's LSN).
+pub const TAG_PAGE_VERSIONS: u8 = 49;
+/// PageVersions: entry count n.
+pub const PV_N: Field = Field::new(0, 4, "entry count");
+/// PageVersions: n x (pid u64 | low 32 bits of the LSN u32).
+pub const PV_ENTRIES: Field = Field::new(4, VAR, "entries");
+/// PageVersions payload fields.
+pub const PAGE_VERSIONS_FIELDS: &[Field] = &[PV_N, PV_ENTRIES];
+const PV_ENTRY: usize = 12;
+/// Most entries one PageVersions record holds.
+pub const PV_MAX: usize = (MAX_RECORD - HEADER - PV_ENTRIES.offset) / PV_ENTRY;
+const _: () = assert!(super::well_formed(PAGE_VERSIONS_FIELDS, BLOCK));
 /// Every write of a committed transaction is applied and logged physically.
 pub const TAG_TXN_DONE: u8 = 33;
 /// One write of a committed transaction applied to a leaf: the page and the op's index in
@@ -185,6 +200,14 @@ pub enum RecordRef<'a> {
         /// The operations, applied in order.
         ops: &'a [StructOp],
     },
+    /// The flush mark: encoded with the flushed end as its durable end (no payload).
+    Mark,
+    /// The version (low 32 bits of the LSN) each page was last written with, logged by a
+    /// clean close after its checkpoint; the next open loads it into the store's check.
+    PageVersions {
+        /// (pid, low 32 bits of its LSN); at most [`PV_MAX`].
+        entries: &'a [(Pid, u32)],
+    },
 }
 
 /// A decoded record (owned).
@@ -248,6 +271,13 @@ pub enum Record {
         next_pid: Pid,
         /// The operations.
         ops: Vec<StructOp>,
+    },
+    /// See [`RecordRef::Mark`]: nothing to redo.
+    Mark,
+    /// See [`RecordRef::PageVersions`].
+    PageVersions {
+        /// (pid, low 32 bits of its LSN).
+        entries: Vec<(Pid, u32)>,
     },
 }
 
@@ -313,6 +343,8 @@ impl RecordRef<'_> {
             RecordRef::TxnDone { .. } => TAG_TXN_DONE,
             RecordRef::TxnWrite { .. } => TAG_TXN_WRITE,
             RecordRef::Struct { .. } => TAG_STRUCT,
+            RecordRef::Mark => TAG_MARK,
+            RecordRef::PageVersions { .. } => TAG_PAGE_VERSIONS,
         }
     }
 
@@ -334,6 +366,8 @@ impl RecordRef<'_> {
                 RecordRef::TxnDone { .. } => TXN_DONE_FIELDS[0].size,
                 RecordRef::TxnWrite { .. } => TXN_WRITE_LEN,
                 RecordRef::Struct { ops, .. } => super::structop::payload_len(ops),
+                RecordRef::Mark => 0,
+                RecordRef::PageVersions { entries } => PV_ENTRIES.offset + entries.len() * PV_ENTRY,
             }
     }
 
@@ -401,6 +435,8 @@ impl RecordRef<'_> {
                 next_pid,
                 ops,
             } => super::structop::encode(p, root, next_pid, ops, lsn),
+            RecordRef::Mark => assert!(p.is_empty(), "a flush mark has no payload"),
+            RecordRef::PageVersions { entries } => encode_versions(p, entries),
         }
         let crc = crc32c::crc32c(&out[LSN.offset..]);
         CRC.put_u32(out, crc);
@@ -445,6 +481,35 @@ fn encode_smo(p: &mut [u8], root: Pid, next_pid: Pid, pages: &[(Pid, &[u8])], ls
             "page {pid}: image LSN {img_lsn} not below the SMO at {lsn}"
         );
     }
+}
+
+fn encode_versions(p: &mut [u8], entries: &[(Pid, u32)]) {
+    assert!(
+        entries.len() <= PV_MAX,
+        "{} page versions in one record",
+        entries.len()
+    );
+    PV_N.put_u32(p, u32_of(entries.len()));
+    for (i, (pid, v)) in entries.iter().enumerate() {
+        let o = PV_ENTRIES.offset + i * PV_ENTRY;
+        wr_u64(p, o, *pid);
+        p[o + 8..o + PV_ENTRY].copy_from_slice(&v.to_le_bytes());
+    }
+}
+
+fn decode_versions(p: &[u8]) -> Option<Record> {
+    let n = usize::try_from(PV_N.u32(p)).ok()?;
+    if n > PV_MAX || p.len() != PV_ENTRIES.offset + n * PV_ENTRY {
+        return None;
+    }
+    let entries = (0..n)
+        .map(|i| {
+            let o = PV_ENTRIES.offset + i * PV_ENTRY;
+            let v = u32::from_le_bytes([p[o + 8], p[o + 9], p[o + 10], p[o + 11]]);
+            (rd_u64(p, o), v)
+        })
+        .collect();
+    Some(Record::PageVersions { entries })
 }
 
 fn encode_txn(p: &mut [u8], ops: &[(&[u8], Option<&[u8]>)]) {
@@ -537,6 +602,8 @@ impl Record {
                     index: TW_INDEX.u32(p),
                 })
             }
+            TAG_MARK if p.is_empty() => Ok(Record::Mark),
+            TAG_PAGE_VERSIONS if p.len() >= PV_ENTRIES.offset => decode_versions(p).ok_or(bad),
             TAG_STRUCT => super::structop::decode(p)
                 .map(|(root, next_pid, ops)| Record::Struct {
                     root,

@@ -9,6 +9,16 @@
 //! the new end, zero-padded: the byte after the last record is always a zero length. A
 //! failed flush poisons the log (its buffer is gone; writing later records past a hole
 //! would make them unreachable).
+//!
+//! Flush mark: once a flush's data is durable (device flush), and before the flush returns
+//! (acknowledges), a mark record is written and flushed in the block after the block holding
+//! the new end: LSN = that block's start, durable end = the new end. It vouches for the last
+//! flush, which no later record does (every record carries the durable end when it was
+//! appended): media damage to the acknowledged tail then reads as damage (refused), not as
+//! a torn tail. The mark never precedes its data (written after the data's device flush), so
+//! a crash cannot leave a mark vouching for bytes that are not durable: no false alarm. The
+//! next flush overwrites it with data (a torn overwrite leaves an invalid mark: no evidence,
+//! as before marks existed). Cost: one block write and one device flush per log flush.
 
 mod scan;
 
@@ -261,12 +271,32 @@ impl Wal {
         self.dev.flush()?;
         EngineCounters::add(&self.counters.wal_device_bytes, padded);
         EngineCounters::add(&self.counters.wal_flushes, 1);
+        self.write_mark(end)?;
         let prev = self.flushed.swap(end, Ordering::AcqRel);
         assert!(prev <= end, "durable end moved backwards: {prev} -> {end}");
         let mut b = self.inner.lock();
         if b.spare.capacity() < data.capacity() {
             b.spare = data;
         }
+        Ok(())
+    }
+
+    /// The flush mark for a durable end `end` (module doc). Skipped when its block would
+    /// reach the scanner's limit (the block before the redo point): the last flush then has
+    /// no voucher, as before marks existed.
+    fn write_mark(&self, end: u64) -> Result<()> {
+        let at = align_down(end) + BS;
+        let limit = align_down(self.redo_lsn()) + self.size - BS;
+        let mark = RecordRef::Mark;
+        if at + u64_of(mark.encoded_len()) > limit {
+            return Ok(());
+        }
+        let mut block = [0u8; BLOCK];
+        mark.encode(&mut block[..mark.encoded_len()], at, self.salt, end);
+        assert!(at > end, "the mark lies past the flushed end");
+        self.dev.write_at(self.start + at % self.size, &block)?;
+        self.dev.flush()?;
+        EngineCounters::add(&self.counters.wal_device_bytes, BS);
         Ok(())
     }
 

@@ -240,8 +240,8 @@ pub enum LogVerdict {
 }
 
 /// Scan the live log of epoch `salt` from `redo` and classify its end. Reads only.
-/// `clean`: the superblock says the last instance closed cleanly (nothing can follow the
-/// redo point then, so the look-ahead is skipped when the log is empty).
+/// `clean`: the superblock says the last instance closed cleanly (only the close's page
+/// versions follow the redo point then, so the look-ahead is skipped at a clean end).
 ///
 /// # Errors
 /// Device errors other than unreadable blocks.
@@ -261,7 +261,9 @@ pub fn analyze(
         }
     };
     let x = sc.lsn;
-    if clean && x == redo && stop == Stop::Clean {
+    // After a clean close nothing but the close's page versions follows the redo point
+    // (db/checkpoint.rs): no acknowledged write can be lost past a clean end.
+    if clean && stop == Stop::Clean {
         return Ok(LogVerdict::Clean { end: x });
     }
     let (evidence, last_end) = sc.look_ahead(x)?;

@@ -236,3 +236,17 @@ pub fn value_for(key: u64, ver: u64, len: usize) -> Vec<u8> {
     }
     v
 }
+
+/// Every byte of `d`.
+pub fn image(d: &dyn BlockDevice) -> Vec<u8> {
+    let mut v = vec![0u8; ix(d.geometry().capacity)];
+    d.read_at(0, &mut v).expect("read the whole image");
+    v
+}
+
+/// A memory device holding `img`.
+pub fn device(img: &[u8]) -> std::sync::Arc<nowa_device::MemDevice> {
+    let d = nowa_device::MemDevice::new(img.len() as u64);
+    d.write_at(0, img).expect("write the image");
+    std::sync::Arc::new(d)
+}
