@@ -83,6 +83,10 @@ struct RunArgs {
     /// With --trace: stop after this many records.
     #[arg(long, value_parser = flags::count::<u64>(1, u64::MAX))]
     trace_limit: Option<u64>,
+    /// With --trace: accept it however many of its lines are unreadable (default: refuse
+    /// one with more than 1%).
+    #[arg(long, requires = "trace")]
+    skip_bad: bool,
     /// Print the result as JSON.
     #[arg(long)]
     json: bool,
@@ -228,6 +232,7 @@ pub fn run(a: PlanArgs) -> Result<()> {
             };
             let res = match &r.trace {
                 Some(path) => {
+                    nowa_trace::set_skip_bad(r.skip_bad);
                     let mut res = plan::replay(&spec, path, r.trace_limit)?;
                     res.workload = "trace".to_owned();
                     res

@@ -170,6 +170,9 @@ pub(crate) struct LineParser {
     fio_version: u8,
     /// fio v2: microseconds of `wait` actions so far (v2 lines carry no timestamp).
     fio_clock_ns: u64,
+    /// blkparse: the summary blkparse prints after the events ("CPU0 (8,0):", "Total
+    /// (8,0):") began; its lines are skipped (event lines are still read: concatenated runs).
+    blk_summary: bool,
 }
 
 impl LineParser {
@@ -225,8 +228,27 @@ impl LineParser {
             .first()
             .and_then(|d| d.split_once(','))
             .is_some_and(|(a, b)| uint(a, "device").is_ok() && uint(b, "device").is_ok());
-        // Summary lines ("CPU0 (8,0):", "Total (8,0):") and events other than issue.
-        if !is_dev || t.len() < 7 || t[5] != "D" {
+        let summary_start = t.first().is_some_and(|w| {
+            *w == "Total"
+                || w.strip_prefix("CPU")
+                    .is_some_and(|n| uint(n, "cpu").is_ok())
+        });
+        self.blk_summary |= summary_start;
+        if !is_dev {
+            return if self.blk_summary {
+                Ok(Parsed::Skip)
+            } else {
+                Err(LineProblem::Unrecognized)
+            };
+        }
+        if t.len() < 7 {
+            return Err(LineProblem::FieldCount {
+                expected: 7,
+                found: t.len(),
+            });
+        }
+        // Events other than issue.
+        if t[5] != "D" {
             return Ok(Parsed::Skip);
         }
         let ts = fixed(t[3], 9, "time")?;
