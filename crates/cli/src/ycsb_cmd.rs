@@ -316,17 +316,25 @@ fn write_path(a: &YcsbArgs) -> Result<(Option<OopConfig>, Option<FrozenRun>)> {
             "--durable-every needs --durability async (sync makes every update durable)",
         ));
     }
-    oop_config(&a.oop, a.op, a.seed)
+    oop_config(&a.oop, a.op, a.seed, a.engine.no_doublewrite)
 }
 
 /// The out-of-place configuration `--write-path` and its switches ask for (None: in place),
 /// after refusing out-of-place switches an in-place run would ignore; `op` is the SSD OP
-/// estimate of `--defer-compensation` (shared by `nowa ycsb` and `nowa tpcc`).
+/// estimate of `--defer-compensation` (shared by `nowa ycsb` and `nowa tpcc`); and the
+/// in-place switch an out-of-place run would ignore (`no_doublewrite`: out of place has no
+/// doublewrite buffer to turn off).
 pub(crate) fn oop_config(
     o: &OopFlags,
     op: f64,
     seed: u64,
+    no_doublewrite: bool,
 ) -> Result<(Option<OopConfig>, Option<FrozenRun>)> {
+    if o.write_path != PathKind::InPlace && no_doublewrite {
+        return Err(usage(
+            "--no-doublewrite needs --write-path inplace (out of place writes no doublewrite buffer)",
+        ));
+    }
     if o.write_path == PathKind::InPlace {
         let oop_only = [
             ("--compression", o.compression != Compression::Off),

@@ -314,6 +314,14 @@ const CASES: &[(&str, &str)] = &[
     ("ycsb --write-path oop --zone-size 4GiB", "--zone-size"),
     ("ycsb --write-path oop --zone-size 3GiB", "--zone-size"),
     ("ycsb --write-path oop --zone-size auto", "--zone-size"),
+    // an in-place switch an out-of-place run would ignore (issue 26)
+    ("ycsb --write-path oop --no-doublewrite", "--no-doublewrite"),
+    ("tpcc --write-path oop --no-doublewrite", "--no-doublewrite"),
+    // a missing --image-dir is not created (as root it created /nonexistent; issue 26)
+    (
+        "capture --image-dir /nonexistent/nowa-image-dir -- true",
+        "--image-dir",
+    ),
     (
         "ycsb --write-path oop --zone-size infer --device mem",
         "--zone-size",
