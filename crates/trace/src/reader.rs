@@ -113,6 +113,15 @@ pub fn open_with(
     };
     let src = decompress::open_decompressed(path)?;
     let inner = if format == Format::Binary {
+        // The body's checksum is only known at its end: a damaged body would hand out
+        // records with wild offsets first (a footprint of 2^49 pages). One pass checks it
+        // before any record is used; the compact form makes it cheap.
+        let mut check = binary::Reader::new(path, Box::new(src)).map_err(|e| damaged(e, 0))?;
+        let mut n = 0u64;
+        while check.next_record().map_err(|e| damaged(e, n))?.is_some() {
+            n += 1;
+        }
+        let src = decompress::open_decompressed(path)?;
         let r = binary::Reader::new(path, Box::new(src)).map_err(|e| damaged(e, 0))?;
         Inner::Binary(Box::new(r))
     } else {
