@@ -239,6 +239,10 @@ pub fn run(a: PlanArgs) -> Result<()> {
             let o = opts(&r.dev)?;
             let scheme = plan::parse_scheme(&r.scheme, &o.geometry)
                 .map_err(|e| usage(format!("--scheme: {e}")))?;
+            if let Some(t) = &r.trace {
+                // Missing or unrecognized: refused before the run says it starts.
+                nowa_trace::open(t, None).map_err(crate::trace_cmd::trace_err)?;
+            }
             describe(&o);
             let spec = RunSpec {
                 geometry: o.geometry,
@@ -282,8 +286,8 @@ pub fn run(a: PlanArgs) -> Result<()> {
                     file.display()
                 )));
             }
+            crate::resources::create_output_dir("--out", &f.out)?;
             describe(&o);
-            std::fs::create_dir_all(&f.out)?;
             let mut log = |r: &RunResult| println!("{}", line(r));
             plan::figure1(&o, &f.out, &mut log)?;
             if !f.fig1_only {

@@ -222,12 +222,18 @@ pub fn check_new_output(flag: &str, path: &Path, force: bool) -> anyhow::Result<
     Ok(())
 }
 
-/// Creates an output directory before the run.
+/// Creates an output directory before the run: the directory itself, never its parents (a
+/// mistyped path run as root would create it anywhere, `/nonexistent/x` included).
 ///
 /// # Errors
-/// A usage error naming `flag` when the directory cannot be created.
+/// A usage error naming `flag` when the parent does not exist or the directory cannot be
+/// created.
 pub fn create_output_dir(flag: &str, dir: &Path) -> anyhow::Result<()> {
-    std::fs::create_dir_all(dir)
+    if dir.is_dir() {
+        return Ok(());
+    }
+    check_output_file(flag, Some(dir))?;
+    std::fs::create_dir(dir)
         .map_err(|e| usage(format!("{flag} {}: cannot create it: {e}", dir.display())))
 }
 

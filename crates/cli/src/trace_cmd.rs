@@ -121,10 +121,10 @@ fn count_arg(s: &str) -> Result<u64, String> {
     nowa_units::parse_count_in(s, 1, u64::MAX).map_err(|e| e.to_string())
 }
 
-fn parse_format(f: Option<&str>) -> Result<Option<Format>> {
+fn parse_format(flag: &str, f: Option<&str>) -> Result<Option<Format>> {
     f.map(|s| {
         s.parse::<Format>()
-            .map_err(|e| usage(format!("--format: {e}")))
+            .map_err(|e| usage(format!("{flag}: {e}")))
     })
     .transpose()
 }
@@ -180,7 +180,7 @@ impl Sink {
 
 fn convert(c: ConvertArgs) -> Result<()> {
     c.skip.apply();
-    let format = parse_format(c.format.as_deref())?;
+    let format = parse_format("--format", c.format.as_deref())?;
     let mut reader = open(&c.input, format).map_err(trace_err)?;
     let multi = !matches!(reader.format(), Format::NowaCsv | Format::Midas);
     let mut out = Sink::create(&c.output, c.force, multi)?;
@@ -210,7 +210,7 @@ fn file_len(p: &Path) -> u64 {
 
 fn stats(s: StatsArgs) -> Result<()> {
     s.skip.apply();
-    let format = parse_format(s.format.as_deref())?;
+    let format = parse_format("--format", s.format.as_deref())?;
     let mut reader = open(&s.file, format).map_err(trace_err)?;
     let st = TraceStats::collect(&mut reader, &mut |_| {}).map_err(trace_err)?;
     if s.json {
@@ -333,7 +333,7 @@ pub fn run_sim_trace(
         .map_err(|e: String| usage(format!("--trace-volumes: {e}")))?;
     let rs = ReplaySpec {
         trace: path,
-        format: parse_format(t.trace_format.as_deref())?,
+        format: parse_format("--trace-format", t.trace_format.as_deref())?,
         capacity_pages: t.trace_capacity.map(|b| b / 4096),
         fill: spec.fill,
         warmup: spec.warmup,
@@ -345,6 +345,8 @@ pub fn run_sim_trace(
         seed: spec.seed,
         ftl: spec.ftl,
     };
+    // A missing, unreadable or unrecognized file is refused before the run says it starts.
+    open(&rs.trace, rs.format).map_err(trace_err)?;
     eprintln!(
         "nowa sim: seed {}, trace {} (fill {}, OP spare/logical {:.2}%), policy {}",
         rs.seed,

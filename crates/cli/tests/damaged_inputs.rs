@@ -125,7 +125,11 @@ fn text_damages(rng: &mut Rng, base: &[u8], lines: usize) -> Vec<(&'static str, 
     let mut garbage = |r: &mut Rng| {
         let n = 3 + r.below(40);
         std::iter::once(0xff)
-            .chain(r.bytes(n).into_iter().map(|b| if b == b'\n' { b'x' } else { b }))
+            .chain(
+                r.bytes(n)
+                    .into_iter()
+                    .map(|b| if b == b'\n' { b'x' } else { b }),
+            )
             .collect()
     };
     let words = |r: &mut Rng| format!("lorem {} ipsum,{}", r.next(), r.next()).into_bytes();

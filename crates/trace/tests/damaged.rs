@@ -260,3 +260,42 @@ fn empty_and_truncated_binary_traces_are_refused() {
     assert!(e.is_bad_input(), "{e}");
     assert!(e.to_string().contains("short.nwt"), "{e}");
 }
+
+#[test]
+fn a_damaged_binary_body_is_refused_before_any_record() {
+    let dir = tempfile::tempdir().expect("test I/O");
+    let csv = write(dir.path(), "n", "", &fixture("nowa.csv").repeat(40));
+    let good = dir.path().join("g.nwt");
+    let mut w = binary::Writer::create(&good, false).expect("test I/O");
+    for r in open(&csv, None).expect("test I/O") {
+        w.push(&r.expect("test I/O")).expect("test I/O");
+    }
+    w.finish().expect("test I/O");
+    let bytes = std::fs::read(&good).expect("test I/O");
+    // Every bit of the body's second half: a flip must stop the open, not a later record.
+    for at in bytes.len() / 2..bytes.len() {
+        let mut f = bytes.clone();
+        f[at] ^= 0x40;
+        let p = dir.path().join("f.nwt");
+        std::fs::write(&p, &f).expect("test I/O");
+        let e = open(&p, Some(Format::Binary)).err();
+        assert!(
+            e.as_ref().is_some_and(TraceError::is_bad_input),
+            "byte {at}: {e:?}"
+        );
+    }
+}
+
+#[test]
+fn a_request_ending_past_2_to_the_64_is_an_unreadable_line() {
+    let dir = tempfile::tempdir().expect("test I/O");
+    let end = u64::MAX - 100;
+    let p = write(
+        dir.path(),
+        "o",
+        "",
+        format!("0.1,W,{end},4096\n").as_bytes(),
+    );
+    let e = read_all(&p, Format::NowaCsv).expect_err("refused");
+    assert!(e.to_string().contains("offset + length"), "{e}");
+}
