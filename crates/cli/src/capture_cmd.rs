@@ -34,7 +34,7 @@ pub struct CaptureArgs {
     /// Overwrite --out if it exists.
     #[arg(long)]
     force: bool,
-    /// Directory for the sparse image (default: the system's temporary directory).
+    /// Existing directory for the sparse image (default: the system's temporary directory).
     #[arg(long)]
     image_dir: Option<PathBuf>,
     /// The command and its arguments (after `--`). `{dir}` and `{dev}` in them become the
@@ -460,6 +460,9 @@ pub fn run(a: CaptureArgs) -> Result<()> {
             "--fs: unknown file system '{}' (expected ext4, xfs or none)",
             a.fs
         )));
+    }
+    if let Some(d) = &a.image_dir {
+        crate::resources::check_existing_dir("--image-dir", d)?;
     }
     if !is_root() {
         return Err(usage(

@@ -361,8 +361,8 @@ pub fn run_cmd(a: CkptArgs) -> Result<()> {
             "--buffers, --counts, --paths: at least one value each",
         ));
     }
-    for d in [&f.out, &f.work] {
-        std::fs::create_dir_all(d).with_context(|| format!("creating {}", d.display()))?;
+    for (flag, d) in [("--out", &f.out), ("--work", &f.work)] {
+        crate::resources::create_output_dir(flag, d)?;
     }
     eprintln!(
         "nowa ckpt: seed {}, {} warehouses, {} s per run, WAL limit {} MiB, {} paced points",

@@ -174,6 +174,29 @@ struct BenchArgs {
     seed: u64,
 }
 
+/// Whether `e` is the fault of an input file (a damaged, cut or foreign write log or model):
+/// the CLI exits with 2 on these.
+pub fn is_bad_input(e: &nowa_frozen::FrozenError) -> bool {
+    use nowa_frozen::FrozenError as E;
+    use std::io::ErrorKind as K;
+    match e {
+        E::Io { source, .. } => matches!(
+            source.kind(),
+            K::NotFound | K::PermissionDenied | K::InvalidInput | K::IsADirectory
+        ),
+        E::Read(_)
+        | E::Truncated { .. }
+        | E::Corrupt { .. }
+        | E::Version { .. }
+        | E::BadRecord { .. }
+        | E::OutOfOrder { .. }
+        | E::Exists { .. }
+        | E::ModelJson(_)
+        | E::BadModel { .. } => true,
+        _ => false,
+    }
+}
+
 pub fn run(a: FrozenArgs) -> Result<()> {
     match a.sub {
         FrozenSub::Train(t) => train(&t),

@@ -200,11 +200,22 @@ fn report(e: &anyhow::Error) -> i32 {
         return 130;
     }
     eprintln!("nowa: error: {line}");
-    if e.downcast_ref::<UsageError>().is_some() {
+    if e.downcast_ref::<UsageError>().is_some() || damaged_input(e) {
         2
     } else {
         1
     }
+}
+
+/// A damaged, empty or missing input file (a trace replayed deep in an experiment, a write
+/// log) anywhere in `e`'s chain: bad input, not a failure of the run.
+fn damaged_input(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<nowa_trace::TraceError>()
+            .is_some_and(nowa_trace::TraceError::is_bad_input)
+            || c.downcast_ref::<nowa_frozen::FrozenError>()
+                .is_some_and(frozen_cmd::is_bad_input)
+    })
 }
 
 /// `e` and its causes on one line, "outer: cause: ...", leaving out a cause whose text the

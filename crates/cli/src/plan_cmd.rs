@@ -83,6 +83,10 @@ struct RunArgs {
     /// With --trace: stop after this many records.
     #[arg(long, value_parser = flags::count::<u64>(1, u64::MAX))]
     trace_limit: Option<u64>,
+    /// With --trace: accept it however many of its lines are unreadable (default: refuse
+    /// one with more than 1%).
+    #[arg(long, requires = "trace")]
+    skip_bad: bool,
     /// Print the result as JSON.
     #[arg(long)]
     json: bool,
@@ -138,6 +142,14 @@ fn opts(d: &DeviceArgs) -> Result<FigureOpts> {
             "--channels/--chips-per-channel/--blocks-per-chip: {e}"
         ))
     })?;
+    // The workloads' regions need a minimum device; refused here, before any work.
+    let min = plan::workload::MIN_LOGICAL_PAGES;
+    if g.logical_pages() < min {
+        return Err(usage(format!(
+            "--channels/--chips-per-channel/--blocks-per-chip/--pages-per-block/--op: {} logical pages, the workloads need >= {min}",
+            g.logical_pages()
+        )));
+    }
     let chips = match d.timing.as_str() {
         "femu" => ChipParams::femu(g.channels, g.chips_per_channel, page_bytes),
         "mqsim" => ChipParams::mqsim(g.channels, g.chips_per_channel, page_bytes),
@@ -161,6 +173,23 @@ fn opts(d: &DeviceArgs) -> Result<FigureOpts> {
         captured: Vec::new(),
         captured_pages_per_block: 2,
     })
+}
+
+/// A device GC cannot keep writable (too few spare blocks for the scheme's open units) is
+/// the geometry flags' fault: exit 2 naming them. Where exactly a geometry turns unworkable
+/// depends on the scheme and the workload, so it is found by running (the fill comes first,
+/// before any measured work).
+fn too_little_spare(e: anyhow::Error) -> anyhow::Error {
+    let full = e
+        .chain()
+        .any(|c| matches!(c.downcast_ref(), Some(nowa_flash::FlashError::DeviceFull)));
+    if full {
+        usage(format!(
+            "--op/--blocks-per-chip/--gc-reserve/--scheme: {e}: this geometry leaves GC too few spare blocks; raise --op or --blocks-per-chip"
+        ))
+    } else {
+        e
+    }
 }
 
 fn describe(o: &FigureOpts) {
@@ -210,6 +239,10 @@ pub fn run(a: PlanArgs) -> Result<()> {
             let o = opts(&r.dev)?;
             let scheme = plan::parse_scheme(&r.scheme, &o.geometry)
                 .map_err(|e| usage(format!("--scheme: {e}")))?;
+            if let Some(t) = &r.trace {
+                // Missing or unrecognized: refused before the run says it starts.
+                nowa_trace::open(t, None).map_err(crate::trace_cmd::trace_err)?;
+            }
             describe(&o);
             let spec = RunSpec {
                 geometry: o.geometry,
@@ -228,11 +261,12 @@ pub fn run(a: PlanArgs) -> Result<()> {
             };
             let res = match &r.trace {
                 Some(path) => {
+                    nowa_trace::set_skip_bad(r.skip_bad);
                     let mut res = plan::replay(&spec, path, r.trace_limit)?;
                     res.workload = "trace".to_owned();
                     res
                 }
-                None => plan::run(&spec)?,
+                None => plan::run(&spec).map_err(too_little_spare)?,
             };
             if r.json {
                 println!("{}", serde_json::to_string_pretty(&res)?);
@@ -252,8 +286,8 @@ pub fn run(a: PlanArgs) -> Result<()> {
                     file.display()
                 )));
             }
+            crate::resources::create_output_dir("--out", &f.out)?;
             describe(&o);
-            std::fs::create_dir_all(&f.out)?;
             let mut log = |r: &RunResult| println!("{}", line(r));
             plan::figure1(&o, &f.out, &mut log)?;
             if !f.fig1_only {
@@ -281,7 +315,8 @@ fn bench(d: &DeviceArgs) -> Result<()> {
             time_scale: o.time_scale,
             gc_reserve: o.gc_reserve,
             track_streams: false,
-        })?;
+        })
+        .map_err(too_little_spare)?;
         assert!(
             r.counters.host_pages > 0 && r.cpu_secs > 0.0,
             "a run writes and takes CPU time"
@@ -303,4 +338,96 @@ fn bench(d: &DeviceArgs) -> Result<()> {
         );
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+    use proptest::prelude::*;
+
+    #[derive(Parser)]
+    struct Flags {
+        #[command(flatten)]
+        dev: DeviceArgs,
+    }
+
+    /// The geometry flags of `nowa plan run`, small values: refused as bad input (exit 2),
+    /// or the run completes; never a panic or a failure of another kind. Issue 26: 64 blocks
+    /// of 1 page panicked in the workload generator.
+    fn check(args: &[String], scheme: &str) -> Result<(), TestCaseError> {
+        let flags =
+            Flags::try_parse_from(std::iter::once("t".to_owned()).chain(args.iter().cloned()));
+        let Ok(f) = flags else { return Ok(()) };
+        let o = match opts(&f.dev) {
+            Ok(o) => o,
+            Err(e) => {
+                prop_assert!(e.downcast_ref::<crate::UsageError>().is_some(), "{e}");
+                return Ok(());
+            }
+        };
+        let Ok(scheme) = plan::parse_scheme(scheme, &o.geometry) else {
+            return Ok(());
+        };
+        let spec = RunSpec {
+            geometry: o.geometry,
+            chips: o.chips,
+            scheme,
+            workload: WorkloadKind::Fio,
+            drive_writes: o.drive_writes,
+            seed: o.seed,
+            time_scale: o.time_scale,
+            gc_reserve: o.gc_reserve,
+            track_streams: true,
+        };
+        if let Err(e) = plan::run(&spec).map_err(too_little_spare) {
+            prop_assert!(
+                e.downcast_ref::<crate::UsageError>().is_some(),
+                "{args:?}: {e}"
+            );
+        }
+        Ok(())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+        #[test]
+        fn small_geometries_are_refused_or_run(
+            channels in 0u32..5,
+            chips in 0u32..5,
+            blocks in 0u32..300,
+            pages in 0u32..24,
+            op in prop::sample::select(vec!["0.01", "0.0625", "0.5"]),
+            reserve in prop::sample::select(vec!["0", "0.05", "0.5"]),
+            scheme in prop::sample::select(vec!["baseline", "plan-pred-1/4", "partial-gc", "multi-stream"]),
+        ) {
+            let args: Vec<String> = [
+                ("--channels", channels.to_string()),
+                ("--chips-per-channel", chips.to_string()),
+                ("--blocks-per-chip", blocks.to_string()),
+                ("--pages-per-block", pages.to_string()),
+                ("--op", op.to_owned()),
+                ("--gc-reserve", reserve.to_owned()),
+                ("--drive-writes", "0.01".to_owned()),
+            ]
+            .into_iter()
+            .flat_map(|(k, v)| [k.to_owned(), v])
+            .collect();
+            check(&args, scheme)?;
+        }
+    }
+
+    #[test]
+    fn the_issue_26_geometry_is_refused_naming_the_flags() {
+        let args: Vec<String> = "--blocks-per-chip 64 --pages-per-block 1 --drive-writes 0.01"
+            .split(' ')
+            .map(str::to_owned)
+            .collect();
+        let f = Flags::try_parse_from(std::iter::once("t".to_owned()).chain(args)).unwrap();
+        let Err(e) = opts(&f.dev) else {
+            panic!("64 blocks of 1 page accepted")
+        };
+        assert!(e.downcast_ref::<crate::UsageError>().is_some());
+        assert!(e.to_string().contains("--pages-per-block"), "{e}");
+    }
 }

@@ -178,15 +178,29 @@ pub fn check_output_file(flag: &str, path: Option<&Path>) -> anyhow::Result<()> 
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
     };
+    check_dir(flag, path, dir)?;
+    if path.is_dir() {
+        return Err(usage(format!("{flag} {}: is a directory", path.display())));
+    }
+    Ok(())
+}
+
+/// Refuses a directory flag (`--image-dir`) naming no existing directory: the command
+/// creates its files inside, never the directory itself (as root it would create any path).
+///
+/// # Errors
+/// A usage error naming `flag`.
+pub fn check_existing_dir(flag: &str, dir: &Path) -> anyhow::Result<()> {
+    check_dir(flag, dir, dir)
+}
+
+fn check_dir(flag: &str, path: &Path, dir: &Path) -> anyhow::Result<()> {
     if !dir.is_dir() {
         return Err(usage(format!(
             "{flag} {}: the directory {} does not exist",
             path.display(),
             dir.display()
         )));
-    }
-    if path.is_dir() {
-        return Err(usage(format!("{flag} {}: is a directory", path.display())));
     }
     Ok(())
 }
@@ -208,12 +222,18 @@ pub fn check_new_output(flag: &str, path: &Path, force: bool) -> anyhow::Result<
     Ok(())
 }
 
-/// Creates an output directory before the run.
+/// Creates an output directory before the run: the directory itself, never its parents (a
+/// mistyped path run as root would create it anywhere, `/nonexistent/x` included).
 ///
 /// # Errors
-/// A usage error naming `flag` when the directory cannot be created.
+/// A usage error naming `flag` when the parent does not exist or the directory cannot be
+/// created.
 pub fn create_output_dir(flag: &str, dir: &Path) -> anyhow::Result<()> {
-    std::fs::create_dir_all(dir)
+    if dir.is_dir() {
+        return Ok(());
+    }
+    check_output_file(flag, Some(dir))?;
+    std::fs::create_dir(dir)
         .map_err(|e| usage(format!("{flag} {}: cannot create it: {e}", dir.display())))
 }
 

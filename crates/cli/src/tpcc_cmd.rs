@@ -158,7 +158,7 @@ type Built = (Box<dyn StoreBuilder>, Option<FrozenRun>, Option<u64>);
 /// The store builder of the flags, SepFrozen's model when `--placement` asks for it, and the
 /// zone size out of place.
 fn builder(a: &TpccArgs, dev: &dyn BlockDevice, sim: Option<&SimConfig>) -> Result<Built> {
-    let (oop, frozen) = oop_config(&a.oop, a.op, a.seed)?;
+    let (oop, frozen) = oop_config(&a.oop, a.op, a.seed, a.engine.no_doublewrite)?;
     let (b, zone): (Box<dyn StoreBuilder>, _) = match oop {
         None => (Box::new(in_place_store()), None),
         Some(mut o) => {

@@ -43,6 +43,24 @@ struct ConvertArgs {
     /// Overwrite OUT if it exists.
     #[arg(long)]
     force: bool,
+    #[command(flatten)]
+    skip: SkipBad,
+}
+
+/// `--skip-bad`, on every command that reads a trace.
+#[derive(Args, Debug, Clone, Copy)]
+pub struct SkipBad {
+    /// Accept a trace however many of its lines are unreadable (default: refuse one with more
+    /// than 1%; skipped lines are counted on stderr either way).
+    #[arg(long)]
+    skip_bad: bool,
+}
+
+impl SkipBad {
+    /// Sets the policy of every trace reader this process opens.
+    pub fn apply(self) {
+        nowa_trace::set_skip_bad(self.skip_bad);
+    }
 }
 
 #[derive(Args, Debug)]
@@ -58,6 +76,8 @@ struct StatsArgs {
     /// Volumes listed in the report (the ones that write most).
     #[arg(long, default_value_t = 20)]
     max_volumes: usize,
+    #[command(flatten)]
+    skip: SkipBad,
 }
 
 #[derive(Args, Debug)]
@@ -101,21 +121,20 @@ fn count_arg(s: &str) -> Result<u64, String> {
     nowa_units::parse_count_in(s, 1, u64::MAX).map_err(|e| e.to_string())
 }
 
-fn parse_format(f: Option<&str>) -> Result<Option<Format>> {
+fn parse_format(flag: &str, f: Option<&str>) -> Result<Option<Format>> {
     f.map(|s| {
         s.parse::<Format>()
-            .map_err(|e| usage(format!("--format: {e}")))
+            .map_err(|e| usage(format!("{flag}: {e}")))
     })
     .transpose()
 }
 
-/// Trace errors a user causes by naming a wrong file are usage errors (exit 2).
-fn trace_err(e: TraceError) -> anyhow::Error {
+/// Trace errors a user causes (a wrong, damaged or empty file, an output that exists) are
+/// usage errors (exit 2).
+pub fn trace_err(e: TraceError) -> anyhow::Error {
     match &e {
-        TraceError::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
-            usage(e.to_string())
-        }
-        TraceError::UnknownFormat { .. } | TraceError::Exists { .. } => usage(e.to_string()),
+        TraceError::TooManyBad { .. } => usage(format!("{e}; --skip-bad accepts them")),
+        _ if e.is_bad_input() => usage(e.to_string()),
         _ => anyhow::Error::new(e),
     }
 }
@@ -160,13 +179,14 @@ impl Sink {
 }
 
 fn convert(c: ConvertArgs) -> Result<()> {
-    let format = parse_format(c.format.as_deref())?;
+    c.skip.apply();
+    let format = parse_format("--format", c.format.as_deref())?;
     let mut reader = open(&c.input, format).map_err(trace_err)?;
     let multi = !matches!(reader.format(), Format::NowaCsv | Format::Midas);
     let mut out = Sink::create(&c.output, c.force, multi)?;
     let t = std::time::Instant::now();
     let mut n = 0u64;
-    while let Some(r) = reader.next_record()? {
+    while let Some(r) = reader.next_record().map_err(trace_err)? {
         out.push(&r)?;
         n += 1;
     }
@@ -189,9 +209,10 @@ fn file_len(p: &Path) -> u64 {
 }
 
 fn stats(s: StatsArgs) -> Result<()> {
-    let format = parse_format(s.format.as_deref())?;
+    s.skip.apply();
+    let format = parse_format("--format", s.format.as_deref())?;
     let mut reader = open(&s.file, format).map_err(trace_err)?;
-    let st = TraceStats::collect(&mut reader, &mut |_| {})?;
+    let st = TraceStats::collect(&mut reader, &mut |_| {}).map_err(trace_err)?;
     if s.json {
         println!("{}", serde_json::to_string_pretty(&st)?);
     } else {
@@ -269,6 +290,10 @@ pub struct SimTraceFlags {
     /// Logical capacity of each replay device (default: the footprint / --fill).
     #[arg(long, requires = "trace", value_parser = size_arg)]
     trace_capacity: Option<u64>,
+    /// Accept the trace however many of its lines are unreadable (default: refuse one with
+    /// more than 1%; skipped lines are counted on stderr either way).
+    #[arg(long, requires = "trace")]
+    skip_bad: bool,
 }
 
 impl SimTraceFlags {
@@ -301,13 +326,14 @@ pub fn run_sim_trace(
     quiet: bool,
 ) -> Result<()> {
     let path = t.trace.clone().expect("run_sim_trace needs --trace");
+    nowa_trace::set_skip_bad(t.skip_bad);
     let volumes: VolumeMode = t
         .trace_volumes
         .parse()
         .map_err(|e: String| usage(format!("--trace-volumes: {e}")))?;
     let rs = ReplaySpec {
         trace: path,
-        format: parse_format(t.trace_format.as_deref())?,
+        format: parse_format("--trace-format", t.trace_format.as_deref())?,
         capacity_pages: t.trace_capacity.map(|b| b / 4096),
         fill: spec.fill,
         warmup: spec.warmup,
@@ -319,6 +345,8 @@ pub fn run_sim_trace(
         seed: spec.seed,
         ftl: spec.ftl,
     };
+    // A missing, unreadable or unrecognized file is refused before the run says it starts.
+    open(&rs.trace, rs.format).map_err(trace_err)?;
     eprintln!(
         "nowa sim: seed {}, trace {} (fill {}, OP spare/logical {:.2}%), policy {}",
         rs.seed,

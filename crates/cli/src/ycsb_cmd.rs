@@ -316,33 +316,51 @@ fn write_path(a: &YcsbArgs) -> Result<(Option<OopConfig>, Option<FrozenRun>)> {
             "--durable-every needs --durability async (sync makes every update durable)",
         ));
     }
-    oop_config(&a.oop, a.op, a.seed)
+    oop_config(&a.oop, a.op, a.seed, a.engine.no_doublewrite)
+}
+
+/// Switches of one write path given to the other, which would ignore them: out-of-place
+/// switches in place, `--no-doublewrite` out of place (no doublewrite buffer to turn off).
+fn refuse_ignored_switches(o: &OopFlags, no_doublewrite: bool) -> Result<()> {
+    if o.write_path != PathKind::InPlace {
+        if no_doublewrite {
+            return Err(usage(
+                "--no-doublewrite needs --write-path inplace (out of place writes no doublewrite buffer)",
+            ));
+        }
+        return Ok(());
+    }
+    let oop_only = [
+        ("--compression", o.compression != Compression::Off),
+        ("--nowa", o.nowa),
+        ("--gdt", o.gdt),
+        ("--defer-compensation", o.defer_compensation),
+        ("--space-limit", o.space_limit.is_some()),
+        ("--placement", o.placement.is_some()),
+        ("--gc-victim", o.gc_victim.is_some()),
+        ("--gc-trigger", o.gc_trigger.is_some()),
+        ("--frozen-model", o.frozen_model.is_some()),
+        ("--frozen-threshold", o.frozen_threshold.is_some()),
+    ];
+    match oop_only.iter().find(|(_, set)| *set) {
+        Some((flag, _)) => Err(usage(format!("{flag} needs --write-path oop"))),
+        None => Ok(()),
+    }
 }
 
 /// The out-of-place configuration `--write-path` and its switches ask for (None: in place),
 /// after refusing out-of-place switches an in-place run would ignore; `op` is the SSD OP
-/// estimate of `--defer-compensation` (shared by `nowa ycsb` and `nowa tpcc`).
+/// estimate of `--defer-compensation` (shared by `nowa ycsb` and `nowa tpcc`); and the
+/// in-place switch an out-of-place run would ignore (`no_doublewrite`: out of place has no
+/// doublewrite buffer to turn off).
 pub(crate) fn oop_config(
     o: &OopFlags,
     op: f64,
     seed: u64,
+    no_doublewrite: bool,
 ) -> Result<(Option<OopConfig>, Option<FrozenRun>)> {
+    refuse_ignored_switches(o, no_doublewrite)?;
     if o.write_path == PathKind::InPlace {
-        let oop_only = [
-            ("--compression", o.compression != Compression::Off),
-            ("--nowa", o.nowa),
-            ("--gdt", o.gdt),
-            ("--defer-compensation", o.defer_compensation),
-            ("--space-limit", o.space_limit.is_some()),
-            ("--placement", o.placement.is_some()),
-            ("--gc-victim", o.gc_victim.is_some()),
-            ("--gc-trigger", o.gc_trigger.is_some()),
-            ("--frozen-model", o.frozen_model.is_some()),
-            ("--frozen-threshold", o.frozen_threshold.is_some()),
-        ];
-        if let Some((flag, _)) = oop_only.iter().find(|(_, set)| *set) {
-            return Err(usage(format!("{flag} needs --write-path oop")));
-        }
         return Ok((None, None));
     }
     let frozen =

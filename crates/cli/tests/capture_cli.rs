@@ -105,6 +105,21 @@ fn capture_refuses_without_root_or_over_an_existing_file() {
     assert_eq!(std::fs::read_to_string(&out).unwrap(), "keep me");
     let bad = nowa(&["capture", "--fs", "ntfs", "--", "true"]);
     assert_eq!(bad.status.code(), Some(2));
+    // A missing --image-dir is refused, not created (issue 26: as root it made the path).
+    let missing = dir.path().join("no/such/dir");
+    let o = nowa(&[
+        "capture",
+        "--out",
+        dir.path().join("c.csv").to_str().unwrap(),
+        "--image-dir",
+        missing.to_str().unwrap(),
+        "--",
+        "true",
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("--image-dir"), "{err}");
+    assert!(!dir.path().join("no").exists(), "the directory was created");
     if is_root() {
         if !have("setpriv") {
             eprintln!("SKIPPED the no-root case: no setpriv to drop root");

@@ -109,9 +109,10 @@ fn a_damaged_log_is_an_error_not_a_model() {
         "--out",
         model.to_str().unwrap(),
     ]);
-    assert_eq!(out.status.code(), Some(1));
+    // A damaged input file is bad input: exit 2 (issue 26), naming the flag and the file.
+    assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("damaged"), "{err}");
+    assert!(err.contains("damaged") && err.contains("--writes"), "{err}");
     assert!(!model.exists(), "no model from a damaged log");
 }
 

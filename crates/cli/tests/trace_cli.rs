@@ -278,3 +278,58 @@ fn trace_usage_errors_are_one_line_exit_2() {
         vec!["sim", "--trace-volume", "3"],
     ]);
 }
+
+/// Damaged traces through every command that reads one: refused with the file and the first
+/// bad line (exit 2), unless --skip-bad; a few bad lines are accepted and counted on stderr.
+#[test]
+fn damaged_traces_are_refused_or_counted_by_every_reader_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let header_only = dir.path().join("h.csv");
+    std::fs::write(&header_only, "ts_sec,op,offset_bytes,len_bytes\n").unwrap();
+    let blk = dir.path().join("b.txt");
+    std::fs::write(&blk, "8,0 3 7 0.1 697 D WS 223490 + 8 [k]\nhello\nworld\n").unwrap();
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    std::io::Write::write_all(&mut gz, "0.0,W,0,4096\n".repeat(2000).as_bytes()).unwrap();
+    let gz = gz.finish().unwrap();
+    let cut = dir.path().join("cut.csv.gz");
+    std::fs::write(&cut, &gz[..gz.len() / 2]).unwrap();
+    let out = dir.path().join("o.nwt");
+    let wl = dir.path().join("o.wlog");
+    for t in [&header_only, &blk, &cut] {
+        assert_usage_errors(&[
+            vec!["trace", "stats", p(t)],
+            vec!["trace", "convert", p(t), p(&out)],
+            vec!["sim", "--trace", p(t), "-q"],
+            vec!["plan", "run", "--trace", p(t), "--drive-writes", "0"],
+            vec!["frozen", "from-trace", "--trace", p(t), "--out", p(&wl)],
+        ]);
+        let _ = std::fs::remove_file(&wl);
+    }
+    let e = nowa(&["trace", "stats", "--format", "blkparse", p(&blk)]);
+    let err = String::from_utf8_lossy(&e.stderr);
+    assert!(
+        err.contains("b.txt:2:") && err.contains("--skip-bad"),
+        "{err}"
+    );
+    let ok = nowa(&[
+        "trace",
+        "stats",
+        "--format",
+        "blkparse",
+        "--skip-bad",
+        p(&blk),
+    ]);
+    let err = String::from_utf8_lossy(&ok.stderr);
+    assert!(ok.status.success(), "{err}");
+    assert!(err.contains("skipped 2 unreadable of 3 lines"), "{err}");
+    // One bad line in 201: accepted, and said.
+    let few = dir.path().join("few.csv");
+    std::fs::write(&few, "0.0,W,0,4096\n".repeat(200) + "junk\n").unwrap();
+    let ok = nowa(&["trace", "stats", p(&few)]);
+    let err = String::from_utf8_lossy(&ok.stderr);
+    assert!(ok.status.success(), "{err}");
+    assert!(
+        err.contains("few.csv: skipped 1 unreadable of 201 lines (first: line 201"),
+        "{err}"
+    );
+}

@@ -40,6 +40,10 @@ fn sniff(head: &[u8]) -> Codec {
 /// [`TraceError::Io`] naming the file when it cannot be opened or its first bytes read.
 pub fn open_decompressed(path: &Path) -> Result<Box<dyn BufRead + Send>, TraceError> {
     let file = File::open(path).map_err(|e| TraceError::io(path, e))?;
+    if file.metadata().is_ok_and(|m| m.is_dir()) {
+        let e = std::io::Error::new(std::io::ErrorKind::IsADirectory, "is a directory");
+        return Err(TraceError::io(path, e));
+    }
     let mut raw = BufReader::with_capacity(BUF, file);
     let codec = sniff(raw.fill_buf().map_err(|e| TraceError::io(path, e))?);
     let reader: Box<dyn BufRead + Send> = match codec {
@@ -65,9 +69,14 @@ pub fn open_decompressed(path: &Path) -> Result<Box<dyn BufRead + Send>, TraceEr
 pub(crate) fn head(path: &Path, n: usize) -> Result<Vec<u8>, TraceError> {
     let r = open_decompressed(path)?;
     let mut out = Vec::with_capacity(n);
+    // A read error past the opening is damage to the file (a cut .gz), not the machine's.
     r.take(n as u64)
         .read_to_end(&mut out)
-        .map_err(|e| TraceError::io(path, e))?;
+        .map_err(|source| TraceError::Damaged {
+            path: path.to_path_buf(),
+            line: 0,
+            source,
+        })?;
     Ok(out)
 }
 

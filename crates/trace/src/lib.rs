@@ -24,7 +24,9 @@ mod text;
 pub use csv_out::CsvWriter;
 pub use decompress::open_decompressed;
 pub use format::Format;
-pub use reader::{open, TraceReader};
+pub use reader::{
+    open, open_with, set_skip_bad, ReadPolicy, Skipped, TraceReader, DEFAULT_BAD_SHARE,
+};
 pub use record_dev::RecordingDevice;
 pub use stats::{TraceStats, VolumeStats, SIZE_BUCKETS};
 pub use text::{parse_rq_issue, parse_rwbs};
@@ -110,6 +112,8 @@ pub enum LineProblem {
         /// The field's name.
         field: &'static str,
     },
+    /// Not a line of the format at all (blkparse: neither an event nor its summary).
+    Unrecognized,
 }
 
 impl std::fmt::Display for LineProblem {
@@ -121,6 +125,7 @@ impl std::fmt::Display for LineProblem {
             LineProblem::Number { field } => write!(f, "field '{field}' is not a number"),
             LineProblem::OpCode { field } => write!(f, "field '{field}' is not a known operation"),
             LineProblem::Overflow { field } => write!(f, "field '{field}' overflows 64 bits"),
+            LineProblem::Unrecognized => f.write_str("not a line of this format"),
         }
     }
 }
@@ -169,6 +174,43 @@ pub enum TraceError {
         /// The value it has.
         found: u64,
     },
+    /// More than the allowed share of the lines could not be read ([`ReadPolicy`]).
+    #[error("{}:{first_line}: {bad} of {lines} lines unreadable, more than the {:.1}% allowed (first: {problem} in '{text}')", path.display(), share * 100.0)]
+    TooManyBad {
+        /// The file.
+        path: PathBuf,
+        /// 1-based number of the first unreadable line.
+        first_line: u64,
+        /// What is wrong with it.
+        problem: LineProblem,
+        /// That line (cut to 120 characters).
+        text: String,
+        /// Unreadable lines.
+        bad: u64,
+        /// Lines holding a record or an unreadable line (headers, comments and blanks aside).
+        lines: u64,
+        /// The share allowed.
+        share: f64,
+    },
+    /// The file holds no record (empty, header only, comments only).
+    #[error("{}: no records in {lines} lines (empty, header-only or not a trace)", path.display())]
+    Empty {
+        /// The file.
+        path: PathBuf,
+        /// Lines read (records for the binary form: 0).
+        lines: u64,
+    },
+    /// The stream broke off or is damaged (a truncated or corrupt .gz/.xz/.zst, a short binary
+    /// header): nothing after `line` can be read.
+    #[error("{}: damaged after line {line}: {source}", path.display())]
+    Damaged {
+        /// The file.
+        path: PathBuf,
+        /// Lines (records for the binary form) read before the damage.
+        line: u64,
+        /// What the decompressor or reader said.
+        source: std::io::Error,
+    },
     /// The output exists and overwriting was not allowed.
     #[error("{}: exists (pass --force to overwrite)", path.display())]
     Exists {
@@ -178,6 +220,27 @@ pub enum TraceError {
 }
 
 impl TraceError {
+    /// Whether the error is the input's fault (a damaged, empty or unrecognized file, a
+    /// missing or unreadable one, an output that exists): the CLI exits with 2 on these. An
+    /// I/O error on a file being written (disk full) is not.
+    #[must_use]
+    pub fn is_bad_input(&self) -> bool {
+        use std::io::ErrorKind as K;
+        match self {
+            TraceError::Io { source, .. } => matches!(
+                source.kind(),
+                K::NotFound | K::PermissionDenied | K::InvalidInput | K::IsADirectory
+            ),
+            TraceError::Line { .. }
+            | TraceError::UnknownFormat { .. }
+            | TraceError::Corrupt { .. }
+            | TraceError::Exists { .. }
+            | TraceError::TooManyBad { .. }
+            | TraceError::Empty { .. }
+            | TraceError::Damaged { .. } => true,
+        }
+    }
+
     /// An I/O error on `path`.
     pub(crate) fn io(path: &std::path::Path, source: std::io::Error) -> TraceError {
         TraceError::Io {

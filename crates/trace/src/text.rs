@@ -94,19 +94,25 @@ fn fields<'a, const N: usize>(mut it: impl Iterator<Item = &'a str>) -> Res<[&'a
     Ok(out)
 }
 
-fn rec(ts_ns: u64, volume: u32, op: Op, offset: u64, len: u64) -> Parsed {
+fn rec(ts_ns: u64, volume: u32, op: Op, offset: u64, len: u64) -> Res<Parsed> {
     let (offset, len) = if op == Op::Flush {
         (0, 0)
     } else {
         (offset, len)
     };
-    Parsed::One(Record {
+    // Every consumer computes the request's end.
+    if offset.checked_add(len).is_none() {
+        return Err(LineProblem::Overflow {
+            field: "offset + length",
+        });
+    }
+    Ok(Parsed::One(Record {
         ts_ns,
         volume,
         op,
         offset,
         len,
-    })
+    }))
 }
 
 /// The kernel's `rwbs` string (blkparse, block tracepoints): whether the request carries a
@@ -170,6 +176,9 @@ pub(crate) struct LineParser {
     fio_version: u8,
     /// fio v2: microseconds of `wait` actions so far (v2 lines carry no timestamp).
     fio_clock_ns: u64,
+    /// blkparse: inside the summary blkparse prints after the events ("CPU0 (8,0):",
+    /// "Total (8,0):"), whose lines are skipped; an event line ends it (concatenated runs).
+    blk_summary: bool,
 }
 
 impl LineParser {
@@ -210,13 +219,13 @@ impl LineParser {
         uint(disk.trim(), "DiskNumber")?;
         let volume = self.volume_of(&format!("{}/{}", host.trim(), disk.trim()));
         let ts = times(uint(ts.trim(), "Timestamp")?, 100, "Timestamp")?;
-        Ok(rec(
+        rec(
             ts,
             volume,
             op,
             uint(off.trim(), "Offset")?,
             uint(size.trim(), "Size")?,
-        ))
+        )
     }
 
     fn blkparse(&mut self, line: &str) -> Res<Parsed> {
@@ -225,8 +234,32 @@ impl LineParser {
             .first()
             .and_then(|d| d.split_once(','))
             .is_some_and(|(a, b)| uint(a, "device").is_ok() && uint(b, "device").is_ok());
-        // Summary lines ("CPU0 (8,0):", "Total (8,0):") and events other than issue.
-        if !is_dev || t.len() < 7 || t[5] != "D" {
+        let summary_start = t.first().is_some_and(|w| {
+            *w == "Total"
+                || w.strip_prefix("CPU")
+                    .is_some_and(|n| uint(n, "cpu").is_ok())
+        });
+        self.blk_summary = (self.blk_summary || summary_start) && !is_dev;
+        if !is_dev {
+            // The summary's lines are ASCII "Name: values" (" Reads Queued: 0, 0KiB",
+            // "Events (8,0): 9 entries", "Skips: 0 forward (0 - 0.0%)").
+            let text = line
+                .bytes()
+                .all(|b| b.is_ascii_graphic() || b == b' ' || b == b'\t');
+            return if self.blk_summary && text && line.contains(':') {
+                Ok(Parsed::Skip)
+            } else {
+                Err(LineProblem::Unrecognized)
+            };
+        }
+        if t.len() < 7 {
+            return Err(LineProblem::FieldCount {
+                expected: 7,
+                found: t.len(),
+            });
+        }
+        // Events other than issue.
+        if t[5] != "D" {
             return Ok(Parsed::Skip);
         }
         let ts = fixed(t[3], 9, "time")?;
@@ -235,13 +268,16 @@ impl LineParser {
             (Some(s), Some(&"+"), Some(n)) => (uint(s, "sector")?, uint(n, "sectors")?),
             _ => (0, 0),
         };
-        Ok(rwbs_records(
-            t[6],
-            ts,
-            volume,
+        let (offset, len) = (
             times(sector, 512, "sector")?,
             times(sectors, 512, "sectors")?,
-        ))
+        );
+        if offset.checked_add(len).is_none() {
+            return Err(LineProblem::Overflow {
+                field: "offset + length",
+            });
+        }
+        Ok(rwbs_records(t[6], ts, volume, offset, len))
     }
 
     fn fio(&mut self, line: &str) -> Res<Parsed> {
@@ -285,10 +321,10 @@ impl LineParser {
             _ => return Err(LineProblem::OpCode { field: "action" }),
         };
         if op == Op::Flush {
-            return Ok(rec(ts, volume, op, 0, 0));
+            return rec(ts, volume, op, 0, 0);
         }
         let off = uint(off.unwrap_or(""), "offset")?;
-        Ok(rec(ts, volume, op, off, uint(len.unwrap_or(""), "length")?))
+        rec(ts, volume, op, off, uint(len.unwrap_or(""), "length")?)
     }
 }
 
@@ -317,13 +353,13 @@ fn nowa_csv(line: &str) -> Res<Parsed> {
         return Err(LineProblem::FieldCount { expected: 4, found });
     }
     let ts = fixed(ts.trim(), 9, "ts_sec")?;
-    Ok(rec(
+    rec(
         ts,
         volume,
         csv_op(op)?,
         uint(off.trim(), "offset_bytes")?,
         uint(len.trim(), "len_bytes")?,
-    ))
+    )
 }
 
 fn alibaba(line: &str) -> Res<Parsed> {
@@ -334,13 +370,13 @@ fn alibaba(line: &str) -> Res<Parsed> {
         _ => return Err(LineProblem::OpCode { field: "opcode" }),
     };
     let ts = times(uint(ts.trim(), "timestamp")?, 1000, "timestamp")?;
-    Ok(rec(
+    rec(
         ts,
         vol(dev.trim(), "device_id")?,
         op,
         uint(off.trim(), "offset")?,
         uint(len.trim(), "length")?,
-    ))
+    )
 }
 
 fn tencent(line: &str) -> Res<Parsed> {
@@ -353,7 +389,7 @@ fn tencent(line: &str) -> Res<Parsed> {
     let ts = times(uint(ts.trim(), "Timestamp")?, 1_000_000_000, "Timestamp")?;
     let off = times(uint(off.trim(), "Offset")?, 512, "Offset")?;
     let len = times(uint(size.trim(), "Size")?, 512, "Size")?;
-    Ok(rec(ts, vol(volume.trim(), "VolumeID")?, op, off, len))
+    rec(ts, vol(volume.trim(), "VolumeID")?, op, off, len)
 }
 
 fn disksim(line: &str) -> Res<Parsed> {
@@ -365,13 +401,7 @@ fn disksim(line: &str) -> Res<Parsed> {
     };
     let off = times(uint(lba, "lba")?, 512, "lba")?;
     let len = times(uint(size, "size")?, 512, "size")?;
-    Ok(rec(
-        fixed(ts, 0, "arrival")?,
-        vol(dev, "device")?,
-        op,
-        off,
-        len,
-    ))
+    rec(fixed(ts, 0, "arrival")?, vol(dev, "device")?, op, off, len)
 }
 
 fn midas(line: &str) -> Res<Parsed> {
@@ -387,13 +417,7 @@ fn midas(line: &str) -> Res<Parsed> {
         _ => return Err(LineProblem::OpCode { field: "type" }),
     };
     let off = times(uint(lba, "lba")?, 4096, "lba")?;
-    Ok(rec(
-        fixed(ts, 9, "timestamp")?,
-        0,
-        op,
-        off,
-        uint(size, "size")?,
-    ))
+    rec(fixed(ts, 9, "timestamp")?, 0, op, off, uint(size, "size")?)
 }
 
 /// One `block_rq_issue` event of tracefs's `trace_pipe`, as `nowa capture` reads it:

@@ -210,7 +210,18 @@ fn bad_lines_name_file_and_line() {
         .collect::<Result<Vec<_>, _>>()
         .unwrap_err();
     let msg = err.to_string();
-    assert!(matches!(err, TraceError::Line { line: 3, .. }), "{msg}");
+    assert!(
+        matches!(
+            err,
+            TraceError::TooManyBad {
+                first_line: 3,
+                bad: 1,
+                lines: 2,
+                ..
+            }
+        ),
+        "{msg}"
+    );
     assert!(msg.contains("bad.csv:3") && msg.contains("'op'"), "{msg}");
     std::fs::write(&p, "3,W,12,4096,100\n3,W,12\n").unwrap();
     let msg = open(&p, Some(Format::Alibaba))

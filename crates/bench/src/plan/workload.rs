@@ -125,6 +125,10 @@ impl Rng {
     }
 }
 
+/// The smallest device (logical pages) the workloads' regions fit on; callers validate their
+/// geometry against it before any work.
+pub const MIN_LOGICAL_PAGES: u64 = 4096;
+
 /// A request generator.
 pub struct Generator {
     kind: WorkloadKind,
@@ -143,11 +147,11 @@ impl Generator {
     /// A generator over `logical_pages`.
     ///
     /// # Panics
-    /// If the device is too small for the workload's regions (< 4096 pages).
+    /// If the device is too small for the workload's regions (< [`MIN_LOGICAL_PAGES`]).
     #[must_use]
     pub fn new(kind: WorkloadKind, logical_pages: u64, seed: u64) -> Self {
         let n = logical_pages;
-        assert!(n >= 4096, "workloads need >= 4096 pages");
+        assert!(n >= MIN_LOGICAL_PAGES, "workloads need >= 4096 pages");
         let frac = |a: u64, b: u64| n * a / b;
         let regions = match kind {
             WorkloadKind::Fio => {

@@ -400,7 +400,7 @@ pub fn run(a: &EngineFigArgs, out: &Path, seed: u64) -> Result<()> {
             )));
         }
     }
-    std::fs::create_dir_all(out).with_context(|| format!("--out {}", out.display()))?;
+    crate::resources::create_output_dir("--out", out)?;
     std::fs::create_dir_all(&plan.work)
         .with_context(|| format!("--work-dir {}", plan.work.display()))?;
     eprintln!(

@@ -31,6 +31,8 @@ pub struct FromTraceArgs {
     /// Stop after this many page writes.
     #[arg(long, value_parser = flags::count::<u64>(1, 1 << 50))]
     max_writes: Option<u64>,
+    #[command(flatten)]
+    skip: crate::trace_cmd::SkipBad,
 }
 
 /// Per page: its frame's tracker and its header's current record.
@@ -99,6 +101,7 @@ pub fn run(a: &FromTraceArgs) -> Result<()> {
         )));
     }
     crate::resources::check_new_output("--out", &a.out, a.force)?;
+    a.skip.apply();
     let mut reader =
         open(&a.trace, None).with_context(|| format!("--trace {}", a.trace.display()))?;
     let mut w = LogWriter::create(&a.out, a.force, 4096)
