@@ -277,7 +277,10 @@ pub fn test_modules(src: &str) -> Vec<TestModule> {
 
 /// Byte ranges of inline `#[cfg(test)] mod ... { ... }` blocks.
 fn test_module_ranges(src: &str) -> Vec<(usize, usize)> {
-    test_modules(src).into_iter().filter_map(|m| m.body).collect()
+    test_modules(src)
+        .into_iter()
+        .filter_map(|m| m.body)
+        .collect()
 }
 
 /// Every function with a body in `src`.
@@ -449,7 +452,11 @@ pub fn test_files(files: &[(PathBuf, String)]) -> BTreeSet<PathBuf> {
                     ]
                 }
             };
-            targets.extend(candidates.into_iter().filter(|c| known.contains(c.as_path())));
+            targets.extend(
+                candidates
+                    .into_iter()
+                    .filter(|c| known.contains(c.as_path())),
+            );
         }
     }
     let dirs: Vec<PathBuf> = targets.iter().map(|t| module_dir(t)).collect();
@@ -528,7 +535,10 @@ mod tests {
     fn inline_test_module_is_masked_by_its_own_braces() {
         let src = "#[cfg(test)]\n#[expect(unused)]\npub(crate) mod tests {\n    fn t() { assert!(true); }\n}\nfn after() { assert!(1 < 2); }\n#[cfg(test)]\nfn helper() {}\n";
         let d = density(src);
-        assert_eq!(d.assertions, 1, "only the assertion after the module counts");
+        assert_eq!(
+            d.assertions, 1,
+            "only the assertion after the module counts"
+        );
         let m = test_modules(src);
         assert_eq!(m.len(), 1, "a #[cfg(test)] fn is not a module");
         let in_test: Vec<_> = functions(src).iter().map(|f| f.in_test).collect();
@@ -540,13 +550,19 @@ mod tests {
         let file = |p: &str, text: &str| (PathBuf::from(p), text.to_owned());
         let decl = "#[cfg(test)]\nmod tests;\n";
         let files = vec![
-            file("s/lib.rs", &format!("mod buffer;\nmod par;\nmod other;\n{decl}")),
+            file(
+                "s/lib.rs",
+                &format!("mod buffer;\nmod par;\nmod other;\n{decl}"),
+            ),
             file("s/tests.rs", "mod helper;\n"),
             file("s/tests/helper.rs", ""),
             file("s/buffer.rs", decl),
             file("s/buffer/tests.rs", ""),
             file("s/buffer/pool.rs", ""),
-            file("s/par/mod.rs", "#[cfg(test)]\n#[path = \"checks.rs\"]\nmod t;\n"),
+            file(
+                "s/par/mod.rs",
+                "#[cfg(test)]\n#[path = \"checks.rs\"]\nmod t;\n",
+            ),
             file("s/par/checks.rs", ""),
             file("s/other.rs", "mod tests;\n"),
             file("s/other/tests.rs", ""),
