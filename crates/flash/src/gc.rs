@@ -5,6 +5,7 @@
 
 use crate::config::as_f64;
 use crate::{FlashError, Ftl, GcFrontier, NONE};
+use nowa_logspace::UnitState;
 
 impl Ftl {
     /// Reclaim up to `victims_per_round` units. Returns the victims collected (0: nothing
@@ -50,11 +51,13 @@ impl Ftl {
         let s = usize::from(self.cfg.streams);
         // Host frontiers are classes 0..s, GC frontiers s.. (per-stream: s + stream).
         let stream = usize::from(class) % s;
-        match self.layout.gc_frontier {
+        let f = match self.layout.gc_frontier {
             GcFrontier::Separate => s,
             GcFrontier::PerStream => s + stream,
             _ => stream,
-        }
+        };
+        debug_assert!(f < self.frontiers.len(), "GC frontier {f} out of range");
+        f
     }
 
     /// Copy the valid pages of `victim` to its GC destination and erase it (the fast path:
@@ -64,6 +67,11 @@ impl Ftl {
         // A fully valid victim (random, FIFO...) costs a unit's worth of copies and frees
         // nothing; make_room bounds how long that may go on.
         let valid = self.space.valid(victim);
+        assert_eq!(
+            self.space.state(victim),
+            UnitState::InGc,
+            "collecting unit {victim} that the policy did not hand over"
+        );
         let dest = self.gc_destination(self.space.class(victim));
         let base = victim * self.unit_pages;
         let mut moved = 0u32;
@@ -95,6 +103,7 @@ impl Ftl {
                     self.make_room(dest)?;
                     fr = self.frontiers[dest];
                 }
+                debug_assert_ne!(fr.unit, victim, "GC copies into its own victim");
                 let new = fr.unit * self.unit_pages + fr.wp;
                 self.p2l[new as usize] = lba;
                 self.l2p[lba as usize] = new + 1;
@@ -129,6 +138,11 @@ impl Ftl {
     /// Copy the valid pages of `victim` to the classes the placement picks, then erase it.
     fn collect_placed(&mut self, victim: u32) -> Result<(), FlashError> {
         let valid = self.space.valid(victim);
+        assert_eq!(
+            self.space.state(victim),
+            UnitState::InGc,
+            "collecting unit {victim} that the placement did not hand over"
+        );
         let base = victim * self.unit_pages;
         let p = self
             .placer
@@ -178,6 +192,11 @@ impl Ftl {
             fr = self.frontiers[f];
         }
         debug_assert!(fr.wp < self.unit_pages, "room made in frontier {f}");
+        debug_assert_eq!(
+            self.l2p[lba as usize],
+            old + 1,
+            "relocating a stale copy of {lba}"
+        );
         let new = fr.unit * self.unit_pages + fr.wp;
         self.p2l[new as usize] = lba;
         self.l2p[lba as usize] = new + 1;

@@ -227,6 +227,21 @@ impl Ftl {
     pub fn new(cfg: FtlConfig) -> Result<Ftl, FlashError> {
         let layout = cfg.layout()?;
         let unit_pages = layout.unit_pages;
+        // The tables store `ppn + 1` and LBAs in u32 and cut physical pages into whole units.
+        assert!(
+            layout.physical_pages < u64::from(u32::MAX),
+            "{} physical pages do not fit the 32-bit mapping",
+            layout.physical_pages
+        );
+        assert_eq!(
+            u64::from(layout.units) * u64::from(unit_pages),
+            layout.physical_pages,
+            "physical pages are whole units"
+        );
+        assert!(
+            layout.logical_pages <= layout.physical_pages,
+            "more logical pages than physical"
+        );
         let nfront = frontier_count(&cfg, &layout);
         let zoned = matches!(cfg.mode, Mode::Zoned { .. });
         let buffer = (cfg.write_buffer_pages > 0).then(|| {
@@ -376,6 +391,10 @@ impl Ftl {
 
     #[inline]
     pub(crate) fn unit_of(&self, ppn: u32) -> u32 {
+        debug_assert!(
+            u64::from(ppn) < self.layout.physical_pages,
+            "page {ppn} beyond the device"
+        );
         match self.unit_shift {
             Some(s) => ppn >> s,
             None => ppn / self.unit_pages,
@@ -407,6 +426,10 @@ impl Ftl {
     /// Erase `u`: its pages start over with no GC moves behind them (so a user write, which
     /// lands in an erased page, needs no store to reset the count).
     pub(crate) fn erase_unit(&mut self, u: u32) {
+        debug_assert!(
+            self.frontiers.iter().all(|f| f.unit != u),
+            "erasing unit {u} that a frontier still writes"
+        );
         self.space.erase(u);
         if !self.moves.is_empty() {
             let base = u as usize * self.unit_pages as usize;

@@ -114,6 +114,10 @@ impl Ftl {
         hints: Option<&[u64]>,
         stream: u16,
     ) -> Result<(), FlashError> {
+        assert!(
+            hints.is_none_or(|h| h.len() == lbas.len()),
+            "one hint per page"
+        );
         self.check_stream(stream)?;
         if !self.zones.is_empty() {
             for &l in lbas {
@@ -242,6 +246,12 @@ impl Ftl {
         if old == 0 {
             return false;
         }
+        debug_assert_eq!(
+            self.p2l[(old - 1) as usize],
+            lba,
+            "LBA {lba} -> page {} but the reverse map disagrees",
+            old - 1
+        );
         let u = self.unit_of(old - 1);
         self.space.sub_valid(u, 1);
         self.l2p[lba as usize] = 0;
@@ -265,6 +275,10 @@ impl Ftl {
             fr = self.frontiers[f];
         }
         debug_assert!(fr.wp < self.unit_pages, "room made in frontier {f}");
+        debug_assert_eq!(
+            self.l2p[lba as usize], 0,
+            "LBA {lba} appended while still mapped (its old copy would stay valid)"
+        );
         let ppn = fr.unit * self.unit_pages + fr.wp;
         self.p2l[ppn as usize] = lba;
         self.l2p[lba as usize] = ppn + 1;
@@ -310,6 +324,7 @@ impl Ftl {
             }
             let class = u16::try_from(f).expect("fewer than 2^16 frontiers");
             let u = self.space.open_unit(class)?;
+            assert_eq!(self.space.valid(u), 0, "opened unit {u} holds data");
             self.frontiers[f] = Frontier { unit: u, wp: 0 };
             if let Some(p) = self.placer.as_mut() {
                 p.opened(&self.space, u);
