@@ -98,6 +98,9 @@ impl Ftl {
     ///
     /// # Errors
     /// On a conventional device, or for a zone beyond the device.
+    ///
+    /// # Panics
+    /// If the zone's valid count disagrees with its write pointer (a bug).
     pub fn zone_reset(&mut self, zone: u64) -> Result<(), FlashError> {
         if self.zones.is_empty() {
             return Err(FlashError::Unsupported(
