@@ -4,7 +4,7 @@
 //! its threshold.
 
 use crate::config::as_f64;
-use crate::{FlashError, Ftl, GcFrontier, NONE};
+use crate::{prefetch, FlashError, Ftl, GcFrontier, NONE};
 use nowa_logspace::UnitState;
 
 impl Ftl {
@@ -78,43 +78,43 @@ impl Ftl {
         // The destination unit's new valid pages, added in bulk when it fills or GC ends.
         let mut fr = self.frontiers[dest];
         let mut pending = 0u32;
-        const CHUNK: u32 = 64;
-        let mut chunk = [0u32; CHUNK as usize];
-        let mut p = 0u32;
-        while p < self.unit_pages && moved < valid {
-            let n = (self.unit_pages - p).min(CHUNK) as usize;
-            // Gather the mapping entries first so the random lookups overlap.
-            let mut acc = 0u32;
-            for (i, slot) in chunk.iter_mut().enumerate().take(n) {
-                *slot = self.p2l[(base + p) as usize + i];
-                acc ^= self.l2p[*slot as usize];
+        let (first, end) = (base as usize, (base + self.unit_pages) as usize);
+        for i in first..(first + prefetch::AHEAD).min(end) {
+            prefetch::line(&self.l2p, self.p2l[i] as usize);
+        }
+        for ppn in base..base + self.unit_pages {
+            if moved == valid {
+                break;
             }
-            std::hint::black_box(acc);
-            for (&lba, ppn) in chunk.iter().take(n).zip(base + p..) {
-                if self.l2p[lba as usize] != ppn + 1 {
-                    continue;
-                }
-                if fr.unit == NONE || fr.wp == self.unit_pages {
-                    if fr.unit != NONE {
-                        self.space.add_valid(fr.unit, pending);
-                    }
-                    pending = 0;
-                    self.frontiers[dest] = fr;
-                    self.make_room(dest)?;
-                    fr = self.frontiers[dest];
-                }
-                debug_assert_ne!(fr.unit, victim, "GC copies into its own victim");
-                let new = fr.unit * self.unit_pages + fr.wp;
-                self.p2l[new as usize] = lba;
-                self.l2p[lba as usize] = new + 1;
-                if FAR {
-                    self.moves[new as usize] = self.moves[ppn as usize].saturating_add(1);
-                }
-                fr.wp += 1;
-                pending += 1;
-                moved += 1;
+            // The victim's pages are read in order; the mapping line of the page AHEAD from
+            // here is fetched while this one is checked and copied.
+            let ahead = ppn as usize + prefetch::AHEAD;
+            if ahead < end {
+                prefetch::line(&self.l2p, self.p2l[ahead] as usize);
             }
-            p += u32::try_from(n).expect("at most CHUNK");
+            let lba = self.p2l[ppn as usize];
+            if self.l2p[lba as usize] != ppn + 1 {
+                continue;
+            }
+            if fr.unit == NONE || fr.wp == self.unit_pages {
+                if fr.unit != NONE {
+                    self.space.add_valid(fr.unit, pending);
+                }
+                pending = 0;
+                self.frontiers[dest] = fr;
+                self.make_room(dest)?;
+                fr = self.frontiers[dest];
+            }
+            debug_assert_ne!(fr.unit, victim, "GC copies into its own victim");
+            let new = fr.unit * self.unit_pages + fr.wp;
+            self.p2l[new as usize] = lba;
+            self.l2p[lba as usize] = new + 1;
+            if FAR {
+                self.moves[new as usize] = self.moves[ppn as usize].saturating_add(1);
+            }
+            fr.wp += 1;
+            pending += 1;
+            moved += 1;
         }
         if fr.unit != NONE {
             self.space.add_valid(fr.unit, pending);

@@ -27,6 +27,7 @@ mod config;
 mod gc;
 mod hugepage;
 pub mod parallel;
+mod prefetch;
 mod write;
 mod zoned;
 

@@ -1,7 +1,7 @@
 //! The host write path: user writes (with or without a placement scheme), trims,
 //! preconditioning, and the frontier bookkeeping shared with GC.
 
-use crate::{FlashError, Frontier, Ftl, NEVER, NONE};
+use crate::{prefetch, FlashError, Frontier, Ftl, NEVER, NONE};
 
 impl Ftl {
     /// A checked LBA as the 32-bit index the tables use (the layout keeps the device below
@@ -126,23 +126,23 @@ impl Ftl {
             return Ok(());
         }
         let n = self.layout.logical_pages;
-        for (k, chunk) in lbas.chunks(16).enumerate() {
-            let mut acc = 0u32;
-            for &l in chunk {
-                if u64::from(l) >= n {
-                    return Err(FlashError::LbaOutOfRange {
-                        lba: u64::from(l),
-                        logical: n,
-                    });
-                }
-                // Independent loads: the CPU overlaps their misses.
-                acc ^= self.l2p[l as usize];
+        // A bad LBA refuses the whole batch before any page is written.
+        if let Some(&l) = lbas.iter().find(|&&l| u64::from(l) >= n) {
+            return Err(FlashError::LbaOutOfRange {
+                lba: u64::from(l),
+                logical: n,
+            });
+        }
+        for &l in lbas.iter().take(prefetch::AHEAD) {
+            prefetch::line(&self.l2p, l as usize);
+        }
+        for (i, &l) in lbas.iter().enumerate() {
+            // The mapping line of the write AHEAD from here: its miss overlaps this write.
+            if let Some(&next) = lbas.get(i + prefetch::AHEAD) {
+                prefetch::line(&self.l2p, next as usize);
             }
-            std::hint::black_box(acc);
-            for (i, &l) in chunk.iter().enumerate() {
-                let hint = hints.map_or(NEVER, |h| h[k * 16 + i]);
-                self.host_write(l, stream, hint, true)?;
-            }
+            let hint = hints.map_or(NEVER, |h| h[i]);
+            self.host_write(l, stream, hint, true)?;
         }
         Ok(())
     }
