@@ -228,21 +228,7 @@ impl Ftl {
     pub fn new(cfg: FtlConfig) -> Result<Ftl, FlashError> {
         let layout = cfg.layout()?;
         let unit_pages = layout.unit_pages;
-        // The tables store `ppn + 1` and LBAs in u32 and cut physical pages into whole units.
-        assert!(
-            layout.physical_pages < u64::from(u32::MAX),
-            "{} physical pages do not fit the 32-bit mapping",
-            layout.physical_pages
-        );
-        assert_eq!(
-            u64::from(layout.units) * u64::from(unit_pages),
-            layout.physical_pages,
-            "physical pages are whole units"
-        );
-        assert!(
-            layout.logical_pages <= layout.physical_pages,
-            "more logical pages than physical"
-        );
+        assert_tables_fit(&layout);
         let nfront = frontier_count(&cfg, &layout);
         let zoned = matches!(cfg.mode, Mode::Zoned { .. });
         let buffer = (cfg.write_buffer_pages > 0).then(|| {
@@ -524,6 +510,24 @@ fn gp_trigger(cfg: &FtlConfig, space: &mut Space) -> Option<f64> {
     let max = ((1.0 - t) * f64::from(space.unit_capacity())).floor() as u32;
     space.set_max_victim_valid(max);
     Some(t)
+}
+
+/// The tables store `ppn + 1` and LBAs in u32 and cut physical pages into whole units.
+fn assert_tables_fit(layout: &Layout) {
+    assert!(
+        layout.physical_pages < u64::from(u32::MAX),
+        "{} physical pages do not fit the 32-bit mapping",
+        layout.physical_pages
+    );
+    assert_eq!(
+        u64::from(layout.units) * u64::from(layout.unit_pages),
+        layout.physical_pages,
+        "physical pages are whole units"
+    );
+    assert!(
+        layout.logical_pages <= layout.physical_pages,
+        "more logical pages than physical"
+    );
 }
 
 /// Open frontiers: one per placement class, or per stream plus the GC frontiers.

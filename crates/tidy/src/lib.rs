@@ -533,7 +533,7 @@ mod tests {
 
     #[test]
     fn inline_test_module_is_masked_by_its_own_braces() {
-        let src = "#[cfg(test)]\n#[expect(unused)]\npub(crate) mod tests {\n    fn t() { assert!(true); }\n}\nfn after() { assert!(1 < 2); }\n#[cfg(test)]\nfn helper() {}\n";
+        let src = "#[cfg(test)]\n#[doc(hidden)]\npub(crate) mod tests {\n    fn t() { assert!(true); }\n}\nfn after() { assert!(1 < 2); }\n#[cfg(test)]\nfn helper() {}\n";
         let d = density(src);
         assert_eq!(
             d.assertions, 1,
