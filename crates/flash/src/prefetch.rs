@@ -7,7 +7,7 @@
 
 /// How many writes (or GC copies) ahead the line is asked for: enough to cover a DRAM miss
 /// (~100 ns) at ~10-20 ns of work per write, few enough that the lines are still in L1/L2.
-pub(crate) const AHEAD: usize = 16;
+pub(crate) const AHEAD: usize = 32;
 
 /// Bring the cache line of `table[i]` towards the core (no-op past the end, or off x86-64).
 #[inline(always)]
