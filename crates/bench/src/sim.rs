@@ -158,8 +158,11 @@ pub struct SimResult {
     pub waf: f64,
     /// WAF over the last quarter of the measured phase: the steady-state figure.
     pub waf_steady: f64,
-    /// FAR of the measured phase: GC moves of data never overwritten again, over GC moves.
+    /// FAR of the measured phase: GC moves of data never overwritten again, over GC moves
+    /// (all zero when `far_tracked` is false).
     pub far: Far,
+    /// Whether the run kept FAR counts ([`nowa_flash::FtlConfig::track_far`]).
+    pub far_tracked: bool,
     /// Mean valid ratio of GC victims in the measured phase (0 if none).
     pub victim_valid_ratio: f64,
     /// Victims of the measured phase by valid ratio, in 1% buckets (index 100 = fully valid).
@@ -598,6 +601,7 @@ impl SimResult {
             waf: m.waf(),
             waf_steady: steady_waf(&r.intervals),
             far: ftl.far(),
+            far_tracked: cfg.track_far,
             victim_valid_ratio: vh.mean_ratio(),
             victim_cdf: vh.cdf(),
             victim_histogram: vh.buckets,
@@ -706,17 +710,19 @@ pub fn summary(r: &SimResult) -> String {
         r.erase_mean,
         r.erase_max
     );
-    let _ = writeln!(
-        s,
-        "FAR       {:.3} ({} of {} GC moves in the measured phase were of data never overwritten again)",
-        r.far.far, r.far.frozen_moves, r.far.moves
-    );
+    if r.far_tracked {
+        let _ = writeln!(
+            s,
+            "FAR       {:.3} ({} of {} GC moves in the measured phase were of data never overwritten again)",
+            r.far.far, r.far.frozen_moves, r.far.moves
+        );
+    }
     class_table(&mut s, r);
     let _ = writeln!(
         s,
-        "speed     {:.2} M host writes/s simulated ({:.2} M per CPU second); {:.1} s total; model memory {:.1} MiB",
-        r.sim_writes_per_sec / 1e6,
+        "speed     {:.2} M host writes per CPU second of the measured phase ({:.2} M per wall second); {:.1} s total; model memory {:.1} MiB",
         r.sim_writes_per_cpu_sec / 1e6,
+        r.sim_writes_per_sec / 1e6,
         r.elapsed_secs,
         f(r.memory_bytes) / f(1 << 20)
     );
@@ -774,3 +780,39 @@ pub fn parse_policies(s: &str) -> Result<Vec<PolicyKind>, String> {
 
 pub mod schemes;
 pub mod sweep;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn small(track_far: bool) -> SimSpec {
+        SimSpec {
+            ftl: FtlConfig {
+                logical_pages: 1 << 14,
+                pages_per_block: 64,
+                blocks_per_superblock: 2,
+                track_far,
+                ..FtlConfig::default()
+            },
+            warmup: 1.0,
+            volume: 1.0,
+            ..SimSpec::default()
+        }
+    }
+
+    /// A metric that is off is not printed: no FAR line (all zeros) without FAR counts.
+    #[test]
+    fn summary_prints_far_only_when_counted() {
+        let off = run(&small(false), None).expect("runs");
+        assert!(!off.far_tracked);
+        assert!(!summary(&off).contains("FAR"), "{}", summary(&off));
+        let on = run(&small(true), None).expect("runs");
+        assert!(on.far_tracked && on.far.moves > 0);
+        assert!(summary(&on).contains("FAR"), "{}", summary(&on));
+        assert_eq!(
+            on.waf.to_bits(),
+            off.waf.to_bits(),
+            "FAR counts change no result"
+        );
+    }
+}

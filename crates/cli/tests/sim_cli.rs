@@ -64,6 +64,36 @@ fn json_and_csv_outputs() {
     assert_eq!(v["measured"], w["measured"]);
 }
 
+/// `--bench` refuses the flags it fixes (it used to override them silently); `--bench-schemes`
+/// runs on the device and workload the flags give (it used to replace them by --bench's).
+#[test]
+fn bench_flags_are_refused_or_honoured() {
+    assert_usage_errors(&[
+        vec!["sim", "--bench", "--capacity", "1GiB"],
+        vec!["sim", "--bench", "--policy", "fifo"],
+        vec!["sim", "--bench", "--workload", "zipf:0.9"],
+        vec!["sim", "--bench", "--fill", "0.5"],
+        vec!["sim", "--bench-schemes", "--placement", "sepbit:6"],
+    ]);
+    let mut args = SMALL.to_vec();
+    args.extend([
+        "--bench-schemes",
+        "--op",
+        "30%",
+        "--warmup",
+        "0.5",
+        "--volume",
+        "0.5",
+    ]);
+    let out = nowa(&args);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains(" 16384 logical pages, fill 1,"), "{err}");
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(table.contains("M writes/CPU s"), "{table}");
+    assert!(table.lines().count() > 10, "{table}");
+}
+
 #[test]
 fn summary_names_seed_op_forms_and_model() {
     let out = nowa(SMALL);
@@ -75,7 +105,8 @@ fn summary_names_seed_op_forms_and_model() {
         "spare/physical",
         "WAF",
         "model",
-        "M host writes/s",
+        "M host writes per CPU second",
+        "FAR",
     ] {
         assert!(s.contains(want), "summary lacks '{want}':\n{s}");
     }

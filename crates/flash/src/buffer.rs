@@ -62,6 +62,10 @@ impl WriteBuffer {
     }
 
     fn unlink(&mut self, s: u32) {
+        debug_assert!(
+            self.head == s || self.prev[s as usize] != NIL,
+            "slot {s} is not on the LRU list"
+        );
         let (p, n) = (self.prev[s as usize], self.next[s as usize]);
         if p == NIL {
             self.head = n;
@@ -116,6 +120,11 @@ impl WriteBuffer {
         self.stream[s as usize] = stream;
         self.map.insert(lba, s);
         self.push_front(s);
+        debug_assert_eq!(
+            self.map.len() + self.free.len(),
+            self.cap,
+            "every slot is buffered or free"
+        );
         evicted
     }
 
@@ -125,6 +134,7 @@ impl WriteBuffer {
             Some(s) => {
                 self.unlink(s);
                 self.free.push(s);
+                assert!(self.free.len() <= self.cap, "slot {s} freed twice");
                 true
             }
             None => false,

@@ -4,7 +4,8 @@
 //! its threshold.
 
 use crate::config::as_f64;
-use crate::{FlashError, Ftl, GcFrontier, NONE};
+use crate::{prefetch, FlashError, Ftl, GcFrontier, NONE};
+use nowa_logspace::UnitState;
 
 impl Ftl {
     /// Reclaim up to `victims_per_round` units. Returns the victims collected (0: nothing
@@ -50,11 +51,13 @@ impl Ftl {
         let s = usize::from(self.cfg.streams);
         // Host frontiers are classes 0..s, GC frontiers s.. (per-stream: s + stream).
         let stream = usize::from(class) % s;
-        match self.layout.gc_frontier {
+        let f = match self.layout.gc_frontier {
             GcFrontier::Separate => s,
             GcFrontier::PerStream => s + stream,
             _ => stream,
-        }
+        };
+        debug_assert!(f < self.frontiers.len(), "GC frontier {f} out of range");
+        f
     }
 
     /// Copy the valid pages of `victim` to its GC destination and erase it (the fast path:
@@ -64,48 +67,54 @@ impl Ftl {
         // A fully valid victim (random, FIFO...) costs a unit's worth of copies and frees
         // nothing; make_room bounds how long that may go on.
         let valid = self.space.valid(victim);
+        assert_eq!(
+            self.space.state(victim),
+            UnitState::InGc,
+            "collecting unit {victim} that the policy did not hand over"
+        );
         let dest = self.gc_destination(self.space.class(victim));
         let base = victim * self.unit_pages;
         let mut moved = 0u32;
         // The destination unit's new valid pages, added in bulk when it fills or GC ends.
         let mut fr = self.frontiers[dest];
         let mut pending = 0u32;
-        const CHUNK: u32 = 64;
-        let mut chunk = [0u32; CHUNK as usize];
-        let mut p = 0u32;
-        while p < self.unit_pages && moved < valid {
-            let n = (self.unit_pages - p).min(CHUNK) as usize;
-            // Gather the mapping entries first so the random lookups overlap.
-            let mut acc = 0u32;
-            for (i, slot) in chunk.iter_mut().enumerate().take(n) {
-                *slot = self.p2l[(base + p) as usize + i];
-                acc ^= self.l2p[*slot as usize];
+        let (first, end) = (base as usize, (base + self.unit_pages) as usize);
+        for i in first..(first + prefetch::AHEAD).min(end) {
+            prefetch::line(&self.l2p, self.p2l[i] as usize);
+        }
+        for ppn in base..base + self.unit_pages {
+            if moved == valid {
+                break;
             }
-            std::hint::black_box(acc);
-            for (&lba, ppn) in chunk.iter().take(n).zip(base + p..) {
-                if self.l2p[lba as usize] != ppn + 1 {
-                    continue;
-                }
-                if fr.unit == NONE || fr.wp == self.unit_pages {
-                    if fr.unit != NONE {
-                        self.space.add_valid(fr.unit, pending);
-                    }
-                    pending = 0;
-                    self.frontiers[dest] = fr;
-                    self.make_room(dest)?;
-                    fr = self.frontiers[dest];
-                }
-                let new = fr.unit * self.unit_pages + fr.wp;
-                self.p2l[new as usize] = lba;
-                self.l2p[lba as usize] = new + 1;
-                if FAR {
-                    self.moves[new as usize] = self.moves[ppn as usize].saturating_add(1);
-                }
-                fr.wp += 1;
-                pending += 1;
-                moved += 1;
+            // The victim's pages are read in order; the mapping line of the page AHEAD from
+            // here is fetched while this one is checked and copied.
+            let ahead = ppn as usize + prefetch::AHEAD;
+            if ahead < end {
+                prefetch::line(&self.l2p, self.p2l[ahead] as usize);
             }
-            p += u32::try_from(n).expect("at most CHUNK");
+            let lba = self.p2l[ppn as usize];
+            if self.l2p[lba as usize] != ppn + 1 {
+                continue;
+            }
+            if fr.unit == NONE || fr.wp == self.unit_pages {
+                if fr.unit != NONE {
+                    self.space.add_valid(fr.unit, pending);
+                }
+                pending = 0;
+                self.frontiers[dest] = fr;
+                self.make_room(dest)?;
+                fr = self.frontiers[dest];
+            }
+            debug_assert_ne!(fr.unit, victim, "GC copies into its own victim");
+            let new = fr.unit * self.unit_pages + fr.wp;
+            self.p2l[new as usize] = lba;
+            self.l2p[lba as usize] = new + 1;
+            if FAR {
+                self.moves[new as usize] = self.moves[ppn as usize].saturating_add(1);
+            }
+            fr.wp += 1;
+            pending += 1;
+            moved += 1;
         }
         if fr.unit != NONE {
             self.space.add_valid(fr.unit, pending);
@@ -129,6 +138,11 @@ impl Ftl {
     /// Copy the valid pages of `victim` to the classes the placement picks, then erase it.
     fn collect_placed(&mut self, victim: u32) -> Result<(), FlashError> {
         let valid = self.space.valid(victim);
+        assert_eq!(
+            self.space.state(victim),
+            UnitState::InGc,
+            "collecting unit {victim} that the placement did not hand over"
+        );
         let base = victim * self.unit_pages;
         let p = self
             .placer
@@ -178,6 +192,11 @@ impl Ftl {
             fr = self.frontiers[f];
         }
         debug_assert!(fr.wp < self.unit_pages, "room made in frontier {f}");
+        debug_assert_eq!(
+            self.l2p[lba as usize],
+            old + 1,
+            "relocating a stale copy of {lba}"
+        );
         let new = fr.unit * self.unit_pages + fr.wp;
         self.p2l[new as usize] = lba;
         self.l2p[lba as usize] = new + 1;

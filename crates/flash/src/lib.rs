@@ -27,6 +27,7 @@ mod config;
 mod gc;
 mod hugepage;
 pub mod parallel;
+mod prefetch;
 mod write;
 mod zoned;
 
@@ -227,6 +228,7 @@ impl Ftl {
     pub fn new(cfg: FtlConfig) -> Result<Ftl, FlashError> {
         let layout = cfg.layout()?;
         let unit_pages = layout.unit_pages;
+        assert_tables_fit(&layout);
         let nfront = frontier_count(&cfg, &layout);
         let zoned = matches!(cfg.mode, Mode::Zoned { .. });
         let buffer = (cfg.write_buffer_pages > 0).then(|| {
@@ -376,6 +378,10 @@ impl Ftl {
 
     #[inline]
     pub(crate) fn unit_of(&self, ppn: u32) -> u32 {
+        debug_assert!(
+            u64::from(ppn) < self.layout.physical_pages,
+            "page {ppn} beyond the device"
+        );
         match self.unit_shift {
             Some(s) => ppn >> s,
             None => ppn / self.unit_pages,
@@ -407,6 +413,10 @@ impl Ftl {
     /// Erase `u`: its pages start over with no GC moves behind them (so a user write, which
     /// lands in an erased page, needs no store to reset the count).
     pub(crate) fn erase_unit(&mut self, u: u32) {
+        debug_assert!(
+            self.frontiers.iter().all(|f| f.unit != u),
+            "erasing unit {u} that a frontier still writes"
+        );
         self.space.erase(u);
         if !self.moves.is_empty() {
             let base = u as usize * self.unit_pages as usize;
@@ -500,6 +510,24 @@ fn gp_trigger(cfg: &FtlConfig, space: &mut Space) -> Option<f64> {
     let max = ((1.0 - t) * f64::from(space.unit_capacity())).floor() as u32;
     space.set_max_victim_valid(max);
     Some(t)
+}
+
+/// The tables store `ppn + 1` and LBAs in u32 and cut physical pages into whole units.
+fn assert_tables_fit(layout: &Layout) {
+    assert!(
+        layout.physical_pages < u64::from(u32::MAX),
+        "{} physical pages do not fit the 32-bit mapping",
+        layout.physical_pages
+    );
+    assert_eq!(
+        u64::from(layout.units) * u64::from(layout.unit_pages),
+        layout.physical_pages,
+        "physical pages are whole units"
+    );
+    assert!(
+        layout.logical_pages <= layout.physical_pages,
+        "more logical pages than physical"
+    );
 }
 
 /// Open frontiers: one per placement class, or per stream plus the GC frontiers.

@@ -1,7 +1,7 @@
 //! The host write path: user writes (with or without a placement scheme), trims,
 //! preconditioning, and the frontier bookkeeping shared with GC.
 
-use crate::{FlashError, Frontier, Ftl, NEVER, NONE};
+use crate::{prefetch, FlashError, Frontier, Ftl, NEVER, NONE};
 
 impl Ftl {
     /// A checked LBA as the 32-bit index the tables use (the layout keeps the device below
@@ -114,6 +114,10 @@ impl Ftl {
         hints: Option<&[u64]>,
         stream: u16,
     ) -> Result<(), FlashError> {
+        assert!(
+            hints.is_none_or(|h| h.len() == lbas.len()),
+            "one hint per page"
+        );
         self.check_stream(stream)?;
         if !self.zones.is_empty() {
             for &l in lbas {
@@ -122,23 +126,23 @@ impl Ftl {
             return Ok(());
         }
         let n = self.layout.logical_pages;
-        for (k, chunk) in lbas.chunks(16).enumerate() {
-            let mut acc = 0u32;
-            for &l in chunk {
-                if u64::from(l) >= n {
-                    return Err(FlashError::LbaOutOfRange {
-                        lba: u64::from(l),
-                        logical: n,
-                    });
-                }
-                // Independent loads: the CPU overlaps their misses.
-                acc ^= self.l2p[l as usize];
+        // A bad LBA refuses the whole batch before any page is written.
+        if let Some(&l) = lbas.iter().find(|&&l| u64::from(l) >= n) {
+            return Err(FlashError::LbaOutOfRange {
+                lba: u64::from(l),
+                logical: n,
+            });
+        }
+        for &l in lbas.iter().take(prefetch::AHEAD) {
+            prefetch::line(&self.l2p, l as usize);
+        }
+        for (i, &l) in lbas.iter().enumerate() {
+            // The mapping line of the write AHEAD from here: its miss overlaps this write.
+            if let Some(&next) = lbas.get(i + prefetch::AHEAD) {
+                prefetch::line(&self.l2p, next as usize);
             }
-            std::hint::black_box(acc);
-            for (i, &l) in chunk.iter().enumerate() {
-                let hint = hints.map_or(NEVER, |h| h[k * 16 + i]);
-                self.host_write(l, stream, hint, true)?;
-            }
+            let hint = hints.map_or(NEVER, |h| h[i]);
+            self.host_write(l, stream, hint, true)?;
         }
         Ok(())
     }
@@ -242,6 +246,12 @@ impl Ftl {
         if old == 0 {
             return false;
         }
+        debug_assert_eq!(
+            self.p2l[(old - 1) as usize],
+            lba,
+            "LBA {lba} -> page {} but the reverse map disagrees",
+            old - 1
+        );
         let u = self.unit_of(old - 1);
         self.space.sub_valid(u, 1);
         self.l2p[lba as usize] = 0;
@@ -265,6 +275,10 @@ impl Ftl {
             fr = self.frontiers[f];
         }
         debug_assert!(fr.wp < self.unit_pages, "room made in frontier {f}");
+        debug_assert_eq!(
+            self.l2p[lba as usize], 0,
+            "LBA {lba} appended while still mapped (its old copy would stay valid)"
+        );
         let ppn = fr.unit * self.unit_pages + fr.wp;
         self.p2l[ppn as usize] = lba;
         self.l2p[lba as usize] = ppn + 1;
@@ -310,6 +324,7 @@ impl Ftl {
             }
             let class = u16::try_from(f).expect("fewer than 2^16 frontiers");
             let u = self.space.open_unit(class)?;
+            assert_eq!(self.space.valid(u), 0, "opened unit {u} holds data");
             self.frontiers[f] = Frontier { unit: u, wp: 0 };
             if let Some(p) = self.placer.as_mut() {
                 p.opened(&self.space, u);

@@ -54,6 +54,11 @@ impl Ftl {
         } else {
             zone.unit
         };
+        assert_eq!(
+            self.space.state(unit),
+            UnitState::Open,
+            "zone {z} written into unit {unit} that is not open"
+        );
         let ppn = unit * self.unit_pages + zone.wp;
         let l = u32::try_from(lba).expect("checked against the logical pages");
         debug_assert_eq!(self.l2p[l as usize], 0, "zoned LBA {lba} written twice");
@@ -93,6 +98,9 @@ impl Ftl {
     ///
     /// # Errors
     /// On a conventional device, or for a zone beyond the device.
+    ///
+    /// # Panics
+    /// If the zone's valid count disagrees with its write pointer (a bug).
     pub fn zone_reset(&mut self, zone: u64) -> Result<(), FlashError> {
         if self.zones.is_empty() {
             return Err(FlashError::Unsupported(
@@ -111,11 +119,19 @@ impl Ftl {
         let base_lba = zone * u64::from(self.unit_pages);
         for i in 0..u64::from(z.wp) {
             let l = crate::to_usize(base_lba + i);
+            debug_assert_eq!(
+                self.l2p[l].checked_sub(1).map(|p| self.unit_of(p)),
+                Some(z.unit),
+                "zone {zone}'s LBA {l} maps outside its unit"
+            );
             self.l2p[l] = 0;
         }
         let v = self.space.valid(z.unit);
+        // A zone is written once up to its pointer and never partly overwritten or trimmed.
+        assert_eq!(v, z.wp, "zone {zone}: valid pages != write pointer");
         self.space.sub_valid(z.unit, v);
         if self.space.state(z.unit) == UnitState::Open {
+            assert!(self.open_zones > 0, "zone {zone} open but no zone counted");
             self.open_zones -= 1;
         }
         self.c.trimmed_pages += u64::from(z.wp);

@@ -5,6 +5,7 @@
 //! comments, strings, raw strings and char literals while matching braces), which is all a
 //! size ratchet needs; it does not parse Rust.
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 /// One function found in a source file.
@@ -191,31 +192,102 @@ fn matching_brace(code: &[u8], open: usize) -> usize {
     code.len().saturating_sub(1)
 }
 
-/// Byte ranges of `#[cfg(test)] mod ... { ... }` blocks.
-fn test_module_ranges(code: &[u8]) -> Vec<(usize, usize)> {
-    let text = String::from_utf8_lossy(code);
-    let mut ranges = Vec::new();
+/// A module declared under `#[cfg(test)]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TestModule {
+    /// The module's name (`tests`).
+    pub name: String,
+    /// The `#[path = "..."]` attribute's value, when the declaration carries one.
+    pub path: Option<String>,
+    /// Byte range of the module's own braces (`{` to `}`) when the module is inline; `None` for
+    /// `mod tests;`, whose body is another file (and whose next `{` is someone else's code).
+    pub body: Option<(usize, usize)>,
+}
+
+/// Skips ASCII whitespace from `i`.
+fn skip_space(code: &[u8], mut i: usize) -> usize {
+    while code.get(i).is_some_and(u8::is_ascii_whitespace) {
+        i += 1;
+    }
+    i
+}
+
+/// The value of a `#[path = "..."]` attribute spanning `attr` in the original source.
+fn path_attribute(src: &[u8], attr: &[u8]) -> Option<String> {
+    let text = String::from_utf8_lossy(attr);
+    let inner = text.strip_prefix("#[")?.trim_start();
+    if !inner.starts_with("path") || !inner[4..].trim_start().starts_with('=') {
+        return None;
+    }
+    let open = src.iter().position(|&c| c == b'"')?;
+    let close = src[open + 1..].iter().position(|&c| c == b'"')?;
+    Some(String::from_utf8_lossy(&src[open + 1..open + 1 + close]).into_owned())
+}
+
+/// The module declared after a `#[cfg(test)]` ending at `i` (other attributes and a visibility
+/// may come between), or `None` when the attribute is on something else (a `fn`, a `use`).
+fn test_module_at(src: &[u8], code: &[u8], mut i: usize) -> Option<TestModule> {
+    let mut path = None;
+    loop {
+        i = skip_space(code, i);
+        if code[i..].starts_with(b"#[") {
+            let end = i + code[i..].iter().position(|&c| c == b']')? + 1;
+            path = path.or_else(|| path_attribute(&src[i..end], &code[i..end]));
+            i = end;
+        } else if code[i..].starts_with(b"pub") && !code.get(i + 3).is_some_and(|&c| is_ident(c)) {
+            i = skip_space(code, i + 3);
+            if code.get(i) == Some(&b'(') {
+                i += code[i..].iter().position(|&c| c == b')')? + 1;
+            }
+        } else {
+            break;
+        }
+    }
+    if !code[i..].starts_with(b"mod ") {
+        return None;
+    }
+    let name_at = skip_space(code, i + 4);
+    let name_end = (name_at..code.len())
+        .find(|&j| !is_ident(code[j]))
+        .unwrap_or(code.len());
+    let name = String::from_utf8_lossy(&code[name_at..name_end]).into_owned();
+    let after = skip_space(code, name_end);
+    let body = match code.get(after) {
+        Some(b'{') => Some((after, matching_brace(code, after))),
+        Some(b';') => None,
+        _ => return None,
+    };
+    Some(TestModule { name, path, body })
+}
+
+/// Every module declared under `#[cfg(test)]` in `src`, inline or not.
+#[must_use]
+pub fn test_modules(src: &str) -> Vec<TestModule> {
+    let code = blank_non_code(src);
+    let text = String::from_utf8_lossy(&code);
+    let mut found = Vec::new();
     let mut from = 0;
     while let Some(p) = text[from..].find("#[cfg(test)]") {
-        let at = from + p;
-        let rest = &text[at..];
-        let next_item = rest[12..].trim_start();
-        if next_item.starts_with("mod ") {
-            if let Some(brace) = rest.find('{') {
-                let open = at + brace;
-                ranges.push((open, matching_brace(code, open)));
-            }
-        }
-        from = at + 12;
+        let at = from + p + "#[cfg(test)]".len();
+        found.extend(test_module_at(src.as_bytes(), &code, at));
+        from = at;
     }
-    ranges
+    found
+}
+
+/// Byte ranges of inline `#[cfg(test)] mod ... { ... }` blocks.
+fn test_module_ranges(src: &str) -> Vec<(usize, usize)> {
+    test_modules(src)
+        .into_iter()
+        .filter_map(|m| m.body)
+        .collect()
 }
 
 /// Every function with a body in `src`.
 #[must_use]
 pub fn functions(src: &str) -> Vec<Function> {
     let code = blank_non_code(src);
-    let tests = test_module_ranges(&code);
+    let tests = test_module_ranges(src);
     let mut found = Vec::new();
     let mut i = 0;
     while i + 3 < code.len() {
@@ -296,7 +368,7 @@ impl Density {
 #[must_use]
 pub fn density(src: &str) -> Density {
     let code = blank_non_code(src);
-    let tests = test_module_ranges(&code);
+    let tests = test_module_ranges(src);
     let mut kept = code.clone();
     for &(a, b) in &tests {
         for c in &mut kept[a..=b.min(code.len() - 1)] {
@@ -344,6 +416,83 @@ pub fn rust_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
     Ok(out)
 }
 
+/// The directory holding the files of the modules `file` declares: the file's own directory
+/// for a crate root (`lib.rs`, `main.rs`, `src/bin/*.rs`) or a `mod.rs`, else a directory
+/// named after the file (`buffer.rs` declares into `buffer/`).
+fn module_dir(file: &Path) -> PathBuf {
+    let parent = file.parent().unwrap_or_else(|| Path::new(""));
+    let root = matches!(
+        file.file_name().and_then(|n| n.to_str()),
+        Some("lib.rs" | "main.rs" | "mod.rs")
+    ) || parent.file_name().is_some_and(|n| n == "bin");
+    if root {
+        parent.to_path_buf()
+    } else {
+        parent.join(file.file_stem().unwrap_or_default())
+    }
+}
+
+/// The files among `files` (path, contents) that hold test code: the file of every
+/// `#[cfg(test)] mod name;` (`name.rs` or `name/mod.rs` in the declaring file's module
+/// directory, or its `#[path]` relative to the declaring file's directory) and every file below
+/// that module's directory (its own submodules).
+#[must_use]
+pub fn test_files(files: &[(PathBuf, String)]) -> BTreeSet<PathBuf> {
+    let known: BTreeSet<&Path> = files.iter().map(|(p, _)| p.as_path()).collect();
+    let mut targets = BTreeSet::new();
+    for (file, text) in files {
+        for m in test_modules(text).into_iter().filter(|m| m.body.is_none()) {
+            let candidates = match &m.path {
+                Some(p) => vec![file.parent().unwrap_or_else(|| Path::new("")).join(p)],
+                None => {
+                    let dir = module_dir(file);
+                    vec![
+                        dir.join(format!("{}.rs", m.name)),
+                        dir.join(&m.name).join("mod.rs"),
+                    ]
+                }
+            };
+            targets.extend(
+                candidates
+                    .into_iter()
+                    .filter(|c| known.contains(c.as_path())),
+            );
+        }
+    }
+    let dirs: Vec<PathBuf> = targets.iter().map(|t| module_dir(t)).collect();
+    files
+        .iter()
+        .map(|(p, _)| p)
+        .filter(|p| targets.contains(*p) || dirs.iter().any(|d| p.starts_with(d)))
+        .cloned()
+        .collect()
+}
+
+/// Every `.rs` file below `dir` that is not test code ([`test_files`]), with its contents.
+///
+/// # Errors
+/// Any I/O error reading the tree; a file that is not UTF-8.
+pub fn non_test_sources(dir: &Path) -> std::io::Result<Vec<(PathBuf, String)>> {
+    let mut files = Vec::new();
+    for p in rust_files(dir)? {
+        let text = std::fs::read_to_string(&p)?;
+        files.push((p, text));
+    }
+    let tests = test_files(&files);
+    files.retain(|(p, _)| !tests.contains(p));
+    Ok(files)
+}
+
+/// Assertion density of the non-test code below `dir` (test files and test modules excluded).
+///
+/// # Errors
+/// As [`non_test_sources`].
+pub fn source_density(dir: &Path) -> std::io::Result<Density> {
+    Ok(non_test_sources(dir)?
+        .iter()
+        .fold(Density::default(), |d, (_, text)| d.plus(density(text))))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -366,5 +515,68 @@ mod tests {
         assert_eq!(f.len(), 2);
         assert_eq!((f[0].lines, f[0].in_test), (4, false));
         assert_eq!((f[1].name.as_str(), f[1].in_test), ("t", true));
+    }
+
+    #[test]
+    fn out_of_line_test_module_masks_no_real_code() {
+        // `mod tests;` has no body here: the next block is real code and must be counted.
+        let src = "#[cfg(test)]\nmod tests;\n\nfn real(x: u8) {\n    assert!(x > 0);\n}\n";
+        let d = density(src);
+        assert_eq!(d.assertions, 1);
+        assert_eq!(d.code_lines, 5);
+        let f = functions(src);
+        assert_eq!((f[0].name.as_str(), f[0].in_test), ("real", false));
+        let m = test_modules(src);
+        assert_eq!(m.len(), 1);
+        assert_eq!((m[0].name.as_str(), m[0].body), ("tests", None));
+    }
+
+    #[test]
+    fn inline_test_module_is_masked_by_its_own_braces() {
+        let src = "#[cfg(test)]\n#[doc(hidden)]\npub(crate) mod tests {\n    fn t() { assert!(true); }\n}\nfn after() { assert!(1 < 2); }\n#[cfg(test)]\nfn helper() {}\n";
+        let d = density(src);
+        assert_eq!(
+            d.assertions, 1,
+            "only the assertion after the module counts"
+        );
+        let m = test_modules(src);
+        assert_eq!(m.len(), 1, "a #[cfg(test)] fn is not a module");
+        let in_test: Vec<_> = functions(src).iter().map(|f| f.in_test).collect();
+        assert_eq!(in_test, vec![true, false, false]);
+    }
+
+    #[test]
+    fn test_files_are_the_targets_of_cfg_test_modules() {
+        let file = |p: &str, text: &str| (PathBuf::from(p), text.to_owned());
+        let decl = "#[cfg(test)]\nmod tests;\n";
+        let files = vec![
+            file(
+                "s/lib.rs",
+                &format!("mod buffer;\nmod par;\nmod other;\n{decl}"),
+            ),
+            file("s/tests.rs", "mod helper;\n"),
+            file("s/tests/helper.rs", ""),
+            file("s/buffer.rs", decl),
+            file("s/buffer/tests.rs", ""),
+            file("s/buffer/pool.rs", ""),
+            file(
+                "s/par/mod.rs",
+                "#[cfg(test)]\n#[path = \"checks.rs\"]\nmod t;\n",
+            ),
+            file("s/par/checks.rs", ""),
+            file("s/other.rs", "mod tests;\n"),
+            file("s/other/tests.rs", ""),
+        ];
+        let got: Vec<_> = test_files(&files).into_iter().collect();
+        let want: Vec<PathBuf> = [
+            "s/buffer/tests.rs",
+            "s/par/checks.rs",
+            "s/tests/helper.rs",
+            "s/tests.rs",
+        ]
+        .iter()
+        .map(PathBuf::from)
+        .collect();
+        assert_eq!(got, want, "a module without #[cfg(test)] is real code");
     }
 }

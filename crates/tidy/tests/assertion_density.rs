@@ -2,7 +2,7 @@
 //! crate that may only rise. Print the table with
 //! `cargo test -p nowa-tidy --test assertion_density -- --nocapture`.
 
-use nowa_tidy::{density, rust_files, Density};
+use nowa_tidy::{source_density, Density};
 use std::path::Path;
 
 /// (crate directory, minimum assertions per kLOC). Raise a floor when a crate gains
@@ -22,13 +22,9 @@ const FLOORS: &[(&str, f64)] = &[
     ("vopr", 16.0),
 ];
 
+/// Test files under `src/` (targets of `#[cfg(test)] mod tests;`) and test modules excluded.
 fn crate_density(dir: &Path) -> Density {
-    let mut d = Density::default();
-    for file in rust_files(&dir.join("src")).expect("src/ is readable") {
-        let text = std::fs::read_to_string(&file).expect("source is UTF-8");
-        d = d.plus(density(&text));
-    }
-    d
+    source_density(&dir.join("src")).expect("src/ is readable UTF-8")
 }
 
 #[test]

@@ -3,7 +3,7 @@
 //! exception shrinks, lower its number here; when it fits the limit, delete its line. Adding a
 //! line is for code that is split soon after, with the reason in the commit.
 
-use nowa_tidy::{functions, rust_files};
+use nowa_tidy::{functions, non_test_sources};
 use std::path::Path;
 
 /// Lines from `fn` to its closing brace (TigerBeetle's limit, TIGER_STYLE.md).
@@ -31,8 +31,7 @@ fn long_functions() -> Vec<(String, String, usize)> {
         if !src.is_dir() {
             continue;
         }
-        for file in rust_files(&src).expect("src/ is readable") {
-            let text = std::fs::read_to_string(&file).expect("source is UTF-8");
+        for (file, text) in non_test_sources(&src).expect("src/ is readable UTF-8") {
             let rel = file
                 .strip_prefix(root)
                 .expect("under the root")
