@@ -388,6 +388,11 @@ pub fn run_cmd(a: TpccArgs) -> Result<()> {
         e => anyhow::Error::new(e).context("creating the engine"),
     })?;
     crate::frozen_cmd::engine::attach(&eng, frozen.as_ref(), wlog.as_ref())?;
+    if let Some(p) = &paced {
+        // The page cleaner's second is the timing model's (docs/checkpointing.md).
+        let p = p.clone();
+        eng.set_flush_clock(Some(std::sync::Arc::new(move || p.busy().as_secs_f64())));
+    }
     print_banner(&a, pool_mib, dev.geometry().capacity >> 20, &pool_why);
     print_sizing(&a, &sz);
     let store = EngineStore::new(eng, a.engine.durability);
