@@ -97,6 +97,10 @@ pub struct TpccArgs {
     /// from a steady run (its HISTORY trimmed) skips clauses 3.3.2.8-9.
     #[arg(long, conflicts_with_all = ["duration", "transactions", "device_writes", "steady", "separate_wal", "record_trace"])]
     check_only: bool,
+    /// Write this file (JSON: the load's report) once the load is done (`nowa ckpt figures`
+    /// waits for it before it kills a crash run).
+    #[arg(long, value_name = "FILE", hide = true)]
+    ready_file: Option<PathBuf>,
     /// Sample interval (1, 1s, 500ms).
     #[arg(long, default_value = "1", value_parser = flags::seconds(0.01, 86400.0))]
     interval: f64,
@@ -370,7 +374,11 @@ pub fn run_cmd(a: TpccArgs) -> Result<()> {
     let (dev, paced) = nowa_bench::ycsb::pace(dev, pacing.as_ref());
     let (b, frozen, zone) = builder(&a, dev.as_ref(), sim.as_ref().map(|s| s.config()))?;
     if a.check_only {
-        return check_only(&a, dev, cfg, &*b);
+        let c = check_only(&a, dev, cfg, &*b)?;
+        if !c.consistency.is_consistent() {
+            anyhow::bail!("the consistency check failed");
+        }
+        return Ok(());
     }
     let wlog = crate::frozen_cmd::record::open_flag(
         a.record_writes.as_deref(),
@@ -398,6 +406,10 @@ pub fn run_cmd(a: TpccArgs) -> Result<()> {
     let store = EngineStore::new(eng, a.engine.durability);
     let tables = Tables::open(&store).context("creating the tables")?;
     let lr = load_phase(&a, &store, &tables).map_err(|e| out_of_space(e, &sz, "the load"))?;
+    if let Some(f) = &a.ready_file {
+        std::fs::write(f, serde_json::to_string(&lr)?)
+            .with_context(|| format!("--ready-file {}", f.display()))?;
+    }
     if let Some(p) = &paced {
         p.reset(); // the run's timeline starts after the load
     }
@@ -628,16 +640,46 @@ fn run_phase(
     })
 }
 
+/// What `--check-only` found: the recovery (open time and report) and the consistency check.
+#[derive(Debug, Clone)]
+pub(crate) struct CheckOutcome {
+    pub open_secs: f64,
+    pub recovery: Option<nowa_engine::RecoveryReport>,
+    pub consistency: Consistency,
+}
+
+/// `nowa tpcc --check-only ARGS` called as a library (`nowa ckpt figures`): the typed
+/// outcome, nothing parsed from output.
+pub(crate) fn check_database(args: &[String]) -> Result<CheckOutcome> {
+    #[derive(clap::Parser)]
+    struct Cmd {
+        #[command(flatten)]
+        a: TpccArgs,
+    }
+    let a = <Cmd as clap::Parser>::try_parse_from(
+        std::iter::once("tpcc".to_string()).chain(args.iter().cloned()),
+    )
+    .context("nowa tpcc --check-only flags")?
+    .a;
+    anyhow::ensure!(a.check_only, "check_database without --check-only");
+    let (cfg, _) = engine_config(&a);
+    let sz = sizing(&a, &cfg)?;
+    let (dev, sim) = device(&a, &cfg, sz.capacity)?;
+    let (b, _, _) = builder(&a, dev.as_ref(), sim.as_ref().map(|s| s.config()))?;
+    check_only(&a, dev, cfg, &*b)
+}
+
 fn check_only(
     a: &TpccArgs,
     dev: Arc<dyn BlockDevice>,
     cfg: Config,
     b: &dyn StoreBuilder,
-) -> Result<()> {
+) -> Result<CheckOutcome> {
     let t0 = std::time::Instant::now();
     let eng = Engine::open_with_wal(dev, None, cfg, b).context("opening the database")?;
     let open_s = t0.elapsed().as_secs_f64();
-    if let Some(r) = eng.recovery_report() {
+    let recovery = eng.recovery_report().cloned();
+    if let Some(r) = &recovery {
         eprintln!(
             "nowa tpcc: recovered in {open_s:.3} s (analysis {} us, redo {} us): clean shutdown {}, {} records replayed, redo range {} bytes",
             r.analysis_micros,
@@ -661,10 +703,11 @@ fn check_only(
     if a.json {
         println!("{}", serde_json::to_string_pretty(&c)?);
     }
-    if !c.is_consistent() {
-        anyhow::bail!("the consistency check failed");
-    }
-    Ok(())
+    Ok(CheckOutcome {
+        open_secs: open_s,
+        recovery,
+        consistency: c,
+    })
 }
 
 fn print_consistency(c: &Consistency) {

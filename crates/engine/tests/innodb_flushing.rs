@@ -86,7 +86,10 @@ fn batches_checkpoint_below_half_the_wal_limit_and_defer_within_the_count() {
     // Each deferral postpones one selection; a page is written at its (mcc+1)-th selection
     // at the latest, so the batches still write (the saving itself is a TPC-C measurement:
     // docs/checkpointing.md; on this synthetic walk it is within +-15%).
-    assert!(d.checkpoint_page_writes > 0, "deferred pages are written in the end");
+    assert!(
+        d.checkpoint_page_writes > 0,
+        "deferred pages are written in the end"
+    );
     assert!(
         d.checkpoint_deferrals <= 8 * (d.checkpoint_page_writes + 256),
         "at most mcc deferrals per write of a resident page"
@@ -120,7 +123,11 @@ fn power_loss_with_innodb_flushing_and_deferral_loses_nothing() {
             if n == stop_at {
                 dev.power_loss();
             }
-            let k = if n % 3 == 0 { n % 16 } else { (n * 7919 + seed) % KEYS };
+            let k = if n % 3 == 0 {
+                n % 16
+            } else {
+                (n * 7919 + seed) % KEYS
+            };
             let k = k.to_be_bytes().to_vec();
             let v = value_for(n, seed, 60 + (n % 100) as usize);
             if n % 10 == 0 {
@@ -142,11 +149,18 @@ fn power_loss_with_innodb_flushing_and_deferral_loses_nothing() {
         let e = Engine::open(dev, cfg(4, false)).unwrap_or_else(|err| panic!("seed {seed}: {err}"));
         for (k, v) in &m {
             if failed.as_ref() != Some(k) {
-                assert_eq!(e.get(k).unwrap().as_ref(), Some(v), "seed {seed}: write lost");
+                assert_eq!(
+                    e.get(k).unwrap().as_ref(),
+                    Some(v),
+                    "seed {seed}: write lost"
+                );
             }
         }
         e.close().unwrap();
     }
     eprintln!("24 crash points: {batches} batches, {deferrals} deferrals");
-    assert!(batches > 0 && deferrals > 0, "batches and deferral exercised");
+    assert!(
+        batches > 0 && deferrals > 0,
+        "batches and deferral exercised"
+    );
 }

@@ -150,8 +150,15 @@ impl FlushState {
         inp: &Inputs,
         pages_older_than: impl FnOnce(u64) -> usize,
     ) -> usize {
-        assert!(inp.oldest_lsn <= inp.cur_lsn, "oldest modification past the log end");
-        assert!(cfg.period_secs > 0.0, "a flush period of {} s", cfg.period_secs);
+        assert!(
+            inp.oldest_lsn <= inp.cur_lsn,
+            "oldest modification past the log end"
+        );
+        assert!(
+            cfg.period_secs > 0.0,
+            "a flush period of {} s",
+            cfg.period_secs
+        );
         self.next_tick = inp.now + cfg.period_secs;
         self.period = cfg.period_secs;
         if !self.started {
@@ -189,6 +196,91 @@ impl FlushState {
         let n = (by_pct + self.avg_page_rate as u64 + for_lsn) / 3;
         let n = n.min(cfg.io_capacity_max);
         usize::try_from(n).unwrap_or(usize::MAX)
+    }
+}
+
+/// The flush clock: seconds since some origin (the timing model's clock on a simulated SSD,
+/// a deterministic clock in the whole-engine simulation; wall clock by default).
+pub type FlushClock = std::sync::Arc<dyn Fn() -> f64 + Send + Sync>;
+
+impl super::BufferPool {
+    /// Replace the flush clock (`None`: wall clock since the pool was made).
+    pub fn set_flush_clock(&self, clock: Option<FlushClock>) {
+        *self.clock.write() = clock;
+    }
+
+    /// Seconds on the flush clock.
+    pub fn flush_now(&self) -> f64 {
+        match self.clock.read().as_ref() {
+            Some(c) => c(),
+            None => self.t0.elapsed().as_secs_f64(),
+        }
+    }
+
+    /// Whether the page cleaner's next batch is due.
+    pub fn flush_tick_due(&self) -> bool {
+        self.flush.lock().due(self.flush_now())
+    }
+
+    /// Start of a flush-list batch: InnoDB's recommendation for this second, turned into the
+    /// LSN limit of the batch: the `rec_lsn` of the `n_pages`-th oldest dirty page the batch
+    /// would write (deferrable pages are passed over and not counted). `u64::MAX`: every dirty
+    /// page is selected.
+    ///
+    /// The checkpoint age is `cur` less the oldest place on the flush list (0 when nothing
+    /// is dirty), as InnoDB's `buf_pool_get_oldest_modification_approx` over its lists.
+    pub fn flush_batch_limit(&self, cfg: &Flushing, cur: u64, capacity: u64) -> u64 {
+        let mcc = self
+            .max_ckpt_count
+            .load(std::sync::atomic::Ordering::Relaxed);
+        // (rec_lsn, the batch would write it): an unlatched snapshot of the flush list.
+        let mut list: Vec<(u64, bool)> = Vec::new();
+        for f in self.frames.iter() {
+            if !f.dirty.load(std::sync::atomic::Ordering::Acquire) {
+                continue;
+            }
+            // Its place on the flush list (`Frame::list_lsn`), not its rec_lsn: a deferred
+            // page went back to the young end.
+            let rec = f.list_lsn.load(std::sync::atomic::Ordering::Relaxed);
+            let count = f.ckpt_count.load(std::sync::atomic::Ordering::Relaxed);
+            let fresh = f.fresh.load(std::sync::atomic::Ordering::Relaxed);
+            // A page being changed right now (rec_lsn not set yet) is the youngest.
+            let rec = if rec == super::NO_LSN { u64::MAX } else { rec };
+            list.push((rec, fresh || count >= mcc));
+        }
+        list.sort_unstable_by_key(|x| x.0);
+        let oldest = list.first().map_or(cur, |x| x.0.min(cur));
+        let flushed = self
+            .counters
+            .checkpoint_page_writes
+            .load(std::sync::atomic::Ordering::Relaxed);
+        let inp = Inputs {
+            now: self.flush_now(),
+            cur_lsn: cur,
+            oldest_lsn: oldest,
+            capacity,
+            dirty: list.len(),
+            frames: self.frames.len(),
+            flushed_total: flushed,
+        };
+        let n = self
+            .flush
+            .lock()
+            .recommend(cfg, &inp, |t| list.partition_point(|x| x.0 <= t));
+        super::EngineCounters::add(&self.counters.flush_batches, 1);
+        if n == 0 {
+            return 0;
+        }
+        let mut taken = 0usize;
+        for &(rec, writes) in &list {
+            if writes {
+                taken += 1;
+                if taken >= n {
+                    return rec;
+                }
+            }
+        }
+        u64::MAX
     }
 }
 
@@ -241,7 +333,11 @@ mod tests {
             300
         });
         // The average redo rate: (0 + 4 MiB/s) / 2.
-        assert_eq!(seen, (1 << 20) + 3 * (2 << 20), "3 s of the average redo rate");
+        assert_eq!(
+            seen,
+            (1 << 20) + 3 * (2 << 20),
+            "3 s of the average redo rate"
+        );
         assert_eq!(n, 54);
         let full = Inputs {
             now: 2.0,
@@ -249,86 +345,10 @@ mod tests {
             dirty: 1000,
             ..base
         };
-        assert_eq!(s.recommend(&cfg, &full, |_| 100_000), 2000, "capped at io_capacity_max");
-    }
-}
-
-/// The flush clock: seconds since some origin (the timing model's clock on a simulated SSD,
-/// a deterministic clock in the whole-engine simulation; wall clock by default).
-pub type FlushClock = std::sync::Arc<dyn Fn() -> f64 + Send + Sync>;
-
-impl super::BufferPool {
-    /// Replace the flush clock (`None`: wall clock since the pool was made).
-    pub fn set_flush_clock(&self, clock: Option<FlushClock>) {
-        *self.clock.write() = clock;
-    }
-
-    /// Seconds on the flush clock.
-    pub fn flush_now(&self) -> f64 {
-        match self.clock.read().as_ref() {
-            Some(c) => c(),
-            None => self.t0.elapsed().as_secs_f64(),
-        }
-    }
-
-    /// Whether the page cleaner's next batch is due.
-    pub fn flush_tick_due(&self) -> bool {
-        self.flush.lock().due(self.flush_now())
-    }
-
-    /// Start of a flush-list batch: InnoDB's recommendation for this second, turned into the
-    /// LSN limit of the batch: the `rec_lsn` of the `n_pages`-th oldest dirty page the batch
-    /// would write (deferrable pages are passed over and not counted). `u64::MAX`: every dirty
-    /// page is selected.
-    ///
-    /// The checkpoint age is `cur` less the oldest place on the flush list (0 when nothing
-    /// is dirty), as InnoDB's `buf_pool_get_oldest_modification_approx` over its lists.
-    pub fn flush_batch_limit(&self, cfg: &Flushing, cur: u64, capacity: u64) -> u64 {
-        let mcc = self.max_ckpt_count.load(std::sync::atomic::Ordering::Relaxed);
-        // (rec_lsn, the batch would write it): an unlatched snapshot of the flush list.
-        let mut list: Vec<(u64, bool)> = Vec::new();
-        for f in self.frames.iter() {
-            if !f.dirty.load(std::sync::atomic::Ordering::Acquire) {
-                continue;
-            }
-            // Its place on the flush list (`Frame::list_lsn`), not its rec_lsn: a deferred
-            // page went back to the young end.
-            let rec = f.list_lsn.load(std::sync::atomic::Ordering::Relaxed);
-            let count = f.ckpt_count.load(std::sync::atomic::Ordering::Relaxed);
-            let fresh = f.fresh.load(std::sync::atomic::Ordering::Relaxed);
-            // A page being changed right now (rec_lsn not set yet) is the youngest.
-            let rec = if rec == super::NO_LSN { u64::MAX } else { rec };
-            list.push((rec, fresh || count >= mcc));
-        }
-        list.sort_unstable_by_key(|x| x.0);
-        let oldest = list.first().map_or(cur, |x| x.0.min(cur));
-        let flushed = self.counters.checkpoint_page_writes.load(std::sync::atomic::Ordering::Relaxed);
-        let inp = Inputs {
-            now: self.flush_now(),
-            cur_lsn: cur,
-            oldest_lsn: oldest,
-            capacity,
-            dirty: list.len(),
-            frames: self.frames.len(),
-            flushed_total: flushed,
-        };
-        let n = self
-            .flush
-            .lock()
-            .recommend(cfg, &inp, |t| list.partition_point(|x| x.0 <= t));
-        super::EngineCounters::add(&self.counters.flush_batches, 1);
-        if n == 0 {
-            return 0;
-        }
-        let mut taken = 0usize;
-        for &(rec, writes) in &list {
-            if writes {
-                taken += 1;
-                if taken >= n {
-                    return rec;
-                }
-            }
-        }
-        u64::MAX
+        assert_eq!(
+            s.recommend(&cfg, &full, |_| 100_000),
+            2000,
+            "capped at io_capacity_max"
+        );
     }
 }

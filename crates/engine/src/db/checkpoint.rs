@@ -174,8 +174,7 @@ impl Engine {
         // oldest-modified pages are selected.
         let limit = match &self.cfg.flushing {
             Some(fl) if !force && self.pool.flush_tick_due() => {
-                self.pool
-                    .flush_batch_limit(fl, begin, self.wal_limit)
+                self.pool.flush_batch_limit(fl, begin, self.wal_limit)
             }
             _ => u64::MAX,
         };
