@@ -374,11 +374,7 @@ pub fn run_cmd(a: TpccArgs) -> Result<()> {
     let (dev, paced) = nowa_bench::ycsb::pace(dev, pacing.as_ref());
     let (b, frozen, zone) = builder(&a, dev.as_ref(), sim.as_ref().map(|s| s.config()))?;
     if a.check_only {
-        let c = check_only(&a, dev, cfg, &*b)?;
-        if !c.consistency.is_consistent() {
-            anyhow::bail!("the consistency check failed");
-        }
-        return Ok(());
+        return check_only(&a, dev, cfg, &*b).and_then(consistent);
     }
     let wlog = crate::frozen_cmd::record::open_flag(
         a.record_writes.as_deref(),
@@ -396,20 +392,12 @@ pub fn run_cmd(a: TpccArgs) -> Result<()> {
         e => anyhow::Error::new(e).context("creating the engine"),
     })?;
     crate::frozen_cmd::engine::attach(&eng, frozen.as_ref(), wlog.as_ref())?;
-    if let Some(p) = &paced {
-        // The page cleaner's second is the timing model's (docs/checkpointing.md).
-        let p = p.clone();
-        eng.set_flush_clock(Some(std::sync::Arc::new(move || p.busy().as_secs_f64())));
-    }
+    flush_clock(&eng, paced.as_ref());
     print_banner(&a, pool_mib, dev.geometry().capacity >> 20, &pool_why);
     print_sizing(&a, &sz);
     let store = EngineStore::new(eng, a.engine.durability);
     let tables = Tables::open(&store).context("creating the tables")?;
     let lr = load_phase(&a, &store, &tables).map_err(|e| out_of_space(e, &sz, "the load"))?;
-    if let Some(f) = &a.ready_file {
-        std::fs::write(f, serde_json::to_string(&lr)?)
-            .with_context(|| format!("--ready-file {}", f.display()))?;
-    }
     if let Some(p) = &paced {
         p.reset(); // the run's timeline starts after the load
     }
@@ -530,6 +518,24 @@ fn keep_heap() {
     assert!(trim == 1 && mmap == 1, "glibc accepts both settings");
 }
 
+/// `--check-only`'s verdict.
+fn consistent(c: CheckOutcome) -> Result<()> {
+    anyhow::ensure!(
+        c.consistency.is_consistent(),
+        "the consistency check failed"
+    );
+    Ok(())
+}
+
+/// The page cleaner's second is the timing model's on a paced simulated SSD
+/// (docs/checkpointing.md), else the wall clock.
+fn flush_clock(eng: &Engine, paced: Option<&Arc<nowa_device::Paced>>) {
+    if let Some(p) = paced {
+        let p = p.clone();
+        eng.set_flush_clock(Some(Arc::new(move || p.busy().as_secs_f64())));
+    }
+}
+
 fn load_phase(a: &TpccArgs, store: &EngineStore, tables: &Tables) -> Result<LoadReport> {
     let quiet = a.quiet;
     let lc = LoadConfig {
@@ -553,6 +559,10 @@ fn load_phase(a: &TpccArgs, store: &EngineStore, tables: &Tables) -> Result<Load
         "nowa tpcc: loaded {} warehouses in {:.1}s ({:.1} warehouses/min, {:.0} rows/s)",
         a.warehouses, lr.seconds, lr.warehouses_per_minute, lr.rows_per_second
     );
+    if let Some(f) = &a.ready_file {
+        std::fs::write(f, serde_json::to_string(&lr)?)
+            .with_context(|| format!("--ready-file {}", f.display()))?;
+    }
     Ok(lr)
 }
 

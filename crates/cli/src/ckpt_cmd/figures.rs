@@ -406,16 +406,34 @@ fn residency(out: &Path, runs: &[(Point, Value)], big: u32, setup: &str) -> Resu
     }
     let share = |from: usize| 100.0 * writes.iter().skip(from).sum::<f64>() / tw;
     write(out, "ckpt-fig12-residency.csv", &csv)?;
+    residency_charts(out, big, setup, f1, f2)?;
+    println!(
+        "## Figures 1-2 (vanilla, buffer {big}%)\n\ncheckpoint writes by pages resident >= 5 checkpoints: {:.1}% (paper ~51%); >= 10: {:.1}% (paper ~20%)\n",
+        share(5),
+        share(10)
+    );
+    Ok(())
+}
+
+/// The PNGs of Figures 1 and 2 (CDFs in percent, with the paper's values as markers).
+fn residency_charts(
+    out: &Path,
+    big: u32,
+    setup: &str,
+    f1: Vec<(f64, f64)>,
+    f2: Vec<(f64, f64)>,
+) -> Result<()> {
     let x = format!("consecutive checkpoints before eviction  ({setup})");
+    let nowa = |points| Series {
+        label: "nowa".into(),
+        points,
+    };
     let c1 = chart(
         &format!("Evicted pages by checkpoints resident, vanilla, buffer {big}% (Fig. 1)"),
         &x,
         "cumulative % of pages",
         vec![
-            Series {
-                label: "nowa".into(),
-                points: f1,
-            },
+            nowa(f1),
             paper("~62% at 1, ~81% by 3", vec![(1.0, 62.0), (3.0, 81.0)]),
         ],
     );
@@ -425,10 +443,7 @@ fn residency(out: &Path, runs: &[(Point, Value)], big: u32, setup: &str) -> Resu
         &x,
         "cumulative % of checkpoint writes",
         vec![
-            Series {
-                label: "nowa".into(),
-                points: f2,
-            },
+            nowa(f2),
             paper(
                 "~49% below 5, ~80% below 10",
                 vec![(4.0, 49.0), (9.0, 80.0)],
@@ -436,10 +451,5 @@ fn residency(out: &Path, runs: &[(Point, Value)], big: u32, setup: &str) -> Resu
         ],
     );
     render_line(&c2, &out.join("ckpt-fig2-residency-writes.png"))?;
-    println!(
-        "## Figures 1-2 (vanilla, buffer {big}%)\n\ncheckpoint writes by pages resident >= 5 checkpoints: {:.1}% (paper ~51%); >= 10: {:.1}% (paper ~20%)\n",
-        share(5),
-        share(10)
-    );
     Ok(())
 }
