@@ -1,8 +1,10 @@
 //! `nowa ckpt figures`: Park & Lee's hot-page-aware checkpointing experiments on TPC-C
-//! (docs/checkpointing.md): Table I, Figures 3-5 and Table II, and the adaptive deferral under
-//! a redo bound. Every point is one `nowa tpcc` child process (the same binary), so a run
-//! frees its memory and a crash is a real `kill -9`; each run's JSON is kept under `--work`
-//! and reused when the command is run again with the same parameters.
+//! (docs/checkpointing.md) with InnoDB's page cleaner (`--flushing innodb`): Figures 1-5,
+//! Tables I and II, and the adaptive deferral under a redo bound. Every point is one `nowa
+//! tpcc` child process (the same binary), so a run frees its memory and a crash is a real
+//! `kill -9`; its results are read from its JSON (`--out`), kept under `--work` and reused
+//! when the command is run again with the same parameters. A crashed database is recovered
+//! and checked in-process (`tpcc_cmd::check_database`: typed results, no output parsed).
 
 mod figures;
 
