@@ -33,6 +33,18 @@ pub struct WriteBackFlags {
     #[arg(long, value_name = "SIZE", default_value = "12MiB",
           value_parser = flags::size(1 << 10, 1 << 50))]
     pub redo_rate: u64,
+    /// Checkpoint cadence: `passes` (a pass over every dirty page from half the WAL limit)
+    /// or `innodb` (the page cleaner's once-a-second flush-list batch at InnoDB's
+    /// adaptive-flushing rate, docs/checkpointing.md; the flush clock is the simulated SSD's
+    /// timing model when paced, else the wall clock).
+    #[arg(long, default_value = "passes", value_parser = ["passes", "innodb"])]
+    pub flushing: String,
+    /// innodb_io_capacity (pages per second) of --flushing innodb.
+    #[arg(long, default_value = "200", value_parser = flags::count::<u64>(1, 1 << 30))]
+    pub io_capacity: u64,
+    /// innodb_io_capacity_max (pages per second) of --flushing innodb.
+    #[arg(long, default_value = "2000", value_parser = flags::count::<u64>(1, 1 << 30))]
+    pub io_capacity_max: u64,
 }
 
 impl WriteBackFlags {
@@ -41,6 +53,11 @@ impl WriteBackFlags {
         cfg.page_cleaner = self.page_cleaner;
         cfg.max_checkpoint_count = self.max_checkpoint_count;
         cfg.max_redo_bytes = self.redo_bound();
+        cfg.flushing = (self.flushing == "innodb").then(|| nowa_engine::Flushing {
+            io_capacity: self.io_capacity,
+            io_capacity_max: self.io_capacity_max.max(self.io_capacity),
+            ..nowa_engine::Flushing::default()
+        });
     }
 
     /// The adaptive deferral's redo bound in log bytes, if one was asked for.

@@ -97,6 +97,10 @@ pub struct TpccArgs {
     /// from a steady run (its HISTORY trimmed) skips clauses 3.3.2.8-9.
     #[arg(long, conflicts_with_all = ["duration", "transactions", "device_writes", "steady", "separate_wal", "record_trace"])]
     check_only: bool,
+    /// Write this file (JSON: the load's report) once the load is done (`nowa ckpt figures`
+    /// waits for it before it kills a crash run).
+    #[arg(long, value_name = "FILE", hide = true)]
+    ready_file: Option<PathBuf>,
     /// Sample interval (1, 1s, 500ms).
     #[arg(long, default_value = "1", value_parser = flags::seconds(0.01, 86400.0))]
     interval: f64,
@@ -370,7 +374,7 @@ pub fn run_cmd(a: TpccArgs) -> Result<()> {
     let (dev, paced) = nowa_bench::ycsb::pace(dev, pacing.as_ref());
     let (b, frozen, zone) = builder(&a, dev.as_ref(), sim.as_ref().map(|s| s.config()))?;
     if a.check_only {
-        return check_only(&a, dev, cfg, &*b);
+        return check_only(&a, dev, cfg, &*b).and_then(consistent);
     }
     let wlog = crate::frozen_cmd::record::open_flag(
         a.record_writes.as_deref(),
@@ -388,6 +392,7 @@ pub fn run_cmd(a: TpccArgs) -> Result<()> {
         e => anyhow::Error::new(e).context("creating the engine"),
     })?;
     crate::frozen_cmd::engine::attach(&eng, frozen.as_ref(), wlog.as_ref())?;
+    flush_clock(&eng, paced.as_ref());
     print_banner(&a, pool_mib, dev.geometry().capacity >> 20, &pool_why);
     print_sizing(&a, &sz);
     let store = EngineStore::new(eng, a.engine.durability);
@@ -513,6 +518,24 @@ fn keep_heap() {
     assert!(trim == 1 && mmap == 1, "glibc accepts both settings");
 }
 
+/// `--check-only`'s verdict.
+fn consistent(c: CheckOutcome) -> Result<()> {
+    anyhow::ensure!(
+        c.consistency.is_consistent(),
+        "the consistency check failed"
+    );
+    Ok(())
+}
+
+/// The page cleaner's second is the timing model's on a paced simulated SSD
+/// (docs/checkpointing.md), else the wall clock.
+fn flush_clock(eng: &Engine, paced: Option<&Arc<nowa_device::Paced>>) {
+    if let Some(p) = paced {
+        let p = p.clone();
+        eng.set_flush_clock(Some(Arc::new(move || p.busy().as_secs_f64())));
+    }
+}
+
 fn load_phase(a: &TpccArgs, store: &EngineStore, tables: &Tables) -> Result<LoadReport> {
     let quiet = a.quiet;
     let lc = LoadConfig {
@@ -536,6 +559,10 @@ fn load_phase(a: &TpccArgs, store: &EngineStore, tables: &Tables) -> Result<Load
         "nowa tpcc: loaded {} warehouses in {:.1}s ({:.1} warehouses/min, {:.0} rows/s)",
         a.warehouses, lr.seconds, lr.warehouses_per_minute, lr.rows_per_second
     );
+    if let Some(f) = &a.ready_file {
+        std::fs::write(f, serde_json::to_string(&lr)?)
+            .with_context(|| format!("--ready-file {}", f.display()))?;
+    }
     Ok(lr)
 }
 
@@ -623,16 +650,46 @@ fn run_phase(
     })
 }
 
+/// What `--check-only` found: the recovery (open time and report) and the consistency check.
+#[derive(Debug, Clone)]
+pub(crate) struct CheckOutcome {
+    pub open_secs: f64,
+    pub recovery: Option<nowa_engine::RecoveryReport>,
+    pub consistency: Consistency,
+}
+
+/// `nowa tpcc --check-only ARGS` called as a library (`nowa ckpt figures`): the typed
+/// outcome, nothing parsed from output.
+pub(crate) fn check_database(args: &[String]) -> Result<CheckOutcome> {
+    #[derive(clap::Parser)]
+    struct Cmd {
+        #[command(flatten)]
+        a: TpccArgs,
+    }
+    let a = <Cmd as clap::Parser>::try_parse_from(
+        std::iter::once("tpcc".to_string()).chain(args.iter().cloned()),
+    )
+    .context("nowa tpcc --check-only flags")?
+    .a;
+    anyhow::ensure!(a.check_only, "check_database without --check-only");
+    let (cfg, _) = engine_config(&a);
+    let sz = sizing(&a, &cfg)?;
+    let (dev, sim) = device(&a, &cfg, sz.capacity)?;
+    let (b, _, _) = builder(&a, dev.as_ref(), sim.as_ref().map(|s| s.config()))?;
+    check_only(&a, dev, cfg, &*b)
+}
+
 fn check_only(
     a: &TpccArgs,
     dev: Arc<dyn BlockDevice>,
     cfg: Config,
     b: &dyn StoreBuilder,
-) -> Result<()> {
+) -> Result<CheckOutcome> {
     let t0 = std::time::Instant::now();
     let eng = Engine::open_with_wal(dev, None, cfg, b).context("opening the database")?;
     let open_s = t0.elapsed().as_secs_f64();
-    if let Some(r) = eng.recovery_report() {
+    let recovery = eng.recovery_report().cloned();
+    if let Some(r) = &recovery {
         eprintln!(
             "nowa tpcc: recovered in {open_s:.3} s (analysis {} us, redo {} us): clean shutdown {}, {} records replayed, redo range {} bytes",
             r.analysis_micros,
@@ -656,10 +713,11 @@ fn check_only(
     if a.json {
         println!("{}", serde_json::to_string_pretty(&c)?);
     }
-    if !c.is_consistent() {
-        anyhow::bail!("the consistency check failed");
-    }
-    Ok(())
+    Ok(CheckOutcome {
+        open_secs: open_s,
+        recovery,
+        consistency: c,
+    })
 }
 
 fn print_consistency(c: &Consistency) {

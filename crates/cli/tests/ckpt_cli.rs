@@ -54,10 +54,12 @@ fn ckpt_figures_refuses_bad_grids() {
     ]);
 }
 
-/// The whole experiment at its smoke-test scale (1 warehouse, 3 s runs, 4 paced runs, 2
-/// crashes): about 2 minutes, so not in CI. `cargo test -p nowa-cli --test ckpt_cli -- --ignored`.
+/// The whole experiment at its smoke-test scale (1 warehouse, 15 s runs, 5 paced runs, 3
+/// crashes): about 8 minutes, so not in CI. `cargo test -p nowa-cli --test ckpt_cli -- --ignored`.
+/// Checks issue 27's must-show at buffer 50%: vanilla's checkpoint share >= 90%; with mcc 8
+/// page writes per transaction >= 20% below vanilla and a higher LRU share.
 #[test]
-#[ignore = "about 2 minutes: the experiment's smoke test"]
+#[ignore = "about 8 minutes: the experiment's smoke test"]
 fn ckpt_figures_quick_writes_every_output() {
     let dir = tempfile::tempdir().unwrap();
     let (out, work) = (dir.path().join("fig"), dir.path().join("work"));
@@ -85,6 +87,8 @@ fn ckpt_figures_quick_writes_every_output() {
         "ckpt-fig4-buffer.png",
         "ckpt-fig5-tps.png",
         "ckpt-fig5-share.png",
+        "ckpt-fig1-residency-pages.png",
+        "ckpt-fig2-residency-writes.png",
     ] {
         assert!(out.join(f).exists(), "{f} written");
     }
@@ -94,4 +98,30 @@ fn ckpt_figures_quick_writes_every_output() {
         4,
         "header + mcc 0, mcc 8, adaptive: {rec}"
     );
+    let runs = std::fs::read_to_string(out.join("ckpt-runs.csv")).unwrap();
+    let head: Vec<&str> = runs.lines().next().unwrap().split(',').collect();
+    let col = |n: &str| head.iter().position(|h| *h == n).unwrap();
+    let row = |mcc: &str| -> Vec<f64> {
+        let l = runs
+            .lines()
+            .find(|l| l.starts_with(&format!("inplace,50,{mcc},0,")))
+            .unwrap_or_else(|| panic!("no 50% mcc {mcc} row: {runs}"));
+        l.split(',')
+            .map(|x| x.parse().unwrap_or(f64::NAN))
+            .collect()
+    };
+    let (v, d) = (row("0"), row("8"));
+    let (ck, lru, pages) = (
+        col("ckpt_flush_pct"),
+        col("lru_flush_pct"),
+        col("page_kb_txn"),
+    );
+    assert!(v[ck] >= 90.0, "vanilla checkpoint share {}", v[ck]);
+    assert!(
+        d[pages] <= 0.8 * v[pages],
+        "page writes {} vs {}",
+        d[pages],
+        v[pages]
+    );
+    assert!(d[lru] > v[lru], "LRU share {} vs {}", d[lru], v[lru]);
 }

@@ -23,6 +23,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering}
 use std::sync::Arc;
 
 mod evict;
+pub mod flushing;
 pub mod hotness;
 mod sweep;
 #[cfg(test)]
@@ -55,6 +56,11 @@ struct Frame {
     rec_lsn: AtomicU64,
     /// Checkpoint passes in a row that selected this dirty page and deferred it.
     ckpt_count: AtomicU32,
+    /// The page's place on the flush list of the adaptive page cleaner (`flushing.rs`): its
+    /// `rec_lsn` when it became dirty, the batch's begin LSN when a batch deferred it (the
+    /// paper's Algorithm 1 takes a deferred page off the list for that cycle: it comes back
+    /// at the young end). Orders batch selection only; the redo LSN keeps `rec_lsn`.
+    list_lsn: AtomicU64,
     /// Checkpoint passes that found this page dirty since it was loaded (Figures 1-2 of the
     /// hot-page paper), and how many of them wrote it.
     exposures: AtomicU32,
@@ -82,6 +88,7 @@ impl Frame {
             refbit: AtomicBool::new(false),
             rec_lsn: AtomicU64::new(NO_LSN),
             ckpt_count: AtomicU32::new(0),
+            list_lsn: AtomicU64::new(NO_LSN),
             exposures: AtomicU32::new(0),
             ckpt_writes: AtomicU32::new(0),
             fresh: AtomicBool::new(false),
@@ -102,6 +109,7 @@ impl Frame {
         );
         self.dirty.store(false, Ordering::Release);
         self.rec_lsn.store(NO_LSN, Ordering::Release);
+        self.list_lsn.store(NO_LSN, Ordering::Relaxed);
         self.ckpt_count.store(0, Ordering::Relaxed);
         self.fresh.store(false, Ordering::Relaxed);
         self.prev_lsn.store(page::lsn(page), Ordering::Relaxed);
@@ -111,6 +119,7 @@ impl Frame {
     fn reset(&self, fresh: bool) {
         self.dirty.store(false, Ordering::Release);
         self.rec_lsn.store(NO_LSN, Ordering::Release);
+        self.list_lsn.store(NO_LSN, Ordering::Relaxed);
         self.ckpt_count.store(0, Ordering::Relaxed);
         self.exposures.store(0, Ordering::Relaxed);
         self.ckpt_writes.store(0, Ordering::Relaxed);
@@ -156,6 +165,11 @@ pub struct BufferPool {
     /// LSN of the commit record of the commit group being applied ([`NO_LSN`]: none): a
     /// frame dirtied meanwhile gets it as its rec_lsn (see [`Self::set_group_floor`]).
     group_floor: AtomicU64,
+    /// The adaptive page cleaner's averages and next batch (`flushing.rs`).
+    flush: Mutex<flushing::FlushState>,
+    /// The flush clock (None: wall clock since `t0`).
+    clock: RwLock<Option<flushing::FlushClock>>,
+    t0: std::time::Instant,
 }
 
 /// Shared access to a page.
@@ -209,6 +223,7 @@ impl WriteGuard<'_> {
             let floor = self.floor.load(Ordering::Acquire);
             let first = if floor == NO_LSN { lsn } else { lsn.min(floor) };
             self.f.rec_lsn.store(first, Ordering::Release);
+            self.f.list_lsn.store(first, Ordering::Relaxed);
         } else {
             assert!(rec <= lsn, "rec_lsn {rec} above the new page LSN {lsn}");
         }
@@ -250,6 +265,9 @@ impl BufferPool {
             allow_unwritten: AtomicBool::new(false),
             hot: hotness::PoolHotness::default(),
             group_floor: AtomicU64::new(NO_LSN),
+            flush: Mutex::new(flushing::FlushState::default()),
+            clock: RwLock::new(None),
+            t0: std::time::Instant::now(),
         }
     }
 

@@ -30,6 +30,7 @@ mod treelock;
 pub mod txn;
 mod wal;
 
+pub use buffer::flushing::{FlushClock, Flushing};
 pub use buffer::hotness::{PageWrite, PageWriteKind, WriteObserver};
 pub use catalog::{TableId, TreeOptions};
 pub use db::{

@@ -66,6 +66,9 @@ pub struct EngineCounters {
     pub store_flushes: AtomicU64,
     /// Device flushes issued by checkpoints (superblock writes).
     pub checkpoint_flushes: AtomicU64,
+    /// Flush-list batches of the adaptive page cleaner (`Config::flushing`): one per second
+    /// of the flush clock, each one checkpoint selection.
+    pub flush_batches: AtomicU64,
     /// Pages evicted, by the number of checkpoint passes that found them dirty while they
     /// were resident (the hot-page paper's Figure 1), see [`RESIDENCY_BUCKETS`].
     pub residency_pages: [AtomicU64; RESIDENCY_BUCKETS],
@@ -187,6 +190,8 @@ pub struct Stats {
     pub store_flushes: u64,
     /// Device flushes by checkpoints (superblocks).
     pub checkpoint_flushes: u64,
+    /// Flush-list batches of the adaptive page cleaner.
+    pub flush_batches: u64,
     /// Evicted pages by checkpoints exposed to while resident (index = count, last = more).
     pub residency_pages: Vec<u64>,
     /// Checkpoint writes of the evicted pages, by the same count.
@@ -281,6 +286,7 @@ impl EngineCounters {
             checkpoint_deferrals: l(&self.checkpoint_deferrals),
             store_flushes: l(&self.store_flushes),
             checkpoint_flushes: l(&self.checkpoint_flushes),
+            flush_batches: l(&self.flush_batches),
             residency_pages: self.residency_pages.iter().map(l).collect(),
             residency_checkpoint_writes: self.residency_checkpoint_writes.iter().map(l).collect(),
             gc_page_writes: l(&self.gc_page_writes),

@@ -319,6 +319,15 @@ fn draw_config(r: &mut Rng, oop: bool) -> Config {
         } else {
             WalDamage::Refuse
         },
+        // Hot-page deferral and InnoDB's page cleaner (its batches on a clock of device
+        // writes, `sim.rs`), each in part of the seeds.
+        max_checkpoint_count: [0, 0, 3, 8][r.random_range(0..4)],
+        flushing: r.random_bool(0.5).then(|| nowa_engine::Flushing {
+            io_capacity: r.random_range(1..=16),
+            io_capacity_max: r.random_range(16..=128),
+            flushing_avg_loops: r.random_range(1..=30),
+            ..nowa_engine::Flushing::default()
+        }),
         ..Config::default()
     }
 }

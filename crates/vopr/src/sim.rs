@@ -68,6 +68,11 @@ pub struct Coverage {
     pub frozen_batches: u64,
     /// See `frozen_batches`.
     pub frozen_pages: u64,
+    /// Flush-list batches of InnoDB's page cleaner (`Config::flushing`) and checkpoint
+    /// deferrals (hot-page-aware checkpointing).
+    pub flush_batches: u64,
+    /// See `flush_batches`.
+    pub checkpoint_deferrals: u64,
 }
 
 impl Coverage {
@@ -84,6 +89,8 @@ impl Coverage {
             placement_seeds: self.placement_seeds + o.placement_seeds,
             frozen_batches: self.frozen_batches + o.frozen_batches,
             frozen_pages: self.frozen_pages + o.frozen_pages,
+            flush_batches: self.flush_batches + o.flush_batches,
+            checkpoint_deferrals: self.checkpoint_deferrals + o.checkpoint_deferrals,
         }
     }
 }
@@ -308,6 +315,8 @@ impl Sim {
         c.gc_rounds_foreground += st.gc_rounds_foreground;
         c.gc_rounds_background += st.gc_rounds_background;
         c.compensation_pages += st.compensation_page_writes;
+        c.flush_batches += st.flush_batches;
+        c.checkpoint_deferrals += st.checkpoint_deferrals;
         if let Some(r) = e.recovery_report() {
             c.pages_repaired += r.pages_repaired;
             c.torn_tails += r.bad_wal_records;
@@ -347,7 +356,19 @@ impl Sim {
         let b = self.builder();
         let mut cfg = self.s.cfg.clone();
         cfg.pool_bytes = self.r.random_range(64..=192u64) * 4096;
-        Engine::open_with_wal(self.main.clone(), self.log.clone(), cfg, b.as_ref())
+        let e = Engine::open_with_wal(self.main.clone(), self.log.clone(), cfg, b.as_ref())?;
+        self.flush_clock(&e);
+        Ok(e)
+    }
+
+    /// The page cleaner's clock in the simulation: one "second" per 64 KiB the main device
+    /// took (deterministic: the simulation is single-threaded and seeded).
+    fn flush_clock(&self, e: &Engine) {
+        let dev = self.main.clone();
+        #[expect(clippy::cast_precision_loss, reason = "byte counts far below 2^52")]
+        e.set_flush_clock(Some(Arc::new(move || {
+            dev.counters().host_bytes_written as f64 / f64::from(64u32 << 10)
+        })));
     }
 
     fn run(&mut self) -> Check<()> {
@@ -359,6 +380,7 @@ impl Sim {
             b.as_ref(),
         )
         .map_err(|e| format!("create failed: {e}"))?;
+        self.flush_clock(&e);
         let mut eng = Some(e);
         for epoch in 0..self.s.work.epochs {
             self.epoch = epoch;

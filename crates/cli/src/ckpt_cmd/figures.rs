@@ -16,6 +16,8 @@ pub(crate) struct Row {
     /// which CPU contention from other processes on the machine cannot distort.
     pub bound_tps: f64,
     pub write_kb_txn: f64,
+    /// User page writes (checkpoint + LRU, without doublewrite copies and WAL) per txn.
+    pub page_kb_txn: f64,
     pub read_kb_txn: f64,
     pub flash_kb_txn: f64,
     pub write_mb_s: f64,
@@ -57,6 +59,7 @@ impl Row {
             tps,
             bound_tps: num(v, &["run", "transactions"]) / num(v, &["device_busy_secs"]),
             write_kb_txn: host / 1024.0,
+            page_kb_txn: d("user_bytes") / txns / 1024.0,
             read_kb_txn: read / 1024.0,
             flash_kb_txn: num(v, &["flash_bytes_per_txn"]) / 1024.0,
             write_mb_s: host * tps / 1e6,
@@ -73,11 +76,11 @@ impl Row {
     }
 }
 
-const RUN_HEADER: &str = "path,buffer_pct,mcc,redo_bound_bytes,tps,device_bound_tps,write_kb_txn,read_kb_txn,flash_kb_txn,write_mb_s,read_mb_s,cpu_cores,lru_flush_pct,ckpt_flush_pct,forced_pct,deferrals_per_txn,checkpoints,device_util,hit_ratio";
+const RUN_HEADER: &str = "path,buffer_pct,mcc,redo_bound_bytes,tps,device_bound_tps,write_kb_txn,page_kb_txn,read_kb_txn,flash_kb_txn,write_mb_s,read_mb_s,cpu_cores,lru_flush_pct,ckpt_flush_pct,forced_pct,deferrals_per_txn,checkpoints,device_util,hit_ratio";
 
 fn run_line(p: &Point, r: &Row) -> String {
     format!(
-        "{},{},{},{},{:.1},{:.1},{:.2},{:.2},{:.2},{:.2},{:.2},{:.3},{:.1},{:.1},{:.1},{:.3},{},{:.3},{:.4}",
+        "{},{},{},{},{:.1},{:.1},{:.2},{:.2},{:.2},{:.2},{:.2},{:.2},{:.3},{:.1},{:.1},{:.1},{:.3},{},{:.3},{:.4}",
         p.path,
         p.buffer_pct,
         p.mcc,
@@ -85,6 +88,7 @@ fn run_line(p: &Point, r: &Row) -> String {
         r.tps,
         r.bound_tps,
         r.write_kb_txn,
+        r.page_kb_txn,
         r.read_kb_txn,
         r.flash_kb_txn,
         r.write_mb_s,
@@ -118,10 +122,11 @@ fn table1(rows: &[(&Point, Row)], big: u32) -> String {
     s.push_str(&"---|".repeat(cols.len()));
     s.push('\n');
     type Get = fn(&Row) -> f64;
-    let metrics: [(&str, Get, usize); 12] = [
+    let metrics: [(&str, Get, usize); 13] = [
         ("TPS (measured)", |r| r.tps, 0),
         ("TPS (device-bound)", |r| r.bound_tps, 0),
         ("write KB/txn (device)", |r| r.write_kb_txn, 1),
+        ("page writes KB/txn", |r| r.page_kb_txn, 2),
         ("read KB/txn", |r| r.read_kb_txn, 1),
         ("flash KB/txn", |r| r.flash_kb_txn, 1),
         ("write MB/s", |r| r.write_mb_s, 1),
@@ -142,7 +147,14 @@ fn table1(rows: &[(&Point, Row)], big: u32) -> String {
     s
 }
 
+/// A line chart whose y axis starts at zero (no auto-scaled noise: a flat line stays flat)
+/// and whose x label carries the setup line.
 fn chart(title: &str, x: &str, y: &str, series: Vec<Series>) -> LineChart {
+    let top = series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.1))
+        .filter(|v| v.is_finite())
+        .fold(0.0_f64, f64::max);
     LineChart {
         title: title.into(),
         x_label: x.into(),
@@ -150,21 +162,43 @@ fn chart(title: &str, x: &str, y: &str, series: Vec<Series>) -> LineChart {
         series,
         log_x: false,
         log_y: false,
-        y_range: None,
+        y_range: Some((0.0, if top > 0.0 { top * 1.15 } else { 1.0 })),
+    }
+}
+
+/// The paper's values (Park & Lee, Table I and Figure 5; TPC-C 500 warehouses, 50% buffer,
+/// InnoDB on a 970 EVO Plus): (max_checkpoint_count, TPS, checkpoint flush %). Count 0 is
+/// vanilla (Table I); the others are read off Figure 5 as the text gives them.
+const PAPER_FIG5: [(f64, f64, f64); 6] = [
+    (0.0, 630.0, 99.1),
+    (3.0, 1000.0, 43.0),
+    (4.0, 1250.0, 28.0),
+    (6.0, 1250.0, 21.0),
+    (8.0, 1340.0, 18.0),
+    (10.0, 1260.0, 17.0),
+];
+
+/// The paper's values as a series of markers.
+fn paper(label: &str, points: Vec<(f64, f64)>) -> Series {
+    Series {
+        label: format!("paper: {label}"),
+        points,
     }
 }
 
 /// Figure 3: TPS over time at the buffer `big`, one line per count/bound (in place).
-fn figure3(out: &Path, runs: &[(Point, Value)], big: u32) -> Result<()> {
+fn figure3(out: &Path, runs: &[(Point, Value)], big: u32, setup: &str) -> Result<()> {
     let mut csv = String::from("label,elapsed_s,txn_per_s\n");
     let mut series = Vec::new();
     let shown = |p: &Point| p.buffer_pct == big && p.path == "inplace" && shown_count(p);
     for (p, v) in runs.iter().filter(|(p, _)| shown(p)) {
         let samples = v["run"]["samples"].as_array().cloned().unwrap_or_default();
-        let pts: Vec<(f64, f64)> = samples
+        let mut pts: Vec<(f64, f64)> = samples
             .iter()
             .map(|s| (num(s, &["elapsed_s"]), num(s, &["txn_per_s"])))
             .collect();
+        // The last sample covers the partial second before the stop: not a rate.
+        pts.pop();
         for (t, x) in &pts {
             let _ = writeln!(csv, "{},{t:.2},{x:.1}", p.label());
         }
@@ -173,10 +207,17 @@ fn figure3(out: &Path, runs: &[(Point, Value)], big: u32) -> Result<()> {
             points: pts,
         });
     }
+    series.push(paper("vanilla mean", vec![(0.0, 630.0)]));
+    series.push(paper("mcc 3 mean", vec![(0.0, 995.0)]));
     write(out, "ckpt-fig3-tps-time.csv", &csv)?;
     let title = format!("TPC-C throughput over time, in place, buffer {big}% (Fig. 3)");
     render_line(
-        &chart(&title, "seconds", "transactions/s", series),
+        &chart(
+            &title,
+            &format!("seconds  ({setup})"),
+            "transactions/s",
+            series,
+        ),
         &out.join("ckpt-fig3-tps-time.png"),
     )?;
     Ok(())
@@ -216,18 +257,21 @@ fn shown_count(p: &Point) -> bool {
 }
 
 /// Figures 4 and 5.
-fn figures45(out: &Path, rows: &[(&Point, Row)], big: u32) -> Result<()> {
+fn figures45(out: &Path, rows: &[(&Point, Row)], big: u32, setup: &str) -> Result<()> {
     let fixed = |p: &Point| p.redo_bound.is_none();
-    let f4 = lines(
+    let mut f4 = lines(
         rows,
         |p| fixed(p) && shown_count(p),
         Point::label,
         |p| f64::from(p.buffer_pct),
         |r| r.bound_tps,
     );
+    f4.push(paper("vanilla at 50%", vec![(50.0, 630.0)]));
+    f4.push(paper("mcc 3 at 50%", vec![(50.0, 995.0)]));
+    f4.push(paper("mcc 8 at 50%", vec![(50.0, 1340.0)]));
     let c4 = chart(
         "TPC-C throughput vs buffer size (Fig. 4)",
-        "buffer, % of the database",
+        &format!("buffer, % of the database  ({setup})"),
         "transactions/s (device-bound)",
         f4,
     );
@@ -236,15 +280,25 @@ fn figures45(out: &Path, rows: &[(&Point, Row)], big: u32) -> Result<()> {
     let f5 = |y: fn(&Row) -> f64| lines(rows, at_big, |p| p.path.clone(), |p| f64::from(p.mcc), y);
     let t = format!("Throughput vs max_checkpoint_count, buffer {big}% (Fig. 5)");
     let y = "transactions/s (device-bound)";
-    let c5 = chart(&t, "max_checkpoint_count", y, f5(|r| r.bound_tps));
+    let x = format!("max_checkpoint_count  ({setup})");
+    let mut s5 = f5(|r| r.bound_tps);
+    s5.push(paper(
+        "TPS",
+        PAPER_FIG5.iter().map(|p| (p.0, p.1)).collect(),
+    ));
+    let c5 = chart(&t, &x, y, s5);
     render_line(&c5, &out.join("ckpt-fig5-tps.png"))?;
     let t = format!("Checkpoint share of page writes, buffer {big}% (Fig. 5)");
-    let c5 = chart(
-        &t,
-        "max_checkpoint_count",
-        "checkpoint flush %",
-        f5(|r| r.ckpt_pct),
-    );
+    let mut s5 = f5(|r| r.ckpt_pct);
+    s5.extend(f5(|r| r.lru_pct).into_iter().map(|mut s| {
+        s.label = format!("{} LRU %", s.label);
+        s
+    }));
+    s5.push(paper(
+        "checkpoint %",
+        PAPER_FIG5.iter().map(|p| (p.0, p.2)).collect(),
+    ));
+    let c5 = chart(&t, &x, "share of page writes, %", s5);
     render_line(&c5, &out.join("ckpt-fig5-share.png"))?;
     Ok(())
 }
@@ -292,6 +346,7 @@ pub(crate) fn write_all(
     runs: &[(Point, Value)],
     crashes: &[(Point, Recovery)],
     big: u32,
+    setup: &str,
 ) -> Result<()> {
     let rows: Vec<(&Point, Row)> = runs.iter().map(|(p, v)| (p, Row::of(v))).collect();
     let mut csv = String::from(RUN_HEADER);
@@ -301,11 +356,100 @@ pub(crate) fn write_all(
         csv.push('\n');
     }
     write(out, "ckpt-runs.csv", &csv)?;
-    figure3(out, runs, big)?;
-    figures45(out, &rows, big)?;
+    figure3(out, runs, big, setup)?;
+    figures45(out, &rows, big, setup)?;
+    residency(out, runs, big, setup)?;
     let (md2, csv2) = table2(crashes);
     write(out, "ckpt-recovery.csv", &csv2)?;
     println!("## Table I (buffer {big}%)\n\n{}", table1(&rows, big));
     println!("## Table II (crash at the end of the run, in place)\n\n{md2}");
+    Ok(())
+}
+
+/// Figures 1 and 2 (the paper's characterization) from the vanilla run at the buffer `big`:
+/// evicted pages by the consecutive checkpoint selections they saw while resident and dirty
+/// (CDF over pages), and the checkpoint writes of those pages (CDF over writes). Engine
+/// lifetime counters (load and run). Returns the shares of checkpoint writes by pages
+/// resident for >= 5 and >= 10 selections.
+fn residency(out: &Path, runs: &[(Point, Value)], big: u32, setup: &str) -> Result<()> {
+    let Some((_, v)) = runs
+        .iter()
+        .find(|(p, _)| p.buffer_pct == big && p.mcc == 0 && p.redo_bound.is_none())
+    else {
+        return Ok(());
+    };
+    let arr = |k: &str| -> Vec<f64> {
+        v["engine"][k]
+            .as_array()
+            .map(|a| a.iter().map(|x| x.as_f64().unwrap_or(0.0)).collect())
+            .unwrap_or_default()
+    };
+    let (pages, writes) = (arr("residency_pages"), arr("residency_checkpoint_writes"));
+    anyhow::ensure!(
+        pages.len() == writes.len(),
+        "residency histograms of one length"
+    );
+    // Pages never selected while dirty are not in the paper's Figure 1 (its CDF starts at 1).
+    let tp: f64 = pages.iter().skip(1).sum::<f64>().max(1.0);
+    let tw: f64 = writes.iter().sum::<f64>().max(1.0);
+    let mut csv = String::from("checkpoints,pages,checkpoint_writes,cdf_pages,cdf_writes\n");
+    let (mut cp, mut cw) = (0.0, 0.0);
+    let (mut f1, mut f2) = (Vec::new(), Vec::new());
+    for (i, (p, w)) in pages.iter().zip(&writes).enumerate().skip(1) {
+        cp += p;
+        cw += w;
+        #[expect(clippy::cast_precision_loss, reason = "bucket index below 2^52")]
+        let x = i as f64;
+        let _ = writeln!(csv, "{i},{p},{w},{:.4},{:.4}", cp / tp, cw / tw);
+        f1.push((x, 100.0 * cp / tp));
+        f2.push((x, 100.0 * cw / tw));
+    }
+    let share = |from: usize| 100.0 * writes.iter().skip(from).sum::<f64>() / tw;
+    write(out, "ckpt-fig12-residency.csv", &csv)?;
+    residency_charts(out, big, setup, f1, f2)?;
+    println!(
+        "## Figures 1-2 (vanilla, buffer {big}%)\n\ncheckpoint writes by pages resident >= 5 checkpoints: {:.1}% (paper ~51%); >= 10: {:.1}% (paper ~20%)\n",
+        share(5),
+        share(10)
+    );
+    Ok(())
+}
+
+/// The PNGs of Figures 1 and 2 (CDFs in percent, with the paper's values as markers).
+fn residency_charts(
+    out: &Path,
+    big: u32,
+    setup: &str,
+    f1: Vec<(f64, f64)>,
+    f2: Vec<(f64, f64)>,
+) -> Result<()> {
+    let x = format!("consecutive checkpoints before eviction  ({setup})");
+    let nowa = |points| Series {
+        label: "nowa".into(),
+        points,
+    };
+    let c1 = chart(
+        &format!("Evicted pages by checkpoints resident, vanilla, buffer {big}% (Fig. 1)"),
+        &x,
+        "cumulative % of pages",
+        vec![
+            nowa(f1),
+            paper("~62% at 1, ~81% by 3", vec![(1.0, 62.0), (3.0, 81.0)]),
+        ],
+    );
+    render_line(&c1, &out.join("ckpt-fig1-residency-pages.png"))?;
+    let c2 = chart(
+        &format!("Checkpoint writes by checkpoints resident, vanilla, buffer {big}% (Fig. 2)"),
+        &x,
+        "cumulative % of checkpoint writes",
+        vec![
+            nowa(f2),
+            paper(
+                "~49% below 5, ~80% below 10",
+                vec![(4.0, 49.0), (9.0, 80.0)],
+            ),
+        ],
+    );
+    render_line(&c2, &out.join("ckpt-fig2-residency-writes.png"))?;
     Ok(())
 }

@@ -22,8 +22,12 @@ pub struct Sweep {
     begin: u64,
     /// Next frame to visit.
     cursor: usize,
-    /// Smallest rec_lsn of a page deferred by this sweep (`u64::MAX`: none).
+    /// Smallest rec_lsn of a page this sweep left dirty: deferred, or not selected by a
+    /// flush-list batch (`u64::MAX`: none).
     min_deferred: u64,
+    /// A flush-list batch selects only pages with `rec_lsn` <= this (the oldest-modified
+    /// ones, `flushing.rs`); `u64::MAX`: every dirty page (a pass, a forced pass).
+    limit: u64,
     /// Ignore deferral (from the moment it is set on).
     force: bool,
     /// Begin of the pass before this one (0: none).
@@ -42,7 +46,7 @@ impl BufferPool {
     ///
     /// # Panics
     /// If a sweep is already in progress (one pass at a time, under the checkpoint lock).
-    pub fn sweep_start(&self, begin: u64, force: bool) {
+    pub fn sweep_start(&self, begin: u64, force: bool, limit: u64) {
         let mut s = self.sweep.lock();
         assert!(s.is_none(), "checkpoint sweep started twice");
         let prev_begin = self.last_begin.swap(begin, Ordering::Relaxed);
@@ -56,6 +60,7 @@ impl BufferPool {
             min_deferred: u64::MAX,
             force,
             prev_begin,
+            limit,
         });
         drop(s);
         self.wake_cleaner();
@@ -169,8 +174,22 @@ impl BufferPool {
         if g.pid == NO_PID || !f.dirty.load(Ordering::Acquire) {
             return;
         }
-        f.exposures.fetch_add(1, Ordering::Relaxed);
         let rec = f.rec_lsn.load(Ordering::Acquire);
+        let place = f.list_lsn.load(Ordering::Relaxed);
+        if !sw.force && rec != NO_LSN && place > sw.limit {
+            // Younger than this batch's flush-list prefix: not selected, stays dirty and
+            // holds the redo LSN back at its rec_lsn (InnoDB's checkpoint LSN is the oldest
+            // modification in memory).
+            assert!(
+                rec >= self.wal.redo_lsn(),
+                "page {}: rec_lsn {rec} below the redo LSN {}",
+                g.pid,
+                self.wal.redo_lsn()
+            );
+            sw.min_deferred = sw.min_deferred.min(rec);
+            return;
+        }
+        f.exposures.fetch_add(1, Ordering::Relaxed);
         let count = f.ckpt_count.load(Ordering::Relaxed);
         if sw.force
             || rec == NO_LSN
@@ -189,6 +208,8 @@ impl BufferPool {
             page::lsn(&g.page)
         );
         f.ckpt_count.store(count + 1, Ordering::Relaxed);
+        // Off the flush list for this cycle: back at its young end (Algorithm 1, line 5).
+        f.list_lsn.store(sw.begin.max(rec), Ordering::Relaxed);
         sw.min_deferred = sw.min_deferred.min(rec);
         EngineCounters::add(&self.counters.checkpoint_deferrals, 1);
     }

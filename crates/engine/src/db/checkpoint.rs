@@ -31,11 +31,14 @@ impl Engine {
     /// limit, writers wait for (or run) whole forced passes.
     pub(super) fn wal_gate(&self) -> Result<()> {
         let used = self.wal.used();
-        if used < self.pass_start() && !self.ckpt_active.load(Ordering::Relaxed) {
+        let active = self.ckpt_active.load(Ordering::Relaxed);
+        // The page cleaner's batch of this second (`Config::flushing`).
+        let tick = !active && self.cfg.flushing.is_some() && self.pool.flush_tick_due();
+        if used < self.pass_start() && !active && !tick {
             return Ok(());
         }
         if used < self.wal_limit {
-            if !self.ckpt_active.load(Ordering::Relaxed) && self.too_soon() {
+            if !active && !tick && self.too_soon() {
                 return Ok(());
             }
             if let Some(mut c) = self.ckpt.try_lock() {
@@ -73,6 +76,10 @@ impl Engine {
     /// covers about a quarter of the bound, so a page written by one pass can be deferred
     /// for most of the rest whatever the WAL limit.
     fn pass_start(&self) -> u64 {
+        if self.cfg.flushing.is_some() {
+            // Only the once-a-second batches and the forced pass at the limit.
+            return self.wal_limit;
+        }
         let half = self.wal_limit / 2;
         self.cfg.max_redo_bytes.map_or(half, |b| half.min(b / 4))
     }
@@ -84,6 +91,13 @@ impl Engine {
         self.cfg
             .max_redo_bytes
             .is_some_and(|b| self.wal.next_lsn() < self.pool.last_pass_begin() + b / 8)
+    }
+
+    /// Replace the clock of the page cleaner's once-a-second batches (`Config::flushing`):
+    /// the timing model's clock on a simulated SSD, a deterministic one in simulations;
+    /// None: wall clock.
+    pub fn set_flush_clock(&self, clock: Option<crate::buffer::flushing::FlushClock>) {
+        self.pool.set_flush_clock(clock);
     }
 
     /// Log one checkpoint pass covers: from the begin of the pass before the last complete
@@ -156,8 +170,16 @@ impl Engine {
             "checkpoint begin {begin} below the redo LSN {}",
             self.wal.redo_lsn()
         );
+        // A pass started on the flush clock's tick is one flush-list batch: only the
+        // oldest-modified pages are selected.
+        let limit = match &self.cfg.flushing {
+            Some(fl) if !force && self.pool.flush_tick_due() => {
+                self.pool.flush_batch_limit(fl, begin, self.wal_limit)
+            }
+            _ => u64::MAX,
+        };
         self.ckpt_active.store(true, Ordering::Relaxed);
-        self.pool.sweep_start(begin, force);
+        self.pool.sweep_start(begin, force, limit);
         Pass {
             begin,
             root: t.root,

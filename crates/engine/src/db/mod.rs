@@ -94,6 +94,11 @@ pub struct Config {
     /// quarter of it, B/8 of log apart. `max_checkpoint_count` 0 then sets no count limit.
     /// None: the fixed count alone.
     pub max_redo_bytes: Option<u64>,
+    /// InnoDB's page cleaner (docs/checkpointing.md): once per second of the flush clock a
+    /// flush-list batch writes the oldest-modified pages at the adaptive-flushing rate; that
+    /// batch is the checkpoint selection deferral applies to. No passes at half the WAL
+    /// limit then; the forced pass at the limit stays. None: passes from half the limit.
+    pub flushing: Option<crate::buffer::flushing::Flushing>,
 }
 
 impl Default for Config {
@@ -110,6 +115,7 @@ impl Default for Config {
             page_cleaner: false,
             max_checkpoint_count: 0,
             max_redo_bytes: None,
+            flushing: None,
         }
     }
 }
