@@ -282,7 +282,6 @@ fn line_axes<DB: DrawingBackend>(
     (x0, x1): (f64, f64),
     (y0, y1): (f64, f64),
 ) -> DrawResult {
-    root.fill(&WHITE).map_err(|x| x.to_string())?;
     let area = titled(root, &chart.title, &style.subtitle)?;
     let area = &area;
     let s = style;
@@ -301,12 +300,14 @@ fn line_axes<DB: DrawingBackend>(
     }
 }
 
-/// The title (and the subtitle, if any) over the whole width; returns the area below.
+/// A white page with the title (and the subtitle, if any) over the whole width; returns the
+/// area below.
 fn titled<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     title: &str,
     subtitle: &str,
 ) -> Result<DrawingArea<DB, Shift>, String> {
+    root.fill(&WHITE).map_err(|x| x.to_string())?;
     let area = root.titled(title, (FONT, 28)).map_err(|x| x.to_string())?;
     if subtitle.is_empty() {
         return Ok(area);
@@ -480,12 +481,10 @@ where
     Y::CoordDescType: ValueFormatter<f64>,
 {
     let e = |e: &dyn std::fmt::Display| e.to_string();
-    let n = chart.categories.len();
-    let g = chart.groups.len();
-    root.fill(&WHITE).map_err(|x| e(&x))?;
-    // Many groups: the legend gets its own column right of the plot (inside, it hides bars).
+    let (n, g) = (chart.categories.len(), chart.groups.len());
+    // Many groups: the legend gets its own column right of the plot (inside, it hides bars);
+    // the title spans the whole width (a long one does not fit over the plot alone).
     let outside = g > LEGEND_INSIDE_MAX || style.legend_beside;
-    // The title spans the whole width (a long one does not fit over the plot alone).
     let area = titled(root, &chart.title, &style.subtitle)?;
     let (plot, side) = area.split_horizontally(if outside { WIDTH - 230 } else { WIDTH });
     let mut cc = ChartBuilder::on(&plot)
@@ -524,10 +523,8 @@ where
             .label(name.clone())
             .legend(move |(x, y)| Rectangle::new([(x, y - 6), (x + 14, y + 6)], c.filled()));
     }
-    let at: Vec<_> = (0..n)
-        .map(|ci| cc.backend_coord(&(ci as f64 + 0.5, base)))
-        .collect();
-    category_names(root, chart, &at)?;
+    let at = |ci: usize| cc.backend_coord(&(ci as f64 + 0.5, base));
+    category_names(root, chart, &(0..n).map(at).collect::<Vec<_>>())?;
     if outside {
         return side_legend(&side, chart);
     }
