@@ -70,6 +70,21 @@ pub struct BarChart {
     pub groups: Vec<(String, Vec<f64>)>,
 }
 
+/// What a chart shows beyond its data: a setup subtitle under the title, a logarithmic value
+/// axis for bars (values spanning more than a decade), the legend's corner for lines (upper
+/// left keeps it off CDFs, which reach 1 at the right).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Style {
+    /// Second title line (device, fill, seed, run length, scale); empty: none.
+    pub subtitle: String,
+    /// Bars: logarithmic value axis (bars rise from the lowest decade).
+    pub log_y: bool,
+    /// Lines: legend in the upper left corner instead of the upper right.
+    pub legend_upper_left: bool,
+    /// Bars: legend in its own column beside the plot even with few groups.
+    pub legend_beside: bool,
+}
+
 /// Why a chart could not be rendered.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -211,6 +226,14 @@ fn axis_range(vals: impl Iterator<Item = f64>, log: bool, from_zero: bool) -> (f
 /// # Errors
 /// An unknown extension, nothing finite to draw, or the backend failing to write.
 pub fn render_line(chart: &LineChart, path: &Path) -> Result<(), PlotError> {
+    render_line_styled(chart, &Style::default(), path)
+}
+
+/// [`render_line`] with a [`Style`].
+///
+/// # Errors
+/// As [`render_line`].
+pub fn render_line_styled(chart: &LineChart, style: &Style, path: &Path) -> Result<(), PlotError> {
     let format = format_of(path)?;
     let pts: Vec<Vec<(f64, f64)>> = chart
         .series
@@ -239,12 +262,12 @@ pub fn render_line(chart: &LineChart, path: &Path) -> Result<(), PlotError> {
     let res = match format {
         Format::Png => {
             let root = BitMapBackend::new(path, (WIDTH, HEIGHT)).into_drawing_area();
-            line_axes(&root, chart, &pts, (x0, x1), (y0, y1))
+            line_axes(&root, chart, style, &pts, (x0, x1), (y0, y1))
                 .and_then(|_| root.present().map_err(|e| e.to_string()))
         }
         Format::Svg => {
             let root = SVGBackend::new(path, (WIDTH, HEIGHT)).into_drawing_area();
-            line_axes(&root, chart, &pts, (x0, x1), (y0, y1))
+            line_axes(&root, chart, style, &pts, (x0, x1), (y0, y1))
                 .and_then(|_| root.present().map_err(|e| e.to_string()))
         }
     };
@@ -254,21 +277,48 @@ pub fn render_line(chart: &LineChart, path: &Path) -> Result<(), PlotError> {
 fn line_axes<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     chart: &LineChart,
+    style: &Style,
     pts: &[Vec<(f64, f64)>],
     (x0, x1): (f64, f64),
     (y0, y1): (f64, f64),
 ) -> DrawResult {
+    let area = titled(root, &chart.title, &style.subtitle)?;
+    let area = &area;
+    let s = style;
     match (chart.log_x, chart.log_y) {
-        (false, false) => line_draw(root, chart, pts, x0..x1, y0..y1),
-        (true, false) => line_draw(root, chart, pts, (x0..x1).log_scale(), y0..y1),
-        (false, true) => line_draw(root, chart, pts, x0..x1, (y0..y1).log_scale()),
-        (true, true) => line_draw(root, chart, pts, (x0..x1).log_scale(), (y0..y1).log_scale()),
+        (false, false) => line_draw(area, chart, s, pts, x0..x1, y0..y1),
+        (true, false) => line_draw(area, chart, s, pts, (x0..x1).log_scale(), y0..y1),
+        (false, true) => line_draw(area, chart, s, pts, x0..x1, (y0..y1).log_scale()),
+        (true, true) => line_draw(
+            area,
+            chart,
+            s,
+            pts,
+            (x0..x1).log_scale(),
+            (y0..y1).log_scale(),
+        ),
     }
+}
+
+/// A white page with the title (and the subtitle, if any) over the whole width; returns the
+/// area below.
+fn titled<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    title: &str,
+    subtitle: &str,
+) -> Result<DrawingArea<DB, Shift>, String> {
+    root.fill(&WHITE).map_err(|x| x.to_string())?;
+    let area = root.titled(title, (FONT, 28)).map_err(|x| x.to_string())?;
+    if subtitle.is_empty() {
+        return Ok(area);
+    }
+    area.titled(subtitle, (FONT, 15)).map_err(|x| x.to_string())
 }
 
 fn line_draw<DB, X, Y>(
     root: &DrawingArea<DB, Shift>,
     chart: &LineChart,
+    style: &Style,
     pts: &[Vec<(f64, f64)>],
     xr: X,
     yr: Y,
@@ -281,9 +331,7 @@ where
     Y::CoordDescType: ValueFormatter<f64>,
 {
     let e = |e: &dyn std::fmt::Display| e.to_string();
-    root.fill(&WHITE).map_err(|x| e(&x))?;
     let mut cc = ChartBuilder::on(root)
-        .caption(&chart.title, (FONT, 28))
         .margin(16)
         .x_label_area_size(56)
         .y_label_area_size(80)
@@ -324,7 +372,11 @@ where
     }
     if any_label {
         cc.configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
+            .position(if style.legend_upper_left {
+                SeriesLabelPosition::UpperLeft
+            } else {
+                SeriesLabelPosition::UpperRight
+            })
             .background_style(WHITE.mix(0.85))
             .border_style(BLACK)
             .label_font((FONT, 16))
@@ -360,6 +412,14 @@ pub fn render_bars<S: AsRef<str>>(
 /// # Errors
 /// An unknown extension, nothing finite to draw, or the backend failing to write.
 pub fn render_bar(chart: &BarChart, path: &Path) -> Result<(), PlotError> {
+    render_bar_styled(chart, &Style::default(), path)
+}
+
+/// [`render_bar`] with a [`Style`] (on a log axis, values <= 0 are left out).
+///
+/// # Errors
+/// As [`render_bar`].
+pub fn render_bar_styled(chart: &BarChart, style: &Style, path: &Path) -> Result<(), PlotError> {
     let format = format_of(path)?;
     if chart.categories.is_empty() || chart.groups.is_empty() {
         return Err(PlotError::Empty(
@@ -371,45 +431,67 @@ pub fn render_bar(chart: &BarChart, path: &Path) -> Result<(), PlotError> {
         .iter()
         .flat_map(|g| g.1.iter().take(chart.categories.len()))
         .copied()
-        .filter(|v| v.is_finite());
-    let (mut y0, y1) = axis_range(vals.chain(std::iter::once(0.0)), false, true);
-    if y0 > 0.0 {
-        y0 = 0.0;
-    }
+        .filter(|&v| usable(v, style.log_y));
+    let (y0, y1) = if style.log_y {
+        axis_range(vals, true, false)
+    } else {
+        let (y0, y1) = axis_range(vals.chain(std::iter::once(0.0)), false, true);
+        (y0.min(0.0), y1)
+    };
     register_font();
     let res = match format {
         Format::Png => {
             let root = BitMapBackend::new(path, (WIDTH, HEIGHT)).into_drawing_area();
-            bar_draw(&root, chart, y0, y1).and_then(|_| root.present().map_err(|e| e.to_string()))
+            bar_axes(&root, chart, style, y0, y1)
+                .and_then(|_| root.present().map_err(|e| e.to_string()))
         }
         Format::Svg => {
             let root = SVGBackend::new(path, (WIDTH, HEIGHT)).into_drawing_area();
-            bar_draw(&root, chart, y0, y1).and_then(|_| root.present().map_err(|e| e.to_string()))
+            bar_axes(&root, chart, style, y0, y1)
+                .and_then(|_| root.present().map_err(|e| e.to_string()))
         }
     };
     res.map_err(|e| draw_err(path, e))
 }
 
-fn bar_draw<DB: DrawingBackend>(
+fn bar_axes<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     chart: &BarChart,
+    style: &Style,
     y0: f64,
     y1: f64,
 ) -> DrawResult {
+    if style.log_y {
+        bar_draw(root, chart, style, (y0..y1).log_scale(), y0)
+    } else {
+        bar_draw(root, chart, style, y0..y1, y0.max(0.0))
+    }
+}
+
+fn bar_draw<DB, Y>(
+    root: &DrawingArea<DB, Shift>,
+    chart: &BarChart,
+    style: &Style,
+    yr: Y,
+    base: f64,
+) -> DrawResult
+where
+    DB: DrawingBackend,
+    Y: AsRangedCoord<Value = f64>,
+    Y::CoordDescType: ValueFormatter<f64>,
+{
     let e = |e: &dyn std::fmt::Display| e.to_string();
-    let n = chart.categories.len();
-    let g = chart.groups.len();
-    root.fill(&WHITE).map_err(|x| e(&x))?;
-    // Many groups: the legend gets its own column right of the plot (inside, it hides bars).
-    let outside = g > LEGEND_INSIDE_MAX;
-    // The title spans the whole width (a long one does not fit over the plot alone).
-    let area = root.titled(&chart.title, (FONT, 28)).map_err(|x| e(&x))?;
+    let (n, g) = (chart.categories.len(), chart.groups.len());
+    // Many groups: the legend gets its own column right of the plot (inside, it hides bars);
+    // the title spans the whole width (a long one does not fit over the plot alone).
+    let outside = g > LEGEND_INSIDE_MAX || style.legend_beside;
+    let area = titled(root, &chart.title, &style.subtitle)?;
     let (plot, side) = area.split_horizontally(if outside { WIDTH - 230 } else { WIDTH });
     let mut cc = ChartBuilder::on(&plot)
         .margin(16)
-        .x_label_area_size(48)
+        .x_label_area_size(64)
         .y_label_area_size(80)
-        .build_cartesian_2d(0.0..n as f64, y0..y1)
+        .build_cartesian_2d(0.0..n as f64, yr)
         .map_err(|x| e(&x))?;
     cc.configure_mesh()
         .disable_x_mesh()
@@ -430,10 +512,10 @@ fn bar_draw<DB: DrawingBackend>(
             .iter()
             .take(n)
             .enumerate()
-            .filter(|(_, v)| v.is_finite())
+            .filter(|(_, v)| usable(**v, style.log_y))
             .map(move |(ci, &v)| {
                 let left = ci as f64 + 0.1 + gi as f64 * slot;
-                let corners = [(left + slot * 0.05, y0.max(0.0)), (left + slot * 0.95, v)];
+                let corners = [(left + slot * 0.05, base), (left + slot * 0.95, v)];
                 Rectangle::new(corners, c.filled())
             });
         cc.draw_series(bars)
@@ -441,10 +523,8 @@ fn bar_draw<DB: DrawingBackend>(
             .label(name.clone())
             .legend(move |(x, y)| Rectangle::new([(x, y - 6), (x + 14, y + 6)], c.filled()));
     }
-    let at: Vec<_> = (0..n)
-        .map(|ci| cc.backend_coord(&(ci as f64 + 0.5, y0)))
-        .collect();
-    category_names(root, chart, &at)?;
+    let at = |ci: usize| cc.backend_coord(&(ci as f64 + 0.5, base));
+    category_names(root, chart, &(0..n).map(at).collect::<Vec<_>>())?;
     if outside {
         return side_legend(&side, chart);
     }
@@ -459,16 +539,41 @@ fn bar_draw<DB: DrawingBackend>(
 }
 
 /// Category names under the axis, centred on each group of bars at pixel `at` (drawn on the
-/// root area: the plotting area clips everything outside it).
+/// root area: the plotting area clips everything outside it). A name wider than its group is
+/// broken at the '-' nearest its middle onto two lines, so neighbours never overprint.
 fn category_names<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     chart: &BarChart,
     at: &[(i32, i32)],
 ) -> DrawResult {
     let style = TextStyle::from((FONT, 16).into_font()).pos(Pos::new(HPos::Center, VPos::Top));
+    let slot = match at {
+        [a, b, ..] => b.0 - a.0,
+        _ => i32::try_from(WIDTH).map_err(|x| x.to_string())?,
+    };
     for (name, &(px, py)) in chart.categories.iter().zip(at) {
-        root.draw(&Text::new(name.clone(), (px, py + 8), style.clone()))
+        let wide = root
+            .estimate_text_size(name, &style)
+            .map_err(|x| x.to_string())?
+            .0;
+        let lines = match name
+            .char_indices()
+            .filter(|&(_, c)| c == '-')
+            .min_by_key(|&(i, _)| i.abs_diff(name.len() / 2))
+        {
+            Some((i, _)) if i32::try_from(wide).unwrap_or(i32::MAX) > slot - 8 => {
+                vec![&name[..=i], &name[i + 1..]]
+            }
+            _ => vec![name.as_str()],
+        };
+        for (k, l) in (0i32..).zip(lines) {
+            root.draw(&Text::new(
+                l.to_owned(),
+                (px, py + 8 + 18 * k),
+                style.clone(),
+            ))
             .map_err(|x| x.to_string())?;
+        }
     }
     Ok(())
 }
@@ -602,6 +707,59 @@ mod tests {
             svg.matches(&legend_x).count(),
             12,
             "legend in its own column"
+        );
+    }
+
+    #[test]
+    fn styled_bars_wrap_long_names_draw_a_subtitle_and_a_log_axis() {
+        let dir = tempfile::tempdir().unwrap();
+        let cats: Vec<String> = (0..10)
+            .map(|i| format!("rocksdb-ycsb-capture{i}"))
+            .collect();
+        let chart = BarChart {
+            title: "WAF".into(),
+            y_label: "WAF".into(),
+            categories: cats.clone(),
+            groups: (0..9)
+                .map(|g| {
+                    (
+                        format!("s{g}"),
+                        (0..10).map(|c| f64::from(c * g + 1)).collect(),
+                    )
+                })
+                .collect(),
+        };
+        let style = Style {
+            subtitle: "16 GiB, aged 90%, seed 42".into(),
+            log_y: true,
+            ..Style::default()
+        };
+        let p = dir.path().join("b.svg");
+        render_bar_styled(&chart, &style, &p).unwrap();
+        let svg = std::fs::read_to_string(&p).unwrap();
+        let texts: Vec<&str> = svg.lines().map(str::trim).collect();
+        assert!(
+            texts.contains(&"16 GiB, aged 90%, seed 42"),
+            "subtitle drawn"
+        );
+        // Too wide for its group: every name broken at the '-' nearest its middle.
+        assert!(
+            !texts.contains(&"rocksdb-ycsb-capture0"),
+            "long name not wrapped"
+        );
+        assert_eq!(texts.iter().filter(|&&t| t == "rocksdb-ycsb-").count(), 10);
+        // Log axis: a decade tick label.
+        assert!(texts.contains(&"10") && texts.contains(&"100"), "log ticks");
+        // Short names stay on one line.
+        let short = BarChart {
+            categories: (0..3).map(|i| format!("a-{i}")).collect(),
+            ..chart
+        };
+        render_bar_styled(&short, &Style::default(), &p).unwrap();
+        let svg = std::fs::read_to_string(&p).unwrap();
+        assert!(
+            svg.lines().any(|l| l.trim() == "a-0"),
+            "short name on one line"
         );
     }
 

@@ -59,6 +59,10 @@ struct DeviceArgs {
     /// 0 = the 2-block minimum).
     #[arg(long, default_value = "0.05", value_parser = flags::fraction(0.0, false, 0.5, false))]
     gc_reserve: f64,
+    /// Aged SSD: fraction of the logical space filled with valid data before each run
+    /// (sequentially; the paper does not give its level; docs/plan.md "Aged SSD").
+    #[arg(long, default_value = "0.9", value_parser = flags::fraction(0.0, true, 1.0, false))]
+    fill: f64,
     /// Predictor seconds per simulated second (default: the paper's capacity over ours).
     #[arg(long, value_parser = flags::number(0.0, false, 1e6))]
     time_scale: Option<f64>,
@@ -68,7 +72,8 @@ struct DeviceArgs {
 struct RunArgs {
     #[command(flatten)]
     dev: DeviceArgs,
-    /// Scheme: baseline, baseline-1/2|1/4|1/8, partial-gc, multi-stream, autostream,
+    /// Scheme: baseline[-1/2|1/4|1/8][@OPEN] (default one open host superblock, FEMU's;
+    /// @18 = the paper's "same number" of open superblocks), partial-gc, multi-stream, autostream,
     /// plan-nopred-1/4|1/8, plan-pred-1/4|1/8.
     #[arg(long, default_value = "plan-pred-1/4")]
     scheme: String,
@@ -170,6 +175,7 @@ fn opts(d: &DeviceArgs) -> Result<FigureOpts> {
         time_scale: d.time_scale.unwrap_or(scale),
         workloads: WorkloadKind::ALL.to_vec(),
         gc_reserve: d.gc_reserve,
+        fill: d.fill,
         captured: Vec::new(),
         captured_pages_per_block: 2,
     })
@@ -195,7 +201,7 @@ fn too_little_spare(e: anyhow::Error) -> anyhow::Error {
 fn describe(o: &FigureOpts) {
     let g = &o.geometry;
     eprintln!(
-        "device: {} ch x {} chips x {} blocks x {} pages x {} KiB = {} GiB physical, {} GiB logical; OP {:.4} spare/physical = {:.4} spare/logical; timing read {} / program {} / erase {} us, xfer {:.1} us; GC reserve {:.3} of each chip's blocks; {} drive writes, seed {}, predictor time x{:.1}",
+        "device: {} ch x {} chips x {} blocks x {} pages x {} KiB = {} GiB physical, {} GiB logical; OP {:.4} spare/physical = {:.4} spare/logical; aged: {:.0}% of the logical space filled; GC keeps {:.1}% of each chip's blocks free (a threshold on free blocks, as FEMU's on free lines: not added to the spare); timing read {} / program {} / erase {} us, xfer {:.1} us; {} drive writes, seed {}, predictor time x{:.1}",
         g.channels,
         g.chips_per_channel,
         g.blocks_per_chip,
@@ -205,11 +211,12 @@ fn describe(o: &FigureOpts) {
         (g.logical_pages() * u64::from(g.page_bytes)) >> 30,
         g.op_physical,
         g.op_logical(),
+        o.fill * 100.0,
+        o.gc_reserve * 100.0,
         o.chips.read_us,
         o.chips.program_us,
         o.chips.erase_us,
         o.chips.xfer_us,
-        o.gc_reserve,
         o.drive_writes,
         o.seed,
         o.time_scale
@@ -257,6 +264,7 @@ pub fn run(a: PlanArgs) -> Result<()> {
                     _ => o.time_scale,
                 },
                 gc_reserve: o.gc_reserve,
+                fill: o.fill,
                 track_streams: true,
             };
             let res = match &r.trace {
@@ -314,6 +322,7 @@ fn bench(d: &DeviceArgs) -> Result<()> {
             seed: o.seed,
             time_scale: o.time_scale,
             gc_reserve: o.gc_reserve,
+            fill: o.fill,
             track_streams: false,
         })
         .map_err(too_little_spare)?;

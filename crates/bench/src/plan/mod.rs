@@ -10,7 +10,7 @@ pub use run::{run, RunResult, RunSpec};
 pub use trace::replay;
 pub use workload::{Generator, Kind, Req, WorkloadKind};
 
-use crate::plot::{render_bars, render_line, LineChart, Series};
+use crate::plot::{render_bar_styled, render_line_styled, BarChart, LineChart, Series, Style};
 use anyhow::Context as _;
 use nowa_device::timing::ChipParams;
 use nowa_flash::parallel::{ChipGeometry, Scheme, AGED, FEMU_GC_RESERVE, HOST_OPEN};
@@ -45,13 +45,14 @@ pub fn parse_scheme(s: &str, g: &ChipGeometry) -> Result<Scheme, UnknownScheme> 
         "autostream" => Scheme::AutoStream { streams: 16 },
         _ => {
             if let Some(rest) = s.strip_prefix("baseline") {
-                // baseline[-F][@N]: parallelism F (full), N host superblocks open (HOST_OPEN).
+                // baseline[-F][@N]: parallelism F (full), N host superblocks open (default 1:
+                // FEMU's one open line; @18 = the paper's "same number" of open superblocks).
                 let (f, open) = match rest.split_once('@') {
                     Some((f, n)) => (
                         f,
                         n.parse::<u16>().ok().filter(|&n| n >= 1).ok_or_else(bad)?,
                     ),
-                    None => (rest, HOST_OPEN),
+                    None => (rest, 1),
                 };
                 let chips_per_channel = match f {
                     "" => cpc,
@@ -78,9 +79,12 @@ pub fn parse_scheme(s: &str, g: &ChipGeometry) -> Result<Scheme, UnknownScheme> 
     })
 }
 
-/// The paper's configurations (section 4), in its order.
-pub const SCHEMES: [&str; 8] = [
+/// The paper's configurations (section 4), in its order, with the baseline in both readings:
+/// FEMU's organisation (one open host superblock striped over every chip, one for GC) and the
+/// paper's "same number of concurrently opened superblocks" (18 host + GC, writes rotating).
+pub const SCHEMES: [&str; 9] = [
     "baseline",
+    "baseline@18",
     "partial-gc",
     "multi-stream",
     "autostream",
@@ -89,6 +93,10 @@ pub const SCHEMES: [&str; 8] = [
     "plan-pred-1/4",
     "plan-pred-1/8",
 ];
+
+/// The aged SSD's default fill: 90% of the logical space (docs/plan.md "Aged SSD" argues it
+/// and shows the sensitivity).
+pub const DEFAULT_FILL: f64 = 0.9;
 
 /// Options of `nowa plan figures`.
 #[derive(Debug, Clone)]
@@ -107,6 +115,8 @@ pub struct FigureOpts {
     pub workloads: Vec<WorkloadKind>,
     /// Fraction of every chip's blocks GC keeps free (FEMU's 0.05).
     pub gc_reserve: f64,
+    /// Aged SSD: fraction of the logical space filled before each run.
+    pub fill: f64,
     /// Captured block traces (name, file) replayed as extra workloads of Figures 3 to 6.
     pub captured: Vec<(String, std::path::PathBuf)>,
     /// Pages per block of the device the captured traces run on (the rest of the geometry is
@@ -126,6 +136,7 @@ pub fn default_opts() -> FigureOpts {
         time_scale: 16.0,
         workloads: WorkloadKind::ALL.to_vec(),
         gc_reserve: FEMU_GC_RESERVE,
+        fill: DEFAULT_FILL,
         captured: Vec::new(),
         captured_pages_per_block: 2,
     }
@@ -141,6 +152,7 @@ fn spec(o: &FigureOpts, scheme: Scheme, workload: WorkloadKind) -> RunSpec {
         seed: o.seed,
         time_scale: o.time_scale,
         gc_reserve: o.gc_reserve,
+        fill: o.fill,
         track_streams: false,
     }
 }
@@ -172,20 +184,41 @@ fn csv_row(fig: &str, r: &RunResult) -> String {
     )
 }
 
-/// The Figure 1 variants: (label, GC reserve, host superblocks open). The first is the
-/// figure; the others take one ingredient away each (docs/plan.md, Figure 1 breakdown).
+/// The Figure 1 variants: (label, GC reserve, host superblocks open). The first two are the
+/// figure (the baseline in both readings: FEMU's one open line, the paper's "same number" of
+/// open superblocks); the third takes the GC reserve away (docs/plan.md, Figure 1 breakdown).
 fn fig1_variants(o: &FigureOpts) -> [(&'static str, f64, u16); 3] {
     [
-        ("paper", o.gc_reserve, HOST_OPEN),
         ("one-open", o.gc_reserve, 1),
+        ("same-open", o.gc_reserve, HOST_OPEN),
         ("min-reserve", 0.0, HOST_OPEN),
     ]
 }
 
-/// Figure 1: FIO on the baseline at parallelism 1/8, 1/4, 1/2, full (with the paper's open
-/// superblocks and GC reserve), and the breakdown: the same with one open host superblock, and
-/// with the minimal GC reserve, each with per-stream host and GC shares
-/// (`plan-fig1-streams.csv`).
+/// The setup line under every figure's title.
+#[must_use]
+pub fn setup_line(o: &FigureOpts) -> String {
+    let g = &o.geometry;
+    let gib = |p: u64| (p * u64::from(g.page_bytes)) >> 30;
+    format!(
+        "{}/{} GiB phys/logical (paper 256/240: 1/{:.0}), {}x{} chips, OP {:.2}%, aged {:.0}% full, GC at {:.0}% free, FEMU timing, {} drive writes, seed {}",
+        gib(g.physical_pages()),
+        gib(g.logical_pages()),
+        o.time_scale,
+        g.channels,
+        g.chips_per_channel,
+        g.op_physical * 100.0,
+        o.fill * 100.0,
+        o.gc_reserve * 100.0,
+        o.drive_writes,
+        o.seed
+    )
+}
+
+/// Figure 1: FIO on the baseline at parallelism 1/8, 1/4, 1/2, full, with one open host
+/// superblock and with the paper's 18 (+ GC), and the breakdown without the GC reserve, each
+/// with per-stream host and GC shares (`plan-fig1-streams.csv`). Returns the one-open rows,
+/// then the same-open rows.
 ///
 /// # Errors
 /// A run fails or a file cannot be written.
@@ -209,44 +242,46 @@ pub fn figure1(
             })?;
             log(&r);
             variants.push((label, reserve, r.clone()));
-            if label == "paper" {
+            if label != "min-reserve" {
                 rows.push(r);
             }
         }
     }
     write_csv(&out.join("plan-fig1.csv"), "fig1", &rows)?;
     write_streams_csv(&out.join("plan-fig1-streams.csv"), &variants)?;
-    plot_fig1(&rows, &out.join("plan-fig1.png"))?;
+    plot_fig1(o, &rows, &out.join("plan-fig1.png"))?;
     Ok(rows)
 }
 
-fn plot_fig1(rows: &[RunResult], path: &Path) -> anyhow::Result<()> {
-    let full = rows.last().map_or(1.0, |r| r.iops);
-    let xs = [0.125, 0.25, 0.5, 1.0];
-    let line = |label: &str, ys: Vec<f64>| Series {
-        label: label.to_owned(),
-        points: xs.iter().copied().zip(ys).collect(),
-    };
-    let waf1 = rows.first().map_or(1.0, |r| r.waf);
-    let chart = LineChart {
-        title: "Figure 1: FIO, 4 streams, greedy GC".into(),
-        x_label: "parallelism (fraction of chips per channel)".into(),
-        y_label: "normalized to 1/8 (WAF) or full (throughput)".into(),
-        series: vec![
-            line(
-                "WAF / WAF at 1/8",
-                rows.iter().map(|r| r.waf / waf1).collect(),
-            ),
-            line(
-                "throughput / full",
-                rows.iter().map(|r| r.iops / full).collect(),
+/// Figure 1 as bars per parallelism (every level labelled): WAF over WAF at 1/8 and
+/// throughput over full, for both baselines, beside the paper's values.
+fn plot_fig1(o: &FigureOpts, rows: &[RunResult], path: &Path) -> anyhow::Result<()> {
+    anyhow::ensure!(rows.len() == 8, "Figure 1 has 2 x 4 runs");
+    let (one, same) = rows.split_at(4);
+    let waf = |rs: &[RunResult]| rs.iter().map(|r| r.waf / rs[0].waf).collect::<Vec<_>>();
+    let tput = |rs: &[RunResult]| rs.iter().map(|r| r.iops / rs[3].iops).collect::<Vec<_>>();
+    let chart = BarChart {
+        title: "Figure 1: FIO, 4 streams, baseline with greedy GC".into(),
+        y_label: "WAF / WAF at 1/8;  throughput / full".into(),
+        categories: ["1/8", "1/4", "1/2", "full"].map(String::from).to_vec(),
+        groups: vec![
+            ("WAF, 1 open".into(), waf(one)),
+            ("WAF, 18+1 open".into(), waf(same)),
+            ("paper WAF".into(), vec![1.0, f64::NAN, f64::NAN, 2.3]),
+            ("throughput, 1 open".into(), tput(one)),
+            ("throughput, 18+1 open".into(), tput(same)),
+            (
+                "paper throughput".into(),
+                vec![f64::NAN, f64::NAN, 1.4, 1.0],
             ),
         ],
-        log_x: true,
-        log_y: false,
-        y_range: None,
     };
-    render_line(&chart, path)?;
+    let style = Style {
+        subtitle: setup_line(o),
+        legend_beside: true,
+        ..Style::default()
+    };
+    render_bar_styled(&chart, &style, path)?;
     Ok(())
 }
 
@@ -313,8 +348,31 @@ pub fn figures3to6(
 ) -> anyhow::Result<Vec<RunResult>> {
     let rows = fig3_runs(o, log)?;
     write_csv(&out.join("plan-fig3-6.csv"), "fig3-6", &rows)?;
-    let mut cats: Vec<String> = o.workloads.iter().map(|w| w.name().to_owned()).collect();
-    cats.extend(o.captured.iter().map(|c| c.0.clone()));
+    let gens: Vec<String> = o.workloads.iter().map(|w| w.name().to_owned()).collect();
+    let traces: Vec<String> = o.captured.iter().map(|c| c.0.clone()).collect();
+    // Generators and traces in separate charts: ten groups of nine bars do not leave room
+    // for the workload names.
+    let parts = [("", 0, &gens), ("-traces", gens.len(), &traces)];
+    for (suffix, first, cats) in parts {
+        if !cats.is_empty() {
+            fig3_bars(o, out, suffix, &rows[first * SCHEMES.len()..], cats)?;
+        }
+    }
+    let mut cats = gens;
+    cats.extend(traces);
+    figure5(o, &cats, out, &rows)?;
+    Ok(rows)
+}
+
+/// Figures 3, 4, 6 over the workloads `cats` (their runs first in `rows`), on log value axes
+/// where the values span more than a decade.
+fn fig3_bars(
+    o: &FigureOpts,
+    out: &Path,
+    suffix: &str,
+    rows: &[RunResult],
+    cats: &[String],
+) -> anyhow::Result<()> {
     let per = |f: &dyn Fn(&RunResult, &RunResult) -> f64| -> Vec<(String, Vec<f64>)> {
         SCHEMES
             .iter()
@@ -330,27 +388,42 @@ pub fn figures3to6(
     #[expect(clippy::cast_precision_loss, reason = "block counts below 2^53")]
     let bars = [
         (
-            "plan-fig3-waf.png",
+            "plan-fig3-waf",
             "Figure 3: WAF (lower is better)",
             "WAF",
             per(&|r, _| r.waf),
         ),
         (
-            "plan-fig4-erased.png",
-            "Figure 4: blocks erased, normalized to baseline",
+            "plan-fig4-erased",
+            "Figure 4: blocks erased / baseline (1 open)",
             "erased / baseline",
             per(&|r, b| r.counters.erased_blocks as f64 / b.counters.erased_blocks.max(1) as f64),
         ),
         (
-            "plan-fig6-throughput.png",
-            "Figure 6: throughput normalized to baseline",
+            "plan-fig6-throughput",
+            "Figure 6: throughput / baseline (1 open)",
             "IOPS / baseline",
             per(&|r, b| r.iops / b.iops),
         ),
     ];
-    render_bars(out, &cats, bars)?;
-    figure5(&cats, out, &rows)?;
-    Ok(rows)
+    for (file, title, y, groups) in bars {
+        // A log axis only where the values span more than a decade (else bars of 1 vanish).
+        let vals = groups.iter().flat_map(|g| g.1.iter()).filter(|v| **v > 0.0);
+        let (lo, hi) = vals.fold((f64::INFINITY, 0.0f64), |(l, h), &v| (l.min(v), h.max(v)));
+        let style = Style {
+            subtitle: setup_line(o),
+            log_y: hi > 10.0 * lo,
+            ..Style::default()
+        };
+        let chart = BarChart {
+            title: title.into(),
+            y_label: y.into(),
+            categories: cats.to_vec(),
+            groups,
+        };
+        render_bar_styled(&chart, &style, &out.join(format!("{file}{suffix}.png")))?;
+    }
+    Ok(())
 }
 
 /// Every scheme on every generator workload, then on every captured trace.
@@ -382,28 +455,76 @@ fn fig3_runs(o: &FigureOpts, log: &mut dyn FnMut(&RunResult)) -> anyhow::Result<
     Ok(rows)
 }
 
-/// Figure 5: CDF of the victims' valid ratio, one chart per workload.
-fn figure5(cats: &[String], out: &Path, rows: &[RunResult]) -> anyhow::Result<()> {
+/// Victims' valid ratio percentiles (10, 50, 90) in percent, from the histogram.
+#[must_use]
+pub fn victim_percentiles(hist: &[u64]) -> Option<[f64; 3]> {
+    let c = cdf(hist);
+    if hist.iter().sum::<u64>() == 0 {
+        return None;
+    }
+    let at = |q: f64| c.iter().find(|p| p.1 >= q).map_or(100.0, |p| p.0);
+    Some([at(0.1), at(0.5), at(0.9)])
+}
+
+/// Figure 5: CDF of the victims' valid ratio, one chart per workload, and every run's
+/// percentiles in `plan-fig5-victims.csv`. A scheme without GC, or whose victims were all
+/// empty, is a flat line: it is left out of the chart and named in its subtitle; a workload
+/// with fewer than two curves left gets no chart (the CSV, and docs/plan.md's table, show it).
+fn figure5(o: &FigureOpts, cats: &[String], out: &Path, rows: &[RunResult]) -> anyhow::Result<()> {
+    let path = out.join("plan-fig5-victims.csv");
+    let mut f = std::fs::File::create(&path).with_context(|| format!("{}", path.display()))?;
+    writeln!(
+        f,
+        "workload,scheme,victims,p10_valid_pct,p50_valid_pct,p90_valid_pct,mean_valid_pct"
+    )?;
     for (wi, w) in cats.iter().enumerate() {
-        let series = (0..SCHEMES.len())
-            .map(|i| {
-                let r = &rows[wi * SCHEMES.len() + i];
-                Series {
+        let runs = &rows[wi * SCHEMES.len()..(wi + 1) * SCHEMES.len()];
+        let (mut series, mut flat) = (Vec::new(), Vec::new());
+        for r in runs {
+            let v: u64 = r.victim_hist.iter().sum();
+            let p = victim_percentiles(&r.victim_hist);
+            let [a, b, c] = p.unwrap_or([f64::NAN; 3]);
+            writeln!(
+                f,
+                "{w},{},{v},{a},{b},{c},{:.2}",
+                r.scheme,
+                r.mean_victim_ratio() * 100.0
+            )?;
+            let nonempty = r.victim_hist.iter().skip(1).any(|&n| n > 0);
+            match p {
+                Some(_) if nonempty => series.push(Series {
                     label: r.scheme.clone(),
                     points: cdf(&r.victim_hist),
-                }
-            })
-            .collect();
+                }),
+                Some(_) => flat.push(format!("{} (all 0%)", r.scheme)),
+                None => flat.push(format!("{} (no GC)", r.scheme)),
+            }
+        }
+        let png = out.join(format!("plan-fig5-{w}.png"));
+        if series.len() < 2 {
+            // Nothing to compare: a stale chart of an earlier run must not stay behind.
+            let _ = std::fs::remove_file(&png);
+            continue;
+        }
+        let mut x_label = "valid ratio of the GC victim (%)".to_owned();
+        if !flat.is_empty() {
+            x_label = format!("{x_label}; not drawn: {}", flat.join(", "));
+        }
         let chart = LineChart {
             title: format!("Figure 5: victim valid ratio CDF, {w}"),
-            x_label: "valid ratio of the GC victim (%)".into(),
+            x_label,
             y_label: "CDF".into(),
             series,
             log_x: false,
             log_y: false,
             y_range: Some((0.0, 1.0)),
         };
-        render_line(&chart, &out.join(format!("plan-fig5-{w}.png")))?;
+        let style = Style {
+            subtitle: setup_line(o),
+            legend_upper_left: true,
+            ..Style::default()
+        };
+        render_line_styled(&chart, &style, &png)?;
     }
     Ok(())
 }
@@ -451,12 +572,51 @@ mod tests {
                 open: 1
             }
         );
+        // The default baseline is FEMU's: one open host superblock over every chip.
+        assert_eq!(
+            parse_scheme("baseline", &g).unwrap(),
+            Scheme::Baseline {
+                chips_per_channel: 8,
+                open: 1
+            }
+        );
         assert_eq!(
             parse_scheme("baseline", &g).unwrap().to_string(),
             "baseline-8"
         );
+        assert_eq!(
+            parse_scheme("baseline@18", &g).unwrap().to_string(),
+            "baseline-8@18"
+        );
         assert!(parse_scheme("baseline@0", &g).is_err());
         assert!(parse_scheme("baseline-1/3", &g).is_err());
         assert_eq!(cdf(&[1, 0, 3]), vec![(0.0, 0.25), (1.0, 0.25), (2.0, 1.0)]);
+    }
+
+    #[test]
+    fn victim_percentiles_from_the_histogram() {
+        let mut h = vec![0u64; 101];
+        assert_eq!(victim_percentiles(&h), None, "no GC");
+        h[20] = 1;
+        h[50] = 8;
+        h[90] = 1;
+        assert_eq!(victim_percentiles(&h), Some([20.0, 50.0, 50.0]));
+        h[90] = 9;
+        assert_eq!(victim_percentiles(&h), Some([50.0, 50.0, 90.0]));
+    }
+
+    #[test]
+    fn setup_line_states_the_device_fill_and_seed() {
+        let o = default_opts();
+        let s = setup_line(&o);
+        for want in [
+            "16/15 GiB",
+            "aged 90% full",
+            "seed 42",
+            "2 drive writes",
+            "1/16)",
+        ] {
+            assert!(s.contains(want), "{s} lacks {want}");
+        }
     }
 }

@@ -155,6 +155,7 @@ mod tests {
             seed: 0,
             time_scale: 1.0,
             gc_reserve: 0.05,
+            fill: 1.0,
             track_streams: false,
         };
         let r = replay(&spec, &path, None).unwrap();

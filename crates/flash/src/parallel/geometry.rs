@@ -107,8 +107,9 @@ pub struct GeometryError(pub &'static str);
 pub enum Scheme {
     /// No classification, superblocks over all channels x `chips_per_channel` chips (full =
     /// every chip), greedy victim by valid pages. `open` host superblocks are open at once and
-    /// writes rotate over them page by page (the paper's "same number of concurrently opened
-    /// superblocks": [`super::HOST_OPEN`]); below full parallelism they sit on the chip groups
+    /// writes rotate over them page by page: 1 is FEMU's organisation (one open line for host
+    /// writes, striped over every chip, and one for GC), [`super::HOST_OPEN`] the paper's
+    /// "same number of concurrently opened superblocks"; below full parallelism they sit on the chip groups
     /// (one fixed group each when `open` is a multiple of the groups, else the next group
     /// round-robin at open), plus a GC superblock of the same size (Figure 1).
     Baseline {
@@ -149,7 +150,8 @@ impl fmt::Display for Scheme {
                 open,
             } => {
                 write!(f, "baseline-{chips_per_channel}")?;
-                if open != super::HOST_OPEN {
+                // FEMU's single open line is the default reading (no suffix).
+                if open != 1 {
                     write!(f, "@{open}")?;
                 }
                 Ok(())

@@ -963,21 +963,35 @@ impl ParallelFtl {
         Ok(())
     }
 
-    /// Fill the whole logical space sequentially in requests of `req_pages` (an aged SSD,
-    /// the spec's DECISION: valid data up to the logical capacity).
+    /// Fills logical pages `0..pages` sequentially in requests of `req_pages`: the aged SSD
+    /// (the paper fills it "using valid data to certain levels"; `pages` = the level x the
+    /// logical pages, the rest stays unmapped and its blocks count as free space).
     ///
     /// # Errors
     /// As [`ParallelFtl::write`].
-    pub fn fill(&mut self, req_pages: u64) -> Result<(), FlashError> {
+    ///
+    /// # Panics
+    /// If `pages` exceeds the logical space or `req_pages` is 0.
+    pub fn fill(&mut self, req_pages: u64, pages: u64) -> Result<(), FlashError> {
         let n = self.logical_pages();
+        assert!(
+            pages <= n && req_pages > 0,
+            "a fill within the logical space"
+        );
         let mut l = 0;
-        while l < n {
-            let len = req_pages.min(n - l);
+        while l < pages {
+            let len = req_pages.min(pages - l);
             self.write(l, len, 0, 0.0)?;
             self.ops.clear();
             l += len;
         }
         Ok(())
+    }
+
+    /// Mapped (valid) logical pages.
+    #[must_use]
+    pub fn valid_pages(&self) -> u64 {
+        self.l2p.iter().filter(|&&p| p != 0).count() as u64
     }
 
     /// Checks every invariant the model relies on (O(physical pages)): the mapping is a

@@ -70,7 +70,8 @@ fn every_page_conserved_under_gc_with_mixed_superblock_sizes() {
     println!("seed {seed}");
     for s in schemes {
         let mut f = ParallelFtl::new(small_geometry(), s).unwrap();
-        f.fill(8).unwrap();
+        let n = f.logical_pages();
+        f.fill(8, n).unwrap();
         assert_eq!(f.mapped_pages(), f.logical_pages());
         churn(&mut f, seed, 60_000);
         f.check_invariants();
@@ -94,7 +95,8 @@ fn deterministic_per_seed() {
             },
         )
         .unwrap();
-        f.fill(8).unwrap();
+        let n = f.logical_pages();
+        f.fill(8, n).unwrap();
         churn(&mut f, seed, 10_000);
         (f.counters(), f.victim_histogram().to_vec())
     };
@@ -239,7 +241,8 @@ fn open_superblocks_and_the_gc_reserve_make_waf_grow_with_superblock_size() {
         .unwrap();
         assert_eq!(f.open_slots(), usize::from(open) + 1);
         let kept = f.set_gc_reserve(reserve);
-        f.fill(8).unwrap();
+        let n = f.logical_pages();
+        f.fill(8, n).unwrap();
         f.track_streams();
         let writes = 3 * f.logical_pages();
         fio_like(&mut f, seed, writes);
