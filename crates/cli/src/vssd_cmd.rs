@@ -307,8 +307,8 @@ fn serve(a: ServeArgs) -> Result<()> {
     if a.bench {
         let r = nowa_vssd::bench(&disk, &a.dir, a.bench_writes, a.seed).context("the benchmark")?;
         println!(
-            "bench     {:.2} us CPU per 4 KiB write through the mount (process user + system time: program, kernel FUSE, daemon), {:.2} us of it in the daemon's I/O path, {:.2} us wall; {} O_DIRECT uniform random writes",
-            r.cpu_us_per_write, r.path_cpu_us_per_write, r.wall_us_per_write, r.writes
+            "bench     {:.2} us CPU per 4 KiB write through the mount (process user + system time: program, kernel FUSE, daemon; {:.2} us wall); the daemon's I/O path alone {:.2} us; {} O_DIRECT uniform random writes each",
+            r.cpu_us_per_write, r.wall_us_per_write, r.path_cpu_us_per_write, r.writes
         );
         return Ok(());
     }

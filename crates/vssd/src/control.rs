@@ -125,6 +125,9 @@ fn run(what: &Path, cmd: &mut Command) -> Result<String> {
 ///
 /// # Errors
 /// losetup fails (needs root).
+///
+/// # Panics
+/// If losetup succeeds without printing a device (a broken losetup).
 pub fn attach(file: &Path) -> Result<PathBuf> {
     let mut cmd = Command::new("losetup");
     cmd.args([
@@ -135,7 +138,13 @@ pub fn attach(file: &Path) -> Result<PathBuf> {
         "4096",
     ])
     .arg(file);
-    run(file, &mut cmd).map(PathBuf::from)
+    let dev = run(file, &mut cmd).map(PathBuf::from)?;
+    assert!(
+        dev.starts_with("/dev/"),
+        "losetup --show prints the device: {}",
+        dev.display()
+    );
+    Ok(dev)
 }
 
 /// Detaches loop device `dev`.

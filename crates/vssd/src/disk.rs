@@ -81,6 +81,7 @@ impl BlockDevice for Store {
         buf: &[u8],
         hint: Option<u16>,
     ) -> nowa_device::Result<()> {
+        assert_eq!(buf.len() % BLOCK_SIZE, 0, "Disk sends whole pages");
         self.sim.write_at_hinted(offset, buf, hint)?;
         if let Some((f, p)) = &self.file {
             f.write_all_at(buf, offset).map_err(|e| Self::io(p, e))?;
@@ -205,6 +206,9 @@ impl Disk {
     /// # Errors
     /// The FTL refuses the configuration, `--files` does not split the capacity into pages,
     /// the backing file cannot be opened or is larger than the SSD.
+    ///
+    /// # Panics
+    /// If the files do not fit the device (a bug in the split above).
     pub fn open(spec: DiskSpec) -> Result<Disk> {
         let mut sim_cfg = spec.sim.clone();
         sim_cfg.store_data = spec.backing == Backing::Mem;
@@ -218,6 +222,10 @@ impl Disk {
                 capacity,
             });
         }
+        assert!(
+            file_bytes % PAGE == 0 && file_bytes * files <= capacity,
+            "the files are whole pages inside the device"
+        );
         let file = match &spec.backing {
             Backing::Mem => None,
             Backing::File(p) => Some((open_backing(p, capacity)?, p.clone())),
@@ -254,6 +262,7 @@ impl Disk {
         for (start, len) in data_extents(f, capacity) {
             let mut pos = start;
             while pos < start + len {
+                assert!(pos < capacity, "extents are clipped to the device");
                 let n = (start + len - pos).min(zeros.len() as u64);
                 let file = (pos / self.file_bytes).min(u64::from(self.files()) - 1);
                 let hint = self.hint(u16::try_from(file).unwrap_or(0));
@@ -334,6 +343,10 @@ impl Disk {
 
     fn write_dev(&self, base: u64, data: &[u8], hint: Option<u16>) -> Result<()> {
         let end = base + data.len() as u64;
+        assert!(
+            end <= self.capacity(),
+            "place() keeps requests inside the device"
+        );
         let mut pos = base;
         let mut page = [0u8; BLOCK_SIZE];
         while pos < end {
@@ -362,6 +375,9 @@ impl Disk {
     ///
     /// # Errors
     /// Past the file's end, or the backing file fails.
+    ///
+    /// # Panics
+    /// If `file` is not one of the disk's files (the FUSE layer only passes its own).
     pub fn read(&self, file: u16, off: u64, buf: &mut [u8]) -> Result<()> {
         let t = Instant::now();
         let base = self.place(file, off, buf.len() as u64)?;
@@ -385,6 +401,7 @@ impl Disk {
             buf[from..from + e - s].copy_from_slice(&page[s..e]);
             pos = start + e as u64;
         }
+        assert_eq!(pos, end, "every byte read once");
         self.stats.read(buf.len() as u64, t.elapsed());
         Ok(())
     }
@@ -394,10 +411,17 @@ impl Disk {
     ///
     /// # Errors
     /// Past the file's end, the FTL refuses, or the backing file fails.
+    ///
+    /// # Panics
+    /// If `file` is not one of the disk's files (the FUSE layer only passes its own).
     pub fn punch(&self, file: u16, off: u64, len: u64) -> Result<()> {
         let base = self.place(file, off, len)?;
         let end = base + len;
         let (first, last) = (base.div_ceil(PAGE) * PAGE, end / PAGE * PAGE);
+        assert!(
+            base <= first && last <= end,
+            "the trimmed pages lie inside the range"
+        );
         let hint = self.hint(file);
         if last > first {
             self.dev.trim(first, last - first)?;
@@ -454,4 +478,66 @@ impl Disk {
 /// A length that came from a slice or a page count fits `usize`.
 fn usize_of(n: u64) -> usize {
     usize::try_from(n).unwrap_or(usize::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn disk(backing: Backing, files: u16, mode: SimMode) -> Disk {
+        let sim = SimConfig::for_capacity(64 << 20, 0.07, mode).expect("geometry");
+        Disk::open(DiskSpec {
+            sim,
+            files,
+            backing,
+            timing: None,
+            describe: "test".into(),
+        })
+        .expect("open")
+    }
+
+    #[test]
+    fn unaligned_writes_read_back_and_punched_ranges_read_zero() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        for backing in [Backing::Mem, Backing::File(tmp.path().join("b.img"))] {
+            let d = disk(backing, 1, SimMode::Conventional);
+            let data: Vec<u8> = (0..20_000u32).map(|i| (i % 253) as u8 + 1).collect();
+            d.write(0, 1000, &data).expect("write");
+            let mut back = vec![0u8; data.len()];
+            d.read(0, 1000, &mut back).expect("read");
+            assert_eq!(back, data);
+            d.punch(0, 3000, 10_000).expect("punch");
+            d.read(0, 1000, &mut back).expect("read");
+            assert!(
+                back[2000..12_000].iter().all(|&b| b == 0),
+                "punched = zeroes"
+            );
+            assert_eq!(back[..2000], data[..2000]);
+            assert_eq!(back[12_000..], data[12_000..]);
+            d.flush().expect("flush");
+            let s = d.snapshot();
+            assert_eq!(s.host_write_bytes, 20_000, "counted exactly as asked");
+            assert_eq!((s.trim_bytes, s.flushes), (10_000, 1));
+            assert!(
+                d.write(0, d.file_bytes() - 1, b"xy").is_err(),
+                "past the end"
+            );
+        }
+    }
+
+    #[test]
+    fn files_split_the_space_and_write_with_their_own_handle() {
+        let d = disk(Backing::Mem, 4, SimMode::Fdp { handles: 4 });
+        assert_eq!(d.file_bytes() * 4, d.capacity());
+        assert_eq!(d.hint(3), Some(3));
+        d.write(3, 0, &[7u8; 4096]).expect("write");
+        let mut b = [0u8; 4096];
+        d.read(2, 0, &mut b).expect("read");
+        assert!(
+            b.iter().all(|&x| x == 0),
+            "file 2 does not see file 3's data"
+        );
+        d.read(3, 0, &mut b).expect("read");
+        assert!(b.iter().all(|&x| x == 7));
+    }
 }

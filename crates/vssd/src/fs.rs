@@ -65,6 +65,11 @@ impl Fs {
                 1,
             ),
         };
+        assert!(
+            ino != ROOT || kind == FileType::Directory,
+            "the root is the directory"
+        );
+        assert_eq!(size % 4096, 0, "disk files are whole pages");
         Some(FileAttr {
             ino,
             size,

@@ -231,6 +231,11 @@ struct Row {
 }
 
 fn row(s: &Snapshot, prev: &Snapshot) -> Row {
+    assert!(
+        s.host_write_bytes >= prev.host_write_bytes
+            && s.media_write_bytes >= prev.media_write_bytes,
+        "counters only grow"
+    );
     Row {
         t_s: s.uptime_s,
         host_write_bytes: s.host_write_bytes,
