@@ -206,6 +206,18 @@ fn data_survives_fsync_punch_and_a_remount_of_the_backing_file() {
         .expect("fallocate");
     assert!(st.success(), "fallocate --punch-hole");
     assert_eq!(d.stat("trim_bytes"), 8192);
+    // O_TRUNC is ignored, as on a block device node; other sizes are refused.
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .truncate(true)
+        .open(dir.join("disk"))
+        .expect("open with O_TRUNC");
+    assert!(f.set_len(4096).is_err(), "a disk keeps its size");
+    drop(f);
+    assert_eq!(
+        std::fs::metadata(dir.join("disk")).expect("stat").len(),
+        64 << 20
+    );
     let summary = d.stop();
     assert!(summary.contains("WAF"), "{summary}");
     // Remount: without --force the existing backing file is refused, with it the data is kept.

@@ -161,10 +161,11 @@ impl Filesystem for Fs {
         let Some(a) = self.attr(ino) else {
             return reply.error(libc::ENOENT);
         };
-        // A disk has a fixed size (truncating it would destroy data without a trim); times
-        // and modes are accepted and ignored, as a block device's node would.
+        // A disk has a fixed size. Size 0 is what open(O_TRUNC) asks (dd without
+        // conv=notrunc): ignored, as a block device node ignores O_TRUNC. Any other size
+        // is refused; times and modes are accepted and ignored, as on a device node.
         match size {
-            Some(s) if s != a.size => reply.error(libc::EPERM),
+            Some(s) if s != a.size && s != 0 => reply.error(libc::EPERM),
             _ => reply.attr(&TTL, &a),
         }
     }
