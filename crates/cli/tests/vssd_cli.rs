@@ -11,13 +11,28 @@ use std::time::{Duration, Instant};
 
 const PAGE: u64 = 4096;
 
-/// Whether FUSE tests can run here; prints why not when they cannot.
+/// Whether FUSE tests can run here (/dev/fuse, and root or fusermount3 to mount); prints
+/// why not when they cannot.
 fn fuse_available(test: &str) -> bool {
-    let ok = Path::new("/dev/fuse").exists();
-    if !ok {
-        println!("SKIPPED {test}: no /dev/fuse on this machine");
+    // SAFETY: geteuid takes no arguments and cannot fail.
+    let root = unsafe { libc::geteuid() } == 0;
+    let why = if !Path::new("/dev/fuse").exists() {
+        Some("no /dev/fuse on this machine")
+    } else if !root && !on_path("fusermount3") {
+        Some("not root and no fusermount3 (apt-get install fuse3)")
+    } else {
+        None
+    };
+    if let Some(why) = why {
+        println!("SKIPPED {test}: {why}");
     }
-    ok
+    why.is_none()
+}
+
+/// Whether `tool` is a file in a PATH directory.
+fn on_path(tool: &str) -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(tool).is_file()))
 }
 
 /// A `nowa vssd serve` daemon; dropping it stops it.
@@ -378,9 +393,7 @@ fn loop_tools(extra: &[&str]) -> Result<(), String> {
         .iter()
         .chain(extra)
     {
-        let found = std::env::var_os("PATH")
-            .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(t).is_file()));
-        if !found {
+        if !on_path(t) {
             return Err(format!("{t} is not installed"));
         }
     }
