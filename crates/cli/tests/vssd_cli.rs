@@ -181,17 +181,15 @@ fn data_survives_fsync_punch_and_a_remount_of_the_backing_file() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let (dir, img) = (tmp.path().join("mnt"), tmp.path().join("disk.img"));
     let img_s = img.to_str().expect("utf-8");
-    let d = Daemon::start(
-        &dir,
-        &[
-            "--capacity",
-            "64MiB",
-            "--blocks-per-superblock",
-            "1",
-            "--backing",
-            img_s,
-        ],
-    );
+    let args = [
+        "--capacity",
+        "64MiB",
+        "--blocks-per-superblock",
+        "1",
+        "--backing",
+        img_s,
+    ];
+    let d = Daemon::start(&dir, &args);
     let pattern: Vec<u8> = (0..300_000u32).map(|i| (i * 7 % 251) as u8).collect();
     {
         // Buffered, unaligned: partial pages are merged with their neighbours.
@@ -245,18 +243,7 @@ fn data_survives_fsync_punch_and_a_remount_of_the_backing_file() {
         img_s,
     ]);
     assert_eq!(refused.status.code(), Some(2));
-    let d = Daemon::start(
-        &dir,
-        &[
-            "--capacity",
-            "64MiB",
-            "--blocks-per-superblock",
-            "1",
-            "--backing",
-            img_s,
-            "--force",
-        ],
-    );
+    let d = Daemon::start(&dir, &[&args[..], &["--force"]].concat());
     let f = std::fs::File::open(dir.join("disk")).expect("open");
     let mut back = vec![0u8; pattern.len()];
     f.read_exact_at(&mut back, 12_345).expect("read");

@@ -20,21 +20,6 @@ pub struct BenchResult {
     pub wall_us_per_write: f64,
 }
 
-/// Process CPU time (user + system, all threads), in seconds.
-fn cpu_secs() -> f64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime writes one timespec that lives across the call. Test:
-    // tests/vssd_fuse.rs runs the benchmark.
-    let r = unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &raw mut ts) };
-    assert_eq!(r, 0, "CLOCK_PROCESS_CPUTIME_ID exists on Linux");
-    #[expect(clippy::cast_precision_loss, reason = "seconds of CPU time")]
-    let s = ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9;
-    s
-}
-
 /// A page-aligned buffer of `pages` pages (O_DIRECT needs aligned memory).
 fn aligned(pages: usize) -> nowa_device::AlignedBuf {
     nowa_device::AlignedBuf::zeroed(pages * nowa_device::BLOCK_SIZE, nowa_device::BLOCK_SIZE)
@@ -83,18 +68,24 @@ fn bench_file(disk: &Arc<Disk>, file: &Path, writes: u64, seed: u64) -> Result<B
     assert!(pages > 0 && writes > 0, "a benchmark writes something");
     let mut buf = aligned(1);
     let mut x = seed | 1;
-    let (c0, t0) = (cpu_secs(), std::time::Instant::now());
+    let (c0, t0) = (
+        nowa_units::cpu::process_cpu_secs(),
+        std::time::Instant::now(),
+    );
     for i in 0..writes {
         buf[..8].copy_from_slice(&i.to_le_bytes());
         f.write_all_at(&buf[..], next(&mut x) % pages * PAGE)
             .map_err(io)?;
     }
-    let (cpu, wall) = (cpu_secs() - c0, t0.elapsed().as_secs_f64());
-    let c1 = cpu_secs();
+    let (cpu, wall) = (
+        nowa_units::cpu::process_cpu_secs() - c0,
+        t0.elapsed().as_secs_f64(),
+    );
+    let c1 = nowa_units::cpu::process_cpu_secs();
     for _ in 0..writes {
         disk.write(0, next(&mut x) % pages * PAGE, &buf[..])?;
     }
-    let path = cpu_secs() - c1;
+    let path = nowa_units::cpu::process_cpu_secs() - c1;
     #[expect(clippy::cast_precision_loss, reason = "a count of writes")]
     let n = writes as f64;
     Ok(BenchResult {

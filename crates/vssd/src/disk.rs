@@ -347,27 +347,22 @@ impl Disk {
             end <= self.capacity(),
             "place() keeps requests inside the device"
         );
-        let mut pos = base;
         let mut page = [0u8; BLOCK_SIZE];
-        while pos < end {
-            let from = usize_of(pos - base);
-            if pos % PAGE == 0 && end - pos >= PAGE {
-                let n = usize_of((end - pos) / PAGE * PAGE);
-                self.dev.write_at_hinted(pos, &data[from..from + n], hint)?;
-                pos += n as u64;
-                continue;
+        for p in pieces(base, end) {
+            let from = usize_of(p.pos - base);
+            match p.part {
+                None => {
+                    let n = usize_of(p.len);
+                    self.dev
+                        .write_at_hinted(p.pos, &data[from..from + n], hint)?;
+                }
+                Some((start, s, e)) => {
+                    self.read_page(start, &mut page)?;
+                    page[s..e].copy_from_slice(&data[from..from + e - s]);
+                    self.dev.write_at_hinted(start, &page, hint)?;
+                }
             }
-            let start = pos / PAGE * PAGE;
-            let (s, e) = (
-                usize_of(pos - start),
-                usize_of(end.min(start + PAGE) - start),
-            );
-            self.read_page(start, &mut page)?;
-            page[s..e].copy_from_slice(&data[from..from + e - s]);
-            self.dev.write_at_hinted(start, &page, hint)?;
-            pos = start + e as u64;
         }
-        assert_eq!(pos, end, "every byte written once");
         Ok(())
     }
 
@@ -382,26 +377,20 @@ impl Disk {
         let t = Instant::now();
         let base = self.place(file, off, buf.len() as u64)?;
         let end = base + buf.len() as u64;
-        let mut pos = base;
         let mut page = [0u8; BLOCK_SIZE];
-        while pos < end {
-            let from = usize_of(pos - base);
-            if pos % PAGE == 0 && end - pos >= PAGE {
-                let n = usize_of((end - pos) / PAGE * PAGE);
-                self.dev.read_at(pos, &mut buf[from..from + n])?;
-                pos += n as u64;
-                continue;
+        for p in pieces(base, end) {
+            let from = usize_of(p.pos - base);
+            match p.part {
+                None => {
+                    let n = usize_of(p.len);
+                    self.dev.read_at(p.pos, &mut buf[from..from + n])?;
+                }
+                Some((start, s, e)) => {
+                    self.read_page(start, &mut page)?;
+                    buf[from..from + e - s].copy_from_slice(&page[s..e]);
+                }
             }
-            let start = pos / PAGE * PAGE;
-            let (s, e) = (
-                usize_of(pos - start),
-                usize_of(end.min(start + PAGE) - start),
-            );
-            self.read_page(start, &mut page)?;
-            buf[from..from + e - s].copy_from_slice(&page[s..e]);
-            pos = start + e as u64;
         }
-        assert_eq!(pos, end, "every byte read once");
         self.stats.read(buf.len() as u64, t.elapsed());
         Ok(())
     }
@@ -475,6 +464,47 @@ impl Disk {
     }
 }
 
+/// One piece of a request: a run of whole pages, or a part of one page.
+struct Piece {
+    /// Device offset of the piece's first byte.
+    pos: u64,
+    /// Its length in bytes.
+    len: u64,
+    /// A partial page: (page offset, first byte, end byte) within the page.
+    part: Option<(u64, usize, usize)>,
+}
+
+/// The pieces of the byte range [base, end): partial pages at the edges, the whole pages
+/// between them as one run; they cover the range once, in order.
+fn pieces(base: u64, end: u64) -> impl Iterator<Item = Piece> {
+    let mut pos = base;
+    std::iter::from_fn(move || {
+        if pos >= end {
+            assert_eq!(pos, end, "the pieces cover the range exactly");
+            return None;
+        }
+        let p = if pos % PAGE == 0 && end - pos >= PAGE {
+            let len = (end - pos) / PAGE * PAGE;
+            Piece {
+                pos,
+                len,
+                part: None,
+            }
+        } else {
+            let start = pos / PAGE * PAGE;
+            let stop = end.min(start + PAGE);
+            let part = Some((start, usize_of(pos - start), usize_of(stop - start)));
+            Piece {
+                pos,
+                len: stop - pos,
+                part,
+            }
+        };
+        pos += p.len;
+        Some(p)
+    })
+}
+
 /// A length that came from a slice or a page count fits `usize`.
 fn usize_of(n: u64) -> usize {
     usize::try_from(n).unwrap_or(usize::MAX)
@@ -522,6 +552,26 @@ mod tests {
                 d.write(0, d.file_bytes() - 1, b"xy").is_err(),
                 "past the end"
             );
+        }
+    }
+
+    #[test]
+    fn pieces_cover_a_range_once_with_partial_pages_only_at_its_edges() {
+        for (base, end) in [
+            (0, 4096),
+            (1, 2),
+            (100, 9000),
+            (4096, 20_480),
+            (4095, 12_289),
+        ] {
+            let ps: Vec<Piece> = pieces(base, end).collect();
+            assert_eq!(ps.iter().map(|p| p.len).sum::<u64>(), end - base);
+            assert!(ps.windows(2).all(|w| w[0].pos + w[0].len == w[1].pos));
+            let whole = ps.iter().filter(|p| p.part.is_none()).count();
+            assert!(whole <= 1 && ps.len() <= 3, "{base}..{end}");
+            for p in ps.iter().filter(|p| p.part.is_none()) {
+                assert!(p.pos % PAGE == 0 && p.len % PAGE == 0);
+            }
         }
     }
 
