@@ -316,7 +316,12 @@ impl Disk {
             }
             .into());
         }
-        Ok(u64::from(file) * self.file_bytes + off)
+        let at = u64::from(file) * self.file_bytes + off;
+        assert!(
+            at + len <= self.capacity(),
+            "a file's range lies inside the device"
+        );
+        Ok(at)
     }
 
     /// Reads the page at device offset `page` into `buf` (one page).
@@ -493,6 +498,10 @@ fn pieces(base: u64, end: u64) -> impl Iterator<Item = Piece> {
         } else {
             let start = pos / PAGE * PAGE;
             let stop = end.min(start + PAGE);
+            assert!(
+                pos < stop,
+                "a partial page holds at least one byte of the range"
+            );
             let part = Some((start, usize_of(pos - start), usize_of(stop - start)));
             Piece {
                 pos,
