@@ -21,6 +21,7 @@ mod ssdiq_cmd;
 mod table1_cmd;
 mod tpcc_cmd;
 mod trace_cmd;
+mod vssd_cmd;
 mod ycsb_cmd;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
@@ -62,6 +63,8 @@ enum Cmd {
     Plan(plan_cmd::PlanArgs),
     /// Hot-page-aware checkpointing on TPC-C: the paper's tables and figures (docs/checkpointing.md).
     Ckpt(ckpt_cmd::CkptArgs),
+    /// A virtual SSD on FUSE any program can use: mount, stats, stop, attach (docs/vssd.md).
+    Vssd(vssd_cmd::VssdArgs),
 }
 
 /// Every argument that takes a value accepts a leading '-', so `--seed -1` reaches the flag's
@@ -186,6 +189,7 @@ fn main() {
         Cmd::Frozen(a) => frozen_cmd::run(a),
         Cmd::Plan(a) => plan_cmd::run(a),
         Cmd::Ckpt(a) => ckpt_cmd::run_cmd(a),
+        Cmd::Vssd(a) => vssd_cmd::run(a),
     };
     if let Err(e) = res {
         std::process::exit(report(&e));

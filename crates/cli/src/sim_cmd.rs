@@ -94,11 +94,12 @@ struct SweepArgs {
     run: RunFlags,
 }
 
+/// The simulated SSD's flags, shared with `nowa vssd serve` (one parser for both).
 #[derive(Args, Debug, Clone)]
-struct DeviceFlags {
+pub(crate) struct DeviceFlags {
     /// Logical capacity (8GiB, 512MiB, 2TiB; 1GB = 10^9 bytes).
     #[arg(long, default_value = "8GiB", value_parser = flags::size(4096, MAX_CAPACITY))]
-    capacity: u64,
+    pub(crate) capacity: u64,
     /// Over-provisioning as spare/logical (0.07 or 7%): physical = logical x (1 + OP).
     #[arg(long, default_value = "7%", conflicts_with = "op_physical",
           value_parser = flags::fraction(0.0, false, 1.0, false))]
@@ -130,7 +131,7 @@ struct DeviceFlags {
     policy: PolicyKind,
     /// Where GC copies go: shared (with host writes), separate, per-stream. Default: the policy's.
     #[arg(long, value_parser = flags::parsed::<GcFrontier>())]
-    gc_frontier: Option<GcFrontier>,
+    pub(crate) gc_frontier: Option<GcFrontier>,
     /// Host write streams (multi-stream / FDP handles).
     #[arg(long, default_value = "1", value_parser = flags::count::<u16>(1, 4096))]
     streams: u16,
@@ -143,7 +144,7 @@ struct DeviceFlags {
     /// Zoned (ZNS) device: zones = GC units, sequential writes per zone, no device GC; needs
     /// a zns:... workload.
     #[arg(long)]
-    zns: bool,
+    pub(crate) zns: bool,
     /// Zoned device: max open zones.
     #[arg(long, default_value = "14", value_parser = flags::count::<u32>(1, 1 << 16))]
     max_open_zones: u32,
@@ -185,7 +186,7 @@ fn parse_trigger(s: &str) -> Result<GcTrigger, String> {
 }
 
 /// Put the scheme flags into the device configuration.
-fn apply_scheme(dev: &DeviceFlags, ftl: &mut FtlConfig) -> Result<()> {
+pub(crate) fn apply_scheme(dev: &DeviceFlags, ftl: &mut FtlConfig) -> Result<()> {
     ftl.placement = dev.scheme.placement;
     ftl.gc_trigger = dev.scheme.gc_trigger;
     ftl.victims_per_round = dev.scheme.victims_per_round;
@@ -247,7 +248,7 @@ fn blocks_per_superblock(dev: &DeviceFlags) -> Result<u32> {
     }
 }
 
-fn ftl_config(dev: &DeviceFlags, seed: u64) -> Result<FtlConfig> {
+pub(crate) fn ftl_config(dev: &DeviceFlags, seed: u64) -> Result<FtlConfig> {
     let logical_pages = dev.capacity / 4096;
     assert!(logical_pages >= 1, "--capacity parses to at least one page");
     let op = dev.op_physical.map_or(dev.op, |p| p / (1.0 - p));

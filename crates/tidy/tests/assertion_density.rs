@@ -20,6 +20,7 @@ const FLOORS: &[(&str, f64)] = &[
     ("trace", 10.0),
     ("frozen", 22.0),
     ("vopr", 16.0),
+    ("vssd", 12.0),
 ];
 
 /// Test files under `src/` (targets of `#[cfg(test)] mod tests;`) and test modules excluded.

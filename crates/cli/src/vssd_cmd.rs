@@ -1,0 +1,426 @@
+//! `nowa vssd serve|stats|stop|attach`: a virtual SSD on FUSE (crates/vssd). This module turns
+//! flags into a [`DiskSpec`], checks them, and prints; the I/O path lives in the library.
+
+use crate::flags::{self, SimTiming};
+use crate::resources::{check_memory, check_new_output, ftl_bytes};
+use crate::sim_cmd::{apply_scheme, ftl_config, DeviceFlags};
+use crate::usage;
+use anyhow::{Context, Result};
+use clap::{Args, Subcommand, ValueEnum};
+use nowa_device::timing::TimingModel;
+use nowa_device::{SimConfig, SimMode};
+use nowa_flash::{FlashError, GcFrontier};
+use nowa_units::Bytes;
+use nowa_vssd::{control, Backing, Disk, DiskSpec, VssdError};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+#[derive(Args, Debug)]
+pub struct VssdArgs {
+    #[command(subcommand)]
+    sub: VssdSub,
+}
+
+#[derive(Subcommand, Debug)]
+enum VssdSub {
+    /// Mount a virtual SSD at DIR (DIR/disk, or DIR/disk0..N-1) and serve it until Ctrl-C or
+    /// `nowa vssd stop DIR`.
+    Serve(Box<ServeArgs>),
+    /// Print the live counters of the vssd at DIR.
+    Stats(StatsArgs),
+    /// Unmount the vssd at DIR (also one whose daemon was killed) and print its summary.
+    Stop(DirArg),
+    /// Attach a loop device (direct I/O, 4 KiB sectors) over DIR/disk and print it.
+    Attach(AttachArgs),
+}
+
+/// `--timing`: none (replies at memory speed) or a chip preset of the one timing model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Timing {
+    /// No delay: replies as soon as the FTL model has run.
+    None,
+    /// FEMU's chips: 8 channels x 8 chips, read 40 us, program 200 us.
+    Femu,
+    /// MQSim's chips: 8 channels x 8 chips with MQSim's latencies.
+    Mqsim,
+}
+
+#[derive(Args, Debug)]
+struct ServeArgs {
+    /// Mount point: an empty directory (created if missing; non-empty needs --force).
+    #[arg(long, value_name = "DIR")]
+    dir: PathBuf,
+    #[command(flatten)]
+    dev: DeviceFlags,
+    /// Host interface: cns (one stream) or fdp:N (N placement handles; disk i writes with
+    /// handle i mod N).
+    #[arg(long, default_value = "cns", value_parser = crate::ycsb_cmd::sim_mode)]
+    sim_mode: SimMode,
+    /// Delay replies by the timing model: none, femu, mqsim.
+    #[arg(long, value_enum, default_value = "none")]
+    timing: Timing,
+    /// Split the capacity into N files disk0..disk{N-1} sharing one flash.
+    #[arg(long, default_value = "1", value_parser = flags::count::<u16>(1, 4096))]
+    files: u16,
+    /// Where the data is kept: mem, or a sparse FILE (outside DIR; an existing one needs
+    /// --force and its data is kept: a remount).
+    #[arg(long, default_value = "mem", value_name = "FILE|mem")]
+    backing: String,
+    /// Seed of randomized GC policies and placement schemes.
+    #[arg(long, default_value_t = 42)]
+    seed: u64,
+    /// Append the counters to this CSV file every second.
+    #[arg(long, value_name = "FILE")]
+    csv: Option<PathBuf>,
+    /// Mount over a non-empty DIR, reuse an existing --backing file, overwrite --csv.
+    #[arg(long)]
+    force: bool,
+    /// Measure the CPU cost of a 4 KiB write through the mount (O_DIRECT, uniform random),
+    /// print it and unmount.
+    #[arg(long)]
+    bench: bool,
+    /// Writes the benchmark times.
+    #[arg(long, default_value = "200000", value_parser = flags::count::<u64>(1, 1 << 32))]
+    bench_writes: u64,
+}
+
+#[derive(Args, Debug)]
+struct DirArg {
+    /// The vssd's mount point.
+    #[arg(value_name = "DIR")]
+    dir: PathBuf,
+}
+
+#[derive(Args, Debug)]
+struct StatsArgs {
+    /// The vssd's mount point.
+    #[arg(value_name = "DIR")]
+    dir: PathBuf,
+    /// Print the counters as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args, Debug)]
+struct AttachArgs {
+    /// The vssd's mount point.
+    #[arg(value_name = "DIR")]
+    dir: PathBuf,
+    /// The disk file (with --files N: disk0 .. disk{N-1}).
+    #[arg(long, default_value = "disk")]
+    file: String,
+}
+
+/// `nowa vssd`.
+pub fn run(a: VssdArgs) -> Result<()> {
+    match a.sub {
+        VssdSub::Serve(s) => serve(*s),
+        VssdSub::Stats(s) => stats(&s),
+        VssdSub::Stop(d) => stop(&d.dir),
+        VssdSub::Attach(t) => attach(&t),
+    }
+}
+
+/// Configuration errors are usage errors naming the flag (exit 2); the rest are failures.
+fn classify(e: VssdError) -> anyhow::Error {
+    use nowa_device::DeviceError;
+    match e {
+        VssdError::Device(DeviceError::Flash(FlashError::Config(c))) => usage(format!(
+            "device geometry (--capacity, --op, --pages-per-block, --blocks-per-superblock): {c}"
+        )),
+        VssdError::Device(DeviceError::SimConfig { what }) => usage(format!("--sim-mode: {what}")),
+        e @ VssdError::BackingTooLarge { .. } => usage(format!("--backing: {e}")),
+        e @ VssdError::Split { .. } => usage(format!("--files: {e}")),
+        e => anyhow::Error::new(e),
+    }
+}
+
+/// An absolute form of `p` that does not need `p` to exist (its parent must).
+fn absolute(p: &Path) -> PathBuf {
+    let parent = match p.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let name = p.file_name().map_or_else(PathBuf::new, PathBuf::from);
+    parent
+        .canonicalize()
+        .map_or_else(|_| p.to_path_buf(), |d| d.join(name))
+}
+
+/// DIR: an existing empty directory (or created now), not already a vssd.
+fn check_dir(dir: &Path, force: bool) -> Result<()> {
+    if control::is_mounted(dir) {
+        return Err(usage(format!(
+            "--dir {}: a vssd is mounted there (nowa vssd stop {0})",
+            dir.display()
+        )));
+    }
+    if !dir.exists() {
+        return std::fs::create_dir(dir)
+            .map_err(|e| usage(format!("--dir {}: cannot create it: {e}", dir.display())));
+    }
+    let mut entries =
+        std::fs::read_dir(dir).map_err(|e| usage(format!("--dir {}: {e}", dir.display())))?;
+    if entries.next().is_some() && !force {
+        return Err(usage(format!(
+            "--dir {}: not empty (pass --force to mount over it; its files are hidden, not touched)",
+            dir.display()
+        )));
+    }
+    Ok(())
+}
+
+/// `--backing`: mem, or a file outside DIR that does not exist yet (or --force).
+fn backing(a: &ServeArgs) -> Result<Backing> {
+    if a.backing == "mem" {
+        return Ok(Backing::Mem);
+    }
+    let p = PathBuf::from(&a.backing);
+    if absolute(&p).starts_with(absolute(&a.dir)) {
+        return Err(usage(format!(
+            "--backing {}: inside --dir, which the mount hides",
+            p.display()
+        )));
+    }
+    check_new_output("--backing", &p, a.force).map_err(|_| {
+        usage(format!(
+            "--backing {}: exists (pass --force to reuse it and keep its data) or its directory does not",
+            p.display()
+        ))
+    })?;
+    Ok(Backing::File(p))
+}
+
+/// The simulated SSD from the `nowa sim` device flags and `--sim-mode`.
+fn sim_config(a: &ServeArgs) -> Result<SimConfig> {
+    if a.dev.zns || matches!(a.sim_mode, SimMode::Zoned { .. }) {
+        return Err(usage(
+            "--sim-mode zns / --zns: a zoned SSD takes only sequential writes per zone, which a file system or a database does not make; use cns or fdp:N",
+        ));
+    }
+    let mut ftl = ftl_config(&a.dev, a.seed)?;
+    apply_scheme(&a.dev, &mut ftl)?;
+    if matches!(a.sim_mode, SimMode::Fdp { .. }) && a.dev.gc_frontier.is_none() {
+        // As SimConfig::for_capacity: FDP handles stay isolated through GC.
+        ftl.gc_frontier = Some(GcFrontier::PerStream);
+    }
+    let cfg = SimConfig::new(a.sim_mode, ftl);
+    cfg.resolved_ftl()
+        .layout()
+        .map_err(|e| usage(format!("--sim-mode / device geometry: {e}")))?;
+    Ok(cfg)
+}
+
+/// Free bytes of the file system holding `p`.
+fn free_bytes(p: &Path) -> Option<u64> {
+    let c = std::ffi::CString::new(p.as_os_str().as_encoded_bytes()).ok()?;
+    // SAFETY: statvfs reads a NUL-terminated path that lives across the call and fills one
+    // zeroed struct owned here. Test: tests/vssd_cli.rs refuses a backing file larger than
+    // the free disk space.
+    let mut s: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
+    let r = unsafe { libc::statvfs(c.as_ptr(), &raw mut s) };
+    (r == 0).then(|| s.f_bavail.saturating_mul(s.f_frsize))
+}
+
+/// Memory for the FTL (and the data, in memory), disk space for a backing file.
+fn check_resources(cfg: &SimConfig, back: &Backing) -> Result<()> {
+    let l = cfg
+        .resolved_ftl()
+        .layout()
+        .map_err(|e| usage(format!("device geometry: {e}")))?;
+    let capacity = l.logical_pages * 4096;
+    let maps = ftl_bytes(l.logical_pages, l.physical_pages, u64::from(l.units));
+    match back {
+        Backing::Mem => check_memory(&[
+            (
+                "--capacity",
+                "data",
+                capacity.saturating_add(capacity / 512),
+            ),
+            ("--capacity", "page maps", maps),
+        ]),
+        Backing::File(p) => {
+            check_memory(&[("--capacity", "page maps", maps)])?;
+            let used = std::fs::metadata(p).map_or(0, |m| {
+                std::os::unix::fs::MetadataExt::blocks(&m).saturating_mul(512)
+            });
+            let dir = absolute(p)
+                .parent()
+                .map(Path::to_path_buf)
+                .unwrap_or_default();
+            match free_bytes(&dir) {
+                Some(free) if free.saturating_add(used) < capacity => Err(usage(format!(
+                    "--capacity {}: the backing file may grow to it, but {} has {} free",
+                    Bytes(capacity),
+                    dir.display(),
+                    Bytes(free)
+                ))),
+                _ => Ok(()),
+            }
+        }
+    }
+}
+
+/// The disk's spec from the flags, every check done before anything is mounted.
+fn disk_spec(a: &ServeArgs) -> Result<DiskSpec> {
+    let sim = sim_config(a)?;
+    let back = backing(a)?;
+    check_resources(&sim, &back)?;
+    check_dir(&a.dir, a.force)?;
+    if let Some(csv) = &a.csv {
+        check_new_output("--csv", csv, a.force)?;
+    }
+    let timing = match a.timing {
+        Timing::None => None,
+        Timing::Femu => SimTiming::Femu.chips(),
+        Timing::Mqsim => SimTiming::Mqsim.chips(),
+    }
+    .map(TimingModel::with_chips);
+    let ftl = sim.resolved_ftl();
+    let describe = format!(
+        "{} {:?}, OP {:.2}% spare/logical, policy {}, placement {}, {} file(s), backing {}, timing {:?}, seed {}",
+        Bytes(ftl.logical_pages * 4096),
+        a.sim_mode,
+        ftl.op * 100.0,
+        ftl.policy,
+        ftl.placement.map_or_else(|| "streams".to_owned(), |p| p.to_string()),
+        a.files,
+        a.backing,
+        a.timing,
+        a.seed
+    );
+    Ok(DiskSpec {
+        sim,
+        files: a.files,
+        backing: back,
+        timing,
+        describe,
+    })
+}
+
+fn serve(a: ServeArgs) -> Result<()> {
+    let spec = disk_spec(&a)?;
+    eprintln!("nowa vssd: seed {}, {}", a.seed, spec.describe);
+    let disk = Arc::new(Disk::open(spec).map_err(classify)?);
+    if a.bench {
+        let r = nowa_vssd::bench(&disk, &a.dir, a.bench_writes, a.seed).context("the benchmark")?;
+        println!(
+            "bench     {:.2} us CPU per 4 KiB write through the mount (process user + system time: program, kernel FUSE, daemon; {:.2} us wall); the daemon's I/O path alone {:.2} us; {} O_DIRECT uniform random writes each",
+            r.cpu_us_per_write, r.wall_us_per_write, r.path_cpu_us_per_write, r.writes
+        );
+        return Ok(());
+    }
+    let mut m = nowa_vssd::mount(disk.clone(), &a.dir).map_err(classify)?;
+    let mut unmounter = m.unmounter();
+    ctrlc::set_handler(move || {
+        // Unmounting ends the session loop below, which then prints the summary.
+        if let Err(e) = unmounter.unmount() {
+            eprintln!("nowa vssd: unmount on Ctrl-C failed: {e}");
+        }
+    })
+    .context("installing the Ctrl-C handler")?;
+    let csv = match &a.csv {
+        Some(p) => Some(nowa_vssd::CsvLog::start(disk.clone(), p).map_err(classify)?),
+        None => None,
+    };
+    let files: Vec<String> = if a.files == 1 {
+        vec!["disk".to_owned()]
+    } else {
+        vec![format!("disk0 .. disk{}", a.files - 1)]
+    };
+    eprintln!(
+        "nowa vssd: serving {} in {} (pid {}); stats: nowa vssd stats {1}; block device: nowa vssd attach {1}; stop: Ctrl-C or nowa vssd stop {1}",
+        files.join(", "),
+        a.dir.display(),
+        std::process::id()
+    );
+    let served = m.run();
+    if let Some(c) = csv {
+        let p = c.finish().map_err(classify)?;
+        println!("per-second counters written to {}", p.display());
+    }
+    print!("{}", disk.snapshot().summary());
+    served.with_context(|| format!("serving {}", a.dir.display()))
+}
+
+fn stats(a: &StatsArgs) -> Result<()> {
+    let s = control::read_stats(&a.dir)
+        .map_err(|e| usage(format!("{}: no vssd answers there ({e})", a.dir.display())))?;
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&s)?);
+    } else {
+        print!("{}", s.summary());
+    }
+    Ok(())
+}
+
+/// Detaches the loop devices over DIR's disk files; refuses one that is still mounted.
+fn detach_loops(dir: &Path, files: u16) -> Result<()> {
+    let names: Vec<String> = if files <= 1 {
+        vec!["disk".to_owned()]
+    } else {
+        (0..files).map(|i| format!("disk{i}")).collect()
+    };
+    for n in names {
+        for dev in control::loop_devices_of(&dir.join(&n)) {
+            if let Some(at) = control::mount_point_of(&dev) {
+                return Err(usage(format!(
+                    "{}: {} over {n} is mounted at {}: unmount it first",
+                    dir.display(),
+                    dev.display(),
+                    at.display()
+                )));
+            }
+            control::detach(&dev).map_err(anyhow::Error::new)?;
+            eprintln!("nowa vssd: detached {}", dev.display());
+        }
+    }
+    Ok(())
+}
+
+fn stop(dir: &Path) -> Result<()> {
+    if !control::is_mounted(dir) {
+        return Err(usage(format!(
+            "{}: no vssd is mounted there",
+            dir.display()
+        )));
+    }
+    let Ok(s) = control::read_stats(dir) else {
+        // The daemon is gone (killed): only the mount is left.
+        control::unmount(dir, true).map_err(anyhow::Error::new)?;
+        println!(
+            "nowa vssd: {}: the daemon was gone; its mount is removed (its counters died with it)",
+            dir.display()
+        );
+        return Ok(());
+    };
+    detach_loops(dir, s.files)?;
+    let last = control::read_stats(dir).unwrap_or(s);
+    control::unmount(dir, false).map_err(anyhow::Error::new)?;
+    if !control::wait_for_exit(last.pid, Duration::from_secs(10)) {
+        eprintln!(
+            "nowa vssd: unmounted; daemon {} has not exited after 10 s",
+            last.pid
+        );
+    }
+    print!("{}", last.summary());
+    Ok(())
+}
+
+fn attach(a: &AttachArgs) -> Result<()> {
+    if !control::is_mounted(&a.dir) {
+        return Err(usage(format!(
+            "{}: no vssd is mounted there",
+            a.dir.display()
+        )));
+    }
+    let file = a.dir.join(&a.file);
+    if !file.is_file() {
+        return Err(usage(format!("--file {}: not a disk of this vssd", a.file)));
+    }
+    let dev = control::attach(&file).map_err(anyhow::Error::new)?;
+    println!("{}", dev.display());
+    Ok(())
+}
