@@ -16,8 +16,10 @@ mod pacing_flags;
 mod placement_flags;
 mod plan_cmd;
 mod resources;
+mod run_cmd;
 mod sim_cmd;
 mod ssdiq_cmd;
+mod sweep_cmd;
 mod table1_cmd;
 mod tpcc_cmd;
 mod trace_cmd;
@@ -62,6 +64,10 @@ enum Cmd {
     Plan(plan_cmd::PlanArgs),
     /// Hot-page-aware checkpointing on TPC-C: the paper's tables and figures (docs/checkpointing.md).
     Ckpt(ckpt_cmd::CkptArgs),
+    /// Run a job file (TOML/JSON), or run again the run a JSON result names.
+    Run(run_cmd::RunArgs),
+    /// A grid of runs around a job into a Parquet store, locally or on Ray (Python module).
+    Sweep(sweep_cmd::SweepArgs),
 }
 
 /// Every argument that takes a value accepts a leading '-', so `--seed -1` reaches the flag's
@@ -186,6 +192,8 @@ fn main() {
         Cmd::Frozen(a) => frozen_cmd::run(a),
         Cmd::Plan(a) => plan_cmd::run(a),
         Cmd::Ckpt(a) => ckpt_cmd::run_cmd(a),
+        Cmd::Run(a) => run_cmd::run(a),
+        Cmd::Sweep(a) => sweep_cmd::run(a),
     };
     if let Err(e) = res {
         std::process::exit(report(&e));
