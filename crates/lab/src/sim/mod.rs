@@ -139,17 +139,24 @@ impl Default for Spec {
     }
 }
 
+#[derive(clap::Parser)]
+#[command(name = "sim", no_binary_name = true)]
+struct Sim {
+    #[command(flatten)]
+    flags: SimFlags,
+}
+
+/// The flags of `nowa sim` as a clap command (their help: the Python module's docstrings).
+#[must_use]
+pub fn command() -> clap::Command {
+    <Sim as clap::CommandFactory>::command()
+}
+
 /// The flags of `nowa sim` from `args` (without the command name), parsed as the CLI does.
 ///
 /// # Errors
 /// A bad flag or value: one line naming it.
 pub fn parse_flags<S: AsRef<str>>(args: &[S]) -> Result<SimFlags, Error> {
-    #[derive(clap::Parser)]
-    #[command(name = "sim", no_binary_name = true)]
-    struct Sim {
-        #[command(flatten)]
-        flags: SimFlags,
-    }
     use clap::Parser as _;
     let args = args.iter().map(|a| a.as_ref().to_owned());
     Sim::try_parse_from(args)
