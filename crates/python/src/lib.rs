@@ -22,29 +22,34 @@ fn py_error(e: &Error) -> PyErr {
 /// Runs `work` on a thread of its own with the GIL released; a KeyboardInterrupt meanwhile
 /// asks the drivers to stop, and the result (partial) comes back with `true`.
 fn run_released<T: Send>(py: Python<'_>, work: impl FnOnce() -> T + Send) -> PyResult<(T, bool)> {
+    use std::sync::mpsc::{channel, RecvTimeoutError};
     Cancel.clear();
     let mut interrupted = false;
     let out = std::thread::scope(|s| {
-        let h = s.spawn(work);
-        while !h.is_finished() {
-            py.allow_threads(|| {
-                let until = std::time::Instant::now() + SIGNAL_POLL;
-                while !h.is_finished() && std::time::Instant::now() < until {
-                    std::thread::sleep(Duration::from_millis(2));
-                }
-            });
+        let (tx, rx) = channel();
+        s.spawn(move || {
+            // The receiver outlives the scope's threads: a send cannot fail.
+            let _ = tx.send(work());
+        });
+        let mut rx = rx;
+        loop {
+            // The receiver is Send, not Sync: it moves into the GIL-free closure and back.
+            let (got, back) = py.allow_threads(move || (rx.recv_timeout(SIGNAL_POLL), rx));
+            rx = back;
+            match got {
+                Ok(v) => break Some(v),
+                Err(RecvTimeoutError::Disconnected) => break None,
+                Err(RecvTimeoutError::Timeout) => {}
+            }
             if !interrupted && py.check_signals().is_err() {
                 interrupted = true;
                 Cancel.request();
             }
         }
-        h.join()
     });
     Cancel.clear();
-    match out {
-        Ok(v) => Ok((v, interrupted)),
-        Err(_) => Err(PyRuntimeError::new_err("the run panicked (see stderr)")),
-    }
+    out.map(|v| (v, interrupted))
+        .ok_or_else(|| PyRuntimeError::new_err("the run panicked (see stderr)"))
 }
 
 fn to_json<T: serde::Serialize>(v: &T) -> PyResult<String> {
