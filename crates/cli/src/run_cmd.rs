@@ -45,6 +45,11 @@ pub fn run(a: RunArgs) -> Result<()> {
     let out = job.run(Some(&progress), &Cancel).map_err(lab_error)?;
     pb.finish_and_clear();
     let JobOutcome::Sim(sim) = &out;
+    assert_eq!(
+        sim.identity().command,
+        job.command(),
+        "the result names the job's command"
+    );
     if let Some(path) = &a.csv {
         sim.write_intervals_csv(path).map_err(lab_error)?;
     }

@@ -101,6 +101,10 @@ fn spec_of(f: &SimFlags, parallel: u64) -> Result<Spec> {
     let spec = Spec::from_flags(f).map_err(lab_error)?;
     let bench = spec.bench().map_err(lab_error)?;
     let l = bench.ftl.layout().map_err(|e| usage(e.to_string()))?;
+    assert!(
+        l.logical_pages >= 1 && l.units >= 1,
+        "a checked spec has pages and units"
+    );
     let maps = ftl_bytes(l.logical_pages, l.physical_pages, u64::from(l.units));
     let buffer = bench.ftl.write_buffer_pages.saturating_mul(48);
     check_memory(&[
@@ -153,6 +157,7 @@ pub fn run(a: SimArgs) -> Result<()> {
     let progress = |done: u64, total: u64| pb.set_position(done * 1000 / total.max(1));
     let out = nowa_lab::sim::run(&spec, Some(&progress), &Cancel).map_err(lab_error)?;
     pb.finish_and_clear();
+    assert_eq!(out.identity().seed, spec.seed, "the result names its seed");
     output(&a, &out)?;
     if Cancel.requested() {
         return Err(interrupted(format!(

@@ -35,6 +35,7 @@ pub struct SweepArgs {
 
 /// `nowa sweep`: runs `python3 -m nowa sweep` (or `$NOWA_PYTHON`) with the same flags.
 pub fn run(a: SweepArgs) -> Result<()> {
+    assert!(!a.grid.is_empty(), "clap requires --grid");
     let python = std::env::var("NOWA_PYTHON").unwrap_or_else(|_| "python3".to_owned());
     let mut cmd = Command::new(&python);
     cmd.args(["-m", "nowa", "sweep"]).arg(&a.job);

@@ -48,8 +48,9 @@ fn assert_no_rust_encodings(v: &Value, at: &str) {
 
 fn rerun(dir: &std::path::Path, result: &Value) -> Value {
     let path = dir.join("result.json");
-    std::fs::write(&path, serde_json::to_string_pretty(result).unwrap()).unwrap();
-    nowa_json(&["run", "-q", "--json", path.to_str().unwrap()])
+    let text = serde_json::to_string_pretty(result).expect("a result serializes");
+    std::fs::write(&path, text).expect("write the result");
+    nowa_json(&["run", "-q", "--json", path.to_str().expect("a UTF-8 path")])
 }
 
 const SIM: &[&str] = &[

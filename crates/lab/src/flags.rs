@@ -12,12 +12,18 @@ use std::str::FromStr;
 pub const MAX_THREADS: u64 = 1024;
 
 /// A size in bytes within `[min, max]` (`4096`, `64KiB`, `1GB` = 10^9).
+///
+/// # Panics
+/// If `min > max` (a flag's bounds are constants).
 pub fn size(min: u64, max: u64) -> impl Fn(&str) -> Result<u64, String> + Clone + Send + Sync {
     assert!(min <= max);
     move |s| units::parse_size_in(s, min, max).map_err(|e| e.to_string())
 }
 
 /// A size within `[min, max]` that is a multiple of 4 KiB.
+///
+/// # Panics
+/// If `min > max`.
 pub fn size_4k(min: u64, max: u64) -> impl Fn(&str) -> Result<u64, String> + Clone + Send + Sync {
     assert!(min <= max);
     move |s| {
@@ -55,6 +61,9 @@ pub fn number(
 }
 
 /// A duration (`30`, `30s`, `500ms`, `2m`, `1h`) in seconds, in `[min, max]` (`min > 0`).
+///
+/// # Panics
+/// If the range is empty or starts at 0 or below.
 pub fn seconds(min: f64, max: f64) -> impl Fn(&str) -> Result<f64, String> + Clone + Send + Sync {
     assert!(min > 0.0 && min <= max, "a duration range starts above 0");
     move |s| {
@@ -76,6 +85,9 @@ fn check_range(s: &str, v: f64, lo: (f64, bool), hi: (f64, bool)) -> Result<f64,
 }
 
 /// A count (`5000000`, `5M`, `2.5k`) in `[min, max]`, as the flag's integer type.
+///
+/// # Panics
+/// If `min > max`.
 pub fn count<T>(min: u64, max: u64) -> impl Fn(&str) -> Result<T, String> + Clone + Send + Sync
 where
     T: TryFrom<u64>,
@@ -88,6 +100,9 @@ where
 }
 
 /// `on` / `off` (also `true` / `false`, `yes` / `no`).
+///
+/// # Errors
+/// Any other word.
 pub fn on_off(s: &str) -> Result<bool, String> {
     match s {
         "on" | "true" | "yes" => Ok(true),

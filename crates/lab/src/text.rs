@@ -145,13 +145,12 @@ impl Text for GcTrigger {
 }
 
 /// A clap value parser from [`Text`]: the flag and the spec share the parser.
-#[must_use]
 pub fn parser<T: Text>() -> impl Fn(&str) -> Result<T, String> + Clone + Send + Sync {
     |s| T::from_text(s)
 }
 
-/// `#[serde(with = "text")]`: a [`Text`] value as a string.
-pub mod text {
+/// `#[serde(with = "as_text")]`: a [`Text`] value as a string.
+pub mod as_text {
     use super::{de, Deserializer, Serializer, Text};
     use serde::Deserialize;
 

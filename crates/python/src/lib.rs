@@ -11,6 +11,11 @@ use std::time::Duration;
 /// thread, with the GIL: the wait takes it back this often, for a moment).
 const SIGNAL_POLL: Duration = Duration::from_millis(50);
 
+/// A flag's name (underscores), help, default and whether it takes a value.
+type FlagHelp = (String, String, Option<String>, bool);
+/// A flag's name and its value (None: a switch that is on).
+type FlagValue = (String, Option<String>);
+
 fn py_error(e: &Error) -> PyErr {
     if e.is_usage() {
         PyValueError::new_err(e.to_string())
@@ -93,7 +98,7 @@ fn resolve(command: &str, args: Vec<String>) -> PyResult<String> {
 
 /// The flags of `command`: (name, help, default, takes a value), for docstrings and stubs.
 #[pyfunction]
-fn flags(command: &str) -> PyResult<Vec<(String, String, Option<String>, bool)>> {
+fn flags(command: &str) -> PyResult<Vec<FlagHelp>> {
     let cmd = command_of(command)?;
     Ok(cmd
         .get_arguments()
@@ -109,6 +114,7 @@ fn flags(command: &str) -> PyResult<Vec<(String, String, Option<String>, bool)>>
                 .first()
                 .map(|d| d.to_string_lossy().into_owned());
             let long = a.get_long().unwrap_or_default().replace('-', "_");
+            assert!(!long.is_empty(), "only flags with a long name are listed");
             (
                 long,
                 help.replace('\n', " "),
@@ -153,7 +159,7 @@ fn conflicts(command: &str) -> PyResult<Vec<(String, Vec<String>)>> {
 /// A job file's (or a result's) command and spec as flags (name, value; None for a switch):
 /// the base of a sweep.
 #[pyfunction]
-fn job_flags(text: &str, toml: bool) -> PyResult<(String, Vec<(String, Option<String>)>)> {
+fn job_flags(text: &str, toml: bool) -> PyResult<(String, Vec<FlagValue>)> {
     let job = nowa_lab::parse_job(text, toml).map_err(|e| py_error(&e))?;
     let nowa_lab::Job::Sim(spec) = &job;
     let mut out: Vec<(String, Option<String>)> = Vec::new();
@@ -161,6 +167,7 @@ fn job_flags(text: &str, toml: bool) -> PyResult<(String, Vec<(String, Option<St
         if let Some(flag) = a.strip_prefix("--") {
             out.push((flag.replace('-', "_"), None));
         } else if let Some(last) = out.last_mut() {
+            assert!(last.1.is_none(), "to_args gives one value per flag");
             last.1 = Some(a);
         }
     }

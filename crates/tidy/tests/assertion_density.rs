@@ -20,6 +20,8 @@ const FLOORS: &[(&str, f64)] = &[
     ("trace", 10.0),
     ("frozen", 22.0),
     ("vopr", 16.0),
+    ("lab", 25.0),
+    ("python", 10.0),
 ];
 
 fn crate_density(dir: &Path) -> Density {

@@ -4,7 +4,7 @@
 
 pub mod flags;
 
-use crate::text::{fraction, size, text, Text as _};
+use crate::text::{as_text, fraction, size, Text as _};
 use crate::{Cancel, Error, Identity, Progress, Report};
 use flags::SimFlags;
 use nowa_bench::replay::{self, ReplayError, ReplayResult, ReplaySpec, VolumeMode};
@@ -35,13 +35,13 @@ pub struct Spec {
     /// Erase blocks per superblock (`--channels x --chips x --planes` resolved into it).
     pub blocks_per_superblock: u32,
     /// What GC erases at once.
-    #[serde(with = "text")]
+    #[serde(with = "as_text")]
     pub gc_unit: GcUnit,
     /// Victim policy.
-    #[serde(with = "text")]
+    #[serde(with = "as_text")]
     pub policy: PolicyKind,
     /// Where GC copies go (the policy's default resolved).
-    #[serde(with = "text")]
+    #[serde(with = "as_text")]
     pub gc_frontier: GcFrontier,
     /// Host write streams.
     pub streams: u16,
@@ -55,15 +55,15 @@ pub struct Spec {
     /// Most open zones of a zoned device.
     pub max_open_zones: u32,
     /// Placement scheme ("none": host streams only).
-    #[serde(with = "text")]
+    #[serde(with = "as_text")]
     pub placement: Option<PlacementKind>,
     /// When GC runs.
-    #[serde(with = "text")]
+    #[serde(with = "as_text")]
     pub gc_trigger: GcTrigger,
     /// Victims per GC round.
     pub victims_per_round: u32,
     /// The synthetic workload (unused by a trace replay).
-    #[serde(with = "text")]
+    #[serde(with = "as_text")]
     pub workload: WorkloadSpec,
     /// Fraction of the logical space in use.
     #[serde(with = "fraction")]
@@ -77,7 +77,7 @@ pub struct Spec {
     /// Sequentially fill the in-use pages first.
     pub precondition: bool,
     /// How host writes map to streams.
-    #[serde(with = "text")]
+    #[serde(with = "as_text")]
     pub stream_assign: StreamAssign,
     /// Seed of the workload and of randomized policies.
     pub seed: u64,
@@ -96,7 +96,7 @@ pub struct TraceSpec {
     #[serde(default, skip_serializing_if = "Option::is_none", with = "opt_format")]
     pub format: Option<nowa_trace::Format>,
     /// How volumes map to devices.
-    #[serde(default = "per_volume", with = "text")]
+    #[serde(default = "per_volume", with = "as_text")]
     pub volumes: VolumeMode,
     /// Replay only this volume.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -119,7 +119,7 @@ mod opt_format {
         s: S,
     ) -> Result<S::Ok, S::Error> {
         match v {
-            Some(f) => crate::text::text::serialize(f, s),
+            Some(f) => crate::text::as_text::serialize(f, s),
             None => s.serialize_none(),
         }
     }
@@ -127,7 +127,7 @@ mod opt_format {
     pub fn deserialize<'de, D: Deserializer<'de>>(
         d: D,
     ) -> Result<Option<nowa_trace::Format>, D::Error> {
-        crate::text::text::deserialize(d).map(Some)
+        crate::text::as_text::deserialize(d).map(Some)
     }
 }
 
@@ -413,9 +413,9 @@ fn blocks_per_superblock(dev: &flags::DeviceFlags) -> Result<u32, Error> {
 #[serde(untagged)]
 pub enum Outcome {
     /// A synthetic workload's run.
-    Sim(Report<SimResult>),
+    Sim(Box<Report<SimResult>>),
     /// A trace replay.
-    Replay(Report<ReplayResult>),
+    Replay(Box<Report<ReplayResult>>),
 }
 
 impl Outcome {
@@ -488,11 +488,11 @@ pub fn run(
     if let Some(t) = &spec.trace {
         let rs = spec.replay(t)?;
         let result = replay::run(&rs, progress).map_err(replay_error)?;
-        return Ok(Outcome::Replay(Report { nowa, result }));
+        return Ok(Outcome::Replay(Box::new(Report { nowa, result })));
     }
     let bs = spec.bench()?;
     let result = bench_sim::run(&bs, progress).map_err(sim_error)?;
-    Ok(Outcome::Sim(Report { nowa, result }))
+    Ok(Outcome::Sim(Box::new(Report { nowa, result })))
 }
 
 /// Errors caused by the configuration are usage errors; the rest are failures.
