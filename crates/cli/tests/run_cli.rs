@@ -204,3 +204,33 @@ fn bad_jobs_are_one_line_naming_the_field_and_exit_2() {
     let cases: Vec<Vec<&str>> = argvs.iter().map(|p| vec!["run", p.as_str()]).collect();
     assert_usage_errors(&cases);
 }
+
+#[test]
+fn ycsb_json_writes_option_values_as_text() {
+    let v = nowa_json(&[
+        "ycsb",
+        "-q",
+        "--json",
+        "--records",
+        "20k",
+        "--ops",
+        "20k",
+        "--threads",
+        "1",
+        "--write-path",
+        "oop",
+        "--placement",
+        "sepbit",
+        "--gc-victim",
+        "k-greedy:4",
+        "--compression",
+        "lz4",
+    ]);
+    assert_no_rust_encodings(&v, "ycsb");
+    assert_eq!(v["spec"]["stop"]["ops"], 20_000);
+    let oop = &v["spec"]["store"]["oop"];
+    assert_eq!(oop["placement"], "sepbit:6");
+    assert_eq!(oop["gc_victim"], "k-greedy:4");
+    assert_eq!(oop["compression"], "lz4");
+    assert_eq!(v["spec"]["durability"], "async");
+}
