@@ -237,7 +237,8 @@ fn run_sweep(s: SweepArgs) -> Result<()> {
         run: s.run.clone(),
         trace: TraceFlags::none(),
     };
-    let base = spec_of(&flags, parallel)?.bench().map_err(lab_error)?;
+    let lab_spec = spec_of(&flags, parallel)?;
+    let base = lab_spec.bench().map_err(lab_error)?;
     if let Some(t) = s.threads {
         rayon::ThreadPoolBuilder::new()
             .num_threads(t)
@@ -252,12 +253,12 @@ fn run_sweep(s: SweepArgs) -> Result<()> {
         base.ftl.op * 100.0
     );
     for fig in figures {
-        sweep_figure(fig, &base, &s)?;
+        sweep_figure(fig, &base, &lab_spec, &s)?;
     }
     Ok(())
 }
 
-fn sweep_figure(fig: sweep::Figure, base: &SimSpec, s: &SweepArgs) -> Result<()> {
+fn sweep_figure(fig: sweep::Figure, base: &SimSpec, spec: &Spec, s: &SweepArgs) -> Result<()> {
     let points = sweep::figure_points(fig, base);
     for p in &points {
         p.spec.ftl.layout().map_err(|e| {
@@ -273,7 +274,12 @@ fn sweep_figure(fig: sweep::Figure, base: &SimSpec, s: &SweepArgs) -> Result<()>
     let sw = sweep::figure_sweep(fig, &points, &results);
     let stem = format!("sim-{}", format!("{fig:?}").to_ascii_lowercase());
     let csv = s.out.join(format!("{stem}.csv"));
-    sweep::write_csv(&sw.rows, &csv).with_context(|| format!("writing {}", csv.display()))?;
+    // The figure's points vary the base: the identity names the figure and the base spec.
+    let fig_name = format!("{fig:?}").to_ascii_lowercase();
+    let job = serde_json::json!({ "figure": fig_name, "base": spec });
+    let id = nowa_lab::Identity::now("sim sweep", &job, spec.seed);
+    let file = nowa_lab::csv_file(&csv, &id).map_err(lab_error)?;
+    sweep::write_csv(&sw.rows, file).with_context(|| format!("writing {}", csv.display()))?;
     for ext in ["png", "svg"] {
         let p = s.out.join(format!("{stem}.{ext}"));
         sweep::write_plot(&sw, &p).map_err(|e| anyhow::anyhow!("plotting {}: {e}", p.display()))?;

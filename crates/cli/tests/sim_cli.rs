@@ -141,7 +141,13 @@ fn sweep_writes_csv_and_plots() {
         String::from_utf8_lossy(&out.stderr)
     );
     let csv = std::fs::read_to_string(dir.path().join("sim-fig7a.csv")).unwrap();
-    assert_eq!(csv.lines().count(), 9, "{csv}");
+    let (identity, rows) = csv.split_once('\n').unwrap();
+    let id: serde_json::Value =
+        serde_json::from_str(identity.strip_prefix("# nowa ").unwrap()).unwrap();
+    assert_eq!(id["command"], "sim sweep");
+    assert_eq!(id["spec"]["figure"], "fig7a");
+    assert!(id["spec"]["base"]["capacity"].is_u64(), "{identity}");
+    assert_eq!(rows.lines().count(), 9, "{csv}");
     let png = std::fs::read(dir.path().join("sim-fig7a.png")).unwrap();
     assert_eq!(&png[..4], b"\x89PNG");
     let svg = std::fs::read_to_string(dir.path().join("sim-fig7a.svg")).unwrap();

@@ -105,7 +105,10 @@ impl Error {
 }
 
 /// A CSV file whose first line is the run's identity (`# nowa {...}`).
-fn csv_file(path: &Path, id: &Identity) -> Result<std::io::BufWriter<std::fs::File>, Error> {
+///
+/// # Errors
+/// The file cannot be created or written.
+pub fn csv_file(path: &Path, id: &Identity) -> Result<std::io::BufWriter<std::fs::File>, Error> {
     let f = std::fs::File::create(path).map_err(|e| Error::io(path, e))?;
     let mut w = std::io::BufWriter::new(f);
     w.write_all(id.csv_comment().as_bytes())
