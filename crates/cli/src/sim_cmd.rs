@@ -158,6 +158,10 @@ pub fn run(a: SimArgs) -> Result<()> {
     let out = nowa_lab::sim::run(&spec, Some(&progress), &Cancel).map_err(lab_error)?;
     pb.finish_and_clear();
     assert_eq!(out.identity().seed, spec.seed, "the result names its seed");
+    assert!(
+        out.intervals() as f64 <= (spec.volume / spec.interval).ceil() + 1.0,
+        "no more intervals than the measured volume holds"
+    );
     output(&a, &out)?;
     if Cancel.requested() {
         return Err(interrupted(format!(
@@ -274,6 +278,7 @@ fn sweep_figure(fig: sweep::Figure, base: &SimSpec, spec: &Spec, s: &SweepArgs) 
     let sw = sweep::figure_sweep(fig, &points, &results);
     let stem = format!("sim-{}", format!("{fig:?}").to_ascii_lowercase());
     let csv = s.out.join(format!("{stem}.csv"));
+    assert!(!sw.rows.is_empty(), "a figure has points");
     // The figure's points vary the base: the identity names the figure and the base spec.
     let fig_name = format!("{fig:?}").to_ascii_lowercase();
     let job = serde_json::json!({ "figure": fig_name, "base": spec });
