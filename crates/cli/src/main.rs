@@ -250,6 +250,16 @@ pub fn usage(msg: impl Into<String>) -> anyhow::Error {
     anyhow::Error::new(UsageError(msg.into()))
 }
 
+/// A nowa-lab error at the CLI: bad input exits 2, the rest 1.
+#[must_use]
+pub fn lab_error(e: nowa_lab::Error) -> anyhow::Error {
+    if e.is_usage() {
+        usage(e.to_string())
+    } else {
+        anyhow::Error::new(e)
+    }
+}
+
 /// Ctrl-C stopped the run after its partial results were printed and written: exit code 130
 /// (128 + SIGINT, as a shell reports a process killed by it).
 #[derive(Debug)]

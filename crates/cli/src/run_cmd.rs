@@ -1,8 +1,7 @@
 //! `nowa run JOB.toml|JOB.json|RESULT.json`: runs a job file, or runs again the run a JSON
 //! result names (its `nowa` object: command and complete spec).
 
-use crate::interrupted;
-use crate::sim_cmd::lab_error;
+use crate::{interrupted, lab_error};
 use anyhow::Result;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};

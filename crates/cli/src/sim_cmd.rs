@@ -2,7 +2,7 @@
 
 use crate::flags::{self, MAX_THREADS};
 use crate::resources::{check_memory, check_output_file, create_output_dir, ftl_bytes};
-use crate::{interrupted, usage};
+use crate::{interrupted, lab_error, usage};
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -80,15 +80,6 @@ fn bar(total: u64, quiet: bool, what: &str) -> ProgressBar {
     }
     pb.set_message(what.to_string());
     pb
-}
-
-/// A library error at the CLI: bad input exits 2, the rest 1.
-pub fn lab_error(e: nowa_lab::Error) -> anyhow::Error {
-    if e.is_usage() {
-        usage(e.to_string())
-    } else {
-        anyhow::Error::new(e)
-    }
 }
 
 /// A simulator error at the CLI, classified as the library does.

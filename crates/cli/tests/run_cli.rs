@@ -233,4 +233,20 @@ fn ycsb_json_writes_option_values_as_text() {
     assert_eq!(oop["gc_victim"], "k-greedy:4");
     assert_eq!(oop["compression"], "lz4");
     assert_eq!(v["spec"]["durability"], "async");
+    // The identity names the resolved engine spec and the device.
+    let id = &v["nowa"];
+    assert_eq!(id["command"], "ycsb");
+    assert_eq!(id["spec"]["sim_mode"], "cns");
+    assert_eq!(id["spec"]["capacity"], v["device_capacity"]);
+    assert_eq!(
+        id["spec"]["engine"], v["spec"]["engine"],
+        "the pool as sized"
+    );
+    // Not a job nowa run can run yet: refused in one line naming the command.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("y.json");
+    std::fs::write(&path, v.to_string()).unwrap();
+    let out = nowa(&["run", path.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("ycsb"));
 }
