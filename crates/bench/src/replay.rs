@@ -23,6 +23,7 @@ use std::time::Instant;
 
 /// How the volumes of a multi-volume trace map to simulated devices.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum VolumeMode {
     /// One device per volume, each sized from its own footprint (SepBIT's model).
     PerVolume,
@@ -755,8 +756,8 @@ pub fn summary(r: &ReplayResult) -> String {
 ///
 /// # Errors
 /// The CSV writer's.
-pub fn write_intervals_csv(r: &ReplayResult, path: &std::path::Path) -> Result<(), csv::Error> {
-    let mut w = csv::Writer::from_path(path)?;
+pub fn write_intervals(r: &ReplayResult, out: impl std::io::Write) -> Result<(), csv::Error> {
+    let mut w = csv::Writer::from_writer(out);
     for i in &r.intervals {
         w.serialize(i)?;
     }

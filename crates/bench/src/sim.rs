@@ -745,8 +745,8 @@ fn class_table(s: &mut String, r: &SimResult) {
 ///
 /// # Errors
 /// I/O and serialization errors.
-pub fn write_intervals_csv(r: &SimResult, path: &std::path::Path) -> Result<(), csv::Error> {
-    let mut w = csv::Writer::from_path(path)?;
+pub fn write_intervals(r: &SimResult, out: impl std::io::Write) -> Result<(), csv::Error> {
+    let mut w = csv::Writer::from_writer(out);
     for i in &r.intervals {
         w.serialize(i)?;
     }
@@ -758,8 +758,8 @@ pub fn write_intervals_csv(r: &SimResult, path: &std::path::Path) -> Result<(), 
 ///
 /// # Errors
 /// I/O and serialization errors.
-pub fn write_victims_csv(r: &SimResult, path: &std::path::Path) -> Result<(), csv::Error> {
-    let mut w = csv::Writer::from_path(path)?;
+pub fn write_victims(r: &SimResult, out: impl std::io::Write) -> Result<(), csv::Error> {
+    let mut w = csv::Writer::from_writer(out);
     w.write_record(["valid_pct", "victims", "cdf"])?;
     for (i, (n, c)) in r.victim_histogram.iter().zip(&r.victim_cdf).enumerate() {
         w.write_record([i.to_string(), n.to_string(), format!("{c:.6}")])?;

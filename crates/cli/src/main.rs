@@ -16,8 +16,10 @@ mod pacing_flags;
 mod placement_flags;
 mod plan_cmd;
 mod resources;
+mod run_cmd;
 mod sim_cmd;
 mod ssdiq_cmd;
+mod sweep_cmd;
 mod table1_cmd;
 mod tpcc_cmd;
 mod trace_cmd;
@@ -65,6 +67,10 @@ enum Cmd {
     Ckpt(ckpt_cmd::CkptArgs),
     /// A virtual SSD on FUSE any program can use: mount, stats, stop, attach (docs/vssd.md).
     Vssd(vssd_cmd::VssdArgs),
+    /// Run a job file (TOML/JSON), or run again the run a JSON result names.
+    Run(run_cmd::RunArgs),
+    /// A grid of runs around a job into a Parquet store, locally or on Ray (Python module).
+    Sweep(sweep_cmd::SweepArgs),
 }
 
 /// Every argument that takes a value accepts a leading '-', so `--seed -1` reaches the flag's
@@ -190,6 +196,8 @@ fn main() {
         Cmd::Plan(a) => plan_cmd::run(a),
         Cmd::Ckpt(a) => ckpt_cmd::run_cmd(a),
         Cmd::Vssd(a) => vssd_cmd::run(a),
+        Cmd::Run(a) => run_cmd::run(a),
+        Cmd::Sweep(a) => sweep_cmd::run(a),
     };
     if let Err(e) = res {
         std::process::exit(report(&e));
@@ -255,6 +263,16 @@ impl std::error::Error for UsageError {}
 /// Shorthand: a usage error as anyhow::Error.
 pub fn usage(msg: impl Into<String>) -> anyhow::Error {
     anyhow::Error::new(UsageError(msg.into()))
+}
+
+/// A nowa-lab error at the CLI: bad input exits 2, the rest 1.
+#[must_use]
+pub fn lab_error(e: nowa_lab::Error) -> anyhow::Error {
+    if e.is_usage() {
+        usage(e.to_string())
+    } else {
+        anyhow::Error::new(e)
+    }
 }
 
 /// Ctrl-C stopped the run after its partial results were printed and written: exit code 130

@@ -388,6 +388,7 @@ mod tests {
             time_scale: o.time_scale,
             gc_reserve: o.gc_reserve,
             track_streams: true,
+            fill: o.fill,
         };
         if let Err(e) = plan::run(&spec).map_err(too_little_spare) {
             prop_assert!(

@@ -1,15 +1,16 @@
-//! `nowa sim` and `nowa sim sweep`: flags, validation, progress, output.
+//! `nowa sim` and `nowa sim sweep`: flags -> spec (nowa-lab) -> run -> print.
 
 use crate::flags::{self, MAX_THREADS};
 use crate::resources::{check_memory, check_output_file, create_output_dir, ftl_bytes};
-use crate::{interrupted, usage};
+use crate::{interrupted, lab_error, usage};
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
-use nowa_bench::sim::{self, sweep, SimError, SimResult, SimSpec, StreamAssign};
-use nowa_flash::{
-    FlashError, FtlConfig, GcFrontier, GcTrigger, GcUnit, Mode, PlacementKind, PolicyKind,
-};
+use nowa_bench::sim::{self, sweep, SimResult, SimSpec};
+use nowa_flash::PolicyKind;
+use nowa_lab::sim::flags::{DeviceFlags, RunFlags, SimFlags, TraceFlags};
+use nowa_lab::sim::{Outcome, Spec};
+use nowa_lab::Cancel;
 use nowa_units::Bytes;
 use nowa_workload::WorkloadSpec;
 use std::path::PathBuf;
@@ -27,24 +28,13 @@ const BENCH_FIXES: [&str; 9] = [
     "fill",
 ];
 
-/// The largest simulated device: the FTL model maps at most 2^32 - 1 physical 4 KiB pages.
-const MAX_CAPACITY: u64 = 16 << 40;
-/// The largest warm-up, volume or interval, in multiples of the logical capacity.
-const MAX_VOLUME: f64 = 10_000.0;
-/// The most reporting intervals a run keeps.
-const MAX_INTERVALS: f64 = 100_000.0;
-
 #[derive(Args, Debug)]
 #[command(args_conflicts_with_subcommands = true)]
 pub struct SimArgs {
     #[command(subcommand)]
     sub: Option<SimSub>,
     #[command(flatten)]
-    dev: DeviceFlags,
-    #[command(flatten)]
-    run: RunFlags,
-    #[command(flatten)]
-    trace: Box<crate::trace_cmd::SimTraceFlags>,
+    flags: Box<SimFlags>,
     /// Print the result as JSON (stdout) instead of the summary.
     #[arg(long)]
     json: bool,
@@ -94,276 +84,6 @@ struct SweepArgs {
     run: RunFlags,
 }
 
-/// The simulated SSD's flags, shared with `nowa vssd serve` (one parser for both).
-#[derive(Args, Debug, Clone)]
-pub(crate) struct DeviceFlags {
-    /// Logical capacity (8GiB, 512MiB, 2TiB; 1GB = 10^9 bytes).
-    #[arg(long, default_value = "8GiB", value_parser = flags::size(4096, MAX_CAPACITY))]
-    pub(crate) capacity: u64,
-    /// Over-provisioning as spare/logical (0.07 or 7%): physical = logical x (1 + OP).
-    #[arg(long, default_value = "7%", conflicts_with = "op_physical",
-          value_parser = flags::fraction(0.0, false, 1.0, false))]
-    op: f64,
-    /// Over-provisioning as spare/physical (the ssd-iq simulator's 1 - ssdfill).
-    #[arg(long, value_parser = flags::fraction(0.0, false, 1.0, true))]
-    op_physical: Option<f64>,
-    /// Flash pages (4 KiB) per erase block.
-    #[arg(long, default_value = "256", value_parser = flags::count::<u32>(1, 1 << 16))]
-    pages_per_block: u32,
-    /// Erase blocks per superblock (channels x chips x planes).
-    #[arg(long, default_value = "8", conflicts_with_all = ["channels", "chips", "planes"],
-          value_parser = flags::count::<u32>(1, 1 << 16))]
-    blocks_per_superblock: u32,
-    /// Flash channels (with --chips and --planes: blocks per superblock = their product).
-    #[arg(long, value_parser = flags::count::<u32>(1, 1 << 16))]
-    channels: Option<u32>,
-    /// Chips (dies) per channel.
-    #[arg(long, value_parser = flags::count::<u32>(1, 1 << 16))]
-    chips: Option<u32>,
-    /// Planes per chip.
-    #[arg(long, value_parser = flags::count::<u32>(1, 1 << 16))]
-    planes: Option<u32>,
-    /// GC unit: superblock, or block (partial GC).
-    #[arg(long, default_value = "superblock", value_parser = gc_unit)]
-    gc_unit: GcUnit,
-    /// GC policy: greedy (ssd-iq naive greedy), 2r-greedy, 2r-fifo (the SSD-iq reference's), sc-fifo, cost-benefit, cb-sepbit, fifo, random, k-greedy:K, window:W.
-    #[arg(long, default_value = "greedy", value_parser = flags::parsed::<PolicyKind>())]
-    policy: PolicyKind,
-    /// Where GC copies go: shared (with host writes), separate, per-stream. Default: the policy's.
-    #[arg(long, value_parser = flags::parsed::<GcFrontier>())]
-    pub(crate) gc_frontier: Option<GcFrontier>,
-    /// Host write streams (multi-stream / FDP handles).
-    #[arg(long, default_value = "1", value_parser = flags::count::<u16>(1, 4096))]
-    streams: u16,
-    /// Device write buffer as a fraction of capacity (0.0002 or 0.02%); 0 = none.
-    #[arg(long, default_value = "0", value_parser = flags::fraction(0.0, false, 1.0, true))]
-    write_buffer: f64,
-    /// GC keeps at least this many free units.
-    #[arg(long, default_value = "1", value_parser = flags::count::<u32>(1, 1 << 20))]
-    min_free_units: u32,
-    /// Zoned (ZNS) device: zones = GC units, sequential writes per zone, no device GC; needs
-    /// a zns:... workload.
-    #[arg(long)]
-    pub(crate) zns: bool,
-    /// Zoned device: max open zones.
-    #[arg(long, default_value = "14", value_parser = flags::count::<u32>(1, 1 << 16))]
-    max_open_zones: u32,
-    #[command(flatten)]
-    scheme: SchemeFlags,
-}
-
-/// Placement scheme, GC trigger and victims per round (issue 10).
-#[derive(Args, Debug, Clone)]
-struct SchemeFlags {
-    /// Placement scheme: nosep, sepgc, dac[:N], sfr[:N], multiqueue[:N], warcip[:N],
-    /// sepbit[:N], fk[:N], fk-kmeans[:N], midas (N = classes, default 6). Default: streams.
-    #[arg(long, value_name = "SCHEME", value_parser = flags::parsed::<PlacementKind>())]
-    placement: Option<PlacementKind>,
-    /// When GC runs: free (free-unit watermark, a fixed-capacity SSD) or gp[:THETA] (SepBIT's
-    /// log grows until its garbage proportion exceeds THETA, default 0.15).
-    #[arg(long, value_name = "TRIGGER", default_value = "free", value_parser = parse_trigger)]
-    gc_trigger: GcTrigger,
-    /// Victims collected per GC round.
-    #[arg(long, value_name = "K", default_value = "1", value_parser = flags::count::<u32>(1, 1024))]
-    victims_per_round: u32,
-}
-
-fn parse_trigger(s: &str) -> Result<GcTrigger, String> {
-    match s.trim().split_once(':') {
-        _ if s.trim() == "free" => Ok(GcTrigger::FreeUnits),
-        _ if s.trim() == "gp" => Ok(GcTrigger::GarbageProportion(0.15)),
-        Some(("gp", t)) => nowa_units::parse_fraction_in(t, 0.0, 1.0, true)
-            .map_err(|e| e.to_string())
-            .and_then(|t| {
-                (t > 0.0)
-                    .then_some(GcTrigger::GarbageProportion(t))
-                    .ok_or_else(|| format!("'{s}': the threshold must be > 0"))
-            }),
-        _ => Err(format!(
-            "'{s}' is not a GC trigger (expected free, gp or gp:THETA)"
-        )),
-    }
-}
-
-/// Put the scheme flags into the device configuration.
-pub(crate) fn apply_scheme(dev: &DeviceFlags, ftl: &mut FtlConfig) -> Result<()> {
-    ftl.placement = dev.scheme.placement;
-    ftl.gc_trigger = dev.scheme.gc_trigger;
-    ftl.victims_per_round = dev.scheme.victims_per_round;
-    ftl.layout().map_err(|e| usage(e.to_string()))?;
-    Ok(())
-}
-
-fn gc_unit(s: &str) -> Result<GcUnit, String> {
-    match s {
-        "superblock" => Ok(GcUnit::Superblock),
-        "block" => Ok(GcUnit::Block),
-        o => Err(format!(
-            "unknown GC unit '{o}' (expected superblock or block)"
-        )),
-    }
-}
-
-#[derive(Args, Debug, Clone)]
-struct RunFlags {
-    /// Workload: uniform | two-zone:X/Y | zipf:THETA | zipf-shift:THETA[:PERIOD] | read-only:F | sequential | zns:ZONE_PAGES:FRONTS[:CHUNK]
-    #[arg(long, default_value = "uniform", value_parser = flags::parsed::<WorkloadSpec>())]
-    workload: WorkloadSpec,
-    /// Fraction of the logical space in use (0 < fill <= 1; 0.9 or 90%).
-    #[arg(long, default_value = "1", value_parser = flags::fraction(0.0, true, 1.0, false))]
-    fill: f64,
-    /// Warm-up writes before measuring, in multiples of the logical capacity.
-    #[arg(long, default_value = "2", value_parser = flags::number(0.0, false, MAX_VOLUME))]
-    warmup: f64,
-    /// Measured writes, in multiples of the logical capacity.
-    #[arg(long, default_value = "2", value_parser = flags::number(0.0, true, MAX_VOLUME))]
-    volume: f64,
-    /// Reporting interval, in multiples of the logical capacity.
-    #[arg(long, default_value = "0.1", value_parser = flags::number(0.0, true, MAX_VOLUME))]
-    interval: f64,
-    /// Skip the sequential fill of the in-use pages.
-    #[arg(long)]
-    no_precondition: bool,
-    /// Stream assignment: single, or hot-cold (two-zone only, needs --streams >= 2).
-    #[arg(long, default_value = "single", value_parser = flags::parsed::<StreamAssign>())]
-    stream_assign: StreamAssign,
-    /// Seed of the workload and of randomized policies.
-    #[arg(long, default_value_t = 42)]
-    seed: u64,
-    /// No progress bar.
-    #[arg(long, short)]
-    quiet: bool,
-}
-
-/// Blocks per superblock from `--blocks-per-superblock` or channels x chips x planes.
-fn blocks_per_superblock(dev: &DeviceFlags) -> Result<u32> {
-    match (dev.channels, dev.chips, dev.planes) {
-        (None, None, None) => Ok(dev.blocks_per_superblock),
-        (c, d, p) => c
-            .unwrap_or(1)
-            .checked_mul(d.unwrap_or(1))
-            .and_then(|x| x.checked_mul(p.unwrap_or(1)))
-            .ok_or_else(|| usage("--channels x --chips x --planes does not fit 32 bits"))
-            .inspect(|&b| assert!(b >= 1, "each factor parses to at least 1")),
-    }
-}
-
-pub(crate) fn ftl_config(dev: &DeviceFlags, seed: u64) -> Result<FtlConfig> {
-    let logical_pages = dev.capacity / 4096;
-    assert!(logical_pages >= 1, "--capacity parses to at least one page");
-    let op = dev.op_physical.map_or(dev.op, |p| p / (1.0 - p));
-    let ftl = FtlConfig {
-        logical_pages,
-        op,
-        pages_per_block: dev.pages_per_block,
-        blocks_per_superblock: blocks_per_superblock(dev)?,
-        gc_unit: dev.gc_unit,
-        policy: dev.policy.clone(),
-        gc_frontier: dev.gc_frontier,
-        streams: dev.streams,
-        write_buffer_pages: nowa_bench::round_u64(logical_pages as f64 * dev.write_buffer),
-        min_free_units: dev.min_free_units,
-        mode: if dev.zns {
-            Mode::Zoned {
-                max_open_zones: dev.max_open_zones,
-            }
-        } else {
-            Mode::Conventional
-        },
-        seed,
-        ..FtlConfig::default()
-    };
-    Ok(ftl)
-}
-
-/// Flags that only work together: a zoned device with a zoned workload, the hot-cold stream
-/// assignment with a two-zone workload on two streams or more.
-fn check_modes(ftl: &FtlConfig, run: &RunFlags) -> Result<()> {
-    if matches!(ftl.mode, Mode::Zoned { .. }) && !matches!(run.workload, WorkloadSpec::Zns { .. }) {
-        return Err(usage(format!(
-            "--zns needs a zoned workload (--workload zns:ZONE_PAGES:FRONTS), not '{}': a zoned device refuses writes that are not sequential per zone",
-            run.workload
-        )));
-    }
-    if run.stream_assign == StreamAssign::HotCold {
-        if !matches!(run.workload, WorkloadSpec::TwoZone { .. }) {
-            return Err(usage(format!(
-                "--stream-assign hot-cold needs a two-zone workload (--workload two-zone:X/Y), not '{}'",
-                run.workload
-            )));
-        }
-        if ftl.streams < 2 {
-            return Err(usage("--stream-assign hot-cold needs --streams >= 2"));
-        }
-    }
-    Ok(())
-}
-
-/// Checks what depends on several flags at once: the device geometry, ZNS vs the workload,
-/// the interval vs the device and the volume, and the memory the FTL model needs.
-/// `parallel` runs at once (a sweep) each hold their own model.
-fn check_run(ftl: &FtlConfig, run: &RunFlags, parallel: u64) -> Result<()> {
-    // Validate the geometry now so bad input fails before any work (layout() allocates
-    // nothing).
-    let l = ftl.layout().map_err(|e| {
-        usage(format!(
-            "device geometry (--capacity, --op, --pages-per-block, --blocks-per-superblock): {e}"
-        ))
-    })?;
-    check_modes(ftl, run)?;
-    let pages = l.logical_pages as f64;
-    if (run.interval * pages).round() < 1.0 {
-        return Err(usage(format!(
-            "--interval {}: less than one 4 KiB page of this device",
-            run.interval
-        )));
-    }
-    if run.volume / run.interval > MAX_INTERVALS {
-        return Err(usage(format!(
-            "--interval {}: --volume / --interval = {:.0} intervals, at most {MAX_INTERVALS}",
-            run.interval,
-            run.volume / run.interval
-        )));
-    }
-    let units = u64::from(l.units);
-    let maps = ftl_bytes(l.logical_pages, l.physical_pages, units);
-    let buffer = ftl.write_buffer_pages.saturating_mul(48);
-    check_memory(&[
-        ("--capacity", "page maps", maps.saturating_mul(parallel)),
-        (
-            "--write-buffer",
-            "write buffer",
-            buffer.saturating_mul(parallel),
-        ),
-    ])
-}
-
-fn build_spec(dev: &DeviceFlags, run: &RunFlags, parallel: u64) -> Result<SimSpec> {
-    let ftl = ftl_config(dev, run.seed)?;
-    check_run(&ftl, run, parallel)?;
-    Ok(SimSpec {
-        ftl,
-        workload: run.workload.clone(),
-        fill: run.fill,
-        warmup: run.warmup,
-        volume: run.volume,
-        interval: run.interval,
-        precondition: !run.no_precondition,
-        streams: run.stream_assign,
-        seed: run.seed,
-    })
-}
-
-/// Errors caused by the configuration are usage errors (exit 2); the rest are failures.
-fn classify(e: SimError) -> anyhow::Error {
-    match e {
-        SimError::Workload(w) => usage(format!("--workload: {w}")),
-        SimError::Flash(FlashError::Config(m)) => usage(m.to_string()),
-        SimError::Flash(f) => anyhow::Error::new(f).context("simulation failed"),
-        other => usage(other.to_string()),
-    }
-}
-
 fn bar(total: u64, quiet: bool, what: &str) -> ProgressBar {
     if quiet {
         return ProgressBar::hidden();
@@ -378,90 +98,141 @@ fn bar(total: u64, quiet: bool, what: &str) -> ProgressBar {
     pb
 }
 
+/// A simulator error at the CLI, classified as the library does.
+fn sim_error(e: nowa_bench::sim::SimError) -> anyhow::Error {
+    lab_error(nowa_lab::sim::sim_error(e))
+}
+
+/// The spec of `f`, after the memory check (`parallel` runs at once each hold a model).
+fn spec_of(f: &SimFlags, parallel: u64) -> Result<Spec> {
+    let spec = Spec::from_flags(f).map_err(lab_error)?;
+    let bench = spec.bench().map_err(lab_error)?;
+    let l = bench.ftl.layout().map_err(|e| usage(e.to_string()))?;
+    assert!(
+        l.logical_pages >= 1 && l.units >= 1,
+        "a checked spec has pages and units"
+    );
+    let maps = ftl_bytes(l.logical_pages, l.physical_pages, u64::from(l.units));
+    let buffer = bench.ftl.write_buffer_pages.saturating_mul(48);
+    check_memory(&[
+        ("--capacity", "page maps", maps.saturating_mul(parallel)),
+        (
+            "--write-buffer",
+            "write buffer",
+            buffer.saturating_mul(parallel),
+        ),
+    ])?;
+    Ok(spec)
+}
+
 /// `nowa sim`: one simulation (or `sim sweep`).
 pub fn run(a: SimArgs) -> Result<()> {
     if let Some(SimSub::Sweep(s)) = a.sub {
         return run_sweep(*s);
     }
-    let mut dev = a.dev.clone();
-    let mut runf = a.run.clone();
+    let mut f = (*a.flags).clone();
     if a.bench {
         // The flags in BENCH_FIXES: clap refused them, so these replace only defaults.
-        dev.capacity = 64 << 30;
-        dev.pages_per_block = 256;
-        dev.blocks_per_superblock = 8;
-        dev.policy = PolicyKind::Greedy;
-        runf.workload = WorkloadSpec::Uniform;
-        runf.fill = 0.9;
+        f.dev.capacity = 64 << 30;
+        f.dev.pages_per_block = 256;
+        f.dev.blocks_per_superblock = 8;
+        f.dev.policy = PolicyKind::Greedy;
+        f.run.workload = WorkloadSpec::Uniform;
+        f.run.fill = 0.9;
     }
-    let mut spec = build_spec(&dev, &runf, 1)?;
-    apply_scheme(&dev, &mut spec.ftl)?;
-    // The speed benchmark measures the plain path: without FAR bookkeeping.
-    spec.ftl.track_far = !a.bench;
-    if a.bench_schemes {
-        return run_bench_schemes(&spec, runf.quiet);
+    let spec = spec_of(&f, 1)?;
+    if a.bench || a.bench_schemes {
+        let mut bench = spec.bench().map_err(lab_error)?;
+        // The speed benchmark measures the plain path: without FAR bookkeeping.
+        bench.ftl.track_far = !a.bench;
+        if a.bench_schemes {
+            return run_bench_schemes(&bench, f.run.quiet);
+        }
+        return run_bench(&a, &bench);
     }
     check_output_file("--csv", a.csv.as_deref())?;
     check_output_file("--victims-csv", a.victims_csv.as_deref())?;
-    nowa_bench::interrupt::install_sigint_handler();
-    if a.trace.is_set() {
-        return crate::trace_cmd::run_sim_trace(
-            &a.trace,
-            spec,
-            a.json,
-            a.csv.as_deref(),
-            runf.quiet,
-        );
+    Cancel.on_sigint();
+    if let Some(t) = &spec.trace {
+        // A missing, unreadable or unrecognized file is refused before the run says it starts.
+        nowa_trace::set_skip_bad(t.skip_bad);
+        nowa_trace::open(&t.path, t.format).map_err(crate::trace_cmd::trace_err)?;
     }
-    eprintln!(
-        "nowa sim: seed {}, {} on {} ({}OP spare/logical {:.2}%), policy {}",
-        spec.seed,
-        spec.workload,
-        Bytes(dev.capacity),
-        if dev.zns { "zoned, " } else { "" },
-        spec.ftl.op * 100.0,
-        spec.ftl.policy
-    );
-    let pb = bar(1000, runf.quiet, "simulating");
+    announce(&spec);
+    let what = if spec.trace.is_some() {
+        "replaying"
+    } else {
+        "simulating"
+    };
+    let pb = bar(1000, f.run.quiet, what);
     let progress = |done: u64, total: u64| pb.set_position(done * 1000 / total.max(1));
-    let r = sim::run(&spec, Some(&progress)).map_err(classify)?;
+    let out = nowa_lab::sim::run(&spec, Some(&progress), &Cancel).map_err(lab_error)?;
     pb.finish_and_clear();
-    output(&a, &r)?;
-    if nowa_bench::interrupt::requested() {
+    assert_eq!(out.identity().seed, spec.seed, "the result names its seed");
+    assert!(
+        out.intervals() as f64 <= (spec.volume / spec.interval).ceil() + 1.0,
+        "no more intervals than the measured volume holds"
+    );
+    output(&a, &out)?;
+    if Cancel.requested() {
         return Err(interrupted(format!(
             "{} of {} measured intervals ran; the results above cover them",
-            r.intervals.len(),
+            out.intervals(),
             (spec.volume / spec.interval).ceil()
         )));
     }
     Ok(())
 }
 
-/// Writes the CSV and prints the summary or the JSON.
-fn output(a: &SimArgs, r: &SimResult) -> Result<()> {
+/// The run's first line on stderr: seed, workload or trace, device, policy.
+fn announce(spec: &Spec) {
+    let what = spec.trace.as_ref().map_or_else(
+        || format!("{} on {}", spec.workload, Bytes(spec.capacity)),
+        |t| format!("trace {} (fill {})", t.path.display(), spec.fill),
+    );
+    eprintln!(
+        "nowa sim: seed {}, {what} ({}OP spare/logical {:.2}%), policy {}",
+        spec.seed,
+        if spec.zns { "zoned, " } else { "" },
+        spec.op * 100.0,
+        spec.policy
+    );
+}
+
+/// Writes the CSVs and prints the summary or the JSON.
+fn output(a: &SimArgs, out: &Outcome) -> Result<()> {
     if let Some(path) = &a.csv {
-        sim::write_intervals_csv(r, path).with_context(|| format!("writing {}", path.display()))?;
+        out.write_intervals_csv(path).map_err(lab_error)?;
     }
     if let Some(path) = &a.victims_csv {
-        sim::write_victims_csv(r, path).with_context(|| format!("writing {}", path.display()))?;
+        out.write_victims_csv(path).map_err(lab_error)?;
     }
     if a.json {
-        println!("{}", serde_json::to_string_pretty(r)?);
+        println!("{}", serde_json::to_string_pretty(out)?);
         return Ok(());
     }
-    print!("{}", sim::summary(r));
-    if a.bench {
-        println!(
-            "bench     {:.2} M host page writes per CPU second of the measured phase (uniform, greedy, 64 GiB, fill 0.9, 8 MiB units, FAR off, one thread)",
-            r.sim_writes_per_cpu_sec / 1e6
-        );
-    }
+    print!("{}", out.summary());
     if let Some(path) = &a.csv {
         println!("intervals written to {}", path.display());
     }
     if let Some(path) = &a.victims_csv {
         println!("victim valid ratios written to {}", path.display());
     }
+    Ok(())
+}
+
+/// `nowa sim --bench`: the speed benchmark's run and its figure.
+fn run_bench(a: &SimArgs, spec: &SimSpec) -> Result<()> {
+    let r: SimResult = sim::run(spec, None).map_err(sim_error)?;
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&r)?);
+        return Ok(());
+    }
+    print!("{}", sim::summary(&r));
+    println!(
+        "bench     {:.2} M host page writes per CPU second of the measured phase (uniform, greedy, 64 GiB, fill 0.9, 8 MiB units, FAR off, one thread)",
+        r.sim_writes_per_cpu_sec / 1e6
+    );
     Ok(())
 }
 
@@ -476,8 +247,13 @@ fn run_sweep(s: SweepArgs) -> Result<()> {
         s.figure.into_iter().collect()
     };
     let parallel = s.threads.unwrap_or_else(rayon::current_num_threads) as u64;
-    let mut base = build_spec(&s.dev, &s.run, parallel)?;
-    apply_scheme(&s.dev, &mut base.ftl)?;
+    let flags = SimFlags {
+        dev: s.dev.clone(),
+        run: s.run.clone(),
+        trace: TraceFlags::none(),
+    };
+    let lab_spec = spec_of(&flags, parallel)?;
+    let base = lab_spec.bench().map_err(lab_error)?;
     if let Some(t) = s.threads {
         rayon::ThreadPoolBuilder::new()
             .num_threads(t)
@@ -492,12 +268,12 @@ fn run_sweep(s: SweepArgs) -> Result<()> {
         base.ftl.op * 100.0
     );
     for fig in figures {
-        sweep_figure(fig, &base, &s)?;
+        sweep_figure(fig, &base, &lab_spec, &s)?;
     }
     Ok(())
 }
 
-fn sweep_figure(fig: sweep::Figure, base: &SimSpec, s: &SweepArgs) -> Result<()> {
+fn sweep_figure(fig: sweep::Figure, base: &SimSpec, spec: &Spec, s: &SweepArgs) -> Result<()> {
     let points = sweep::figure_points(fig, base);
     for p in &points {
         p.spec.ftl.layout().map_err(|e| {
@@ -508,12 +284,18 @@ fn sweep_figure(fig: sweep::Figure, base: &SimSpec, s: &SweepArgs) -> Result<()>
     }
     let pb = bar(points.len() as u64, s.run.quiet, &format!("{fig:?}"));
     let results =
-        sweep::run_points(&points, &|d, _| pb.set_position(d as u64)).map_err(classify)?;
+        sweep::run_points(&points, &|d, _| pb.set_position(d as u64)).map_err(sim_error)?;
     pb.finish_and_clear();
     let sw = sweep::figure_sweep(fig, &points, &results);
     let stem = format!("sim-{}", format!("{fig:?}").to_ascii_lowercase());
     let csv = s.out.join(format!("{stem}.csv"));
-    sweep::write_csv(&sw.rows, &csv).with_context(|| format!("writing {}", csv.display()))?;
+    assert!(!sw.rows.is_empty(), "a figure has points");
+    // The figure's points vary the base: the identity names the figure and the base spec.
+    let fig_name = format!("{fig:?}").to_ascii_lowercase();
+    let job = serde_json::json!({ "figure": fig_name, "base": spec });
+    let id = nowa_lab::Identity::now("sim sweep", &job, spec.seed);
+    let file = nowa_lab::csv_file(&csv, &id).map_err(lab_error)?;
+    sweep::write_csv(&sw.rows, file).with_context(|| format!("writing {}", csv.display()))?;
     for ext in ["png", "svg"] {
         let p = s.out.join(format!("{stem}.{ext}"));
         sweep::write_plot(&sw, &p).map_err(|e| anyhow::anyhow!("plotting {}: {e}", p.display()))?;
@@ -538,7 +320,7 @@ fn run_bench_schemes(spec: &SimSpec, quiet: bool) -> Result<()> {
             eprintln!("[{}/{n}] {name}", i + 1);
         }
     };
-    let rows = sim::schemes::bench_schemes(spec, &progress).map_err(classify)?;
+    let rows = sim::schemes::bench_schemes(spec, &progress).map_err(sim_error)?;
     print!("{}", sim::schemes::table(&rows));
     Ok(())
 }

@@ -1,12 +1,8 @@
-//! `nowa trace convert|stats|gen`, and the `--trace` flags of `nowa sim`.
+//! `nowa trace convert|stats|gen` (the `--trace` flags of `nowa sim` are nowa-lab's).
 
 use crate::usage;
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::{Args, Subcommand};
-use indicatif::{ProgressBar, ProgressStyle};
-use nowa_bench::replay::{self, ReplayError, ReplaySpec, VolumeMode};
-use nowa_bench::sim::SimSpec;
-use nowa_flash::FlashError;
 use nowa_trace::{binary, open, CsvWriter, Format, Op, Record, TraceError, TraceStats};
 use nowa_workload::{WorkloadParams, WorkloadSpec};
 use std::path::{Path, PathBuf};
@@ -266,116 +262,6 @@ fn generate(g: GenArgs) -> Result<()> {
         writes,
         g.output.display()
     );
-    Ok(())
-}
-
-/// The `--trace` flags of `nowa sim`.
-#[derive(Args, Debug, Clone)]
-pub struct SimTraceFlags {
-    /// Replay this block trace through the FTL instead of a synthetic workload (formats as
-    /// `nowa trace`); --fill is then footprint / capacity, --warmup/--volume/--interval count
-    /// drive writes of the replay devices.
-    #[arg(long, value_name = "FILE")]
-    trace: Option<PathBuf>,
-    /// Trace format (default: recognized from the first line).
-    #[arg(long, requires = "trace")]
-    trace_format: Option<String>,
-    /// Multi-volume traces: per-volume (one device per volume, SepBIT's model) or shared
-    /// (all volumes on one device).
-    #[arg(long, default_value = "per-volume")]
-    trace_volumes: String,
-    /// Replay only this volume of the trace.
-    #[arg(long, requires = "trace")]
-    trace_volume: Option<u32>,
-    /// Logical capacity of each replay device (default: the footprint / --fill).
-    #[arg(long, requires = "trace", value_parser = size_arg)]
-    trace_capacity: Option<u64>,
-    /// Accept the trace however many of its lines are unreadable (default: refuse one with
-    /// more than 1%; skipped lines are counted on stderr either way).
-    #[arg(long, requires = "trace")]
-    skip_bad: bool,
-}
-
-impl SimTraceFlags {
-    /// Whether `--trace` was given.
-    pub fn is_set(&self) -> bool {
-        self.trace.is_some()
-    }
-}
-
-fn classify(e: ReplayError) -> anyhow::Error {
-    match e {
-        ReplayError::Trace(t) => trace_err(t),
-        ReplayError::Flash {
-            source: FlashError::Config(_),
-            ..
-        }
-        | ReplayError::Parameter { .. }
-        | ReplayError::TooSmall { .. }
-        | ReplayError::NoWrites { .. } => usage(e.to_string()),
-        e => anyhow::Error::new(e).context("trace replay failed"),
-    }
-}
-
-/// `nowa sim --trace FILE`: the device and run flags of `spec`, the trace of `t`.
-pub fn run_sim_trace(
-    t: &SimTraceFlags,
-    spec: SimSpec,
-    json: bool,
-    csv: Option<&Path>,
-    quiet: bool,
-) -> Result<()> {
-    let path = t.trace.clone().expect("run_sim_trace needs --trace");
-    nowa_trace::set_skip_bad(t.skip_bad);
-    let volumes: VolumeMode = t
-        .trace_volumes
-        .parse()
-        .map_err(|e: String| usage(format!("--trace-volumes: {e}")))?;
-    let rs = ReplaySpec {
-        trace: path,
-        format: parse_format("--trace-format", t.trace_format.as_deref())?,
-        capacity_pages: t.trace_capacity.map(|b| b / 4096),
-        fill: spec.fill,
-        warmup: spec.warmup,
-        volume: spec.volume,
-        interval: spec.interval,
-        precondition: spec.precondition,
-        volumes,
-        only_volume: t.trace_volume,
-        seed: spec.seed,
-        ftl: spec.ftl,
-    };
-    // A missing, unreadable or unrecognized file is refused before the run says it starts.
-    open(&rs.trace, rs.format).map_err(trace_err)?;
-    eprintln!(
-        "nowa sim: seed {}, trace {} (fill {}, OP spare/logical {:.2}%), policy {}",
-        rs.seed,
-        rs.trace.display(),
-        rs.fill,
-        rs.ftl.op * 100.0,
-        rs.ftl.policy
-    );
-    let pb = if quiet {
-        ProgressBar::hidden()
-    } else {
-        ProgressBar::new(1000)
-    };
-    if let Ok(style) =
-        ProgressStyle::with_template("{spinner} replaying [{bar:40}] {percent}% eta {eta}")
-    {
-        pb.set_style(style.progress_chars("=> "));
-    }
-    let progress = |done: u64, total: u64| pb.set_position(done * 1000 / total.max(1));
-    let r = replay::run(&rs, Some(&progress)).map_err(classify)?;
-    pb.finish_and_clear();
-    if let Some(p) = csv {
-        replay::write_intervals_csv(&r, p).with_context(|| format!("writing {}", p.display()))?;
-    }
-    if json {
-        println!("{}", serde_json::to_string_pretty(&r)?);
-    } else {
-        print!("{}", replay::summary(&r));
-    }
     Ok(())
 }
 

@@ -3,13 +3,14 @@
 
 use crate::flags::{self, SimTiming};
 use crate::resources::{check_memory, check_new_output, ftl_bytes};
-use crate::sim_cmd::{apply_scheme, ftl_config, DeviceFlags};
 use crate::usage;
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand, ValueEnum};
 use nowa_device::timing::TimingModel;
 use nowa_device::{SimConfig, SimMode};
 use nowa_flash::{FlashError, GcFrontier};
+use nowa_lab::sim::flags::DeviceFlags;
+use nowa_lab::sim::Spec;
 use nowa_units::Bytes;
 use nowa_vssd::{control, Backing, Disk, DiskSpec, VssdError};
 use std::path::{Path, PathBuf};
@@ -199,8 +200,7 @@ fn sim_config(a: &ServeArgs) -> Result<SimConfig> {
             "--sim-mode zns / --zns: a zoned SSD takes only sequential writes per zone, which a file system or a database does not make; use cns or fdp:N",
         ));
     }
-    let mut ftl = ftl_config(&a.dev, a.seed)?;
-    apply_scheme(&a.dev, &mut ftl)?;
+    let mut ftl = Spec::device_ftl(&a.dev, a.seed).map_err(crate::lab_error)?;
     if matches!(a.sim_mode, SimMode::Fdp { .. }) && a.dev.gc_frontier.is_none() {
         // As SimConfig::for_capacity: FDP handles stay isolated through GC.
         ftl.gc_frontier = Some(GcFrontier::PerStream);

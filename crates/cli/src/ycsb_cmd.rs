@@ -636,6 +636,7 @@ pub fn run(a: YcsbArgs) -> Result<()> {
     let p = plan(&a);
     let opened = open(&a, &p, oop.as_ref())?;
     let spec = spec(&a, &p, oop, opened.zone)?;
+    let id = identity(&a, &spec, opened.dev.geometry().capacity);
     nowa_bench::interrupt::install_sigint_handler();
     if !a.quiet {
         eprintln!(
@@ -677,7 +678,7 @@ pub fn run(a: YcsbArgs) -> Result<()> {
     let placed = crate::frozen_cmd::engine::report(frozen.as_ref());
     engine.close().context("closing the engine")?;
     crate::frozen_cmd::record::finish_flag(wlog.as_ref(), &engine, "nowa ycsb")?;
-    output(&a, &r, placed.as_ref(), opened.sim.as_deref())?;
+    output(&a, &id, &r, placed.as_ref(), opened.sim.as_deref())?;
     if r.interrupted {
         return Err(interrupted(format!(
             "after {:.1} s of the run phase; the results above cover it",
@@ -734,27 +735,69 @@ fn load_and_run(
     Ok(Some(r))
 }
 
+/// `--sim-mode` as its flag's text (`cns`, `fdp:8`, `zns`).
+fn sim_mode_text(m: SimMode) -> String {
+    match m {
+        SimMode::Conventional => "cns".to_owned(),
+        SimMode::Fdp { handles } => format!("fdp:{handles}"),
+        SimMode::Zoned { .. } => "zns".to_owned(),
+    }
+}
+
+/// The run's identity: the engine spec as resolved (pool, stop, zone size, write path) and
+/// the device it ran on. `nowa run` cannot run a ycsb result again yet (ycsb is not a
+/// nowa-lab spec; its runs are not deterministic: the page cleaner and checkpoints run on
+/// their own threads).
+fn identity(a: &YcsbArgs, spec: &YcsbSpec, capacity: u64) -> nowa_lab::Identity {
+    #[derive(serde::Serialize)]
+    struct Resolved<'a> {
+        device: &'a str,
+        capacity: u64,
+        op: f64,
+        sim_mode: String,
+        #[serde(flatten)]
+        spec: &'a YcsbSpec,
+    }
+    let resolved = Resolved {
+        device: &a.device,
+        capacity,
+        op: a.op,
+        sim_mode: sim_mode_text(a.sim_mode),
+        spec,
+    };
+    assert!(capacity >= 4096, "an opened device holds pages");
+    nowa_lab::Identity::now("ycsb", &resolved, a.seed)
+}
+
 /// Writes the CSV and prints the summary or the JSON.
 fn output(
     a: &YcsbArgs,
+    id: &nowa_lab::Identity,
     r: &YcsbResult,
     placed: Option<&FrozenReport>,
     sim: Option<&SimDevice>,
 ) -> Result<()> {
     if let Some(p) = &a.csv {
-        ycsb::write_ticks_csv(&r.ticks, p).with_context(|| format!("writing {}", p.display()))?;
+        let file = nowa_lab::csv_file(p, id).map_err(crate::lab_error)?;
+        ycsb::write_ticks_csv(&r.ticks, file)
+            .with_context(|| format!("writing {}", p.display()))?;
     }
     if a.json {
         /// The result, with SepFrozen's report beside its fields.
         #[derive(serde::Serialize)]
         struct Out<'a> {
+            nowa: &'a nowa_lab::Identity,
             #[serde(flatten)]
             r: &'a YcsbResult,
             frozen: Option<&'a FrozenReport>,
         }
         println!(
             "{}",
-            serde_json::to_string_pretty(&Out { r, frozen: placed })?
+            serde_json::to_string_pretty(&Out {
+                nowa: id,
+                r,
+                frozen: placed
+            })?
         );
         return Ok(());
     }

@@ -66,7 +66,11 @@ fn json(out: &Output) -> serde_json::Value {
 
 fn csv_rows(p: &Path) -> usize {
     let text = std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
-    text.lines().count().saturating_sub(1)
+    // Not counted: the header and the run's identity line (`# nowa {...}`).
+    text.lines()
+        .filter(|l| !l.starts_with("# nowa "))
+        .count()
+        .saturating_sub(1)
 }
 
 #[test]

@@ -56,8 +56,16 @@ fn json_and_csv_outputs() {
     assert_eq!(v["intervals"].as_array().unwrap().len(), 4);
     assert!(v["layout"]["op_spare_over_physical"].as_f64().unwrap() > 0.0);
     let text = std::fs::read_to_string(&csv).unwrap();
-    assert!(text.starts_with("index,drive_writes,host_pages"), "{text}");
-    assert_eq!(text.lines().count(), 5);
+    let (identity, rows) = text.split_once('\n').unwrap();
+    let id: serde_json::Value = serde_json::from_str(identity.strip_prefix("# nowa ").unwrap())
+        .unwrap_or_else(|e| panic!("the first line is the run's identity: {e}: {identity}"));
+    assert_eq!(
+        id["spec"], v["nowa"]["spec"],
+        "the CSV names the run the JSON names"
+    );
+    assert_eq!(id["seed"], 7);
+    assert!(rows.starts_with("index,drive_writes,host_pages"), "{text}");
+    assert_eq!(rows.lines().count(), 5);
     // Same seed, same numbers.
     let again = nowa(&args);
     let w: serde_json::Value = serde_json::from_slice(&again.stdout).unwrap();
@@ -164,7 +172,13 @@ fn sweep_writes_csv_and_plots() {
         String::from_utf8_lossy(&out.stderr)
     );
     let csv = std::fs::read_to_string(dir.path().join("sim-fig7a.csv")).unwrap();
-    assert_eq!(csv.lines().count(), 9, "{csv}");
+    let (identity, rows) = csv.split_once('\n').unwrap();
+    let id: serde_json::Value =
+        serde_json::from_str(identity.strip_prefix("# nowa ").unwrap()).unwrap();
+    assert_eq!(id["command"], "sim sweep");
+    assert_eq!(id["spec"]["figure"], "fig7a");
+    assert!(id["spec"]["base"]["capacity"].is_u64(), "{identity}");
+    assert_eq!(rows.lines().count(), 9, "{csv}");
     let png = std::fs::read(dir.path().join("sim-fig7a.png")).unwrap();
     assert_eq!(&png[..4], b"\x89PNG");
     let svg = std::fs::read_to_string(dir.path().join("sim-fig7a.svg")).unwrap();

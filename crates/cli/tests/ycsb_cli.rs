@@ -392,7 +392,7 @@ fn every_run_says_what_bounds_it() {
         "--device",
         "mem",
     ]);
-    assert_eq!(mem["bound"]["by"], "Unknown");
+    assert_eq!(mem["bound"]["by"], "unknown");
     assert!(mem["bound"]["device_bound_ops_per_sec"].is_null());
 }
 

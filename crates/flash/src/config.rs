@@ -9,6 +9,7 @@ pub const PAGE_SIZE: u64 = 4096;
 
 /// What the garbage collector erases at once.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
 #[non_exhaustive]
 pub enum GcUnit {
     /// A superblock: one erase block on every channel x chip x plane (the common design).
@@ -19,6 +20,7 @@ pub enum GcUnit {
 
 /// Where GC-relocated pages are written (without a placement scheme).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
 #[non_exhaustive]
 pub enum GcFrontier {
     /// Into the host write frontier of the victim's stream: relocated cold data and fresh host
@@ -52,6 +54,7 @@ impl std::str::FromStr for GcFrontier {
 
 /// When the FTL collects garbage.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
 #[non_exhaustive]
 pub enum GcTrigger {
     /// A fixed-capacity SSD: GC runs when a frontier needs a unit and at most
@@ -65,6 +68,7 @@ pub enum GcTrigger {
 
 /// Conventional (the FTL does GC) or zoned (host-managed zones, no device GC).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
 #[non_exhaustive]
 pub enum Mode {
     /// A block device with an FTL.

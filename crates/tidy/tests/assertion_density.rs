@@ -21,6 +21,8 @@ const FLOORS: &[(&str, f64)] = &[
     ("frozen", 22.0),
     ("vopr", 16.0),
     ("vssd", 12.0),
+    ("lab", 25.0),
+    ("python", 10.0),
 ];
 
 /// Test files under `src/` (targets of `#[cfg(test)] mod tests;`) and test modules excluded.

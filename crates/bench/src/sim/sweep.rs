@@ -305,9 +305,9 @@ pub fn figure_sweep(fig: Figure, points: &[Point], results: &[SimResult]) -> Swe
     }
 }
 
-/// Write the rows as CSV.
-pub fn write_csv(rows: &[Row], path: &Path) -> Result<(), csv::Error> {
-    let mut w = csv::Writer::from_path(path)?;
+/// Write the rows as CSV (after whatever `out` already holds: the run's identity line).
+pub fn write_csv(rows: &[Row], out: impl std::io::Write) -> Result<(), csv::Error> {
+    let mut w = csv::Writer::from_writer(out);
     for r in rows {
         w.serialize(r)?;
     }

@@ -286,6 +286,7 @@ impl Drilldown {
 
 /// What limits a run's throughput.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
 #[non_exhaustive]
 pub enum BoundBy {
     /// The simulated device's timing model: the device was busy (nearly) all the run.

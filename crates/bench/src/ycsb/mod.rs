@@ -33,6 +33,7 @@ use std::sync::Arc;
 
 /// Where the Zipf popularity ranks sit among the keys.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum KeyOrder {
     /// Ranks scattered over the keys by a seeded bijection (YCSB's
     /// `ScrambledZipfianGenerator`, LeanStore's `ScrambledZipfGenerator`): a leaf's keys have
@@ -104,6 +105,7 @@ impl Mix {
 
 /// What values look like.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum ValueKind {
     /// Random bytes: incompressible.
     Random,
@@ -131,6 +133,7 @@ impl std::str::FromStr for ValueKind {
 
 /// When the run phase ends (or earlier, on Ctrl-C: [`crate::interrupt`]).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum Stop {
     /// After this many operations (at least 1).
     Ops(u64),
@@ -197,8 +200,10 @@ pub struct YcsbSpec {
 pub enum WritePath {
     /// Fixed page homes (with the doublewrite buffer unless turned off).
     #[default]
+    #[serde(rename = "inplace")]
     InPlace,
     /// Zones, DB GC, optional compression, packing, GDT, NoWA.
+    #[serde(rename = "oop")]
     OutOfPlace(OopConfig),
 }
 

@@ -225,8 +225,8 @@ pub fn bound_line(b: &Bound) -> String {
 ///
 /// # Errors
 /// Creating or writing the file.
-pub fn write_ticks_csv(ticks: &[Tick], path: &std::path::Path) -> Result<(), csv::Error> {
-    let mut w = csv::Writer::from_path(path)?;
+pub fn write_ticks_csv(ticks: &[Tick], out: impl std::io::Write) -> Result<(), csv::Error> {
+    let mut w = csv::Writer::from_writer(out);
     for t in ticks {
         w.serialize(t)?;
     }

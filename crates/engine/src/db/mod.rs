@@ -42,6 +42,7 @@ const BS: u64 = BLOCK as u64;
 
 /// Durability of one write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum Durability {
     /// Acknowledged only after its WAL record is flushed (group commit).
     Sync,
@@ -52,6 +53,7 @@ pub enum Durability {
 /// What `open` does when the live WAL is damaged in the middle (media damage, as opposed
 /// to a torn tail left by a crash).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum WalDamage {
     /// Fail the open with `EngineError::WalDamaged` (nothing is written).
     #[default]

@@ -144,6 +144,7 @@ pub struct DiskLayout {
 /// at every checkpoint; checked at open before anything is written).
 #[non_exhaustive]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum WritePath {
     /// Fixed home per page (doublewrite is a runtime switch, not part of the identity).
     InPlace,

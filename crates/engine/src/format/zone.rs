@@ -99,6 +99,7 @@ pub const GEN_MASK: u32 = 0x00FF_FFFF;
 
 /// Per-page compression before packing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum Compression {
     /// Store pages raw.
     Off,

@@ -181,6 +181,7 @@ pub const MAX_CLASSES: u16 = 16;
 
 /// The placement schemes known by name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(into = "String", try_from = "String")]
 #[non_exhaustive]
 pub enum PlacementKind {
     /// Everything, user and GC writes, in one open unit.
@@ -248,6 +249,20 @@ impl PlacementKind {
             PlacementKind::FkKmeans(6),
             PlacementKind::MiDas,
         ]
+    }
+}
+
+/// Serialized as its name on the command line (`"sepbit:4"`), never a Rust encoding.
+impl From<PlacementKind> for String {
+    fn from(p: PlacementKind) -> String {
+        p.to_string()
+    }
+}
+
+impl TryFrom<String> for PlacementKind {
+    type Error = PlacementError;
+    fn try_from(s: String) -> Result<Self, Self::Error> {
+        s.parse()
     }
 }
 

@@ -37,6 +37,7 @@ pub(crate) const NONE: u32 = u32::MAX;
 
 /// The policies known by name on the command line.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(into = "String", try_from = "String")]
 #[non_exhaustive]
 pub enum PolicyKind {
     /// ssd-iq's "Naive Greedy": greedy, GC copies share the host write frontier.
@@ -72,6 +73,20 @@ pub struct PolicyParseError {
 
 const FORMS: &str =
     "greedy, 2r-greedy, 2r-fifo, sc-fifo, cost-benefit, cb-sepbit, fifo, random, k-greedy:K, window:W";
+
+/// Serialized as its name on the command line (`"k-greedy:4"`), never a Rust encoding.
+impl From<PolicyKind> for String {
+    fn from(p: PolicyKind) -> String {
+        p.to_string()
+    }
+}
+
+impl TryFrom<String> for PolicyKind {
+    type Error = PolicyParseError;
+    fn try_from(s: String) -> Result<Self, Self::Error> {
+        s.parse()
+    }
+}
 
 impl std::str::FromStr for PolicyKind {
     type Err = PolicyParseError;

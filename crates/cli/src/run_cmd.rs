@@ -1,0 +1,64 @@
+//! `nowa run JOB.toml|JOB.json|RESULT.json`: runs a job file, or runs again the run a JSON
+//! result names (its `nowa` object: command and complete spec).
+
+use crate::{interrupted, lab_error};
+use anyhow::Result;
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+use nowa_lab::{Cancel, JobOutcome};
+use std::path::PathBuf;
+
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// A job file (`command = "sim"` and a `[spec]` table; or the same in JSON), or a JSON
+    /// result of nowa (`--json`): its run runs again, the same spec and seed.
+    job: PathBuf,
+    /// Print the result as JSON (stdout) instead of the summary.
+    #[arg(long)]
+    json: bool,
+    /// Write the per-interval time series to this CSV file (first line: the run's identity).
+    #[arg(long, value_name = "FILE")]
+    csv: Option<PathBuf>,
+    /// No progress bar.
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+/// `nowa run`.
+pub fn run(a: RunArgs) -> Result<()> {
+    let job = nowa_lab::load_job(&a.job).map_err(lab_error)?;
+    crate::resources::check_output_file("--csv", a.csv.as_deref())?;
+    eprintln!("nowa run: {} job from {}", job.command(), a.job.display());
+    Cancel.on_sigint();
+    let pb = if a.quiet {
+        ProgressBar::hidden()
+    } else {
+        ProgressBar::new(1000)
+    };
+    if let Ok(style) =
+        ProgressStyle::with_template("{spinner} running [{bar:40}] {percent}% eta {eta}")
+    {
+        pb.set_style(style.progress_chars("=> "));
+    }
+    let progress = |done: u64, total: u64| pb.set_position(done * 1000 / total.max(1));
+    let out = job.run(Some(&progress), &Cancel).map_err(lab_error)?;
+    pb.finish_and_clear();
+    let JobOutcome::Sim(sim) = &out;
+    assert_eq!(
+        sim.identity().command,
+        job.command(),
+        "the result names the job's command"
+    );
+    if let Some(path) = &a.csv {
+        sim.write_intervals_csv(path).map_err(lab_error)?;
+    }
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&out)?);
+    } else {
+        print!("{}", sim.summary());
+    }
+    if Cancel.requested() {
+        return Err(interrupted("the results above cover the part that ran"));
+    }
+    Ok(())
+}

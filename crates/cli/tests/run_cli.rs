@@ -1,0 +1,252 @@
+//! `nowa run`: job files, and results that run again bit for bit.
+mod common;
+use common::{assert_usage_errors, nowa, nowa_json};
+use serde_json::Value;
+
+/// What a run measures of the machine, not of the simulation: its start time and wall or CPU
+/// speeds. Everything else of a result must repeat bit for bit.
+fn without_wall_clock(v: &Value) -> Value {
+    match v {
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .filter(|(k, _)| {
+                    !(k.as_str() == "started"
+                        || k.ends_with("_secs")
+                        || k.ends_with("_per_sec")
+                        || k.ends_with("_per_cpu_sec"))
+                })
+                .map(|(k, v)| (k.clone(), without_wall_clock(v)))
+                .collect(),
+        ),
+        Value::Array(a) => Value::Array(a.iter().map(without_wall_clock).collect()),
+        o => o.clone(),
+    }
+}
+
+/// No key or text value is a Rust encoding (`"Ops"`, `"OutOfPlace"`, `Fdp { handles: 8 }`).
+fn assert_no_rust_encodings(v: &Value, at: &str) {
+    let rusty = |s: &str| {
+        let head: String = s.chars().take_while(char::is_ascii_alphanumeric).collect();
+        let rest = &s[head.len()..];
+        head.len() > 1
+            && head.starts_with(|c: char| c.is_ascii_uppercase())
+            && head.chars().any(|c| c.is_ascii_lowercase())
+            && (rest.is_empty() || rest.starts_with('(') || rest.starts_with(" {"))
+    };
+    match v {
+        Value::Object(m) => {
+            for (k, x) in m {
+                assert!(!rusty(k), "{at}.{k}: a Rust enum key");
+                assert_no_rust_encodings(x, &format!("{at}.{k}"));
+            }
+        }
+        Value::Array(a) => a.iter().for_each(|x| assert_no_rust_encodings(x, at)),
+        Value::String(s) => assert!(!rusty(s), "{at}: a Rust encoding '{s}'"),
+        _ => {}
+    }
+}
+
+fn rerun(dir: &std::path::Path, result: &Value) -> Value {
+    let path = dir.join("result.json");
+    let text = serde_json::to_string_pretty(result).expect("a result serializes");
+    std::fs::write(&path, text).expect("write the result");
+    nowa_json(&["run", "-q", "--json", path.to_str().expect("a UTF-8 path")])
+}
+
+const SIM: &[&str] = &[
+    "sim",
+    "-q",
+    "--json",
+    "--capacity",
+    "256MiB",
+    "--workload",
+    "zipf:0.9",
+    "--op-physical",
+    "10%",
+    "--placement",
+    "sepbit",
+    "--warmup",
+    "0.5",
+    "--volume",
+    "1",
+    "--interval",
+    "0.25",
+    "--seed",
+    "7",
+    "--pages-per-block",
+    "64",
+    "--blocks-per-superblock",
+    "2",
+];
+
+#[test]
+fn a_sim_result_runs_again_bit_for_bit() {
+    let dir = tempfile::tempdir().unwrap();
+    let first = nowa_json(SIM);
+    assert_eq!(first["nowa"]["command"], "sim");
+    assert_eq!(first["nowa"]["seed"], 7);
+    assert_eq!(
+        first["nowa"]["spec"]["op"],
+        0.1 / 0.9,
+        "--op-physical resolved"
+    );
+    assert!(first["nowa"]["version"].is_string() && first["nowa"]["commit"].is_string());
+    assert_no_rust_encodings(&first, "sim");
+    let again = rerun(dir.path(), &first);
+    assert_eq!(without_wall_clock(&again), without_wall_clock(&first));
+    // The comparison sees the simulation: another seed differs.
+    let mut other = first.clone();
+    other["nowa"]["spec"]["seed"] = 8.into();
+    assert_ne!(
+        without_wall_clock(&rerun(dir.path(), &other)),
+        without_wall_clock(&first)
+    );
+}
+
+#[test]
+fn a_trace_replay_result_runs_again_bit_for_bit() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("t.csv");
+    let t = trace.to_str().unwrap();
+    let gen = nowa(&[
+        "trace",
+        "gen",
+        t,
+        "--capacity",
+        "64MiB",
+        "--workload",
+        "zipf:0.8",
+    ]);
+    assert!(
+        gen.status.success(),
+        "{}",
+        String::from_utf8_lossy(&gen.stderr)
+    );
+    let args = [
+        "sim",
+        "-q",
+        "--json",
+        "--trace",
+        t,
+        "--fill",
+        "0.8",
+        "--pages-per-block",
+        "64",
+        "--blocks-per-superblock",
+        "2",
+        "--warmup",
+        "1",
+        "--volume",
+        "1",
+    ];
+    let first = nowa_json(&args);
+    assert_eq!(first["nowa"]["spec"]["trace"]["path"], t);
+    assert_no_rust_encodings(&first, "replay");
+    let again = rerun(dir.path(), &first);
+    assert_eq!(without_wall_clock(&again), without_wall_clock(&first));
+}
+
+#[test]
+fn a_toml_job_runs_as_the_same_flags_do() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = dir.path().join("job.toml");
+    std::fs::write(
+        &job,
+        "command = \"sim\"\n[spec]\ncapacity = \"256MiB\"\nworkload = \"zipf:0.9\"\nop = 0.1111111111111111\nplacement = \"sepbit\"\nwarmup = 0.5\nvolume = 1\ninterval = 0.25\nseed = 7\npages_per_block = 64\nblocks_per_superblock = 2\n",
+    )
+    .unwrap();
+    let from_job = nowa_json(&["run", "-q", "--json", job.to_str().unwrap()]);
+    let mut flags = SIM.to_vec();
+    flags.splice(7..9, ["--op", "0.1111111111111111"]);
+    let from_flags = nowa_json(&flags);
+    assert_eq!(
+        without_wall_clock(&from_job),
+        without_wall_clock(&from_flags)
+    );
+}
+
+#[test]
+fn bad_jobs_are_one_line_naming_the_field_and_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [
+        (
+            "unknown.toml",
+            "command = \"sim\"\n[spec]\ncapacityy = 1\n",
+            "capacityy",
+        ),
+        (
+            "type.toml",
+            "command = \"sim\"\n[spec]\nseed = \"seven\"\n",
+            "spec.seed",
+        ),
+        (
+            "size.toml",
+            "command = \"sim\"\n[spec]\ncapacity = \"8 GiBs\"\n",
+            "spec.capacity",
+        ),
+        (
+            "range.json",
+            "{\"command\": \"sim\", \"spec\": {\"fill\": 1.5}}",
+            "--fill",
+        ),
+        ("cmd.json", "{\"command\": \"bake\", \"spec\": {}}", "bake"),
+        ("broken.toml", "command = \n", "broken.toml"),
+    ];
+    let mut argvs = Vec::new();
+    for (name, text, field) in cases {
+        let p = dir.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        let out = nowa(&["run", p.to_str().unwrap()]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(field), "{name}: {field} not in {err}");
+        argvs.push(p.to_str().unwrap().to_owned());
+    }
+    let cases: Vec<Vec<&str>> = argvs.iter().map(|p| vec!["run", p.as_str()]).collect();
+    assert_usage_errors(&cases);
+}
+
+#[test]
+fn ycsb_json_writes_option_values_as_text() {
+    let v = nowa_json(&[
+        "ycsb",
+        "-q",
+        "--json",
+        "--records",
+        "20k",
+        "--ops",
+        "20k",
+        "--threads",
+        "1",
+        "--write-path",
+        "oop",
+        "--placement",
+        "sepbit",
+        "--gc-victim",
+        "k-greedy:4",
+        "--compression",
+        "lz4",
+    ]);
+    assert_no_rust_encodings(&v, "ycsb");
+    assert_eq!(v["spec"]["stop"]["ops"], 20_000);
+    let oop = &v["spec"]["store"]["oop"];
+    assert_eq!(oop["placement"], "sepbit:6");
+    assert_eq!(oop["gc_victim"], "k-greedy:4");
+    assert_eq!(oop["compression"], "lz4");
+    assert_eq!(v["spec"]["durability"], "async");
+    // The identity names the resolved engine spec and the device.
+    let id = &v["nowa"];
+    assert_eq!(id["command"], "ycsb");
+    assert_eq!(id["spec"]["sim_mode"], "cns");
+    assert_eq!(id["spec"]["capacity"], v["device_capacity"]);
+    assert_eq!(
+        id["spec"]["engine"], v["spec"]["engine"],
+        "the pool as sized"
+    );
+    // Not a job nowa run can run yet: refused in one line naming the command.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("y.json");
+    std::fs::write(&path, v.to_string()).unwrap();
+    let out = nowa(&["run", path.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("ycsb"));
+}

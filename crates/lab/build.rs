@@ -1,0 +1,27 @@
+//! The commit a result names (`nowa.commit`): `NOWA_COMMIT` if set (a build outside the
+//! repository), else `git rev-parse HEAD` of the source tree, else "unknown".
+
+use std::process::Command;
+
+fn main() {
+    println!("cargo:rerun-if-env-changed=NOWA_COMMIT");
+    let git = |args: &[&str]| {
+        Command::new("git")
+            .args(args)
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .and_then(|o| String::from_utf8(o.stdout).ok())
+            .map(|s| s.trim().to_owned())
+    };
+    // Rebuild when HEAD moves (a commit or a checkout), so the commit never goes stale.
+    if let Some(dir) = git(&["rev-parse", "--git-dir"]) {
+        println!("cargo:rerun-if-changed={dir}/HEAD");
+        println!("cargo:rerun-if-changed={dir}/index");
+    }
+    let commit = std::env::var("NOWA_COMMIT")
+        .ok()
+        .or_else(|| git(&["rev-parse", "HEAD"]))
+        .unwrap_or_else(|| "unknown".to_owned());
+    println!("cargo:rustc-env=NOWA_COMMIT={commit}");
+}

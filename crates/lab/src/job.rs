@@ -1,0 +1,118 @@
+//! Job files (`nowa run JOB.toml|JOB.json`) and results run again (`nowa run RESULT.json`):
+//! a command and its spec.
+
+use crate::{sim, Cancel, Error, Progress};
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// A command and its spec: `command = "sim"` and a `[spec]` table in TOML,
+/// `{"command": "sim", "spec": {...}}` in JSON.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(
+    tag = "command",
+    content = "spec",
+    rename_all = "lowercase",
+    deny_unknown_fields
+)]
+pub enum Job {
+    /// `nowa sim` (and its trace replay).
+    Sim(sim::Spec),
+}
+
+/// What a job produced.
+#[derive(Debug, Clone, Serialize)]
+#[serde(untagged)]
+pub enum JobOutcome {
+    /// A `sim` job's.
+    Sim(sim::Outcome),
+}
+
+impl Job {
+    /// The command's name.
+    #[must_use]
+    pub fn command(&self) -> &'static str {
+        match self {
+            Job::Sim(_) => "sim",
+        }
+    }
+
+    /// Checks the spec with the command's flag parsers (a job file is checked as the same
+    /// flags would be).
+    ///
+    /// # Errors
+    /// The first bad value.
+    pub fn check(&self) -> Result<(), Error> {
+        match self {
+            Job::Sim(s) => s.check(),
+        }
+    }
+
+    /// Runs the job.
+    ///
+    /// # Errors
+    /// As the command's `run`.
+    pub fn run(
+        &self,
+        progress: Option<Progress<'_>>,
+        cancel: &Cancel,
+    ) -> Result<JobOutcome, Error> {
+        match self {
+            Job::Sim(s) => sim::run(s, progress, cancel).map(JobOutcome::Sim),
+        }
+    }
+}
+
+/// A job from text: a job file (TOML or JSON), or a result whose `nowa` object names the
+/// command and the spec that ran. Errors name the field (`spec.capacity: ...`).
+///
+/// # Errors
+/// [`Error::Usage`]: not TOML/JSON, an unknown command or key, a value of the wrong type or
+/// out of its flag's range.
+pub fn parse_job(text: &str, toml: bool) -> Result<Job, Error> {
+    let job: Job = if toml {
+        let value: toml::Value =
+            toml::from_str(text).map_err(|e| Error::Usage(one_line(&e.to_string())))?;
+        serde_path_to_error::deserialize(value).map_err(path_error)?
+    } else {
+        let mut value: serde_json::Value =
+            serde_json::from_str(text).map_err(|e| Error::Usage(e.to_string()))?;
+        if let Some(nowa) = value.get_mut("nowa").map(serde_json::Value::take) {
+            value = serde_json::json!({
+                "command": nowa.get("command").cloned().unwrap_or_default(),
+                "spec": nowa.get("spec").cloned().unwrap_or_default(),
+            });
+        }
+        serde_path_to_error::deserialize(value).map_err(path_error)?
+    };
+    job.check()?;
+    Ok(job)
+}
+
+/// A job from a file: `.toml` is TOML, anything else JSON.
+///
+/// # Errors
+/// The file cannot be read, or [`parse_job`]'s errors, prefixed with the file.
+pub fn load_job(path: &Path) -> Result<Job, Error> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Error::Usage(format!("{}: {e}", path.display())))?;
+    let toml = path.extension().is_some_and(|e| e == "toml");
+    parse_job(&text, toml).map_err(|e| Error::Usage(format!("{}: {e}", path.display())))
+}
+
+fn path_error<E: std::fmt::Display>(e: serde_path_to_error::Error<E>) -> Error {
+    let path = e.path().to_string();
+    let inner = one_line(&e.into_inner().to_string());
+    if path == "." {
+        Error::Usage(inner)
+    } else {
+        Error::Usage(format!("{path}: {inner}"))
+    }
+}
+
+fn one_line(s: &str) -> String {
+    s.split('\n')
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
+}

@@ -1,0 +1,135 @@
+//! nowa-lab: experiments as typed specs, between the faces (the `nowa` CLI, the Python
+//! module) and the crates that do the work (nowa-bench's drivers and below).
+//!
+//! Each command is a spec (serde, unknown keys refused, every default and every auto-sized
+//! value resolved before the run) and a `run(spec, progress, cancel)` returning its result
+//! under an [`Identity`]. A [`Job`] is a command and its spec: what a job file holds and what
+//! a result's `nowa` object names, so `nowa run RESULT.json` runs that run again.
+
+pub mod flags;
+mod identity;
+mod job;
+pub mod sim;
+pub mod text;
+
+pub use identity::Identity;
+pub use job::{load_job, parse_job, Job, JobOutcome};
+
+use serde::Serialize;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// Progress callback: `(done, total)` in the driver's units of work.
+pub type Progress<'a> = &'a (dyn Fn(u64, u64) + Sync);
+
+/// A result under its run's identity: `{"nowa": {...}, ...result}` in JSON.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report<R> {
+    /// Which run this is.
+    pub nowa: Identity,
+    /// What it measured.
+    #[serde(flatten)]
+    pub result: R,
+}
+
+/// Ctrl-C: the process-wide stop flag every driver polls between units of work (a stopped
+/// run returns what it measured so far).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Cancel;
+
+impl Cancel {
+    /// Asks the running drivers to stop.
+    pub fn request(self) {
+        nowa_bench::interrupt::request();
+    }
+    /// True once a stop was asked.
+    #[must_use]
+    pub fn requested(self) -> bool {
+        nowa_bench::interrupt::requested()
+    }
+    /// Forgets a stop asked earlier, before the next run (the Python module, where one
+    /// interpreter runs many).
+    pub fn clear(self) {
+        nowa_bench::interrupt::STOP.store(false, std::sync::atomic::Ordering::Relaxed);
+    }
+    /// Stops the drivers on Ctrl-C (SIGINT); a second Ctrl-C kills the process.
+    pub fn on_sigint(self) {
+        nowa_bench::interrupt::install_sigint_handler();
+    }
+}
+
+/// The errors of an experiment.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// Bad input (a flag, a spec's field, a job file): one line naming it. Exit code 2 in
+    /// the CLI, `ValueError` in Python.
+    #[error("{0}")]
+    Usage(String),
+    /// A failure while running.
+    #[error("{what}: {source}")]
+    Failed {
+        /// What failed.
+        what: &'static str,
+        /// Why.
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// A file the run writes.
+    #[error("writing {}: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+}
+
+impl Error {
+    fn failed(what: &'static str, e: impl std::error::Error + Send + Sync + 'static) -> Error {
+        Error::Failed {
+            what,
+            source: Box::new(e),
+        }
+    }
+    fn io(path: &Path, e: impl std::error::Error + Send + Sync + 'static) -> Error {
+        Error::Io {
+            path: path.to_owned(),
+            source: Box::new(e),
+        }
+    }
+    /// Whether the user's input caused it.
+    #[must_use]
+    pub fn is_usage(&self) -> bool {
+        matches!(self, Error::Usage(_))
+    }
+}
+
+/// A CSV file whose first line is the run's identity (`# nowa {...}`).
+///
+/// # Errors
+/// The file cannot be created or written.
+pub fn csv_file(path: &Path, id: &Identity) -> Result<std::io::BufWriter<std::fs::File>, Error> {
+    let f = std::fs::File::create(path).map_err(|e| Error::io(path, e))?;
+    let mut w = std::io::BufWriter::new(f);
+    w.write_all(id.csv_comment().as_bytes())
+        .map_err(|e| Error::io(path, e))?;
+    Ok(w)
+}
+
+/// clap's message on one line, without the usage block (a flag parsed for a job file or a
+/// Python keyword argument).
+fn clap_line(e: &clap::Error) -> String {
+    let text = e.render().to_string();
+    let mut out = String::new();
+    for line in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        if line.starts_with("Usage:") || line.starts_with("For more information") {
+            break;
+        }
+        if !out.is_empty() {
+            out.push_str("; ");
+        }
+        out.push_str(line.trim_start_matches("error: "));
+    }
+    assert!(!out.contains('\n'), "one line");
+    out
+}
