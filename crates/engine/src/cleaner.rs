@@ -58,6 +58,38 @@ impl Cleaner {
         }
     }
 
+    /// A cleaner without a thread (`BackgroundMode::Caller`): the pool keeps its free-frame
+    /// target and writers leave checkpoint steps to it, as with the thread, but only
+    /// [`Cleaner::step`] runs its rounds, at points the caller picks.
+    #[must_use]
+    pub fn manual(pool: Arc<BufferPool>) -> Cleaner {
+        let target = free_target(pool.frames());
+        assert!(
+            target > 0,
+            "a cleaner for a pool of {} frames",
+            pool.frames()
+        );
+        pool.set_free_target(target);
+        Cleaner {
+            pool,
+            stop: Arc::new(AtomicBool::new(false)),
+            handle: Mutex::new(None),
+        }
+    }
+
+    /// One round on the caller's thread (what the thread runs in its loop): refill the free
+    /// frames, advance the checkpoint sweep by one batch. Whether it did anything.
+    ///
+    /// # Errors
+    /// WAL flush and store write errors.
+    pub fn step(&self) -> crate::error::Result<bool> {
+        assert!(
+            self.handle.lock().is_none(),
+            "a cleaner step beside the cleaner thread"
+        );
+        self.pool.clean_step()
+    }
+
     /// Stop the thread and wait for it (idempotent).
     pub fn stop(&self) {
         self.stop.store(true, Ordering::Release);

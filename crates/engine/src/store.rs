@@ -161,6 +161,15 @@ pub trait PageStore: Send + Sync {
     /// Start the store's background work (out of place: the background DB GC thread).
     /// Called by the engine once it is created or opened (after recovery). Default: none.
     fn start_background(self: Arc<Self>) {}
+    /// One pass of the store's background work on the caller's thread (out of place: a
+    /// background DB GC pass), for `BackgroundMode::Caller`; whether it did anything.
+    /// Default: nothing to do.
+    ///
+    /// # Errors
+    /// Device errors, `Corrupt` from relocation reads.
+    fn background_step(&self) -> Result<bool> {
+        Ok(false)
+    }
     /// Stop the background work and wait for it (engine close and drop). Default: none.
     fn shutdown(&self) {}
     /// Clean shutdown (`Engine::close`, after [`Self::shutdown`] and the final checkpoint):
@@ -206,6 +215,10 @@ pub struct StoreContext {
     /// in databases written before it was kept): the write times of the pages the store
     /// holds are below it, so the out-of-place GC judges their age on it from the start.
     pub write_timer: u64,
+    /// A random number for a store that needs an identity at create (the out-of-place
+    /// store's database id): from `Config::seed` when set, so a seeded run writes the same
+    /// bytes twice.
+    pub create_id: u64,
 }
 
 /// Builds the page store of an engine.

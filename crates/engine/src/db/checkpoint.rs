@@ -6,7 +6,7 @@
 //! of the sweep; with the page cleaner running, the cleaner runs the steps and writers help
 //! only from 3/4 of the limit. At the limit a forced pass ignores deferral.
 
-use super::{CkptState, Engine};
+use super::{BackgroundMode, BackgroundTask, CkptState, Engine};
 use crate::cleaner::Cleaner;
 use crate::error::{Exhausted, Pid, Result};
 use crate::format::superblock::Superblock;
@@ -143,11 +143,53 @@ impl Engine {
     /// Start the store's background work and, with `Config::page_cleaner`, the page cleaner.
     /// Called once the engine is created or opened (after recovery).
     pub(super) fn start_background(&self) {
-        self.store.clone().start_background();
+        let threads = self.cfg.background == BackgroundMode::Threads;
+        if threads {
+            self.store.clone().start_background();
+        }
         if self.cfg.page_cleaner {
             let mut c = self.cleaner.lock();
             assert!(c.is_none(), "page cleaner started twice");
-            *c = Some(Cleaner::start(self.pool.clone()));
+            *c = Some(if threads {
+                Cleaner::start(self.pool.clone())
+            } else {
+                Cleaner::manual(self.pool.clone())
+            });
+        }
+    }
+
+    /// Run one step of background work `task` on the caller's thread (the engine was opened
+    /// with `BackgroundMode::Caller`): what the page cleaner thread, the DB GC thread or a
+    /// group-commit leader does in one round. Returns whether it did anything (false also
+    /// when the task does not exist here: no page cleaner configured, in place for DB GC).
+    ///
+    /// # Errors
+    /// `Closed`/`Poisoned`; device errors and `Corrupt` as the task's own work.
+    ///
+    /// # Panics
+    /// With `BackgroundMode::Threads`: the step would race the engine's own threads.
+    pub fn run_background_step(&self, task: BackgroundTask) -> Result<bool> {
+        assert_eq!(
+            self.cfg.background,
+            BackgroundMode::Caller,
+            "background steps by the caller beside the engine's threads"
+        );
+        self.check_open()?;
+        match task {
+            BackgroundTask::PageCleaner => match self.cleaner.lock().as_ref() {
+                Some(c) => c.step(),
+                None => Ok(false),
+            },
+            BackgroundTask::DbGc => self.store.background_step(),
+            BackgroundTask::LogFlush => {
+                let pending = self.wal.next_lsn() > self.wal.flushed_lsn();
+                self.wal.flush_all()?;
+                assert!(
+                    self.wal.flushed_lsn() >= self.wal.next_lsn(),
+                    "a log flush leaves nothing unflushed"
+                );
+                Ok(pending)
+            }
         }
     }
 

@@ -101,6 +101,45 @@ pub struct Config {
     /// batch is the checkpoint selection deferral applies to. No passes at half the WAL
     /// limit then; the forced pass at the limit stays. None: passes from half the limit.
     pub flushing: Option<crate::buffer::flushing::Flushing>,
+    /// Where every random choice of the engine comes from: the WAL salt of a new database and
+    /// of each log epoch's origin, the out-of-place store's database id. `Some(seed)`: derived
+    /// from the seed, so two runs with one seed write the same bytes (the whole-engine
+    /// simulation, `nowa ycsb --threads 1` on the simulated SSD). None: the OS's entropy, so
+    /// two databases never share a salt by accident.
+    pub seed: Option<u64>,
+    /// Who runs the background work (page cleaner, background DB GC): threads the engine
+    /// starts, or the caller through [`Engine::run_background_step`].
+    pub background: BackgroundMode,
+}
+
+/// Who runs the engine's background work.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BackgroundMode {
+    /// The engine's own threads (the page cleaner with `Config::page_cleaner`, the DB GC
+    /// thread with `OopConfig::background_gc`), as in production.
+    #[default]
+    Threads,
+    /// No thread: the caller steps each task with [`Engine::run_background_step`] at points
+    /// it picks (a deterministic scheduler: the whole-engine simulation interleaves the
+    /// tasks with the foreground by its seed, so their races replay). The engine behaves as
+    /// with the threads otherwise (writers leave checkpoint steps to the cleaner, wait for
+    /// no GC thread).
+    Caller,
+}
+
+/// One kind of background work, for [`Engine::run_background_step`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BackgroundTask {
+    /// One round of the page cleaner (`Config::page_cleaner`): refill the free frames, then
+    /// one batch of the checkpoint sweep in progress. The cleaner thread runs exactly this.
+    PageCleaner,
+    /// One background DB GC pass (out of place): rounds until the background target of free
+    /// zones is reached. The DB GC thread runs exactly this when kicked.
+    DbGc,
+    /// Group commit's flush: make every appended WAL record durable, as the leader of a
+    /// commit group does for the writers queued behind it.
+    LogFlush,
 }
 
 impl Default for Config {
@@ -118,6 +157,8 @@ impl Default for Config {
             max_checkpoint_count: 0,
             max_redo_bytes: None,
             flushing: None,
+            seed: None,
+            background: BackgroundMode::Threads,
         }
     }
 }
@@ -130,7 +171,26 @@ impl Config {
     fn frames(&self) -> usize {
         usize_of(self.pool_bytes / BS).max(64)
     }
+
+    /// A random number for the engine's purpose `what` (a tag: one per use, so two uses
+    /// never get the same number from one seed): from [`Config::seed`] when set, else from
+    /// the OS's entropy.
+    #[must_use]
+    pub fn random(&self, what: u64) -> u64 {
+        match self.seed {
+            Some(seed) => {
+                use rand::{RngExt, SeedableRng};
+                rand::rngs::Xoshiro256PlusPlus::seed_from_u64(seed ^ what).random()
+            }
+            None => rand::random(),
+        }
+    }
 }
+
+/// [`Config::random`] purposes.
+pub(crate) const RANDOM_WAL_SALT: u64 = 0x7761_6c73_616c_74;
+/// See [`RANDOM_WAL_SALT`].
+pub(crate) const RANDOM_STORE_ID: u64 = 0x7374_6f72_6569_64;
 
 /// What `open` found and did.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]

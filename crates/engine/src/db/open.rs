@@ -82,6 +82,7 @@ impl Devices {
                 .separate
                 .then(|| (self.wal.clone(), layout.wal_start + layout.wal_blocks)),
             write_timer: 0,
+            create_id: cfg.random(super::RANDOM_STORE_ID),
         }
     }
 }
@@ -268,12 +269,13 @@ impl Engine {
         page::init(&mut root, KIND_LEAF, 0);
         page::seal(&mut root);
         store.write_pages(&[(0, &root)], WriteKind::Checkpoint)?;
+        let salt = u32::try_from(cfg.random(super::RANDOM_WAL_SALT) >> 32).expect("32 bits");
         let parts = Parts {
             cfg,
             layout,
             store,
             counters,
-            salt: rand::random(),
+            salt,
             lsn: BS,
             tree: TreeMeta {
                 root: 0,

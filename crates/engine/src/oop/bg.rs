@@ -136,7 +136,7 @@ impl OutOfPlaceStore {
             !self.cfg.background_gc,
             "background_pass_now with the background GC thread on"
         );
-        self.bg_pass()
+        self.bg_pass().map(|_| ())
     }
 
     /// Is the background GC thread running?
@@ -193,15 +193,16 @@ impl OutOfPlaceStore {
     /// One background GC pass: rounds while fewer than the target free zones are free.
     /// Takes `io` per round (one victim zone or NoWA group), so foreground writers interleave
     /// between rounds; the round is the foreground one (same selection, same relocation).
-    pub(super) fn bg_pass(&self) -> Result<()> {
+    /// Returns the rounds it ran. The thread and `Engine::run_background_step` both run it.
+    pub(super) fn bg_pass(&self) -> Result<u32> {
         let mut rounds = 0u32;
         loop {
             if self.bg_sig.stopped() {
-                return Ok(());
+                return Ok(rounds);
             }
             let io = self.io.lock();
             if !self.gc_round(super::gc::Runner::Background, &mut rounds)? {
-                return Ok(());
+                return Ok(rounds);
             }
             parking_lot::MutexGuard::unlock_fair(io);
             self.bg_sig.progress(true);

@@ -650,6 +650,10 @@ impl PageStore for OutOfPlaceStore {
         self.start_background_gc();
     }
 
+    fn background_step(&self) -> Result<bool> {
+        Ok(self.bg_pass()? > 0)
+    }
+
     fn shutdown(&self) {
         self.stop_background_gc();
     }
