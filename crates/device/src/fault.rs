@@ -117,7 +117,13 @@ struct Pending {
     placement: Option<u16>,
 }
 
+/// Which unflushed blocks reached the media before a power loss, by byte offset: a write
+/// cache that destages out of order (set by [`FaultyDevice::set_persisted`]).
+pub type Persisted = std::sync::Arc<dyn Fn(u64) -> bool + Send + Sync>;
+
 struct State {
+    /// See [`FaultyDevice::set_persisted`].
+    persisted: Option<Persisted>,
     /// Unflushed blocks by byte offset (BTreeMap: deterministic order at power loss).
     overlay: BTreeMap<u64, Pending>,
     powered_off: bool,
@@ -170,6 +176,7 @@ impl<D: BlockDevice> FaultyDevice<D> {
             inner,
             cfg,
             state: RwLock::new(State {
+                persisted: None,
                 overlay: BTreeMap::new(),
                 powered_off: false,
                 crash_in: None,
@@ -254,6 +261,16 @@ impl<D: BlockDevice> FaultyDevice<D> {
     /// 0.0 = every unflushed write is lost (unless torn); 1.0 = all kept.
     pub fn set_keep_prob(&self, p: f64) {
         self.state.write().keep_prob = p.clamp(0.0, 1.0);
+    }
+
+    /// Decide the fate of unflushed blocks at a power loss by their completion instead of
+    /// the keep probability: a block `persisted(offset)` says reached the media survives
+    /// whole; any other was still in flight: torn (`torn_write_prob`) or lost. The caller
+    /// models the cache's destaging order (the whole-engine simulation: completion times
+    /// drawn per write on a simulated clock, so a later write may be durable and an earlier
+    /// one not). None: back to the keep probability.
+    pub fn set_persisted(&self, persisted: Option<Persisted>) {
+        self.state.write().persisted = persisted;
     }
 
     /// What fault injection did so far.
@@ -430,12 +447,18 @@ impl<D: BlockDevice> FaultyDevice<D> {
                 st.stats.blocks_dropped += 1;
                 continue;
             }
+            let done = st.persisted.as_ref().map(|f| f(off));
             let r: f64 = st.rng.random();
-            let outcome = if r < self.cfg.torn_write_prob {
+            let outcome = if done == Some(true) {
+                self.inner
+                    .write_at_hinted(off, &p.data[..], p.placement)
+                    .is_ok()
+                    .then_some(false)
+            } else if r < self.cfg.torn_write_prob {
                 let keep = st.rng.random_range(1..SECTORS);
                 self.tear_into_inner(off, &p.data[..], keep, p.placement)
                     .then_some(true)
-            } else if st.rng.random::<f64>() < st.keep_prob {
+            } else if done.is_none() && st.rng.random::<f64>() < st.keep_prob {
                 self.inner
                     .write_at_hinted(off, &p.data[..], p.placement)
                     .is_ok()
@@ -933,6 +956,28 @@ mod tests {
         d.inner().read_at(4096, &mut b[..4096]).unwrap();
         assert!(b[..4096].iter().all(|&x| x == 5));
         assert_eq!(d.writes_issued(), 1);
+    }
+
+    /// Out-of-order destaging: at a power loss exactly the blocks the oracle calls persisted
+    /// survive (a later write without an earlier one), whatever the keep probability.
+    #[test]
+    fn persisted_blocks_survive_a_power_loss_out_of_order() {
+        let d = FaultyDevice::new(MemDevice::new(1 << 20), FaultConfig::default());
+        d.set_keep_prob(1.0);
+        d.set_persisted(Some(std::sync::Arc::new(|off| off == 3 * 4096)));
+        for b in 0..4u8 {
+            d.write_at(u64::from(b) * 4096, &[b + 1; 4096]).unwrap();
+        }
+        d.power_loss();
+        d.restart();
+        let mut buf = vec![0u8; 4096];
+        for b in 0..4u8 {
+            d.read_at(u64::from(b) * 4096, &mut buf).unwrap();
+            let want = if b == 3 { 4 } else { 0 };
+            assert!(buf.iter().all(|&x| x == want), "block {b}");
+        }
+        let s = d.fault_stats();
+        assert_eq!((s.blocks_kept, s.blocks_dropped), (1, 3));
     }
 
     #[test]

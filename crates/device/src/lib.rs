@@ -35,7 +35,7 @@ pub mod timing;
 
 pub use align::AlignedBuf;
 pub use error::{BusyReason, DeviceError, Holder, Result};
-pub use fault::{FaultConfig, FaultStats, FaultyDevice, TrimMode, SECTOR_SIZE};
+pub use fault::{FaultConfig, FaultStats, FaultyDevice, Persisted, TrimMode, SECTOR_SIZE};
 pub use file::{
     dev_major_minor, sysfs_dir, FileDevice, FileOptions, IoEngine, TargetKind, TrimPolicy,
 };
