@@ -514,6 +514,14 @@ impl BufferPool {
             .filter(|f| f.dirty.load(Ordering::Relaxed))
             .count()
     }
+
+    /// Frames on the free list, and the page cleaner's target for it (0: no cleaner).
+    pub fn free_frames(&self) -> (usize, usize) {
+        (
+            self.free.lock().len(),
+            self.free_target.load(Ordering::Relaxed),
+        )
+    }
 }
 
 impl PageCache for BufferPool {

@@ -16,9 +16,11 @@
 //!
 //! Run it: `cargo run -p nowa-vopr --release -- --seeds 100000 --from 0` (docs/testing.md).
 
+pub mod clock;
 pub mod model;
 pub mod placement;
 pub mod rail;
+pub mod sched;
 pub mod setup;
 pub mod sim;
 pub mod workload;

@@ -108,6 +108,28 @@ const SCHEMES: [(&str, u16); 9] = [
     ("midas", 7),
 ];
 
+/// Every scheme the draw may give, as its spelling starts (`SCHEMES` by the names
+/// `PlacementKind` prints, then the two SepFrozen bases): index for the coverage bitmask.
+pub const SCHEME_NAMES: [&str; 11] = [
+    "nosep",
+    "sepgc",
+    "dac",
+    "dac-paper",
+    "sfr",
+    "multiqueue",
+    "warcip",
+    "sepbit",
+    "midas",
+    "sepfrozen-bit",
+    "sepfrozen-dac",
+];
+
+/// Index of `name` in [`SCHEME_NAMES`].
+#[must_use]
+pub fn scheme_index(name: &str) -> Option<usize> {
+    SCHEME_NAMES.iter().position(|n| *n == name)
+}
+
 /// For [`PLACEMENT_PCT`] percent of the out-of-place runs: a scheme (or SepFrozen), its class
 /// count, the victim policy and the GP trigger, into `o` (GDT and NoWA off: the engine runs a
 /// scheme without them). The device is raised to fit one open zone per class (ZNS: the

@@ -9,6 +9,7 @@ use nowa_device::{
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
+use crate::clock::Timing;
 
 /// A device of the simulation: any device behind the fault injector.
 pub type Faulty = FaultyDevice<Arc<dyn BlockDevice>>;
@@ -21,16 +22,31 @@ pub struct Power {
     writes: AtomicU64,
     /// Global write call number that crashes (0 = none armed).
     crash_at: AtomicU64,
+    /// The devices' timings (simulated time), to forget in-flight blocks at a power loss.
+    timings: Mutex<Vec<Arc<Timing>>>,
 }
 
 impl Power {
-    /// A device on this rail.
-    pub fn attach(self: &Arc<Self>, dev: Arc<Faulty>) -> Rail {
+    /// A device on this rail, its I/O timed on the simulated clock when `timing` is given
+    /// (with ordered destaging, its unflushed blocks then survive a power loss by their
+    /// destage time: `clock.rs`).
+    pub fn attach(self: &Arc<Self>, dev: Arc<Faulty>, timing: Option<Arc<Timing>>) -> Rail {
+        if let Some(t) = timing.as_ref().filter(|t| t.latency().ordered) {
+            dev.set_persisted(Some(t.persisted()));
+        }
         self.devices.lock().push(dev.clone());
+        self.timings.lock().extend(timing.clone());
         Rail {
             dev,
             power: self.clone(),
+            timing,
         }
+    }
+
+    /// Unflushed blocks of every device that reached the media by now.
+    #[must_use]
+    pub fn destaged_now(&self) -> u64 {
+        self.timings.lock().iter().map(|t| t.destaged_now()).sum()
     }
 
     /// Write calls issued so far over every device.
@@ -61,6 +77,9 @@ impl Power {
         for d in self.devices.lock().iter() {
             d.power_loss();
             assert!(d.is_powered_off(), "a power loss turns every device off");
+        }
+        for t in self.timings.lock().iter() {
+            t.lost_power();
         }
         self.disarm();
     }
@@ -94,6 +113,7 @@ impl Power {
 pub struct Rail {
     dev: Arc<Faulty>,
     power: Arc<Power>,
+    timing: Option<Arc<Timing>>,
 }
 
 impl Rail {
@@ -123,6 +143,13 @@ impl Rail {
         }
     }
 
+    /// Time passes for a call (`f` on the timing, when the device is timed).
+    fn time(&self, f: impl FnOnce(&Timing)) {
+        if let Some(t) = &self.timing {
+            f(t);
+        }
+    }
+
     /// After a call: a crash here takes the other devices down with it.
     fn spread<T>(&self, r: Result<T>) -> Result<T> {
         if self.dev.is_powered_off() {
@@ -139,37 +166,57 @@ impl BlockDevice for Rail {
     }
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
         self.follow();
+        self.time(Timing::read);
         self.dev.read_at(offset, buf)
     }
     fn write_at_hinted(&self, offset: u64, buf: &[u8], placement: Option<u16>) -> Result<()> {
         self.follow();
         self.count_writes(1);
-        self.spread(self.dev.write_at_hinted(offset, buf, placement))
+        let r = self.spread(self.dev.write_at_hinted(offset, buf, placement));
+        if r.is_ok() {
+            self.time(|t| t.wrote(blocks(offset, buf.len())));
+        }
+        r
     }
     fn write_batch(&self, writes: &[(u64, &[u8])], placement: Option<u16>) -> Result<()> {
         self.follow();
         self.count_writes(u64::try_from(writes.len()).unwrap_or(u64::MAX));
-        self.spread(self.dev.write_batch(writes, placement))
+        let r = self.spread(self.dev.write_batch(writes, placement));
+        if r.is_ok() {
+            self.time(|t| t.wrote(writes.iter().flat_map(|(o, b)| blocks(*o, b.len()))));
+        }
+        r
     }
     fn read_batch(&self, reads: &mut [(u64, &mut [u8])]) -> Result<()> {
         self.follow();
+        self.time(Timing::read);
         self.dev.read_batch(reads)
     }
     fn flush(&self) -> Result<()> {
         self.follow();
-        self.spread(self.dev.flush())
+        let r = self.spread(self.dev.flush());
+        if r.is_ok() {
+            self.time(Timing::flushed);
+        }
+        r
     }
     fn trim(&self, offset: u64, len: u64) -> Result<()> {
         self.follow();
+        self.time(Timing::other);
         self.spread(self.dev.trim(offset, len))
     }
     fn zone_append(&self, zone_start: u64, buf: &[u8]) -> Result<u64> {
         self.follow();
         self.count_writes(1);
-        self.spread(self.dev.zone_append(zone_start, buf))
+        let r = self.spread(self.dev.zone_append(zone_start, buf));
+        if let Ok(at) = r {
+            self.time(|t| t.wrote(blocks(at, buf.len())));
+        }
+        r
     }
     fn zone_reset(&self, zone_start: u64) -> Result<()> {
         self.follow();
+        self.time(Timing::other);
         self.spread(self.dev.zone_reset(zone_start))
     }
     fn zone_report(&self) -> Result<Vec<ZoneInfo>> {
@@ -182,6 +229,12 @@ impl BlockDevice for Rail {
     fn buffer_alignment(&self) -> usize {
         self.dev.buffer_alignment()
     }
+}
+
+/// The 4 KiB blocks of a write of `len` bytes at `offset`.
+fn blocks(offset: u64, len: usize) -> impl Iterator<Item = u64> {
+    let n = u64::try_from(len.div_ceil(4096)).unwrap_or(0);
+    (0..n).map(move |i| offset + i * 4096)
 }
 
 /// Is this the error of a device without power?

@@ -4,7 +4,10 @@
 
 use crate::placement::PlacementDraw;
 use nowa_device::{BlockDevice, FaultConfig, MemDevice, SimDevice, SimMode, TrimMode};
-use nowa_engine::{leaf_records_per_page, Compression, Config, Durability, OopConfig, WalDamage};
+use crate::clock::Latency;
+use nowa_engine::{
+    leaf_records_per_page, BackgroundMode, Compression, Config, Durability, OopConfig, WalDamage,
+};
 use rand::rngs::Xoshiro256PlusPlus;
 use rand::{RngExt, SeedableRng};
 use std::sync::Arc;
@@ -98,6 +101,53 @@ pub struct Setup {
     pub work: Workload,
     /// The fault plan.
     pub faults: Faults,
+    /// Simulated time and the background tasks (`clock.rs`, `sched.rs`).
+    pub time: TimeDraw,
+}
+
+/// What a seed draws for simulated time and the engine's background work, from a third
+/// stream of the seed ([`time_stream`]): the main stream's draws keep their values.
+#[derive(Debug, Clone, Copy)]
+pub struct TimeDraw {
+    /// Device latencies and the destaging order.
+    pub latency: Latency,
+    /// Foreground CPU time per operation, simulated nanoseconds (base of a draw).
+    pub op_ns: u64,
+    /// The page cleaner runs (a simulated task: `Config::page_cleaner`).
+    pub page_cleaner: bool,
+    /// Its idle period (the thread's wait when it found nothing to do).
+    pub cleaner_idle_ns: u64,
+    /// The background DB GC runs as a simulated task (`OopConfig::background_gc`, out of
+    /// place), woken at this period or when kicked.
+    pub gc_period_ns: Option<u64>,
+    /// Group commit's flusher runs as a simulated task at this period.
+    pub log_flush_ns: Option<u64>,
+    /// Percent of the gaps between two operations in which one task, picked at random,
+    /// runs although not due (a thread woken early: a writer's kick, a spurious wake-up).
+    pub wake_pct: u32,
+    /// Most steps the tasks run in one gap (a busy thread keeps going, not forever).
+    pub burst: u32,
+}
+
+/// The time stream of `seed` (independent of the main and placement streams).
+#[must_use]
+pub fn time_stream(seed: u64) -> Rng {
+    Rng::seed_from_u64(nowa_units::mix64(seed ^ 0x7469_6d65_5f73))
+}
+
+fn draw_time(r: &mut Rng, oop: bool) -> TimeDraw {
+    let t = TimeDraw {
+        latency: Latency::draw(r),
+        op_ns: r.random_range(1..=50) * 1000,
+        page_cleaner: r.random_bool(0.5),
+        cleaner_idle_ns: r.random_range(1..=20) * 1_000_000,
+        gc_period_ns: (oop && r.random_bool(0.5)).then(|| r.random_range(1..=40) * 1_000_000),
+        log_flush_ns: r.random_bool(0.5).then(|| r.random_range(1..=10) * 1_000_000),
+        wake_pct: [0, 5, 20][r.random_range(0..3)],
+        burst: r.random_range(1..=8),
+    };
+    assert!(t.burst >= 1 && t.op_ns > 0, "tasks and operations take time");
+    t
 }
 
 const BS: u64 = 4096;
@@ -129,7 +179,21 @@ impl Setup {
             // ZNS: the zone is the device's.
             o.zone_bytes = None;
         }
-        let cfg = draw_config(r, oop.is_some());
+        let mut tr = time_stream(seed);
+        let time = draw_time(&mut tr, oop.is_some());
+        let mut cfg = draw_config(r, oop.is_some());
+        // Every random source of the engine from the seed; its background work on the
+        // simulation's scheduler, never on a thread.
+        cfg.seed = Some(nowa_units::mix64(seed ^ 0x656e_6769_6e65));
+        cfg.background = BackgroundMode::Caller;
+        cfg.page_cleaner = time.page_cleaner;
+        if let Some(f) = cfg.flushing.as_mut() {
+            // The batches once per simulated period (an operation takes microseconds).
+            f.period_secs = f64::from(tr.random_range(1..=50u32)) / 1000.0;
+        }
+        if let Some(o) = oop.as_mut() {
+            o.background_gc = time.gc_period_ns.is_some();
+        }
         let separate_log = zns || r.random_bool(0.25);
         let mut s = Setup {
             seed,
@@ -142,6 +206,7 @@ impl Setup {
             bg_pct: 0,
             work,
             faults: draw_faults(r),
+            time,
         };
         if s.oop.is_some() {
             s.bg_pct = [0, 1, 3][r.random_range(0..3)];
@@ -152,9 +217,10 @@ impl Setup {
             !zns || (s.separate_log && s.oop.is_some()),
             "ZNS needs the out-of-place path and a log device"
         );
-        assert!(
-            s.oop.as_ref().is_none_or(|o| !o.background_gc),
-            "no GC thread"
+        assert_eq!(
+            s.cfg.background,
+            BackgroundMode::Caller,
+            "no engine thread: the background work runs on the simulation's scheduler"
         );
         s
     }
@@ -298,7 +364,7 @@ fn draw_oop(r: &mut Rng) -> OopConfig {
         nowa,
         gdt: r.random_bool(0.3),
         defer_compensation: nowa && r.random_bool(0.5),
-        // Deterministic: background rounds run on the harness's schedule (`bg_pct`).
+        // Drawn from the time stream (`draw_time`): a simulated task when on.
         background_gc: false,
         seed: r.random(),
         ..OopConfig::default()

@@ -9,8 +9,11 @@ use crate::workload::{self, Op};
 use nowa_device::{BlockDevice, FaultyDevice};
 use nowa_engine::{
     in_place_store, store_builder, Durability, Engine, EngineError, OutOfPlaceStore, PageStore,
-    StoreBuilder, StoreContext, WritePathKind,
+    StoreBuilder, StoreContext, WalStop, WritePathKind,
 };
+use crate::clock::{Clock, Timing};
+use crate::sched::Sched;
+use nowa_engine::BackgroundTask;
 use parking_lot::Mutex;
 use rand::RngExt;
 use std::collections::BTreeMap;
@@ -19,6 +22,7 @@ use std::sync::Arc;
 mod check;
 mod classes;
 mod damage;
+mod liveness;
 
 /// Where the out-of-place builder leaves the store it built (for the GC hook and checks).
 type Slot = Arc<Mutex<Option<Arc<OutOfPlaceStore>>>>;
@@ -73,6 +77,31 @@ pub struct Coverage {
     pub flush_batches: u64,
     /// See `flush_batches`.
     pub checkpoint_deferrals: u64,
+    /// Opens that salvaged a damaged WAL (`WalDamage::Salvage`).
+    pub salvages: u64,
+    /// Seeds with a placement scheme, by scheme (bit `i`: `SCHEMES[i]` of `placement.rs`,
+    /// then SepFrozenBIT, SepFrozenDAC): the union over seeds.
+    pub schemes: u32,
+    /// Background steps the scheduler ran that found work: DB GC passes, page cleaner
+    /// rounds, group-commit log flushes (`sched.rs`).
+    pub bg_gc_steps: u64,
+    /// See `bg_gc_steps`.
+    pub cleaner_steps: u64,
+    /// See `bg_gc_steps`.
+    pub log_flushes: u64,
+    /// Seeds whose unflushed blocks survive a power loss by their destage time on the
+    /// simulated clock (out-of-order completion, `clock.rs`), and the blocks so kept.
+    pub ordered_seeds: u64,
+    /// See `ordered_seeds`.
+    pub ordered_kept: u64,
+    /// Liveness phase (`sim/liveness.rs`): seeds whose WAL reached 3/4 of its limit and came
+    /// back; seeds where GC freed zones while the store was full; seeds where the cleaner
+    /// went idle with its free frames refilled.
+    pub live_wal: u64,
+    /// See `live_wal`.
+    pub live_gc: u64,
+    /// See `live_wal`.
+    pub live_cleaner: u64,
 }
 
 impl Coverage {
@@ -91,6 +120,16 @@ impl Coverage {
             frozen_pages: self.frozen_pages + o.frozen_pages,
             flush_batches: self.flush_batches + o.flush_batches,
             checkpoint_deferrals: self.checkpoint_deferrals + o.checkpoint_deferrals,
+            salvages: self.salvages + o.salvages,
+            schemes: self.schemes | o.schemes,
+            bg_gc_steps: self.bg_gc_steps + o.bg_gc_steps,
+            cleaner_steps: self.cleaner_steps + o.cleaner_steps,
+            log_flushes: self.log_flushes + o.log_flushes,
+            ordered_seeds: self.ordered_seeds + o.ordered_seeds,
+            ordered_kept: self.ordered_kept + o.ordered_kept,
+            live_wal: self.live_wal + o.live_wal,
+            live_gc: self.live_gc + o.live_gc,
+            live_cleaner: self.live_cleaner + o.live_cleaner,
         }
     }
 }
@@ -139,6 +178,7 @@ enum Stop {
 }
 
 type Step = std::result::Result<(), Stop>;
+type Std<T> = std::result::Result<T, Stop>;
 type Check<T> = std::result::Result<T, String>;
 
 /// How an epoch ends.
@@ -173,6 +213,10 @@ struct Sim {
     async_is_durable: bool,
     /// (epoch, operation) for the report of a panic.
     at: Arc<Mutex<(u32, u64)>>,
+    /// Simulated time (`clock.rs`).
+    clock: Arc<Clock>,
+    /// The background tasks (`sched.rs`).
+    sched: Sched,
 }
 
 /// How to run a seed.
@@ -214,6 +258,14 @@ pub fn run_seed_with(seed: u64, opt: Options) -> Result<Outcome, Failure> {
         sim.async_is_durable = opt.async_is_durable;
         sim.at = at2;
         let r = sim.run();
+        if sim.s.time.latency.ordered {
+            sim.out.coverage.ordered_kept = sim
+                .power
+                .devices()
+                .iter()
+                .map(|d| d.fault_stats().blocks_kept)
+                .sum();
+        }
         r.map(|()| sim.out.clone())
             .map_err(|what| (sim.epoch, sim.op, what))
     }));
@@ -267,12 +319,14 @@ impl Sim {
         }
         let placed = u64::from(s.placement.is_some());
         let power = Arc::new(Power::default());
+        let clock = Arc::new(Clock::default());
         let (main, log) = s.devices();
         let attach = |d: Arc<dyn BlockDevice>, i: u64| -> Arc<dyn BlockDevice> {
             let f = Arc::new(FaultyDevice::new(d, s.fault_config(i)));
             f.set_keep_prob(s.faults.keep);
             f.set_trim_mode(s.faults.trim);
-            Arc::new(power.attach(f)) as Arc<dyn BlockDevice>
+            let t = Arc::new(Timing::new(clock.clone(), s.time.latency, seed, i));
+            Arc::new(power.attach(f, Some(t))) as Arc<dyn BlockDevice>
         };
         let main = attach(main, 0);
         let log = log.map(|l| attach(l, 1));
@@ -281,6 +335,13 @@ impl Sim {
             1 + usize::from(s.separate_log),
             "every device on the rail"
         );
+        let sched = Sched::new(
+            &s.time,
+            rand::SeedableRng::seed_from_u64(nowa_units::mix64(seed ^ 0x7363_6865_64)),
+            clock.now(),
+        );
+        let schemes = s.placement.as_ref().map_or(0, |p| scheme_bit(&p.scheme));
+        let ordered = u64::from(s.time.latency.ordered);
         Sim {
             s,
             r,
@@ -294,6 +355,8 @@ impl Sim {
                 trace: nowa_units::mix64(seed),
                 coverage: Coverage {
                     placement_seeds: placed,
+                    schemes,
+                    ordered_seeds: ordered,
                     ..Coverage::default()
                 },
                 ..Outcome::default()
@@ -305,6 +368,8 @@ impl Sim {
             classes_at_close: None,
             async_is_durable: false,
             at: Arc::default(),
+            clock,
+            sched,
         }
     }
 
@@ -319,7 +384,8 @@ impl Sim {
         c.checkpoint_deferrals += st.checkpoint_deferrals;
         if let Some(r) = e.recovery_report() {
             c.pages_repaired += r.pages_repaired;
-            c.torn_tails += r.bad_wal_records;
+            c.torn_tails += u64::from(matches!(r.wal_stop, WalStop::TornTail { .. }));
+            c.salvages += u64::from(matches!(r.wal_stop, WalStop::Salvaged { .. }));
             c.snapshot_fallbacks += u64::from(r.snapshot_fallback.is_some());
         }
         self.trace(st.gc_page_writes ^ (st.zones_reclaimed << 32));
@@ -361,14 +427,41 @@ impl Sim {
         Ok(e)
     }
 
-    /// The page cleaner's clock in the simulation: one "second" per 64 KiB the main device
-    /// took (deterministic: the simulation is single-threaded and seeded).
+    /// The page cleaner's flush clock in the simulation: the simulated clock.
     fn flush_clock(&self, e: &Engine) {
-        let dev = self.main.clone();
-        #[expect(clippy::cast_precision_loss, reason = "byte counts far below 2^52")]
-        e.set_flush_clock(Some(Arc::new(move || {
-            dev.counters().host_bytes_written as f64 / f64::from(64u32 << 10)
-        })));
+        let clock = self.clock.clone();
+        e.set_flush_clock(Some(Arc::new(move || clock.secs())));
+    }
+
+    /// The gap after a foreground operation: its CPU time passes, then the background tasks
+    /// that are due (or woken early) step, in the order the seed draws.
+    fn background(&mut self, e: &Engine) -> Step {
+        self.sched.operation(&self.clock);
+        while let Some(task) = self.sched.next(&self.clock) {
+            let worked = self.background_step(e, task)?;
+            self.sched.stepped(task, worked, &self.clock);
+        }
+        Ok(())
+    }
+
+    /// One step of `task`; what it did goes into the coverage, the trace and the model.
+    fn background_step(&mut self, e: &Engine, task: BackgroundTask) -> Std<bool> {
+        self.trace(0xB000 + task as u64);
+        let worked = e
+            .run_background_step(task)
+            .map_err(|err| self.failed(&err))?;
+        self.trace(u64::from(worked));
+        let c = &mut self.out.coverage;
+        match task {
+            BackgroundTask::DbGc => c.bg_gc_steps += u64::from(worked),
+            BackgroundTask::PageCleaner => c.cleaner_steps += u64::from(worked),
+            BackgroundTask::LogFlush => {
+                c.log_flushes += u64::from(worked);
+                // Every acknowledged write is durable now (group commit's promise).
+                self.model.durable();
+            }
+        }
+        Ok(worked)
     }
 
     fn run(&mut self) -> Check<()> {
@@ -481,6 +574,7 @@ impl Sim {
             *self.at.lock() = (self.epoch, self.op);
             self.trace(op.code());
             self.apply(e, &op)?;
+            self.background(e)?;
         }
         if matches!(end, End::Clean) {
             return Ok(());
@@ -526,8 +620,7 @@ impl Sim {
                     self.s.oop.is_some(),
                     "background GC passes only out of place"
                 );
-                let st = self.slot.lock().clone().expect("out of place");
-                st.background_pass_now()
+                e.run_background_step(BackgroundTask::DbGc).map(|_| ())
             }
         };
         match r {
@@ -552,6 +645,14 @@ fn durability(sync: bool) -> Durability {
     } else {
         Durability::Async
     }
+}
+
+/// The coverage bit of a placement scheme as `PlacementDraw::scheme` spells it.
+fn scheme_bit(scheme: &str) -> u32 {
+    let name = scheme.split(':').next().unwrap_or_default();
+    let i = crate::placement::scheme_index(name)
+        .unwrap_or_else(|| panic!("a scheme the placement draw knows: {scheme}"));
+    1 << i
 }
 
 /// `u32` to `f64` without a cast.

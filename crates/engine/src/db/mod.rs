@@ -339,6 +339,12 @@ impl Engine {
         (self.pool.frames(), self.pool.dirty_count())
     }
 
+    /// Frames on the free list, and how many the page cleaner keeps there (0: no cleaner).
+    #[must_use]
+    pub fn pool_free_frames(&self) -> (usize, usize) {
+        self.pool.free_frames()
+    }
+
     /// Pages the store can hold.
     #[must_use]
     pub fn capacity_pages(&self) -> u64 {

@@ -287,6 +287,7 @@ impl Sim {
 
     /// After the last epoch: close, reopen, everything must be there.
     pub(super) fn final_check(&mut self, e: Engine) -> Check<()> {
+        self.liveness(&e)?;
         self.absorb(&e);
         self.check_classes_before_close(&e)?;
         e.close().map_err(|err| format!("final close: {err}"))?;

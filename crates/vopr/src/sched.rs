@@ -1,0 +1,126 @@
+//! The deterministic scheduler of the engine's background work. The engine runs with
+//! `BackgroundMode::Caller` (no thread); its tasks (the page cleaner, the background DB GC,
+//! group commit's log flusher) are simulated threads with timers on the simulated clock
+//! (`clock.rs`), as their real threads have: the cleaner keeps stepping while it finds work
+//! and sleeps its idle period otherwise, the DB GC wakes at its period, the log flusher at
+//! its own. In each gap between two foreground operations the due tasks run in an order the
+//! seed draws, up to a drawn burst, and now and then a task runs early (a thread woken by a
+//! writer's kick or spuriously). So the interleavings of the background work with the
+//! foreground come from the seed and replay exactly. They interleave at operation
+//! boundaries: a foreground operation runs to its end before a task steps (the engine's API
+//! is synchronous), so races inside one operation stay with the threaded tests.
+
+use crate::clock::Clock;
+use crate::setup::{Rng, TimeDraw};
+use nowa_engine::BackgroundTask;
+use rand::RngExt;
+
+struct Task {
+    kind: BackgroundTask,
+    /// Simulated time the task wakes.
+    due: u64,
+    /// Its sleep when it found nothing to do (the cleaner) or between passes.
+    period: u64,
+}
+
+/// The simulated threads of one seed.
+pub struct Sched {
+    tasks: Vec<Task>,
+    r: Rng,
+    op_ns: u64,
+    wake_pct: u32,
+    burst: u32,
+    /// Steps run in the current gap.
+    steps: u32,
+    /// An early wake-up was drawn in the current gap.
+    woke: bool,
+}
+
+impl Sched {
+    /// The tasks `t` turns on, their first wake-ups one period from `now`; `r` draws the
+    /// order (the seed's time stream).
+    #[must_use]
+    pub fn new(t: &TimeDraw, r: Rng, now: u64) -> Sched {
+        let mut tasks = Vec::new();
+        let mut add = |kind, period: u64| {
+            assert!(period > 0, "{kind:?} sleeps between its rounds");
+            tasks.push(Task {
+                kind,
+                due: now + period,
+                period,
+            });
+        };
+        if t.page_cleaner {
+            add(BackgroundTask::PageCleaner, t.cleaner_idle_ns);
+        }
+        if let Some(p) = t.gc_period_ns {
+            add(BackgroundTask::DbGc, p);
+        }
+        if let Some(p) = t.log_flush_ns {
+            add(BackgroundTask::LogFlush, p);
+        }
+        Sched {
+            tasks,
+            r,
+            op_ns: t.op_ns,
+            wake_pct: t.wake_pct,
+            burst: t.burst,
+            steps: 0,
+            woke: false,
+        }
+    }
+
+    /// A foreground operation ran: its CPU time passes, a new gap begins.
+    pub fn operation(&mut self, clock: &Clock) {
+        let ns = self.op_ns / 2 + self.r.random_range(0..=self.op_ns);
+        clock.advance(ns);
+        self.steps = 0;
+        self.woke = false;
+    }
+
+    /// The next task to step in this gap, if any: a due one (picked at random among the due),
+    /// or, once per gap with the seed's wake-up share, any one early.
+    pub fn next(&mut self, clock: &Clock) -> Option<BackgroundTask> {
+        if self.tasks.is_empty() || self.steps >= self.burst {
+            return None;
+        }
+        let now = clock.now();
+        let due: Vec<usize> = (0..self.tasks.len())
+            .filter(|&i| self.tasks[i].due <= now)
+            .collect();
+        let pick = if due.is_empty() {
+            if self.woke || self.r.random_range(0..100) >= self.wake_pct {
+                return None;
+            }
+            self.woke = true;
+            self.r.random_range(0..self.tasks.len())
+        } else {
+            due[self.r.random_range(0..due.len())]
+        };
+        self.steps += 1;
+        Some(self.tasks[pick].kind)
+    }
+
+    /// Task `kind` stepped (`worked`: it found something to do). A cleaner that worked stays
+    /// due (its thread loops at once); every other task sleeps its period.
+    pub fn stepped(&mut self, kind: BackgroundTask, worked: bool, clock: &Clock) {
+        let now = clock.now();
+        let t = self
+            .tasks
+            .iter_mut()
+            .find(|t| t.kind == kind)
+            .expect("a task of the schedule stepped");
+        t.due = if worked && kind == BackgroundTask::PageCleaner {
+            now
+        } else {
+            now + t.period
+        };
+        assert!(t.due >= now, "a task wakes in the future");
+    }
+
+    /// Every task of the schedule.
+    #[must_use]
+    pub fn kinds(&self) -> Vec<BackgroundTask> {
+        self.tasks.iter().map(|t| t.kind).collect()
+    }
+}
