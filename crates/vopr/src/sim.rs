@@ -77,8 +77,11 @@ pub struct Coverage {
     pub flush_batches: u64,
     /// See `flush_batches`.
     pub checkpoint_deferrals: u64,
-    /// Opens that salvaged a damaged WAL (`WalDamage::Salvage`).
+    /// Opens that salvaged a damaged WAL (`WalDamage::Salvage`), and the WAL blocks damaged
+    /// in the middle of the live log before an open (`sim/damage.rs`).
     pub salvages: u64,
+    /// See `salvages`.
+    pub wal_damages: u64,
     /// Seeds with a placement scheme, by scheme (bit `i`: `SCHEMES[i]` of `placement.rs`,
     /// then SepFrozenBIT, SepFrozenDAC): the union over seeds.
     pub schemes: u32,
@@ -121,6 +124,7 @@ impl Coverage {
             flush_batches: self.flush_batches + o.flush_batches,
             checkpoint_deferrals: self.checkpoint_deferrals + o.checkpoint_deferrals,
             salvages: self.salvages + o.salvages,
+            wal_damages: self.wal_damages + o.wal_damages,
             schemes: self.schemes | o.schemes,
             bg_gc_steps: self.bg_gc_steps + o.bg_gc_steps,
             cleaner_steps: self.cleaner_steps + o.cleaner_steps,
@@ -217,6 +221,9 @@ struct Sim {
     clock: Arc<Clock>,
     /// The background tasks (`sched.rs`).
     sched: Sched,
+    /// The WAL end at the last durability point of this open (0: none yet): everything
+    /// below is on the device (`sim/damage.rs` damages the WAL below it).
+    durable_lsn: u64,
 }
 
 /// How to run a seed.
@@ -370,6 +377,7 @@ impl Sim {
             at: Arc::default(),
             clock,
             sched,
+            durable_lsn: 0,
         }
     }
 
@@ -422,6 +430,7 @@ impl Sim {
         let b = self.builder();
         let mut cfg = self.s.cfg.clone();
         cfg.pool_bytes = self.r.random_range(64..=192u64) * 4096;
+        self.durable_lsn = 0;
         let e = Engine::open_with_wal(self.main.clone(), self.log.clone(), cfg, b.as_ref())?;
         self.flush_clock(&e);
         Ok(e)
@@ -459,6 +468,7 @@ impl Sim {
                 c.log_flushes += u64::from(worked);
                 // Every acknowledged write is durable now (group commit's promise).
                 self.model.durable();
+                self.durable_lsn = e.wal_durable_lsn();
             }
         }
         Ok(worked)
@@ -574,6 +584,7 @@ impl Sim {
             *self.at.lock() = (self.epoch, self.op);
             self.trace(op.code());
             self.apply(e, &op)?;
+            self.durable_lsn = e.wal_durable_lsn();
             self.background(e)?;
         }
         if matches!(end, End::Clean) {

@@ -327,6 +327,12 @@ impl Engine {
         self.wal.next_lsn()
     }
 
+    /// Every WAL record below this LSN is durable (the log's flushed end).
+    #[must_use]
+    pub fn wal_durable_lsn(&self) -> u64 {
+        self.wal.flushed_lsn()
+    }
+
     /// WAL bytes currently live (between the last checkpoint's redo LSN and the end).
     #[must_use]
     pub fn wal_used(&self) -> u64 {

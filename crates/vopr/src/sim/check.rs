@@ -143,7 +143,26 @@ impl Sim {
             self.power.restart();
             self.check_zone_pointers("after the crash inside recovery")?;
         }
-        self.reopen()
+        // The WAL damaged in the middle before some opens (more often with salvage on).
+        let pct = if self.s.cfg.wal_damage == nowa_engine::WalDamage::Salvage {
+            25
+        } else {
+            3
+        };
+        let damaged = self.damage_wal(pct);
+        let out = self.reopen()?;
+        if let (true, Some(e)) = (damaged, &out) {
+            // Records follow the damaged block: never a torn tail, never unnoticed.
+            let stop = e.recovery_report().map(|r| r.wal_stop.clone());
+            let salvaged = matches!(stop, Some(nowa_engine::WalStop::Salvaged { .. }));
+            if !salvaged || self.s.cfg.wal_damage == nowa_engine::WalDamage::Refuse {
+                return Err(format!(
+                    "a damaged block in the middle of the WAL ({:?} mode) opened with {stop:?}",
+                    self.s.cfg.wal_damage
+                ));
+            }
+        }
+        Ok(out)
     }
 
     /// Zoned devices: the fault injector's write pointers must equal the device's.

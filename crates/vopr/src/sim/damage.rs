@@ -2,6 +2,11 @@
 //! superblock names. docs/design.md 14.5 promises a lossless fallback to the older snapshot
 //! (plus a longer zone roll-forward), so the recovered state is checked strictly, and the
 //! recovery report must name the fallback.
+//!
+//! And one damaged block in the middle of the live WAL (below the last durable LSN, so
+//! records follow it): with `WalDamage::Salvage` the open must salvage (the report says
+//! so), with `Refuse` refuse with an error naming the damage. Either is media damage: the
+//! rest of the seed checks only that nothing invented comes back.
 
 use super::Sim;
 use nowa_device::BlockDevice;
@@ -9,6 +14,60 @@ use nowa_engine::format::{meta, superblock, BLOCK};
 use rand::RngExt;
 
 impl Sim {
+    /// The current superblock of the database (the valid copy with the higher sequence).
+    fn current_superblock(&self) -> Option<superblock::Superblock> {
+        let sb_dev = self.log.clone().unwrap_or_else(|| self.main.clone());
+        let mut b = vec![0u8; BLOCK];
+        let mut best: Option<superblock::Superblock> = None;
+        for copy in 0..2u64 {
+            sb_dev.read_at(copy * 4096, &mut b).ok()?;
+            if let Ok(sb) = superblock::Superblock::decode(&b) {
+                if best.as_ref().is_none_or(|x| sb.seq > x.seq) {
+                    best = Some(sb);
+                }
+            }
+        }
+        best
+    }
+
+    /// Flip a bit of one byte of the live WAL below the last durable LSN of the epoch (with
+    /// probability `pct`, if the epoch made anything durable). Returns whether it did.
+    pub(super) fn damage_wal(&mut self, pct: u32) -> bool {
+        if self.r.random_range(0..100) >= pct {
+            return false;
+        }
+        let Some(sb) = self.current_superblock() else {
+            return false;
+        };
+        let (redo, durable) = (sb.redo_lsn, self.durable_lsn);
+        if durable <= redo {
+            return false;
+        }
+        // Every byte of [redo, durable) is a byte of a durable record (records are
+        // contiguous; the flush mark vouches for the last flushed block).
+        let lsn = self.r.random_range(redo..durable);
+        let wal = &sb.layout;
+        assert!(wal.wal_blocks > 0, "a WAL region");
+        let at = (wal.wal_start + (lsn / 4096) % wal.wal_blocks) * 4096;
+        let devs = self.power.devices();
+        let dev = devs.last().expect("a device").inner().clone();
+        let mut b = vec![0u8; BLOCK];
+        if dev.read_at(at, &mut b).is_err() {
+            return false;
+        }
+        let i = usize::try_from(lsn % 4096).expect("below a block");
+        b[i] ^= 1 << self.r.random_range(0..8);
+        if dev.write_at(at, &b).is_err() || dev.flush().is_err() {
+            return false;
+        }
+        self.media = true;
+        self.out.coverage.wal_damages += 1;
+        if self.verbose {
+            eprintln!("  WAL byte of LSN {lsn} (device byte {at} + {i}) damaged for the open");
+        }
+        true
+    }
+
     /// Make one block of the current snapshot unreadable for the next open (out of place,
     /// with probability `pct`). Returns whether it did.
     pub(super) fn damage_snapshot(&mut self, pct: u32) -> bool {
