@@ -235,6 +235,10 @@ pub struct Options {
     /// as durable, a guarantee the engine does not give, so crashes must be reported.
     #[doc(hidden)]
     pub async_is_durable: bool,
+    /// Mix every byte of every device at the end into the trace (the replay test: equal
+    /// seeds must leave equal media, which needs every random source of the engine from the
+    /// seed, the WAL salt and the out-of-place database id included).
+    pub hash_media: bool,
 }
 
 /// Run `seed`. Panics inside the engine are failures too.
@@ -265,6 +269,9 @@ pub fn run_seed_with(seed: u64, opt: Options) -> Result<Outcome, Failure> {
         sim.async_is_durable = opt.async_is_durable;
         sim.at = at2;
         let r = sim.run();
+        if opt.hash_media {
+            sim.hash_media();
+        }
         if sim.s.time.latency.ordered {
             sim.out.coverage.ordered_kept = sim
                 .power
@@ -397,6 +404,30 @@ impl Sim {
             c.snapshot_fallbacks += u64::from(r.snapshot_fallback.is_some());
         }
         self.trace(st.gc_page_writes ^ (st.zones_reclaimed << 32));
+    }
+
+    /// Mix every byte of every device (what reached the media) into the trace.
+    fn hash_media(&mut self) {
+        for d in self.power.devices() {
+            let inner = d.inner().clone();
+            let cap = inner.geometry().capacity;
+            let mut buf = vec![0u8; 1 << 16];
+            let mut at = 0;
+            while at < cap {
+                let n = usize::try_from((cap - at).min(1 << 16)).expect("a chunk");
+                if inner.read_at(at, &mut buf[..n]).is_err() {
+                    self.trace(at ^ 0xE44);
+                } else {
+                    let h = buf[..n].chunks(8).fold(at, |h, c| {
+                        let mut w = [0u8; 8];
+                        w[..c.len()].copy_from_slice(c);
+                        nowa_units::mix64(h ^ u64::from_le_bytes(w))
+                    });
+                    self.trace(h);
+                }
+                at += n as u64;
+            }
+        }
     }
 
     /// Mix `x` into the trace hash.
