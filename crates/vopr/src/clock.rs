@@ -72,6 +72,9 @@ pub struct Latency {
 
 impl Latency {
     /// Draw a seed's latencies.
+    ///
+    /// # Panics
+    /// If a drawn latency is zero (a harness bug).
     #[must_use]
     pub fn draw(r: &mut Rng) -> Latency {
         let l = Latency {

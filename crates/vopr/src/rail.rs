@@ -3,13 +3,13 @@
 //! counted over *all* devices, and the first touch of a device after another one lost power
 //! loses its power too, before anything else reaches it (as if both died at one instant).
 
+use crate::clock::Timing;
 use nowa_device::{
     BlockDevice, DeviceCounters, DeviceError, FaultyDevice, Geometry, Result, ZoneInfo,
 };
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
-use crate::clock::Timing;
 
 /// A device of the simulation: any device behind the fault injector.
 pub type Faulty = FaultyDevice<Arc<dyn BlockDevice>>;

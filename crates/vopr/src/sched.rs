@@ -39,6 +39,9 @@ pub struct Sched {
 impl Sched {
     /// The tasks `t` turns on, their first wake-ups one period from `now`; `r` draws the
     /// order (the seed's time stream).
+    ///
+    /// # Panics
+    /// If a task's period is zero (a harness bug).
     #[must_use]
     pub fn new(t: &TimeDraw, r: Rng, now: u64) -> Sched {
         let mut tasks = Vec::new();
@@ -103,6 +106,9 @@ impl Sched {
 
     /// Task `kind` stepped (`worked`: it found something to do). A cleaner that worked stays
     /// due (its thread loops at once); every other task sleeps its period.
+    ///
+    /// # Panics
+    /// If `kind` is not a task of the schedule.
     pub fn stepped(&mut self, kind: BackgroundTask, worked: bool, clock: &Clock) {
         let now = clock.now();
         let t = self

@@ -2,9 +2,9 @@
 //! conventional / FDP / ZNS SSD, a separate log device or not), the write path and its
 //! options, the engine configuration, the workload's shape and the fault plan.
 
+use crate::clock::Latency;
 use crate::placement::PlacementDraw;
 use nowa_device::{BlockDevice, FaultConfig, MemDevice, SimDevice, SimMode, TrimMode};
-use crate::clock::Latency;
 use nowa_engine::{
     leaf_records_per_page, BackgroundMode, Compression, Config, Durability, OopConfig, WalDamage,
 };
@@ -142,11 +142,16 @@ fn draw_time(r: &mut Rng, oop: bool) -> TimeDraw {
         page_cleaner: r.random_bool(0.5),
         cleaner_idle_ns: r.random_range(1..=20) * 1_000_000,
         gc_period_ns: (oop && r.random_bool(0.5)).then(|| r.random_range(1..=40) * 1_000_000),
-        log_flush_ns: r.random_bool(0.5).then(|| r.random_range(1..=10) * 1_000_000),
+        log_flush_ns: r
+            .random_bool(0.5)
+            .then(|| r.random_range(1..=10) * 1_000_000),
         wake_pct: [0, 5, 20][r.random_range(0..3)],
         burst: r.random_range(1..=8),
     };
-    assert!(t.burst >= 1 && t.op_ns > 0, "tasks and operations take time");
+    assert!(
+        t.burst >= 1 && t.op_ns > 0,
+        "tasks and operations take time"
+    );
     t
 }
 

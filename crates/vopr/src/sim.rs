@@ -2,18 +2,18 @@
 //! clean close, a power loss between two operations, or a crash at a write; recover (maybe
 //! crashing again inside recovery) and check the recovered state against the model.
 
+use crate::clock::{Clock, Timing};
 use crate::model::{show, Bytes, Model};
 use crate::rail::Power;
+use crate::sched::Sched;
 use crate::setup::{rng, DeviceKind, Rng, Setup};
 use crate::workload::{self, Op};
 use nowa_device::{BlockDevice, FaultyDevice};
+use nowa_engine::BackgroundTask;
 use nowa_engine::{
     in_place_store, store_builder, Durability, Engine, EngineError, OutOfPlaceStore, PageStore,
     StoreBuilder, StoreContext, WalStop, WritePathKind,
 };
-use crate::clock::{Clock, Timing};
-use crate::sched::Sched;
-use nowa_engine::BackgroundTask;
 use parking_lot::Mutex;
 use rand::RngExt;
 use std::collections::BTreeMap;
@@ -351,7 +351,7 @@ impl Sim {
         );
         let sched = Sched::new(
             &s.time,
-            rand::SeedableRng::seed_from_u64(nowa_units::mix64(seed ^ 0x7363_6865_64)),
+            rand::SeedableRng::seed_from_u64(nowa_units::mix64(seed ^ 0x0073_6368_6564)),
             clock.now(),
         );
         let schemes = s.placement.as_ref().map_or(0, |p| scheme_bit(&p.scheme));

@@ -188,9 +188,9 @@ impl Config {
 }
 
 /// [`Config::random`] purposes.
-pub(crate) const RANDOM_WAL_SALT: u64 = 0x7761_6c73_616c_74;
+pub(crate) const RANDOM_WAL_SALT: u64 = 0x0077_616c_7361_6c74;
 /// See [`RANDOM_WAL_SALT`].
-pub(crate) const RANDOM_STORE_ID: u64 = 0x7374_6f72_6569_64;
+pub(crate) const RANDOM_STORE_ID: u64 = 0x0073_746f_7265_6964;
 
 /// What `open` found and did.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]

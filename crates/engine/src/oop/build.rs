@@ -261,7 +261,7 @@ impl OutOfPlaceStore {
         let loaded = match ctx.mode {
             OpenMode::Create => Loaded {
                 geo: create_geometry(&ctx, &cfg, open_limit)?,
-                db_id: u32::try_from(ctx.create_id >> 32).expect("32 bits") | 1,
+                db_id: u32::try_from(ctx.create_id >> 32).unwrap_or(1) | 1,
                 snapshot: None,
                 fallback: None,
             },

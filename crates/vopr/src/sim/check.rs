@@ -153,7 +153,7 @@ impl Sim {
         let out = self.reopen()?;
         if let (true, Some(e)) = (damaged, &out) {
             // Records follow the damaged block: never a torn tail, never unnoticed.
-            let stop = e.recovery_report().map(|r| r.wal_stop.clone());
+            let stop = e.recovery_report().map(|r| r.wal_stop);
             let salvaged = matches!(stop, Some(nowa_engine::WalStop::Salvaged { .. }));
             if !salvaged || self.s.cfg.wal_damage == nowa_engine::WalDamage::Refuse {
                 return Err(format!(

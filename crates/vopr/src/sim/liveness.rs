@@ -115,9 +115,8 @@ impl Sim {
             let used = e.wal_used();
             high |= used >= limit / 4 * 3;
             back |= high && used < limit / 2;
-            let gc_due = fill.is_some_and(|(free, _)| {
-                store_bytes(e) - bytes0 > (free as u64 + 2) * zone
-            });
+            let gc_due =
+                fill.is_some_and(|(free, _)| store_bytes(e) - bytes0 > (free as u64 + 2) * zone);
             if back && (fill.is_none() || gc_due) {
                 break;
             }
