@@ -44,7 +44,8 @@ impl Clock {
 
     /// Move to `t` if it lies ahead (time never goes back).
     pub fn advance_to(&self, t: u64) {
-        self.ns.fetch_max(t, Relaxed);
+        let before = self.ns.fetch_max(t, Relaxed);
+        assert!(self.now() >= before.max(t), "the clock went back");
     }
 }
 
@@ -153,6 +154,7 @@ impl Timing {
             let mut d = self.destage.lock();
             let last = d.values().copied().max().unwrap_or(0);
             d.clear();
+            assert!(d.is_empty(), "nothing in flight after a flush");
             last
         };
         self.clock.advance_to(last);

@@ -76,7 +76,9 @@ impl Sched {
     /// A foreground operation ran: its CPU time passes, a new gap begins.
     pub fn operation(&mut self, clock: &Clock) {
         let ns = self.op_ns / 2 + self.r.random_range(0..=self.op_ns);
+        let before = clock.now();
         clock.advance(ns);
+        assert!(clock.now() > before, "an operation takes time");
         self.steps = 0;
         self.woke = false;
     }
@@ -101,6 +103,10 @@ impl Sched {
             due[self.r.random_range(0..due.len())]
         };
         self.steps += 1;
+        assert!(
+            self.tasks[pick].due <= now || self.woke,
+            "a task runs when due or woken"
+        );
         Some(self.tasks[pick].kind)
     }
 

@@ -415,6 +415,7 @@ impl Sim {
             let mut at = 0;
             while at < cap {
                 let n = usize::try_from((cap - at).min(1 << 16)).expect("a chunk");
+                assert!(n > 0 && n <= buf.len(), "a chunk of the device");
                 if inner.read_at(at, &mut buf[..n]).is_err() {
                     self.trace(at ^ 0xE44);
                 } else {
@@ -500,6 +501,10 @@ impl Sim {
                 // Every acknowledged write is durable now (group commit's promise).
                 self.model.durable();
                 self.durable_lsn = e.wal_durable_lsn();
+                assert!(
+                    self.durable_lsn >= e.wal_end_lsn(),
+                    "a log flush leaves the log durable to its end"
+                );
             }
         }
         Ok(worked)

@@ -51,6 +51,10 @@ impl Sim {
         let at = (wal.wal_start + (lsn / 4096) % wal.wal_blocks) * 4096;
         let devs = self.power.devices();
         let dev = devs.last().expect("a device").inner().clone();
+        assert!(
+            at + 4096 <= dev.geometry().capacity,
+            "the WAL lies on its device"
+        );
         let mut b = vec![0u8; BLOCK];
         if dev.read_at(at, &mut b).is_err() {
             return false;

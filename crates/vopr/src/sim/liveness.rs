@@ -90,6 +90,7 @@ impl Sim {
         let zone = self.s.oop.as_ref().map_or(0, |_| {
             self.slot.lock().as_ref().map_or(0, |s| s.zone_bytes())
         });
+        let keys = self.model.len();
         let (mut high, mut back) = (false, false);
         for i in 0..MAX_PUTS {
             let (k, v) = &pairs[i % pairs.len()];
@@ -121,6 +122,7 @@ impl Sim {
                 break;
             }
         }
+        assert_eq!(self.model.len(), keys, "overwrites keep the key set");
         e.checkpoint()
             .map_err(|err| format!("liveness: checkpoint failed: {err}"))?;
         self.model.durable();
