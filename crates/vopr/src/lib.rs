@@ -11,10 +11,17 @@
 //! every device, torn sectors, TRIM modes, lost and misdirected writes, read errors) and the
 //! crash/recover cycles (a second crash inside recovery included). A model of acknowledged
 //! state checks every read and every recovered database (see `model.rs` for the rule).
-//! The engine runs on the caller's thread only, so a seed replays exactly; `Outcome::trace`
-//! hashes everything observed and the tests compare it across two runs.
+//! Time is simulated (`clock.rs`: device latencies drawn per I/O, out-of-order destaging of
+//! the write cache) and the engine's background work (page cleaner, background DB GC,
+//! group-commit log flush) runs as simulated tasks of a seeded scheduler (`sched.rs`)
+//! through `Engine::run_background_step`: no engine thread runs, so a seed replays exactly
+//! (the engine's random numbers come from `Config::seed`). After the last epoch a liveness
+//! phase checks that the cleaner, the WAL and the DB GC make progress with the faults off
+//! (`sim/liveness.rs`). `Outcome::trace` hashes everything observed and the tests compare it
+//! across two runs.
 //!
-//! Run it: `cargo run -p nowa-vopr --release -- --seeds 100000 --from 0` (docs/testing.md).
+//! Run it: `cargo run -p nowa-vopr --profile sim -- --seeds 100000 --from 0` (docs/testing.md;
+//! the `sim` profile is the release build with debug assertions and overflow checks on).
 
 pub mod clock;
 pub mod model;

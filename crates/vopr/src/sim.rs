@@ -168,7 +168,7 @@ impl std::fmt::Display for Failure {
 /// The command that replays `seed`.
 #[must_use]
 pub fn replay_command(seed: u64) -> String {
-    format!("cargo run -p nowa-vopr --release -- --seed {seed} --verbose")
+    format!("cargo run -p nowa-vopr --profile sim -- --seed {seed} --verbose")
 }
 
 /// Why an epoch stopped early.

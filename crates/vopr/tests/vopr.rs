@@ -1,7 +1,8 @@
 //! The whole-engine simulation in CI: a bounded range of seeds that reaches every coverage
 //! counter, exact replay (equal trace hashes, media included, for equal seeds), seeds that
-//! once failed, and a self-test showing the checker reports a violated guarantee. The long mode is `cargo run -p nowa-vopr --release --
-//! --seeds 100000 --from S` (docs/testing.md).
+//! once failed, and a self-test showing the checker reports a violated guarantee. The long
+//! mode is `cargo run -p nowa-vopr --profile sim -- --seeds 100000 --from S`
+//! (docs/testing.md).
 
 use nowa_vopr::setup::{rng, DeviceKind, Setup};
 use nowa_vopr::{run_seed, run_seed_with, Options};
@@ -147,6 +148,10 @@ fn regression_seeds() {
     ] {
         run_seed(seed, false).unwrap_or_else(|f| panic!("{f}"));
     }
+    // The harness, once it damaged the WAL before opens: after media faults earlier in the
+    // seed (a lost write of a later WAL block), the damaged record can be the last one on
+    // the media, so the open rightly reports a torn tail; it was reported as a failure.
+    run_seed(10_000_977, false).unwrap_or_else(|f| panic!("{f}"));
 }
 
 /// The checker is not blind: counting async writes as durable (the engine never promised
