@@ -43,6 +43,9 @@ impl Clock {
     }
 
     /// Move to `t` if it lies ahead (time never goes back).
+    ///
+    /// # Panics
+    /// If the clock went back (a harness bug).
     pub fn advance_to(&self, t: u64) {
         let before = self.ns.fetch_max(t, Relaxed);
         assert!(self.now() >= before.max(t), "the clock went back");
@@ -149,6 +152,9 @@ impl Timing {
     }
 
     /// A flush: it returns once every block reached the media.
+    ///
+    /// # Panics
+    /// If a block stays in flight (a harness bug).
     pub fn flushed(&self) {
         let last = {
             let mut d = self.destage.lock();
