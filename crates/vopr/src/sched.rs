@@ -74,6 +74,9 @@ impl Sched {
     }
 
     /// A foreground operation ran: its CPU time passes, a new gap begins.
+    ///
+    /// # Panics
+    /// If no time passed (a harness bug).
     pub fn operation(&mut self, clock: &Clock) {
         let ns = self.op_ns / 2 + self.r.random_range(0..=self.op_ns);
         let before = clock.now();
@@ -85,6 +88,9 @@ impl Sched {
 
     /// The next task to step in this gap, if any: a due one (picked at random among the due),
     /// or, once per gap with the seed's wake-up share, any one early.
+    ///
+    /// # Panics
+    /// If it picks a task neither due nor woken (a harness bug).
     pub fn next(&mut self, clock: &Clock) -> Option<BackgroundTask> {
         if self.tasks.is_empty() || self.steps >= self.burst {
             return None;
