@@ -861,6 +861,28 @@ impl BlockDevice for FileDevice {
     }
 }
 
+/// Give a new file its `size` bytes with their blocks allocated (fallocate), so a write
+/// into the file allocates nothing and the file system's journal does not commit an
+/// allocation per append + fdatasync (issue 31: on a sparse ext4 file jbd2 was 20% of the
+/// block writes). A file system without fallocate (EOPNOTSUPP) gets a sparse file
+/// (`set_len`), as before.
+fn preallocate(f: &std::fs::File, size: u64) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let len = libc::off_t::try_from(size)
+        .map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidInput))?;
+    // SAFETY: `f` is an open file descriptor owned by the caller for the whole call; mode 0
+    // only allocates (and extends the size), it touches no memory of ours.
+    let rc = unsafe { libc::fallocate(f.as_raw_fd(), 0, 0, len) };
+    if rc == 0 {
+        return Ok(());
+    }
+    let err = std::io::Error::last_os_error();
+    if err.raw_os_error() == Some(libc::EOPNOTSUPP) {
+        return f.set_len(size);
+    }
+    Err(err)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -927,26 +949,4 @@ mod tests {
         assert_eq!(&x[1..], a);
         assert_eq!(&y[1..], a);
     }
-}
-
-/// Give a new file its `size` bytes with their blocks allocated (fallocate), so a write
-/// into the file allocates nothing and the file system's journal does not commit an
-/// allocation per append + fdatasync (issue 31: on a sparse ext4 file jbd2 was 20% of the
-/// block writes). A file system without fallocate (EOPNOTSUPP) gets a sparse file
-/// (`set_len`), as before.
-fn preallocate(f: &std::fs::File, size: u64) -> std::io::Result<()> {
-    use std::os::fd::AsRawFd;
-    let len = libc::off_t::try_from(size)
-        .map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidInput))?;
-    // SAFETY: `f` is an open file descriptor owned by the caller for the whole call; mode 0
-    // only allocates (and extends the size), it touches no memory of ours.
-    let rc = unsafe { libc::fallocate(f.as_raw_fd(), 0, 0, len) };
-    if rc == 0 {
-        return Ok(());
-    }
-    let err = std::io::Error::last_os_error();
-    if err.raw_os_error() == Some(libc::EOPNOTSUPP) {
-        return f.set_len(size);
-    }
-    Err(err)
 }

@@ -2,11 +2,6 @@
 //! are placed class by class (GDT + NoWA: four placement classes) and made durable with one
 //! flush, not one per class (10-14 page writes per flush on YCSB), and the flushes are
 //! counted as store flushes (`page_writes_per_store_flush` was null out of place).
-#![expect(
-    clippy::unwrap_used,
-    reason = "test helpers fail the test by panicking"
-)]
-
 use nowa_device::{SimDevice, SimMode};
 use nowa_engine::{Config, Durability, Engine, OopConfig};
 use parking_lot::Mutex;
