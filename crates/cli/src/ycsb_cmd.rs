@@ -154,9 +154,12 @@ pub(crate) struct OopFlags {
     #[arg(long, default_value = "on", value_parser = flags::on_off, action = clap::ArgAction::Set)]
     background_gc: bool,
     /// Out of place: zone size (the DB GC unit): a size (a multiple of 4 KiB, 32 KiB to
-    /// 4 GiB), `auto` (the device's FDP RU size / ZNS zone size) or `infer` (the GC unit found
-    /// by the ZNS-like sweep of `nowa infer-gc-unit`, run on identical simulated devices).
-    #[arg(long, default_value = "1MiB", value_parser = zone_size)]
+    /// 4 GiB), `auto` (the device's FDP RU size / ZNS zone size; on the conventional simulated
+    /// SSD its GC unit (superblock) split over --open-zones, so an active group of open zones
+    /// is never smaller than the unit; 1 MiB where the device tells no unit) or `infer` (the
+    /// GC unit found by the ZNS-like sweep of `nowa infer-gc-unit`, run on identical
+    /// simulated devices).
+    #[arg(long, default_value = "auto", value_parser = zone_size)]
     zone_size: ZoneSize,
     /// Out of place: zones appended concurrently (the active group).
     #[arg(long, default_value = "4", value_parser = flags::count::<u32>(1, 256))]
@@ -257,17 +260,36 @@ pub(crate) fn sim_mode(s: &str) -> Result<SimMode, String> {
 
 /// `--zone-size` of `o` on the device (shared with `nowa tpcc`).
 pub(crate) fn zone_of(o: &OopFlags, dev: &dyn BlockDevice, sim: Option<&SimConfig>) -> Result<u64> {
-    resolve_zone_size(o.zone_size, dev, sim)
+    resolve_zone_size(o, dev, sim)
+}
+
+/// `--zone-size auto` where the device tells no unit (files, block devices, memory).
+const AUTO_ZONE_FALLBACK: u64 = 1 << 20;
+
+/// `--zone-size auto` on a conventional SSD whose GC unit is `unit` bytes: the unit split
+/// over the `open` zones of an active group, rounded up to 4 KiB, so the group (NoWA's GC
+/// unit) covers at least one SSD unit (issue 31: 1 MiB x 4 zones on an 8 MiB superblock left
+/// SSD WAF at 1.44-1.75).
+fn zone_for_unit(unit: u64, open: u32) -> u64 {
+    let z = unit.div_ceil(u64::from(open.max(1))).div_ceil(4096) * 4096;
+    let z = z.max(32 << 10);
+    assert!(
+        z * u64::from(open.max(1)) >= unit,
+        "a group covers the unit"
+    );
+    z
 }
 
 /// Resolve `--zone-size` on the device.
-fn resolve_zone_size(arg: ZoneSize, dev: &dyn BlockDevice, sim: Option<&SimConfig>) -> Result<u64> {
+fn resolve_zone_size(o: &OopFlags, dev: &dyn BlockDevice, sim: Option<&SimConfig>) -> Result<u64> {
     let g = dev.geometry();
-    match arg {
+    match o.zone_size {
         ZoneSize::Bytes(b) => Ok(b),
-        ZoneSize::Auto => g.reclaim_unit_size.or(g.zone_size).ok_or_else(|| {
-            usage("--zone-size auto: the device reports no RU/zone size; use `infer` or a size")
-        }),
+        ZoneSize::Auto => Ok(g.reclaim_unit_size.or(g.zone_size).unwrap_or_else(|| {
+            sim.map_or(AUTO_ZONE_FALLBACK, |s| {
+                zone_for_unit(s.resolved_ftl().unit_pages() * 4096, o.open_zones)
+            })
+        })),
         ZoneSize::Infer => {
             let sim = sim.ok_or_else(|| usage("--zone-size infer needs --device sim"))?;
             let spec = nowa_bench::gcunit::InferSpec {
@@ -538,7 +560,7 @@ fn open(a: &YcsbArgs, p: &Plan, oop: Option<&OopConfig>) -> Result<Opened> {
         let (dev, sim) = make_device(a, capacity)?;
         let zone = match oop {
             Some(_) => Some(resolve_zone_size(
-                a.oop.zone_size,
+                &a.oop,
                 dev.as_ref(),
                 sim.as_ref().map(|s| s.config()),
             )?),
@@ -816,4 +838,22 @@ fn output(
         );
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::zone_for_unit;
+
+    /// `--zone-size auto` on a conventional SSD: the active group covers the GC unit (the
+    /// default was 1 MiB zones: a 4 MiB group on an 8 MiB superblock).
+    #[test]
+    fn auto_zone_group_covers_the_ssd_unit() {
+        assert_eq!(zone_for_unit(8 << 20, 4), 2 << 20);
+        assert_eq!(zone_for_unit(8 << 20, 1), 8 << 20);
+        // Not a divisor: rounded up, never a group smaller than the unit.
+        let z = zone_for_unit(8 << 20, 3);
+        assert!(z * 3 >= 8 << 20 && z % 4096 == 0);
+        // Small units keep the smallest zone size the flag allows.
+        assert_eq!(zone_for_unit(64 << 10, 8), 32 << 10);
+    }
 }

@@ -313,7 +313,6 @@ const CASES: &[(&str, &str)] = &[
     ("ycsb --write-path oop --zone-size abc", "--zone-size"),
     ("ycsb --write-path oop --zone-size 4GiB", "--zone-size"),
     ("ycsb --write-path oop --zone-size 3GiB", "--zone-size"),
-    ("ycsb --write-path oop --zone-size auto", "--zone-size"),
     // an in-place switch an out-of-place run would ignore (issue 26)
     ("ycsb --write-path oop --no-doublewrite", "--no-doublewrite"),
     ("tpcc --write-path oop --no-doublewrite", "--no-doublewrite"),

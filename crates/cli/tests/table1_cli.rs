@@ -12,7 +12,6 @@ fn bad_flags_exit_2() {
         vec!["table1", "--values", "sideways"],
         vec!["ycsb", "--write-path", "sideways"],
         vec!["ycsb", "--write-path", "oop", "--compression", "brotli"],
-        vec!["ycsb", "--write-path", "oop", "--zone-size", "auto"],
     ]);
 }
 

@@ -210,17 +210,18 @@ impl BufferPool {
             "page LSN {max_lsn} not below the durable WAL end {}",
             self.wal.flushed_lsn()
         );
-        let mut sealed: Vec<Vec<u8>> = Vec::with_capacity(pages.len());
-        for (pid, p) in pages {
-            let mut c = p.to_vec();
-            self.stamp_hotness(*pid, &mut c);
-            page::seal(&mut c);
-            sealed.push(c);
+        // The sealed copies share one buffer: one allocation per batch, not per page.
+        let mut sealed = vec![0u8; pages.len() * page::PAGE_SIZE];
+        for ((pid, p), c) in pages.iter().zip(sealed.chunks_exact_mut(page::PAGE_SIZE)) {
+            assert_eq!(p.len(), page::PAGE_SIZE, "page {pid} written back whole");
+            c.copy_from_slice(p);
+            self.stamp_hotness(*pid, c);
+            page::seal(c);
         }
         let batch: Vec<(Pid, &[u8])> = pages
             .iter()
-            .zip(&sealed)
-            .map(|((pid, _), c)| (*pid, &c[..]))
+            .zip(sealed.chunks_exact(page::PAGE_SIZE))
+            .map(|((pid, _), c)| (*pid, c))
             .collect();
         self.store.write_pages(&batch, kind)
     }
