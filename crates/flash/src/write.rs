@@ -247,7 +247,7 @@ impl Ftl {
             return false;
         }
         debug_assert_eq!(
-            self.p2l[(old - 1) as usize],
+            self.p2l.lba(old - 1),
             lba,
             "LBA {lba} -> page {} but the reverse map disagrees",
             old - 1
@@ -280,12 +280,8 @@ impl Ftl {
             "LBA {lba} appended while still mapped (its old copy would stay valid)"
         );
         let ppn = fr.unit * self.unit_pages + fr.wp;
-        self.p2l[ppn as usize] = lba;
+        self.p2l.set(ppn, lba);
         self.l2p[lba as usize] = ppn + 1;
-        debug_assert!(
-            self.moves.get(ppn as usize).is_none_or(|&m| m == 0),
-            "an erased page has no GC moves"
-        );
         self.space.add_valid(fr.unit, 1);
         self.frontiers[f].wp = fr.wp + 1;
         self.c.media_pages += 1;

@@ -257,6 +257,12 @@ impl Placer {
     pub fn report(&self) -> String {
         self.place.report()
     }
+
+    /// Bytes of memory the scheme's state holds ([`Placement::memory_bytes`]).
+    #[must_use]
+    pub fn memory_bytes(&self) -> u64 {
+        self.place.memory_bytes()
+    }
 }
 
 #[cfg(test)]

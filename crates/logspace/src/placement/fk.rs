@@ -59,6 +59,9 @@ impl FkOracle {
 }
 
 impl Placement for FkOracle {
+    fn memory_bytes(&self) -> u64 {
+        super::bytes_of(&self.d.death)
+    }
     fn name(&self) -> String {
         format!("fk:{}", self.n)
     }
@@ -197,6 +200,9 @@ impl KMeansFk {
 }
 
 impl Placement for KMeansFk {
+    fn memory_bytes(&self) -> u64 {
+        self.fk.memory_bytes() + super::bytes_of(&self.hist) + super::bytes_of(&self.centroids)
+    }
     fn name(&self) -> String {
         format!("fk-kmeans:{}", self.n)
     }

@@ -150,6 +150,11 @@ pub trait Placement: Send {
     fn report(&self) -> String {
         String::new()
     }
+    /// Bytes of memory the scheme's state holds (its per-page and per-unit tables), so that a
+    /// model's memory per page counts it.
+    fn memory_bytes(&self) -> u64 {
+        0
+    }
 }
 
 /// A placement name that could not be parsed.
@@ -328,6 +333,12 @@ impl std::fmt::Display for PlacementKind {
 #[inline]
 pub(crate) fn idx(page: u64) -> usize {
     usize::try_from(page).expect("page ids fit the address space")
+}
+
+/// Bytes held by the elements of a state table.
+#[inline]
+pub(crate) fn bytes_of<T>(v: &[T]) -> u64 {
+    u64::try_from(std::mem::size_of_val(v)).unwrap_or(u64::MAX)
 }
 
 /// `x` as a class number below `n` (saturating at `n - 1`).

@@ -59,6 +59,9 @@ impl SepBit {
 }
 
 impl Placement for SepBit {
+    fn memory_bytes(&self) -> u64 {
+        super::bytes_of(&self.last)
+    }
     fn name(&self) -> String {
         format!("sepbit:{}", self.n)
     }

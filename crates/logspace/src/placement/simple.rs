@@ -65,6 +65,9 @@ impl Dac {
 }
 
 impl Placement for Dac {
+    fn memory_bytes(&self) -> u64 {
+        super::bytes_of(&self.level)
+    }
     fn name(&self) -> String {
         format!("dac:{}", self.n)
     }

@@ -119,6 +119,9 @@ impl Warcip {
 }
 
 impl Placement for Warcip {
+    fn memory_bytes(&self) -> u64 {
+        super::bytes_of(&self.last) + super::bytes_of(&self.penalty)
+    }
     fn name(&self) -> String {
         format!("warcip:{}", self.n)
     }
