@@ -174,15 +174,16 @@ impl Ftl {
         let mut moved = 0u32;
         let (end, ahead_by) = (base + self.unit_pages, AHEAD);
         for i in base..(base + ahead_by).min(end) {
-            prefetch::line(&self.l2p, self.p2l.lba(i) as usize);
+            self.prefetch_page(self.p2l.lba(i));
         }
         for ppn in base..end {
             if moved == valid {
                 break;
             }
-            // As in the native loop: the mapping line AHEAD pages on is fetched meanwhile.
+            // As in the native loop: the mapping line AHEAD pages on (and the placement's
+            // state for its page) is fetched meanwhile.
             if ppn + ahead_by < end {
-                prefetch::line(&self.l2p, self.p2l.lba(ppn + ahead_by) as usize);
+                self.prefetch_page(self.p2l.lba(ppn + ahead_by));
             }
             let lba = self.p2l.lba(ppn);
             if self.l2p[lba as usize] != ppn + 1 {

@@ -134,17 +134,27 @@ impl Ftl {
             });
         }
         for &l in lbas.iter().take(prefetch::AHEAD) {
-            prefetch::line(&self.l2p, l as usize);
+            self.prefetch_page(l);
         }
         for (i, &l) in lbas.iter().enumerate() {
-            // The mapping line of the write AHEAD from here: its miss overlaps this write.
+            // The mapping line of the write AHEAD from here (and the placement's state for
+            // it): its miss overlaps this write.
             if let Some(&next) = lbas.get(i + prefetch::AHEAD) {
-                prefetch::line(&self.l2p, next as usize);
+                self.prefetch_page(next);
             }
             let hint = hints.map_or(NEVER, |h| h[i]);
             self.host_write(l, stream, hint, true)?;
         }
         Ok(())
+    }
+
+    /// Ask for the mapping line of `lba`, and the placement scheme's state for it.
+    #[inline(always)]
+    pub(crate) fn prefetch_page(&self, lba: u32) {
+        prefetch::line(&self.l2p, lba as usize);
+        if let Some(p) = self.placer.as_ref() {
+            p.prefetch(u64::from(lba));
+        }
     }
 
     #[inline]

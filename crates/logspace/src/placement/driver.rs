@@ -258,6 +258,12 @@ impl Placer {
         self.place.report()
     }
 
+    /// `page` will be written soon ([`Placement::prefetch`]).
+    #[inline]
+    pub fn prefetch(&self, page: u64) {
+        self.place.prefetch(page);
+    }
+
     /// Bytes of memory the scheme's state holds ([`Placement::memory_bytes`]).
     #[must_use]
     pub fn memory_bytes(&self) -> u64 {

@@ -412,6 +412,9 @@ impl MiDas {
 }
 
 impl Placement for MiDas {
+    fn prefetch(&self, page: u64) {
+        crate::prefetch::line(&self.hf, idx(page));
+    }
     fn memory_bytes(&self) -> u64 {
         [
             super::bytes_of(&self.hf),

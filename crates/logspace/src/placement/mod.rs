@@ -23,6 +23,7 @@ mod midas;
 mod sepbit;
 mod sepfrozen;
 mod simple;
+mod times;
 mod warcip;
 
 pub use autostream::{MultiQueue, Sfr};
@@ -150,6 +151,10 @@ pub trait Placement: Send {
     fn report(&self) -> String {
         String::new()
     }
+    /// `page` will be written (by the user or GC) soon: bring its per-page state towards the
+    /// core ([`crate::prefetch::line`]; a hint that changes no decision). Writers call it a
+    /// few writes ahead so the state's cache misses overlap.
+    fn prefetch(&self, _page: u64) {}
     /// Bytes of memory the scheme's state holds (its per-page and per-unit tables), so that a
     /// model's memory per page counts it.
     fn memory_bytes(&self) -> u64 {

@@ -154,6 +154,9 @@ impl<B: Placement> SepFrozen<B> {
 }
 
 impl<B: Placement> Placement for SepFrozen<B> {
+    fn prefetch(&self, page: u64) {
+        self.base.prefetch(page);
+    }
     fn memory_bytes(&self) -> u64 {
         self.base.memory_bytes()
             + super::bytes_of(&self.one)
@@ -309,6 +312,9 @@ impl DacPaper {
 }
 
 impl Placement for DacPaper {
+    fn prefetch(&self, page: u64) {
+        crate::prefetch::line(&self.temp, idx(page));
+    }
     fn memory_bytes(&self) -> u64 {
         super::bytes_of(&self.temp)
     }
