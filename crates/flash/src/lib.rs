@@ -2,8 +2,9 @@
 //!
 //! - Mapping: `l2p[lba] = ppn + 1` (0 = unmapped) and `p2l[ppn] = lba`. A physical page is valid
 //!   iff `l2p[p2l[ppn]] == ppn + 1`, so an overwrite touches one random cache line only; GC
-//!   checks validity while it scans the victim. Memory: 4 B per logical page + 6 B per physical
-//!   page (the reverse map and a GC-move count) + a few dozen bytes per unit.
+//!   checks validity while it scans the victim. Memory: 4 B per logical page + 4 B per physical
+//!   page (the reverse map, FAR's GC-move counts packed in its spare bits: `reverse.rs`) + a
+//!   few dozen bytes per unit + the placement scheme's per-page state.
 //! - Units (superblocks, erase blocks or zones), valid counts, the free list, victim selection
 //!   and placement classes live in [`nowa_logspace`], shared with the engine's zone GC.
 //! - Placement: without a scheme, each host stream has its own open unit (multi-stream / FDP
