@@ -720,11 +720,12 @@ pub fn summary(r: &SimResult) -> String {
     class_table(&mut s, r);
     let _ = writeln!(
         s,
-        "speed     {:.2} M host writes per CPU second of the measured phase ({:.2} M per wall second); {:.1} s total; model memory {:.1} MiB",
+        "speed     {:.2} M host writes per CPU second of the measured phase ({:.2} M per wall second); {:.1} s total; model memory {:.1} MiB ({:.2} B per physical page, placement state included)",
         r.sim_writes_per_cpu_sec / 1e6,
         r.sim_writes_per_sec / 1e6,
         r.elapsed_secs,
-        f(r.memory_bytes) / f(1 << 20)
+        f(r.memory_bytes) / f(1 << 20),
+        f(r.memory_bytes) / f(r.layout.physical_pages.max(1))
     );
     s
 }

@@ -51,10 +51,10 @@ impl Ftl {
             if self.space.state(u) == UnitState::Free {
                 return Err(format!("LBA {lba} maps to page {ppn} in erased unit {u}"));
             }
-            if self.p2l[ppn as usize] as usize != lba {
+            if self.p2l.lba(ppn) as usize != lba {
                 return Err(format!(
                     "LBA {lba} -> page {ppn} but page {ppn} -> LBA {}",
-                    self.p2l[ppn as usize]
+                    self.p2l.lba(ppn)
                 ));
             }
             let written = self.written_up_to(u);

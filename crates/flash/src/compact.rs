@@ -138,10 +138,9 @@ impl Ftl {
         for &v in victims.iter().rev() {
             let base = v * self.unit_pages;
             for ppn in base..base + self.unit_pages {
-                let lba = self.p2l[ppn as usize];
+                let lba = self.p2l.lba(ppn);
                 if self.l2p[lba as usize] == ppn + 1 {
-                    st.buf
-                        .push((lba, self.moves.get(ppn as usize).copied().unwrap_or(0)));
+                    st.buf.push((lba, self.p2l.moves(ppn)));
                 }
             }
         }
@@ -190,11 +189,12 @@ impl Ftl {
             let u = self.space.open_unit(1)?;
             let base = u * self.unit_pages;
             for (ppn, &(lba, moves)) in (base..base + fills[i]).zip(&buf[k..]) {
-                self.p2l[ppn as usize] = lba;
-                self.l2p[lba as usize] = ppn + 1;
-                if let Some(m) = self.moves.get_mut(ppn as usize) {
-                    *m = moves.saturating_add(1);
+                if self.cfg.track_far {
+                    self.p2l.set_moved(ppn, lba, moves.saturating_add(1));
+                } else {
+                    self.p2l.set(ppn, lba);
                 }
+                self.l2p[lba as usize] = ppn + 1;
             }
             k += fills[i] as usize;
             self.space.add_valid(u, fills[i]);

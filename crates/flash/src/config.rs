@@ -192,7 +192,8 @@ pub struct FtlConfig {
     /// Victims collected per GC round (k).
     #[serde(default = "one")]
     pub victims_per_round: u32,
-    /// Count GC moves per page for FAR (2 bytes per physical page, a few percent of speed).
+    /// Count GC moves per page for FAR (packed into the reverse map's spare LBA bits; a few
+    /// percent of speed).
     #[serde(default = "yes")]
     pub track_far: bool,
     /// Host write streams (multi-stream / FDP reclaim-unit handles). 1 = conventional SSD.

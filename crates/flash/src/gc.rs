@@ -7,6 +7,17 @@ use crate::config::as_f64;
 use crate::{prefetch, FlashError, Ftl, GcFrontier, NONE};
 use nowa_logspace::UnitState;
 
+/// [`prefetch::AHEAD`] in page numbers.
+#[expect(
+    clippy::cast_possible_truncation,
+    reason = "a small constant (32), checked below"
+)]
+const AHEAD: u32 = prefetch::AHEAD as u32;
+const _: () = assert!(
+    AHEAD as usize == prefetch::AHEAD,
+    "AHEAD fits a page number"
+);
+
 impl Ftl {
     /// Reclaim up to `victims_per_round` units. Returns the victims collected (0: nothing
     /// qualified).
@@ -22,7 +33,7 @@ impl Ftl {
                 if self.placer.is_some() {
                     self.collect_placed(v)?;
                 } else {
-                    if self.moves.is_empty() {
+                    if !self.cfg.track_far {
                         self.collect_native::<false>(v)?;
                     } else {
                         self.collect_native::<true>(v)?;
@@ -78,9 +89,9 @@ impl Ftl {
         // The destination unit's new valid pages, added in bulk when it fills or GC ends.
         let mut fr = self.frontiers[dest];
         let mut pending = 0u32;
-        let (first, end) = (base as usize, (base + self.unit_pages) as usize);
-        for i in first..(first + prefetch::AHEAD).min(end) {
-            prefetch::line(&self.l2p, self.p2l[i] as usize);
+        let (end, ahead_by) = (base + self.unit_pages, AHEAD);
+        for i in base..(base + ahead_by).min(end) {
+            prefetch::line(&self.l2p, self.p2l.lba(i) as usize);
         }
         for ppn in base..base + self.unit_pages {
             if moved == valid {
@@ -88,11 +99,12 @@ impl Ftl {
             }
             // The victim's pages are read in order; the mapping line of the page AHEAD from
             // here is fetched while this one is checked and copied.
-            let ahead = ppn as usize + prefetch::AHEAD;
+            let ahead = ppn + ahead_by;
             if ahead < end {
-                prefetch::line(&self.l2p, self.p2l[ahead] as usize);
+                prefetch::line(&self.l2p, self.p2l.lba(ahead) as usize);
             }
-            let lba = self.p2l[ppn as usize];
+            let raw = self.p2l.raw(ppn);
+            let lba = self.p2l.lba_of(raw);
             if self.l2p[lba as usize] != ppn + 1 {
                 continue;
             }
@@ -107,11 +119,12 @@ impl Ftl {
             }
             debug_assert_ne!(fr.unit, victim, "GC copies into its own victim");
             let new = fr.unit * self.unit_pages + fr.wp;
-            self.p2l[new as usize] = lba;
-            self.l2p[lba as usize] = new + 1;
             if FAR {
-                self.moves[new as usize] = self.moves[ppn as usize].saturating_add(1);
+                self.p2l.copy_moved(ppn, new, raw);
+            } else {
+                self.p2l.set(new, lba);
             }
+            self.l2p[lba as usize] = new + 1;
             fr.wp += 1;
             pending += 1;
             moved += 1;
@@ -150,8 +163,8 @@ impl Ftl {
             .expect("collect_placed needs a placement");
         let pages: Option<Vec<u64>> = p.wants_victim_pages().then(|| {
             (base..base + self.unit_pages)
-                .filter(|&ppn| self.l2p[self.p2l[ppn as usize] as usize] == ppn + 1)
-                .map(|ppn| u64::from(self.p2l[ppn as usize]))
+                .filter(|&ppn| self.l2p[self.p2l.lba(ppn) as usize] == ppn + 1)
+                .map(|ppn| u64::from(self.p2l.lba(ppn)))
                 .collect()
         });
         if let Some(pages) = &pages {
@@ -159,11 +172,20 @@ impl Ftl {
         }
         p.collect(&self.space, victim, pages.as_deref());
         let mut moved = 0u32;
-        for ppn in base..base + self.unit_pages {
+        let (end, ahead_by) = (base + self.unit_pages, AHEAD);
+        for i in base..(base + ahead_by).min(end) {
+            self.prefetch_page(self.p2l.lba(i));
+        }
+        for ppn in base..end {
             if moved == valid {
                 break;
             }
-            let lba = self.p2l[ppn as usize];
+            // As in the native loop: the mapping line AHEAD pages on (and the placement's
+            // state for its page) is fetched meanwhile.
+            if ppn + ahead_by < end {
+                self.prefetch_page(self.p2l.lba(ppn + ahead_by));
+            }
+            let lba = self.p2l.lba(ppn);
             if self.l2p[lba as usize] != ppn + 1 {
                 continue;
             }
@@ -198,11 +220,12 @@ impl Ftl {
             "relocating a stale copy of {lba}"
         );
         let new = fr.unit * self.unit_pages + fr.wp;
-        self.p2l[new as usize] = lba;
-        self.l2p[lba as usize] = new + 1;
-        if let Some(m) = self.moves.get(old as usize).copied() {
-            self.moves[new as usize] = m.saturating_add(1);
+        if self.cfg.track_far {
+            self.p2l.copy_moved(old, new, self.p2l.raw(old));
+        } else {
+            self.p2l.set(new, lba);
         }
+        self.l2p[lba as usize] = new + 1;
         self.space.add_valid(fr.unit, 1);
         self.frontiers[f].wp = fr.wp + 1;
         Ok(())

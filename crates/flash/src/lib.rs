@@ -2,8 +2,9 @@
 //!
 //! - Mapping: `l2p[lba] = ppn + 1` (0 = unmapped) and `p2l[ppn] = lba`. A physical page is valid
 //!   iff `l2p[p2l[ppn]] == ppn + 1`, so an overwrite touches one random cache line only; GC
-//!   checks validity while it scans the victim. Memory: 4 B per logical page + 6 B per physical
-//!   page (the reverse map and a GC-move count) + a few dozen bytes per unit.
+//!   checks validity while it scans the victim. Memory: 4 B per logical page + 4 B per physical
+//!   page (the reverse map, FAR's GC-move counts packed in its spare bits: `reverse.rs`) + a
+//!   few dozen bytes per unit + the placement scheme's per-page state.
 //! - Units (superblocks, erase blocks or zones), valid counts, the free list, victim selection
 //!   and placement classes live in [`nowa_logspace`], shared with the engine's zone GC.
 //! - Placement: without a scheme, each host stream has its own open unit (multi-stream / FDP
@@ -28,6 +29,7 @@ mod gc;
 mod hugepage;
 pub mod parallel;
 mod prefetch;
+mod reverse;
 mod write;
 mod zoned;
 
@@ -189,10 +191,8 @@ pub struct Ftl {
     /// log2(unit_pages) when it is a power of two, to avoid a division per write.
     unit_shift: Option<u32>,
     l2p: Vec<u32>,
-    p2l: Vec<u32>,
-    /// GC moves of the data in each physical page since its last user write (FAR). Zeroed at
-    /// erase; GC copies set it.
-    moves: Vec<u16>,
+    /// The reverse map, with each page's GC moves since its last user write (FAR) packed in.
+    p2l: reverse::Reverse,
     space: Space,
     frontiers: Vec<Frontier>,
     in_gc: bool,
@@ -237,9 +237,13 @@ impl Ftl {
         // vec![0; n] comes from calloc: untouched pages cost nothing until written. The tables
         // are hit at random, so ask for huge pages before the first touch (fewer TLB misses).
         let mut l2p = vec![0u32; to_usize(layout.logical_pages)];
-        let mut p2l = vec![0u32; to_usize(layout.physical_pages)];
         hugepage::advise(&mut l2p);
-        hugepage::advise(&mut p2l);
+        let p2l = reverse::Reverse::new(
+            layout.physical_pages,
+            layout.logical_pages,
+            unit_pages,
+            cfg.track_far,
+        );
         let placer = build_placer(&cfg, &layout);
         assert!(
             placer
@@ -254,11 +258,6 @@ impl Ftl {
                 .is_power_of_two()
                 .then(|| unit_pages.trailing_zeros()),
             unit_pages,
-            moves: if cfg.track_far {
-                vec![0u16; p2l.len()]
-            } else {
-                Vec::new()
-            },
             l2p,
             p2l,
             space,
@@ -356,15 +355,16 @@ impl Ftl {
             .as_ref()
             .map_or_else(String::new, Placer::report)
     }
-    /// Bytes of memory the model holds (mapping tables and unit metadata; not the placement
-    /// scheme's per-page state).
+    /// Bytes of memory the model holds: the mapping tables (FAR's move counts included), the
+    /// unit metadata (~48 B per unit), the write buffer and the placement scheme's state.
     #[must_use]
     pub fn memory_bytes(&self) -> u64 {
         let units = u64::from(self.layout.units);
-        let tables = (self.l2p.capacity() + self.p2l.capacity()) * 4 + self.moves.capacity() * 2;
-        u64::try_from(tables).unwrap_or(u64::MAX)
+        u64::try_from(self.l2p.capacity() * 4).unwrap_or(u64::MAX)
+            + self.p2l.memory_bytes()
             + units * 48
             + self.buffer.as_ref().map_or(0, WriteBuffer::memory_bytes)
+            + self.placer.as_ref().map_or(0, Placer::memory_bytes)
     }
     /// Mapped LBAs (the host's live data on flash, excluding the write buffer): O(1) with a
     /// placement scheme (which keeps the count), a scan of the mapping otherwise.
@@ -418,10 +418,7 @@ impl Ftl {
             "erasing unit {u} that a frontier still writes"
         );
         self.space.erase(u);
-        if !self.moves.is_empty() {
-            let base = u as usize * self.unit_pages as usize;
-            self.moves[base..base + self.unit_pages as usize].fill(0);
-        }
+        self.p2l.erase(u);
     }
 
     /// Seal `u` and tell the placement.
@@ -446,7 +443,7 @@ impl Ftl {
     /// If the counts are inconsistent (more frozen moves than moves: a bug).
     #[must_use]
     pub fn far(&self) -> Far {
-        if self.moves.is_empty() {
+        if !self.cfg.track_far {
             return Far::default();
         }
         let moves = self.c.gc_pages - self.far_base;
@@ -454,7 +451,7 @@ impl Ftl {
             .l2p
             .iter()
             .filter(|&&p| p != 0)
-            .map(|&p| u64::from(self.moves[(p - 1) as usize]))
+            .map(|&p| u64::from(self.p2l.moves(p - 1)))
             .sum();
         assert!(
             frozen <= moves,
@@ -473,7 +470,7 @@ impl Ftl {
 
     /// Start counting FAR afresh (e.g. at the start of a measured phase). O(physical pages).
     pub fn reset_far(&mut self) {
-        self.moves.fill(0);
+        self.p2l.reset_counts();
         self.far_base = self.c.gc_pages;
     }
 

@@ -1,43 +1,12 @@
-//! Software prefetch of the mapping table's random lines.
+//! Software prefetch of the mapping table's random lines (`nowa_logspace::prefetch`, shared
+//! with the placement schemes' per-page state).
 //!
 //! A host write and a GC copy each touch one random line of `l2p` (a 64 MiB table at 2^24
 //! pages: a DRAM miss). Asking for the line a few writes ahead lets those misses overlap with
-//! the work in between instead of stalling it. A prefetch is only a hint: it reads nothing the
-//! program sees, so it cannot change a result.
+//! the work in between instead of stalling it.
+
+pub(crate) use nowa_logspace::prefetch::line;
 
 /// How many writes (or GC copies) ahead the line is asked for: enough to cover a DRAM miss
 /// (~100 ns) at ~10-20 ns of work per write, few enough that the lines are still in L1/L2.
 pub(crate) const AHEAD: usize = 32;
-
-/// Bring the cache line of `table[i]` towards the core (no-op past the end, or off x86-64).
-#[inline(always)]
-pub(crate) fn line(table: &[u32], i: usize) {
-    #[cfg(target_arch = "x86_64")]
-    if let Some(x) = table.get(i) {
-        // SAFETY: `_mm_prefetch` needs SSE, which every x86-64 CPU has (it is in the target's
-        // baseline). It is only a hint: it never faults, writes nothing and returns nothing,
-        // and the address is that of a live element of `table`, borrowed for the call.
-        unsafe {
-            std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
-                std::ptr::from_ref(x).cast::<i8>(),
-            );
-        }
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = (table, i);
-}
-
-#[cfg(test)]
-mod tests {
-    /// The prefetch runs on the table's first, last and a middle element, and past its end,
-    /// and leaves the table as it was (a hint changes nothing the program sees).
-    #[test]
-    fn prefetch_changes_nothing() {
-        let table: Vec<u32> = (0..100_000).collect();
-        for i in [0, 1, 50_000, 99_999, 100_000, usize::MAX] {
-            super::line(&table, i);
-        }
-        super::line(&[], 0);
-        assert!(table.iter().zip(0u32..).all(|(&x, i)| x == i));
-    }
-}

@@ -42,6 +42,72 @@ fn memory_budget_two_tib() {
     assert!(per_page <= 12.0, "{per_page:.2} bytes per physical page");
 }
 
+/// `nowa sim --bench`'s device (2^24 logical pages, 7% OP): at most 8 B per physical page
+/// with FAR's move counts on (they ride in the reverse map's spare bits), and the placement
+/// scheme's per-page state is counted (SepBIT keeps one time per logical page).
+#[test]
+fn memory_per_page_counts_everything_and_far_fits_in_eight_bytes() {
+    let cfg = FtlConfig {
+        logical_pages: 1 << 24,
+        op: 0.07,
+        ..FtlConfig::default()
+    };
+    assert!(cfg.track_far, "FAR is on by default");
+    let plain = Ftl::new(cfg.clone()).unwrap();
+    let physical = plain.layout().physical_pages as f64;
+    let per_page = plain.memory_bytes() as f64 / physical;
+    assert!(
+        per_page <= 8.0,
+        "{per_page:.2} bytes per physical page with FAR"
+    );
+    let sepbit = Ftl::new(FtlConfig {
+        placement: Some(PlacementKind::SepBit(6)),
+        ..cfg
+    })
+    .unwrap();
+    let extra = sepbit.memory_bytes() - plain.memory_bytes();
+    assert!(
+        extra >= 4 * (1 << 24),
+        "SepBIT's per-page state ({extra} B) is not counted"
+    );
+}
+
+/// FAR's move counts survive the packed field: with a 2-bit field (counts 0..=2 packed, the
+/// rest in the side table) FAR and the counters equal those of the 16-bit field, on a device
+/// whose cold pages FIFO moves at every pass (counts far above 2).
+#[test]
+fn far_counts_exact_when_packed() {
+    let run = |bits: u32| {
+        let mut f = Ftl::new(small(PolicyKind::Fifo)).unwrap();
+        let l = f.layout().clone();
+        f.p2l = reverse::Reverse::with_field(
+            l.physical_pages,
+            l.logical_pages,
+            l.unit_pages,
+            true,
+            bits,
+        );
+        let n = f.logical_pages();
+        f.precondition_sequential(n).unwrap();
+        f.reset_far();
+        for i in 0..200_000u64 {
+            f.write(i % 64, 0).unwrap();
+        }
+        f.check_invariants().unwrap();
+        (f.far(), f.counters(), f.p2l.overflow_len())
+    };
+    let (wide, narrow) = (run(16), run(2));
+    assert_eq!(wide.2, 0, "16 bits hold every count here");
+    assert!(narrow.2 > 0, "the 2-bit field spills into the side table");
+    assert_eq!(wide.0, narrow.0, "FAR");
+    assert_eq!(wide.1, narrow.1, "counters");
+    assert!(
+        wide.0.frozen_moves > 3 * (wide.0.moves / 4),
+        "{:?}: mostly cold pages moved, many times each",
+        wide.0
+    );
+}
+
 #[test]
 fn trim_of_unwritten_pages_is_a_no_op() {
     let mut f = Ftl::new(small(PolicyKind::Greedy)).unwrap();

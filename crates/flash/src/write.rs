@@ -134,17 +134,27 @@ impl Ftl {
             });
         }
         for &l in lbas.iter().take(prefetch::AHEAD) {
-            prefetch::line(&self.l2p, l as usize);
+            self.prefetch_page(l);
         }
         for (i, &l) in lbas.iter().enumerate() {
-            // The mapping line of the write AHEAD from here: its miss overlaps this write.
+            // The mapping line of the write AHEAD from here (and the placement's state for
+            // it): its miss overlaps this write.
             if let Some(&next) = lbas.get(i + prefetch::AHEAD) {
-                prefetch::line(&self.l2p, next as usize);
+                self.prefetch_page(next);
             }
             let hint = hints.map_or(NEVER, |h| h[i]);
             self.host_write(l, stream, hint, true)?;
         }
         Ok(())
+    }
+
+    /// Ask for the mapping line of `lba`, and the placement scheme's state for it.
+    #[inline(always)]
+    pub(crate) fn prefetch_page(&self, lba: u32) {
+        prefetch::line(&self.l2p, lba as usize);
+        if let Some(p) = self.placer.as_ref() {
+            p.prefetch(u64::from(lba));
+        }
     }
 
     #[inline]
@@ -247,7 +257,7 @@ impl Ftl {
             return false;
         }
         debug_assert_eq!(
-            self.p2l[(old - 1) as usize],
+            self.p2l.lba(old - 1),
             lba,
             "LBA {lba} -> page {} but the reverse map disagrees",
             old - 1
@@ -280,12 +290,8 @@ impl Ftl {
             "LBA {lba} appended while still mapped (its old copy would stay valid)"
         );
         let ppn = fr.unit * self.unit_pages + fr.wp;
-        self.p2l[ppn as usize] = lba;
+        self.p2l.set(ppn, lba);
         self.l2p[lba as usize] = ppn + 1;
-        debug_assert!(
-            self.moves.get(ppn as usize).is_none_or(|&m| m == 0),
-            "an erased page has no GC moves"
-        );
         self.space.add_valid(fr.unit, 1);
         self.frontiers[f].wp = fr.wp + 1;
         self.c.media_pages += 1;

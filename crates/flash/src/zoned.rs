@@ -62,11 +62,8 @@ impl Ftl {
         let ppn = unit * self.unit_pages + zone.wp;
         let l = u32::try_from(lba).expect("checked against the logical pages");
         debug_assert_eq!(self.l2p[l as usize], 0, "zoned LBA {lba} written twice");
-        self.p2l[ppn as usize] = l;
+        self.p2l.set(ppn, l);
         self.l2p[l as usize] = ppn + 1;
-        if let Some(m) = self.moves.get_mut(ppn as usize) {
-            *m = 0;
-        }
         self.space.add_valid(unit, 1);
         self.c.host_pages += 1;
         self.c.media_pages += 1;

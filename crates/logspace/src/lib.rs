@@ -25,6 +25,7 @@
 pub mod hotness;
 mod placement;
 mod policy;
+pub mod prefetch;
 mod stats;
 
 pub use placement::{

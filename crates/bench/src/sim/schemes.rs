@@ -20,6 +20,8 @@ pub struct SchemeRow {
     pub writes_per_sec: f64,
     /// Relative to the first row (the native streams path).
     pub relative: f64,
+    /// Model memory per physical page (mapping, FAR counts, units, placement state).
+    pub bytes_per_page: f64,
 }
 
 /// The configurations of the table, built on `base`.
@@ -75,6 +77,7 @@ pub fn bench_schemes(
             writes_per_cpu_sec: r.sim_writes_per_cpu_sec,
             writes_per_sec: r.sim_writes_per_sec,
             relative: r.sim_writes_per_cpu_sec / first,
+            bytes_per_page: super::f(r.memory_bytes) / super::f(r.layout.physical_pages.max(1)),
         });
     }
     Ok(rows)
@@ -87,18 +90,19 @@ pub fn table(rows: &[SchemeRow]) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "{:<40} {:>7} {:>6} {:>14} {:>9}",
-        "scheme (placement, victim policy)", "WAF", "FAR", "M writes/CPU s", "relative"
+        "{:<40} {:>7} {:>6} {:>14} {:>9} {:>7}",
+        "scheme (placement, victim policy)", "WAF", "FAR", "M writes/CPU s", "relative", "B/page"
     );
     for r in rows {
         let _ = writeln!(
             s,
-            "{:<40} {:>7.3} {:>6.3} {:>14.2} {:>9.2}",
+            "{:<40} {:>7.3} {:>6.3} {:>14.2} {:>9.2} {:>7.2}",
             r.scheme,
             r.waf,
             r.far,
             r.writes_per_cpu_sec / 1e6,
-            r.relative
+            r.relative,
+            r.bytes_per_page
         );
     }
     s

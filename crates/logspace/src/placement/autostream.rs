@@ -81,6 +81,9 @@ impl Sfr {
 }
 
 impl Placement for Sfr {
+    fn memory_bytes(&self) -> u64 {
+        super::bytes_of(&self.writes) + super::bytes_of(&self.last)
+    }
     fn name(&self) -> String {
         format!("sfr:{}", self.n)
     }
@@ -145,6 +148,9 @@ impl MultiQueue {
 }
 
 impl Placement for MultiQueue {
+    fn memory_bytes(&self) -> u64 {
+        super::bytes_of(&self.count)
+    }
     fn name(&self) -> String {
         format!("multiqueue:{}", self.n)
     }

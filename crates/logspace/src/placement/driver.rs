@@ -257,6 +257,18 @@ impl Placer {
     pub fn report(&self) -> String {
         self.place.report()
     }
+
+    /// `page` will be written soon ([`Placement::prefetch`]).
+    #[inline]
+    pub fn prefetch(&self, page: u64) {
+        self.place.prefetch(page);
+    }
+
+    /// Bytes of memory the scheme's state holds ([`Placement::memory_bytes`]).
+    #[must_use]
+    pub fn memory_bytes(&self) -> u64 {
+        self.place.memory_bytes()
+    }
 }
 
 #[cfg(test)]

@@ -17,18 +17,19 @@ use crate::stats::as_f64;
 /// Per-page death time (user-write clock) from the hints.
 #[derive(Default)]
 struct Deaths {
-    death: Vec<u64>,
+    death: super::times::Times,
 }
 
 impl Deaths {
     fn init(&mut self, logical_pages: u64) {
-        self.death = vec![u64::MAX; idx(logical_pages)];
+        self.death = super::times::Times::new(idx(logical_pages), super::times::NONE);
     }
     fn set(&mut self, page: u64, ctx: &Ctx) {
-        self.death[idx(page)] = ctx.now.saturating_add(ctx.next_write_in);
+        self.death
+            .set(idx(page), ctx.now.saturating_add(ctx.next_write_in));
     }
     fn remaining(&self, page: u64, now: u64) -> u64 {
-        self.death[idx(page)].saturating_sub(now)
+        self.death.get(idx(page)).saturating_sub(now)
     }
 }
 
@@ -59,6 +60,12 @@ impl FkOracle {
 }
 
 impl Placement for FkOracle {
+    fn prefetch(&self, page: u64) {
+        self.d.death.prefetch(idx(page));
+    }
+    fn memory_bytes(&self) -> u64 {
+        self.d.death.memory_bytes()
+    }
     fn name(&self) -> String {
         format!("fk:{}", self.n)
     }
@@ -197,6 +204,12 @@ impl KMeansFk {
 }
 
 impl Placement for KMeansFk {
+    fn prefetch(&self, page: u64) {
+        self.fk.prefetch(page);
+    }
+    fn memory_bytes(&self) -> u64 {
+        self.fk.memory_bytes() + super::bytes_of(&self.hist) + super::bytes_of(&self.centroids)
+    }
     fn name(&self) -> String {
         format!("fk-kmeans:{}", self.n)
     }

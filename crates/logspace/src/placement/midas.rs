@@ -412,6 +412,24 @@ impl MiDas {
 }
 
 impl Placement for MiDas {
+    fn prefetch(&self, page: u64) {
+        crate::prefetch::line(&self.hf, idx(page));
+    }
+    fn memory_bytes(&self) -> u64 {
+        [
+            super::bytes_of(&self.hf),
+            super::bytes_of(&self.stamp),
+            super::bytes_of(&self.hist),
+            super::bytes_of(&self.count),
+            super::bytes_of(&self.qclass),
+            self.queue
+                .iter()
+                .map(|q| (q.capacity() * std::mem::size_of::<UnitId>()) as u64)
+                .sum(),
+        ]
+        .iter()
+        .sum()
+    }
     fn name(&self) -> String {
         "midas".into()
     }

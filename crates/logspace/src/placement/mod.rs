@@ -23,6 +23,7 @@ mod midas;
 mod sepbit;
 mod sepfrozen;
 mod simple;
+mod times;
 mod warcip;
 
 pub use autostream::{MultiQueue, Sfr};
@@ -149,6 +150,15 @@ pub trait Placement: Send {
     /// Scheme state worth printing at the end of a run (one line, may be empty).
     fn report(&self) -> String {
         String::new()
+    }
+    /// `page` will be written (by the user or GC) soon: bring its per-page state towards the
+    /// core ([`crate::prefetch::line`]; a hint that changes no decision). Writers call it a
+    /// few writes ahead so the state's cache misses overlap.
+    fn prefetch(&self, _page: u64) {}
+    /// Bytes of memory the scheme's state holds (its per-page and per-unit tables), so that a
+    /// model's memory per page counts it.
+    fn memory_bytes(&self) -> u64 {
+        0
     }
 }
 
@@ -328,6 +338,12 @@ impl std::fmt::Display for PlacementKind {
 #[inline]
 pub(crate) fn idx(page: u64) -> usize {
     usize::try_from(page).expect("page ids fit the address space")
+}
+
+/// Bytes held by the elements of a state table.
+#[inline]
+pub(crate) fn bytes_of<T>(v: &[T]) -> u64 {
+    u64::try_from(std::mem::size_of_val(v)).unwrap_or(u64::MAX)
 }
 
 /// `x` as a class number below `n` (saturating at `n - 1`).

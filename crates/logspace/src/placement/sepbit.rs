@@ -16,12 +16,12 @@
 use super::{idx, Ctx, Geometry, Placement, UnitInfo};
 use crate::stats::as_f64;
 
-const NEVER_WRITTEN: u64 = u64::MAX;
+use super::times::{Times, NONE as NEVER_WRITTEN};
 
 /// SepBIT placement (see the module docs).
 pub struct SepBit {
     n: u16,
-    last: Vec<u64>,
+    last: Times,
     fifo: u64,
     threshold: f64,
     lifespan_sum: f64,
@@ -42,7 +42,7 @@ impl SepBit {
         );
         SepBit {
             n,
-            last: Vec::new(),
+            last: Times::default(),
             fifo: 0,
             threshold: f64::INFINITY,
             lifespan_sum: 0.0,
@@ -59,6 +59,12 @@ impl SepBit {
 }
 
 impl Placement for SepBit {
+    fn prefetch(&self, page: u64) {
+        self.last.prefetch(idx(page));
+    }
+    fn memory_bytes(&self) -> u64 {
+        self.last.memory_bytes()
+    }
     fn name(&self) -> String {
         format!("sepbit:{}", self.n)
     }
@@ -67,23 +73,21 @@ impl Placement for SepBit {
     }
     fn init(&mut self, geo: &Geometry) {
         let logical_pages = geo.logical_pages;
-        self.last = vec![NEVER_WRITTEN; idx(logical_pages)];
+        self.last = Times::new(idx(logical_pages), NEVER_WRITTEN);
     }
     fn classify(&mut self, is_gc: bool, page: u64, ctx: &Ctx) -> u16 {
         let p = idx(page);
+        let last = self.last.get(p);
         debug_assert!(
-            self.last[p] == NEVER_WRITTEN || self.last[p] <= ctx.now,
+            last == NEVER_WRITTEN || last <= ctx.now,
             "time runs forward"
         );
         if is_gc {
             if self.victim_class == 0 {
                 return 2;
             }
-            assert_ne!(
-                self.last[p], NEVER_WRITTEN,
-                "GC moved unwritten page {page}"
-            );
-            let age = as_f64(ctx.now - self.last[p]);
+            assert_ne!(last, NEVER_WRITTEN, "GC moved unwritten page {page}");
+            let age = as_f64(ctx.now - last);
             let mut level = 3;
             let mut base = self.threshold * 4.0;
             while age >= base && level < self.n - 1 {
@@ -93,9 +97,9 @@ impl Placement for SepBit {
             debug_assert!(level >= 3 && level < self.n);
             return level;
         }
-        let hot = self.last[p] != NEVER_WRITTEN
-            && as_f64(ctx.now - self.last[p]) < self.threshold.min(as_f64(self.fifo));
-        self.last[p] = ctx.now;
+        let hot =
+            last != NEVER_WRITTEN && as_f64(ctx.now - last) < self.threshold.min(as_f64(self.fifo));
+        self.last.set(p, ctx.now);
         self.fifo += 1;
         debug_assert!(self.fifo <= ctx.now, "the FIFO holds past writes only");
         if as_f64(self.fifo) > as_f64(ctx.live).min(self.threshold) {

@@ -35,6 +35,10 @@ pub trait FrozenOracle: Send {
     fn report(&self) -> String {
         String::new()
     }
+    /// Bytes of memory the oracle's state holds (0 unless it says).
+    fn memory_bytes(&self) -> u64 {
+        0
+    }
 }
 
 /// The verdicts of the current victim, consumed in the order GC moves its pages.
@@ -150,6 +154,16 @@ impl<B: Placement> SepFrozen<B> {
 }
 
 impl<B: Placement> Placement for SepFrozen<B> {
+    fn prefetch(&self, page: u64) {
+        self.base.prefetch(page);
+    }
+    fn memory_bytes(&self) -> u64 {
+        self.base.memory_bytes()
+            + super::bytes_of(&self.one)
+            + super::bytes_of(&self.v.pages)
+            + super::bytes_of(&self.v.frozen)
+            + self.oracle.memory_bytes()
+    }
     fn name(&self) -> String {
         format!(
             "{}:{}({})",
@@ -298,6 +312,12 @@ impl DacPaper {
 }
 
 impl Placement for DacPaper {
+    fn prefetch(&self, page: u64) {
+        crate::prefetch::line(&self.temp, idx(page));
+    }
+    fn memory_bytes(&self) -> u64 {
+        super::bytes_of(&self.temp)
+    }
     fn name(&self) -> String {
         format!("dac-paper:{}", self.n)
     }

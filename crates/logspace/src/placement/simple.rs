@@ -65,6 +65,12 @@ impl Dac {
 }
 
 impl Placement for Dac {
+    fn prefetch(&self, page: u64) {
+        crate::prefetch::line(&self.level, idx(page));
+    }
+    fn memory_bytes(&self) -> u64 {
+        super::bytes_of(&self.level)
+    }
     fn name(&self) -> String {
         format!("dac:{}", self.n)
     }

@@ -29,8 +29,8 @@ pub struct Warcip {
     n: u16,
     clusters: Vec<Cluster>,
     free_classes: Vec<u16>,
-    last: Vec<u64>,
-    penalty: Vec<u64>,
+    last: Times,
+    penalty: Times,
     ui: u64,
     total_writes: u64,
     sealed_user: u64,
@@ -39,7 +39,7 @@ pub struct Warcip {
     period: u64,
 }
 
-const NEVER_WRITTEN: u64 = u64::MAX;
+use super::times::{Times, NONE as NEVER_WRITTEN};
 
 impl Warcip {
     /// WARCIP with `n` classes (2..=16): class 0 for GC, up to `n - 1` user clusters.
@@ -56,8 +56,8 @@ impl Warcip {
             n,
             clusters: Vec::new(),
             free_classes: Vec::new(),
-            last: Vec::new(),
-            penalty: Vec::new(),
+            last: Times::default(),
+            penalty: Times::default(),
             ui: 0,
             total_writes: 0,
             sealed_user: 0,
@@ -119,6 +119,13 @@ impl Warcip {
 }
 
 impl Placement for Warcip {
+    fn prefetch(&self, page: u64) {
+        self.last.prefetch(idx(page));
+        self.penalty.prefetch(idx(page));
+    }
+    fn memory_bytes(&self) -> u64 {
+        self.last.memory_bytes() + self.penalty.memory_bytes()
+    }
     fn name(&self) -> String {
         format!("warcip:{}", self.n)
     }
@@ -128,8 +135,8 @@ impl Placement for Warcip {
     fn init(&mut self, geo: &Geometry) {
         let logical_pages = geo.logical_pages;
         self.unit_pages = u64::from(geo.unit_pages);
-        self.last = vec![NEVER_WRITTEN; idx(logical_pages)];
-        self.penalty = vec![0; idx(logical_pages)];
+        self.last = Times::new(idx(logical_pages), NEVER_WRITTEN);
+        self.penalty = Times::new(idx(logical_pages), 0);
         self.clusters = (0..self.n)
             .map(|class| Cluster {
                 center: 0.0,
@@ -142,22 +149,21 @@ impl Placement for Warcip {
     }
     fn on_user_write(&mut self, page: u64, ctx: &Ctx) {
         let p = idx(page);
-        self.ui = if self.last[p] == NEVER_WRITTEN {
+        let last = self.last.get(p);
+        self.ui = if last == NEVER_WRITTEN {
             0
         } else {
-            ctx.now - self.last[p] + self.penalty[p]
+            ctx.now - last + self.penalty.get(p)
         };
-        self.last[p] = ctx.now;
-        self.penalty[p] = 0;
+        self.last.set(p, ctx.now);
+        self.penalty.set(p, 0);
     }
     fn on_gc_write(&mut self, page: u64, ctx: &Ctx) {
         let p = idx(page);
-        assert_ne!(
-            self.last[p], NEVER_WRITTEN,
-            "GC moved unwritten page {page}"
-        );
-        self.ui = ctx.now - self.last[p];
-        self.penalty[p] = self.ui;
+        let last = self.last.get(p);
+        assert_ne!(last, NEVER_WRITTEN, "GC moved unwritten page {page}");
+        self.ui = ctx.now - last;
+        self.penalty.set(p, self.ui);
     }
     fn classify(&mut self, is_gc: bool, _page: u64, _ctx: &Ctx) -> u16 {
         if is_gc {
