@@ -57,17 +57,118 @@ impl PageSet {
     }
 }
 
-/// Pages below this use a direct table (4 B per page of address space); above it, a hash map.
-const TABLE_PAGES: u64 = 1 << 28;
+/// SplitMix64's finalizer ([`nowa_units::mix64`]) as the hash of the map's keys: the std
+/// SipHash would cost more than the FTL write behind each lookup.
+#[derive(Default)]
+struct MixHasher(u64);
 
-/// Dense page ids, given in first-write order: (volume, page) -> 0, 1, 2, ... Pages that were
-/// never written have no id (a discard or read of them is a no-op for the replay).
+impl std::hash::Hasher for MixHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = nowa_units::mix64(self.0 ^ u64::from(b));
+        }
+    }
+    fn write_u32(&mut self, v: u32) {
+        self.0 = nowa_units::mix64(self.0 ^ u64::from(v));
+    }
+    fn write_u64(&mut self, v: u64) {
+        self.0 = nowa_units::mix64(self.0 ^ v);
+    }
+}
+
+type Mix = std::hash::BuildHasherDefault<MixHasher>;
+
+/// Volumes below this share one map keyed by `volume << 52 | page` (a byte offset below 2^64
+/// is a page below 2^52); the rest, rare, a map keyed by the pair.
+const PACKED_VOLUMES: u32 = 1 << 12;
+
+/// "Not mapped": an address written before and discarded since.
+const UNMAPPED: u32 = u32::MAX;
+
+/// One address of the map: its device page (or [`UNMAPPED`]) and its stable index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Slot {
+    /// The device page (logical page of the simulated SSD) the address is mapped to now.
+    pub id: u32,
+    /// The address's index in first-write order: never reused, the same in every pass.
+    pub addr: u32,
+}
+
+/// The compact address map of a replay: (volume, page) of the trace -> device page.
+///
+/// - Device pages are handed out on first touch (0, 1, 2, ...), so a sparse trace replays on
+///   a device the size of its live data, whatever its addresses.
+/// - A discard unmaps the address and frees its device page; the next first touch reuses the
+///   most recently freed one before a new one, so [`CompactMap::high_water`] (device pages
+///   ever handed out) is the peak of the live pages: the smallest device the trace fits.
+/// - Memory grows with the distinct addresses written (one hash entry each, about 16-32 B),
+///   never with the highest address.
+/// - Every address also keeps its index in first-write order ([`Slot::addr`], never
+///   reused): the identity next-overwrite times need, stable across passes.
 #[derive(Debug, Clone, Default)]
-pub struct DenseMap {
-    /// Per volume: id + 1 of each page (0 = none).
-    tables: Vec<Vec<u32>>,
-    far: HashMap<(u32, u64), u32>,
-    next: u32,
+pub struct CompactMap {
+    packed: HashMap<u64, Slot, Mix>,
+    wide: HashMap<(u32, u64), Slot, Mix>,
+    ids: Ids,
+}
+
+/// The device pages: freed ones, and how many were handed out.
+#[derive(Debug, Clone, Default)]
+struct Ids {
+    free: Vec<u32>,
+    /// Device pages handed out so far (the high-water mark of live pages).
+    high: u32,
+    live: u64,
+}
+
+impl Ids {
+    /// A device page for an address being mapped: the most recently freed, or a new one.
+    fn take(&mut self) -> Result<u32, TooManyPages> {
+        let id = match self.free.pop() {
+            Some(id) => id,
+            None if self.high >= u32::MAX - 1 => return Err(TOO_MANY),
+            None => {
+                self.high += 1;
+                self.high - 1
+            }
+        };
+        self.live += 1;
+        debug_assert!(self.live <= u64::from(self.high));
+        Ok(id)
+    }
+}
+
+/// A write in one of the map's tables: the slot, mapped.
+#[inline]
+fn write_in<K: std::hash::Hash + Eq>(
+    map: &mut HashMap<K, Slot, Mix>,
+    key: K,
+    addresses: u64,
+    ids: &mut Ids,
+) -> Result<Slot, TooManyPages> {
+    use std::collections::hash_map::Entry;
+    match map.entry(key) {
+        Entry::Occupied(mut o) => {
+            let s = o.get_mut();
+            if s.id == UNMAPPED {
+                s.id = ids.take()?;
+            }
+            Ok(*s)
+        }
+        Entry::Vacant(v) => {
+            let addr = u32::try_from(addresses)
+                .ok()
+                .filter(|&a| a < u32::MAX - 1)
+                .ok_or(TOO_MANY)?;
+            Ok(*v.insert(Slot {
+                id: ids.take()?,
+                addr,
+            }))
+        }
+    }
 }
 
 /// More than 2^32 - 1 distinct pages: the FTL model's limit.
@@ -78,91 +179,137 @@ pub struct TooManyPages {
     pub max: u64,
 }
 
-impl DenseMap {
-    /// Distinct pages with an id.
+const TOO_MANY: TooManyPages = TooManyPages {
+    max: (u32::MAX - 1) as u64,
+};
+
+impl CompactMap {
+    /// Distinct addresses ever written (the footprint).
     #[must_use]
-    pub fn len(&self) -> u64 {
-        u64::from(self.next)
+    pub fn addresses(&self) -> u64 {
+        (self.packed.len() + self.wide.len()) as u64
+    }
+
+    /// Addresses mapped now (written and not discarded since).
+    #[must_use]
+    pub fn live(&self) -> u64 {
+        self.ids.live
+    }
+
+    /// Device pages handed out: the peak of [`CompactMap::live`] so far. Every device page
+    /// is below it.
+    #[must_use]
+    pub fn high_water(&self) -> u64 {
+        u64::from(self.ids.high)
     }
 
     /// True before the first write.
     #[must_use]
     pub fn is_empty(&self) -> bool {
-        self.next == 0
+        self.addresses() == 0
     }
 
-    /// The id of a page, if it was written.
+    /// Bytes the map holds (its tables' capacity and the free list): what a trace costs in
+    /// memory.
+    #[must_use]
+    pub fn memory_bytes(&self) -> u64 {
+        let entry = |cap: usize, size: usize| (cap * (size + 1)) as u64;
+        entry(self.packed.capacity(), size_of::<(u64, Slot)>())
+            + entry(self.wide.capacity(), size_of::<((u32, u64), Slot)>())
+            + (self.ids.free.capacity() * 4) as u64
+    }
+
+    #[inline]
+    fn slot(&self, volume: u32, page: u64) -> Option<&Slot> {
+        if volume < PACKED_VOLUMES {
+            self.packed.get(&(u64::from(volume) << 52 | page))
+        } else {
+            self.wide.get(&(volume, page))
+        }
+    }
+
+    /// The address's slot, if it was ever written.
     #[inline]
     #[must_use]
-    pub fn get(&self, volume: u32, page: u64) -> Option<u32> {
-        if page < TABLE_PAGES {
-            let t = self.tables.get(volume as usize)?;
-            let v = *t.get(usize::try_from(page).ok()?)?;
-            v.checked_sub(1)
-        } else {
-            self.far.get(&(volume, page)).copied()
-        }
+    pub fn get(&self, volume: u32, page: u64) -> Option<Slot> {
+        self.slot(volume, page).copied()
     }
 
-    /// The ids of many pages of one volume, appended to `out`: the replay's fast path. The
-    /// lookups do not depend on each other, so their cache misses overlap. Returns false (and
-    /// leaves `out` as it was) if a page has no id.
-    pub fn get_many(&self, volume: u32, pages: &[u64], out: &mut Vec<u32>) -> bool {
-        let start = out.len();
-        let table = self
-            .tables
-            .get(volume as usize)
-            .map_or(&[][..], Vec::as_slice);
-        let mut missing = false;
-        for &p in pages {
-            let id = match usize::try_from(p).ok().filter(|_| p < TABLE_PAGES) {
-                Some(i) => table.get(i).map_or(u32::MAX, |v| v.wrapping_sub(1)),
-                None => self.far.get(&(volume, p)).copied().unwrap_or(u32::MAX),
-            };
-            missing |= id == u32::MAX;
-            out.push(id);
-        }
-        if missing {
-            out.truncate(start);
-        }
-        !missing
+    /// The device page the address is mapped to now, if it is.
+    #[inline]
+    #[must_use]
+    pub fn device_page(&self, volume: u32, page: u64) -> Option<u32> {
+        self.slot(volume, page)
+            .map(|s| s.id)
+            .filter(|&id| id != UNMAPPED)
     }
 
-    /// The id of a page, giving it the next one on its first write.
+    /// A write of the address: its slot, mapping it (to a freed device page, or the next new
+    /// one) if it is not mapped.
     ///
     /// # Errors
-    /// [`TooManyPages`] past 2^32 - 2 ids.
+    /// [`TooManyPages`] past 2^32 - 2 addresses or device pages.
+    #[inline]
+    pub fn write(&mut self, volume: u32, page: u64) -> Result<Slot, TooManyPages> {
+        debug_assert!(
+            page < 1 << 52,
+            "a byte offset below 2^64 is a page below 2^52"
+        );
+        let addresses = self.addresses();
+        let s = if volume < PACKED_VOLUMES {
+            let key = u64::from(volume) << 52 | page;
+            write_in(&mut self.packed, key, addresses, &mut self.ids)?
+        } else {
+            write_in(&mut self.wide, (volume, page), addresses, &mut self.ids)?
+        };
+        debug_assert_eq!(self.device_page(volume, page), Some(s.id));
+        Ok(s)
+    }
+
+    fn slot_mut(&mut self, volume: u32, page: u64) -> Option<&mut Slot> {
+        if volume < PACKED_VOLUMES {
+            self.packed.get_mut(&(u64::from(volume) << 52 | page))
+        } else {
+            self.wide.get_mut(&(volume, page))
+        }
+    }
+
+    /// A discard of the address: unmaps it and frees its device page. Returns the slot as it
+    /// was (with the freed device page) if it was mapped; an address never written or already
+    /// discarded is a no-op (None).
     ///
     /// # Panics
-    /// Never: table pages are below 2^28.
+    /// If the live count disagrees with the slots (a bug of this map).
     #[inline]
-    pub fn get_or_insert(&mut self, volume: u32, page: u64) -> Result<u32, TooManyPages> {
-        if let Some(id) = self.get(volume, page) {
-            return Ok(id);
+    pub fn discard(&mut self, volume: u32, page: u64) -> Option<Slot> {
+        let s = self.slot_mut(volume, page)?;
+        if s.id == UNMAPPED {
+            return None;
         }
-        let id = self.next;
-        if id >= u32::MAX - 1 {
-            return Err(TooManyPages {
-                max: u64::from(u32::MAX - 1),
-            });
+        let was = *s;
+        s.id = UNMAPPED;
+        assert!(self.ids.live > 0, "a mapped address is live");
+        self.ids.live -= 1;
+        self.ids.free.push(was.id);
+        Some(was)
+    }
+
+    /// Writes of many pages of one volume: their device pages appended to `out` (the
+    /// replay's fast path, one lookup each).
+    ///
+    /// # Errors
+    /// As [`CompactMap::write`]; `out` then holds the pages mapped before the error.
+    pub fn write_many(
+        &mut self,
+        volume: u32,
+        pages: &[u64],
+        out: &mut Vec<u32>,
+    ) -> Result<(), TooManyPages> {
+        out.reserve(pages.len());
+        for &p in pages {
+            out.push(self.write(volume, p)?.id);
         }
-        self.next += 1;
-        if page < TABLE_PAGES {
-            let v = volume as usize;
-            if v >= self.tables.len() {
-                self.tables.resize(v + 1, Vec::new());
-            }
-            let t = &mut self.tables[v];
-            let p = usize::try_from(page).expect("below TABLE_PAGES");
-            if p >= t.len() {
-                t.resize((p + 1).next_power_of_two().max(1024), 0);
-            }
-            t[p] = id + 1;
-        } else {
-            self.far.insert((volume, page), id);
-        }
-        debug_assert_eq!(self.get(volume, page), Some(id));
-        Ok(id)
+        Ok(())
     }
 }
 
@@ -293,24 +440,41 @@ mod tests {
     }
 
     #[test]
-    fn dense_ids_in_first_write_order() {
-        let mut m = DenseMap::default();
-        assert_eq!(m.get_or_insert(0, 1000).unwrap(), 0);
-        assert_eq!(m.get_or_insert(1, 1000).unwrap(), 1);
-        assert_eq!(m.get_or_insert(0, 1000).unwrap(), 0);
-        assert_eq!(m.get_or_insert(0, 1 << 40).unwrap(), 2);
-        assert_eq!(m.get(0, 1 << 40), Some(2));
-        assert_eq!(m.get(0, 5), None);
-        assert_eq!(m.get(7, 5), None);
-        assert_eq!(m.len(), 3);
-        let mut out = vec![9];
-        assert!(m.get_many(0, &[1000, 1 << 40, 1000], &mut out));
-        assert_eq!(out, vec![9, 0, 2, 0]);
-        assert!(
-            !m.get_many(0, &[1000, 5], &mut out),
-            "page 5 was never written"
+    fn compact_map_hands_out_pages_on_first_touch_and_reuses_freed_ones() {
+        let mut m = CompactMap::default();
+        assert_eq!(m.write(0, 1000).unwrap(), Slot { id: 0, addr: 0 });
+        assert_eq!(m.write(1, 1000).unwrap(), Slot { id: 1, addr: 1 });
+        assert_eq!(m.write(0, 1000).unwrap(), Slot { id: 0, addr: 0 });
+        assert_eq!(m.write(0, 1 << 40).unwrap(), Slot { id: 2, addr: 2 });
+        assert_eq!(
+            m.write(5000, 7).unwrap(),
+            Slot { id: 3, addr: 3 },
+            "wide volume"
         );
-        assert_eq!(out, vec![9, 0, 2, 0]);
+        assert_eq!((m.live(), m.high_water(), m.addresses()), (4, 4, 4));
+        assert_eq!(m.discard(0, 1000), Some(Slot { id: 0, addr: 0 }));
+        assert_eq!(m.discard(0, 1000), None, "already discarded");
+        assert_eq!(m.discard(0, 5), None, "never written");
+        assert_eq!(m.device_page(0, 1000), None);
+        assert_eq!(m.discard(5000, 7), Some(Slot { id: 3, addr: 3 }));
+        // The most recently freed device page first; the address keeps its index.
+        assert_eq!(m.write(0, 9).unwrap(), Slot { id: 3, addr: 4 });
+        assert_eq!(m.write(0, 1000).unwrap(), Slot { id: 0, addr: 0 });
+        assert_eq!((m.live(), m.high_water(), m.addresses()), (4, 4, 5));
+        let mut out = vec![9];
+        m.write_many(0, &[1000, 1 << 40, 11], &mut out).unwrap();
+        assert_eq!(out, vec![9, 0, 2, 4]);
+        assert_eq!(m.high_water(), 5);
+    }
+
+    #[test]
+    fn compact_map_memory_follows_the_pages_not_the_addresses() {
+        let mut m = CompactMap::default();
+        for i in 0..1000u64 {
+            m.write(0, i << 40).unwrap();
+        }
+        assert_eq!(m.high_water(), 1000);
+        assert!(m.memory_bytes() < 1000 * 64, "{} B", m.memory_bytes());
     }
 
     #[test]
