@@ -90,6 +90,9 @@ fn in_chunk(page: u64) -> usize {
 /// below 2^64 is a page below 2^52); the rest, rare, an index keyed by the pair.
 const PACKED_VOLUMES: u32 = 1 << 18;
 
+/// Volumes with a direct chunk table; the others use the hash index only.
+const DENSE_VOLUMES: u32 = 1 << 12;
+
 /// "Not mapped": an address written before and discarded since ([`Slot::id`]).
 const UNMAPPED: u32 = u32::MAX;
 /// "Never written": a slot of a chunk no write has reached ([`Slot::addr`]).
@@ -125,6 +128,9 @@ const EMPTY: Slot = Slot {
 ///   reused): the identity next-overwrite times need, stable across passes.
 #[derive(Debug, Clone, Default)]
 pub struct CompactMap {
+    /// Per volume (below [`DENSE_VOLUMES`]): chunk number -> chunk + 1 (0: not here), a direct
+    /// table while it stays small beside the chunks ([`CompactMap::dense_room`]).
+    dense: Vec<Vec<u32>>,
     index: HashMap<u64, u32, Mix>,
     wide: HashMap<(u32, u64), u32, Mix>,
     slots: Vec<Slot>,
@@ -204,7 +210,9 @@ impl CompactMap {
     #[must_use]
     pub fn memory_bytes(&self) -> u64 {
         let entry = |cap: usize, size: usize| (cap * (size + 1)) as u64;
-        entry(self.index.capacity(), size_of::<(u64, u32)>())
+        let dense: usize = self.dense.iter().map(Vec::capacity).sum();
+        (dense * 4) as u64
+            + entry(self.index.capacity(), size_of::<(u64, u32)>())
             + entry(self.wide.capacity(), size_of::<((u32, u64), u32)>())
             + (self.slots.capacity() * size_of::<Slot>()) as u64
             + (self.ids.free.capacity() * 4) as u64
@@ -219,12 +227,30 @@ impl CompactMap {
                 return Some(first);
             }
         }
+        let d = self
+            .dense
+            .get(volume as usize)
+            .and_then(|t| t.get(usize::try_from(c).ok()?))
+            .and_then(|&i| i.checked_sub(1));
+        if let Some(i) = d {
+            return Some(i as usize * CHUNK);
+        }
         let i = if volume < PACKED_VOLUMES {
+            if self.index.is_empty() {
+                return None;
+            }
             self.index.get(&(u64::from(volume) << 46 | c))
         } else {
             self.wide.get(&(volume, c))
         };
         i.map(|&i| i as usize * CHUNK)
+    }
+
+    /// How long a volume's direct chunk table may grow: 4 B per 64 pages of address space, kept
+    /// below 64 entries per chunk allocated (256 B beside each 512 B chunk) and at least 2^16,
+    /// so memory stays proportional to the pages written.
+    fn dense_room(&self) -> u64 {
+        ((self.slots.len() / CHUNK) as u64 * 64).max(1 << 16)
     }
 
     /// The first slot of the chunk holding (volume, page), allocated if no write reached it.
@@ -238,7 +264,18 @@ impl CompactMap {
                     .ok()
                     .filter(|&n| n < u32::MAX)
                     .ok_or(TOO_MANY)?;
-                if volume < PACKED_VOLUMES {
+                if volume < DENSE_VOLUMES && c < self.dense_room() {
+                    let v = volume as usize;
+                    if v >= self.dense.len() {
+                        self.dense.resize(v + 1, Vec::new());
+                    }
+                    let t = &mut self.dense[v];
+                    let ci = usize::try_from(c).expect("below the room");
+                    if ci >= t.len() {
+                        t.resize((ci + 1).next_power_of_two().max(64), 0);
+                    }
+                    t[ci] = n + 1;
+                } else if volume < PACKED_VOLUMES {
                     self.index.insert(u64::from(volume) << 46 | c, n);
                 } else {
                     self.wide.insert((volume, c), n);
