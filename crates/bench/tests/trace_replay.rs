@@ -194,8 +194,15 @@ fn future_knowledge_sees_discards() {
     // A discard before the page's first write: p5 (0), p6 (1); pass = 2.
     write_trace(&t, &[('D', 5, 1), ('W', 5, 1), ('W', 6, 1)]);
     let next = replay::trace_next_overwrite(&s, None, true).unwrap();
-    assert_eq!(next, vec![2, 3], "p5 dies at the next pass's discard (2 + 0)");
-    assert_eq!(replay::trace_next_overwrite(&s, None, false).unwrap(), vec![u64::MAX; 2]);
+    assert_eq!(
+        next,
+        vec![2, 3],
+        "p5 dies at the next pass's discard (2 + 0)"
+    );
+    assert_eq!(
+        replay::trace_next_overwrite(&s, None, false).unwrap(),
+        vec![u64::MAX; 2]
+    );
 }
 
 /// FAR and the GC copies the summary prints beside it count the same phase.
