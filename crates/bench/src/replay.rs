@@ -1,20 +1,25 @@
 //! `nowa sim --trace`: replay a block I/O trace through the FTL model.
 //!
-//! 1. Scan: read the trace once; every distinct written 4 KiB page gets a dense id in
-//!    first-write order (per device), so a sparse trace replays on a device the size of its
-//!    footprint. Multi-volume traces replay one device per volume (SepBIT's model) or all
-//!    volumes on one shared device.
-//! 2. Devices: logical capacity = footprint / fill (or given), the rest of the geometry as in
-//!    `nowa sim`.
+//! 1. Scan: read the trace through a [`CompactMap`] per device (addresses get device pages on
+//!    first touch, discards free them for reuse), once, and a second time when it discards
+//!    (the looped replay starts its second pass with the first pass's survivors): the map's
+//!    high-water mark is then the peak of the live pages, the smallest device on which the
+//!    looped trace fits. Multi-volume traces replay one device per volume (SepBIT's model) or
+//!    all volumes on one shared device.
+//! 2. Devices: logical capacity = peak live pages / fill (or given), the rest of the geometry
+//!    as in `nowa sim`. A placement that needs the future (FK) gets each page write's
+//!    next-invalidation time from one more read ([`nowa_trace::pages::NextOverwrite`]).
 //! 3. Precondition: one full pass of the trace (skippable). Then warm-up and measured phases
 //!    in drive writes (multiples of the logical capacity), looping the trace as often as
-//!    needed. Writes become page writes (`Ftl::write_batch`, stream 0); discards trim the
-//!    pages they cover (never-written pages are no-ops); flushes and reads are counted.
-//! 4. Results: one [`SimResult`] per device, as `nowa sim` reports it, plus the aggregate.
+//!    needed. Writes become page writes (`Ftl::write_batch`, stream 0) on the device pages of
+//!    a fresh compact map; discards trim the pages they cover and free them (never-written
+//!    pages are no-ops); flushes and reads are counted.
+//! 4. Results: one [`SimResult`] per device, as `nowa sim` reports it (FAR and every other
+//!    figure over the measured phase), plus the aggregate.
 
 use crate::sim::{Interval, MeasuredRun, SimResult};
 use nowa_flash::{Counters, FlashError, Ftl, FtlConfig, VictimHistogram};
-use nowa_trace::pages::{page_range, DenseMap, NextOverwrite, PageEvent, TooManyPages};
+use nowa_trace::pages::{page_range, CompactMap, NextOverwrite, PageEvent, TooManyPages, NEVER};
 use nowa_trace::{open, Format, Op, Record, TraceError, TraceReader};
 use nowa_units::cpu::thread_cpu_secs;
 use serde::Serialize;
@@ -52,9 +57,9 @@ pub struct ReplaySpec {
     pub format: Option<Format>,
     /// Geometry, policy, OP; `logical_pages` is replaced per device.
     pub ftl: FtlConfig,
-    /// Logical pages of each device; None: footprint / fill.
+    /// Logical pages of each device; None: peak live pages / fill.
     pub capacity_pages: Option<u64>,
-    /// Footprint / logical capacity, in (0, 1].
+    /// Peak live pages / logical capacity, in (0, 1].
     pub fill: f64,
     /// Drive writes before measuring (after the preconditioning pass).
     pub warmup: f64,
@@ -91,10 +96,11 @@ pub enum ReplayError {
         range: &'static str,
         value: f64,
     },
-    #[error("volume {volume}: capacity {capacity} pages is below the trace's footprint of {footprint} pages")]
+    #[error("volume {volume}: capacity {capacity} pages is below the trace's live data: {live} pages live at its peak ({footprint} distinct pages written)")]
     TooSmall {
         volume: u32,
         capacity: u64,
+        live: u64,
         footprint: u64,
     },
 }
@@ -118,7 +124,13 @@ pub struct TraceCounts {
 pub struct DeviceRun {
     /// The volume (None: the shared device of all volumes).
     pub volume: Option<u32>,
+    /// Distinct pages the trace writes (every address ever written).
     pub footprint_pages: u64,
+    /// Peak of the live pages (written, not discarded since) over the looped trace: what the
+    /// device is sized from.
+    pub live_pages: u64,
+    /// Pages live at the end of each pass.
+    pub live_end_pages: u64,
     /// Page writes of one pass of the trace on this device.
     pub pass_pages: u64,
     pub sim: SimResult,
@@ -156,13 +168,23 @@ const BATCH: usize = 4096;
 
 struct Device {
     volume: Option<u32>,
-    map: DenseMap,
+    /// Distinct pages written, peak and final live pages (from the scan).
+    footprint: u64,
+    live_peak: u64,
+    live_end: u64,
+    /// The replay's map: trace addresses -> device pages, first touch, discards reused.
+    map: CompactMap,
     pass_pages: u64,
     ftl: Option<Ftl>,
-    /// Pages written since the last drain (map key `key`), and their ids at the drain.
+    /// Pages written since the last drain (map key `key`), and their device pages.
     pages: Vec<u64>,
     key: u32,
     batch: Vec<u32>,
+    /// FK: next-invalidation time of each page write of a pass (looped, in this device's
+    /// writes clock), the page writes issued so far, and the batch's hints.
+    future: Option<Vec<u64>>,
+    clock: u64,
+    hints: Vec<u64>,
     start: Counters,
     hist0: VictimHistogram,
     prev: Counters,
@@ -173,12 +195,18 @@ impl Device {
     fn new(volume: Option<u32>) -> Device {
         Device {
             volume,
-            map: DenseMap::default(),
+            footprint: 0,
+            live_peak: 0,
+            live_end: 0,
+            map: CompactMap::default(),
             pass_pages: 0,
             ftl: None,
             pages: Vec::with_capacity(BATCH),
             key: 0,
             batch: Vec::with_capacity(BATCH),
+            future: None,
+            clock: 0,
+            hints: Vec::new(),
             start: Counters::default(),
             hist0: VictimHistogram::default(),
             prev: Counters::default(),
@@ -195,13 +223,24 @@ impl Device {
             return Ok(());
         }
         self.batch.clear();
-        let found = self.map.get_many(self.key, &self.pages, &mut self.batch);
-        assert!(found, "the scan gave every written page an id");
+        self.map
+            .write_many(self.key, &self.pages, &mut self.batch)?;
+        assert!(
+            self.map.high_water() <= self.live_peak,
+            "the scan found the peak of the live pages"
+        );
         self.pages.clear();
         let volume = self.volume;
         let ftl = self.ftl.as_mut().expect("devices with writes have an FTL");
-        ftl.write_batch(&self.batch, 0)
-            .map_err(|source| ReplayError::Flash { volume, source })?;
+        let done = match &self.future {
+            None => ftl.write_batch(&self.batch, 0),
+            Some(next) => {
+                hints_of(next, self.clock, self.batch.len(), &mut self.hints);
+                ftl.write_batch_hinted(&self.batch, &self.hints, 0)
+            }
+        };
+        done.map_err(|source| ReplayError::Flash { volume, source })?;
+        self.clock += self.batch.len() as u64;
         self.batch.clear();
         Ok(())
     }
@@ -210,14 +249,33 @@ impl Device {
         self.drain()?;
         let volume = self.volume;
         for p in page_range(r.offset, r.len) {
-            if let Some(id) = self.map.get(key, p) {
+            if let Some(s) = self.map.discard(key, p) {
                 self.ftl()
-                    .trim(u64::from(id), 1)
+                    .trim(u64::from(s.id), 1)
                     .map_err(|source| ReplayError::Flash { volume, source })?;
             }
         }
         Ok(())
     }
+}
+
+/// The FK hints of `n` page writes from clock `t0`: user writes until each page is next
+/// invalidated. `next` holds one looped pass (write i of pass k is invalidated at k * pass +
+/// next[i], see [`nowa_trace::pages::NextOverwrite::finish`]).
+fn hints_of(next: &[u64], t0: u64, n: usize, out: &mut Vec<u64>) {
+    let pass = next.len() as u64;
+    assert!(pass > 0, "a device with writes has a pass");
+    out.clear();
+    out.extend((t0..t0 + n as u64).map(|t| {
+        let (k, i) = (t / pass, t % pass);
+        let at = next[usize::try_from(i).expect("a pass fits memory")];
+        if at == NEVER {
+            return NEVER;
+        }
+        let abs = k * pass + at;
+        debug_assert!(abs > t, "a write is invalidated after it");
+        abs - t
+    }));
 }
 
 /// Which device and map key a volume's requests go to.
@@ -280,29 +338,89 @@ fn count(c: &mut TraceCounts, r: &Record) {
     }
 }
 
-/// Pass 1: counts, devices and their dense page ids.
-fn scan(
-    spec: &ReplaySpec,
+/// The scan's per-device batch of written pages (one map key), mapped in
+/// [`CompactMap::write_many`]'s batches.
+#[derive(Default)]
+struct Pending {
+    key: u32,
+    pages: Vec<u64>,
+    ids: Vec<u32>,
+}
+
+impl Pending {
+    fn flush(&mut self, map: &mut CompactMap) -> Result<(), ReplayError> {
+        self.ids.clear();
+        map.write_many(self.key, &self.pages, &mut self.ids)?;
+        self.pages.clear();
+        Ok(())
+    }
+}
+
+/// One record of the scan: writes map their pages (creating the device), discards free them.
+fn scan_record(
     router: &mut Router,
-) -> Result<(Vec<Device>, TraceCounts, Format), ReplayError> {
+    devices: &mut Vec<Device>,
+    maps: &mut Vec<(CompactMap, Pending)>,
+    r: &Record,
+    first_pass: bool,
+) -> Result<(), ReplayError> {
+    let create = r.op == Op::Write;
+    if !create && r.op != Op::Discard {
+        return Ok(());
+    }
+    let Some((d, key)) = router.route(r.volume, devices, create) else {
+        return Ok(());
+    };
+    if d == maps.len() {
+        maps.push((CompactMap::default(), Pending::default()));
+    }
+    let ((map, pending), pages) = (&mut maps[d], page_range(r.offset, r.len));
+    if create {
+        if first_pass {
+            devices[d].pass_pages += pages.end - pages.start;
+        }
+        if pending.key != key || pending.pages.len() >= BATCH {
+            pending.flush(map)?;
+            pending.key = key;
+        }
+        pending.pages.extend(pages);
+    } else {
+        pending.flush(map)?;
+        for p in pages {
+            map.discard(key, p);
+        }
+    }
+    Ok(())
+}
+
+/// Map every device's pending pages (at the end of a pass).
+fn flush_all(maps: &mut [(CompactMap, Pending)]) -> Result<(), ReplayError> {
+    maps.iter_mut().try_for_each(|(m, p)| p.flush(m))
+}
+
+/// What the scan found: the devices (footprint, live pages, pass length), the counts, the
+/// format, and each device's scan map (every address written, with its stable index).
+struct Scan {
+    devices: Vec<Device>,
+    counts: TraceCounts,
+    format: Format,
+    maps: Vec<CompactMap>,
+}
+
+/// Read the trace once (counts, devices, addresses, live pages), and once more when it
+/// discards: a looped replay's second pass starts with the pages the first left live, and
+/// every later pass starts with the same set (a page's state at the end of a pass is its last
+/// event in the trace), so the peak of two passes is the peak of any number.
+fn scan(spec: &ReplaySpec, router: &mut Router) -> Result<Scan, ReplayError> {
     let mut reader = open(&spec.trace, spec.format)?;
     let format = reader.format();
-    let mut devices = Vec::new();
+    let (mut devices, mut maps) = (Vec::new(), Vec::new());
     let mut c = TraceCounts::default();
     while let Some(r) = reader.next_record()? {
         count(&mut c, &r);
-        if r.op != Op::Write {
-            continue;
-        }
-        let Some((d, key)) = router.route(r.volume, &mut devices, true) else {
-            continue;
-        };
-        let dev = &mut devices[d];
-        for p in page_range(r.offset, r.len) {
-            dev.map.get_or_insert(key, p)?;
-            dev.pass_pages += 1;
-        }
+        scan_record(router, &mut devices, &mut maps, &r, true)?;
     }
+    flush_all(&mut maps)?;
     c.lines = reader.lines();
     if devices.is_empty() {
         return Err(ReplayError::NoWrites {
@@ -310,7 +428,26 @@ fn scan(
             volume: spec.only_volume,
         });
     }
-    Ok((devices, c, format))
+    let ends: Vec<u64> = maps.iter().map(|(m, _)| m.live()).collect();
+    if c.discard_pages > 0 {
+        let mut reader = open(&spec.trace, Some(format))?;
+        while let Some(r) = reader.next_record()? {
+            scan_record(router, &mut devices, &mut maps, &r, false)?;
+        }
+        flush_all(&mut maps)?;
+    }
+    let maps: Vec<CompactMap> = maps.into_iter().map(|(m, _)| m).collect();
+    for ((d, m), end) in devices.iter_mut().zip(&maps).zip(ends) {
+        assert_eq!(m.live(), end, "every pass ends with the same live pages");
+        (d.footprint, d.live_peak, d.live_end) = (m.addresses(), m.high_water(), end);
+        assert!(d.live_peak >= 1 && d.live_peak <= d.footprint);
+    }
+    Ok(Scan {
+        devices,
+        counts: c,
+        format,
+        maps,
+    })
 }
 
 fn check_spec(spec: &ReplaySpec) -> Result<(), ReplayError> {
@@ -330,19 +467,20 @@ fn check_spec(spec: &ReplaySpec) -> Result<(), ReplayError> {
     Ok(())
 }
 
-/// Give every device its FTL: logical = footprint / fill, or the explicit capacity.
+/// Give every device its FTL: logical = peak live pages / fill, or the explicit capacity.
 fn build_ftls(spec: &ReplaySpec, devices: &mut [Device]) -> Result<(), ReplayError> {
     for d in devices.iter_mut() {
-        let footprint = d.map.len();
+        let live = d.live_peak;
         let logical = match spec.capacity_pages {
             Some(c) => c,
-            None => ((footprint as f64 / spec.fill).ceil() as u64).max(footprint),
+            None => ((live as f64 / spec.fill).ceil() as u64).max(live),
         };
-        if logical < footprint {
+        if logical < live {
             return Err(ReplayError::TooSmall {
                 volume: d.volume.unwrap_or(0),
                 capacity: logical,
-                footprint,
+                live,
+                footprint: d.footprint,
             });
         }
         let cfg = FtlConfig {
@@ -466,7 +604,7 @@ fn interval(index: usize, dw: f64, d: &Counters, cum: &Counters, secs: f64) -> I
 pub type Progress<'a> = &'a (dyn Fn(u64, u64) + Sync);
 
 /// Scan the trace and build the devices: the replayer at the start of the trace, what the
-/// scan counted, the format, and the scan's CPU seconds.
+/// scan counted, the format, and the scan's CPU seconds (the future-knowledge read included).
 fn prepare(spec: &ReplaySpec) -> Result<(Replayer<'_>, TraceCounts, Format, f64), ReplayError> {
     let c0 = thread_cpu_secs();
     let mut router = Router {
@@ -474,7 +612,20 @@ fn prepare(spec: &ReplaySpec) -> Result<(Replayer<'_>, TraceCounts, Format, f64)
         only: spec.only_volume,
         of_volume: Vec::new(),
     };
-    let (mut devices, counts, format) = scan(spec, &mut router)?;
+    let Scan {
+        mut devices,
+        counts,
+        format,
+        maps,
+    } = scan(spec, &mut router)?;
+    if spec.ftl.placement.is_some_and(|p| p.needs_future()) {
+        let next = future(spec, &mut router, &mut devices, &maps, format, true)?;
+        for (d, n) in devices.iter_mut().zip(next) {
+            assert_eq!(n.len() as u64, d.pass_pages, "one time per page write");
+            d.future = Some(n);
+        }
+    }
+    drop(maps);
     let scan_cpu = thread_cpu_secs() - c0;
     build_ftls(spec, &mut devices)?;
     let rp = Replayer {
@@ -518,15 +669,18 @@ pub fn run(spec: &ReplaySpec, progress: Option<Progress<'_>>) -> Result<ReplayRe
         p(rp.issued.min(total), total);
     }
     let flushes0 = rp.flushes;
+    let (c2, m0) = (thread_cpu_secs(), rp.issued);
     let intervals = measure_phase(&mut rp, logical, measure, total, progress)?;
-    let replay_cpu = thread_cpu_secs() - c1;
+    let c3 = thread_cpu_secs();
+    let replay_cpu = c3 - c1;
     let host = sum(&rp.devices).host_pages;
     assert_eq!(host, rp.issued, "every page write issued reached an FTL");
     let measured_flushes = rp.flushes - flushes0;
     let passes = rp.passes as f64 + rp.in_pass as f64 / counts.records.max(1) as f64;
     let issued = rp.issued;
     let elapsed = t0.elapsed().as_secs_f64();
-    let cpu_per_page = replay_cpu / issued.max(1) as f64;
+    // The measured phase's CPU time, apportioned to the devices by their page writes.
+    let cpu_per_page = (c3 - c2) / (issued - m0).max(1) as f64;
     let runs: Vec<DeviceRun> = rp
         .devices
         .iter()
@@ -576,7 +730,9 @@ fn measure_phase(
     progress: Option<Progress<'_>>,
 ) -> Result<Vec<Interval>, ReplayError> {
     for d in &mut rp.devices {
-        let ftl = d.ftl.as_ref().expect("devices have an FTL");
+        let ftl = d.ftl.as_mut().expect("devices have an FTL");
+        // FAR counts the measured phase, as every other figure of the report.
+        ftl.reset_far();
         d.start = ftl.counters();
         d.prev = d.start;
         d.hist0 = ftl.victim_histogram().clone();
@@ -626,7 +782,6 @@ fn measure_phase(
 /// the measured page writes.
 fn device_run(spec: &ReplaySpec, d: &Device, elapsed: f64, cpu_per_page: f64) -> DeviceRun {
     let ftl = d.ftl.as_ref().expect("devices have an FTL");
-    let footprint = d.map.len();
     let name = spec.trace.file_name().map_or_else(
         || spec.trace.display().to_string(),
         |n| n.to_string_lossy().into_owned(),
@@ -646,8 +801,8 @@ fn device_run(spec: &ReplaySpec, d: &Device, elapsed: f64, cpu_per_page: f64) ->
         ftl,
         start: d.start,
         hist0: &d.hist0,
-        in_use_pages: footprint,
-        fill: footprint as f64 / ftl.logical_pages() as f64,
+        in_use_pages: d.live_peak,
+        fill: d.live_peak as f64 / ftl.logical_pages() as f64,
         intervals: d.intervals.clone(),
         elapsed_secs: elapsed,
         measure_secs: secs,
@@ -655,17 +810,53 @@ fn device_run(spec: &ReplaySpec, d: &Device, elapsed: f64, cpu_per_page: f64) ->
     });
     DeviceRun {
         volume: d.volume,
-        footprint_pages: footprint,
+        footprint_pages: d.footprint,
+        live_pages: d.live_peak,
+        live_end_pages: d.live_end,
         pass_pages: d.pass_pages,
         sim,
     }
 }
 
-/// Next-overwrite times of every page write of one device of the trace, in that device's
-/// writes clock (see [`nowa_trace::pages::next_overwrite`]): the dense page ids and the
-/// order are exactly the replay's, so write i of pass k happens at host page write
-/// k * pass + i of the FTL and its page is next invalidated at k * pass + result[i] (when the
-/// replay is preconditioned and looped: `looped` = true).
+/// Next-overwrite times of every page write of each device, in that device's writes clock
+/// (see [`nowa_trace::pages::next_overwrite`]), from one more read of the trace. Pages are
+/// the addresses' stable indices of the scan maps (the same in every pass, whatever device
+/// page the replay gives them), so write i of pass k happens at host page write k * pass + i
+/// of the device's FTL and its page is next invalidated (overwritten or discarded) at
+/// k * pass + result[i] (when the replay loops the trace: `looped` = true).
+fn future(
+    spec: &ReplaySpec,
+    router: &mut Router,
+    devices: &mut Vec<Device>,
+    maps: &[CompactMap],
+    format: Format,
+    looped: bool,
+) -> Result<Vec<Vec<u64>>, ReplayError> {
+    let mut reader = open(&spec.trace, Some(format))?;
+    let mut b: Vec<NextOverwrite> = maps.iter().map(|_| NextOverwrite::new()).collect();
+    while let Some(r) = reader.next_record()? {
+        if !matches!(r.op, Op::Write | Op::Discard) {
+            continue;
+        }
+        let Some((d, key)) = router.route(r.volume, devices, false) else {
+            continue;
+        };
+        for p in page_range(r.offset, r.len) {
+            let Some(s) = maps[d].get(key, p) else {
+                continue;
+            };
+            b[d].push(if r.op == Op::Write {
+                PageEvent::Write(s.addr)
+            } else {
+                PageEvent::Discard(s.addr)
+            });
+        }
+    }
+    Ok(b.into_iter().map(|b| b.finish(looped)).collect())
+}
+
+/// Next-overwrite times of every page write of one device of the trace (`volume`, or the
+/// shared device), in that device's writes clock: see [`future`].
 ///
 /// # Errors
 /// Trace errors; [`ReplayError::NoWrites`] if the volume writes nothing.
@@ -679,25 +870,14 @@ pub fn trace_next_overwrite(
         only: volume.or(spec.only_volume),
         of_volume: Vec::new(),
     };
-    let (mut devices, _, format) = scan(spec, &mut router)?;
-    let mut reader = open(&spec.trace, Some(format))?;
-    let mut b = NextOverwrite::new();
-    while let Some(r) = reader.next_record()? {
-        if !matches!(r.op, Op::Write | Op::Discard) {
-            continue;
-        }
-        let Some((d, key)) = router.route(r.volume, &mut devices, false) else {
-            continue;
-        };
-        for p in page_range(r.offset, r.len) {
-            match (r.op, devices[d].map.get(key, p)) {
-                (Op::Write, Some(id)) => b.push(PageEvent::Write(id)),
-                (Op::Discard, Some(id)) => b.push(PageEvent::Discard(id)),
-                _ => {}
-            }
-        }
-    }
-    Ok(b.finish(looped))
+    let Scan {
+        mut devices,
+        format,
+        maps,
+        ..
+    } = scan(spec, &mut router)?;
+    let mut all = future(spec, &mut router, &mut devices, &maps, format, looped)?;
+    Ok(all.swap_remove(0))
 }
 
 /// Human-readable report: `nowa sim`'s summary per device (or a table for many), the trace's
@@ -720,20 +900,26 @@ pub fn summary(r: &ReplayResult) -> String {
         r.measured_flushes,
         r.mode
     );
-    if r.devices.len() == 1 {
-        s.push_str(&crate::sim::summary(&r.devices[0].sim));
+    if let [d] = &r.devices[..] {
+        let _ = writeln!(
+            s,
+            "data      {} distinct pages written, {} live at the peak (the device is sized from it), {} live at the end of a pass",
+            d.footprint_pages, d.live_pages, d.live_end_pages
+        );
+        s.push_str(&crate::sim::summary(&d.sim));
     } else {
         let _ = writeln!(
             s,
-            "{:>8} {:>12} {:>12} {:>12} {:>8}",
-            "volume", "footprint", "logical", "host pages", "WAF"
+            "{:>8} {:>12} {:>12} {:>12} {:>12} {:>8}",
+            "volume", "footprint", "live (peak)", "logical", "host pages", "WAF"
         );
         for d in &r.devices {
             let _ = writeln!(
                 s,
-                "{:>8} {:>12} {:>12} {:>12} {:>8.3}",
+                "{:>8} {:>12} {:>12} {:>12} {:>12} {:>8.3}",
                 d.volume.map_or("all".into(), |v| v.to_string()),
                 d.footprint_pages,
+                d.live_pages,
                 d.sim.layout.logical_pages,
                 d.sim.measured.host_pages,
                 d.sim.waf
@@ -763,4 +949,24 @@ pub fn write_intervals(r: &ReplayResult, out: impl std::io::Write) -> Result<(),
     }
     w.flush()?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hints_count_user_writes_to_the_next_invalidation_across_passes() {
+        // One pass of 3 page writes: write 0 dies at clock 2, write 1 at 4 (next pass), write
+        // 2 at 3 (next pass).
+        let next = [2, 4, 3];
+        let mut h = Vec::new();
+        hints_of(&next, 0, 3, &mut h);
+        assert_eq!(h, vec![2, 3, 1]);
+        // Pass 2 (clocks 3..6) is pass 1 shifted by 3; a batch may straddle passes.
+        hints_of(&next, 2, 4, &mut h);
+        assert_eq!(h, vec![1, 2, 3, 1]);
+        hints_of(&[NEVER, 5], 0, 2, &mut h);
+        assert_eq!(h, vec![NEVER, 4]);
+    }
 }

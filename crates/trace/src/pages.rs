@@ -24,25 +24,21 @@ pub fn page_range(offset: u64, len: u64) -> Range<u64> {
     offset / PAGE..end
 }
 
-/// A growable set of page numbers (one bit per page up to the highest one inserted).
+/// A set of page numbers: 64 pages per hash entry, so its memory follows the pages inserted
+/// (about 0.4 B per page of a dense range, 24 B per page of a scattered one), never the
+/// highest page.
 #[derive(Debug, Clone, Default)]
 pub struct PageSet {
-    bits: Vec<u64>,
+    words: HashMap<u64, u64, Mix>,
 }
 
 impl PageSet {
     /// Insert `page`; true if it was not in the set.
-    ///
-    /// # Panics
-    /// If `page / 64` does not fit `usize` (not on 64-bit targets).
     pub fn insert(&mut self, page: u64) -> bool {
-        let word = usize::try_from(page / 64).expect("page number fits the address space");
-        if word >= self.bits.len() {
-            self.bits.resize((word + 1).next_power_of_two(), 0);
-        }
+        let w = self.words.entry(page / 64).or_insert(0);
         let mask = 1u64 << (page % 64);
-        let fresh = self.bits[word] & mask == 0;
-        self.bits[word] |= mask;
+        let fresh = *w & mask == 0;
+        *w |= mask;
         debug_assert!(self.contains(page));
         fresh
     }
@@ -50,24 +46,100 @@ impl PageSet {
     /// Whether `page` is in the set.
     #[must_use]
     pub fn contains(&self, page: u64) -> bool {
-        usize::try_from(page / 64)
-            .ok()
-            .and_then(|w| self.bits.get(w))
+        self.words
+            .get(&(page / 64))
             .is_some_and(|w| w & (1u64 << (page % 64)) != 0)
     }
 }
 
-/// Pages below this use a direct table (4 B per page of address space); above it, a hash map.
-const TABLE_PAGES: u64 = 1 << 28;
+/// SplitMix64's finalizer ([`nowa_units::mix64`]) as the hash of the map's keys: the std
+/// SipHash would cost more than the FTL write behind each lookup.
+#[derive(Default)]
+struct MixHasher(u64);
 
-/// Dense page ids, given in first-write order: (volume, page) -> 0, 1, 2, ... Pages that were
-/// never written have no id (a discard or read of them is a no-op for the replay).
+impl std::hash::Hasher for MixHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = nowa_units::mix64(self.0 ^ u64::from(b));
+        }
+    }
+    fn write_u32(&mut self, v: u32) {
+        self.0 = nowa_units::mix64(self.0 ^ u64::from(v));
+    }
+    fn write_u64(&mut self, v: u64) {
+        self.0 = nowa_units::mix64(self.0 ^ v);
+    }
+}
+
+type Mix = std::hash::BuildHasherDefault<MixHasher>;
+
+/// Pages per chunk of the map (log2): 64 slots of 8 B, 512 B.
+const CHUNK_SHIFT: u32 = 6;
+const CHUNK: usize = 1 << CHUNK_SHIFT;
+
+/// A page's slot within its chunk.
+#[inline]
+fn in_chunk(page: u64) -> usize {
+    usize::try_from(page & ((1 << CHUNK_SHIFT) - 1)).expect("below 64")
+}
+
+/// Volumes below this share one chunk index keyed by `volume << 46 | page / 64` (a byte offset
+/// below 2^64 is a page below 2^52); the rest, rare, an index keyed by the pair.
+const PACKED_VOLUMES: u32 = 1 << 18;
+
+/// Volumes with a direct chunk table; the others use the hash index only.
+const DENSE_VOLUMES: u32 = 1 << 12;
+
+/// "Not mapped": an address written before and discarded since ([`Slot::id`]).
+const UNMAPPED: u32 = u32::MAX;
+/// "Never written": a slot of a chunk no write has reached ([`Slot::addr`]).
+const UNWRITTEN: u32 = u32::MAX;
+
+/// One address of the map: its device page (or unmapped) and its stable index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Slot {
+    /// The device page (logical page of the simulated SSD) the address is mapped to now.
+    pub id: u32,
+    /// The address's index in first-write order: never reused, the same in every pass.
+    pub addr: u32,
+}
+
+const EMPTY: Slot = Slot {
+    id: UNMAPPED,
+    addr: UNWRITTEN,
+};
+
+/// The compact address map of a replay: (volume, page) of the trace -> device page.
+///
+/// - Device pages are handed out on first touch (0, 1, 2, ...), so a sparse trace replays on
+///   a device the size of its live data, whatever its addresses.
+/// - A discard unmaps the address and frees its device page; the next first touch reuses the
+///   most recently freed one before a new one, so [`CompactMap::high_water`] (device pages
+///   ever handed out) is the peak of the live pages: the smallest device the trace fits.
+/// - Memory grows with the addresses written, never with the highest one: slots live in
+///   chunks of 64 consecutive pages (512 B), allocated when a write first reaches them and
+///   found through a hash index of the chunks (small: one entry per 64 pages, so it stays in
+///   cache and a lookup costs about one miss, as a direct table would). Dense traces cost about
+///   8 B per page, the most scattered 512 B per page.
+/// - Every address also keeps its index in first-write order ([`Slot::addr`], never
+///   reused): the identity next-overwrite times need, stable across passes.
 #[derive(Debug, Clone, Default)]
-pub struct DenseMap {
-    /// Per volume: id + 1 of each page (0 = none).
-    tables: Vec<Vec<u32>>,
-    far: HashMap<(u32, u64), u32>,
-    next: u32,
+pub struct CompactMap {
+    /// Per volume (below [`DENSE_VOLUMES`]): chunk number -> chunk + 1 (0: not here), a direct
+    /// table while it stays small beside the chunks ([`CompactMap::dense_room`]).
+    dense: Vec<Vec<u32>>,
+    index: HashMap<u64, u32, Mix>,
+    wide: HashMap<(u32, u64), u32, Mix>,
+    slots: Vec<Slot>,
+    /// The last chunk found: (key, first slot). Consecutive pages of a request share it.
+    last: Option<(u32, u64, usize)>,
+    /// [`CompactMap::write_many`]'s slot indices.
+    scratch: Vec<usize>,
+    addresses: u32,
+    ids: Ids,
 }
 
 /// More than 2^32 - 1 distinct pages: the FTL model's limit.
@@ -78,91 +150,244 @@ pub struct TooManyPages {
     pub max: u64,
 }
 
-impl DenseMap {
-    /// Distinct pages with an id.
+const TOO_MANY: TooManyPages = TooManyPages {
+    max: (u32::MAX - 1) as u64,
+};
+
+/// The device pages: freed ones, and how many were handed out.
+#[derive(Debug, Clone, Default)]
+struct Ids {
+    free: Vec<u32>,
+    /// Device pages handed out so far (the high-water mark of live pages).
+    high: u32,
+    live: u64,
+}
+
+impl Ids {
+    /// A device page for an address being mapped: the most recently freed, or a new one.
+    fn take(&mut self) -> Result<u32, TooManyPages> {
+        let id = match self.free.pop() {
+            Some(id) => id,
+            None if self.high >= u32::MAX - 1 => return Err(TOO_MANY),
+            None => {
+                self.high += 1;
+                self.high - 1
+            }
+        };
+        self.live += 1;
+        debug_assert!(self.live <= u64::from(self.high));
+        Ok(id)
+    }
+}
+
+impl CompactMap {
+    /// Distinct addresses ever written (the footprint).
     #[must_use]
-    pub fn len(&self) -> u64 {
-        u64::from(self.next)
+    pub fn addresses(&self) -> u64 {
+        u64::from(self.addresses)
+    }
+
+    /// Addresses mapped now (written and not discarded since).
+    #[must_use]
+    pub fn live(&self) -> u64 {
+        self.ids.live
+    }
+
+    /// Device pages handed out: the peak of [`CompactMap::live`] so far. Every device page
+    /// is below it.
+    #[must_use]
+    pub fn high_water(&self) -> u64 {
+        u64::from(self.ids.high)
     }
 
     /// True before the first write.
     #[must_use]
     pub fn is_empty(&self) -> bool {
-        self.next == 0
+        self.addresses == 0
     }
 
-    /// The id of a page, if it was written.
+    /// Bytes the map holds (chunks, their index, the free list): what a trace costs in memory.
+    #[must_use]
+    pub fn memory_bytes(&self) -> u64 {
+        let entry = |cap: usize, size: usize| (cap * (size + 1)) as u64;
+        let dense: usize = self.dense.iter().map(Vec::capacity).sum();
+        (dense * 4) as u64
+            + entry(self.index.capacity(), size_of::<(u64, u32)>())
+            + entry(self.wide.capacity(), size_of::<((u32, u64), u32)>())
+            + (self.slots.capacity() * size_of::<Slot>()) as u64
+            + (self.ids.free.capacity() * 4) as u64
+    }
+
+    /// The first slot of the chunk holding (volume, page), if a write reached it.
+    #[inline]
+    fn find_chunk(&self, volume: u32, page: u64) -> Option<usize> {
+        let c = page >> CHUNK_SHIFT;
+        if let Some((v, k, first)) = self.last {
+            if v == volume && k == c {
+                return Some(first);
+            }
+        }
+        let d = self
+            .dense
+            .get(volume as usize)
+            .and_then(|t| t.get(usize::try_from(c).ok()?))
+            .and_then(|&i| i.checked_sub(1));
+        if let Some(i) = d {
+            return Some(i as usize * CHUNK);
+        }
+        let i = if volume < PACKED_VOLUMES {
+            if self.index.is_empty() {
+                return None;
+            }
+            self.index.get(&(u64::from(volume) << 46 | c))
+        } else {
+            self.wide.get(&(volume, c))
+        };
+        i.map(|&i| i as usize * CHUNK)
+    }
+
+    /// How long a volume's direct chunk table may grow: 4 B per 64 pages of address space, kept
+    /// below 64 entries per chunk allocated (256 B beside each 512 B chunk) and at least 2^16,
+    /// so memory stays proportional to the pages written.
+    fn dense_room(&self) -> u64 {
+        ((self.slots.len() / CHUNK) as u64 * 64).max(1 << 16)
+    }
+
+    /// The first slot of the chunk holding (volume, page), allocated if no write reached it.
+    #[inline]
+    fn chunk(&mut self, volume: u32, page: u64) -> Result<usize, TooManyPages> {
+        let c = page >> CHUNK_SHIFT;
+        let first = match self.find_chunk(volume, page) {
+            Some(f) => f,
+            None => {
+                let n = u32::try_from(self.slots.len() / CHUNK)
+                    .ok()
+                    .filter(|&n| n < u32::MAX)
+                    .ok_or(TOO_MANY)?;
+                if volume < DENSE_VOLUMES && c < self.dense_room() {
+                    let v = volume as usize;
+                    if v >= self.dense.len() {
+                        self.dense.resize(v + 1, Vec::new());
+                    }
+                    let t = &mut self.dense[v];
+                    let ci = usize::try_from(c).expect("below the room");
+                    if ci >= t.len() {
+                        t.resize((ci + 1).next_power_of_two().max(64), 0);
+                    }
+                    t[ci] = n + 1;
+                } else if volume < PACKED_VOLUMES {
+                    self.index.insert(u64::from(volume) << 46 | c, n);
+                } else {
+                    self.wide.insert((volume, c), n);
+                }
+                self.slots.resize(self.slots.len() + CHUNK, EMPTY);
+                n as usize * CHUNK
+            }
+        };
+        self.last = Some((volume, c, first));
+        Ok(first)
+    }
+
+    /// The address's slot, if it was ever written.
     #[inline]
     #[must_use]
-    pub fn get(&self, volume: u32, page: u64) -> Option<u32> {
-        if page < TABLE_PAGES {
-            let t = self.tables.get(volume as usize)?;
-            let v = *t.get(usize::try_from(page).ok()?)?;
-            v.checked_sub(1)
-        } else {
-            self.far.get(&(volume, page)).copied()
-        }
+    pub fn get(&self, volume: u32, page: u64) -> Option<Slot> {
+        let first = self.find_chunk(volume, page)?;
+        Some(self.slots[first + in_chunk(page)]).filter(|s| s.addr != UNWRITTEN)
     }
 
-    /// The ids of many pages of one volume, appended to `out`: the replay's fast path. The
-    /// lookups do not depend on each other, so their cache misses overlap. Returns false (and
-    /// leaves `out` as it was) if a page has no id.
-    pub fn get_many(&self, volume: u32, pages: &[u64], out: &mut Vec<u32>) -> bool {
-        let start = out.len();
-        let table = self
-            .tables
-            .get(volume as usize)
-            .map_or(&[][..], Vec::as_slice);
-        let mut missing = false;
-        for &p in pages {
-            let id = match usize::try_from(p).ok().filter(|_| p < TABLE_PAGES) {
-                Some(i) => table.get(i).map_or(u32::MAX, |v| v.wrapping_sub(1)),
-                None => self.far.get(&(volume, p)).copied().unwrap_or(u32::MAX),
-            };
-            missing |= id == u32::MAX;
-            out.push(id);
-        }
-        if missing {
-            out.truncate(start);
-        }
-        !missing
+    /// The device page the address is mapped to now, if it is.
+    #[inline]
+    #[must_use]
+    pub fn device_page(&self, volume: u32, page: u64) -> Option<u32> {
+        self.get(volume, page)
+            .map(|s| s.id)
+            .filter(|&id| id != UNMAPPED)
     }
 
-    /// The id of a page, giving it the next one on its first write.
+    /// A write of the address: its slot, mapping it (to a freed device page, or the next new
+    /// one) if it is not mapped.
     ///
     /// # Errors
-    /// [`TooManyPages`] past 2^32 - 2 ids.
+    /// [`TooManyPages`] past 2^32 - 2 addresses or device pages.
+    #[inline]
+    pub fn write(&mut self, volume: u32, page: u64) -> Result<Slot, TooManyPages> {
+        debug_assert!(
+            page < 1 << 52,
+            "a byte offset below 2^64 is a page below 2^52"
+        );
+        let i = self.chunk(volume, page)? + in_chunk(page);
+        self.write_slot(i)
+    }
+
+    #[inline]
+    fn write_slot(&mut self, i: usize) -> Result<Slot, TooManyPages> {
+        let s = &mut self.slots[i];
+        if s.id == UNMAPPED {
+            if s.addr == UNWRITTEN {
+                if self.addresses >= u32::MAX - 1 {
+                    return Err(TOO_MANY);
+                }
+                s.addr = self.addresses;
+                self.addresses += 1;
+            }
+            s.id = self.ids.take()?;
+        }
+        Ok(*s)
+    }
+
+    /// A discard of the address: unmaps it and frees its device page. Returns the slot as it
+    /// was (with the freed device page) if it was mapped; an address never written or already
+    /// discarded is a no-op (None).
     ///
     /// # Panics
-    /// Never: table pages are below 2^28.
+    /// If the live count disagrees with the slots (a bug of this map).
     #[inline]
-    pub fn get_or_insert(&mut self, volume: u32, page: u64) -> Result<u32, TooManyPages> {
-        if let Some(id) = self.get(volume, page) {
-            return Ok(id);
+    pub fn discard(&mut self, volume: u32, page: u64) -> Option<Slot> {
+        let i = self.find_chunk(volume, page)? + in_chunk(page);
+        let s = &mut self.slots[i];
+        if s.id == UNMAPPED {
+            return None;
         }
-        let id = self.next;
-        if id >= u32::MAX - 1 {
-            return Err(TooManyPages {
-                max: u64::from(u32::MAX - 1),
-            });
+        let was = *s;
+        s.id = UNMAPPED;
+        assert!(self.ids.live > 0, "a mapped address is live");
+        self.ids.live -= 1;
+        self.ids.free.push(was.id);
+        Some(was)
+    }
+
+    /// Writes of many pages of one volume, in order: their device pages appended to `out`
+    /// (the scan's and the replay's fast path).
+    ///
+    /// A slot is a random memory access (a cache miss for any trace larger than the cache);
+    /// one at a time, with a record's decoding between them, the misses would not overlap. So
+    /// the slots are found first (the chunk index is small and stays in cache), then loaded in
+    /// a tight loop of independent loads, whose misses overlap (a software gather: the batch's
+    /// lines, 64 B each, stay in L2), then written.
+    ///
+    /// # Errors
+    /// As [`CompactMap::write`]; `out` then holds the pages mapped before the error.
+    pub fn write_many(
+        &mut self,
+        volume: u32,
+        pages: &[u64],
+        out: &mut Vec<u32>,
+    ) -> Result<(), TooManyPages> {
+        let mut idx = std::mem::take(&mut self.scratch);
+        idx.clear();
+        for &p in pages {
+            idx.push(self.chunk(volume, p)? + in_chunk(p));
         }
-        self.next += 1;
-        if page < TABLE_PAGES {
-            let v = volume as usize;
-            if v >= self.tables.len() {
-                self.tables.resize(v + 1, Vec::new());
-            }
-            let t = &mut self.tables[v];
-            let p = usize::try_from(page).expect("below TABLE_PAGES");
-            if p >= t.len() {
-                t.resize((p + 1).next_power_of_two().max(1024), 0);
-            }
-            t[p] = id + 1;
-        } else {
-            self.far.insert((volume, page), id);
-        }
-        debug_assert_eq!(self.get(volume, page), Some(id));
-        Ok(id)
+        let gathered = idx.iter().fold(0u32, |x, &i| x ^ self.slots[i].id);
+        std::hint::black_box(gathered);
+        out.reserve(pages.len());
+        let done = idx.iter().try_for_each(|&i| {
+            out.push(self.write_slot(i)?.id);
+            Ok(())
+        });
+        self.scratch = idx;
+        done
     }
 }
 
@@ -293,24 +518,53 @@ mod tests {
     }
 
     #[test]
-    fn dense_ids_in_first_write_order() {
-        let mut m = DenseMap::default();
-        assert_eq!(m.get_or_insert(0, 1000).unwrap(), 0);
-        assert_eq!(m.get_or_insert(1, 1000).unwrap(), 1);
-        assert_eq!(m.get_or_insert(0, 1000).unwrap(), 0);
-        assert_eq!(m.get_or_insert(0, 1 << 40).unwrap(), 2);
-        assert_eq!(m.get(0, 1 << 40), Some(2));
-        assert_eq!(m.get(0, 5), None);
-        assert_eq!(m.get(7, 5), None);
-        assert_eq!(m.len(), 3);
-        let mut out = vec![9];
-        assert!(m.get_many(0, &[1000, 1 << 40, 1000], &mut out));
-        assert_eq!(out, vec![9, 0, 2, 0]);
-        assert!(
-            !m.get_many(0, &[1000, 5], &mut out),
-            "page 5 was never written"
+    fn compact_map_hands_out_pages_on_first_touch_and_reuses_freed_ones() {
+        let mut m = CompactMap::default();
+        assert_eq!(m.write(0, 1000).unwrap(), Slot { id: 0, addr: 0 });
+        assert_eq!(m.write(1, 1000).unwrap(), Slot { id: 1, addr: 1 });
+        assert_eq!(m.write(0, 1000).unwrap(), Slot { id: 0, addr: 0 });
+        assert_eq!(m.write(0, 1 << 40).unwrap(), Slot { id: 2, addr: 2 });
+        assert_eq!(
+            m.write(1 << 20, 7).unwrap(),
+            Slot { id: 3, addr: 3 },
+            "wide volume"
         );
-        assert_eq!(out, vec![9, 0, 2, 0]);
+        assert_eq!((m.live(), m.high_water(), m.addresses()), (4, 4, 4));
+        assert_eq!(m.discard(0, 1000), Some(Slot { id: 0, addr: 0 }));
+        assert_eq!(m.discard(0, 1000), None, "already discarded");
+        assert_eq!(m.discard(0, 5), None, "never written");
+        assert_eq!(m.device_page(0, 1000), None);
+        assert_eq!(m.get(1 << 20, 7), Some(Slot { id: 3, addr: 3 }));
+        assert_eq!(m.get(1 << 20, 8), None, "same chunk, never written");
+        assert_eq!(m.discard(1 << 20, 7), Some(Slot { id: 3, addr: 3 }));
+        // The most recently freed device page first; the address keeps its index.
+        assert_eq!(m.write(0, 9).unwrap(), Slot { id: 3, addr: 4 });
+        assert_eq!(m.write(0, 1000).unwrap(), Slot { id: 0, addr: 0 });
+        assert_eq!((m.live(), m.high_water(), m.addresses()), (4, 4, 5));
+        let mut out = vec![9];
+        m.write_many(0, &[1000, 1 << 40, 11], &mut out).unwrap();
+        assert_eq!(out, vec![9, 0, 2, 4]);
+        assert_eq!(m.high_water(), 5);
+    }
+
+    #[test]
+    fn compact_map_memory_follows_the_pages_not_the_addresses() {
+        let mut m = CompactMap::default();
+        for i in 0..1000u64 {
+            m.write(0, i << 40).unwrap();
+        }
+        assert_eq!(m.high_water(), 1000);
+        // One 512 B chunk per scattered page: bounded by the pages, not the 2^50 range.
+        assert!(m.memory_bytes() < 1000 * 600, "{} B", m.memory_bytes());
+        let mut dense = CompactMap::default();
+        for i in 0..64_000u64 {
+            dense.write(3, i).unwrap();
+        }
+        assert!(
+            dense.memory_bytes() < 64_000 * 10,
+            "{} B",
+            dense.memory_bytes()
+        );
     }
 
     #[test]
@@ -336,6 +590,9 @@ mod tests {
         assert!(s.insert(5));
         assert!(!s.insert(5));
         assert!(s.insert(1 << 20));
+        assert!(s.insert(1 << 50), "a page far out costs one entry");
         assert!(s.contains(1 << 20) && s.contains(5) && !s.contains(6));
+        assert!(s.contains(1 << 50) && !s.contains((1 << 50) + 1));
+        assert_eq!(s.words.len(), 3);
     }
 }

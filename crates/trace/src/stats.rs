@@ -41,7 +41,8 @@ pub struct VolumeStats {
     pub discard_bytes: u64,
     /// Flushes.
     pub flushes: u64,
-    /// Distinct 4 KiB pages written: the footprint a replay device must hold.
+    /// Distinct 4 KiB pages written: the footprint (a replay sizes its device from the peak
+    /// of the live pages, which discards keep below it).
     pub footprint_pages: u64,
     /// Highest byte touched + 1 by any request.
     pub max_end: u64,

@@ -140,7 +140,7 @@ pub struct RunFlags {
 #[derive(Args, Debug, Clone)]
 pub struct TraceFlags {
     /// Replay this block trace through the FTL instead of a synthetic workload (formats as
-    /// `nowa trace`); --fill is then footprint / capacity, --warmup/--volume/--interval count
+    /// `nowa trace`); --fill is then the trace's peak live pages / capacity, --warmup/--volume/--interval count
     /// drive writes of the replay devices.
     #[arg(long, value_name = "FILE")]
     pub trace: Option<PathBuf>,
@@ -154,7 +154,7 @@ pub struct TraceFlags {
     /// Replay only this volume of the trace.
     #[arg(long, requires = "trace")]
     pub trace_volume: Option<u32>,
-    /// Logical capacity of each replay device (default: the footprint / --fill).
+    /// Logical capacity of each replay device (default: the trace's peak live data / --fill).
     #[arg(long, requires = "trace", value_parser = flags::size(4096, u64::MAX))]
     pub trace_capacity: Option<u64>,
     /// Accept the trace however many of its lines are unreadable (default: refuse one with

@@ -101,7 +101,7 @@ pub struct TraceSpec {
     /// Replay only this volume.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub volume: Option<u32>,
-    /// Logical bytes of each replay device; absent: the footprint / fill.
+    /// Logical bytes of each replay device; absent: the trace's peak live data / fill.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub capacity: Option<u64>,
     /// Accept the trace however many of its lines are unreadable (`--skip-bad`).
