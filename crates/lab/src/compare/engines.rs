@@ -1,0 +1,438 @@
+//! The engines: which are installed, how each is set up on its fresh vssd (with its ordinary
+//! durability settings, said in [`setup`]), loaded, fed the stream, measured and stopped.
+
+use super::bed::{run_tool, Target};
+use super::client::{check_reads, Client, Dialect};
+use super::stream::{Kind, Op, Stream};
+use super::{EngineName, Spec};
+use crate::Error;
+use nowa_device::{FileDevice, FileOptions};
+use nowa_engine::{Config, Durability, Engine, TableId, TreeOptions};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Arc;
+
+/// An engine fed by the comparison.
+pub trait Driver {
+    /// Loads rows 0..`s.loaded` and makes them durable.
+    ///
+    /// # Errors
+    /// The engine's.
+    fn load(&mut self, s: &Stream) -> Result<(), Error>;
+    /// Runs one transaction, durably committed when it returns.
+    ///
+    /// # Errors
+    /// The engine's, or a read that did not find its row.
+    fn txn(&mut self, s: &Stream, ops: &[Op]) -> Result<(), Error>;
+    /// Memory the engine uses now (proportional set size of its processes, bytes).
+    fn memory(&self) -> u64;
+    /// Stops the engine cleanly.
+    ///
+    /// # Errors
+    /// The engine's.
+    fn finish(self: Box<Self>) -> Result<(), Error>;
+}
+
+/// Rows per multi-row INSERT statement of a client's load.
+const LOAD_BATCH: u64 = 500;
+
+/// A program on PATH, or in one of `extra` directories (globs are not expanded: the caller
+/// lists them).
+fn find_tool(name: &str, extra: &[PathBuf]) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .chain(extra.iter().cloned())
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+}
+
+/// Debian keeps PostgreSQL's server programs in /usr/lib/postgresql/VERSION/bin.
+fn pg_dirs() -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir("/usr/lib/postgresql")
+        .map(|r| {
+            r.filter_map(|e| e.ok().map(|e| e.path().join("bin")))
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v.reverse();
+    v
+}
+
+/// The uid and gid of a system user (PostgreSQL and MariaDB refuse to run as root).
+fn user_ids(name: &str) -> Option<(u32, u32)> {
+    let text = std::fs::read_to_string("/etc/passwd").ok()?;
+    text.lines().find_map(|l| {
+        let f: Vec<&str> = l.split(':').collect();
+        (f.first() == Some(&name))
+            .then(|| Some((f.get(2)?.parse().ok()?, f.get(3)?.parse().ok()?)))?
+    })
+}
+
+/// Whether `engine` can run here; why not (with its install line) when it cannot.
+///
+/// # Errors
+/// A line saying what is missing.
+pub fn available(engine: EngineName) -> Result<(), String> {
+    let missing = |what: &str| {
+        Err(format!(
+            "not installed ({what}; scripts/install-peers.sh {})",
+            engine.install_name()
+        ))
+    };
+    match engine {
+        EngineName::NowaInplace | EngineName::NowaOop => Ok(()),
+        EngineName::Sqlite3 => match find_tool("sqlite3", &[]) {
+            Some(_) => Ok(()),
+            None => missing("no sqlite3"),
+        },
+        EngineName::Postgresql => {
+            let dirs = pg_dirs();
+            for t in ["initdb", "pg_ctl", "psql"] {
+                if find_tool(t, &dirs).is_none() {
+                    return missing(&format!("no {t}"));
+                }
+            }
+            match user_ids("postgres") {
+                Some(_) => Ok(()),
+                None => missing("no postgres user"),
+            }
+        }
+    }
+}
+
+/// The engine's configuration and durability settings, as the output states them.
+#[must_use]
+pub fn setup(engine: EngineName, spec: &Spec) -> String {
+    let mib = spec.memory >> 20;
+    match engine {
+        EngineName::NowaInplace => format!(
+            "nowa in place, doublewrite on, WAL group commit, sync commit, pool {mib} MiB, O_DIRECT"
+        ),
+        EngineName::NowaOop => format!(
+            "nowa out of place (zones, DB GC), WAL group commit, sync commit, pool {mib} MiB, O_DIRECT"
+        ),
+        EngineName::Sqlite3 => format!(
+            "sqlite3 defaults: rollback journal (DELETE), synchronous=FULL; cache_size {mib} MiB"
+        ),
+        EngineName::Postgresql => format!(
+            "PostgreSQL defaults: fsync on, synchronous_commit on, full_page_writes on; shared_buffers {mib} MiB, max_wal_size {} MiB",
+            pg_max_wal(spec) >> 20
+        ),
+    }
+}
+
+/// PostgreSQL's default max_wal_size (1 GiB) can exceed a small vssd: a quarter of it then.
+fn pg_max_wal(spec: &Spec) -> u64 {
+    (spec.capacity / 4).clamp(32 << 20, 1 << 30)
+}
+
+/// Starts `engine` on `target` (`scratch`: a directory outside the vssd for logs).
+///
+/// # Errors
+/// The engine cannot be created or started.
+pub fn open(
+    engine: EngineName,
+    target: &Target,
+    spec: &Spec,
+    scratch: &Path,
+) -> Result<Box<dyn Driver>, Error> {
+    match engine {
+        EngineName::NowaInplace | EngineName::NowaOop => Ok(Box::new(NowaDriver::open(
+            engine == EngineName::NowaOop,
+            target,
+            spec,
+        )?)),
+        EngineName::Sqlite3 => {
+            let dir = fs_dir(target, engine)?;
+            let mut c = Command::new("sqlite3");
+            c.arg("-bail").arg(dir.join("t.db"));
+            let mut cl = Client::start(c, Dialect::Sqlite, scratch.join("sqlite3.err"))?;
+            let kib = spec.memory >> 10;
+            cl.exec(&format!(
+                "PRAGMA cache_size=-{kib};\nCREATE TABLE t(k INTEGER PRIMARY KEY, v BLOB);"
+            ))?;
+            Ok(Box::new(ClientDriver {
+                client: cl,
+                server: None,
+            }))
+        }
+        EngineName::Postgresql => Ok(Box::new(Postgres::start(target, spec, scratch)?)),
+    }
+}
+
+/// The directory of a file-system target; engines other than nowa need one.
+fn fs_dir(target: &Target, engine: EngineName) -> Result<PathBuf, Error> {
+    match target {
+        Target::Dir(d, _) => Ok(d.clone()),
+        Target::Raw(_) => Err(Error::Usage(format!(
+            "--fs raw: {} needs a file system (--fs ext4 or xfs)",
+            engine.name()
+        ))),
+    }
+}
+
+/// Proportional set size of process `pid` in bytes (0 when it is gone).
+fn pss(pid: u32) -> u64 {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup")).unwrap_or_default();
+    let kib = text.lines().find_map(|l| {
+        l.strip_prefix("Pss:")
+            .and_then(|r| r.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+    });
+    kib.unwrap_or(0) * 1024
+}
+
+/// Process `pid` and its children (a server's backends).
+fn with_children(pid: u32) -> Vec<u32> {
+    let mut v = vec![pid];
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return v;
+    };
+    for e in dir.flatten() {
+        let Some(child) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
+            continue;
+        };
+        let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
+        // Field 4 (after the parenthesized name) is the parent's pid.
+        let ppid = stat
+            .rsplit(')')
+            .next()
+            .and_then(|r| r.split_whitespace().nth(1));
+        if ppid.and_then(|p| p.parse::<u32>().ok()) == Some(pid) {
+            v.push(child);
+        }
+    }
+    v
+}
+
+/// nowa's engine in this process, on the vssd's disk or on a file on its file system.
+struct NowaDriver {
+    eng: Engine,
+    table: TableId,
+    /// This process's PSS before the engine existed (the vssd daemon's share stays out).
+    base: u64,
+}
+
+impl NowaDriver {
+    fn open(oop: bool, target: &Target, spec: &Spec) -> Result<NowaDriver, Error> {
+        let base = pss(std::process::id());
+        let opts = FileOptions::default();
+        let dev = match target {
+            Target::Raw(p) => FileDevice::open(p, &opts),
+            Target::Dir(d, free) => {
+                // File-system metadata grows with the file: leave a tenth free.
+                FileDevice::create(d.join("nowa.db"), free / 10 * 9 / 4096 * 4096, &opts)
+            }
+        }
+        .map_err(|e| Error::failed("opening nowa's device", e))?;
+        let cfg = Config {
+            pool_bytes: spec.memory,
+            durability: Durability::Sync,
+            ..Config::default()
+        };
+        let dev: Arc<dyn nowa_device::BlockDevice> = Arc::new(dev);
+        let eng = if oop {
+            let store = nowa_engine::out_of_place_store(nowa_engine::OopConfig::default());
+            Engine::create_with_wal(dev, None, cfg, &store)
+        } else {
+            Engine::create_with_wal(dev, None, cfg, &nowa_engine::in_place_store())
+        }
+        .map_err(|e| Error::failed("creating nowa's engine", e))?;
+        let (table, _) = eng
+            .open_table("t", TreeOptions::default())
+            .map_err(|e| Error::failed("creating nowa's table", e))?;
+        Ok(NowaDriver { eng, table, base })
+    }
+}
+
+fn engine_err(e: nowa_engine::EngineError) -> Error {
+    Error::failed("nowa's engine", e)
+}
+
+impl Driver for NowaDriver {
+    fn load(&mut self, s: &Stream) -> Result<(), Error> {
+        for k in 0..s.loaded {
+            self.eng
+                .load_put(self.table, &k.to_be_bytes(), &s.value(k, 0))
+                .map_err(engine_err)?;
+        }
+        self.eng.checkpoint().map_err(engine_err)
+    }
+
+    fn txn(&mut self, s: &Stream, ops: &[Op]) -> Result<(), Error> {
+        let mut t = self.eng.begin();
+        for o in ops {
+            let key = o.key.to_be_bytes();
+            if o.kind == Kind::Read {
+                let v = t.get(self.table, &key).map_err(engine_err)?;
+                if v.as_ref().map(Vec::len) != Some(s.value_size) {
+                    return Err(Error::failed(
+                        "nowa's engine",
+                        std::io::Error::other(format!("key {} read {v:?}", o.key)),
+                    ));
+                }
+            } else {
+                t.put(self.table, &key, &s.value(o.key, o.ver))
+                    .map_err(engine_err)?;
+            }
+        }
+        t.commit_with(Durability::Sync).map_err(engine_err)
+    }
+
+    fn memory(&self) -> u64 {
+        pss(std::process::id()).saturating_sub(self.base)
+    }
+
+    fn finish(self: Box<Self>) -> Result<(), Error> {
+        self.eng.close().map_err(engine_err)
+    }
+}
+
+/// An engine fed through its client; `server` is stopped at the end.
+struct ClientDriver {
+    client: Client,
+    server: Option<Postgres>,
+}
+
+impl Driver for ClientDriver {
+    fn load(&mut self, s: &Stream) -> Result<(), Error> {
+        let mut k = 0;
+        while k < s.loaded {
+            let end = (k + LOAD_BATCH).min(s.loaded);
+            let sql = self.client.insert_rows(s, k, end);
+            self.client.exec(&sql)?;
+            k = end;
+        }
+        if self.server.is_some() {
+            self.client.exec("CHECKPOINT;")?;
+        }
+        Ok(())
+    }
+
+    fn txn(&mut self, s: &Stream, ops: &[Op]) -> Result<(), Error> {
+        let sql = self.client.txn(s, ops);
+        let lines = self.client.exec(&sql)?;
+        check_reads(&lines, ops, s.value_size)
+    }
+
+    fn memory(&self) -> u64 {
+        match &self.server {
+            Some(p) => p.memory(),
+            None => pss(self.client.pid()),
+        }
+    }
+
+    fn finish(self: Box<Self>) -> Result<(), Error> {
+        let r = self.client.finish();
+        if let Some(mut p) = self.server {
+            p.stop()?;
+        }
+        r
+    }
+}
+
+/// A PostgreSQL server on the vssd's file system, run as the `postgres` user, reached over
+/// a Unix socket in its own directory (no TCP port).
+struct Postgres {
+    bin: PathBuf,
+    data: PathBuf,
+    ids: (u32, u32),
+    running: bool,
+}
+
+impl Postgres {
+    #[expect(
+        clippy::new_ret_no_self,
+        reason = "starts the server and returns the driver that feeds it"
+    )]
+    fn start(target: &Target, spec: &Spec, scratch: &Path) -> Result<ClientDriver, Error> {
+        use std::os::unix::process::CommandExt;
+        let dir = fs_dir(target, EngineName::Postgresql)?;
+        let bin = find_tool("initdb", &pg_dirs())
+            .and_then(|p| p.parent().map(Path::to_path_buf))
+            .ok_or_else(|| Error::Usage("--engines postgresql: no initdb".into()))?;
+        let ids = user_ids("postgres")
+            .ok_or_else(|| Error::Usage("--engines postgresql: no postgres user".into()))?;
+        std::os::unix::fs::chown(&dir, Some(ids.0), Some(ids.1)).map_err(|e| Error::io(&dir, e))?;
+        let data = dir.join("data");
+        let as_pg = |prog: &str| {
+            let mut c = Command::new(bin.join(prog));
+            c.uid(ids.0).gid(ids.1).current_dir(&dir);
+            c
+        };
+        run_tool(
+            "initdb",
+            as_pg("initdb").args(["-A", "trust", "-D"]).arg(&data),
+        )?;
+        let opts = format!(
+            "-k {} -c listen_addresses= -c shared_buffers={}kB -c max_wal_size={}MB",
+            dir.display(),
+            spec.memory >> 10,
+            pg_max_wal(spec) >> 20
+        );
+        let log = dir.join("log");
+        run_tool(
+            "pg_ctl start",
+            as_pg("pg_ctl")
+                .arg("-D")
+                .arg(&data)
+                .args(["-o", &opts, "-l"])
+                .arg(&log)
+                .args(["-w", "start"]),
+        )?;
+        let server = Postgres {
+            bin,
+            data,
+            ids,
+            running: true,
+        };
+        let psql = find_tool("psql", &pg_dirs()).unwrap_or_else(|| server.bin.join("psql"));
+        let mut c = Command::new(psql);
+        c.arg("-h").arg(&dir).args([
+            "-U",
+            "postgres",
+            "-d",
+            "postgres",
+            "-qAtX",
+            "-v",
+            "ON_ERROR_STOP=1",
+        ]);
+        let mut client = Client::start(c, Dialect::Postgres, scratch.join("psql.err"))?;
+        client.exec("CREATE TABLE t(k bigint PRIMARY KEY, v bytea);")?;
+        Ok(ClientDriver {
+            client,
+            server: Some(server),
+        })
+    }
+
+    /// The postmaster's pid (first line of postmaster.pid).
+    fn pid(&self) -> Option<u32> {
+        let text = std::fs::read_to_string(self.data.join("postmaster.pid")).ok()?;
+        text.lines().next()?.trim().parse().ok()
+    }
+
+    fn memory(&self) -> u64 {
+        self.pid()
+            .map_or(0, |p| with_children(p).into_iter().map(pss).sum())
+    }
+
+    fn stop(&mut self) -> Result<(), Error> {
+        use std::os::unix::process::CommandExt;
+        self.running = false;
+        let mut c = Command::new(self.bin.join("pg_ctl"));
+        c.uid(self.ids.0).gid(self.ids.1);
+        c.arg("-D")
+            .arg(&self.data)
+            .args(["-m", "fast", "-w", "stop"]);
+        run_tool("pg_ctl stop", &mut c).map(|_| ())
+    }
+}
+
+impl Drop for Postgres {
+    fn drop(&mut self) {
+        // After an error: the server must not outlive the file system it works on.
+        if self.running {
+            let _ = self.stop();
+        }
+    }
+}
