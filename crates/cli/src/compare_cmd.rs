@@ -17,7 +17,7 @@ pub struct CompareArgs {
         long,
         value_enum,
         value_delimiter = ',',
-        default_value = "nowa-inplace,nowa-oop,sqlite3,postgresql"
+        default_value = "nowa-inplace,nowa-oop,sqlite3,postgresql,mariadb"
     )]
     engines: Vec<EngineName>,
     /// ycsb-a (50% reads, 50% updates), ycsb-w (100% updates), tpcc-lite (new-order).

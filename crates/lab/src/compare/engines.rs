@@ -1,8 +1,9 @@
 //! The engines: which are installed, how each is set up on its fresh vssd (with its ordinary
 //! durability settings, said in [`setup`]), loaded, fed the stream, measured and stopped.
 
-use super::bed::{run_tool, Target};
+use super::bed::Target;
 use super::client::{check_reads, Client, Dialect};
+use super::servers::{self, Server};
 use super::stream::{Kind, Op, Stream};
 use super::{EngineName, Spec};
 use crate::Error;
@@ -38,7 +39,7 @@ const LOAD_BATCH: u64 = 500;
 
 /// A program on PATH, or in one of `extra` directories (globs are not expanded: the caller
 /// lists them).
-fn find_tool(name: &str, extra: &[PathBuf]) -> Option<PathBuf> {
+pub(super) fn find_tool(name: &str, extra: &[PathBuf]) -> Option<PathBuf> {
     let path = std::env::var_os("PATH").unwrap_or_default();
     std::env::split_paths(&path)
         .chain(extra.iter().cloned())
@@ -47,7 +48,7 @@ fn find_tool(name: &str, extra: &[PathBuf]) -> Option<PathBuf> {
 }
 
 /// Debian keeps PostgreSQL's server programs in /usr/lib/postgresql/VERSION/bin.
-fn pg_dirs() -> Vec<PathBuf> {
+pub(super) fn pg_dirs() -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = std::fs::read_dir("/usr/lib/postgresql")
         .map(|r| {
             r.filter_map(|e| e.ok().map(|e| e.path().join("bin")))
@@ -60,7 +61,7 @@ fn pg_dirs() -> Vec<PathBuf> {
 }
 
 /// The uid and gid of a system user (PostgreSQL and MariaDB refuse to run as root).
-fn user_ids(name: &str) -> Option<(u32, u32)> {
+pub(super) fn user_ids(name: &str) -> Option<(u32, u32)> {
     let text = std::fs::read_to_string("/etc/passwd").ok()?;
     text.lines().find_map(|l| {
         let f: Vec<&str> = l.split(':').collect();
@@ -98,6 +99,18 @@ pub fn available(engine: EngineName) -> Result<(), String> {
                 None => missing("no postgres user"),
             }
         }
+        EngineName::Mariadb => {
+            let dirs = servers::mariadb_dirs();
+            for t in ["mariadb-install-db", "mariadbd", "mariadb", "mariadb-admin"] {
+                if find_tool(t, &dirs).is_none() {
+                    return missing(&format!("no {t}"));
+                }
+            }
+            match user_ids("mysql") {
+                Some(_) => Ok(()),
+                None => missing("no mysql user"),
+            }
+        }
     }
 }
 
@@ -119,11 +132,14 @@ pub fn setup(engine: EngineName, spec: &Spec) -> String {
             "PostgreSQL defaults: fsync on, synchronous_commit on, full_page_writes on; shared_buffers {mib} MiB, max_wal_size {} MiB",
             pg_max_wal(spec) >> 20
         ),
+        EngineName::Mariadb => format!(
+            "MariaDB InnoDB defaults: innodb_flush_log_at_trx_commit=1, doublewrite on, binlog off; buffer pool {mib} MiB"
+        ),
     }
 }
 
 /// PostgreSQL's default max_wal_size (1 GiB) can exceed a small vssd: a quarter of it then.
-fn pg_max_wal(spec: &Spec) -> u64 {
+pub(super) fn pg_max_wal(spec: &Spec) -> u64 {
     (spec.capacity / 4).clamp(32 << 20, 1 << 30)
 }
 
@@ -157,12 +173,13 @@ pub fn open(
                 server: None,
             }))
         }
-        EngineName::Postgresql => Ok(Box::new(Postgres::start(target, spec, scratch)?)),
+        EngineName::Postgresql => Ok(Box::new(servers::postgres(target, spec, scratch)?)),
+        EngineName::Mariadb => Ok(Box::new(servers::mariadb(target, spec, scratch)?)),
     }
 }
 
 /// The directory of a file-system target; engines other than nowa need one.
-fn fs_dir(target: &Target, engine: EngineName) -> Result<PathBuf, Error> {
+pub(super) fn fs_dir(target: &Target, engine: EngineName) -> Result<PathBuf, Error> {
     match target {
         Target::Dir(d, _) => Ok(d.clone()),
         Target::Raw(_) => Err(Error::Usage(format!(
@@ -173,7 +190,7 @@ fn fs_dir(target: &Target, engine: EngineName) -> Result<PathBuf, Error> {
 }
 
 /// Proportional set size of process `pid` in bytes (0 when it is gone).
-fn pss(pid: u32) -> u64 {
+pub(super) fn pss(pid: u32) -> u64 {
     let text = std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup")).unwrap_or_default();
     let kib = text.lines().find_map(|l| {
         l.strip_prefix("Pss:")
@@ -183,7 +200,7 @@ fn pss(pid: u32) -> u64 {
 }
 
 /// Process `pid` and its children (a server's backends).
-fn with_children(pid: u32) -> Vec<u32> {
+pub(super) fn with_children(pid: u32) -> Vec<u32> {
     let mut v = vec![pid];
     let Ok(dir) = std::fs::read_dir("/proc") else {
         return v;
@@ -289,9 +306,9 @@ impl Driver for NowaDriver {
 }
 
 /// An engine fed through its client; `server` is stopped at the end.
-struct ClientDriver {
-    client: Client,
-    server: Option<Postgres>,
+pub(super) struct ClientDriver {
+    pub(super) client: Client,
+    pub(super) server: Option<Box<dyn Server>>,
 }
 
 impl Driver for ClientDriver {
@@ -303,8 +320,8 @@ impl Driver for ClientDriver {
             self.client.exec(&sql)?;
             k = end;
         }
-        if self.server.is_some() {
-            self.client.exec("CHECKPOINT;")?;
+        if let Some(sql) = self.server.as_ref().and_then(|s| s.after_load()) {
+            self.client.exec(sql)?;
         }
         Ok(())
     }
@@ -328,111 +345,5 @@ impl Driver for ClientDriver {
             p.stop()?;
         }
         r
-    }
-}
-
-/// A PostgreSQL server on the vssd's file system, run as the `postgres` user, reached over
-/// a Unix socket in its own directory (no TCP port).
-struct Postgres {
-    bin: PathBuf,
-    data: PathBuf,
-    ids: (u32, u32),
-    running: bool,
-}
-
-impl Postgres {
-    #[expect(
-        clippy::new_ret_no_self,
-        reason = "starts the server and returns the driver that feeds it"
-    )]
-    fn start(target: &Target, spec: &Spec, scratch: &Path) -> Result<ClientDriver, Error> {
-        use std::os::unix::process::CommandExt;
-        let dir = fs_dir(target, EngineName::Postgresql)?;
-        let bin = find_tool("initdb", &pg_dirs())
-            .and_then(|p| p.parent().map(Path::to_path_buf))
-            .ok_or_else(|| Error::Usage("--engines postgresql: no initdb".into()))?;
-        let ids = user_ids("postgres")
-            .ok_or_else(|| Error::Usage("--engines postgresql: no postgres user".into()))?;
-        std::os::unix::fs::chown(&dir, Some(ids.0), Some(ids.1)).map_err(|e| Error::io(&dir, e))?;
-        let data = dir.join("data");
-        let as_pg = |prog: &str| {
-            let mut c = Command::new(bin.join(prog));
-            c.uid(ids.0).gid(ids.1).current_dir(&dir);
-            c
-        };
-        run_tool(
-            "initdb",
-            as_pg("initdb").args(["-A", "trust", "-D"]).arg(&data),
-        )?;
-        let opts = format!(
-            "-k {} -c listen_addresses= -c shared_buffers={}kB -c max_wal_size={}MB",
-            dir.display(),
-            spec.memory >> 10,
-            pg_max_wal(spec) >> 20
-        );
-        let log = dir.join("log");
-        run_tool(
-            "pg_ctl start",
-            as_pg("pg_ctl")
-                .arg("-D")
-                .arg(&data)
-                .args(["-o", &opts, "-l"])
-                .arg(&log)
-                .args(["-w", "start"]),
-        )?;
-        let server = Postgres {
-            bin,
-            data,
-            ids,
-            running: true,
-        };
-        let psql = find_tool("psql", &pg_dirs()).unwrap_or_else(|| server.bin.join("psql"));
-        let mut c = Command::new(psql);
-        c.arg("-h").arg(&dir).args([
-            "-U",
-            "postgres",
-            "-d",
-            "postgres",
-            "-qAtX",
-            "-v",
-            "ON_ERROR_STOP=1",
-        ]);
-        let mut client = Client::start(c, Dialect::Postgres, scratch.join("psql.err"))?;
-        client.exec("CREATE TABLE t(k bigint PRIMARY KEY, v bytea);")?;
-        Ok(ClientDriver {
-            client,
-            server: Some(server),
-        })
-    }
-
-    /// The postmaster's pid (first line of postmaster.pid).
-    fn pid(&self) -> Option<u32> {
-        let text = std::fs::read_to_string(self.data.join("postmaster.pid")).ok()?;
-        text.lines().next()?.trim().parse().ok()
-    }
-
-    fn memory(&self) -> u64 {
-        self.pid()
-            .map_or(0, |p| with_children(p).into_iter().map(pss).sum())
-    }
-
-    fn stop(&mut self) -> Result<(), Error> {
-        use std::os::unix::process::CommandExt;
-        self.running = false;
-        let mut c = Command::new(self.bin.join("pg_ctl"));
-        c.uid(self.ids.0).gid(self.ids.1);
-        c.arg("-D")
-            .arg(&self.data)
-            .args(["-m", "fast", "-w", "stop"]);
-        run_tool("pg_ctl stop", &mut c).map(|_| ())
-    }
-}
-
-impl Drop for Postgres {
-    fn drop(&mut self) {
-        // After an error: the server must not outlive the file system it works on.
-        if self.running {
-            let _ = self.stop();
-        }
     }
 }

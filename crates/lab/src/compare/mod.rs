@@ -10,6 +10,7 @@
 pub mod bed;
 pub mod client;
 pub mod engines;
+pub mod servers;
 pub mod stream;
 
 use crate::{Error, Identity, Report};
@@ -54,6 +55,8 @@ pub enum EngineName {
     Sqlite3,
     /// PostgreSQL (initdb, pg_ctl, psql).
     Postgresql,
+    /// MariaDB with InnoDB (mariadb-install-db, mariadbd, mariadb).
+    Mariadb,
 }
 
 impl EngineName {
@@ -65,6 +68,7 @@ impl EngineName {
             EngineName::NowaOop => "nowa-oop",
             EngineName::Sqlite3 => "sqlite3",
             EngineName::Postgresql => "postgresql",
+            EngineName::Mariadb => "mariadb",
         }
     }
 
@@ -75,6 +79,7 @@ impl EngineName {
             EngineName::NowaInplace | EngineName::NowaOop => "",
             EngineName::Sqlite3 => "sqlite3",
             EngineName::Postgresql => "postgresql",
+            EngineName::Mariadb => "mariadb",
         }
     }
 }
