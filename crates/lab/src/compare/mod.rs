@@ -402,6 +402,9 @@ pub fn table(r: &CompareResult) -> String {
 ///
 /// # Errors
 /// The file cannot be written.
+///
+/// # Panics
+/// If a record and the header disagree on the columns (a bug).
 pub fn write_csv(rep: &Report<CompareResult>, path: &std::path::Path) -> Result<(), Error> {
     let file = crate::csv_file(path, &rep.nowa)?;
     let mut w = csv::Writer::from_writer(file);

@@ -52,6 +52,9 @@ impl Stream {
     ///
     /// # Errors
     /// The key generators refuse the parameters (no records).
+    ///
+    /// # Panics
+    /// If a generator made a different number of transactions than asked (a bug).
     pub fn generate(
         workload: Workload,
         records: u64,
@@ -145,9 +148,8 @@ fn tpcc_lite(records: u64, txns: u64, seed: u64) -> Result<Vec<Vec<Op>>, Workloa
     let mut district = Uniform::new(DISTRICTS, seed ^ 0xD15)?;
     let mut lines = Uniform::new(11, seed ^ 0x11E5)?;
     let mut vers = std::collections::HashMap::new();
-    let mut next_order = records + DISTRICTS;
     let mut out = Vec::with_capacity(usize::try_from(txns).unwrap_or(0));
-    for _ in 0..txns {
+    for next_order in (records + DISTRICTS..).take(usize::try_from(txns).unwrap_or(usize::MAX)) {
         let d = records + district.next_write();
         let mut t = vec![
             Op {
@@ -166,7 +168,6 @@ fn tpcc_lite(records: u64, txns: u64, seed: u64) -> Result<Vec<Vec<Op>>, Workloa
                 ver: 0,
             },
         ];
-        next_order += 1;
         for _ in 0..5 + lines.next_write() {
             let s = stock.next_write();
             t.push(Op {
