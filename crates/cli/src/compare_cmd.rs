@@ -81,6 +81,8 @@ fn spec(a: &CompareArgs) -> Result<Spec> {
     }
     let mut engines = a.engines.clone();
     engines.dedup();
+    assert!(!engines.is_empty(), "clap requires at least one engine");
+    assert!(capacity % 4096 == 0, "a whole number of pages");
     Ok(Spec {
         engines,
         workload: a.workload,

@@ -67,6 +67,9 @@ impl Bed {
     ///
     /// # Errors
     /// The mount, losetup, mkfs or mount fails.
+    ///
+    /// # Panics
+    /// On a broken invariant (a bug): the assertions state them.
     pub fn start(spec: &Spec) -> Result<Bed, Error> {
         let tmp = tempfile::Builder::new()
             .prefix("nowa-compare-")
@@ -90,7 +93,12 @@ impl Bed {
         })
         .map_err(|e| Error::failed("opening the vssd", e))?;
         let disk = Arc::new(disk);
+        assert!(
+            disk.file_bytes() <= spec.capacity && disk.file_bytes() > 0,
+            "the disk is the vssd's logical space"
+        );
         let dir = tmp.path().join("vssd");
+        assert!(dir.starts_with(&spec.work), "everything stays under --work");
         std::fs::create_dir(&dir).map_err(|e| Error::io(&dir, e))?;
         let mut m = nowa_vssd::mount(disk.clone(), &dir)
             .map_err(|e| Error::failed("mounting the vssd", e))?;
@@ -124,6 +132,7 @@ impl Bed {
 
     fn make_fs(&mut self, fs: Fs) -> Result<(), Error> {
         let disk = self.dir.join("disk");
+        assert!(self.loop_dev.is_none(), "one file system per bed");
         let dev = control::attach(&disk).map_err(|e| Error::failed("losetup", e))?;
         self.loop_dev = Some(dev.clone());
         let mut mkfs = match fs {
@@ -144,23 +153,42 @@ impl Bed {
         let at = self._tmp.path().join("fs");
         std::fs::create_dir(&at).map_err(|e| Error::io(&at, e))?;
         run_tool("mount", Command::new("mount").arg(&dev).arg(&at))?;
+        assert!(
+            control::mount_point_of(&dev).is_some(),
+            "{} is mounted",
+            dev.display()
+        );
         self.fs_dir = Some(at);
         Ok(())
     }
 
     /// Where the engine keeps its data.
+    ///
+    /// # Panics
+    /// On a broken invariant (a bug): the assertions state them.
     #[must_use]
     pub fn target(&self) -> Target {
         match &self.fs_dir {
             Some(d) => Target::Dir(d.clone(), free_bytes(d).unwrap_or(0)),
-            None => Target::Raw(self.dir.join("disk")),
+            None => {
+                assert!(self.loop_dev.is_none(), "raw: no loop device");
+                Target::Raw(self.dir.join("disk"))
+            }
         }
     }
 
     /// The vssd's counters now.
+    ///
+    /// # Panics
+    /// On a broken invariant (a bug): the assertions state them.
     #[must_use]
     pub fn snapshot(&self) -> Snapshot {
-        self.disk.snapshot()
+        let s = self.disk.snapshot();
+        assert!(
+            s.media_write_bytes >= s.gc_copy_bytes,
+            "GC copies are flash programs"
+        );
+        s
     }
 
     /// Unmounts the file system, detaches the loop device, unmounts the vssd.

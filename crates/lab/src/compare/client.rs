@@ -40,6 +40,9 @@ impl Client {
     ///
     /// # Errors
     /// The program cannot be started.
+    ///
+    /// # Panics
+    /// On a broken invariant (a bug): the assertions state them.
     pub fn start(mut cmd: Command, dialect: Dialect, stderr: PathBuf) -> Result<Client, Error> {
         let err = std::fs::File::create(&stderr).map_err(|e| Error::io(&stderr, e))?;
         let mut child = cmd
@@ -48,6 +51,7 @@ impl Client {
             .stderr(err)
             .spawn()
             .map_err(|e| failed(format!("{cmd:?}: {e}")))?;
+        assert!(child.id() > 0, "a started process has a pid");
         let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
             return Err(failed(format!("{cmd:?}: no pipes")));
         };
@@ -78,8 +82,12 @@ impl Client {
     ///
     /// # Errors
     /// The client exited (an SQL error stops it: each is started to stop on the first).
+    ///
+    /// # Panics
+    /// On a broken invariant (a bug): the assertions state them.
     pub fn exec(&mut self, sql: &str) -> Result<Vec<String>, Error> {
         self.markers += 1;
+        assert!(!sql.contains("nowa-done-"), "the SQL cannot forge a marker");
         let marker = format!("nowa-done-{}", self.markers);
         let text = format!("{sql}\nSELECT '{marker}';\n");
         let sent = match self.stdin.as_mut() {
@@ -101,6 +109,7 @@ impl Client {
             }
             let line = line.trim_end();
             if line == marker {
+                assert!(out.len() < 1 << 20, "a transaction prints a line per read");
                 return Ok(out);
             }
             out.push(line.to_owned());
@@ -131,6 +140,7 @@ impl Client {
         for b in v {
             let _ = write!(hex, "{b:02x}");
         }
+        assert_eq!(hex.len(), v.len() * 2, "two hex digits a byte");
         match self.dialect {
             Dialect::Sqlite | Dialect::Mariadb => format!("x'{hex}'"),
             Dialect::Postgres => format!("'\\x{hex}'"),
@@ -138,8 +148,12 @@ impl Client {
     }
 
     /// Loads rows `from..to` of the stream as one multi-row insert.
+    ///
+    /// # Panics
+    /// On a broken invariant (a bug): the assertions state them.
     #[must_use]
     pub fn insert_rows(&self, s: &Stream, from: u64, to: u64) -> String {
+        assert!(from < to && to <= s.loaded, "rows of the load");
         let mut sql = String::from("INSERT INTO t VALUES ");
         for k in from..to {
             let sep = if k + 1 == to { ";" } else { "," };
@@ -150,6 +164,9 @@ impl Client {
 
     /// One transaction as SQL: its statements, inside BEGIN/COMMIT when it has more than one
     /// (a single statement commits on its own).
+    ///
+    /// # Panics
+    /// On a broken invariant (a bug): the assertions state them.
     #[must_use]
     pub fn txn(&self, s: &Stream, ops: &[Op]) -> String {
         let mut sql = String::new();
@@ -177,6 +194,11 @@ impl Client {
         if multi {
             sql.push_str("COMMIT;");
         }
+        assert_eq!(
+            sql.lines().count(),
+            ops.len() + if multi { 2 } else { 0 },
+            "one line per statement"
+        );
         sql
     }
 }
@@ -196,8 +218,12 @@ impl Drop for Client {
 ///
 /// # Errors
 /// A read found nothing, or a value of the wrong length.
+///
+/// # Panics
+/// On a broken invariant (a bug): the assertions state them.
 pub fn check_reads(lines: &[String], ops: &[Op], value_size: usize) -> Result<(), Error> {
     let reads = ops.iter().filter(|o| o.kind == Kind::Read).count();
+    assert!(reads <= ops.len(), "reads are some of the ops");
     let want = value_size.to_string();
     if lines.len() != reads || lines.iter().any(|l| *l != want) {
         return Err(failed(format!(

@@ -196,7 +196,9 @@ pub(super) fn pss(pid: u32) -> u64 {
         l.strip_prefix("Pss:")
             .and_then(|r| r.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
     });
-    kib.unwrap_or(0) * 1024
+    let bytes = kib.unwrap_or(0) * 1024;
+    assert!(bytes % 1024 == 0, "whole KiB");
+    bytes
 }
 
 /// Process `pid` and its children (a server's backends).
@@ -216,6 +218,7 @@ pub(super) fn with_children(pid: u32) -> Vec<u32> {
             .next()
             .and_then(|r| r.split_whitespace().nth(1));
         if ppid.and_then(|p| p.parse::<u32>().ok()) == Some(pid) {
+            assert_ne!(child, pid, "a process is not its own child");
             v.push(child);
         }
     }
@@ -238,10 +241,16 @@ impl NowaDriver {
             Target::Raw(p) => FileDevice::open(p, &opts),
             Target::Dir(d, free) => {
                 // File-system metadata grows with the file: leave a tenth free.
-                FileDevice::create(d.join("nowa.db"), free / 10 * 9 / 4096 * 4096, &opts)
+                let size = free / 10 * 9 / 4096 * 4096;
+                assert!(
+                    size % 4096 == 0 && size <= *free,
+                    "a page-aligned file that fits"
+                );
+                FileDevice::create(d.join("nowa.db"), size, &opts)
             }
         }
         .map_err(|e| Error::failed("opening nowa's device", e))?;
+        assert!(spec.memory >= 1 << 20, "--memory is at least 1 MiB");
         let cfg = Config {
             pool_bytes: spec.memory,
             durability: Durability::Sync,
@@ -258,6 +267,7 @@ impl NowaDriver {
         let (table, _) = eng
             .open_table("t", TreeOptions::default())
             .map_err(|e| Error::failed("creating nowa's table", e))?;
+        assert_ne!(table.number(), 0, "table 0 is the catalog");
         Ok(NowaDriver { eng, table, base })
     }
 }
@@ -268,6 +278,7 @@ fn engine_err(e: nowa_engine::EngineError) -> Error {
 
 impl Driver for NowaDriver {
     fn load(&mut self, s: &Stream) -> Result<(), Error> {
+        assert!(s.loaded > 0, "something to load");
         for k in 0..s.loaded {
             self.eng
                 .load_put(self.table, &k.to_be_bytes(), &s.value(k, 0))
@@ -316,6 +327,7 @@ impl Driver for ClientDriver {
         let mut k = 0;
         while k < s.loaded {
             let end = (k + LOAD_BATCH).min(s.loaded);
+            assert!(end > k, "every batch loads rows");
             let sql = self.client.insert_rows(s, k, end);
             self.client.exec(&sql)?;
             k = end;
@@ -327,6 +339,7 @@ impl Driver for ClientDriver {
     }
 
     fn txn(&mut self, s: &Stream, ops: &[Op]) -> Result<(), Error> {
+        assert!(!ops.is_empty(), "a transaction does something");
         let sql = self.client.txn(s, ops);
         let lines = self.client.exec(&sql)?;
         check_reads(&lines, ops, s.value_size)

@@ -116,6 +116,9 @@ impl Spec {
     /// The vssd capacity for `records` rows of `value_size` bytes and `ops` operations: four
     /// times the rows' bytes with 64 bytes of overhead each, at least 512 MiB (PostgreSQL's
     /// initdb and WAL segments alone take about 100 MiB), in whole MiB.
+    ///
+    /// # Panics
+    /// On a broken invariant (a bug): the assertions state them.
     #[must_use]
     pub fn auto_capacity(workload: Workload, records: u64, ops: u64, value_size: usize) -> u64 {
         let rows = records
@@ -127,10 +130,15 @@ impl Spec {
         let bytes = rows
             .saturating_mul(value_size as u64 + 64)
             .saturating_mul(4);
-        bytes
+        let cap = bytes
             .div_ceil(1 << 20)
             .saturating_mul(1 << 20)
-            .max(512 << 20)
+            .max(512 << 20);
+        assert!(
+            cap % (1 << 20) == 0 && cap >= 512 << 20,
+            "whole MiB, at least 512"
+        );
+        cap
     }
 }
 
@@ -254,6 +262,9 @@ pub fn check(spec: &Spec) -> Result<(), Error> {
 /// # Errors
 /// A bad spec ([`Error::Usage`]), or the stream cannot be generated. An engine that fails is
 /// reported in its row, and the others still run.
+///
+/// # Panics
+/// On a broken invariant (a bug): the assertions state them.
 pub fn run(spec: &Spec, progress: &dyn Fn(usize, u64)) -> Result<Report<CompareResult>, Error> {
     check(spec)?;
     let nowa = Identity::now("compare", spec, spec.seed);
@@ -265,6 +276,10 @@ pub fn run(spec: &Spec, progress: &dyn Fn(usize, u64)) -> Result<Report<CompareR
         spec.seed,
     )
     .map_err(|e| Error::Usage(format!("--records: {e}")))?;
+    assert!(
+        stream.op_count() >= stream.txns.len() as u64,
+        "a transaction has at least one operation"
+    );
     let mut rows = Vec::new();
     for (i, &engine) in spec.engines.iter().enumerate() {
         let setup = engines::setup(engine, spec);
@@ -276,6 +291,10 @@ pub fn run(spec: &Spec, progress: &dyn Fn(usize, u64)) -> Result<Report<CompareR
                 Err(e) => (format!("failed: {e}"), None),
             },
         };
+        assert!(
+            (status == "ok") == measured.is_some(),
+            "figures exactly for the engines that ran"
+        );
         rows.push(Row {
             engine,
             setup,
@@ -283,6 +302,7 @@ pub fn run(spec: &Spec, progress: &dyn Fn(usize, u64)) -> Result<Report<CompareR
             measured,
         });
     }
+    assert_eq!(rows.len(), spec.engines.len(), "a row per engine");
     let result = CompareResult {
         loaded: stream.loaded,
         ops: stream.txns.len() as u64,
@@ -309,28 +329,22 @@ fn run_one(
         .prefix("nowa-compare-logs-")
         .tempdir_in(&spec.work)
         .map_err(|e| Error::io(&spec.work, e))?;
+    assert_eq!(
+        bed.snapshot().host_write_bytes == 0,
+        spec.fs == Fs::Raw,
+        "a fresh vssd: only mkfs wrote to it"
+    );
     let mut d = engines::open(engine, &bed.target(), spec, scratch.path())?;
     let t = Instant::now();
     d.load(stream)?;
     let load_secs = t.elapsed().as_secs_f64();
     let before = bed.snapshot();
-    let mut lat = histogram();
-    let t = Instant::now();
-    let mut done = 0u64;
-    for txn in &stream.txns {
-        if crate::Cancel.requested() {
-            break;
-        }
-        let t0 = Instant::now();
-        d.txn(stream, txn)?;
-        let us = u64::try_from(t0.elapsed().as_micros()).unwrap_or(u64::MAX);
-        lat.saturating_record(us.max(1));
-        done += 1;
-        if done % 1000 == 0 {
-            progress(done);
-        }
-    }
-    let secs = t.elapsed().as_secs_f64();
+    assert!(
+        before.host_write_bytes > 0,
+        "the load reached the device (else the engine is not on the vssd)"
+    );
+    let (lat, secs) = measured_phase(d.as_mut(), stream, progress)?;
+    let done = lat.len();
     let after = bed.snapshot();
     let memory_bytes = d.memory();
     d.finish()?;
@@ -340,11 +354,20 @@ fn run_one(
         "counters only grow"
     );
     let host = after.host_write_bytes - before.host_write_bytes;
+    assert!(
+        after.media_write_bytes >= before.media_write_bytes,
+        "counters only grow"
+    );
+    assert!(
+        after.host_read_bytes >= before.host_read_bytes,
+        "counters only grow"
+    );
     let media = after.media_write_bytes - before.media_write_bytes;
     #[expect(clippy::cast_precision_loss, reason = "byte and op counts as ratios")]
     let per_op = |b: u64| b as f64 / done.max(1) as f64;
     #[expect(clippy::cast_precision_loss, reason = "an op count over seconds")]
     let ops_per_sec = done as f64 / secs.max(1e-9);
+    assert!(lat.len() == done, "a latency per operation");
     Ok(Measured {
         load_secs,
         ops: done,
@@ -362,7 +385,37 @@ fn run_one(
     })
 }
 
+/// Runs the stream's transactions on `d` (until Ctrl-C); their latencies and the seconds.
+fn measured_phase(
+    d: &mut dyn engines::Driver,
+    stream: &Stream,
+    progress: &dyn Fn(u64),
+) -> Result<(hdrhistogram::Histogram<u64>, f64), Error> {
+    let mut lat = histogram();
+    let t = Instant::now();
+    let mut done = 0u64;
+    for txn in &stream.txns {
+        if crate::Cancel.requested() {
+            break;
+        }
+        let t0 = Instant::now();
+        d.txn(stream, txn)?;
+        let us = u64::try_from(t0.elapsed().as_micros()).unwrap_or(u64::MAX);
+        assert!(us < 3_600_000_000, "an operation took less than an hour");
+        lat.saturating_record(us.max(1));
+        done += 1;
+        if done % 1000 == 0 {
+            progress(done);
+        }
+    }
+    assert!(done <= stream.txns.len() as u64, "no more than the stream");
+    Ok((lat, t.elapsed().as_secs_f64()))
+}
+
 /// The result as a text table, one row per engine, then each engine's setup.
+///
+/// # Panics
+/// On a broken invariant (a bug): the assertions state them.
 #[must_use]
 pub fn table(r: &CompareResult) -> String {
     use std::fmt::Write as _;
@@ -371,6 +424,7 @@ pub fn table(r: &CompareResult) -> String {
         "engine", "device B/op", "SSD WAF", "flash B/op", "ops/s", "p99 us", "memory MiB", "load s"
     );
     for row in &r.rows {
+        assert!(!row.setup.is_empty(), "every row states its setup");
         let Some(m) = &row.measured else {
             let _ = writeln!(s, "{:<13} {}", row.engine.name(), row.status);
             continue;
@@ -395,6 +449,11 @@ pub fn table(r: &CompareResult) -> String {
     for row in &r.rows {
         let _ = writeln!(s, "  {:<13} {}", row.engine.name(), row.setup);
     }
+    assert_eq!(
+        s.lines().count(),
+        2 * r.rows.len() + 2,
+        "a line per engine, twice"
+    );
     s
 }
 

@@ -51,6 +51,7 @@ pub(super) fn postgres(
         .ok_or_else(|| Error::Usage("--engines postgresql: no postgres user".into()))?;
     std::os::unix::fs::chown(&dir, Some(ids.0), Some(ids.1)).map_err(|e| Error::io(&dir, e))?;
     let data = dir.join("data");
+    assert!(!data.exists(), "a fresh file system");
     let as_pg = |prog: &str| {
         let mut c = Command::new(bin.join(prog));
         c.uid(ids.0).gid(ids.1).current_dir(&dir);
@@ -72,6 +73,10 @@ pub(super) fn postgres(
         "pg_ctl start",
         start.arg(dir.join("log")).args(["-w", "start"]),
     )?;
+    assert!(
+        data.join("postmaster.pid").is_file(),
+        "pg_ctl -w waited for the server"
+    );
     let server = Postgres {
         bin,
         data,
@@ -164,6 +169,7 @@ pub(super) fn mariadb(target: &Target, spec: &Spec, scratch: &Path) -> Result<Cl
         init.args(["--user=mysql", "--skip-test-db"]),
     )?;
     let socket = dir.join("mariadb.sock");
+    assert!(data.is_dir(), "mariadb-install-db made the data directory");
     let err =
         std::fs::File::create(scratch.join("mariadbd.err")).map_err(|e| Error::io(scratch, e))?;
     let mut d = Command::new(tool("mariadbd")?);
@@ -234,6 +240,7 @@ impl Server for Mariadb {
         let Some(mut child) = self.child.take() else {
             return Ok(());
         };
+        assert!(self.child.is_none(), "stopped once");
         let admin = find_tool("mariadb-admin", &mariadb_dirs()).unwrap_or_default();
         let mut c = Command::new(admin);
         c.arg("--no-defaults")

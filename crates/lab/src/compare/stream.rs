@@ -72,6 +72,11 @@ impl Stream {
             _ => records,
         };
         assert_eq!(txns.len() as u64, ops, "one transaction per requested op");
+        assert!(loaded >= records, "every record is loaded");
+        assert!(
+            txns.iter().all(|t| !t.is_empty()),
+            "a transaction does something"
+        );
         Ok(Stream {
             loaded,
             value_size,
@@ -95,11 +100,16 @@ impl Stream {
 
     /// The value of row `key` at version `ver`: random (incompressible) bytes from the seed,
     /// carrying nothing an engine could exploit, the same for every engine.
+    ///
+    /// # Panics
+    /// On a broken invariant (a bug): the assertions state them.
     #[must_use]
     pub fn value(&self, key: u64, ver: u32) -> Vec<u8> {
+        assert!(self.value_size > 0, "values have bytes");
         let mut v = vec![0u8; self.value_size];
         let mut rng = self.seed ^ key.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ u64::from(ver) << 40;
         make_value(&mut v, ValueKind::Random, key, u64::from(ver), &mut rng);
+        assert_eq!(v.len(), self.value_size, "a whole value");
         v
     }
 }
@@ -108,6 +118,10 @@ impl Stream {
 fn bump(vers: &mut std::collections::HashMap<u64, u32>, key: u64) -> u32 {
     let v = vers.entry(key).or_insert(0);
     *v += 1;
+    assert!(
+        *v > 0,
+        "version 0 is the loaded value; updates count from 1"
+    );
     *v
 }
 
@@ -134,8 +148,13 @@ fn ycsb(mix: Mix, records: u64, ops: u64, seed: u64) -> Result<Vec<Vec<Op>>, Wor
                 ver: bump(&mut vers, key),
             }
         };
+        assert!(
+            op.kind == Kind::Read || op.ver > 0,
+            "an update writes a new version"
+        );
         out.push(vec![op]);
     }
+    assert_eq!(out.len() as u64, ops, "one operation per transaction");
     Ok(out)
 }
 
@@ -151,6 +170,7 @@ fn tpcc_lite(records: u64, txns: u64, seed: u64) -> Result<Vec<Vec<Op>>, Workloa
     let mut out = Vec::with_capacity(usize::try_from(txns).unwrap_or(0));
     for next_order in (records + DISTRICTS..).take(usize::try_from(txns).unwrap_or(usize::MAX)) {
         let d = records + district.next_write();
+        assert!(d < records + DISTRICTS, "a district row");
         let mut t = vec![
             Op {
                 kind: Kind::Read,
@@ -170,6 +190,7 @@ fn tpcc_lite(records: u64, txns: u64, seed: u64) -> Result<Vec<Vec<Op>>, Workloa
         ];
         for _ in 0..5 + lines.next_write() {
             let s = stock.next_write();
+            assert!(s < records, "a stock row");
             t.push(Op {
                 kind: Kind::Read,
                 key: s,
@@ -181,6 +202,10 @@ fn tpcc_lite(records: u64, txns: u64, seed: u64) -> Result<Vec<Vec<Op>>, Workloa
                 ver: bump(&mut vers, s),
             });
         }
+        assert!(
+            (13..=33).contains(&t.len()),
+            "3 ops + 5..15 order lines x 2"
+        );
         out.push(t);
     }
     Ok(out)
