@@ -7,6 +7,7 @@
 mod capture_cmd;
 mod ckpt_cmd;
 mod ckpt_flags;
+mod compare_cmd;
 mod device_open;
 mod engine_flags;
 mod flags;
@@ -67,6 +68,8 @@ enum Cmd {
     Ckpt(ckpt_cmd::CkptArgs),
     /// A virtual SSD on FUSE any program can use: mount, stats, stop, attach (docs/vssd.md).
     Vssd(vssd_cmd::VssdArgs),
+    /// Real engines and nowa's, each on a fresh virtual SSD, one operation stream (docs/compare.md).
+    Compare(compare_cmd::CompareArgs),
     /// Run a job file (TOML/JSON), or run again the run a JSON result names.
     Run(run_cmd::RunArgs),
     /// A grid of runs around a job into a Parquet store, locally or on Ray (Python module).
@@ -196,6 +199,7 @@ fn main() {
         Cmd::Plan(a) => plan_cmd::run(a),
         Cmd::Ckpt(a) => ckpt_cmd::run_cmd(a),
         Cmd::Vssd(a) => vssd_cmd::run(a),
+        Cmd::Compare(a) => compare_cmd::run(&a),
         Cmd::Run(a) => run_cmd::run(a),
         Cmd::Sweep(a) => sweep_cmd::run(a),
     };

@@ -1,0 +1,133 @@
+//! `nowa compare`: flags to a [`Spec`], then the table, CSV and JSON of nowa-lab's
+//! comparison (every engine on a fresh virtual SSD, one operation stream; docs/compare.md).
+
+use crate::resources::{check_memory, check_new_output};
+use crate::{lab_error, usage};
+use anyhow::Result;
+use clap::Args;
+use nowa_lab::compare::{self, EngineName, Fs, Spec, Workload};
+use nowa_lab::flags;
+use std::path::PathBuf;
+
+#[derive(Args, Debug)]
+pub struct CompareArgs {
+    /// Engines, comma-separated: nowa-inplace, nowa-oop, sqlite3, postgresql (real engines:
+    /// scripts/install-peers.sh).
+    #[arg(
+        long,
+        value_enum,
+        value_delimiter = ',',
+        default_value = "nowa-inplace,nowa-oop,sqlite3,postgresql,mariadb"
+    )]
+    engines: Vec<EngineName>,
+    /// ycsb-a (50% reads, 50% updates), ycsb-w (100% updates), tpcc-lite (new-order).
+    #[arg(long, value_enum, default_value = "ycsb-a")]
+    workload: Workload,
+    /// Rows loaded before the measured phase.
+    #[arg(long, default_value = "100000", value_parser = flags::count::<u64>(1, 1 << 32))]
+    records: u64,
+    /// Operations measured (tpcc-lite: transactions).
+    #[arg(long, default_value = "20000", value_parser = flags::count::<u64>(1, 1 << 32))]
+    ops: u64,
+    /// Bytes per value.
+    #[arg(long, default_value = "120", value_parser = flags::count::<usize>(1, 2000))]
+    value_size: usize,
+    /// Each engine's own cache (buffer pool, shared_buffers, cache_size).
+    #[arg(long, default_value = "128MiB", value_parser = flags::size(1 << 20, 1 << 40))]
+    memory: u64,
+    /// File system on the vssd: ext4, xfs, or raw (nowa's engines on the disk file).
+    #[arg(long, value_enum, default_value = "ext4")]
+    fs: Fs,
+    /// The vssd's logical capacity (default: 4x the rows' bytes, at least 512 MiB).
+    #[arg(long, value_parser = flags::size_4k(64 << 20, 1 << 40))]
+    capacity: Option<u64>,
+    /// The vssd's over-provisioning (spare / logical).
+    #[arg(long, default_value = "7%", value_parser = flags::fraction(0.0, true, 10.0, false))]
+    op: f64,
+    /// Seed of the operation stream.
+    #[arg(long, default_value_t = 42)]
+    seed: u64,
+    /// Directory the vssds are mounted in (a fresh temporary directory each).
+    #[arg(long, default_value = "/tmp", value_name = "DIR")]
+    work: PathBuf,
+    /// Print the result as JSON (with the run's identity).
+    #[arg(long)]
+    json: bool,
+    /// Write one CSV row per engine.
+    #[arg(long, value_name = "FILE")]
+    csv: Option<PathBuf>,
+    /// Overwrite --csv.
+    #[arg(long)]
+    force: bool,
+}
+
+fn spec(a: &CompareArgs) -> Result<Spec> {
+    if !a.work.is_dir() {
+        return Err(usage(format!(
+            "--work {}: not a directory",
+            a.work.display()
+        )));
+    }
+    let capacity = a
+        .capacity
+        .unwrap_or_else(|| Spec::auto_capacity(a.workload, a.records, a.ops, a.value_size));
+    // One vssd at a time: its data (in /dev/shm, memory) and its page maps.
+    check_memory(&[
+        ("--capacity", "vssd data", capacity),
+        ("--memory", "the engine's cache", a.memory),
+    ])?;
+    if let Some(p) = &a.csv {
+        check_new_output("--csv", p, a.force)?;
+    }
+    let mut engines = a.engines.clone();
+    engines.dedup();
+    assert!(!engines.is_empty(), "clap requires at least one engine");
+    assert!(capacity % 4096 == 0, "a whole number of pages");
+    Ok(Spec {
+        engines,
+        workload: a.workload,
+        records: a.records,
+        ops: a.ops,
+        value_size: a.value_size,
+        memory: a.memory,
+        fs: a.fs,
+        capacity,
+        op: a.op,
+        seed: a.seed,
+        work: a.work.clone(),
+    })
+}
+
+/// `nowa compare`.
+pub fn run(a: &CompareArgs) -> Result<()> {
+    let s = spec(a)?;
+    compare::check(&s).map_err(lab_error)?;
+    eprintln!(
+        "nowa compare: seed {}, {:?}, {} records, {} ops, each engine on a fresh {}-byte vssd ({:?})",
+        s.seed, s.workload, s.records, s.ops, s.capacity, s.fs
+    );
+    nowa_lab::Cancel.on_sigint();
+    let step = (s.ops / 5).max(1000);
+    let names: Vec<&str> = s.engines.iter().map(|e| e.name()).collect();
+    let progress = |i: usize, n: u64| {
+        if n % step == 0 {
+            eprintln!("nowa compare: {}: {n} of {} ops", names[i], s.ops);
+        }
+    };
+    let rep = compare::run(&s, &progress).map_err(lab_error)?;
+    if let Some(p) = &a.csv {
+        compare::write_csv(&rep, p).map_err(lab_error)?;
+    }
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&rep)?);
+    } else {
+        print!("{}", compare::table(&rep.result));
+    }
+    if nowa_lab::Cancel.requested() {
+        return Err(crate::interrupted("nowa compare"));
+    }
+    if rep.result.any_failed() {
+        anyhow::bail!("an engine failed (its row says why)");
+    }
+    Ok(())
+}

@@ -1,0 +1,184 @@
+//! `nowa compare`: bad flags exit 2 naming the flag; where /dev/fuse, root and the tools
+//! exist, a small comparison of nowa's engines and sqlite3 on ext4 on fresh vssds (table,
+//! JSON with the run's identity, CSV), and an engine that is not installed reported as such.
+
+mod common;
+use common::{assert_usage_errors, nowa};
+use std::path::Path;
+use std::process::Command;
+
+/// Whether `tool` is a file in a PATH directory.
+fn on_path(tool: &str) -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(tool).is_file()))
+}
+
+/// Why a comparison on ext4 cannot run here (it prints `SKIPPED test: why`), or None.
+fn cannot_run(test: &str, tools: &[&str]) -> bool {
+    // SAFETY: geteuid takes no arguments and cannot fail.
+    let why = if unsafe { libc::geteuid() } != 0 {
+        Some("not root (losetup and mount need it)".to_owned())
+    } else if !Path::new("/dev/fuse").exists() {
+        Some("no /dev/fuse on this machine".to_owned())
+    } else {
+        ["losetup", "mkfs.ext4", "mount", "umount"]
+            .iter()
+            .chain(tools)
+            .find(|t| !on_path(t))
+            .map(|t| format!("{t} is not installed (sqlite3: apt-get install sqlite3)"))
+    };
+    if let Some(why) = &why {
+        println!("SKIPPED {test}: {why}");
+    }
+    why.is_some()
+}
+
+#[test]
+fn bad_flags_exit_2_naming_the_flag() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let existing = tmp.path().join("out.csv");
+    std::fs::write(&existing, b"keep").expect("file");
+    let csv = existing.to_str().expect("utf-8");
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["--engines", "oracle"], "--engines"),
+        (vec!["--workload", "ycsb-z"], "--workload"),
+        (vec!["--records", "0"], "--records"),
+        (vec!["--ops", "-5"], "--ops"),
+        (vec!["--memory", "0"], "--memory"),
+        (vec!["--fs", "zfs"], "--fs"),
+        (vec!["--capacity", "1MiB"], "--capacity"),
+        (vec!["--capacity", "64TiB"], "--capacity"),
+        (vec!["--op", "-7%"], "--op"),
+        (vec!["--fs", "raw", "--engines", "nowa-oop,sqlite3"], "--fs"),
+        (vec!["--work", "/nonexistent/nowa"], "--work"),
+        (vec!["--csv", csv], "--csv"),
+    ];
+    let all: Vec<Vec<&str>> = cases
+        .iter()
+        .map(|(a, _)| [&["compare"][..], a].concat())
+        .collect();
+    assert_usage_errors(&all);
+    for (args, flag) in cases {
+        let a = [&["compare"][..], &args].concat();
+        let err = String::from_utf8_lossy(&nowa(&a).stderr).into_owned();
+        assert!(err.contains(flag), "{a:?} does not name {flag}: {err}");
+    }
+    assert_eq!(
+        std::fs::read(&existing).expect("read"),
+        b"keep",
+        "untouched"
+    );
+}
+
+#[test]
+fn nowa_and_sqlite3_on_ext4_on_fresh_vssds_one_stream() {
+    let name = "nowa_and_sqlite3_on_ext4_on_fresh_vssds_one_stream";
+    if cannot_run(name, &["sqlite3"]) {
+        return;
+    }
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let csv = tmp.path().join("c.csv");
+    let args = [
+        "compare",
+        "--engines",
+        "nowa-inplace,nowa-oop,sqlite3",
+        "--workload",
+        "ycsb-a",
+        "--records",
+        "2000",
+        "--ops",
+        "400",
+        "--capacity",
+        "256MiB",
+        "--memory",
+        "16MiB",
+        "--json",
+        "--csv",
+        csv.to_str().expect("utf-8"),
+    ];
+    let out = nowa(&args);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(j["nowa"]["command"], "compare");
+    assert_eq!(j["nowa"]["seed"], 42);
+    assert_eq!(j["nowa"]["spec"]["records"], 2000);
+    assert_eq!(j["ops"], 400);
+    let rows = j["rows"].as_array().expect("rows");
+    assert_eq!(rows.len(), 3);
+    for r in rows {
+        assert_eq!(r["status"], "ok", "{r}");
+        let m = &r["measured"];
+        assert_eq!(m["ops"], 400, "{r}");
+        // About half the ops update a row, durably: every engine writes to the device.
+        assert!(
+            m["device_bytes_per_op"].as_f64().expect("bytes") > 100.0,
+            "{r}"
+        );
+        assert!(m["ssd_waf"].as_f64().expect("waf") >= 1.0, "{r}");
+        assert!(m["p99_us"].as_u64().expect("p99") >= m["p50_us"].as_u64().expect("p50"));
+        assert!(m["memory_bytes"].as_u64().expect("memory") > 0, "{r}");
+    }
+    let text = std::fs::read_to_string(&csv).expect("csv");
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines[0].starts_with("# nowa {"), "{}", lines[0]);
+    assert!(lines[1].starts_with("engine,status,device_bytes_per_op"));
+    assert_eq!(lines.len(), 5, "{text}");
+    assert!(lines[4].starts_with("sqlite3,ok,"), "{}", lines[4]);
+    // Nothing is left mounted or attached.
+    let mounts = std::fs::read_to_string("/proc/self/mountinfo").expect("mountinfo");
+    assert!(!mounts.contains("nowa-compare-"), "a mount was left behind");
+}
+
+#[test]
+fn an_engine_that_is_not_installed_is_reported_not_skipped() {
+    let name = "an_engine_that_is_not_installed_is_reported_not_skipped";
+    if cannot_run(name, &[]) {
+        return;
+    }
+    // A PATH with the system tools but no sqlite3.
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let bin = tmp.path().join("bin");
+    std::fs::create_dir(&bin).expect("mkdir");
+    for t in ["losetup", "mkfs.ext4", "mount", "umount"] {
+        let real = std::env::split_paths(&std::env::var_os("PATH").expect("PATH"))
+            .map(|d| d.join(t))
+            .find(|p| p.is_file())
+            .expect("on PATH");
+        std::os::unix::fs::symlink(real, bin.join(t)).expect("symlink");
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_nowa"))
+        .env("PATH", &bin)
+        .args(["compare", "--engines", "sqlite3,nowa-inplace"])
+        .args([
+            "--records",
+            "500",
+            "--ops",
+            "50",
+            "--capacity",
+            "128MiB",
+            "--memory",
+            "8MiB",
+        ])
+        .output()
+        .expect("run nowa");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let sqlite = stdout
+        .lines()
+        .find(|l| l.starts_with("sqlite3 "))
+        .expect("a sqlite3 row");
+    assert!(
+        sqlite.contains("not installed") && sqlite.contains("scripts/install-peers.sh sqlite3"),
+        "{stdout}"
+    );
+    let nowa_row = stdout
+        .lines()
+        .find(|l| l.starts_with("nowa-inplace "))
+        .expect("a nowa row");
+    assert!(!nowa_row.contains("not installed"), "{stdout}");
+}

@@ -1,0 +1,362 @@
+//! The engines: which are installed, how each is set up on its fresh vssd (with its ordinary
+//! durability settings, said in [`setup`]), loaded, fed the stream, measured and stopped.
+
+use super::bed::Target;
+use super::client::{check_reads, Client, Dialect};
+use super::servers::{self, Server};
+use super::stream::{Kind, Op, Stream};
+use super::{EngineName, Spec};
+use crate::Error;
+use nowa_device::{FileDevice, FileOptions};
+use nowa_engine::{Config, Durability, Engine, TableId, TreeOptions};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Arc;
+
+/// An engine fed by the comparison.
+pub trait Driver {
+    /// Loads rows 0..`s.loaded` and makes them durable.
+    ///
+    /// # Errors
+    /// The engine's.
+    fn load(&mut self, s: &Stream) -> Result<(), Error>;
+    /// Runs one transaction, durably committed when it returns.
+    ///
+    /// # Errors
+    /// The engine's, or a read that did not find its row.
+    fn txn(&mut self, s: &Stream, ops: &[Op]) -> Result<(), Error>;
+    /// Memory the engine uses now (proportional set size of its processes, bytes).
+    fn memory(&self) -> u64;
+    /// Stops the engine cleanly.
+    ///
+    /// # Errors
+    /// The engine's.
+    fn finish(self: Box<Self>) -> Result<(), Error>;
+}
+
+/// Rows per multi-row INSERT statement of a client's load.
+const LOAD_BATCH: u64 = 500;
+
+/// A program on PATH, or in one of `extra` directories (globs are not expanded: the caller
+/// lists them).
+pub(super) fn find_tool(name: &str, extra: &[PathBuf]) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .chain(extra.iter().cloned())
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+}
+
+/// Debian keeps PostgreSQL's server programs in /usr/lib/postgresql/VERSION/bin.
+pub(super) fn pg_dirs() -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir("/usr/lib/postgresql")
+        .map(|r| {
+            r.filter_map(|e| e.ok().map(|e| e.path().join("bin")))
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v.reverse();
+    v
+}
+
+/// The uid and gid of a system user (PostgreSQL and MariaDB refuse to run as root).
+pub(super) fn user_ids(name: &str) -> Option<(u32, u32)> {
+    let text = std::fs::read_to_string("/etc/passwd").ok()?;
+    text.lines().find_map(|l| {
+        let f: Vec<&str> = l.split(':').collect();
+        (f.first() == Some(&name))
+            .then(|| Some((f.get(2)?.parse().ok()?, f.get(3)?.parse().ok()?)))?
+    })
+}
+
+/// Whether `engine` can run here; why not (with its install line) when it cannot.
+///
+/// # Errors
+/// A line saying what is missing.
+pub fn available(engine: EngineName) -> Result<(), String> {
+    let missing = |what: &str| {
+        Err(format!(
+            "not installed ({what}; scripts/install-peers.sh {})",
+            engine.install_name()
+        ))
+    };
+    match engine {
+        EngineName::NowaInplace | EngineName::NowaOop => Ok(()),
+        EngineName::Sqlite3 => match find_tool("sqlite3", &[]) {
+            Some(_) => Ok(()),
+            None => missing("no sqlite3"),
+        },
+        EngineName::Postgresql => {
+            let dirs = pg_dirs();
+            for t in ["initdb", "pg_ctl", "psql"] {
+                if find_tool(t, &dirs).is_none() {
+                    return missing(&format!("no {t}"));
+                }
+            }
+            match user_ids("postgres") {
+                Some(_) => Ok(()),
+                None => missing("no postgres user"),
+            }
+        }
+        EngineName::Mariadb => {
+            let dirs = servers::mariadb_dirs();
+            for t in ["mariadb-install-db", "mariadbd", "mariadb", "mariadb-admin"] {
+                if find_tool(t, &dirs).is_none() {
+                    return missing(&format!("no {t}"));
+                }
+            }
+            match user_ids("mysql") {
+                Some(_) => Ok(()),
+                None => missing("no mysql user"),
+            }
+        }
+    }
+}
+
+/// The engine's configuration and durability settings, as the output states them.
+#[must_use]
+pub fn setup(engine: EngineName, spec: &Spec) -> String {
+    let mib = spec.memory >> 20;
+    match engine {
+        EngineName::NowaInplace => format!(
+            "nowa in place, doublewrite on, WAL group commit, sync commit, pool {mib} MiB, O_DIRECT"
+        ),
+        EngineName::NowaOop => format!(
+            "nowa out of place (zones, DB GC), WAL group commit, sync commit, pool {mib} MiB, O_DIRECT"
+        ),
+        EngineName::Sqlite3 => format!(
+            "sqlite3 defaults: rollback journal (DELETE), synchronous=FULL; cache_size {mib} MiB"
+        ),
+        EngineName::Postgresql => format!(
+            "PostgreSQL defaults: fsync on, synchronous_commit on, full_page_writes on; shared_buffers {mib} MiB, max_wal_size {} MiB",
+            pg_max_wal(spec) >> 20
+        ),
+        EngineName::Mariadb => format!(
+            "MariaDB InnoDB defaults: innodb_flush_log_at_trx_commit=1, doublewrite on, binlog off; buffer pool {mib} MiB"
+        ),
+    }
+}
+
+/// PostgreSQL's default max_wal_size (1 GiB) can exceed a small vssd: a quarter of it then.
+pub(super) fn pg_max_wal(spec: &Spec) -> u64 {
+    (spec.capacity / 4).clamp(32 << 20, 1 << 30)
+}
+
+/// Starts `engine` on `target` (`scratch`: a directory outside the vssd for logs).
+///
+/// # Errors
+/// The engine cannot be created or started.
+pub fn open(
+    engine: EngineName,
+    target: &Target,
+    spec: &Spec,
+    scratch: &Path,
+) -> Result<Box<dyn Driver>, Error> {
+    match engine {
+        EngineName::NowaInplace | EngineName::NowaOop => Ok(Box::new(NowaDriver::open(
+            engine == EngineName::NowaOop,
+            target,
+            spec,
+        )?)),
+        EngineName::Sqlite3 => {
+            let dir = fs_dir(target, engine)?;
+            let mut c = Command::new("sqlite3");
+            c.arg("-bail").arg(dir.join("t.db"));
+            let mut cl = Client::start(c, Dialect::Sqlite, scratch.join("sqlite3.err"))?;
+            let kib = spec.memory >> 10;
+            cl.exec(&format!(
+                "PRAGMA cache_size=-{kib};\nCREATE TABLE t(k INTEGER PRIMARY KEY, v BLOB);"
+            ))?;
+            Ok(Box::new(ClientDriver {
+                client: cl,
+                server: None,
+            }))
+        }
+        EngineName::Postgresql => Ok(Box::new(servers::postgres(target, spec, scratch)?)),
+        EngineName::Mariadb => Ok(Box::new(servers::mariadb(target, spec, scratch)?)),
+    }
+}
+
+/// The directory of a file-system target; engines other than nowa need one.
+pub(super) fn fs_dir(target: &Target, engine: EngineName) -> Result<PathBuf, Error> {
+    match target {
+        Target::Dir(d, _) => Ok(d.clone()),
+        Target::Raw(_) => Err(Error::Usage(format!(
+            "--fs raw: {} needs a file system (--fs ext4 or xfs)",
+            engine.name()
+        ))),
+    }
+}
+
+/// Proportional set size of process `pid` in bytes (0 when it is gone).
+pub(super) fn pss(pid: u32) -> u64 {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup")).unwrap_or_default();
+    let kib = text.lines().find_map(|l| {
+        l.strip_prefix("Pss:")
+            .and_then(|r| r.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+    });
+    let bytes = kib.unwrap_or(0) * 1024;
+    assert!(bytes % 1024 == 0, "whole KiB");
+    bytes
+}
+
+/// Process `pid` and its children (a server's backends).
+pub(super) fn with_children(pid: u32) -> Vec<u32> {
+    let mut v = vec![pid];
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return v;
+    };
+    for e in dir.flatten() {
+        let Some(child) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
+            continue;
+        };
+        let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
+        // Field 4 (after the parenthesized name) is the parent's pid.
+        let ppid = stat
+            .rsplit(')')
+            .next()
+            .and_then(|r| r.split_whitespace().nth(1));
+        if ppid.and_then(|p| p.parse::<u32>().ok()) == Some(pid) {
+            assert_ne!(child, pid, "a process is not its own child");
+            v.push(child);
+        }
+    }
+    v
+}
+
+/// nowa's engine in this process, on the vssd's disk or on a file on its file system.
+struct NowaDriver {
+    eng: Engine,
+    table: TableId,
+    /// This process's PSS before the engine existed (the vssd daemon's share stays out).
+    base: u64,
+}
+
+impl NowaDriver {
+    fn open(oop: bool, target: &Target, spec: &Spec) -> Result<NowaDriver, Error> {
+        let base = pss(std::process::id());
+        let opts = FileOptions::default();
+        let dev = match target {
+            Target::Raw(p) => FileDevice::open(p, &opts),
+            Target::Dir(d, free) => {
+                // File-system metadata grows with the file: leave a tenth free.
+                let size = free / 10 * 9 / 4096 * 4096;
+                assert!(
+                    size % 4096 == 0 && size <= *free,
+                    "a page-aligned file that fits"
+                );
+                FileDevice::create(d.join("nowa.db"), size, &opts)
+            }
+        }
+        .map_err(|e| Error::failed("opening nowa's device", e))?;
+        assert!(spec.memory >= 1 << 20, "--memory is at least 1 MiB");
+        let cfg = Config {
+            pool_bytes: spec.memory,
+            durability: Durability::Sync,
+            ..Config::default()
+        };
+        let dev: Arc<dyn nowa_device::BlockDevice> = Arc::new(dev);
+        let eng = if oop {
+            let store = nowa_engine::out_of_place_store(nowa_engine::OopConfig::default());
+            Engine::create_with_wal(dev, None, cfg, &store)
+        } else {
+            Engine::create_with_wal(dev, None, cfg, &nowa_engine::in_place_store())
+        }
+        .map_err(|e| Error::failed("creating nowa's engine", e))?;
+        let (table, _) = eng
+            .open_table("t", TreeOptions::default())
+            .map_err(|e| Error::failed("creating nowa's table", e))?;
+        assert_ne!(table.number(), 0, "table 0 is the catalog");
+        Ok(NowaDriver { eng, table, base })
+    }
+}
+
+fn engine_err(e: nowa_engine::EngineError) -> Error {
+    Error::failed("nowa's engine", e)
+}
+
+impl Driver for NowaDriver {
+    fn load(&mut self, s: &Stream) -> Result<(), Error> {
+        assert!(s.loaded > 0, "something to load");
+        for k in 0..s.loaded {
+            self.eng
+                .load_put(self.table, &k.to_be_bytes(), &s.value(k, 0))
+                .map_err(engine_err)?;
+        }
+        self.eng.checkpoint().map_err(engine_err)
+    }
+
+    fn txn(&mut self, s: &Stream, ops: &[Op]) -> Result<(), Error> {
+        let mut t = self.eng.begin();
+        for o in ops {
+            let key = o.key.to_be_bytes();
+            if o.kind == Kind::Read {
+                let v = t.get(self.table, &key).map_err(engine_err)?;
+                if v.as_ref().map(Vec::len) != Some(s.value_size) {
+                    return Err(Error::failed(
+                        "nowa's engine",
+                        std::io::Error::other(format!("key {} read {v:?}", o.key)),
+                    ));
+                }
+            } else {
+                t.put(self.table, &key, &s.value(o.key, o.ver))
+                    .map_err(engine_err)?;
+            }
+        }
+        t.commit_with(Durability::Sync).map_err(engine_err)
+    }
+
+    fn memory(&self) -> u64 {
+        pss(std::process::id()).saturating_sub(self.base)
+    }
+
+    fn finish(self: Box<Self>) -> Result<(), Error> {
+        self.eng.close().map_err(engine_err)
+    }
+}
+
+/// An engine fed through its client; `server` is stopped at the end.
+pub(super) struct ClientDriver {
+    pub(super) client: Client,
+    pub(super) server: Option<Box<dyn Server>>,
+}
+
+impl Driver for ClientDriver {
+    fn load(&mut self, s: &Stream) -> Result<(), Error> {
+        let mut k = 0;
+        while k < s.loaded {
+            let end = (k + LOAD_BATCH).min(s.loaded);
+            assert!(end > k, "every batch loads rows");
+            let sql = self.client.insert_rows(s, k, end);
+            self.client.exec(&sql)?;
+            k = end;
+        }
+        if let Some(sql) = self.server.as_ref().and_then(|s| s.after_load()) {
+            self.client.exec(sql)?;
+        }
+        Ok(())
+    }
+
+    fn txn(&mut self, s: &Stream, ops: &[Op]) -> Result<(), Error> {
+        assert!(!ops.is_empty(), "a transaction does something");
+        let sql = self.client.txn(s, ops);
+        let lines = self.client.exec(&sql)?;
+        check_reads(&lines, ops, s.value_size)
+    }
+
+    fn memory(&self) -> u64 {
+        match &self.server {
+            Some(p) => p.memory(),
+            None => pss(self.client.pid()),
+        }
+    }
+
+    fn finish(self: Box<Self>) -> Result<(), Error> {
+        let r = self.client.finish();
+        if let Some(mut p) = self.server {
+            p.stop()?;
+        }
+        r
+    }
+}

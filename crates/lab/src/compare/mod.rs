@@ -1,0 +1,505 @@
+//! `nowa compare`: real database engines and nowa's own, each on a fresh virtual SSD
+//! (crates/vssd) with the same file system, fed one identical operation stream generated once
+//! from the seed; one row of device and flash bytes per operation, SSD WAF, throughput, p99
+//! latency and memory per engine (docs/compare.md).
+//!
+//! Each engine gets its own fresh vssd (same geometry), so its load and its measured phase
+//! start from an empty SSD, as a new drive would. The measured phase is the stream's
+//! operations after the load; the vssd's counters are read before and after it.
+
+pub mod bed;
+pub mod client;
+pub mod engines;
+pub mod servers;
+pub mod stream;
+
+use crate::{Error, Identity, Report};
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+use std::time::Instant;
+pub use stream::Stream;
+
+/// The workloads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum Workload {
+    /// YCSB A: 50% reads, 50% updates, Zipf 0.99 keys.
+    YcsbA,
+    /// 100% updates, Zipf 0.99 keys (SepFrozen's YCSB-100W).
+    YcsbW,
+    /// TPC-C's new-order transaction on one key-value table (one transaction per op).
+    TpccLite,
+}
+
+/// The file system the engines run on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum Fs {
+    /// ext4 (mkfs defaults, inode tables zeroed at mkfs).
+    Ext4,
+    /// XFS (needs mkfs.xfs: xfsprogs).
+    Xfs,
+    /// No file system: nowa's engines on the vssd's disk file (others need a file system).
+    Raw,
+}
+
+/// The engines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum EngineName {
+    /// nowa's engine, in-place write path (doublewrite on).
+    NowaInplace,
+    /// nowa's engine, out-of-place write path.
+    NowaOop,
+    /// sqlite3 (the command-line shell).
+    Sqlite3,
+    /// PostgreSQL (initdb, pg_ctl, psql).
+    Postgresql,
+    /// MariaDB with InnoDB (mariadb-install-db, mariadbd, mariadb).
+    Mariadb,
+}
+
+impl EngineName {
+    /// The name as the flag spells it.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            EngineName::NowaInplace => "nowa-inplace",
+            EngineName::NowaOop => "nowa-oop",
+            EngineName::Sqlite3 => "sqlite3",
+            EngineName::Postgresql => "postgresql",
+            EngineName::Mariadb => "mariadb",
+        }
+    }
+
+    /// The argument of scripts/install-peers.sh that installs it.
+    #[must_use]
+    pub fn install_name(self) -> &'static str {
+        match self {
+            EngineName::NowaInplace | EngineName::NowaOop => "",
+            EngineName::Sqlite3 => "sqlite3",
+            EngineName::Postgresql => "postgresql",
+            EngineName::Mariadb => "mariadb",
+        }
+    }
+}
+
+/// One comparison, every value resolved.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Spec {
+    /// The engines, in the order they run.
+    pub engines: Vec<EngineName>,
+    /// The workload.
+    pub workload: Workload,
+    /// Rows loaded first (tpcc-lite: stock rows; 10 district rows are added).
+    pub records: u64,
+    /// Operations of the measured phase (tpcc-lite: transactions).
+    pub ops: u64,
+    /// Bytes per value.
+    pub value_size: usize,
+    /// Each engine's own cache (buffer pool, shared_buffers, cache_size).
+    pub memory: u64,
+    /// The file system.
+    pub fs: Fs,
+    /// The vssd's logical capacity.
+    pub capacity: u64,
+    /// The vssd's over-provisioning (spare / logical).
+    pub op: f64,
+    /// Seed of the stream.
+    pub seed: u64,
+    /// Where the vssds are mounted (a temporary directory each).
+    pub work: PathBuf,
+}
+
+impl Spec {
+    /// The vssd capacity for `records` rows of `value_size` bytes and `ops` operations: four
+    /// times the rows' bytes with 64 bytes of overhead each, at least 512 MiB (PostgreSQL's
+    /// initdb and WAL segments alone take about 100 MiB), in whole MiB.
+    ///
+    /// # Panics
+    /// On a broken invariant (a bug): the assertions state them.
+    #[must_use]
+    pub fn auto_capacity(workload: Workload, records: u64, ops: u64, value_size: usize) -> u64 {
+        let rows = records
+            + if workload == Workload::TpccLite {
+                ops
+            } else {
+                0
+            };
+        let bytes = rows
+            .saturating_mul(value_size as u64 + 64)
+            .saturating_mul(4);
+        let cap = bytes
+            .div_ceil(1 << 20)
+            .saturating_mul(1 << 20)
+            .max(512 << 20);
+        assert!(
+            cap % (1 << 20) == 0 && cap >= 512 << 20,
+            "whole MiB, at least 512"
+        );
+        cap
+    }
+}
+
+/// What one engine measured in the measured phase.
+#[derive(Debug, Clone, Serialize)]
+pub struct Measured {
+    /// Seconds the load took (not part of the figures below).
+    pub load_secs: f64,
+    /// Operations (tpcc-lite: transactions) run.
+    pub ops: u64,
+    /// Seconds of the measured phase.
+    pub secs: f64,
+    /// Operations per second.
+    pub ops_per_sec: f64,
+    /// Median latency of an operation, microseconds.
+    pub p50_us: u64,
+    /// 99th-percentile latency of an operation, microseconds.
+    pub p99_us: u64,
+    /// Bytes the vssd received from the host.
+    pub host_write_bytes: u64,
+    /// Bytes the vssd's flash programmed (host pages and GC copies).
+    pub media_write_bytes: u64,
+    /// Bytes the host read.
+    pub host_read_bytes: u64,
+    /// Device (host) write bytes per operation.
+    pub device_bytes_per_op: f64,
+    /// Flash bytes per operation.
+    pub flash_bytes_per_op: f64,
+    /// SSD write amplification of the measured phase (None: nothing written).
+    pub ssd_waf: Option<f64>,
+    /// Memory of the engine's processes at the end (PSS; in-process nowa: the growth of
+    /// this process's PSS since before the engine was created).
+    pub memory_bytes: u64,
+}
+
+/// One engine's row.
+#[derive(Debug, Clone, Serialize)]
+pub struct Row {
+    /// The engine.
+    pub engine: EngineName,
+    /// Its configuration and durability settings.
+    pub setup: String,
+    /// "ok", "not installed (...)" or "failed: ...".
+    pub status: String,
+    /// The figures, when it ran.
+    pub measured: Option<Measured>,
+}
+
+/// The comparison's result.
+#[derive(Debug, Clone, Serialize)]
+pub struct CompareResult {
+    /// Rows loaded before the measured phase.
+    pub loaded: u64,
+    /// Operations in the measured phase (tpcc-lite: transactions).
+    pub ops: u64,
+    /// Single operations in the measured phase (reads, updates, inserts).
+    pub statements: u64,
+    /// One row per engine, in the order of `--engines`.
+    pub rows: Vec<Row>,
+}
+
+impl CompareResult {
+    /// Whether some engine failed while running (not: was not installed).
+    #[must_use]
+    pub fn any_failed(&self) -> bool {
+        self.rows.iter().any(|r| r.status.starts_with("failed"))
+    }
+}
+
+/// Refuses a spec that cannot run here: one line naming the flag.
+///
+/// # Errors
+/// [`Error::Usage`].
+pub fn check(spec: &Spec) -> Result<(), Error> {
+    if spec.engines.is_empty() {
+        return Err(Error::Usage("--engines: no engine".into()));
+    }
+    if spec.records == 0 || spec.ops == 0 {
+        return Err(Error::Usage(
+            "--records and --ops must be at least 1".into(),
+        ));
+    }
+    if spec.fs == Fs::Raw {
+        if let Some(e) = spec.engines.iter().find(|e| e.install_name() != "") {
+            return Err(Error::Usage(format!(
+                "--fs raw: {} needs a file system (--fs ext4 or xfs)",
+                e.name()
+            )));
+        }
+        return Ok(());
+    }
+    // SAFETY: geteuid takes no arguments and cannot fail.
+    if unsafe { libc::geteuid() } != 0 {
+        return Err(Error::Usage(format!(
+            "--fs {:?}: needs root (losetup, mkfs, mount); --fs raw runs nowa's engines without",
+            spec.fs
+        )));
+    }
+    let mkfs = if spec.fs == Fs::Xfs {
+        "mkfs.xfs"
+    } else {
+        "mkfs.ext4"
+    };
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    if !std::env::split_paths(&path).any(|d| d.join(mkfs).is_file()) {
+        return Err(Error::Usage(format!(
+            "--fs: {mkfs} is not installed (apt-get install {})",
+            if spec.fs == Fs::Xfs {
+                "xfsprogs"
+            } else {
+                "e2fsprogs"
+            }
+        )));
+    }
+    Ok(())
+}
+
+/// Runs the comparison: the stream once, then each engine on its own fresh vssd.
+/// `progress(engine index, operations done)`.
+///
+/// # Errors
+/// A bad spec ([`Error::Usage`]), or the stream cannot be generated. An engine that fails is
+/// reported in its row, and the others still run.
+///
+/// # Panics
+/// On a broken invariant (a bug): the assertions state them.
+pub fn run(spec: &Spec, progress: &dyn Fn(usize, u64)) -> Result<Report<CompareResult>, Error> {
+    check(spec)?;
+    let nowa = Identity::now("compare", spec, spec.seed);
+    let stream = Stream::generate(
+        spec.workload,
+        spec.records,
+        spec.ops,
+        spec.value_size,
+        spec.seed,
+    )
+    .map_err(|e| Error::Usage(format!("--records: {e}")))?;
+    assert!(
+        stream.op_count() >= stream.txns.len() as u64,
+        "a transaction has at least one operation"
+    );
+    let mut rows = Vec::new();
+    for (i, &engine) in spec.engines.iter().enumerate() {
+        let setup = engines::setup(engine, spec);
+        let (status, measured) = match engines::available(engine) {
+            Err(why) => (why, None),
+            Ok(()) => match run_one(engine, spec, &stream, &|n| progress(i, n)) {
+                Ok(m) => ("ok".to_owned(), Some(m)),
+                Err(e) if e.is_usage() => return Err(e),
+                Err(e) => (format!("failed: {e}"), None),
+            },
+        };
+        assert!(
+            (status == "ok") == measured.is_some(),
+            "figures exactly for the engines that ran"
+        );
+        rows.push(Row {
+            engine,
+            setup,
+            status,
+            measured,
+        });
+    }
+    assert_eq!(rows.len(), spec.engines.len(), "a row per engine");
+    let result = CompareResult {
+        loaded: stream.loaded,
+        ops: stream.txns.len() as u64,
+        statements: stream.op_count(),
+        rows,
+    };
+    Ok(Report { nowa, result })
+}
+
+/// A latency histogram from 1 us to an hour.
+fn histogram() -> hdrhistogram::Histogram<u64> {
+    hdrhistogram::Histogram::new_with_bounds(1, 3_600_000_000, 3)
+        .unwrap_or_else(|e| panic!("fixed, valid bounds: {e}"))
+}
+
+fn run_one(
+    engine: EngineName,
+    spec: &Spec,
+    stream: &Stream,
+    progress: &dyn Fn(u64),
+) -> Result<Measured, Error> {
+    let bed = bed::Bed::start(spec)?;
+    let scratch = tempfile::Builder::new()
+        .prefix("nowa-compare-logs-")
+        .tempdir_in(&spec.work)
+        .map_err(|e| Error::io(&spec.work, e))?;
+    assert_eq!(
+        bed.snapshot().host_write_bytes == 0,
+        spec.fs == Fs::Raw,
+        "a fresh vssd: only mkfs wrote to it"
+    );
+    let mut d = engines::open(engine, &bed.target(), spec, scratch.path())?;
+    let t = Instant::now();
+    d.load(stream)?;
+    let load_secs = t.elapsed().as_secs_f64();
+    let before = bed.snapshot();
+    assert!(
+        before.host_write_bytes > 0,
+        "the load reached the device (else the engine is not on the vssd)"
+    );
+    let (lat, secs) = measured_phase(d.as_mut(), stream, progress)?;
+    let done = lat.len();
+    let after = bed.snapshot();
+    let memory_bytes = d.memory();
+    d.finish()?;
+    bed.finish()?;
+    assert!(
+        after.host_write_bytes >= before.host_write_bytes,
+        "counters only grow"
+    );
+    let host = after.host_write_bytes - before.host_write_bytes;
+    assert!(
+        after.media_write_bytes >= before.media_write_bytes,
+        "counters only grow"
+    );
+    assert!(
+        after.host_read_bytes >= before.host_read_bytes,
+        "counters only grow"
+    );
+    let media = after.media_write_bytes - before.media_write_bytes;
+    #[expect(clippy::cast_precision_loss, reason = "byte and op counts as ratios")]
+    let per_op = |b: u64| b as f64 / done.max(1) as f64;
+    #[expect(clippy::cast_precision_loss, reason = "an op count over seconds")]
+    let ops_per_sec = done as f64 / secs.max(1e-9);
+    assert!(lat.len() == done, "a latency per operation");
+    Ok(Measured {
+        load_secs,
+        ops: done,
+        secs,
+        ops_per_sec,
+        p50_us: lat.value_at_quantile(0.5),
+        p99_us: lat.value_at_quantile(0.99),
+        host_write_bytes: host,
+        media_write_bytes: media,
+        host_read_bytes: after.host_read_bytes - before.host_read_bytes,
+        device_bytes_per_op: per_op(host),
+        flash_bytes_per_op: per_op(media),
+        ssd_waf: nowa_units::waf(media / 4096, host.div_ceil(4096)),
+        memory_bytes,
+    })
+}
+
+/// Runs the stream's transactions on `d` (until Ctrl-C); their latencies and the seconds.
+fn measured_phase(
+    d: &mut dyn engines::Driver,
+    stream: &Stream,
+    progress: &dyn Fn(u64),
+) -> Result<(hdrhistogram::Histogram<u64>, f64), Error> {
+    let mut lat = histogram();
+    let t = Instant::now();
+    let mut done = 0u64;
+    for txn in &stream.txns {
+        if crate::Cancel.requested() {
+            break;
+        }
+        let t0 = Instant::now();
+        d.txn(stream, txn)?;
+        let us = u64::try_from(t0.elapsed().as_micros()).unwrap_or(u64::MAX);
+        assert!(us < 3_600_000_000, "an operation took less than an hour");
+        lat.saturating_record(us.max(1));
+        done += 1;
+        if done % 1000 == 0 {
+            progress(done);
+        }
+    }
+    assert!(done <= stream.txns.len() as u64, "no more than the stream");
+    Ok((lat, t.elapsed().as_secs_f64()))
+}
+
+/// The result as a text table, one row per engine, then each engine's setup.
+///
+/// # Panics
+/// On a broken invariant (a bug): the assertions state them.
+#[must_use]
+pub fn table(r: &CompareResult) -> String {
+    use std::fmt::Write as _;
+    let mut s = format!(
+        "{:<13} {:>12} {:>8} {:>12} {:>10} {:>10} {:>11} {:>8}\n",
+        "engine", "device B/op", "SSD WAF", "flash B/op", "ops/s", "p99 us", "memory MiB", "load s"
+    );
+    for row in &r.rows {
+        assert!(!row.setup.is_empty(), "every row states its setup");
+        let Some(m) = &row.measured else {
+            let _ = writeln!(s, "{:<13} {}", row.engine.name(), row.status);
+            continue;
+        };
+        #[expect(clippy::cast_precision_loss, reason = "bytes shown in MiB")]
+        let mib = m.memory_bytes as f64 / f64::from(1 << 20);
+        let _ = writeln!(
+            s,
+            "{:<13} {:>12.0} {:>8} {:>12.0} {:>10.0} {:>10} {:>11.1} {:>8.1}",
+            row.engine.name(),
+            m.device_bytes_per_op,
+            m.ssd_waf
+                .map_or_else(|| "-".to_owned(), |w| format!("{w:.2}")),
+            m.flash_bytes_per_op,
+            m.ops_per_sec,
+            m.p99_us,
+            mib,
+            m.load_secs
+        );
+    }
+    s.push_str("setup:\n");
+    for row in &r.rows {
+        let _ = writeln!(s, "  {:<13} {}", row.engine.name(), row.setup);
+    }
+    assert_eq!(
+        s.lines().count(),
+        2 * r.rows.len() + 2,
+        "a line per engine, twice"
+    );
+    s
+}
+
+/// Writes one CSV row per engine after the identity line.
+///
+/// # Errors
+/// The file cannot be written.
+///
+/// # Panics
+/// If a record and the header disagree on the columns (a bug).
+pub fn write_csv(rep: &Report<CompareResult>, path: &std::path::Path) -> Result<(), Error> {
+    let file = crate::csv_file(path, &rep.nowa)?;
+    let mut w = csv::Writer::from_writer(file);
+    let head = [
+        "engine",
+        "status",
+        "device_bytes_per_op",
+        "ssd_waf",
+        "flash_bytes_per_op",
+        "ops_per_sec",
+        "p50_us",
+        "p99_us",
+        "memory_bytes",
+        "load_secs",
+        "ops",
+        "setup",
+    ];
+    w.write_record(head).map_err(|e| Error::io(path, e))?;
+    for row in &rep.result.rows {
+        let f = |g: &dyn Fn(&Measured) -> String| row.measured.as_ref().map_or_else(String::new, g);
+        let rec = [
+            row.engine.name().to_owned(),
+            row.status.clone(),
+            f(&|m| format!("{:.1}", m.device_bytes_per_op)),
+            f(&|m| m.ssd_waf.map_or_else(String::new, |w| format!("{w:.4}"))),
+            f(&|m| format!("{:.1}", m.flash_bytes_per_op)),
+            f(&|m| format!("{:.1}", m.ops_per_sec)),
+            f(&|m| m.p50_us.to_string()),
+            f(&|m| m.p99_us.to_string()),
+            f(&|m| m.memory_bytes.to_string()),
+            f(&|m| format!("{:.2}", m.load_secs)),
+            f(&|m| m.ops.to_string()),
+            row.setup.clone(),
+        ];
+        assert_eq!(rec.len(), head.len(), "one field per column");
+        w.write_record(&rec).map_err(|e| Error::io(path, e))?;
+    }
+    w.flush().map_err(|e| Error::io(path, e))
+}
