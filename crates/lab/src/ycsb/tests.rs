@@ -118,7 +118,14 @@ fn only_background_threads_and_clocks_make_runs_vary() {
 fn written(o: &Outcome) -> serde_json::Value {
     let v = serde_json::to_value(o).expect("serializes");
     assert!(v["nowa"]["spec"].is_object());
-    let keys = ["drilldown", "stats", "db_waf", "ssd_waf", "hit_ratio", "ops"];
+    let keys = [
+        "drilldown",
+        "stats",
+        "db_waf",
+        "ssd_waf",
+        "hit_ratio",
+        "ops",
+    ];
     for k in keys {
         assert!(!v[k].is_null(), "{k} in the result");
     }
