@@ -357,6 +357,7 @@ fn fmt(x: Option<f64>) -> String {
 
 /// `nowa tpcc`.
 pub fn run_cmd(a: TpccArgs) -> Result<()> {
+    crate::resources::check_device_path(&a.device)?;
     check_output_file("--csv", a.csv.as_deref())?;
     check_output_file("--out", a.out.as_deref())?;
     if a.check_only && matches!(a.device.as_str(), "sim" | "mem") {

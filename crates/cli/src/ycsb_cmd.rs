@@ -605,8 +605,17 @@ fn spec(a: &YcsbArgs, p: &Plan, oop: Option<OopConfig>, zone: Option<u64>) -> Re
 
 /// `nowa ycsb`.
 pub fn run(a: YcsbArgs) -> Result<()> {
-    let (oop, frozen) = write_path(&a)?;
+    crate::resources::check_device_path(&a.device)?;
     check_output_file("--csv", a.csv.as_deref())?;
+    for (flag, file) in [
+        ("--record-trace", &a.record_trace),
+        ("--record-writes", &a.record_writes),
+    ] {
+        if let Some(f) = file {
+            crate::resources::check_new_output(flag, f, false)?;
+        }
+    }
+    let (oop, frozen) = write_path(&a)?;
     check_output_file("--ack-log", a.ack_log.as_deref())?;
     if a.ack_log.is_some() && a.threads > 1 {
         return Err(crate::usage(format!(
