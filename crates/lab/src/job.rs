@@ -18,7 +18,7 @@ pub enum Job {
     /// `nowa sim` (and its trace replay).
     Sim(sim::Spec),
     /// `nowa ycsb` on the simulated SSD or in memory.
-    Ycsb(ycsb::Spec),
+    Ycsb(Box<ycsb::Spec>),
 }
 
 /// What a job produced.
@@ -28,7 +28,7 @@ pub enum JobOutcome {
     /// A `sim` job's.
     Sim(sim::Outcome),
     /// A `ycsb` job's.
-    Ycsb(ycsb::Outcome),
+    Ycsb(Box<ycsb::Outcome>),
 }
 
 impl Job {
@@ -64,7 +64,7 @@ impl Job {
     ) -> Result<JobOutcome, Error> {
         match self {
             Job::Sim(s) => sim::run(s, progress, cancel).map(JobOutcome::Sim),
-            Job::Ycsb(s) => ycsb::run(s, progress, cancel).map(JobOutcome::Ycsb),
+            Job::Ycsb(s) => ycsb::run(s, progress, cancel).map(|o| JobOutcome::Ycsb(Box::new(o))),
         }
     }
 }

@@ -208,6 +208,9 @@ pub fn overhead_bytes(pool: u64, wal_limit: Option<u64>, dw_pages: u64, separate
 
 /// The device capacity (a multiple of 4 KiB) that a dataset of `dataset` bytes fills to
 /// `fill` with `overhead` bytes of engine space beside it.
+///
+/// # Panics
+/// If `fill` is not in (0, 1] (the flag's range).
 #[must_use]
 pub fn capacity_for(dataset: u64, overhead: u64, fill: f64) -> u64 {
     assert!(fill > 0.0 && fill <= 1.0, "a fill in (0, 1]");
@@ -417,8 +420,8 @@ impl Spec {
 
 fn check_stop(stop: Stop) -> Result<(), String> {
     match stop {
-        Stop::Ops(n) if n >= 1 && n <= 1 << 62 => Ok(()),
-        Stop::Seconds(s) if s.is_finite() && s >= 1e-3 && s <= 366.0 * 86400.0 => Ok(()),
+        Stop::Ops(n) if (1..=1 << 62).contains(&n) => Ok(()),
+        Stop::Seconds(s) if (1e-3..=366.0 * 86400.0).contains(&s) => Ok(()),
         Stop::DeviceWrites(k) | Stop::StoreWrites(k) if k.is_finite() && k > 0.0 && k <= 1e6 => {
             Ok(())
         }
@@ -575,6 +578,9 @@ pub fn create_engine(dev: bench::Device, spec: &YcsbSpec) -> Result<Engine, Erro
 /// [`Error::Usage`]: a bad field, a real device or a frozen-page model (described by the
 /// result, not run again here); [`Error::Failed`]: the engine's errors, or a stop asked
 /// during the load (nothing measured).
+///
+/// # Panics
+/// If the driver reports another spec's run (a bug).
 pub fn run(spec: &Spec, progress: Option<Progress<'_>>, cancel: &Cancel) -> Result<Outcome, Error> {
     let b = spec.to_bench()?;
     if let Path::Oop(Oop {

@@ -58,7 +58,7 @@ fn oop() -> Spec {
 #[test]
 fn a_spec_round_trips_through_json_and_toml() {
     for spec in [small(), oop()] {
-        let job = Job::Ycsb(spec.clone());
+        let job = Job::Ycsb(Box::new(spec.clone()));
         let json = serde_json::to_string(&job).expect("serializes");
         assert_eq!(parse_job(&json, false).expect("json parses"), job);
         let toml = toml::to_string(&job).expect("toml serializes");
@@ -78,7 +78,7 @@ fn the_driver_spec_converts_back_to_the_same_spec() {
 
 #[test]
 fn bad_fields_are_named() {
-    let json = serde_json::to_value(Job::Ycsb(small())).expect("serializes");
+    let json = serde_json::to_value(Job::Ycsb(Box::new(small()))).expect("serializes");
     let cases: [(&str, serde_json::Value, &str); 5] = [
         ("threads", serde_json::json!(0), "threads:"),
         ("sim_mode", serde_json::json!("fdp:0"), "sim_mode:"),
@@ -92,7 +92,7 @@ fn bad_fields_are_named() {
         let e = parse_job(&j.to_string(), false).expect_err(key);
         assert!(e.is_usage() && e.to_string().contains(want), "{key}: {e}");
     }
-    let mut j = serde_json::to_value(Job::Ycsb(oop())).expect("serializes");
+    let mut j = serde_json::to_value(Job::Ycsb(Box::new(oop()))).expect("serializes");
     j["spec"]["write_path"]["oop"]["placement"] = serde_json::json!("nonsense");
     let e = parse_job(&j.to_string(), false).expect_err("placement");
     assert!(e.to_string().contains("write_path.oop.placement"), "{e}");
