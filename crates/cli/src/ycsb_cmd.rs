@@ -719,6 +719,11 @@ fn identity(a: &YcsbArgs, spec: &YcsbSpec, capacity: u64) -> nowa_lab::Identity 
     if let nowa_lab::ycsb::Path::Oop(o) = &mut resolved.write_path {
         o.frozen_model.clone_from(&a.oop.frozen_model);
     }
+    assert_eq!(resolved.seed, a.seed, "the spec names the run's seed");
+    assert_eq!(
+        resolved.capacity, capacity,
+        "the spec names the opened device's size"
+    );
     nowa_lab::Identity::now("ycsb", &resolved, a.seed)
 }
 

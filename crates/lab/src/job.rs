@@ -57,15 +57,30 @@ impl Job {
     ///
     /// # Errors
     /// As the command's `run`.
+    ///
+    /// # Panics
+    /// If the result names another command (a bug).
     pub fn run(
         &self,
         progress: Option<Progress<'_>>,
         cancel: &Cancel,
     ) -> Result<JobOutcome, Error> {
-        match self {
-            Job::Sim(s) => sim::run(s, progress, cancel).map(JobOutcome::Sim),
-            Job::Ycsb(s) => ycsb::run(s, progress, cancel).map(|o| JobOutcome::Ycsb(Box::new(o))),
-        }
+        let out = match self {
+            Job::Sim(s) => sim::run(s, progress, cancel).map(JobOutcome::Sim)?,
+            Job::Ycsb(s) => {
+                ycsb::run(s, progress, cancel).map(|o| JobOutcome::Ycsb(Box::new(o)))?
+            }
+        };
+        let command = match &out {
+            JobOutcome::Sim(o) => &o.identity().command,
+            JobOutcome::Ycsb(o) => &o.nowa.command,
+        };
+        assert_eq!(
+            command,
+            self.command(),
+            "the result names the job's command"
+        );
+        Ok(out)
     }
 }
 

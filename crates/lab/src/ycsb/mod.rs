@@ -193,6 +193,9 @@ pub fn parse_sim_mode(s: &str) -> Result<SimMode, String> {
 /// Device bytes beyond the pages for an engine with `pool` and `wal_limit` (None: the pool):
 /// superblocks, the doublewrite area and, unless the WAL is on a separate device, the WAL
 /// region. The one sizing rule of `nowa ycsb`'s device.
+///
+/// # Panics
+/// Never: the sum holds the superblocks and the WAL region (saturating).
 #[must_use]
 pub fn overhead_bytes(pool: u64, wal_limit: Option<u64>, dw_pages: u64, separate_wal: bool) -> u64 {
     let wal = wal_limit.unwrap_or(pool);
@@ -201,9 +204,15 @@ pub fn overhead_bytes(pool: u64, wal_limit: Option<u64>, dw_pages: u64, separate
     } else {
         wal.saturating_add(wal / 4 + (1 << 20))
     };
-    wal_region
+    let overhead = wal_region
         .saturating_add(1 << 20)
-        .saturating_add(dw_pages.saturating_mul(4096))
+        .saturating_add(dw_pages.saturating_mul(4096));
+    assert!(overhead >= 1 << 20, "superblocks take at least 1 MiB");
+    assert!(
+        separate_wal || overhead > wal,
+        "the WAL region holds the WAL limit"
+    );
+    overhead
 }
 
 /// The device capacity (a multiple of 4 KiB) that a dataset of `dataset` bytes fills to
@@ -281,6 +290,9 @@ impl Spec {
     ///
     /// # Errors
     /// [`Error::Usage`] naming the first field out of its flag's range.
+    ///
+    /// # Panics
+    /// If the conversion loses the pool or the write path (a bug).
     pub fn to_bench(&self) -> Result<YcsbSpec, Error> {
         self.check()?;
         let durability = match self.durability.as_str() {
@@ -306,6 +318,12 @@ impl Spec {
             Path::InPlace => WritePath::InPlace,
             Path::Oop(o) => WritePath::OutOfPlace(o.to_config(self.op, self.seed)?),
         };
+        assert_eq!(engine.pool_bytes, self.pool, "the pool as resolved");
+        assert_eq!(
+            matches!(store, WritePath::OutOfPlace(_)),
+            matches!(self.write_path, Path::Oop(_)),
+            "the write path as resolved"
+        );
         Ok(YcsbSpec {
             records: self.records,
             value_size: self.value_size,
@@ -501,6 +519,14 @@ impl Oop {
                 ));
             }
         }
+        assert!(
+            zone % 4096 == 0 && zone >= 32 << 10,
+            "the zone parser's range"
+        );
+        assert!(
+            placement.is_none() || !self.nowa,
+            "placement replaces NoWA's groups"
+        );
         Ok(OopConfig {
             zone_bytes: Some(zone),
             open_zones: self.open_zones,
@@ -535,6 +561,9 @@ fn compression_text(c: Compression) -> &'static str {
 ///
 /// # Errors
 /// The engine's or the driver's, as [`Error::Failed`].
+///
+/// # Panics
+/// If the load or the run covers other records than the spec's (a bug).
 pub fn load_and_run(
     engine: &Arc<Engine>,
     spec: &YcsbSpec,
@@ -554,6 +583,14 @@ pub fn load_and_run(
     }
     let mut r = bench::run(engine.clone(), spec, on_tick)
         .map_err(|e| Error::failed("running the workload", e))?;
+    assert_eq!(
+        loaded, spec.records,
+        "the load stops at the records asked for"
+    );
+    assert_eq!(
+        r.spec.records, spec.records,
+        "the run is of the loaded records"
+    );
     r.load_secs = load_secs;
     Ok(Some(r))
 }
@@ -607,6 +644,10 @@ pub fn run(spec: &Spec, progress: Option<Progress<'_>>, cancel: &Cancel) -> Resu
         }
     };
     let id = Identity::now("ycsb", spec, spec.seed);
+    assert_eq!(
+        id.spec["seed"], spec.seed,
+        "the identity names the run's seed"
+    );
     let (dev, paced) = bench::pace(dev, b.pacing.as_ref());
     let engine = Arc::new(create_engine(dev, &b)?);
     let records = spec.records;
