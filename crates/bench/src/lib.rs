@@ -12,7 +12,7 @@
 //! - [`interrupt`]: Ctrl-C, the one stop flag every driver polls.
 
 pub mod gcunit;
-pub mod interrupt;
+pub use nowa_interrupt as interrupt;
 pub mod paced;
 pub mod plan;
 pub mod plot;

@@ -48,6 +48,9 @@ pub struct GcUnitArgs {
     /// Print the result as JSON.
     #[arg(long)]
     json: bool,
+    /// No line per zone size tried (the seed line and the result stay).
+    #[arg(long, short)]
+    quiet: bool,
 }
 
 fn check(a: &GcUnitArgs, ftl: &FtlConfig) -> Result<()> {
@@ -107,7 +110,7 @@ pub fn run(a: GcUnitArgs) -> Result<()> {
         }
     };
     let mut on_step = |s: &gcunit::Step| {
-        if !a.json {
+        if !a.json && !a.quiet {
             println!(
                 "zone {:>10} KiB  WAF {}",
                 s.zone_bytes >> 10,

@@ -173,6 +173,9 @@ fn default_sigpipe() {
 
 fn main() {
     default_sigpipe();
+    // The engine reports what its background threads hit (a page-cleaner write error, the DB
+    // GC thread stopping or panicking) through `tracing`: without a subscriber no one sees it.
+    let _ = tracing::subscriber::set_global_default(log_subscriber(std::io::stderr));
     let matches = negative_numbers_reach_parsers(Cli::command()).try_get_matches();
     let cli = match matches.and_then(|m| Cli::from_arg_matches(&m)) {
         Ok(c) => c,
@@ -206,6 +209,20 @@ fn main() {
     if let Err(e) = res {
         std::process::exit(report(&e));
     }
+}
+
+/// Warnings and errors as `nowa: WARN ...` lines on `w` (stderr).
+fn log_subscriber<W>(w: W) -> impl tracing::Subscriber + Send + Sync
+where
+    W: for<'a> tracing_subscriber::fmt::MakeWriter<'a> + Send + Sync + 'static,
+{
+    tracing_subscriber::fmt()
+        .with_writer(w)
+        .with_max_level(tracing::Level::WARN)
+        .with_target(false)
+        .with_ansi(false)
+        .without_time()
+        .finish()
 }
 
 /// Prints `e` on one line and returns the exit code: 2 bad input, 130 interrupted, 1 failure.
@@ -298,6 +315,39 @@ pub fn interrupted(what: impl Into<String>) -> anyhow::Error {
 #[cfg(test)]
 mod tests {
     use super::one_line_chain;
+
+    /// A background thread's warning (the DB GC thread stopping) reaches the user's stderr.
+    #[test]
+    fn engine_warnings_reach_the_log_writer() {
+        use std::sync::{Arc, Mutex};
+        #[derive(Clone, Default)]
+        struct Buf(Arc<Mutex<Vec<u8>>>);
+        impl std::io::Write for Buf {
+            fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+                self.0.lock().expect("not poisoned").extend_from_slice(b);
+                Ok(b.len())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let buf = Buf::default();
+        let b = buf.clone();
+        let sub = super::log_subscriber(move || b.clone());
+        tracing::subscriber::with_default(sub, || {
+            tracing::warn!(error = "disk gone", "background DB GC stopped");
+            tracing::info!("not shown");
+        });
+        let text = String::from_utf8(buf.0.lock().expect("not poisoned").clone()).expect("utf-8");
+        assert!(
+            text.contains("WARN") && text.contains("background DB GC stopped"),
+            "{text}"
+        );
+        assert!(
+            text.contains("disk gone") && !text.contains("not shown"),
+            "{text}"
+        );
+    }
 
     #[derive(Debug, thiserror::Error)]
     #[error("data region full (7 pages)")]

@@ -185,6 +185,34 @@ pub fn check_output_file(flag: &str, path: Option<&Path>) -> anyhow::Result<()> 
     Ok(())
 }
 
+/// Whether this process may create files in `dir` (access(2) W_OK: mode bits, ACLs and a
+/// read-only file system).
+fn writable(dir: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt as _;
+    let Ok(c) = std::ffi::CString::new(dir.as_os_str().as_bytes()) else {
+        return false;
+    };
+    // SAFETY: `c` is a NUL-terminated path that outlives the call; access() only reads it.
+    unsafe { libc::access(c.as_ptr(), libc::W_OK) == 0 }
+}
+
+/// `--device` of the engine benchmarks: `sim` and `mem` are in memory; a path is checked
+/// before any work as an output file is (its directory exists and is writable), so a typo
+/// is one line naming it, not an I/O error after the plan.
+///
+/// # Errors
+/// A usage error naming `--device` and the path.
+pub fn check_device_path(device: &str) -> anyhow::Result<()> {
+    if matches!(device, "sim" | "mem") {
+        return Ok(());
+    }
+    let path = Path::new(device);
+    if path.exists() {
+        return Ok(());
+    }
+    check_output_file("--device", Some(path))
+}
+
 /// Refuses a directory flag (`--image-dir`) naming no existing directory: the command
 /// creates its files inside, never the directory itself (as root it would create any path).
 ///
@@ -198,6 +226,13 @@ fn check_dir(flag: &str, path: &Path, dir: &Path) -> anyhow::Result<()> {
     if !dir.is_dir() {
         return Err(usage(format!(
             "{flag} {}: the directory {} does not exist",
+            path.display(),
+            dir.display()
+        )));
+    }
+    if !writable(dir) {
+        return Err(usage(format!(
+            "{flag} {}: the directory {} is not writable",
             path.display(),
             dir.display()
         )));

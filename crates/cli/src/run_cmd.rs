@@ -2,7 +2,7 @@
 //! result names (its `nowa` object: command and complete spec).
 
 use crate::{interrupted, lab_error};
-use anyhow::Result;
+use anyhow::{Context as _, Result};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use nowa_lab::{Cancel, JobOutcome};
@@ -41,21 +41,39 @@ pub fn run(a: RunArgs) -> Result<()> {
         pb.set_style(style.progress_chars("=> "));
     }
     let progress = |done: u64, total: u64| pb.set_position(done * 1000 / total.max(1));
+    if let nowa_lab::Job::Ycsb(spec) = &job {
+        if let Some(why) = spec.nondeterminism() {
+            eprintln!("nowa run: this run may write other bytes than the one it repeats: {why}");
+        }
+    }
     let out = job.run(Some(&progress), &Cancel).map_err(lab_error)?;
     pb.finish_and_clear();
-    let JobOutcome::Sim(sim) = &out;
+    let id = match &out {
+        JobOutcome::Sim(sim) => sim.identity(),
+        JobOutcome::Ycsb(y) => &y.nowa,
+    };
     assert_eq!(
-        sim.identity().command,
+        id.command,
         job.command(),
         "the result names the job's command"
     );
     if let Some(path) = &a.csv {
-        sim.write_intervals_csv(path).map_err(lab_error)?;
+        match &out {
+            JobOutcome::Sim(sim) => sim.write_intervals_csv(path).map_err(lab_error)?,
+            JobOutcome::Ycsb(y) => {
+                let file = nowa_lab::csv_file(path, &y.nowa).map_err(lab_error)?;
+                nowa_bench::ycsb::write_ticks_csv(&y.result.result.ticks, file)
+                    .with_context(|| format!("writing {}", path.display()))?;
+            }
+        }
     }
     if a.json {
         println!("{}", serde_json::to_string_pretty(&out)?);
     } else {
-        print!("{}", sim.summary());
+        match &out {
+            JobOutcome::Sim(sim) => print!("{}", sim.summary()),
+            JobOutcome::Ycsb(y) => print!("{}", nowa_bench::ycsb::summary(&y.result.result)),
+        }
     }
     if Cancel.requested() {
         return Err(interrupted("the results above cover the part that ran"));

@@ -55,6 +55,9 @@ pub struct Table1Args {
     /// Print the result as JSON.
     #[arg(long)]
     json: bool,
+    /// No per-row progress lines (the seed line and the result stay).
+    #[arg(long, short)]
+    quiet: bool,
 }
 
 fn spec(a: &Table1Args) -> Table1Spec {
@@ -106,7 +109,11 @@ pub fn run(a: Table1Args) -> Result<()> {
         }
     );
     let t0 = std::time::Instant::now();
+    let quiet = a.quiet;
     let t = table1::run(&spec, &mut |r| {
+        if quiet {
+            return;
+        }
         eprintln!(
             "  {:<20} {:>9.0} ops/s  DB WAF {}  SSD WAF {}  {}-bound  ({:.1} s)",
             r.name,

@@ -356,9 +356,15 @@ fn fmt(x: Option<f64>) -> String {
 }
 
 /// `nowa tpcc`.
-pub fn run_cmd(a: TpccArgs) -> Result<()> {
+/// The paths the run writes, checked before any work: one line naming the flag, exit 2.
+fn check_paths(a: &TpccArgs) -> Result<()> {
+    crate::resources::check_device_path(&a.device)?;
     check_output_file("--csv", a.csv.as_deref())?;
-    check_output_file("--out", a.out.as_deref())?;
+    check_output_file("--out", a.out.as_deref())
+}
+
+pub fn run_cmd(a: TpccArgs) -> Result<()> {
+    check_paths(&a)?;
     if a.check_only && matches!(a.device.as_str(), "sim" | "mem") {
         return Err(usage(
             "--check-only needs a --device path holding a database",

@@ -245,18 +245,7 @@ fn out_of_place(s: &str) -> Result<PathKind, String> {
     }
 }
 
-pub(crate) fn sim_mode(s: &str) -> Result<SimMode, String> {
-    match s {
-        "cns" => Ok(SimMode::Conventional),
-        "zns" => Ok(SimMode::Zoned { max_open_zones: 14 }),
-        m => match m.strip_prefix("fdp:") {
-            Some(h) => flags::count::<u16>(1, 4096)(h).map(|handles| SimMode::Fdp { handles }),
-            None => Err(format!(
-                "unknown simulated SSD mode '{m}' (expected cns, fdp:HANDLES or zns)"
-            )),
-        },
-    }
-}
+pub(crate) use nowa_lab::ycsb::parse_sim_mode as sim_mode;
 
 /// `--zone-size` of `o` on the device (shared with `nowa tpcc`).
 pub(crate) fn zone_of(o: &OopFlags, dev: &dyn BlockDevice, sim: Option<&SimConfig>) -> Result<u64> {
@@ -451,18 +440,11 @@ fn plan(a: &YcsbArgs) -> Plan {
     // The engine also needs its superblocks and doublewrite area on the device, and its WAL
     // region unless the WAL is on a separate device (then the data fills the device as in
     // `nowa table1`).
-    let wal = a.engine.wal_limit_or(pool);
-    let wal_region = if a.separate_wal {
-        0
-    } else {
-        wal.saturating_add(wal / 4 + (1 << 20))
-    };
-    let overhead = wal_region
-        .saturating_add(1 << 20)
-        .saturating_add(engine.dw_pages * 4096);
-    let capacity = a.capacity.unwrap_or_else(|| {
-        nowa_bench::round_u64(dataset.saturating_add(overhead) as f64 / a.dataset_fill)
-    });
+    let overhead =
+        nowa_lab::ycsb::overhead_bytes(pool, a.engine.wal_limit, engine.dw_pages, a.separate_wal);
+    let capacity = a
+        .capacity
+        .unwrap_or_else(|| nowa_lab::ycsb::capacity_for(dataset, overhead, a.dataset_fill));
     let plan = Plan {
         dataset,
         pool_why,
@@ -645,8 +627,17 @@ fn spec(a: &YcsbArgs, p: &Plan, oop: Option<OopConfig>, zone: Option<u64>) -> Re
 
 /// `nowa ycsb`.
 pub fn run(a: YcsbArgs) -> Result<()> {
-    let (oop, frozen) = write_path(&a)?;
+    crate::resources::check_device_path(&a.device)?;
     check_output_file("--csv", a.csv.as_deref())?;
+    for (flag, file) in [
+        ("--record-trace", &a.record_trace),
+        ("--record-writes", &a.record_writes),
+    ] {
+        if let Some(f) = file {
+            crate::resources::check_new_output(flag, f, false)?;
+        }
+    }
+    let (oop, frozen) = write_path(&a)?;
     check_output_file("--ack-log", a.ack_log.as_deref())?;
     if a.ack_log.is_some() && a.threads > 1 {
         return Err(crate::usage(format!(
@@ -685,13 +676,7 @@ pub fn run(a: YcsbArgs) -> Result<()> {
         }
     );
     let (dev, paced) = ycsb::pace(opened.dev.clone(), spec.pacing.as_ref());
-    let engine = Arc::new(ycsb::create_engine(dev, &spec).map_err(|e| match e {
-        // A configuration the device cannot hold is bad input, not a failure.
-        ycsb::YcsbError::Engine(nowa_engine::EngineError::Config(m)) => usage(format!(
-            "creating the engine (--capacity, --pool, --zone-size): {m}"
-        )),
-        e => anyhow::Error::new(e).context("creating the engine"),
-    })?);
+    let engine = Arc::new(nowa_lab::ycsb::create_engine(dev, &spec).map_err(crate::lab_error)?);
     crate::frozen_cmd::engine::attach(&engine, frozen.as_ref(), wlog.as_ref())?;
     let Some(r) = load_and_run(&a, &engine, &spec, paced.as_deref())? else {
         engine.close().context("closing the engine")?;
@@ -718,22 +703,8 @@ fn load_and_run(
     paced: Option<&nowa_bench::paced::Paced>,
 ) -> Result<Option<YcsbResult>> {
     let pb = spinner(a.quiet, "loading");
-    let t = std::time::Instant::now();
     let records = a.records;
-    let loaded = ycsb::load(engine, spec, &|n| {
-        pb.set_message(format!("loading {}%", n * 100 / records));
-    })
-    .context("loading records")?;
-    if loaded < records {
-        pb.finish_and_clear();
-        eprintln!("nowa ycsb: interrupted during the load: {loaded} of {records} records loaded");
-        return Ok(None);
-    }
-    let load_secs = t.elapsed().as_secs_f64();
-    if let Some(p) = paced {
-        p.reset(); // the load phase is not measured
-    }
-    pb.set_message("running");
+    let on_load = |n: u64| pb.set_message(format!("loading {}%", n * 100 / records));
     let mut on_tick = |tk: &ycsb::Tick| {
         pb.set_message(format!(
             "{:.0}s {:.0} ops/s hit {:.3} DB WAF {} SSD WAF {} device writes {:.2}x",
@@ -750,44 +721,31 @@ fn load_and_run(
         "sim" | "mem" => None,
         path => ycsb::BlockDevReading::of(std::path::Path::new(path)),
     };
-    let mut r = ycsb::run(engine.clone(), spec, &mut on_tick).context("running the workload")?;
-    r.block_device = blk.as_ref().and_then(|b| Some(b.since(&b.again()?, r.ops)));
+    let r = nowa_lab::ycsb::load_and_run(engine, spec, paced, &on_load, &mut on_tick)
+        .map_err(crate::lab_error)?;
     pb.finish_and_clear();
-    r.load_secs = load_secs;
+    let Some(mut r) = r else {
+        eprintln!("nowa ycsb: interrupted during the load: fewer than {records} records loaded");
+        return Ok(None);
+    };
+    r.block_device = blk.as_ref().and_then(|b| Some(b.since(&b.again()?, r.ops)));
     Ok(Some(r))
 }
 
-/// `--sim-mode` as its flag's text (`cns`, `fdp:8`, `zns`).
-fn sim_mode_text(m: SimMode) -> String {
-    match m {
-        SimMode::Conventional => "cns".to_owned(),
-        SimMode::Fdp { handles } => format!("fdp:{handles}"),
-        SimMode::Zoned { .. } => "zns".to_owned(),
-    }
-}
-
-/// The run's identity: the engine spec as resolved (pool, stop, zone size, write path) and
-/// the device it ran on. `nowa run` cannot run a ycsb result again yet (ycsb is not a
-/// nowa-lab spec; its runs are not deterministic: the page cleaner and checkpoints run on
-/// their own threads).
+/// The run's identity: the spec as resolved (pool, stop, zone size, write path, the
+/// device), which `nowa run` runs again on the simulated SSD or in memory.
 fn identity(a: &YcsbArgs, spec: &YcsbSpec, capacity: u64) -> nowa_lab::Identity {
-    #[derive(serde::Serialize)]
-    struct Resolved<'a> {
-        device: &'a str,
-        capacity: u64,
-        op: f64,
-        sim_mode: String,
-        #[serde(flatten)]
-        spec: &'a YcsbSpec,
-    }
-    let resolved = Resolved {
-        device: &a.device,
-        capacity,
-        op: a.op,
-        sim_mode: sim_mode_text(a.sim_mode),
-        spec,
-    };
     assert!(capacity >= 4096, "an opened device holds pages");
+    let mut resolved =
+        nowa_lab::ycsb::Spec::from_bench(spec, &a.device, capacity, a.op, a.sim_mode);
+    if let nowa_lab::ycsb::Path::Oop(o) = &mut resolved.write_path {
+        o.frozen_model.clone_from(&a.oop.frozen_model);
+    }
+    assert_eq!(resolved.seed, a.seed, "the spec names the run's seed");
+    assert_eq!(
+        resolved.capacity, capacity,
+        "the spec names the opened device's size"
+    );
     nowa_lab::Identity::now("ycsb", &resolved, a.seed)
 }
 
@@ -805,22 +763,14 @@ fn output(
             .with_context(|| format!("writing {}", p.display()))?;
     }
     if a.json {
-        /// The result, with SepFrozen's report beside its fields.
-        #[derive(serde::Serialize)]
-        struct Out<'a> {
-            nowa: &'a nowa_lab::Identity,
-            #[serde(flatten)]
-            r: &'a YcsbResult,
-            frozen: Option<&'a FrozenReport>,
-        }
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&Out {
-                nowa: id,
-                r,
-                frozen: placed
-            })?
-        );
+        let out = nowa_lab::Report {
+            nowa: id.clone(),
+            result: nowa_lab::ycsb::YcsbOut {
+                result: r.clone(),
+                frozen: placed.map(serde_json::to_value).transpose()?,
+            },
+        };
+        println!("{}", serde_json::to_string_pretty(&out)?);
         return Ok(());
     }
     print!("{}", ycsb::summary(r));

@@ -239,14 +239,92 @@ fn ycsb_json_writes_option_values_as_text() {
     assert_eq!(id["spec"]["sim_mode"], "cns");
     assert_eq!(id["spec"]["capacity"], v["device_capacity"]);
     assert_eq!(
-        id["spec"]["engine"], v["spec"]["engine"],
+        id["spec"]["pool"], v["spec"]["engine"]["pool_bytes"],
         "the pool as sized"
     );
-    // Not a job nowa run can run yet: refused in one line naming the command.
+    assert_eq!(id["spec"]["write_path"]["oop"]["placement"], "sepbit:6");
+}
+
+/// What a ycsb run measures of the machine besides [`without_wall_clock`]'s: latencies,
+/// CPU, memory, and the per-interval ticks (cut by the wall clock).
+fn without_machine(v: &Value) -> Value {
+    match without_wall_clock(v) {
+        Value::Object(m) => Value::Object(
+            m.into_iter()
+                .filter(|(k, _)| {
+                    !(k.ends_with("_us")
+                        || k.ends_with("_mb_s")
+                        || k.starts_with("cpu_")
+                        || k.ends_with("_utilization")
+                        || k == "peak_rss_bytes"
+                        || k == "ticks")
+                })
+                .map(|(k, v)| (k, without_machine(&v)))
+                .collect(),
+        ),
+        Value::Array(a) => Value::Array(a.iter().map(without_machine).collect()),
+        o => o,
+    }
+}
+
+#[test]
+fn a_ycsb_result_runs_again_bit_for_bit_on_the_simulated_ssd() {
     let dir = tempfile::tempdir().unwrap();
+    for path in [
+        &["--write-path", "inplace"][..],
+        &[
+            "--write-path",
+            "oop",
+            "--background-gc",
+            "off",
+            "--compression",
+            "lz4",
+        ],
+    ] {
+        let mut args = vec![
+            "ycsb",
+            "-q",
+            "--json",
+            "--records",
+            "20k",
+            "--ops",
+            "20k",
+            "--threads",
+            "1",
+            "--page-cleaner",
+            "off",
+            "--seed",
+            "9",
+        ];
+        args.extend_from_slice(path);
+        let first = nowa_json(&args);
+        assert_eq!(first["nowa"]["seed"], 9);
+        let again = rerun(dir.path(), &first);
+        assert!(
+            first["stats"]["evictions"].as_u64().unwrap() > 0,
+            "the pool evicts"
+        );
+        assert_eq!(without_machine(&again), without_machine(&first), "{path:?}");
+        // The comparison sees the run: another seed differs.
+        let mut other = first.clone();
+        other["nowa"]["spec"]["seed"] = 10.into();
+        assert_ne!(
+            without_machine(&rerun(dir.path(), &other)),
+            without_machine(&first)
+        );
+    }
+}
+
+#[test]
+fn a_ycsb_result_from_a_file_device_is_refused_naming_the_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let v = nowa_json(&["ycsb", "-q", "--json", "--records", "2k", "--ops", "1k"]);
+    let mut v = v;
+    v["nowa"]["spec"]["device"] = "/dev/null".into();
     let path = dir.path().join("y.json");
     std::fs::write(&path, v.to_string()).unwrap();
     let out = nowa(&["run", path.to_str().unwrap()]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("ycsb"));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("device: /dev/null"), "{err}");
 }

@@ -62,14 +62,7 @@ const _: () =
 // Linux io_uring and O_DIRECT: nowa runs on 64-bit targets, where `u64 -> usize` is lossless.
 const _: () = assert!(usize::BITS == 64);
 
-/// `u64` to `usize`, lossless on the 64-bit targets nowa builds for (asserted above).
-#[expect(
-    clippy::cast_possible_truncation,
-    reason = "usize is 64 bits (compile-time assertion above)"
-)]
-pub(crate) const fn usize_of(x: u64) -> usize {
-    x as usize
-}
+pub(crate) use nowa_units::num::usize_of;
 
 /// Static facts about a device.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]

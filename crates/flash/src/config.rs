@@ -281,11 +281,7 @@ impl Layout {
     }
 }
 
-/// A page count as a float (exact below 2^53).
-#[expect(clippy::cast_precision_loss, reason = "page counts stay below 2^53")]
-pub(crate) fn as_f64(x: u64) -> f64 {
-    x as f64
-}
+pub(crate) use nowa_units::num::f64_of as as_f64;
 
 impl FtlConfig {
     /// Pages per GC unit.

@@ -16,11 +16,7 @@ pub struct Confusion {
     pub fn_: u64,
 }
 
-/// `x` as a float (counts far below 2^53).
-#[expect(clippy::cast_precision_loss, reason = "counts far below 2^53")]
-pub(crate) fn as_f64(x: u64) -> f64 {
-    x as f64
-}
+pub(crate) use nowa_units::num::f64_of as as_f64;
 
 fn ratio(a: u64, b: u64) -> Option<f64> {
     #[expect(clippy::cast_precision_loss, reason = "counts as a ratio")]

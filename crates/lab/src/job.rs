@@ -1,7 +1,7 @@
 //! Job files (`nowa run JOB.toml|JOB.json`) and results run again (`nowa run RESULT.json`):
 //! a command and its spec.
 
-use crate::{sim, Cancel, Error, Progress};
+use crate::{sim, ycsb, Cancel, Error, Progress};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -17,6 +17,8 @@ use std::path::Path;
 pub enum Job {
     /// `nowa sim` (and its trace replay).
     Sim(sim::Spec),
+    /// `nowa ycsb` on the simulated SSD or in memory.
+    Ycsb(Box<ycsb::Spec>),
 }
 
 /// What a job produced.
@@ -25,6 +27,8 @@ pub enum Job {
 pub enum JobOutcome {
     /// A `sim` job's.
     Sim(sim::Outcome),
+    /// A `ycsb` job's.
+    Ycsb(Box<ycsb::Outcome>),
 }
 
 impl Job {
@@ -33,6 +37,7 @@ impl Job {
     pub fn command(&self) -> &'static str {
         match self {
             Job::Sim(_) => "sim",
+            Job::Ycsb(_) => "ycsb",
         }
     }
 
@@ -44,6 +49,7 @@ impl Job {
     pub fn check(&self) -> Result<(), Error> {
         match self {
             Job::Sim(s) => s.check(),
+            Job::Ycsb(s) => s.check(),
         }
     }
 
@@ -51,14 +57,30 @@ impl Job {
     ///
     /// # Errors
     /// As the command's `run`.
+    ///
+    /// # Panics
+    /// If the result names another command (a bug).
     pub fn run(
         &self,
         progress: Option<Progress<'_>>,
         cancel: &Cancel,
     ) -> Result<JobOutcome, Error> {
-        match self {
-            Job::Sim(s) => sim::run(s, progress, cancel).map(JobOutcome::Sim),
-        }
+        let out = match self {
+            Job::Sim(s) => sim::run(s, progress, cancel).map(JobOutcome::Sim)?,
+            Job::Ycsb(s) => {
+                ycsb::run(s, progress, cancel).map(|o| JobOutcome::Ycsb(Box::new(o)))?
+            }
+        };
+        let command = match &out {
+            JobOutcome::Sim(o) => &o.identity().command,
+            JobOutcome::Ycsb(o) => &o.nowa.command,
+        };
+        assert_eq!(
+            command,
+            self.command(),
+            "the result names the job's command"
+        );
+        Ok(out)
     }
 }
 

@@ -12,6 +12,7 @@ mod identity;
 mod job;
 pub mod sim;
 pub mod text;
+pub mod ycsb;
 
 pub use identity::Identity;
 pub use job::{load_job, parse_job, Job, JobOutcome};

@@ -110,16 +110,7 @@ pub fn lambert_waf(alpha: f64) -> f64 {
     1.0 / (1.0 - lambert_victim_ratio(alpha))
 }
 
-/// A count as a float (exact below 2^53, which every count here is).
-#[inline]
-#[must_use]
-#[expect(
-    clippy::cast_precision_loss,
-    reason = "counts of pages and units stay far below 2^53"
-)]
-pub(crate) fn as_f64(x: u64) -> f64 {
-    x as f64
-}
+pub(crate) use nowa_units::num::f64_of as as_f64;
 
 /// Per-class statistics (SepBIT's `Separator.shutdown()` table). Amounts are in the space's
 /// valid-amount unit (pages for the FTL).

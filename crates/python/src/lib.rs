@@ -161,7 +161,12 @@ fn conflicts(command: &str) -> PyResult<Vec<(String, Vec<String>)>> {
 #[pyfunction]
 fn job_flags(text: &str, toml: bool) -> PyResult<(String, Vec<FlagValue>)> {
     let job = nowa_lab::parse_job(text, toml).map_err(|e| py_error(&e))?;
-    let nowa_lab::Job::Sim(spec) = &job;
+    let nowa_lab::Job::Sim(spec) = &job else {
+        return Err(pyo3::exceptions::PyValueError::new_err(format!(
+            "a sweep's base is a sim job; this is a {} job (run it with nowa.run)",
+            job.command()
+        )));
+    };
     let mut out: Vec<(String, Option<String>)> = Vec::new();
     for a in spec.to_args() {
         if let Some(flag) = a.strip_prefix("--") {

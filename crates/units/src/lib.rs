@@ -22,6 +22,7 @@
 
 pub mod cpu;
 pub mod latency;
+pub mod num;
 
 use std::fmt;
 

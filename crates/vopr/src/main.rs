@@ -66,7 +66,7 @@ fn run(a: &Args) -> Result<ExitCode> {
             }
         });
     }
-    nowa_bench::interrupt::install_sigint_handler();
+    nowa_interrupt::install_sigint_handler();
     let end = a
         .from
         .checked_add(a.seeds)
@@ -77,8 +77,8 @@ fn run(a: &Args) -> Result<ExitCode> {
     let mut interrupted = false;
     let mut totals = Totals::default();
     for seed in a.from..end {
-        if nowa_bench::interrupt::requested() || a.time.is_some_and(|t| t0.elapsed() >= t) {
-            interrupted = nowa_bench::interrupt::requested();
+        if nowa_interrupt::requested() || a.time.is_some_and(|t| t0.elapsed() >= t) {
+            interrupted = nowa_interrupt::requested();
             eprintln!("nowa-vopr: stopped before seed {seed}");
             break;
         }

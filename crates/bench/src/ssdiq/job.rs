@@ -241,14 +241,7 @@ impl AddrSource {
     }
 }
 
-/// A byte or operation count as `f64` (exact below 2^53, which every count here is).
-#[expect(
-    clippy::cast_precision_loss,
-    reason = "counts of one benchmark run are below 2^53"
-)]
-fn to_f64(x: u64) -> f64 {
-    x as f64
-}
+use nowa_units::num::f64_of as to_f64;
 
 /// Pseudo-random, incompressible payload (SSDs that compress or deduplicate would otherwise
 /// report flattering numbers for zero-filled writes).

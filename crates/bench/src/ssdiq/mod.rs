@@ -158,14 +158,7 @@ pub fn fmt_bytes(b: u64) -> String {
     nowa_units::Bytes(b).to_string()
 }
 
-/// `u64` to `usize` (nowa builds for 64-bit targets only; nowa-device asserts it).
-#[expect(
-    clippy::cast_possible_truncation,
-    reason = "usize is 64 bits on every target nowa builds for"
-)]
-pub(crate) fn usize_of(x: u64) -> usize {
-    x as usize
-}
+pub(crate) use nowa_units::num::usize_of;
 
 #[cfg(test)]
 mod tests {

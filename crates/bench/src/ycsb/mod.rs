@@ -28,11 +28,11 @@ pub use values::{key_of, make_value, pattern_version};
 
 use nowa_device::BlockDevice;
 use nowa_engine::{Config, Durability, OopConfig};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
 /// Where the Zipf popularity ranks sit among the keys.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum KeyOrder {
     /// Ranks scattered over the keys by a seeded bijection (YCSB's
@@ -59,7 +59,7 @@ impl std::str::FromStr for KeyOrder {
 }
 
 /// The YCSB core mixes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Mix {
     /// 50% read, 50% update.
     A,
@@ -104,7 +104,7 @@ impl Mix {
 }
 
 /// What values look like.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ValueKind {
     /// Random bytes: incompressible.
@@ -132,8 +132,8 @@ impl std::str::FromStr for ValueKind {
 }
 
 /// When the run phase ends (or earlier, on Ctrl-C: [`crate::interrupt`]).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
 pub enum Stop {
     /// After this many operations (at least 1).
     Ops(u64),

@@ -7,11 +7,12 @@ use crate::paced::Paced;
 use nowa_device::timing::{busy_secs_between, ChipParams, TimingModel};
 use nowa_device::DeviceCounters;
 use nowa_engine::{out_of_place_store, Engine};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
 /// The simulated SSD's timing model ([`crate::paced`]) and whether it paces the run.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Pacing {
     /// Delay every I/O until the model's timeline has caught up (OPS then reflect the device's
     /// work); false: the model is only consulted for the device-bound throughput.
@@ -22,7 +23,7 @@ pub struct Pacing {
     pub read_bytes_per_sec: f64,
     /// Flash chips timed by their own latencies (a FEMU or MQSim preset) instead of one media
     /// server at the bandwidths above (None, the default).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub chips: Option<ChipParams>,
 }
 

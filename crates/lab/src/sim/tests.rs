@@ -122,7 +122,9 @@ fn a_job_file_may_leave_out_what_it_does_not_change() {
         true,
     )
     .expect("parses");
-    let Job::Sim(s) = job;
+    let Job::Sim(s) = job else {
+        panic!("a sim job")
+    };
     assert_eq!(s.capacity, 1 << 30);
     assert_eq!(s.op, 0.1);
     assert_eq!(s.seed, spec_of(&[]).seed);

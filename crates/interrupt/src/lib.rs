@@ -40,3 +40,25 @@ pub fn requested() -> bool {
 pub fn request() {
     STOP.store(true, Relaxed);
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The handler runs on a real SIGINT (the `unsafe` calls above): the flag is set and the
+    /// default action restored, so a second Ctrl-C would kill the process.
+    #[test]
+    fn a_sigint_sets_the_flag_once() {
+        STOP.store(false, Relaxed);
+        install_sigint_handler();
+        // SAFETY: raise() sends SIGINT to this thread; the handler installed above catches it.
+        let rc = unsafe { libc::raise(libc::SIGINT) };
+        assert_eq!(rc, 0);
+        assert!(requested(), "the handler set the flag");
+        // SAFETY: querying the disposition with signal() and putting it back.
+        let before = unsafe { libc::signal(libc::SIGINT, libc::SIG_IGN) };
+        assert_eq!(before, libc::SIG_DFL, "a second Ctrl-C kills");
+        // SAFETY: as above.
+        unsafe { libc::signal(libc::SIGINT, libc::SIG_DFL) };
+    }
+}
