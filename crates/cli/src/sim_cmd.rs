@@ -84,14 +84,16 @@ struct SweepArgs {
     run: RunFlags,
 }
 
-fn bar(total: u64, quiet: bool, what: &str) -> ProgressBar {
+/// The progress bar of a run of `total` steps (sweep points, figure runs): position, rate
+/// and ETA on stderr; hidden with -q.
+pub(crate) fn bar(total: u64, quiet: bool, what: &str) -> ProgressBar {
     if quiet {
         return ProgressBar::hidden();
     }
     let pb = ProgressBar::new(total);
-    if let Ok(style) =
-        ProgressStyle::with_template("{spinner} {msg} [{bar:40}] {percent}% eta {eta}")
-    {
+    if let Ok(style) = ProgressStyle::with_template(
+        "{spinner} {msg} [{bar:30}] {pos}/{len} ({per_sec}, {elapsed} elapsed) eta {eta}",
+    ) {
         pb.set_style(style.progress_chars("=> "));
     }
     pb.set_message(what.to_string());

@@ -235,6 +235,19 @@ fn fig1_variants(o: &FigureOpts) -> [(&'static str, f64, u16); 3] {
     ]
 }
 
+/// Runs of [`figure1`] (three variants at four parallelism levels) and, unless `fig1_only`,
+/// of [`figures3to6`] (every scheme on every workload and capture): a progress bar's length.
+#[must_use]
+pub fn figure_run_count(o: &FigureOpts, fig1_only: bool) -> u64 {
+    let fig1 = fig1_variants(o).len() * 4;
+    let rest = if fig1_only {
+        0
+    } else {
+        SCHEMES.len() * (o.workloads.len() + o.captured.len())
+    };
+    (fig1 + rest) as u64
+}
+
 /// The setup line under every figure's title.
 #[must_use]
 pub fn setup_line(o: &FigureOpts) -> String {
