@@ -175,15 +175,19 @@ pub fn run(a: SimArgs) -> Result<()> {
         out.intervals() as f64 <= (spec.volume / spec.interval).ceil() + 1.0,
         "no more intervals than the measured volume holds"
     );
-    output(&a, &out)?;
-    if Cancel.requested() {
-        return Err(interrupted(format!(
+    // Ctrl-C: the partial result says so itself (stdout, JSON), not only the exit status.
+    let stop = Cancel.requested().then(|| {
+        format!(
             "{} of {} measured intervals ran; the results above cover them",
             out.intervals(),
             (spec.volume / spec.interval).ceil()
-        )));
+        )
+    });
+    output(&a, &out, stop.as_deref())?;
+    match stop {
+        Some(what) => Err(interrupted(what)),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 /// The run's first line on stderr: seed, workload or trace, device, policy.
@@ -202,7 +206,9 @@ fn announce(spec: &Spec) {
 }
 
 /// Writes the CSVs and prints the summary or the JSON.
-fn output(a: &SimArgs, out: &Outcome) -> Result<()> {
+/// The results on stdout (summary or JSON) and in the CSV files; `stopped`: the run was
+/// interrupted, and how far it got (an "interrupted" line, or `"interrupted"` in the JSON).
+fn output(a: &SimArgs, out: &Outcome, stopped: Option<&str>) -> Result<()> {
     if let Some(path) = &a.csv {
         out.write_intervals_csv(path).map_err(lab_error)?;
     }
@@ -210,8 +216,15 @@ fn output(a: &SimArgs, out: &Outcome) -> Result<()> {
         out.write_victims_csv(path).map_err(lab_error)?;
     }
     if a.json {
-        println!("{}", serde_json::to_string_pretty(out)?);
+        let mut v = serde_json::to_value(out)?;
+        if let (Some(what), Some(m)) = (stopped, v.as_object_mut()) {
+            m.insert("interrupted".into(), serde_json::Value::String(what.into()));
+        }
+        println!("{}", serde_json::to_string_pretty(&v)?);
         return Ok(());
+    }
+    if let Some(what) = stopped {
+        println!("interrupted (Ctrl-C): {what}");
     }
     print!("{}", out.summary());
     if let Some(path) = &a.csv {

@@ -644,7 +644,10 @@ mod tests {
         );
         assert!(parse_scheme("baseline@0", &g).is_err());
         // Rows are named as the user typed the scheme (was: plan-pred-1/4 -> "plan-pred-2").
-        for name in SCHEMES.into_iter().chain(["baseline-1/8@18", "baseline-1/2"]) {
+        for name in SCHEMES
+            .into_iter()
+            .chain(["baseline-1/8@18", "baseline-1/2"])
+        {
             assert_eq!(scheme_name(parse_scheme(name, &g).unwrap(), &g), name);
         }
         assert!(parse_scheme("baseline-1/3", &g).is_err());
