@@ -196,16 +196,21 @@ fn announce(spec: &Spec) {
         || format!("{} on {}", spec.workload, Bytes(spec.capacity)),
         |t| format!("trace {} (fill {})", t.path.display(), spec.fill),
     );
+    // With the garbage-proportion trigger the log sizes itself: --op does not apply.
+    let op = match spec.gc_trigger {
+        nowa_flash::GcTrigger::GarbageProportion(t) => {
+            format!("OP sized by --gc-trigger gp:{t}, not --op")
+        }
+        _ => format!("OP spare/logical {:.2}%", spec.op * 100.0),
+    };
     eprintln!(
-        "nowa sim: seed {}, {what} ({}OP spare/logical {:.2}%), policy {}",
+        "nowa sim: seed {}, {what} ({}{op}), policy {}",
         spec.seed,
         if spec.zns { "zoned, " } else { "" },
-        spec.op * 100.0,
         spec.policy
     );
 }
 
-/// Writes the CSVs and prints the summary or the JSON.
 /// The results on stdout (summary or JSON) and in the CSV files; `stopped`: the run was
 /// interrupted, and how far it got (an "interrupted" line, or `"interrupted"` in the JSON).
 fn output(a: &SimArgs, out: &Outcome, stopped: Option<&str>) -> Result<()> {
