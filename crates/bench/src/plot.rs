@@ -267,6 +267,10 @@ fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
             break;
         }
     }
+    assert!(
+        out.iter().all(|v| (lo..=hi).contains(v)),
+        "log ticks lie on the axis"
+    );
     out
 }
 
@@ -348,6 +352,7 @@ pub fn render_line_styled(chart: &LineChart, style: &Style, path: &Path) -> Resu
             "y range is empty (or not positive on a log axis)",
         ));
     }
+    assert!(x0 < x1, "axis_range gives a non-empty x range");
     register_font();
     let ranges = ((x0, x1), (y0, y1));
     let res = match format {
@@ -707,6 +712,10 @@ pub fn render_bar_styled(chart: &BarChart, style: &Style, path: &Path) -> Result
     };
     let mut style = style.clone();
     style.log_y |= spans_decades(all());
+    assert!(
+        style.bar_reference.len() <= chart.groups.len(),
+        "paper values belong to groups of the chart"
+    );
     let vals = all().filter(|&v| usable(v, style.log_y));
     let (y0, y1) = if style.log_y {
         axis_range(vals, true, false)

@@ -108,6 +108,10 @@ fn text_bounds(e: &Element<'_>) -> Bounds {
         x1: x0 + w,
         y1: top + size,
     };
+    assert!(
+        b.x1 >= b.x0 && b.y1 >= b.y0,
+        "a text box has no negative size"
+    );
     match e.attr("transform").and_then(rotation) {
         Some((deg, cx, cy)) => rotate(b, deg, cx, cy),
         None => b,

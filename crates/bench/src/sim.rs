@@ -734,6 +734,10 @@ pub fn summary(r: &SimResult) -> String {
 fn gc_line(s: &mut String, r: &SimResult) {
     use std::fmt::Write;
     let m = &r.measured;
+    assert!(
+        m.gc_rounds > 0 || m.gc_pages == 0,
+        "GC copies happen in GC rounds"
+    );
     let victims = if m.gc_rounds == 0 {
         "no victims in the measured phase".to_owned()
     } else {

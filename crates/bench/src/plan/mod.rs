@@ -245,6 +245,7 @@ pub fn figure_run_count(o: &FigureOpts, fig1_only: bool) -> u64 {
     } else {
         SCHEMES.len() * (o.workloads.len() + o.captured.len())
     };
+    assert!(fig1 > 0, "Figure 1 always runs");
     (fig1 + rest) as u64
 }
 

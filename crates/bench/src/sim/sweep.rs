@@ -345,6 +345,7 @@ fn xs_of(rows: &[Row]) -> Vec<f64> {
     let mut xs: Vec<f64> = rows.iter().map(|r| r.x).collect();
     xs.sort_by(f64::total_cmp);
     xs.dedup();
+    assert!(rows.is_empty() || !xs.is_empty(), "every row has an x");
     xs
 }
 
