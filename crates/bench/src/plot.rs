@@ -332,6 +332,9 @@ pub fn render_line(chart: &LineChart, path: &Path) -> Result<(), PlotError> {
 ///
 /// # Errors
 /// As [`render_line`].
+///
+/// # Panics
+/// Never: the x range of finite points is non-empty (asserted).
 pub fn render_line_styled(chart: &LineChart, style: &Style, path: &Path) -> Result<(), PlotError> {
     let format = format_of(path)?;
     let data = LineData::new(chart, style);
@@ -696,7 +699,7 @@ pub fn spans_decades(values: impl IntoIterator<Item = f64>) -> bool {
 /// logarithmic by itself when the values span more than a decade).
 ///
 /// # Errors
-/// As [`render_bar`].
+/// As [`render_bar`]. Paper values beyond the chart's groups are not drawn.
 pub fn render_bar_styled(chart: &BarChart, style: &Style, path: &Path) -> Result<(), PlotError> {
     let format = format_of(path)?;
     if chart.categories.is_empty() || chart.groups.is_empty() {
@@ -712,10 +715,6 @@ pub fn render_bar_styled(chart: &BarChart, style: &Style, path: &Path) -> Result
     };
     let mut style = style.clone();
     style.log_y |= spans_decades(all());
-    assert!(
-        style.bar_reference.len() <= chart.groups.len(),
-        "paper values belong to groups of the chart"
-    );
     let vals = all().filter(|&v| usable(v, style.log_y));
     let (y0, y1) = if style.log_y {
         axis_range(vals, true, false)
@@ -776,7 +775,7 @@ where
     Y::CoordDescType: ValueFormatter<f64>,
 {
     let e = |e: &dyn std::fmt::Display| e.to_string();
-    let (n, g) = (chart.categories.len(), chart.groups.len());
+    let n = chart.categories.len();
     let mut cc = ChartBuilder::on(plot)
         .margin(16)
         .x_label_area_size(64)
@@ -811,6 +810,24 @@ where
             .collect();
         tick_labels(page, &at, false)?;
     }
+    bar_marks(&mut cc, chart, style, base)?;
+    let at = |ci: usize| cc.backend_coord(&(ci as f64 + 0.5, base));
+    category_names(page, chart, &(0..n).map(at).collect::<Vec<_>>())
+}
+
+/// The bars of every group, then the paper's values across them.
+fn bar_marks<DB, Y>(
+    cc: &mut ChartContext<'_, DB, Cartesian2d<plotters::coord::types::RangedCoordf64, Y>>,
+    chart: &BarChart,
+    style: &Style,
+    base: f64,
+) -> DrawResult
+where
+    DB: DrawingBackend,
+    Y: Ranged<ValueType = f64>,
+{
+    let e = |e: &dyn std::fmt::Display| e.to_string();
+    let (n, g) = (chart.categories.len(), chart.groups.len());
     let slot = 0.8 / g as f64;
     let left = move |gi: usize, ci: usize| ci as f64 + 0.1 + gi as f64 * slot;
     for (gi, (_, values)) in chart.groups.iter().enumerate() {
@@ -832,8 +849,7 @@ where
             });
         cc.draw_series(marks).map_err(|x| e(&x))?;
     }
-    let at = |ci: usize| cc.backend_coord(&(ci as f64 + 0.5, base));
-    category_names(page, chart, &(0..n).map(at).collect::<Vec<_>>())
+    Ok(())
 }
 
 /// Category names under the axis, centred on each group of bars at pixel `at` (drawn on the

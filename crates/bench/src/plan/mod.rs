@@ -237,6 +237,9 @@ fn fig1_variants(o: &FigureOpts) -> [(&'static str, f64, u16); 3] {
 
 /// Runs of [`figure1`] (three variants at four parallelism levels) and, unless `fig1_only`,
 /// of [`figures3to6`] (every scheme on every workload and capture): a progress bar's length.
+///
+/// # Panics
+/// Never: Figure 1 always has runs (asserted).
 #[must_use]
 pub fn figure_run_count(o: &FigureOpts, fig1_only: bool) -> u64 {
     let fig1 = fig1_variants(o).len() * 4;

@@ -231,10 +231,10 @@ fn row(p: &Point, r: &SimResult) -> Row {
     }
 }
 
-/// Assemble rows and the chart of a figure from its results.
-pub fn figure_sweep(fig: Figure, points: &[Point], results: &[SimResult]) -> Sweep {
+/// The rows of a figure's runs, y normalized by the uniform run of the same series for
+/// Fig. 3b and 4b (x = 50 for two-zone, theta 0 for zipf).
+fn figure_rows(fig: Figure, points: &[Point], results: &[SimResult]) -> Vec<Row> {
     let mut rows: Vec<Row> = points.iter().zip(results).map(|(p, r)| row(p, r)).collect();
-    // Normalize by the uniform run of the same series (x = 50 for two-zone, theta 0 for zipf).
     if matches!(fig, Figure::Fig3b | Figure::Fig4b) {
         let base_x = if fig == Figure::Fig3b { 50.0 } else { 0.0 };
         let bases: Vec<(String, f64)> = rows
@@ -248,6 +248,12 @@ pub fn figure_sweep(fig: Figure, points: &[Point], results: &[SimResult]) -> Swe
             }
         }
     }
+    rows
+}
+
+/// Assemble rows and the chart of a figure from its results.
+pub fn figure_sweep(fig: Figure, points: &[Point], results: &[SimResult]) -> Sweep {
+    let rows = figure_rows(fig, points, results);
     let mut series: Vec<Series> = Vec::new();
     for r in &rows {
         match series.iter_mut().find(|s| s.label == r.series) {
