@@ -9,6 +9,8 @@
 //! - [`replay`]: `nowa sim --trace` — block traces replayed through the FTL model.
 //! - [`plan`]: `nowa plan` — PLAN (flexible superblocks, lifetime predictor) with chip timing.
 //! - [`plot`]: line and bar charts (PNG/SVG, embedded font, no system libraries).
+//! - [`plot_layout`]: the SVG layout check every figure test runs (no overprinted text, no
+//!   legend over data).
 //! - [`interrupt`]: Ctrl-C, the one stop flag every driver polls.
 
 pub mod gcunit;
@@ -16,6 +18,7 @@ pub use nowa_interrupt as interrupt;
 pub mod paced;
 pub mod plan;
 pub mod plot;
+pub mod plot_layout;
 // Temporary: cleaned when sim.rs's result assembly is shared with it (after the placement merge).
 #[expect(
     missing_docs,

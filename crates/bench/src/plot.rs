@@ -70,19 +70,40 @@ pub struct BarChart {
     pub groups: Vec<(String, Vec<f64>)>,
 }
 
-/// What a chart shows beyond its data: a setup subtitle under the title, a logarithmic value
-/// axis for bars (values spanning more than a decade), the legend's corner for lines (upper
-/// left keeps it off CDFs, which reach 1 at the right).
+/// What a chart shows beyond its data, shared by every figure so they read alike: a setup
+/// subtitle under the title, the paper's values (dashed lines with hollow markers for lines,
+/// a black bar across each bar for bars), a min-max band over seeds, labelled x ticks, and the
+/// value axis from zero unless `y_from_data` says otherwise (then the subtitle must say so).
+/// The legend always sits in its own column right of the plot, where it cannot cover data.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Style {
-    /// Second title line (device, fill, seed, run length, scale); empty: none.
+    /// Second title line (device, OP, fill, seed, run length, scale); empty: none.
     pub subtitle: String,
-    /// Bars: logarithmic value axis (bars rise from the lowest decade).
+    /// Bars: logarithmic value axis (bars rise from the lowest decade). Set automatically
+    /// when the values span more than a decade.
     pub log_y: bool,
-    /// Lines: legend in the upper left corner instead of the upper right.
-    pub legend_upper_left: bool,
-    /// Bars: legend in its own column beside the plot even with few groups.
-    pub legend_beside: bool,
+    /// Lines: reference curves (the paper's values, analytic models) drawn dashed under the
+    /// measured series, with hollow markers on every point; the label names the source.
+    pub reference: Vec<Series>,
+    /// Lines: the spread (min-max over seeds) of the series with the same label, shaded.
+    pub spread: Vec<Spread>,
+    /// Lines: label the x axis at exactly these values (categorical or fractional x, where
+    /// the automatic ticks would skip or misplace them); empty: automatic ticks.
+    pub x_ticks: Vec<f64>,
+    /// Bars: the paper's value per group and category (`bar_reference[g][c]`, NaN = none),
+    /// drawn as a black bar across the bar; its legend entry says "paper".
+    pub bar_reference: Vec<Vec<f64>>,
+    /// The value axis spans the data instead of starting at zero.
+    pub y_from_data: bool,
+}
+
+/// The spread of one series: (x, min, max) over seeds or repetitions.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Spread {
+    /// The label of the series it belongs to.
+    pub label: String,
+    /// (x, lowest, highest).
+    pub points: Vec<(f64, f64, f64)>,
 }
 
 /// Why a chart could not be rendered.
@@ -110,7 +131,8 @@ const HEIGHT: u32 = 640;
 const FONT: &str = "sans-serif";
 static FONT_BYTES: &[u8] = include_bytes!("../../../assets/fonts/DejaVuSans.ttf");
 
-/// Colour-blind friendly palette (Okabe-Ito), then Palette99 for more series.
+/// Colour-blind friendly palette (Okabe-Ito, with wine for its black: black marks the paper's
+/// values), then Palette99 for more series.
 const COLORS: [RGBColor; 8] = [
     RGBColor(0, 114, 178),
     RGBColor(213, 94, 0),
@@ -118,7 +140,7 @@ const COLORS: [RGBColor; 8] = [
     RGBColor(204, 121, 167),
     RGBColor(230, 159, 0),
     RGBColor(86, 180, 233),
-    RGBColor(0, 0, 0),
+    RGBColor(136, 34, 85),
     RGBColor(240, 228, 66),
 ];
 
@@ -190,7 +212,9 @@ fn usable(v: f64, log: bool) -> bool {
     v.is_finite() && (!log || v > 0.0)
 }
 
-/// Data range of one axis with a margin; on a log axis in multiplicative terms.
+/// Value range of one axis. Linear: from zero when `from_zero` and no value is negative, 5%
+/// margin. Log: the data range widened by 10% each way; its ticks come from [`log_ticks`], so
+/// the range need not hold whole decades (half-empty log axes hide the data's differences).
 fn axis_range(vals: impl Iterator<Item = f64>, log: bool, from_zero: bool) -> (f64, f64) {
     let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
     for v in vals {
@@ -201,16 +225,13 @@ fn axis_range(vals: impl Iterator<Item = f64>, log: bool, from_zero: bool) -> (f
         return if log { (1.0, 10.0) } else { (0.0, 1.0) };
     }
     if log {
-        // Whole decades: plotters labels a log axis at powers of ten (and their multiples), so
-        // a range without a decade inside would get no tick label at all.
-        let lo = 10f64.powf(lo.log10().floor());
-        let mut hi = 10f64.powf(hi.log10().ceil());
-        if hi <= lo {
-            hi = lo * 10.0;
-        }
-        return (lo, hi);
+        return if hi > lo * 1.5 {
+            (lo / 1.1, hi * 1.1)
+        } else {
+            (lo / 1.5, hi * 1.5)
+        };
     }
-    if from_zero && lo >= 0.0 && lo <= 0.5 * hi {
+    if from_zero && lo >= 0.0 {
         lo = 0.0;
     }
     if hi - lo < 1e-12 * hi.abs().max(1.0) {
@@ -219,6 +240,84 @@ fn axis_range(vals: impl Iterator<Item = f64>, log: bool, from_zero: bool) -> (f
     }
     let m = (hi - lo) * 0.05;
     (if lo == 0.0 { 0.0 } else { lo - m }, hi + m)
+}
+
+/// Tick values of a log axis over `lo..hi`: the decades when they give four or more, else
+/// 1-2-5 per decade, else every multiple (so a range inside one decade still gets labels).
+fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
+    let sets: [&[f64]; 3] = [
+        &[1.0],
+        &[1.0, 2.0, 5.0],
+        &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0],
+    ];
+    let mut out = Vec::new();
+    for (k, mults) in sets.iter().enumerate() {
+        out.clear();
+        let mut decade = 10f64.powf(lo.log10().floor());
+        while decade <= hi {
+            out.extend(
+                mults
+                    .iter()
+                    .map(|m| m * decade)
+                    .filter(|v| (lo..=hi).contains(v)),
+            );
+            decade *= 10.0;
+        }
+        if out.len() >= 4 - k.min(1) {
+            break;
+        }
+    }
+    assert!(
+        out.iter().all(|v| (lo..=hi).contains(v)),
+        "log ticks lie on the axis"
+    );
+    out
+}
+
+/// The drawable points of a line chart's series, references and spreads (non-finite values
+/// and, on log axes, values <= 0 left out).
+struct LineData {
+    series: Vec<Vec<(f64, f64)>>,
+    reference: Vec<Vec<(f64, f64)>>,
+    spread: Vec<(usize, Band)>,
+}
+
+/// (x, lowest, highest) points of a spread.
+type Band = Vec<(f64, f64, f64)>;
+
+impl LineData {
+    fn new(chart: &LineChart, style: &Style) -> Self {
+        let ok = |&(x, y): &(f64, f64)| usable(x, chart.log_x) && usable(y, chart.log_y);
+        let keep = |s: &Series| s.points.iter().copied().filter(ok).collect::<Vec<_>>();
+        let spread = style
+            .spread
+            .iter()
+            .filter_map(|sp| {
+                let i = chart.series.iter().position(|s| s.label == sp.label)?;
+                let p = sp.points.iter().copied();
+                let p = p.filter(|&(x, lo, hi)| ok(&(x, lo)) && ok(&(x, hi)));
+                Some((i, p.collect()))
+            })
+            .collect();
+        LineData {
+            series: chart.series.iter().map(keep).collect(),
+            reference: style.reference.iter().map(keep).collect(),
+            spread,
+        }
+    }
+
+    fn xs(&self) -> impl Iterator<Item = f64> + '_ {
+        let lines = self.series.iter().chain(&self.reference).flatten();
+        lines
+            .map(|p| p.0)
+            .chain(self.spread.iter().flat_map(|s| s.1.iter().map(|p| p.0)))
+    }
+
+    fn ys(&self) -> impl Iterator<Item = f64> + '_ {
+        let lines = self.series.iter().chain(&self.reference).flatten();
+        let band = self.spread.iter().flat_map(|s| s.1.iter());
+        lines.map(|p| p.1).chain(band.flat_map(|p| [p.1, p.2]))
+    }
 }
 
 /// Renders a line chart to `path` (`.png` or `.svg`).
@@ -233,71 +332,67 @@ pub fn render_line(chart: &LineChart, path: &Path) -> Result<(), PlotError> {
 ///
 /// # Errors
 /// As [`render_line`].
+///
+/// # Panics
+/// Never: the x range of finite points is non-empty (asserted).
 pub fn render_line_styled(chart: &LineChart, style: &Style, path: &Path) -> Result<(), PlotError> {
     let format = format_of(path)?;
-    let pts: Vec<Vec<(f64, f64)>> = chart
-        .series
-        .iter()
-        .map(|s| {
-            s.points
-                .iter()
-                .copied()
-                .filter(|&(x, y)| usable(x, chart.log_x) && usable(y, chart.log_y))
-                .collect()
-        })
-        .collect();
-    if pts.iter().all(|p| p.is_empty()) {
+    let data = LineData::new(chart, style);
+    if data.series.iter().all(Vec::is_empty) {
         return Err(PlotError::Empty("no finite points in any series"));
     }
-    let (x0, x1) = axis_range(pts.iter().flatten().map(|p| p.0), chart.log_x, false);
+    let ticks = style
+        .x_ticks
+        .iter()
+        .copied()
+        .filter(|&v| usable(v, chart.log_x));
+    let (x0, x1) = axis_range(data.xs().chain(ticks), chart.log_x, false);
     let (y0, y1) = chart
         .y_range
-        .unwrap_or_else(|| axis_range(pts.iter().flatten().map(|p| p.1), chart.log_y, true));
+        .unwrap_or_else(|| axis_range(data.ys(), chart.log_y, !style.y_from_data));
     if y0.partial_cmp(&y1) != Some(std::cmp::Ordering::Less) || (chart.log_y && y0 <= 0.0) {
         return Err(PlotError::Empty(
             "y range is empty (or not positive on a log axis)",
         ));
     }
+    assert!(x0 < x1, "axis_range gives a non-empty x range");
     register_font();
+    let ranges = ((x0, x1), (y0, y1));
     let res = match format {
         Format::Png => {
             let root = BitMapBackend::new(path, (WIDTH, HEIGHT)).into_drawing_area();
-            line_axes(&root, chart, style, &pts, (x0, x1), (y0, y1))
-                .and_then(|_| root.present().map_err(|e| e.to_string()))
+            line_axes(&root, chart, style, &data, ranges)
+                .and_then(|()| root.present().map_err(|e| e.to_string()))
         }
         Format::Svg => {
             let root = SVGBackend::new(path, (WIDTH, HEIGHT)).into_drawing_area();
-            line_axes(&root, chart, style, &pts, (x0, x1), (y0, y1))
-                .and_then(|_| root.present().map_err(|e| e.to_string()))
+            line_axes(&root, chart, style, &data, ranges)
+                .and_then(|()| root.present().map_err(|e| e.to_string()))
         }
     };
     res.map_err(|e| draw_err(path, e))
 }
 
+type Ranges = ((f64, f64), (f64, f64));
+
 fn line_axes<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     chart: &LineChart,
     style: &Style,
-    pts: &[Vec<(f64, f64)>],
-    (x0, x1): (f64, f64),
-    (y0, y1): (f64, f64),
+    data: &LineData,
+    r: Ranges,
 ) -> DrawResult {
+    let ((x0, x1), (y0, y1)) = r;
     let area = titled(root, &chart.title, &style.subtitle)?;
-    let area = &area;
-    let s = style;
+    let (plot, side) = area.split_horizontally(WIDTH - LEGEND_WIDTH);
+    let d = (root, &plot, chart, style, data, r);
     match (chart.log_x, chart.log_y) {
-        (false, false) => line_draw(area, chart, s, pts, x0..x1, y0..y1),
-        (true, false) => line_draw(area, chart, s, pts, (x0..x1).log_scale(), y0..y1),
-        (false, true) => line_draw(area, chart, s, pts, x0..x1, (y0..y1).log_scale()),
-        (true, true) => line_draw(
-            area,
-            chart,
-            s,
-            pts,
-            (x0..x1).log_scale(),
-            (y0..y1).log_scale(),
-        ),
-    }
+        (false, false) => line_draw(d, x0..x1, y0..y1),
+        (true, false) => line_draw(d, (x0..x1).log_scale(), y0..y1),
+        (false, true) => line_draw(d, x0..x1, (y0..y1).log_scale()),
+        (true, true) => line_draw(d, (x0..x1).log_scale(), (y0..y1).log_scale()),
+    }?;
+    side_legend(&side, &line_legend(chart, style, data))
 }
 
 /// A white page with the title (and the subtitle, if any) over the whole width; returns the
@@ -315,14 +410,16 @@ fn titled<DB: DrawingBackend>(
     area.titled(subtitle, (FONT, 15)).map_err(|x| x.to_string())
 }
 
-fn line_draw<DB, X, Y>(
-    root: &DrawingArea<DB, Shift>,
-    chart: &LineChart,
-    style: &Style,
-    pts: &[Vec<(f64, f64)>],
-    xr: X,
-    yr: Y,
-) -> DrawResult
+type LineArgs<'a, DB> = (
+    &'a DrawingArea<DB, Shift>,
+    &'a DrawingArea<DB, Shift>,
+    &'a LineChart,
+    &'a Style,
+    &'a LineData,
+    Ranges,
+);
+
+fn line_draw<DB, X, Y>(d: LineArgs<'_, DB>, xr: X, yr: Y) -> DrawResult
 where
     DB: DrawingBackend,
     X: AsRangedCoord<Value = f64>,
@@ -330,60 +427,230 @@ where
     X::CoordDescType: ValueFormatter<f64>,
     Y::CoordDescType: ValueFormatter<f64>,
 {
+    let (page, plot, chart, style, data, ((x0, x1), (y0, y1))) = d;
     let e = |e: &dyn std::fmt::Display| e.to_string();
-    let mut cc = ChartBuilder::on(root)
+    let mut cc = ChartBuilder::on(plot)
         .margin(16)
         .x_label_area_size(56)
         .y_label_area_size(80)
         .build_cartesian_2d(xr, yr)
         .map_err(|x| e(&x))?;
+    // Log axes and given x ticks are labelled here (plotters labels only whole decades).
+    let x_ticks = if style.x_ticks.is_empty() && chart.log_x {
+        log_ticks(x0, x1)
+    } else {
+        style.x_ticks.clone()
+    };
+    let y_ticks = if chart.log_y {
+        log_ticks(y0, y1)
+    } else {
+        Vec::new()
+    };
+    let (manual_x, manual_y) = (!x_ticks.is_empty(), !y_ticks.is_empty());
+    let fx = move |v: &f64| {
+        if manual_x {
+            String::new()
+        } else {
+            fmt_tick(*v)
+        }
+    };
+    let fy = move |v: &f64| {
+        if manual_y {
+            String::new()
+        } else {
+            fmt_tick(*v)
+        }
+    };
     cc.configure_mesh()
         .x_desc(&chart.x_label)
         .y_desc(&chart.y_label)
         .label_style((FONT, 16))
         .axis_desc_style((FONT, 18))
-        .x_label_formatter(&|v| fmt_tick(*v))
-        .y_label_formatter(&|v| fmt_tick(*v))
+        .x_label_formatter(&fx)
+        .y_label_formatter(&fy)
         .light_line_style(RGBColor(235, 235, 235))
         .bold_line_style(RGBColor(200, 200, 200))
         .draw()
         .map_err(|x| e(&x))?;
-    let mut any_label = false;
-    for (i, (s, p)) in chart.series.iter().zip(pts).enumerate() {
-        if p.is_empty() {
+    let px = |v: f64| cc.backend_coord(&(v, y0));
+    tick_labels(
+        page,
+        &x_ticks.iter().map(|&v| (v, px(v))).collect::<Vec<_>>(),
+        true,
+    )?;
+    let py = |v: f64| cc.backend_coord(&(x0, v));
+    tick_labels(
+        page,
+        &y_ticks.iter().map(|&v| (v, py(v))).collect::<Vec<_>>(),
+        false,
+    )?;
+    line_marks(&mut cc, data)
+}
+
+/// Tick labels (and tick marks) at pixel positions, under the x axis or left of the y axis;
+/// a label that would overprint the previous one is left out (only automatic log ticks come
+/// that close).
+fn tick_labels<DB: DrawingBackend>(
+    page: &DrawingArea<DB, Shift>,
+    ticks: &[(f64, (i32, i32))],
+    x_axis: bool,
+) -> DrawResult {
+    let pos = if x_axis {
+        Pos::new(HPos::Center, VPos::Top)
+    } else {
+        Pos::new(HPos::Right, VPos::Center)
+    };
+    let style = TextStyle::from((FONT, 16).into_font()).pos(pos);
+    let mut last_end = i32::MIN;
+    for &(v, (x, y)) in ticks {
+        let label = fmt_tick(v);
+        let (w, h) = page
+            .estimate_text_size(&label, &style)
+            .map_err(|x| x.to_string())?;
+        let (w, h) = (i32::try_from(w).unwrap_or(0), i32::try_from(h).unwrap_or(0));
+        let (start, end, at, mark) = if x_axis {
+            (x - w / 2, x + w / 2, (x, y + 8), [(x, y), (x, y + 5)])
+        } else {
+            (-y - h / 2, -y + h / 2, (x - 8, y), [(x - 5, y), (x, y)])
+        };
+        page.draw(&PathElement::new(mark, BLACK))
+            .map_err(|x| x.to_string())?;
+        if start < last_end + 6 {
             continue;
         }
-        let c = color(i);
-        let line = cc
-            .draw_series(LineSeries::new(p.iter().copied(), c.stroke_width(2)))
-            .map_err(|x| e(&x))?;
-        if !s.label.is_empty() {
-            any_label = true;
-            line.label(s.label.clone()).legend(move |(x, y)| {
-                EmptyElement::at((x, y))
-                    + PathElement::new(vec![(0, 0), (20, 0)], c.stroke_width(2))
-                    + Circle::new((10, 0), 4, c.filled())
-            });
-        }
-        // Dense series get small markers so the line stays readable.
-        let r = if p.len() > 150 { 2 } else { 4 };
-        cc.draw_series(p.iter().map(|&(x, y)| Circle::new((x, y), r, c.filled())))
+        last_end = end;
+        page.draw(&Text::new(label, at, style.clone()))
+            .map_err(|x| x.to_string())?;
+    }
+    Ok(())
+}
+
+/// The spreads (shaded), the references (dashed, hollow markers), then the measured series
+/// on top (solid, filled markers), so a model never hides the measurement.
+fn line_marks<DB, X, Y>(
+    cc: &mut ChartContext<'_, DB, Cartesian2d<X, Y>>,
+    data: &LineData,
+) -> DrawResult
+where
+    DB: DrawingBackend,
+    X: Ranged<ValueType = f64>,
+    Y: Ranged<ValueType = f64>,
+{
+    let e = |e: &dyn std::fmt::Display| e.to_string();
+    for (i, band) in &data.spread {
+        let mut poly: Vec<(f64, f64)> = band.iter().map(|p| (p.0, p.2)).collect();
+        poly.extend(band.iter().rev().map(|p| (p.0, p.1)));
+        cc.draw_series(std::iter::once(Polygon::new(poly, color(*i).mix(0.2))))
             .map_err(|x| e(&x))?;
     }
-    if any_label {
-        cc.configure_series_labels()
-            .position(if style.legend_upper_left {
-                SeriesLabelPosition::UpperLeft
-            } else {
-                SeriesLabelPosition::UpperRight
-            })
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .label_font((FONT, 16))
-            .draw()
+    for (k, p) in data.reference.iter().enumerate() {
+        let c = color(data.series.len() + k);
+        cc.draw_series(DashedLineSeries::new(
+            p.iter().copied(),
+            8,
+            5,
+            c.stroke_width(2),
+        ))
+        .map_err(|x| e(&x))?;
+        cc.draw_series(p.iter().map(|&xy| Circle::new(xy, 5, c.stroke_width(2))))
+            .map_err(|x| e(&x))?;
+    }
+    for (i, p) in data.series.iter().enumerate() {
+        let c = color(i);
+        cc.draw_series(LineSeries::new(p.iter().copied(), c.stroke_width(2)))
+            .map_err(|x| e(&x))?;
+        // Dense series get small markers so the line stays readable.
+        let r = if p.len() > 150 { 2 } else { 4 };
+        cc.draw_series(p.iter().map(|&xy| Circle::new(xy, r, c.filled())))
             .map_err(|x| e(&x))?;
     }
     Ok(())
+}
+
+/// How a legend entry shows its series.
+#[derive(Clone, Copy)]
+enum Swatch {
+    Line(RGBColor),
+    Dashed(RGBColor),
+    Bar(RGBColor),
+    /// The black mark of a paper value across a bar.
+    Paper,
+}
+
+fn line_legend(chart: &LineChart, style: &Style, data: &LineData) -> Vec<(String, Swatch)> {
+    let mut out = Vec::new();
+    for (i, (s, p)) in chart.series.iter().zip(&data.series).enumerate() {
+        if !s.label.is_empty() && !p.is_empty() {
+            let band = data.spread.iter().any(|b| b.0 == i);
+            let label = if band {
+                format!("{} (band: min-max)", s.label)
+            } else {
+                s.label.clone()
+            };
+            out.push((label, Swatch::Line(color(i))));
+        }
+    }
+    for (k, (s, p)) in style.reference.iter().zip(&data.reference).enumerate() {
+        if !s.label.is_empty() && !p.is_empty() {
+            let c = color(data.series.len() + k);
+            out.push((s.label.clone(), Swatch::Dashed(c)));
+        }
+    }
+    out
+}
+
+/// Width of the legend column right of every plot.
+const LEGEND_WIDTH: u32 = 230;
+
+/// The legend in its own column: one swatch and name per entry, top down; a long name is
+/// wrapped at spaces (or '-') onto further lines.
+fn side_legend<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    entries: &[(String, Swatch)],
+) -> DrawResult {
+    let e = |x: &dyn std::fmt::Display| x.to_string();
+    let style = TextStyle::from((FONT, 16).into_font()).pos(Pos::new(HPos::Left, VPos::Center));
+    let mut y = 70;
+    for (name, swatch) in entries {
+        match *swatch {
+            Swatch::Line(c) => area.draw(
+                &(EmptyElement::at((4, y))
+                    + PathElement::new(vec![(0, 0), (22, 0)], c.stroke_width(2))
+                    + Circle::new((11, 0), 4, c.filled())),
+            ),
+            Swatch::Dashed(c) => area.draw(
+                &(EmptyElement::at((4, y))
+                    + PathElement::new(vec![(0, 0), (7, 0)], c.stroke_width(2))
+                    + PathElement::new(vec![(15, 0), (22, 0)], c.stroke_width(2))
+                    + Circle::new((11, 0), 4, c.stroke_width(2))),
+            ),
+            Swatch::Bar(c) => area.draw(&Rectangle::new([(8, y - 7), (24, y + 7)], c.filled())),
+            Swatch::Paper => area.draw(&Rectangle::new([(4, y - 2), (28, y + 2)], BLACK.filled())),
+        }
+        .map_err(|x| e(&x))?;
+        for line in wrap(name, 22) {
+            area.draw(&Text::new(line, (34, y), style.clone()))
+                .map_err(|x| e(&x))?;
+            y += 19;
+        }
+        y += 6;
+    }
+    Ok(())
+}
+
+/// `s` in lines of at most about `width` characters, broken after spaces or '-'.
+fn wrap(s: &str, width: usize) -> Vec<String> {
+    let mut lines = vec![String::new()];
+    for word in s.split_inclusive([' ', '-']) {
+        let cur = lines.last_mut().map_or(0, |l| l.chars().count());
+        if cur > 0 && cur + word.trim_end().chars().count() > width {
+            lines.push(String::new());
+        }
+        if let Some(l) = lines.last_mut() {
+            l.push_str(word);
+        }
+    }
+    lines.into_iter().map(|l| l.trim_end().to_owned()).collect()
 }
 
 /// Bar charts sharing one set of categories, each `(file under dir, title, y label, groups)`.
@@ -415,10 +682,24 @@ pub fn render_bar(chart: &BarChart, path: &Path) -> Result<(), PlotError> {
     render_bar_styled(chart, &Style::default(), path)
 }
 
-/// [`render_bar`] with a [`Style`] (on a log axis, values <= 0 are left out).
+/// Whether the positive values span more than a decade (then a linear axis leaves the small
+/// ones as stubs) and none is zero or negative (a log axis could not show those).
+#[must_use]
+pub fn spans_decades(values: impl IntoIterator<Item = f64>) -> bool {
+    let (mut lo, mut hi, mut all_positive) = (f64::INFINITY, 0.0f64, true);
+    for v in values.into_iter().filter(|v| v.is_finite()) {
+        all_positive &= v > 0.0;
+        lo = lo.min(v);
+        hi = hi.max(v);
+    }
+    all_positive && hi > 10.0 * lo
+}
+
+/// [`render_bar`] with a [`Style`] (on a log axis, values <= 0 are left out; the axis turns
+/// logarithmic by itself when the values span more than a decade).
 ///
 /// # Errors
-/// As [`render_bar`].
+/// As [`render_bar`]. Paper values beyond the chart's groups are not drawn.
 pub fn render_bar_styled(chart: &BarChart, style: &Style, path: &Path) -> Result<(), PlotError> {
     let format = format_of(path)?;
     if chart.categories.is_empty() || chart.groups.is_empty() {
@@ -426,12 +707,15 @@ pub fn render_bar_styled(chart: &BarChart, style: &Style, path: &Path) -> Result
             "a bar chart needs at least one category and one group",
         ));
     }
-    let vals = chart
-        .groups
-        .iter()
-        .flat_map(|g| g.1.iter().take(chart.categories.len()))
-        .copied()
-        .filter(|&v| usable(v, style.log_y));
+    let n = chart.categories.len();
+    let all = || {
+        let bars = chart.groups.iter().flat_map(|g| g.1.iter().take(n));
+        bars.chain(style.bar_reference.iter().flat_map(|g| g.iter().take(n)))
+            .copied()
+    };
+    let mut style = style.clone();
+    style.log_y |= spans_decades(all());
+    let vals = all().filter(|&v| usable(v, style.log_y));
     let (y0, y1) = if style.log_y {
         axis_range(vals, true, false)
     } else {
@@ -442,13 +726,13 @@ pub fn render_bar_styled(chart: &BarChart, style: &Style, path: &Path) -> Result
     let res = match format {
         Format::Png => {
             let root = BitMapBackend::new(path, (WIDTH, HEIGHT)).into_drawing_area();
-            bar_axes(&root, chart, style, y0, y1)
-                .and_then(|_| root.present().map_err(|e| e.to_string()))
+            bar_axes(&root, chart, &style, y0, y1)
+                .and_then(|()| root.present().map_err(|e| e.to_string()))
         }
         Format::Svg => {
             let root = SVGBackend::new(path, (WIDTH, HEIGHT)).into_drawing_area();
-            bar_axes(&root, chart, style, y0, y1)
-                .and_then(|_| root.present().map_err(|e| e.to_string()))
+            bar_axes(&root, chart, &style, y0, y1)
+                .and_then(|()| root.present().map_err(|e| e.to_string()))
         }
     };
     res.map_err(|e| draw_err(path, e))
@@ -461,19 +745,29 @@ fn bar_axes<DB: DrawingBackend>(
     y0: f64,
     y1: f64,
 ) -> DrawResult {
+    let area = titled(root, &chart.title, &style.subtitle)?;
+    let (plot, side) = area.split_horizontally(WIDTH - LEGEND_WIDTH);
     if style.log_y {
-        bar_draw(root, chart, style, (y0..y1).log_scale(), y0)
+        bar_draw(root, &plot, chart, style, (y0..y1).log_scale(), (y0, y1))?;
     } else {
-        bar_draw(root, chart, style, y0..y1, y0.max(0.0))
+        bar_draw(root, &plot, chart, style, y0..y1, (y0.max(0.0), y1))?;
     }
+    let mut entries: Vec<(String, Swatch)> = (chart.groups.iter().enumerate())
+        .map(|(gi, g)| (g.0.clone(), Swatch::Bar(color(gi))))
+        .collect();
+    if style.bar_reference.iter().flatten().any(|v| v.is_finite()) {
+        entries.push(("paper".into(), Swatch::Paper));
+    }
+    side_legend(&side, &entries)
 }
 
 fn bar_draw<DB, Y>(
-    root: &DrawingArea<DB, Shift>,
+    page: &DrawingArea<DB, Shift>,
+    plot: &DrawingArea<DB, Shift>,
     chart: &BarChart,
     style: &Style,
     yr: Y,
-    base: f64,
+    (base, top): (f64, f64),
 ) -> DrawResult
 where
     DB: DrawingBackend,
@@ -481,18 +775,21 @@ where
     Y::CoordDescType: ValueFormatter<f64>,
 {
     let e = |e: &dyn std::fmt::Display| e.to_string();
-    let (n, g) = (chart.categories.len(), chart.groups.len());
-    // Many groups: the legend gets its own column right of the plot (inside, it hides bars);
-    // the title spans the whole width (a long one does not fit over the plot alone).
-    let outside = g > LEGEND_INSIDE_MAX || style.legend_beside;
-    let area = titled(root, &chart.title, &style.subtitle)?;
-    let (plot, side) = area.split_horizontally(if outside { WIDTH - 230 } else { WIDTH });
-    let mut cc = ChartBuilder::on(&plot)
+    let n = chart.categories.len();
+    let mut cc = ChartBuilder::on(plot)
         .margin(16)
         .x_label_area_size(64)
         .y_label_area_size(80)
         .build_cartesian_2d(0.0..n as f64, yr)
         .map_err(|x| e(&x))?;
+    let manual_y = style.log_y;
+    let fy = move |v: &f64| {
+        if manual_y {
+            String::new()
+        } else {
+            fmt_tick(*v)
+        }
+    };
     cc.configure_mesh()
         .disable_x_mesh()
         .x_labels(0)
@@ -500,46 +797,63 @@ where
         .y_desc(&chart.y_label)
         .label_style((FONT, 16))
         .axis_desc_style((FONT, 18))
-        .y_label_formatter(&|v| fmt_tick(*v))
+        .y_label_formatter(&fy)
         .light_line_style(RGBColor(235, 235, 235))
         .bold_line_style(RGBColor(200, 200, 200))
         .draw()
         .map_err(|x| e(&x))?;
-    let slot = 0.8 / g as f64;
-    for (gi, (name, values)) in chart.groups.iter().enumerate() {
-        let c = color(gi);
-        let bars = values
+    if manual_y {
+        let ticks = log_ticks(base, top);
+        let at: Vec<_> = ticks
             .iter()
-            .take(n)
-            .enumerate()
+            .map(|&v| (v, cc.backend_coord(&(0.0, v))))
+            .collect();
+        tick_labels(page, &at, false)?;
+    }
+    bar_marks(&mut cc, chart, style, base)?;
+    let at = |ci: usize| cc.backend_coord(&(ci as f64 + 0.5, base));
+    category_names(page, chart, &(0..n).map(at).collect::<Vec<_>>())
+}
+
+/// The bars of every group, then the paper's values across them.
+fn bar_marks<DB, Y>(
+    cc: &mut ChartContext<'_, DB, Cartesian2d<plotters::coord::types::RangedCoordf64, Y>>,
+    chart: &BarChart,
+    style: &Style,
+    base: f64,
+) -> DrawResult
+where
+    DB: DrawingBackend,
+    Y: Ranged<ValueType = f64>,
+{
+    let e = |e: &dyn std::fmt::Display| e.to_string();
+    let (n, g) = (chart.categories.len(), chart.groups.len());
+    let slot = 0.8 / g as f64;
+    let left = move |gi: usize, ci: usize| ci as f64 + 0.1 + gi as f64 * slot;
+    for (gi, (_, values)) in chart.groups.iter().enumerate() {
+        let c = color(gi);
+        let bars = (values.iter().take(n).enumerate())
             .filter(|(_, v)| usable(**v, style.log_y))
             .map(move |(ci, &v)| {
-                let left = ci as f64 + 0.1 + gi as f64 * slot;
-                let corners = [(left + slot * 0.05, base), (left + slot * 0.95, v)];
-                Rectangle::new(corners, c.filled())
+                let l = left(gi, ci);
+                Rectangle::new([(l + slot * 0.05, base), (l + slot * 0.95, v)], c.filled())
             });
-        cc.draw_series(bars)
-            .map_err(|x| e(&x))?
-            .label(name.clone())
-            .legend(move |(x, y)| Rectangle::new([(x, y - 6), (x + 14, y + 6)], c.filled()));
+        cc.draw_series(bars).map_err(|x| e(&x))?;
     }
-    let at = |ci: usize| cc.backend_coord(&(ci as f64 + 0.5, base));
-    category_names(root, chart, &(0..n).map(at).collect::<Vec<_>>())?;
-    if outside {
-        return side_legend(&side, chart);
+    for (gi, values) in style.bar_reference.iter().enumerate().take(g) {
+        let marks = (values.iter().take(n).enumerate())
+            .filter(|(_, v)| usable(**v, style.log_y))
+            .map(|(ci, &v)| {
+                let l = left(gi, ci);
+                PathElement::new(vec![(l, v), (l + slot, v)], BLACK.stroke_width(4))
+            });
+        cc.draw_series(marks).map_err(|x| e(&x))?;
     }
-    cc.configure_series_labels()
-        .position(SeriesLabelPosition::UpperRight)
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .label_font((FONT, 16))
-        .draw()
-        .map_err(|x| e(&x))?;
     Ok(())
 }
 
 /// Category names under the axis, centred on each group of bars at pixel `at` (drawn on the
-/// root area: the plotting area clips everything outside it). A name wider than its group is
+/// page: the plotting area clips everything outside it). A name wider than its group is
 /// broken at the '-' nearest its middle onto two lines, so neighbours never overprint.
 fn category_names<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
@@ -574,25 +888,6 @@ fn category_names<DB: DrawingBackend>(
             ))
             .map_err(|x| x.to_string())?;
         }
-    }
-    Ok(())
-}
-
-/// Bar charts with more groups than this draw their legend beside the plot.
-const LEGEND_INSIDE_MAX: usize = 8;
-
-/// The legend of a bar chart in its own area: one swatch and name per group, top down.
-fn side_legend<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, chart: &BarChart) -> DrawResult {
-    let style = TextStyle::from((FONT, 16).into_font()).pos(Pos::new(HPos::Left, VPos::Center));
-    for (gi, (name, _)) in chart.groups.iter().enumerate() {
-        let y = 70 + 24 * i32::try_from(gi).map_err(|x| x.to_string())?;
-        area.draw(&Rectangle::new(
-            [(8, y - 7), (24, y + 7)],
-            color(gi).filled(),
-        ))
-        .map_err(|x| x.to_string())?;
-        area.draw(&Text::new(name.clone(), (32, y), style.clone()))
-            .map_err(|x| x.to_string())?;
     }
     Ok(())
 }
@@ -702,7 +997,7 @@ mod tests {
         let names: Vec<&str> = svg.lines().filter(|l| l.starts_with("scheme-")).collect();
         assert_eq!(names.len(), 12, "each legend name once: {names:?}");
         // Beside the plot: the legend's texts start right of every bar.
-        let legend_x = format!("<text x=\"{}\"", WIDTH - 230 + 32);
+        let legend_x = format!("<text x=\"{}\"", WIDTH - LEGEND_WIDTH + 34);
         assert_eq!(
             svg.matches(&legend_x).count(),
             12,
@@ -749,7 +1044,7 @@ mod tests {
         );
         assert_eq!(texts.iter().filter(|&&t| t == "rocksdb-ycsb-").count(), 10);
         // Log axis: a decade tick label.
-        assert!(texts.contains(&"10") && texts.contains(&"100"), "log ticks");
+        assert!(texts.contains(&"10") && texts.contains(&"20"), "log ticks");
         // Short names stay on one line.
         let short = BarChart {
             categories: (0..3).map(|i| format!("a-{i}")).collect(),
@@ -760,6 +1055,175 @@ mod tests {
         assert!(
             svg.lines().any(|l| l.trim() == "a-0"),
             "short name on one line"
+        );
+    }
+
+    /// Every kind of figure this module draws, from fixed data: lines (linear, log-log with
+    /// references and a spread, fractional x ticks, a dense CDF), bars (few and many groups,
+    /// long names, paper marks, values over three decades).
+    fn every_kind() -> Vec<(&'static str, Result<LineChart, BarChart>, Style)> {
+        let sub = Style {
+            subtitle: "8 GiB, OP 7% spare/logical, fill 100%, seed 42, 2+2 drive writes".into(),
+            ..Style::default()
+        };
+        let mut loglog = line();
+        loglog.log_x = true;
+        loglog.log_y = true;
+        loglog.series[0].points = (1..9)
+            .map(|i| (0.05 * f64::from(i), 0.6 / (0.05 * f64::from(i))))
+            .collect();
+        let model = Series {
+            label: "Lambert-W model (the paper's curve)".into(),
+            points: (1..9)
+                .map(|i| (0.05 * f64::from(i), 0.61 / (0.05 * f64::from(i))))
+                .collect(),
+        };
+        let spread = Spread {
+            label: "zipf 0.8".into(),
+            points: (0..20)
+                .map(|i| (f64::from(i), 78.0 + f64::from(i), 82.0 + f64::from(i)))
+                .collect(),
+        };
+        let fractions = LineChart {
+            log_x: true,
+            series: vec![Series {
+                label: "WAF".into(),
+                points: vec![(0.125, 1.0), (0.25, 1.2), (0.5, 1.5), (1.0, 2.3)],
+            }],
+            ..line()
+        };
+        let cdf = LineChart {
+            series: (0..9)
+                .map(|k| Series {
+                    label: format!("plan-pred-1/{k}"),
+                    points: (0..=100)
+                        .map(|p| (f64::from(p), (f64::from(p) / 100.0).powi(k + 1)))
+                        .collect(),
+                })
+                .collect(),
+            y_range: Some((0.0, 1.0)),
+            ..line()
+        };
+        let mut wide = bar();
+        wide.categories = [
+            "fio",
+            "compile-capture",
+            "rocksdb-ycsb-capture",
+            "engine-tpcc",
+            "fileserver-capture",
+        ]
+        .map(String::from)
+        .to_vec();
+        wide.groups = (0..9)
+            .map(|g| {
+                (
+                    format!("scheme-{g}"),
+                    (0..5)
+                        .map(|c| f64::from((c + 1) * (g + 1)).powi(2))
+                        .collect(),
+                )
+            })
+            .collect();
+        let paper = Style {
+            bar_reference: vec![vec![2.0, f64::NAN, 50.0, f64::NAN, 3.0]; 2],
+            ..sub.clone()
+        };
+        vec![
+            ("line", Ok(line()), sub.clone()),
+            (
+                "loglog",
+                Ok(loglog),
+                Style {
+                    reference: vec![model],
+                    ..sub.clone()
+                },
+            ),
+            (
+                "spread",
+                Ok(line()),
+                Style {
+                    spread: vec![spread],
+                    ..sub.clone()
+                },
+            ),
+            (
+                "fractions",
+                Ok(fractions),
+                Style {
+                    x_ticks: vec![0.125, 0.25, 0.5, 1.0],
+                    ..sub.clone()
+                },
+            ),
+            ("cdf", Ok(cdf), sub.clone()),
+            ("bar", Err(bar()), sub.clone()),
+            ("bar-wide", Err(wide), paper),
+        ]
+    }
+
+    #[test]
+    fn every_figure_kind_has_no_overprinted_text_and_no_covered_data() {
+        let tmp = tempfile::tempdir().unwrap();
+        let keep = std::env::var_os("NOWA_PLOT_DIR").map(std::path::PathBuf::from);
+        let dir = keep.as_deref().unwrap_or(tmp.path());
+        for (name, chart, style) in every_kind() {
+            for ext in ["svg", "png"] {
+                let p = dir.join(format!("kind-{name}.{ext}"));
+                match &chart {
+                    Ok(l) => render_line_styled(l, &style, &p).unwrap(),
+                    Err(b) => render_bar_styled(b, &style, &p).unwrap(),
+                }
+            }
+            crate::plot_layout::check_file(&dir.join(format!("kind-{name}.svg"))).unwrap();
+        }
+        // The fractional axis labels every given tick (plotters' log axis would label only 1).
+        let svg = std::fs::read_to_string(dir.join("kind-fractions.svg")).unwrap();
+        for t in ["0.125", "0.25", "0.5", "1"] {
+            assert!(svg.lines().any(|l| l.trim() == t), "tick {t} unlabelled");
+        }
+        // Bars over three decades: a log axis by itself, every decade labelled.
+        let svg = std::fs::read_to_string(dir.join("kind-bar-wide.svg")).unwrap();
+        assert!(
+            svg.lines().any(|l| l.trim() == "1000"),
+            "decade ticks on the log axis"
+        );
+        assert!(
+            svg.lines().any(|l| l.trim() == "paper"),
+            "paper marks in the legend"
+        );
+    }
+
+    #[test]
+    fn value_axis_starts_at_zero_unless_told() {
+        // Values 99.95..100: the axis spans 0..105, so noise is not blown up to full height.
+        let mut l = line();
+        l.series = vec![Series {
+            label: "share".into(),
+            points: vec![(0.0, 99.95), (1.0, 100.0), (2.0, 99.97)],
+        }];
+        let ys = |style: &Style| {
+            let d = LineData::new(&l, style);
+            axis_range(d.ys(), false, !style.y_from_data)
+        };
+        assert_eq!(ys(&Style::default()).0, 0.0);
+        let (lo, hi) = ys(&Style {
+            y_from_data: true,
+            ..Style::default()
+        });
+        assert!(lo > 99.0 && hi < 101.0, "{lo}..{hi}");
+        // Log ranges hug the data: 1.0..10.3 is not stretched to 1..100.
+        let (lo, hi) = axis_range([1.0, 10.3].into_iter(), true, false);
+        assert!(lo > 0.5 && hi < 20.0, "{lo}..{hi}");
+        assert_eq!(log_ticks(1.0, 12.0), vec![1.0, 2.0, 5.0, 10.0]);
+        assert_eq!(log_ticks(0.1, 1000.0), vec![0.1, 1.0, 10.0, 100.0, 1000.0]);
+        assert_eq!(log_ticks(2.5, 4.5), vec![3.0, 4.0]);
+    }
+
+    #[test]
+    fn legend_names_wrap() {
+        assert_eq!(wrap("simulated greedy", 22), vec!["simulated greedy"]);
+        assert_eq!(
+            wrap("Lambert-W model (the paper's curve)", 22),
+            vec!["Lambert-W model (the", "paper's curve)"]
         );
     }
 

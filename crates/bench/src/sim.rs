@@ -142,6 +142,10 @@ pub struct SimResult {
     pub placement_report: String,
     /// Resolved geometry.
     pub layout: Layout,
+    /// The garbage-proportion threshold of `--gc-trigger gp` (None: the free-unit trigger):
+    /// then the physical space is the log's own size, not logical x (1 + --op).
+    #[serde(default)]
+    pub gc_gp: Option<f64>,
     /// Fill level.
     pub fill: f64,
     /// Pages in use.
@@ -594,6 +598,10 @@ impl SimResult {
             alpha_eff: layout.alpha_eff(r.in_use_pages),
             log_alpha: ftl.log_alpha(),
             layout,
+            gc_gp: match cfg.gc_trigger {
+                nowa_flash::GcTrigger::GarbageProportion(t) => Some(t),
+                _ => None,
+            },
             fill: r.fill,
             in_use_pages: r.in_use_pages,
             measured: m,
@@ -656,10 +664,13 @@ fn summary_head(s: &mut String, r: &SimResult) {
     );
     let _ = writeln!(
         s,
-        "OP        alpha = physical/logical = {:.4}; OP = spare/logical {:.2}%, spare/physical {:.2}%",
+        "OP        alpha = physical/logical = {:.4}; OP = spare/logical {:.2}%, spare/physical {:.2}%{}",
         l.alpha,
         100.0 * l.op_spare_over_logical,
-        100.0 * l.op_spare_over_physical
+        100.0 * l.op_spare_over_physical,
+        r.gc_gp.map_or_else(String::new, |t| format!(
+            " (sized by --gc-trigger gp:{t}: the log grows to about 1/(1 - {t}) of the data; --op does not apply)"
+        ))
     );
     let _ = writeln!(
         s,
@@ -698,18 +709,7 @@ pub fn summary(r: &SimResult) -> String {
         "pages     host {}   media {}   GC copies {}   absorbed by buffer {}",
         m.host_pages, m.media_pages, m.gc_pages, m.buffer_absorbed
     );
-    let _ = writeln!(
-        s,
-        "GC        {} rounds, victim valid ratio mean {:.3}, p10/p50/p90 {:.2}/{:.2}/{:.2}; erases per unit min {} / mean {:.1} / max {}",
-        m.gc_rounds,
-        r.victim_valid_ratio,
-        cdf_quantile(&r.victim_cdf, 0.1),
-        cdf_quantile(&r.victim_cdf, 0.5),
-        cdf_quantile(&r.victim_cdf, 0.9),
-        r.erase_min,
-        r.erase_mean,
-        r.erase_max
-    );
+    gc_line(&mut s, r);
     if r.far_tracked {
         let _ = writeln!(
             s,
@@ -730,6 +730,33 @@ pub fn summary(r: &SimResult) -> String {
     s
 }
 
+/// The GC line: rounds, victims' valid ratio and its percentiles (none without victims: a
+/// zoned device or a run that never filled up has no GC to describe), erases per unit.
+fn gc_line(s: &mut String, r: &SimResult) {
+    use std::fmt::Write;
+    let m = &r.measured;
+    assert!(
+        m.gc_rounds > 0 || m.gc_pages == 0,
+        "GC copies happen in GC rounds"
+    );
+    let victims = if m.gc_rounds == 0 {
+        "no victims in the measured phase".to_owned()
+    } else {
+        format!(
+            "victim valid ratio mean {:.3}, p10/p50/p90 {:.2}/{:.2}/{:.2}",
+            r.victim_valid_ratio,
+            cdf_quantile(&r.victim_cdf, 0.1),
+            cdf_quantile(&r.victim_cdf, 0.5),
+            cdf_quantile(&r.victim_cdf, 0.9)
+        )
+    };
+    let _ = writeln!(
+        s,
+        "GC        {} rounds, {victims}; erases per unit min {} / mean {:.1} / max {}",
+        m.gc_rounds, r.erase_min, r.erase_mean, r.erase_max
+    );
+}
+
 /// The per-class table, as SepBIT's simulator prints it at the end of a run.
 fn class_table(s: &mut String, r: &SimResult) {
     use std::fmt::Write;
@@ -738,6 +765,18 @@ fn class_table(s: &mut String, r: &SimResult) {
     }
     if !r.placement_report.is_empty() {
         let _ = writeln!(s, "placement {}", r.placement_report);
+    }
+    let counted = r
+        .classes
+        .iter()
+        .any(|c| c.stats.user_writes + c.stats.gc_writes > 0);
+    if !counted && r.measured.host_pages > 0 {
+        // The native stream path (no --placement) does not count writes per class: say so
+        // rather than print "user writes 0" after millions of host writes.
+        let _ = writeln!(
+            s,
+            "classes   per-class user/GC writes are counted with --placement only (0 below = not counted; --placement nosep counts them)"
+        );
     }
     s.push_str(&nowa_logspace::class_table(&r.classes, "pages"));
 }

@@ -207,6 +207,13 @@ fn full_suite_on_small_sim() {
     let dir = tempfile::tempdir().unwrap();
     let files = ssdiq::report::write_all(&res, dir.path(), "svg").unwrap();
     assert_eq!(files.len(), 4, "{files:?}");
+    // Every plot of the report passes the layout check (no overprinted text, no legend on data).
+    for svg in files
+        .iter()
+        .filter(|f| f.extension().is_some_and(|e| e == "svg"))
+    {
+        nowa_bench::plot_layout::check_file(svg).unwrap();
+    }
     let csv = std::fs::read_to_string(dir.path().join("intervals.csv")).unwrap();
     assert!(csv.lines().count() > 20 && csv.starts_with("step,workload,job"));
     let table = ssdiq::report::summary_table(&[&res, &back]);

@@ -43,18 +43,26 @@ struct DeviceArgs {
     /// Flash page size: 4KiB or 16KiB.
     #[arg(long, default_value = "16KiB", value_parser = flags::size(4096, 16384))]
     page_size: u64,
-    /// Over-provisioning as spare/physical (the paper's 0.0625).
-    #[arg(long, default_value = "0.0625", value_parser = flags::fraction(0.01, true, 0.5, true))]
-    op: f64,
+    /// Over-provisioning as spare/logical, as every other --op (0.0667 or 6.67%; default:
+    /// the paper's 6.25% spare/physical = 6.67% spare/logical). Both forms are printed.
+    #[arg(long, conflicts_with = "op_physical",
+          value_parser = flags::fraction(0.01, true, 1.0, false))]
+    op: Option<f64>,
+    /// Over-provisioning as spare/physical (the paper's 0.0625), as `nowa sim --op-physical`.
+    #[arg(long, value_parser = flags::fraction(0.01, true, 0.5, true))]
+    op_physical: Option<f64>,
     /// Chip latencies: femu (40/200/2000 us) or mqsim (75/750/3800 us + channel transfer).
     #[arg(long, default_value = "femu")]
     timing: String,
     /// Host writes per run, in drive writes.
     #[arg(long, default_value = "2", value_parser = flags::number(0.0, false, 1000.0))]
     drive_writes: f64,
-    /// Workload seed.
+    /// Workload seed (printed with the device; the same seed gives the same run).
     #[arg(long, default_value_t = 42)]
     seed: u64,
+    /// No progress on stderr.
+    #[arg(short, long)]
+    quiet: bool,
     /// Fraction of every chip's blocks GC keeps free (FEMU's foreground GC threshold, 0.05;
     /// 0 = the 2-block minimum).
     #[arg(long, default_value = "0.05", value_parser = flags::fraction(0.0, false, 0.5, false))]
@@ -101,9 +109,12 @@ struct RunArgs {
 struct FigArgs {
     #[command(flatten)]
     dev: DeviceArgs,
-    /// Directory of the CSV and PNG files.
-    #[arg(long, default_value = "docs/figures")]
+    /// Directory of the CSV and PNG files (created if missing; its parent must exist).
+    #[arg(long, default_value = "plan-figures")]
     out: PathBuf,
+    /// Overwrite the plan-* files already in --out (refused without it).
+    #[arg(long)]
+    force: bool,
     /// Only Figure 1 (the parallelism sweep).
     #[arg(long)]
     fig1_only: bool,
@@ -128,6 +139,19 @@ fn captured(s: &str) -> Result<(String, PathBuf), String> {
     }
 }
 
+/// The paper's over-provisioning, spare/physical.
+const PAPER_OP_PHYSICAL: f64 = 0.0625;
+
+/// Spare/physical from `--op` (spare/logical: s/l -> s/(l+s)) or `--op-physical`.
+fn op_physical(d: &DeviceArgs) -> f64 {
+    let p = d
+        .op_physical
+        .or(d.op.map(|l| l / (1.0 + l)))
+        .unwrap_or(PAPER_OP_PHYSICAL);
+    assert!(p > 0.0 && p < 1.0, "the flags bound the OP");
+    p
+}
+
 fn opts(d: &DeviceArgs) -> Result<FigureOpts> {
     let page_bytes = match d.page_size {
         4096 => 4096,
@@ -140,7 +164,7 @@ fn opts(d: &DeviceArgs) -> Result<FigureOpts> {
         blocks_per_chip: d.blocks_per_chip,
         pages_per_block: d.pages_per_block,
         page_bytes,
-        op_physical: d.op,
+        op_physical: op_physical(d),
     };
     g.validate().map_err(|e| {
         usage(format!(
@@ -283,29 +307,61 @@ pub fn run(a: PlanArgs) -> Result<()> {
             }
             Ok(())
         }
-        PlanCmd::Figures(f) => {
-            let mut o = opts(&f.dev)?;
-            o.workloads.clone_from(&f.workloads);
-            o.captured.clone_from(&f.captured);
-            o.captured_pages_per_block = f.captured_pages_per_block;
-            if let Some((name, file)) = o.captured.iter().find(|c| !c.1.is_file()) {
-                return Err(usage(format!(
-                    "--captured {name}={}: no such file",
-                    file.display()
-                )));
-            }
-            crate::resources::create_output_dir("--out", &f.out)?;
-            describe(&o);
-            let mut log = |r: &RunResult| println!("{}", line(r));
-            plan::figure1(&o, &f.out, &mut log)?;
-            if !f.fig1_only {
-                plan::figures3to6(&o, &f.out, &mut log)?;
-            }
-            eprintln!("wrote {}/plan-*.csv and plan-*.png", f.out.display());
-            Ok(())
-        }
+        PlanCmd::Figures(f) => figures(&f),
         PlanCmd::Bench(d) => bench(&d),
     }
+}
+
+/// The plan-* files already in `out` (what a figures run would overwrite).
+fn existing_outputs(out: &std::path::Path) -> Vec<PathBuf> {
+    let Ok(dir) = std::fs::read_dir(out) else {
+        return Vec::new();
+    };
+    let mut v: Vec<PathBuf> = dir
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            name.starts_with("plan-") && (name.ends_with(".csv") || name.ends_with(".png"))
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+fn figures(f: &FigArgs) -> Result<()> {
+    let mut o = opts(&f.dev)?;
+    o.workloads.clone_from(&f.workloads);
+    o.captured.clone_from(&f.captured);
+    o.captured_pages_per_block = f.captured_pages_per_block;
+    if let Some((name, file)) = o.captured.iter().find(|c| !c.1.is_file()) {
+        return Err(usage(format!(
+            "--captured {name}={}: no such file",
+            file.display()
+        )));
+    }
+    // Shipped figures (docs/figures) are never overwritten by accident.
+    if let (false, Some(first)) = (f.force, existing_outputs(&f.out).first()) {
+        return Err(usage(format!(
+            "--out {}: {} exists (pass --force to overwrite the plan-* files there)",
+            f.out.display(),
+            first.display()
+        )));
+    }
+    crate::resources::create_output_dir("--out", &f.out)?;
+    describe(&o);
+    let total = plan::figure_run_count(&o, f.fig1_only);
+    let pb = crate::sim_cmd::bar(total, f.dev.quiet, "plan figures: runs");
+    let mut log = |r: &RunResult| {
+        pb.inc(1);
+        pb.suspend(|| println!("{}", line(r)));
+    };
+    plan::figure1(&o, &f.out, &mut log)?;
+    if !f.fig1_only {
+        plan::figures3to6(&o, &f.out, &mut log)?;
+    }
+    pb.finish_and_clear();
+    eprintln!("wrote {}/plan-*.csv and plan-*.png", f.out.display());
+    Ok(())
 }
 
 fn bench(d: &DeviceArgs) -> Result<()> {
@@ -425,6 +481,58 @@ mod tests {
             .collect();
             check(&args, scheme)?;
         }
+    }
+
+    fn dev(args: &str) -> Result<DeviceArgs, clap::Error> {
+        let args = std::iter::once("t").chain(args.split_whitespace());
+        Flags::try_parse_from(args).map(|f| f.dev)
+    }
+
+    /// `--op` is spare/logical as everywhere else (was spare/physical: `--op 7%` gave 7%
+    /// spare/physical = 7.53% spare/logical); `--op-physical` takes the paper's form.
+    #[test]
+    fn op_is_spare_over_logical() {
+        let p = op_physical(&dev("--op 7%").unwrap());
+        assert!((p - 0.07 / 1.07).abs() < 1e-12, "{p}");
+        assert!((op_physical(&dev("").unwrap()) - 0.0625).abs() < 1e-12);
+        assert!((op_physical(&dev("--op-physical 0.0625").unwrap()) - 0.0625).abs() < 1e-12);
+        let o = opts(&dev("--op 7%").unwrap()).unwrap();
+        assert!((o.geometry.op_logical() - 0.07).abs() < 1e-3);
+        assert!(
+            dev("--op 7% --op-physical 6%").is_err(),
+            "one form at a time"
+        );
+        assert!(dev("-q").unwrap().quiet);
+    }
+
+    #[derive(Parser)]
+    struct Figs {
+        #[command(flatten)]
+        f: FigArgs,
+    }
+
+    /// `plan figures` writes into a new directory by default and refuses to overwrite plan-*
+    /// files without --force, before any run (it used to write over docs/figures).
+    #[test]
+    fn figures_refuse_to_overwrite_without_force() {
+        let tmp = tempfile::tempdir().unwrap();
+        let out = tmp.path().join("figs");
+        std::fs::create_dir(&out).unwrap();
+        std::fs::write(out.join("plan-fig1.csv"), "old").unwrap();
+        let args = ["t", "--out", out.to_str().unwrap(), "--fig1-only", "-q"];
+        let f = Figs::try_parse_from(args).unwrap().f;
+        let e = figures(&f).unwrap_err();
+        assert!(e.downcast_ref::<crate::UsageError>().is_some(), "{e}");
+        assert!(
+            e.to_string().contains("plan-fig1.csv") && e.to_string().contains("--force"),
+            "{e}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(out.join("plan-fig1.csv")).unwrap(),
+            "old"
+        );
+        let d = Figs::try_parse_from(["t"]).unwrap().f;
+        assert_eq!(d.out, PathBuf::from("plan-figures"), "not docs/figures");
     }
 
     #[test]

@@ -84,14 +84,16 @@ struct SweepArgs {
     run: RunFlags,
 }
 
-fn bar(total: u64, quiet: bool, what: &str) -> ProgressBar {
+/// The progress bar of a run of `total` steps (sweep points, figure runs): position, rate
+/// and ETA on stderr; hidden with -q.
+pub(crate) fn bar(total: u64, quiet: bool, what: &str) -> ProgressBar {
     if quiet {
         return ProgressBar::hidden();
     }
     let pb = ProgressBar::new(total);
-    if let Ok(style) =
-        ProgressStyle::with_template("{spinner} {msg} [{bar:40}] {percent}% eta {eta}")
-    {
+    if let Ok(style) = ProgressStyle::with_template(
+        "{spinner} {msg} [{bar:30}] {pos}/{len} ({per_sec}, {elapsed} elapsed) eta {eta}",
+    ) {
         pb.set_style(style.progress_chars("=> "));
     }
     pb.set_message(what.to_string());
@@ -173,15 +175,19 @@ pub fn run(a: SimArgs) -> Result<()> {
         out.intervals() as f64 <= (spec.volume / spec.interval).ceil() + 1.0,
         "no more intervals than the measured volume holds"
     );
-    output(&a, &out)?;
-    if Cancel.requested() {
-        return Err(interrupted(format!(
+    // Ctrl-C: the partial result says so itself (stdout, JSON), not only the exit status.
+    let stop = Cancel.requested().then(|| {
+        format!(
             "{} of {} measured intervals ran; the results above cover them",
             out.intervals(),
             (spec.volume / spec.interval).ceil()
-        )));
+        )
+    });
+    output(&a, &out, stop.as_deref())?;
+    match stop {
+        Some(what) => Err(interrupted(what)),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 /// The run's first line on stderr: seed, workload or trace, device, policy.
@@ -190,17 +196,24 @@ fn announce(spec: &Spec) {
         || format!("{} on {}", spec.workload, Bytes(spec.capacity)),
         |t| format!("trace {} (fill {})", t.path.display(), spec.fill),
     );
+    // With the garbage-proportion trigger the log sizes itself: --op does not apply.
+    let op = match spec.gc_trigger {
+        nowa_flash::GcTrigger::GarbageProportion(t) => {
+            format!("OP sized by --gc-trigger gp:{t}, not --op")
+        }
+        _ => format!("OP spare/logical {:.2}%", spec.op * 100.0),
+    };
     eprintln!(
-        "nowa sim: seed {}, {what} ({}OP spare/logical {:.2}%), policy {}",
+        "nowa sim: seed {}, {what} ({}{op}), policy {}",
         spec.seed,
         if spec.zns { "zoned, " } else { "" },
-        spec.op * 100.0,
         spec.policy
     );
 }
 
-/// Writes the CSVs and prints the summary or the JSON.
-fn output(a: &SimArgs, out: &Outcome) -> Result<()> {
+/// The results on stdout (summary or JSON) and in the CSV files; `stopped`: the run was
+/// interrupted, and how far it got (an "interrupted" line, or `"interrupted"` in the JSON).
+fn output(a: &SimArgs, out: &Outcome, stopped: Option<&str>) -> Result<()> {
     if let Some(path) = &a.csv {
         out.write_intervals_csv(path).map_err(lab_error)?;
     }
@@ -208,8 +221,15 @@ fn output(a: &SimArgs, out: &Outcome) -> Result<()> {
         out.write_victims_csv(path).map_err(lab_error)?;
     }
     if a.json {
-        println!("{}", serde_json::to_string_pretty(out)?);
+        let mut v = serde_json::to_value(out)?;
+        if let (Some(what), Some(m)) = (stopped, v.as_object_mut()) {
+            m.insert("interrupted".into(), serde_json::Value::String(what.into()));
+        }
+        println!("{}", serde_json::to_string_pretty(&v)?);
         return Ok(());
+    }
+    if let Some(what) = stopped {
+        println!("interrupted (Ctrl-C): {what}");
     }
     print!("{}", out.summary());
     if let Some(path) = &a.csv {

@@ -221,6 +221,8 @@ pub struct SsdiqArgs {
     /// Upper bound on each write phase, seconds.
     #[arg(long, value_name = "SECS", value_parser = seconds_pos, allow_negative_numbers = true)]
     max_time: Option<f64>,
+    /// Seed of the random-write workloads' offsets (printed in the report; the same seed
+    /// gives the same access sequence).
     #[arg(long, default_value_t = 42)]
     seed: u64,
     /// Reset with NVMe sanitize (block erase) instead of a discard. Slow; NVMe devices only.
@@ -338,7 +340,19 @@ fn check_real(a: &SsdiqArgs, path: &Path, log: &mut dyn FnMut(&str)) -> anyhow::
     }
     let verdict = ssdiq::check(path, a.force.as_deref(), a.size).map_err(open_error)?;
     match verdict {
-        Verdict::Create { size, .. } => Ok(size / 4096 * 4096),
+        Verdict::Create { size, .. } => {
+            // The file is created after the plan is printed: a missing directory is bad
+            // input, refused now with its path (it was "No such file or directory", exit 1).
+            let parent = path.parent().filter(|p| !p.as_os_str().is_empty());
+            if let Some(dir) = parent.filter(|d| !d.is_dir()) {
+                return Err(usage(format!(
+                    "{}: directory {} does not exist",
+                    path.display(),
+                    dir.display()
+                )));
+            }
+            Ok(size / 4096 * 4096)
+        }
         Verdict::Existing { ref path, .. } => {
             let cap = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
             if let Some(sz) = a.size.filter(|&s| s / 4096 != cap / 4096) {
@@ -477,15 +491,12 @@ fn output(a: &SsdiqArgs, res: &SsdiqResult, log: &mut dyn FnMut(&str)) -> anyhow
             }
         }
     }
-    if res.interrupted {
-        anyhow::bail!(
-            "interrupted: {} of {} planned steps ran; partial results above",
-            res.phases.len(),
-            res.plan.len()
-        );
-    }
     if let Some(e) = &res.error {
         anyhow::bail!("{e}");
+    }
+    if res.interrupted {
+        // Ctrl-C (an error stops the run too, but sets `error`): 130, as every command.
+        return Err(crate::interrupted(report::interrupted_line(res)));
     }
     Ok(())
 }

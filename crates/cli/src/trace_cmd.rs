@@ -92,6 +92,7 @@ struct GenArgs {
     /// 4 KiB writes to generate (e.g. 5M).
     #[arg(long, default_value = "1M", value_parser = count_arg)]
     writes: u64,
+    /// Seed of the workload generator (printed; the same seed writes the same trace).
     #[arg(long, default_value_t = 42)]
     seed: u64,
     /// Overwrite OUT if it exists.

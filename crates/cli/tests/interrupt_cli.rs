@@ -100,6 +100,14 @@ fn ctrl_c_in_sim_reports_the_intervals_measured_so_far() {
     assert!(err.contains("interrupted (Ctrl-C)"), "{err}");
     assert!(stop < 10.0, "took {stop} s to stop");
     let v = json(&out);
+    // The JSON says it is partial (it did not: only the exit status told).
+    assert!(
+        v["interrupted"]
+            .as_str()
+            .unwrap()
+            .contains("measured intervals ran"),
+        "{v}"
+    );
     let n = v["intervals"].as_array().unwrap().len();
     assert!((1..50_000).contains(&n), "{n} intervals");
     assert_eq!(csv_rows(&csv), n, "the CSV holds every interval printed");

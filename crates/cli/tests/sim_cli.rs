@@ -229,3 +229,56 @@ fn placement_through_the_placer_is_bit_identical() {
         assert_eq!(got, per_class, "{scheme}");
     }
 }
+
+fn summary_of(extra: &[&str]) -> String {
+    let mut args = SMALL.to_vec();
+    args.extend(extra);
+    let out = nowa(&args);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// A zoned run has no device GC: no victim percentiles (they printed 1.01/1.01/1.01 after 0
+/// rounds).
+#[test]
+fn zns_summary_has_no_victim_percentiles_without_gc() {
+    let s = summary_of(&["--zns", "--workload", "zns:128:2", "--volume", "1"]);
+    let gc = s
+        .lines()
+        .find(|l| l.starts_with("GC "))
+        .unwrap_or_else(|| panic!("{s}"));
+    assert!(gc.contains("0 rounds, no victims"), "{gc}");
+    assert!(!gc.contains("1.01"), "{gc}");
+}
+
+/// Without --placement the class table's write columns are not counted: the summary says so
+/// (it printed "user writes 0" after every host write).
+#[test]
+fn class_table_says_when_writes_are_not_counted() {
+    let s = summary_of(&["--gc-frontier", "separate"]);
+    assert!(s.contains("counted with --placement only"), "{s}");
+    let s = summary_of(&["--placement", "sepgc"]);
+    assert!(!s.contains("counted with --placement only"), "{s}");
+}
+
+/// `--gc-trigger gp` sizes the log itself: the header and the OP line say --op does not
+/// apply (the header printed "OP 7.00%" and the summary 26%).
+#[test]
+fn gp_trigger_says_why_op_differs() {
+    let mut args = SMALL.to_vec();
+    args.extend(["--gc-trigger", "gp"]);
+    let out = nowa(&args);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("OP sized by --gc-trigger gp:0.15, not --op"),
+        "{err}"
+    );
+    assert!(!err.contains("7.00%"), "{err}");
+    let s = String::from_utf8_lossy(&out.stdout);
+    let op = s.lines().find(|l| l.starts_with("OP ")).unwrap();
+    assert!(op.contains("--op does not apply"), "{op}");
+}

@@ -287,7 +287,27 @@ fn ctrl_c_stops_cleanly_and_reports() {
     let o = child.wait_with_output().unwrap();
     let out = String::from_utf8_lossy(&o.stdout);
     let err = stderr(&o);
-    assert_eq!(o.status.code(), Some(1), "stdout:\n{out}\nstderr:\n{err}");
-    assert!(out.contains("INTERRUPTED"), "{out}");
-    assert!(err.contains("interrupted"), "{err}");
+    // 130 as every command after Ctrl-C (was 1), and no "21 of 13 planned steps ran".
+    assert_eq!(o.status.code(), Some(130), "stdout:\n{out}\nstderr:\n{err}");
+    assert!(
+        out.contains("INTERRUPTED: stopped before the plan"),
+        "{out}"
+    );
+    assert!(!out.contains("planned steps ran"), "{out}");
+    assert!(err.contains("interrupted (Ctrl-C)"), "{err}");
+}
+
+#[test]
+fn a_file_in_a_missing_directory_is_refused_before_the_plan() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("no-such-dir").join("f.img");
+    let o = nowa(&["ssdiq", f.to_str().unwrap(), "--size", "64MiB", "-q"]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("no-such-dir") && err.contains("does not exist"),
+        "{err}"
+    );
+    assert!(!err.contains("plan for"), "refused before any work: {err}");
+    assert!(!f.exists());
 }

@@ -333,3 +333,37 @@ fn damaged_traces_are_refused_or_counted_by_every_reader_command() {
         "{err}"
     );
 }
+
+/// Every `--seed` of trace gen, ssdiq and plan says what it seeds (they had no help text).
+#[test]
+fn seed_flags_are_documented() {
+    for cmd in [
+        &["trace", "gen"][..],
+        &["ssdiq"],
+        &["plan", "run"],
+        &["plan", "figures"],
+    ] {
+        let mut args = cmd.to_vec();
+        args.push("--help");
+        let help = run_ok(&args);
+        let lines: Vec<&str> = help.lines().collect();
+        let i = lines
+            .iter()
+            .position(|l| l.trim_start().starts_with("--seed"))
+            .unwrap_or_else(|| panic!("{cmd:?}: no --seed\n{help}"));
+        // Short help: the text follows on the flag's line; long help: on the next line.
+        let own = lines[i]
+            .trim_start()
+            .trim_start_matches("--seed <SEED>")
+            .trim();
+        let text = if own.starts_with("[default") || own.is_empty() {
+            lines.get(i + 1).map_or("", |l| l.trim())
+        } else {
+            own
+        };
+        assert!(
+            text.to_lowercase().contains("seed"),
+            "{cmd:?}: --seed without help: {text:?}"
+        );
+    }
+}

@@ -79,6 +79,46 @@ pub fn parse_scheme(s: &str, g: &ChipGeometry) -> Result<Scheme, UnknownScheme> 
     })
 }
 
+/// The name [`parse_scheme`] reads back as `s` on geometry `g` (parallelism as the fraction
+/// of the chips per channel the user typed: `plan-pred-1/4`, not the chip count 2).
+#[must_use]
+pub fn scheme_name(s: Scheme, g: &ChipGeometry) -> String {
+    let cpc = g.chips_per_channel;
+    let frac = |k: u32| match k {
+        _ if k == cpc => "full".to_owned(),
+        _ if k * 2 == cpc => "1/2".to_owned(),
+        _ if k * 4 == cpc => "1/4".to_owned(),
+        _ if k * 8 == cpc => "1/8".to_owned(),
+        _ => format!("{k}-of-{cpc}"),
+    };
+    match s {
+        Scheme::Baseline {
+            chips_per_channel,
+            open,
+        } => {
+            let mut n = "baseline".to_owned();
+            if chips_per_channel != cpc {
+                n = format!("{n}-{}", frac(chips_per_channel));
+            }
+            if open != 1 {
+                n = format!("{n}@{open}");
+            }
+            n
+        }
+        Scheme::Plan {
+            small_chips,
+            predict,
+        } => format!(
+            "plan-{}-{}",
+            if predict { "pred" } else { "nopred" },
+            frac(small_chips)
+        ),
+        Scheme::MultiStream { streams: 16 } => "multi-stream".into(),
+        Scheme::AutoStream { streams: 16 } => "autostream".into(),
+        other => other.to_string(),
+    }
+}
+
 /// The paper's configurations (section 4), in its order, with the baseline in both readings:
 /// FEMU's organisation (one open host superblock striped over every chip, one for GC) and the
 /// paper's "same number of concurrently opened superblocks" (18 host + GC, writes rotating).
@@ -195,6 +235,23 @@ fn fig1_variants(o: &FigureOpts) -> [(&'static str, f64, u16); 3] {
     ]
 }
 
+/// Runs of [`figure1`] (three variants at four parallelism levels) and, unless `fig1_only`,
+/// of [`figures3to6`] (every scheme on every workload and capture): a progress bar's length.
+///
+/// # Panics
+/// Never: Figure 1 always has runs (asserted).
+#[must_use]
+pub fn figure_run_count(o: &FigureOpts, fig1_only: bool) -> u64 {
+    let fig1 = fig1_variants(o).len() * 4;
+    let rest = if fig1_only {
+        0
+    } else {
+        SCHEMES.len() * (o.workloads.len() + o.captured.len())
+    };
+    assert!(fig1 > 0, "Figure 1 always runs");
+    (fig1 + rest) as u64
+}
+
 /// The setup line under every figure's title.
 #[must_use]
 pub fn setup_line(o: &FigureOpts) -> String {
@@ -267,18 +324,20 @@ fn plot_fig1(o: &FigureOpts, rows: &[RunResult], path: &Path) -> anyhow::Result<
         groups: vec![
             ("WAF, 1 open".into(), waf(one)),
             ("WAF, 18+1 open".into(), waf(same)),
-            ("paper WAF".into(), vec![1.0, f64::NAN, f64::NAN, 2.3]),
             ("throughput, 1 open".into(), tput(one)),
             ("throughput, 18+1 open".into(), tput(same)),
-            (
-                "paper throughput".into(),
-                vec![f64::NAN, f64::NAN, 1.4, 1.0],
-            ),
         ],
     };
+    // The paper's values, against its reading (18 + 1 open superblocks).
+    let none = vec![f64::NAN; 4];
     let style = Style {
         subtitle: setup_line(o),
-        legend_beside: true,
+        bar_reference: vec![
+            none.clone(),
+            vec![1.0, f64::NAN, f64::NAN, 2.3],
+            none,
+            vec![f64::NAN, f64::NAN, 1.4, 1.0],
+        ],
         ..Style::default()
     };
     render_bar_styled(&chart, &style, path)?;
@@ -521,7 +580,6 @@ fn figure5(o: &FigureOpts, cats: &[String], out: &Path, rows: &[RunResult]) -> a
         };
         let style = Style {
             subtitle: setup_line(o),
-            legend_upper_left: true,
             ..Style::default()
         };
         render_line_styled(&chart, &style, &png)?;
@@ -589,6 +647,13 @@ mod tests {
             "baseline-8@18"
         );
         assert!(parse_scheme("baseline@0", &g).is_err());
+        // Rows are named as the user typed the scheme (was: plan-pred-1/4 -> "plan-pred-2").
+        for name in SCHEMES
+            .into_iter()
+            .chain(["baseline-1/8@18", "baseline-1/2"])
+        {
+            assert_eq!(scheme_name(parse_scheme(name, &g).unwrap(), &g), name);
+        }
         assert!(parse_scheme("baseline-1/3", &g).is_err());
         assert_eq!(cdf(&[1, 0, 3]), vec![(0.0, 0.25), (1.0, 0.25), (2.0, 1.0)]);
     }

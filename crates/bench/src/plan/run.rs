@@ -311,7 +311,7 @@ impl Loop {
             (counters.host_pages + counters.read_pages) as f64,
         );
         RunResult {
-            scheme: spec.scheme.to_string(),
+            scheme: super::scheme_name(spec.scheme, &spec.geometry),
             workload: spec.workload.name().to_owned(),
             waf: counters.waf(),
             counters,

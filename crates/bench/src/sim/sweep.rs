@@ -8,7 +8,7 @@
 //!   against WAF ~ 1/(2 OP) and the Lambert-W model.
 
 use super::{run, waf_model_greedy, waf_model_lambert, SimResult, SimSpec};
-use crate::plot::{render_line, LineChart, Series};
+use crate::plot::{render_line_styled, LineChart, Series, Style};
 use nowa_flash::PolicyKind;
 use nowa_workload::WorkloadSpec;
 use rayon::prelude::*;
@@ -73,6 +73,28 @@ pub struct Row {
 pub struct Sweep {
     pub rows: Vec<Row>,
     pub chart: LineChart,
+    /// The setup subtitle and the model curves (drawn dashed under the simulation).
+    pub style: Style,
+}
+
+/// The setup line under a sweep's title: device, GC unit, OP, fill, seed, run length.
+#[must_use]
+pub fn setup_line(base: &SimSpec, op_on_x: bool) -> String {
+    let f = &base.ftl;
+    let op = if op_on_x {
+        "OP on the x axis".to_owned()
+    } else {
+        format!("OP {:.1}% spare/logical", f.op * 100.0)
+    };
+    let gib = f.logical_pages as f64 * 4096.0 / f64::from(1u32 << 30);
+    let unit_mib = f.unit_pages() as f64 * 4096.0 / f64::from(1u32 << 20);
+    format!(
+        "{gib:.1} GiB logical, {unit_mib:.0} MiB GC units, {op}, fill {:.0}%, {}+{} drive writes (warm-up + measured), seed {}",
+        base.fill * 100.0,
+        base.warmup,
+        base.volume,
+        base.seed
+    )
 }
 
 fn with(base: &SimSpec, f: impl FnOnce(&mut SimSpec)) -> SimSpec {
@@ -209,10 +231,10 @@ fn row(p: &Point, r: &SimResult) -> Row {
     }
 }
 
-/// Assemble rows and the chart of a figure from its results.
-pub fn figure_sweep(fig: Figure, points: &[Point], results: &[SimResult]) -> Sweep {
+/// The rows of a figure's runs, y normalized by the uniform run of the same series for
+/// Fig. 3b and 4b (x = 50 for two-zone, theta 0 for zipf).
+fn figure_rows(fig: Figure, points: &[Point], results: &[SimResult]) -> Vec<Row> {
     let mut rows: Vec<Row> = points.iter().zip(results).map(|(p, r)| row(p, r)).collect();
-    // Normalize by the uniform run of the same series (x = 50 for two-zone, theta 0 for zipf).
     if matches!(fig, Figure::Fig3b | Figure::Fig4b) {
         let base_x = if fig == Figure::Fig3b { 50.0 } else { 0.0 };
         let bases: Vec<(String, f64)> = rows
@@ -226,6 +248,12 @@ pub fn figure_sweep(fig: Figure, points: &[Point], results: &[SimResult]) -> Swe
             }
         }
     }
+    rows
+}
+
+/// Assemble rows and the chart of a figure from its results.
+pub fn figure_sweep(fig: Figure, points: &[Point], results: &[SimResult]) -> Sweep {
+    let rows = figure_rows(fig, points, results);
     let mut series: Vec<Series> = Vec::new();
     for r in &rows {
         match series.iter_mut().find(|s| s.label == r.series) {
@@ -239,6 +267,7 @@ pub fn figure_sweep(fig: Figure, points: &[Point], results: &[SimResult]) -> Swe
     let np = points
         .first()
         .map_or(256, |p| p.spec.ftl.unit_pages() as u32);
+    let mut reference = Vec::new();
     let (title, x_label, y_label, log_y) = match fig {
         Figure::Fig3b => {
             // The analytic optimum at the same alpha, normalized like the rest.
@@ -253,8 +282,8 @@ pub fn figure_sweep(fig: Figure, points: &[Point], results: &[SimResult]) -> Swe
                     )
                 })
                 .collect();
-            series.push(Series {
-                label: "optimal (model)".into(),
+            reference.push(Series {
+                label: "optimal spare split (greedy model)".into(),
                 points: pts,
             });
             (
@@ -272,11 +301,12 @@ pub fn figure_sweep(fig: Figure, points: &[Point], results: &[SimResult]) -> Swe
         ),
         Figure::Fig7a => {
             let xs: Vec<f64> = rows.iter().map(|r| r.x).collect();
-            series.push(Series {
-                label: "1 / (2 OP)".into(),
+            // The paper's two curves: the approximation and the analytic greedy model.
+            reference.push(Series {
+                label: "1 / (2 OP) (paper's approximation)".into(),
                 points: xs.iter().map(|&x| (x, 1.0 / (2.0 * x))).collect(),
             });
-            series.push(Series {
+            reference.push(Series {
                 label: "Lambert-W model".into(),
                 points: xs
                     .iter()
@@ -291,6 +321,7 @@ pub fn figure_sweep(fig: Figure, points: &[Point], results: &[SimResult]) -> Swe
             )
         }
     };
+    let x_ticks = xs_of(&rows);
     Sweep {
         rows,
         chart: LineChart {
@@ -298,11 +329,30 @@ pub fn figure_sweep(fig: Figure, points: &[Point], results: &[SimResult]) -> Swe
             x_label: x_label.into(),
             y_label: y_label.into(),
             series,
-            log_x: false,
+            // OP 5% to 50%: a decade, and on a linear axis 5% and 7% would share a label.
+            log_x: fig == Figure::Fig7a,
             log_y,
             y_range: None,
         },
+        style: Style {
+            subtitle: (points.first())
+                .map_or_else(String::new, |p| setup_line(&p.spec, fig == Figure::Fig7a)),
+            reference,
+            x_ticks,
+            // Normalized WAF around 1: the figure is about the ratio, not its distance from 0.
+            y_from_data: false,
+            ..Style::default()
+        },
     }
+}
+
+/// The distinct x values of the rows, in order: every simulated point gets its tick label.
+fn xs_of(rows: &[Row]) -> Vec<f64> {
+    let mut xs: Vec<f64> = rows.iter().map(|r| r.x).collect();
+    xs.sort_by(f64::total_cmp);
+    xs.dedup();
+    assert!(rows.is_empty() || !xs.is_empty(), "every row has an x");
+    xs
 }
 
 /// Write the rows as CSV (after whatever `out` already holds: the run's identity line).
@@ -317,5 +367,53 @@ pub fn write_csv(rows: &[Row], out: impl std::io::Write) -> Result<(), csv::Erro
 
 /// Render the chart (.png or .svg by extension).
 pub fn write_plot(sweep: &Sweep, path: &Path) -> Result<(), String> {
-    render_line(&sweep.chart, path).map_err(|e| e.to_string())
+    render_line_styled(&sweep.chart, &sweep.style, path).map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tiny() -> SimSpec {
+        let mut s = SimSpec::default();
+        s.ftl.logical_pages = 8192;
+        s.ftl.pages_per_block = 32;
+        s.ftl.blocks_per_superblock = 1;
+        s.warmup = 0.5;
+        s.volume = 0.5;
+        s
+    }
+
+    /// Every sweep figure, rendered from a small run: no overprinted text, no covered data,
+    /// the setup in the subtitle, and (Fig. 7a) the simulation drawn over the models, not
+    /// under them.
+    #[test]
+    fn sweep_figures_pass_the_layout_check() {
+        let dir = tempfile::tempdir().unwrap();
+        for fig in [Figure::Fig3b, Figure::Fig4b, Figure::Fig7a] {
+            let pts = figure_points(fig, &tiny());
+            let res = run_points(&pts, &|_, _| {}).unwrap();
+            let sw = figure_sweep(fig, &pts, &res);
+            let p = dir.path().join(format!("{fig:?}.svg"));
+            write_plot(&sw, &p).unwrap();
+            crate::plot_layout::check_file(&p).unwrap();
+            assert!(
+                sw.style.subtitle.contains("seed 42"),
+                "{}",
+                sw.style.subtitle
+            );
+            let every_x = sw.rows.iter().all(|r| sw.style.x_ticks.contains(&r.x));
+            assert!(every_x, "every simulated x is a labelled tick");
+        }
+        let pts = figure_points(Figure::Fig7a, &tiny());
+        let sw = figure_sweep(Figure::Fig7a, &pts, &run_points(&pts, &|_, _| {}).unwrap());
+        let labels: Vec<&str> = sw.chart.series.iter().map(|s| s.label.as_str()).collect();
+        assert_eq!(
+            labels,
+            ["simulated greedy"],
+            "models are references, drawn first"
+        );
+        assert_eq!(sw.style.reference.len(), 2);
+        assert!(sw.chart.log_x && sw.chart.log_y);
+    }
 }

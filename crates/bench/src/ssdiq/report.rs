@@ -21,6 +21,17 @@ fn f2(v: Option<f64>) -> String {
     v.map(|v| format!("{v:.2}")).unwrap_or_else(|| "-".into())
 }
 
+/// How far an interrupted run got: its measured phases (a plan step runs several: one per
+/// workload, load or probe) against the plan's steps, without comparing the two counts.
+#[must_use]
+pub fn interrupted_line(r: &SsdiqResult) -> String {
+    format!(
+        "stopped before the plan ({} steps) finished; the {} measured phases below are complete",
+        r.plan.len(),
+        r.phases.len()
+    )
+}
+
 /// Short column name of a result: the file name of its path, or "sim:..."
 fn column_name(r: &SsdiqResult) -> String {
     let p = &r.target.path;
@@ -203,12 +214,7 @@ fn header(out: &mut String, r: &SsdiqResult) {
         let _ = writeln!(out, "NOTE: {n}");
     }
     if r.interrupted {
-        let _ = writeln!(
-            out,
-            "INTERRUPTED: only the steps below were completed ({} of {} planned steps ran).",
-            r.phases.len(),
-            r.plan.len()
-        );
+        let _ = writeln!(out, "INTERRUPTED: {}", interrupted_line(r));
     }
     if let Some(e) = &r.error {
         let _ = writeln!(out, "ERROR: {e}");
