@@ -174,6 +174,31 @@ fn nowa_exe() -> Result<PathBuf> {
     std::env::current_exe().context("locating the nowa binary")
 }
 
+/// One `nowa tpcc ARGS --out=FILE` child process: its JSON report.
+pub(crate) fn tpcc_json(args: &[String], file: &std::path::Path) -> Result<Value> {
+    let out = Command::new(nowa_exe()?)
+        .arg("tpcc")
+        .args(args)
+        .arg(format!("--out={}", file.display()))
+        .stdout(Stdio::null())
+        .output()
+        .context("running nowa tpcc")?;
+    if !out.status.success() {
+        bail!(
+            "nowa tpcc {} failed: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    let text = std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
+    let v: Value = serde_json::from_str(&text).with_context(|| format!("parsing {}", file.display()))?;
+    assert!(
+        v["engine"].is_object() && v["run"]["samples"].is_array(),
+        "nowa tpcc's JSON has the engine counters and the samples"
+    );
+    Ok(v)
+}
+
 /// One paced run on the simulated SSD: its `nowa tpcc --json` output (reused from `--work`).
 fn paced_run(a: &FigArgs, p: &Point) -> Result<Value> {
     let file = a.work.join(format!("run-{}-{}s.json", p.name(), a.seconds));
@@ -190,30 +215,14 @@ fn paced_run(a: &FigArgs, p: &Point) -> Result<Value> {
     };
     let mut args = tpcc_args(a, p);
     assert!(args[0] == "tpcc", "a nowa tpcc command line");
+    args.remove(0);
     args.push(format!("--duration={}", a.seconds));
     args.push(format!("--sim-timing={timing}"));
     args.push(format!("--media-bandwidth={}", a.media_bandwidth));
     args.push(format!("--read-bandwidth={}", a.read_bandwidth));
-    args.push(format!("--out={}", file.display()));
     eprintln!("nowa ckpt: {} ...", p.name());
     let t = Instant::now();
-    let out = Command::new(nowa_exe()?)
-        .args(&args)
-        .stdout(Stdio::null())
-        .output()
-        .context("running nowa tpcc")?;
-    if !out.status.success() {
-        bail!(
-            "nowa {} failed: {}",
-            args.join(" "),
-            String::from_utf8_lossy(&out.stderr).trim()
-        );
-    }
-    let v: Value = serde_json::from_str(&std::fs::read_to_string(&file)?)?;
-    assert!(
-        v["engine"].is_object() && v["run"]["samples"].is_array(),
-        "nowa tpcc's JSON has the engine counters and the samples"
-    );
+    let v = tpcc_json(&args, &file)?;
     eprintln!(
         "nowa ckpt: {} done in {:.0} s: {:.0} txn/s",
         p.name(),
@@ -360,7 +369,25 @@ fn points(a: &FigArgs) -> Vec<Point> {
 /// `nowa ckpt`.
 pub fn run_cmd(a: CkptArgs) -> Result<()> {
     let CkptCmd::Figures(f) = a.cmd;
-    let f = f.scaled();
+    figures(f.scaled()).map(|_| ())
+}
+
+/// `nowa ckpt figures FLAGS` (flags without the command words) as a library call: the
+/// figures written to its `--out`, the runs as typed results (`nowa reproduce`).
+pub(crate) fn figures_of_flags(flags: &[String]) -> Result<nowa_lab::reproduce::CkptResult> {
+    use clap::Parser;
+    #[derive(Parser)]
+    #[command(no_binary_name = true)]
+    struct W {
+        #[command(flatten)]
+        a: FigArgs,
+    }
+    let w = W::try_parse_from(flags).map_err(|e| usage(format!("nowa ckpt figures: {e}")))?;
+    figures(w.a.scaled())
+}
+
+/// Every run of the grid, then the figures; the runs as typed results.
+fn figures(f: FigArgs) -> Result<nowa_lab::reproduce::CkptResult> {
     if f.buffers.is_empty() || f.counts.is_empty() || f.paths.is_empty() {
         return Err(usage(
             "--buffers, --counts, --paths: at least one value each",
@@ -405,7 +432,8 @@ pub fn run_cmd(a: CkptArgs) -> Result<()> {
         f.io_capacity,
         f.io_capacity_max
     );
-    figures::write_all(&f.out, &runs, &crashes, big, &setup)
+    figures::write_all(&f.out, &runs, &crashes, big, &setup)?;
+    Ok(figures::typed(&runs, &crashes))
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@
 pub mod flags;
 mod identity;
 mod job;
+pub mod reproduce;
 pub mod sim;
 pub mod text;
 

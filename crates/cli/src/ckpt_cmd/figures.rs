@@ -453,3 +453,41 @@ fn residency_charts(
     render_line(&c2, &out.join("ckpt-fig2-residency-writes.png"))?;
     Ok(())
 }
+
+/// The runs and crashes as `nowa reproduce` reads them.
+pub(crate) fn typed(
+    runs: &[(Point, Value)],
+    crashes: &[(Point, Recovery)],
+) -> nowa_lab::reproduce::CkptResult {
+    use nowa_lab::reproduce::{CkptCrash, CkptResult, CkptRun};
+    let runs = runs
+        .iter()
+        .map(|(p, v)| {
+            let r = Row::of(v);
+            CkptRun {
+                path: p.path.clone(),
+                buffer_pct: p.buffer_pct,
+                mcc: p.mcc,
+                redo_bound: p.redo_bound,
+                tps: r.tps,
+                bound_tps: r.bound_tps,
+                write_kb_txn: r.write_kb_txn,
+                page_kb_txn: r.page_kb_txn,
+                ckpt_pct: r.ckpt_pct,
+                lru_pct: r.lru_pct,
+            }
+        })
+        .collect();
+    let crashes = crashes
+        .iter()
+        .filter(|(p, _)| p.redo_bound.is_none())
+        .map(|(p, r)| CkptCrash {
+            mcc: p.mcc,
+            open_secs: r.open_secs,
+            analysis_us: r.analysis_us,
+            redo_us: r.redo_us,
+            redo_bytes: r.redo_bytes,
+        })
+        .collect();
+    CkptResult { runs, crashes }
+}
