@@ -190,8 +190,10 @@ pub(crate) fn tpcc_json(args: &[String], file: &std::path::Path) -> Result<Value
             String::from_utf8_lossy(&out.stderr).trim()
         );
     }
-    let text = std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
-    let v: Value = serde_json::from_str(&text).with_context(|| format!("parsing {}", file.display()))?;
+    let text =
+        std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
+    let v: Value =
+        serde_json::from_str(&text).with_context(|| format!("parsing {}", file.display()))?;
     assert!(
         v["engine"].is_object() && v["run"]["samples"].is_array(),
         "nowa tpcc's JSON has the engine counters and the samples"

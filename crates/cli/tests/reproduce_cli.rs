@@ -20,9 +20,15 @@ fn an_existing_out_without_force_exits_2_naming_it() {
         .expect("runs");
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains(&out.display().to_string()) && err.contains("--force"), "{err}");
+    assert!(
+        err.contains(&out.display().to_string()) && err.contains("--force"),
+        "{err}"
+    );
     assert_eq!(err.lines().count(), 1, "one line: {err}");
-    assert_eq!(std::fs::read_to_string(out.join("keep.txt")).expect("kept"), "mine");
+    assert_eq!(
+        std::fs::read_to_string(out.join("keep.txt")).expect("kept"),
+        "mine"
+    );
     assert!(!out.join("reproduction.json").exists());
 }
 
@@ -32,7 +38,15 @@ fn one_paper_writes_the_report_and_force_overwrites_it() {
     let out = dir.path().join("rep");
     for force in [false, true] {
         let mut c = nowa();
-        c.args(["reproduce", "--quick", "--paper", "sepfrozen", "-q", "--out"]).arg(&out);
+        c.args([
+            "reproduce",
+            "--quick",
+            "--paper",
+            "sepfrozen",
+            "-q",
+            "--out",
+        ])
+        .arg(&out);
         if force {
             c.arg("--force");
         }
@@ -48,12 +62,18 @@ fn one_paper_writes_the_report_and_force_overwrites_it() {
         assert_eq!(e["paper"], "sepfrozen");
         let verdict = e["verdict"].as_str().expect("verdict");
         assert!(["reproduced", "shape", "off"].contains(&verdict), "{e}");
-        assert!(e["nowa_value"].is_number() && e["paper_value"].is_number(), "{e}");
+        assert!(
+            e["nowa_value"].is_number() && e["paper_value"].is_number(),
+            "{e}"
+        );
         for k in ["item", "unit", "scale", "command"] {
             assert!(!e[k].as_str().expect(k).is_empty(), "{k}: {e}");
         }
     }
     let md = std::fs::read_to_string(out.join("REPRODUCTION.md")).expect("md");
-    assert!(md.contains("## sepfrozen") && md.contains("nowa frozen figures"), "{md}");
+    assert!(
+        md.contains("## sepfrozen") && md.contains("nowa frozen figures"),
+        "{md}"
+    );
     assert!(out.join("sepfrozen/sepfrozen-schemes.png").is_file());
 }

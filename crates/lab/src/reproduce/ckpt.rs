@@ -59,7 +59,11 @@ pub struct CkptResult {
 fn grid(scale: Scale, seed: u64) -> Vec<String> {
     let mut f: Vec<String> = match scale {
         Scale::Quick => ["--seconds=15", "--buffers=20,50", "--counts=0,3,8"],
-        Scale::Full => ["--seconds=20", "--buffers=10,20,50", "--counts=0,3,4,6,8,10"],
+        Scale::Full => [
+            "--seconds=20",
+            "--buffers=10,20,50",
+            "--counts=0,3,4,6,8,10",
+        ],
     }
     .map(String::from)
     .to_vec();
@@ -69,9 +73,9 @@ fn grid(scale: Scale, seed: u64) -> Vec<String> {
 }
 
 fn at(r: &CkptResult, buffer: u32, mcc: u32) -> Option<&CkptRun> {
-    r.runs
-        .iter()
-        .find(|x| x.buffer_pct == buffer && x.mcc == mcc && x.path == "inplace" && x.redo_bound.is_none())
+    r.runs.iter().find(|x| {
+        x.buffer_pct == buffer && x.mcc == mcc && x.path == "inplace" && x.redo_bound.is_none()
+    })
 }
 
 fn items(r: &CkptResult) -> Vec<(&'static str, f64)> {
@@ -80,19 +84,47 @@ fn items(r: &CkptResult) -> Vec<(&'static str, f64)> {
         at(r, b, m).zip(at(r, b, 0)).map_or(nan, |(x, v)| f(x, v))
     };
     let crash = |m| r.crashes.iter().find(|c| c.mcc == m);
-    let crashes = |f: &dyn Fn(&CkptCrash) -> f64| crash(3).zip(crash(0)).map_or(nan, |(a, b)| f(a) / f(b));
+    let crashes =
+        |f: &dyn Fn(&CkptCrash) -> f64| crash(3).zip(crash(0)).map_or(nan, |(a, b)| f(a) / f(b));
     #[expect(clippy::cast_precision_loss, reason = "microseconds below 2^53")]
     let redo = |c: &CkptCrash| c.redo_us as f64;
     vec![
-        ("Table I: vanilla checkpoint share of page flushes", at(r, 50, 0).map_or(nan, |v| v.ckpt_pct)),
-        ("Table I: TPS, mcc 3 / vanilla", both(50, 3, &|x, v| x.bound_tps / v.bound_tps)),
-        ("Table I: write KB/txn, mcc 3 / vanilla", both(50, 3, &|x, v| x.write_kb_txn / v.write_kb_txn)),
-        ("Table I: LRU share, mcc 3 - vanilla", both(50, 3, &|x, v| x.lru_pct - v.lru_pct)),
-        ("Fig. 5: TPS, mcc 8 / vanilla", both(50, 8, &|x, v| x.bound_tps / v.bound_tps)),
-        ("Fig. 5: checkpoint share, mcc 8 - vanilla", both(50, 8, &|x, v| x.ckpt_pct - v.ckpt_pct)),
-        ("Fig. 4: TPS at 20% buffer, mcc 3 / vanilla", both(20, 3, &|x, v| x.bound_tps / v.bound_tps)),
-        ("Fig. 4: vanilla checkpoint share at 20% buffer", at(r, 20, 0).map_or(nan, |v| v.ckpt_pct)),
-        ("Table II: recovery time, mcc 3 / vanilla", crashes(&|c| c.open_secs)),
+        (
+            "Table I: vanilla checkpoint share of page flushes",
+            at(r, 50, 0).map_or(nan, |v| v.ckpt_pct),
+        ),
+        (
+            "Table I: TPS, mcc 3 / vanilla",
+            both(50, 3, &|x, v| x.bound_tps / v.bound_tps),
+        ),
+        (
+            "Table I: write KB/txn, mcc 3 / vanilla",
+            both(50, 3, &|x, v| x.write_kb_txn / v.write_kb_txn),
+        ),
+        (
+            "Table I: LRU share, mcc 3 - vanilla",
+            both(50, 3, &|x, v| x.lru_pct - v.lru_pct),
+        ),
+        (
+            "Fig. 5: TPS, mcc 8 / vanilla",
+            both(50, 8, &|x, v| x.bound_tps / v.bound_tps),
+        ),
+        (
+            "Fig. 5: checkpoint share, mcc 8 - vanilla",
+            both(50, 8, &|x, v| x.ckpt_pct - v.ckpt_pct),
+        ),
+        (
+            "Fig. 4: TPS at 20% buffer, mcc 3 / vanilla",
+            both(20, 3, &|x, v| x.bound_tps / v.bound_tps),
+        ),
+        (
+            "Fig. 4: vanilla checkpoint share at 20% buffer",
+            at(r, 20, 0).map_or(nan, |v| v.ckpt_pct),
+        ),
+        (
+            "Table II: recovery time, mcc 3 / vanilla",
+            crashes(&|c| c.open_secs),
+        ),
         ("Table II: redo time, mcc 3 / vanilla", crashes(&redo)),
     ]
 }

@@ -6,7 +6,9 @@ use super::{Measured, Scale, Spec};
 use crate::Error;
 use nowa_bench::plot::{render_bar, BarChart};
 use nowa_frozen::replay::{self, OracleKind, ReplayConfig, ReplayLog, Scheme, SchemeRun};
-use nowa_frozen::{train, Dataset, Model, SampleSpec, Synth, SynthConfig, TrainConfig, WriteRecord};
+use nowa_frozen::{
+    train, Dataset, Model, SampleSpec, Synth, SynthConfig, TrainConfig, WriteRecord,
+};
 use nowa_logspace::{PlacementKind, PolicyKind};
 use std::path::Path;
 
@@ -105,7 +107,10 @@ pub(super) fn run(
     let mut runs = Vec::new();
     for (i, s) in schemes().into_iter().enumerate() {
         sub(i as u64 + 1, 6, "replay");
-        runs.push(replay::run(&log, s, Some(&m), &cfg, nowa_units::cpu::thread_cpu_secs).map_err(failed)?);
+        runs.push(
+            replay::run(&log, s, Some(&m), &cfg, nowa_units::cpu::thread_cpu_secs)
+                .map_err(failed)?,
+        );
     }
     write_outputs(dir, &runs)?;
     let [dac, sf_dac, sepbit, sf_bit, fk] = &runs[..] else {
@@ -121,10 +126,30 @@ pub(super) fn run(
     );
     let acc = m.metrics.test.accuracy.map_or(f64::NAN, |a| 100.0 * a);
     Ok(vec![
-        Measured::new("Fig. 12: WAF, SepFrozenBIT / SepBIT", sf_bit.waf / sepbit.waf, &scale, &cmd),
-        Measured::new("Fig. 11: FAR, SepFrozenBIT / SepBIT", sf_bit.far / sepbit.far, &scale, &cmd),
-        Measured::new("Fig. 11: FAR, SepFrozenDAC / DAC", sf_dac.far / dac.far, &scale, &cmd),
-        Measured::new("Fig. 12: WAF, FK / SepFrozenBIT", fk.waf / sf_bit.waf, &scale, &cmd),
+        Measured::new(
+            "Fig. 12: WAF, SepFrozenBIT / SepBIT",
+            sf_bit.waf / sepbit.waf,
+            &scale,
+            &cmd,
+        ),
+        Measured::new(
+            "Fig. 11: FAR, SepFrozenBIT / SepBIT",
+            sf_bit.far / sepbit.far,
+            &scale,
+            &cmd,
+        ),
+        Measured::new(
+            "Fig. 11: FAR, SepFrozenDAC / DAC",
+            sf_dac.far / dac.far,
+            &scale,
+            &cmd,
+        ),
+        Measured::new(
+            "Fig. 12: WAF, FK / SepFrozenBIT",
+            fk.waf / sf_bit.waf,
+            &scale,
+            &cmd,
+        ),
         Measured::new("Fig. 18: SGD model accuracy", acc, &scale, &cmd),
     ])
 }

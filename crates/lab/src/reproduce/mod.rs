@@ -133,10 +133,13 @@ impl Spec {
     /// The command line of this reproduction.
     #[must_use]
     pub fn command_line(&self) -> String {
-        let mut s = format!("nowa reproduce --{}", match self.scale {
-            Scale::Quick => "quick",
-            Scale::Full => "full",
-        });
+        let mut s = format!(
+            "nowa reproduce --{}",
+            match self.scale {
+                Scale::Quick => "quick",
+                Scale::Full => "full",
+            }
+        );
         for p in &self.papers {
             let _ = write!(s, " --paper {p}");
         }
@@ -250,7 +253,11 @@ pub fn run(
         let w = p.weight(spec.scale);
         let dir = spec.out.join(p.name());
         let sub = |d: u64, t: u64, what: &str| {
-            observe(done + w * d.min(t) / t.max(1), total, &format!("{p}: {what}"));
+            observe(
+                done + w * d.min(t) / t.max(1),
+                total,
+                &format!("{p}: {what}"),
+            );
         };
         let measured = std::fs::create_dir_all(&dir)
             .map_err(|e| Error::io(&dir, e))

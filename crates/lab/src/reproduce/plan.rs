@@ -56,8 +56,14 @@ pub(super) fn run(
     let f3 = plan::figures3to6(&o, dir, &mut log).map_err(failed)?;
     let mut out = Vec::new();
     let mut push = |item, v: f64| out.push(Measured::new(item, v, &scale, &cmd));
-    push("Fig. 1: FIO WAF, full / 1/8 parallelism (baseline)", f1[3].waf / f1[0].waf);
-    push("Fig. 1: FIO WAF, full / 1/8 parallelism (baseline@18)", f1[7].waf / f1[4].waf);
+    push(
+        "Fig. 1: FIO WAF, full / 1/8 parallelism (baseline)",
+        f1[3].waf / f1[0].waf,
+    );
+    push(
+        "Fig. 1: FIO WAF, full / 1/8 parallelism (baseline@18)",
+        f1[7].waf / f1[4].waf,
+    );
     push(
         "Fig. 1: FIO throughput, 1/2 / full parallelism (baseline@18)",
         f1[6].iops / f1[7].iops,
@@ -70,12 +76,33 @@ pub(super) fn run(
     let pred = "plan-pred-1/4";
     let waf = |r: &RunResult| r.waf;
     let iops = |r: &RunResult| r.iops;
-    push("Fig. 3: FIO WAF, PLAN-Pred-1/4 / baseline", ratio(WorkloadKind::Fio, pred, "baseline", &waf));
-    push("Fig. 3: FIO WAF, PLAN-Pred-1/4 / baseline@18", ratio(WorkloadKind::Fio, pred, "baseline@18", &waf));
-    push("Fig. 3: TPC-C WAF, PLAN-Pred-1/4 / baseline", ratio(WorkloadKind::Tpcc, pred, "baseline", &waf));
-    push("Fig. 3: YCSB WAF, PLAN-Pred-1/4 / baseline", ratio(WorkloadKind::Ycsb, pred, "baseline", &waf));
-    push("Fig. 4: FIO blocks erased, PLAN-Pred-1/4 / baseline", ratio(WorkloadKind::Fio, pred, "baseline", &erased));
-    push("Fig. 6: FIO throughput, PLAN-Pred-1/4 / baseline", ratio(WorkloadKind::Fio, pred, "baseline", &iops));
-    push("Fig. 6: FIO throughput, PLAN-Pred-1/4 / baseline@18", ratio(WorkloadKind::Fio, pred, "baseline@18", &iops));
+    push(
+        "Fig. 3: FIO WAF, PLAN-Pred-1/4 / baseline",
+        ratio(WorkloadKind::Fio, pred, "baseline", &waf),
+    );
+    push(
+        "Fig. 3: FIO WAF, PLAN-Pred-1/4 / baseline@18",
+        ratio(WorkloadKind::Fio, pred, "baseline@18", &waf),
+    );
+    push(
+        "Fig. 3: TPC-C WAF, PLAN-Pred-1/4 / baseline",
+        ratio(WorkloadKind::Tpcc, pred, "baseline", &waf),
+    );
+    push(
+        "Fig. 3: YCSB WAF, PLAN-Pred-1/4 / baseline",
+        ratio(WorkloadKind::Ycsb, pred, "baseline", &waf),
+    );
+    push(
+        "Fig. 4: FIO blocks erased, PLAN-Pred-1/4 / baseline",
+        ratio(WorkloadKind::Fio, pred, "baseline", &erased),
+    );
+    push(
+        "Fig. 6: FIO throughput, PLAN-Pred-1/4 / baseline",
+        ratio(WorkloadKind::Fio, pred, "baseline", &iops),
+    );
+    push(
+        "Fig. 6: FIO throughput, PLAN-Pred-1/4 / baseline@18",
+        ratio(WorkloadKind::Fio, pred, "baseline@18", &iops),
+    );
     Ok(out)
 }

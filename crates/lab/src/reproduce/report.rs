@@ -224,8 +224,14 @@ mod tests {
         assert_eq!(h[0].verdict, Verdict::Reproduced);
         assert_eq!(h[0].nowa_value, Some(2.01));
         assert!(h[1..].iter().all(|e| e.verdict == Verdict::Missing));
-        let plan: Vec<&Entry> = r.entries.iter().filter(|e| e.paper == "plan-ssd-parallelism").collect();
-        assert!(plan.iter().all(|e| e.verdict == Verdict::Missing && e.note.as_deref() == Some("plan broke")));
+        let plan: Vec<&Entry> = r
+            .entries
+            .iter()
+            .filter(|e| e.paper == "plan-ssd-parallelism")
+            .collect();
+        assert!(plan
+            .iter()
+            .all(|e| e.verdict == Verdict::Missing && e.note.as_deref() == Some("plan broke")));
     }
 
     /// The schema: these keys, verdicts as words, null for a missing value.
@@ -235,7 +241,18 @@ mod tests {
         let v = serde_json::to_value(&r).expect("serializes");
         assert!(v["nowa"]["version"].is_string() && v["scale"] == "quick");
         let e = &v["entries"][0];
-        for k in ["paper", "item", "source", "paper_value", "nowa_value", "unit", "scale", "verdict", "criterion", "command"] {
+        for k in [
+            "paper",
+            "item",
+            "source",
+            "paper_value",
+            "nowa_value",
+            "unit",
+            "scale",
+            "verdict",
+            "criterion",
+            "command",
+        ] {
             assert!(e.get(k).is_some(), "entry key {k}");
         }
         assert_eq!(e["verdict"], "reproduced");
@@ -243,7 +260,12 @@ mod tests {
         let back: Reproduction = serde_json::from_value(v).expect("deserializes");
         assert_eq!(back.entries, r.entries);
         let md = write_markdown(&r);
-        assert!(md.contains("| Table 1: in-place DB WAF | Table 1 | 2.00 | 2.01 | WAF | **reproduced**"), "{md}");
+        assert!(
+            md.contains(
+                "| Table 1: in-place DB WAF | Table 1 | 2.00 | 2.01 | WAF | **reproduced**"
+            ),
+            "{md}"
+        );
         assert!(md.contains("`nowa table1 --quick`"));
     }
 }

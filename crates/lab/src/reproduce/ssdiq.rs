@@ -98,12 +98,16 @@ pub(super) fn run(
     );
     sub(2, 3, "Figure 7a");
     let r7 = figure(Figure::Fig7a, &base, dir, &job)?;
-    let at = |x: f64| {
-        r7.iter()
-            .find(|r| (r.x - x).abs() < 1e-9)
-            .map(|r| r.waf)
-    };
-    push("Fig. 7a: greedy WAF at OP 5% (spare/physical)", at(0.05), &cmd("fig7a"));
-    push("Fig. 7a: greedy WAF at OP 10% (spare/physical)", at(0.10), &cmd("fig7a"));
+    let at = |x: f64| r7.iter().find(|r| (r.x - x).abs() < 1e-9).map(|r| r.waf);
+    push(
+        "Fig. 7a: greedy WAF at OP 5% (spare/physical)",
+        at(0.05),
+        &cmd("fig7a"),
+    );
+    push(
+        "Fig. 7a: greedy WAF at OP 10% (spare/physical)",
+        at(0.10),
+        &cmd("fig7a"),
+    );
     Ok(out)
 }

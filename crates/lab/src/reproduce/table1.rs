@@ -42,14 +42,21 @@ pub(super) fn run(
     );
     let cmd = format!("nowa table1{flag} --seed {}", spec.seed);
     let nan = f64::NAN;
-    let get = |name: &str, f: &dyn Fn(&Row) -> Option<f64>| row(&t.rows, name).and_then(f).unwrap_or(nan);
+    let get =
+        |name: &str, f: &dyn Fn(&Row) -> Option<f64>| row(&t.rows, name).and_then(f).unwrap_or(nan);
     let mut out = Vec::new();
     let mut push = |item, v: f64| out.push(Measured::new(item, v, &scale, &cmd));
     push("Table 1: in-place DB WAF", get("in-place", &|r| r.db_waf));
     push("Table 1: in-place SSD WAF", get("in-place", &|r| r.ssd_waf));
-    push("Table 1: + comp. + pagepack DB WAF", get("+ comp. + pagepack", &|r| r.db_waf));
+    push(
+        "Table 1: + comp. + pagepack DB WAF",
+        get("+ comp. + pagepack", &|r| r.db_waf),
+    );
     push("Table 1: + NoWA SSD WAF", get("+ NoWA", &|r| r.ssd_waf));
-    push("Table 1: + aligning GC unit SSD WAF", get("+ aligning GC unit", &|r| r.ssd_waf));
+    push(
+        "Table 1: + aligning GC unit SSD WAF",
+        get("+ aligning GC unit", &|r| r.ssd_waf),
+    );
     push("Table 1: - comp. DB WAF", get("- comp.", &|r| r.db_waf));
     push(
         "Table 1: total WAF, in-place / + aligning GC unit",

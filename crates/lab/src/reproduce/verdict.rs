@@ -74,13 +74,23 @@ impl Criterion {
     }
 
     /// The verdict on `nowa` against the paper's `paper`.
+    ///
+    /// # Panics
+    /// If `paper` is not finite or a tolerance negative (the table's values are checked by
+    /// `values::tests`).
     #[must_use]
     pub fn judge(self, paper: f64, nowa: Option<f64>) -> Verdict {
         assert!(paper.is_finite(), "a paper value is a number");
         let Some(v) = nowa.filter(|v| v.is_finite()) else {
             return Verdict::Missing;
         };
-        let hit = |ok: bool| if ok { Verdict::Reproduced } else { Verdict::Off };
+        let hit = |ok: bool| {
+            if ok {
+                Verdict::Reproduced
+            } else {
+                Verdict::Off
+            }
+        };
         match self {
             Criterion::AtMost => hit(v <= paper),
             Criterion::AtLeast => hit(v >= paper),
@@ -157,7 +167,10 @@ mod tests {
     fn bounds_and_missing_values() {
         assert_eq!(Criterion::AtMost.judge(1.0, Some(0.8)), Verdict::Reproduced);
         assert_eq!(Criterion::AtMost.judge(1.0, Some(1.2)), Verdict::Off);
-        assert_eq!(Criterion::AtLeast.judge(1.0, Some(1.2)), Verdict::Reproduced);
+        assert_eq!(
+            Criterion::AtLeast.judge(1.0, Some(1.2)),
+            Verdict::Reproduced
+        );
         assert_eq!(Criterion::AtLeast.judge(1.0, Some(0.8)), Verdict::Off);
         for c in [Criterion::ratio(0.1), Criterion::AtMost, Criterion::AtLeast] {
             assert_eq!(c.judge(1.0, None), Verdict::Missing);
@@ -176,6 +189,9 @@ mod tests {
         .iter()
         .map(|v| serde_json::to_string(v).expect("serializes"))
         .collect();
-        assert_eq!(words, ["\"reproduced\"", "\"shape\"", "\"off\"", "\"missing\""]);
+        assert_eq!(
+            words,
+            ["\"reproduced\"", "\"shape\"", "\"off\"", "\"missing\""]
+        );
     }
 }
