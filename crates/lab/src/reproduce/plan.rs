@@ -68,41 +68,50 @@ pub(super) fn run(
         "Fig. 1: FIO throughput, 1/2 / full parallelism (baseline@18)",
         f1[6].iops / f1[7].iops,
     );
+    for (item, v) in fig3to6(&f3, &o.workloads) {
+        push(item, v);
+    }
+    Ok(out)
+}
+
+/// The items of Figures 3, 4 and 6: PLAN-Pred-1/4 against both baselines.
+fn fig3to6(f3: &[RunResult], order: &[WorkloadKind]) -> Vec<(&'static str, f64)> {
+    let mut out = Vec::new();
     let ratio = |w: WorkloadKind, a: &str, b: &str, f: &dyn Fn(&RunResult) -> f64| {
-        pick(&f3, &o.workloads, w, a)
-            .zip(pick(&f3, &o.workloads, w, b))
+        pick(f3, order, w, a)
+            .zip(pick(f3, order, w, b))
             .map_or(f64::NAN, |(x, y)| f(x) / f(y))
     };
     let pred = "plan-pred-1/4";
     let waf = |r: &RunResult| r.waf;
     let iops = |r: &RunResult| r.iops;
-    push(
+    out.push((
         "Fig. 3: FIO WAF, PLAN-Pred-1/4 / baseline",
         ratio(WorkloadKind::Fio, pred, "baseline", &waf),
-    );
-    push(
+    ));
+    out.push((
         "Fig. 3: FIO WAF, PLAN-Pred-1/4 / baseline@18",
         ratio(WorkloadKind::Fio, pred, "baseline@18", &waf),
-    );
-    push(
+    ));
+    out.push((
         "Fig. 3: TPC-C WAF, PLAN-Pred-1/4 / baseline",
         ratio(WorkloadKind::Tpcc, pred, "baseline", &waf),
-    );
-    push(
+    ));
+    out.push((
         "Fig. 3: YCSB WAF, PLAN-Pred-1/4 / baseline",
         ratio(WorkloadKind::Ycsb, pred, "baseline", &waf),
-    );
-    push(
+    ));
+    out.push((
         "Fig. 4: FIO blocks erased, PLAN-Pred-1/4 / baseline",
         ratio(WorkloadKind::Fio, pred, "baseline", &erased),
-    );
-    push(
+    ));
+    out.push((
         "Fig. 6: FIO throughput, PLAN-Pred-1/4 / baseline",
         ratio(WorkloadKind::Fio, pred, "baseline", &iops),
-    );
-    push(
+    ));
+    out.push((
         "Fig. 6: FIO throughput, PLAN-Pred-1/4 / baseline@18",
         ratio(WorkloadKind::Fio, pred, "baseline@18", &iops),
-    );
-    Ok(out)
+    ));
+    out
 }
