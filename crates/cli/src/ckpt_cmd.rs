@@ -6,12 +6,11 @@
 //! when the command is run again with the same parameters. A crashed database is recovered
 //! and checked in-process (`tpcc_cmd::check_database`: typed results, no output parsed).
 
-mod figures;
-
 use crate::flags::{self, SimTiming};
 use crate::usage;
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand};
+use nowa_lab::ckpt::{self as figures, Point, Recovery};
 use serde_json::Value;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
@@ -122,32 +121,6 @@ impl FigArgs {
     }
 }
 
-/// One point of the experiment.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Point {
-    pub path: String,
-    pub buffer_pct: u32,
-    pub mcc: u32,
-    /// Adaptive deferral's redo bound (`--max-redo-bytes`).
-    pub redo_bound: Option<u64>,
-}
-
-impl Point {
-    fn name(&self) -> String {
-        let bound = self
-            .redo_bound
-            .map_or_else(String::new, |b| format!("-redo{}k", b >> 10));
-        format!("{}-b{}-m{}{bound}", self.path, self.buffer_pct, self.mcc)
-    }
-
-    pub(crate) fn label(&self) -> String {
-        match self.redo_bound {
-            Some(b) => format!("{} adaptive {} MiB", self.path, b >> 20),
-            None => format!("{} mcc {}", self.path, self.mcc),
-        }
-    }
-}
-
 /// The `nowa tpcc` flags of a point (device and duration left to the caller).
 fn tpcc_args(a: &FigArgs, p: &Point) -> Vec<String> {
     let mut v: Vec<String> = vec![
@@ -232,16 +205,6 @@ fn paced_run(a: &FigArgs, p: &Point) -> Result<Value> {
         v["run"]["txn_per_s"].as_f64().unwrap_or(f64::NAN)
     );
     Ok(v)
-}
-
-/// Recovery after a crash at the end of a run (Table II).
-#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
-pub(crate) struct Recovery {
-    pub open_secs: f64,
-    pub analysis_us: u64,
-    pub redo_us: u64,
-    pub records: u64,
-    pub redo_bytes: u64,
 }
 
 /// Polls for the child's `--ready-file` (written once its load is done); fails if the child
@@ -434,7 +397,7 @@ fn figures(f: FigArgs) -> Result<nowa_lab::reproduce::CkptResult> {
         f.io_capacity,
         f.io_capacity_max
     );
-    figures::write_all(&f.out, &runs, &crashes, big, &setup)?;
+    figures::write_all(&f.out, &runs, &crashes, big, &setup).map_err(crate::lab_error)?;
     Ok(figures::typed(&runs, &crashes))
 }
 
