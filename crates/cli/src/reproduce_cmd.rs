@@ -64,6 +64,11 @@ impl EngineRuns for Engines {
                 .as_f64()
                 .unwrap_or(f64::NAN)
         };
+        assert!(
+            v["run"].is_object(),
+            "nowa tpcc's report has its run ({})",
+            file.display()
+        );
         Ok(TpccOutcome {
             transactions: num(&["run", "transactions"]),
             device_busy_secs: num(&["device_busy_secs"]),
@@ -115,6 +120,12 @@ pub fn run(a: ReproduceArgs) -> Result<()> {
     let r = reproduce::run(&spec, &Engines, &observe).map_err(lab_error)?;
     pb.finish_and_clear();
     let n = |v: Verdict| r.entries.iter().filter(|e| e.verdict == v).count();
+    assert_eq!(
+        n(Verdict::Reproduced) + n(Verdict::Shape) + n(Verdict::Off) + n(Verdict::Missing),
+        r.entries.len(),
+        "every entry has one of the four verdicts"
+    );
+    assert!(!r.entries.is_empty(), "every paper has entries");
     println!(
         "{} entries: {} reproduced, {} shape, {} off, {} missing ({:.0} s); wrote {}/REPRODUCTION.md and reproduction.json",
         r.entries.len(),

@@ -149,6 +149,12 @@ pub(super) fn run(
     // The crash images and per-run JSON are scratch; the CSVs and PNGs stay.
     let _ = std::fs::remove_dir_all(&work);
     let r = r?;
+    for x in &r.runs {
+        assert!(
+            x.ckpt_pct.is_nan() || x.ckpt_pct + x.lru_pct <= 100.0 + 1e-6,
+            "checkpoint and LRU shares of one run's page writes"
+        );
+    }
     let scale = "TPC-C 1 warehouse (~150 MiB), 1-2 threads, WAL 128 MiB, simulated SSD 10 MB/s, InnoDB page cleaner io_capacity 1000/10000";
     let cmd = format!("nowa ckpt figures {} --out DIR", g.join(" "));
     Ok(items(&r)

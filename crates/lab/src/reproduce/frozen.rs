@@ -112,6 +112,19 @@ pub(super) fn run(
                 .map_err(failed)?,
         );
     }
+    assert_eq!(runs.len(), 5, "one replay per scheme");
+    for r in &runs {
+        assert!(
+            r.waf >= 1.0 - 1e-9,
+            "{}: WAF = (user + GC) / user >= 1",
+            r.scheme
+        );
+        assert!(
+            (0.0..=1.0).contains(&r.far) || r.far.is_nan(),
+            "{}: FAR is a share",
+            r.scheme
+        );
+    }
     write_outputs(dir, &runs)?;
     let [dac, sf_dac, sepbit, sf_bit, fk] = &runs[..] else {
         unreachable!("five schemes, five runs")

@@ -263,6 +263,7 @@ pub fn run(
             .map_err(|e| Error::io(&dir, e))
             .and_then(|()| run_paper(p, spec, &dir, engines, &sub));
         done += w;
+        assert!(done <= total, "progress within its total");
         observe(done, total, p.name());
         entries.extend(report::entries(p, measured));
     }
@@ -272,6 +273,12 @@ pub fn run(
         scale: spec.scale,
         entries,
     };
+    assert!(
+        rep.entries
+            .iter()
+            .all(|e| spec.papers().iter().any(|p| p.name() == e.paper)),
+        "entries only of the papers run"
+    );
     report::write(&rep, &spec.out)?;
     Ok(rep)
 }

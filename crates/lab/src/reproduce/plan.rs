@@ -54,6 +54,15 @@ pub(super) fn run(
     let f1 = plan::figure1(&o, dir, &mut log).map_err(failed)?;
     assert_eq!(f1.len(), 8, "Figure 1: 1 open and 18 open, 4 levels each");
     let f3 = plan::figures3to6(&o, dir, &mut log).map_err(failed)?;
+    assert_eq!(
+        f3.len(),
+        o.workloads.len() * SCHEMES.len(),
+        "Figures 3-6: every scheme on every workload"
+    );
+    assert!(
+        f1.iter().chain(&f3).all(|r| r.waf >= 1.0),
+        "a WAF is at least 1"
+    );
     let mut out = Vec::new();
     let mut push = |item, v: f64| out.push(Measured::new(item, v, &scale, &cmd));
     push(

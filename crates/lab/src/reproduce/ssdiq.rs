@@ -30,6 +30,7 @@ fn figure(
 ) -> Result<Vec<Row>, Error> {
     let points = sweep::figure_points(fig, base);
     let results = sweep::run_points(&points, &|_, _| {}).map_err(crate::sim::sim_error)?;
+    assert_eq!(points.len(), results.len(), "one result per point");
     let sw = sweep::figure_sweep(fig, &points, &results);
     assert!(!sw.rows.is_empty(), "a figure has rows");
     let stem = format!("sim-{}", format!("{fig:?}").to_ascii_lowercase());

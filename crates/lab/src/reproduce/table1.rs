@@ -28,6 +28,10 @@ pub(super) fn run(
         what: "table1",
         source: Box::new(e),
     })?;
+    assert!(
+        t.interrupted || t.rows.len() == 7,
+        "the seven rows of Table 1 unless stopped"
+    );
     let csv = dir.join("table1.csv");
     table1::write_csv(&t, &csv).map_err(|e| Error::io(&csv, e))?;
     let txt = dir.join("table1.txt");

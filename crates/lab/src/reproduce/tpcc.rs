@@ -73,6 +73,13 @@ pub(super) fn run(
         f.extend(extra.split_whitespace().map(String::from));
         outs.push(engines.tpcc(&f, dir, name)?);
     }
+    assert_eq!(outs.len(), RUNS.len(), "one outcome per configuration");
+    for (o, (name, _)) in outs.iter().zip(RUNS) {
+        assert!(
+            o.transactions > 0.0 && o.device_busy_secs > 0.0 && o.flash_bytes_per_txn > 0.0,
+            "{name}: a run that wrote ({o:?})"
+        );
+    }
     let (cns, fdp, oop) = (outs[0], outs[1], outs[2]);
     let scale = format!(
         "steady TPC-C, {} warehouses, 90% full, paced 50 MB/s, until 1 device capacity written",
