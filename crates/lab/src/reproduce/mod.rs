@@ -239,6 +239,9 @@ pub fn prepare_out(out: &Path, force: bool) -> Result<(), Error> {
 ///
 /// # Errors
 /// `--out` refused, or the report cannot be written.
+///
+/// # Panics
+/// If a runner measures an item of another paper (a bug in the runners).
 pub fn run(
     spec: &Spec,
     engines: &dyn EngineRuns,
