@@ -5,7 +5,7 @@
 //! in this crate: they come in as each run's JSON report.
 
 use crate::Error;
-use nowa_bench::plot::{render_line, LineChart, Series};
+use nowa_bench::plot::{render_line, render_line_styled, LineChart, Series, Style};
 use serde_json::Value;
 use std::fmt::Write as _;
 use std::path::Path;
@@ -352,7 +352,13 @@ fn figures45(out: &Path, rows: &[(&Point, Row)], big: u32, setup: &str) -> Resul
         f4,
     );
     let p = out.join("ckpt-fig4-buffer.png");
-    plotted(&p, render_line(&c4, &p))?;
+    // Throughput rises with the buffer: the legend goes upper left, off the paper's markers
+    // at 50% (upper right).
+    let left = Style {
+        legend_upper_left: true,
+        ..Style::default()
+    };
+    plotted(&p, render_line_styled(&c4, &left, &p))?;
     let at_big = |p: &Point| fixed(p) && p.buffer_pct == big;
     let f5 = |y: fn(&Row) -> f64| lines(rows, at_big, |p| p.path.clone(), |p| f64::from(p.mcc), y);
     let t = format!("Throughput vs max_checkpoint_count, buffer {big}% (Fig. 5)");
@@ -365,7 +371,7 @@ fn figures45(out: &Path, rows: &[(&Point, Row)], big: u32, setup: &str) -> Resul
     ));
     let c5 = chart(&t, &x, y, s5);
     let p = out.join("ckpt-fig5-tps.png");
-    plotted(&p, render_line(&c5, &p))?;
+    plotted(&p, render_line_styled(&c5, &left, &p))?;
     let t = format!("Checkpoint share of page writes, buffer {big}% (Fig. 5)");
     let mut s5 = f5(|r| r.ckpt_pct);
     s5.extend(f5(|r| r.lru_pct).into_iter().map(|mut s| {

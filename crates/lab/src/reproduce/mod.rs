@@ -270,7 +270,7 @@ pub fn run(
         observe(done, total, p.name());
         entries.extend(report::entries(p, measured));
     }
-    let rep = Reproduction {
+    let mut rep = Reproduction {
         nowa: Identity::now("reproduce", spec, spec.seed),
         command: spec.command_line(),
         scale: spec.scale,
@@ -282,8 +282,43 @@ pub fn run(
             .all(|e| spec.papers().iter().any(|p| p.name() == e.paper)),
         "entries only of the papers run"
     );
+    keep_other_papers(&mut rep, &spec.out.join("reproduction.json"));
     report::write(&rep, &spec.out)?;
     Ok(rep)
+}
+
+/// Re-running some papers into a report of the same scale (`--paper X --force`) updates
+/// their entries and keeps the other papers' (the command line says both runs).
+fn keep_other_papers(rep: &mut Reproduction, json: &Path) {
+    let Ok(old) = report::read_json(json) else {
+        return;
+    };
+    if old.scale != rep.scale {
+        return;
+    }
+    let ran: Vec<String> = rep.entries.iter().map(|e| e.paper.clone()).collect();
+    let kept: Vec<Entry> = old
+        .entries
+        .into_iter()
+        .filter(|e| !ran.contains(&e.paper))
+        .collect();
+    if kept.is_empty() {
+        return;
+    }
+    rep.command = format!("{}; then {}", old.command, rep.command);
+    rep.entries.extend(kept);
+    // The report's order: by paper, then the table's order within a paper.
+    let rank = |e: &Entry| {
+        PAPER_VALUES
+            .iter()
+            .position(|v| v.item == e.item)
+            .unwrap_or(usize::MAX)
+    };
+    rep.entries.sort_by_key(rank);
+    assert!(
+        rep.entries.windows(2).all(|w| w[0].item != w[1].item),
+        "one entry per paper value"
+    );
 }
 
 fn run_paper(
