@@ -297,10 +297,12 @@ fn keep_other_papers(rep: &mut Reproduction, json: &Path) {
         return;
     }
     let ran: Vec<String> = rep.entries.iter().map(|e| e.paper.clone()).collect();
+    // Kept entries are judged again by today's table (its values and criteria rule).
     let kept: Vec<Entry> = old
         .entries
         .into_iter()
         .filter(|e| !ran.contains(&e.paper))
+        .filter_map(|e| values::lookup(&e.item).map(|v| report::rejudge(v, e)))
         .collect();
     if kept.is_empty() {
         return;

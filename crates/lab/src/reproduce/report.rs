@@ -72,6 +72,18 @@ fn entry(v: &PaperValue, m: Option<&Measured>, note: Option<String>) -> Entry {
     }
 }
 
+/// `e` judged again by the table's value and criterion `v` (its measurement kept).
+pub(super) fn rejudge(v: &PaperValue, e: Entry) -> Entry {
+    assert_eq!(v.item, e.item, "the entry's paper value");
+    let m = e.nowa_value.map(|x| Measured {
+        item: v.item,
+        value: x,
+        scale: e.scale.clone(),
+        command: e.command.clone(),
+    });
+    entry(v, m.as_ref(), e.note)
+}
+
 /// The entries of `paper`: every paper value of it, judged against what was measured (all
 /// missing, with the error, when its runs failed).
 pub(super) fn entries(paper: Paper, measured: Result<Vec<Measured>, Error>) -> Vec<Entry> {

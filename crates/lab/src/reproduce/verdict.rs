@@ -3,6 +3,10 @@
 
 use serde::{Deserialize, Serialize};
 
+/// The smallest share of the paper's effect (distance from the neutral value) that counts
+/// as its shape.
+pub const MIN_SHAPE: f64 = 0.1;
+
 /// The judgement of one entry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -99,8 +103,14 @@ impl Criterion {
                 if (v - paper).abs() <= tolerance * paper.abs() {
                     return Verdict::Reproduced;
                 }
+                // Shape: the paper's direction, with at least a tenth of its effect (a 1%
+                // change against the paper's 40% is no effect, not the paper's shape).
                 match neutral {
-                    Some(n) if paper != n && (v - n).signum() == (paper - n).signum() && v != n => {
+                    Some(n)
+                        if paper != n
+                            && (v - n).signum() == (paper - n).signum()
+                            && (v - n).abs() >= MIN_SHAPE * (paper - n).abs() =>
+                    {
                         Verdict::Shape
                     }
                     _ => Verdict::Off,
@@ -118,7 +128,10 @@ impl Criterion {
             Criterion::Near { tolerance, neutral } => {
                 let t = format!("within {:.0}%", 100.0 * tolerance);
                 match neutral {
-                    Some(n) => format!("{t}; shape: same side of {n}"),
+                    Some(n) => format!(
+                        "{t}; shape: same side of {n}, >= {:.0}% of the paper's effect",
+                        100.0 * MIN_SHAPE
+                    ),
                     None => t,
                 }
             }
@@ -144,6 +157,9 @@ mod tests {
         assert_eq!(c.judge(2.45, Some(1.0)), Verdict::Off);
         // A reduction (paper 0.70) and its opposite.
         assert_eq!(c.judge(0.70, Some(0.95)), Verdict::Shape);
+        // The paper's direction with less than a tenth of its effect: no effect.
+        assert_eq!(c.judge(0.58, Some(0.992)), Verdict::Off);
+        assert_eq!(c.judge(2.3, Some(1.02)), Verdict::Off);
         assert_eq!(c.judge(0.70, Some(1.05)), Verdict::Off);
     }
 
