@@ -126,19 +126,24 @@ pub(super) fn run(
         );
     }
     write_outputs(dir, &runs)?;
-    let [dac, sf_dac, sepbit, sf_bit, fk] = &runs[..] else {
+    Ok(items(&runs, &m, writes, spec.seed))
+}
+
+/// The paper's items from the five replays and the model.
+fn items(runs: &[SchemeRun], m: &Model, writes: u64, seed: u64) -> Vec<Measured> {
+    let [dac, sf_dac, sepbit, sf_bit, fk] = runs else {
         unreachable!("five schemes, five runs")
     };
     let scale = format!(
         "synthetic log of {writes} page writes, 1 MiB zones (256 pages), GP 15%, cb-sepbit; model trained on seed {}",
-        spec.seed + 1
+        seed + 1
     );
     let cmd = format!(
         "nowa frozen figures --synth-writes {writes} --zone-size 1MiB --seed {}",
-        spec.seed
+        seed
     );
     let acc = m.metrics.test.accuracy.map_or(f64::NAN, |a| 100.0 * a);
-    Ok(vec![
+    vec![
         Measured::new(
             "Fig. 12: WAF, SepFrozenBIT / SepBIT",
             sf_bit.waf / sepbit.waf,
@@ -164,5 +169,5 @@ pub(super) fn run(
             &cmd,
         ),
         Measured::new("Fig. 18: SGD model accuracy", acc, &scale, &cmd),
-    ])
+    ]
 }
