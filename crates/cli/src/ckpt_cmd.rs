@@ -6,12 +6,11 @@
 //! when the command is run again with the same parameters. A crashed database is recovered
 //! and checked in-process (`tpcc_cmd::check_database`: typed results, no output parsed).
 
-mod figures;
-
 use crate::flags::{self, SimTiming};
 use crate::usage;
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand};
+use nowa_lab::ckpt::{self as figures, Point, Recovery};
 use serde_json::Value;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
@@ -122,32 +121,6 @@ impl FigArgs {
     }
 }
 
-/// One point of the experiment.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Point {
-    pub path: String,
-    pub buffer_pct: u32,
-    pub mcc: u32,
-    /// Adaptive deferral's redo bound (`--max-redo-bytes`).
-    pub redo_bound: Option<u64>,
-}
-
-impl Point {
-    fn name(&self) -> String {
-        let bound = self
-            .redo_bound
-            .map_or_else(String::new, |b| format!("-redo{}k", b >> 10));
-        format!("{}-b{}-m{}{bound}", self.path, self.buffer_pct, self.mcc)
-    }
-
-    pub(crate) fn label(&self) -> String {
-        match self.redo_bound {
-            Some(b) => format!("{} adaptive {} MiB", self.path, b >> 20),
-            None => format!("{} mcc {}", self.path, self.mcc),
-        }
-    }
-}
-
 /// The `nowa tpcc` flags of a point (device and duration left to the caller).
 fn tpcc_args(a: &FigArgs, p: &Point) -> Vec<String> {
     let mut v: Vec<String> = vec![
@@ -174,6 +147,33 @@ fn nowa_exe() -> Result<PathBuf> {
     std::env::current_exe().context("locating the nowa binary")
 }
 
+/// One `nowa tpcc ARGS --out=FILE` child process: its JSON report.
+pub(crate) fn tpcc_json(args: &[String], file: &std::path::Path) -> Result<Value> {
+    let out = Command::new(nowa_exe()?)
+        .arg("tpcc")
+        .args(args)
+        .arg(format!("--out={}", file.display()))
+        .stdout(Stdio::null())
+        .output()
+        .context("running nowa tpcc")?;
+    if !out.status.success() {
+        bail!(
+            "nowa tpcc {} failed: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    let text =
+        std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
+    let v: Value =
+        serde_json::from_str(&text).with_context(|| format!("parsing {}", file.display()))?;
+    assert!(
+        v["engine"].is_object() && v["run"]["samples"].is_array(),
+        "nowa tpcc's JSON has the engine counters and the samples"
+    );
+    Ok(v)
+}
+
 /// One paced run on the simulated SSD: its `nowa tpcc --json` output (reused from `--work`).
 fn paced_run(a: &FigArgs, p: &Point) -> Result<Value> {
     let file = a.work.join(format!("run-{}-{}s.json", p.name(), a.seconds));
@@ -190,30 +190,14 @@ fn paced_run(a: &FigArgs, p: &Point) -> Result<Value> {
     };
     let mut args = tpcc_args(a, p);
     assert!(args[0] == "tpcc", "a nowa tpcc command line");
+    args.remove(0);
     args.push(format!("--duration={}", a.seconds));
     args.push(format!("--sim-timing={timing}"));
     args.push(format!("--media-bandwidth={}", a.media_bandwidth));
     args.push(format!("--read-bandwidth={}", a.read_bandwidth));
-    args.push(format!("--out={}", file.display()));
     eprintln!("nowa ckpt: {} ...", p.name());
     let t = Instant::now();
-    let out = Command::new(nowa_exe()?)
-        .args(&args)
-        .stdout(Stdio::null())
-        .output()
-        .context("running nowa tpcc")?;
-    if !out.status.success() {
-        bail!(
-            "nowa {} failed: {}",
-            args.join(" "),
-            String::from_utf8_lossy(&out.stderr).trim()
-        );
-    }
-    let v: Value = serde_json::from_str(&std::fs::read_to_string(&file)?)?;
-    assert!(
-        v["engine"].is_object() && v["run"]["samples"].is_array(),
-        "nowa tpcc's JSON has the engine counters and the samples"
-    );
+    let v = tpcc_json(&args, &file)?;
     eprintln!(
         "nowa ckpt: {} done in {:.0} s: {:.0} txn/s",
         p.name(),
@@ -221,16 +205,6 @@ fn paced_run(a: &FigArgs, p: &Point) -> Result<Value> {
         v["run"]["txn_per_s"].as_f64().unwrap_or(f64::NAN)
     );
     Ok(v)
-}
-
-/// Recovery after a crash at the end of a run (Table II).
-#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
-pub(crate) struct Recovery {
-    pub open_secs: f64,
-    pub analysis_us: u64,
-    pub redo_us: u64,
-    pub records: u64,
-    pub redo_bytes: u64,
 }
 
 /// Polls for the child's `--ready-file` (written once its load is done); fails if the child
@@ -360,7 +334,25 @@ fn points(a: &FigArgs) -> Vec<Point> {
 /// `nowa ckpt`.
 pub fn run_cmd(a: CkptArgs) -> Result<()> {
     let CkptCmd::Figures(f) = a.cmd;
-    let f = f.scaled();
+    figures(f.scaled()).map(|_| ())
+}
+
+/// `nowa ckpt figures FLAGS` (flags without the command words) as a library call: the
+/// figures written to its `--out`, the runs as typed results (`nowa reproduce`).
+pub(crate) fn figures_of_flags(flags: &[String]) -> Result<nowa_lab::reproduce::CkptResult> {
+    use clap::Parser;
+    #[derive(Parser)]
+    #[command(no_binary_name = true)]
+    struct W {
+        #[command(flatten)]
+        a: FigArgs,
+    }
+    let w = W::try_parse_from(flags).map_err(|e| usage(format!("nowa ckpt figures: {e}")))?;
+    figures(w.a.scaled())
+}
+
+/// Every run of the grid, then the figures; the runs as typed results.
+fn figures(f: FigArgs) -> Result<nowa_lab::reproduce::CkptResult> {
     if f.buffers.is_empty() || f.counts.is_empty() || f.paths.is_empty() {
         return Err(usage(
             "--buffers, --counts, --paths: at least one value each",
@@ -405,7 +397,8 @@ pub fn run_cmd(a: CkptArgs) -> Result<()> {
         f.io_capacity,
         f.io_capacity_max
     );
-    figures::write_all(&f.out, &runs, &crashes, big, &setup)
+    figures::write_all(&f.out, &runs, &crashes, big, &setup).map_err(crate::lab_error)?;
+    Ok(figures::typed(&runs, &crashes))
 }
 
 #[cfg(test)]

@@ -16,6 +16,7 @@ mod gcunit_cmd;
 mod pacing_flags;
 mod placement_flags;
 mod plan_cmd;
+mod reproduce_cmd;
 mod resources;
 mod run_cmd;
 mod sim_cmd;
@@ -74,6 +75,9 @@ enum Cmd {
     Run(run_cmd::RunArgs),
     /// A grid of runs around a job into a Parquet store, locally or on Ray (Python module).
     Sweep(sweep_cmd::SweepArgs),
+    /// Regenerate every paper number docs/ cites and judge it against the paper
+    /// (reproduction.json, REPRODUCTION.md, figures).
+    Reproduce(reproduce_cmd::ReproduceArgs),
 }
 
 /// Every argument that takes a value accepts a leading '-', so `--seed -1` reaches the flag's
@@ -205,6 +209,7 @@ fn main() {
         Cmd::Compare(a) => compare_cmd::run(&a),
         Cmd::Run(a) => run_cmd::run(a),
         Cmd::Sweep(a) => sweep_cmd::run(a),
+        Cmd::Reproduce(a) => reproduce_cmd::run(a),
     };
     if let Err(e) = res {
         std::process::exit(report(&e));

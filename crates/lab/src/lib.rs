@@ -6,10 +6,12 @@
 //! under an [`Identity`]. A [`Job`] is a command and its spec: what a job file holds and what
 //! a result's `nowa` object names, so `nowa run RESULT.json` runs that run again.
 
+pub mod ckpt;
 pub mod compare;
 pub mod flags;
 mod identity;
 mod job;
+pub mod reproduce;
 pub mod sim;
 pub mod text;
 pub mod ycsb;

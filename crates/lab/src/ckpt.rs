@@ -1,26 +1,88 @@
-//! The outputs of `nowa ckpt figures`: every run as a CSV row, Table I and Table II as
-//! Markdown on stdout (and CSV), Figures 3, 4 and 5 as CSV + PNG (files named ckpt-*).
+//! `nowa ckpt figures`' outputs (Park & Lee's hot-page-aware checkpointing on TPC-C): every
+//! run as a CSV row, Table I and Table II as Markdown on stdout (and CSV), Figures 1-5 as CSV
+//! and PNG (files named ckpt-*), and the runs as `nowa reproduce` reads them. The runs
+//! themselves (`nowa tpcc` child processes, crashes) are the CLI's until the TPC-C driver is
+//! in this crate: they come in as each run's JSON report.
 
-use super::{Point, Recovery};
-use anyhow::{Context, Result};
-use nowa_bench::plot::{render_line, LineChart, Series};
+use crate::Error;
+use nowa_bench::plot::{render_line, render_line_styled, LineChart, Series, Style};
 use serde_json::Value;
 use std::fmt::Write as _;
 use std::path::Path;
 
+type Result<T> = std::result::Result<T, Error>;
+
+fn plotted(path: &Path, r: std::result::Result<(), nowa_bench::plot::PlotError>) -> Result<()> {
+    r.map_err(|e| Error::io(path, e))
+}
+
+/// One point of the experiment.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Point {
+    /// Write path: inplace or oop.
+    pub path: String,
+    /// Buffer pool, percent of the database.
+    pub buffer_pct: u32,
+    /// max_checkpoint_count.
+    pub mcc: u32,
+    /// Adaptive deferral's redo bound (`--max-redo-bytes`).
+    pub redo_bound: Option<u64>,
+}
+
+impl Point {
+    /// The point's file-name stem.
+    #[must_use]
+    pub fn name(&self) -> String {
+        let bound = self
+            .redo_bound
+            .map_or_else(String::new, |b| format!("-redo{}k", b >> 10));
+        format!("{}-b{}-m{}{bound}", self.path, self.buffer_pct, self.mcc)
+    }
+
+    /// The point's legend label.
+    #[must_use]
+    pub fn label(&self) -> String {
+        match self.redo_bound {
+            Some(b) => format!("{} adaptive {} MiB", self.path, b >> 20),
+            None => format!("{} mcc {}", self.path, self.mcc),
+        }
+    }
+}
+
+/// Recovery after a crash at the end of a run (Table II).
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
+pub struct Recovery {
+    /// Seconds to open (recover) the database.
+    pub open_secs: f64,
+    /// Analysis phase, microseconds.
+    pub analysis_us: u64,
+    /// Redo phase, microseconds.
+    pub redo_us: u64,
+    /// Log records replayed.
+    pub records: u64,
+    /// Log bytes from the redo LSN to the end.
+    pub redo_bytes: u64,
+}
+
 /// The figures of one paced run.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct Row {
+pub struct Row {
+    /// Transactions per wall second.
     pub tps: f64,
     /// Transactions per second of simulated-SSD busy time: the throughput the device allows,
     /// which CPU contention from other processes on the machine cannot distort.
     pub bound_tps: f64,
+    /// Device write KB per transaction (pages, doublewrite, WAL).
     pub write_kb_txn: f64,
     /// User page writes (checkpoint + LRU, without doublewrite copies and WAL) per txn.
     pub page_kb_txn: f64,
+    /// Device read KB per transaction.
     pub read_kb_txn: f64,
+    /// Flash (media) write KB per transaction.
     pub flash_kb_txn: f64,
+    /// Device write MB/s.
     pub write_mb_s: f64,
+    /// Device read MB/s.
     pub read_mb_s: f64,
     /// CPU cores busy on average (process CPU time / run time).
     pub cpu_cores: f64,
@@ -28,10 +90,15 @@ pub(crate) struct Row {
     pub lru_pct: f64,
     /// Checkpoint share of user page writes (forced included).
     pub ckpt_pct: f64,
+    /// Forced (log-limit) checkpoint share of user page writes.
     pub forced_pct: f64,
+    /// Checkpoint deferrals per transaction.
     pub deferrals_txn: f64,
+    /// Checkpoint batches.
     pub checkpoints: f64,
+    /// Simulated-SSD busy time over run time.
     pub device_util: f64,
+    /// Buffer pool hit ratio.
     pub hit_ratio: f64,
 }
 
@@ -43,7 +110,12 @@ fn num(v: &Value, path: &[&str]) -> f64 {
 }
 
 impl Row {
-    pub(crate) fn of(v: &Value) -> Row {
+    /// The figures of a `nowa tpcc` JSON report.
+    ///
+    /// # Panics
+    /// If the report's user page bytes are not its eviction + checkpoint bytes.
+    #[must_use]
+    pub fn of(v: &Value) -> Row {
         let tps = num(v, &["run", "txn_per_s"]);
         let txns = num(v, &["run", "transactions"]).max(1.0);
         let d = |k: &str| num(v, &["drilldown", k]);
@@ -106,7 +178,7 @@ fn run_line(p: &Point, r: &Row) -> String {
 
 fn write(out: &Path, name: &str, text: &str) -> Result<()> {
     let p = out.join(name);
-    std::fs::write(&p, text).with_context(|| format!("writing {}", p.display()))?;
+    std::fs::write(&p, text).map_err(|e| Error::io(&p, e))?;
     eprintln!("nowa ckpt: wrote {}", p.display());
     Ok(())
 }
@@ -211,14 +283,18 @@ fn figure3(out: &Path, runs: &[(Point, Value)], big: u32, setup: &str) -> Result
     series.push(paper("mcc 3 mean", vec![(0.0, 995.0)]));
     write(out, "ckpt-fig3-tps-time.csv", &csv)?;
     let title = format!("TPC-C throughput over time, in place, buffer {big}% (Fig. 3)");
-    render_line(
-        &chart(
-            &title,
-            &format!("seconds  ({setup})"),
-            "transactions/s",
-            series,
+    let png = out.join("ckpt-fig3-tps-time.png");
+    plotted(
+        &png,
+        render_line(
+            &chart(
+                &title,
+                &format!("seconds  ({setup})"),
+                "transactions/s",
+                series,
+            ),
+            &png,
         ),
-        &out.join("ckpt-fig3-tps-time.png"),
     )?;
     Ok(())
 }
@@ -275,7 +351,10 @@ fn figures45(out: &Path, rows: &[(&Point, Row)], big: u32, setup: &str) -> Resul
         "transactions/s (device-bound)",
         f4,
     );
-    render_line(&c4, &out.join("ckpt-fig4-buffer.png"))?;
+    let p = out.join("ckpt-fig4-buffer.png");
+    // The shared style puts the legend beside the plot, off the paper's markers.
+    let left = Style::default();
+    plotted(&p, render_line_styled(&c4, &left, &p))?;
     let at_big = |p: &Point| fixed(p) && p.buffer_pct == big;
     let f5 = |y: fn(&Row) -> f64| lines(rows, at_big, |p| p.path.clone(), |p| f64::from(p.mcc), y);
     let t = format!("Throughput vs max_checkpoint_count, buffer {big}% (Fig. 5)");
@@ -287,7 +366,8 @@ fn figures45(out: &Path, rows: &[(&Point, Row)], big: u32, setup: &str) -> Resul
         PAPER_FIG5.iter().map(|p| (p.0, p.1)).collect(),
     ));
     let c5 = chart(&t, &x, y, s5);
-    render_line(&c5, &out.join("ckpt-fig5-tps.png"))?;
+    let p = out.join("ckpt-fig5-tps.png");
+    plotted(&p, render_line_styled(&c5, &left, &p))?;
     let t = format!("Checkpoint share of page writes, buffer {big}% (Fig. 5)");
     let mut s5 = f5(|r| r.ckpt_pct);
     s5.extend(f5(|r| r.lru_pct).into_iter().map(|mut s| {
@@ -299,7 +379,8 @@ fn figures45(out: &Path, rows: &[(&Point, Row)], big: u32, setup: &str) -> Resul
         PAPER_FIG5.iter().map(|p| (p.0, p.2)).collect(),
     ));
     let c5 = chart(&t, &x, "share of page writes, %", s5);
-    render_line(&c5, &out.join("ckpt-fig5-share.png"))?;
+    let p = out.join("ckpt-fig5-share.png");
+    plotted(&p, render_line(&c5, &p))?;
     Ok(())
 }
 
@@ -341,7 +422,11 @@ fn table2(crashes: &[(Point, Recovery)]) -> (String, String) {
 }
 
 /// Every output of the command.
-pub(crate) fn write_all(
+/// Every output of the command.
+///
+/// # Errors
+/// A file cannot be written.
+pub fn write_all(
     out: &Path,
     runs: &[(Point, Value)],
     crashes: &[(Point, Recovery)],
@@ -385,9 +470,10 @@ fn residency(out: &Path, runs: &[(Point, Value)], big: u32, setup: &str) -> Resu
             .unwrap_or_default()
     };
     let (pages, writes) = (arr("residency_pages"), arr("residency_checkpoint_writes"));
-    anyhow::ensure!(
-        pages.len() == writes.len(),
-        "residency histograms of one length"
+    assert_eq!(
+        pages.len(),
+        writes.len(),
+        "the engine's residency histograms have one length"
     );
     // Pages never selected while dirty are not in the paper's Figure 1 (its CDF starts at 1).
     let tp: f64 = pages.iter().skip(1).sum::<f64>().max(1.0);
@@ -437,7 +523,8 @@ fn residency_charts(
             paper("~62% at 1, ~81% by 3", vec![(1.0, 62.0), (3.0, 81.0)]),
         ],
     );
-    render_line(&c1, &out.join("ckpt-fig1-residency-pages.png"))?;
+    let p = out.join("ckpt-fig1-residency-pages.png");
+    plotted(&p, render_line(&c1, &p))?;
     let c2 = chart(
         &format!("Checkpoint writes by checkpoints resident, vanilla, buffer {big}% (Fig. 2)"),
         &x,
@@ -450,6 +537,46 @@ fn residency_charts(
             ),
         ],
     );
-    render_line(&c2, &out.join("ckpt-fig2-residency-writes.png"))?;
+    let p = out.join("ckpt-fig2-residency-writes.png");
+    plotted(&p, render_line(&c2, &p))?;
     Ok(())
+}
+
+/// The runs and crashes as `nowa reproduce` reads them.
+#[must_use]
+pub fn typed(
+    runs: &[(Point, Value)],
+    crashes: &[(Point, Recovery)],
+) -> crate::reproduce::CkptResult {
+    use crate::reproduce::{CkptCrash, CkptResult, CkptRun};
+    let runs = runs
+        .iter()
+        .map(|(p, v)| {
+            let r = Row::of(v);
+            CkptRun {
+                path: p.path.clone(),
+                buffer_pct: p.buffer_pct,
+                mcc: p.mcc,
+                redo_bound: p.redo_bound,
+                tps: r.tps,
+                bound_tps: r.bound_tps,
+                write_kb_txn: r.write_kb_txn,
+                page_kb_txn: r.page_kb_txn,
+                ckpt_pct: r.ckpt_pct,
+                lru_pct: r.lru_pct,
+            }
+        })
+        .collect();
+    let crashes = crashes
+        .iter()
+        .filter(|(p, _)| p.redo_bound.is_none())
+        .map(|(p, r)| CkptCrash {
+            mcc: p.mcc,
+            open_secs: r.open_secs,
+            analysis_us: r.analysis_us,
+            redo_us: r.redo_us,
+            redo_bytes: r.redo_bytes,
+        })
+        .collect();
+    CkptResult { runs, crashes }
 }

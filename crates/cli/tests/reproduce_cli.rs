@@ -1,0 +1,79 @@
+//! `nowa reproduce`: the output directory is never overwritten without --force, and one
+//! paper's reproduction (SepFrozen's replay, ~2 s) writes the report as the schema says.
+
+use std::process::Command;
+
+fn nowa() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_nowa"))
+}
+
+#[test]
+fn an_existing_out_without_force_exits_2_naming_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("rep");
+    std::fs::create_dir(&out).expect("mkdir");
+    std::fs::write(out.join("keep.txt"), "mine").expect("write");
+    let o = nowa()
+        .args(["reproduce", "--paper", "sepfrozen", "--out"])
+        .arg(&out)
+        .output()
+        .expect("runs");
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains(&out.display().to_string()) && err.contains("--force"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "one line: {err}");
+    assert_eq!(
+        std::fs::read_to_string(out.join("keep.txt")).expect("kept"),
+        "mine"
+    );
+    assert!(!out.join("reproduction.json").exists());
+}
+
+#[test]
+fn one_paper_writes_the_report_and_force_overwrites_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("rep");
+    for force in [false, true] {
+        let mut c = nowa();
+        c.args([
+            "reproduce",
+            "--quick",
+            "--paper",
+            "sepfrozen",
+            "-q",
+            "--out",
+        ])
+        .arg(&out);
+        if force {
+            c.arg("--force");
+        }
+        let o = c.output().expect("runs");
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    let text = std::fs::read_to_string(out.join("reproduction.json")).expect("json");
+    let v: serde_json::Value = serde_json::from_str(&text).expect("parses");
+    assert_eq!(v["nowa"]["command"], "reproduce");
+    let entries = v["entries"].as_array().expect("entries");
+    assert!(entries.len() >= 3, "{entries:?}");
+    for e in entries {
+        assert_eq!(e["paper"], "sepfrozen");
+        let verdict = e["verdict"].as_str().expect("verdict");
+        assert!(["reproduced", "shape", "off"].contains(&verdict), "{e}");
+        assert!(
+            e["nowa_value"].is_number() && e["paper_value"].is_number(),
+            "{e}"
+        );
+        for k in ["item", "unit", "scale", "command"] {
+            assert!(!e[k].as_str().expect(k).is_empty(), "{k}: {e}");
+        }
+    }
+    let md = std::fs::read_to_string(out.join("REPRODUCTION.md")).expect("md");
+    assert!(
+        md.contains("## sepfrozen") && md.contains("nowa frozen figures"),
+        "{md}"
+    );
+    assert!(out.join("sepfrozen/sepfrozen-schemes.png").is_file());
+}

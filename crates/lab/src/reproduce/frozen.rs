@@ -1,0 +1,173 @@
+//! SepFrozen: the schemes of Figures 11 and 12 and the model of Figure 18, replayed through
+//! the placement simulator on a synthetic write log (`nowa frozen figures`' default log), the
+//! model trained on the log of the next seed ("trained on one run, deployed on the next").
+
+use super::{Measured, Scale, Spec};
+use crate::Error;
+use nowa_bench::plot::{render_bar, BarChart};
+use nowa_frozen::replay::{self, OracleKind, ReplayConfig, ReplayLog, Scheme, SchemeRun};
+use nowa_frozen::{
+    train, Dataset, Model, SampleSpec, Synth, SynthConfig, TrainConfig, WriteRecord,
+};
+use nowa_logspace::{PlacementKind, PolicyKind};
+use std::path::Path;
+
+fn failed(e: nowa_frozen::FrozenError) -> Error {
+    Error::Failed {
+        what: "sepfrozen replay",
+        source: Box::new(e),
+    }
+}
+
+fn synth(writes: u64, seed: u64) -> Vec<WriteRecord> {
+    Synth::new(SynthConfig {
+        writes,
+        seed,
+        ..SynthConfig::default()
+    })
+    .collect()
+}
+
+fn model(records: &[WriteRecord], seed: u64) -> Result<Model, Error> {
+    let spec = SampleSpec::default();
+    let cfg = TrainConfig {
+        seed,
+        ..TrainConfig::default()
+    };
+    let (data, labels) = Dataset::from_records(records, &spec);
+    train(&data, &spec, &cfg, labels.len() as u64).map_err(failed)
+}
+
+/// The four schemes compared and FK, in the order of the CSV.
+fn schemes() -> [Scheme; 5] {
+    let frozen = |dac| Scheme::Frozen {
+        dac,
+        classes: 6,
+        oracle: OracleKind::Model,
+    };
+    [
+        Scheme::Plain(PlacementKind::DacPaper(6)),
+        frozen(true),
+        Scheme::Plain(PlacementKind::SepBit(6)),
+        frozen(false),
+        Scheme::Plain(PlacementKind::Fk(6)),
+    ]
+}
+
+fn write_outputs(dir: &Path, runs: &[SchemeRun]) -> Result<(), Error> {
+    let csv = dir.join("sepfrozen-schemes.csv");
+    let mut w = csv::Writer::from_path(&csv).map_err(|e| Error::io(&csv, e))?;
+    w.write_record(["scheme", "waf", "far", "gc_moves", "frozen_moves"])
+        .map_err(|e| Error::io(&csv, e))?;
+    for r in runs {
+        w.write_record([
+            r.scheme.clone(),
+            format!("{:.4}", r.waf),
+            format!("{:.4}", r.far),
+            r.gc_pages.to_string(),
+            r.frozen_moves.to_string(),
+        ])
+        .map_err(|e| Error::io(&csv, e))?;
+    }
+    w.flush().map_err(|e| Error::io(&csv, e))?;
+    let chart = BarChart {
+        title: "SepFrozen replay (synthetic log): WAF and FAR per scheme".into(),
+        y_label: "WAF; FAR".into(),
+        categories: runs.iter().map(|r| r.scheme.clone()).collect(),
+        groups: vec![
+            ("WAF".into(), runs.iter().map(|r| r.waf).collect()),
+            ("FAR".into(), runs.iter().map(|r| r.far).collect()),
+        ],
+    };
+    let png = dir.join("sepfrozen-schemes.png");
+    render_bar(&chart, &png).map_err(|e| Error::io(&png, e))
+}
+
+pub(super) fn run(
+    spec: &Spec,
+    dir: &Path,
+    sub: &(dyn Fn(u64, u64, &str) + Sync),
+) -> Result<Vec<Measured>, Error> {
+    let writes: u64 = match spec.scale {
+        Scale::Quick => 300_000,
+        Scale::Full => 1_000_000,
+    };
+    sub(0, 6, "synthetic logs and the model");
+    let records = synth(writes, spec.seed);
+    let m = model(&synth(writes, spec.seed + 1), spec.seed)?;
+    let log = ReplayLog::from_records(&records);
+    let cfg = ReplayConfig {
+        unit_pages: 256,
+        gp: 0.15,
+        policy: PolicyKind::CostBenefitSepBit,
+        seed: spec.seed,
+        horizon: None,
+        ..ReplayConfig::default()
+    };
+    let mut runs = Vec::new();
+    for (i, s) in schemes().into_iter().enumerate() {
+        sub(i as u64 + 1, 6, "replay");
+        runs.push(
+            replay::run(&log, s, Some(&m), &cfg, nowa_units::cpu::thread_cpu_secs)
+                .map_err(failed)?,
+        );
+    }
+    assert_eq!(runs.len(), 5, "one replay per scheme");
+    for r in &runs {
+        assert!(
+            r.waf >= 1.0 - 1e-9,
+            "{}: WAF = (user + GC) / user >= 1",
+            r.scheme
+        );
+        assert!(
+            (0.0..=1.0).contains(&r.far) || r.far.is_nan(),
+            "{}: FAR is a share",
+            r.scheme
+        );
+    }
+    write_outputs(dir, &runs)?;
+    Ok(items(&runs, &m, writes, spec.seed))
+}
+
+/// The paper's items from the five replays and the model.
+fn items(runs: &[SchemeRun], m: &Model, writes: u64, seed: u64) -> Vec<Measured> {
+    let [dac, sf_dac, sepbit, sf_bit, fk] = runs else {
+        unreachable!("five schemes, five runs")
+    };
+    let scale = format!(
+        "synthetic log of {writes} page writes, 1 MiB zones (256 pages), GP 15%, cb-sepbit; model trained on seed {}",
+        seed + 1
+    );
+    let cmd = format!(
+        "nowa frozen figures --synth-writes {writes} --zone-size 1MiB --seed {}",
+        seed
+    );
+    let acc = m.metrics.test.accuracy.map_or(f64::NAN, |a| 100.0 * a);
+    vec![
+        Measured::new(
+            "Fig. 12: WAF, SepFrozenBIT / SepBIT",
+            sf_bit.waf / sepbit.waf,
+            &scale,
+            &cmd,
+        ),
+        Measured::new(
+            "Fig. 11: FAR, SepFrozenBIT / SepBIT",
+            sf_bit.far / sepbit.far,
+            &scale,
+            &cmd,
+        ),
+        Measured::new(
+            "Fig. 11: FAR, SepFrozenDAC / DAC",
+            sf_dac.far / dac.far,
+            &scale,
+            &cmd,
+        ),
+        Measured::new(
+            "Fig. 12: WAF, FK / SepFrozenBIT",
+            fk.waf / sf_bit.waf,
+            &scale,
+            &cmd,
+        ),
+        Measured::new("Fig. 18: SGD model accuracy", acc, &scale, &cmd),
+    ]
+}

@@ -1,0 +1,344 @@
+//! `nowa reproduce`: regenerate every table and figure docs/ cites from the five papers,
+//! judge each number against the paper's ([`values::PAPER_VALUES`]) and write
+//! `DIR/reproduction.json` (a list of [`Entry`]) and `DIR/REPRODUCTION.md` (the same as a
+//! table, with the command of each row), the figures under `DIR/<paper>/`.
+//!
+//! The simulator papers (ssd-iq, PLAN), how-to-write-to-ssds' Table 1 and SepFrozen's replay
+//! run here, on the crates below. The TPC-C runs (checkpointing, the TPC-C comparison) run
+//! through [`EngineRuns`], which the CLI implements until the TPC-C driver is in this crate.
+
+mod ckpt;
+mod frozen;
+mod plan;
+mod report;
+mod ssdiq;
+mod table1;
+mod tpcc;
+pub mod values;
+pub mod verdict;
+
+pub use ckpt::{CkptCrash, CkptResult, CkptRun};
+pub use report::{read_json, write_markdown, Entry, Reproduction};
+pub use tpcc::TpccOutcome;
+pub use values::{PaperValue, PAPER_VALUES};
+pub use verdict::{Criterion, Verdict};
+
+use crate::{Error, Identity};
+use serde::{Deserialize, Serialize};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+/// The five papers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum)]
+pub enum Paper {
+    /// how-to-write-to-ssds (ZLeanStore): Table 1 and the TPC-C comparison.
+    #[serde(rename = "how-to-write-to-ssds")]
+    #[value(name = "how-to-write-to-ssds")]
+    HowToWrite,
+    /// ssd-iq: the simulator's figures.
+    #[serde(rename = "ssd-iq")]
+    #[value(name = "ssd-iq")]
+    SsdIq,
+    /// SepFrozen.
+    #[serde(rename = "sepfrozen")]
+    #[value(name = "sepfrozen")]
+    SepFrozen,
+    /// Hot-page-aware checkpointing.
+    #[serde(rename = "hot-page-aware-checkpointing")]
+    #[value(name = "hot-page-aware-checkpointing")]
+    Checkpointing,
+    /// PLAN: SSD parallelism.
+    #[serde(rename = "plan-ssd-parallelism")]
+    #[value(name = "plan-ssd-parallelism")]
+    Plan,
+}
+
+impl Paper {
+    /// All five, in the report's order.
+    pub const ALL: [Paper; 5] = [
+        Paper::HowToWrite,
+        Paper::SsdIq,
+        Paper::SepFrozen,
+        Paper::Checkpointing,
+        Paper::Plan,
+    ];
+    /// The paper's name (its file name under the papers, docs/papers.md).
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Paper::HowToWrite => "how-to-write-to-ssds",
+            Paper::SsdIq => "ssd-iq",
+            Paper::SepFrozen => "sepfrozen",
+            Paper::Checkpointing => "hot-page-aware-checkpointing",
+            Paper::Plan => "plan-ssd-parallelism",
+        }
+    }
+    /// Estimated seconds of its runs at `scale` (release build, 2 cores): the weights of the
+    /// progress bar's ETA.
+    fn weight(self, scale: Scale) -> u64 {
+        let quick = match self {
+            Paper::HowToWrite => 150,
+            Paper::SsdIq => 40,
+            Paper::SepFrozen => 40,
+            Paper::Checkpointing => 300,
+            Paper::Plan => 60,
+        };
+        match scale {
+            Scale::Quick => quick,
+            Scale::Full => quick * 6,
+        }
+    }
+}
+
+impl std::fmt::Display for Paper {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// How large the runs are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Scale {
+    /// A few CPU minutes in all (what CI runs; the committed report's scale).
+    Quick,
+    /// The docs' scales (tens of minutes).
+    Full,
+}
+
+/// One reproduction.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Spec {
+    /// Scale of every run.
+    pub scale: Scale,
+    /// The papers (empty: all five).
+    #[serde(default)]
+    pub papers: Vec<Paper>,
+    /// Output directory.
+    pub out: PathBuf,
+    /// Overwrite what `out` holds.
+    #[serde(default)]
+    pub force: bool,
+    /// Seed of every run.
+    #[serde(default = "seed42")]
+    pub seed: u64,
+}
+
+fn seed42() -> u64 {
+    42
+}
+
+impl Spec {
+    /// The command line of this reproduction.
+    #[must_use]
+    pub fn command_line(&self) -> String {
+        let mut s = format!(
+            "nowa reproduce --{}",
+            match self.scale {
+                Scale::Quick => "quick",
+                Scale::Full => "full",
+            }
+        );
+        for p in &self.papers {
+            let _ = write!(s, " --paper {p}");
+        }
+        if self.seed != 42 {
+            let _ = write!(s, " --seed {}", self.seed);
+        }
+        let _ = write!(s, " --out {}", self.out.display());
+        s
+    }
+
+    /// The papers to run, in the report's order.
+    #[must_use]
+    pub fn papers(&self) -> Vec<Paper> {
+        Paper::ALL
+            .into_iter()
+            .filter(|p| self.papers.is_empty() || self.papers.contains(p))
+            .collect()
+    }
+}
+
+/// The TPC-C runs, outside this crate for now (the CLI runs them).
+pub trait EngineRuns: Sync {
+    /// `nowa ckpt figures FLAGS`: its figures written to the `--out` the flags name, its runs
+    /// as typed results.
+    ///
+    /// # Errors
+    /// A run fails.
+    fn ckpt(&self, flags: &[String]) -> Result<CkptResult, Error>;
+    /// One `nowa tpcc FLAGS` run; `name` names its files under `work`.
+    ///
+    /// # Errors
+    /// The run fails.
+    fn tpcc(&self, flags: &[String], work: &Path, name: &str) -> Result<TpccOutcome, Error>;
+}
+
+/// What a runner measured for one item.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Measured {
+    /// The paper value's item.
+    pub item: &'static str,
+    /// nowa's value.
+    pub value: f64,
+    /// The scale it was measured at.
+    pub scale: String,
+    /// The command that measures it.
+    pub command: String,
+}
+
+impl Measured {
+    fn new(item: &'static str, value: f64, scale: &str, command: &str) -> Measured {
+        assert!(
+            values::lookup(item).is_some(),
+            "{item}: a measured item has a paper value"
+        );
+        Measured {
+            item,
+            value,
+            scale: scale.to_owned(),
+            command: command.to_owned(),
+        }
+    }
+}
+
+/// Progress: `(done, total, what)`, in estimated seconds of work.
+pub type Observer<'a> = &'a (dyn Fn(u64, u64, &str) + Sync);
+
+/// Refuses an `out` that holds something without `force`; creates it (not its parents).
+///
+/// # Errors
+/// [`Error::Usage`] naming `--out`.
+pub fn prepare_out(out: &Path, force: bool) -> Result<(), Error> {
+    if out.exists() {
+        if !out.is_dir() {
+            return Err(Error::Usage(format!(
+                "--out {}: exists and is not a directory",
+                out.display()
+            )));
+        }
+        let empty = std::fs::read_dir(out)
+            .map_err(|e| Error::Usage(format!("--out {}: {e}", out.display())))?
+            .next()
+            .is_none();
+        if !empty && !force {
+            return Err(Error::Usage(format!(
+                "--out {}: exists and is not empty (pass --force to overwrite)",
+                out.display()
+            )));
+        }
+        return Ok(());
+    }
+    std::fs::create_dir(out)
+        .map_err(|e| Error::Usage(format!("--out {}: cannot create it: {e}", out.display())))
+}
+
+/// Runs every paper of `spec`, writes the report; a paper whose runs fail has its entries
+/// `missing` with the error as their note (the others still run).
+///
+/// # Errors
+/// `--out` refused, or the report cannot be written.
+///
+/// # Panics
+/// If a runner measures an item of another paper (a bug in the runners).
+pub fn run(
+    spec: &Spec,
+    engines: &dyn EngineRuns,
+    observe: Observer<'_>,
+) -> Result<Reproduction, Error> {
+    prepare_out(&spec.out, spec.force)?;
+    let papers = spec.papers();
+    let total: u64 = papers.iter().map(|p| p.weight(spec.scale)).sum();
+    let mut done = 0;
+    let mut entries = Vec::new();
+    for p in papers {
+        let w = p.weight(spec.scale);
+        let dir = spec.out.join(p.name());
+        let sub = |d: u64, t: u64, what: &str| {
+            observe(
+                done + w * d.min(t) / t.max(1),
+                total,
+                &format!("{p}: {what}"),
+            );
+        };
+        let measured = std::fs::create_dir_all(&dir)
+            .map_err(|e| Error::io(&dir, e))
+            .and_then(|()| run_paper(p, spec, &dir, engines, &sub));
+        done += w;
+        assert!(done <= total, "progress within its total");
+        observe(done, total, p.name());
+        entries.extend(report::entries(p, measured));
+    }
+    let mut rep = Reproduction {
+        nowa: Identity::now("reproduce", spec, spec.seed),
+        command: spec.command_line(),
+        scale: spec.scale,
+        entries,
+    };
+    assert!(
+        rep.entries
+            .iter()
+            .all(|e| spec.papers().iter().any(|p| p.name() == e.paper)),
+        "entries only of the papers run"
+    );
+    keep_other_papers(&mut rep, &spec.out.join("reproduction.json"));
+    report::write(&rep, &spec.out)?;
+    Ok(rep)
+}
+
+/// Re-running some papers into a report of the same scale (`--paper X --force`) updates
+/// their entries and keeps the other papers' (the command line says both runs).
+fn keep_other_papers(rep: &mut Reproduction, json: &Path) {
+    let Ok(old) = report::read_json(json) else {
+        return;
+    };
+    if old.scale != rep.scale {
+        return;
+    }
+    let ran: Vec<String> = rep.entries.iter().map(|e| e.paper.clone()).collect();
+    // Kept entries are judged again by today's table (its values and criteria rule).
+    let kept: Vec<Entry> = old
+        .entries
+        .into_iter()
+        .filter(|e| !ran.contains(&e.paper))
+        .filter_map(|e| values::lookup(&e.item).map(|v| report::rejudge(v, e)))
+        .collect();
+    if kept.is_empty() {
+        return;
+    }
+    rep.command = format!("{}; then {}", old.command, rep.command);
+    rep.entries.extend(kept);
+    // The report's order: by paper, then the table's order within a paper.
+    let rank = |e: &Entry| {
+        PAPER_VALUES
+            .iter()
+            .position(|v| v.item == e.item)
+            .unwrap_or(usize::MAX)
+    };
+    rep.entries.sort_by_key(rank);
+    assert!(
+        rep.entries.windows(2).all(|w| w[0].item != w[1].item),
+        "one entry per paper value"
+    );
+}
+
+fn run_paper(
+    p: Paper,
+    spec: &Spec,
+    dir: &Path,
+    engines: &dyn EngineRuns,
+    sub: &(dyn Fn(u64, u64, &str) + Sync),
+) -> Result<Vec<Measured>, Error> {
+    match p {
+        Paper::HowToWrite => {
+            let mut m = table1::run(spec, dir, sub)?;
+            m.extend(tpcc::run(spec, dir, engines, sub)?);
+            Ok(m)
+        }
+        Paper::SsdIq => ssdiq::run(spec, dir, sub),
+        Paper::SepFrozen => frozen::run(spec, dir, sub),
+        Paper::Checkpointing => ckpt::run(spec, dir, engines, sub),
+        Paper::Plan => plan::run(spec, dir, sub),
+    }
+}

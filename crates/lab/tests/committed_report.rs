@@ -1,0 +1,52 @@
+//! The committed quick report (docs/reproduction/reproduction.json) against the library's
+//! paper-value table: every paper covered (>= 3 entries, none missing), every paper value
+//! and every verdict what the table and its criterion give today. A change to a paper value
+//! or a criterion fails here until the report is regenerated (`nowa reproduce --quick --out
+//! docs/reproduction --force`).
+
+use nowa_lab::reproduce::{read_json, values, Paper, Scale, Verdict};
+use std::path::Path;
+
+fn committed() -> nowa_lab::reproduce::Reproduction {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/reproduction/reproduction.json");
+    read_json(&p).expect("docs/reproduction/reproduction.json is a reproduction")
+}
+
+#[test]
+fn the_committed_report_covers_every_paper_without_missing_entries() {
+    let r = committed();
+    assert_eq!(r.scale, Scale::Quick);
+    for p in Paper::ALL {
+        let es: Vec<_> = r.entries.iter().filter(|e| e.paper == p.name()).collect();
+        assert!(es.len() >= 3, "{p}: {} entries", es.len());
+        for e in es {
+            assert_ne!(e.verdict, Verdict::Missing, "{p}: {}", e.item);
+        }
+    }
+}
+
+#[test]
+fn the_committed_report_agrees_with_the_paper_value_table() {
+    let r = committed();
+    assert_eq!(
+        r.entries.len(),
+        values::PAPER_VALUES.len(),
+        "one entry per paper value"
+    );
+    for e in &r.entries {
+        let v = values::lookup(&e.item).unwrap_or_else(|| panic!("{}: not in the table", e.item));
+        assert_eq!(e.paper, v.paper.name());
+        assert!(
+            (e.paper_value - v.value).abs() < 1e-12,
+            "{}: paper value",
+            e.item
+        );
+        assert_eq!(e.unit, v.unit, "{}", e.item);
+        assert_eq!(
+            e.verdict,
+            v.criterion.judge(v.value, e.nowa_value),
+            "{}: verdict",
+            e.item
+        );
+    }
+}
