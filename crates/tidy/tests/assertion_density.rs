@@ -21,7 +21,9 @@ const FLOORS: &[(&str, f64)] = &[
     ("frozen", 22.0),
     ("vopr", 16.0),
     ("vssd", 12.0),
-    ("lab", 25.0),
+    // lab: 25 was set on the counter that still counted test files under src/; counted
+    // honestly it was 9.5 at the merge and 19.4 with the assertions the next helpers added.
+    ("lab", 19.0),
     ("python", 10.0),
 ];
 

@@ -535,7 +535,7 @@ fn from_json(w: Workload, v: &Value) -> Result<RunRow> {
         r.throughput = need("/ops_per_sec")?;
         r.device_bound = num(v, "/bound/device_bound_ops_per_sec");
         r.cpu_us_per_op = num(v, "/bound/cpu_us_per_op");
-        r.zone_bytes = int(v, "/spec/store/OutOfPlace/zone_bytes")?;
+        r.zone_bytes = int(v, "/spec/store/oop/zone_bytes")?;
     }
     if v.pointer("/frozen").is_some_and(|f| !f.is_null()) {
         r.judged = Some((
