@@ -41,7 +41,7 @@ def sim(
     trace_format: str | int | float | None = ...,  # Trace format (default: recognized from the first line)
     trace_volumes: str | int | float | None = ...,  # Multi-volume traces: per-volume (one device per volume, SepBIT's model) or shared (all vol
     trace_volume: str | int | float | None = ...,  # Replay only this volume of the trace
-    trace_capacity: str | int | float | None = ...,  # Logical capacity of each replay device (default: the footprint / --fill)
+    trace_capacity: str | int | float | None = ...,  # Logical capacity of each replay device (default: the trace's peak live data / --fill)
     skip_bad: bool = ...,  # Accept the trace however many of its lines are unreadable (default: refuse one with more t
 ) -> dict[str, Any]: ...
 def run(job: str | os.PathLike[str] | Mapping[str, Any]) -> dict[str, Any]: ...
