@@ -335,16 +335,22 @@ fn shown_count(p: &Point) -> bool {
 /// Figures 4 and 5.
 fn figures45(out: &Path, rows: &[(&Point, Row)], big: u32, setup: &str) -> Result<()> {
     let fixed = |p: &Point| p.redo_bound.is_none();
-    let mut f4 = lines(
+    let f4 = lines(
         rows,
         |p| fixed(p) && shown_count(p),
         Point::label,
         |p| f64::from(p.buffer_pct),
         |r| r.bound_tps,
     );
-    f4.push(paper("vanilla at 50%", vec![(50.0, 630.0)]));
-    f4.push(paper("mcc 3 at 50%", vec![(50.0, 995.0)]));
-    f4.push(paper("mcc 8 at 50%", vec![(50.0, 1340.0)]));
+    // The paper's values are references: dashed, hollow markers, under the measured lines.
+    let left = Style {
+        reference: vec![
+            paper("vanilla at 50%", vec![(50.0, 630.0)]),
+            paper("mcc 3 at 50%", vec![(50.0, 995.0)]),
+            paper("mcc 8 at 50%", vec![(50.0, 1340.0)]),
+        ],
+        ..Style::default()
+    };
     let c4 = chart(
         "TPC-C throughput vs buffer size (Fig. 4)",
         &format!("buffer, % of the database  ({setup})"),
@@ -352,35 +358,42 @@ fn figures45(out: &Path, rows: &[(&Point, Row)], big: u32, setup: &str) -> Resul
         f4,
     );
     let p = out.join("ckpt-fig4-buffer.png");
-    // The shared style puts the legend beside the plot, off the paper's markers.
-    let left = Style::default();
     plotted(&p, render_line_styled(&c4, &left, &p))?;
     let at_big = |p: &Point| fixed(p) && p.buffer_pct == big;
     let f5 = |y: fn(&Row) -> f64| lines(rows, at_big, |p| p.path.clone(), |p| f64::from(p.mcc), y);
     let t = format!("Throughput vs max_checkpoint_count, buffer {big}% (Fig. 5)");
     let y = "transactions/s (device-bound)";
     let x = format!("max_checkpoint_count  ({setup})");
-    let mut s5 = f5(|r| r.bound_tps);
-    s5.push(paper(
-        "TPS",
-        PAPER_FIG5.iter().map(|p| (p.0, p.1)).collect(),
-    ));
-    let c5 = chart(&t, &x, y, s5);
+    let c5 = chart(&t, &x, y, f5(|r| r.bound_tps));
+    let tps = Style {
+        reference: vec![paper(
+            "TPS",
+            PAPER_FIG5.iter().map(|p| (p.0, p.1)).collect(),
+        )],
+        ..Style::default()
+    };
     let p = out.join("ckpt-fig5-tps.png");
-    plotted(&p, render_line_styled(&c5, &left, &p))?;
+    plotted(&p, render_line_styled(&c5, &tps, &p))?;
     let t = format!("Checkpoint share of page writes, buffer {big}% (Fig. 5)");
-    let mut s5 = f5(|r| r.ckpt_pct);
-    s5.extend(f5(|r| r.lru_pct).into_iter().map(|mut s| {
-        s.label = format!("{} LRU %", s.label);
+    let suffixed = |mut s: Series, what: &str| {
+        s.label = format!("{} {what}", s.label);
         s
-    }));
-    s5.push(paper(
-        "checkpoint %",
-        PAPER_FIG5.iter().map(|p| (p.0, p.2)).collect(),
-    ));
+    };
+    let mut s5: Vec<Series> = f5(|r| r.ckpt_pct)
+        .into_iter()
+        .map(|s| suffixed(s, "checkpoint %"))
+        .collect();
+    s5.extend(f5(|r| r.lru_pct).into_iter().map(|s| suffixed(s, "LRU %")));
     let c5 = chart(&t, &x, "share of page writes, %", s5);
+    let share = Style {
+        reference: vec![paper(
+            "checkpoint %",
+            PAPER_FIG5.iter().map(|p| (p.0, p.2)).collect(),
+        )],
+        ..Style::default()
+    };
     let p = out.join("ckpt-fig5-share.png");
-    plotted(&p, render_line(&c5, &p))?;
+    plotted(&p, render_line_styled(&c5, &share, &p))?;
     Ok(())
 }
 
