@@ -38,24 +38,14 @@ impl Cleaner {
     /// If the thread cannot be spawned.
     #[must_use]
     pub fn start(pool: Arc<BufferPool>) -> Cleaner {
-        let target = free_target(pool.frames());
-        assert!(
-            target > 0,
-            "a cleaner for a pool of {} frames",
-            pool.frames()
-        );
-        pool.set_free_target(target);
-        let stop = Arc::new(AtomicBool::new(false));
-        let (p, s) = (pool.clone(), stop.clone());
+        let cleaner = Cleaner::manual(pool);
+        let (p, s) = (cleaner.pool.clone(), cleaner.stop.clone());
         let handle = std::thread::Builder::new()
             .name("nowa-page-cleaner".into())
             .spawn(move || run(&p, &s))
             .expect("spawn the page cleaner thread");
-        Cleaner {
-            pool,
-            stop,
-            handle: Mutex::new(Some(handle)),
-        }
+        *cleaner.handle.lock() = Some(handle);
+        cleaner
     }
 
     /// A cleaner without a thread (`BackgroundMode::Caller`): the pool keeps its free-frame
