@@ -1,32 +1,14 @@
 //! The device write buffer: an LRU of recently written pages (ssd-iq.md 4.3). A rewrite of a
 //! buffered page is absorbed; a new page evicts the least recently written one to flash.
 
+use nowa_units::Mix;
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
-
-/// SplitMix64's finalizer as the hash of u32 keys ([`nowa_units::mix64`]): the std SipHash
-/// costs more than the rest of a write.
-#[derive(Default)]
-struct MixHasher(u64);
-impl Hasher for MixHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = nowa_units::mix64(self.0 ^ u64::from(b));
-        }
-    }
-    fn write_u32(&mut self, v: u32) {
-        self.0 = nowa_units::mix64(u64::from(v));
-    }
-}
 
 const NIL: u32 = u32::MAX;
 
 pub(crate) struct WriteBuffer {
     cap: usize,
-    map: HashMap<u32, u32, BuildHasherDefault<MixHasher>>,
+    map: HashMap<u32, u32, Mix>,
     lba: Vec<u32>,
     stream: Vec<u16>,
     prev: Vec<u32>,

@@ -2,6 +2,7 @@
 //! (so a sparse trace replays on a device the size of its footprint), and next-overwrite times
 //! (the future an oracle placement needs).
 
+use nowa_units::Mix;
 use std::collections::HashMap;
 use std::ops::Range;
 
@@ -51,30 +52,6 @@ impl PageSet {
             .is_some_and(|w| w & (1u64 << (page % 64)) != 0)
     }
 }
-
-/// SplitMix64's finalizer ([`nowa_units::mix64`]) as the hash of the map's keys: the std
-/// SipHash would cost more than the FTL write behind each lookup.
-#[derive(Default)]
-struct MixHasher(u64);
-
-impl std::hash::Hasher for MixHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = nowa_units::mix64(self.0 ^ u64::from(b));
-        }
-    }
-    fn write_u32(&mut self, v: u32) {
-        self.0 = nowa_units::mix64(self.0 ^ u64::from(v));
-    }
-    fn write_u64(&mut self, v: u64) {
-        self.0 = nowa_units::mix64(self.0 ^ v);
-    }
-}
-
-type Mix = std::hash::BuildHasherDefault<MixHasher>;
 
 /// Pages per chunk of the map (log2): 64 slots of 8 B, 512 B.
 const CHUNK_SHIFT: u32 = 6;

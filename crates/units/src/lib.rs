@@ -315,6 +315,31 @@ pub fn mix64(x: u64) -> u64 {
     z ^ (z >> 31)
 }
 
+/// [`mix64`] as a `Hasher` for integer keys (page numbers, LBAs): std's SipHash costs more than
+/// the FTL write behind each lookup. A key written once hashes to `mix64(key)`.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct MixHasher(u64);
+
+impl std::hash::Hasher for MixHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = mix64(self.0 ^ u64::from(b));
+        }
+    }
+    fn write_u32(&mut self, v: u32) {
+        self.0 = mix64(self.0 ^ u64::from(v));
+    }
+    fn write_u64(&mut self, v: u64) {
+        self.0 = mix64(self.0 ^ v);
+    }
+}
+
+/// The `BuildHasher` of [`MixHasher`] for `HashMap<K, V, Mix>`.
+pub type Mix = std::hash::BuildHasherDefault<MixHasher>;
+
 /// Bytes printed with a binary unit ("64 MiB", "1.50 KiB"); the inverse of [`parse_size`] for
 /// round values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
