@@ -2,19 +2,8 @@
 //! silent `as` casts in code that writes integers at fixed offsets).
 
 // Pids, block numbers and LSNs are u64 and index in-memory tables: the engine needs a 64-bit
-// `usize`.
-const _: () = assert!(usize::BITS == 64, "nowa-engine needs a 64-bit target");
-
-/// `u64` -> `usize`: lossless, `usize` is 64 bits (asserted at compile time above).
-#[inline]
-#[must_use]
-#[expect(
-    clippy::cast_possible_truncation,
-    reason = "usize is 64 bits on every target this crate builds for (compile-time assert)"
-)]
-pub(crate) const fn usize_of(x: u64) -> usize {
-    x as usize
-}
+// `usize` (nowa-units asserts it at compile time).
+pub(crate) use nowa_units::num::usize_of;
 
 /// `usize` -> `u64`: lossless on 64-bit targets.
 #[inline]
