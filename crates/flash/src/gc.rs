@@ -17,6 +17,9 @@ const _: () = assert!(
     AHEAD as usize == prefetch::AHEAD,
     "AHEAD fits a page number"
 );
+/// How far ahead the placed GC loop checks a page's validity and prefetches its placement
+/// state: half way, when the mapping line asked for at [`AHEAD`] has arrived.
+const HALF: u32 = AHEAD / 2;
 
 impl Ftl {
     /// Reclaim up to `victims_per_round` units. Returns the victims collected (0: nothing
@@ -171,19 +174,27 @@ impl Ftl {
             assert_eq!(pages.len(), valid as usize, "victim {victim}'s valid pages");
         }
         p.collect(&self.space, victim, pages.as_deref());
+        let state = p.gc_reads_state();
         let mut moved = 0u32;
-        let (end, ahead_by) = (base + self.unit_pages, AHEAD);
-        for i in base..(base + ahead_by).min(end) {
-            self.prefetch_page(self.p2l.lba(i));
+        let end = base + self.unit_pages;
+        for i in base..(base + AHEAD).min(end) {
+            prefetch::line(&self.l2p, self.p2l.lba(i) as usize);
+        }
+        for i in base..(base + HALF).min(end) {
+            self.prefetch_state_if_valid(i, state);
         }
         for ppn in base..end {
             if moved == valid {
                 break;
             }
-            // As in the native loop: the mapping line AHEAD pages on (and the placement's
-            // state for its page) is fetched meanwhile.
-            if ppn + ahead_by < end {
-                self.prefetch_page(self.p2l.lba(ppn + ahead_by));
+            // As in the native loop: the mapping line AHEAD pages on is fetched meanwhile;
+            // HALF pages on, that line has arrived, so the placement's state is fetched only
+            // for pages that are still valid (and only if the scheme reads it for this victim).
+            if ppn + AHEAD < end {
+                prefetch::line(&self.l2p, self.p2l.lba(ppn + AHEAD) as usize);
+            }
+            if ppn + HALF < end {
+                self.prefetch_state_if_valid(ppn + HALF, state);
             }
             let lba = self.p2l.lba(ppn);
             if self.l2p[lba as usize] != ppn + 1 {
@@ -204,6 +215,21 @@ impl Ftl {
         );
         self.finish_victim(victim, moved);
         Ok(())
+    }
+
+    /// Prefetch the placement's state for the page in physical page `ppn` if it is valid and
+    /// `state` says the scheme reads it (a hint: it changes nothing the model sees).
+    #[inline]
+    fn prefetch_state_if_valid(&self, ppn: u32, state: bool) {
+        if !state {
+            return;
+        }
+        let lba = self.p2l.lba(ppn);
+        if self.l2p[lba as usize] == ppn + 1 {
+            if let Some(p) = self.placer.as_ref() {
+                p.prefetch(u64::from(lba));
+            }
+        }
     }
 
     /// Relocate `lba` from physical page `old` to frontier `f`.

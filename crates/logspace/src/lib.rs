@@ -90,6 +90,12 @@ pub trait UnitView {
     fn is_open(&self, _u: UnitId) -> bool {
         false
     }
+    /// Every unit's valid amount, indexed by unit id, when the view holds them as one table
+    /// (a scan over many units then reads the table instead of calling
+    /// [`valid`](Self::valid) per unit). Default: `None`.
+    fn valid_table(&self) -> Option<&[u32]> {
+        None
+    }
 }
 
 /// The group id of a unit in no group ([`UnitView::group`]): from the top of the range, so
@@ -218,6 +224,9 @@ impl UnitView for View<'_> {
     }
     fn valid(&self, u: UnitId) -> u32 {
         self.valid[u as usize]
+    }
+    fn valid_table(&self) -> Option<&[u32]> {
+        Some(self.valid)
     }
     fn sealed_at(&self, u: UnitId) -> u64 {
         self.sealed_at[u as usize]

@@ -3,7 +3,7 @@
 //! to their chips when it is issued; it completes when its last operation does. A GC copy's
 //! program waits for its read.
 
-use super::workload::{Generator, Kind, WorkloadKind};
+use super::workload::{Generator, Kind, Req, WorkloadKind};
 use anyhow::Context as _;
 use hdrhistogram::Histogram;
 use nowa_device::timing::{ChipOp, ChipParams, Chips, Ps};
@@ -11,7 +11,6 @@ use nowa_flash::parallel::{
     ChipGeometry, OpKind, ParallelCounters, ParallelFtl, Scheme, StreamStats,
 };
 use std::cmp::Reverse;
-use std::collections::binary_heap::PeekMut;
 use std::collections::BinaryHeap;
 
 /// What to run.
@@ -165,16 +164,22 @@ pub fn run(spec: &RunSpec) -> anyhow::Result<RunResult> {
             )?));
         }
     }
-    while let Some(mut top) = heap.peek_mut() {
-        let Reverse(key) = *top;
+    while let Some(&Reverse(key)) = heap.peek() {
         let (t, p) = unkey(key);
         loop_state.end = loop_state.end.max(t);
         if ftl.counters().host_pages - before.host_pages < target {
+            let r = gen.next(p);
+            // The request after this one most likely comes from the next completion in the
+            // heap (a new completion rarely overtakes it): ask for its mapping lines now, so
+            // their cache misses overlap with this request's work. A hint: nothing changes.
+            if let Some(n) = likely_next(&heap).and_then(|q| gen.peek(q)) {
+                ftl.prefetch(n.start, n.len);
+            }
+            let k = loop_state.send(&mut ftl, &mut chips, r, p, t, spec.time_scale)?;
             // The next request of the same process replaces the completion (one sift).
-            *top =
-                Reverse(loop_state.issue(&mut ftl, &mut chips, &mut gen, p, t, spec.time_scale)?);
+            *heap.peek_mut().expect("the heap holds this completion") = Reverse(k);
         } else {
-            PeekMut::pop(top);
+            heap.pop();
         }
     }
     let cpu_secs = nowa_units::cpu::thread_cpu_secs() - cpu0;
@@ -209,6 +214,18 @@ pub(super) fn new_ftl(spec: &RunSpec) -> anyhow::Result<ParallelFtl> {
         ftl.track_streams();
     }
     Ok(ftl)
+}
+
+/// The process of the second earliest completion in `heap` (a child of the root), which
+/// usually issues the request after the root's.
+fn likely_next(heap: &BinaryHeap<Reverse<u128>>) -> Option<usize> {
+    let children = heap.as_slice().get(1..)?;
+    children
+        .iter()
+        .take(2)
+        .map(|&Reverse(k)| k)
+        .min()
+        .map(|k| unkey(k).1)
 }
 
 /// A completion's key: its time, then the issue order (for determinism), then the process.
@@ -248,6 +265,19 @@ impl Loop {
         scale: f64,
     ) -> anyhow::Result<u128> {
         let r = gen.next(proc);
+        self.send(ftl, chips, r, proc, t, scale)
+    }
+
+    /// Sends request `r` of `proc` at `t`; returns its completion's key.
+    fn send(
+        &mut self,
+        ftl: &mut ParallelFtl,
+        chips: &mut Chips,
+        r: Req,
+        proc: usize,
+        t: Ps,
+        scale: f64,
+    ) -> anyhow::Result<u128> {
         #[expect(clippy::cast_precision_loss, reason = "picoseconds to seconds")]
         let now = t as f64 / 1e12 * scale;
         match r.kind {

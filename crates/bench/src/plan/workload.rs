@@ -125,6 +125,14 @@ impl Rng {
     }
 }
 
+/// FIO's next request for `proc`: read or write (50%), one uniform page of its file.
+fn fio_req(regions: &[(u64, u64)], rng: &mut Rng, proc: usize) -> Req {
+    let (s, len) = regions[proc % 4];
+    let kind = if rng.pct(50) { Kind::Read } else { Kind::Write };
+    let stream = u16::try_from(proc % 4).expect("< 4");
+    Generator::one(kind, s + rng.below(len), stream)
+}
+
 /// The smallest device (logical pages) the workloads' regions fit on; callers validate their
 /// geometry against it before any work.
 pub const MIN_LOGICAL_PAGES: u64 = 4096;
@@ -239,10 +247,17 @@ impl Generator {
     }
 
     fn fio(&mut self, proc: usize) -> Req {
-        let (s, len) = self.regions[proc % 4];
-        let kind = self.rw();
-        let stream = u16::try_from(proc % 4).expect("< 4");
-        Self::one(kind, s + self.rng.below(len), stream)
+        fio_req(&self.regions, &mut self.rng, proc)
+    }
+
+    /// The request [`Generator::next`]`(proc)` would return now, without drawing it (so a
+    /// runner can prefetch its pages); `None` for the workloads where telling it is not cheap.
+    #[must_use]
+    pub fn peek(&self, proc: usize) -> Option<Req> {
+        match self.kind {
+            WorkloadKind::Fio => Some(fio_req(&self.regions, &mut self.rng.clone(), proc)),
+            _ => None,
+        }
     }
 
     fn tpcc(&mut self) -> Req {
@@ -378,6 +393,24 @@ mod tests {
         }
         assert_eq!("gcc".parse::<WorkloadKind>().unwrap(), WorkloadKind::Gcc);
         assert!("x".parse::<WorkloadKind>().is_err());
+    }
+
+    /// `peek` is what `next` then returns, and draws nothing (the run is unchanged).
+    #[test]
+    fn peek_tells_the_next_request_without_drawing_it() {
+        let mut g = Generator::new(WorkloadKind::Fio, 100_000, 3);
+        let mut h = Generator::new(WorkloadKind::Fio, 100_000, 3);
+        for i in 0..1000 {
+            let p = i % 4;
+            let seen = g.peek(p).expect("FIO can be peeked");
+            assert_eq!(
+                g.peek((p + 1) % 4).map(|r| r.stream),
+                Some(((p + 1) % 4) as u16)
+            );
+            assert_eq!(seen, g.next(p));
+            assert_eq!(seen, h.next(p), "peeking draws nothing");
+        }
+        assert_eq!(Generator::new(WorkloadKind::Gcc, 100_000, 3).peek(0), None);
     }
 
     #[test]

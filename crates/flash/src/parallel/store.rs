@@ -448,6 +448,21 @@ impl ParallelFtl {
         self.per_chip.of(ppn)
     }
 
+    /// `len` pages from `start` will be read or written next: bring their mapping lines
+    /// towards the core so the misses overlap with the work before (a hint: it changes
+    /// nothing the model sees). Pages beyond the logical space are ignored.
+    #[inline]
+    pub fn prefetch(&self, start: u64, len: u64) {
+        // One line holds 16 entries: a long request is prefetched line by line, its first
+        // few lines only (the rest follow the hardware prefetcher).
+        let end = start.saturating_add(len.min(64));
+        let mut l = start;
+        while l < end {
+            crate::prefetch::line(&self.l2p, usize::try_from(l).unwrap_or(usize::MAX));
+            l = (l | 15) + 1;
+        }
+    }
+
     /// Read `len` pages from `start`: a read operation on the chip of every mapped page.
     ///
     /// # Errors

@@ -264,6 +264,13 @@ impl Placer {
         self.place.prefetch(page);
     }
 
+    /// Whether GC rewrites of the victim just collected read the scheme's per-page state
+    /// ([`Placement::gc_reads_state`]).
+    #[must_use]
+    pub fn gc_reads_state(&self) -> bool {
+        self.place.gc_reads_state()
+    }
+
     /// Bytes of memory the scheme's state holds ([`Placement::memory_bytes`]).
     #[must_use]
     pub fn memory_bytes(&self) -> u64 {

@@ -274,20 +274,33 @@ impl MiDas {
         None
     }
 
+    /// The least valid unit of the last group (the first in queue order among equals).
     fn least_valid_last(&self, view: &dyn UnitView) -> Option<UnitId> {
+        // One GC round scans the whole last group (most units): read the view's table when it
+        // has one rather than make a virtual call per unit.
+        match view.valid_table() {
+            Some(t) => self.least_valid_last_by(|u| t[u as usize]),
+            None => self.least_valid_last_by(|u| view.valid(u)),
+        }
+        .filter(|&u| view.valid(u) < view.unit_capacity())
+    }
+
+    fn least_valid_last_by(&self, valid: impl Fn(UnitId) -> u32) -> Option<UnitId> {
         let last = usize::from(self.groups);
-        let mut best: Option<UnitId> = None;
+        let mut best: Option<(UnitId, u32)> = None;
         for c in last..self.queue.len() {
             let class = u16::try_from(c).expect("few classes");
             for &u in &self.queue[c] {
-                if self.qclass[u as usize] == class
-                    && best.is_none_or(|b| view.valid(u) < view.valid(b))
-                {
-                    best = Some(u);
+                if self.qclass[u as usize] != class {
+                    continue;
+                }
+                let v = valid(u);
+                if best.is_none_or(|(_, bv)| v < bv) {
+                    best = Some((u, v));
                 }
             }
         }
-        best.filter(|&u| view.valid(u) < view.unit_capacity())
+        best.map(|(u, _)| u)
     }
 
     /// MiDAS's error check ("irregular pattern"): a chain group whose observed valid ratio at
@@ -414,6 +427,10 @@ impl MiDas {
 impl Placement for MiDas {
     fn prefetch(&self, page: u64) {
         crate::prefetch::line(&self.hf, idx(page));
+    }
+    fn gc_reads_state(&self) -> bool {
+        // Only moves out of HOT and group 1 touch the hot filter (`on_gc_write`).
+        self.victim_class <= 1
     }
     fn memory_bytes(&self) -> u64 {
         [

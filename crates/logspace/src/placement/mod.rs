@@ -155,6 +155,13 @@ pub trait Placement: Send {
     /// core ([`crate::prefetch::line`]; a hint that changes no decision). Writers call it a
     /// few writes ahead so the state's cache misses overlap.
     fn prefetch(&self, _page: u64) {}
+    /// Whether the GC rewrites of the victim just announced by [`Placement::on_collect`] read
+    /// the per-page state [`Placement::prefetch`] fetches (SepBIT's class-0 victims and MiDAS's
+    /// groups past 1 do not): when not, the writer skips those prefetches, one random line
+    /// per moved page. A hint like the prefetch: it changes no decision.
+    fn gc_reads_state(&self) -> bool {
+        true
+    }
     /// Bytes of memory the scheme's state holds (its per-page and per-unit tables), so that a
     /// model's memory per page counts it.
     fn memory_bytes(&self) -> u64 {

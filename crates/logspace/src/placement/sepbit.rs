@@ -62,6 +62,10 @@ impl Placement for SepBit {
     fn prefetch(&self, page: u64) {
         self.last.prefetch(idx(page));
     }
+    fn gc_reads_state(&self) -> bool {
+        // A class-0 victim's pages all go to class 2, whatever their last write.
+        self.victim_class != 0
+    }
     fn memory_bytes(&self) -> u64 {
         self.last.memory_bytes()
     }
@@ -77,15 +81,16 @@ impl Placement for SepBit {
     }
     fn classify(&mut self, is_gc: bool, page: u64, ctx: &Ctx) -> u16 {
         let p = idx(page);
+        if is_gc && self.victim_class == 0 {
+            // Not read: the writer skips its prefetch for such victims (`gc_reads_state`).
+            return 2;
+        }
         let last = self.last.get(p);
         debug_assert!(
             last == NEVER_WRITTEN || last <= ctx.now,
             "time runs forward"
         );
         if is_gc {
-            if self.victim_class == 0 {
-                return 2;
-            }
             assert_ne!(last, NEVER_WRITTEN, "GC moved unwritten page {page}");
             let age = as_f64(ctx.now - last);
             let mut level = 3;
