@@ -383,6 +383,48 @@ mod tests {
         }
     }
 
+    /// Golden outputs of seed-fixed runs (counters, requests, virtual time, latency
+    /// percentiles), recorded with the run loop's prefetching (whose `nowa plan bench` output
+    /// was identical to the loop's before it): a speed change that moved a single operation
+    /// fails here.
+    #[test]
+    fn seed_fixed_runs_match_their_golden_outputs() {
+        let got: Vec<String> = [
+            Scheme::Baseline {
+                chips_per_channel: 8,
+                open: nowa_flash::parallel::HOST_OPEN,
+            },
+            Scheme::Plan {
+                small_chips: 2,
+                predict: true,
+            },
+        ]
+        .into_iter()
+        .map(|s| {
+            let r = run(&spec(s, WorkloadKind::Fio)).unwrap();
+            let c = r.counters;
+            format!(
+                "{} {} {} {} {} {} {:.6} {:?} {:?}",
+                c.host_pages,
+                c.read_pages,
+                c.gc_pages,
+                c.erased_blocks,
+                c.victims,
+                r.requests,
+                r.sim_secs,
+                r.read_us,
+                r.write_us
+            )
+        })
+        .collect();
+        assert_eq!(got, GOLDEN, "a seed-fixed result changed");
+    }
+
+    const GOLDEN: [&str; 2] = [
+        "61440 61734 313588 92224 1441 123174 5.249920 [40.031, 196083.711, 287309.823] [960.511, 254148.607, 288096.255]",
+        "61440 61734 200151 63632 1595 123174 3.905400 [720.383, 20365.311, 24920.063] [800.255, 20692.991, 25001.983]",
+    ];
+
     #[test]
     fn gc_interferes_with_reads() {
         let base = Scheme::Baseline {
