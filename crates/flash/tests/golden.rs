@@ -31,7 +31,9 @@ fn golden(spec: &str, cfg: FtlConfig, seed: u64) -> Golden {
         }
         let c0 = f.counters();
         f.reset_far();
-        let lbas: Vec<u32> = (0..2 * n).map(|_| u32::try_from(next()).unwrap()).collect();
+        let lbas: Vec<u32> = (0..2 * n)
+            .map(|_| u32::try_from(next()).expect("LBA below 2^32"))
+            .collect();
         let hints: Vec<u64> = (0u64..)
             .zip(&lbas)
             .map(|(t, &l)| u64::from(l) % 977 + t % 13)

@@ -405,7 +405,7 @@ mod tests {
             let seen = g.peek(p).expect("FIO can be peeked");
             assert_eq!(
                 g.peek((p + 1) % 4).map(|r| r.stream),
-                Some(((p + 1) % 4) as u16)
+                u16::try_from((p + 1) % 4).ok()
             );
             assert_eq!(seen, g.next(p));
             assert_eq!(seen, h.next(p), "peeking draws nothing");
