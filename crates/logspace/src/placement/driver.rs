@@ -282,7 +282,7 @@ impl Placer {
 mod tests {
     use super::*;
     use crate::placement::{Dac, SepGc};
-    use crate::{Greedy, UnitState};
+    use crate::{Greedy, UnitState, UnitView};
 
     fn geo() -> Geometry {
         Geometry {
@@ -331,6 +331,46 @@ mod tests {
             2,
             "a class-0 victim's pages go to class 2"
         );
+    }
+
+    /// The GC prefetch hint follows the victim: SepBIT reads no per-page state for a class-0
+    /// victim (all its pages go to class 2) and does for others; MiDAS only for HOT and
+    /// group 1; a scheme that says nothing is read for every victim.
+    #[test]
+    fn gc_reads_state_follows_the_victim() {
+        let mut space = Space::new(8, 4, Box::new(Greedy::default()));
+        let mut sep = Placer::new(Box::new(crate::placement::SepBit::new(6)), &geo());
+        let mut midas = Placer::new(Box::new(crate::placement::MiDas::new()), &geo());
+        let dac = Placer::new(Box::new(Dac::new(3)), &geo());
+        let mut sealed = |class: u16| {
+            let u = space.open_unit(class).unwrap();
+            space.add_valid(u, 1);
+            space.seal(u);
+            u
+        };
+        let (u0, u1, u2) = (sealed(0), sealed(1), sealed(2));
+        sep.collect(&space, u0, None);
+        assert!(!sep.gc_reads_state(), "SepBIT: class-0 victim");
+        sep.collect(&space, u1, None);
+        assert!(sep.gc_reads_state(), "SepBIT: class-1 victim");
+        for (u, reads) in [(u0, true), (u1, true), (u2, false)] {
+            midas.collect(&space, u, None);
+            assert_eq!(midas.gc_reads_state(), reads, "MiDAS victim of unit {u}");
+        }
+        assert!(dac.gc_reads_state(), "the default");
+    }
+
+    /// The space's view hands out its valid table, entry for entry what `valid` answers.
+    #[test]
+    fn the_view_valid_table_is_the_valid_amounts() {
+        let mut space = Space::new(8, 4, Box::new(Greedy::default()));
+        let u = space.open_unit(0).unwrap();
+        space.add_valid(u, 3);
+        let view = space.view();
+        let t = view.valid_table().expect("the space's view has its table");
+        assert_eq!(t.len(), 8);
+        assert!((0..8u32).all(|i| t[i as usize] == view.valid(i)));
+        assert_eq!(t[u as usize], 3);
     }
 
     #[test]
