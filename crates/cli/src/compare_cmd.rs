@@ -11,13 +11,13 @@ use std::path::PathBuf;
 
 #[derive(Args, Debug)]
 pub struct CompareArgs {
-    /// Engines, comma-separated: nowa-inplace, nowa-oop, sqlite3, postgresql (real engines:
-    /// scripts/install-peers.sh).
+    /// Engines, comma-separated: nowa-inplace, nowa-oop, sqlite3, postgresql, mariadb, rocksdb,
+    /// lmdb (real engines: scripts/install-peers.sh).
     #[arg(
         long,
         value_enum,
         value_delimiter = ',',
-        default_value = "nowa-inplace,nowa-oop,sqlite3,postgresql,mariadb"
+        default_value = "nowa-inplace,nowa-oop,sqlite3,postgresql,mariadb,rocksdb,lmdb"
     )]
     engines: Vec<EngineName>,
     /// ycsb-a (50% reads, 50% updates), ycsb-w (100% updates), tpcc-lite (new-order).

@@ -99,6 +99,9 @@ pub fn available(engine: EngineName) -> Result<(), String> {
                 None => missing("no postgres user"),
             }
         }
+        EngineName::Rocksdb | EngineName::Lmdb => {
+            super::kv::available(engine).or_else(|why| missing(&why))
+        }
         EngineName::Mariadb => {
             let dirs = servers::mariadb_dirs();
             for t in ["mariadb-install-db", "mariadbd", "mariadb", "mariadb-admin"] {
@@ -135,6 +138,12 @@ pub fn setup(engine: EngineName, spec: &Spec) -> String {
         EngineName::Mariadb => format!(
             "MariaDB InnoDB defaults: innodb_flush_log_at_trx_commit=1, doublewrite on, binlog off; buffer pool {mib} MiB"
         ),
+        EngineName::Rocksdb => format!(
+            "RocksDB (rocksdict) defaults: WAL on, leveled compaction, 64 MiB memtable; sync=true per commit (one WriteBatch); block cache {mib} MiB"
+        ),
+        EngineName::Lmdb => {
+            "LMDB defaults: copy-on-write B+tree, fsync at every commit (sync, metasync on); no cache of its own (mmap: the OS page cache)".to_owned()
+        }
     }
 }
 
@@ -171,10 +180,14 @@ pub fn open(
             Ok(Box::new(ClientDriver {
                 client: cl,
                 server: None,
+                after_load: None,
             }))
         }
         EngineName::Postgresql => Ok(Box::new(servers::postgres(target, spec, scratch)?)),
         EngineName::Mariadb => Ok(Box::new(servers::mariadb(target, spec, scratch)?)),
+        EngineName::Rocksdb | EngineName::Lmdb => {
+            Ok(Box::new(super::kv::open(engine, target, spec, scratch)?))
+        }
     }
 }
 
@@ -320,6 +333,8 @@ impl Driver for NowaDriver {
 pub(super) struct ClientDriver {
     pub(super) client: Client,
     pub(super) server: Option<Box<dyn Server>>,
+    /// What makes the load durable when there is no server to say it (kv_driver.py's flush).
+    pub(super) after_load: Option<&'static str>,
 }
 
 impl Driver for ClientDriver {
@@ -332,7 +347,8 @@ impl Driver for ClientDriver {
             self.client.exec(&sql)?;
             k = end;
         }
-        if let Some(sql) = self.server.as_ref().and_then(|s| s.after_load()) {
+        let server = self.server.as_ref().and_then(|s| s.after_load());
+        if let Some(sql) = self.after_load.or(server) {
             self.client.exec(sql)?;
         }
         Ok(())

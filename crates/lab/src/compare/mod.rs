@@ -10,6 +10,7 @@
 pub mod bed;
 pub mod client;
 pub mod engines;
+pub mod kv;
 pub mod servers;
 pub mod stream;
 
@@ -57,6 +58,10 @@ pub enum EngineName {
     Postgresql,
     /// MariaDB with InnoDB (mariadb-install-db, mariadbd, mariadb).
     Mariadb,
+    /// RocksDB (the rocksdict wheel from PyPI, fed by kv_driver.py).
+    Rocksdb,
+    /// LMDB (the lmdb wheel from PyPI, fed by kv_driver.py).
+    Lmdb,
 }
 
 impl EngineName {
@@ -69,6 +74,8 @@ impl EngineName {
             EngineName::Sqlite3 => "sqlite3",
             EngineName::Postgresql => "postgresql",
             EngineName::Mariadb => "mariadb",
+            EngineName::Rocksdb => "rocksdb",
+            EngineName::Lmdb => "lmdb",
         }
     }
 
@@ -80,6 +87,8 @@ impl EngineName {
             EngineName::Sqlite3 => "sqlite3",
             EngineName::Postgresql => "postgresql",
             EngineName::Mariadb => "mariadb",
+            EngineName::Rocksdb => "rocksdb",
+            EngineName::Lmdb => "lmdb",
         }
     }
 }

@@ -100,6 +100,7 @@ pub(super) fn postgres(
     Ok(ClientDriver {
         client,
         server: Some(Box::new(server)),
+        after_load: None,
     })
 }
 
@@ -197,6 +198,7 @@ pub(super) fn mariadb(target: &Target, spec: &Spec, scratch: &Path) -> Result<Cl
     Ok(ClientDriver {
         client,
         server: Some(Box::new(server)),
+        after_load: None,
     })
 }
 
