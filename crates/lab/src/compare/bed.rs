@@ -191,12 +191,46 @@ impl Bed {
         s
     }
 
-    /// Unmounts the file system, detaches the loop device, unmounts the vssd.
+    /// Writes the file system's dirty data and metadata to the vssd (syncfs), so what the
+    /// page cache still holds of a phase is counted in that phase.
+    ///
+    /// # Errors
+    /// syncfs fails.
+    pub fn sync_fs(&self) -> Result<(), Error> {
+        let Some(d) = &self.fs_dir else {
+            return Ok(());
+        };
+        let f = std::fs::File::open(d).map_err(|e| Error::io(d, e))?;
+        // SAFETY: syncfs takes an open descriptor, owned by `f` for the whole call.
+        // Test: tests/compare_cli.rs runs engines on ext4 on a vssd, which calls this.
+        let r = unsafe { libc::syncfs(std::os::fd::AsRawFd::as_raw_fd(&f)) };
+        if r != 0 {
+            return Err(Error::io(d, std::io::Error::last_os_error()));
+        }
+        Ok(())
+    }
+
+    /// Transactions the ext4 journal (jbd2) has committed on the loop device so far; None
+    /// without ext4. Each is a flush and a journal write that a waiting fsync pays for.
+    #[must_use]
+    pub fn journal_commits(&self) -> Option<u64> {
+        let dev = self.loop_dev.as_ref()?.file_name()?.to_str()?.to_owned();
+        let text = std::fs::read_to_string(format!("/proc/fs/jbd2/{dev}-8/info")).ok()?;
+        text.split_whitespace().next()?.parse().ok()
+    }
+
+    /// Unmounts the file system (which writes what it still held), detaches the loop device,
+    /// unmounts the vssd; the vssd's counters after the file system was unmounted.
     ///
     /// # Errors
     /// One of them fails (the rest is still tried when the bed is dropped).
-    pub fn finish(mut self) -> Result<(), Error> {
-        self.teardown()
+    pub fn finish(mut self) -> Result<Snapshot, Error> {
+        if let Some(at) = self.fs_dir.take() {
+            run_tool("umount", Command::new("umount").arg(&at))?;
+        }
+        let closed = self.snapshot();
+        self.teardown()?;
+        Ok(closed)
     }
 
     fn teardown(&mut self) -> Result<(), Error> {

@@ -229,12 +229,9 @@ impl Client {
         for o in ops {
             let _ = match o.kind {
                 Kind::Read => writeln!(cmds, "G {}", o.key),
-                Kind::Update | Kind::Insert => writeln!(
-                    cmds,
-                    "P {} {}",
-                    o.key,
-                    self.literal(&s.value(o.key, o.ver))
-                ),
+                Kind::Update | Kind::Insert => {
+                    writeln!(cmds, "P {} {}", o.key, self.literal(&s.value(o.key, o.ver)))
+                }
             };
         }
         cmds.push('C');

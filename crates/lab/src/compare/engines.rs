@@ -238,17 +238,26 @@ pub(super) fn with_children(pid: u32) -> Vec<u32> {
     v
 }
 
+/// Heap bytes this process's allocations hold now (glibc's mallinfo2, over all arenas).
+fn heap_in_use() -> u64 {
+    // SAFETY: mallinfo2 takes no arguments and returns a struct by value; it only reads the
+    // allocator's own bookkeeping. Test: tests/compare_cli.rs checks nowa's memory is counted.
+    let m = unsafe { libc::mallinfo2() };
+    (m.uordblks as u64).saturating_add(m.hblkhd as u64)
+}
+
 /// nowa's engine in this process, on the vssd's disk or on a file on its file system.
 struct NowaDriver {
     eng: Engine,
     table: TableId,
-    /// This process's PSS before the engine existed (the vssd daemon's share stays out).
+    /// The heap in use before the engine existed. Not PSS: a second engine of the same run
+    /// reuses the pages the first one freed, and its PSS growth was then near 0.
     base: u64,
 }
 
 impl NowaDriver {
     fn open(oop: bool, target: &Target, spec: &Spec) -> Result<NowaDriver, Error> {
-        let base = pss(std::process::id());
+        let base = heap_in_use();
         let opts = FileOptions::default();
         let dev = match target {
             Target::Raw(p) => FileDevice::open(p, &opts),
@@ -321,7 +330,7 @@ impl Driver for NowaDriver {
     }
 
     fn memory(&self) -> u64 {
-        pss(std::process::id()).saturating_sub(self.base)
+        heap_in_use().saturating_sub(self.base)
     }
 
     fn finish(self: Box<Self>) -> Result<(), Error> {

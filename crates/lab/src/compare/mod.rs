@@ -178,6 +178,16 @@ pub struct Measured {
     pub flash_bytes_per_op: f64,
     /// SSD write amplification of the measured phase (None: nothing written).
     pub ssd_waf: Option<f64>,
+    /// Bytes the vssd received from the host from the end of the load until the engine had
+    /// stopped and the file system was unmounted: the measured phase and the writes it left
+    /// behind (dirty pages an engine or the page cache had not written yet).
+    pub host_write_bytes_to_close: u64,
+    /// `host_write_bytes_to_close` per operation.
+    pub device_bytes_per_op_to_close: f64,
+    /// Flash bytes per operation until the engine stopped and the file system was unmounted.
+    pub flash_bytes_per_op_to_close: f64,
+    /// ext4 journal (jbd2) commits in the measured phase (None: not ext4).
+    pub journal_commits: Option<u64>,
     /// Memory of the engine's processes at the end (PSS; in-process nowa: the growth of
     /// this process's PSS since before the engine was created).
     pub memory_bytes: u64,
@@ -346,38 +356,77 @@ fn run_one(
     let mut d = engines::open(engine, &bed.target(), spec, scratch.path())?;
     let t = Instant::now();
     d.load(stream)?;
+    // What the file system still holds of the load is written now, not in the measured phase.
+    bed.sync_fs()?;
     let load_secs = t.elapsed().as_secs_f64();
     let before = bed.snapshot();
+    let journal_before = bed.journal_commits();
     assert!(
         before.host_write_bytes > 0,
         "the load reached the device (else the engine is not on the vssd)"
     );
     let (lat, secs) = measured_phase(d.as_mut(), stream, progress)?;
-    let done = lat.len();
     let after = bed.snapshot();
+    let journal = bed
+        .journal_commits()
+        .zip(journal_before)
+        .map(|(a, b)| a.saturating_sub(b));
     let memory_bytes = d.memory();
     d.finish()?;
-    bed.finish()?;
-    assert!(
-        after.host_write_bytes >= before.host_write_bytes,
-        "counters only grow"
-    );
-    let host = after.host_write_bytes - before.host_write_bytes;
-    assert!(
-        after.media_write_bytes >= before.media_write_bytes,
-        "counters only grow"
-    );
-    assert!(
-        after.host_read_bytes >= before.host_read_bytes,
-        "counters only grow"
-    );
-    let media = after.media_write_bytes - before.media_write_bytes;
+    let closed = bed.finish()?;
+    Ok(figures(
+        Window {
+            before,
+            after,
+            closed,
+        },
+        lat,
+        secs,
+        load_secs,
+        journal,
+        memory_bytes,
+    ))
+}
+
+/// The vssd's counters around the measured phase.
+struct Window {
+    /// After the load (made durable, and the file system synced).
+    before: nowa_vssd::Snapshot,
+    /// After the last operation.
+    after: nowa_vssd::Snapshot,
+    /// After the engine stopped and the file system was unmounted.
+    closed: nowa_vssd::Snapshot,
+}
+
+/// Bytes counter `f` grew by from `a` to `b` (counters only grow).
+fn grew(
+    a: &nowa_vssd::Snapshot,
+    b: &nowa_vssd::Snapshot,
+    f: fn(&nowa_vssd::Snapshot) -> u64,
+) -> u64 {
+    assert!(f(b) >= f(a), "counters only grow");
+    f(b) - f(a)
+}
+
+fn figures(
+    w: Window,
+    lat: hdrhistogram::Histogram<u64>,
+    secs: f64,
+    load_secs: f64,
+    journal_commits: Option<u64>,
+    memory_bytes: u64,
+) -> Measured {
+    let done = lat.len();
+    let host = grew(&w.before, &w.after, |s| s.host_write_bytes);
+    let media = grew(&w.before, &w.after, |s| s.media_write_bytes);
+    let host_close = grew(&w.before, &w.closed, |s| s.host_write_bytes);
+    let media_close = grew(&w.before, &w.closed, |s| s.media_write_bytes);
+    assert!(host_close >= host, "closing only adds writes");
     #[expect(clippy::cast_precision_loss, reason = "byte and op counts as ratios")]
     let per_op = |b: u64| b as f64 / done.max(1) as f64;
     #[expect(clippy::cast_precision_loss, reason = "an op count over seconds")]
     let ops_per_sec = done as f64 / secs.max(1e-9);
-    assert!(lat.len() == done, "a latency per operation");
-    Ok(Measured {
+    Measured {
         load_secs,
         ops: done,
         secs,
@@ -386,12 +435,16 @@ fn run_one(
         p99_us: lat.value_at_quantile(0.99),
         host_write_bytes: host,
         media_write_bytes: media,
-        host_read_bytes: after.host_read_bytes - before.host_read_bytes,
+        host_read_bytes: grew(&w.before, &w.after, |s| s.host_read_bytes),
         device_bytes_per_op: per_op(host),
         flash_bytes_per_op: per_op(media),
         ssd_waf: nowa_units::waf(media / 4096, host.div_ceil(4096)),
+        host_write_bytes_to_close: host_close,
+        device_bytes_per_op_to_close: per_op(host_close),
+        flash_bytes_per_op_to_close: per_op(media_close),
+        journal_commits,
         memory_bytes,
-    })
+    }
 }
 
 /// Runs the stream's transactions on `d` (until Ctrl-C); their latencies and the seconds.
@@ -429,8 +482,16 @@ fn measured_phase(
 pub fn table(r: &CompareResult) -> String {
     use std::fmt::Write as _;
     let mut s = format!(
-        "{:<13} {:>12} {:>8} {:>12} {:>10} {:>10} {:>11} {:>8}\n",
-        "engine", "device B/op", "SSD WAF", "flash B/op", "ops/s", "p99 us", "memory MiB", "load s"
+        "{:<13} {:>12} {:>8} {:>12} {:>12} {:>10} {:>10} {:>11} {:>8}\n",
+        "engine",
+        "device B/op",
+        "SSD WAF",
+        "flash B/op",
+        "+close B/op",
+        "ops/s",
+        "p99 us",
+        "memory MiB",
+        "load s"
     );
     for row in &r.rows {
         assert!(!row.setup.is_empty(), "every row states its setup");
@@ -442,12 +503,13 @@ pub fn table(r: &CompareResult) -> String {
         let mib = m.memory_bytes as f64 / f64::from(1 << 20);
         let _ = writeln!(
             s,
-            "{:<13} {:>12.0} {:>8} {:>12.0} {:>10.0} {:>10} {:>11.1} {:>8.1}",
+            "{:<13} {:>12.0} {:>8} {:>12.0} {:>12.0} {:>10.0} {:>10} {:>11.1} {:>8.1}",
             row.engine.name(),
             m.device_bytes_per_op,
             m.ssd_waf
                 .map_or_else(|| "-".to_owned(), |w| format!("{w:.2}")),
             m.flash_bytes_per_op,
+            m.device_bytes_per_op_to_close,
             m.ops_per_sec,
             m.p99_us,
             mib,
@@ -482,6 +544,8 @@ pub fn write_csv(rep: &Report<CompareResult>, path: &std::path::Path) -> Result<
         "device_bytes_per_op",
         "ssd_waf",
         "flash_bytes_per_op",
+        "device_bytes_per_op_to_close",
+        "journal_commits",
         "ops_per_sec",
         "p50_us",
         "p99_us",
@@ -499,6 +563,11 @@ pub fn write_csv(rep: &Report<CompareResult>, path: &std::path::Path) -> Result<
             f(&|m| format!("{:.1}", m.device_bytes_per_op)),
             f(&|m| m.ssd_waf.map_or_else(String::new, |w| format!("{w:.4}"))),
             f(&|m| format!("{:.1}", m.flash_bytes_per_op)),
+            f(&|m| format!("{:.1}", m.device_bytes_per_op_to_close)),
+            f(&|m| {
+                m.journal_commits
+                    .map_or_else(String::new, |j| j.to_string())
+            }),
             f(&|m| format!("{:.1}", m.ops_per_sec)),
             f(&|m| m.p50_us.to_string()),
             f(&|m| m.p99_us.to_string()),
