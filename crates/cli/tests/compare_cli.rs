@@ -249,3 +249,75 @@ fn rocksdb_and_lmdb_run_the_stream_through_their_driver() {
         .expect("setup")
         .contains("fsync at every commit"));
 }
+
+#[test]
+fn a_compare_result_runs_again_through_nowa_run() {
+    let name = "a_compare_result_runs_again_through_nowa_run";
+    if cannot_run(name, &[]) {
+        return;
+    }
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let work = tmp.path().to_str().expect("utf-8");
+    let args = [
+        "compare",
+        "--engines",
+        "nowa-inplace,nowa-oop",
+        "--fs",
+        "raw",
+        "--workload",
+        "ycsb-w",
+        "--records",
+        "3000",
+        "--ops",
+        "300",
+        "--capacity",
+        "128MiB",
+        "--memory",
+        "8MiB",
+        "--seed",
+        "9",
+        "--work",
+        work,
+        "--json",
+    ];
+    let first = nowa(&args);
+    assert!(
+        first.status.success(),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    let result = tmp.path().join("result.json");
+    std::fs::write(&result, &first.stdout).expect("write");
+    let again = nowa(&["run", result.to_str().expect("utf-8"), "--json", "--quiet"]);
+    assert!(
+        again.status.success(),
+        "{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
+    let a: serde_json::Value = serde_json::from_slice(&first.stdout).expect("JSON");
+    let b: serde_json::Value = serde_json::from_slice(&again.stdout).expect("JSON");
+    assert_eq!(b["nowa"]["command"], "compare");
+    assert_eq!(a["nowa"]["spec"], b["nowa"]["spec"], "the same spec ran");
+    for (ra, rb) in a["rows"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .zip(b["rows"].as_array().expect("rows"))
+    {
+        // nowa's engines on the raw disk write the same bytes for the same stream.
+        assert_eq!(
+            ra["measured"]["host_write_bytes"], rb["measured"]["host_write_bytes"],
+            "{ra} / {rb}"
+        );
+    }
+    // A bad value in the result's spec is refused naming the field, exit 2.
+    let bad = String::from_utf8_lossy(&first.stdout).replace("\"records\": 3000", "\"records\": 0");
+    std::fs::write(&result, bad).expect("write");
+    let out = nowa(&["run", result.to_str().expect("utf-8")]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("records"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -94,7 +94,7 @@ impl EngineName {
 }
 
 /// One comparison, every value resolved.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Spec {
     /// The engines, in the order they run.
@@ -227,19 +227,57 @@ impl CompareResult {
     }
 }
 
+impl Spec {
+    /// Checks every value as the flags' parsers would (a job file or a result run again by
+    /// `nowa run` is checked as `nowa compare`'s flags are): one line naming the field.
+    ///
+    /// # Errors
+    /// [`Error::Usage`].
+    pub fn check(&self) -> Result<(), Error> {
+        let bad = |field: &str, why: String| Err(Error::Usage(format!("{field}: {why}")));
+        if self.engines.is_empty() {
+            return bad("engines", "no engine".into());
+        }
+        let mut seen = self.engines.clone();
+        seen.sort_by_key(|e| e.name());
+        seen.dedup();
+        if seen.len() != self.engines.len() {
+            return bad("engines", "an engine is named twice".into());
+        }
+        let ranges: [(&str, u64, u64, u64); 5] = [
+            ("records", self.records, 1, 1 << 32),
+            ("ops", self.ops, 1, 1 << 32),
+            ("value_size", self.value_size as u64, 1, 2000),
+            ("memory", self.memory, 1 << 20, 1 << 40),
+            ("capacity", self.capacity, 64 << 20, 1 << 40),
+        ];
+        for (field, v, lo, hi) in ranges {
+            if !(lo..=hi).contains(&v) {
+                return bad(field, format!("{v} is not in [{lo}, {hi}]"));
+            }
+        }
+        if self.capacity % 4096 != 0 {
+            return bad(
+                "capacity",
+                format!("{} is not a multiple of 4 KiB", self.capacity),
+            );
+        }
+        if !(self.op > 0.0 && self.op <= 10.0) {
+            return bad("op", format!("{} is not in (0, 10]", self.op));
+        }
+        if !self.work.is_dir() {
+            return bad("work", format!("{}: not a directory", self.work.display()));
+        }
+        Ok(())
+    }
+}
+
 /// Refuses a spec that cannot run here: one line naming the flag.
 ///
 /// # Errors
 /// [`Error::Usage`].
 pub fn check(spec: &Spec) -> Result<(), Error> {
-    if spec.engines.is_empty() {
-        return Err(Error::Usage("--engines: no engine".into()));
-    }
-    if spec.records == 0 || spec.ops == 0 {
-        return Err(Error::Usage(
-            "--records and --ops must be at least 1".into(),
-        ));
-    }
+    spec.check()?;
     if spec.fs == Fs::Raw {
         if let Some(e) = spec.engines.iter().find(|e| e.install_name() != "") {
             return Err(Error::Usage(format!(
