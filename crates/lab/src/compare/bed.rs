@@ -6,7 +6,7 @@ use super::{Fs, Spec};
 use crate::Error;
 use nowa_device::{SimConfig, SimMode};
 use nowa_vssd::{control, Backing, Disk, DiskSpec, Snapshot};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 use std::sync::Arc;
 
@@ -48,17 +48,6 @@ pub(crate) fn run_tool(what: &'static str, cmd: &mut Command) -> Result<String, 
         return Err(failed(what, format!("{cmd:?}: {err}")));
     }
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
-}
-
-/// Free bytes of the file system holding `p`.
-fn free_bytes(p: &Path) -> Option<u64> {
-    let c = std::ffi::CString::new(p.as_os_str().as_encoded_bytes()).ok()?;
-    // SAFETY: statvfs reads a NUL-terminated path that lives across the call and fills one
-    // zeroed struct owned here. Test: tests/compare_cli.rs runs nowa on ext4 on a vssd.
-    let mut s: libc::statvfs = unsafe { std::mem::zeroed() };
-    // SAFETY: as above.
-    let r = unsafe { libc::statvfs(c.as_ptr(), &raw mut s) };
-    (r == 0).then(|| s.f_bavail.saturating_mul(s.f_frsize))
 }
 
 impl Bed {
@@ -169,7 +158,7 @@ impl Bed {
     #[must_use]
     pub fn target(&self) -> Target {
         match &self.fs_dir {
-            Some(d) => Target::Dir(d.clone(), free_bytes(d).unwrap_or(0)),
+            Some(d) => Target::Dir(d.clone(), control::free_bytes(d).unwrap_or(0)),
             None => {
                 assert!(self.loop_dev.is_none(), "raw: no loop device");
                 Target::Raw(self.dir.join("disk"))
