@@ -298,7 +298,7 @@ pub enum Stopped {
     /// Unmounted cleanly.
     Unmounted {
         /// The counters just before the unmount.
-        last: Snapshot,
+        last: Box<Snapshot>,
         /// Loop devices detached first.
         detached: Vec<PathBuf>,
         /// Whether the daemon exited within 10 s of the unmount.
@@ -322,7 +322,7 @@ pub fn stop(dir: &Path) -> Result<Stopped> {
         return Ok(Stopped::DaemonGone);
     };
     let detached = detach_loops(dir, s.files)?;
-    let last = read_stats(dir).unwrap_or(s);
+    let last = Box::new(read_stats(dir).unwrap_or(s));
     unmount(dir, false)?;
     let exited = wait_for_exit(last.pid, Duration::from_secs(10));
     Ok(Stopped::Unmounted {
