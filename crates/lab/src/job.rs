@@ -79,6 +79,7 @@ impl Job {
             Job::Compare(s) => {
                 // Progress over all engines: engine i's n-th operation of `ops` each.
                 let total = s.ops * s.engines.len() as u64;
+                assert!(total > 0, "a checked spec has engines and ops");
                 let each = |i: usize, n: u64| {
                     if let Some(p) = progress {
                         p(i as u64 * s.ops + n, total);

@@ -237,6 +237,9 @@ pub fn free_bytes(p: &Path) -> Option<u64> {
 ///
 /// # Errors
 /// [`VssdError::AlreadyMounted`], [`VssdError::NotEmpty`], or it cannot be created or read.
+///
+/// # Panics
+/// On a broken invariant (a bug): the assertions state them.
 pub fn prepare_mount_point(dir: &Path, force: bool) -> Result<()> {
     if is_mounted(dir) {
         return Err(VssdError::AlreadyMounted {
@@ -244,7 +247,9 @@ pub fn prepare_mount_point(dir: &Path, force: bool) -> Result<()> {
         });
     }
     if !dir.exists() {
-        return std::fs::create_dir(dir).map_err(|e| io(dir, e));
+        std::fs::create_dir(dir).map_err(|e| io(dir, e))?;
+        assert!(dir.is_dir(), "the mount point was just made");
+        return Ok(());
     }
     let mut entries = std::fs::read_dir(dir).map_err(|e| io(dir, e))?;
     if entries.next().is_some() && !force {
@@ -256,13 +261,22 @@ pub fn prepare_mount_point(dir: &Path, force: bool) -> Result<()> {
 }
 
 /// The names of a vssd's disk files: `disk`, or `disk0 .. disk{N-1}`.
+///
+/// # Panics
+/// On a broken invariant (a bug): the assertions state them.
 #[must_use]
 pub fn disk_names(files: u16) -> Vec<String> {
-    if files <= 1 {
+    let names: Vec<String> = if files <= 1 {
         vec!["disk".to_owned()]
     } else {
         (0..files).map(|i| format!("disk{i}")).collect()
-    }
+    };
+    assert_eq!(
+        names.len(),
+        usize::from(files.max(1)),
+        "a name per disk file"
+    );
+    names
 }
 
 /// Detaches the loop devices over the vssd's disk files; refuses one that is still mounted.
@@ -270,6 +284,9 @@ pub fn disk_names(files: u16) -> Vec<String> {
 ///
 /// # Errors
 /// [`VssdError::LoopInUse`], or losetup fails.
+///
+/// # Panics
+/// On a broken invariant (a bug): the assertions state them.
 pub fn detach_loops(dir: &Path, files: u16) -> Result<Vec<PathBuf>> {
     let mut done = Vec::new();
     for file in disk_names(files) {
@@ -282,6 +299,7 @@ pub fn detach_loops(dir: &Path, files: u16) -> Result<Vec<PathBuf>> {
                     at,
                 });
             }
+            assert!(dev.starts_with("/dev"), "losetup -j lists devices");
             detach(&dev)?;
             done.push(dev);
         }
@@ -311,6 +329,9 @@ pub enum Stopped {
 ///
 /// # Errors
 /// [`VssdError::NotMounted`], [`VssdError::LoopInUse`], or the unmount fails.
+///
+/// # Panics
+/// On a broken invariant (a bug): the assertions state them.
 pub fn stop(dir: &Path) -> Result<Stopped> {
     if !is_mounted(dir) {
         return Err(VssdError::NotMounted {
@@ -323,6 +344,7 @@ pub fn stop(dir: &Path) -> Result<Stopped> {
     };
     let detached = detach_loops(dir, s.files)?;
     let last = Box::new(read_stats(dir).unwrap_or(s));
+    assert!(last.pid > 0, "a live daemon reported its pid");
     unmount(dir, false)?;
     let exited = wait_for_exit(last.pid, Duration::from_secs(10));
     Ok(Stopped::Unmounted {
@@ -336,6 +358,9 @@ pub fn stop(dir: &Path) -> Result<Stopped> {
 ///
 /// # Errors
 /// [`VssdError::NotMounted`], [`VssdError::NotADisk`], or losetup fails.
+///
+/// # Panics
+/// On a broken invariant (a bug): the assertions state them.
 pub fn attach_disk(dir: &Path, file: &str) -> Result<PathBuf> {
     if !is_mounted(dir) {
         return Err(VssdError::NotMounted {
@@ -343,6 +368,10 @@ pub fn attach_disk(dir: &Path, file: &str) -> Result<PathBuf> {
         });
     }
     let path = dir.join(file);
+    assert!(
+        path.starts_with(dir),
+        "a disk of this vssd, nothing outside it"
+    );
     if !path.is_file() {
         return Err(VssdError::NotADisk {
             file: file.to_owned(),

@@ -201,9 +201,16 @@ impl Bed {
 
     /// Transactions the ext4 journal (jbd2) has committed on the loop device so far; None
     /// without ext4. Each is a flush and a journal write that a waiting fsync pays for.
+    ///
+    /// # Panics
+    /// On a broken invariant (a bug): the assertions state them.
     #[must_use]
     pub fn journal_commits(&self) -> Option<u64> {
         let dev = self.loop_dev.as_ref()?.file_name()?.to_str()?.to_owned();
+        assert!(
+            dev.starts_with("loop"),
+            "the bed's file system is on a loop device"
+        );
         let text = std::fs::read_to_string(format!("/proc/fs/jbd2/{dev}-8/info")).ok()?;
         text.split_whitespace().next()?.parse().ok()
     }

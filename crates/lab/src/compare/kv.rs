@@ -56,8 +56,10 @@ pub(super) fn open(
         "a key-value engine"
     );
     let dir = fs_dir(target, engine)?.join(engine.name());
+    assert!(!dir.exists(), "a fresh file system");
     std::fs::create_dir(&dir).map_err(|e| Error::io(&dir, e))?;
     let script = scratch.join("kv_driver.py");
+    assert!(!script.starts_with(&dir), "the driver stays off the vssd");
     std::fs::write(&script, DRIVER).map_err(|e| Error::io(&script, e))?;
     // LMDB's map (the largest its file may grow): the space the file system has, less a tenth
     // for its metadata, as nowa's file.
@@ -67,6 +69,10 @@ pub(super) fn open(
     };
     let map = free / 10 * 9 / 4096 * 4096;
     assert!(map > 0, "a file system with free space");
+    assert!(
+        map % 4096 == 0 && map < free,
+        "LMDB's map: whole pages that fit"
+    );
     let mut c = Command::new("python3");
     c.arg(&script)
         .arg(engine.name())

@@ -233,6 +233,9 @@ impl Spec {
     ///
     /// # Errors
     /// [`Error::Usage`].
+    ///
+    /// # Panics
+    /// On a broken invariant (a bug): the assertions state them.
     pub fn check(&self) -> Result<(), Error> {
         let bad = |field: &str, why: String| Err(Error::Usage(format!("{field}: {why}")));
         if self.engines.is_empty() {
@@ -268,6 +271,10 @@ impl Spec {
         if !self.work.is_dir() {
             return bad("work", format!("{}: not a directory", self.work.display()));
         }
+        assert!(
+            self.capacity >= 64 << 20 && self.capacity % 4096 == 0,
+            "checked above"
+        );
         Ok(())
     }
 }
@@ -460,6 +467,8 @@ fn figures(
     let host_close = grew(&w.before, &w.closed, |s| s.host_write_bytes);
     let media_close = grew(&w.before, &w.closed, |s| s.media_write_bytes);
     assert!(host_close >= host, "closing only adds writes");
+    assert!(media_close >= media, "closing only adds flash programs");
+    assert!(lat.len() == done, "a latency per operation");
     #[expect(clippy::cast_precision_loss, reason = "byte and op counts as ratios")]
     let per_op = |b: u64| b as f64 / done.max(1) as f64;
     #[expect(clippy::cast_precision_loss, reason = "an op count over seconds")]
