@@ -1,8 +1,8 @@
 //! `nowa compare`: flags to a [`Spec`], then the table, CSV and JSON of nowa-lab's
 //! comparison (every engine on a fresh virtual SSD, one operation stream; docs/compare.md).
 
+use crate::lab_error;
 use crate::resources::{check_memory, check_new_output};
-use crate::{lab_error, usage};
 use anyhow::Result;
 use clap::Args;
 use nowa_lab::compare::{self, EngineName, Fs, Spec, Workload};
@@ -11,13 +11,13 @@ use std::path::PathBuf;
 
 #[derive(Args, Debug)]
 pub struct CompareArgs {
-    /// Engines, comma-separated: nowa-inplace, nowa-oop, sqlite3, postgresql (real engines:
-    /// scripts/install-peers.sh).
+    /// Engines, comma-separated: nowa-inplace, nowa-oop, sqlite3, postgresql, mariadb, rocksdb,
+    /// lmdb (real engines: scripts/install-peers.sh).
     #[arg(
         long,
         value_enum,
         value_delimiter = ',',
-        default_value = "nowa-inplace,nowa-oop,sqlite3,postgresql,mariadb"
+        default_value = "nowa-inplace,nowa-oop,sqlite3,postgresql,mariadb,rocksdb,lmdb"
     )]
     engines: Vec<EngineName>,
     /// ycsb-a (50% reads, 50% updates), ycsb-w (100% updates), tpcc-lite (new-order).
@@ -48,7 +48,7 @@ pub struct CompareArgs {
     #[arg(long, default_value_t = 42)]
     seed: u64,
     /// Directory the vssds are mounted in (a fresh temporary directory each).
-    #[arg(long, default_value = "/tmp", value_name = "DIR")]
+    #[arg(long, default_value = "/tmp", value_name = "DIR", value_parser = existing_dir)]
     work: PathBuf,
     /// Print the result as JSON (with the run's identity).
     #[arg(long)]
@@ -61,13 +61,17 @@ pub struct CompareArgs {
     force: bool,
 }
 
-fn spec(a: &CompareArgs) -> Result<Spec> {
-    if !a.work.is_dir() {
-        return Err(usage(format!(
-            "--work {}: not a directory",
-            a.work.display()
-        )));
+/// `--work`: an existing directory.
+fn existing_dir(s: &str) -> Result<PathBuf, String> {
+    let p = PathBuf::from(s);
+    if p.is_dir() {
+        Ok(p)
+    } else {
+        Err(format!("{s}: not a directory"))
     }
+}
+
+fn spec(a: &CompareArgs) -> Result<Spec> {
     let capacity = a
         .capacity
         .unwrap_or_else(|| Spec::auto_capacity(a.workload, a.records, a.ops, a.value_size));
@@ -79,10 +83,13 @@ fn spec(a: &CompareArgs) -> Result<Spec> {
     if let Some(p) = &a.csv {
         check_new_output("--csv", p, a.force)?;
     }
-    let mut engines = a.engines.clone();
-    engines.dedup();
-    assert!(!engines.is_empty(), "clap requires at least one engine");
-    assert!(capacity % 4096 == 0, "a whole number of pages");
+    // Each engine once, in the order first named.
+    let mut engines = Vec::new();
+    for e in &a.engines {
+        if !engines.contains(e) {
+            engines.push(*e);
+        }
+    }
     Ok(Spec {
         engines,
         workload: a.workload,

@@ -51,6 +51,7 @@ pub fn run(a: RunArgs) -> Result<()> {
     let id = match &out {
         JobOutcome::Sim(sim) => sim.identity(),
         JobOutcome::Ycsb(y) => &y.nowa,
+        JobOutcome::Compare(c) => &c.nowa,
     };
     assert_eq!(
         id.command,
@@ -65,6 +66,7 @@ pub fn run(a: RunArgs) -> Result<()> {
                 nowa_bench::ycsb::write_ticks_csv(&y.result.result.ticks, file)
                     .with_context(|| format!("writing {}", path.display()))?;
             }
+            JobOutcome::Compare(c) => nowa_lab::compare::write_csv(c, path).map_err(lab_error)?,
         }
     }
     if a.json {
@@ -73,6 +75,7 @@ pub fn run(a: RunArgs) -> Result<()> {
         match &out {
             JobOutcome::Sim(sim) => print!("{}", sim.summary()),
             JobOutcome::Ycsb(y) => print!("{}", nowa_bench::ycsb::summary(&y.result.result)),
+            JobOutcome::Compare(c) => print!("{}", nowa_lab::compare::table(&c.result)),
         }
     }
     if Cancel.requested() {

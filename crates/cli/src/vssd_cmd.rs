@@ -15,7 +15,6 @@ use nowa_units::Bytes;
 use nowa_vssd::{control, Backing, Disk, DiskSpec, VssdError};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
 
 #[derive(Args, Debug)]
 pub struct VssdArgs {
@@ -133,43 +132,19 @@ fn classify(e: VssdError) -> anyhow::Error {
         VssdError::Device(DeviceError::SimConfig { what }) => usage(format!("--sim-mode: {what}")),
         e @ VssdError::BackingTooLarge { .. } => usage(format!("--backing: {e}")),
         e @ VssdError::Split { .. } => usage(format!("--files: {e}")),
+        e @ (VssdError::NotMounted { .. } | VssdError::LoopInUse { .. }) => usage(e.to_string()),
         e => anyhow::Error::new(e),
     }
 }
 
-/// An absolute form of `p` that does not need `p` to exist (its parent must).
-fn absolute(p: &Path) -> PathBuf {
-    let parent = match p.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    let name = p.file_name().map_or_else(PathBuf::new, PathBuf::from);
-    parent
-        .canonicalize()
-        .map_or_else(|_| p.to_path_buf(), |d| d.join(name))
-}
-
 /// DIR: an existing empty directory (or created now), not already a vssd.
 fn check_dir(dir: &Path, force: bool) -> Result<()> {
-    if control::is_mounted(dir) {
-        return Err(usage(format!(
-            "--dir {}: a vssd is mounted there (nowa vssd stop {0})",
-            dir.display()
-        )));
-    }
-    if !dir.exists() {
-        return std::fs::create_dir(dir)
-            .map_err(|e| usage(format!("--dir {}: cannot create it: {e}", dir.display())));
-    }
-    let mut entries =
-        std::fs::read_dir(dir).map_err(|e| usage(format!("--dir {}: {e}", dir.display())))?;
-    if entries.next().is_some() && !force {
-        return Err(usage(format!(
-            "--dir {}: not empty (pass --force to mount over it; its files are hidden, not touched)",
-            dir.display()
-        )));
-    }
-    Ok(())
+    control::prepare_mount_point(dir, force).map_err(|e| match e {
+        e @ (VssdError::AlreadyMounted { .. } | VssdError::NotEmpty { .. }) => {
+            usage(format!("--dir {e}"))
+        }
+        e => usage(format!("--dir {}: cannot create it: {e}", dir.display())),
+    })
 }
 
 /// `--backing`: mem, or a file outside DIR that does not exist yet (or --force).
@@ -178,7 +153,7 @@ fn backing(a: &ServeArgs) -> Result<Backing> {
         return Ok(Backing::Mem);
     }
     let p = PathBuf::from(&a.backing);
-    if absolute(&p).starts_with(absolute(&a.dir)) {
+    if control::absolute(&p).starts_with(control::absolute(&a.dir)) {
         return Err(usage(format!(
             "--backing {}: inside --dir, which the mount hides",
             p.display()
@@ -212,18 +187,6 @@ fn sim_config(a: &ServeArgs) -> Result<SimConfig> {
     Ok(cfg)
 }
 
-/// Free bytes of the file system holding `p`.
-fn free_bytes(p: &Path) -> Option<u64> {
-    let c = std::ffi::CString::new(p.as_os_str().as_encoded_bytes()).ok()?;
-    // SAFETY: statvfs reads a NUL-terminated path that lives across the call and fills one
-    // zeroed struct owned here. Test: tests/vssd_cli.rs refuses a backing file larger than
-    // the free disk space.
-    let mut s: libc::statvfs = unsafe { std::mem::zeroed() };
-    // SAFETY: as above.
-    let r = unsafe { libc::statvfs(c.as_ptr(), &raw mut s) };
-    (r == 0).then(|| s.f_bavail.saturating_mul(s.f_frsize))
-}
-
 /// Memory for the FTL (and the data, in memory), disk space for a backing file.
 fn check_resources(cfg: &SimConfig, back: &Backing) -> Result<()> {
     let l = cfg
@@ -246,11 +209,11 @@ fn check_resources(cfg: &SimConfig, back: &Backing) -> Result<()> {
             let used = std::fs::metadata(p).map_or(0, |m| {
                 std::os::unix::fs::MetadataExt::blocks(&m).saturating_mul(512)
             });
-            let dir = absolute(p)
+            let dir = control::absolute(p)
                 .parent()
                 .map(Path::to_path_buf)
                 .unwrap_or_default();
-            match free_bytes(&dir) {
+            match control::free_bytes(&dir) {
                 Some(free) if free.saturating_add(used) < capacity => Err(usage(format!(
                     "--capacity {}: the backing file may grow to it, but {} has {} free",
                     Bytes(capacity),
@@ -356,71 +319,37 @@ fn stats(a: &StatsArgs) -> Result<()> {
     Ok(())
 }
 
-/// Detaches the loop devices over DIR's disk files; refuses one that is still mounted.
-fn detach_loops(dir: &Path, files: u16) -> Result<()> {
-    let names: Vec<String> = if files <= 1 {
-        vec!["disk".to_owned()]
-    } else {
-        (0..files).map(|i| format!("disk{i}")).collect()
-    };
-    for n in names {
-        for dev in control::loop_devices_of(&dir.join(&n)) {
-            if let Some(at) = control::mount_point_of(&dev) {
-                return Err(usage(format!(
-                    "{}: {} over {n} is mounted at {}: unmount it first",
-                    dir.display(),
-                    dev.display(),
-                    at.display()
-                )));
+fn stop(dir: &Path) -> Result<()> {
+    match control::stop(dir).map_err(classify)? {
+        control::Stopped::DaemonGone => println!(
+            "nowa vssd: {}: the daemon was gone; its mount is removed (its counters died with it)",
+            dir.display()
+        ),
+        control::Stopped::Unmounted {
+            last,
+            detached,
+            exited,
+        } => {
+            for dev in detached {
+                eprintln!("nowa vssd: detached {}", dev.display());
             }
-            control::detach(&dev).map_err(anyhow::Error::new)?;
-            eprintln!("nowa vssd: detached {}", dev.display());
+            if !exited {
+                eprintln!(
+                    "nowa vssd: unmounted; daemon {} has not exited after 10 s",
+                    last.pid
+                );
+            }
+            print!("{}", last.summary());
         }
     }
     Ok(())
 }
 
-fn stop(dir: &Path) -> Result<()> {
-    if !control::is_mounted(dir) {
-        return Err(usage(format!(
-            "{}: no vssd is mounted there",
-            dir.display()
-        )));
-    }
-    let Ok(s) = control::read_stats(dir) else {
-        // The daemon is gone (killed): only the mount is left.
-        control::unmount(dir, true).map_err(anyhow::Error::new)?;
-        println!(
-            "nowa vssd: {}: the daemon was gone; its mount is removed (its counters died with it)",
-            dir.display()
-        );
-        return Ok(());
-    };
-    detach_loops(dir, s.files)?;
-    let last = control::read_stats(dir).unwrap_or(s);
-    control::unmount(dir, false).map_err(anyhow::Error::new)?;
-    if !control::wait_for_exit(last.pid, Duration::from_secs(10)) {
-        eprintln!(
-            "nowa vssd: unmounted; daemon {} has not exited after 10 s",
-            last.pid
-        );
-    }
-    print!("{}", last.summary());
-    Ok(())
-}
-
 fn attach(a: &AttachArgs) -> Result<()> {
-    if !control::is_mounted(&a.dir) {
-        return Err(usage(format!(
-            "{}: no vssd is mounted there",
-            a.dir.display()
-        )));
-    }
-    let file = a.dir.join(&a.file);
-    if !file.is_file() {
-        return Err(usage(format!("--file {}: not a disk of this vssd", a.file)));
-    }
-    let dev = control::attach(&file).map_err(anyhow::Error::new)?;
+    let dev = control::attach_disk(&a.dir, &a.file).map_err(|e| match e {
+        e @ VssdError::NotADisk { .. } => usage(format!("--file {e}")),
+        e => classify(e),
+    })?;
     println!("{}", dev.display());
     Ok(())
 }

@@ -95,6 +95,8 @@ fn nowa_and_sqlite3_on_ext4_on_fresh_vssds_one_stream() {
         "--json",
         "--csv",
         csv.to_str().expect("utf-8"),
+        "--work",
+        tmp.path().to_str().expect("utf-8"),
     ];
     let out = nowa(&args);
     let err = String::from_utf8_lossy(&out.stderr);
@@ -125,9 +127,10 @@ fn nowa_and_sqlite3_on_ext4_on_fresh_vssds_one_stream() {
     assert!(lines[1].starts_with("engine,status,device_bytes_per_op"));
     assert_eq!(lines.len(), 5, "{text}");
     assert!(lines[4].starts_with("sqlite3,ok,"), "{}", lines[4]);
-    // Nothing is left mounted or attached.
+    // Nothing is left mounted or attached (under this run's --work: other tests run beside).
     let mounts = std::fs::read_to_string("/proc/self/mountinfo").expect("mountinfo");
-    assert!(!mounts.contains("nowa-compare-"), "a mount was left behind");
+    let work = tmp.path().to_str().expect("utf-8");
+    assert!(!mounts.contains(work), "a mount was left behind");
 }
 
 #[test]
@@ -181,4 +184,140 @@ fn an_engine_that_is_not_installed_is_reported_not_skipped() {
         .find(|l| l.starts_with("nowa-inplace "))
         .expect("a nowa row");
     assert!(!nowa_row.contains("not installed"), "{stdout}");
+}
+
+/// Whether python3 can import `module` (the wheels scripts/install-peers.sh installs).
+fn python_has(module: &str) -> bool {
+    Command::new("python3")
+        .args(["-c", &format!("import {module}")])
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+#[test]
+fn rocksdb_and_lmdb_run_the_stream_through_their_driver() {
+    let name = "rocksdb_and_lmdb_run_the_stream_through_their_driver";
+    if cannot_run(name, &["python3"]) {
+        return;
+    }
+    if !python_has("rocksdict") || !python_has("lmdb") {
+        println!("SKIPPED {name}: the rocksdict or lmdb wheel is not installed (scripts/install-peers.sh rocksdb lmdb)");
+        return;
+    }
+    let args = [
+        "compare",
+        "--engines",
+        "rocksdb,lmdb",
+        "--workload",
+        "tpcc-lite",
+        "--records",
+        "2000",
+        "--ops",
+        "100",
+        "--capacity",
+        "256MiB",
+        "--memory",
+        "8MiB",
+        "--json",
+    ];
+    let out = nowa(&args);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let rows = j["rows"].as_array().expect("rows");
+    assert_eq!(rows.len(), 2);
+    for r in rows {
+        // Every read of the stream found a whole value (else the row says failed).
+        assert_eq!(r["status"], "ok", "{r}");
+        let m = &r["measured"];
+        assert_eq!(m["ops"], 100, "{r}");
+        let dev = m["device_bytes_per_op"].as_f64().expect("bytes");
+        // A new-order transaction updates 6 to 16 rows and commits durably.
+        assert!(dev > 1000.0, "{r}");
+        assert!(
+            m["device_bytes_per_op_to_close"].as_f64().expect("bytes") >= dev,
+            "{r}"
+        );
+        // ext4: the fsyncs made the journal commit.
+        assert!(m["journal_commits"].as_u64().expect("ext4") > 0, "{r}");
+    }
+    assert!(rows[1]["setup"]
+        .as_str()
+        .expect("setup")
+        .contains("fsync at every commit"));
+}
+
+#[test]
+fn a_compare_result_runs_again_through_nowa_run() {
+    let name = "a_compare_result_runs_again_through_nowa_run";
+    if cannot_run(name, &[]) {
+        return;
+    }
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let work = tmp.path().to_str().expect("utf-8");
+    let args = [
+        "compare",
+        "--engines",
+        "nowa-inplace,nowa-oop",
+        "--fs",
+        "raw",
+        "--workload",
+        "ycsb-w",
+        "--records",
+        "3000",
+        "--ops",
+        "300",
+        "--capacity",
+        "128MiB",
+        "--memory",
+        "8MiB",
+        "--seed",
+        "9",
+        "--work",
+        work,
+        "--json",
+    ];
+    let first = nowa(&args);
+    assert!(
+        first.status.success(),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    let result = tmp.path().join("result.json");
+    std::fs::write(&result, &first.stdout).expect("write");
+    let again = nowa(&["run", result.to_str().expect("utf-8"), "--json", "--quiet"]);
+    assert!(
+        again.status.success(),
+        "{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
+    let a: serde_json::Value = serde_json::from_slice(&first.stdout).expect("JSON");
+    let b: serde_json::Value = serde_json::from_slice(&again.stdout).expect("JSON");
+    assert_eq!(b["nowa"]["command"], "compare");
+    assert_eq!(a["nowa"]["spec"], b["nowa"]["spec"], "the same spec ran");
+    for (ra, rb) in a["rows"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .zip(b["rows"].as_array().expect("rows"))
+    {
+        // nowa's engines on the raw disk write the same bytes for the same stream.
+        assert_eq!(
+            ra["measured"]["host_write_bytes"], rb["measured"]["host_write_bytes"],
+            "{ra} / {rb}"
+        );
+    }
+    // A bad value in the result's spec is refused naming the field, exit 2.
+    let bad = String::from_utf8_lossy(&first.stdout).replace("\"records\": 3000", "\"records\": 0");
+    std::fs::write(&result, bad).expect("write");
+    let out = nowa(&["run", result.to_str().expect("utf-8")]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("records"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }

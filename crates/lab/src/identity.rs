@@ -12,7 +12,7 @@ pub struct Identity {
     pub version: String,
     /// The git commit the binary was built from ("unknown" outside a checkout).
     pub commit: String,
-    /// The command (`sim`, `ycsb`): with `spec`, what `nowa run` needs to run it again.
+    /// The command (`sim`, `ycsb`, `compare`): with `spec`, what `nowa run` needs to run it again.
     pub command: String,
     /// The complete resolved spec (every default and every auto-sized value).
     pub spec: serde_json::Value,

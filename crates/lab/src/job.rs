@@ -1,7 +1,7 @@
 //! Job files (`nowa run JOB.toml|JOB.json`) and results run again (`nowa run RESULT.json`):
 //! a command and its spec.
 
-use crate::{sim, ycsb, Cancel, Error, Progress};
+use crate::{compare, sim, ycsb, Cancel, Error, Progress, Report};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -19,6 +19,8 @@ pub enum Job {
     Sim(sim::Spec),
     /// `nowa ycsb` on the simulated SSD or in memory.
     Ycsb(Box<ycsb::Spec>),
+    /// `nowa compare`: engines on fresh virtual SSDs.
+    Compare(Box<compare::Spec>),
 }
 
 /// What a job produced.
@@ -29,6 +31,8 @@ pub enum JobOutcome {
     Sim(sim::Outcome),
     /// A `ycsb` job's.
     Ycsb(Box<ycsb::Outcome>),
+    /// A `compare` job's.
+    Compare(Box<Report<compare::CompareResult>>),
 }
 
 impl Job {
@@ -38,6 +42,7 @@ impl Job {
         match self {
             Job::Sim(_) => "sim",
             Job::Ycsb(_) => "ycsb",
+            Job::Compare(_) => "compare",
         }
     }
 
@@ -50,6 +55,7 @@ impl Job {
         match self {
             Job::Sim(s) => s.check(),
             Job::Ycsb(s) => s.check(),
+            Job::Compare(s) => s.check(),
         }
     }
 
@@ -70,10 +76,22 @@ impl Job {
             Job::Ycsb(s) => {
                 ycsb::run(s, progress, cancel).map(|o| JobOutcome::Ycsb(Box::new(o)))?
             }
+            Job::Compare(s) => {
+                // Progress over all engines: engine i's n-th operation of `ops` each.
+                let total = s.ops * s.engines.len() as u64;
+                assert!(total > 0, "a checked spec has engines and ops");
+                let each = |i: usize, n: u64| {
+                    if let Some(p) = progress {
+                        p(i as u64 * s.ops + n, total);
+                    }
+                };
+                JobOutcome::Compare(Box::new(compare::run(s, &each)?))
+            }
         };
         let command = match &out {
             JobOutcome::Sim(o) => &o.identity().command,
             JobOutcome::Ycsb(o) => &o.nowa.command,
+            JobOutcome::Compare(o) => &o.nowa.command,
         };
         assert_eq!(
             command,

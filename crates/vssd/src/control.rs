@@ -55,8 +55,10 @@ fn mounts() -> Vec<(String, PathBuf, String)> {
 }
 
 /// The canonical form of `dir` without touching a dead FUSE mount (canonicalize would stat
-/// it and fail with ENOTCONN): its parent is canonicalized instead.
-fn absolute(dir: &Path) -> PathBuf {
+/// it and fail with ENOTCONN) and without needing it to exist: its parent is canonicalized
+/// instead.
+#[must_use]
+pub fn absolute(dir: &Path) -> PathBuf {
     let name = dir.file_name().map(Path::new).unwrap_or(Path::new(""));
     let parent = match dir.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
@@ -215,4 +217,165 @@ mod tests {
         assert!(mounts().iter().any(|(_, at, _)| at == Path::new("/")));
         assert!(!is_mounted(Path::new("/tmp")));
     }
+}
+
+/// Free bytes of the file system holding `p` (for an unprivileged user).
+#[must_use]
+pub fn free_bytes(p: &Path) -> Option<u64> {
+    let c = std::ffi::CString::new(p.as_os_str().as_encoded_bytes()).ok()?;
+    // SAFETY: statvfs reads a NUL-terminated path that lives across the call and fills one
+    // zeroed struct owned here. Tests: tests/vssd_cli.rs refuses a backing file larger than
+    // the free disk space; tests/compare_cli.rs sizes nowa's file on ext4 on a vssd.
+    let mut s: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
+    let r = unsafe { libc::statvfs(c.as_ptr(), &raw mut s) };
+    (r == 0).then(|| s.f_bavail.saturating_mul(s.f_frsize))
+}
+
+/// Makes `dir` ready to be a mount point: an existing empty directory (created now if
+/// missing; a non-empty one only with `force`), where no vssd is mounted.
+///
+/// # Errors
+/// [`VssdError::AlreadyMounted`], [`VssdError::NotEmpty`], or it cannot be created or read.
+///
+/// # Panics
+/// On a broken invariant (a bug): the assertions state them.
+pub fn prepare_mount_point(dir: &Path, force: bool) -> Result<()> {
+    if is_mounted(dir) {
+        return Err(VssdError::AlreadyMounted {
+            dir: dir.to_path_buf(),
+        });
+    }
+    if !dir.exists() {
+        std::fs::create_dir(dir).map_err(|e| io(dir, e))?;
+        assert!(dir.is_dir(), "the mount point was just made");
+        return Ok(());
+    }
+    let mut entries = std::fs::read_dir(dir).map_err(|e| io(dir, e))?;
+    if entries.next().is_some() && !force {
+        return Err(VssdError::NotEmpty {
+            dir: dir.to_path_buf(),
+        });
+    }
+    Ok(())
+}
+
+/// The names of a vssd's disk files: `disk`, or `disk0 .. disk{N-1}`.
+///
+/// # Panics
+/// On a broken invariant (a bug): the assertions state them.
+#[must_use]
+pub fn disk_names(files: u16) -> Vec<String> {
+    let names: Vec<String> = if files <= 1 {
+        vec!["disk".to_owned()]
+    } else {
+        (0..files).map(|i| format!("disk{i}")).collect()
+    };
+    assert_eq!(
+        names.len(),
+        usize::from(files.max(1)),
+        "a name per disk file"
+    );
+    names
+}
+
+/// Detaches the loop devices over the vssd's disk files; refuses one that is still mounted.
+/// Returns the devices detached.
+///
+/// # Errors
+/// [`VssdError::LoopInUse`], or losetup fails.
+///
+/// # Panics
+/// On a broken invariant (a bug): the assertions state them.
+pub fn detach_loops(dir: &Path, files: u16) -> Result<Vec<PathBuf>> {
+    let mut done = Vec::new();
+    for file in disk_names(files) {
+        for dev in loop_devices_of(&dir.join(&file)) {
+            if let Some(at) = mount_point_of(&dev) {
+                return Err(VssdError::LoopInUse {
+                    dir: dir.to_path_buf(),
+                    file,
+                    dev,
+                    at,
+                });
+            }
+            assert!(dev.starts_with("/dev"), "losetup -j lists devices");
+            detach(&dev)?;
+            done.push(dev);
+        }
+    }
+    Ok(done)
+}
+
+/// How a stop went.
+#[derive(Debug)]
+pub enum Stopped {
+    /// The daemon was gone (killed): only its mount was left, and is removed; its counters
+    /// died with it.
+    DaemonGone,
+    /// Unmounted cleanly.
+    Unmounted {
+        /// The counters just before the unmount.
+        last: Box<Snapshot>,
+        /// Loop devices detached first.
+        detached: Vec<PathBuf>,
+        /// Whether the daemon exited within 10 s of the unmount.
+        exited: bool,
+    },
+}
+
+/// Stops the vssd at `dir`: detaches its loop devices, unmounts it, waits for its daemon; a
+/// mount whose daemon was killed is removed (lazily).
+///
+/// # Errors
+/// [`VssdError::NotMounted`], [`VssdError::LoopInUse`], or the unmount fails.
+///
+/// # Panics
+/// On a broken invariant (a bug): the assertions state them.
+pub fn stop(dir: &Path) -> Result<Stopped> {
+    if !is_mounted(dir) {
+        return Err(VssdError::NotMounted {
+            dir: dir.to_path_buf(),
+        });
+    }
+    let Ok(s) = read_stats(dir) else {
+        unmount(dir, true)?;
+        return Ok(Stopped::DaemonGone);
+    };
+    let detached = detach_loops(dir, s.files)?;
+    let last = Box::new(read_stats(dir).unwrap_or(s));
+    assert!(last.pid > 0, "a live daemon reported its pid");
+    unmount(dir, false)?;
+    let exited = wait_for_exit(last.pid, Duration::from_secs(10));
+    Ok(Stopped::Unmounted {
+        last,
+        detached,
+        exited,
+    })
+}
+
+/// Attaches a loop device over the disk file `file` of the vssd at `dir`.
+///
+/// # Errors
+/// [`VssdError::NotMounted`], [`VssdError::NotADisk`], or losetup fails.
+///
+/// # Panics
+/// On a broken invariant (a bug): the assertions state them.
+pub fn attach_disk(dir: &Path, file: &str) -> Result<PathBuf> {
+    if !is_mounted(dir) {
+        return Err(VssdError::NotMounted {
+            dir: dir.to_path_buf(),
+        });
+    }
+    let path = dir.join(file);
+    assert!(
+        path.starts_with(dir),
+        "a disk of this vssd, nothing outside it"
+    );
+    if !path.is_file() {
+        return Err(VssdError::NotADisk {
+            file: file.to_owned(),
+        });
+    }
+    attach(&path)
 }

@@ -46,6 +46,42 @@ pub enum VssdError {
         /// The error.
         source: std::io::Error,
     },
+    /// No vssd is mounted at the directory.
+    #[error("{}: no vssd is mounted there", dir.display())]
+    NotMounted {
+        /// The directory.
+        dir: PathBuf,
+    },
+    /// A vssd is already mounted at the directory a new one should use.
+    #[error("{}: a vssd is mounted there (nowa vssd stop {0})", dir.display())]
+    AlreadyMounted {
+        /// The directory.
+        dir: PathBuf,
+    },
+    /// The mount point is not empty (its files would be hidden).
+    #[error("{}: not empty (pass --force to mount over it; its files are hidden, not touched)", dir.display())]
+    NotEmpty {
+        /// The directory.
+        dir: PathBuf,
+    },
+    /// A loop device over one of the vssd's disks still has a file system mounted.
+    #[error("{}: {} over {file} is mounted at {}: unmount it first", dir.display(), dev.display(), at.display())]
+    LoopInUse {
+        /// The vssd's directory.
+        dir: PathBuf,
+        /// The disk file's name.
+        file: String,
+        /// The loop device.
+        dev: PathBuf,
+        /// Where it is mounted.
+        at: PathBuf,
+    },
+    /// The name is not one of the vssd's disk files.
+    #[error("{file}: not a disk of this vssd")]
+    NotADisk {
+        /// The name asked for.
+        file: String,
+    },
     /// `--files N` does not divide the capacity into whole pages.
     #[error("{files} files do not split {capacity} bytes into whole 4 KiB pages")]
     Split {

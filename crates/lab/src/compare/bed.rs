@@ -6,7 +6,7 @@ use super::{Fs, Spec};
 use crate::Error;
 use nowa_device::{SimConfig, SimMode};
 use nowa_vssd::{control, Backing, Disk, DiskSpec, Snapshot};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 use std::sync::Arc;
 
@@ -48,17 +48,6 @@ pub(crate) fn run_tool(what: &'static str, cmd: &mut Command) -> Result<String, 
         return Err(failed(what, format!("{cmd:?}: {err}")));
     }
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
-}
-
-/// Free bytes of the file system holding `p`.
-fn free_bytes(p: &Path) -> Option<u64> {
-    let c = std::ffi::CString::new(p.as_os_str().as_encoded_bytes()).ok()?;
-    // SAFETY: statvfs reads a NUL-terminated path that lives across the call and fills one
-    // zeroed struct owned here. Test: tests/compare_cli.rs runs nowa on ext4 on a vssd.
-    let mut s: libc::statvfs = unsafe { std::mem::zeroed() };
-    // SAFETY: as above.
-    let r = unsafe { libc::statvfs(c.as_ptr(), &raw mut s) };
-    (r == 0).then(|| s.f_bavail.saturating_mul(s.f_frsize))
 }
 
 impl Bed {
@@ -169,7 +158,7 @@ impl Bed {
     #[must_use]
     pub fn target(&self) -> Target {
         match &self.fs_dir {
-            Some(d) => Target::Dir(d.clone(), free_bytes(d).unwrap_or(0)),
+            Some(d) => Target::Dir(d.clone(), control::free_bytes(d).unwrap_or(0)),
             None => {
                 assert!(self.loop_dev.is_none(), "raw: no loop device");
                 Target::Raw(self.dir.join("disk"))
@@ -191,12 +180,53 @@ impl Bed {
         s
     }
 
-    /// Unmounts the file system, detaches the loop device, unmounts the vssd.
+    /// Writes the file system's dirty data and metadata to the vssd (syncfs), so what the
+    /// page cache still holds of a phase is counted in that phase.
+    ///
+    /// # Errors
+    /// syncfs fails.
+    pub fn sync_fs(&self) -> Result<(), Error> {
+        let Some(d) = &self.fs_dir else {
+            return Ok(());
+        };
+        let f = std::fs::File::open(d).map_err(|e| Error::io(d, e))?;
+        // SAFETY: syncfs takes an open descriptor, owned by `f` for the whole call.
+        // Test: tests/compare_cli.rs runs engines on ext4 on a vssd, which calls this.
+        let r = unsafe { libc::syncfs(std::os::fd::AsRawFd::as_raw_fd(&f)) };
+        if r != 0 {
+            return Err(Error::io(d, std::io::Error::last_os_error()));
+        }
+        Ok(())
+    }
+
+    /// Transactions the ext4 journal (jbd2) has committed on the loop device so far; None
+    /// without ext4. Each is a flush and a journal write that a waiting fsync pays for.
+    ///
+    /// # Panics
+    /// On a broken invariant (a bug): the assertions state them.
+    #[must_use]
+    pub fn journal_commits(&self) -> Option<u64> {
+        let dev = self.loop_dev.as_ref()?.file_name()?.to_str()?.to_owned();
+        assert!(
+            dev.starts_with("loop"),
+            "the bed's file system is on a loop device"
+        );
+        let text = std::fs::read_to_string(format!("/proc/fs/jbd2/{dev}-8/info")).ok()?;
+        text.split_whitespace().next()?.parse().ok()
+    }
+
+    /// Unmounts the file system (which writes what it still held), detaches the loop device,
+    /// unmounts the vssd; the vssd's counters after the file system was unmounted.
     ///
     /// # Errors
     /// One of them fails (the rest is still tried when the bed is dropped).
-    pub fn finish(mut self) -> Result<(), Error> {
-        self.teardown()
+    pub fn finish(mut self) -> Result<Snapshot, Error> {
+        if let Some(at) = self.fs_dir.take() {
+            run_tool("umount", Command::new("umount").arg(&at))?;
+        }
+        let closed = self.snapshot();
+        self.teardown()?;
+        Ok(closed)
     }
 
     fn teardown(&mut self) -> Result<(), Error> {

@@ -19,6 +19,8 @@ pub enum Dialect {
     Postgres,
     /// MariaDB: `x'..'` varbinary.
     Mariadb,
+    /// The key-value driver of RocksDB and LMDB (kv_driver.py): `P key hex`, `G key`, `C`.
+    Kv,
 }
 
 /// A running client process.
@@ -89,7 +91,11 @@ impl Client {
         self.markers += 1;
         assert!(!sql.contains("nowa-done-"), "the SQL cannot forge a marker");
         let marker = format!("nowa-done-{}", self.markers);
-        let text = format!("{sql}\nSELECT '{marker}';\n");
+        let text = if self.dialect == Dialect::Kv {
+            format!("{sql}\nM {marker}\n")
+        } else {
+            format!("{sql}\nSELECT '{marker}';\n")
+        };
         let sent = match self.stdin.as_mut() {
             Some(i) => i.write_all(text.as_bytes()).and_then(|()| i.flush()),
             None => Err(std::io::Error::other("stdin closed")),
@@ -144,6 +150,7 @@ impl Client {
         match self.dialect {
             Dialect::Sqlite | Dialect::Mariadb => format!("x'{hex}'"),
             Dialect::Postgres => format!("'\\x{hex}'"),
+            Dialect::Kv => hex,
         }
     }
 
@@ -154,6 +161,14 @@ impl Client {
     #[must_use]
     pub fn insert_rows(&self, s: &Stream, from: u64, to: u64) -> String {
         assert!(from < to && to <= s.loaded, "rows of the load");
+        if self.dialect == Dialect::Kv {
+            let mut cmds = String::new();
+            for k in from..to {
+                let _ = writeln!(cmds, "P {k} {}", self.literal(&s.value(k, 0)));
+            }
+            cmds.push('C');
+            return cmds;
+        }
         let mut sql = String::from("INSERT INTO t VALUES ");
         for k in from..to {
             let sep = if k + 1 == to { ";" } else { "," };
@@ -169,6 +184,9 @@ impl Client {
     /// On a broken invariant (a bug): the assertions state them.
     #[must_use]
     pub fn txn(&self, s: &Stream, ops: &[Op]) -> String {
+        if self.dialect == Dialect::Kv {
+            return self.kv_txn(s, ops);
+        }
         let mut sql = String::new();
         let multi = ops.len() > 1;
         if multi {
@@ -200,6 +218,25 @@ impl Client {
             "one line per statement"
         );
         sql
+    }
+}
+
+impl Client {
+    /// One transaction as kv_driver.py's commands: reads and writes, then one commit (a
+    /// transaction of reads only commits nothing).
+    fn kv_txn(&self, s: &Stream, ops: &[Op]) -> String {
+        let mut cmds = String::new();
+        for o in ops {
+            let _ = match o.kind {
+                Kind::Read => writeln!(cmds, "G {}", o.key),
+                Kind::Update | Kind::Insert => {
+                    writeln!(cmds, "P {} {}", o.key, self.literal(&s.value(o.key, o.ver)))
+                }
+            };
+        }
+        cmds.push('C');
+        assert_eq!(cmds.lines().count(), ops.len() + 1, "a line per operation");
+        cmds
     }
 }
 

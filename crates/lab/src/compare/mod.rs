@@ -10,6 +10,7 @@
 pub mod bed;
 pub mod client;
 pub mod engines;
+pub mod kv;
 pub mod servers;
 pub mod stream;
 
@@ -57,6 +58,10 @@ pub enum EngineName {
     Postgresql,
     /// MariaDB with InnoDB (mariadb-install-db, mariadbd, mariadb).
     Mariadb,
+    /// RocksDB (the rocksdict wheel from PyPI, fed by kv_driver.py).
+    Rocksdb,
+    /// LMDB (the lmdb wheel from PyPI, fed by kv_driver.py).
+    Lmdb,
 }
 
 impl EngineName {
@@ -69,6 +74,8 @@ impl EngineName {
             EngineName::Sqlite3 => "sqlite3",
             EngineName::Postgresql => "postgresql",
             EngineName::Mariadb => "mariadb",
+            EngineName::Rocksdb => "rocksdb",
+            EngineName::Lmdb => "lmdb",
         }
     }
 
@@ -80,12 +87,14 @@ impl EngineName {
             EngineName::Sqlite3 => "sqlite3",
             EngineName::Postgresql => "postgresql",
             EngineName::Mariadb => "mariadb",
+            EngineName::Rocksdb => "rocksdb",
+            EngineName::Lmdb => "lmdb",
         }
     }
 }
 
 /// One comparison, every value resolved.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Spec {
     /// The engines, in the order they run.
@@ -169,6 +178,16 @@ pub struct Measured {
     pub flash_bytes_per_op: f64,
     /// SSD write amplification of the measured phase (None: nothing written).
     pub ssd_waf: Option<f64>,
+    /// Bytes the vssd received from the host from the end of the load until the engine had
+    /// stopped and the file system was unmounted: the measured phase and the writes it left
+    /// behind (dirty pages an engine or the page cache had not written yet).
+    pub host_write_bytes_to_close: u64,
+    /// `host_write_bytes_to_close` per operation.
+    pub device_bytes_per_op_to_close: f64,
+    /// Flash bytes per operation until the engine stopped and the file system was unmounted.
+    pub flash_bytes_per_op_to_close: f64,
+    /// ext4 journal (jbd2) commits in the measured phase (None: not ext4).
+    pub journal_commits: Option<u64>,
     /// Memory of the engine's processes at the end (PSS; in-process nowa: the growth of
     /// this process's PSS since before the engine was created).
     pub memory_bytes: u64,
@@ -208,19 +227,64 @@ impl CompareResult {
     }
 }
 
+impl Spec {
+    /// Checks every value as the flags' parsers would (a job file or a result run again by
+    /// `nowa run` is checked as `nowa compare`'s flags are): one line naming the field.
+    ///
+    /// # Errors
+    /// [`Error::Usage`].
+    ///
+    /// # Panics
+    /// On a broken invariant (a bug): the assertions state them.
+    pub fn check(&self) -> Result<(), Error> {
+        let bad = |field: &str, why: String| Err(Error::Usage(format!("{field}: {why}")));
+        if self.engines.is_empty() {
+            return bad("engines", "no engine".into());
+        }
+        let mut seen = self.engines.clone();
+        seen.sort_by_key(|e| e.name());
+        seen.dedup();
+        if seen.len() != self.engines.len() {
+            return bad("engines", "an engine is named twice".into());
+        }
+        let ranges: [(&str, u64, u64, u64); 5] = [
+            ("records", self.records, 1, 1 << 32),
+            ("ops", self.ops, 1, 1 << 32),
+            ("value_size", self.value_size as u64, 1, 2000),
+            ("memory", self.memory, 1 << 20, 1 << 40),
+            ("capacity", self.capacity, 64 << 20, 1 << 40),
+        ];
+        for (field, v, lo, hi) in ranges {
+            if !(lo..=hi).contains(&v) {
+                return bad(field, format!("{v} is not in [{lo}, {hi}]"));
+            }
+        }
+        if self.capacity % 4096 != 0 {
+            return bad(
+                "capacity",
+                format!("{} is not a multiple of 4 KiB", self.capacity),
+            );
+        }
+        if !(self.op > 0.0 && self.op <= 10.0) {
+            return bad("op", format!("{} is not in (0, 10]", self.op));
+        }
+        if !self.work.is_dir() {
+            return bad("work", format!("{}: not a directory", self.work.display()));
+        }
+        assert!(
+            self.capacity >= 64 << 20 && self.capacity % 4096 == 0,
+            "checked above"
+        );
+        Ok(())
+    }
+}
+
 /// Refuses a spec that cannot run here: one line naming the flag.
 ///
 /// # Errors
 /// [`Error::Usage`].
 pub fn check(spec: &Spec) -> Result<(), Error> {
-    if spec.engines.is_empty() {
-        return Err(Error::Usage("--engines: no engine".into()));
-    }
-    if spec.records == 0 || spec.ops == 0 {
-        return Err(Error::Usage(
-            "--records and --ops must be at least 1".into(),
-        ));
-    }
+    spec.check()?;
     if spec.fs == Fs::Raw {
         if let Some(e) = spec.engines.iter().find(|e| e.install_name() != "") {
             return Err(Error::Usage(format!(
@@ -337,38 +401,79 @@ fn run_one(
     let mut d = engines::open(engine, &bed.target(), spec, scratch.path())?;
     let t = Instant::now();
     d.load(stream)?;
+    // What the file system still holds of the load is written now, not in the measured phase.
+    bed.sync_fs()?;
     let load_secs = t.elapsed().as_secs_f64();
     let before = bed.snapshot();
+    let journal_before = bed.journal_commits();
     assert!(
         before.host_write_bytes > 0,
         "the load reached the device (else the engine is not on the vssd)"
     );
     let (lat, secs) = measured_phase(d.as_mut(), stream, progress)?;
-    let done = lat.len();
     let after = bed.snapshot();
+    let journal = bed
+        .journal_commits()
+        .zip(journal_before)
+        .map(|(a, b)| a.saturating_sub(b));
     let memory_bytes = d.memory();
     d.finish()?;
-    bed.finish()?;
-    assert!(
-        after.host_write_bytes >= before.host_write_bytes,
-        "counters only grow"
-    );
-    let host = after.host_write_bytes - before.host_write_bytes;
-    assert!(
-        after.media_write_bytes >= before.media_write_bytes,
-        "counters only grow"
-    );
-    assert!(
-        after.host_read_bytes >= before.host_read_bytes,
-        "counters only grow"
-    );
-    let media = after.media_write_bytes - before.media_write_bytes;
+    let closed = bed.finish()?;
+    Ok(figures(
+        Window {
+            before,
+            after,
+            closed,
+        },
+        lat,
+        secs,
+        load_secs,
+        journal,
+        memory_bytes,
+    ))
+}
+
+/// The vssd's counters around the measured phase.
+struct Window {
+    /// After the load (made durable, and the file system synced).
+    before: nowa_vssd::Snapshot,
+    /// After the last operation.
+    after: nowa_vssd::Snapshot,
+    /// After the engine stopped and the file system was unmounted.
+    closed: nowa_vssd::Snapshot,
+}
+
+/// Bytes counter `f` grew by from `a` to `b` (counters only grow).
+fn grew(
+    a: &nowa_vssd::Snapshot,
+    b: &nowa_vssd::Snapshot,
+    f: fn(&nowa_vssd::Snapshot) -> u64,
+) -> u64 {
+    assert!(f(b) >= f(a), "counters only grow");
+    f(b) - f(a)
+}
+
+fn figures(
+    w: Window,
+    lat: hdrhistogram::Histogram<u64>,
+    secs: f64,
+    load_secs: f64,
+    journal_commits: Option<u64>,
+    memory_bytes: u64,
+) -> Measured {
+    let done = lat.len();
+    let host = grew(&w.before, &w.after, |s| s.host_write_bytes);
+    let media = grew(&w.before, &w.after, |s| s.media_write_bytes);
+    let host_close = grew(&w.before, &w.closed, |s| s.host_write_bytes);
+    let media_close = grew(&w.before, &w.closed, |s| s.media_write_bytes);
+    assert!(host_close >= host, "closing only adds writes");
+    assert!(media_close >= media, "closing only adds flash programs");
+    assert!(lat.len() == done, "a latency per operation");
     #[expect(clippy::cast_precision_loss, reason = "byte and op counts as ratios")]
     let per_op = |b: u64| b as f64 / done.max(1) as f64;
     #[expect(clippy::cast_precision_loss, reason = "an op count over seconds")]
     let ops_per_sec = done as f64 / secs.max(1e-9);
-    assert!(lat.len() == done, "a latency per operation");
-    Ok(Measured {
+    Measured {
         load_secs,
         ops: done,
         secs,
@@ -377,12 +482,16 @@ fn run_one(
         p99_us: lat.value_at_quantile(0.99),
         host_write_bytes: host,
         media_write_bytes: media,
-        host_read_bytes: after.host_read_bytes - before.host_read_bytes,
+        host_read_bytes: grew(&w.before, &w.after, |s| s.host_read_bytes),
         device_bytes_per_op: per_op(host),
         flash_bytes_per_op: per_op(media),
         ssd_waf: nowa_units::waf(media / 4096, host.div_ceil(4096)),
+        host_write_bytes_to_close: host_close,
+        device_bytes_per_op_to_close: per_op(host_close),
+        flash_bytes_per_op_to_close: per_op(media_close),
+        journal_commits,
         memory_bytes,
-    })
+    }
 }
 
 /// Runs the stream's transactions on `d` (until Ctrl-C); their latencies and the seconds.
@@ -420,8 +529,16 @@ fn measured_phase(
 pub fn table(r: &CompareResult) -> String {
     use std::fmt::Write as _;
     let mut s = format!(
-        "{:<13} {:>12} {:>8} {:>12} {:>10} {:>10} {:>11} {:>8}\n",
-        "engine", "device B/op", "SSD WAF", "flash B/op", "ops/s", "p99 us", "memory MiB", "load s"
+        "{:<13} {:>12} {:>8} {:>12} {:>12} {:>10} {:>10} {:>11} {:>8}\n",
+        "engine",
+        "device B/op",
+        "SSD WAF",
+        "flash B/op",
+        "+close B/op",
+        "ops/s",
+        "p99 us",
+        "memory MiB",
+        "load s"
     );
     for row in &r.rows {
         assert!(!row.setup.is_empty(), "every row states its setup");
@@ -433,12 +550,13 @@ pub fn table(r: &CompareResult) -> String {
         let mib = m.memory_bytes as f64 / f64::from(1 << 20);
         let _ = writeln!(
             s,
-            "{:<13} {:>12.0} {:>8} {:>12.0} {:>10.0} {:>10} {:>11.1} {:>8.1}",
+            "{:<13} {:>12.0} {:>8} {:>12.0} {:>12.0} {:>10.0} {:>10} {:>11.1} {:>8.1}",
             row.engine.name(),
             m.device_bytes_per_op,
             m.ssd_waf
                 .map_or_else(|| "-".to_owned(), |w| format!("{w:.2}")),
             m.flash_bytes_per_op,
+            m.device_bytes_per_op_to_close,
             m.ops_per_sec,
             m.p99_us,
             mib,
@@ -473,6 +591,8 @@ pub fn write_csv(rep: &Report<CompareResult>, path: &std::path::Path) -> Result<
         "device_bytes_per_op",
         "ssd_waf",
         "flash_bytes_per_op",
+        "device_bytes_per_op_to_close",
+        "journal_commits",
         "ops_per_sec",
         "p50_us",
         "p99_us",
@@ -490,6 +610,11 @@ pub fn write_csv(rep: &Report<CompareResult>, path: &std::path::Path) -> Result<
             f(&|m| format!("{:.1}", m.device_bytes_per_op)),
             f(&|m| m.ssd_waf.map_or_else(String::new, |w| format!("{w:.4}"))),
             f(&|m| format!("{:.1}", m.flash_bytes_per_op)),
+            f(&|m| format!("{:.1}", m.device_bytes_per_op_to_close)),
+            f(&|m| {
+                m.journal_commits
+                    .map_or_else(String::new, |j| j.to_string())
+            }),
             f(&|m| format!("{:.1}", m.ops_per_sec)),
             f(&|m| m.p50_us.to_string()),
             f(&|m| m.p99_us.to_string()),
