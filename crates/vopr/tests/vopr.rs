@@ -81,6 +81,17 @@ fn placement_draws_cover_every_scheme() {
         placed += 1;
         seen.insert(p.scheme.split(':').next().unwrap_or_default().to_string());
         assert!(!o.gdt && !o.nowa, "seed {seed}: {}", p.scheme);
+        // The GP trigger only with victims it can filter (the engine refuses the others).
+        let filters = o.placement != Some(nowa_logspace::PlacementKind::MiDas)
+            && o.gc_victim
+                .as_ref()
+                .is_none_or(nowa_logspace::PolicyKind::honors_victim_filter);
+        assert!(
+            o.gc_garbage_proportion.is_none() || filters,
+            "seed {seed}: {} with {:?} and the GP trigger",
+            p.scheme,
+            o.gc_victim
+        );
         assert_eq!(o.zones_open(), u32::from(p.classes), "seed {seed}");
         let fits = match s.device {
             DeviceKind::SimZns { max_open } => max_open >= u32::from(p.classes),
@@ -152,6 +163,17 @@ fn regression_seeds() {
     // seed (a lost write of a later WAL block), the damaged record can be the last one on
     // the media, so the open rightly reports a torn tail; it was reported as a failure.
     run_seed(10_000_977, false).unwrap_or_else(|f| panic!("{f}"));
+    // A DB GC thrash, not a failure: MiDAS with the garbage-proportion trigger collected
+    // zones the trigger's filter would refuse, freeing about nothing while the trigger stayed
+    // due: 8,808 foreground GC rounds in 4,651 operations (23 s of CPU in the sim profile).
+    // The engine now refuses the pair and the draw drops the trigger (144 rounds).
+    let o = run_seed(20_010_073, false).unwrap_or_else(|f| panic!("{f}"));
+    assert!(
+        o.coverage.gc_rounds_foreground < o.ops / 4,
+        "{} foreground GC rounds in {} operations",
+        o.coverage.gc_rounds_foreground,
+        o.ops
+    );
 }
 
 /// The checker is not blind: counting async writes as durable (the engine never promised
