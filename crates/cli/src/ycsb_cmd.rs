@@ -400,6 +400,7 @@ pub(crate) fn oop_config(
     // SepFrozen's paper collects when the garbage proportion exceeds 15%.
     let gp_default = frozen.as_ref().map(|_| 0.15);
     let gp = o.gc_trigger.map_or(gp_default, |t| t.0);
+    refuse_unfiltered_gp(o, gp)?;
     let cfg = OopConfig {
         open_zones: o.open_zones,
         compression: o.compression,
@@ -419,6 +420,27 @@ pub(crate) fn oop_config(
         ..OopConfig::default()
     };
     Ok((Some(cfg), frozen))
+}
+
+/// The garbage-proportion trigger collects only zones at its threshold: victims it cannot
+/// filter are refused by the engine (`ConfigError::GcTriggerVictims`); name the flag here.
+fn refuse_unfiltered_gp(o: &OopFlags, gp: Option<f64>) -> Result<()> {
+    if gp.is_none() {
+        return Ok(());
+    }
+    if let Some(v) = o.gc_victim.as_ref().filter(|v| !v.honors_victim_filter()) {
+        return Err(usage(format!(
+            "--gc-victim {v}: the garbage-proportion trigger (--gc-trigger gp) collects only \
+             zones at its threshold and needs greedy, cost-benefit or cb-sepbit"
+        )));
+    }
+    if o.nowa {
+        return Err(usage(
+            "--gc-trigger gp: NoWA collects whole zone groups (group-greedy), which the \
+             garbage-proportion filter cannot restrict",
+        ));
+    }
+    Ok(())
 }
 
 /// The sizes a run is planned with.

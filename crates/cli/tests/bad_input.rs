@@ -338,6 +338,12 @@ const CASES: &[(&str, &str)] = &[
         "--gc-victim",
     ),
     ("tpcc --write-path oop --placement midas --gc-trigger gp", "--gc-trigger"),
+    // The GP trigger needs victims it can filter (the engine refuses the others).
+    (
+        "ycsb --write-path oop --placement sepbit --gc-victim fifo --gc-trigger gp",
+        "--gc-victim",
+    ),
+    ("tpcc --write-path oop --nowa --gc-trigger gp:0.2", "--gc-trigger"),
     (
         "ycsb --write-path oop --placement sepfrozen-bit",
         "--frozen-model",

@@ -853,6 +853,15 @@ pub enum ConfigError {
         /// Why not.
         why: PlacementRefusal,
     },
+    /// The garbage-proportion trigger with victims it cannot filter by their garbage.
+    #[error(
+        "the garbage-proportion GC trigger needs victims filtered by their garbage (greedy, \
+         cost-benefit, cb-sepbit, GDT's greedy batches), not {victims} victims"
+    )]
+    GcTriggerVictims {
+        /// The victim chooser.
+        victims: String,
+    },
     /// Unknown compression name.
     #[error("unknown compression '{0}' (expected off, lz4 or zstd)")]
     Compression(String),

@@ -35,7 +35,7 @@ pub use buffer::hotness::{PageWrite, PageWriteKind, WriteObserver};
 pub use catalog::{TableId, TreeOptions};
 pub use db::{
     wal_region_bytes, BackgroundMode, BackgroundTask, Config, Durability, Engine, LeafUsage,
-    RecoveryReport, SpaceUsage, WalDamage, MAX_WRITE_SET,
+    RecoveryReport, SpaceUsage, WalDamage, YieldHook, YieldPoint, MAX_WRITE_SET,
 };
 pub use error::{
     CodecError, ConfigError, Corruption, EngineError, Exhausted, MappingDamage, MetaDamage,

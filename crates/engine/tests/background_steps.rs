@@ -13,7 +13,9 @@
 )]
 
 use nowa_device::{BlockDevice, FaultConfig, FaultyDevice, MemDevice, SimDevice, SimMode};
-use nowa_engine::{BackgroundMode, BackgroundTask, Config, Durability, Engine, OopConfig};
+use nowa_engine::{
+    BackgroundMode, BackgroundTask, Config, Durability, Engine, OopConfig, YieldPoint,
+};
 use parking_lot::Mutex;
 use std::sync::Arc;
 
@@ -189,4 +191,65 @@ fn a_db_gc_step_reclaims_zones() {
         assert_eq!(e.get(&k.to_be_bytes()).unwrap().unwrap(), vec![11u8; 400]);
     }
     e.close().unwrap();
+}
+
+/// The yield hook (`BackgroundMode::Caller`): a write calls it at `Gated` (before its change
+/// is applied: the WAL end is where it was) and at `Logged` (its record appended, not yet
+/// durable for an async write), and a log flush stepped at `Logged` makes the write durable
+/// before it returns: it survives a power loss right after. A delete of an absent key logs
+/// nothing and yields only at `Gated`.
+#[test]
+fn writes_yield_to_the_callers_tasks_inside_the_operation() {
+    let dev = Arc::new(FaultyDevice::new(
+        MemDevice::new(16 << 20),
+        FaultConfig {
+            seed: 3,
+            torn_write_prob: 0.0,
+            bit_flip_read_prob: 0.0,
+        },
+    ));
+    let e = Engine::create(dev.clone(), caller_cfg()).unwrap();
+    puts(&e, 10);
+    e.sync().unwrap();
+    let seen: Arc<Mutex<Vec<(YieldPoint, u64, u64)>>> = Arc::default();
+    let s2 = seen.clone();
+    e.set_yield_hook(Some(Arc::new(move |e: &Engine, at: YieldPoint| {
+        let before = e.wal_end_lsn();
+        if at == YieldPoint::Logged {
+            assert!(e.run_background_step(BackgroundTask::LogFlush).unwrap());
+        }
+        s2.lock().push((at, before, e.wal_durable_lsn()));
+    })));
+    let end0 = e.wal_end_lsn();
+    e.put_with(b"k", b"v", Durability::Async).unwrap();
+    let got = seen.lock().clone();
+    assert_eq!(got.len(), 2, "{got:?}");
+    assert_eq!(
+        (got[0].0, got[0].1),
+        (YieldPoint::Gated, end0),
+        "before the change"
+    );
+    assert_eq!(got[1].0, YieldPoint::Logged);
+    assert!(got[1].1 > end0, "the record was appended before Logged");
+    assert_eq!(
+        got[1].2,
+        e.wal_end_lsn(),
+        "the flush at Logged made it durable"
+    );
+    assert!(!e.delete_with(b"absent", Durability::Async).unwrap());
+    assert_eq!(seen.lock().len(), 3, "an absent key yields at Gated only");
+    // The async write is durable: it survives a power loss.
+    dev.power_loss();
+    drop(e);
+    dev.restart();
+    let e = Engine::open(dev, caller_cfg()).unwrap();
+    assert_eq!(e.get(b"k").unwrap().as_deref(), Some(&b"v"[..]));
+}
+
+/// With the engine's own threads a hook would race them: refused.
+#[test]
+#[should_panic(expected = "a yield hook steps the tasks no thread runs")]
+fn a_yield_hook_needs_caller_mode() {
+    let e = Engine::create(Arc::new(MemDevice::new(16 << 20)), small_engine_cfg()).unwrap();
+    e.set_yield_hook(Some(Arc::new(|_: &Engine, _: YieldPoint| {})));
 }

@@ -14,7 +14,8 @@
 //! Time is simulated (`clock.rs`: device latencies drawn per I/O, out-of-order destaging of
 //! the write cache) and the engine's background work (page cleaner, background DB GC,
 //! group-commit log flush) runs as simulated tasks of a seeded scheduler (`sched.rs`)
-//! through `Engine::run_background_step`: no engine thread runs, so a seed replays exactly
+//! through `Engine::run_background_step`, between operations and (`sim/inside.rs`) at the
+//! engine's yield points inside a write: no engine thread runs, so a seed replays exactly
 //! (the engine's random numbers come from `Config::seed`). After the last epoch a liveness
 //! phase checks that the cleaner, the WAL and the DB GC make progress with the faults off
 //! (`sim/liveness.rs`). `Outcome::trace` hashes everything observed and the tests compare it

@@ -7,8 +7,13 @@
 //! seed draws, up to a drawn burst, and now and then a task runs early (a thread woken by a
 //! writer's kick or spuriously). So the interleavings of the background work with the
 //! foreground come from the seed and replay exactly. They interleave at operation
-//! boundaries: a foreground operation runs to its end before a task steps (the engine's API
-//! is synchronous), so races inside one operation stay with the threaded tests.
+//! boundaries and, in the seeds that draw it, inside a write too: the engine calls the
+//! simulation's yield hook at its `YieldPoint`s (after the WAL gate; after the change is
+//! applied and logged, before its durability wait), where it holds no lock, and at a drawn
+//! share of those points the due tasks step (or one task woken early by the write), so a
+//! race between a writer's commit and the log flusher, the cleaner or the DB GC replays from
+//! the seed. Races where the writer holds a latch or the store's lock (eviction write-back,
+//! foreground DB GC rounds) stay with the threaded tests.
 
 use crate::clock::Clock;
 use crate::setup::{Rng, TimeDraw};
@@ -34,6 +39,12 @@ pub struct Sched {
     steps: u32,
     /// An early wake-up was drawn in the current gap.
     woke: bool,
+    /// Percent of the yield points inside a write at which tasks step (0: never).
+    inside_pct: u32,
+    /// Steps run at the current yield point, and whether one task was woken there.
+    inside_steps: u32,
+    /// See `inside_steps`.
+    inside_woke: bool,
 }
 
 impl Sched {
@@ -70,7 +81,54 @@ impl Sched {
             burst: t.burst,
             steps: 0,
             woke: false,
+            inside_pct: t.inside_pct,
+            inside_steps: 0,
+            inside_woke: false,
         }
+    }
+
+    /// A write reached a yield point: whether tasks step here (the seed's share). When they
+    /// do, part of the write's CPU time passes first. Draws nothing when the seed steps no
+    /// task inside writes, so such seeds replay as before the yield points existed.
+    pub fn yield_point(&mut self, clock: &Clock) -> bool {
+        if self.tasks.is_empty() || self.inside_pct == 0 {
+            return false;
+        }
+        if self.r.random_range(0..100) >= self.inside_pct {
+            return false;
+        }
+        clock.advance(1 + self.r.random_range(0..=self.op_ns / 4));
+        self.inside_steps = 0;
+        self.inside_woke = false;
+        true
+    }
+
+    /// The next task to step at the current yield point: a due one, else once one task
+    /// picked at random (the thread the write woke, as a writer's kick does), up to the
+    /// burst.
+    ///
+    /// # Panics
+    /// If it runs more steps than the burst (a harness bug).
+    pub fn inside(&mut self, clock: &Clock) -> Option<BackgroundTask> {
+        if self.inside_steps >= self.burst {
+            return None;
+        }
+        let now = clock.now();
+        let due: Vec<usize> = (0..self.tasks.len())
+            .filter(|&i| self.tasks[i].due <= now)
+            .collect();
+        let pick = if due.is_empty() {
+            if self.inside_woke {
+                return None;
+            }
+            self.inside_woke = true;
+            self.r.random_range(0..self.tasks.len())
+        } else {
+            due[self.r.random_range(0..due.len())]
+        };
+        self.inside_steps += 1;
+        assert!(self.inside_steps <= self.burst, "a burst inside a write");
+        Some(self.tasks[pick].kind)
     }
 
     /// A foreground operation ran: its CPU time passes, a new gap begins.

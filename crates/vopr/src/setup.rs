@@ -127,6 +127,16 @@ pub struct TimeDraw {
     pub wake_pct: u32,
     /// Most steps the tasks run in one gap (a busy thread keeps going, not forever).
     pub burst: u32,
+    /// Percent of the yield points inside a write (`nowa_engine::YieldPoint`) at which the
+    /// tasks step (0: only between operations). Drawn from a fourth stream
+    /// ([`inside_stream`]), so every other draw of a seed keeps its value.
+    pub inside_pct: u32,
+}
+
+/// The stream of the yield-point share of `seed` (independent of the other three).
+#[must_use]
+pub fn inside_stream(seed: u64) -> Rng {
+    Rng::seed_from_u64(nowa_units::mix64(seed ^ 0x696e_7369_6465))
 }
 
 /// The time stream of `seed` (independent of the main and placement streams).
@@ -147,6 +157,7 @@ fn draw_time(r: &mut Rng, oop: bool) -> TimeDraw {
             .then(|| r.random_range(1..=10) * 1_000_000),
         wake_pct: [0, 5, 20][r.random_range(0..3)],
         burst: r.random_range(1..=8),
+        inside_pct: 0,
     };
     assert!(
         t.burst >= 1 && t.op_ns > 0,
@@ -185,7 +196,8 @@ impl Setup {
             o.zone_bytes = None;
         }
         let mut tr = time_stream(seed);
-        let time = draw_time(&mut tr, oop.is_some());
+        let mut time = draw_time(&mut tr, oop.is_some());
+        time.inside_pct = [0, 0, 10, 50][inside_stream(seed).random_range(0..4)];
         let mut cfg = draw_config(r, oop.is_some());
         // Every random source of the engine from the seed; its background work on the
         // simulation's scheduler, never on a thread.

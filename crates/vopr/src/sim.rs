@@ -22,6 +22,7 @@ use std::sync::Arc;
 mod check;
 mod classes;
 mod damage;
+mod inside;
 mod liveness;
 
 /// Where the out-of-place builder leaves the store it built (for the GC hook and checks).
@@ -105,6 +106,9 @@ pub struct Coverage {
     pub live_gc: u64,
     /// See `live_wal`.
     pub live_cleaner: u64,
+    /// Background steps that found work at a yield point inside a write
+    /// (`nowa_engine::YieldPoint`, `sim/inside.rs`).
+    pub inside_steps: u64,
 }
 
 impl Coverage {
@@ -134,6 +138,7 @@ impl Coverage {
             live_wal: self.live_wal + o.live_wal,
             live_gc: self.live_gc + o.live_gc,
             live_cleaner: self.live_cleaner + o.live_cleaner,
+            inside_steps: self.inside_steps + o.inside_steps,
         }
     }
 }
@@ -219,8 +224,10 @@ struct Sim {
     at: Arc<Mutex<(u32, u64)>>,
     /// Simulated time (`clock.rs`).
     clock: Arc<Clock>,
-    /// The background tasks (`sched.rs`).
-    sched: Sched,
+    /// The background tasks (`sched.rs`), shared with the yield hook (`sim/inside.rs`).
+    sched: Arc<Mutex<Sched>>,
+    /// What the tasks did at the yield points of the write in progress.
+    inside: Arc<Mutex<inside::Inside>>,
     /// The WAL end at the last durability point of this open (0: none yet): everything
     /// below is on the device (`sim/damage.rs` damages the WAL below it).
     durable_lsn: u64,
@@ -383,7 +390,8 @@ impl Sim {
             async_is_durable: false,
             at: Arc::default(),
             clock,
-            sched,
+            sched: Arc::new(Mutex::new(sched)),
+            inside: Arc::default(),
             durable_lsn: 0,
         }
     }
@@ -465,6 +473,7 @@ impl Sim {
         self.durable_lsn = 0;
         let e = Engine::open_with_wal(self.main.clone(), self.log.clone(), cfg, b.as_ref())?;
         self.flush_clock(&e);
+        self.install_hook(&e);
         Ok(e)
     }
 
@@ -477,10 +486,14 @@ impl Sim {
     /// The gap after a foreground operation: its CPU time passes, then the background tasks
     /// that are due (or woken early) step, in the order the seed draws.
     fn background(&mut self, e: &Engine) -> Step {
-        self.sched.operation(&self.clock);
-        while let Some(task) = self.sched.next(&self.clock) {
+        // The liveness phase's writes: their flushes count for nothing (conservative).
+        self.take_inside()?;
+        self.sched.lock().operation(&self.clock);
+        loop {
+            let next = self.sched.lock().next(&self.clock);
+            let Some(task) = next else { break };
             let worked = self.background_step(e, task)?;
-            self.sched.stepped(task, worked, &self.clock);
+            self.sched.lock().stepped(task, worked, &self.clock);
         }
         Ok(())
     }
@@ -520,6 +533,7 @@ impl Sim {
         )
         .map_err(|e| format!("create failed: {e}"))?;
         self.flush_clock(&e);
+        self.install_hook(&e);
         let mut eng = Some(e);
         for epoch in 0..self.s.work.epochs {
             self.epoch = epoch;
@@ -670,11 +684,17 @@ impl Sim {
                 e.run_background_step(BackgroundTask::DbGc).map(|_| ())
             }
         };
+        // Steps at the write's yield points (`sim/inside.rs`) ran before it returned.
+        let flushed = self.take_inside()?;
         match r {
             Ok(()) => {
                 match op {
                     Op::Put { sync, .. } | Op::Delete { sync, .. } => {
-                        self.model.ack(*sync || self.async_is_durable);
+                        if flushed.before {
+                            self.model.durable();
+                        }
+                        self.model
+                            .ack(*sync || self.async_is_durable || flushed.with_op);
                     }
                     Op::Sync | Op::Checkpoint => self.model.durable(),
                     _ => {}

@@ -52,6 +52,7 @@ fn bounded_seed_range_passes() {
         ("liveness: full WAL back", c.live_wal),
         ("liveness: GC freed zones", c.live_gc),
         ("liveness: cleaner idle", c.live_cleaner),
+        ("background steps inside a write", c.inside_steps),
     ];
     for (what, n) in counters {
         assert!(n > 0, "{what}: 0 in the CI seeds");
@@ -81,6 +82,17 @@ fn placement_draws_cover_every_scheme() {
         placed += 1;
         seen.insert(p.scheme.split(':').next().unwrap_or_default().to_string());
         assert!(!o.gdt && !o.nowa, "seed {seed}: {}", p.scheme);
+        // The GP trigger only with victims it can filter (the engine refuses the others).
+        let filters = o.placement != Some(nowa_logspace::PlacementKind::MiDas)
+            && o.gc_victim
+                .as_ref()
+                .is_none_or(nowa_logspace::PolicyKind::honors_victim_filter);
+        assert!(
+            o.gc_garbage_proportion.is_none() || filters,
+            "seed {seed}: {} with {:?} and the GP trigger",
+            p.scheme,
+            o.gc_victim
+        );
         assert_eq!(o.zones_open(), u32::from(p.classes), "seed {seed}");
         let fits = match s.device {
             DeviceKind::SimZns { max_open } => max_open >= u32::from(p.classes),
@@ -107,12 +119,16 @@ fn a_seed_replays_exactly() {
         ..Options::default()
     };
     // 12: MiDAS, 13: SepBIT with the GP trigger, 34: SepFrozenBIT (seeded oracle).
-    for seed in [7, 12, 13, 23, 34, 381, 654, 1_000_003] {
+    // Steps inside writes (the yield hook) in some of them: 1, 2, 5.
+    let mut inside = 0;
+    for seed in [1, 2, 5, 7, 12, 13, 23, 34, 381, 654, 1_000_003] {
         let a = run_seed_with(seed, opt).unwrap_or_else(|f| panic!("{f}"));
         let b = run_seed_with(seed, opt).unwrap_or_else(|f| panic!("{f}"));
         assert_eq!(a, b, "seed {seed} did not replay exactly");
         assert!(a.ops > 0);
+        inside += a.coverage.inside_steps;
     }
+    assert!(inside > 0, "no background step inside a write replayed");
     let a = run_seed(1, false).unwrap().trace;
     let b = run_seed(2, false).unwrap().trace;
     assert_ne!(a, b, "different seeds, different traces");
@@ -152,6 +168,17 @@ fn regression_seeds() {
     // seed (a lost write of a later WAL block), the damaged record can be the last one on
     // the media, so the open rightly reports a torn tail; it was reported as a failure.
     run_seed(10_000_977, false).unwrap_or_else(|f| panic!("{f}"));
+    // A DB GC thrash, not a failure: MiDAS with the garbage-proportion trigger collected
+    // zones the trigger's filter would refuse, freeing about nothing while the trigger stayed
+    // due: 8,808 foreground GC rounds in 4,651 operations (23 s of CPU in the sim profile).
+    // The engine now refuses the pair and the draw drops the trigger (144 rounds).
+    let o = run_seed(20_010_073, false).unwrap_or_else(|f| panic!("{f}"));
+    assert!(
+        o.coverage.gc_rounds_foreground < o.ops / 4,
+        "{} foreground GC rounds in {} operations",
+        o.coverage.gc_rounds_foreground,
+        o.ops
+    );
 }
 
 /// The checker is not blind: counting async writes as durable (the engine never promised

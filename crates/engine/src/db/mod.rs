@@ -128,6 +128,28 @@ pub enum BackgroundMode {
     Caller,
 }
 
+/// A point inside a write (`put_with`, `delete_with`) where the engine holds no lock, latch
+/// or WAL state: with its own threads, any background task may run there between two steps
+/// of the operation. With `BackgroundMode::Caller` the engine calls the caller's
+/// [`YieldHook`] there, so a deterministic scheduler can step tasks inside one operation
+/// (through [`Engine::run_background_step`]) and the interleaving replays.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum YieldPoint {
+    /// The WAL gate ran (it may have started or stepped a checkpoint pass); the change is
+    /// not applied yet.
+    Gated,
+    /// The change is applied and its WAL record appended, the page latch released; the
+    /// write has not waited for its durability (`Sync`: the flush; `Async`: the threshold
+    /// flush) and is not acknowledged.
+    Logged,
+}
+
+/// The caller's hook at each [`YieldPoint`] (`BackgroundMode::Caller` only): it may call
+/// [`Engine::run_background_step`] on the engine it is given, nothing else of the engine.
+/// Errors of those steps stay with the hook (the operation goes on, as beside a thread
+/// whose step failed).
+pub type YieldHook = Arc<dyn Fn(&Engine, YieldPoint) + Send + Sync>;
+
 /// One kind of background work, for [`Engine::run_background_step`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BackgroundTask {
@@ -266,6 +288,8 @@ pub struct Engine {
     commit_lock: parking_lot::RwLock<()>,
     /// Recovery: a `TxnCommit` whose `TxnDone` has not been seen yet (LSN, write set).
     pending_txn: Mutex<Option<(u64, Vec<crate::format::wal::TxnOp>)>>,
+    /// `BackgroundMode::Caller`: called at each [`YieldPoint`] of a write.
+    yield_hook: parking_lot::RwLock<Option<YieldHook>>,
 }
 
 impl Drop for Engine {
@@ -303,6 +327,27 @@ impl Engine {
     #[must_use]
     pub fn wal_device(&self) -> &Arc<dyn BlockDevice> {
         &self.wal_dev
+    }
+
+    /// Install the hook called at each [`YieldPoint`] of a write (None: none).
+    ///
+    /// # Panics
+    /// With `BackgroundMode::Threads`: the engine's own threads run the tasks there.
+    pub fn set_yield_hook(&self, hook: Option<YieldHook>) {
+        assert_eq!(
+            self.cfg.background,
+            BackgroundMode::Caller,
+            "a yield hook steps the tasks no thread runs"
+        );
+        *self.yield_hook.write() = hook;
+    }
+
+    /// Call the yield hook at `at` (a clone: the hook may step tasks that read the engine).
+    fn yield_at(&self, at: YieldPoint) {
+        let hook = self.yield_hook.read().clone();
+        if let Some(h) = hook {
+            h(self, at);
+        }
     }
 
     fn check_open(&self) -> Result<()> {

@@ -523,6 +523,7 @@ impl Engine {
             catalog: crate::catalog::Catalog::default(),
             commit_lock: parking_lot::RwLock::new(()),
             pending_txn: Mutex::new(None),
+            yield_hook: parking_lot::RwLock::new(None),
         }
     }
 

@@ -3,7 +3,7 @@
 //! page LSN = LSN -> unlatch -> (Sync) flush WAL to LSN. A put that does not fit goes to
 //! `split.rs`.
 
-use super::{Durability, Engine};
+use super::{Durability, Engine, YieldPoint};
 use crate::buffer::WriteGuard;
 use crate::error::{tree_damage, EngineError, Pid, Result, TreeDamage};
 use crate::format::wal::RecordRef;
@@ -234,7 +234,9 @@ impl Engine {
             .logical_user_bytes
             .add(u64_of(key.len() + value.len()));
         self.wal_gate()?;
+        self.yield_at(YieldPoint::Gated);
         let lsn = self.put_logged(key, value, LogAs::Plain)?;
+        self.yield_at(YieldPoint::Logged);
         self.after_write(lsn, d)
     }
 
@@ -280,6 +282,7 @@ impl Engine {
         }
         self.counters.deletes.inc();
         self.wal_gate()?;
+        self.yield_at(YieldPoint::Gated);
         let Some(lsn) = self.delete_logged(key, LogAs::Plain)? else {
             // A sync no-op still orders after earlier async writes: make them durable.
             if d == Durability::Sync {
@@ -287,6 +290,7 @@ impl Engine {
             }
             return Ok(false);
         };
+        self.yield_at(YieldPoint::Logged);
         self.after_write(lsn, d)?;
         Ok(true)
     }
