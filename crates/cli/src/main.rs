@@ -13,6 +13,7 @@ mod engine_flags;
 mod flags;
 mod frozen_cmd;
 mod gcunit_cmd;
+mod oop_flags;
 mod pacing_flags;
 mod placement_flags;
 mod plan_cmd;

@@ -1,7 +1,7 @@
 //! Job files (`nowa run JOB.toml|JOB.json`) and results run again (`nowa run RESULT.json`):
 //! a command and its spec.
 
-use crate::{sim, ycsb, Cancel, Error, Progress};
+use crate::{sim, tpcc, ycsb, Cancel, Error, Identity, Progress};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -19,6 +19,8 @@ pub enum Job {
     Sim(sim::Spec),
     /// `nowa ycsb` on the simulated SSD or in memory.
     Ycsb(Box<ycsb::Spec>),
+    /// `nowa tpcc` on the simulated SSD or in memory.
+    Tpcc(Box<tpcc::Spec>),
 }
 
 /// What a job produced.
@@ -29,6 +31,20 @@ pub enum JobOutcome {
     Sim(sim::Outcome),
     /// A `ycsb` job's.
     Ycsb(Box<ycsb::Outcome>),
+    /// A `tpcc` job's.
+    Tpcc(Box<tpcc::Outcome>),
+}
+
+impl JobOutcome {
+    /// The run's identity.
+    #[must_use]
+    pub fn identity(&self) -> &Identity {
+        match self {
+            JobOutcome::Sim(o) => o.identity(),
+            JobOutcome::Ycsb(o) => &o.nowa,
+            JobOutcome::Tpcc(o) => &o.nowa,
+        }
+    }
 }
 
 impl Job {
@@ -38,6 +54,7 @@ impl Job {
         match self {
             Job::Sim(_) => "sim",
             Job::Ycsb(_) => "ycsb",
+            Job::Tpcc(_) => "tpcc",
         }
     }
 
@@ -50,6 +67,7 @@ impl Job {
         match self {
             Job::Sim(s) => s.check(),
             Job::Ycsb(s) => s.check(),
+            Job::Tpcc(s) => s.check(),
         }
     }
 
@@ -70,13 +88,12 @@ impl Job {
             Job::Ycsb(s) => {
                 ycsb::run(s, progress, cancel).map(|o| JobOutcome::Ycsb(Box::new(o)))?
             }
-        };
-        let command = match &out {
-            JobOutcome::Sim(o) => &o.identity().command,
-            JobOutcome::Ycsb(o) => &o.nowa.command,
+            Job::Tpcc(s) => {
+                tpcc::run(s, progress, cancel).map(|o| JobOutcome::Tpcc(Box::new(o)))?
+            }
         };
         assert_eq!(
-            command,
+            out.identity().command,
             self.command(),
             "the result names the job's command"
         );

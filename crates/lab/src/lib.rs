@@ -8,12 +8,15 @@
 
 pub mod ckpt;
 pub mod compare;
+pub mod devices;
+pub mod engine;
 pub mod flags;
 mod identity;
 mod job;
 pub mod reproduce;
 pub mod sim;
 pub mod text;
+pub mod tpcc;
 pub mod ycsb;
 
 pub use identity::Identity;
