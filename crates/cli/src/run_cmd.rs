@@ -65,6 +65,10 @@ pub fn run(a: RunArgs) -> Result<()> {
                 nowa_bench::ycsb::write_ticks_csv(&y.result.result.ticks, file)
                     .with_context(|| format!("writing {}", path.display()))?;
             }
+            JobOutcome::Table1(t) => {
+                nowa_bench::table1::write_csv(&t.result, path)
+                    .with_context(|| format!("writing {}", path.display()))?;
+            }
             JobOutcome::Tpcc(t) => {
                 let file = nowa_lab::csv_file(path, &t.nowa).map_err(lab_error)?;
                 nowa_tpcc::write_samples_csv(&t.result.run.samples, file)
@@ -79,6 +83,7 @@ pub fn run(a: RunArgs) -> Result<()> {
             JobOutcome::Sim(sim) => print!("{}", sim.summary()),
             JobOutcome::Ycsb(y) => print!("{}", nowa_bench::ycsb::summary(&y.result.result)),
             JobOutcome::Tpcc(t) => print!("{}", nowa_lab::tpcc::summary(&t.result)),
+            JobOutcome::Table1(t) => print!("{}", nowa_bench::table1::format(&t.result)),
         }
     }
     if Cancel.requested() {

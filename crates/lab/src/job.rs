@@ -1,7 +1,7 @@
 //! Job files (`nowa run JOB.toml|JOB.json`) and results run again (`nowa run RESULT.json`):
 //! a command and its spec.
 
-use crate::{sim, tpcc, ycsb, Cancel, Error, Identity, Progress};
+use crate::{sim, table1, tpcc, ycsb, Cancel, Error, Identity, Progress};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -21,6 +21,8 @@ pub enum Job {
     Ycsb(Box<ycsb::Spec>),
     /// `nowa tpcc` on the simulated SSD or in memory.
     Tpcc(Box<tpcc::Spec>),
+    /// `nowa table1`.
+    Table1(Box<table1::Spec>),
 }
 
 /// What a job produced.
@@ -33,6 +35,8 @@ pub enum JobOutcome {
     Ycsb(Box<ycsb::Outcome>),
     /// A `tpcc` job's.
     Tpcc(Box<tpcc::Outcome>),
+    /// A `table1` job's.
+    Table1(Box<table1::Outcome>),
 }
 
 impl JobOutcome {
@@ -43,6 +47,7 @@ impl JobOutcome {
             JobOutcome::Sim(o) => o.identity(),
             JobOutcome::Ycsb(o) => &o.nowa,
             JobOutcome::Tpcc(o) => &o.nowa,
+            JobOutcome::Table1(o) => &o.nowa,
         }
     }
 }
@@ -55,6 +60,7 @@ impl Job {
             Job::Sim(_) => "sim",
             Job::Ycsb(_) => "ycsb",
             Job::Tpcc(_) => "tpcc",
+            Job::Table1(_) => "table1",
         }
     }
 
@@ -68,6 +74,7 @@ impl Job {
             Job::Sim(s) => s.check(),
             Job::Ycsb(s) => s.check(),
             Job::Tpcc(s) => s.check(),
+            Job::Table1(s) => table1::check(s),
         }
     }
 
@@ -90,6 +97,9 @@ impl Job {
             }
             Job::Tpcc(s) => {
                 tpcc::run(s, progress, cancel).map(|o| JobOutcome::Tpcc(Box::new(o)))?
+            }
+            Job::Table1(s) => {
+                table1::run(s, progress, cancel).map(|o| JobOutcome::Table1(Box::new(o)))?
             }
         };
         assert_eq!(

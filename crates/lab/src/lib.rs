@@ -15,6 +15,7 @@ mod identity;
 mod job;
 pub mod reproduce;
 pub mod sim;
+pub mod table1;
 pub mod text;
 pub mod tpcc;
 pub mod ycsb;
