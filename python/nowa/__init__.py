@@ -19,12 +19,12 @@ from typing import Any, Iterable, Mapping
 
 from . import _nowa
 
-__all__ = ["UnknownFlag", "sim", "run", "resolve", "frame", "sweep", "load", "spec_hash", "__version__", "__commit__"]
+__all__ = ["UnknownFlag", "sim", "table1", "run", "resolve", "frame", "sweep", "load", "spec_hash", "__version__", "__commit__"]
 
 __version__, __commit__ = _nowa.version()
 
 # The commands with a Python function (more follow as they move into nowa-lab).
-COMMANDS = ("sim",)
+COMMANDS = ("sim", "table1")
 
 
 class UnknownFlag(ValueError, TypeError):
@@ -78,6 +78,16 @@ def _doc(command: str, summary: str) -> str:
 
 
 sim.__doc__ = _doc("sim", "Simulate an SSD (FTL model) under a workload, or replay a trace (trace=...).")
+
+
+def table1(**flags: Any) -> dict:
+    return _finish(_nowa.table1(_argv("table1", flags)), "nowa.table1")
+
+
+table1.__doc__ = _doc(
+    "table1",
+    "Table 1 of how-to-write-to-ssds (in place vs out of place and its optimizations), row by row on identical simulated SSDs.",
+)
 
 
 def run(job: str | os.PathLike | Mapping[str, Any]) -> dict:

@@ -44,6 +44,20 @@ def sim(
     trace_capacity: str | int | float | None = ...,  # Logical capacity of each replay device (default: the trace's peak live data / --fill)
     skip_bad: bool = ...,  # Accept the trace however many of its lines are unreadable (default: refuse one with more t
 ) -> dict[str, Any]: ...
+def table1(
+    *,
+    quick: bool = ...,  # The ~1 minute preset (README headline); default is the full run
+    records: str | int | float | None = ...,  # Override the number of records (1500000 or 1.5M)
+    device_writes: str | int | float | None = ...,  # Override the run length in device capacities written (>= 4 for steady state)
+    values: str | int | float | None = ...,  # Values: paper (the default: LZ4 leaves ~0.41 of a page, the paper's YCSB ratio), pattern (
+    threads: str | int | float | None = ...,  # Worker threads per row
+    open_zones: str | int | float | None = ...,  # Zones appended concurrently in the out-of-place rows
+    pacing: str | int | float | None = ...,  # Pace the simulated SSD by its timing model (on, the default: OPS reflect the device's work
+    media_bandwidth: str | int | float | None = ...,  # Media write bandwidth of the simulated SSD per second (default 1GB = 10^9 bytes/s)
+    read_bandwidth: str | int | float | None = ...,  # Read bandwidth of the simulated SSD per second (default 3GB)
+    sim_timing: str | int | float | None = ...,  # Timing of the simulated SSD: bandwidth (one media server at the bandwidths above) or femu
+    seed: str | int | float | None = ...,  # Seed of every row
+) -> dict[str, Any]: ...
 def run(job: str | os.PathLike[str] | Mapping[str, Any]) -> dict[str, Any]: ...
 def resolve(command: str, **flags: Any) -> dict[str, Any]: ...
 def spec_hash(job: Mapping[str, Any]) -> str: ...

@@ -61,6 +61,12 @@ def main_sweep(argv: list[str]) -> int:
     return 0
 
 
+def _nowa_commands() -> tuple[str, ...]:
+    from . import COMMANDS
+
+    return COMMANDS
+
+
 def stubs() -> str:
     """The type stubs of the package, from the flags' help (python/nowa/__init__.pyi)."""
     out = [
@@ -74,7 +80,7 @@ def stubs() -> str:
         "COMMANDS: tuple[str, ...]",
         "",
     ]
-    for command in ("sim",):
+    for command in _nowa_commands():
         args = []
         for name, help_text, default, takes in _nowa.flags(command):
             kind = "str | int | float | None" if takes else "bool"

@@ -19,12 +19,13 @@ use crate::ycsb::{
 };
 use nowa_device::{BlockDevice, SimConfig, SimDevice, SimMode};
 use nowa_engine::{Compression, Config, Durability, OopConfig};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::fmt::Write;
 use std::sync::Arc;
 
-/// The parameters every row shares.
-#[derive(Debug, Clone, Serialize)]
+/// The parameters every row shares (a `nowa table1` job's spec: unknown keys refused).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Table1Spec {
     /// Records loaded.
     pub records: u64,

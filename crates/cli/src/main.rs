@@ -13,6 +13,7 @@ mod engine_flags;
 mod flags;
 mod frozen_cmd;
 mod gcunit_cmd;
+mod oop_flags;
 mod pacing_flags;
 mod placement_flags;
 mod plan_cmd;
@@ -145,22 +146,14 @@ fn one_line(e: &clap::Error) -> String {
             names.join(", ")
         );
     }
-    let text = e.render().to_string();
-    let mut out = String::new();
-    for line in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
-        if line.starts_with("Usage:") || line.starts_with("For more information") {
-            break;
-        }
-        if !out.is_empty() {
-            out.push_str(if out.ends_with(':') { " " } else { "; " });
-        }
-        out.push_str(line);
-    }
-    if out.is_empty() {
-        out.push_str("error: invalid arguments");
-    }
+    let out = nowa_lab::clap_line(e);
+    let out = if out.is_empty() {
+        "invalid arguments"
+    } else {
+        &out
+    };
     assert!(!out.contains('\n'), "one line");
-    format!("{out} (see --help)")
+    format!("error: {out} (see --help)")
 }
 
 /// Output into a closed pipe (`nowa ... | head`) ends the process quietly, as it does for

@@ -41,18 +41,17 @@ pub fn run(a: RunArgs) -> Result<()> {
         pb.set_style(style.progress_chars("=> "));
     }
     let progress = |done: u64, total: u64| pb.set_position(done * 1000 / total.max(1));
-    if let nowa_lab::Job::Ycsb(spec) = &job {
-        if let Some(why) = spec.nondeterminism() {
-            eprintln!("nowa run: this run may write other bytes than the one it repeats: {why}");
-        }
+    let varies = match &job {
+        nowa_lab::Job::Ycsb(spec) => spec.nondeterminism(),
+        nowa_lab::Job::Tpcc(spec) => spec.nondeterminism(),
+        _ => None,
+    };
+    if let Some(why) = varies {
+        eprintln!("nowa run: this run may write other bytes than the one it repeats: {why}");
     }
     let out = job.run(Some(&progress), &Cancel).map_err(lab_error)?;
     pb.finish_and_clear();
-    let id = match &out {
-        JobOutcome::Sim(sim) => sim.identity(),
-        JobOutcome::Ycsb(y) => &y.nowa,
-        JobOutcome::Compare(c) => &c.nowa,
-    };
+    let id = out.identity();
     assert_eq!(
         id.command,
         job.command(),
@@ -67,6 +66,15 @@ pub fn run(a: RunArgs) -> Result<()> {
                     .with_context(|| format!("writing {}", path.display()))?;
             }
             JobOutcome::Compare(c) => nowa_lab::compare::write_csv(c, path).map_err(lab_error)?,
+            JobOutcome::Table1(t) => {
+                nowa_bench::table1::write_csv(&t.result, path)
+                    .with_context(|| format!("writing {}", path.display()))?;
+            }
+            JobOutcome::Tpcc(t) => {
+                let file = nowa_lab::csv_file(path, &t.nowa).map_err(lab_error)?;
+                nowa_tpcc::write_samples_csv(&t.result.run.samples, file)
+                    .with_context(|| format!("writing {}", path.display()))?;
+            }
         }
     }
     if a.json {
@@ -76,6 +84,8 @@ pub fn run(a: RunArgs) -> Result<()> {
             JobOutcome::Sim(sim) => print!("{}", sim.summary()),
             JobOutcome::Ycsb(y) => print!("{}", nowa_bench::ycsb::summary(&y.result.result)),
             JobOutcome::Compare(c) => print!("{}", nowa_lab::compare::table(&c.result)),
+            JobOutcome::Tpcc(t) => print!("{}", nowa_lab::tpcc::summary(&t.result)),
+            JobOutcome::Table1(t) => print!("{}", nowa_bench::table1::format(&t.result)),
         }
     }
     if Cancel.requested() {

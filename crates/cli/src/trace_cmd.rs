@@ -6,7 +6,6 @@ use clap::{Args, Subcommand};
 use nowa_trace::{binary, open, CsvWriter, Format, Op, Record, TraceError, TraceStats};
 use nowa_workload::{WorkloadParams, WorkloadSpec};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 #[derive(Args, Debug)]
 pub struct TraceArgs {
@@ -264,22 +263,4 @@ fn generate(g: GenArgs) -> Result<()> {
         g.output.display()
     );
     Ok(())
-}
-
-/// `--record-trace FILE`: wrap the device so every request it serves lands in FILE (the
-/// nowa trace CSV, see [`nowa_trace::RecordingDevice`] for the clock).
-pub fn record_trace(
-    dev: Arc<dyn nowa_device::BlockDevice>,
-    path: Option<&Path>,
-) -> Result<Arc<dyn nowa_device::BlockDevice>> {
-    let Some(path) = path else { return Ok(dev) };
-    if path.exists() {
-        return Err(usage(format!(
-            "--record-trace {}: exists (remove it or name another file)",
-            path.display()
-        )));
-    }
-    let rec = nowa_trace::RecordingDevice::new(dev, path, false)
-        .map_err(|e| usage(format!("--record-trace: {e}")))?;
-    Ok(Arc::new(rec))
 }

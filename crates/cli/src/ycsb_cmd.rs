@@ -5,7 +5,7 @@ use crate::device_open::open_database;
 use crate::engine_flags::EngineFlags;
 use crate::flags::{self, MAX_THREADS};
 use crate::frozen_cmd::engine::{FrozenReport, FrozenRun};
-use crate::placement_flags::EnginePlacement;
+use crate::oop_flags::{oop_config, zone_of, OopFlags};
 use crate::resources::{check_memory, check_output_file, sim_device_bytes, Need};
 use crate::{interrupted, usage};
 use anyhow::{Context, Result};
@@ -14,8 +14,8 @@ use indicatif::{ProgressBar, ProgressStyle};
 use nowa_bench::ycsb::{
     self, Device, KeyOrder, Mix, Pacing, Stop, ValueKind, WritePath, YcsbResult, YcsbSpec,
 };
-use nowa_device::{BlockDevice, MemDevice, SimConfig, SimDevice, SimMode};
-use nowa_engine::{Compression, Config, Engine, OopConfig};
+use nowa_device::{SimDevice, SimMode};
+use nowa_engine::{Config, Engine, OopConfig};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -136,169 +136,7 @@ pub struct YcsbArgs {
     quiet: bool,
 }
 
-#[derive(Args, Debug)]
-pub(crate) struct OopFlags {
-    /// Write path: inplace (fixed home per page, doublewrite) or oop (out of place: zones,
-    /// DB GC, no doublewrite).
-    #[arg(long, default_value = "inplace", value_parser = out_of_place)]
-    write_path: PathKind,
-    /// Out of place: per-page compression (off, lz4, zstd).
-    #[arg(long, default_value = "off", value_parser = flags::parsed::<Compression>())]
-    compression: Compression,
-    /// Out of place: 4 KiB page packing of compressed pages (on, off). Off: every page,
-    /// compressed or not, takes a 4 KiB slot of its own.
-    #[arg(long, default_value = "on", value_parser = flags::on_off, action = clap::ArgAction::Set)]
-    packing: bool,
-    /// Out of place: background DB GC thread (on, off). Off: GC runs only in the writer
-    /// that needs space (foreground).
-    #[arg(long, default_value = "on", value_parser = flags::on_off, action = clap::ArgAction::Set)]
-    background_gc: bool,
-    /// Out of place: zone size (the DB GC unit): a size (a multiple of 4 KiB, 32 KiB to
-    /// 4 GiB), `auto` (the device's FDP RU size / ZNS zone size; on the conventional simulated
-    /// SSD its GC unit (superblock) split over --open-zones, so an active group of open zones
-    /// is never smaller than the unit; 1 MiB where the device tells no unit) or `infer` (the
-    /// GC unit found by the ZNS-like sweep of `nowa infer-gc-unit`, run on identical
-    /// simulated devices).
-    #[arg(long, default_value = "auto", value_parser = zone_size)]
-    zone_size: ZoneSize,
-    /// Out of place: zones appended concurrently (the active group).
-    #[arg(long, default_value = "4", value_parser = flags::count::<u32>(1, 256))]
-    open_zones: u32,
-    /// Out of place: NoWA (active groups, group GC with compensation writes).
-    #[arg(long)]
-    nowa: bool,
-    /// Out of place: GDT (deathtime-grouped placement and GC, write history in page headers).
-    #[arg(long)]
-    gdt: bool,
-    /// Out of place, NoWA: defer compensation writes until the estimated SSD free space runs
-    /// short (estimate: device capacity x (1 + --op)), instead of compensating whole groups
-    /// at once.
-    #[arg(long, requires = "nowa")]
-    defer_compensation: bool,
-    /// Out of place: bound the store's zone area (e.g. 1.25 times the dataset): DB GC starts
-    /// when it is full, not when the device is. Default: the whole device.
-    #[arg(long, value_parser = flags::size_4k(1 << 20, MAX_BYTES))]
-    space_limit: Option<u64>,
-    /// Out of place: place every user write and GC relocation with a scheme of the shared
-    /// log-structured space (nosep, sepgc|2r, dac[:N], dac-paper[:N], warcip[:N], sepbit[:N],
-    /// sfr[:N], multiqueue[:N], midas (7 classes, its own victims), or sepfrozen-bit[:N] /
-    /// sepfrozen-dac[:N] with --frozen-model; one open zone per class: 6 by default, 2 for
-    /// sepgc, 1 for nosep, so --open-zones is ignored). Default: random among --open-zones
-    /// (or --gdt, --nowa).
-    #[arg(long, value_parser = crate::placement_flags::engine_placement, conflicts_with_all = ["nowa", "gdt"])]
-    pub(crate) placement: Option<crate::placement_flags::EnginePlacement>,
-    /// Out of place, --placement sepfrozen-bit|sepfrozen-dac: the trained frozen-page model
-    /// (`nowa frozen train`, TWL 1 or 2) that judges each DB GC victim's pages from the
-    /// hotness records in their headers; or `online[:HORIZON[:EVERY[:FEATURES]]]`: no model
-    /// file, an SGD model retrained during the run from the outcomes observed (a version
-    /// still valid HORIZON DB page writes after its write is frozen; default 64k, a refit
-    /// at GC per EVERY new labels, default 16k; FEATURES default vd,ai,mi,ac,mc).
-    #[arg(long, value_name = "MODEL.json")]
-    frozen_model: Option<PathBuf>,
-    /// With --frozen-model MODEL.json: judge a page frozen when the model's probability is
-    /// above P, in (0, 1) (default: the threshold stored in the model, 0.5 unless trained
-    /// with another; 0.5 = scikit-learn's `predict`, the paper's).
-    #[arg(long, value_name = "P", value_parser = flags::fraction(0.0, true, 1.0, true))]
-    frozen_threshold: Option<f64>,
-    /// Out of place: DB GC victim policy (greedy, cost-benefit, cb-sepbit, fifo, ...).
-    /// Default: greedy, or cb-sepbit (SepBIT's (1-u)/u sqrt(age)) with --placement.
-    #[arg(long, value_parser = crate::placement_flags::gc_victim)]
-    gc_victim: Option<nowa_logspace::PolicyKind>,
-    /// Out of place: DB GC trigger: free (free zones below the reserve) or gp[:THETA] (also
-    /// when the sealed zones' garbage proportion exceeds THETA, default 0.15, collecting
-    /// zones with GP >= THETA, as SepBIT's log). Default: free, gp with SepFrozen (the
-    /// paper's setup).
-    #[arg(long, value_parser = crate::placement_flags::gc_trigger)]
-    gc_trigger: Option<crate::placement_flags::GcTrigger>,
-}
-
-/// `--zone-size`: a size, or taken from the device.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum ZoneSize {
-    Bytes(u64),
-    Auto,
-    Infer,
-}
-
-fn zone_size(s: &str) -> Result<ZoneSize, String> {
-    match s {
-        "auto" => Ok(ZoneSize::Auto),
-        "infer" => Ok(ZoneSize::Infer),
-        _ => flags::size_4k(32 << 10, (4 << 30) - 4096)(s).map(ZoneSize::Bytes),
-    }
-}
-
-/// `--write-path`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum PathKind {
-    InPlace,
-    OutOfPlace,
-}
-
-fn out_of_place(s: &str) -> Result<PathKind, String> {
-    match s {
-        "inplace" | "in-place" => Ok(PathKind::InPlace),
-        "oop" | "out-of-place" => Ok(PathKind::OutOfPlace),
-        o => Err(format!(
-            "unknown write path '{o}' (expected inplace or oop)"
-        )),
-    }
-}
-
 pub(crate) use nowa_lab::ycsb::parse_sim_mode as sim_mode;
-
-/// `--zone-size` of `o` on the device (shared with `nowa tpcc`).
-pub(crate) fn zone_of(o: &OopFlags, dev: &dyn BlockDevice, sim: Option<&SimConfig>) -> Result<u64> {
-    resolve_zone_size(o, dev, sim)
-}
-
-/// `--zone-size auto` where the device tells no unit (files, block devices, memory).
-const AUTO_ZONE_FALLBACK: u64 = 1 << 20;
-
-/// `--zone-size auto` on a conventional SSD whose GC unit is `unit` bytes: the unit split
-/// over the `open` zones of an active group, rounded up to 4 KiB, so the group (NoWA's GC
-/// unit) covers at least one SSD unit (issue 31: 1 MiB x 4 zones on an 8 MiB superblock left
-/// SSD WAF at 1.44-1.75).
-fn zone_for_unit(unit: u64, open: u32) -> u64 {
-    let z = unit.div_ceil(u64::from(open.max(1))).div_ceil(4096) * 4096;
-    let z = z.max(32 << 10);
-    assert!(
-        z * u64::from(open.max(1)) >= unit,
-        "a group covers the unit"
-    );
-    z
-}
-
-/// Resolve `--zone-size` on the device.
-fn resolve_zone_size(o: &OopFlags, dev: &dyn BlockDevice, sim: Option<&SimConfig>) -> Result<u64> {
-    let g = dev.geometry();
-    match o.zone_size {
-        ZoneSize::Bytes(b) => Ok(b),
-        ZoneSize::Auto => Ok(g.reclaim_unit_size.or(g.zone_size).unwrap_or_else(|| {
-            sim.map_or(AUTO_ZONE_FALLBACK, |s| {
-                zone_for_unit(s.resolved_ftl().unit_pages() * 4096, o.open_zones)
-            })
-        })),
-        ZoneSize::Infer => {
-            let sim = sim.ok_or_else(|| usage("--zone-size infer needs --device sim"))?;
-            let spec = nowa_bench::gcunit::InferSpec {
-                volume: 1.5,
-                max_zone: (g.capacity / 8).next_power_of_two() / 2,
-                ..Default::default()
-            };
-            let mut fresh = || -> Result<Box<dyn BlockDevice>, nowa_bench::gcunit::InferError> {
-                Ok(Box::new(SimDevice::new(sim.clone())?))
-            };
-            let r = nowa_bench::gcunit::infer(&mut fresh, &spec, &mut |_| {})?;
-            r.gc_unit_bytes.ok_or_else(|| {
-                anyhow::anyhow!(
-                    "GC unit inference found no zone size with WAF <= {}",
-                    r.threshold
-                )
-            })
-        }
-    }
-}
 
 fn spinner(quiet: bool, msg: &str) -> ProgressBar {
     if quiet {
@@ -328,119 +166,6 @@ fn write_path(a: &YcsbArgs) -> Result<(Option<OopConfig>, Option<FrozenRun>)> {
         ));
     }
     oop_config(&a.oop, a.op, a.seed, a.engine.no_doublewrite)
-}
-
-/// Switches of one write path given to the other, which would ignore them: out-of-place
-/// switches in place, `--no-doublewrite` out of place (no doublewrite buffer to turn off).
-fn refuse_ignored_switches(o: &OopFlags, no_doublewrite: bool) -> Result<()> {
-    if o.write_path != PathKind::InPlace {
-        if no_doublewrite {
-            return Err(usage(
-                "--no-doublewrite needs --write-path inplace (out of place writes no doublewrite buffer)",
-            ));
-        }
-        return Ok(());
-    }
-    let oop_only = [
-        ("--compression", o.compression != Compression::Off),
-        ("--nowa", o.nowa),
-        ("--gdt", o.gdt),
-        ("--defer-compensation", o.defer_compensation),
-        ("--space-limit", o.space_limit.is_some()),
-        ("--placement", o.placement.is_some()),
-        ("--gc-victim", o.gc_victim.is_some()),
-        ("--gc-trigger", o.gc_trigger.is_some()),
-        ("--frozen-model", o.frozen_model.is_some()),
-        ("--frozen-threshold", o.frozen_threshold.is_some()),
-    ];
-    match oop_only.iter().find(|(_, set)| *set) {
-        Some((flag, _)) => Err(usage(format!("{flag} needs --write-path oop"))),
-        None => Ok(()),
-    }
-}
-
-/// The out-of-place configuration `--write-path` and its switches ask for (None: in place),
-/// after refusing out-of-place switches an in-place run would ignore; `op` is the SSD OP
-/// estimate of `--defer-compensation` (shared by `nowa ycsb` and `nowa tpcc`); and the
-/// in-place switch an out-of-place run would ignore (`no_doublewrite`: out of place has no
-/// doublewrite buffer to turn off).
-pub(crate) fn oop_config(
-    o: &OopFlags,
-    op: f64,
-    seed: u64,
-    no_doublewrite: bool,
-) -> Result<(Option<OopConfig>, Option<FrozenRun>)> {
-    refuse_ignored_switches(o, no_doublewrite)?;
-    if o.write_path == PathKind::InPlace {
-        return Ok((None, None));
-    }
-    let frozen =
-        crate::frozen_cmd::engine::frozen_run(o.placement, o.frozen_model.as_deref(), seed)?;
-    let frozen = crate::frozen_cmd::engine::with_threshold(frozen, o.frozen_threshold)?;
-    let placement = match o.placement {
-        Some(EnginePlacement::Scheme(k)) => Some(k),
-        _ => None,
-    };
-    assert!(
-        placement.is_none() || frozen.is_none(),
-        "SepFrozen replaces the placement scheme"
-    );
-    if placement == Some(nowa_logspace::PlacementKind::MiDas) {
-        let own = [
-            ("--gc-victim", o.gc_victim.is_some()),
-            ("--gc-trigger", o.gc_trigger.is_some_and(|t| t.0.is_some())),
-        ];
-        if let Some((flag, _)) = own.iter().find(|(_, set)| *set) {
-            return Err(usage(format!(
-                "{flag}: midas picks its own GC victims (FIFO per group, the least valid zone \
-                 in the last group) when free zones run short"
-            )));
-        }
-    }
-    // SepFrozen's paper collects when the garbage proportion exceeds 15%.
-    let gp_default = frozen.as_ref().map(|_| 0.15);
-    let gp = o.gc_trigger.map_or(gp_default, |t| t.0);
-    refuse_unfiltered_gp(o, gp)?;
-    let cfg = OopConfig {
-        open_zones: o.open_zones,
-        compression: o.compression,
-        nowa: o.nowa,
-        gdt: o.gdt,
-        packing: o.packing,
-        background_gc: o.background_gc,
-        defer_compensation: o.defer_compensation,
-        // The SSD's OP for the deferral estimate: the simulated SSD's, else the default.
-        ssd_op: op,
-        seed,
-        space_limit_bytes: o.space_limit,
-        placement,
-        gc_victim: o.gc_victim.clone(),
-        gc_garbage_proportion: gp,
-        frozen: frozen.as_ref().map(|f| f.hook.clone()),
-        ..OopConfig::default()
-    };
-    Ok((Some(cfg), frozen))
-}
-
-/// The garbage-proportion trigger collects only zones at its threshold: victims it cannot
-/// filter are refused by the engine (`ConfigError::GcTriggerVictims`); name the flag here.
-fn refuse_unfiltered_gp(o: &OopFlags, gp: Option<f64>) -> Result<()> {
-    if gp.is_none() {
-        return Ok(());
-    }
-    if let Some(v) = o.gc_victim.as_ref().filter(|v| !v.honors_victim_filter()) {
-        return Err(usage(format!(
-            "--gc-victim {v}: the garbage-proportion trigger (--gc-trigger gp) collects only \
-             zones at its threshold and needs greedy, cost-benefit or cb-sepbit"
-        )));
-    }
-    if o.nowa {
-        return Err(usage(
-            "--gc-trigger gp: NoWA collects whole zone groups (group-greedy), which the \
-             garbage-proportion filter cannot restrict",
-        ));
-    }
-    Ok(())
 }
 
 /// The sizes a run is planned with.
@@ -486,7 +211,7 @@ fn check_run_memory(a: &YcsbArgs, p: &Plan, capacity: u64, device_flag: &str) ->
         "mem" => capacity,
         _ => 0,
     };
-    let infer = if a.oop.zone_size == ZoneSize::Infer {
+    let infer = if a.oop.zone_size == nowa_lab::devices::ZoneSize::Infer {
         device
     } else {
         0
@@ -520,17 +245,15 @@ fn check_run_memory(a: &YcsbArgs, p: &Plan, capacity: u64, device_flag: &str) ->
 /// The device the flags ask for, with `capacity` bytes when it is created here (the one place
 /// `nowa ycsb` opens a device).
 fn make_device(a: &YcsbArgs, capacity: u64) -> Result<(Device, Option<Arc<SimDevice>>)> {
-    Ok(match a.device.as_str() {
-        "sim" => {
-            let cfg = SimConfig::for_capacity(capacity, a.op, a.sim_mode)
-                .map_err(|e| usage(format!("--capacity / --op / --sim-mode: {e}")))?;
-            let d = Arc::new(SimDevice::new(cfg).map_err(|e| usage(format!("--sim-mode: {e}")))?);
-            (d.clone(), Some(d))
-        }
-        "mem" => (Arc::new(MemDevice::new(capacity)), None),
-        path => (
-            open_database(
-                "nowa ycsb",
+    if let Some(d) = nowa_lab::devices::in_memory(&a.device, capacity, a.op, a.sim_mode)
+        .map_err(crate::lab_error)?
+    {
+        return Ok(d);
+    }
+    let path = a.device.as_str();
+    Ok((
+        open_database(
+            "nowa ycsb",
                 path,
                 a.force.as_deref(),
                 capacity,
@@ -538,10 +261,9 @@ fn make_device(a: &YcsbArgs, capacity: u64) -> Result<(Device, Option<Arc<SimDev
                     "format {path} as a new nowa database (its previous contents are lost) and load {} records",
                     a.records
                 ),
-            )?,
-            None,
-        ),
-    })
+        )?,
+        None,
+    ))
 }
 
 /// The device under test and the zone size, enlarging a simulated SSD when `--dataset-fill`
@@ -563,11 +285,7 @@ fn open(a: &YcsbArgs, p: &Plan, oop: Option<&OopConfig>) -> Result<Opened> {
         check_run_memory(a, p, capacity, sized_by)?;
         let (dev, sim) = make_device(a, capacity)?;
         let zone = match oop {
-            Some(_) => Some(resolve_zone_size(
-                &a.oop,
-                dev.as_ref(),
-                sim.as_ref().map(|s| s.config()),
-            )?),
+            Some(_) => Some(zone_of(&a.oop, dev.as_ref(), sim.as_deref())?),
             None => None,
         };
         // Out of place keeps open zones and a GC reserve beyond the pages (uncompressed): on a
@@ -597,7 +315,8 @@ fn open(a: &YcsbArgs, p: &Plan, oop: Option<&OopConfig>) -> Result<Opened> {
                 continue;
             }
         }
-        let dev = crate::trace_cmd::record_trace(dev, a.record_trace.as_deref())?;
+        let dev = nowa_lab::devices::record_trace(dev, a.record_trace.as_deref())
+            .map_err(crate::lab_error)?;
         return Ok(Opened { dev, sim, zone });
     }
 }
@@ -810,22 +529,4 @@ fn output(
         );
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::zone_for_unit;
-
-    /// `--zone-size auto` on a conventional SSD: the active group covers the GC unit (the
-    /// default was 1 MiB zones: a 4 MiB group on an 8 MiB superblock).
-    #[test]
-    fn auto_zone_group_covers_the_ssd_unit() {
-        assert_eq!(zone_for_unit(8 << 20, 4), 2 << 20);
-        assert_eq!(zone_for_unit(8 << 20, 1), 8 << 20);
-        // Not a divisor: rounded up, never a group smaller than the unit.
-        let z = zone_for_unit(8 << 20, 3);
-        assert!(z * 3 >= 8 << 20 && z % 4096 == 0);
-        // Small units keep the smallest zone size the flag allows.
-        assert_eq!(zone_for_unit(64 << 10, 8), 32 << 10);
-    }
 }

@@ -184,3 +184,44 @@ fn ctrl_c_in_table1_keeps_the_rows_run_so_far() {
     let txt = std::fs::read_to_string(dir.path().join("table1.txt")).unwrap();
     assert!(txt.contains("INTERRUPTED"), "{txt}");
 }
+
+/// Ctrl-C in the run phase of `nowa tpcc`: exit 130, the summary opens with the
+/// "interrupted" line, and the JSON (`--out`) says `"interrupted": true` with the part run.
+#[test]
+fn ctrl_c_in_tpcc_reports_the_run_so_far() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("tpcc.json");
+    let (out, err, stop) = interrupt(
+        &[
+            "tpcc",
+            "-q",
+            "--warehouses",
+            "1",
+            "--threads",
+            "1",
+            "--steady",
+            "--duration",
+            "1h",
+            "--out",
+            file.to_str().unwrap(),
+        ],
+        "nowa tpcc: loaded",
+        Duration::from_millis(2000),
+    );
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert!(err.contains("interrupted (Ctrl-C)"), "{err}");
+    assert!(stop < 20.0, "took {stop} s to stop");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout
+            .lines()
+            .next()
+            .is_some_and(|l| l.starts_with("interrupted (Ctrl-C) after")),
+        "{stdout}"
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(v["interrupted"], true);
+    assert_eq!(v["nowa"]["command"], "tpcc");
+    assert!(v["run"]["transactions"].as_u64().unwrap() > 0, "{v}");
+}

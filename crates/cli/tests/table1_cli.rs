@@ -87,6 +87,38 @@ fn table1_small_has_the_papers_shape_and_writes_outputs() {
     assert_eq!(v["inferred_gc_unit_bytes"], v["ssd_gc_unit_bytes"]);
 }
 
+/// A table's JSON names its run (`nowa` identity with the resolved spec) and runs again as a
+/// job: the same spec, seven rows.
+#[test]
+fn a_table1_result_runs_again_as_a_job() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = [
+        "table1",
+        "--quick",
+        "--records",
+        "20k",
+        "--device-writes",
+        "1",
+        "-q",
+        "--json",
+    ];
+    let first = nowa_json(&args);
+    let id = &first["nowa"];
+    assert_eq!(id["command"], "table1");
+    assert_eq!(id["spec"]["records"], 20_000);
+    assert_eq!(id["spec"]["values"], "paper");
+    assert_eq!(id["spec"], first["spec"], "the identity names the spec run");
+    let path = dir.path().join("t.json");
+    std::fs::write(&path, first.to_string()).unwrap();
+    let again = nowa_json(&["run", "-q", "--json", path.to_str().unwrap()]);
+    assert_eq!(again["nowa"]["spec"], id["spec"]);
+    assert_eq!(again["rows"].as_array().map(Vec::len), Some(7));
+    assert_eq!(
+        again["rows"][0]["db_waf"], first["rows"][0]["db_waf"],
+        "in place: 2.0"
+    );
+}
+
 /// FDP: every zone fills exactly one reclaim unit of its own handle, so the SSD never copies.
 /// Both the default (4 open zones, background GC) and the most open zones FDP allows (7 on 8
 /// handles, handle 0 kept for metadata) with foreground GC only (deterministic).

@@ -140,7 +140,8 @@ fn a_device_filled_by_a_growing_database_says_why_and_what_to_change() {
     assert!(!err.contains("panicked"), "{err}");
     let last = err.lines().last().expect("an error line");
     assert!(
-        last.starts_with("nowa: error: the device is full during the run (data region full"),
+        last.starts_with("nowa: error: ")
+            && last.contains("the device is full during the run (data region full"),
         "{err}"
     );
     for hint in [

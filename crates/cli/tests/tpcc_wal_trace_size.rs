@@ -68,7 +68,13 @@ fn trace_and_database_size_are_recorded() {
         assert!(f(&s["extra"]["db_alloc_mark_pages"]) >= pages);
     }
     let text = std::fs::read_to_string(&csv).expect("the CSV");
-    let header = text.lines().next().expect("a header");
+    let mut lines = text.lines();
+    let id = lines.next().expect("the identity line");
+    assert!(
+        id.starts_with("# nowa {") && id.contains("\"command\":\"tpcc\""),
+        "{id}"
+    );
+    let header = lines.next().expect("a header");
     assert!(
         header.contains("db_pages") && header.contains("db_bytes"),
         "{header}"

@@ -1,7 +1,7 @@
 //! Job files (`nowa run JOB.toml|JOB.json`) and results run again (`nowa run RESULT.json`):
 //! a command and its spec.
 
-use crate::{compare, sim, ycsb, Cancel, Error, Progress, Report};
+use crate::{compare, sim, table1, tpcc, ycsb, Cancel, Error, Identity, Progress, Report};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -21,6 +21,10 @@ pub enum Job {
     Ycsb(Box<ycsb::Spec>),
     /// `nowa compare`: engines on fresh virtual SSDs.
     Compare(Box<compare::Spec>),
+    /// `nowa tpcc` on the simulated SSD or in memory.
+    Tpcc(Box<tpcc::Spec>),
+    /// `nowa table1`.
+    Table1(Box<table1::Spec>),
 }
 
 /// What a job produced.
@@ -33,6 +37,24 @@ pub enum JobOutcome {
     Ycsb(Box<ycsb::Outcome>),
     /// A `compare` job's.
     Compare(Box<Report<compare::CompareResult>>),
+    /// A `tpcc` job's.
+    Tpcc(Box<tpcc::Outcome>),
+    /// A `table1` job's.
+    Table1(Box<table1::Outcome>),
+}
+
+impl JobOutcome {
+    /// The run's identity.
+    #[must_use]
+    pub fn identity(&self) -> &Identity {
+        match self {
+            JobOutcome::Sim(o) => o.identity(),
+            JobOutcome::Ycsb(o) => &o.nowa,
+            JobOutcome::Tpcc(o) => &o.nowa,
+            JobOutcome::Table1(o) => &o.nowa,
+            JobOutcome::Compare(o) => &o.nowa,
+        }
+    }
 }
 
 impl Job {
@@ -43,6 +65,8 @@ impl Job {
             Job::Sim(_) => "sim",
             Job::Ycsb(_) => "ycsb",
             Job::Compare(_) => "compare",
+            Job::Tpcc(_) => "tpcc",
+            Job::Table1(_) => "table1",
         }
     }
 
@@ -56,6 +80,8 @@ impl Job {
             Job::Sim(s) => s.check(),
             Job::Ycsb(s) => s.check(),
             Job::Compare(s) => s.check(),
+            Job::Tpcc(s) => s.check(),
+            Job::Table1(s) => table1::check(s),
         }
     }
 
@@ -76,6 +102,12 @@ impl Job {
             Job::Ycsb(s) => {
                 ycsb::run(s, progress, cancel).map(|o| JobOutcome::Ycsb(Box::new(o)))?
             }
+            Job::Tpcc(s) => {
+                tpcc::run(s, progress, cancel).map(|o| JobOutcome::Tpcc(Box::new(o)))?
+            }
+            Job::Table1(s) => {
+                table1::run(s, progress, cancel).map(|o| JobOutcome::Table1(Box::new(o)))?
+            }
             Job::Compare(s) => {
                 // Progress over all engines: engine i's n-th operation of `ops` each.
                 let total = s.ops * s.engines.len() as u64;
@@ -88,13 +120,8 @@ impl Job {
                 JobOutcome::Compare(Box::new(compare::run(s, &each)?))
             }
         };
-        let command = match &out {
-            JobOutcome::Sim(o) => &o.identity().command,
-            JobOutcome::Ycsb(o) => &o.nowa.command,
-            JobOutcome::Compare(o) => &o.nowa.command,
-        };
         assert_eq!(
-            command,
+            out.identity().command,
             self.command(),
             "the result names the job's command"
         );

@@ -8,12 +8,16 @@
 
 pub mod ckpt;
 pub mod compare;
+pub mod devices;
+pub mod engine;
 pub mod flags;
 mod identity;
 mod job;
 pub mod reproduce;
 pub mod sim;
+pub mod table1;
 pub mod text;
+pub mod tpcc;
 pub mod ycsb;
 
 pub use identity::Identity;
@@ -120,9 +124,14 @@ pub fn csv_file(path: &Path, id: &Identity) -> Result<std::io::BufWriter<std::fs
     Ok(w)
 }
 
-/// clap's message on one line, without the usage block (a flag parsed for a job file or a
-/// Python keyword argument).
-fn clap_line(e: &clap::Error) -> String {
+/// clap's message on one line: the error and its details (argument names, "did you mean"
+/// tips), without the usage block and the `error: ` prefix (the CLI's, a job file's flags and
+/// a Python keyword argument's: one rendering).
+///
+/// # Panics
+/// Never: the lines are joined with no newline.
+#[must_use]
+pub fn clap_line(e: &clap::Error) -> String {
     let text = e.render().to_string();
     let mut out = String::new();
     for line in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
@@ -130,7 +139,7 @@ fn clap_line(e: &clap::Error) -> String {
             break;
         }
         if !out.is_empty() {
-            out.push_str("; ");
+            out.push_str(if out.ends_with(':') { " " } else { "; " });
         }
         out.push_str(line.trim_start_matches("error: "));
     }

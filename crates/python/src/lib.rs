@@ -71,6 +71,17 @@ fn sim(py: Python<'_>, args: Vec<String>) -> PyResult<(String, bool)> {
     Ok((to_json(&out.map_err(|e| py_error(&e))?)?, stopped))
 }
 
+/// `nowa table1` with these flags; returns the JSON `nowa table1 --json` prints and whether
+/// Ctrl-C stopped the table.
+#[pyfunction]
+fn table1(py: Python<'_>, args: Vec<String>) -> PyResult<(String, bool)> {
+    let flags = nowa_lab::table1::parse_flags(&args).map_err(|e| py_error(&e))?;
+    let spec = nowa_lab::table1::from_flags(&flags);
+    nowa_lab::table1::check(&spec).map_err(|e| py_error(&e))?;
+    let (out, stopped) = run_released(py, || nowa_lab::table1::run(&spec, None, &Cancel))?;
+    Ok((to_json(&out.map_err(|e| py_error(&e))?)?, stopped))
+}
+
 /// Runs a job or a result again: `text` is TOML (`toml`) or JSON.
 #[pyfunction]
 fn run(py: Python<'_>, text: &str, toml: bool) -> PyResult<(String, bool)> {
@@ -87,9 +98,15 @@ fn resolve(command: &str, args: Vec<String>) -> PyResult<String> {
             let flags = nowa_lab::sim::parse_flags(&args).map_err(|e| py_error(&e))?;
             nowa_lab::Job::Sim(nowa_lab::sim::Spec::from_flags(&flags).map_err(|e| py_error(&e))?)
         }
+        "table1" => {
+            let flags = nowa_lab::table1::parse_flags(&args).map_err(|e| py_error(&e))?;
+            let spec = nowa_lab::table1::from_flags(&flags);
+            nowa_lab::table1::check(&spec).map_err(|e| py_error(&e))?;
+            nowa_lab::Job::Table1(Box::new(spec))
+        }
         other => {
             return Err(PyValueError::new_err(format!(
-                "unknown command '{other}' (expected sim)"
+                "unknown command '{other}' (expected sim or table1)"
             )))
         }
     };
@@ -128,8 +145,9 @@ fn flags(command: &str) -> PyResult<Vec<FlagHelp>> {
 fn command_of(command: &str) -> PyResult<clap::Command> {
     match command {
         "sim" => Ok(nowa_lab::sim::command()),
+        "table1" => Ok(nowa_lab::table1::command()),
         other => Err(PyValueError::new_err(format!(
-            "unknown command '{other}' (expected sim)"
+            "unknown command '{other}' (expected sim or table1)"
         ))),
     }
 }
@@ -190,6 +208,7 @@ fn version() -> (String, String) {
 #[pymodule]
 fn _nowa(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sim, m)?)?;
+    m.add_function(wrap_pyfunction!(table1, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(resolve, m)?)?;
     m.add_function(wrap_pyfunction!(flags, m)?)?;

@@ -27,6 +27,7 @@ use std::collections::BTreeMap;
 
 /// One broken condition.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum Violation {
     /// 3.3.2.1.

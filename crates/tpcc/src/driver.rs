@@ -31,6 +31,7 @@ use std::time::{Duration, Instant};
 
 /// When a run ends (besides [`Observer::should_stop`]).
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Stop {
     /// After this many seconds of wall time.
     Seconds(f64),

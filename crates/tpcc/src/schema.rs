@@ -23,6 +23,7 @@ pub const CARRIERS: i32 = 10;
 
 /// The eleven keyspaces.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Table {
     /// (w_id) -> [`Warehouse`].
     Warehouse,

@@ -70,6 +70,7 @@ pub enum ScanOrder {
 
 /// Why a transaction aborted by conflict (a store reports what it knows; the driver only counts).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum ConflictKind {
     /// Lock-based: a deadlock was detected (or avoided by wait-die / no-wait).

@@ -14,6 +14,7 @@ use crate::store::{prefix_end, Row, ScanOrder, StoreError, Transaction};
 
 /// The transaction types (plus steady TPC-C's batch delete).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum TxnKind {
     /// New-Order (clause 2.4).
     NewOrder,

@@ -455,7 +455,13 @@ fn durability_text(d: Durability) -> &'static str {
 }
 
 impl Oop {
-    fn from_config(o: &OopConfig) -> Oop {
+    /// The spec of an out-of-place configuration (its zone size resolved; a frozen-page model
+    /// is named by the caller).
+    ///
+    /// # Panics
+    /// If the zone size is not resolved, or `o` sets a knob the flags do not.
+    #[must_use]
+    pub fn from_config(o: &OopConfig) -> Oop {
         let d = OopConfig::default();
         assert!(
             o.zstd_level == d.zstd_level
@@ -482,7 +488,7 @@ impl Oop {
         }
     }
 
-    fn to_config(&self, op: f64, seed: u64) -> Result<OopConfig, Error> {
+    pub(crate) fn to_config(&self, op: f64, seed: u64) -> Result<OopConfig, Error> {
         let field =
             |f: &str, e: &dyn std::fmt::Display| Error::Usage(format!("write_path.oop.{f}: {e}"));
         let zone = crate::flags::size_4k(32 << 10, (4 << 30) - 4096)(&self.zone_size.to_string())

@@ -6,8 +6,7 @@
 //! is the loaded pages. F is the data's share of the device's page space: the device minus
 //! the WAL region and the engine's fixed areas.
 
-use crate::usage;
-use anyhow::Result;
+use crate::Error;
 use nowa_engine::Config;
 
 /// Bytes of pages one warehouse adds to the load, in place (uncompressed), rounded up:
@@ -15,13 +14,13 @@ use nowa_engine::Config;
 /// --warehouses W --transactions 1 --device mem --pool 2GiB --out f.json`; append-biased
 /// leaves split at the insertion point, docs/design.md section 7), 88.0 MiB per warehouse and
 /// 9.5 MiB for the rest (ITEM, the catalog).
-pub(super) const LOADED_WAREHOUSE_BYTES: u64 = 88 << 20;
+pub const LOADED_WAREHOUSE_BYTES: u64 = 88 << 20;
 /// Bytes of pages the load adds once (ITEM, the catalog), rounded up.
 const LOADED_SHARED_BYTES: u64 = 10 << 20;
 /// Bytes of pages standard TPC-C adds per transaction, rounded up from the measured 420 at 2
 /// warehouses on both write paths (`db_bytes` over a run of 150 k transactions, `--device mem
 /// --pool 2GiB`), so the fill at the end of a run is at most the one asked for.
-pub(super) const GROWTH_PER_TXN: u64 = 500;
+pub const GROWTH_PER_TXN: u64 = 500;
 /// The engine's device space besides pages and WAL (superblocks, doublewrite area, the
 /// out-of-place mapping snapshots), rounded up.
 const FIXED_BYTES: u64 = 8 << 20;
@@ -30,20 +29,24 @@ const FIXED_BYTES: u64 = 8 << 20;
 const MIN_WAL: u64 = 8 << 20;
 
 /// What sizing needs from the flags.
-pub(super) struct Want {
+pub struct Want {
+    /// Warehouses loaded.
     pub warehouses: u32,
     /// Standard TPC-C run for this many transactions (None: steady or timed).
     pub growing_txns: Option<u64>,
+    /// `--capacity` (None: sized from the fill).
     pub capacity: Option<u64>,
+    /// `--dataset-fill`.
     pub fill: f64,
     /// `--wal-limit`.
     pub wal_limit: Option<u64>,
+    /// `--separate-wal`.
     pub separate_wal: bool,
 }
 
 /// The sizes of a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct Sizing {
+pub struct Sizing {
     /// Device bytes (whole 4 KiB blocks).
     pub capacity: u64,
     /// The WAL limit the engine gets.
@@ -70,7 +73,8 @@ impl Want {
 }
 
 /// Estimated bytes of pages after loading `warehouses`.
-pub(super) fn loaded_bytes(warehouses: u32) -> u64 {
+#[must_use]
+pub fn loaded_bytes(warehouses: u32) -> u64 {
     u64::from(warehouses) * LOADED_WAREHOUSE_BYTES + LOADED_SHARED_BYTES
 }
 
@@ -105,7 +109,14 @@ fn largest_wal(cfg: &Config, room: u64, separate: bool) -> Option<u64> {
 /// never takes space the data needs: on a given `--capacity` it shrinks (down to 8 MiB) so
 /// the page space holds the data at the end of the run, and a device that cannot hold the
 /// loaded data is refused (one line naming the flag).
-pub(super) fn size(want: &Want, cfg: &Config) -> Result<Sizing> {
+///
+/// # Errors
+/// [`Error::Usage`] naming `--capacity` (and `--wal-limit`) when the device cannot hold the
+/// loaded data.
+///
+/// # Panics
+/// If the sizes do not add up (a bug).
+pub fn size(want: &Want, cfg: &Config) -> Result<Sizing, Error> {
     let (loaded, end) = (want.loaded(), want.end());
     let fixed = FIXED_BYTES + cfg.dw_pages * 4096;
     let pool = cfg.pool_bytes;
@@ -162,8 +173,8 @@ pub(super) fn size(want: &Want, cfg: &Config) -> Result<Sizing> {
     })
 }
 
-fn too_small(want: &Want, capacity: u64, loaded: u64, fixed: u64, flag: &str) -> anyhow::Error {
-    usage(format!(
+fn too_small(want: &Want, capacity: u64, loaded: u64, fixed: u64, flag: &str) -> Error {
+    Error::Usage(format!(
         "{flag}: a {} MiB device cannot hold the ~{} MiB of pages {} warehouses load plus a WAL \
          and {} MiB of engine areas: give a larger --capacity, fewer --warehouses{}",
         capacity >> 20,
@@ -181,7 +192,8 @@ fn too_small(want: &Want, capacity: u64, loaded: u64, fixed: u64, flag: &str) ->
 impl Sizing {
     /// The data's share of the page space after the load and at the end of the run.
     #[expect(clippy::cast_precision_loss, reason = "byte counts far below 2^52")]
-    pub(super) fn fills(&self) -> (f64, f64) {
+    #[must_use]
+    pub fn fills(&self) -> (f64, f64) {
         let s = self.page_space.max(1) as f64;
         (self.loaded as f64 / s, self.end as f64 / s)
     }
