@@ -28,6 +28,11 @@ pub struct RunArgs {
 pub fn run(a: RunArgs) -> Result<()> {
     let job = nowa_lab::load_job(&a.job).map_err(lab_error)?;
     crate::resources::check_output_file("--csv", a.csv.as_deref())?;
+    if a.csv.is_some() && matches!(job, nowa_lab::Job::SimSweep(_)) {
+        return Err(crate::usage(
+            "--csv: a sim-sweep job writes its CSVs under its spec's out directory",
+        ));
+    }
     eprintln!("nowa run: {} job from {}", job.command(), a.job.display());
     Cancel.on_sigint();
     let pb = if a.quiet {
@@ -48,10 +53,7 @@ pub fn run(a: RunArgs) -> Result<()> {
     }
     let out = job.run(Some(&progress), &Cancel).map_err(lab_error)?;
     pb.finish_and_clear();
-    let id = match &out {
-        JobOutcome::Sim(sim) => sim.identity(),
-        JobOutcome::Ycsb(y) => &y.nowa,
-    };
+    let id = out.identity();
     assert_eq!(
         id.command,
         job.command(),
@@ -65,6 +67,7 @@ pub fn run(a: RunArgs) -> Result<()> {
                 nowa_bench::ycsb::write_ticks_csv(&y.result.result.ticks, file)
                     .with_context(|| format!("writing {}", path.display()))?;
             }
+            JobOutcome::SimSweep(_) => unreachable!("--csv is refused for a sweep before it runs"),
         }
     }
     if a.json {
@@ -73,6 +76,11 @@ pub fn run(a: RunArgs) -> Result<()> {
         match &out {
             JobOutcome::Sim(sim) => print!("{}", sim.summary()),
             JobOutcome::Ycsb(y) => print!("{}", nowa_bench::ycsb::summary(&y.result.result)),
+            JobOutcome::SimSweep(s) => {
+                for f in &s.result.figures {
+                    println!("{}", nowa_lab::sim::sweep::table(f));
+                }
+            }
         }
     }
     if Cancel.requested() {

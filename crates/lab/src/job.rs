@@ -19,6 +19,9 @@ pub enum Job {
     Sim(sim::Spec),
     /// `nowa ycsb` on the simulated SSD or in memory.
     Ycsb(Box<ycsb::Spec>),
+    /// `nowa sim sweep`: the simulator's paper figures.
+    #[serde(rename = "sim-sweep")]
+    SimSweep(Box<sim::sweep::SweepSpec>),
 }
 
 /// What a job produced.
@@ -29,6 +32,20 @@ pub enum JobOutcome {
     Sim(sim::Outcome),
     /// A `ycsb` job's.
     Ycsb(Box<ycsb::Outcome>),
+    /// A `sim-sweep` job's.
+    SimSweep(Box<sim::sweep::SweepOutcome>),
+}
+
+impl JobOutcome {
+    /// The run's identity.
+    #[must_use]
+    pub fn identity(&self) -> &crate::Identity {
+        match self {
+            JobOutcome::Sim(o) => o.identity(),
+            JobOutcome::Ycsb(o) => &o.nowa,
+            JobOutcome::SimSweep(o) => &o.nowa,
+        }
+    }
 }
 
 impl Job {
@@ -38,6 +55,7 @@ impl Job {
         match self {
             Job::Sim(_) => "sim",
             Job::Ycsb(_) => "ycsb",
+            Job::SimSweep(_) => "sim-sweep",
         }
     }
 
@@ -50,6 +68,7 @@ impl Job {
         match self {
             Job::Sim(s) => s.check(),
             Job::Ycsb(s) => s.check(),
+            Job::SimSweep(s) => s.check(),
         }
     }
 
@@ -70,11 +89,11 @@ impl Job {
             Job::Ycsb(s) => {
                 ycsb::run(s, progress, cancel).map(|o| JobOutcome::Ycsb(Box::new(o)))?
             }
+            Job::SimSweep(s) => {
+                sim::sweep::run(s, progress, cancel).map(|o| JobOutcome::SimSweep(Box::new(o)))?
+            }
         };
-        let command = match &out {
-            JobOutcome::Sim(o) => &o.identity().command,
-            JobOutcome::Ycsb(o) => &o.nowa.command,
-        };
+        let command = &out.identity().command;
         assert_eq!(
             command,
             self.command(),
