@@ -28,10 +28,11 @@ pub struct RunArgs {
 pub fn run(a: RunArgs) -> Result<()> {
     let job = nowa_lab::load_job(&a.job).map_err(lab_error)?;
     crate::resources::check_output_file("--csv", a.csv.as_deref())?;
-    if a.csv.is_some() && matches!(job, nowa_lab::Job::SimSweep(_)) {
-        return Err(crate::usage(
-            "--csv: a sim-sweep job writes its CSVs under its spec's out directory",
-        ));
+    if a.csv.is_some() && !matches!(job, nowa_lab::Job::Sim(_) | nowa_lab::Job::Ycsb(_)) {
+        return Err(crate::usage(format!(
+            "--csv: a {} job writes its CSVs under its spec's out directory",
+            job.command()
+        )));
     }
     eprintln!("nowa run: {} job from {}", job.command(), a.job.display());
     Cancel.on_sigint();
@@ -67,7 +68,7 @@ pub fn run(a: RunArgs) -> Result<()> {
                 nowa_bench::ycsb::write_ticks_csv(&y.result.result.ticks, file)
                     .with_context(|| format!("writing {}", path.display()))?;
             }
-            JobOutcome::SimSweep(_) => unreachable!("--csv is refused for a sweep before it runs"),
+            _ => unreachable!("--csv is refused for a figure job before it runs"),
         }
     }
     if a.json {
@@ -81,6 +82,7 @@ pub fn run(a: RunArgs) -> Result<()> {
                     println!("{}", nowa_lab::sim::sweep::table(f));
                 }
             }
+            JobOutcome::FrozenFigures(f) => print!("{}", f.result.summary),
         }
     }
     if Cancel.requested() {

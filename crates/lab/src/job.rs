@@ -22,6 +22,9 @@ pub enum Job {
     /// `nowa sim sweep`: the simulator's paper figures.
     #[serde(rename = "sim-sweep")]
     SimSweep(Box<sim::sweep::SweepSpec>),
+    /// `nowa frozen figures`: SepFrozen's figures that need no engine.
+    #[serde(rename = "frozen-figures")]
+    FrozenFigures(Box<crate::frozen::figures::FiguresSpec>),
 }
 
 /// What a job produced.
@@ -34,6 +37,8 @@ pub enum JobOutcome {
     Ycsb(Box<ycsb::Outcome>),
     /// A `sim-sweep` job's.
     SimSweep(Box<sim::sweep::SweepOutcome>),
+    /// A `frozen-figures` job's.
+    FrozenFigures(Box<crate::Report<crate::frozen::figures::FiguresResult>>),
 }
 
 impl JobOutcome {
@@ -44,6 +49,7 @@ impl JobOutcome {
             JobOutcome::Sim(o) => o.identity(),
             JobOutcome::Ycsb(o) => &o.nowa,
             JobOutcome::SimSweep(o) => &o.nowa,
+            JobOutcome::FrozenFigures(o) => &o.nowa,
         }
     }
 }
@@ -56,6 +62,7 @@ impl Job {
             Job::Sim(_) => "sim",
             Job::Ycsb(_) => "ycsb",
             Job::SimSweep(_) => "sim-sweep",
+            Job::FrozenFigures(_) => "frozen-figures",
         }
     }
 
@@ -69,6 +76,7 @@ impl Job {
             Job::Sim(s) => s.check(),
             Job::Ycsb(s) => s.check(),
             Job::SimSweep(s) => s.check(),
+            Job::FrozenFigures(s) => s.check(),
         }
     }
 
@@ -92,6 +100,8 @@ impl Job {
             Job::SimSweep(s) => {
                 sim::sweep::run(s, progress, cancel).map(|o| JobOutcome::SimSweep(Box::new(o)))?
             }
+            Job::FrozenFigures(s) => crate::frozen::figures::run(s, progress, cancel)
+                .map(|o| JobOutcome::FrozenFigures(Box::new(o)))?,
         };
         let command = &out.identity().command;
         assert_eq!(

@@ -9,6 +9,7 @@
 pub mod ckpt;
 pub mod compare;
 pub mod flags;
+pub mod frozen;
 mod identity;
 mod job;
 pub mod reproduce;
