@@ -289,10 +289,13 @@ fn figure_rows(fig: Figure, points: &[Point], results: &[SimResult]) -> Vec<Row>
     rows
 }
 
+/// An x and the y of every seed at it.
+type XYs = (f64, Vec<f64>);
+
 /// The series of the rows (y averaged over seeds per x) and, with more than one seed, their
 /// min-max spread.
 fn series_of(rows: &[Row]) -> (Vec<Series>, Vec<Spread>) {
-    let mut cells: Vec<(String, Vec<(f64, Vec<f64>)>)> = Vec::new();
+    let mut cells: Vec<(String, Vec<XYs>)> = Vec::new();
     for r in rows {
         let i = match cells.iter().position(|c| c.0 == r.series) {
             Some(i) => i,

@@ -58,6 +58,9 @@ pub const OUTPUTS: [&str; 14] = [
     "sepfrozen-features.png",
 ];
 
+/// One model's test metrics: (figure, variant, accuracy, recall, FPR).
+pub type ModelRow = (String, String, Option<f64>, Option<f64>, Option<f64>);
+
 /// What the figures measured.
 #[derive(Debug, Clone, Serialize)]
 pub struct FiguresResult {
@@ -66,7 +69,7 @@ pub struct FiguresResult {
     /// The configuration sweeps: (sweep, value, scheme, WAF, FAR).
     pub sweeps: Vec<(String, String, String, f64, f64)>,
     /// The models: (figure, variant, test accuracy, recall, FPR).
-    pub models: Vec<(String, String, Option<f64>, Option<f64>, Option<f64>)>,
+    pub models: Vec<ModelRow>,
     /// Online retraining: (base scheme, oracle, WAF, FAR).
     pub online: Vec<(String, String, f64, f64)>,
     /// The report printed and saved as `sepfrozen-summary.txt`.
@@ -159,6 +162,16 @@ impl Ctx<'_> {
     fn replay(&mut self, w: &Workload, s: Scheme, cfg: &ReplayConfig) -> Result<SchemeRun, Error> {
         let r = replay(&w.log, s, Some(&w.model), cfg, clock).map_err(super::failed)?;
         assert!(r.waf >= 1.0 - 1e-9, "{}: WAF >= 1", r.scheme);
+        assert!(
+            r.far.is_nan() || (0.0..=1.0).contains(&r.far),
+            "{}: FAR is a share",
+            r.scheme
+        );
+        assert!(
+            r.frozen_moves <= r.gc_pages,
+            "{}: frozen moves are GC moves",
+            r.scheme
+        );
         self.tick();
         Ok(r)
     }
@@ -199,6 +212,7 @@ fn clock() -> f64 {
 
 /// The steps of a run (replays and fits), for the progress bar.
 fn steps(logs: usize) -> u64 {
+    assert!(logs >= 1, "the checked spec has a log");
     let schemes = super::paper_and_truth().len() * logs;
     let sweeps = super::seven().len() * (2 + 5 + 4);
     let models = 3 + 4 + FeatureSet::ladder().len();
@@ -256,6 +270,7 @@ fn run_as(
         },
     };
     let ws = workloads(&mut c)?;
+    assert_eq!(ws.len(), logs, "one workload per log");
     c.setup = setup_line(&ws[0], &c.cfg, spec.seed);
     let figures: [(&str, Figure); 4] = [
         ("schemes", |c, ws| schemes_figure(c, ws)),
@@ -273,6 +288,10 @@ fn run_as(
         }
         f(&mut c, &ws)?;
     }
+    assert!(
+        c.done == c.total || cancel.requested(),
+        "every planned step ran"
+    );
     let p = c.path(OUTPUTS[11]);
     std::fs::write(&p, &c.rep).map_err(|e| Error::io(&p, e))?;
     c.out.summary = std::mem::take(&mut c.rep);
@@ -286,6 +305,7 @@ type Figure = fn(&mut Ctx<'_>, &[Workload]) -> Result<(), Error>;
 
 /// The subtitle of every figure: the log, the model's training log, the replay setup.
 fn setup_line(w: &Workload, cfg: &ReplayConfig, seed: u64) -> String {
+    assert!(cfg.unit_pages >= 16, "the checked zone size holds 16 pages");
     format!(
         "{}, {} user writes ({:.0}% of versions frozen); model trained on {}; zones of {} pages ({} KiB; paper: 256 MiB), GC at GP {:.0}%, cb-sepbit victims; seed {seed}",
         w.name,
@@ -393,6 +413,7 @@ fn schemes_figure(c: &mut Ctx<'_>, ws: &[Workload]) -> Result<(), Error> {
             .iter()
             .map(|&s| c.replay(w, s, &cfg))
             .collect::<Result<Vec<_>, _>>()?;
+        assert_eq!(runs.len(), schemes.len(), "one run per scheme");
         let _ = writeln!(
             c.rep,
             "\n[Figures 3, 4, 11, 12] {} — zones {} pages, GP 15%, cb-sepbit\n{}",
@@ -489,6 +510,14 @@ fn by_base(
             groups.push((label, v));
         }
     }
+    assert!(
+        groups.iter().all(|g| g.1.len() == cats.len()),
+        "a value per category"
+    );
+    assert!(
+        cats.contains(&"sepbit".to_owned()) && cats.contains(&"dac-paper".to_owned()),
+        "SepFrozen's bases are categories"
+    );
     (cats, groups)
 }
 
@@ -576,6 +605,23 @@ fn sweeps_figure(c: &mut Ctx<'_>, w: &Workload) -> Result<(), Error> {
         .collect();
     let gps = sweep(c, w, "gp", gp_values, &mut csv)?;
     c.save(&csv, OUTPUTS[3])?;
+    sweep_charts(
+        c,
+        &pol,
+        zones,
+        gps,
+        ks.map(|k| f64::from(unit * k)).to_vec(),
+    )
+}
+
+/// The charts of Figures 15 (bars per scheme), 16 and 17 (a line per scheme).
+fn sweep_charts(
+    c: &mut Ctx<'_>,
+    pol: &[Series],
+    zones: Vec<Series>,
+    gps: Vec<Series>,
+    zone_ticks: Vec<f64>,
+) -> Result<(), Error> {
     let chart = BarChart {
         title: "WAF: greedy vs cost-benefit victims (Fig. 15)".into(),
         y_label: "WAF".into(),
@@ -588,7 +634,6 @@ fn sweeps_figure(c: &mut Ctx<'_>, w: &Workload) -> Result<(), Error> {
     };
     let style = c.style("");
     c.bar(&chart, &style, OUTPUTS[4])?;
-    let zone_ticks: Vec<f64> = ks.iter().map(|&k| f64::from(unit * k)).collect();
     let line = |series, x: &str, title: &str, log_x| LineChart {
         title: title.into(),
         x_label: x.into(),
@@ -622,23 +667,12 @@ fn sweeps_figure(c: &mut Ctx<'_>, w: &Workload) -> Result<(), Error> {
     c.line(&chart, &style, OUTPUTS[6])
 }
 
-/// Figures 18, 20, 21: classifiers, TWL, feature sets (test split of the first workload).
-fn models_figure(c: &mut Ctx<'_>, w: &Workload) -> Result<(), Error> {
-    let seed = c.spec.seed;
-    let _ = writeln!(
-        c.rep,
-        "\n[Figures 18, 20, 21] {} — test split (25%), seed {seed}",
-        w.name
-    );
-    let mut csv = Rows::new(&[
-        "figure",
-        "variant",
-        "accuracy",
-        "recall",
-        "fpr",
-        "train_cpu_secs",
-    ]);
-    let mut variants: Vec<(&str, String, SampleSpec, ClassifierKind)> = Vec::new();
+/// The models of Figures 18, 20 and 21: (figure, variant, samples, classifier), and each
+/// one's bar name.
+type Variant = (&'static str, String, SampleSpec, ClassifierKind);
+
+fn model_variants() -> (Vec<Variant>, Vec<String>) {
+    let mut variants: Vec<Variant> = Vec::new();
     let mut bar_names: Vec<String> = Vec::new();
     for k in [
         ClassifierKind::Sgd,
@@ -683,6 +717,27 @@ fn models_figure(c: &mut Ctx<'_>, w: &Workload) -> Result<(), Error> {
             ClassifierKind::Sgd,
         ));
     }
+    assert_eq!(variants.len(), bar_names.len(), "a bar name per model");
+    (variants, bar_names)
+}
+
+/// Figures 18, 20, 21: classifiers, TWL, feature sets (test split of the first workload).
+fn models_figure(c: &mut Ctx<'_>, w: &Workload) -> Result<(), Error> {
+    let seed = c.spec.seed;
+    let _ = writeln!(
+        c.rep,
+        "\n[Figures 18, 20, 21] {} — test split (25%), seed {seed}",
+        w.name
+    );
+    let mut csv = Rows::new(&[
+        "figure",
+        "variant",
+        "accuracy",
+        "recall",
+        "fpr",
+        "train_cpu_secs",
+    ]);
+    let (variants, bar_names) = model_variants();
     let mut values: [Vec<f64>; 3] = Default::default();
     for (fig, variant, spec, classifier) in variants {
         let cfg = TrainConfig {
@@ -696,6 +751,11 @@ fn models_figure(c: &mut Ctx<'_>, w: &Workload) -> Result<(), Error> {
         let secs = clock() - t0;
         c.tick();
         let t = &m.metrics.test;
+        let share = |v: Option<f64>| v.is_none_or(|x| (0.0..=1.0).contains(&x));
+        assert!(
+            share(t.accuracy) && share(t.recall) && share(t.fpr),
+            "metrics are shares"
+        );
         let _ = writeln!(
             c.rep,
             "{fig} {variant:<22} accuracy {} recall {} FPR {} ({secs:.2} s CPU)",
@@ -727,6 +787,10 @@ fn models_figure(c: &mut Ctx<'_>, w: &Workload) -> Result<(), Error> {
 /// test accuracy, recall and false-positive rate, one chart each.
 fn model_charts(c: &mut Ctx<'_>, names: &[String], values: [Vec<f64>; 3]) -> Result<(), Error> {
     assert_eq!(names.len(), values[0].len(), "a name per model");
+    assert!(
+        names.len() > 7,
+        "the feature ladder follows the classifiers and the TWLs"
+    );
     // The paper's SGD accuracy (Figure 18, TPC-C) as the reference on the SGD bar.
     let paper_acc = crate::reproduce::values::lookup("Fig. 18: SGD model accuracy")
         .map_or(f64::NAN, |v| v.value / 100.0);
@@ -804,6 +868,7 @@ fn online_runs(
     }
     let truth = c.replay(w, super::frozen(dac, OracleKind::Truth), &base)?;
     runs.push(("exact labels".into(), String::new(), truth));
+    assert_eq!(runs.len(), 5, "offline, three horizons, exact labels");
     Ok(runs)
 }
 

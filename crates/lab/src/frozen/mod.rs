@@ -109,6 +109,9 @@ pub fn sgd_model(records: &[WriteRecord], seed: u64) -> Result<Model, Error> {
 ///
 /// # Errors
 /// [`Error::Usage`]: a policy the GP trigger cannot drive, a zone too large.
+///
+/// # Panics
+/// Never: a zone holds whole pages by construction (asserted).
 pub fn replay_config(
     zone_size: u64,
     gp: f64,
@@ -126,7 +129,10 @@ pub fn replay_config(
     }
     let unit_pages = u32::try_from(zone_size / 4096)
         .map_err(|_| Error::Usage(format!("--zone-size {zone_size}: too large")))?;
-    assert!(unit_pages >= 1 || zone_size < 4096, "a zone holds pages");
+    assert!(
+        u64::from(unit_pages) * 4096 <= zone_size,
+        "whole pages per zone"
+    );
     Ok(ReplayConfig {
         unit_pages,
         gp,
@@ -255,7 +261,11 @@ impl Rows {
     ///
     /// # Errors
     /// [`Error::Io`].
+    ///
+    /// # Panics
+    /// If the table has no columns (a bug).
     pub fn save(&self, path: &Path, id: &crate::Identity) -> Result<(), Error> {
+        assert!(!self.header.is_empty(), "a table has columns");
         let f = crate::csv_file(path, id)?;
         let mut w = csv::Writer::from_writer(f);
         w.write_record(&self.header)

@@ -127,6 +127,9 @@ impl SweepSpec {
 /// # Errors
 /// [`Error::Usage`] for a spec that cannot run, [`Error::Failed`] for a failing simulation,
 /// [`Error::Io`] for an output that cannot be written.
+///
+/// # Panics
+/// If more simulations ran than were planned (a bug).
 pub fn run(
     spec: &SweepSpec,
     progress: Option<Progress<'_>>,
@@ -179,6 +182,12 @@ pub fn run(
             .push(write_figure(spec, fig, &points, &results)?);
     }
     assert!(done <= total, "no more runs than planned");
+    let ran = result.figures.len() + result.not_run.len();
+    assert_eq!(
+        ran,
+        spec.figures.len(),
+        "every figure ran or is named as not run"
+    );
     Ok(Report { nowa, result })
 }
 
@@ -191,6 +200,7 @@ fn write_figure(
 ) -> Result<FigureResult, Error> {
     let sw = sweep::figure_sweep(fig, points, results);
     assert_eq!(sw.rows.len(), points.len(), "one row per run");
+    assert!(sw.rows.iter().all(|r| r.waf >= 1.0 - 1e-9), "WAF >= 1");
     let [csv, png, svg] = files(&spec.out, fig);
     let id = Identity::now("sim-sweep", &spec.of_figure(fig), spec.base.seed);
     let file = crate::csv_file(&csv, &id)?;
@@ -208,9 +218,13 @@ fn write_figure(
 
 /// The table the CLI prints for one figure: a row per series and x, the mean over seeds and,
 /// with several seeds, the min and max.
+///
+/// # Panics
+/// If the figure has no runs (a bug: a figure has points).
 #[must_use]
 pub fn table(f: &FigureResult) -> String {
     use std::fmt::Write as _;
+    assert!(!f.rows.is_empty(), "a figure has runs");
     let mut s = format!("{}\n", f.title);
     let mut cells: Vec<(&str, f64, Vec<&Row>)> = Vec::new();
     for r in &f.rows {
@@ -226,6 +240,7 @@ pub fn table(f: &FigureResult) -> String {
     }
     s.push('\n');
     for (series, x, rows) in &cells {
+        assert!(!rows.is_empty(), "a cell has a run");
         let n = rows.len() as f64;
         let waf = rows.iter().map(|r| r.waf).sum::<f64>() / n;
         let y = rows.iter().map(|r| r.y).sum::<f64>() / n;
