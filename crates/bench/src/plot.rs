@@ -407,7 +407,27 @@ fn titled<DB: DrawingBackend>(
     if subtitle.is_empty() {
         return Ok(area);
     }
-    area.titled(subtitle, (FONT, 15)).map_err(|x| x.to_string())
+    let font = (FONT, 15).into_font();
+    let wide = root
+        .estimate_text_size(subtitle, &TextStyle::from(font.clone()))
+        .map_err(|x| x.to_string())?
+        .0;
+    // A setup too long for one line goes on two, broken at the "; " nearest the middle.
+    let split = subtitle
+        .match_indices("; ")
+        .map(|(i, _)| i)
+        .min_by_key(|i| i.abs_diff(subtitle.len() / 2));
+    match split {
+        Some(i) if wide + 40 > WIDTH => {
+            let first = area
+                .titled(&subtitle[..=i], font.clone())
+                .map_err(|x| x.to_string())?;
+            first
+                .titled(subtitle[i + 1..].trim_start(), font)
+                .map_err(|x| x.to_string())
+        }
+        _ => area.titled(subtitle, font).map_err(|x| x.to_string()),
+    }
 }
 
 type LineArgs<'a, DB> = (
@@ -854,7 +874,7 @@ where
 
 /// Category names under the axis, centred on each group of bars at pixel `at` (drawn on the
 /// page: the plotting area clips everything outside it). A name wider than its group is
-/// broken at the '-' nearest its middle onto two lines, so neighbours never overprint.
+/// wrapped after '-' or ' ' onto up to three lines, so neighbours never overprint.
 fn category_names<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     chart: &BarChart,
@@ -870,15 +890,21 @@ fn category_names<DB: DrawingBackend>(
             .estimate_text_size(name, &style)
             .map_err(|x| x.to_string())?
             .0;
-        let lines = match name
-            .char_indices()
-            .filter(|&(_, c)| c == '-')
-            .min_by_key(|&(i, _)| i.abs_diff(name.len() / 2))
-        {
-            Some((i, _)) if i32::try_from(wide).unwrap_or(i32::MAX) > slot - 8 => {
-                vec![&name[..=i], &name[i + 1..]]
+        // Too wide for its slot: wrapped after '-' or ' ' into lines that fit (at most
+        // three lines fit under the axis; a longer name keeps its last line long).
+        let fits = usize::try_from(slot - 8).unwrap_or(0) * name.chars().count()
+            / usize::try_from(wide.max(1)).unwrap_or(1);
+        let lines = if i32::try_from(wide).unwrap_or(i32::MAX) > slot - 8 {
+            let mut l = wrap(name, fits.max(3));
+            while l.len() > 3 {
+                let last = l.pop().unwrap_or_default();
+                if let Some(prev) = l.last_mut() {
+                    prev.push_str(&last);
+                }
             }
-            _ => vec![name.as_str()],
+            l
+        } else {
+            vec![name.clone()]
         };
         for (k, l) in (0i32..).zip(lines) {
             root.draw(&Text::new(
@@ -1157,7 +1183,39 @@ mod tests {
             ("cdf", Ok(cdf), sub.clone()),
             ("bar", Err(bar()), sub.clone()),
             ("bar-wide", Err(wide), paper),
+            ("bar-names", Err(many_names()), long_setup()),
         ]
+    }
+
+    /// Eight scheme names, some hyphenated, under eight groups (SepFrozen's replay figure).
+    fn many_names() -> BarChart {
+        let names = [
+            "nosep",
+            "sepgc",
+            "warcip",
+            "dac",
+            "dac-paper",
+            "sepbit",
+            "fk",
+            "fk-kmeans",
+        ];
+        BarChart {
+            title: "WAF per scheme".into(),
+            y_label: "WAF".into(),
+            categories: names.iter().map(|&n| n.to_owned()).collect(),
+            groups: vec![(
+                "log".into(),
+                (0..12).map(|i| 1.5 + f64::from(i) / 10.0).collect(),
+            )],
+        }
+    }
+
+    /// A setup line too long for one line of the page: it is broken onto two.
+    fn long_setup() -> Style {
+        Style {
+            subtitle: "synthetic log, 1000000 user writes (34% of versions frozen); model trained on the synthetic log of seed 43; zones of 256 pages (1 MiB; paper: 256 MiB), GC at GP 15%, cb-sepbit victims; seed 42".into(),
+            ..Style::default()
+        }
     }
 
     #[test]

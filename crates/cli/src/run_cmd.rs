@@ -28,6 +28,17 @@ pub struct RunArgs {
 pub fn run(a: RunArgs) -> Result<()> {
     let job = nowa_lab::load_job(&a.job).map_err(lab_error)?;
     crate::resources::check_output_file("--csv", a.csv.as_deref())?;
+    if a.csv.is_some()
+        && matches!(
+            job,
+            nowa_lab::Job::SimSweep(_) | nowa_lab::Job::FrozenFigures(_)
+        )
+    {
+        return Err(crate::usage(format!(
+            "--csv: a {} job writes its CSVs under its spec's out directory",
+            job.command()
+        )));
+    }
     eprintln!("nowa run: {} job from {}", job.command(), a.job.display());
     Cancel.on_sigint();
     let pb = if a.quiet {
@@ -75,6 +86,7 @@ pub fn run(a: RunArgs) -> Result<()> {
                 nowa_tpcc::write_samples_csv(&t.result.run.samples, file)
                     .with_context(|| format!("writing {}", path.display()))?;
             }
+            _ => unreachable!("--csv is refused for a figure job before it runs"),
         }
     }
     if a.json {
@@ -86,6 +98,12 @@ pub fn run(a: RunArgs) -> Result<()> {
             JobOutcome::Compare(c) => print!("{}", nowa_lab::compare::table(&c.result)),
             JobOutcome::Tpcc(t) => print!("{}", nowa_lab::tpcc::summary(&t.result)),
             JobOutcome::Table1(t) => print!("{}", nowa_bench::table1::format(&t.result)),
+            JobOutcome::SimSweep(s) => {
+                for f in &s.result.figures {
+                    println!("{}", nowa_lab::sim::sweep::table(f));
+                }
+            }
+            JobOutcome::FrozenFigures(f) => print!("{}", f.result.summary),
         }
     }
     if Cancel.requested() {

@@ -3,12 +3,13 @@
 use crate::flags::{self, MAX_THREADS};
 use crate::resources::{check_memory, check_output_file, create_output_dir, ftl_bytes};
 use crate::{interrupted, lab_error, usage};
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::{Args, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 use nowa_bench::sim::{self, sweep, SimResult, SimSpec};
 use nowa_flash::PolicyKind;
 use nowa_lab::sim::flags::{DeviceFlags, RunFlags, SimFlags, TraceFlags};
+use nowa_lab::sim::sweep::SweepSpec;
 use nowa_lab::sim::{Outcome, Spec};
 use nowa_lab::Cancel;
 use nowa_units::Bytes;
@@ -75,6 +76,13 @@ struct SweepArgs {
     /// Output directory for sim-<figure>.csv, .png and .svg.
     #[arg(long, alias = "out-dir", value_name = "DIR", default_value = ".")]
     out: PathBuf,
+    /// Overwrite sim-<figure>.* files already in --out.
+    #[arg(long)]
+    force: bool,
+    /// Runs per point, seeds --seed, --seed + 1, ...: the plot shows their mean and min-max
+    /// band, so differences within the noise show as overlapping bands.
+    #[arg(long, default_value = "3", value_parser = flags::count::<u32>(1, u64::from(nowa_lab::sim::sweep::MAX_SEEDS)))]
+    seeds: u32,
     /// Worker threads (default: all cores).
     #[arg(long, value_parser = flags::count::<usize>(1, MAX_THREADS))]
     threads: Option<usize>,
@@ -257,76 +265,54 @@ fn run_bench(a: &SimArgs, spec: &SimSpec) -> Result<()> {
 }
 
 fn run_sweep(s: SweepArgs) -> Result<()> {
-    let figures: Vec<sweep::Figure> = if s.all {
-        vec![
-            sweep::Figure::Fig3b,
-            sweep::Figure::Fig4b,
-            sweep::Figure::Fig7a,
-        ]
-    } else {
-        s.figure.into_iter().collect()
-    };
-    let parallel = s.threads.unwrap_or_else(rayon::current_num_threads) as u64;
+    let threads = s.threads.unwrap_or_else(rayon::current_num_threads);
     let flags = SimFlags {
         dev: s.dev.clone(),
         run: s.run.clone(),
         trace: TraceFlags::none(),
     };
-    let lab_spec = spec_of(&flags, parallel)?;
-    let base = lab_spec.bench().map_err(lab_error)?;
-    if let Some(t) = s.threads {
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(t)
-            .build_global()
-            .context("starting the worker threads")?;
-    }
+    let base = spec_of(&flags, threads as u64)?;
+    let spec = SweepSpec {
+        figures: if s.all {
+            sweep::Figure::ALL.to_vec()
+        } else {
+            s.figure.into_iter().collect()
+        },
+        base,
+        seeds: s.seeds,
+        threads,
+        out: s.out.clone(),
+        force: s.force,
+    };
     create_output_dir("--out", &s.out)?;
+    spec.check().map_err(lab_error)?;
     eprintln!(
-        "nowa sim sweep: seed {}, device {}, OP {:.2}% spare/logical",
-        base.seed,
-        Bytes(s.dev.capacity),
-        base.ftl.op * 100.0
+        "nowa sim sweep: seeds {}..{}, device {}, OP {:.2}% spare/logical, {} threads",
+        spec.base.seed,
+        spec.base.seed + u64::from(spec.seeds) - 1,
+        Bytes(spec.base.capacity),
+        spec.base.op * 100.0,
+        spec.threads
     );
-    for fig in figures {
-        sweep_figure(fig, &base, &lab_spec, &s)?;
-    }
-    Ok(())
-}
-
-fn sweep_figure(fig: sweep::Figure, base: &SimSpec, spec: &Spec, s: &SweepArgs) -> Result<()> {
-    let points = sweep::figure_points(fig, base);
-    for p in &points {
-        p.spec.ftl.layout().map_err(|e| {
-            usage(format!(
-                "device geometry of a {fig:?} point (--capacity, --pages-per-block, --blocks-per-superblock): {e}"
-            ))
-        })?;
-    }
-    let pb = bar(points.len() as u64, s.run.quiet, &format!("{fig:?}"));
-    let results =
-        sweep::run_points(&points, &|d, _| pb.set_position(d as u64)).map_err(sim_error)?;
+    Cancel.on_sigint();
+    let pb = bar(0, s.run.quiet, "simulations");
+    let progress = |done: u64, total: u64| {
+        pb.set_length(total);
+        pb.set_position(done);
+    };
+    let out = nowa_lab::sim::sweep::run(&spec, Some(&progress), &Cancel).map_err(lab_error)?;
     pb.finish_and_clear();
-    let sw = sweep::figure_sweep(fig, &points, &results);
-    let stem = format!("sim-{}", format!("{fig:?}").to_ascii_lowercase());
-    let csv = s.out.join(format!("{stem}.csv"));
-    assert!(!sw.rows.is_empty(), "a figure has points");
-    // The figure's points vary the base: the identity names the figure and the base spec.
-    let fig_name = format!("{fig:?}").to_ascii_lowercase();
-    let job = serde_json::json!({ "figure": fig_name, "base": spec });
-    let id = nowa_lab::Identity::now("sim sweep", &job, spec.seed);
-    let file = nowa_lab::csv_file(&csv, &id).map_err(lab_error)?;
-    sweep::write_csv(&sw.rows, file).with_context(|| format!("writing {}", csv.display()))?;
-    for ext in ["png", "svg"] {
-        let p = s.out.join(format!("{stem}.{ext}"));
-        sweep::write_plot(&sw, &p).map_err(|e| anyhow::anyhow!("plotting {}: {e}", p.display()))?;
+    for f in &out.result.figures {
+        print!("{}", nowa_lab::sim::sweep::table(f));
+        let names: Vec<String> = f.files.iter().map(|p| p.display().to_string()).collect();
+        println!("wrote {}\n", names.join(", "));
     }
-    println!("{}", sw.chart.title);
-    println!("{:<28} {:>8} {:>8} {:>8}", "series", "x", "WAF", "y");
-    for r in &sw.rows {
-        println!("{:<28} {:>8.3} {:>8.3} {:>8.3}", r.series, r.x, r.waf, r.y);
+    if out.result.not_run.is_empty() {
+        return Ok(());
     }
-    println!("wrote {}, {stem}.png, {stem}.svg\n", csv.display());
-    Ok(())
+    let left: Vec<&str> = out.result.not_run.iter().map(|f| f.name()).collect();
+    println!("interrupted (Ctrl-C): not run: {}", left.join(", "));
+    Err(interrupted(format!("not run: {}", left.join(", "))))
 }
 
 /// `nowa sim --bench-schemes`: the cost of every scheme, one after the other on this thread.

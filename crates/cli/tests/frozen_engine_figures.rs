@@ -50,6 +50,11 @@ type Rows = HashMap<(String, String, String), HashMap<String, String>>;
 fn read_csv(p: &Path) -> Rows {
     let text = std::fs::read_to_string(p).unwrap();
     let mut lines = text.lines();
+    let identity = lines.next().unwrap();
+    assert!(
+        identity.starts_with("# nowa {"),
+        "the run's identity first: {identity}"
+    );
     let header: Vec<&str> = lines.next().unwrap().split(',').collect();
     let mut rows = Rows::new();
     for l in lines {

@@ -144,28 +144,19 @@ fn zns_device_rejects_random_writes_but_runs_zns_pattern() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("--zns needs a zoned workload"));
 }
 
+fn sweep_args(dir: &std::path::Path) -> Vec<String> {
+    let a = "sim sweep --figure fig7a -q --capacity 32MiB --pages-per-block 32 \
+             --blocks-per-superblock 1 --warmup 0.5 --volume 0.5 --seeds 2 --out-dir";
+    let mut v: Vec<String> = a.split_whitespace().map(String::from).collect();
+    v.push(dir.display().to_string());
+    v
+}
+
 #[test]
 fn sweep_writes_csv_and_plots() {
     let dir = tempfile::tempdir().unwrap();
-    let out = nowa(&[
-        "sim",
-        "sweep",
-        "--figure",
-        "fig7a",
-        "-q",
-        "--capacity",
-        "32MiB",
-        "--pages-per-block",
-        "32",
-        "--blocks-per-superblock",
-        "1",
-        "--warmup",
-        "0.5",
-        "--volume",
-        "0.5",
-        "--out-dir",
-        dir.path().to_str().unwrap(),
-    ]);
+    let args = sweep_args(dir.path());
+    let out = nowa(&args.iter().map(String::as_str).collect::<Vec<_>>());
     assert!(
         out.status.success(),
         "{}",
@@ -175,14 +166,48 @@ fn sweep_writes_csv_and_plots() {
     let (identity, rows) = csv.split_once('\n').unwrap();
     let id: serde_json::Value =
         serde_json::from_str(identity.strip_prefix("# nowa ").unwrap()).unwrap();
-    assert_eq!(id["command"], "sim sweep");
-    assert_eq!(id["spec"]["figure"], "fig7a");
+    assert_eq!(id["command"], "sim-sweep");
+    assert_eq!(id["spec"]["figures"], serde_json::json!(["fig7a"]));
+    assert_eq!(id["spec"]["seeds"], 2);
     assert!(id["spec"]["base"]["capacity"].is_u64(), "{identity}");
-    assert_eq!(rows.lines().count(), 9, "{csv}");
+    assert_eq!(
+        rows.lines().count(),
+        1 + 2 * 8,
+        "header + 8 points x 2 seeds: {csv}"
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("mean of 2 seeds"), "{stdout}");
     let png = std::fs::read(dir.path().join("sim-fig7a.png")).unwrap();
     assert_eq!(&png[..4], b"\x89PNG");
     let svg = std::fs::read_to_string(dir.path().join("sim-fig7a.svg")).unwrap();
     assert!(svg.contains("<svg"));
+}
+
+/// A sweep never overwrites the figures of an earlier one without --force: exit 2 naming
+/// --force, before any run, and the files stay as they were.
+#[test]
+fn sweep_refuses_to_overwrite_without_force() {
+    let dir = tempfile::tempdir().unwrap();
+    let png = dir.path().join("sim-fig7a.png");
+    std::fs::write(&png, b"earlier figure").unwrap();
+    let args = sweep_args(dir.path());
+    let out = nowa(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--force") && err.contains("sim-fig7a.png"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(&png).unwrap(), b"earlier figure");
+    let mut forced = args.clone();
+    forced.push("--force".into());
+    let out = nowa(&forced.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(&std::fs::read(&png).unwrap()[..4], b"\x89PNG");
 }
 
 /// The FTL drives its placement through logspace's `Placer` (the engine's driver): for a fixed

@@ -25,6 +25,12 @@ pub enum Job {
     Tpcc(Box<tpcc::Spec>),
     /// `nowa table1`.
     Table1(Box<table1::Spec>),
+    /// `nowa sim sweep`: the simulator's paper figures.
+    #[serde(rename = "sim-sweep")]
+    SimSweep(Box<sim::sweep::SweepSpec>),
+    /// `nowa frozen figures`: SepFrozen's figures that need no engine.
+    #[serde(rename = "frozen-figures")]
+    FrozenFigures(Box<crate::frozen::figures::FiguresSpec>),
 }
 
 /// What a job produced.
@@ -41,6 +47,10 @@ pub enum JobOutcome {
     Tpcc(Box<tpcc::Outcome>),
     /// A `table1` job's.
     Table1(Box<table1::Outcome>),
+    /// A `sim-sweep` job's.
+    SimSweep(Box<sim::sweep::SweepOutcome>),
+    /// A `frozen-figures` job's.
+    FrozenFigures(Box<crate::Report<crate::frozen::figures::FiguresResult>>),
 }
 
 impl JobOutcome {
@@ -53,6 +63,8 @@ impl JobOutcome {
             JobOutcome::Tpcc(o) => &o.nowa,
             JobOutcome::Table1(o) => &o.nowa,
             JobOutcome::Compare(o) => &o.nowa,
+            JobOutcome::SimSweep(o) => &o.nowa,
+            JobOutcome::FrozenFigures(o) => &o.nowa,
         }
     }
 }
@@ -67,6 +79,8 @@ impl Job {
             Job::Compare(_) => "compare",
             Job::Tpcc(_) => "tpcc",
             Job::Table1(_) => "table1",
+            Job::SimSweep(_) => "sim-sweep",
+            Job::FrozenFigures(_) => "frozen-figures",
         }
     }
 
@@ -82,6 +96,8 @@ impl Job {
             Job::Compare(s) => s.check(),
             Job::Tpcc(s) => s.check(),
             Job::Table1(s) => table1::check(s),
+            Job::SimSweep(s) => s.check(),
+            Job::FrozenFigures(s) => s.check(),
         }
     }
 
@@ -119,6 +135,11 @@ impl Job {
                 };
                 JobOutcome::Compare(Box::new(compare::run(s, &each)?))
             }
+            Job::SimSweep(s) => {
+                sim::sweep::run(s, progress, cancel).map(|o| JobOutcome::SimSweep(Box::new(o)))?
+            }
+            Job::FrozenFigures(s) => crate::frozen::figures::run(s, progress, cancel)
+                .map(|o| JobOutcome::FrozenFigures(Box::new(o)))?,
         };
         assert_eq!(
             out.identity().command,

@@ -11,6 +11,7 @@ pub mod compare;
 pub mod devices;
 pub mod engine;
 pub mod flags;
+pub mod frozen;
 mod identity;
 mod job;
 pub mod reproduce;

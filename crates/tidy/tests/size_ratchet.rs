@@ -10,7 +10,7 @@ use std::path::Path;
 const LIMIT: usize = 70;
 
 /// (file relative to the workspace root, function name, its length today).
-const EXCEPTIONS: &[(&str, &str, usize)] = &[("crates/bench/src/sim/sweep.rs", "figure_sweep", 93)];
+const EXCEPTIONS: &[(&str, &str, usize)] = &[("crates/bench/src/sim/sweep.rs", "figure_sweep", 85)];
 
 fn workspace_root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))

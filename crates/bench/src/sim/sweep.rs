@@ -8,19 +8,41 @@
 //!   against WAF ~ 1/(2 OP) and the Lambert-W model.
 
 use super::{run, waf_model_greedy, waf_model_lambert, SimResult, SimSpec};
-use crate::plot::{render_line_styled, LineChart, Series, Style};
+use crate::plot::{render_line_styled, LineChart, Series, Spread, Style};
 use nowa_flash::PolicyKind;
 use nowa_workload::WorkloadSpec;
 use rayon::prelude::*;
 use serde::Serialize;
 use std::path::Path;
 
-/// A named paper figure.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// A named paper figure (`"fig3b"` in a spec).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Figure {
     Fig3b,
     Fig4b,
     Fig7a,
+}
+
+impl Figure {
+    /// Every figure, in order.
+    pub const ALL: [Figure; 3] = [Figure::Fig3b, Figure::Fig4b, Figure::Fig7a];
+
+    /// The name (`fig3b`): the flag's value and the stem of its files (`sim-fig3b.*`).
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Figure::Fig3b => "fig3b",
+            Figure::Fig4b => "fig4b",
+            Figure::Fig7a => "fig7a",
+        }
+    }
+}
+
+impl std::fmt::Display for Figure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
 }
 
 impl std::str::FromStr for Figure {
@@ -174,6 +196,22 @@ pub fn figure_points(fig: Figure, base: &SimSpec) -> Vec<Point> {
     pts
 }
 
+/// The grid of a figure once per seed: `seeds` copies of [`figure_points`], the k-th with
+/// the base seed + k (the spread over seeds shows which differences are noise).
+///
+/// # Panics
+/// If `seeds` is 0.
+#[must_use]
+pub fn seeded_points(fig: Figure, base: &SimSpec, seeds: u32) -> Vec<Point> {
+    assert!(seeds >= 1, "a sweep runs at least one seed");
+    let mut pts = Vec::new();
+    for k in 0..u64::from(seeds) {
+        let b = with(base, |s| s.seed = base.seed.wrapping_add(k));
+        pts.extend(figure_points(fig, &b));
+    }
+    pts
+}
+
 /// Run points in parallel (rayon). `progress` is called after each finished run.
 pub fn run_points(
     points: &[Point],
@@ -231,39 +269,79 @@ fn row(p: &Point, r: &SimResult) -> Row {
     }
 }
 
-/// The rows of a figure's runs, y normalized by the uniform run of the same series for
-/// Fig. 3b and 4b (x = 50 for two-zone, theta 0 for zipf).
+/// The rows of a figure's runs, y normalized by the uniform run of the same series and seed
+/// for Fig. 3b and 4b (x = 50 for two-zone, theta 0 for zipf).
 fn figure_rows(fig: Figure, points: &[Point], results: &[SimResult]) -> Vec<Row> {
     let mut rows: Vec<Row> = points.iter().zip(results).map(|(p, r)| row(p, r)).collect();
     if matches!(fig, Figure::Fig3b | Figure::Fig4b) {
         let base_x = if fig == Figure::Fig3b { 50.0 } else { 0.0 };
-        let bases: Vec<(String, f64)> = rows
+        let bases: Vec<(String, u64, f64)> = rows
             .iter()
             .filter(|r| r.x == base_x)
-            .map(|r| (r.series.clone(), r.waf))
+            .map(|r| (r.series.clone(), r.seed, r.waf))
             .collect();
         for r in &mut rows {
-            if let Some((_, b)) = bases.iter().find(|(s, _)| *s == r.series) {
-                r.y = r.waf / b;
-            }
+            let b = bases.iter().find(|b| b.0 == r.series && b.1 == r.seed);
+            let b = b.expect("every series and seed has its uniform run");
+            r.y = r.waf / b.2;
         }
     }
     rows
 }
 
+/// An x and the y of every seed at it.
+type XYs = (f64, Vec<f64>);
+
+/// The series of the rows (y averaged over seeds per x) and, with more than one seed, their
+/// min-max spread.
+fn series_of(rows: &[Row]) -> (Vec<Series>, Vec<Spread>) {
+    let mut cells: Vec<(String, Vec<XYs>)> = Vec::new();
+    for r in rows {
+        let i = match cells.iter().position(|c| c.0 == r.series) {
+            Some(i) => i,
+            None => {
+                cells.push((r.series.clone(), Vec::new()));
+                cells.len() - 1
+            }
+        };
+        match cells[i].1.iter_mut().find(|p| p.0 == r.x) {
+            Some(p) => p.1.push(r.y),
+            None => cells[i].1.push((r.x, vec![r.y])),
+        }
+    }
+    let seeds = cells.iter().flat_map(|c| &c.1).map(|p| p.1.len()).max();
+    let mut series = Vec::new();
+    let mut spread = Vec::new();
+    for (label, pts) in cells {
+        let mean = |ys: &[f64]| ys.iter().sum::<f64>() / ys.len() as f64;
+        let lo = |ys: &[f64]| ys.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = |ys: &[f64]| ys.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        series.push(Series {
+            label: label.clone(),
+            points: pts.iter().map(|(x, ys)| (*x, mean(ys))).collect(),
+        });
+        if seeds > Some(1) {
+            spread.push(Spread {
+                label,
+                points: pts.iter().map(|(x, ys)| (*x, lo(ys), hi(ys))).collect(),
+            });
+        }
+    }
+    (series, spread)
+}
+
+/// The seeds of the rows, fewest first.
+fn seeds_of(rows: &[Row]) -> Vec<u64> {
+    let mut s: Vec<u64> = rows.iter().map(|r| r.seed).collect();
+    s.sort_unstable();
+    s.dedup();
+    s
+}
+
 /// Assemble rows and the chart of a figure from its results.
 pub fn figure_sweep(fig: Figure, points: &[Point], results: &[SimResult]) -> Sweep {
     let rows = figure_rows(fig, points, results);
-    let mut series: Vec<Series> = Vec::new();
-    for r in &rows {
-        match series.iter_mut().find(|s| s.label == r.series) {
-            Some(s) => s.points.push((r.x, r.y)),
-            None => series.push(Series {
-                label: r.series.clone(),
-                points: vec![(r.x, r.y)],
-            }),
-        }
-    }
+    let (series, spread) = series_of(&rows);
     let np = points
         .first()
         .map_or(256, |p| p.spec.ftl.unit_pages() as u32);
@@ -322,6 +400,7 @@ pub fn figure_sweep(fig: Figure, points: &[Point], results: &[SimResult]) -> Swe
         }
     };
     let x_ticks = xs_of(&rows);
+    let subtitle = subtitle(fig, points, &rows);
     Sweep {
         rows,
         chart: LineChart {
@@ -335,14 +414,33 @@ pub fn figure_sweep(fig: Figure, points: &[Point], results: &[SimResult]) -> Swe
             y_range: None,
         },
         style: Style {
-            subtitle: (points.first())
-                .map_or_else(String::new, |p| setup_line(&p.spec, fig == Figure::Fig7a)),
+            subtitle,
             reference,
+            spread,
             x_ticks,
             // Normalized WAF around 1: the figure is about the ratio, not its distance from 0.
             y_from_data: false,
             ..Style::default()
         },
+    }
+}
+
+/// The setup line; over several seeds, which seeds and that the band is their min-max.
+fn subtitle(fig: Figure, points: &[Point], rows: &[Row]) -> String {
+    let Some(p) = points.first() else {
+        return String::new();
+    };
+    let line = setup_line(&p.spec, fig == Figure::Fig7a);
+    match seeds_of(rows).as_slice() {
+        [] | [_] => line,
+        s => {
+            let n = s.len();
+            let line = line.replace(
+                &format!("seed {}", s[0]),
+                &format!("seeds {}-{}", s[0], s[n - 1]),
+            );
+            format!("{line}; mean of {n} seeds, band: min-max")
+        }
     }
 }
 
@@ -415,5 +513,33 @@ mod tests {
         );
         assert_eq!(sw.style.reference.len(), 2);
         assert!(sw.chart.log_x && sw.chart.log_y);
+    }
+
+    /// Over three seeds every series gets a min-max band holding its mean, each seed is
+    /// normalized by its own uniform run (Fig. 4b: y = 1 at theta 0 for every seed), and the
+    /// subtitle names the seeds.
+    #[test]
+    fn seeded_sweeps_draw_the_spread_over_seeds() {
+        let pts = seeded_points(Figure::Fig4b, &tiny(), 3);
+        assert_eq!(pts.len(), 3 * figure_points(Figure::Fig4b, &tiny()).len());
+        let sw = figure_sweep(Figure::Fig4b, &pts, &run_points(&pts, &|_, _| {}).unwrap());
+        assert_eq!(sw.style.spread.len(), sw.chart.series.len());
+        for (s, band) in sw.chart.series.iter().zip(&sw.style.spread) {
+            assert_eq!(s.label, band.label);
+            for (&(x, y), &(bx, lo, hi)) in s.points.iter().zip(&band.points) {
+                assert!(x == bx && lo <= y && y <= hi, "{x}: {lo} <= {y} <= {hi}");
+            }
+        }
+        let at_zero = sw.rows.iter().filter(|r| r.x == 0.0);
+        assert!(at_zero.clone().count() == 6 && at_zero.clone().all(|r| r.y == 1.0));
+        assert!(
+            sw.style.subtitle.contains("seeds 42-44"),
+            "{}",
+            sw.style.subtitle
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("spread.svg");
+        write_plot(&sw, &p).unwrap();
+        crate::plot_layout::check_file(&p).unwrap();
     }
 }

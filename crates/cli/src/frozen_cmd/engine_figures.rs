@@ -9,14 +9,13 @@
 //! the current executable, spawned with `--json` (no copy of the run logic; each run gets a
 //! fresh process). CSV, PNG bar charts and a summary under `--out`.
 
-use super::figures::{f4, pct, Csv};
-use super::replay::{config, table};
 use crate::usage;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use nowa_bench::plot::{render_bar, render_bars, BarChart};
-use nowa_frozen::replay::{self, ReplayLog, Scheme, SchemeRun};
+use nowa_frozen::replay::{self, ReplayLog, SchemeRun};
 use nowa_frozen::{ClassifierKind, Dataset, Labels, Metrics, Model, SampleSpec, TrainConfig};
+use nowa_lab::frozen::{f4, pct, replay_config as config, table, Rows as Csv};
 use nowa_logspace::PolicyKind;
 use serde_json::Value;
 use std::fmt::Write as _;
@@ -57,9 +56,6 @@ pub struct EngineFigArgs {
     /// With --engine: keep the write logs and models in the work directory.
     #[arg(long, requires = "engine")]
     keep_logs: bool,
-    /// With --engine: overwrite the figure files in --out.
-    #[arg(long, requires = "engine")]
-    force: bool,
 }
 
 /// A workload of the figures.
@@ -390,10 +386,10 @@ struct WorkloadResult {
 ///
 /// # Errors
 /// Bad flags or existing outputs (usage), a run that fails, unwritable outputs.
-pub fn run(a: &EngineFigArgs, out: &Path, seed: u64) -> Result<()> {
+pub fn run(a: &EngineFigArgs, out: &Path, seed: u64, force: bool) -> Result<()> {
     let plan = plan(a, seed)?;
     if let Some(f) = OUTPUTS.iter().find(|f| out.join(f).exists()) {
-        if !a.force {
+        if !force {
             return Err(usage(format!(
                 "--out {}: {f} exists (pass --force to overwrite)",
                 out.display()
@@ -420,7 +416,7 @@ pub fn run(a: &EngineFigArgs, out: &Path, seed: u64) -> Result<()> {
     for &w in &plan.workloads {
         results.push(workload_runs(&plan, w, &mut progress)?);
     }
-    write_csv(&results, out)?;
+    write_csv(&plan, &results, out)?;
     charts(&plan, &results, out)?;
     let summary = summary(&plan, &results);
     print!("{summary}");
@@ -702,17 +698,6 @@ fn scheme_run(
     Ok((r, replay))
 }
 
-/// The replay's schemes: the paper's (FK and FK-kmeans included) and SepFrozenBIT/DAC with
-/// the exact labels (a perfect model: what recognition at GC can gain at most).
-fn replay_schemes() -> Vec<Scheme> {
-    let mut v = Scheme::paper();
-    v.extend(
-        ["sepfrozen-bit-truth", "sepfrozen-dac-truth"]
-            .map(|n| n.parse::<Scheme>().expect("a known replay scheme")),
-    );
-    v
-}
-
 /// The replay of `log` with every replay scheme (the paper's, FK and FK-kmeans included) at
 /// the engine's zone size, GP 15%, SepBIT's cost-benefit victims.
 fn replay_log(p: &Plan, log: &Path, zone_bytes: u64, model: &Model) -> Result<Replay> {
@@ -722,9 +707,10 @@ fn replay_log(p: &Plan, log: &Path, zone_bytes: u64, model: &Model) -> Result<Re
         &PolicyKind::CostBenefitSepBit,
         None,
         p.seed,
-    )?;
+    )
+    .map_err(crate::lab_error)?;
     let rl = ReplayLog::load(log).with_context(|| format!("reading {}", log.display()))?;
-    let runs = replay_schemes()
+    let runs = nowa_lab::frozen::paper_and_truth()
         .into_iter()
         .map(|s| {
             Ok(replay::run(
@@ -772,7 +758,7 @@ fn model_cells(m: &Metrics) -> [String; 3] {
 
 /// One CSV: the engine runs (`source` engine) and the replays of the SepBIT run's log
 /// (`source` replay, where FK and FK-kmeans are).
-fn write_csv(results: &[WorkloadResult], out: &Path) -> Result<()> {
+fn write_csv(p: &Plan, results: &[WorkloadResult], out: &Path) -> Result<()> {
     let mut csv = Csv::new(&[
         "workload",
         "source",
@@ -801,7 +787,7 @@ fn write_csv(results: &[WorkloadResult], out: &Path) -> Result<()> {
             let fitted = wr.trained.of_scheme(&r.scheme);
             let [acc, rec, fpr] =
                 fitted.map_or_else(Default::default, |f| model_cells(&f.model.metrics.test));
-            csv.row(&[
+            csv.row(vec![
                 w.name().into(),
                 "engine".into(),
                 r.scheme.clone(),
@@ -826,7 +812,18 @@ fn write_csv(results: &[WorkloadResult], out: &Path) -> Result<()> {
         }
         replay_rows(&mut csv, wr);
     }
-    csv.save(out, OUTPUTS[0])
+    let spec = serde_json::json!({
+        "workloads": p.workloads.iter().map(|w| w.name()).collect::<Vec<_>>(),
+        "schemes": p.schemes.iter().map(|s| s.name).collect::<Vec<_>>(),
+        "warehouses": p.sizes.warehouses,
+        "transactions": p.sizes.transactions,
+        "records": p.sizes.records,
+        "ops": p.sizes.ops,
+        "seed": p.seed,
+    });
+    let id = nowa_lab::Identity::now("frozen-figures-engine", &spec, p.seed);
+    csv.save(&out.join(OUTPUTS[0]), &id)
+        .map_err(crate::lab_error)
 }
 
 fn replay_rows(csv: &mut Csv, wr: &WorkloadResult) {
@@ -848,7 +845,7 @@ fn replay_rows(csv: &mut Csv, wr: &WorkloadResult) {
         cells.push(opt(inf, f4));
         cells.extend(std::iter::repeat_n(String::new(), 4));
         cells.extend([unit.to_string(), String::new()]);
-        csv.row(&cells);
+        csv.row(cells);
     }
 }
 

@@ -4,7 +4,7 @@ use crate::flags;
 use crate::usage;
 use anyhow::{Context, Result};
 use clap::Args;
-use nowa_frozen::replay::{self, ReplayConfig, ReplayLog, Scheme, SchemeRun};
+use nowa_frozen::replay::{self, ReplayLog, Scheme};
 use nowa_frozen::Model;
 use nowa_logspace::PolicyKind;
 use std::path::{Path, PathBuf};
@@ -70,33 +70,6 @@ fn schemes(s: &str) -> Result<SchemeList, String> {
     Ok(SchemeList(out))
 }
 
-/// The replay settings of the flags.
-pub fn config(
-    zone_size: u64,
-    gp: f64,
-    policy: &PolicyKind,
-    horizon: Option<u64>,
-    seed: u64,
-) -> Result<ReplayConfig> {
-    if !matches!(
-        policy,
-        PolicyKind::Greedy | PolicyKind::CostBenefit | PolicyKind::CostBenefitSepBit
-    ) {
-        return Err(usage(format!(
-            "--policy {policy}: the GP trigger needs greedy, cost-benefit or cb-sepbit"
-        )));
-    }
-    Ok(ReplayConfig {
-        unit_pages: u32::try_from(zone_size / 4096)
-            .map_err(|_| usage("--zone-size: too large".to_owned()))?,
-        gp,
-        policy: policy.clone(),
-        seed,
-        horizon,
-        ..ReplayConfig::default()
-    })
-}
-
 /// Load `--model` if any scheme needs it.
 pub fn load_model(path: Option<&Path>, list: &[Scheme]) -> Result<Option<Model>> {
     match path {
@@ -119,7 +92,8 @@ pub fn run(a: &ReplayArgs) -> Result<()> {
         )));
     }
     crate::resources::check_output_file("--csv", a.csv.as_deref())?;
-    let cfg = config(a.zone_size, a.gp, &a.policy, a.horizon, a.seed)?;
+    let cfg = nowa_lab::frozen::replay_config(a.zone_size, a.gp, &a.policy, a.horizon, a.seed)
+        .map_err(crate::lab_error)?;
     let mut model = load_model(a.model.as_deref(), &a.schemes.0)?;
     if let Some(p) = a.frozen_threshold {
         let m = model.ok_or_else(|| usage("--frozen-threshold needs --model".to_owned()))?;
@@ -157,74 +131,6 @@ pub fn run(a: &ReplayArgs) -> Result<()> {
         println!("{}", serde_json::to_string_pretty(&runs)?);
         return Ok(());
     }
-    print!("{}", table(&runs, a.classes));
+    print!("{}", nowa_lab::frozen::table(&runs, a.classes));
     Ok(())
-}
-
-/// The results as a table (and the per-class tables when `classes`).
-pub fn table(runs: &[SchemeRun], classes: bool) -> String {
-    use std::fmt::Write;
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        "{:<26} {:>7} {:>7} {:>11} {:>11} {:>8} {:>9} {:>13} {:>8}",
-        "scheme",
-        "WAF",
-        "FAR",
-        "GC moves",
-        "frozen",
-        "victims",
-        "victim GP",
-        "infer/256MiB",
-        "CPU s"
-    );
-    for r in runs {
-        let inf = r.inference.map_or_else(
-            || "-".to_owned(),
-            |c| format!("{:.3} ms", 1e3 * c.secs_per_256mib()),
-        );
-        let _ = writeln!(
-            s,
-            "{:<26} {:>7.3} {:>7.3} {:>11} {:>11} {:>8} {:>9.3} {:>13} {:>8.2}",
-            r.scheme,
-            r.waf,
-            r.far,
-            r.gc_pages,
-            r.frozen_moves,
-            r.victims,
-            r.victim_gp,
-            inf,
-            r.cpu_secs
-        );
-    }
-    if classes {
-        for r in runs {
-            class_table(&mut s, r);
-        }
-    }
-    s
-}
-
-fn class_table(s: &mut String, r: &SchemeRun) {
-    use std::fmt::Write;
-    let _ = writeln!(s, "\n{} — {}", r.scheme, r.report);
-    let _ = writeln!(
-        s,
-        "class  user writes  GC writes  victims  avg GP  % writes  % valid  avg lifespan"
-    );
-    for c in &r.classes {
-        let st = &c.stats;
-        let _ = writeln!(
-            s,
-            "{:>5}  {:>11}  {:>9}  {:>7}  {:>6.3}  {:>8.2}  {:>7.2}  {:>12.0}",
-            c.class,
-            st.user_writes,
-            st.gc_writes,
-            st.units_collected,
-            st.mean_gp(),
-            100.0 * c.write_share,
-            100.0 * c.valid_share,
-            st.mean_lifespan()
-        );
-    }
 }

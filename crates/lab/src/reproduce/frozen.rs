@@ -5,11 +5,9 @@
 use super::{Measured, Scale, Spec};
 use crate::Error;
 use nowa_bench::plot::{render_bar, BarChart};
-use nowa_frozen::replay::{self, OracleKind, ReplayConfig, ReplayLog, Scheme, SchemeRun};
-use nowa_frozen::{
-    train, Dataset, Model, SampleSpec, Synth, SynthConfig, TrainConfig, WriteRecord,
-};
-use nowa_logspace::{PlacementKind, PolicyKind};
+use nowa_frozen::replay::{self, ReplayConfig, ReplayLog, SchemeRun};
+use nowa_frozen::{Model, WriteRecord};
+use nowa_logspace::PolicyKind;
 use std::path::Path;
 
 fn failed(e: nowa_frozen::FrozenError) -> Error {
@@ -19,39 +17,10 @@ fn failed(e: nowa_frozen::FrozenError) -> Error {
     }
 }
 
-fn synth(writes: u64, seed: u64) -> Vec<WriteRecord> {
-    Synth::new(SynthConfig {
-        writes,
-        seed,
-        ..SynthConfig::default()
-    })
-    .collect()
-}
+use crate::frozen::{compared as schemes, synth};
 
 fn model(records: &[WriteRecord], seed: u64) -> Result<Model, Error> {
-    let spec = SampleSpec::default();
-    let cfg = TrainConfig {
-        seed,
-        ..TrainConfig::default()
-    };
-    let (data, labels) = Dataset::from_records(records, &spec);
-    train(&data, &spec, &cfg, labels.len() as u64).map_err(failed)
-}
-
-/// The four schemes compared and FK, in the order of the CSV.
-fn schemes() -> [Scheme; 5] {
-    let frozen = |dac| Scheme::Frozen {
-        dac,
-        classes: 6,
-        oracle: OracleKind::Model,
-    };
-    [
-        Scheme::Plain(PlacementKind::DacPaper(6)),
-        frozen(true),
-        Scheme::Plain(PlacementKind::SepBit(6)),
-        frozen(false),
-        Scheme::Plain(PlacementKind::Fk(6)),
-    ]
+    crate::frozen::sgd_model(records, seed)
 }
 
 fn write_outputs(dir: &Path, runs: &[SchemeRun]) -> Result<(), Error> {

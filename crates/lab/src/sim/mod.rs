@@ -3,6 +3,7 @@
 //! [`run`] -> [`Outcome`] (the result under its [`Identity`]).
 
 pub mod flags;
+pub mod sweep;
 
 use crate::text::{as_text, fraction, size, Text as _};
 use crate::{Cancel, Error, Identity, Progress, Report};
