@@ -232,6 +232,7 @@ fn empty_state(geo: &Geo, cfg: &OopConfig, open_limit: u32) -> State {
         next_seq: 1,
         snap: super::snapshot::Chains::NEW,
         rng: cfg.seed | 1,
+        chains: std::collections::HashMap::new(),
     }
 }
 
