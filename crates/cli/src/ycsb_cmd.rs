@@ -170,6 +170,10 @@ pub(crate) struct OopFlags {
     /// Out of place: GDT (deathtime-grouped placement and GC, write history in page headers).
     #[arg(long)]
     gdt: bool,
+    /// Out of place: sub-page deltas (issue 31): a write-back that changed few 64-byte chunks
+    /// of a page is written as a delta over the page's chain, rebuilt on a miss.
+    #[arg(long)]
+    deltas: bool,
     /// Out of place, NoWA: defer compensation writes until the estimated SSD free space runs
     /// short (estimate: device capacity x (1 + --op)), instead of compensating whole groups
     /// at once.
@@ -345,6 +349,7 @@ fn refuse_ignored_switches(o: &OopFlags, no_doublewrite: bool) -> Result<()> {
         ("--compression", o.compression != Compression::Off),
         ("--nowa", o.nowa),
         ("--gdt", o.gdt),
+        ("--deltas", o.deltas),
         ("--defer-compensation", o.defer_compensation),
         ("--space-limit", o.space_limit.is_some()),
         ("--placement", o.placement.is_some()),
@@ -405,6 +410,7 @@ pub(crate) fn oop_config(
         compression: o.compression,
         nowa: o.nowa,
         gdt: o.gdt,
+        deltas: o.deltas,
         packing: o.packing,
         background_gc: o.background_gc,
         defer_compensation: o.defer_compensation,

@@ -128,6 +128,9 @@ pub struct Oop {
     pub nowa: bool,
     /// GDT.
     pub gdt: bool,
+    /// Sub-page deltas (issue 31).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub deltas: bool,
     /// NoWA's deferred compensation.
     pub defer_compensation: bool,
     /// The zone area's bound, bytes.
@@ -473,6 +476,7 @@ impl Oop {
             background_gc: o.background_gc,
             nowa: o.nowa,
             gdt: o.gdt,
+            deltas: o.deltas,
             defer_compensation: o.defer_compensation,
             space_limit: o.space_limit_bytes,
             placement: o.placement.map(|p| p.to_string()),
@@ -533,6 +537,7 @@ impl Oop {
             compression,
             nowa: self.nowa,
             gdt: self.gdt,
+            deltas: self.deltas,
             packing: self.packing,
             background_gc: self.background_gc,
             defer_compensation: self.defer_compensation,

@@ -43,6 +43,7 @@ fn oop() -> Spec {
             background_gc: false,
             nowa: false,
             gdt: false,
+            deltas: true,
             defer_compensation: false,
             space_limit: None,
             placement: Some("sepbit:4".into()),
