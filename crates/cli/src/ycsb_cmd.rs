@@ -174,6 +174,10 @@ pub(crate) struct OopFlags {
     /// of a page is written as a delta over the page's chain, rebuilt on a miss.
     #[arg(long)]
     deltas: bool,
+    /// Out of place, --deltas: most deltas per page before it is written whole again (each
+    /// costs a read on a miss).
+    #[arg(long, default_value = "8", value_parser = flags::count::<u32>(1, 63), requires = "deltas")]
+    delta_chain: u32,
     /// Out of place, NoWA: defer compensation writes until the estimated SSD free space runs
     /// short (estimate: device capacity x (1 + --op)), instead of compensating whole groups
     /// at once.
@@ -411,6 +415,7 @@ pub(crate) fn oop_config(
         nowa: o.nowa,
         gdt: o.gdt,
         deltas: o.deltas,
+        delta_chain: o.delta_chain,
         packing: o.packing,
         background_gc: o.background_gc,
         defer_compensation: o.defer_compensation,

@@ -122,6 +122,8 @@ pub struct EngineCounters {
     pub delta_gc_merges: AtomicU64,
     /// Deltas DB GC moved as deltas (chains whose base was not in the victims).
     pub delta_gc_moves: AtomicU64,
+    /// Deltas written over the newest delta (cumulative) instead of extending the chain.
+    pub delta_merges: AtomicU64,
     /// Buffer pool hits.
     pub pool_hits: Striped,
     /// Buffer pool misses.
@@ -256,6 +258,8 @@ pub struct Stats {
     pub delta_gc_merges: u64,
     /// Deltas DB GC moved as deltas (chains whose base was not in the victims).
     pub delta_gc_moves: u64,
+    /// Deltas written over the newest delta (cumulative) instead of extending the chain.
+    pub delta_merges: u64,
     /// Buffer pool hits.
     pub pool_hits: u64,
     /// Buffer pool misses.
@@ -336,6 +340,7 @@ impl EngineCounters {
             delta_consolidations: l(&self.delta_consolidations),
             delta_gc_merges: l(&self.delta_gc_merges),
             delta_gc_moves: l(&self.delta_gc_moves),
+            delta_merges: l(&self.delta_merges),
             pool_hits: self.pool_hits.sum(),
             pool_misses: l(&self.pool_misses),
             evictions: l(&self.evictions),

@@ -18,6 +18,11 @@ use crate::stats::EngineCounters;
 
 /// Most payload bytes one delta may take; a larger change is written as a whole page.
 pub(super) const DELTA_MAX_BYTES: usize = 1024;
+/// A new delta replaces the newest delta (cumulative: both deltas' chunks, the current
+/// bytes) while the merged payload stays within this; otherwise it is appended to the chain.
+/// Merging keeps chains short (each element costs a read on a miss) at the price of
+/// rewriting recent chunks (docs/engine-writes.md: the chain bound trade-off).
+pub(super) const DELTA_MERGE_BYTES: usize = 768;
 
 /// A pid's chain as read under the state lock: the copies to read, base first, each with
 /// the incarnation of its zone.
@@ -65,7 +70,19 @@ impl OutOfPlaceStore {
             if main.block == NO_BLOCK {
                 continue;
             }
-            let older = st.chains.get(&it.pid).map_or(&[][..], |c| &c[..]);
+            let mut older = st.chains.get(&it.pid).map_or(&[][..], |c| &c[..]);
+            let mut mask = mask;
+            let mut main = main;
+            // Merge into the newest delta (known mask: written since open) if small enough.
+            if let Some(&m0) = st.head_masks.get(&it.pid) {
+                let merged = delta::size(m0 | mask, older.len());
+                if main.codec == CODEC_DELTA && merged <= DELTA_MERGE_BYTES {
+                    mask |= m0;
+                    it.replaces_head = true;
+                    main = *older.last().expect("a delta has a chain");
+                    older = &older[..older.len() - 1];
+                }
+            }
             let deltas = older.len() + usize::from(main.codec == CODEC_DELTA);
             let chain_bytes: usize = older
                 .iter()
@@ -79,14 +96,18 @@ impl OutOfPlaceStore {
                 .map(|l| self.ref_of(l))
                 .collect();
             let size = delta::size(mask | delta::HEADER_MASK, refs.len());
-            if deltas >= usize_of(u64::from(self.cfg.delta_chain))
+            // (A delta names at most MAX_REFS elements: the bound is clamped to it.)
+            if (deltas >= usize_of(u64::from(self.cfg.delta_chain)).min(delta::MAX_REFS)
+                && !it.replaces_head)
                 || size > DELTA_MAX_BYTES
                 || chain_bytes + size > PAGE_SIZE
                 || live + u64_of(size + super::SLOT_ENTRY) > room
             {
+                it.replaces_head = false;
                 continue;
             }
             live += u64_of(size + super::SLOT_ENTRY);
+            it.delta_mask = mask | delta::HEADER_MASK;
             it.data = delta::encode(&image, mask, &refs);
             it.codec = CODEC_DELTA;
             assert_eq!(it.data.len(), size, "delta size as planned");
@@ -205,6 +226,7 @@ impl OutOfPlaceStore {
     /// this database: a chain element is live, so its zone was never reclaimed.
     pub(super) fn rebuild_chains(&self, st: &mut State) -> Result<()> {
         st.chains.clear();
+        st.head_masks.clear();
         let heads: Vec<(Pid, Loc)> = st
             .map
             .iter_mapped()
@@ -253,6 +275,7 @@ impl OutOfPlaceStore {
     /// Drop `pid`'s chain (a whole page replaced it, or the pid was released): its elements'
     /// bytes leave their zones' valid amounts.
     pub(super) fn drop_chain(&self, st: &mut State, pid: Pid) {
+        st.head_masks.remove(&pid);
         for e in st.chains.remove(&pid).unwrap_or_default() {
             let z = self.zone_of(e.block).expect("chain inside the zone area");
             st.space.get_mut().sub_valid(z, e.bytes());
@@ -269,16 +292,28 @@ impl OutOfPlaceStore {
         old: Loc,
         loc: &Loc,
         kind: crate::store::WriteKind,
+        it: &super::Item,
     ) {
         if loc.codec == CODEC_DELTA && kind.is_user() {
             assert!(
                 old.block != NO_BLOCK,
                 "page {pid}: delta {loc:?} without a durable copy"
             );
-            st.chains
-                .entry(pid)
-                .or_default()
-                .push(Loc { ver: 0, ..old });
+            st.head_masks.insert(pid, it.delta_mask);
+            if it.replaces_head {
+                // A merged delta: the newest delta it replaces is garbage.
+                assert_eq!(old.codec, CODEC_DELTA, "page {pid}: merged over a delta");
+                let oz = self
+                    .zone_of(old.block)
+                    .expect("mapped inside the zone area");
+                st.space.get_mut().sub_valid(oz, old.bytes());
+                EngineCounters::add(&self.counters.delta_merges, 1);
+            } else {
+                st.chains
+                    .entry(pid)
+                    .or_default()
+                    .push(Loc { ver: 0, ..old });
+            }
             EngineCounters::add(&self.counters.delta_writes, 1);
             EngineCounters::add(&self.counters.delta_bytes, u64::from(loc.len));
             return;

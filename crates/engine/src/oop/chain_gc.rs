@@ -135,6 +135,8 @@ impl OutOfPlaceStore {
             from,
             delta: None,
             keep_gen: None,
+            delta_mask: 0,
+            replaces_head: false,
         }
     }
 

@@ -332,6 +332,8 @@ struct State {
     rng: u64,
     /// Pids whose newest copy is a delta: the rest of the chain, base first (`chain.rs`).
     chains: std::collections::HashMap<Pid, Vec<Loc>>,
+    /// The chunk mask of each pid's newest delta written since open (merging needs it).
+    head_masks: std::collections::HashMap<Pid, u64>,
 }
 
 /// Zone/area geometry (persisted in the checkpoint metadata).
@@ -399,6 +401,10 @@ struct Item {
     /// GC move of an older chain element (not the pid's newest copy): the copy keeps this
     /// generation and the chain, not the mapping, names it.
     keep_gen: Option<u32>,
+    /// A delta: its chunk mask, and whether it replaces the newest delta (merged) instead
+    /// of extending the chain (`finalize_deltas`).
+    delta_mask: u64,
+    replaces_head: bool,
 }
 
 impl Item {

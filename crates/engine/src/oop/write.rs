@@ -489,7 +489,7 @@ impl OutOfPlaceStore {
                         && loc.gen.get() == old.next_gen()),
                 "page {pid}: GC copy {loc:?} is not the mapped version {old:?} moved"
             );
-            self.chain_on_commit(st, pid, old, &loc, kind);
+            self.chain_on_commit(st, pid, old, &loc, kind, &items[m]);
             assert!(
                 matches!(
                     st.space.get_mut().state(z),
@@ -626,6 +626,8 @@ impl OutOfPlaceStore {
             from: None,
             delta: None,
             keep_gen: None,
+            delta_mask: 0,
+            replaces_head: false,
         }
     }
 

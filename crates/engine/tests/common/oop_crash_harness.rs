@@ -37,7 +37,7 @@ pub fn use_deltas() {
 fn ocfg(c: Compression, bg: bool) -> OopConfig {
     OopConfig {
         deltas: DELTAS.load(std::sync::atomic::Ordering::Relaxed),
-        delta_chain: 4,
+        delta_chain: 2,
         background_gc: bg,
         zone_bytes: Some(64 << 10),
         open_zones: 2,
@@ -154,13 +154,14 @@ pub fn crash_points(c: Compression, bg: bool, seeds: u64) {
             "deltas must be written, read, consolidated, merged and moved by GC: {s:?}"
         );
         eprintln!(
-            "deltas: {} written ({} B), {} chain reads, {} consolidated, {} merged by GC, {} moved by GC",
+            "deltas: {} written ({} B), {} chain reads, {} consolidated, {} merged by GC, {} moved by GC, {} merged into the newest delta",
             s.delta_writes,
             s.delta_bytes,
             s.delta_reads,
             s.delta_consolidations,
             s.delta_gc_merges,
-            s.delta_gc_moves
+            s.delta_gc_moves,
+            s.delta_merges
         );
     }
     if bg {

@@ -131,6 +131,9 @@ pub struct Oop {
     /// Sub-page deltas (issue 31).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub deltas: bool,
+    /// Most deltas per chain (with `deltas`; default 8).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delta_chain: Option<u32>,
     /// NoWA's deferred compensation.
     pub defer_compensation: bool,
     /// The zone area's bound, bytes.
@@ -477,6 +480,7 @@ impl Oop {
             nowa: o.nowa,
             gdt: o.gdt,
             deltas: o.deltas,
+            delta_chain: o.deltas.then_some(o.delta_chain),
             defer_compensation: o.defer_compensation,
             space_limit: o.space_limit_bytes,
             placement: o.placement.map(|p| p.to_string()),
@@ -538,6 +542,7 @@ impl Oop {
             nowa: self.nowa,
             gdt: self.gdt,
             deltas: self.deltas,
+            delta_chain: self.delta_chain.unwrap_or(OopConfig::default().delta_chain),
             packing: self.packing,
             background_gc: self.background_gc,
             defer_compensation: self.defer_compensation,

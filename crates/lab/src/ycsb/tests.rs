@@ -44,6 +44,7 @@ fn oop() -> Spec {
             nowa: false,
             gdt: false,
             deltas: true,
+            delta_chain: Some(4),
             defer_compensation: false,
             space_limit: None,
             placement: Some("sepbit:4".into()),
