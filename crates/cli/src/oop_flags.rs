@@ -49,6 +49,14 @@ pub(crate) struct OopFlags {
     /// Out of place: GDT (deathtime-grouped placement and GC, write history in page headers).
     #[arg(long)]
     pub(crate) gdt: bool,
+    /// Out of place: sub-page deltas (issue 31): a write-back that changed few 64-byte chunks
+    /// of a page is written as a delta over the page's chain, rebuilt on a miss.
+    #[arg(long)]
+    pub(crate) deltas: bool,
+    /// Out of place, --deltas: most deltas per page before it is written whole again (each
+    /// costs a read on a miss).
+    #[arg(long, default_value = "8", value_parser = flags::count::<u32>(1, 63), requires = "deltas")]
+    pub(crate) delta_chain: u32,
     /// Out of place, NoWA: defer compensation writes until the estimated SSD free space runs
     /// short (estimate: device capacity x (1 + --op)), instead of compensating whole groups
     /// at once.
@@ -123,6 +131,7 @@ fn refuse_ignored_switches(o: &OopFlags, no_doublewrite: bool) -> Result<()> {
         ("--compression", o.compression != Compression::Off),
         ("--nowa", o.nowa),
         ("--gdt", o.gdt),
+        ("--deltas", o.deltas),
         ("--defer-compensation", o.defer_compensation),
         ("--space-limit", o.space_limit.is_some()),
         ("--placement", o.placement.is_some()),
@@ -184,6 +193,8 @@ pub(crate) fn oop_config(
         compression: o.compression,
         nowa: o.nowa,
         gdt: o.gdt,
+        deltas: o.deltas,
+        delta_chain: o.delta_chain,
         packing: o.packing,
         background_gc: o.background_gc,
         defer_compensation: o.defer_compensation,

@@ -73,10 +73,22 @@ struct Frame {
     /// Page LSN when the page was last written back (0: not written since it was loaded):
     /// `rec_lsn - prev_lsn` is its observed redirty interval (adaptive deferral).
     prev_lsn: AtomicU64,
+    /// Sub-page deltas (the store tracks them, else empty): a fingerprint of each 64-byte
+    /// chunk of the page's last durable image (`crate::format::delta::chunk_hash`), so
+    /// write-back tells the store which chunks changed. 512 bytes per frame.
+    fp: Box<[AtomicU64]>,
+    /// `fp` describes the page's last durable image (false: created in memory, or a
+    /// write-back failed after the store may have taken part of the batch).
+    fp_ok: AtomicBool,
 }
 
 impl Frame {
-    fn new() -> Frame {
+    fn new(track_deltas: bool) -> Frame {
+        let chunks = if track_deltas {
+            crate::format::delta::CHUNKS
+        } else {
+            0
+        };
         Frame {
             latch: RwLock::new(FrameData {
                 pid: NO_PID,
@@ -94,7 +106,42 @@ impl Frame {
             fresh: AtomicBool::new(false),
             hot: hotness::FrameHotness::default(),
             prev_lsn: AtomicU64::new(0),
+            fp: (0..chunks).map(|_| AtomicU64::new(0)).collect(),
+            fp_ok: AtomicBool::new(false),
         }
+    }
+
+    /// `page` is the page's durable image now (loaded, or written back): fingerprint its
+    /// chunks (the header chunks are in every delta and are not compared).
+    fn remember(&self, page: &[u8]) {
+        use crate::format::delta::{chunk_hash, CHUNK};
+        if self.fp.is_empty() {
+            return;
+        }
+        for (c, h) in page.chunks_exact(CHUNK).zip(self.fp.iter()).skip(2) {
+            h.store(chunk_hash(c), Ordering::Relaxed);
+        }
+        self.fp_ok.store(true, Ordering::Release);
+    }
+
+    /// The chunks of `page` changed since its last durable image (all ones: unknown).
+    fn changed(&self, page: &[u8]) -> u64 {
+        use crate::format::delta::{chunk_hash, CHUNK, HEADER_MASK};
+        if self.fp.is_empty() || !self.fp_ok.load(Ordering::Acquire) {
+            return u64::MAX;
+        }
+        let mut mask = HEADER_MASK;
+        for (i, (c, h)) in page
+            .chunks_exact(CHUNK)
+            .zip(self.fp.iter())
+            .enumerate()
+            .skip(2)
+        {
+            if chunk_hash(c) != h.load(Ordering::Relaxed) {
+                mask |= 1 << i;
+            }
+        }
+        mask
     }
 
     /// The page (image `page`) was written: clean, its deferral count reset.
@@ -113,6 +160,7 @@ impl Frame {
         self.ckpt_count.store(0, Ordering::Relaxed);
         self.fresh.store(false, Ordering::Relaxed);
         self.prev_lsn.store(page::lsn(page), Ordering::Relaxed);
+        self.remember(page);
     }
 
     /// The frame got a new page (load or create): no history.
@@ -125,6 +173,7 @@ impl Frame {
         self.ckpt_writes.store(0, Ordering::Relaxed);
         self.fresh.store(fresh, Ordering::Relaxed);
         self.prev_lsn.store(0, Ordering::Relaxed);
+        self.fp_ok.store(false, Ordering::Release);
     }
 }
 
@@ -242,7 +291,8 @@ impl BufferPool {
         wal: Arc<Wal>,
         counters: Arc<EngineCounters>,
     ) -> Self {
-        let frames: Box<[Frame]> = (0..frames).map(|_| Frame::new()).collect();
+        let track = store.tracks_deltas();
+        let frames: Box<[Frame]> = (0..frames).map(|_| Frame::new(track)).collect();
         let n = u32::try_from(frames.len()).expect("fewer than 2^32 frames");
         assert!(n < NONE, "frame index {n} collides with the empty marker");
         BufferPool {
@@ -484,6 +534,10 @@ impl BufferPool {
         }
         let f = self.frame(idx);
         f.reset(false);
+        if page::kind(&g.page) != 0 {
+            // A page read from the store (not one recovery brought to life as kind 0).
+            f.remember(&g.page);
+        }
         let records = page::hotness(&g.page);
         self.timer_past(&records);
         f.hot.start(self.hot.now(), records);

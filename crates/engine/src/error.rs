@@ -619,6 +619,60 @@ pub enum SlotDamage {
         /// Zone sequence number expected.
         seq: u64,
     },
+    /// A page delta (issue 31) does not decode.
+    #[error("page delta: {error}")]
+    Delta {
+        /// What failed.
+        error: DeltaError,
+    },
+    /// A page rebuilt from its base and deltas fails its checksum.
+    #[error("page rebuilt from its base and {deltas} deltas fails its checksum")]
+    Rebuilt {
+        /// Deltas applied.
+        deltas: usize,
+    },
+}
+
+/// A malformed page delta (`crate::format::delta`).
+#[non_exhaustive]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error, serde::Serialize)]
+pub enum DeltaError {
+    /// Shorter than its header.
+    #[error("{len} bytes: shorter than the 16-byte header")]
+    Short {
+        /// Bytes given.
+        len: usize,
+    },
+    /// Checksum mismatch.
+    #[error("crc32c {stored:#010x} stored, {computed:#010x} computed")]
+    Crc {
+        /// Stored.
+        stored: u32,
+        /// Computed.
+        computed: u32,
+    },
+    /// Unknown format version.
+    #[error("unknown version {found}")]
+    Version {
+        /// Found.
+        found: u8,
+    },
+    /// Ref count or chunk mask out of range.
+    #[error("bad header: {refs} refs, chunk mask {mask:#018x}")]
+    Header {
+        /// Refs named.
+        refs: u8,
+        /// Chunk mask.
+        mask: u64,
+    },
+    /// Length disagrees with the header.
+    #[error("{found} bytes, the header implies {expected}")]
+    Length {
+        /// Implied by refs and mask.
+        expected: usize,
+        /// Given.
+        found: usize,
+    },
 }
 
 /// Compression codec failures.

@@ -110,6 +110,20 @@ pub struct EngineCounters {
     pub logical_user_bytes: Striped,
     /// Page reads from the store.
     pub page_reads: AtomicU64,
+    /// Extra device reads of page misses for delta chains (one per delta applied; issue 31).
+    pub delta_reads: AtomicU64,
+    /// User page writes stored as deltas, and their payload bytes (entry headers excluded).
+    pub delta_writes: AtomicU64,
+    /// Payload bytes of the deltas written.
+    pub delta_bytes: AtomicU64,
+    /// Delta chains ended by a whole-page user write (consolidation) / by a DB GC copy.
+    pub delta_consolidations: AtomicU64,
+    /// Delta chains ended by a DB GC (or compensation) copy of the page.
+    pub delta_gc_merges: AtomicU64,
+    /// Deltas DB GC moved as deltas (chains whose base was not in the victims).
+    pub delta_gc_moves: AtomicU64,
+    /// Deltas written over the newest delta (cumulative) instead of extending the chain.
+    pub delta_merges: AtomicU64,
     /// Buffer pool hits.
     pub pool_hits: Striped,
     /// Buffer pool misses.
@@ -232,6 +246,20 @@ pub struct Stats {
     pub logical_user_bytes: u64,
     /// Page reads from the store.
     pub page_reads: u64,
+    /// Extra device reads of page misses for delta chains (one per delta applied).
+    pub delta_reads: u64,
+    /// User page writes stored as deltas.
+    pub delta_writes: u64,
+    /// Payload bytes of the deltas written.
+    pub delta_bytes: u64,
+    /// Delta chains ended by a whole-page user write (consolidation).
+    pub delta_consolidations: u64,
+    /// Delta chains ended by a DB GC (or compensation) copy of the page.
+    pub delta_gc_merges: u64,
+    /// Deltas DB GC moved as deltas (chains whose base was not in the victims).
+    pub delta_gc_moves: u64,
+    /// Deltas written over the newest delta (cumulative) instead of extending the chain.
+    pub delta_merges: u64,
     /// Buffer pool hits.
     pub pool_hits: u64,
     /// Buffer pool misses.
@@ -306,6 +334,13 @@ impl EngineCounters {
             wal_flushes: l(&self.wal_flushes),
             logical_user_bytes: self.logical_user_bytes.sum(),
             page_reads: l(&self.page_reads),
+            delta_reads: l(&self.delta_reads),
+            delta_writes: l(&self.delta_writes),
+            delta_bytes: l(&self.delta_bytes),
+            delta_consolidations: l(&self.delta_consolidations),
+            delta_gc_merges: l(&self.delta_gc_merges),
+            delta_gc_moves: l(&self.delta_gc_moves),
+            delta_merges: l(&self.delta_merges),
             pool_hits: self.pool_hits.sum(),
             pool_misses: l(&self.pool_misses),
             evictions: l(&self.evictions),

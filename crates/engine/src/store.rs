@@ -103,6 +103,26 @@ pub trait PageStore: Send + Sync {
     /// # Errors
     /// Device errors, `Full`.
     fn write_pages(&self, batch: &[(Pid, &[u8])], kind: WriteKind) -> Result<()>;
+    /// Does the store write sub-page deltas (issue 31 item 1)? Then the buffer pool keeps a
+    /// fingerprint of each page's last durable image and writes back through
+    /// [`Self::write_pages_changed`]. Default: no.
+    fn tracks_deltas(&self) -> bool {
+        false
+    }
+    /// [`Self::write_pages`] with, per page, the 64-byte chunks changed since its last
+    /// durable image (bit i = bytes [64 i, 64 i + 64); all ones: unknown). Default: ignore
+    /// them.
+    ///
+    /// # Errors
+    /// As [`Self::write_pages`].
+    fn write_pages_changed(
+        &self,
+        batch: &[(Pid, &[u8])],
+        _changed: &[u64],
+        kind: WriteKind,
+    ) -> Result<()> {
+        self.write_pages(batch, kind)
+    }
     /// Read the current durable image of `pid` (the caller validates it; a never-written
     /// page reads as zeros).
     ///

@@ -384,6 +384,10 @@ fn draw_oop(r: &mut Rng) -> OopConfig {
         // Drawn from the time stream (`draw_time`): a simulated task when on.
         background_gc: false,
         seed: r.random(),
+        // Sub-page deltas (issue 31): power loss mid-delta, mid-consolidation, mid-GC of
+        // chains, and crashes in recovery rebuilding chains.
+        deltas: r.random_bool(0.5),
+        delta_chain: r.random_range(1..=8),
         ..OopConfig::default()
     }
 }

@@ -125,7 +125,8 @@ impl BufferPool {
         if !dirty.is_empty() {
             let pages: Vec<(Pid, &[u8])> =
                 dirty.iter().map(|(_, g)| (g.pid, &g.page[..])).collect();
-            self.write_back(&pages, WriteKind::Eviction)?;
+            let frames: Vec<&super::Frame> = dirty.iter().map(|(i, _)| self.frame(*i)).collect();
+            self.write_back(&pages, &frames, WriteKind::Eviction)?;
             for (i, g) in &dirty {
                 self.frame(*i).written(&g.page);
             }
@@ -196,7 +197,15 @@ impl BufferPool {
     }
 
     /// Seal copies and write them through the store, after forcing the WAL (WAL rule).
-    pub(super) fn write_back(&self, pages: &[(Pid, &[u8])], kind: WriteKind) -> Result<()> {
+    /// `frames` hold the pages (their chunk fingerprints give the store the changed chunks
+    /// when it writes deltas).
+    pub(super) fn write_back(
+        &self,
+        pages: &[(Pid, &[u8])],
+        frames: &[&super::Frame],
+        kind: WriteKind,
+    ) -> Result<()> {
+        assert_eq!(pages.len(), frames.len(), "one frame per page written back");
         if self.poisoned.load(Ordering::Acquire) {
             // A page may hold a change whose record was never logged: never write it.
             return Err(EngineError::Poisoned);
@@ -223,7 +232,23 @@ impl BufferPool {
             .zip(sealed.chunks_exact(page::PAGE_SIZE))
             .map(|((pid, _), c)| (*pid, c))
             .collect();
-        self.store.write_pages(&batch, kind)
+        if !self.store.tracks_deltas() {
+            return self.store.write_pages(&batch, kind);
+        }
+        let changed: Vec<u64> = frames
+            .iter()
+            .zip(pages)
+            .map(|(f, (_, p))| f.changed(p))
+            .collect();
+        let r = self.store.write_pages_changed(&batch, &changed, kind);
+        if r.is_err() {
+            // Part of the batch may be durable: the fingerprints no longer name the store's
+            // newest copy, so the next write-back of each of these pages is whole.
+            for f in frames {
+                f.fp_ok.store(false, Ordering::Release);
+            }
+        }
+        r
     }
 }
 

@@ -254,7 +254,8 @@ impl BufferPool {
             return Ok(0);
         }
         let pages: Vec<(Pid, &[u8])> = batch.iter().map(|(_, g)| (g.pid, &g.page[..])).collect();
-        self.write_back(&pages, WriteKind::Checkpoint)?;
+        let frames: Vec<&super::Frame> = batch.iter().map(|(i, _)| &self.frames[*i]).collect();
+        self.write_back(&pages, &frames, WriteKind::Checkpoint)?;
         for (i, g) in batch.iter() {
             let f = &self.frames[*i];
             f.written(&g.page);

@@ -3,6 +3,7 @@
 //! decode. Every integer is little endian unless its field says otherwise. `FORMATS` lists
 //! the field tables; a test compares them with the byte tables in docs/design.md.
 
+pub mod delta;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod meta;
@@ -201,6 +202,14 @@ pub const FORMATS: &[Format] = &[
     Format {
         name: "slot-entry",
         fields: zone::ENTRY_FIELDS,
+    },
+    Format {
+        name: "page-delta",
+        fields: delta::FIELDS,
+    },
+    Format {
+        name: "delta-ref",
+        fields: delta::REF_FIELDS,
     },
     Format {
         name: "oop-meta",

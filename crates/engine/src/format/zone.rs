@@ -93,6 +93,8 @@ pub const CODEC_RAW: u8 = 0;
 pub const CODEC_LZ4: u8 = 1;
 /// ZSTD.
 pub const CODEC_ZSTD: u8 = 2;
+/// A page delta (`crate::format::delta`), not a page: rebuilt over its chain's base.
+pub const CODEC_DELTA: u8 = 3;
 
 /// Generations are 24-bit counters compared with wrap-around.
 pub const GEN_MASK: u32 = 0x00FF_FFFF;

@@ -255,6 +255,8 @@ fn empty_state(geo: &Geo, cfg: &OopConfig, open_limit: u32) -> State {
         next_seq: 1,
         snap: super::snapshot::Chains::NEW,
         rng: cfg.seed | 1,
+        chains: std::collections::HashMap::new(),
+        head_masks: std::collections::HashMap::new(),
     }
 }
 

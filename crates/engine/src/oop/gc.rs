@@ -15,7 +15,7 @@ use nowa_logspace::UnitState;
 type Image = std::sync::Arc<[u8]>;
 
 /// A valid page of a victim: its pid, location, write kind and estimated deathtime (GDT).
-type VictimPage = (Pid, Loc, WriteKind, u64);
+pub(super) type VictimPage = (Pid, Loc, WriteKind, u64);
 
 /// Who runs a GC round: a writer short of free zones (down to the low watermark, the
 /// reserve) or the background thread (up to the high watermark).
@@ -209,10 +209,12 @@ impl OutOfPlaceStore {
             copies.sort_by_key(|&(p, _)| p);
             let st = self.st.read();
             let before = valid.len();
+            // A copy is valid if the mapping names it or it belongs to its pid's delta chain
+            // (a chain element is live until a whole page of the pid replaces the chain).
             valid.extend(
                 copies
                     .into_iter()
-                    .filter(|&(p, l)| st.map.get(p) == l)
+                    .filter(|&(p, l)| st.map.get(p) == l || Self::in_chain(&st, p, &l))
                     .map(|(p, l)| (p, l, kind)),
             );
             // Paired with the valid amount kept on every mapping update.
@@ -227,6 +229,10 @@ impl OutOfPlaceStore {
                 .into());
             }
         }
+        // A chained pid moves once, as one whole page (consolidated: its chain ends), however
+        // many of its chain's copies the victims hold.
+        let mut seen = std::collections::HashSet::new();
+        valid.retain(|&(p, _, _)| seen.insert(p));
         let st = self.st.read();
         let edts: Vec<u64> = if self.cfg.gdt {
             valid
@@ -281,6 +287,7 @@ impl OutOfPlaceStore {
     /// underneath.
     pub(super) fn relocate_zones(&self, victims: &[(u32, WriteKind)]) -> Result<()> {
         let valid = self.victim_pages(victims)?;
+        let (valid, delta_moves) = self.split_delta_moves(victims, valid);
         let cache = self
             .cache
             .lock()
@@ -325,6 +332,7 @@ impl OutOfPlaceStore {
                 }
             }
         }
+        self.move_deltas(&delta_moves)?;
         for &(v, _) in victims {
             self.reclaim_zone(v)?;
         }
@@ -341,12 +349,23 @@ impl OutOfPlaceStore {
         img: &mut [u8],
         tmp: &mut [u8],
     ) -> Result<()> {
+        // The copy found in the victim may be a chain element: the page moved is the
+        // current version (caller holds `io`, so it cannot change meanwhile).
+        let (cur, seq) = self.locate(pid);
+        let loc = if cur.codec == super::CODEC_DELTA || Self::in_chain(&self.st.read(), pid, &loc) {
+            cur
+        } else {
+            loc
+        };
         let hit = cache.is_some_and(|c| c.copy_if_clean(pid, img));
         if hit && loc.holds_lsn(page::lsn(img)) {
             page::seal(img);
             EngineCounters::add(&self.counters.gc_pool_hits, 1);
+        } else if loc.codec == super::CODEC_DELTA {
+            let (chain, _) = self.locate_chain(pid);
+            self.read_chain(pid, &chain, img)?;
+            EngineCounters::add(&self.counters.gc_page_reads, u64_of(chain.len()));
         } else {
-            let seq = self.locate(pid).1;
             self.read_loc(pid, loc, seq, img, tmp)?;
             EngineCounters::add(&self.counters.gc_page_reads, 1);
         }

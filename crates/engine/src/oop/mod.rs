@@ -19,6 +19,8 @@
 
 mod bg;
 mod build;
+mod chain;
+mod chain_gc;
 mod codec;
 mod frozen;
 mod gc;
@@ -33,7 +35,7 @@ mod wlog;
 mod write;
 
 pub use crate::format::zone::{
-    Compression, CODEC_LZ4, CODEC_RAW, CODEC_ZSTD, SLOT_ENTRY, SLOT_HDR,
+    Compression, CODEC_DELTA, CODEC_LZ4, CODEC_RAW, CODEC_ZSTD, SLOT_ENTRY, SLOT_HDR,
 };
 pub use build::snapshot_area_bytes;
 pub use codec::{compress_page, decompress_page};
@@ -44,7 +46,7 @@ pub use pack::pack;
 use crate::error::{Exhausted, MappingDamage, PageDamage, Pid, Result, WritePathKind};
 use crate::format::superblock::WritePath;
 use crate::format::zone::GEN_MASK;
-use crate::num::usize_of;
+use crate::num::{u64_of, usize_of};
 use crate::page::PAGE_SIZE;
 use crate::stats::EngineCounters;
 use crate::store::{PageCache, PageStore, StoreBuilder, StoreContext, StoreRecovery, WriteKind};
@@ -127,6 +129,12 @@ pub struct OopConfig {
     /// SepFrozenBIT / SepFrozenDAC with an oracle over page images (`frozen.rs`): replaces
     /// `placement`; not with it, GDT or NoWA.
     pub frozen: Option<FrozenHook>,
+    /// Sub-page persistence (issue 31 item 1): a user write-back that changed few 64-byte
+    /// chunks of a page since its last durable copy is written as a delta over that copy's
+    /// chain (`chain.rs`), packed with other pages and deltas.
+    pub deltas: bool,
+    /// Most deltas in one chain; the next write-back of the page writes it whole.
+    pub delta_chain: u32,
 }
 
 impl OopConfig {
@@ -181,6 +189,8 @@ impl Default for OopConfig {
             gc_victim: None,
             gc_garbage_proportion: None,
             frozen: None,
+            deltas: false,
+            delta_chain: 8,
         }
     }
 }
@@ -249,7 +259,11 @@ impl Loc {
     /// its slot (raw, or the only entry of a packed slot) holds the whole slot: the slot is
     /// freed only when that page dies.
     fn bytes(&self) -> u32 {
-        if self.len == 0 || self.whole {
+        // A delta counts its entry and payload even alone in a slot: the slot stays
+        // allocated, but the chain it belongs to is rewritten soon (bounded chains).
+        if self.codec == CODEC_DELTA {
+            u32::from(self.len) + crate::num::u32_of(SLOT_ENTRY)
+        } else if self.len == 0 || self.whole {
             crate::num::u32_of(PAGE_SIZE)
         } else {
             u32::from(self.len) + crate::num::u32_of(SLOT_ENTRY)
@@ -316,6 +330,10 @@ struct State {
     /// The mapping-snapshot chain (copy of the full snapshot, deltas after it).
     snap: snapshot::Chains,
     rng: u64,
+    /// Pids whose newest copy is a delta: the rest of the chain, base first (`chain.rs`).
+    chains: std::collections::HashMap<Pid, Vec<Loc>>,
+    /// The chunk mask of each pid's newest delta written since open (merging needs it).
+    head_masks: std::collections::HashMap<Pid, u64>,
 }
 
 /// Zone/area geometry (persisted in the checkpoint metadata).
@@ -377,6 +395,16 @@ struct Item {
     class: u16,
     /// GC: the victim zone the page moves out of.
     from: Option<u32>,
+    /// A user write-back that may become a delta: the changed chunks and the page image
+    /// (decided under `io` by `finalize_deltas`).
+    delta: Option<(u64, Vec<u8>)>,
+    /// GC move of an older chain element (not the pid's newest copy): the copy keeps this
+    /// generation and the chain, not the mapping, names it.
+    keep_gen: Option<u32>,
+    /// A delta: its chunk mask, and whether it replaces the newest delta (merged) instead
+    /// of extending the chain (`finalize_deltas`).
+    delta_mask: u64,
+    replaces_head: bool,
 }
 
 impl Item {
@@ -490,6 +518,15 @@ impl OutOfPlaceStore {
             })?;
             valid[usize_of(u64::from(z))] += u64::from(l.bytes());
         }
+        for (&pid, chain) in &st.chains {
+            for l in chain {
+                let z = self.zone_of(l.block).ok_or(MappingDamage::OutsideZones {
+                    pid,
+                    block: l.block,
+                })?;
+                valid[usize_of(u64::from(z))] += u64::from(l.bytes());
+            }
+        }
         for z in 0..self.geo.zones {
             let mapped = valid[usize_of(u64::from(z))];
             let counted = u64::from(space.valid(z));
@@ -510,6 +547,86 @@ impl OutOfPlaceStore {
     }
 }
 
+impl OutOfPlaceStore {
+    /// Write a batch of sealed pages; `changed` (user write-backs with deltas on): each
+    /// page's chunks changed since its last durable copy.
+    fn write_batch(
+        &self,
+        batch: &[(Pid, &[u8])],
+        changed: Option<&[u64]>,
+        kind: WriteKind,
+    ) -> Result<()> {
+        if batch.is_empty() {
+            return Ok(());
+        }
+        if let Some((pid, _)) = batch.iter().find(|(pid, _)| *pid >= self.geo.capacity) {
+            return Err(Exhausted::StoreCapacity {
+                pid: *pid,
+                capacity: self.geo.capacity,
+            }
+            .into());
+        }
+        // Chunks of at most half a zone, so GC (run before each chunk) always leaves room.
+        let chunk = (usize_of(self.geo.zone_pages - 1) / 2).clamp(1, GC_BATCH);
+        for (ci, part) in batch.chunks(chunk).enumerate() {
+            // Compress outside the lock (GDT stamps the write history first).
+            let masks = changed.map(|c| &c[ci * chunk..ci * chunk + part.len()]);
+            let mut items = self.prepare_batch(part, masks, kind);
+            self.wait_for_bg();
+            let io = self.io.lock();
+            self.gc()?;
+            self.finalize_deltas(&mut items);
+            self.write_items(items, kind)?;
+            // The write clock advanced per page as the placement classified it.
+            let free = self.st.write().space.get_mut().free_units();
+            // Fair hand-off: a waiting background GC round gets `io` before this writer's next
+            // chunk (otherwise a busy writer re-takes the lock at once and starves it).
+            parking_lot::MutexGuard::unlock_fair(io);
+            self.kick_bg(free);
+        }
+        Ok(())
+    }
+
+    /// The current image of `pid` (rebuilt from its chain when its newest copy is a delta).
+    fn read_current(&self, pid: Pid, buf: &mut [u8]) -> Result<()> {
+        if pid >= self.geo.capacity {
+            return Err(crate::error::page_damage(
+                pid,
+                PageDamage::BeyondCapacity {
+                    capacity: self.geo.capacity,
+                },
+            ));
+        }
+        EngineCounters::add(&self.counters.page_reads, 1);
+        let mut tmp = vec![0u8; PAGE_SIZE];
+        loop {
+            let (loc, seq) = self.locate(pid);
+            if loc.block == NO_BLOCK {
+                buf.fill(0);
+                return Ok(());
+            }
+            let r = if loc.codec == CODEC_DELTA {
+                let (chain, main) = self.locate_chain(pid);
+                if main != loc {
+                    continue;
+                }
+                // One read per chain element (base and deltas): the read cost of deltas.
+                EngineCounters::add(&self.counters.delta_reads, u64_of(chain.len() - 1));
+                self.read_chain(pid, &chain, buf)
+            } else {
+                self.read_loc(pid, loc, seq, buf, &mut tmp)
+            };
+            // GC may have moved the page (and trimmed or reused its zone) while we read
+            // without the lock: the image is good only if the mapping still names the same
+            // version at the same place (a location only changes after the new copy is
+            // durable, and a zone is reset only after all its pages moved).
+            if self.st.read().map.get(pid) == loc {
+                return r;
+            }
+        }
+    }
+}
+
 impl PageStore for OutOfPlaceStore {
     fn write_path(&self) -> WritePath {
         WritePath::OutOfPlace {
@@ -527,61 +644,25 @@ impl PageStore for OutOfPlaceStore {
     }
 
     fn write_pages(&self, batch: &[(Pid, &[u8])], kind: WriteKind) -> Result<()> {
-        if batch.is_empty() {
-            return Ok(());
-        }
-        if let Some((pid, _)) = batch.iter().find(|(pid, _)| *pid >= self.geo.capacity) {
-            return Err(Exhausted::StoreCapacity {
-                pid: *pid,
-                capacity: self.geo.capacity,
-            }
-            .into());
-        }
-        // Chunks of at most half a zone, so GC (run before each chunk) always leaves room.
-        let chunk = (usize_of(self.geo.zone_pages - 1) / 2).clamp(1, GC_BATCH);
-        for part in batch.chunks(chunk) {
-            // Compress outside the lock (GDT stamps the write history first).
-            let items = self.prepare_batch(part, kind);
-            self.wait_for_bg();
-            let io = self.io.lock();
-            self.gc()?;
-            self.write_items(items, kind)?;
-            // The write clock advanced per page as the placement classified it.
-            let free = self.st.write().space.get_mut().free_units();
-            // Fair hand-off: a waiting background GC round gets `io` before this writer's next
-            // chunk (otherwise a busy writer re-takes the lock at once and starves it).
-            parking_lot::MutexGuard::unlock_fair(io);
-            self.kick_bg(free);
-        }
-        Ok(())
+        self.write_batch(batch, None, kind)
+    }
+
+    fn tracks_deltas(&self) -> bool {
+        self.cfg.deltas
+    }
+
+    fn write_pages_changed(
+        &self,
+        batch: &[(Pid, &[u8])],
+        changed: &[u64],
+        kind: WriteKind,
+    ) -> Result<()> {
+        assert_eq!(batch.len(), changed.len(), "one chunk mask per page");
+        self.write_batch(batch, Some(changed), kind)
     }
 
     fn read_page(&self, pid: Pid, buf: &mut [u8]) -> Result<()> {
-        if pid >= self.geo.capacity {
-            return Err(crate::error::page_damage(
-                pid,
-                PageDamage::BeyondCapacity {
-                    capacity: self.geo.capacity,
-                },
-            ));
-        }
-        EngineCounters::add(&self.counters.page_reads, 1);
-        let mut tmp = vec![0u8; PAGE_SIZE];
-        loop {
-            let (loc, seq) = self.locate(pid);
-            if loc.block == NO_BLOCK {
-                buf.fill(0);
-                return Ok(());
-            }
-            let r = self.read_loc(pid, loc, seq, buf, &mut tmp);
-            // GC may have moved the page (and trimmed or reused its zone) while we read
-            // without the lock: the image is good only if the mapping still names the same
-            // version at the same place (a location only changes after the new copy is
-            // durable, and a zone is reset only after all its pages moved).
-            if self.st.read().map.get(pid) == loc {
-                return r;
-            }
-        }
+        self.read_current(pid, buf)
     }
 
     fn capacity_pages(&self) -> u64 {
@@ -620,6 +701,7 @@ impl PageStore for OutOfPlaceStore {
                 .zone_of(old.block)
                 .expect("mapped inside the zone area");
             st.space.get_mut().sub_valid(z, old.bytes());
+            self.drop_chain(st, pid);
             st.placer.get_mut().release(st.space.get_mut(), pid, z);
             // Unmapped, but the generation stays: recovery must not take the old copy back.
             st.map.set(

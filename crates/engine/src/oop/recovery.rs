@@ -12,7 +12,8 @@ use super::build::Snapshot;
 use super::map::ver_of;
 use super::{decompress_page, Gen, Loc, OutOfPlaceStore, State, BS, SLOT_ENTRY, SLOT_HDR};
 use crate::error::{Corruption, MappingDamage, Pid, Result};
-use crate::format::zone::{self, Incarnation, ZoneHeader, CODEC_RAW};
+use crate::format::delta;
+use crate::format::zone::{self, Incarnation, ZoneHeader, CODEC_DELTA, CODEC_RAW};
 use crate::num::{u64_of, usize_of};
 use crate::page::{self, PAGE_SIZE};
 use nowa_logspace::UnitState;
@@ -69,6 +70,7 @@ impl OutOfPlaceStore {
             }
         }
         st.next_seq = max_seq + 1;
+        self.rebuild_chains(st)?;
         self.rebuild_zone_metadata(st, &classes)
     }
 
@@ -133,11 +135,16 @@ impl OutOfPlaceStore {
             let alone = entries.len() == 1;
             for e in entries {
                 let data = &slot[usize::from(e.off)..usize::from(e.off) + usize::from(e.len)];
-                // The payload must decode to a valid page of that pid.
-                let ok = decompress_page(e.codec, data, out).is_ok()
-                    && page::checksum_ok(out)
-                    && page::validate_layout(out, e.pid).is_ok()
-                    && page::lsn(out) == e.lsn;
+                // The payload must decode to a valid page of that pid (a delta: to a delta;
+                // the page it rebuilds is checked when read).
+                let ok = if e.codec == CODEC_DELTA {
+                    delta::decode(data).is_ok()
+                } else {
+                    decompress_page(e.codec, data, out).is_ok()
+                        && page::checksum_ok(out)
+                        && page::validate_layout(out, e.pid).is_ok()
+                        && page::lsn(out) == e.lsn
+                };
                 if ok && e.pid < self.geo.capacity {
                     found.push((
                         e.pid,
@@ -176,7 +183,11 @@ impl OutOfPlaceStore {
     /// (`classes`), all others free.
     fn rebuild_zone_metadata(&self, st: &mut State, classes: &[u16]) -> Result<()> {
         let mut valid = vec![0u64; usize_of(u64::from(self.geo.zones))];
-        for (pid, loc) in st.map.iter_mapped() {
+        let chained = st
+            .chains
+            .iter()
+            .flat_map(|(&p, c)| c.iter().map(move |l| (p, *l)));
+        for (pid, loc) in st.map.iter_mapped().chain(chained) {
             let Some(z) = self.zone_of(loc.block) else {
                 return Err(Corruption::Mapping(MappingDamage::OutsideZones {
                     pid,

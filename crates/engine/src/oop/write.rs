@@ -187,7 +187,13 @@ impl OutOfPlaceStore {
     pub(super) fn write_items(&self, mut items: Vec<Item>, kind: WriteKind) -> Result<()> {
         debug_assert!(
             {
-                let mut pids: Vec<Pid> = items.iter().map(|i| i.pid).collect();
+                // (Older chain elements moved by GC keep their own generations: several
+                // of one pid may move together.)
+                let mut pids: Vec<Pid> = items
+                    .iter()
+                    .filter(|i| i.keep_gen.is_none())
+                    .map(|i| i.pid)
+                    .collect();
                 pids.sort_unstable();
                 pids.windows(2).all(|w| w[0] != w[1])
             },
@@ -379,6 +385,11 @@ impl OutOfPlaceStore {
             let buf = &mut data[k * PAGE_SIZE..(k + 1) * PAGE_SIZE];
             if s.raw {
                 let it = &items[s.members[0]];
+                assert!(
+                    it.keep_gen.is_none(),
+                    "page {}: chain elements moved are deltas",
+                    it.pid
+                );
                 let gen = st.map.get(it.pid).next_gen();
                 buf.copy_from_slice(&it.data);
                 zone::seal_raw(buf, inc, gen);
@@ -435,7 +446,7 @@ impl OutOfPlaceStore {
                 off: u16_of(off),
                 len: u16_of(it.data.len()),
                 codec: it.codec,
-                gen: st.map.get(it.pid).next_gen(),
+                gen: it.keep_gen.unwrap_or_else(|| st.map.get(it.pid).next_gen()),
             };
             locs.push((
                 m,
@@ -463,6 +474,10 @@ impl OutOfPlaceStore {
             let z = self
                 .zone_of(loc.block)
                 .expect("placed inside the zone area");
+            if let Some(g) = items[m].keep_gen {
+                self.commit_element(st, pid, g, loc, z);
+                continue;
+            }
             let old = st.map.get(pid);
             // A GC copy is the mapped version, moved. (A user write may carry a lower LSN
             // than the mapped copy: recovery rebuilds pages allocated after the checkpoint
@@ -474,12 +489,7 @@ impl OutOfPlaceStore {
                         && loc.gen.get() == old.next_gen()),
                 "page {pid}: GC copy {loc:?} is not the mapped version {old:?} moved"
             );
-            if old.block != NO_BLOCK {
-                let oz = self
-                    .zone_of(old.block)
-                    .expect("mapped inside the zone area");
-                st.space.get_mut().sub_valid(oz, old.bytes());
-            }
+            self.chain_on_commit(st, pid, old, &loc, kind, &items[m]);
             assert!(
                 matches!(
                     st.space.get_mut().state(z),
@@ -521,7 +531,39 @@ impl OutOfPlaceStore {
     /// Compress a chunk of pages for writing. GDT (user writes only): append this write's
     /// timestamp to each page's write history, compute its EDT, and stamp the history into
     /// the page header copy.
-    pub(super) fn prepare_batch(&self, part: &[(Pid, &[u8])], kind: WriteKind) -> Vec<Item> {
+    pub(super) fn prepare_batch(
+        &self,
+        part: &[(Pid, &[u8])],
+        changed: Option<&[u64]>,
+        kind: WriteKind,
+    ) -> Vec<Item> {
+        let mut items = self.prepare_pages(part, kind);
+        // Delta candidates: few chunks changed (whether each becomes a delta depends on its
+        // chain, decided under `io`).
+        if let (true, true, Some(masks)) = (self.cfg.deltas, kind.is_user(), changed) {
+            for ((it, &(_, d)), &mask) in items.iter_mut().zip(part).zip(masks) {
+                let mask = mask | crate::format::delta::HEADER_MASK;
+                if crate::format::delta::size(mask, 1) <= super::chain::DELTA_MAX_BYTES {
+                    // GDT stamped the history into its own copy: take the chunks from it.
+                    let image = if self.cfg.gdt && it.codec == CODEC_RAW {
+                        it.data.clone()
+                    } else if self.cfg.gdt {
+                        let mut p = vec![0u8; PAGE_SIZE];
+                        super::decompress_page(it.codec, &it.data, &mut p)
+                            .expect("own compression decodes");
+                        p
+                    } else {
+                        d.to_vec()
+                    };
+                    it.delta = Some((mask, image));
+                }
+            }
+        }
+        items
+    }
+
+    /// Compress a chunk of pages (GDT stamps first, see [`Self::prepare_batch`]).
+    fn prepare_pages(&self, part: &[(Pid, &[u8])], kind: WriteKind) -> Vec<Item> {
         if !(self.cfg.gdt && kind.is_user()) {
             return part
                 .iter()
@@ -582,6 +624,10 @@ impl OutOfPlaceStore {
             hot: page::hotness(pg),
             class: 0,
             from: None,
+            delta: None,
+            keep_gen: None,
+            delta_mask: 0,
+            replaces_head: false,
         }
     }
 

@@ -26,8 +26,18 @@ fn cfg() -> Config {
     }
 }
 
+/// Sub-page deltas on (oop_deltas.rs) or off; set once per test binary.
+static DELTAS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Run the crash points of this binary with sub-page deltas on.
+pub fn use_deltas() {
+    DELTAS.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
 fn ocfg(c: Compression, bg: bool) -> OopConfig {
     OopConfig {
+        deltas: DELTAS.load(std::sync::atomic::Ordering::Relaxed),
+        delta_chain: 2,
         background_gc: bg,
         zone_bytes: Some(64 << 10),
         open_zones: 2,
@@ -94,7 +104,12 @@ fn run(e: &Engine, from: u64, n: u64, model: &mut Model) -> Option<(u64, Vec<u8>
             Ok(()) => {
                 model.insert(k, v);
             }
-            Err(_) => return Some((k, v)),
+            Err(err) => {
+                if std::env::var_os("HARNESS_DEBUG").is_some() {
+                    eprintln!("op {i}: {err}");
+                }
+                return Some((k, v));
+            }
         }
     }
     None
@@ -128,6 +143,27 @@ pub fn crash_points(c: Compression, bg: bool, seeds: u64) {
         s.gc_page_writes > 0 && s.zones_reclaimed > 0,
         "GC must run: {s:?}"
     );
+    if DELTAS.load(std::sync::atomic::Ordering::Relaxed) {
+        // Crash points then fall into delta writes, consolidations and GC merges of chains.
+        assert!(
+            s.delta_writes > 0
+                && s.delta_reads > 0
+                && s.delta_consolidations > 0
+                && s.delta_gc_merges > 0
+                && s.delta_gc_moves > 0,
+            "deltas must be written, read, consolidated, merged and moved by GC: {s:?}"
+        );
+        eprintln!(
+            "deltas: {} written ({} B), {} chain reads, {} consolidated, {} merged by GC, {} moved by GC, {} merged into the newest delta",
+            s.delta_writes,
+            s.delta_bytes,
+            s.delta_reads,
+            s.delta_consolidations,
+            s.delta_gc_merges,
+            s.delta_gc_moves,
+            s.delta_merges
+        );
+    }
     if bg {
         assert!(s.gc_rounds_background > 0, "background GC must run: {s:?}");
     } else {

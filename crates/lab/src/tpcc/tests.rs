@@ -43,6 +43,8 @@ fn oop() -> Spec {
         background_gc: false,
         nowa: true,
         gdt: false,
+        deltas: false,
+        delta_chain: None,
         defer_compensation: false,
         space_limit: None,
         placement: None,

@@ -128,6 +128,12 @@ pub struct Oop {
     pub nowa: bool,
     /// GDT.
     pub gdt: bool,
+    /// Sub-page deltas (issue 31).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub deltas: bool,
+    /// Most deltas per chain (with `deltas`; default 8).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delta_chain: Option<u32>,
     /// NoWA's deferred compensation.
     pub defer_compensation: bool,
     /// The zone area's bound, bytes.
@@ -479,6 +485,8 @@ impl Oop {
             background_gc: o.background_gc,
             nowa: o.nowa,
             gdt: o.gdt,
+            deltas: o.deltas,
+            delta_chain: o.deltas.then_some(o.delta_chain),
             defer_compensation: o.defer_compensation,
             space_limit: o.space_limit_bytes,
             placement: o.placement.map(|p| p.to_string()),
@@ -539,6 +547,8 @@ impl Oop {
             compression,
             nowa: self.nowa,
             gdt: self.gdt,
+            deltas: self.deltas,
+            delta_chain: self.delta_chain.unwrap_or(OopConfig::default().delta_chain),
             packing: self.packing,
             background_gc: self.background_gc,
             defer_compensation: self.defer_compensation,

@@ -43,6 +43,8 @@ fn oop() -> Spec {
             background_gc: false,
             nowa: false,
             gdt: false,
+            deltas: true,
+            delta_chain: Some(4),
             defer_compensation: false,
             space_limit: None,
             placement: Some("sepbit:4".into()),

@@ -1,0 +1,378 @@
+//! Sub-page persistence (issue 31 item 1, docs/design.md section 14.10): a user write-back
+//! of a page whose changed chunks are few is stored as a delta (`crate::format::delta`)
+//! packed with other pages and deltas into the same slots and zones, instead of a whole
+//! page. A pid's mapping entry names its newest copy; when that is a delta, the store keeps
+//! the rest of its chain in memory (`State::chains`: the base first, then the older deltas)
+//! and every delta names that chain on disk, so recovery rebuilds it from the newest delta.
+//! A whole-page write of the pid (user consolidation or a DB GC copy) ends the chain.
+
+use super::Gen;
+use super::BS;
+use super::{Loc, OutOfPlaceStore, State, CODEC_DELTA, NO_BLOCK};
+use crate::error::{Corruption, EngineError, Pid, Result, SlotDamage};
+use crate::format::delta::{self, Ref};
+use crate::format::zone::{self, Incarnation};
+use crate::num::{u64_of, usize_of};
+use crate::page::{self, PAGE_SIZE};
+use crate::stats::EngineCounters;
+
+/// Most payload bytes one delta may take; a larger change is written as a whole page.
+pub(super) const DELTA_MAX_BYTES: usize = 1024;
+/// A new delta replaces the newest delta (cumulative: both deltas' chunks, the current
+/// bytes) while the merged payload stays within this; otherwise it is appended to the chain.
+/// Merging keeps chains short (each element costs a read on a miss) at the price of
+/// rewriting recent chunks (docs/engine-writes.md: the chain bound trade-off).
+pub(super) const DELTA_MERGE_BYTES: usize = 768;
+
+/// A pid's chain as read under the state lock: the copies to read, base first, each with
+/// the incarnation of its zone.
+pub(super) type ChainLocs = Vec<(Loc, u64)>;
+
+impl OutOfPlaceStore {
+    /// A chain element as a delta names it.
+    pub(super) fn ref_of(&self, l: &Loc) -> Ref {
+        Ref {
+            rel: u32::try_from(l.block - self.geo.zone_first).expect("zone area within u32"),
+            gen: l.gen.get(),
+            codec: l.codec,
+            whole: l.whole,
+            len: l.len,
+        }
+    }
+
+    /// The location a ref names (the version check bits are not kept for chain elements).
+    fn loc_of(&self, r: &Ref) -> Loc {
+        Loc {
+            block: self.geo.zone_first + u64::from(r.rel),
+            ver: 0,
+            len: r.len,
+            whole: r.whole,
+            codec: r.codec,
+            gen: Gen::new(r.gen),
+        }
+    }
+
+    /// Under `io`, just before placement: turn each delta candidate of a user batch into a
+    /// delta over its pid's current chain, or leave it a whole page when the pid has no
+    /// durable copy, its chain is at the bound (`OopConfig::delta_chain` deltas), or the
+    /// chain's deltas would exceed one page in bytes (consolidation).
+    pub(super) fn finalize_deltas(&self, items: &mut [super::Item]) {
+        let st = self.st.read();
+        // The store's room guarantee is one uncompressed page per pid of its capacity
+        // (GC can always make progress): live bytes, deltas included, stay a zone below it.
+        let room = (self.geo.capacity * BS).saturating_sub(self.geo.zone_pages * BS);
+        let mut live = st.space.lock().sum_valid();
+        for it in items.iter_mut() {
+            let Some((mask, image)) = it.delta.take() else {
+                continue;
+            };
+            let main = st.map.get(it.pid);
+            if main.block == NO_BLOCK {
+                continue;
+            }
+            let mut older = st.chains.get(&it.pid).map_or(&[][..], |c| &c[..]);
+            let mut mask = mask;
+            let mut main = main;
+            // Merge into the newest delta (known mask: written since open) if small enough.
+            if let Some(&m0) = st.head_masks.get(&it.pid) {
+                let merged = delta::size(m0 | mask, older.len());
+                if main.codec == CODEC_DELTA && merged <= DELTA_MERGE_BYTES {
+                    mask |= m0;
+                    it.replaces_head = true;
+                    main = *older.last().expect("a delta has a chain");
+                    older = &older[..older.len() - 1];
+                }
+            }
+            let deltas = older.len() + usize::from(main.codec == CODEC_DELTA);
+            let chain_bytes: usize = older
+                .iter()
+                .chain(std::iter::once(&main))
+                .filter(|l| l.codec == CODEC_DELTA)
+                .map(|l| usize::from(l.len))
+                .sum();
+            let refs: Vec<Ref> = older
+                .iter()
+                .chain(std::iter::once(&main))
+                .map(|l| self.ref_of(l))
+                .collect();
+            let size = delta::size(mask | delta::HEADER_MASK, refs.len());
+            // (A delta names at most MAX_REFS elements: the bound is clamped to it.)
+            if (deltas >= usize_of(u64::from(self.cfg.delta_chain)).min(delta::MAX_REFS)
+                && !it.replaces_head)
+                || size > DELTA_MAX_BYTES
+                || chain_bytes + size > PAGE_SIZE
+                || live + u64_of(size + super::SLOT_ENTRY) > room
+            {
+                it.replaces_head = false;
+                continue;
+            }
+            live += u64_of(size + super::SLOT_ENTRY);
+            it.delta_mask = mask | delta::HEADER_MASK;
+            it.data = delta::encode(&image, mask, &refs);
+            it.codec = CODEC_DELTA;
+            assert_eq!(it.data.len(), size, "delta size as planned");
+        }
+    }
+
+    /// The copies `pid` is read from: its chain (base first) and its newest copy, each with
+    /// its zone's incarnation, and the newest copy alone (the retry check of a read).
+    pub(super) fn locate_chain(&self, pid: Pid) -> (ChainLocs, Loc) {
+        let st = self.st.read();
+        let main = st.map.get(pid);
+        let seq = |l: &Loc| {
+            self.zone_of(l.block)
+                .map_or(0, |z| st.zone_seq[usize_of(u64::from(z))])
+        };
+        let mut out: ChainLocs = st
+            .chains
+            .get(&pid)
+            .map(|c| c.iter().map(|l| (*l, seq(l))).collect())
+            .unwrap_or_default();
+        out.push((main, seq(&main)));
+        (out, main)
+    }
+
+    /// Read `pid` from its chain: the base, then every delta applied oldest first; the
+    /// rebuilt page must pass its own checksum and carry the newest delta's LSN.
+    pub(super) fn read_chain(&self, pid: Pid, chain: &ChainLocs, buf: &mut [u8]) -> Result<()> {
+        let (base, seq) = chain[0];
+        assert_ne!(
+            base.codec, CODEC_DELTA,
+            "page {pid}: a chain starts at a whole page"
+        );
+        let mut tmp = vec![0u8; PAGE_SIZE];
+        self.read_loc(pid, base, seq, buf, &mut tmp)?;
+        let mut lsn = page::lsn(buf);
+        for &(l, seq) in &chain[1..] {
+            lsn = self.apply_delta(pid, l, seq, buf, &mut tmp)?;
+        }
+        let (last, _) = chain[chain.len() - 1];
+        if !page::checksum_ok(buf) || page::lsn(buf) != lsn {
+            return Err(Corruption::Slot {
+                block: last.block,
+                pid,
+                damage: SlotDamage::Rebuilt {
+                    deltas: chain.len() - 1,
+                },
+            }
+            .into());
+        }
+        Ok(())
+    }
+
+    /// The delta of `pid` at `l` (zone incarnation `seq`): its slot entry's LSN and payload.
+    pub(super) fn read_delta_entry(
+        &self,
+        pid: Pid,
+        l: Loc,
+        seq: u64,
+        tmp: &mut [u8],
+    ) -> Result<(u64, std::ops::Range<usize>)> {
+        let bad = |damage| {
+            EngineError::Corrupt(Corruption::Slot {
+                block: l.block,
+                pid,
+                damage,
+            })
+        };
+        let zone = self
+            .zone_of(l.block)
+            .ok_or(bad(SlotDamage::Incarnation { seq }))?;
+        self.dev.read_at(l.block * BS, tmp)?;
+        let inc = Incarnation {
+            db_id: self.db_id,
+            zone,
+            seq,
+        };
+        let e = zone::parse_packed(tmp, inc)
+            .ok_or(bad(SlotDamage::Incarnation { seq }))?
+            .into_iter()
+            .find(|e| e.pid == pid && e.gen == l.gen.get() && e.codec == CODEC_DELTA)
+            .ok_or(bad(SlotDamage::Version {
+                expected: u64::from(l.ver),
+                found: 0,
+            }))?;
+        let (o, n) = (usize::from(e.off), usize::from(e.len));
+        if o + n > PAGE_SIZE || e.len != l.len {
+            return Err(bad(SlotDamage::EntryBounds {
+                off: e.off,
+                len: e.len,
+            }));
+        }
+        Ok((e.lsn, o..o + n))
+    }
+
+    /// Apply the delta at `l` to `buf`; returns its LSN.
+    fn apply_delta(
+        &self,
+        pid: Pid,
+        l: Loc,
+        seq: u64,
+        buf: &mut [u8],
+        tmp: &mut [u8],
+    ) -> Result<u64> {
+        let (lsn, r) = self.read_delta_entry(pid, l, seq, tmp)?;
+        let d = delta::decode(&tmp[r]).map_err(|error| Corruption::Slot {
+            block: l.block,
+            pid,
+            damage: SlotDamage::Delta { error },
+        })?;
+        d.apply(buf);
+        Ok(lsn)
+    }
+
+    /// Recovery: the chain of every pid whose newest copy is a delta, from that delta's
+    /// refs (one read per chained pid). Every element must lie in a zone holding data of
+    /// this database: a chain element is live, so its zone was never reclaimed.
+    pub(super) fn rebuild_chains(&self, st: &mut State) -> Result<()> {
+        st.chains.clear();
+        st.head_masks.clear();
+        let heads: Vec<(Pid, Loc)> = st
+            .map
+            .iter_mapped()
+            .filter(|(_, l)| l.codec == CODEC_DELTA)
+            .collect();
+        let mut tmp = vec![0u8; PAGE_SIZE];
+        for (pid, l) in heads {
+            let z = self.zone_of(l.block).ok_or(Corruption::Slot {
+                block: l.block,
+                pid,
+                damage: SlotDamage::Incarnation { seq: 0 },
+            })?;
+            let seq = st.zone_seq[usize_of(u64::from(z))];
+            let (_, r) = self.read_delta_entry(pid, l, seq, &mut tmp)?;
+            let d = delta::decode(&tmp[r]).map_err(|error| Corruption::Slot {
+                block: l.block,
+                pid,
+                damage: SlotDamage::Delta { error },
+            })?;
+            let chain: Vec<Loc> = d.refs.iter().map(|r| self.loc_of(r)).collect();
+            let outside = chain.iter().find(|c| self.zone_of(c.block).is_none());
+            if let Some(c) = outside {
+                return Err(Corruption::Slot {
+                    block: c.block,
+                    pid,
+                    damage: SlotDamage::Incarnation { seq: 0 },
+                }
+                .into());
+            }
+            assert_ne!(
+                chain[0].codec, CODEC_DELTA,
+                "page {pid}: chain base is a page"
+            );
+            st.chains.insert(pid, chain);
+        }
+        Ok(())
+    }
+
+    /// Is `l` (a copy found in a zone) an element of `pid`'s chain (not its newest copy)?
+    pub(super) fn in_chain(st: &State, pid: Pid, l: &Loc) -> bool {
+        st.chains
+            .get(&pid)
+            .is_some_and(|c| c.iter().any(|e| e.block == l.block && e.gen == l.gen))
+    }
+
+    /// Drop `pid`'s chain (a whole page replaced it, or the pid was released): its elements'
+    /// bytes leave their zones' valid amounts.
+    pub(super) fn drop_chain(&self, st: &mut State, pid: Pid) {
+        st.head_masks.remove(&pid);
+        for e in st.chains.remove(&pid).unwrap_or_default() {
+            let z = self.zone_of(e.block).expect("chain inside the zone area");
+            st.space.get_mut().sub_valid(z, e.bytes());
+        }
+    }
+
+    /// Commit of a new copy `loc` of `pid` (replacing `old`, the mapped copy): a user delta
+    /// keeps `old` live in the chain; a GC move of the newest delta keeps the chain; a whole
+    /// page ends it (user consolidation, or a GC copy that merged the chain).
+    pub(super) fn chain_on_commit(
+        &self,
+        st: &mut State,
+        pid: Pid,
+        old: Loc,
+        loc: &Loc,
+        kind: crate::store::WriteKind,
+        it: &super::Item,
+    ) {
+        if loc.codec == CODEC_DELTA && kind.is_user() {
+            assert!(
+                old.block != NO_BLOCK,
+                "page {pid}: delta {loc:?} without a durable copy"
+            );
+            st.head_masks.insert(pid, it.delta_mask);
+            if it.replaces_head {
+                // A merged delta: the newest delta it replaces is garbage.
+                assert_eq!(old.codec, CODEC_DELTA, "page {pid}: merged over a delta");
+                let oz = self
+                    .zone_of(old.block)
+                    .expect("mapped inside the zone area");
+                st.space.get_mut().sub_valid(oz, old.bytes());
+                EngineCounters::add(&self.counters.delta_merges, 1);
+            } else {
+                st.chains
+                    .entry(pid)
+                    .or_default()
+                    .push(Loc { ver: 0, ..old });
+            }
+            EngineCounters::add(&self.counters.delta_writes, 1);
+            EngineCounters::add(&self.counters.delta_bytes, u64::from(loc.len));
+            return;
+        }
+        if old.block != NO_BLOCK {
+            let oz = self
+                .zone_of(old.block)
+                .expect("mapped inside the zone area");
+            st.space.get_mut().sub_valid(oz, old.bytes());
+        }
+        if loc.codec == CODEC_DELTA {
+            assert!(
+                old.codec == CODEC_DELTA && st.chains.contains_key(&pid),
+                "page {pid}: GC moved a delta {loc:?} that was not the newest copy {old:?}"
+            );
+            return;
+        }
+        if st.chains.contains_key(&pid) {
+            let c = if kind.is_user() {
+                &self.counters.delta_consolidations
+            } else {
+                &self.counters.delta_gc_merges
+            };
+            EngineCounters::add(c, 1);
+        }
+        self.drop_chain(st, pid);
+    }
+
+    /// GC moved an older element of `pid`'s chain (generation `gen`, kept by the copy) to
+    /// `loc` in zone `z`: the chain names the copy. The newest delta, rewritten next with the
+    /// new refs, makes it durable for recovery.
+    pub(super) fn commit_element(&self, st: &mut State, pid: Pid, gen: u32, loc: Loc, z: u32) {
+        assert_eq!(
+            loc.gen.get(),
+            gen,
+            "page {pid}: a moved element keeps its generation"
+        );
+        let e = st
+            .chains
+            .get_mut(&pid)
+            .and_then(|c| c.iter_mut().find(|e| e.gen.get() == gen))
+            .map(|e| std::mem::replace(e, Loc { ver: 0, ..loc }))
+            .unwrap_or_else(|| panic!("page {pid}: chain element of generation {gen} moved"));
+        let oz = self.zone_of(e.block).expect("chain inside the zone area");
+        st.space.get_mut().sub_valid(oz, e.bytes());
+        st.space.get_mut().add_valid(z, loc.bytes());
+    }
+
+    /// Chained pids and their delta count (reports and tests).
+    #[must_use]
+    pub fn delta_chains(&self) -> (u64, u64) {
+        let st = self.st.read();
+        let pids = u64_of(st.chains.len());
+        let deltas = st
+            .map
+            .iter_mapped()
+            .filter(|(_, l)| l.codec == CODEC_DELTA)
+            .map(|(p, _)| u64_of(st.chains.get(&p).map_or(0, |c| c.len().saturating_sub(1))) + 1)
+            .sum();
+        (pids, deltas)
+    }
+}
