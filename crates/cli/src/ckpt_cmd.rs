@@ -40,7 +40,7 @@ pub(crate) struct FigArgs {
     /// buffers 20,50, counts 0,3,8, in place, crashes at 0,3 (overrides the grid flags).
     #[arg(long, conflicts_with = "full")]
     quick: bool,
-    /// The paper's setup, scaled: 20 warehouses (~3 GiB), 120 s runs, buffers 10,20,50,
+    /// The paper's setup, scaled: 20 warehouses (~1.7 GiB), 120 s runs, buffers 10,20,50,
     /// counts 0,3,4,6,8,10, in place, WAL 1 GiB, crashes at 0,3 (overrides the grid flags;
     /// about 2 h on 2 cores, docs/checkpointing.md).
     #[arg(long)]
@@ -51,7 +51,8 @@ pub(crate) struct FigArgs {
     /// Seconds of each run phase (after the load).
     #[arg(long, default_value = "30", value_parser = flags::seconds(1.0, 86400.0))]
     seconds: f64,
-    /// Buffer pool sizes, percent of the database after the load (150 MiB per warehouse).
+    /// Buffer pool sizes, percent of the database after the load (88 MiB per warehouse + 10
+    /// MiB: 98 MiB at 1 warehouse).
     #[arg(long, default_value = "10,20,30,40,50", value_delimiter = ',',
           value_parser = flags::count::<u32>(1, 100))]
     buffers: Vec<u32>,

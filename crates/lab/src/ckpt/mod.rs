@@ -20,10 +20,6 @@ use crate::Error;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
-/// Pages of one warehouse after the load (~150 MiB measured in place): the base of the
-/// buffer fractions ("buffer = 50% of the database").
-pub const WAREHOUSE_DB_BYTES: u64 = 150 << 20;
-
 /// One `nowa ckpt figures` experiment.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -149,14 +145,22 @@ impl Spec {
         Ok(())
     }
 
-    /// The buffer pool of `pct` percent of the database, bytes (at least 1 MiB).
+    /// The database after the load, bytes (`nowa_tpcc::load::loaded_bytes`: 98 MiB at 1
+    /// warehouse, measured 98.2): the base of the buffer fractions.
+    #[must_use]
+    pub fn db_bytes(&self) -> u64 {
+        nowa_tpcc::load::loaded_bytes(self.warehouses)
+    }
+
+    /// The buffer pool of `pct` percent of the database after the load, bytes (at least
+    /// 1 MiB).
     ///
     /// # Panics
     /// If `pct` is not a percent (checked by [`Spec::check`]).
     #[must_use]
     pub fn pool_bytes(&self, pct: u32) -> u64 {
         assert!((1..=100).contains(&pct), "buffer {pct}% of the database");
-        (u64::from(self.warehouses) * WAREHOUSE_DB_BYTES * u64::from(pct) / 100).max(1 << 20)
+        (self.db_bytes() * u64::from(pct) / 100).max(1 << 20)
     }
 
     /// The largest buffer (Table I's, the crashes').
@@ -222,7 +226,7 @@ impl Spec {
         format!(
             "TPC-C {} wh (~{} MiB), {} thr, {:.0} s runs, {} seed(s) from {}, WAL {} MiB, simulated SSD {} MB/s, io_capacity {}/{}; paper: 500 wh, 1 h",
             self.warehouses,
-            u64::from(self.warehouses) * (WAREHOUSE_DB_BYTES >> 20),
+            self.db_bytes() >> 20,
             self.threads,
             self.seconds,
             self.seeds,
@@ -340,7 +344,11 @@ mod tests {
     fn full_is_the_twenty_warehouse_setup() {
         let s = Spec::new("o".into(), "w".into()).full();
         assert_eq!(s.warehouses, 20);
-        assert_eq!(s.pool_bytes(50), 20 * WAREHOUSE_DB_BYTES / 2);
+        assert_eq!(
+            s.pool_bytes(50),
+            (20 * 88 + 10) << 19,
+            "half of 20 x 88 MiB + 10 MiB"
+        );
         let args = s.tpcc_args(&s.points()[0]);
         assert!(args.iter().any(|a| a == "--warehouses=20"), "{args:?}");
     }
