@@ -36,13 +36,14 @@ pub(crate) struct FigArgs {
     /// Directory of the per-run JSON (reused when present) and the crash images.
     #[arg(long, default_value = "ckpt-runs", value_name = "DIR")]
     work: PathBuf,
-    /// The quick scale (`nowa reproduce --quick`'s): 1 warehouse, 40 s runs, 3 seeds,
-    /// buffers 20,50, counts 0,3,8, in place, crashes at 0,3 (overrides the grid flags).
+    /// The quick scale (`nowa reproduce --quick`'s): 1 warehouse, 40 s runs, 3 seeds, WAL
+    /// 32 MiB, buffers 20,50, counts 0,3,8, in place, crashes at 0,3 (overrides the grid
+    /// flags; ~30 min on 2 shared cores).
     #[arg(long, conflicts_with = "full")]
     quick: bool,
-    /// The paper's setup, scaled: 20 warehouses (~1.7 GiB), 120 s runs, buffers 10,20,50,
-    /// counts 0,3,4,6,8,10, in place, WAL 1 GiB, crashes at 0,3 (overrides the grid flags;
-    /// about 2 h on 2 cores, docs/checkpointing.md).
+    /// The paper's setup, scaled: 20 warehouses (~1.7 GiB), 300 s runs, buffers 10,20,50,
+    /// counts 0,3,4,6,8,10, in place, WAL 256 MiB, crashes at 0,3 (overrides the grid
+    /// flags; about 5 h on 2 shared cores, docs/checkpointing.md).
     #[arg(long)]
     full: bool,
     /// Warehouses.
@@ -65,8 +66,8 @@ pub(crate) struct FigArgs {
           value_parser = ["inplace", "oop"])]
     paths: Vec<String>,
     /// max_checkpoint_count values of the recovery runs (Table II: a file, kill -9 at the
-    /// end of the run, then recovery timed by phase).
-    #[arg(long, default_value = "0,3,8", value_delimiter = ',',
+    /// end of the run, then recovery timed by phase); the flag without values: none.
+    #[arg(long, default_value = "0,3,8", value_delimiter = ',', num_args = 0..,
           value_parser = flags::count::<u32>(0, 1000))]
     recovery_counts: Vec<u32>,
     /// Adaptive deferral: redo bounds (--max-redo-bytes) to run at the largest buffer, each

@@ -125,7 +125,8 @@ mod tests {
     fn a_changed_scale_or_a_missing_entry_is_stale() {
         let ms = measured();
         let mut rep = report_of(&ms);
-        rep.entries[0].scale = "8GiB logical".into();
+        let e = rep.entries.iter_mut().find(|e| e.item == ms[0].item);
+        e.expect("entry").scale = "8GiB logical".into();
         rep.entries.retain(|e| e.item != ms[1].item);
         let st = compare(&rep, &ms);
         assert_eq!(st.len(), 2, "{st:?}");
