@@ -131,6 +131,9 @@ fn f(x: u64) -> f64 {
 
 impl Row {
     /// The figures of a `nowa tpcc` report.
+    ///
+    /// # Panics
+    /// If the user page bytes are not eviction + checkpoint bytes (checked when read).
     #[must_use]
     pub fn of(v: &TpccReport) -> Row {
         let tps = v.run.txn_per_s;
@@ -138,6 +141,11 @@ impl Row {
         let d = &v.drilldown;
         let user = f(d.user_bytes.max(1));
         let (host, read) = (v.host_bytes_per_txn, v.read_bytes_per_txn);
+        assert_eq!(
+            d.eviction_bytes + d.checkpoint_bytes,
+            d.user_bytes,
+            "user page writes are eviction + checkpoint (checked when read)"
+        );
         let busy = v.device_busy_secs.unwrap_or(f64::NAN);
         Row {
             tps,
@@ -251,12 +259,18 @@ struct Agg<'a> {
 
 impl Agg<'_> {
     fn mean(&self, y: &dyn Fn(&Row) -> f64) -> f64 {
+        assert!(!self.rows.is_empty(), "a setting has a run");
         self.rows.iter().map(|r| y(r)).sum::<f64>() / self.rows.len() as f64
     }
     fn range(&self, y: &dyn Fn(&Row) -> f64) -> (f64, f64) {
         let it = self.rows.iter().map(|r| y(r));
         let lo = it.clone().fold(f64::INFINITY, f64::min);
-        (lo, it.fold(f64::NEG_INFINITY, f64::max))
+        let hi = it.fold(f64::NEG_INFINITY, f64::max);
+        assert!(
+            lo <= hi || (lo == f64::INFINITY && hi == f64::NEG_INFINITY),
+            "min <= max, or no finite value"
+        );
+        (lo, hi)
     }
 }
 
@@ -283,6 +297,10 @@ fn settings<'a>(rows: &'a [(&'a Point, Row)]) -> Vec<Agg<'a>> {
 /// seeds with the min-max in brackets when there are several.
 fn table1(aggs: &[Agg<'_>], big: u32) -> String {
     let cols: Vec<&Agg<'_>> = aggs.iter().filter(|a| a.point.buffer_pct == big).collect();
+    assert!(
+        aggs.is_empty() || !cols.is_empty(),
+        "the largest buffer has runs"
+    );
     let mut s = String::from("| metric |");
     for a in &cols {
         let _ = write!(s, " {} |", a.point.label());
@@ -470,7 +488,9 @@ fn lines(
             }
         }
     }
-    for s in &mut out {
+    assert_eq!(out.len(), spread.len(), "one spread per line");
+    for (s, sp) in out.iter_mut().zip(&spread) {
+        assert_eq!(s.points.len(), sp.points.len(), "one range per point");
         s.points.sort_by(|a, b| a.0.total_cmp(&b.0));
     }
     for s in &mut spread {
@@ -487,6 +507,10 @@ fn ticks(series: &[Series]) -> Vec<f64> {
         .collect();
     xs.sort_by(f64::total_cmp);
     xs.dedup();
+    assert!(
+        series.iter().all(|s| s.points.is_empty()) || !xs.is_empty(),
+        "ticks of the points"
+    );
     xs
 }
 

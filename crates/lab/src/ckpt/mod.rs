@@ -163,7 +163,12 @@ impl Spec {
     #[must_use]
     pub fn pool_bytes(&self, pct: u32) -> u64 {
         assert!((1..=100).contains(&pct), "buffer {pct}% of the database");
-        (self.db_bytes() * u64::from(pct) / 100).max(1 << 20)
+        let pool = (self.db_bytes() * u64::from(pct) / 100).max(1 << 20);
+        assert!(
+            pool <= self.db_bytes().max(1 << 20),
+            "a pool within the database"
+        );
+        pool
     }
 
     /// The largest buffer (Table I's, the crashes').
@@ -274,6 +279,9 @@ pub type Observer<'a> = &'a (dyn Fn(u64, u64, &str) + Sync);
 ///
 /// # Errors
 /// Bad spec ([`Error::Usage`]), a run or a recovery fails, a file cannot be written.
+///
+/// # Panics
+/// Never: every point runs once (asserted).
 pub fn run(spec: &Spec, host: &dyn Host, observe: Observer<'_>) -> Result<Outcome, Error> {
     spec.check()?;
     for (flag, d) in [("--out", &spec.out), ("--work", &spec.work)] {
@@ -298,6 +306,7 @@ pub fn run(spec: &Spec, host: &dyn Host, observe: Observer<'_>) -> Result<Outcom
         let r = runs::crash(spec, host, &p)?;
         crashes.push((p, r));
     }
+    assert_eq!((runs.len() + crashes.len()) as u64, total, "every run ran");
     observe(total, total, "figures");
     figures::write_all(spec, &runs, &crashes, "png")
 }
@@ -306,10 +315,16 @@ pub fn run(spec: &Spec, host: &dyn Host, observe: Observer<'_>) -> Result<Outcom
 fn crash_points(spec: &Spec) -> Vec<Point> {
     let counts = spec.recovery_counts.iter().map(|&m| (m, None));
     let bounds = spec.redo_bounds.iter().map(|&b| (0, Some(b)));
-    counts
+    let v: Vec<Point> = counts
         .chain(bounds)
         .map(|(m, r)| Point::new("inplace", spec.big(), m, r, spec.seed))
-        .collect()
+        .collect();
+    assert_eq!(
+        v.len(),
+        spec.recovery_counts.len() + spec.redo_bounds.len(),
+        "one crash per count and bound"
+    );
+    v
 }
 
 /// Creates an output directory (not its parents: a typo is not silently created).

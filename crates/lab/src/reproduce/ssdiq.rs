@@ -173,7 +173,9 @@ pub fn entries_only(spec: &Spec) -> Result<Vec<Measured>, Error> {
             "every read point is in its figure"
         );
         let results = sweep::run_points(&points, &|_, _| {}).map_err(crate::sim::sim_error)?;
-        Ok(sweep::figure_sweep(fig, &points, &results).rows)
+        let rows = sweep::figure_sweep(fig, &points, &results).rows;
+        assert_eq!(rows.len(), points.len(), "one row per point");
+        Ok(rows)
     };
     let (r3, r4, r7) = (
         rows(Figure::Fig3b)?,

@@ -39,6 +39,9 @@ pub fn measure(seed: u64) -> Result<Vec<Measured>, Error> {
 
 /// Every measured entry against the committed one of the same item: value within
 /// [`TOLERANCE`], same scale and command; an item the report lacks is stale too.
+///
+/// # Panics
+/// Never: at most three reasons per entry (asserted).
 #[must_use]
 pub fn compare(committed: &Reproduction, measured: &[Measured]) -> Vec<Stale> {
     let mut out = Vec::new();
@@ -71,6 +74,10 @@ pub fn compare(committed: &Reproduction, measured: &[Measured]) -> Vec<Stale> {
             stale(m.item, why);
         }
     }
+    assert!(
+        out.len() <= 3 * measured.len() + 1,
+        "at most three reasons per entry"
+    );
     out
 }
 
