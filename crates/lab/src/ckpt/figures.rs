@@ -499,6 +499,14 @@ fn lines(
     (out, spread)
 }
 
+/// Figure 5's ticks: the measured counts and the paper's (its references' points get labels).
+fn with_paper_counts(mut xs: Vec<f64>) -> Vec<f64> {
+    xs.extend(PAPER_FIG5.iter().map(|p| p.0));
+    xs.sort_by(f64::total_cmp);
+    xs.dedup();
+    xs
+}
+
 /// The x ticks: every x of the series.
 fn ticks(series: &[Series]) -> Vec<f64> {
     let mut xs: Vec<f64> = series
@@ -548,7 +556,7 @@ fn figure5(s: &mut Sink<'_>, aggs: &[Agg<'_>], big: u32) -> Result<()> {
             "TPS",
             PAPER_FIG5.iter().map(|p| (p.0, p.1)).collect(),
         )],
-        x_ticks: ticks(&tps),
+        x_ticks: with_paper_counts(ticks(&tps)),
         spread,
         ..Style::default()
     };
@@ -590,7 +598,7 @@ fn figure5(s: &mut Sink<'_>, aggs: &[Agg<'_>], big: u32) -> Result<()> {
             ),
             paper("LRU % (Table I)", vec![(0.0, 0.9), (3.0, 56.9)]),
         ],
-        x_ticks: ticks(&sh),
+        x_ticks: with_paper_counts(ticks(&sh)),
         spread: sp,
         ..Style::default()
     };
