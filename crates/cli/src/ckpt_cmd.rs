@@ -193,13 +193,14 @@ pub(crate) fn bar(quiet: bool) -> ProgressBar {
 pub fn run_cmd(a: CkptArgs) -> Result<()> {
     let CkptCmd::Figures(f) = a.cmd;
     let spec = f.spec();
-    spec.check().map_err(lab_error)?;
     if f.out.join("ckpt-runs.csv").exists() && !f.force {
         return Err(usage(format!(
             "--out {}: holds ckpt figures (pass --force to overwrite)",
             f.out.display()
         )));
     }
+    // Bad flags and paths are refused before the banner (one line, exit 2).
+    ckpt::prepare(&spec).map_err(lab_error)?;
     eprintln!(
         "nowa ckpt: seed {} ({} seeds), {}, {} paced runs",
         spec.seed,

@@ -54,12 +54,12 @@ fn ckpt_figures_refuses_bad_grids() {
     ]);
 }
 
-/// The whole experiment at its smoke-test scale (1 warehouse, 15 s runs, 5 paced runs, 3
-/// crashes): about 8 minutes, so not in CI. `cargo test -p nowa-cli --test ckpt_cli -- --ignored`.
+/// The whole experiment at its quick scale (1 warehouse, 40 s runs, 3 seeds: 18 paced runs,
+/// 3 crashes): about 30 minutes, so not in CI. `cargo test -p nowa-cli --test ckpt_cli -- --ignored`.
 /// Checks issue 27's must-show at buffer 50%: vanilla's checkpoint share >= 90%; with mcc 8
 /// page writes per transaction >= 20% below vanilla and a higher LRU share.
 #[test]
-#[ignore = "about 8 minutes: the experiment's smoke test"]
+#[ignore = "about 30 minutes: the experiment at its quick scale"]
 fn ckpt_figures_quick_writes_every_output() {
     let dir = tempfile::tempdir().unwrap();
     let (out, work) = (dir.path().join("fig"), dir.path().join("work"));

@@ -283,10 +283,7 @@ pub type Observer<'a> = &'a (dyn Fn(u64, u64, &str) + Sync);
 /// # Panics
 /// Never: every point runs once (asserted).
 pub fn run(spec: &Spec, host: &dyn Host, observe: Observer<'_>) -> Result<Outcome, Error> {
-    spec.check()?;
-    for (flag, d) in [("--out", &spec.out), ("--work", &spec.work)] {
-        create_dir(flag, d)?;
-    }
+    prepare(spec)?;
     let points = spec.points();
     let crash_points = crash_points(spec);
     let total = (points.len() + crash_points.len()) as u64;
@@ -309,6 +306,19 @@ pub fn run(spec: &Spec, host: &dyn Host, observe: Observer<'_>) -> Result<Outcom
     assert_eq!((runs.len() + crashes.len()) as u64, total, "every run ran");
     observe(total, total, "figures");
     figures::write_all(spec, &runs, &crashes, "png")
+}
+
+/// Checks the spec and creates `out` and `work` (before any work: a bad path is refused
+/// first).
+///
+/// # Errors
+/// [`Error::Usage`] naming the flag.
+pub fn prepare(spec: &Spec) -> Result<(), Error> {
+    spec.check()?;
+    for (flag, d) in [("--out", &spec.out), ("--work", &spec.work)] {
+        create_dir(flag, d)?;
+    }
+    Ok(())
 }
 
 /// The crash-and-recovery points: the counts, then the bounds, at the largest buffer.
