@@ -125,3 +125,28 @@ fn ckpt_figures_quick_writes_every_output() {
     );
     assert!(d[lru] > v[lru], "LRU share {} vs {}", d[lru], v[lru]);
 }
+
+/// Figures already in --out are not overwritten without --force (exit 2, one line naming
+/// --out); nothing runs.
+#[test]
+fn ckpt_figures_refuses_to_overwrite_figures_without_force() {
+    let dir = tempfile::tempdir().unwrap();
+    let runs = dir.path().join("ckpt-runs.csv");
+    std::fs::write(&runs, "kept\n").unwrap();
+    let o = common::nowa(&[
+        "ckpt",
+        "figures",
+        "--quick",
+        "--out",
+        dir.path().to_str().unwrap(),
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("--out") && err.contains("--force"), "{err}");
+    assert_eq!(std::fs::read_to_string(&runs).unwrap(), "kept\n");
+}
