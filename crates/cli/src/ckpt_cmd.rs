@@ -1,24 +1,15 @@
-//! `nowa ckpt figures`: Park & Lee's hot-page-aware checkpointing experiments on TPC-C
-//! (docs/checkpointing.md) with InnoDB's page cleaner (`--flushing innodb`): Figures 1-5,
-//! Tables I and II, and the adaptive deferral under a redo bound. Every point is one `nowa
-//! tpcc` child process (the same binary), so a run frees its memory and a crash is a real
-//! `kill -9`; its results are read from its JSON (`--out`), kept under `--work` and reused
-//! when the command is run again with the same parameters. A crashed database is recovered
-//! and checked in-process (`tpcc_cmd::check_database`: typed results, no output parsed).
+//! `nowa ckpt figures`: flags -> `nowa_lab::ckpt::Spec` -> `nowa_lab::ckpt::run` (progress
+//! bar with ETA) -> the tables on stdout. The experiment (the `nowa tpcc` children, crashes,
+//! figures) is in nowa-lab; this file gives it the binary to run and the in-process
+//! recovery check ([`CliHost`]).
 
 use crate::flags::{self, SimTiming};
-use crate::usage;
-use anyhow::{bail, Context, Result};
+use crate::{lab_error, usage};
+use anyhow::Result;
 use clap::{Args, Subcommand};
-use nowa_lab::ckpt::{self as figures, Point, Recovery};
-use serde_json::Value;
+use indicatif::{ProgressBar, ProgressStyle};
+use nowa_lab::ckpt::{self, Checked, Host, Spec};
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
-
-/// Pages of one warehouse after the load (~150 MiB measured in place): the base of the
-/// buffer fractions ("buffer = 50% of the database").
-pub(crate) const WAREHOUSE_DB_BYTES: u64 = 150 << 20;
 
 #[derive(Args, Debug)]
 pub struct CkptArgs {
@@ -28,31 +19,41 @@ pub struct CkptArgs {
 
 #[derive(Subcommand, Debug)]
 enum CkptCmd {
-    /// Table I, Figures 3, 4, 5 and Table II of the paper (and the adaptive bound) on TPC-C,
+    /// Table I, Figures 1-5 and Table II of the paper (and the adaptive bound) on TPC-C,
     /// as CSV and PNG under --out; tables as Markdown on stdout.
     Figures(FigArgs),
 }
 
 #[derive(Args, Debug, Clone)]
 pub(crate) struct FigArgs {
-    /// Directory of the figures (CSV, PNG).
-    #[arg(long, default_value = "docs/figures")]
+    /// Directory of the figures (CSV, PNG); created if missing (not its parents). Figures
+    /// already there are refused unless --force.
+    #[arg(long, value_name = "DIR")]
     out: PathBuf,
-    /// Directory of the per-run JSON (reused when present) and the crash images.
-    #[arg(long, default_value = "ckpt-runs")]
-    work: PathBuf,
-    /// Smoke-test scale: 1 warehouse, 15 s runs (the page cleaner's batches are a second
-    /// apart), buffers 20,50, counts 0,8, in place, recovery at counts 0,8 (overrides the
-    /// grid flags).
+    /// Overwrite the ckpt-* files --out holds.
     #[arg(long)]
+    force: bool,
+    /// Directory of the per-run JSON (reused when present) and the crash images.
+    #[arg(long, default_value = "ckpt-runs", value_name = "DIR")]
+    work: PathBuf,
+    /// The quick scale (`nowa reproduce --quick`'s): 1 warehouse, 40 s runs, 3 seeds, WAL
+    /// 32 MiB, buffers 20,50, counts 0,3,8, in place, crashes at 0,3 (overrides the grid
+    /// flags; ~30 min on 2 shared cores).
+    #[arg(long, conflicts_with = "full")]
     quick: bool,
+    /// The paper's setup, scaled: 20 warehouses (~1.7 GiB), 300 s runs, buffers 10,20,50,
+    /// counts 0,3,4,6,8,10, in place, WAL 256 MiB, crashes at 0,3 (overrides the grid
+    /// flags; about 5 h on 2 shared cores, docs/checkpointing.md).
+    #[arg(long)]
+    full: bool,
     /// Warehouses.
     #[arg(long, default_value = "1", value_parser = flags::count::<u32>(1, 64))]
     warehouses: u32,
     /// Seconds of each run phase (after the load).
     #[arg(long, default_value = "30", value_parser = flags::seconds(1.0, 86400.0))]
     seconds: f64,
-    /// Buffer pool sizes, percent of the database after the load (150 MiB per warehouse).
+    /// Buffer pool sizes, percent of the database after the load (88 MiB per warehouse + 10
+    /// MiB: 98 MiB at 1 warehouse).
     #[arg(long, default_value = "10,20,30,40,50", value_delimiter = ',',
           value_parser = flags::count::<u32>(1, 100))]
     buffers: Vec<u32>,
@@ -65,8 +66,8 @@ pub(crate) struct FigArgs {
           value_parser = ["inplace", "oop"])]
     paths: Vec<String>,
     /// max_checkpoint_count values of the recovery runs (Table II: a file, kill -9 at the
-    /// end of the run, then recovery timed by phase).
-    #[arg(long, default_value = "0,3,8", value_delimiter = ',',
+    /// end of the run, then recovery timed by phase); the flag without values: none.
+    #[arg(long, default_value = "0,3,8", value_delimiter = ',', num_args = 0..,
           value_parser = flags::count::<u32>(0, 1000))]
     recovery_counts: Vec<u32>,
     /// Adaptive deferral: redo bounds (--max-redo-bytes) to run at the largest buffer, each
@@ -96,329 +97,139 @@ pub(crate) struct FigArgs {
     /// Worker threads of each run.
     #[arg(long, default_value = "2", value_parser = flags::count::<usize>(1, 64))]
     threads: usize,
-    /// Seed of every run.
+    /// Seed of the first repetition (printed; every run's JSON carries it).
     #[arg(long, default_value_t = 42)]
     seed: u64,
+    /// Repetitions of every paced point, seeds --seed, --seed + 1, ... (the figures shade
+    /// their min-max).
+    #[arg(long, default_value = "1", value_parser = flags::count::<u32>(1, 100))]
+    seeds: u32,
+    /// No progress bar.
+    #[arg(long, short)]
+    quiet: bool,
 }
 
 impl FigArgs {
-    /// The grid `--quick` stands for.
-    fn scaled(mut self) -> FigArgs {
-        if self.quick {
-            self.warehouses = 1;
-            self.seconds = 15.0;
-            self.buffers = vec![20, 50];
-            self.counts = vec![0, 8];
-            self.paths = vec!["inplace".into()];
-            self.recovery_counts = vec![0, 8];
-        }
-        self
-    }
-
-    fn pool_bytes(&self, pct: u32) -> u64 {
-        assert!((1..=100).contains(&pct), "buffer {pct}% of the database");
-        (u64::from(self.warehouses) * WAREHOUSE_DB_BYTES * u64::from(pct) / 100).max(1 << 20)
-    }
-}
-
-/// The `nowa tpcc` flags of a point (device and duration left to the caller).
-fn tpcc_args(a: &FigArgs, p: &Point) -> Vec<String> {
-    let mut v: Vec<String> = vec![
-        "tpcc".into(),
-        "-q".into(),
-        format!("--warehouses={}", a.warehouses),
-        format!("--threads={}", a.threads),
-        format!("--seed={}", a.seed),
-        format!("--pool={}", a.pool_bytes(p.buffer_pct)),
-        format!("--wal-limit={}", a.wal_limit),
-        format!("--max-checkpoint-count={}", p.mcc),
-        format!("--write-path={}", p.path),
-        "--flushing=innodb".into(),
-        format!("--io-capacity={}", a.io_capacity),
-        format!("--io-capacity-max={}", a.io_capacity_max),
-    ];
-    if let Some(b) = p.redo_bound {
-        v.push(format!("--max-redo-bytes={b}"));
-    }
-    v
-}
-
-fn nowa_exe() -> Result<PathBuf> {
-    std::env::current_exe().context("locating the nowa binary")
-}
-
-/// One `nowa tpcc ARGS --out=FILE` child process: its JSON report.
-pub(crate) fn tpcc_json(args: &[String], file: &std::path::Path) -> Result<Value> {
-    let out = Command::new(nowa_exe()?)
-        .arg("tpcc")
-        .args(args)
-        .arg(format!("--out={}", file.display()))
-        .stdout(Stdio::null())
-        .output()
-        .context("running nowa tpcc")?;
-    if !out.status.success() {
-        bail!(
-            "nowa tpcc {} failed: {}",
-            args.join(" "),
-            String::from_utf8_lossy(&out.stderr).trim()
-        );
-    }
-    let text =
-        std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
-    let v: Value =
-        serde_json::from_str(&text).with_context(|| format!("parsing {}", file.display()))?;
-    assert!(
-        v["engine"].is_object() && v["run"]["samples"].is_array(),
-        "nowa tpcc's JSON has the engine counters and the samples"
-    );
-    Ok(v)
-}
-
-/// One paced run on the simulated SSD: its `nowa tpcc --json` output (reused from `--work`).
-fn paced_run(a: &FigArgs, p: &Point) -> Result<Value> {
-    let file = a.work.join(format!("run-{}-{}s.json", p.name(), a.seconds));
-    if let Ok(text) = std::fs::read_to_string(&file) {
-        if let Ok(v) = serde_json::from_str::<Value>(&text) {
-            eprintln!("nowa ckpt: {} (reused {})", p.name(), file.display());
-            return Ok(v);
+    /// The experiment the flags name.
+    fn spec(&self) -> Spec {
+        let timing = match self.sim_timing {
+            SimTiming::Bandwidth => "bandwidth",
+            SimTiming::Femu => "femu",
+            SimTiming::Mqsim => "mqsim",
+        };
+        let s = Spec {
+            warehouses: self.warehouses,
+            seconds: self.seconds,
+            buffers: self.buffers.clone(),
+            counts: self.counts.clone(),
+            paths: self.paths.clone(),
+            recovery_counts: self.recovery_counts.clone(),
+            redo_bounds: self.redo_bounds.clone(),
+            wal_limit: self.wal_limit,
+            io_capacity: self.io_capacity,
+            io_capacity_max: self.io_capacity_max,
+            sim_timing: timing.into(),
+            media_bandwidth: self.media_bandwidth,
+            read_bandwidth: self.read_bandwidth,
+            threads: self.threads,
+            seed: self.seed,
+            seeds: self.seeds,
+            ..Spec::new(self.out.clone(), self.work.clone())
+        };
+        match (self.quick, self.full) {
+            (true, _) => Spec {
+                seed: self.seed,
+                ..s.quick()
+            },
+            (_, true) => Spec {
+                seed: self.seed,
+                ..s.full()
+            },
+            _ => s,
         }
     }
-    let timing = match a.sim_timing {
-        SimTiming::Bandwidth => "bandwidth",
-        SimTiming::Femu => "femu",
-        SimTiming::Mqsim => "mqsim",
-    };
-    let mut args = tpcc_args(a, p);
-    assert!(args[0] == "tpcc", "a nowa tpcc command line");
-    args.remove(0);
-    args.push(format!("--duration={}", a.seconds));
-    args.push(format!("--sim-timing={timing}"));
-    args.push(format!("--media-bandwidth={}", a.media_bandwidth));
-    args.push(format!("--read-bandwidth={}", a.read_bandwidth));
-    eprintln!("nowa ckpt: {} ...", p.name());
-    let t = Instant::now();
-    let v = tpcc_json(&args, &file)?;
-    eprintln!(
-        "nowa ckpt: {} done in {:.0} s: {:.0} txn/s",
-        p.name(),
-        t.elapsed().as_secs_f64(),
-        v["run"]["txn_per_s"].as_f64().unwrap_or(f64::NAN)
-    );
-    Ok(v)
 }
 
-/// Polls for the child's `--ready-file` (written once its load is done); fails if the child
-/// exits first.
-fn wait_loaded(child: &mut std::process::Child, ready: &std::path::Path) -> Result<()> {
-    let t = Instant::now();
-    while !ready.exists() {
-        if let Some(st) = child.try_wait()? {
-            bail!("the crash run exited during its load ({st})");
-        }
-        if t.elapsed() > Duration::from_secs(1800) {
-            bail!("the crash run did not finish its load in 30 min");
-        }
-        std::thread::sleep(Duration::from_millis(100));
+/// The binary itself runs the `nowa tpcc` children; recovery is checked in this process
+/// (`nowa tpcc --check-only` as a library: typed results, no output parsed).
+pub(crate) struct CliHost;
+
+impl Host for CliHost {
+    fn exe(&self) -> Result<PathBuf, nowa_lab::Error> {
+        std::env::current_exe().map_err(|e| nowa_lab::Error::Failed {
+            what: "locating the nowa binary",
+            source: e.into(),
+        })
     }
-    Ok(())
+
+    fn check(&self, args: &[String]) -> Result<Checked, nowa_lab::Error> {
+        let c = crate::tpcc_cmd::check_database(args).map_err(|e| nowa_lab::Error::Failed {
+            what: "nowa tpcc --check-only",
+            source: e.into(),
+        })?;
+        Ok(Checked {
+            open_secs: c.open_secs,
+            recovery: c.recovery,
+            consistent: c.consistency.is_consistent(),
+        })
+    }
 }
 
-/// Table II's row of a recovery: its typed report (`nowa tpcc --check-only` called as a
-/// library).
-fn recovery_of(c: &crate::tpcc_cmd::CheckOutcome) -> Result<Recovery> {
-    let r = c
-        .recovery
-        .as_ref()
-        .context("the database opened without recovery")?;
-    anyhow::ensure!(!r.clean_shutdown, "the crash image was shut down cleanly");
-    Ok(Recovery {
-        open_secs: c.open_secs,
-        analysis_us: r.analysis_micros,
-        redo_us: r.redo_micros,
-        records: r.records_replayed,
-        redo_bytes: r.end_lsn.saturating_sub(r.redo_lsn),
-    })
-}
-
-/// A run on a file killed with SIGKILL `--seconds` into its run phase, then recovered and
-/// checked by `nowa tpcc --check-only` (reused from `--work`).
-fn crash_run(a: &FigArgs, p: &Point) -> Result<Recovery> {
-    let file = a
-        .work
-        .join(format!("crash-{}-{}s.json", p.name(), a.seconds));
-    if let Some(r) = std::fs::read_to_string(&file)
-        .ok()
-        .and_then(|t| serde_json::from_str::<Recovery>(&t).ok())
-    {
-        return Ok(r);
+/// A progress bar with rate and ETA (hidden with `quiet`).
+pub(crate) fn bar(quiet: bool) -> ProgressBar {
+    if quiet {
+        return ProgressBar::hidden();
     }
-    let img = a.work.join(format!("crash-{}.img", p.name()));
-    let img_s = img.display().to_string();
-    let mut args = tpcc_args(a, p);
-    args.extend([
-        format!("--device={img_s}"),
-        format!("--force={img_s}"),
-        format!("--duration={}", a.seconds * 10.0 + 60.0),
-    ]);
-    eprintln!("nowa ckpt: crash {} ...", p.name());
-    let ready = a.work.join(format!("crash-{}.ready", p.name()));
-    let _ = std::fs::remove_file(&ready);
-    args.push(format!("--ready-file={}", ready.display()));
-    let mut child = Command::new(nowa_exe()?)
-        .args(&args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .context("running nowa tpcc")?;
-    wait_loaded(&mut child, &ready)?;
-    std::thread::sleep(Duration::from_secs_f64(a.seconds));
-    child.kill().context("kill -9")?;
-    let _ = child.wait();
-    let _ = std::fs::remove_file(&ready);
-    let mut check = tpcc_args(a, p);
-    check.retain(|s| !s.starts_with("--seed") && s != "tpcc");
-    check.extend([format!("--device={img_s}"), "--check-only".into()]);
-    let outcome = crate::tpcc_cmd::check_database(&check);
-    let _ = std::fs::remove_file(&img);
-    let outcome = outcome.with_context(|| format!("recovery of {}", p.name()))?;
-    if !outcome.consistency.is_consistent() {
-        bail!("{}: the consistency check failed after recovery", p.name());
+    let pb = ProgressBar::new(1);
+    if let Ok(style) = ProgressStyle::with_template(
+        "{spinner} {elapsed_precise} [{bar:30}] {pos}/{len} eta {eta} {wide_msg}",
+    ) {
+        pb.set_style(style.progress_chars("=> "));
     }
-    let r = recovery_of(&outcome)?;
-    assert!(
-        r.open_secs * 1e6 >= (r.analysis_us + r.redo_us) as f64 * 0.99,
-        "recovery phases within the open time"
-    );
-    std::fs::write(&file, serde_json::to_string(&r)?)?;
-    eprintln!(
-        "nowa ckpt: crash {}: recovery {:.3} s, redo {} us, {} bytes",
-        p.name(),
-        r.open_secs,
-        r.redo_us,
-        r.redo_bytes
-    );
-    Ok(r)
-}
-
-/// Every paced point: the grid, then the adaptive bounds at the largest buffer.
-fn points(a: &FigArgs) -> Vec<Point> {
-    let mut v = Vec::new();
-    for path in &a.paths {
-        for &b in &a.buffers {
-            for &m in &a.counts {
-                v.push(Point {
-                    path: path.clone(),
-                    buffer_pct: b,
-                    mcc: m,
-                    redo_bound: None,
-                });
-            }
-        }
-    }
-    let big = a.buffers.iter().copied().max().unwrap_or(50);
-    for &r in &a.redo_bounds {
-        v.push(Point {
-            path: "inplace".into(),
-            buffer_pct: big,
-            mcc: 0,
-            redo_bound: Some(r),
-        });
-    }
-    assert!(
-        v.len() == a.paths.len() * a.buffers.len() * a.counts.len() + a.redo_bounds.len(),
-        "one point per grid cell and bound"
-    );
-    v
+    pb
 }
 
 /// `nowa ckpt`.
 pub fn run_cmd(a: CkptArgs) -> Result<()> {
     let CkptCmd::Figures(f) = a.cmd;
-    figures(f.scaled()).map(|_| ())
-}
-
-/// `nowa ckpt figures FLAGS` (flags without the command words) as a library call: the
-/// figures written to its `--out`, the runs as typed results (`nowa reproduce`).
-pub(crate) fn figures_of_flags(flags: &[String]) -> Result<nowa_lab::reproduce::CkptResult> {
-    use clap::Parser;
-    #[derive(Parser)]
-    #[command(no_binary_name = true)]
-    struct W {
-        #[command(flatten)]
-        a: FigArgs,
+    let spec = f.spec();
+    if f.out.join("ckpt-runs.csv").exists() && !f.force {
+        return Err(usage(format!(
+            "--out {}: holds ckpt figures (pass --force to overwrite)",
+            f.out.display()
+        )));
     }
-    let w = W::try_parse_from(flags).map_err(|e| usage(format!("nowa ckpt figures: {e}")))?;
-    figures(w.a.scaled())
-}
-
-/// Every run of the grid, then the figures; the runs as typed results.
-fn figures(f: FigArgs) -> Result<nowa_lab::reproduce::CkptResult> {
-    if f.buffers.is_empty() || f.counts.is_empty() || f.paths.is_empty() {
-        return Err(usage(
-            "--buffers, --counts, --paths: at least one value each",
-        ));
-    }
-    for (flag, d) in [("--out", &f.out), ("--work", &f.work)] {
-        crate::resources::create_output_dir(flag, d)?;
-    }
+    // Bad flags and paths are refused before the banner (one line, exit 2).
+    ckpt::prepare(&spec).map_err(lab_error)?;
     eprintln!(
-        "nowa ckpt: seed {}, {} warehouses, {} s per run, WAL limit {} MiB, {} paced points",
-        f.seed,
-        f.warehouses,
-        f.seconds,
-        f.wal_limit >> 20,
-        points(&f).len()
+        "nowa ckpt: seed {} ({} seeds), {}, {} paced runs",
+        spec.seed,
+        spec.seeds,
+        spec.setup(),
+        spec.points().len()
     );
-    let mut runs = Vec::new();
-    for p in points(&f) {
-        let v = paced_run(&f, &p)?;
-        runs.push((p, v));
+    let pb = bar(f.quiet);
+    let observe = |done: u64, total: u64, what: &str| {
+        pb.set_length(total.max(1));
+        pb.set_position(done);
+        pb.set_message(what.to_owned());
+    };
+    let o = ckpt::run(&spec, &CliHost, &observe).map_err(lab_error)?;
+    pb.finish_and_clear();
+    let big = spec.big();
+    println!("## Table I (buffer {big}%)\n\n{}", o.table1);
+    if !o.residency.is_empty() {
+        println!(
+            "## Figures 1-2 (vanilla, buffer {big}%)\n\n{}\n",
+            o.residency
+        );
     }
-    let big = f.buffers.iter().copied().max().unwrap_or(50);
-    let mut crashes = Vec::new();
-    let crash_points = f.recovery_counts.iter().map(|&m| (m, None));
-    let bounds = f.redo_bounds.iter().map(|&b| (0, Some(b)));
-    for (mcc, redo_bound) in crash_points.chain(bounds) {
-        let p = Point {
-            path: "inplace".into(),
-            buffer_pct: big,
-            mcc,
-            redo_bound,
-        };
-        let r = crash_run(&f, &p)?;
-        crashes.push((p, r));
-    }
-    let setup = format!(
-        "TPC-C {} wh, {} s runs, WAL {} MiB, SSD {} MB/s, io_capacity {}/{}",
-        f.warehouses,
-        f.seconds,
-        f.wal_limit >> 20,
-        f.media_bandwidth / 1_000_000,
-        f.io_capacity,
-        f.io_capacity_max
+    println!(
+        "## Table II (crash at the end of the run, in place)\n\n{}",
+        o.table2
     );
-    figures::write_all(&f.out, &runs, &crashes, big, &setup).map_err(crate::lab_error)?;
-    Ok(figures::typed(&runs, &crashes))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Every run uses InnoDB's page cleaner (the cadence the paper's numbers come from).
-    #[test]
-    fn every_run_uses_the_innodb_page_cleaner() {
-        use clap::Parser;
-        #[derive(Parser)]
-        struct W {
-            #[command(flatten)]
-            a: FigArgs,
-        }
-        let a = W::parse_from(["x", "--quick"]).a.scaled();
-        assert!(a.seconds >= 10.0, "runs span several cleaner seconds");
-        let p = &points(&a)[0];
-        let args = tpcc_args(&a, p);
-        assert!(args.iter().any(|s| s == "--flushing=innodb"), "{args:?}");
-        assert!(args.iter().any(|s| s == "--io-capacity=1000"), "{args:?}");
+    for p in &o.files {
+        eprintln!("nowa ckpt: wrote {}", p.display());
     }
+    Ok(())
 }

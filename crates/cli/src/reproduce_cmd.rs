@@ -1,14 +1,13 @@
 //! `nowa reproduce`: flags -> `nowa_lab::reproduce::Spec` -> run (progress bar with ETA over
-//! the whole run) -> the verdicts. The TPC-C runs go through [`Engines`] (`nowa ckpt
-//! figures`' pipeline and `nowa tpcc` children) until the TPC-C driver is in nowa-lab.
+//! the whole run) -> the verdicts. The TPC-C runs are `nowa tpcc` children of this binary
+//! ([`CliHost`]).
 
+use crate::ckpt_cmd::{bar, CliHost};
 use crate::lab_error;
 use anyhow::Result;
 use clap::Args;
-use indicatif::{ProgressBar, ProgressStyle};
-use nowa_lab::reproduce::{self, CkptResult, EngineRuns, Paper, Scale, Spec, TpccOutcome, Verdict};
-use nowa_lab::Error;
-use std::path::{Path, PathBuf};
+use nowa_lab::reproduce::{self, Paper, Scale, Spec, Verdict};
+use std::path::PathBuf;
 
 #[derive(Args, Debug)]
 pub struct ReproduceArgs {
@@ -37,60 +36,6 @@ pub struct ReproduceArgs {
     quiet: bool,
 }
 
-/// The TPC-C runs, in this process (checkpointing) and in `nowa tpcc` children.
-struct Engines;
-
-fn failed(what: &'static str, e: anyhow::Error) -> Error {
-    if e.is::<crate::UsageError>() {
-        return Error::Usage(e.to_string());
-    }
-    Error::Failed {
-        what,
-        source: e.into(),
-    }
-}
-
-impl EngineRuns for Engines {
-    fn ckpt(&self, flags: &[String]) -> Result<CkptResult, Error> {
-        crate::ckpt_cmd::figures_of_flags(flags).map_err(|e| failed("nowa ckpt figures", e))
-    }
-
-    fn tpcc(&self, flags: &[String], work: &Path, name: &str) -> Result<TpccOutcome, Error> {
-        let file = work.join(format!("tpcc-{name}.json"));
-        let v = crate::ckpt_cmd::tpcc_json(flags, &file).map_err(|e| failed("nowa tpcc", e))?;
-        let num = |path: &[&str]| {
-            path.iter()
-                .fold(&v, |v, k| &v[*k])
-                .as_f64()
-                .unwrap_or(f64::NAN)
-        };
-        assert!(
-            v["run"].is_object(),
-            "nowa tpcc's report has its run ({})",
-            file.display()
-        );
-        Ok(TpccOutcome {
-            transactions: num(&["run", "transactions"]),
-            device_busy_secs: num(&["device_busy_secs"]),
-            flash_bytes_per_txn: num(&["flash_bytes_per_txn"]),
-            txn_per_s: num(&["run", "txn_per_s"]),
-        })
-    }
-}
-
-fn bar(quiet: bool) -> ProgressBar {
-    if quiet {
-        return ProgressBar::hidden();
-    }
-    let pb = ProgressBar::new(1);
-    if let Ok(style) = ProgressStyle::with_template(
-        "{spinner} {elapsed_precise} [{bar:30}] {percent}% eta {eta} {wide_msg}",
-    ) {
-        pb.set_style(style.progress_chars("=> "));
-    }
-    pb
-}
-
 /// `nowa reproduce`.
 pub fn run(a: ReproduceArgs) -> Result<()> {
     let spec = Spec {
@@ -117,7 +62,7 @@ pub fn run(a: ReproduceArgs) -> Result<()> {
         pb.set_position(done);
         pb.set_message(what.to_owned());
     };
-    let r = reproduce::run(&spec, &Engines, &observe).map_err(lab_error)?;
+    let r = reproduce::run(&spec, &CliHost, &observe).map_err(lab_error)?;
     pb.finish_and_clear();
     let n = |v: Verdict| r.entries.iter().filter(|e| e.verdict == v).count();
     assert_eq!(

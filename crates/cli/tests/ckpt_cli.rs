@@ -54,12 +54,12 @@ fn ckpt_figures_refuses_bad_grids() {
     ]);
 }
 
-/// The whole experiment at its smoke-test scale (1 warehouse, 15 s runs, 5 paced runs, 3
-/// crashes): about 8 minutes, so not in CI. `cargo test -p nowa-cli --test ckpt_cli -- --ignored`.
+/// The whole experiment at its quick scale (1 warehouse, 40 s runs, 3 seeds: 18 paced runs,
+/// 3 crashes): about 30 minutes, so not in CI. `cargo test -p nowa-cli --test ckpt_cli -- --ignored`.
 /// Checks issue 27's must-show at buffer 50%: vanilla's checkpoint share >= 90%; with mcc 8
 /// page writes per transaction >= 20% below vanilla and a higher LRU share.
 #[test]
-#[ignore = "about 8 minutes: the experiment's smoke test"]
+#[ignore = "about 30 minutes: the experiment at its quick scale"]
 fn ckpt_figures_quick_writes_every_output() {
     let dir = tempfile::tempdir().unwrap();
     let (out, work) = (dir.path().join("fig"), dir.path().join("work"));
@@ -124,4 +124,29 @@ fn ckpt_figures_quick_writes_every_output() {
         v[pages]
     );
     assert!(d[lru] > v[lru], "LRU share {} vs {}", d[lru], v[lru]);
+}
+
+/// Figures already in --out are not overwritten without --force (exit 2, one line naming
+/// --out); nothing runs.
+#[test]
+fn ckpt_figures_refuses_to_overwrite_figures_without_force() {
+    let dir = tempfile::tempdir().unwrap();
+    let runs = dir.path().join("ckpt-runs.csv");
+    std::fs::write(&runs, "kept\n").unwrap();
+    let o = common::nowa(&[
+        "ckpt",
+        "figures",
+        "--quick",
+        "--out",
+        dir.path().to_str().unwrap(),
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("--out") && err.contains("--force"), "{err}");
+    assert_eq!(std::fs::read_to_string(&runs).unwrap(), "kept\n");
 }

@@ -416,3 +416,17 @@ fn gen_line(rng: &mut Rng, w: i32, delivered: bool) -> OrderLine {
         dist_info: fixed_alnum(rng),
     }
 }
+
+/// Bytes of pages one warehouse adds to the load, in place (uncompressed), rounded up:
+/// `db_bytes` after loading 1 and 4 warehouses was 97.5 and 361.4 MiB (`nowa tpcc
+/// --warehouses W --transactions 1 --device mem --pool 2GiB --out f.json`; append-biased
+/// leaves split at the insertion point, docs/design.md section 7), 88.0 MiB per warehouse and
+/// 9.5 MiB for the rest (ITEM, the catalog).
+pub const LOADED_WAREHOUSE_BYTES: u64 = 88 << 20;
+/// Bytes of pages the load adds once (ITEM, the catalog), rounded up.
+pub const LOADED_SHARED_BYTES: u64 = 10 << 20;
+/// Estimated bytes of pages after loading `warehouses` (in place, uncompressed).
+#[must_use]
+pub fn loaded_bytes(warehouses: u32) -> u64 {
+    u64::from(warehouses) * LOADED_WAREHOUSE_BYTES + LOADED_SHARED_BYTES
+}

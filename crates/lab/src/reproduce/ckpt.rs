@@ -1,7 +1,9 @@
 //! Hot-page-aware checkpointing: Table I, Figures 4 and 5 and Table II (`nowa ckpt figures`)
-//! with InnoDB's page cleaner on TPC-C; the runs through [`super::EngineRuns::ckpt`].
+//! with InnoDB's page cleaner on TPC-C ([`crate::ckpt::run`]); every ratio is of the means
+//! over the spec's seeds.
 
-use super::{EngineRuns, Measured, Scale, Spec};
+use super::{Measured, Scale, Spec};
+use crate::ckpt::Host;
 use crate::Error;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -17,6 +19,8 @@ pub struct CkptRun {
     pub mcc: u32,
     /// Adaptive deferral's redo bound, if any.
     pub redo_bound: Option<u64>,
+    /// Seed of the run.
+    pub seed: u64,
     /// Transactions per second (wall).
     pub tps: f64,
     /// Transactions per second of simulated-SSD busy time.
@@ -55,71 +59,65 @@ pub struct CkptResult {
     pub crashes: Vec<CkptCrash>,
 }
 
-/// The grid of `scale` as `nowa ckpt figures` flags (without --out and --work).
-fn grid(scale: Scale, seed: u64) -> Vec<String> {
-    let mut f: Vec<String> = match scale {
-        Scale::Quick => ["--seconds=15", "--buffers=20,50", "--counts=0,3,8"],
-        Scale::Full => [
-            "--seconds=20",
-            "--buffers=10,20,50",
-            "--counts=0,3,4,6,8,10",
-        ],
-    }
-    .map(String::from)
-    .to_vec();
-    f.extend(["--warehouses=1", "--paths=inplace", "--recovery-counts=0,3"].map(String::from));
-    f.push(format!("--seed={seed}"));
-    f
+/// The experiment of `scale` (`nowa ckpt figures --quick|--full`).
+fn grid(scale: Scale, seed: u64, dir: &Path) -> crate::ckpt::Spec {
+    let base = crate::ckpt::Spec::new(dir.to_path_buf(), dir.join("work"));
+    let mut s = match scale {
+        Scale::Quick => base.quick(),
+        Scale::Full => base.full(),
+    };
+    s.seed = seed;
+    s
 }
 
-fn at(r: &CkptResult, buffer: u32, mcc: u32) -> Option<&CkptRun> {
-    r.runs.iter().find(|x| {
-        x.buffer_pct == buffer && x.mcc == mcc && x.path == "inplace" && x.redo_bound.is_none()
-    })
+/// The mean of `y` over the seeds of (buffer, count), in place, no bound.
+fn mean(r: &CkptResult, buffer: u32, mcc: u32, y: fn(&CkptRun) -> f64) -> f64 {
+    let v: Vec<f64> = r
+        .runs
+        .iter()
+        .filter(|x| {
+            x.buffer_pct == buffer && x.mcc == mcc && x.path == "inplace" && x.redo_bound.is_none()
+        })
+        .map(y)
+        .collect();
+    #[expect(clippy::cast_precision_loss, reason = "a handful of seeds")]
+    let n = v.len() as f64;
+    if v.is_empty() {
+        f64::NAN
+    } else {
+        v.iter().sum::<f64>() / n
+    }
 }
 
 fn items(r: &CkptResult) -> Vec<(&'static str, f64)> {
     let nan = f64::NAN;
-    let both = |b, m, f: &dyn Fn(&CkptRun, &CkptRun) -> f64| {
-        at(r, b, m).zip(at(r, b, 0)).map_or(nan, |(x, v)| f(x, v))
-    };
+    let ratio = |b, m, y: fn(&CkptRun) -> f64| mean(r, b, m, y) / mean(r, b, 0, y);
+    let diff = |b, m, y: fn(&CkptRun) -> f64| mean(r, b, m, y) - mean(r, b, 0, y);
     let crash = |m| r.crashes.iter().find(|c| c.mcc == m);
     let crashes =
         |f: &dyn Fn(&CkptCrash) -> f64| crash(3).zip(crash(0)).map_or(nan, |(a, b)| f(a) / f(b));
     #[expect(clippy::cast_precision_loss, reason = "microseconds below 2^53")]
     let redo = |c: &CkptCrash| c.redo_us as f64;
+    type Y = fn(&CkptRun) -> f64;
+    let (tps, kb): (Y, Y) = (|x| x.bound_tps, |x| x.write_kb_txn);
+    let (ck, lru): (Y, Y) = (|x| x.ckpt_pct, |x| x.lru_pct);
     vec![
         (
             "Table I: vanilla checkpoint share of page flushes",
-            at(r, 50, 0).map_or(nan, |v| v.ckpt_pct),
+            mean(r, 50, 0, ck),
         ),
-        (
-            "Table I: TPS, mcc 3 / vanilla",
-            both(50, 3, &|x, v| x.bound_tps / v.bound_tps),
-        ),
-        (
-            "Table I: write KB/txn, mcc 3 / vanilla",
-            both(50, 3, &|x, v| x.write_kb_txn / v.write_kb_txn),
-        ),
-        (
-            "Table I: LRU share, mcc 3 - vanilla",
-            both(50, 3, &|x, v| x.lru_pct - v.lru_pct),
-        ),
-        (
-            "Fig. 5: TPS, mcc 8 / vanilla",
-            both(50, 8, &|x, v| x.bound_tps / v.bound_tps),
-        ),
-        (
-            "Fig. 5: checkpoint share, mcc 8 - vanilla",
-            both(50, 8, &|x, v| x.ckpt_pct - v.ckpt_pct),
-        ),
+        ("Table I: TPS, mcc 3 / vanilla", ratio(50, 3, tps)),
+        ("Table I: write KB/txn, mcc 3 / vanilla", ratio(50, 3, kb)),
+        ("Table I: LRU share, mcc 3 - vanilla", diff(50, 3, lru)),
+        ("Fig. 5: TPS, mcc 8 / vanilla", ratio(50, 8, tps)),
+        ("Fig. 5: checkpoint share, mcc 8 - vanilla", diff(50, 8, ck)),
         (
             "Fig. 4: TPS at 20% buffer, mcc 3 / vanilla",
-            both(20, 3, &|x, v| x.bound_tps / v.bound_tps),
+            ratio(20, 3, tps),
         ),
         (
             "Fig. 4: vanilla checkpoint share at 20% buffer",
-            at(r, 20, 0).map_or(nan, |v| v.ckpt_pct),
+            mean(r, 20, 0, ck),
         ),
         (
             "Table II: recovery time, mcc 3 / vanilla",
@@ -132,34 +130,36 @@ fn items(r: &CkptResult) -> Vec<(&'static str, f64)> {
 pub(super) fn run(
     spec: &Spec,
     dir: &Path,
-    engines: &dyn EngineRuns,
+    host: &dyn Host,
     sub: &(dyn Fn(u64, u64, &str) + Sync),
 ) -> Result<Vec<Measured>, Error> {
-    let g = grid(spec.scale, spec.seed);
-    // The per-run JSON under --work is reused when present: a reproduction starts empty.
-    let work = dir.join("work");
-    if work.exists() {
-        std::fs::remove_dir_all(&work).map_err(|e| Error::io(&work, e))?;
+    let g = grid(spec.scale, spec.seed, dir);
+    // The per-run JSON under work is reused when present: a reproduction starts empty.
+    if g.work.exists() {
+        std::fs::remove_dir_all(&g.work).map_err(|e| Error::io(&g.work, e))?;
     }
-    let mut flags = g.clone();
-    flags.push(format!("--out={}", dir.display()));
-    flags.push(format!("--work={}", work.display()));
-    sub(0, 1, "TPC-C runs");
-    let r = engines.ckpt(&flags);
+    let r = crate::ckpt::run(&g, host, &|d, t, what| sub(d, t, what));
     // The crash images and per-run JSON are scratch; the CSVs and PNGs stay.
-    let _ = std::fs::remove_dir_all(&work);
-    let r = r?;
+    let _ = std::fs::remove_dir_all(&g.work);
+    let r = r?.result;
     for x in &r.runs {
         assert!(
             x.ckpt_pct.is_nan() || x.ckpt_pct + x.lru_pct <= 100.0 + 1e-6,
             "checkpoint and LRU shares of one run's page writes"
         );
     }
-    let scale = "TPC-C 1 warehouse (~150 MiB), 1-2 threads, WAL 128 MiB, simulated SSD 10 MB/s, InnoDB page cleaner io_capacity 1000/10000";
-    let cmd = format!("nowa ckpt figures {} --out DIR", g.join(" "));
+    let scale = g.setup();
+    let cmd = format!(
+        "nowa ckpt figures --{} --seed {} --out DIR",
+        match spec.scale {
+            Scale::Quick => "quick",
+            Scale::Full => "full",
+        },
+        spec.seed
+    );
     Ok(items(&r)
         .into_iter()
-        .map(|(item, v)| Measured::new(item, v, scale, &cmd))
+        .map(|(item, v)| Measured::new(item, v, &scale, &cmd))
         .collect())
 }
 
@@ -173,6 +173,7 @@ mod tests {
             buffer_pct: buffer,
             mcc,
             redo_bound: None,
+            seed: 1,
             tps,
             bound_tps: tps,
             write_kb_txn: 10.0 - f64::from(mcc) * 0.5,

@@ -4,14 +4,15 @@
 //! table, with the command of each row), the figures under `DIR/<paper>/`.
 //!
 //! The simulator papers (ssd-iq, PLAN), how-to-write-to-ssds' Table 1 and SepFrozen's replay
-//! run here, on the crates below. The TPC-C runs (checkpointing, the TPC-C comparison) run
-//! through [`EngineRuns`], which the CLI implements until the TPC-C driver is in this crate.
+//! run here, on the crates below. The TPC-C runs (checkpointing, the TPC-C comparison) are
+//! `nowa tpcc` child processes of the binary the [`Host`] names, read as typed reports.
 
 mod ckpt;
 mod frozen;
 mod plan;
 mod report;
 mod ssdiq;
+pub mod stale;
 mod table1;
 mod tpcc;
 pub mod values;
@@ -23,6 +24,7 @@ pub use tpcc::TpccOutcome;
 pub use values::{PaperValue, PAPER_VALUES};
 pub use verdict::{Criterion, Verdict};
 
+use crate::ckpt::Host;
 use crate::{Error, Identity};
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
@@ -80,12 +82,15 @@ impl Paper {
             Paper::HowToWrite => 150,
             Paper::SsdIq => 40,
             Paper::SepFrozen => 40,
-            Paper::Checkpointing => 300,
+            // 18 runs of 40 s + 2 crashes, each after a 1-warehouse load (~35 s).
+            Paper::Checkpointing => 1600,
             Paper::Plan => 60,
         };
-        match scale {
-            Scale::Quick => quick,
-            Scale::Full => quick * 6,
+        match (scale, self) {
+            (Scale::Quick, _) => quick,
+            // 18 runs of 300 s + 2 crashes after 20-warehouse loads (~10 min each).
+            (Scale::Full, Paper::Checkpointing) => 18_000,
+            (Scale::Full, _) => quick * 6,
         }
     }
 }
@@ -160,21 +165,6 @@ impl Spec {
     }
 }
 
-/// The TPC-C runs, outside this crate for now (the CLI runs them).
-pub trait EngineRuns: Sync {
-    /// `nowa ckpt figures FLAGS`: its figures written to the `--out` the flags name, its runs
-    /// as typed results.
-    ///
-    /// # Errors
-    /// A run fails.
-    fn ckpt(&self, flags: &[String]) -> Result<CkptResult, Error>;
-    /// One `nowa tpcc FLAGS` run; `name` names its files under `work`.
-    ///
-    /// # Errors
-    /// The run fails.
-    fn tpcc(&self, flags: &[String], work: &Path, name: &str) -> Result<TpccOutcome, Error>;
-}
-
 /// What a runner measured for one item.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Measured {
@@ -242,11 +232,7 @@ pub fn prepare_out(out: &Path, force: bool) -> Result<(), Error> {
 ///
 /// # Panics
 /// If a runner measures an item of another paper (a bug in the runners).
-pub fn run(
-    spec: &Spec,
-    engines: &dyn EngineRuns,
-    observe: Observer<'_>,
-) -> Result<Reproduction, Error> {
+pub fn run(spec: &Spec, host: &dyn Host, observe: Observer<'_>) -> Result<Reproduction, Error> {
     prepare_out(&spec.out, spec.force)?;
     let papers = spec.papers();
     let total: u64 = papers.iter().map(|p| p.weight(spec.scale)).sum();
@@ -264,7 +250,7 @@ pub fn run(
         };
         let measured = std::fs::create_dir_all(&dir)
             .map_err(|e| Error::io(&dir, e))
-            .and_then(|()| run_paper(p, spec, &dir, engines, &sub));
+            .and_then(|()| run_paper(p, spec, &dir, host, &sub));
         done += w;
         assert!(done <= total, "progress within its total");
         observe(done, total, p.name());
@@ -327,18 +313,18 @@ fn run_paper(
     p: Paper,
     spec: &Spec,
     dir: &Path,
-    engines: &dyn EngineRuns,
+    host: &dyn Host,
     sub: &(dyn Fn(u64, u64, &str) + Sync),
 ) -> Result<Vec<Measured>, Error> {
     match p {
         Paper::HowToWrite => {
             let mut m = table1::run(spec, dir, sub)?;
-            m.extend(tpcc::run(spec, dir, engines, sub)?);
+            m.extend(tpcc::run(spec, dir, host, sub)?);
             Ok(m)
         }
         Paper::SsdIq => ssdiq::run(spec, dir, sub),
         Paper::SepFrozen => frozen::run(spec, dir, sub),
-        Paper::Checkpointing => ckpt::run(spec, dir, engines, sub),
+        Paper::Checkpointing => ckpt::run(spec, dir, host, sub),
         Paper::Plan => plan::run(spec, dir, sub),
     }
 }

@@ -2,7 +2,8 @@
 //! on a conventional and on an FDP SSD against out of place with every optimization on FDP,
 //! steady TPC-C at 90% fill, paced, until the device received its capacity.
 
-use super::{EngineRuns, Measured, Scale, Spec};
+use super::{Measured, Scale, Spec};
+use crate::ckpt::Host;
 use crate::Error;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -21,6 +22,18 @@ pub struct TpccOutcome {
 }
 
 impl TpccOutcome {
+    /// What the comparison reads from a run's report.
+    #[must_use]
+    pub fn of(r: &crate::ckpt::TpccReport) -> TpccOutcome {
+        #[expect(clippy::cast_precision_loss, reason = "transactions far below 2^52")]
+        let transactions = r.run.transactions as f64;
+        TpccOutcome {
+            transactions,
+            device_busy_secs: r.device_busy_secs.unwrap_or(f64::NAN),
+            flash_bytes_per_txn: r.flash_bytes_per_txn.unwrap_or(f64::NAN),
+            txn_per_s: r.run.txn_per_s,
+        }
+    }
     /// Transactions per second of device busy time: the throughput the device allows.
     #[must_use]
     pub fn device_bound_tps(&self) -> f64 {
@@ -62,7 +75,7 @@ fn common(scale: Scale, seed: u64) -> Vec<String> {
 pub(super) fn run(
     spec: &Spec,
     dir: &Path,
-    engines: &dyn EngineRuns,
+    host: &dyn Host,
     sub: &(dyn Fn(u64, u64, &str) + Sync),
 ) -> Result<Vec<Measured>, Error> {
     let base = common(spec.scale, spec.seed);
@@ -71,7 +84,8 @@ pub(super) fn run(
         sub(i as u64, RUNS.len() as u64, &format!("TPC-C {name}"));
         let mut f = base.clone();
         f.extend(extra.split_whitespace().map(String::from));
-        outs.push(engines.tpcc(&f, dir, name)?);
+        let r = crate::ckpt::tpcc_report(host, &f, &dir.join(format!("tpcc-{name}.json")))?;
+        outs.push(TpccOutcome::of(&r));
     }
     assert_eq!(outs.len(), RUNS.len(), "one outcome per configuration");
     for (o, (name, _)) in outs.iter().zip(RUNS) {

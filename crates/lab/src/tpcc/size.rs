@@ -9,14 +9,9 @@
 use crate::Error;
 use nowa_engine::Config;
 
-/// Bytes of pages one warehouse adds to the load, in place (uncompressed), rounded up:
-/// `db_bytes` after loading 1 and 4 warehouses was 97.5 and 361.4 MiB (`nowa tpcc
-/// --warehouses W --transactions 1 --device mem --pool 2GiB --out f.json`; append-biased
-/// leaves split at the insertion point, docs/design.md section 7), 88.0 MiB per warehouse and
-/// 9.5 MiB for the rest (ITEM, the catalog).
-pub const LOADED_WAREHOUSE_BYTES: u64 = 88 << 20;
-/// Bytes of pages the load adds once (ITEM, the catalog), rounded up.
-const LOADED_SHARED_BYTES: u64 = 10 << 20;
+// The loaded size is `nowa_tpcc::load::loaded_bytes` (also the base of `nowa ckpt`'s buffer
+// fractions).
+pub use nowa_tpcc::load::loaded_bytes;
 /// Bytes of pages standard TPC-C adds per transaction, rounded up from the measured 420 at 2
 /// warehouses on both write paths (`db_bytes` over a run of 150 k transactions, `--device mem
 /// --pool 2GiB`), so the fill at the end of a run is at most the one asked for.
@@ -70,12 +65,6 @@ impl Want {
             .map_or(0, |n| n.saturating_mul(GROWTH_PER_TXN));
         self.loaded().saturating_add(growth)
     }
-}
-
-/// Estimated bytes of pages after loading `warehouses`.
-#[must_use]
-pub fn loaded_bytes(warehouses: u32) -> u64 {
-    u64::from(warehouses) * LOADED_WAREHOUSE_BYTES + LOADED_SHARED_BYTES
 }
 
 /// The WAL region a limit takes on the device (none when the WAL is separate).

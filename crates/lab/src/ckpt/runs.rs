@@ -1,0 +1,163 @@
+//! The child processes: one paced `nowa tpcc` run per point, and the crash runs (killed
+//! with SIGKILL `seconds` after their load, then recovered by [`Host::check`]). Both reuse
+//! their result from `work` when present.
+
+use super::{Host, Point, Recovery, Spec, TpccReport};
+use crate::Error;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn failed(what: &'static str, msg: String) -> Error {
+    Error::Failed {
+        what,
+        source: msg.into(),
+    }
+}
+
+/// One `nowa tpcc ARGS --out=FILE` child process: its typed report.
+///
+/// # Errors
+/// The child cannot start or fails (its stderr is the message), or its report is unreadable.
+pub fn tpcc_report(host: &dyn Host, args: &[String], file: &Path) -> Result<TpccReport, Error> {
+    let out = Command::new(host.exe()?)
+        .arg("tpcc")
+        .args(args)
+        .arg(format!("--out={}", file.display()))
+        .stdout(Stdio::null())
+        .output()
+        .map_err(|e| failed("running nowa tpcc", e.to_string()))?;
+    if !out.status.success() {
+        return Err(failed(
+            "nowa tpcc",
+            format!(
+                "{} failed: {}",
+                args.join(" "),
+                String::from_utf8_lossy(&out.stderr).trim()
+            ),
+        ));
+    }
+    TpccReport::read(file)
+}
+
+/// One paced run on the simulated SSD (reused from `work`).
+pub(super) fn paced(spec: &Spec, host: &dyn Host, p: &Point) -> Result<TpccReport, Error> {
+    let file = spec
+        .work
+        .join(format!("run-{}-{}s.json", p.name(), spec.seconds));
+    if let Ok(r) = TpccReport::read(&file) {
+        return Ok(r);
+    }
+    let mut args = spec.tpcc_args(p);
+    args.push(format!("--duration={}", spec.seconds));
+    args.push(format!("--sim-timing={}", spec.sim_timing));
+    args.push(format!("--media-bandwidth={}", spec.media_bandwidth));
+    args.push(format!("--read-bandwidth={}", spec.read_bandwidth));
+    tpcc_report(host, &args, &file)
+}
+
+/// Polls for the child's `--ready-file` (written once its load is done); fails if the child
+/// exits first.
+fn wait_loaded(child: &mut std::process::Child, ready: &Path) -> Result<(), Error> {
+    let t = Instant::now();
+    while !ready.exists() {
+        let st = child
+            .try_wait()
+            .map_err(|e| failed("the crash run", e.to_string()))?;
+        if let Some(st) = st {
+            return Err(failed(
+                "the crash run",
+                format!("exited during its load ({st})"),
+            ));
+        }
+        if t.elapsed() > Duration::from_secs(3600) {
+            return Err(failed("the crash run", "its load took over 1 h".into()));
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    Ok(())
+}
+
+/// Table II's row of a recovery.
+fn recovery_of(c: &super::Checked, name: &str) -> Result<Recovery, Error> {
+    let r = c
+        .recovery
+        .as_ref()
+        .ok_or_else(|| failed("recovery", format!("{name}: opened without recovery")))?;
+    if r.clean_shutdown {
+        return Err(failed("recovery", format!("{name}: shut down cleanly")));
+    }
+    if !c.consistent {
+        return Err(failed(
+            "recovery",
+            format!("{name}: inconsistent after recovery"),
+        ));
+    }
+    Ok(Recovery {
+        open_secs: c.open_secs,
+        analysis_us: r.analysis_micros,
+        redo_us: r.redo_micros,
+        records: r.records_replayed,
+        redo_bytes: r.end_lsn.saturating_sub(r.redo_lsn),
+    })
+}
+
+/// Runs the crash point on a file until `seconds` after its load, kills it (SIGKILL).
+fn crash_child(spec: &Spec, host: &dyn Host, p: &Point, img: &Path) -> Result<(), Error> {
+    let img_s = img.display().to_string();
+    let ready = spec.work.join(format!("crash-{}.ready", p.name()));
+    let _ = std::fs::remove_file(&ready);
+    let mut child = Command::new(host.exe()?)
+        .arg("tpcc")
+        .args(spec.tpcc_args(p))
+        .args([
+            format!("--device={img_s}"),
+            format!("--force={img_s}"),
+            format!("--duration={}", spec.seconds * 10.0 + 60.0),
+            format!("--ready-file={}", ready.display()),
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| failed("running nowa tpcc", e.to_string()))?;
+    let loaded = wait_loaded(&mut child, &ready);
+    if loaded.is_ok() {
+        std::thread::sleep(Duration::from_secs_f64(spec.seconds));
+    }
+    // kill -9 whatever happened (a failed load leaves no child behind either).
+    let _ = child.kill();
+    let _ = child.wait();
+    let _ = std::fs::remove_file(&ready);
+    loaded
+}
+
+/// A run on a file killed `seconds` into its run phase, then recovered and checked
+/// (reused from `work`).
+pub(super) fn crash(spec: &Spec, host: &dyn Host, p: &Point) -> Result<Recovery, Error> {
+    let file = spec
+        .work
+        .join(format!("crash-{}-{}s.json", p.name(), spec.seconds));
+    if let Some(r) = std::fs::read_to_string(&file)
+        .ok()
+        .and_then(|t| serde_json::from_str::<Recovery>(&t).ok())
+    {
+        return Ok(r);
+    }
+    let img = spec.work.join(format!("crash-{}.img", p.name()));
+    crash_child(spec, host, p, &img)?;
+    let mut check = spec.tpcc_args(p);
+    check.retain(|s| !s.starts_with("--seed"));
+    check.extend([format!("--device={}", img.display()), "--check-only".into()]);
+    let checked = host.check(&check);
+    let _ = std::fs::remove_file(&img);
+    let r = recovery_of(&checked?, &p.name())?;
+    #[expect(clippy::cast_precision_loss, reason = "microseconds far below 2^52")]
+    let phases = (r.analysis_us + r.redo_us) as f64;
+    assert!(
+        r.open_secs * 1e6 >= phases * 0.99,
+        "recovery phases within the open time"
+    );
+    let json = serde_json::to_string(&r).map_err(|e| Error::io(&file, e))?;
+    std::fs::write(&file, json).map_err(|e| Error::io(&file, e))?;
+    Ok(r)
+}
