@@ -1063,12 +1063,24 @@ mod tests {
             texts.contains(&"16 GiB, aged 90%, seed 42"),
             "subtitle drawn"
         );
-        // Too wide for its group: every name broken at the '-' nearest its middle.
+        // Too wide for its group: every name wrapped after a '-' (each name's first line is a
+        // prefix ending at a break, and the last line ends with its number).
         assert!(
             !texts.contains(&"rocksdb-ycsb-capture0"),
             "long name not wrapped"
         );
-        assert_eq!(texts.iter().filter(|&&t| t == "rocksdb-ycsb-").count(), 10);
+        let first_lines = texts
+            .iter()
+            .filter(|t| t.starts_with("rocksdb-") && t.ends_with('-'))
+            .count();
+        assert_eq!(first_lines, 10, "one wrapped first line per name");
+        for i in 0..10 {
+            let tail = format!("capture{i}");
+            assert!(
+                texts.iter().any(|t| t.ends_with(&tail) && t.len() < 20),
+                "the end of name {i} on its own line"
+            );
+        }
         // Log axis: a decade tick label.
         assert!(texts.contains(&"10") && texts.contains(&"20"), "log ticks");
         // Short names stay on one line.

@@ -122,6 +122,9 @@ pub fn run(a: &CompareArgs) -> Result<()> {
         }
     };
     let rep = compare::run(&s, &progress).map_err(lab_error)?;
+    // `nowa run` re-runs a result from its identity: it must name this job and its seed.
+    assert_eq!(rep.nowa.command, "compare", "the result names its job");
+    assert_eq!(rep.nowa.seed, s.seed, "the result names its seed");
     if let Some(p) = &a.csv {
         compare::write_csv(&rep, p).map_err(lab_error)?;
     }

@@ -69,45 +69,57 @@ pub fn run(a: RunArgs) -> Result<()> {
         "the result names the job's command"
     );
     if let Some(path) = &a.csv {
-        match &out {
-            JobOutcome::Sim(sim) => sim.write_intervals_csv(path).map_err(lab_error)?,
-            JobOutcome::Ycsb(y) => {
-                let file = nowa_lab::csv_file(path, &y.nowa).map_err(lab_error)?;
-                nowa_bench::ycsb::write_ticks_csv(&y.result.result.ticks, file)
-                    .with_context(|| format!("writing {}", path.display()))?;
-            }
-            JobOutcome::Compare(c) => nowa_lab::compare::write_csv(c, path).map_err(lab_error)?,
-            JobOutcome::Table1(t) => {
-                nowa_bench::table1::write_csv(&t.result, path)
-                    .with_context(|| format!("writing {}", path.display()))?;
-            }
-            JobOutcome::Tpcc(t) => {
-                let file = nowa_lab::csv_file(path, &t.nowa).map_err(lab_error)?;
-                nowa_tpcc::write_samples_csv(&t.result.run.samples, file)
-                    .with_context(|| format!("writing {}", path.display()))?;
-            }
-            _ => unreachable!("--csv is refused for a figure job before it runs"),
-        }
+        write_csv(&out, path)?;
     }
     if a.json {
         println!("{}", serde_json::to_string_pretty(&out)?);
     } else {
-        match &out {
-            JobOutcome::Sim(sim) => print!("{}", sim.summary()),
-            JobOutcome::Ycsb(y) => print!("{}", nowa_bench::ycsb::summary(&y.result.result)),
-            JobOutcome::Compare(c) => print!("{}", nowa_lab::compare::table(&c.result)),
-            JobOutcome::Tpcc(t) => print!("{}", nowa_lab::tpcc::summary(&t.result)),
-            JobOutcome::Table1(t) => print!("{}", nowa_bench::table1::format(&t.result)),
-            JobOutcome::SimSweep(s) => {
-                for f in &s.result.figures {
-                    println!("{}", nowa_lab::sim::sweep::table(f));
-                }
-            }
-            JobOutcome::FrozenFigures(f) => print!("{}", f.result.summary),
-        }
+        print_summary(&out);
     }
     if Cancel.requested() {
         return Err(interrupted("the results above cover the part that ran"));
     }
     Ok(())
+}
+
+/// A result's CSV at `path` (the figure jobs write theirs under their spec's out directory and
+/// are refused `--csv` before they run).
+fn write_csv(out: &JobOutcome, path: &std::path::Path) -> Result<()> {
+    match out {
+        JobOutcome::Sim(sim) => sim.write_intervals_csv(path).map_err(lab_error)?,
+        JobOutcome::Ycsb(y) => {
+            let file = nowa_lab::csv_file(path, &y.nowa).map_err(lab_error)?;
+            nowa_bench::ycsb::write_ticks_csv(&y.result.result.ticks, file)
+                .with_context(|| format!("writing {}", path.display()))?;
+        }
+        JobOutcome::Compare(c) => nowa_lab::compare::write_csv(c, path).map_err(lab_error)?,
+        JobOutcome::Table1(t) => {
+            nowa_bench::table1::write_csv(&t.result, path)
+                .with_context(|| format!("writing {}", path.display()))?;
+        }
+        JobOutcome::Tpcc(t) => {
+            let file = nowa_lab::csv_file(path, &t.nowa).map_err(lab_error)?;
+            nowa_tpcc::write_samples_csv(&t.result.run.samples, file)
+                .with_context(|| format!("writing {}", path.display()))?;
+        }
+        _ => unreachable!("--csv is refused for a figure job before it runs"),
+    }
+    Ok(())
+}
+
+/// A result's summary on stdout.
+fn print_summary(out: &JobOutcome) {
+    match out {
+        JobOutcome::Sim(sim) => print!("{}", sim.summary()),
+        JobOutcome::Ycsb(y) => print!("{}", nowa_bench::ycsb::summary(&y.result.result)),
+        JobOutcome::Compare(c) => print!("{}", nowa_lab::compare::table(&c.result)),
+        JobOutcome::Tpcc(t) => print!("{}", nowa_lab::tpcc::summary(&t.result)),
+        JobOutcome::Table1(t) => print!("{}", nowa_bench::table1::format(&t.result)),
+        JobOutcome::SimSweep(s) => {
+            for f in &s.result.figures {
+                println!("{}", nowa_lab::sim::sweep::table(f));
+            }
+        }
+        JobOutcome::FrozenFigures(f) => print!("{}", f.result.summary),
+    }
 }

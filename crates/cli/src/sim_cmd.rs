@@ -302,6 +302,13 @@ fn run_sweep(s: SweepArgs) -> Result<()> {
     };
     let out = nowa_lab::sim::sweep::run(&spec, Some(&progress), &Cancel).map_err(lab_error)?;
     pb.finish_and_clear();
+    // `nowa run` re-runs a result from its identity: it must name this job.
+    assert_eq!(out.nowa.command, "sim-sweep", "the result names its job");
+    assert_eq!(
+        out.result.figures.len(),
+        spec.figures.len(),
+        "one figure per figure asked for"
+    );
     for f in &out.result.figures {
         print!("{}", nowa_lab::sim::sweep::table(f));
         let names: Vec<String> = f.files.iter().map(|p| p.display().to_string()).collect();

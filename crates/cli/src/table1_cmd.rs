@@ -67,6 +67,8 @@ pub fn run(a: Table1Args) -> Result<()> {
     };
     let out = nowa_lab::table1::run_with(&spec, &mut on_row, &nowa_lab::Cancel)
         .map_err(crate::lab_error)?;
+    // `nowa run` re-runs a result from its identity: it must name this job.
+    assert_eq!(out.nowa.command, "table1", "the result names its job");
     let t = &out.result;
     if a.json {
         println!("{}", serde_json::to_string_pretty(&out)?);

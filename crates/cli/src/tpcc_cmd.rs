@@ -345,6 +345,9 @@ fn run_engine(
         on_closed: Some(&closed),
     };
     let mut out = lab::run_with(&r.spec, hooks, &nowa_lab::Cancel).map_err(lab_error)?;
+    // `nowa run` re-runs a result from its identity: it must name this job and its seed.
+    assert_eq!(out.nowa.command, "tpcc", "the result names its job");
+    assert_eq!(out.nowa.seed, r.spec.seed, "the result names its seed");
     let frozen = crate::frozen_cmd::engine::report(r.frozen.as_ref());
     out.result.frozen = frozen.as_ref().map(serde_json::to_value).transpose()?;
     output(a, &out, frozen.as_ref())?;

@@ -498,6 +498,8 @@ fn output(
     placed: Option<&FrozenReport>,
     sim: Option<&SimDevice>,
 ) -> Result<()> {
+    // `nowa run` re-runs a result from its identity: it must name this job.
+    assert_eq!(id.command, "ycsb", "the result names its job");
     if let Some(p) = &a.csv {
         let file = nowa_lab::csv_file(p, id).map_err(crate::lab_error)?;
         ycsb::write_ticks_csv(&r.ticks, file)

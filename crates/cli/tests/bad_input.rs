@@ -653,7 +653,8 @@ const CASES: &[(&str, &str)] = &[
     ("capture -- ", "<CMD>"),
     // frozen figures --engine (every line fails before any run)
     ("frozen figures --workloads ycsb-50w", "--engine"),
-    ("frozen figures --force", "--engine"),
+    // --force is every figure command's (refuse to overwrite); --out is checked first.
+    ("frozen figures --force --out /nonexistent/figs", "--out"),
     ("frozen figures --engine --workloads tpcc", "--workloads"),
     (
         "frozen figures --engine --workloads ycsb-50w,bogus",
