@@ -147,3 +147,35 @@ pub fn clap_line(e: &clap::Error) -> String {
     assert!(!out.contains('\n'), "one line");
     out
 }
+
+/// A spec's integer fields against their flags' ranges, `(field, value, lo, hi)` inclusive:
+/// the first one outside is a usage error naming the field (as a job file's bad value is).
+pub(crate) fn check_ranges(ranges: &[(&str, u64, u64, u64)]) -> Result<(), Error> {
+    match ranges.iter().find(|(_, v, lo, hi)| !(lo..=hi).contains(&v)) {
+        Some((field, v, lo, hi)) => {
+            Err(Error::Usage(format!("{field}: {v} is not in [{lo}, {hi}]")))
+        }
+        None => Ok(()),
+    }
+}
+
+/// A size in bytes that must be whole 4 KiB blocks (a device capacity).
+pub(crate) fn check_blocks(field: &str, bytes: u64) -> Result<(), Error> {
+    if bytes % 4096 == 0 {
+        return Ok(());
+    }
+    Err(Error::Usage(format!(
+        "{field}: {bytes} is not a multiple of 4 KiB"
+    )))
+}
+
+/// The reasons that hold, joined (`None` when none does): why a run may write other bytes
+/// than the one it repeats.
+pub(crate) fn named_reasons(reasons: &[(bool, &str)]) -> Option<String> {
+    let why: Vec<&str> = reasons
+        .iter()
+        .filter(|(on, _)| *on)
+        .map(|(_, w)| *w)
+        .collect();
+    (!why.is_empty()).then(|| why.join(", "))
+}

@@ -254,17 +254,8 @@ impl Spec {
             ("memory", self.memory, 1 << 20, 1 << 40),
             ("capacity", self.capacity, 64 << 20, 1 << 40),
         ];
-        for (field, v, lo, hi) in ranges {
-            if !(lo..=hi).contains(&v) {
-                return bad(field, format!("{v} is not in [{lo}, {hi}]"));
-            }
-        }
-        if self.capacity % 4096 != 0 {
-            return bad(
-                "capacity",
-                format!("{} is not a multiple of 4 KiB", self.capacity),
-            );
-        }
+        crate::check_ranges(&ranges)?;
+        crate::check_blocks("capacity", self.capacity)?;
         if !(self.op > 0.0 && self.op <= 10.0) {
             return bad("op", format!("{} is not in (0, 10]", self.op));
         }

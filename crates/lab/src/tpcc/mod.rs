@@ -191,17 +191,8 @@ impl Spec {
             ("threads", self.threads as u64, 1, crate::flags::MAX_THREADS),
             ("capacity", self.capacity, 1 << 20, 1 << 50),
         ];
-        for (field, v, lo, hi) in ranges {
-            if !(lo..=hi).contains(&v) {
-                return bad(field, format!("{v} is not in [{lo}, {hi}]"));
-            }
-        }
-        if self.capacity % 4096 != 0 {
-            return bad(
-                "capacity",
-                format!("{} is not a multiple of 4 KiB", self.capacity),
-            );
-        }
+        crate::check_ranges(&ranges)?;
+        crate::check_blocks("capacity", self.capacity)?;
         if !(self.op.is_finite() && self.op > 0.0 && self.op < 1.0) {
             return bad("op", format!("{} is not in (0, 1)", self.op));
         }
@@ -245,12 +236,7 @@ impl Spec {
                 "a real device",
             ),
         ];
-        let why: Vec<&str> = reasons
-            .iter()
-            .filter(|(on, _)| *on)
-            .map(|(_, w)| *w)
-            .collect();
-        (!why.is_empty()).then(|| why.join(", "))
+        crate::named_reasons(&reasons)
     }
 }
 

@@ -372,17 +372,8 @@ impl Spec {
                 1 << 50,
             ),
         ];
-        for (field, v, lo, hi) in ranges {
-            if !(lo..=hi).contains(&v) {
-                return bad(field, format!("{v} is not in [{lo}, {hi}]"));
-            }
-        }
-        if self.capacity % 4096 != 0 {
-            return bad(
-                "capacity",
-                format!("{} is not a multiple of 4 KiB", self.capacity),
-            );
-        }
+        crate::check_ranges(&ranges)?;
+        crate::check_blocks("capacity", self.capacity)?;
         if !["async", "sync"].contains(&self.durability.as_str()) {
             let d = &self.durability;
             return bad(
@@ -433,12 +424,7 @@ impl Spec {
                 "a real device",
             ),
         ];
-        let why: Vec<&str> = reasons
-            .iter()
-            .filter(|(on, _)| *on)
-            .map(|(_, w)| *w)
-            .collect();
-        (!why.is_empty()).then(|| why.join(", "))
+        crate::named_reasons(&reasons)
     }
 }
 
