@@ -17,9 +17,6 @@ const _: () = assert!(
     AHEAD as usize == prefetch::AHEAD,
     "AHEAD fits a page number"
 );
-/// How far ahead the placed GC loop checks a page's validity and prefetches its placement
-/// state: half way, when the mapping line asked for at [`AHEAD`] has arrived.
-const HALF: u32 = AHEAD / 2;
 
 impl Ftl {
     /// Reclaim up to `victims_per_round` units. Returns the victims collected (0: nothing
@@ -152,6 +149,14 @@ impl Ftl {
     }
 
     /// Copy the valid pages of `victim` to the classes the placement picks, then erase it.
+    ///
+    /// Two passes: the first scans the victim as the native loop does (its mapping lines
+    /// asked for [`AHEAD`] pages on, so their misses overlap) and lists the valid pages; the
+    /// second classifies and appends them in that order, asking for the placement's state
+    /// [`AHEAD`] pages on (when the scheme reads it for this victim), their mapping lines
+    /// already in cache. One pass did both, with the placement's calls between two lookups.
+    /// The pages, their order and the calls to the placement are as in one pass: moving a
+    /// page never changes another page's validity.
     fn collect_placed(&mut self, victim: u32) -> Result<(), FlashError> {
         let valid = self.space.valid(victim);
         assert_eq!(
@@ -159,47 +164,69 @@ impl Ftl {
             UnitState::InGc,
             "collecting unit {victim} that the placement did not hand over"
         );
-        let base = victim * self.unit_pages;
+        let mut moving = std::mem::take(&mut self.moving);
+        self.valid_pages_of(victim, valid, &mut moving);
         let p = self
             .placer
             .as_mut()
             .expect("collect_placed needs a placement");
         let pages: Option<Vec<u64>> = p.wants_victim_pages().then(|| {
-            (base..base + self.unit_pages)
-                .filter(|&ppn| self.l2p[self.p2l.lba(ppn) as usize] == ppn + 1)
-                .map(|ppn| u64::from(self.p2l.lba(ppn)))
+            moving
+                .iter()
+                .map(|&ppn| u64::from(self.p2l.lba(ppn)))
                 .collect()
         });
-        if let Some(pages) = &pages {
-            assert_eq!(pages.len(), valid as usize, "victim {victim}'s valid pages");
-        }
         p.collect(&self.space, victim, pages.as_deref());
-        let state = p.gc_reads_state();
-        let mut moved = 0u32;
+        let r = self.move_placed(&moving);
+        self.moving = moving;
+        r?;
+        self.finish_victim(victim, valid);
+        Ok(())
+    }
+
+    /// The valid pages of `victim` (`valid` of them) into `out`, in page order.
+    fn valid_pages_of(&self, victim: u32, valid: u32, out: &mut Vec<u32>) {
+        out.clear();
+        let base = victim * self.unit_pages;
         let end = base + self.unit_pages;
         for i in base..(base + AHEAD).min(end) {
             prefetch::line(&self.l2p, self.p2l.lba(i) as usize);
         }
-        for i in base..(base + HALF).min(end) {
-            self.prefetch_state_if_valid(i, state);
-        }
         for ppn in base..end {
-            if moved == valid {
+            if out.len() == valid as usize {
                 break;
             }
-            // As in the native loop: the mapping line AHEAD pages on is fetched meanwhile;
-            // HALF pages on, that line has arrived, so the placement's state is fetched only
-            // for pages that are still valid (and only if the scheme reads it for this victim).
             if ppn + AHEAD < end {
                 prefetch::line(&self.l2p, self.p2l.lba(ppn + AHEAD) as usize);
             }
-            if ppn + HALF < end {
-                self.prefetch_state_if_valid(ppn + HALF, state);
+            if self.l2p[self.p2l.lba(ppn) as usize] == ppn + 1 {
+                out.push(ppn);
+            }
+        }
+        assert_eq!(
+            out.len(),
+            valid as usize,
+            "unit {victim} holds {valid} valid pages"
+        );
+    }
+
+    /// Classify and append the pages at `moving` (valid, in the victim's order).
+    fn move_placed(&mut self, moving: &[u32]) -> Result<(), FlashError> {
+        let p = self.placer.as_ref().expect("placed GC has a placement");
+        let state = p.gc_reads_state();
+        if state {
+            for &ppn in moving.iter().take(prefetch::AHEAD) {
+                p.prefetch(u64::from(self.p2l.lba(ppn)));
+            }
+        }
+        for (i, &ppn) in moving.iter().enumerate() {
+            if state {
+                if let Some(&next) = moving.get(i + prefetch::AHEAD) {
+                    let p = self.placer.as_ref().expect("checked above");
+                    p.prefetch(u64::from(self.p2l.lba(next)));
+                }
             }
             let lba = self.p2l.lba(ppn);
-            if self.l2p[lba as usize] != ppn + 1 {
-                continue;
-            }
             let p = self.placer.as_mut().expect("checked above");
             let class = p.gc_write(&mut self.space, u64::from(lba));
             assert!(
@@ -207,29 +234,8 @@ impl Ftl {
                 "GC class {class} out of range"
             );
             self.gc_append(lba, ppn, usize::from(class))?;
-            moved += 1;
         }
-        assert_eq!(
-            moved, valid,
-            "GC moved {moved} pages but unit {victim} held {valid}"
-        );
-        self.finish_victim(victim, moved);
         Ok(())
-    }
-
-    /// Prefetch the placement's state for the page in physical page `ppn` if it is valid and
-    /// `state` says the scheme reads it (a hint: it changes nothing the model sees).
-    #[inline]
-    fn prefetch_state_if_valid(&self, ppn: u32, state: bool) {
-        if !state {
-            return;
-        }
-        let lba = self.p2l.lba(ppn);
-        if self.l2p[lba as usize] == ppn + 1 {
-            if let Some(p) = self.placer.as_ref() {
-                p.prefetch(u64::from(lba));
-            }
-        }
     }
 
     /// Relocate `lba` from physical page `old` to frontier `f`.

@@ -26,7 +26,6 @@ mod check;
 mod compact;
 mod config;
 mod gc;
-mod hugepage;
 pub mod parallel;
 mod prefetch;
 mod reverse;
@@ -215,6 +214,8 @@ pub struct Ftl {
     /// GC moves counted when FAR counts were last reset.
     far_base: u64,
     victims: Vec<u32>,
+    /// The valid pages of the victim the placed GC is moving (kept to reuse its buffer).
+    moving: Vec<u32>,
 }
 
 impl Ftl {
@@ -237,7 +238,7 @@ impl Ftl {
         // vec![0; n] comes from calloc: untouched pages cost nothing until written. The tables
         // are hit at random, so ask for huge pages before the first touch (fewer TLB misses).
         let mut l2p = vec![0u32; to_usize(layout.logical_pages)];
-        hugepage::advise(&mut l2p);
+        nowa_logspace::hugepage::advise(&mut l2p);
         let p2l = reverse::Reverse::new(
             layout.physical_pages,
             layout.logical_pages,
@@ -279,6 +280,7 @@ impl Ftl {
             compact: cfg.policy.compacts_victims().then(Compact::default),
             far_base: 0,
             victims: Vec::new(),
+            moving: Vec::new(),
             layout,
             cfg,
         })

@@ -56,7 +56,7 @@ impl Reverse {
         let count_bits = (32 - shift).min(max_bits);
         let units = physical / u64::from(unit_pages);
         let mut map = vec![0u32; crate::to_usize(physical)];
-        crate::hugepage::advise(&mut map);
+        nowa_logspace::hugepage::advise(&mut map);
         Reverse {
             map,
             mask: u32::MAX.checked_shr(32 - shift).unwrap_or(0),

@@ -23,6 +23,7 @@
 //! was (the FTL's frontier index, the engine's zone group).
 
 pub mod hotness;
+pub mod hugepage;
 mod placement;
 mod policy;
 pub mod prefetch;

@@ -460,7 +460,7 @@ impl Placement for MiDas {
         self.count = vec![0; classes];
         self.observed = vec![(0.0, 0); classes];
         self.qclass = vec![NOT_QUEUED; geo.units as usize];
-        self.hf = vec![0; idx(geo.logical_pages)];
+        self.hf = crate::hugepage::filled(idx(geo.logical_pages), 0);
         self.hot_age = as_f64(geo.logical_pages);
         self.stamp = vec![NO_STAMP; idx(geo.logical_pages / SAMPLE + 1)];
         let entries = self.window() / self.unit_interval() + 2;

@@ -325,7 +325,7 @@ impl Placement for DacPaper {
         self.n
     }
     fn init(&mut self, geo: &Geometry) {
-        self.temp = vec![UNSEEN; idx(geo.logical_pages)];
+        self.temp = crate::hugepage::filled(idx(geo.logical_pages), UNSEEN);
     }
     fn on_user_write(&mut self, page: u64, _ctx: &Ctx) {
         let top = u8::try_from(self.n - 1).expect("n <= 16");
