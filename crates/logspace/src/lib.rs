@@ -392,12 +392,20 @@ impl Space {
         }
     }
 
+    /// Called per placed write (user and GC): the lookup inlined, the first write of a class
+    /// (which grows the table) out of line.
+    #[inline]
     fn class_stats(&mut self, class: u16) -> &mut ClassStats {
         let c = usize::from(class);
         if self.classes.len() <= c {
-            self.classes.resize(c + 1, ClassStats::default());
+            self.grow_classes(c + 1);
         }
         &mut self.classes[c]
+    }
+
+    #[cold]
+    fn grow_classes(&mut self, n: usize) {
+        self.classes.resize(n, ClassStats::default());
     }
 
     /// Count `n` pages (or bytes) written to `class`, by the user or by GC.
