@@ -52,7 +52,13 @@ fn bounded_seed_range_passes() {
         ("liveness: full WAL back", c.live_wal),
         ("liveness: GC freed zones", c.live_gc),
         ("liveness: cleaner idle", c.live_cleaner),
-        ("background steps inside a write", c.inside_steps),
+        ("background steps inside an operation", c.inside_steps),
+        ("steps inside a write-back batch", c.inside_write_back),
+        ("steps inside a DB GC round", c.inside_gc_round),
+        ("steps inside a WAL flush", c.inside_group_commit),
+        ("delta writes", c.delta_writes),
+        ("delta chain consolidations", c.delta_consolidations),
+        ("deltas moved by DB GC", c.delta_gc_moves),
     ];
     for (what, n) in counters {
         assert!(n > 0, "{what}: 0 in the CI seeds");
