@@ -55,6 +55,30 @@ enum Want {
     Counted,
 }
 
+/// What a damaged file is (which commands read it).
+#[derive(Clone, Copy, PartialEq)]
+enum Kind {
+    Trace,
+    /// A SepFrozen write log.
+    Log,
+    /// A job file of `nowa run` (TOML, or JSON: a job or a result naming its run).
+    JobToml,
+    JobJson,
+    /// A result of `nowa ssdiq --json` (`nowa ssdiq report` reads it).
+    Ssdiq,
+}
+
+impl Kind {
+    /// The file name's extension (`nowa run` tells TOML from JSON by it).
+    fn ext(self) -> &'static str {
+        match self {
+            Kind::Trace | Kind::Log => "",
+            Kind::JobToml => ".toml",
+            Kind::JobJson | Kind::Ssdiq => ".json",
+        }
+    }
+}
+
 /// One damaged file: its path, the reader it targets, its damage, what it must produce, and
 /// the `--format` to pass (None: detected).
 struct Case {
@@ -63,7 +87,7 @@ struct Case {
     damage: &'static str,
     want: Want,
     format: Option<&'static str>,
-    log: bool,
+    kind: Kind,
 }
 
 fn fixture(name: &str) -> Vec<u8> {
@@ -196,10 +220,10 @@ fn add(
     damage: &'static str,
     want: Want,
     format: Option<&'static str>,
-    log: bool,
+    kind: Kind,
     bytes: &[u8],
 ) {
-    let path = dir.join(format!("d{:04}", cases.len()));
+    let path = dir.join(format!("d{:04}{}", cases.len(), kind.ext()));
     std::fs::write(&path, bytes).expect("temp dir");
     cases.push(Case {
         path,
@@ -207,7 +231,7 @@ fn add(
         damage,
         want,
         format,
-        log,
+        kind,
     });
 }
 
@@ -228,7 +252,7 @@ fn text_cases(rng: &mut Rng, dir: &Path, cases: &mut Vec<Case>) {
                     damage,
                     want,
                     Some(format),
-                    false,
+                    Kind::Trace,
                     &packed,
                 );
             }
@@ -241,7 +265,7 @@ fn text_cases(rng: &mut Rng, dir: &Path, cases: &mut Vec<Case>) {
                         damage,
                         Want::Refused,
                         Some(format),
-                        false,
+                        Kind::Trace,
                         &bytes,
                     );
                 }
@@ -258,7 +282,7 @@ fn text_cases(rng: &mut Rng, dir: &Path, cases: &mut Vec<Case>) {
                 "another format",
                 Want::Refused,
                 Some(format),
-                false,
+                Kind::Trace,
                 &bytes,
             );
         }
@@ -309,7 +333,7 @@ fn binary_cases(rng: &mut Rng, dir: &Path, cases: &mut Vec<Case>) {
                 damage,
                 Want::Refused,
                 Some("binary"),
-                false,
+                Kind::Trace,
                 &packed,
             );
         }
@@ -347,7 +371,227 @@ fn log_cases(rng: &mut Rng, dir: &Path, cases: &mut Vec<Case>) {
             damage,
             Want::Refused,
             None,
-            true,
+            Kind::Log,
+            &bytes,
+        );
+    }
+}
+
+/// The base job of the job-file damages: a small sim (a damage that left a valid job would
+/// run it in a moment, and show as "accepted").
+const JOB_TOML: &str = "command = \"sim\"\n\n[spec]\ncapacity = \"512MiB\"\nworkload = \"zipf:0.9\"\nop = \"7%\"\npolicy = \"greedy\"\nwarmup = 0.1\nvolume = 0.2\nseed = 7\n";
+/// The same job in JSON.
+const JOB_JSON: &str = r#"{"command": "sim", "spec": {"capacity": "512MiB", "workload": "zipf:0.9", "op": "7%", "policy": "greedy", "warmup": 0.1, "volume": 0.2, "seed": 7}}"#;
+
+/// A byte of `text` that is JSON structure (a brace, bracket, colon, comma or quote), at
+/// random: flipping any bit of it leaves no valid JSON (a cut or a flip inside a value might).
+fn structural(rng: &mut Rng, text: &[u8]) -> usize {
+    let at: Vec<usize> = (0..text.len())
+        .filter(|&i| b"{}[]:,\"".contains(&text[i]))
+        .collect();
+    at[rng.below(at.len())]
+}
+
+/// Damages of a JSON document that leave no valid JSON: a proper prefix, a structural byte
+/// flipped, garbage appended, binary garbage, nothing.
+fn json_damages(rng: &mut Rng, good: &[u8], n: usize) -> Vec<(&'static str, Vec<u8>)> {
+    let mut v: Vec<(&'static str, Vec<u8>)> =
+        vec![("empty", Vec::new()), ("binary garbage", rng.bytes(512))];
+    for _ in 0..n {
+        v.push(("cut", good[..rng.below(good.len() - 1)].to_vec()));
+        let mut f = good.to_vec();
+        let at = structural(rng, &f);
+        f[at] ^= 1 << rng.below(8);
+        v.push(("flipped structural byte", f));
+        let mut t = good.to_vec();
+        t.push(b'x');
+        let k = rng.below(16);
+        t.extend_from_slice(&rng.bytes(k));
+        v.push(("garbage appended", t));
+    }
+    v
+}
+
+/// Job files of `nowa run`, damaged: every damage leaves an invalid job by construction
+/// (a syntax error, a missing or unknown field, a value of the wrong type or out of range).
+fn job_cases(rng: &mut Rng, dir: &Path, cases: &mut Vec<Case>) {
+    // The undamaged jobs run: a refusal below is the damage's.
+    for (name, text) in [("base.toml", JOB_TOML), ("base.json", JOB_JSON)] {
+        let base = dir.join(name);
+        std::fs::write(&base, text).expect("temp dir");
+        let o = Command::new(env!("CARGO_BIN_EXE_nowa"))
+            .args(["run", "-q"])
+            .arg(&base)
+            .output()
+            .expect("run nowa");
+        assert!(
+            o.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+    let spec = JOB_TOML.split("[spec]\n").nth(1).expect("a spec table");
+    for _ in 0..4 {
+        let n = rng.below(1000);
+        // One value of the spec replaced by one out of its range.
+        let (key, value) = match rng.below(5) {
+            0 => ("op", format!("\"{}%\"", 101 + n)),
+            1 => ("capacity", "\"0\"".to_owned()),
+            2 => ("workload", format!("\"zipf:-{n}\"")),
+            3 => ("policy", format!("\"bogus{n}\"")),
+            _ => ("seed", format!("-{}", 1 + n)),
+        };
+        let out_of_range: String = JOB_TOML
+            .lines()
+            .map(|l| match l.split(" = ").next() {
+                Some(k) if k == key => format!("{key} = {value}\n"),
+                _ => format!("{l}\n"),
+            })
+            .collect();
+        let toml: Vec<(&'static str, String)> = vec![
+            ("empty", String::new()),
+            ("no command", format!("[spec]\n{spec}")),
+            (
+                "unknown command",
+                JOB_TOML.replace("\"sim\"", &format!("\"bogus{n}\"")),
+            ),
+            ("unknown key", format!("{JOB_TOML}bogus_{n} = 1\n")),
+            (
+                "wrong type",
+                JOB_TOML.replace("seed = 7", &format!("seed = \"s{n}\"")),
+            ),
+            ("value out of range", out_of_range),
+            ("duplicate key", format!("{JOB_TOML}seed = {n}\n")),
+            (
+                "unclosed string",
+                JOB_TOML.replace("\"512MiB\"", "\"512MiB"),
+            ),
+            ("unclosed table", JOB_TOML.replace("[spec]", "[spec")),
+            (
+                "a trace instead",
+                String::from_utf8_lossy(&fixture("nowa.csv")).into_owned(),
+            ),
+        ];
+        for (damage, text) in toml {
+            add(
+                cases,
+                dir,
+                "job (toml)",
+                damage,
+                Want::Refused,
+                None,
+                Kind::JobToml,
+                text.as_bytes(),
+            );
+        }
+        let mut bytes = JOB_TOML.as_bytes().to_vec();
+        let at = JOB_TOML.find("zipf").expect("a workload");
+        bytes[at] = 0xff;
+        add(
+            cases,
+            dir,
+            "job (toml)",
+            "invalid UTF-8",
+            Want::Refused,
+            None,
+            Kind::JobToml,
+            &bytes,
+        );
+        for (damage, bytes) in json_damages(rng, JOB_JSON.as_bytes(), 2) {
+            add(
+                cases,
+                dir,
+                "job (json)",
+                damage,
+                Want::Refused,
+                None,
+                Kind::JobJson,
+                &bytes,
+            );
+        }
+        let result = format!("{{\"nowa\": {{\"command\": \"sim\", \"seed\": {n}}}, \"waf\": 1.5}}");
+        for (damage, text) in [
+            ("an array", format!("[{JOB_JSON}]")),
+            ("a result without its spec", result),
+            ("no command", JOB_JSON.replace("\"command\": \"sim\", ", "")),
+        ] {
+            add(
+                cases,
+                dir,
+                "job (json)",
+                damage,
+                Want::Refused,
+                None,
+                Kind::JobJson,
+                text.as_bytes(),
+            );
+        }
+    }
+}
+
+/// Results of `nowa ssdiq --json` (one small run on a simulated SSD), damaged for
+/// `nowa ssdiq report`.
+fn ssdiq_cases(rng: &mut Rng, dir: &Path, cases: &mut Vec<Case>) {
+    let out = dir.join("ssdiq-base");
+    let o = Command::new(env!("CARGO_BIN_EXE_nowa"))
+        .args([
+            "ssdiq",
+            "sim:64MiB",
+            "--json",
+            "--plot-format",
+            "svg",
+            "--warmup",
+            "0.5",
+            "--volume",
+            "1",
+            "--read-time",
+            "0.05",
+            "--lat-time",
+            "0.05",
+            "--sweep-time",
+            "0.05",
+            "-q",
+            "--out",
+        ])
+        .arg(&out)
+        .output()
+        .expect("run nowa");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = Command::new(env!("CARGO_BIN_EXE_nowa"))
+        .args(["ssdiq", "report"])
+        .arg(out.join("ssdiq.json"))
+        .output()
+        .expect("run nowa");
+    assert!(
+        o.status.success(),
+        "the undamaged result: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let good = std::fs::read(out.join("ssdiq.json")).expect("ssdiq.json");
+    let mut variants = json_damages(rng, &good, 12);
+    let text = String::from_utf8(good.clone()).expect("JSON is UTF-8");
+    variants.push(("an empty object", b"{}".to_vec()));
+    variants.push(("a job file instead", JOB_JSON.as_bytes().to_vec()));
+    // The first number of the document as a string: a field of the wrong type.
+    if let Some(at) = text.find(|c: char| c.is_ascii_digit()) {
+        let end = at
+            + text[at..]
+                .find(|c: char| !c.is_ascii_digit() && c != '.')
+                .unwrap_or(0);
+        variants.push((
+            "wrong type",
+            format!("{}\"{}\"{}", &text[..at], &text[at..end], &text[end..]).into_bytes(),
+        ));
+    }
+    for (damage, bytes) in variants {
+        add(
+            cases,
+            dir,
+            "ssdiq result",
+            damage,
+            Want::Refused,
+            None,
+            Kind::Ssdiq,
             &bytes,
         );
     }
@@ -358,14 +602,19 @@ fn commands(c: &Case, i: usize, out: &Path) -> Vec<(&'static str, Vec<String>)> 
     let f = c.path.display().to_string();
     let o = out.display().to_string();
     let s = |v: &[&str]| v.iter().map(|x| (*x).to_owned()).collect::<Vec<_>>();
-    if c.log {
-        return vec![
-            ("frozen stats", s(&["frozen", "stats", "--writes", &f])),
-            (
-                "frozen replay",
-                s(&["frozen", "replay", "--schemes", "nosep", "--writes", &f]),
-            ),
-        ];
+    match c.kind {
+        Kind::JobToml | Kind::JobJson => return vec![("run", s(&["run", "-q", &f]))],
+        Kind::Ssdiq => return vec![("ssdiq report", s(&["ssdiq", "report", &f]))],
+        Kind::Trace => {}
+        Kind::Log => {
+            return vec![
+                ("frozen stats", s(&["frozen", "stats", "--writes", &f])),
+                (
+                    "frozen replay",
+                    s(&["frozen", "replay", "--schemes", "nosep", "--writes", &f]),
+                ),
+            ]
+        }
     }
     let fmt = c.format.unwrap_or("csv");
     let mut v = vec![("trace stats", s(&["trace", "stats", "--format", fmt, &f]))];
@@ -511,6 +760,8 @@ fn damaged_files_are_refused_or_counted_by_every_reader_and_command() {
     }
     binary_cases(&mut rng, dir.path(), &mut cases);
     log_cases(&mut rng, dir.path(), &mut cases);
+    job_cases(&mut rng, dir.path(), &mut cases);
+    ssdiq_cases(&mut rng, dir.path(), &mut cases);
     let runs: Vec<(usize, &'static str, Vec<String>)> = cases
         .iter()
         .enumerate()

@@ -219,6 +219,8 @@ pub struct BufferPool {
     /// The flush clock (None: wall clock since `t0`).
     clock: RwLock<Option<flushing::FlushClock>>,
     t0: std::time::Instant,
+    /// The engine's yield site (`crate::yields`): write-backs yield there.
+    pub(crate) yields: crate::yields::YieldTo,
 }
 
 /// Shared access to a page.
@@ -318,6 +320,7 @@ impl BufferPool {
             flush: Mutex::new(flushing::FlushState::default()),
             clock: RwLock::new(None),
             t0: std::time::Instant::now(),
+            yields: crate::yields::YieldTo::default(),
         }
     }
 

@@ -29,6 +29,7 @@ mod store;
 mod treelock;
 pub mod txn;
 mod wal;
+mod yields;
 
 pub use buffer::flushing::{FlushClock, Flushing};
 pub use buffer::hotness::{PageWrite, PageWriteKind, WriteObserver};
@@ -55,3 +56,4 @@ pub use store::{
 };
 pub use txn::{ScanDir, Txn};
 pub use wal::WalStop;
+pub use yields::YieldFn;

@@ -178,6 +178,9 @@ pub trait PageStore: Send + Sync {
     /// Give the store a way to look into the buffer pool (GC uses clean cached pages
     /// instead of reading them). Default: ignored.
     fn attach_cache(&self, _cache: Weak<dyn PageCache>) {}
+    /// Give the store the engine's yield site (`BackgroundMode::Caller`: where the store
+    /// holds a lock a task may run beside, it calls it with the point). Default: ignored.
+    fn attach_yields(&self, _at: crate::YieldFn) {}
     /// Start the store's background work (out of place: the background DB GC thread).
     /// Called by the engine once it is created or opened (after recovery). Default: none.
     fn start_background(self: Arc<Self>) {}

@@ -208,7 +208,7 @@ fn writes_yield_to_the_callers_tasks_inside_the_operation() {
             bit_flip_read_prob: 0.0,
         },
     ));
-    let e = Engine::create(dev.clone(), caller_cfg()).unwrap();
+    let e = Arc::new(Engine::create(dev.clone(), caller_cfg()).unwrap());
     puts(&e, 10);
     e.sync().unwrap();
     let seen: Arc<Mutex<Vec<(YieldPoint, u64, u64)>>> = Arc::default();
@@ -250,6 +250,104 @@ fn writes_yield_to_the_callers_tasks_inside_the_operation() {
 #[test]
 #[should_panic(expected = "a yield hook steps the tasks no thread runs")]
 fn a_yield_hook_needs_caller_mode() {
-    let e = Engine::create(Arc::new(MemDevice::new(16 << 20)), small_engine_cfg()).unwrap();
+    let e =
+        Arc::new(Engine::create(Arc::new(MemDevice::new(16 << 20)), small_engine_cfg()).unwrap());
     e.set_yield_hook(Some(Arc::new(|_: &Engine, _: YieldPoint| {})));
+}
+
+/// Where a part holds a latch or a lock, it yields too (`WriteBack`: an eviction's or a
+/// checkpoint batch's frames latched; `GcRound`: the store's `io`; `GroupCommit`: the WAL's
+/// flush lock), and every task `YieldPoint::may_step` allows runs there on the writer's own
+/// thread without waiting for the section (a wait would never end): the cleaner's sweep
+/// stops at a frame the writer holds, the DB GC only tries the pool's latches. The writes
+/// and the zone metadata stay right. Before these points only `Gated` and `Logged` existed.
+#[test]
+fn sections_holding_a_lock_yield_to_the_tasks_that_need_none_of_it() {
+    let dev = Arc::new(SimDevice::with_capacity(6 << 20, 0.1, SimMode::Conventional).unwrap());
+    let slot: Slot = Arc::new(Mutex::new(None));
+    let oc = OopConfig {
+        zone_bytes: Some(128 << 10),
+        open_zones: 2,
+        background_gc: true,
+        ..OopConfig::default()
+    };
+    let e =
+        Arc::new(Engine::create_with_store(dev, caller_cfg(), &builder(oc, slot.clone())).unwrap());
+    // Per point: (times reached, steps run, steps that found work).
+    type Seen = Vec<(YieldPoint, u64, u64, u64)>;
+    let seen: Arc<Mutex<Seen>> = Arc::default();
+    let s2 = seen.clone();
+    let calls = std::sync::atomic::AtomicU64::new(0);
+    e.set_yield_hook(Some(Arc::new(move |e: &Engine, at: YieldPoint| {
+        use std::sync::atomic::Ordering::Relaxed;
+        let (mut ran, mut worked) = (0, 0);
+        for task in [
+            BackgroundTask::PageCleaner,
+            BackgroundTask::DbGc,
+            BackgroundTask::LogFlush,
+        ] {
+            // Only inside the sections: steps at `Gated` and `Logged` would keep the GC
+            // and the log ahead, so no write would reach a section.
+            // At most every 20th group commit steps the GC, so the passes between writes
+            // below still find rounds to run.
+            let skip = at == YieldPoint::GroupCommit && calls.fetch_add(1, Relaxed) % 20 != 0;
+            if at.may_step(task) && !skip && !matches!(at, YieldPoint::Gated | YieldPoint::Logged) {
+                ran += 1;
+                worked += u64::from(e.run_background_step(task).unwrap());
+            }
+        }
+        let mut s = s2.lock();
+        match s.iter_mut().find(|x| x.0 == at) {
+            Some(x) => (x.1, x.2, x.3) = (x.1 + 1, x.2 + ran, x.3 + worked),
+            None => s.push((at, 1, ran, worked)),
+        }
+    })));
+    for round in 0..10u64 {
+        for k in 0..1500u64 {
+            let d = if k % 7 == 0 {
+                Durability::Sync
+            } else {
+                Durability::Async
+            };
+            e.put_with(&k.to_be_bytes(), &[u8::try_from(round).unwrap(); 400], d)
+                .unwrap();
+            // A background GC pass between writes (as its thread runs): its rounds yield
+            // with async records not yet durable (a foreground round follows a write-back's
+            // WAL force, which leaves the log flushed).
+            if k % 100 == 0 {
+                e.run_background_step(BackgroundTask::DbGc).unwrap();
+            }
+        }
+        e.checkpoint().unwrap();
+    }
+    let got = seen.lock().clone();
+    eprintln!("(point, reached, steps, steps that worked): {got:?}");
+    for at in [
+        YieldPoint::WriteBack,
+        YieldPoint::GcRound,
+        YieldPoint::GroupCommit,
+    ] {
+        let x = got.iter().find(|x| x.0 == at);
+        assert!(x.is_some_and(|x| x.2 > 0 && x.3 > 0), "{at:?}: {got:?}");
+    }
+    slot.lock().clone().unwrap().check_consistency().unwrap();
+    for k in 0..1500u64 {
+        assert_eq!(e.get(&k.to_be_bytes()).unwrap().unwrap(), vec![9u8; 400]);
+    }
+    e.close().unwrap();
+}
+
+/// A task that would wait for the lock the interrupted section holds (a log flush inside
+/// group commit's flush, which holds the flush lock) is refused with a panic naming both,
+/// instead of a hang on the one thread.
+#[test]
+#[should_panic(expected = "LogFlush stepped at GroupCommit would wait for a lock")]
+fn a_step_that_would_wait_for_the_section_is_refused() {
+    let e = Arc::new(Engine::create(Arc::new(MemDevice::new(16 << 20)), caller_cfg()).unwrap());
+    e.set_yield_hook(Some(Arc::new(|e: &Engine, at: YieldPoint| {
+        if at == YieldPoint::GroupCommit {
+            let _ = e.run_background_step(BackgroundTask::LogFlush);
+        }
+    })));
+    e.put_with(b"k", b"v", Durability::Sync).unwrap();
 }

@@ -7,17 +7,20 @@
 //! seed draws, up to a drawn burst, and now and then a task runs early (a thread woken by a
 //! writer's kick or spuriously). So the interleavings of the background work with the
 //! foreground come from the seed and replay exactly. They interleave at operation
-//! boundaries and, in the seeds that draw it, inside a write too: the engine calls the
-//! simulation's yield hook at its `YieldPoint`s (after the WAL gate; after the change is
-//! applied and logged, before its durability wait), where it holds no lock, and at a drawn
-//! share of those points the due tasks step (or one task woken early by the write), so a
-//! race between a writer's commit and the log flusher, the cleaner or the DB GC replays from
-//! the seed. Races where the writer holds a latch or the store's lock (eviction write-back,
-//! foreground DB GC rounds) stay with the threaded tests.
+//! boundaries and, in the seeds that draw it, inside an operation too: the engine calls the
+//! simulation's yield hook at its `YieldPoint`s (in a write after the WAL gate, and after
+//! the change is applied and logged, before its durability wait, where it holds no lock;
+//! inside a write-back batch with its frames latched, a DB GC round holding the store's
+//! `io`, a WAL flush holding the flush lock), and at a drawn share of those points the due
+//! tasks step (or one task woken early by the operation), so a race between a writer's
+//! commit and the log flusher, the cleaner or the DB GC replays from the seed. Inside a
+//! section only the tasks that need none of its locks step (`YieldPoint::may_step`: a
+//! thread running another would block until the section ends, i.e. step later), and never
+//! the task whose own step is in the section (each task is one thread).
 
 use crate::clock::Clock;
 use crate::setup::{Rng, TimeDraw};
-use nowa_engine::BackgroundTask;
+use nowa_engine::{BackgroundTask, YieldPoint};
 use rand::RngExt;
 
 struct Task {
@@ -45,6 +48,8 @@ pub struct Sched {
     inside_steps: u32,
     /// See `inside_steps`.
     inside_woke: bool,
+    /// The task whose step the harness is running (its sections may yield to the others).
+    running: Option<BackgroundTask>,
 }
 
 impl Sched {
@@ -84,6 +89,7 @@ impl Sched {
             inside_pct: t.inside_pct,
             inside_steps: 0,
             inside_woke: false,
+            running: None,
         }
     }
 
@@ -103,18 +109,42 @@ impl Sched {
         true
     }
 
-    /// The next task to step at the current yield point: a due one, else once one task
-    /// picked at random (the thread the write woke, as a writer's kick does), up to the
-    /// burst.
+    /// The harness steps `task` itself (None: it is done): the yield points inside that
+    /// step do not step it again.
+    ///
+    /// # Panics
+    /// If a step starts while another runs (a harness bug).
+    pub fn set_running(&mut self, task: Option<BackgroundTask>) {
+        assert!(
+            task.is_none() || self.running.is_none(),
+            "one harness step at a time"
+        );
+        self.running = task;
+    }
+
+    /// The next task to step at the current yield point `at`: a due one, else once one task
+    /// picked at random (the thread the operation woke, as a writer's kick does), up to the
+    /// burst; only tasks that may run inside `at`'s section and are not the one stepping.
     ///
     /// # Panics
     /// If it runs more steps than the burst (a harness bug).
-    pub fn inside(&mut self, clock: &Clock) -> Option<BackgroundTask> {
+    pub fn inside(&mut self, clock: &Clock, at: YieldPoint) -> Option<BackgroundTask> {
         if self.inside_steps >= self.burst {
             return None;
         }
         let now = clock.now();
-        let due: Vec<usize> = (0..self.tasks.len())
+        let may: Vec<usize> = (0..self.tasks.len())
+            .filter(|&i| {
+                let kind = self.tasks[i].kind;
+                at.may_step(kind) && self.running != Some(kind)
+            })
+            .collect();
+        if may.is_empty() {
+            return None;
+        }
+        let due: Vec<usize> = may
+            .iter()
+            .copied()
             .filter(|&i| self.tasks[i].due <= now)
             .collect();
         let pick = if due.is_empty() {
@@ -122,7 +152,7 @@ impl Sched {
                 return None;
             }
             self.inside_woke = true;
-            self.r.random_range(0..self.tasks.len())
+            may[self.r.random_range(0..may.len())]
         } else {
             due[self.r.random_range(0..due.len())]
         };

@@ -106,9 +106,23 @@ pub struct Coverage {
     pub live_gc: u64,
     /// See `live_wal`.
     pub live_cleaner: u64,
-    /// Background steps that found work at a yield point inside a write
+    /// Background steps that found work at a yield point inside an operation
     /// (`nowa_engine::YieldPoint`, `sim/inside.rs`).
     pub inside_steps: u64,
+    /// Of those, the steps inside a write-back batch (its frames latched), a DB GC round
+    /// (the store's `io` held) and a WAL flush (group commit's flush lock held).
+    pub inside_write_back: u64,
+    /// See `inside_write_back`.
+    pub inside_gc_round: u64,
+    /// See `inside_write_back`.
+    pub inside_group_commit: u64,
+    /// Sub-page deltas (`OopConfig::deltas`): user page writes stored as deltas, chains
+    /// consolidated into a full page, deltas DB GC moved as deltas.
+    pub delta_writes: u64,
+    /// See `delta_writes`.
+    pub delta_consolidations: u64,
+    /// See `delta_writes`.
+    pub delta_gc_moves: u64,
 }
 
 impl Coverage {
@@ -139,6 +153,12 @@ impl Coverage {
             live_gc: self.live_gc + o.live_gc,
             live_cleaner: self.live_cleaner + o.live_cleaner,
             inside_steps: self.inside_steps + o.inside_steps,
+            inside_write_back: self.inside_write_back + o.inside_write_back,
+            inside_gc_round: self.inside_gc_round + o.inside_gc_round,
+            inside_group_commit: self.inside_group_commit + o.inside_group_commit,
+            delta_writes: self.delta_writes + o.delta_writes,
+            delta_consolidations: self.delta_consolidations + o.delta_consolidations,
+            delta_gc_moves: self.delta_gc_moves + o.delta_gc_moves,
         }
     }
 }
@@ -184,6 +204,17 @@ enum Stop {
     Explained(String),
     /// A violated guarantee.
     Fail(String),
+}
+
+impl Stop {
+    /// What stopped it, in words.
+    fn what(&self) -> String {
+        match self {
+            Stop::Crash => "the power went off".into(),
+            Stop::Explained(w) => format!("explained error: {w}"),
+            Stop::Fail(w) => format!("failure: {w}"),
+        }
+    }
 }
 
 type Step = std::result::Result<(), Stop>;
@@ -405,6 +436,9 @@ impl Sim {
         c.compensation_pages += st.compensation_page_writes;
         c.flush_batches += st.flush_batches;
         c.checkpoint_deferrals += st.checkpoint_deferrals;
+        c.delta_writes += st.delta_writes;
+        c.delta_consolidations += st.delta_consolidations;
+        c.delta_gc_moves += st.delta_gc_moves;
         if let Some(r) = e.recovery_report() {
             c.pages_repaired += r.pages_repaired;
             c.torn_tails += u64::from(matches!(r.wal_stop, WalStop::TornTail { .. }));
@@ -466,12 +500,17 @@ impl Sim {
     }
 
     /// Open the database; the buffer pool size is drawn again (a runtime setting).
-    fn open(&mut self) -> nowa_engine::Result<Engine> {
+    fn open(&mut self) -> nowa_engine::Result<Arc<Engine>> {
         let b = self.builder();
         let mut cfg = self.s.cfg.clone();
         cfg.pool_bytes = self.r.random_range(64..=192u64) * 4096;
         self.durable_lsn = 0;
-        let e = Engine::open_with_wal(self.main.clone(), self.log.clone(), cfg, b.as_ref())?;
+        let e = Arc::new(Engine::open_with_wal(
+            self.main.clone(),
+            self.log.clone(),
+            cfg,
+            b.as_ref(),
+        )?);
         self.flush_clock(&e);
         self.install_hook(&e);
         Ok(e)
@@ -493,6 +532,8 @@ impl Sim {
             let next = self.sched.lock().next(&self.clock);
             let Some(task) = next else { break };
             let worked = self.background_step(e, task)?;
+            // Steps inside the task's own sections (`sim/inside.rs`).
+            self.take_inside()?;
             self.sched.lock().stepped(task, worked, &self.clock);
         }
         Ok(())
@@ -501,9 +542,7 @@ impl Sim {
     /// One step of `task`; what it did goes into the coverage, the trace and the model.
     fn background_step(&mut self, e: &Engine, task: BackgroundTask) -> Std<bool> {
         self.trace(0xB000 + task as u64);
-        let worked = e
-            .run_background_step(task)
-            .map_err(|err| self.failed(&err))?;
+        let worked = self.step_task(e, task).map_err(|err| self.failed(&err))?;
         self.trace(u64::from(worked));
         let c = &mut self.out.coverage;
         match task {
@@ -525,13 +564,15 @@ impl Sim {
 
     fn run(&mut self) -> Check<()> {
         let b = self.builder();
-        let e = Engine::create_with_wal(
-            self.main.clone(),
-            self.log.clone(),
-            self.s.cfg.clone(),
-            b.as_ref(),
-        )
-        .map_err(|e| format!("create failed: {e}"))?;
+        let e = Arc::new(
+            Engine::create_with_wal(
+                self.main.clone(),
+                self.log.clone(),
+                self.s.cfg.clone(),
+                b.as_ref(),
+            )
+            .map_err(|e| format!("create failed: {e}"))?,
+        );
         self.flush_clock(&e);
         self.install_hook(&e);
         let mut eng = Some(e);
@@ -549,7 +590,7 @@ impl Sim {
 
     /// One epoch; returns the engine to go on with, or None when the database (legitimately)
     /// refused to open.
-    fn epoch_run(&mut self, e: Engine) -> Check<Option<Engine>> {
+    fn epoch_run(&mut self, e: Arc<Engine>) -> Check<Option<Arc<Engine>>> {
         let end = self.draw_end();
         let media =
             self.s.faults.media_pct > 0 && self.r.random_range(0..100) < self.s.faults.media_pct;
@@ -681,7 +722,7 @@ impl Sim {
                     self.s.oop.is_some(),
                     "background GC passes only out of place"
                 );
-                e.run_background_step(BackgroundTask::DbGc).map(|_| ())
+                self.step_task(e, BackgroundTask::DbGc).map(|_| ())
             }
         };
         // Steps at the write's yield points (`sim/inside.rs`) ran before it returned.

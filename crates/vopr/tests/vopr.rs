@@ -52,7 +52,13 @@ fn bounded_seed_range_passes() {
         ("liveness: full WAL back", c.live_wal),
         ("liveness: GC freed zones", c.live_gc),
         ("liveness: cleaner idle", c.live_cleaner),
-        ("background steps inside a write", c.inside_steps),
+        ("background steps inside an operation", c.inside_steps),
+        ("steps inside a write-back batch", c.inside_write_back),
+        ("steps inside a DB GC round", c.inside_gc_round),
+        ("steps inside a WAL flush", c.inside_group_commit),
+        ("delta writes", c.delta_writes),
+        ("delta chain consolidations", c.delta_consolidations),
+        ("deltas moved by DB GC", c.delta_gc_moves),
     ];
     for (what, n) in counters {
         assert!(n > 0, "{what}: 0 in the CI seeds");
@@ -119,16 +125,28 @@ fn a_seed_replays_exactly() {
         ..Options::default()
     };
     // 12: MiDAS, 13: SepBIT with the GP trigger, 34: SepFrozenBIT (seeded oracle).
-    // Steps inside writes (the yield hook) in some of them: 1, 2, 5.
-    let mut inside = 0;
-    for seed in [1, 2, 5, 7, 12, 13, 23, 34, 381, 654, 1_000_003] {
+    // Steps inside writes (the yield hook) in some of them: 1, 2, 5; inside a write-back
+    // batch, a DB GC round and a WAL flush (their locks held): 129 (and 1, 2, 654).
+    let mut inside = [0; 4];
+    for seed in [1, 2, 5, 7, 12, 13, 23, 34, 129, 381, 654, 1_000_003] {
         let a = run_seed_with(seed, opt).unwrap_or_else(|f| panic!("{f}"));
         let b = run_seed_with(seed, opt).unwrap_or_else(|f| panic!("{f}"));
         assert_eq!(a, b, "seed {seed} did not replay exactly");
         assert!(a.ops > 0);
-        inside += a.coverage.inside_steps;
+        let c = a.coverage;
+        for (n, k) in inside.iter_mut().zip([
+            c.inside_steps,
+            c.inside_write_back,
+            c.inside_gc_round,
+            c.inside_group_commit,
+        ]) {
+            *n += k;
+        }
     }
-    assert!(inside > 0, "no background step inside a write replayed");
+    assert!(
+        inside.iter().all(|&n| n > 0),
+        "background steps replayed inside (an operation, write-backs, GC rounds, WAL flushes): {inside:?}"
+    );
     let a = run_seed(1, false).unwrap().trace;
     let b = run_seed(2, false).unwrap().trace;
     assert_ne!(a, b, "different seeds, different traces");

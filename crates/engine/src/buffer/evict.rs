@@ -219,6 +219,8 @@ impl BufferPool {
             "page LSN {max_lsn} not below the durable WAL end {}",
             self.wal.flushed_lsn()
         );
+        // The batch's frames stay latched until the store has it: a task may run beside.
+        self.yields.at(crate::YieldPoint::WriteBack);
         // The sealed copies share one buffer: one allocation per batch, not per page.
         let mut sealed = vec![0u8; pages.len() * page::PAGE_SIZE];
         for ((pid, p), c) in pages.iter().zip(sealed.chunks_exact_mut(page::PAGE_SIZE)) {

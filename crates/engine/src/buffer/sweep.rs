@@ -147,6 +147,14 @@ impl BufferPool {
             // try: a thread holding this latch may be waiting for one we hold.
             match f.latch.try_read() {
                 Some(g) => self.select(sw, i, g, &mut batch),
+                // A step run by a yield hook: the latch is held by the operation the hook
+                // interrupted, on this very thread, and comes free only once the step
+                // returns. Stop here and go on from this frame at the next step (the
+                // cleaner thread would wait here for the latch, then go on).
+                None if self.yields.inside() => {
+                    sw.cursor = i;
+                    break;
+                }
                 None => retry.push(i),
             }
             if batch.len() >= WRITE_BATCH {

@@ -175,6 +175,7 @@ impl Engine {
             "background steps by the caller beside the engine's threads"
         );
         self.check_open()?;
+        self.yields.check_step(task);
         match task {
             BackgroundTask::PageCleaner => match self.cleaner.lock().as_ref() {
                 Some(c) => c.step(),

@@ -128,20 +128,50 @@ pub enum BackgroundMode {
     Caller,
 }
 
-/// A point inside a write (`put_with`, `delete_with`) where the engine holds no lock, latch
-/// or WAL state: with its own threads, any background task may run there between two steps
-/// of the operation. With `BackgroundMode::Caller` the engine calls the caller's
-/// [`YieldHook`] there, so a deterministic scheduler can step tasks inside one operation
-/// (through [`Engine::run_background_step`]) and the interleaving replays.
+/// A point inside an operation where, with the engine's own threads, a background task may
+/// run between two steps of the operation. With `BackgroundMode::Caller` the engine calls
+/// the caller's [`YieldHook`] there, so a deterministic scheduler can step tasks inside one
+/// operation (through [`Engine::run_background_step`]) and the interleaving replays. At the
+/// first two a write holds nothing; at the other three the thread is inside a section that
+/// holds a latch or a lock, and only the tasks that never wait for it may step there
+/// ([`YieldPoint::may_step`]): a thread running any other would block until the section
+/// ends, which a scheduler models by stepping it later.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum YieldPoint {
-    /// The WAL gate ran (it may have started or stepped a checkpoint pass); the change is
-    /// not applied yet.
+    /// A write's WAL gate ran (it may have started or stepped a checkpoint pass); the change
+    /// is not applied yet. No lock held.
     Gated,
     /// The change is applied and its WAL record appended, the page latch released; the
     /// write has not waited for its durability (`Sync`: the flush; `Async`: the threshold
-    /// flush) and is not acknowledged.
+    /// flush) and is not acknowledged. No lock held.
     Logged,
+    /// A write-back batch (an eviction by a miss or by the page cleaner, or a checkpoint
+    /// sweep's batch) forced the WAL past its pages and has not handed them to the store:
+    /// the batch's frames are latched (exclusively by an eviction), and the thread may hold
+    /// its tree latches and the checkpoint sweep. Every task may step: the cleaner and the
+    /// DB GC only try those latches (a sweep stops at a frame it cannot latch while a hook
+    /// runs), the log flush takes none.
+    WriteBack,
+    /// A DB GC round (foreground or background) picked its victims and holds the store's
+    /// `io` lock before relocating them: the log flush may step (the cleaner's write-backs
+    /// and a background GC pass need `io`).
+    GcRound,
+    /// A WAL flush (group commit's leader) cut the buffer and holds the flush lock before
+    /// writing it: writers may append meanwhile; the background DB GC may step (the log
+    /// flush and the cleaner's WAL force need the flush lock).
+    GroupCommit,
+}
+
+impl YieldPoint {
+    /// Whether `task` may step at this point: it takes no lock the section holds.
+    #[must_use]
+    pub fn may_step(self, task: BackgroundTask) -> bool {
+        match self {
+            YieldPoint::Gated | YieldPoint::Logged | YieldPoint::WriteBack => true,
+            YieldPoint::GcRound => task == BackgroundTask::LogFlush,
+            YieldPoint::GroupCommit => task == BackgroundTask::DbGc,
+        }
+    }
 }
 
 /// The caller's hook at each [`YieldPoint`] (`BackgroundMode::Caller` only): it may call
@@ -288,8 +318,9 @@ pub struct Engine {
     commit_lock: parking_lot::RwLock<()>,
     /// Recovery: a `TxnCommit` whose `TxnDone` has not been seen yet (LSN, write set).
     pending_txn: Mutex<Option<(u64, Vec<crate::format::wal::TxnOp>)>>,
-    /// `BackgroundMode::Caller`: called at each [`YieldPoint`] of a write.
-    yield_hook: parking_lot::RwLock<Option<YieldHook>>,
+    /// `BackgroundMode::Caller`: the hook called at each [`YieldPoint`], shared with the
+    /// pool, the WAL and the store.
+    yields: Arc<crate::yields::YieldSite>,
 }
 
 impl Drop for Engine {
@@ -329,25 +360,30 @@ impl Engine {
         &self.wal_dev
     }
 
-    /// Install the hook called at each [`YieldPoint`] of a write (None: none).
+    /// Install the hook called at each [`YieldPoint`] (None: none). It is handed the engine
+    /// through a weak reference, so the hook the engine keeps does not keep it alive.
     ///
     /// # Panics
     /// With `BackgroundMode::Threads`: the engine's own threads run the tasks there.
-    pub fn set_yield_hook(&self, hook: Option<YieldHook>) {
+    pub fn set_yield_hook(self: &Arc<Self>, hook: Option<YieldHook>) {
         assert_eq!(
             self.cfg.background,
             BackgroundMode::Caller,
             "a yield hook steps the tasks no thread runs"
         );
-        *self.yield_hook.write() = hook;
+        let weak = Arc::downgrade(self);
+        self.yields.set(hook.map(|h| {
+            Arc::new(move |at| {
+                if let Some(e) = weak.upgrade() {
+                    h(&e, at);
+                }
+            }) as crate::yields::YieldFn
+        }));
     }
 
-    /// Call the yield hook at `at` (a clone: the hook may step tasks that read the engine).
+    /// Call the yield hook at `at`.
     fn yield_at(&self, at: YieldPoint) {
-        let hook = self.yield_hook.read().clone();
-        if let Some(h) = hook {
-            h(self, at);
-        }
+        self.yields.at(at);
     }
 
     fn check_open(&self) -> Result<()> {

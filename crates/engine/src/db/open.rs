@@ -495,6 +495,12 @@ impl Engine {
         pool.set_max_redo_bytes(p.cfg.max_redo_bytes);
         let cache: Arc<dyn PageCache> = pool.clone();
         p.store.attach_cache(Arc::downgrade(&cache));
+        let yields = Arc::new(crate::yields::YieldSite::default());
+        pool.yields.attach(yields.clone());
+        wal.yields.attach(yields.clone());
+        let site = yields.clone();
+        p.store
+            .attach_yields(Arc::new(move |at: super::YieldPoint| site.at(at)));
         Engine {
             wal_limit: effective_limit(p.cfg.wal_limit(), region),
             dev: devs.main,
@@ -523,7 +529,7 @@ impl Engine {
             catalog: crate::catalog::Catalog::default(),
             commit_lock: parking_lot::RwLock::new(()),
             pending_txn: Mutex::new(None),
-            yield_hook: parking_lot::RwLock::new(None),
+            yields,
         }
     }
 

@@ -326,6 +326,7 @@ impl OutOfPlaceStore {
             bg_error: Mutex::new(None),
             fallback: loaded.fallback,
             wlog: Default::default(),
+            yields: std::sync::OnceLock::new(),
         };
         if let Some(snap) = loaded.snapshot {
             store.rebuild(snap)?;

@@ -182,6 +182,10 @@ impl OutOfPlaceStore {
             Runner::Background => &self.counters.gc_rounds_background,
         };
         EngineCounters::add(c, 1);
+        // Victims picked, `io` held: a task that needs no `io` may run beside the round.
+        if let Some(at) = self.yields.get() {
+            at(crate::YieldPoint::GcRound);
+        }
         self.relocate_zones(&victims)?;
         Ok(true)
     }

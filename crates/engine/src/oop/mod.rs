@@ -377,6 +377,8 @@ pub struct OutOfPlaceStore {
     fallback: Option<crate::error::Corruption>,
     /// The write log's observer (`--record-writes`, `wlog.rs`).
     wlog: crate::buffer::hotness::ObserverSlot,
+    /// The engine's yield site (`crate::yields`): a GC round yields holding `io`.
+    yields: std::sync::OnceLock<crate::YieldFn>,
 }
 
 /// One page prepared for writing: compressed (or raw) bytes.
@@ -726,6 +728,11 @@ impl PageStore for OutOfPlaceStore {
 
     fn attach_cache(&self, cache: Weak<dyn PageCache>) {
         *self.cache.lock() = Some(cache);
+    }
+
+    fn attach_yields(&self, at: crate::YieldFn) {
+        let attached = self.yields.set(at).is_ok();
+        assert!(attached, "a store attached to two engines' yield sites");
     }
 
     fn start_background(self: Arc<Self>) {

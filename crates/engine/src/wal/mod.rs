@@ -86,6 +86,8 @@ pub struct Wal {
     /// A flush failed: nothing more is written.
     failed: AtomicBool,
     counters: Arc<EngineCounters>,
+    /// The engine's yield site (`crate::yields`): a flush yields holding the flush lock.
+    pub(crate) yields: crate::yields::YieldTo,
 }
 
 fn align_down(x: u64) -> u64 {
@@ -126,6 +128,7 @@ impl Wal {
             redo: AtomicU64::new(lsn),
             failed: AtomicBool::new(false),
             counters,
+            yields: crate::yields::YieldTo::default(),
         }
     }
 
@@ -258,6 +261,9 @@ impl Wal {
             align_down(self.flushed_lsn()),
             "flush does not start at the durable end's block"
         );
+        // Group commit's leader between cutting its group and writing it: appends go on into
+        // the next group, and a task may run beside it (only one that needs no flush lock).
+        self.yields.at(crate::YieldPoint::GroupCommit);
         // Pad to include the block containing `end`, so a zero length follows the last record.
         let padded = (u64_of(data.len()) / BS + 1) * BS;
         data.resize(usize_of(padded), 0);

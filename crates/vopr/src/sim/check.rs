@@ -8,6 +8,7 @@ use nowa_device::BlockDevice;
 use nowa_engine::Engine;
 use rand::RngExt;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// Hash of a value for the trace (None = absent).
 fn value_hash(v: Option<&[u8]>) -> u64 {
@@ -88,9 +89,17 @@ impl Sim {
     }
 
     /// The epoch ended without a crash: close (everything durable), reopen, check.
-    pub(super) fn clean_restart(&mut self, e: Engine) -> Check<Option<Engine>> {
+    pub(super) fn clean_restart(&mut self, e: Arc<Engine>) -> Check<Option<Arc<Engine>>> {
         self.check_classes_before_close(&e)?;
-        match e.close() {
+        let closed = match self.close_quiet(&e) {
+            Ok(r) => r,
+            Err(Stop::Fail(w)) => return Err(format!("before close: {w}")),
+            Err(Stop::Crash | Stop::Explained(_)) => {
+                drop(e);
+                return self.crash_restart();
+            }
+        };
+        match closed {
             Ok(()) => {
                 self.model.durable();
                 self.remember_classes();
@@ -110,7 +119,7 @@ impl Sim {
     }
 
     /// After a power loss: power on, maybe crash again inside recovery, then open and check.
-    pub(super) fn crash_restart(&mut self) -> Check<Option<Engine>> {
+    pub(super) fn crash_restart(&mut self) -> Check<Option<Arc<Engine>>> {
         self.out.crashes += 1;
         assert!(
             self.out.crashes <= u64::from(self.epoch) + 1,
@@ -210,7 +219,7 @@ impl Sim {
 
     /// Open and check; None when the database refuses to open for a reason the faults
     /// explain (the seed ends there).
-    fn reopen(&mut self) -> Check<Option<Engine>> {
+    fn reopen(&mut self) -> Check<Option<Arc<Engine>>> {
         self.check_zone_pointers("before open")?;
         self.trace_devices();
         let damaged = self.damage_snapshot(15);
@@ -255,7 +264,7 @@ impl Sim {
     }
 
     /// The freshly opened database against the model.
-    fn verify(&mut self, e: Engine) -> Check<Option<Engine>> {
+    fn verify(&mut self, e: Arc<Engine>) -> Check<Option<Arc<Engine>>> {
         assert!(!self.power.is_off(), "verified with power on");
         let store = self.slot.lock().clone();
         if let Some(st) = store.filter(|_| self.s.oop.is_some()) {
@@ -309,18 +318,21 @@ impl Sim {
     }
 
     /// After the last epoch: close, reopen, everything must be there.
-    pub(super) fn final_check(&mut self, e: Engine) -> Check<()> {
+    pub(super) fn final_check(&mut self, e: Arc<Engine>) -> Check<()> {
         self.liveness(&e)?;
         self.absorb(&e);
         self.check_classes_before_close(&e)?;
-        e.close().map_err(|err| format!("final close: {err}"))?;
+        self.close_quiet(&e)
+            .map_err(|stop| format!("before the final close: {}", stop.what()))?
+            .map_err(|err| format!("final close: {err}"))?;
         self.model.durable();
         self.remember_classes();
         drop(e);
         let Some(e) = self.reopen()? else {
             return Ok(());
         };
-        e.close()
+        self.close_quiet(&e)
+            .map_err(|stop| format!("before the close after the final check: {}", stop.what()))?
             .map_err(|err| format!("close after the final check: {err}"))?;
         self.trace_devices();
         self.check_oracle()?;

@@ -1,9 +1,13 @@
-//! Background steps inside a write: the engine calls the simulation's yield hook at its
-//! `YieldPoint`s (after the WAL gate; after the change is applied and logged, before its
-//! durability wait), where it holds no lock, and the seed's scheduler steps its tasks there
-//! (`sched.rs`: at a drawn share of the points, the due tasks or one woken by the write).
-//! The hook only records what the steps did; the harness takes it in once the write
-//! returns, in program order, so the trace and the model stay deterministic.
+//! Background steps inside an operation: the engine calls the simulation's yield hook at its
+//! `YieldPoint`s (in a write after the WAL gate, and after the change is applied and logged,
+//! before its durability wait, where it holds no lock; inside a write-back batch, a DB GC
+//! round and a WAL flush, where it holds a latch or a lock), and the seed's scheduler steps
+//! its tasks there (`sched.rs`: at a drawn share of the points, the due tasks or one woken by
+//! the operation, only those `YieldPoint::may_step` allows inside a section). The sections
+//! are also reached by the harness's own background steps (a cleaner's eviction, a GC pass's
+//! round, a log flush), which then yield to the other tasks. The hook only records what the
+//! steps did; the harness takes it in once the operation or step returns, in program order,
+//! so the trace and the model stay deterministic.
 
 use super::{Sim, Std};
 use crate::clock::Clock;
@@ -19,9 +23,13 @@ pub(super) struct Inside {
     trace: Vec<u64>,
     /// Steps that found work.
     worked: u64,
+    /// Of those, the steps inside a write-back batch, a DB GC round, a WAL flush.
+    sections: [u64; 3],
     /// A log flush ran after the write's record was appended: the write is durable.
     flushed_logged: bool,
-    /// A log flush ran before the record was appended: only the writes before are durable.
+    /// A log flush ran at a point other than `Logged` (before the record was appended, or
+    /// inside a section where it may or may not be): only the writes before are known
+    /// durable.
     flushed_gated: bool,
     /// The first step that failed (the write goes on, as beside a thread whose step failed;
     /// the harness then stops as on the write's own error).
@@ -49,17 +57,20 @@ fn hook(
         if st.error.is_some() || !sc.yield_point(&clock) {
             return;
         }
-        while let Some(task) = sc.inside(&clock) {
+        while let Some(task) = sc.inside(&clock, at) {
             st.trace.push(0xC000 + 16 * at as u64 + task as u64);
             match e.run_background_step(task) {
                 Ok(worked) => {
                     sc.stepped(task, worked, &clock);
                     st.trace.push(u64::from(worked));
                     st.worked += u64::from(worked);
+                    if let Some(i) = section(at) {
+                        st.sections[i] += u64::from(worked);
+                    }
                     if task == BackgroundTask::LogFlush && worked {
                         match at {
-                            YieldPoint::Gated => st.flushed_gated = true,
                             YieldPoint::Logged => st.flushed_logged = true,
+                            _ => st.flushed_gated = true,
                         }
                     }
                 }
@@ -72,9 +83,21 @@ fn hook(
     })
 }
 
+/// The coverage slot of a section's yield point (None: a write's own points).
+fn section(at: YieldPoint) -> Option<usize> {
+    match at {
+        YieldPoint::Gated | YieldPoint::Logged => None,
+        YieldPoint::WriteBack => Some(0),
+        YieldPoint::GcRound => Some(1),
+        YieldPoint::GroupCommit => Some(2),
+    }
+}
+
 impl Sim {
-    /// Install the yield hook on `e` when the seed steps tasks inside writes.
-    pub(super) fn install_hook(&self, e: &Engine) {
+    /// Install the yield hook on `e` when the seed steps tasks inside operations. What the
+    /// hook recorded for an engine that crashed meanwhile goes with it.
+    pub(super) fn install_hook(&self, e: &Arc<Engine>) {
+        *self.inside.lock() = Inside::default();
         if self.s.time.inside_pct == 0 {
             return;
         }
@@ -85,14 +108,19 @@ impl Sim {
         )));
     }
 
-    /// Take in what the steps at the yield points of the write that just returned did:
-    /// trace, coverage; a failed step stops the run as the write's own error would.
+    /// Take in what the steps at the yield points of the operation or step that just
+    /// returned did: trace, coverage; a failed step stops the run as the operation's own
+    /// error would.
     pub(super) fn take_inside(&mut self) -> Std<Flushed> {
         let st = std::mem::take(&mut *self.inside.lock());
         for w in &st.trace {
             self.trace(*w);
         }
-        self.out.coverage.inside_steps += st.worked;
+        let c = &mut self.out.coverage;
+        c.inside_steps += st.worked;
+        c.inside_write_back += st.sections[0];
+        c.inside_gc_round += st.sections[1];
+        c.inside_group_commit += st.sections[2];
         if let Some(err) = st.error {
             return Err(self.failed(&err));
         }
@@ -104,5 +132,24 @@ impl Sim {
             before: st.flushed_gated,
             with_op: st.flushed_logged,
         })
+    }
+}
+
+impl Sim {
+    /// Step `task` from the harness (between operations, the liveness phase, a foreground
+    /// GC pass): the yield points inside its step do not step it again.
+    pub(super) fn step_task(&self, e: &Engine, task: BackgroundTask) -> nowa_engine::Result<bool> {
+        self.sched.lock().set_running(Some(task));
+        let r = e.run_background_step(task);
+        self.sched.lock().set_running(None);
+        r
+    }
+
+    /// Close `e` with no task stepped inside (the engine stops its own threads at close
+    /// too); what the hook recorded before is taken in first.
+    pub(super) fn close_quiet(&mut self, e: &Arc<Engine>) -> Std<nowa_engine::Result<()>> {
+        self.take_inside()?;
+        e.set_yield_hook(None);
+        Ok(e.close())
     }
 }

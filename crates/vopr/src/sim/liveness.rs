@@ -38,8 +38,8 @@ impl Sim {
         let bound = frames + 16;
         let mut steps = 0;
         loop {
-            let worked = e
-                .run_background_step(BackgroundTask::PageCleaner)
+            let worked = self
+                .step_task(e, BackgroundTask::PageCleaner)
                 .map_err(|err| format!("liveness: a page cleaner step failed: {err}"))?;
             if !worked {
                 break;
