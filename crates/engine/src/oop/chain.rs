@@ -52,6 +52,11 @@ impl OutOfPlaceStore {
         }
     }
 
+    /// Compress delta bytes (any `--compression`: LZ4, fast on a few hundred bytes)?
+    pub(super) fn delta_lz4(&self) -> bool {
+        self.cfg.compression != crate::Compression::Off
+    }
+
     /// Under `io`, just before placement: turn each delta candidate of a user batch into a
     /// delta over its pid's current chain, or leave it a whole page when the pid has no
     /// durable copy, its chain is at the bound (`OopConfig::delta_chain` deltas), or the
@@ -63,7 +68,7 @@ impl OutOfPlaceStore {
         let room = (self.geo.capacity * BS).saturating_sub(self.geo.zone_pages * BS);
         let mut live = st.space.lock().sum_valid();
         for it in items.iter_mut() {
-            let Some((mask, image)) = it.delta.take() else {
+            let Some((mut spans, image)) = it.delta.take() else {
                 continue;
             };
             let main = st.map.get(it.pid);
@@ -71,13 +76,15 @@ impl OutOfPlaceStore {
                 continue;
             }
             let mut older = st.chains.get(&it.pid).map_or(&[][..], |c| &c[..]);
-            let mut mask = mask;
             let mut main = main;
-            // Merge into the newest delta (known mask: written since open) if small enough.
-            if let Some(&m0) = st.head_masks.get(&it.pid) {
-                let merged = delta::size(m0 | mask, older.len());
-                if main.codec == CODEC_DELTA && merged <= DELTA_MERGE_BYTES {
-                    mask |= m0;
+            // Merge into the newest delta (its ranges known: written since open, or read by
+            // recovery) while the union stays small.
+            if let Some(h) = st.head_spans.get(&it.pid) {
+                let merged = delta::union(h, &spans);
+                if main.codec == CODEC_DELTA
+                    && delta::size(&merged, older.len()) <= DELTA_MERGE_BYTES
+                {
+                    spans = merged;
                     it.replaces_head = true;
                     main = *older.last().expect("a delta has a chain");
                     older = &older[..older.len() - 1];
@@ -95,22 +102,28 @@ impl OutOfPlaceStore {
                 .chain(std::iter::once(&main))
                 .map(|l| self.ref_of(l))
                 .collect();
-            let size = delta::size(mask | delta::HEADER_MASK, refs.len());
             // (A delta names at most MAX_REFS elements: the bound is clamped to it.)
-            if (deltas >= usize_of(u64::from(self.cfg.delta_chain)).min(delta::MAX_REFS)
-                && !it.replaces_head)
-                || size > DELTA_MAX_BYTES
-                || chain_bytes + size > PAGE_SIZE
-                || live + u64_of(size + super::SLOT_ENTRY) > room
-            {
+            let at_bound = deltas >= usize_of(u64::from(self.cfg.delta_chain)).min(delta::MAX_REFS)
+                && !it.replaces_head;
+            let data = (!at_bound && delta::size(&spans, refs.len()) <= 2 * DELTA_MAX_BYTES)
+                .then(|| delta::encode(&image, &spans, &refs, self.delta_lz4()));
+            let Some(data) = data.filter(|d| {
+                d.len() <= DELTA_MAX_BYTES
+                    && chain_bytes + d.len() <= PAGE_SIZE
+                    && live + u64_of(d.len() + super::SLOT_ENTRY) <= room
+            }) else {
                 it.replaces_head = false;
                 continue;
-            }
-            live += u64_of(size + super::SLOT_ENTRY);
-            it.delta_mask = mask | delta::HEADER_MASK;
-            it.data = delta::encode(&image, mask, &refs);
+            };
+            live += u64_of(data.len() + super::SLOT_ENTRY);
+            assert!(
+                data.len() <= delta::size(&spans, refs.len()),
+                "page {}: delta larger than its raw size",
+                it.pid
+            );
+            it.delta_spans = spans;
+            it.data = data;
             it.codec = CODEC_DELTA;
-            assert_eq!(it.data.len(), size, "delta size as planned");
         }
     }
 
@@ -226,7 +239,7 @@ impl OutOfPlaceStore {
     /// this database: a chain element is live, so its zone was never reclaimed.
     pub(super) fn rebuild_chains(&self, st: &mut State) -> Result<()> {
         st.chains.clear();
-        st.head_masks.clear();
+        st.head_spans.clear();
         let heads: Vec<(Pid, Loc)> = st
             .map
             .iter_mapped()
@@ -261,6 +274,7 @@ impl OutOfPlaceStore {
                 "page {pid}: chain base is a page"
             );
             st.chains.insert(pid, chain);
+            st.head_spans.insert(pid, d.spans);
         }
         Ok(())
     }
@@ -275,7 +289,7 @@ impl OutOfPlaceStore {
     /// Drop `pid`'s chain (a whole page replaced it, or the pid was released): its elements'
     /// bytes leave their zones' valid amounts.
     pub(super) fn drop_chain(&self, st: &mut State, pid: Pid) {
-        st.head_masks.remove(&pid);
+        st.head_spans.remove(&pid);
         for e in st.chains.remove(&pid).unwrap_or_default() {
             let z = self.zone_of(e.block).expect("chain inside the zone area");
             st.space.get_mut().sub_valid(z, e.bytes());
@@ -299,7 +313,7 @@ impl OutOfPlaceStore {
                 old.block != NO_BLOCK,
                 "page {pid}: delta {loc:?} without a durable copy"
             );
-            st.head_masks.insert(pid, it.delta_mask);
+            st.head_spans.insert(pid, it.delta_spans.clone());
             if it.replaces_head {
                 // A merged delta: the newest delta it replaces is garbage.
                 assert_eq!(old.codec, CODEC_DELTA, "page {pid}: merged over a delta");

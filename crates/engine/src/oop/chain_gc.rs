@@ -95,14 +95,14 @@ impl OutOfPlaceStore {
                 pid: mv.pid,
                 damage: SlotDamage::Delta { error },
             })?;
-            // The same chunks over the chain as it is now (the moved copies).
+            // The same ranges over the chain as it is now (the moved copies).
             let mut page = vec![0u8; PAGE_SIZE];
             d.apply(&mut page);
             let refs: Vec<delta::Ref> = chain[..chain.len() - 1]
                 .iter()
                 .map(|(l, _)| self.ref_of(l))
                 .collect();
-            let data = delta::encode(&page, d.mask, &refs);
+            let data = delta::encode(&page, &d.spans, &refs, self.delta_lz4());
             heads.push((
                 self.raw_item(mv.pid, lsn, data, Some(mv.from)),
                 mv.head_kind,
@@ -135,7 +135,7 @@ impl OutOfPlaceStore {
             from,
             delta: None,
             keep_gen: None,
-            delta_mask: 0,
+            delta_spans: Vec::new(),
             replaces_head: false,
         }
     }

@@ -534,16 +534,27 @@ impl OutOfPlaceStore {
     pub(super) fn prepare_batch(
         &self,
         part: &[(Pid, &[u8])],
-        changed: Option<&[u64]>,
+        changed: Option<&[Option<crate::format::delta::Spans>]>,
         kind: WriteKind,
     ) -> Vec<Item> {
         let mut items = self.prepare_pages(part, kind);
-        // Delta candidates: few chunks changed (whether each becomes a delta depends on its
+        // Delta candidates: few bytes changed (whether each becomes a delta depends on its
         // chain, decided under `io`).
-        if let (true, true, Some(masks)) = (self.cfg.deltas, kind.is_user(), changed) {
-            for ((it, &(_, d)), &mask) in items.iter_mut().zip(part).zip(masks) {
-                let mask = mask | crate::format::delta::HEADER_MASK;
-                if crate::format::delta::size(mask, 1) <= super::chain::DELTA_MAX_BYTES {
+        if let (true, true, Some(sets)) = (self.cfg.deltas, kind.is_user(), changed) {
+            for ((it, &(_, d)), spans) in items.iter_mut().zip(part).zip(sets) {
+                let Some(spans) = spans else {
+                    continue;
+                };
+                // Fields the store stamps into its copies are in every delta: the store
+                // generation (a raw slot's; a base read back carries it, the buffer's image
+                // does not) and GDT's write history.
+                use crate::format::page::{GEN_HI, GEN_LO, HISTORY};
+                let mut stamped = vec![GEN_HI.offset..GEN_HI.end(), GEN_LO.offset..GEN_LO.end()];
+                if self.cfg.gdt {
+                    stamped.push(HISTORY.offset..HISTORY.end());
+                }
+                let spans = crate::format::delta::union(spans, &stamped);
+                if crate::format::delta::size(&spans, 1) <= super::chain::DELTA_MAX_BYTES {
                     // GDT stamped the history into its own copy: take the chunks from it.
                     let image = if self.cfg.gdt && it.codec == CODEC_RAW {
                         it.data.clone()
@@ -555,7 +566,7 @@ impl OutOfPlaceStore {
                     } else {
                         d.to_vec()
                     };
-                    it.delta = Some((mask, image));
+                    it.delta = Some((spans, image));
                 }
             }
         }
@@ -626,7 +637,7 @@ impl OutOfPlaceStore {
             from: None,
             delta: None,
             keep_gen: None,
-            delta_mask: 0,
+            delta_spans: Vec::new(),
             replaces_head: false,
         }
     }
