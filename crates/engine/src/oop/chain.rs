@@ -9,20 +9,16 @@
 use super::Gen;
 use super::BS;
 use super::{Loc, OutOfPlaceStore, State, CODEC_DELTA, NO_BLOCK};
-use crate::error::{Corruption, EngineError, Pid, Result, SlotDamage};
+use crate::error::{Corruption, Pid, Result, SlotDamage};
 use crate::format::delta::{self, Ref};
-use crate::format::zone::{self, Incarnation};
 use crate::num::{u64_of, usize_of};
 use crate::page::{self, PAGE_SIZE};
 use crate::stats::EngineCounters;
 
 /// Most payload bytes one delta may take; a larger change is written as a whole page.
 pub(super) const DELTA_MAX_BYTES: usize = 1024;
-/// A new delta replaces the newest delta (cumulative: both deltas' chunks, the current
-/// bytes) while the merged payload stays within this; otherwise it is appended to the chain.
-/// Merging keeps chains short (each element costs a read on a miss) at the price of
-/// rewriting recent chunks (docs/engine-writes.md: the chain bound trade-off).
-pub(super) const DELTA_MERGE_BYTES: usize = 768;
+/// Default of `OopConfig::delta_merge`.
+pub(super) const DELTA_MERGE_BYTES: u32 = 768;
 
 /// A pid's chain as read under the state lock: the copies to read, base first, each with
 /// the incarnation of its zone.
@@ -57,6 +53,14 @@ impl OutOfPlaceStore {
         self.cfg.compression != crate::Compression::Off
     }
 
+    /// `OopConfig::delta_merge` in bytes.
+    fn merge_limit(&self) -> usize {
+        if let Ok(v) = std::env::var("TEMP_NOWA_DELTA_MERGE") {
+            return v.parse().expect("TEMP");
+        }
+        usize_of(u64::from(self.cfg.delta_merge))
+    }
+
     /// Under `io`, just before placement: turn each delta candidate of a user batch into a
     /// delta over its pid's current chain, or leave it a whole page when the pid has no
     /// durable copy, its chain is at the bound (`OopConfig::delta_chain` deltas), or the
@@ -82,7 +86,7 @@ impl OutOfPlaceStore {
             if let Some(h) = st.head_spans.get(&it.pid) {
                 let merged = delta::union(h, &spans);
                 if main.codec == CODEC_DELTA
-                    && delta::size(&merged, older.len()) <= DELTA_MERGE_BYTES
+                    && delta::size(&merged, older.len()) <= self.merge_limit()
                 {
                     spans = merged;
                     it.replaces_head = true;
@@ -173,48 +177,6 @@ impl OutOfPlaceStore {
         Ok(())
     }
 
-    /// The delta of `pid` at `l` (zone incarnation `seq`): its slot entry's LSN and payload.
-    pub(super) fn read_delta_entry(
-        &self,
-        pid: Pid,
-        l: Loc,
-        seq: u64,
-        tmp: &mut [u8],
-    ) -> Result<(u64, std::ops::Range<usize>)> {
-        let bad = |damage| {
-            EngineError::Corrupt(Corruption::Slot {
-                block: l.block,
-                pid,
-                damage,
-            })
-        };
-        let zone = self
-            .zone_of(l.block)
-            .ok_or(bad(SlotDamage::Incarnation { seq }))?;
-        self.dev.read_at(l.block * BS, tmp)?;
-        let inc = Incarnation {
-            db_id: self.db_id,
-            zone,
-            seq,
-        };
-        let e = zone::parse_packed(tmp, inc)
-            .ok_or(bad(SlotDamage::Incarnation { seq }))?
-            .into_iter()
-            .find(|e| e.pid == pid && e.gen == l.gen.get() && e.codec == CODEC_DELTA)
-            .ok_or(bad(SlotDamage::Version {
-                expected: u64::from(l.ver),
-                found: 0,
-            }))?;
-        let (o, n) = (usize::from(e.off), usize::from(e.len));
-        if o + n > PAGE_SIZE || e.len != l.len {
-            return Err(bad(SlotDamage::EntryBounds {
-                off: e.off,
-                len: e.len,
-            }));
-        }
-        Ok((e.lsn, o..o + n))
-    }
-
     /// Apply the delta at `l` to `buf`; returns its LSN.
     fn apply_delta(
         &self,
@@ -224,7 +186,7 @@ impl OutOfPlaceStore {
         buf: &mut [u8],
         tmp: &mut [u8],
     ) -> Result<u64> {
-        let (lsn, r) = self.read_delta_entry(pid, l, seq, tmp)?;
+        let (lsn, r) = self.read_entry(pid, l, seq, tmp)?;
         let d = delta::decode(&tmp[r]).map_err(|error| Corruption::Slot {
             block: l.block,
             pid,
@@ -253,7 +215,7 @@ impl OutOfPlaceStore {
                 damage: SlotDamage::Incarnation { seq: 0 },
             })?;
             let seq = st.zone_seq[usize_of(u64::from(z))];
-            let (_, r) = self.read_delta_entry(pid, l, seq, &mut tmp)?;
+            let (_, r) = self.read_entry(pid, l, seq, &mut tmp)?;
             let d = delta::decode(&tmp[r]).map_err(|error| Corruption::Slot {
                 block: l.block,
                 pid,

@@ -77,7 +77,7 @@ impl OutOfPlaceStore {
         for mv in moves {
             for &(l, kind) in &mv.elems {
                 let seq = self.seq_of(&l);
-                let (lsn, r) = self.read_delta_entry(mv.pid, l, seq, &mut tmp)?;
+                let (lsn, r) = self.read_entry(mv.pid, l, seq, &mut tmp)?;
                 let mut it = self.raw_item(mv.pid, lsn, tmp[r].to_vec(), self.zone_of(l.block));
                 it.keep_gen = Some(l.gen.get());
                 older.push((it, kind));
@@ -88,8 +88,7 @@ impl OutOfPlaceStore {
         let mut heads: Vec<(Item, WriteKind)> = Vec::with_capacity(moves.len());
         for mv in moves {
             let (chain, main) = self.locate_chain(mv.pid);
-            let (lsn, r) =
-                self.read_delta_entry(mv.pid, main, chain[chain.len() - 1].1, &mut tmp)?;
+            let (lsn, r) = self.read_entry(mv.pid, main, chain[chain.len() - 1].1, &mut tmp)?;
             let d = delta::decode(&tmp[r]).map_err(|error| Corruption::Slot {
                 block: main.block,
                 pid: mv.pid,

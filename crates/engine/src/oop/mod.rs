@@ -136,6 +136,11 @@ pub struct OopConfig {
     pub deltas: bool,
     /// Most deltas in one chain; the next write-back of the page writes it whole.
     pub delta_chain: u32,
+    /// A new delta replaces the pid's newest delta (their ranges' union, the current bytes)
+    /// while the merged payload stays within this many bytes (0: never merge). Merging
+    /// keeps chains short (each element costs a read on a miss) at the price of rewriting
+    /// recent changes (docs/engine-writes.md: the merging trade-off).
+    pub delta_merge: u32,
 }
 
 impl OopConfig {
@@ -192,6 +197,7 @@ impl Default for OopConfig {
             frozen: None,
             deltas: false,
             delta_chain: 8,
+            delta_merge: chain::DELTA_MERGE_BYTES,
         }
     }
 }

@@ -685,17 +685,46 @@ impl OutOfPlaceStore {
             }
             return Ok(());
         }
+        let (_, r) = self.read_entry(pid, loc, seq, tmp)?;
+        super::decompress_page(loc.codec, &tmp[r], buf).map_err(|error| {
+            bad(SlotDamage::Codec {
+                codec: loc.codec,
+                error,
+            })
+        })
+    }
+
+    /// Read the packed slot holding the copy of `pid` at `loc` (a zone of incarnation `seq`)
+    /// into `tmp` and find its entry (same pid, generation and codec, in a slot of that
+    /// incarnation): the entry's LSN and payload range. The one slot check of every packed
+    /// read (pages, chain elements, DB GC of deltas).
+    pub(super) fn read_entry(
+        &self,
+        pid: Pid,
+        loc: Loc,
+        seq: u64,
+        tmp: &mut [u8],
+    ) -> Result<(u64, std::ops::Range<usize>)> {
+        let bad = |damage| {
+            EngineError::Corrupt(Corruption::Slot {
+                block: loc.block,
+                pid,
+                damage,
+            })
+        };
+        let zone = self
+            .zone_of(loc.block)
+            .ok_or(bad(SlotDamage::Incarnation { seq }))?;
         self.dev.read_at(loc.block * BS, tmp)?;
         let inc = Incarnation {
             db_id: self.db_id,
             zone,
             seq,
         };
-        // The entry of this copy: same pid and generation, in a slot of the incarnation.
         let e = zone::parse_packed(tmp, inc)
             .ok_or(bad(SlotDamage::Incarnation { seq }))?
             .into_iter()
-            .find(|e| e.pid == pid && e.gen == loc.gen.get())
+            .find(|e| e.pid == pid && e.gen == loc.gen.get() && e.codec == loc.codec)
             .ok_or(bad(SlotDamage::Version {
                 expected: u64::from(loc.ver),
                 found: 0,
@@ -708,11 +737,6 @@ impl OutOfPlaceStore {
                 len: e.len,
             }));
         }
-        super::decompress_page(loc.codec, &tmp[o..o + n], buf).map_err(|error| {
-            bad(SlotDamage::Codec {
-                codec: loc.codec,
-                error,
-            })
-        })
+        Ok((e.lsn, o..o + n))
     }
 }
