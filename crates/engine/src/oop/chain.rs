@@ -55,9 +55,6 @@ impl OutOfPlaceStore {
 
     /// `OopConfig::delta_merge` in bytes.
     fn merge_limit(&self) -> usize {
-        if let Ok(v) = std::env::var("TEMP_NOWA_DELTA_MERGE") {
-            return v.parse().expect("TEMP");
-        }
         usize_of(u64::from(self.cfg.delta_merge))
     }
 
