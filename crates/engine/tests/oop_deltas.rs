@@ -37,16 +37,23 @@ fn update_run(deltas: bool, compressible: bool, compression: Compression) -> Run
     update_run_with(deltas, compressible, compression, None)
 }
 
+/// How a one-record-per-write-back run is set up.
+#[derive(Clone, Copy)]
+struct OnePerPage {
+    gdt: bool,
+}
+
 /// [`update_run`]; `one_per_page`: keys 37 apart (a leaf holds fewer), so every write-back
 /// of a leaf carries one changed record, and no merging (every delta holds one write-back).
 fn update_run_with(
     deltas: bool,
     compressible: bool,
     compression: Compression,
-    one_per_page: Option<()>,
+    one_per_page: Option<OnePerPage>,
 ) -> Run {
     let ocfg = OopConfig {
         deltas,
+        gdt: one_per_page.is_some_and(|o| o.gdt),
         delta_merge: if one_per_page.is_some() {
             0
         } else {
@@ -145,10 +152,36 @@ fn per_delta(r: &Run) -> f64 {
 /// no merging.
 #[test]
 fn a_delta_carries_the_changed_bytes_not_chunks() {
-    let r = update_run_with(true, false, Compression::Off, Some(()));
+    let r = update_run_with(
+        true,
+        false,
+        Compression::Off,
+        Some(OnePerPage { gdt: false }),
+    );
     let per = per_delta(&r);
     eprintln!("{} deltas, {per:.0} payload bytes each", r.delta_writes);
     assert!(per < 250.0, "{per:.0} payload bytes per delta");
+}
+
+/// GDT stamps a 32-byte write history into every page copy; a delta carries it only when it
+/// is the first over its base (the base may hold a stamp the buffer never saw), so GDT adds
+/// far less than 32 bytes per delta on average.
+#[test]
+fn gdt_history_is_not_in_every_delta() {
+    let plain = per_delta(&update_run_with(
+        true,
+        false,
+        Compression::Off,
+        Some(OnePerPage { gdt: false }),
+    ));
+    let gdt = per_delta(&update_run_with(
+        true,
+        false,
+        Compression::Off,
+        Some(OnePerPage { gdt: true }),
+    ));
+    eprintln!("payload bytes per delta: without GDT {plain:.0}, with GDT {gdt:.0}");
+    assert!(gdt < plain + 16.0, "{gdt:.0} vs {plain:.0}");
 }
 
 /// With compression on, a delta's bytes are LZ4-compressed: compressible values give

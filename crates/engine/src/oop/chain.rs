@@ -92,6 +92,12 @@ impl OutOfPlaceStore {
                 }
             }
             let deltas = older.len() + usize::from(main.codec == CODEC_DELTA);
+            if self.cfg.gdt && deltas == 0 {
+                // The first delta over a base: the base's history is GDT's stamp, the
+                // buffer's image has the one it loaded (`prepare_batch`).
+                let h = crate::format::page::HISTORY;
+                spans = delta::union(&spans, &[h.offset..h.end()]);
+            }
             let chain_bytes: usize = older
                 .iter()
                 .chain(std::iter::once(&main))

@@ -545,28 +545,16 @@ impl OutOfPlaceStore {
                 let Some(spans) = spans else {
                     continue;
                 };
-                // Fields the store stamps into its copies are in every delta: the store
-                // generation (a raw slot's; a base read back carries it, the buffer's image
-                // does not) and GDT's write history.
-                use crate::format::page::{GEN_HI, GEN_LO, HISTORY};
-                let mut stamped = vec![GEN_HI.offset..GEN_HI.end(), GEN_LO.offset..GEN_LO.end()];
-                if self.cfg.gdt {
-                    stamped.push(HISTORY.offset..HISTORY.end());
-                }
+                // The store generation is in every delta: a raw slot stamps it, so a base
+                // read back carries it while the buffer's image does not. The delta is of the
+                // buffer's image, not of GDT's stamped copy: deltas do not persist the write
+                // history (32 bytes each); the first delta over a base carries the buffer's
+                // (`finalize_deltas`), since the base may hold a history the buffer never saw.
+                use crate::format::page::{GEN_HI, GEN_LO};
+                let stamped = [GEN_HI.offset..GEN_HI.end(), GEN_LO.offset..GEN_LO.end()];
                 let spans = crate::format::delta::union(spans, &stamped);
                 if crate::format::delta::size(&spans, 1) <= super::chain::DELTA_MAX_BYTES {
-                    // GDT stamped the history into its own copy: take the chunks from it.
-                    let image = if self.cfg.gdt && it.codec == CODEC_RAW {
-                        it.data.clone()
-                    } else if self.cfg.gdt {
-                        let mut p = vec![0u8; PAGE_SIZE];
-                        super::decompress_page(it.codec, &it.data, &mut p)
-                            .expect("own compression decodes");
-                        p
-                    } else {
-                        d.to_vec()
-                    };
-                    it.delta = Some((spans, image));
+                    it.delta = Some((spans, d.to_vec()));
                 }
             }
         }
