@@ -41,6 +41,7 @@ fn update_run(deltas: bool, compressible: bool, compression: Compression) -> Run
 #[derive(Clone, Copy)]
 struct OnePerPage {
     gdt: bool,
+    packing: bool,
 }
 
 /// [`update_run`]; `one_per_page`: keys 37 apart (a leaf holds fewer), so every write-back
@@ -54,6 +55,7 @@ fn update_run_with(
     let ocfg = OopConfig {
         deltas,
         gdt: one_per_page.is_some_and(|o| o.gdt),
+        packing: one_per_page.is_none_or(|o| o.packing),
         delta_merge: if one_per_page.is_some() {
             0
         } else {
@@ -156,7 +158,10 @@ fn a_delta_carries_the_changed_bytes_not_chunks() {
         true,
         false,
         Compression::Off,
-        Some(OnePerPage { gdt: false }),
+        Some(OnePerPage {
+            gdt: false,
+            packing: true,
+        }),
     );
     let per = per_delta(&r);
     eprintln!("{} deltas, {per:.0} payload bytes each", r.delta_writes);
@@ -172,16 +177,38 @@ fn gdt_history_is_not_in_every_delta() {
         true,
         false,
         Compression::Off,
-        Some(OnePerPage { gdt: false }),
+        Some(OnePerPage {
+            gdt: false,
+            packing: true,
+        }),
     ));
     let gdt = per_delta(&update_run_with(
         true,
         false,
         Compression::Off,
-        Some(OnePerPage { gdt: true }),
+        Some(OnePerPage {
+            gdt: true,
+            packing: true,
+        }),
     ));
     eprintln!("payload bytes per delta: without GDT {plain:.0}, with GDT {gdt:.0}");
     assert!(gdt < plain + 16.0, "{gdt:.0} vs {plain:.0}");
+}
+
+/// Without packing a delta would take a block of its own: deltas stay off (nowa-vopr seed
+/// 24 ran out of zones with deltas in unpacked slots), and the run still reads back.
+#[test]
+fn no_deltas_without_packing() {
+    let r = update_run_with(
+        true,
+        false,
+        Compression::Off,
+        Some(OnePerPage {
+            gdt: false,
+            packing: false,
+        }),
+    );
+    assert_eq!(r.delta_writes, 0, "deltas written into unpacked slots");
 }
 
 /// With compression on, a delta's bytes are LZ4-compressed: compressible values give

@@ -48,6 +48,13 @@ impl OutOfPlaceStore {
         }
     }
 
+    /// Deltas are written only with packing on: a delta alone in its slot would take a whole
+    /// block while counting its payload as valid data (GC could not compact a zone of them:
+    /// nowa-vopr seed 24 ran out of zones), and would save nothing over the page.
+    pub(super) fn deltas_on(&self) -> bool {
+        self.cfg.deltas && self.cfg.packing
+    }
+
     /// Compress delta bytes (any `--compression`: LZ4, fast on a few hundred bytes)?
     pub(super) fn delta_lz4(&self) -> bool {
         self.cfg.compression != crate::Compression::Off

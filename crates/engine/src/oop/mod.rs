@@ -655,7 +655,7 @@ impl PageStore for OutOfPlaceStore {
     }
 
     fn tracks_deltas(&self) -> bool {
-        self.cfg.deltas
+        self.deltas_on()
     }
 
     fn write_pages_changed(

@@ -540,7 +540,7 @@ impl OutOfPlaceStore {
         let mut items = self.prepare_pages(part, kind);
         // Delta candidates: few bytes changed (whether each becomes a delta depends on its
         // chain, decided under `io`).
-        if let (true, true, Some(sets)) = (self.cfg.deltas, kind.is_user(), changed) {
+        if let (true, true, Some(sets)) = (self.deltas_on(), kind.is_user(), changed) {
             for ((it, &(_, d)), spans) in items.iter_mut().zip(part).zip(sets) {
                 let Some(spans) = spans else {
                     continue;
