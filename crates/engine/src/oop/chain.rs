@@ -65,6 +65,30 @@ impl OutOfPlaceStore {
         usize_of(u64::from(self.cfg.delta_merge))
     }
 
+    /// Merge the delta of `it` (ranges `spans`) into the pid's newest delta (its ranges
+    /// known: written since open, or read by recovery) while the union stays small: the
+    /// chain it then extends (older elements, newest) is one element shorter.
+    fn merge_head<'a>(
+        &self,
+        st: &State,
+        it: &mut super::Item,
+        spans: &mut delta::Spans,
+        older: &'a [Loc],
+        main: Loc,
+    ) -> (&'a [Loc], Loc) {
+        if let Some(h) = st.head_spans.get(&it.pid) {
+            let merged = delta::union(h, spans);
+            if main.codec == CODEC_DELTA && delta::size(&merged, older.len()) <= self.merge_limit()
+            {
+                *spans = merged;
+                it.replaces_head = true;
+                let (last, rest) = older.split_last().expect("a delta has a chain");
+                return (rest, *last);
+            }
+        }
+        (older, main)
+    }
+
     /// Under `io`, just before placement: turn each delta candidate of a user batch into a
     /// delta over its pid's current chain, or leave it a whole page when the pid has no
     /// durable copy, its chain is at the bound (`OopConfig::delta_chain` deltas), or the
@@ -83,21 +107,8 @@ impl OutOfPlaceStore {
             if main.block == NO_BLOCK {
                 continue;
             }
-            let mut older = st.chains.get(&it.pid).map_or(&[][..], |c| &c[..]);
-            let mut main = main;
-            // Merge into the newest delta (its ranges known: written since open, or read by
-            // recovery) while the union stays small.
-            if let Some(h) = st.head_spans.get(&it.pid) {
-                let merged = delta::union(h, &spans);
-                if main.codec == CODEC_DELTA
-                    && delta::size(&merged, older.len()) <= self.merge_limit()
-                {
-                    spans = merged;
-                    it.replaces_head = true;
-                    main = *older.last().expect("a delta has a chain");
-                    older = &older[..older.len() - 1];
-                }
-            }
+            let older = st.chains.get(&it.pid).map_or(&[][..], |c| &c[..]);
+            let (older, main) = self.merge_head(&st, it, &mut spans, older, main);
             let deltas = older.len() + usize::from(main.codec == CODEC_DELTA);
             if self.cfg.gdt && deltas == 0 {
                 // The first delta over a base: the base's history is GDT's stamp, the
