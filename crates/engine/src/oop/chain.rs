@@ -114,7 +114,7 @@ impl OutOfPlaceStore {
                 // The first delta over a base: the base's history is GDT's stamp, the
                 // buffer's image has the one it loaded (`prepare_batch`).
                 let h = crate::format::page::HISTORY;
-                spans = delta::union(&spans, &[h.offset..h.end()]);
+                spans = delta::union(&spans, std::slice::from_ref(&(h.offset..h.end())));
             }
             let chain_bytes: usize = older
                 .iter()
