@@ -651,34 +651,36 @@ impl OutOfPlaceStore {
         buf: &mut [u8],
         tmp: &mut [u8],
     ) -> Result<()> {
-        let bad = |damage| {
-            EngineError::Corrupt(Corruption::Slot {
-                block: loc.block,
-                pid,
-                damage,
-            })
-        };
-        let zone = self
-            .zone_of(loc.block)
-            .ok_or(bad(SlotDamage::Incarnation { seq }))?;
+        let inc = self.incarnation_of(pid, &loc, seq)?;
         if loc.len == 0 {
             self.dev.read_at(loc.block * BS, buf)?;
-            let inc = Incarnation {
-                db_id: self.db_id,
-                zone,
-                seq,
-            };
             if !zone::open_raw(buf, inc) {
-                return Err(bad(SlotDamage::Incarnation { seq }));
+                return Err(slot_damage(pid, &loc, SlotDamage::Incarnation { seq }));
             }
             return Ok(());
         }
         let (_, r) = self.read_entry(pid, loc, seq, tmp)?;
         super::decompress_page(loc.codec, &tmp[r], buf).map_err(|error| {
-            bad(SlotDamage::Codec {
-                codec: loc.codec,
-                error,
-            })
+            slot_damage(
+                pid,
+                &loc,
+                SlotDamage::Codec {
+                    codec: loc.codec,
+                    error,
+                },
+            )
+        })
+    }
+
+    /// The incarnation a copy of `pid` at `loc` must carry: its zone's (`seq`).
+    fn incarnation_of(&self, pid: Pid, loc: &Loc, seq: u64) -> Result<Incarnation> {
+        let zone = self
+            .zone_of(loc.block)
+            .ok_or_else(|| slot_damage(pid, loc, SlotDamage::Incarnation { seq }))?;
+        Ok(Incarnation {
+            db_id: self.db_id,
+            zone,
+            seq,
         })
     }
 
@@ -693,22 +695,9 @@ impl OutOfPlaceStore {
         seq: u64,
         tmp: &mut [u8],
     ) -> Result<(u64, std::ops::Range<usize>)> {
-        let bad = |damage| {
-            EngineError::Corrupt(Corruption::Slot {
-                block: loc.block,
-                pid,
-                damage,
-            })
-        };
-        let zone = self
-            .zone_of(loc.block)
-            .ok_or(bad(SlotDamage::Incarnation { seq }))?;
+        let bad = |damage| slot_damage(pid, &loc, damage);
+        let inc = self.incarnation_of(pid, &loc, seq)?;
         self.dev.read_at(loc.block * BS, tmp)?;
-        let inc = Incarnation {
-            db_id: self.db_id,
-            zone,
-            seq,
-        };
         let e = zone::parse_packed(tmp, inc)
             .ok_or(bad(SlotDamage::Incarnation { seq }))?
             .into_iter()
@@ -727,4 +716,13 @@ impl OutOfPlaceStore {
         }
         Ok((e.lsn, o..o + n))
     }
+}
+
+/// The error of a slot that does not hold the expected copy of `pid` at `loc`.
+fn slot_damage(pid: Pid, loc: &Loc, damage: SlotDamage) -> EngineError {
+    EngineError::Corrupt(Corruption::Slot {
+        block: loc.block,
+        pid,
+        damage,
+    })
 }
