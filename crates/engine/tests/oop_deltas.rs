@@ -148,21 +148,23 @@ fn per_delta(r: &Run) -> f64 {
     per
 }
 
+/// Deltas on, random values, no compression, one changed record per write-back.
+fn one_per_page(gdt: bool, packing: bool) -> Run {
+    update_run_with(
+        true,
+        false,
+        Compression::Off,
+        Some(OnePerPage { gdt, packing }),
+    )
+}
+
 /// A 100-byte value overwritten in place costs a delta of its bytes, the header fields that
 /// changed and the chain refs: version 1's 64-byte chunks cost at least 16 + 10 + 2 x 64
 /// (header) + 2 x 64 (the value) = 282 bytes per delta. One changed record per write-back,
 /// no merging.
 #[test]
 fn a_delta_carries_the_changed_bytes_not_chunks() {
-    let r = update_run_with(
-        true,
-        false,
-        Compression::Off,
-        Some(OnePerPage {
-            gdt: false,
-            packing: true,
-        }),
-    );
+    let r = one_per_page(false, true);
     let per = per_delta(&r);
     eprintln!("{} deltas, {per:.0} payload bytes each", r.delta_writes);
     assert!(per < 250.0, "{per:.0} payload bytes per delta");
@@ -173,24 +175,8 @@ fn a_delta_carries_the_changed_bytes_not_chunks() {
 /// far less than 32 bytes per delta on average.
 #[test]
 fn gdt_history_is_not_in_every_delta() {
-    let plain = per_delta(&update_run_with(
-        true,
-        false,
-        Compression::Off,
-        Some(OnePerPage {
-            gdt: false,
-            packing: true,
-        }),
-    ));
-    let gdt = per_delta(&update_run_with(
-        true,
-        false,
-        Compression::Off,
-        Some(OnePerPage {
-            gdt: true,
-            packing: true,
-        }),
-    ));
+    let plain = per_delta(&one_per_page(false, true));
+    let gdt = per_delta(&one_per_page(true, true));
     eprintln!("payload bytes per delta: without GDT {plain:.0}, with GDT {gdt:.0}");
     assert!(gdt < plain + 16.0, "{gdt:.0} vs {plain:.0}");
 }
@@ -199,15 +185,7 @@ fn gdt_history_is_not_in_every_delta() {
 /// 24 ran out of zones with deltas in unpacked slots), and the run still reads back.
 #[test]
 fn no_deltas_without_packing() {
-    let r = update_run_with(
-        true,
-        false,
-        Compression::Off,
-        Some(OnePerPage {
-            gdt: false,
-            packing: false,
-        }),
-    );
+    let r = one_per_page(false, false);
     assert_eq!(r.delta_writes, 0, "deltas written into unpacked slots");
 }
 
