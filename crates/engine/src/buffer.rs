@@ -73,9 +73,12 @@ struct Frame {
     /// Page LSN when the page was last written back (0: not written since it was loaded):
     /// `rec_lsn - prev_lsn` is its observed redirty interval (adaptive deferral).
     prev_lsn: AtomicU64,
-    /// Sub-page deltas (the store tracks them, else empty): a fingerprint of each 64-byte
-    /// chunk of the page's last durable image (`crate::format::delta::chunk_hash`), so
-    /// write-back tells the store which chunks changed. 512 bytes per frame.
+    /// Sub-page deltas (the store tracks them, else empty): the first
+    /// [`EXACT`](crate::format::delta::EXACT) bytes of the page's last durable image (the
+    /// header, compared byte by byte) as words, and a fingerprint of each 16-byte grain after
+    /// them (`crate::format::delta::grain_hash`), so write-back tells the store which byte
+    /// ranges changed. 2,112 bytes per frame.
+    exact: Box<[AtomicU64]>,
     fp: Box<[AtomicU64]>,
     /// `fp` describes the page's last durable image (false: created in memory, or a
     /// write-back failed after the store may have taken part of the batch).
@@ -84,10 +87,11 @@ struct Frame {
 
 impl Frame {
     fn new(track_deltas: bool) -> Frame {
-        let chunks = if track_deltas {
-            crate::format::delta::CHUNKS
+        use crate::format::delta::{EXACT, GRAINS};
+        let (words, grains) = if track_deltas {
+            (EXACT / 8, GRAINS)
         } else {
-            0
+            (0, 0)
         };
         Frame {
             latch: RwLock::new(FrameData {
@@ -106,42 +110,43 @@ impl Frame {
             fresh: AtomicBool::new(false),
             hot: hotness::FrameHotness::default(),
             prev_lsn: AtomicU64::new(0),
-            fp: (0..chunks).map(|_| AtomicU64::new(0)).collect(),
+            exact: (0..words).map(|_| AtomicU64::new(0)).collect(),
+            fp: (0..grains).map(|_| AtomicU64::new(0)).collect(),
             fp_ok: AtomicBool::new(false),
         }
     }
 
-    /// `page` is the page's durable image now (loaded, or written back): fingerprint its
-    /// chunks (the header chunks are in every delta and are not compared).
+    /// `page` is the page's durable image now (loaded, or written back): keep its header and
+    /// fingerprint its grains.
     fn remember(&self, page: &[u8]) {
-        use crate::format::delta::{chunk_hash, CHUNK};
+        use crate::format::delta::{grain_hash, EXACT, GRAIN};
         if self.fp.is_empty() {
             return;
         }
-        for (c, h) in page.chunks_exact(CHUNK).zip(self.fp.iter()).skip(2) {
-            h.store(chunk_hash(c), Ordering::Relaxed);
+        for (w, a) in page[..EXACT].chunks_exact(8).zip(self.exact.iter()) {
+            a.store(crate::format::rd_u64(w, 0), Ordering::Relaxed);
+        }
+        for (c, h) in page[EXACT..].chunks_exact(GRAIN).zip(self.fp.iter()) {
+            h.store(grain_hash(c), Ordering::Relaxed);
         }
         self.fp_ok.store(true, Ordering::Release);
     }
 
-    /// The chunks of `page` changed since its last durable image (all ones: unknown).
-    fn changed(&self, page: &[u8]) -> u64 {
-        use crate::format::delta::{chunk_hash, CHUNK, HEADER_MASK};
+    /// The byte ranges of `page` changed since its last durable image (None: unknown).
+    fn changed(&self, page: &[u8]) -> Option<crate::format::delta::Spans> {
+        use crate::format::delta::{changes, EXACT};
         if self.fp.is_empty() || !self.fp_ok.load(Ordering::Acquire) {
-            return u64::MAX;
+            return None;
         }
-        let mut mask = HEADER_MASK;
-        for (i, (c, h)) in page
-            .chunks_exact(CHUNK)
-            .zip(self.fp.iter())
-            .enumerate()
-            .skip(2)
-        {
-            if chunk_hash(c) != h.load(Ordering::Relaxed) {
-                mask |= 1 << i;
-            }
+        let mut exact = [0u8; EXACT];
+        for (w, a) in exact.chunks_exact_mut(8).zip(self.exact.iter()) {
+            w.copy_from_slice(&a.load(Ordering::Relaxed).to_le_bytes());
         }
-        mask
+        Some(changes(
+            page,
+            &exact,
+            self.fp.iter().map(|h| h.load(Ordering::Relaxed)),
+        ))
     }
 
     /// The page (image `page`) was written: clean, its deferral count reset.
@@ -160,7 +165,6 @@ impl Frame {
         self.ckpt_count.store(0, Ordering::Relaxed);
         self.fresh.store(false, Ordering::Relaxed);
         self.prev_lsn.store(page::lsn(page), Ordering::Relaxed);
-        self.remember(page);
     }
 
     /// The frame got a new page (load or create): no history.

@@ -638,7 +638,7 @@ pub enum SlotDamage {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error, serde::Serialize)]
 pub enum DeltaError {
     /// Shorter than its header.
-    #[error("{len} bytes: shorter than the 16-byte header")]
+    #[error("{len} bytes: shorter than the 12-byte header")]
     Short {
         /// Bytes given.
         len: usize,
@@ -657,21 +657,38 @@ pub enum DeltaError {
         /// Found.
         found: u8,
     },
-    /// Ref count or chunk mask out of range.
-    #[error("bad header: {refs} refs, chunk mask {mask:#018x}")]
+    /// Ref count, range count or flags out of range.
+    #[error("bad header: {refs} refs, {ranges} ranges, flags {flags:#04x}")]
     Header {
         /// Refs named.
         refs: u8,
-        /// Chunk mask.
-        mask: u64,
+        /// Ranges named.
+        ranges: u16,
+        /// Flags.
+        flags: u8,
     },
     /// Length disagrees with the header.
     #[error("{found} bytes, the header implies {expected}")]
     Length {
-        /// Implied by refs and mask.
+        /// Implied by the header.
         expected: usize,
         /// Given.
         found: usize,
+    },
+    /// A range that is empty, beyond the page, out of order, or a first range without the
+    /// page crc.
+    #[error("bad range at {off}, {len} bytes")]
+    Range {
+        /// First byte.
+        off: usize,
+        /// Length.
+        len: usize,
+    },
+    /// The compressed bytes do not decode to the ranges' length.
+    #[error("lz4 bytes do not decode to the {covered} bytes of the ranges")]
+    Lz4 {
+        /// Bytes the ranges cover.
+        covered: usize,
     },
 }
 

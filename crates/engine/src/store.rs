@@ -109,8 +109,8 @@ pub trait PageStore: Send + Sync {
     fn tracks_deltas(&self) -> bool {
         false
     }
-    /// [`Self::write_pages`] with, per page, the 64-byte chunks changed since its last
-    /// durable image (bit i = bytes [64 i, 64 i + 64); all ones: unknown). Default: ignore
+    /// [`Self::write_pages`] with, per page, the byte ranges changed since its last durable
+    /// image (`crate::format::delta::Spans`, normalized; None: unknown). Default: ignore
     /// them.
     ///
     /// # Errors
@@ -118,7 +118,7 @@ pub trait PageStore: Send + Sync {
     fn write_pages_changed(
         &self,
         batch: &[(Pid, &[u8])],
-        _changed: &[u64],
+        _changed: &[Option<crate::format::delta::Spans>],
         kind: WriteKind,
     ) -> Result<()> {
         self.write_pages(batch, kind)

@@ -197,8 +197,8 @@ impl BufferPool {
     }
 
     /// Seal copies and write them through the store, after forcing the WAL (WAL rule).
-    /// `frames` hold the pages (their chunk fingerprints give the store the changed chunks
-    /// when it writes deltas).
+    /// `frames` hold the pages (their header copies and grain fingerprints give the store the
+    /// changed byte ranges when it writes deltas).
     pub(super) fn write_back(
         &self,
         pages: &[(Pid, &[u8])],
@@ -237,13 +237,19 @@ impl BufferPool {
         if !self.store.tracks_deltas() {
             return self.store.write_pages(&batch, kind);
         }
-        let changed: Vec<u64> = frames
+        // Against the sealed copies: the header fields write-back stamps (hotness, crc) are
+        // compared with those of the copy last written, which `remember` keeps.
+        let changed: Vec<Option<crate::format::delta::Spans>> = frames
             .iter()
-            .zip(pages)
-            .map(|(f, (_, p))| f.changed(p))
+            .zip(&batch)
+            .map(|(f, (_, c))| f.changed(c))
             .collect();
         let r = self.store.write_pages_changed(&batch, &changed, kind);
-        if r.is_err() {
+        if r.is_ok() {
+            for (f, (_, c)) in frames.iter().zip(&batch) {
+                f.remember(c);
+            }
+        } else {
             // Part of the batch may be durable: the fingerprints no longer name the store's
             // newest copy, so the next write-back of each of these pages is whole.
             for f in frames {

@@ -212,6 +212,10 @@ pub const FORMATS: &[Format] = &[
         fields: delta::REF_FIELDS,
     },
     Format {
+        name: "delta-range",
+        fields: delta::RANGE_FIELDS,
+    },
+    Format {
         name: "oop-meta",
         fields: meta::FIELDS,
     },

@@ -256,7 +256,7 @@ fn empty_state(geo: &Geo, cfg: &OopConfig, open_limit: u32) -> State {
         snap: super::snapshot::Chains::NEW,
         rng: cfg.seed | 1,
         chains: std::collections::HashMap::new(),
-        head_masks: std::collections::HashMap::new(),
+        head_spans: std::collections::HashMap::new(),
     }
 }
 

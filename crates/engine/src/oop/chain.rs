@@ -9,20 +9,16 @@
 use super::Gen;
 use super::BS;
 use super::{Loc, OutOfPlaceStore, State, CODEC_DELTA, NO_BLOCK};
-use crate::error::{Corruption, EngineError, Pid, Result, SlotDamage};
+use crate::error::{Corruption, Pid, Result, SlotDamage};
 use crate::format::delta::{self, Ref};
-use crate::format::zone::{self, Incarnation};
 use crate::num::{u64_of, usize_of};
 use crate::page::{self, PAGE_SIZE};
 use crate::stats::EngineCounters;
 
 /// Most payload bytes one delta may take; a larger change is written as a whole page.
 pub(super) const DELTA_MAX_BYTES: usize = 1024;
-/// A new delta replaces the newest delta (cumulative: both deltas' chunks, the current
-/// bytes) while the merged payload stays within this; otherwise it is appended to the chain.
-/// Merging keeps chains short (each element costs a read on a miss) at the price of
-/// rewriting recent chunks (docs/engine-writes.md: the chain bound trade-off).
-pub(super) const DELTA_MERGE_BYTES: usize = 768;
+/// Default of `OopConfig::delta_merge`.
+pub(super) const DELTA_MERGE_BYTES: u32 = 768;
 
 /// A pid's chain as read under the state lock: the copies to read, base first, each with
 /// the incarnation of its zone.
@@ -52,6 +48,47 @@ impl OutOfPlaceStore {
         }
     }
 
+    /// Deltas are written only with packing on: a delta alone in its slot would take a whole
+    /// block while counting its payload as valid data (GC could not compact a zone of them:
+    /// nowa-vopr seed 24 ran out of zones), and would save nothing over the page.
+    pub(super) fn deltas_on(&self) -> bool {
+        self.cfg.deltas && self.cfg.packing
+    }
+
+    /// Compress delta bytes (any `--compression`: LZ4, fast on a few hundred bytes)?
+    pub(super) fn delta_lz4(&self) -> bool {
+        self.cfg.compression != crate::Compression::Off
+    }
+
+    /// `OopConfig::delta_merge` in bytes.
+    fn merge_limit(&self) -> usize {
+        usize_of(u64::from(self.cfg.delta_merge))
+    }
+
+    /// Merge the delta of `it` (ranges `spans`) into the pid's newest delta (its ranges
+    /// known: written since open, or read by recovery) while the union stays small: the
+    /// chain it then extends (older elements, newest) is one element shorter.
+    fn merge_head<'a>(
+        &self,
+        st: &State,
+        it: &mut super::Item,
+        spans: &mut delta::Spans,
+        older: &'a [Loc],
+        main: Loc,
+    ) -> (&'a [Loc], Loc) {
+        if let Some(h) = st.head_spans.get(&it.pid) {
+            let merged = delta::union(h, spans);
+            if main.codec == CODEC_DELTA && delta::size(&merged, older.len()) <= self.merge_limit()
+            {
+                *spans = merged;
+                it.replaces_head = true;
+                let (last, rest) = older.split_last().expect("a delta has a chain");
+                return (rest, *last);
+            }
+        }
+        (older, main)
+    }
+
     /// Under `io`, just before placement: turn each delta candidate of a user batch into a
     /// delta over its pid's current chain, or leave it a whole page when the pid has no
     /// durable copy, its chain is at the bound (`OopConfig::delta_chain` deltas), or the
@@ -63,27 +100,22 @@ impl OutOfPlaceStore {
         let room = (self.geo.capacity * BS).saturating_sub(self.geo.zone_pages * BS);
         let mut live = st.space.lock().sum_valid();
         for it in items.iter_mut() {
-            let Some((mask, image)) = it.delta.take() else {
+            let Some((mut spans, image)) = it.delta.take() else {
                 continue;
             };
             let main = st.map.get(it.pid);
             if main.block == NO_BLOCK {
                 continue;
             }
-            let mut older = st.chains.get(&it.pid).map_or(&[][..], |c| &c[..]);
-            let mut mask = mask;
-            let mut main = main;
-            // Merge into the newest delta (known mask: written since open) if small enough.
-            if let Some(&m0) = st.head_masks.get(&it.pid) {
-                let merged = delta::size(m0 | mask, older.len());
-                if main.codec == CODEC_DELTA && merged <= DELTA_MERGE_BYTES {
-                    mask |= m0;
-                    it.replaces_head = true;
-                    main = *older.last().expect("a delta has a chain");
-                    older = &older[..older.len() - 1];
-                }
-            }
+            let older = st.chains.get(&it.pid).map_or(&[][..], |c| &c[..]);
+            let (older, main) = self.merge_head(&st, it, &mut spans, older, main);
             let deltas = older.len() + usize::from(main.codec == CODEC_DELTA);
+            if self.cfg.gdt && deltas == 0 {
+                // The first delta over a base: the base's history is GDT's stamp, the
+                // buffer's image has the one it loaded (`prepare_batch`).
+                let h = crate::format::page::HISTORY;
+                spans = delta::union(&spans, std::slice::from_ref(&(h.offset..h.end())));
+            }
             let chain_bytes: usize = older
                 .iter()
                 .chain(std::iter::once(&main))
@@ -95,22 +127,28 @@ impl OutOfPlaceStore {
                 .chain(std::iter::once(&main))
                 .map(|l| self.ref_of(l))
                 .collect();
-            let size = delta::size(mask | delta::HEADER_MASK, refs.len());
             // (A delta names at most MAX_REFS elements: the bound is clamped to it.)
-            if (deltas >= usize_of(u64::from(self.cfg.delta_chain)).min(delta::MAX_REFS)
-                && !it.replaces_head)
-                || size > DELTA_MAX_BYTES
-                || chain_bytes + size > PAGE_SIZE
-                || live + u64_of(size + super::SLOT_ENTRY) > room
-            {
+            let at_bound = deltas >= usize_of(u64::from(self.cfg.delta_chain)).min(delta::MAX_REFS)
+                && !it.replaces_head;
+            let data = (!at_bound && delta::size(&spans, refs.len()) <= 2 * DELTA_MAX_BYTES)
+                .then(|| delta::encode(&image, &spans, &refs, self.delta_lz4()));
+            let Some(data) = data.filter(|d| {
+                d.len() <= DELTA_MAX_BYTES
+                    && chain_bytes + d.len() <= PAGE_SIZE
+                    && live + u64_of(d.len() + super::SLOT_ENTRY) <= room
+            }) else {
                 it.replaces_head = false;
                 continue;
-            }
-            live += u64_of(size + super::SLOT_ENTRY);
-            it.delta_mask = mask | delta::HEADER_MASK;
-            it.data = delta::encode(&image, mask, &refs);
+            };
+            live += u64_of(data.len() + super::SLOT_ENTRY);
+            assert!(
+                data.len() <= delta::size(&spans, refs.len()),
+                "page {}: delta larger than its raw size",
+                it.pid
+            );
+            it.delta_spans = spans;
+            it.data = data;
             it.codec = CODEC_DELTA;
-            assert_eq!(it.data.len(), size, "delta size as planned");
         }
     }
 
@@ -160,48 +198,6 @@ impl OutOfPlaceStore {
         Ok(())
     }
 
-    /// The delta of `pid` at `l` (zone incarnation `seq`): its slot entry's LSN and payload.
-    pub(super) fn read_delta_entry(
-        &self,
-        pid: Pid,
-        l: Loc,
-        seq: u64,
-        tmp: &mut [u8],
-    ) -> Result<(u64, std::ops::Range<usize>)> {
-        let bad = |damage| {
-            EngineError::Corrupt(Corruption::Slot {
-                block: l.block,
-                pid,
-                damage,
-            })
-        };
-        let zone = self
-            .zone_of(l.block)
-            .ok_or(bad(SlotDamage::Incarnation { seq }))?;
-        self.dev.read_at(l.block * BS, tmp)?;
-        let inc = Incarnation {
-            db_id: self.db_id,
-            zone,
-            seq,
-        };
-        let e = zone::parse_packed(tmp, inc)
-            .ok_or(bad(SlotDamage::Incarnation { seq }))?
-            .into_iter()
-            .find(|e| e.pid == pid && e.gen == l.gen.get() && e.codec == CODEC_DELTA)
-            .ok_or(bad(SlotDamage::Version {
-                expected: u64::from(l.ver),
-                found: 0,
-            }))?;
-        let (o, n) = (usize::from(e.off), usize::from(e.len));
-        if o + n > PAGE_SIZE || e.len != l.len {
-            return Err(bad(SlotDamage::EntryBounds {
-                off: e.off,
-                len: e.len,
-            }));
-        }
-        Ok((e.lsn, o..o + n))
-    }
-
     /// Apply the delta at `l` to `buf`; returns its LSN.
     fn apply_delta(
         &self,
@@ -211,7 +207,7 @@ impl OutOfPlaceStore {
         buf: &mut [u8],
         tmp: &mut [u8],
     ) -> Result<u64> {
-        let (lsn, r) = self.read_delta_entry(pid, l, seq, tmp)?;
+        let (lsn, r) = self.read_entry(pid, l, seq, tmp)?;
         let d = delta::decode(&tmp[r]).map_err(|error| Corruption::Slot {
             block: l.block,
             pid,
@@ -226,7 +222,7 @@ impl OutOfPlaceStore {
     /// this database: a chain element is live, so its zone was never reclaimed.
     pub(super) fn rebuild_chains(&self, st: &mut State) -> Result<()> {
         st.chains.clear();
-        st.head_masks.clear();
+        st.head_spans.clear();
         let heads: Vec<(Pid, Loc)> = st
             .map
             .iter_mapped()
@@ -240,7 +236,7 @@ impl OutOfPlaceStore {
                 damage: SlotDamage::Incarnation { seq: 0 },
             })?;
             let seq = st.zone_seq[usize_of(u64::from(z))];
-            let (_, r) = self.read_delta_entry(pid, l, seq, &mut tmp)?;
+            let (_, r) = self.read_entry(pid, l, seq, &mut tmp)?;
             let d = delta::decode(&tmp[r]).map_err(|error| Corruption::Slot {
                 block: l.block,
                 pid,
@@ -261,6 +257,7 @@ impl OutOfPlaceStore {
                 "page {pid}: chain base is a page"
             );
             st.chains.insert(pid, chain);
+            st.head_spans.insert(pid, d.spans);
         }
         Ok(())
     }
@@ -275,7 +272,7 @@ impl OutOfPlaceStore {
     /// Drop `pid`'s chain (a whole page replaced it, or the pid was released): its elements'
     /// bytes leave their zones' valid amounts.
     pub(super) fn drop_chain(&self, st: &mut State, pid: Pid) {
-        st.head_masks.remove(&pid);
+        st.head_spans.remove(&pid);
         for e in st.chains.remove(&pid).unwrap_or_default() {
             let z = self.zone_of(e.block).expect("chain inside the zone area");
             st.space.get_mut().sub_valid(z, e.bytes());
@@ -299,7 +296,7 @@ impl OutOfPlaceStore {
                 old.block != NO_BLOCK,
                 "page {pid}: delta {loc:?} without a durable copy"
             );
-            st.head_masks.insert(pid, it.delta_mask);
+            st.head_spans.insert(pid, it.delta_spans.clone());
             if it.replaces_head {
                 // A merged delta: the newest delta it replaces is garbage.
                 assert_eq!(old.codec, CODEC_DELTA, "page {pid}: merged over a delta");

@@ -77,7 +77,7 @@ impl OutOfPlaceStore {
         for mv in moves {
             for &(l, kind) in &mv.elems {
                 let seq = self.seq_of(&l);
-                let (lsn, r) = self.read_delta_entry(mv.pid, l, seq, &mut tmp)?;
+                let (lsn, r) = self.read_entry(mv.pid, l, seq, &mut tmp)?;
                 let mut it = self.raw_item(mv.pid, lsn, tmp[r].to_vec(), self.zone_of(l.block));
                 it.keep_gen = Some(l.gen.get());
                 older.push((it, kind));
@@ -88,21 +88,20 @@ impl OutOfPlaceStore {
         let mut heads: Vec<(Item, WriteKind)> = Vec::with_capacity(moves.len());
         for mv in moves {
             let (chain, main) = self.locate_chain(mv.pid);
-            let (lsn, r) =
-                self.read_delta_entry(mv.pid, main, chain[chain.len() - 1].1, &mut tmp)?;
+            let (lsn, r) = self.read_entry(mv.pid, main, chain[chain.len() - 1].1, &mut tmp)?;
             let d = delta::decode(&tmp[r]).map_err(|error| Corruption::Slot {
                 block: main.block,
                 pid: mv.pid,
                 damage: SlotDamage::Delta { error },
             })?;
-            // The same chunks over the chain as it is now (the moved copies).
+            // The same ranges over the chain as it is now (the moved copies).
             let mut page = vec![0u8; PAGE_SIZE];
             d.apply(&mut page);
             let refs: Vec<delta::Ref> = chain[..chain.len() - 1]
                 .iter()
                 .map(|(l, _)| self.ref_of(l))
                 .collect();
-            let data = delta::encode(&page, d.mask, &refs);
+            let data = delta::encode(&page, &d.spans, &refs, self.delta_lz4());
             heads.push((
                 self.raw_item(mv.pid, lsn, data, Some(mv.from)),
                 mv.head_kind,
@@ -135,7 +134,7 @@ impl OutOfPlaceStore {
             from,
             delta: None,
             keep_gen: None,
-            delta_mask: 0,
+            delta_spans: Vec::new(),
             replaces_head: false,
         }
     }

@@ -44,6 +44,7 @@ pub use gdt::{closest_zone, edt, gc_order, gdt_groups, gdt_split};
 pub use pack::pack;
 
 use crate::error::{Exhausted, MappingDamage, PageDamage, Pid, Result, WritePathKind};
+use crate::format::delta;
 use crate::format::superblock::WritePath;
 use crate::format::zone::GEN_MASK;
 use crate::num::{u64_of, usize_of};
@@ -129,12 +130,17 @@ pub struct OopConfig {
     /// SepFrozenBIT / SepFrozenDAC with an oracle over page images (`frozen.rs`): replaces
     /// `placement`; not with it, GDT or NoWA.
     pub frozen: Option<FrozenHook>,
-    /// Sub-page persistence (issue 31 item 1): a user write-back that changed few 64-byte
-    /// chunks of a page since its last durable copy is written as a delta over that copy's
+    /// Sub-page persistence (issue 31 item 1): a user write-back that changed few bytes of a
+    /// page since its last durable copy is written as a delta over that copy's
     /// chain (`chain.rs`), packed with other pages and deltas.
     pub deltas: bool,
     /// Most deltas in one chain; the next write-back of the page writes it whole.
     pub delta_chain: u32,
+    /// A new delta replaces the pid's newest delta (their ranges' union, the current bytes)
+    /// while the merged payload stays within this many bytes (0: never merge). Merging
+    /// keeps chains short (each element costs a read on a miss) at the price of rewriting
+    /// recent changes (docs/engine-writes.md: the merging trade-off).
+    pub delta_merge: u32,
 }
 
 impl OopConfig {
@@ -191,6 +197,7 @@ impl Default for OopConfig {
             frozen: None,
             deltas: false,
             delta_chain: 8,
+            delta_merge: chain::DELTA_MERGE_BYTES,
         }
     }
 }
@@ -332,8 +339,8 @@ struct State {
     rng: u64,
     /// Pids whose newest copy is a delta: the rest of the chain, base first (`chain.rs`).
     chains: std::collections::HashMap<Pid, Vec<Loc>>,
-    /// The chunk mask of each pid's newest delta written since open (merging needs it).
-    head_masks: std::collections::HashMap<Pid, u64>,
+    /// The ranges of each pid's newest delta written since open (merging needs them).
+    head_spans: std::collections::HashMap<Pid, delta::Spans>,
 }
 
 /// Zone/area geometry (persisted in the checkpoint metadata).
@@ -397,15 +404,15 @@ struct Item {
     class: u16,
     /// GC: the victim zone the page moves out of.
     from: Option<u32>,
-    /// A user write-back that may become a delta: the changed chunks and the page image
+    /// A user write-back that may become a delta: the changed ranges and the page image
     /// (decided under `io` by `finalize_deltas`).
-    delta: Option<(u64, Vec<u8>)>,
+    delta: Option<(delta::Spans, Vec<u8>)>,
     /// GC move of an older chain element (not the pid's newest copy): the copy keeps this
     /// generation and the chain, not the mapping, names it.
     keep_gen: Option<u32>,
-    /// A delta: its chunk mask, and whether it replaces the newest delta (merged) instead
-    /// of extending the chain (`finalize_deltas`).
-    delta_mask: u64,
+    /// A delta: its ranges, and whether it replaces the newest delta (merged) instead of
+    /// extending the chain (`finalize_deltas`).
+    delta_spans: delta::Spans,
     replaces_head: bool,
 }
 
@@ -551,11 +558,11 @@ impl OutOfPlaceStore {
 
 impl OutOfPlaceStore {
     /// Write a batch of sealed pages; `changed` (user write-backs with deltas on): each
-    /// page's chunks changed since its last durable copy.
+    /// page's byte ranges changed since its last durable copy (None: unknown).
     fn write_batch(
         &self,
         batch: &[(Pid, &[u8])],
-        changed: Option<&[u64]>,
+        changed: Option<&[Option<delta::Spans>]>,
         kind: WriteKind,
     ) -> Result<()> {
         if batch.is_empty() {
@@ -650,16 +657,16 @@ impl PageStore for OutOfPlaceStore {
     }
 
     fn tracks_deltas(&self) -> bool {
-        self.cfg.deltas
+        self.deltas_on()
     }
 
     fn write_pages_changed(
         &self,
         batch: &[(Pid, &[u8])],
-        changed: &[u64],
+        changed: &[Option<delta::Spans>],
         kind: WriteKind,
     ) -> Result<()> {
-        assert_eq!(batch.len(), changed.len(), "one chunk mask per page");
+        assert_eq!(batch.len(), changed.len(), "one change set per page");
         self.write_batch(batch, Some(changed), kind)
     }
 

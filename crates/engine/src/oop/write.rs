@@ -534,28 +534,27 @@ impl OutOfPlaceStore {
     pub(super) fn prepare_batch(
         &self,
         part: &[(Pid, &[u8])],
-        changed: Option<&[u64]>,
+        changed: Option<&[Option<crate::format::delta::Spans>]>,
         kind: WriteKind,
     ) -> Vec<Item> {
         let mut items = self.prepare_pages(part, kind);
-        // Delta candidates: few chunks changed (whether each becomes a delta depends on its
+        // Delta candidates: few bytes changed (whether each becomes a delta depends on its
         // chain, decided under `io`).
-        if let (true, true, Some(masks)) = (self.cfg.deltas, kind.is_user(), changed) {
-            for ((it, &(_, d)), &mask) in items.iter_mut().zip(part).zip(masks) {
-                let mask = mask | crate::format::delta::HEADER_MASK;
-                if crate::format::delta::size(mask, 1) <= super::chain::DELTA_MAX_BYTES {
-                    // GDT stamped the history into its own copy: take the chunks from it.
-                    let image = if self.cfg.gdt && it.codec == CODEC_RAW {
-                        it.data.clone()
-                    } else if self.cfg.gdt {
-                        let mut p = vec![0u8; PAGE_SIZE];
-                        super::decompress_page(it.codec, &it.data, &mut p)
-                            .expect("own compression decodes");
-                        p
-                    } else {
-                        d.to_vec()
-                    };
-                    it.delta = Some((mask, image));
+        if let (true, true, Some(sets)) = (self.deltas_on(), kind.is_user(), changed) {
+            for ((it, &(_, d)), spans) in items.iter_mut().zip(part).zip(sets) {
+                let Some(spans) = spans else {
+                    continue;
+                };
+                // The store generation is in every delta: a raw slot stamps it, so a base
+                // read back carries it while the buffer's image does not. The delta is of the
+                // buffer's image, not of GDT's stamped copy: deltas do not persist the write
+                // history (32 bytes each); the first delta over a base carries the buffer's
+                // (`finalize_deltas`), since the base may hold a history the buffer never saw.
+                use crate::format::page::{GEN_HI, GEN_LO};
+                let stamped = [GEN_HI.offset..GEN_HI.end(), GEN_LO.offset..GEN_LO.end()];
+                let spans = crate::format::delta::union(spans, &stamped);
+                if crate::format::delta::size(&spans, 1) <= super::chain::DELTA_MAX_BYTES {
+                    it.delta = Some((spans, d.to_vec()));
                 }
             }
         }
@@ -626,7 +625,7 @@ impl OutOfPlaceStore {
             from: None,
             delta: None,
             keep_gen: None,
-            delta_mask: 0,
+            delta_spans: Vec::new(),
             replaces_head: false,
         }
     }
@@ -652,39 +651,57 @@ impl OutOfPlaceStore {
         buf: &mut [u8],
         tmp: &mut [u8],
     ) -> Result<()> {
-        let bad = |damage| {
-            EngineError::Corrupt(Corruption::Slot {
-                block: loc.block,
-                pid,
-                damage,
-            })
-        };
-        let zone = self
-            .zone_of(loc.block)
-            .ok_or(bad(SlotDamage::Incarnation { seq }))?;
+        let inc = self.incarnation_of(pid, &loc, seq)?;
         if loc.len == 0 {
             self.dev.read_at(loc.block * BS, buf)?;
-            let inc = Incarnation {
-                db_id: self.db_id,
-                zone,
-                seq,
-            };
             if !zone::open_raw(buf, inc) {
-                return Err(bad(SlotDamage::Incarnation { seq }));
+                return Err(slot_damage(pid, &loc, SlotDamage::Incarnation { seq }));
             }
             return Ok(());
         }
-        self.dev.read_at(loc.block * BS, tmp)?;
-        let inc = Incarnation {
+        let (_, r) = self.read_entry(pid, loc, seq, tmp)?;
+        super::decompress_page(loc.codec, &tmp[r], buf).map_err(|error| {
+            slot_damage(
+                pid,
+                &loc,
+                SlotDamage::Codec {
+                    codec: loc.codec,
+                    error,
+                },
+            )
+        })
+    }
+
+    /// The incarnation a copy of `pid` at `loc` must carry: its zone's (`seq`).
+    fn incarnation_of(&self, pid: Pid, loc: &Loc, seq: u64) -> Result<Incarnation> {
+        let zone = self
+            .zone_of(loc.block)
+            .ok_or_else(|| slot_damage(pid, loc, SlotDamage::Incarnation { seq }))?;
+        Ok(Incarnation {
             db_id: self.db_id,
             zone,
             seq,
-        };
-        // The entry of this copy: same pid and generation, in a slot of the incarnation.
+        })
+    }
+
+    /// Read the packed slot holding the copy of `pid` at `loc` (a zone of incarnation `seq`)
+    /// into `tmp` and find its entry (same pid, generation and codec, in a slot of that
+    /// incarnation): the entry's LSN and payload range. The one slot check of every packed
+    /// read (pages, chain elements, DB GC of deltas).
+    pub(super) fn read_entry(
+        &self,
+        pid: Pid,
+        loc: Loc,
+        seq: u64,
+        tmp: &mut [u8],
+    ) -> Result<(u64, std::ops::Range<usize>)> {
+        let bad = |damage| slot_damage(pid, &loc, damage);
+        let inc = self.incarnation_of(pid, &loc, seq)?;
+        self.dev.read_at(loc.block * BS, tmp)?;
         let e = zone::parse_packed(tmp, inc)
             .ok_or(bad(SlotDamage::Incarnation { seq }))?
             .into_iter()
-            .find(|e| e.pid == pid && e.gen == loc.gen.get())
+            .find(|e| e.pid == pid && e.gen == loc.gen.get() && e.codec == loc.codec)
             .ok_or(bad(SlotDamage::Version {
                 expected: u64::from(loc.ver),
                 found: 0,
@@ -697,11 +714,15 @@ impl OutOfPlaceStore {
                 len: e.len,
             }));
         }
-        super::decompress_page(loc.codec, &tmp[o..o + n], buf).map_err(|error| {
-            bad(SlotDamage::Codec {
-                codec: loc.codec,
-                error,
-            })
-        })
+        Ok((e.lsn, o..o + n))
     }
+}
+
+/// The error of a slot that does not hold the expected copy of `pid` at `loc`.
+fn slot_damage(pid: Pid, loc: &Loc, damage: SlotDamage) -> EngineError {
+    EngineError::Corrupt(Corruption::Slot {
+        block: loc.block,
+        pid,
+        damage,
+    })
 }

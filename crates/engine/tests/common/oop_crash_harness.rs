@@ -38,6 +38,10 @@ fn ocfg(c: Compression, bg: bool) -> OopConfig {
     OopConfig {
         deltas: DELTAS.load(std::sync::atomic::Ordering::Relaxed),
         delta_chain: 2,
+        // Small merges: chains grow, so the calibration run consolidates them and GC finds
+        // their bases (v2 deltas are small: with the default bound the LZ4 + GDT run merged
+        // every write-back into the newest delta and GC never met a chain's base).
+        delta_merge: 256,
         background_gc: bg,
         zone_bytes: Some(64 << 10),
         open_zones: 2,
