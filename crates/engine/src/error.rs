@@ -933,6 +933,11 @@ pub enum ConfigError {
         /// The victim chooser.
         victims: String,
     },
+    /// Sub-page deltas without page packing: a delta alone in its slot would take a whole
+    /// block while counting only its payload as valid data (nowa-vopr seeds 24 and
+    /// 50,002,476: GC could not compact a zone of them).
+    #[error("sub-page deltas need page packing (packing off writes every page and delta to a whole block)")]
+    DeltasWithoutPacking,
     /// Unknown compression name.
     #[error("unknown compression '{0}' (expected off, lz4 or zstd)")]
     Compression(String),

@@ -185,8 +185,18 @@ fn gdt_history_is_not_in_every_delta() {
 /// 24 ran out of zones with deltas in unpacked slots), and the run still reads back.
 #[test]
 fn no_deltas_without_packing() {
-    let r = one_per_page(false, false);
-    assert_eq!(r.delta_writes, 0, "deltas written into unpacked slots");
+    let ocfg = OopConfig {
+        deltas: true,
+        packing: false,
+        zone_bytes: Some(128 << 10),
+        ..OopConfig::default()
+    };
+    let dev = Arc::new(MemDevice::new(16 << 20));
+    let b = builder(ocfg, Arc::new(Mutex::new(None)));
+    let err = Engine::create_with_store(dev, small_engine_cfg(), &b)
+        .err()
+        .expect("deltas without packing accepted");
+    assert!(err.to_string().contains("need page packing"), "{err}");
 }
 
 /// With compression on, a delta's bytes are LZ4-compressed: compressible values give

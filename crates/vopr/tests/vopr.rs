@@ -190,6 +190,14 @@ fn regression_seeds() {
     // zones the trigger's filter would refuse, freeing about nothing while the trigger stayed
     // due: 8,808 foreground GC rounds in 4,651 operations (23 s of CPU in the sim profile).
     // The engine now refuses the pair and the draw drops the trigger (144 rounds).
+    // Deltas without packing: a delta alone in a whole block counted only its payload as
+    // valid, GC moved deltas into new whole blocks and freed nothing ("GC cannot free a zone
+    // (data does not fit)"). The store now refuses the pair and the draw drops deltas.
+    for seed in [
+        50_002_476, 50_002_997, 50_006_677, 50_007_137, 50_008_257, 50_008_711, 50_009_466,
+    ] {
+        run_seed(seed, false).unwrap_or_else(|f| panic!("{f}"));
+    }
     let o = run_seed(20_010_073, false).unwrap_or_else(|f| panic!("{f}"));
     assert!(
         o.coverage.gc_rounds_foreground < o.ops / 4,

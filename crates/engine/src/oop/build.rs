@@ -284,6 +284,9 @@ impl OutOfPlaceStore {
         }
         let (handles, open_limit) = placement_limits(&g, &cfg)?;
         check_gc_trigger(&cfg)?;
+        if cfg.deltas && !cfg.packing {
+            return Err(ConfigError::DeltasWithoutPacking.into());
+        }
         let loaded = match ctx.mode {
             OpenMode::Create => Loaded {
                 geo: create_geometry(&ctx, &cfg, open_limit)?,

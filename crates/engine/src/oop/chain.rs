@@ -48,11 +48,16 @@ impl OutOfPlaceStore {
         }
     }
 
-    /// Deltas are written only with packing on: a delta alone in its slot would take a whole
-    /// block while counting its payload as valid data (GC could not compact a zone of them:
-    /// nowa-vopr seed 24 ran out of zones), and would save nothing over the page.
+    /// Deltas are written only with packing on (a delta alone in its slot would take a whole
+    /// block while counting its payload as valid data; GC could not compact a zone of them:
+    /// nowa-vopr seed 24 ran out of zones). The store refuses the pair when it is built
+    /// (`ConfigError::DeltasWithoutPacking`); this re-checks it where it is relied on.
     pub(super) fn deltas_on(&self) -> bool {
-        self.cfg.deltas && self.cfg.packing
+        assert!(
+            !self.cfg.deltas || self.cfg.packing,
+            "deltas without packing"
+        );
+        self.cfg.deltas
     }
 
     /// Compress delta bytes (any `--compression`: LZ4, fast on a few hundred bytes)?
