@@ -715,7 +715,15 @@ pub fn spans_decades(values: impl IntoIterator<Item = f64>) -> bool {
     all_positive && hi > 10.0 * lo
 }
 
-/// [`render_bar`] with a [`Style`] (on a log axis, values <= 0 are left out; the axis turns
+/// Whether bars with some zeros still need a log axis: the positive values span more than a
+/// decade and none is negative. The zeros are then marked "0" at the floor (a rate of 0.01
+/// beside one of 0.9 vanishes on a linear axis; a zero is still shown as one).
+fn bars_span_decades(values: impl IntoIterator<Item = f64>) -> bool {
+    let vs: Vec<f64> = values.into_iter().filter(|v| v.is_finite()).collect();
+    !vs.iter().any(|&v| v < 0.0) && spans_decades(vs.into_iter().filter(|&v| v > 0.0))
+}
+
+/// [`render_bar`] with a [`Style`] (on a log axis, values <= 0 are marked "0" at the floor; the axis turns
 /// logarithmic by itself when the values span more than a decade).
 ///
 /// # Errors
@@ -734,10 +742,13 @@ pub fn render_bar_styled(chart: &BarChart, style: &Style, path: &Path) -> Result
             .copied()
     };
     let mut style = style.clone();
-    style.log_y |= spans_decades(all());
+    style.log_y |= spans_decades(all()) || bars_span_decades(all());
     let vals = all().filter(|&v| usable(v, style.log_y));
     let (y0, y1) = if style.log_y {
-        axis_range(vals, true, false)
+        // The smallest bar rises half a factor of two above the floor: one just above the
+        // floor would look like a zero (a false-positive rate of 0.008 beside 0.9).
+        let (y0, y1) = axis_range(vals.clone(), true, false);
+        (y0.min(vals.fold(f64::INFINITY, f64::min) / 2.0), y1)
     } else {
         let (y0, y1) = axis_range(vals.chain(std::iter::once(0.0)), false, true);
         (y0.min(0.0), y1)
@@ -859,6 +870,17 @@ where
                 Rectangle::new([(l + slot * 0.05, base), (l + slot * 0.95, v)], c.filled())
             });
         cc.draw_series(bars).map_err(|x| e(&x))?;
+        if style.log_y {
+            // A zero has no place on a log axis: its slot says "0" at the floor.
+            let zstyle = TextStyle::from((FONT, 14).into_font())
+                .color(&c)
+                .pos(Pos::new(HPos::Center, VPos::Bottom));
+            let zeros: Vec<_> = (values.iter().take(n).enumerate())
+                .filter(|(_, v)| **v == 0.0)
+                .map(|(ci, _)| Text::new("0", (left(gi, ci) + slot * 0.5, base), zstyle.clone()))
+                .collect();
+            cc.draw_series(zeros).map_err(|x| e(&x))?;
+        }
     }
     for (gi, values) in style.bar_reference.iter().enumerate().take(g) {
         let marks = (values.iter().take(n).enumerate())
