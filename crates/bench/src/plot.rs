@@ -1053,6 +1053,37 @@ mod tests {
         );
     }
 
+    /// Rates of 0.01-0.04 beside shares near 0.9 and a zero (a model's false-positive rate,
+    /// its recall, an empty feature set): a log axis all the same, the zero marked "0" at the
+    /// floor, the smallest bar clear of the floor (the floor at most half of it).
+    #[test]
+    fn bars_spanning_decades_with_a_zero_get_a_log_axis() {
+        let dir = tempfile::tempdir().unwrap();
+        let chart = BarChart {
+            title: "models".into(),
+            y_label: "share".into(),
+            categories: vec!["VD".into(), "+ WT".into()],
+            groups: vec![
+                ("accuracy".into(), vec![0.9, 0.92]),
+                ("recall".into(), vec![0.0, 0.4]),
+                ("false-positive rate".into(), vec![0.012, 0.04]),
+            ],
+        };
+        assert!(!spans_decades(
+            chart.groups.iter().flat_map(|g| g.1.clone())
+        ));
+        let p = dir.path().join("z.svg");
+        render_bar_styled(&chart, &Style::default(), &p).unwrap();
+        let svg = std::fs::read_to_string(&p).unwrap();
+        let texts: Vec<&str> = svg.lines().map(str::trim).collect();
+        assert!(texts.contains(&"0"), "the zero marked");
+        assert!(
+            texts.contains(&"0.01"),
+            "a log tick below the smallest rate"
+        );
+        assert!(!texts.contains(&"0.9"), "no linear ticks");
+    }
+
     #[test]
     fn styled_bars_wrap_long_names_draw_a_subtitle_and_a_log_axis() {
         let dir = tempfile::tempdir().unwrap();

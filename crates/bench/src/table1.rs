@@ -595,6 +595,21 @@ pub fn plot(t: &Table1, path: &std::path::Path) -> Result<(), crate::plot::PlotE
 mod tests {
     use super::*;
 
+    /// A row's progress: the load fills [0, LOAD_UNITS], the run the rest, both increasing
+    /// with their fraction, clamped at the ends (a run may write past its target).
+    #[test]
+    fn row_units_split_a_row_into_load_and_run() {
+        assert_eq!(row_units(0, 0.0), 0);
+        assert_eq!(row_units(0, 1.0), LOAD_UNITS);
+        assert_eq!(row_units(1, 0.0), LOAD_UNITS);
+        assert_eq!(row_units(1, 0.5), (LOAD_UNITS + ROW_UNITS) / 2);
+        assert_eq!(row_units(1, 1.7), ROW_UNITS, "past the target");
+        let load: Vec<u64> = (0..=10)
+            .map(|i| row_units(0, f64::from(i) / 10.0))
+            .collect();
+        assert!(load.windows(2).all(|w| w[0] < w[1]), "{load:?}");
+    }
+
     #[test]
     fn zone_sizes_are_aligned_to_pages_and_groups() {
         let (u, a) = zone_sizes(8 << 20, 4);

@@ -62,15 +62,7 @@ pub fn run(a: Table1Args) -> Result<()> {
             return;
         }
         pb.set_message(format!("table1: after {}", r.name));
-        let line = format!(
-            "  {:<20} {:>9.0} ops/s  DB WAF {}  SSD WAF {}  {}-bound  ({:.1} s)",
-            r.name,
-            r.ops_per_sec,
-            fmt_waf(r.db_waf),
-            fmt_waf(r.ssd_waf),
-            r.bound,
-            r.run_secs
-        );
+        let line = row_line(r);
         // Above the bar on a terminal; plain lines when stderr is not one (the bar is hidden).
         if pb.is_hidden() {
             eprintln!("{line}");
@@ -100,6 +92,19 @@ pub fn run(a: Table1Args) -> Result<()> {
         )));
     }
     Ok(())
+}
+
+/// One finished row, as printed above the progress bar.
+fn row_line(r: &table1::Row) -> String {
+    format!(
+        "  {:<20} {:>9.0} ops/s  DB WAF {}  SSD WAF {}  {}-bound  ({:.1} s)",
+        r.name,
+        r.ops_per_sec,
+        fmt_waf(r.db_waf),
+        fmt_waf(r.ssd_waf),
+        r.bound,
+        r.run_secs
+    )
 }
 
 fn write_outputs(out: &nowa_lab::table1::Outcome, dir: &Path) -> Result<()> {

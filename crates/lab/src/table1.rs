@@ -213,4 +213,25 @@ mod tests {
         let e = parse_flags(&["--records", "0"]).expect_err("no records");
         assert!(e.to_string().contains("--records"), "{e}");
     }
+
+    /// The progress is in units of a row's work (its load, then its run by device writes:
+    /// `nowa_bench::table1::row_units`), reaches the total and never goes back.
+    #[test]
+    fn progress_moves_inside_rows_up_to_the_total() {
+        let flags =
+            parse_flags(&["--quick", "--records", "20k", "--pacing", "off"]).expect("valid flags");
+        let mut spec = from_flags(&flags);
+        spec.device_writes = 1.0;
+        let seen = std::sync::Mutex::new(Vec::new());
+        let progress = |d: u64, t: u64| seen.lock().expect("not poisoned").push((d, t));
+        let out = run(&spec, Some(&progress), &Cancel).expect("a small table runs");
+        assert_eq!(out.result.rows.len(), 7);
+        let seen = seen.into_inner().expect("not poisoned");
+        let total = 7 * nowa_bench::table1::ROW_UNITS;
+        assert!(seen.iter().all(|&(_, t)| t == total), "one total");
+        assert!(seen.windows(2).all(|w| w[0].0 <= w[1].0), "monotonic");
+        assert_eq!(seen.last().map(|x| x.0), Some(total), "ends at the total");
+        // Each row reports its load's start before its end: at least two updates per row.
+        assert!(seen.len() >= 14, "{} updates: {seen:?}", seen.len());
+    }
 }
