@@ -200,8 +200,9 @@ fn fmt_tick(v: f64) -> String {
         format!("{:.0}", v)
     } else if a >= 10.0 {
         format!("{:.1}", v)
-    } else if a >= 0.01 {
-        let s = format!("{:.3}", v);
+    } else if a >= 0.001 {
+        // Down to 0.001 as decimals (a log axis of rates: "0.005", not "5.0e-3").
+        let s = format!("{:.4}", v);
         s.trim_end_matches('0').trim_end_matches('.').to_string()
     } else {
         format!("{:.1e}", v)
@@ -1382,5 +1383,7 @@ mod tests {
         assert_eq!(fmt_tick(2.0), "2");
         assert_eq!(fmt_tick(0.25), "0.25");
         assert_eq!(fmt_tick(12.5), "12.5");
+        assert_eq!(fmt_tick(0.005), "0.005", "a small rate as a decimal");
+        assert_eq!(fmt_tick(0.0002), "2.0e-4");
     }
 }
