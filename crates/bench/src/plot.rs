@@ -200,8 +200,9 @@ fn fmt_tick(v: f64) -> String {
         format!("{:.0}", v)
     } else if a >= 10.0 {
         format!("{:.1}", v)
-    } else if a >= 0.01 {
-        let s = format!("{:.3}", v);
+    } else if a >= 0.001 {
+        // Down to 0.001 as decimals (a log axis of rates: "0.005", not "5.0e-3").
+        let s = format!("{:.4}", v);
         s.trim_end_matches('0').trim_end_matches('.').to_string()
     } else {
         format!("{:.1e}", v)
@@ -715,7 +716,15 @@ pub fn spans_decades(values: impl IntoIterator<Item = f64>) -> bool {
     all_positive && hi > 10.0 * lo
 }
 
-/// [`render_bar`] with a [`Style`] (on a log axis, values <= 0 are left out; the axis turns
+/// Whether bars with some zeros still need a log axis: the positive values span more than a
+/// decade and none is negative. The zeros are then marked "0" at the floor (a rate of 0.01
+/// beside one of 0.9 vanishes on a linear axis; a zero is still shown as one).
+fn bars_span_decades(values: impl IntoIterator<Item = f64>) -> bool {
+    let vs: Vec<f64> = values.into_iter().filter(|v| v.is_finite()).collect();
+    !vs.iter().any(|&v| v < 0.0) && spans_decades(vs.into_iter().filter(|&v| v > 0.0))
+}
+
+/// [`render_bar`] with a [`Style`] (on a log axis, values <= 0 are marked "0" at the floor; the axis turns
 /// logarithmic by itself when the values span more than a decade).
 ///
 /// # Errors
@@ -734,10 +743,13 @@ pub fn render_bar_styled(chart: &BarChart, style: &Style, path: &Path) -> Result
             .copied()
     };
     let mut style = style.clone();
-    style.log_y |= spans_decades(all());
+    style.log_y |= spans_decades(all()) || bars_span_decades(all());
     let vals = all().filter(|&v| usable(v, style.log_y));
     let (y0, y1) = if style.log_y {
-        axis_range(vals, true, false)
+        // The smallest bar rises half a factor of two above the floor: one just above the
+        // floor would look like a zero (a false-positive rate of 0.008 beside 0.9).
+        let (y0, y1) = axis_range(vals.clone(), true, false);
+        (y0.min(vals.fold(f64::INFINITY, f64::min) / 2.0), y1)
     } else {
         let (y0, y1) = axis_range(vals.chain(std::iter::once(0.0)), false, true);
         (y0.min(0.0), y1)
@@ -859,6 +871,17 @@ where
                 Rectangle::new([(l + slot * 0.05, base), (l + slot * 0.95, v)], c.filled())
             });
         cc.draw_series(bars).map_err(|x| e(&x))?;
+        if style.log_y {
+            // A zero has no place on a log axis: its slot says "0" at the floor.
+            let zstyle = TextStyle::from((FONT, 14).into_font())
+                .color(&c)
+                .pos(Pos::new(HPos::Center, VPos::Bottom));
+            let zeros: Vec<_> = (values.iter().take(n).enumerate())
+                .filter(|(_, v)| **v == 0.0)
+                .map(|(ci, _)| Text::new("0", (left(gi, ci) + slot * 0.5, base), zstyle.clone()))
+                .collect();
+            cc.draw_series(zeros).map_err(|x| e(&x))?;
+        }
     }
     for (gi, values) in style.bar_reference.iter().enumerate().take(g) {
         let marks = (values.iter().take(n).enumerate())
@@ -1029,6 +1052,37 @@ mod tests {
             12,
             "legend in its own column"
         );
+    }
+
+    /// Rates of 0.01-0.04 beside shares near 0.9 and a zero (a model's false-positive rate,
+    /// its recall, an empty feature set): a log axis all the same, the zero marked "0" at the
+    /// floor, the smallest bar clear of the floor (the floor at most half of it).
+    #[test]
+    fn bars_spanning_decades_with_a_zero_get_a_log_axis() {
+        let dir = tempfile::tempdir().unwrap();
+        let chart = BarChart {
+            title: "models".into(),
+            y_label: "share".into(),
+            categories: vec!["VD".into(), "+ WT".into()],
+            groups: vec![
+                ("accuracy".into(), vec![0.9, 0.92]),
+                ("recall".into(), vec![0.0, 0.4]),
+                ("false-positive rate".into(), vec![0.012, 0.04]),
+            ],
+        };
+        assert!(!spans_decades(
+            chart.groups.iter().flat_map(|g| g.1.clone())
+        ));
+        let p = dir.path().join("z.svg");
+        render_bar_styled(&chart, &Style::default(), &p).unwrap();
+        let svg = std::fs::read_to_string(&p).unwrap();
+        let texts: Vec<&str> = svg.lines().map(str::trim).collect();
+        assert!(texts.contains(&"0"), "the zero marked");
+        assert!(
+            texts.contains(&"0.01"),
+            "a log tick below the smallest rate"
+        );
+        assert!(!texts.contains(&"0.9"), "no linear ticks");
     }
 
     #[test]
@@ -1329,5 +1383,7 @@ mod tests {
         assert_eq!(fmt_tick(2.0), "2");
         assert_eq!(fmt_tick(0.25), "0.25");
         assert_eq!(fmt_tick(12.5), "12.5");
+        assert_eq!(fmt_tick(0.005), "0.005", "a small rate as a decimal");
+        assert_eq!(fmt_tick(0.0002), "2.0e-4");
     }
 }

@@ -274,12 +274,37 @@ fn row_configs(spec: &Table1Spec, gc_unit: u64) -> Vec<(&'static str, WritePath,
     rows.into_iter().map(|(n, (p, z))| (n, p, z)).collect()
 }
 
-/// One row on a fresh simulated SSD; None when Ctrl-C came during its load.
+/// Progress units of one row: its load is the first [`LOAD_UNITS`] (records loaded), its run
+/// the rest (device capacities written of `device_writes`). The load writes about one device
+/// fill and the run `device_writes` of them (4 in both presets), so a fifth for the load.
+pub const ROW_UNITS: u64 = 1000;
+/// The load's share of [`ROW_UNITS`].
+pub const LOAD_UNITS: u64 = 200;
+
+/// The units of a row `frac` of the way through its `phase` (0 load, 1 run).
+fn row_units(phase: u8, frac: f64) -> u64 {
+    let frac = frac.clamp(0.0, 1.0);
+    #[expect(
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        reason = "a fraction in [0, 1] of at most 1000 units"
+    )]
+    let u = match phase {
+        0 => (frac * LOAD_UNITS as f64) as u64,
+        _ => LOAD_UNITS + (frac * (ROW_UNITS - LOAD_UNITS) as f64) as u64,
+    };
+    assert!(u <= ROW_UNITS, "within the row");
+    u
+}
+
+/// One row on a fresh simulated SSD; None when Ctrl-C came during its load. `progress` sees
+/// the row's units done ([`ROW_UNITS`] in all).
 fn run_row(
     spec: &Table1Spec,
     sim: &SimConfig,
     pool: u64,
     store: WritePath,
+    progress: &(dyn Fn(u64) + Sync),
 ) -> Result<Option<YcsbResult>, Table1Error> {
     let yspec = YcsbSpec {
         records: spec.records,
@@ -307,7 +332,12 @@ fn run_row(
     let sim_dev: Arc<dyn BlockDevice> = Arc::new(SimDevice::new(sim.clone())?);
     let (dev, paced) = ycsb::pace(sim_dev, yspec.pacing.as_ref());
     let engine = Arc::new(ycsb::create_engine(dev, &yspec)?);
-    let loaded = ycsb::load(&engine, &yspec, &|_| {})?;
+    #[expect(clippy::cast_precision_loss, reason = "record counts below 2^53")]
+    let records = yspec.records.max(1) as f64;
+    #[expect(clippy::cast_precision_loss, reason = "record counts below 2^53")]
+    let loaded = ycsb::load(&engine, &yspec, &|n| {
+        progress(row_units(0, n as f64 / records))
+    })?;
     if loaded < yspec.records {
         engine.close().map_err(ycsb::YcsbError::from)?;
         return Ok(None);
@@ -315,8 +345,12 @@ fn run_row(
     if let Some(p) = &paced {
         p.reset(); // the load phase is not measured
     }
-    let res = ycsb::run(engine.clone(), &yspec, &mut |_| {})?;
+    let target = spec.device_writes.max(1e-9);
+    let res = ycsb::run(engine.clone(), &yspec, &mut |t| {
+        progress(row_units(1, t.device_writes / target));
+    })?;
     engine.close().map_err(ycsb::YcsbError::from)?;
+    progress(ROW_UNITS);
     Ok(Some(res))
 }
 
@@ -325,10 +359,26 @@ fn run_row(
 ///
 /// # Errors
 /// A device that cannot be built, a failed GC-unit inference, a failed row.
+pub fn run(spec: &Table1Spec, on_row: &mut dyn FnMut(&Row)) -> Result<Table1, Table1Error> {
+    run_observed(spec, on_row, &|_, _| {})
+}
+
+/// [`run`], with `progress(done, total)` in units of work: [`ROW_UNITS`] per row (its load,
+/// then its run by device capacities written), 7 rows, so a bar shows a rate and an ETA
+/// within a row, not only after each (a row of `--full` takes minutes).
+///
+/// # Errors
+/// As [`run`].
 ///
 /// # Panics
 /// If a row's speedup is not a finite number (a bug).
-pub fn run(spec: &Table1Spec, on_row: &mut dyn FnMut(&Row)) -> Result<Table1, Table1Error> {
+pub fn run_observed(
+    spec: &Table1Spec,
+    on_row: &mut dyn FnMut(&Row),
+    progress: &(dyn Fn(u64, u64) + Sync),
+) -> Result<Table1, Table1Error> {
+    let total = 7 * ROW_UNITS;
+    progress(0, total);
     let (sim, pool, _) = device_config(spec)?;
     let probe = SimDevice::new(sim.clone())?;
     let unit = u64::from(probe.layout().unit_pages) * 4096;
@@ -357,7 +407,9 @@ pub fn run(spec: &Table1Spec, on_row: &mut dyn FnMut(&Row)) -> Result<Table1, Ta
         if table.interrupted {
             break;
         }
-        let Some(res) = run_row(spec, &sim, pool, store)? else {
+        let before = table.rows.len() as u64 * ROW_UNITS;
+        let row_progress = |u: u64| progress(before + u.min(ROW_UNITS), total);
+        let Some(res) = run_row(spec, &sim, pool, store, &row_progress)? else {
             table.interrupted = true;
             break;
         };
@@ -542,6 +594,21 @@ pub fn plot(t: &Table1, path: &std::path::Path) -> Result<(), crate::plot::PlotE
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A row's progress: the load fills [0, LOAD_UNITS], the run the rest, both increasing
+    /// with their fraction, clamped at the ends (a run may write past its target).
+    #[test]
+    fn row_units_split_a_row_into_load_and_run() {
+        assert_eq!(row_units(0, 0.0), 0);
+        assert_eq!(row_units(0, 1.0), LOAD_UNITS);
+        assert_eq!(row_units(1, 0.0), LOAD_UNITS);
+        assert_eq!(row_units(1, 0.5), (LOAD_UNITS + ROW_UNITS) / 2);
+        assert_eq!(row_units(1, 1.7), ROW_UNITS, "past the target");
+        let load: Vec<u64> = (0..=10)
+            .map(|i| row_units(0, f64::from(i) / 10.0))
+            .collect();
+        assert!(load.windows(2).all(|w| w[0] < w[1]), "{load:?}");
+    }
 
     #[test]
     fn zone_sizes_are_aligned_to_pages_and_groups() {

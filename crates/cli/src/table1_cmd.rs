@@ -19,7 +19,7 @@ pub struct Table1Args {
     /// Print the result as JSON.
     #[arg(long)]
     json: bool,
-    /// No per-row progress lines (the seed line and the result stay).
+    /// No progress bar and no per-row lines (the seed line and the result stay).
     #[arg(long, short)]
     quiet: bool,
 }
@@ -51,22 +51,28 @@ pub fn run(a: Table1Args) -> Result<()> {
     );
     let t0 = std::time::Instant::now();
     let quiet = a.quiet;
+    // Units of work: each row's load and run (rate and ETA inside a row, not only per row).
+    let pb = crate::sim_cmd::bar(7 * table1::ROW_UNITS, a.quiet, "table1: rows");
+    let progress = |done: u64, total: u64| {
+        pb.set_length(total.max(1));
+        pb.set_position(done);
+    };
     let mut on_row = |r: &table1::Row| {
         if quiet {
             return;
         }
-        eprintln!(
-            "  {:<20} {:>9.0} ops/s  DB WAF {}  SSD WAF {}  {}-bound  ({:.1} s)",
-            r.name,
-            r.ops_per_sec,
-            fmt_waf(r.db_waf),
-            fmt_waf(r.ssd_waf),
-            r.bound,
-            r.run_secs
-        );
+        pb.set_message(format!("table1: after {}", r.name));
+        let line = row_line(r);
+        // Above the bar on a terminal; plain lines when stderr is not one (the bar is hidden).
+        if pb.is_hidden() {
+            eprintln!("{line}");
+        } else {
+            pb.println(line);
+        }
     };
-    let out = nowa_lab::table1::run_with(&spec, &mut on_row, &nowa_lab::Cancel)
+    let out = nowa_lab::table1::run_with(&spec, &mut on_row, Some(&progress), &nowa_lab::Cancel)
         .map_err(crate::lab_error)?;
+    pb.finish_and_clear();
     // `nowa run` re-runs a result from its identity: it must name this job.
     assert_eq!(out.nowa.command, "table1", "the result names its job");
     let t = &out.result;
@@ -86,6 +92,19 @@ pub fn run(a: Table1Args) -> Result<()> {
         )));
     }
     Ok(())
+}
+
+/// One finished row, as printed above the progress bar.
+fn row_line(r: &table1::Row) -> String {
+    format!(
+        "  {:<20} {:>9.0} ops/s  DB WAF {}  SSD WAF {}  {}-bound  ({:.1} s)",
+        r.name,
+        r.ops_per_sec,
+        fmt_waf(r.db_waf),
+        fmt_waf(r.ssd_waf),
+        r.bound,
+        r.run_secs
+    )
 }
 
 fn write_outputs(out: &nowa_lab::table1::Outcome, dir: &Path) -> Result<()> {

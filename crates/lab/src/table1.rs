@@ -145,25 +145,17 @@ pub fn check(spec: &Spec) -> Result<(), Error> {
     Ok(())
 }
 
-/// Runs the seven rows (`progress`: rows done of 7), the table under its identity.
+/// Runs the seven rows (`progress`: units of work done of the total, a row's load and run
+/// by [`nowa_bench::table1::ROW_UNITS`], so a bar has a rate and an ETA inside a row), the
+/// table under its identity.
 ///
 /// # Errors
 /// [`Error::Usage`] for a bad field; [`Error::Failed`]: a row failed.
 pub fn run(spec: &Spec, progress: Option<Progress<'_>>, cancel: &Cancel) -> Result<Outcome, Error> {
-    let mut done = 0;
-    run_with(
-        spec,
-        &mut |_| {
-            done += 1;
-            if let Some(p) = progress {
-                p(done, 7);
-            }
-        },
-        cancel,
-    )
+    run_with(spec, &mut |_| {}, progress, cancel)
 }
 
-/// Runs the rows, calling `on_row` after each.
+/// Runs the rows, calling `on_row` after each and `progress` as [`run`] does.
 ///
 /// # Errors
 /// As [`run`].
@@ -173,11 +165,18 @@ pub fn run(spec: &Spec, progress: Option<Progress<'_>>, cancel: &Cancel) -> Resu
 pub fn run_with(
     spec: &Spec,
     on_row: &mut dyn FnMut(&Row),
+    progress: Option<Progress<'_>>,
     cancel: &Cancel,
 ) -> Result<Outcome, Error> {
     check(spec)?;
     let id = Identity::now("table1", spec, spec.seed);
-    let t = bench::run(spec, on_row).map_err(|e| Error::failed("running the Table 1 rows", e))?;
+    let observe = |d: u64, t: u64| {
+        if let Some(p) = progress {
+            p(d, t);
+        }
+    };
+    let t = bench::run_observed(spec, on_row, &observe)
+        .map_err(|e| Error::failed("running the Table 1 rows", e))?;
     assert_eq!(&t.spec, spec, "the table is of the spec run");
     assert!(t.rows.len() <= 7, "at most the seven rows");
     assert!(t.interrupted || !cancel.requested() || t.rows.len() == 7);
@@ -213,5 +212,26 @@ mod tests {
         assert!(e.to_string().contains("opp"), "{e}");
         let e = parse_flags(&["--records", "0"]).expect_err("no records");
         assert!(e.to_string().contains("--records"), "{e}");
+    }
+
+    /// The progress is in units of a row's work (its load, then its run by device writes:
+    /// `nowa_bench::table1::row_units`), reaches the total and never goes back.
+    #[test]
+    fn progress_moves_inside_rows_up_to_the_total() {
+        let flags =
+            parse_flags(&["--quick", "--records", "20k", "--pacing", "off"]).expect("valid flags");
+        let mut spec = from_flags(&flags);
+        spec.device_writes = 1.0;
+        let seen = std::sync::Mutex::new(Vec::new());
+        let progress = |d: u64, t: u64| seen.lock().expect("not poisoned").push((d, t));
+        let out = run(&spec, Some(&progress), &Cancel).expect("a small table runs");
+        assert_eq!(out.result.rows.len(), 7);
+        let seen = seen.into_inner().expect("not poisoned");
+        let total = 7 * nowa_bench::table1::ROW_UNITS;
+        assert!(seen.iter().all(|&(_, t)| t == total), "one total");
+        assert!(seen.windows(2).all(|w| w[0].0 <= w[1].0), "monotonic");
+        assert_eq!(seen.last().map(|x| x.0), Some(total), "ends at the total");
+        // Each row reports its load's start before its end: at least two updates per row.
+        assert!(seen.len() >= 14, "{} updates: {seen:?}", seen.len());
     }
 }

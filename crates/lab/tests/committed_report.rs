@@ -50,3 +50,50 @@ fn the_committed_report_agrees_with_the_paper_value_table() {
         );
     }
 }
+
+fn docs() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs")
+}
+
+/// REPRODUCTION.md is the JSON's rendering (no hand edit of either).
+#[test]
+fn the_committed_markdown_is_the_json_rendered() {
+    let r = committed();
+    let md = std::fs::read_to_string(docs().join("reproduction/REPRODUCTION.md")).expect("md");
+    assert!(
+        md == nowa_lab::reproduce::write_markdown(&r),
+        "docs/reproduction/REPRODUCTION.md is not reproduction.json rendered (regenerate: nowa reproduce --quick --paper NAME --out docs/reproduction --force)"
+    );
+}
+
+/// Every paper's doc carries its numbers as a block generated from the committed report,
+/// and every block in docs/ is today's rendering of it: a doc cannot quote a paper number
+/// the report does not hold.
+#[test]
+fn every_papers_doc_carries_the_reports_table() {
+    let r = committed();
+    let stale = nowa_lab::reproduce::sync_docs(&r, &docs(), false).expect("docs parse");
+    assert!(
+        stale.is_empty(),
+        "generated blocks differ from docs/reproduction/reproduction.json in {stale:?} (regenerate: nowa reproduce --quick --paper NAME --out docs/reproduction --force)"
+    );
+    let doc_of = [
+        (Paper::HowToWrite, "table1.md"),
+        (Paper::SsdIq, "ssdiq.md"),
+        (Paper::SepFrozen, "sepfrozen.md"),
+        (Paper::Checkpointing, "checkpointing.md"),
+        (Paper::Plan, "plan.md"),
+    ];
+    for (p, f) in doc_of {
+        let text = std::fs::read_to_string(docs().join(f)).expect(f);
+        let begin = format!("{}{p} ", nowa_lab::reproduce::BLOCK_BEGIN);
+        assert!(text.contains(&begin), "docs/{f}: no generated block of {p}");
+        for e in r.entries.iter().filter(|e| e.paper == p.name()) {
+            assert!(
+                text.contains(&format!("| {} |", e.item)),
+                "docs/{f}: {}",
+                e.item
+            );
+        }
+    }
+}

@@ -199,6 +199,25 @@ fn spec(o: &FigureOpts, scheme: Scheme, workload: WorkloadKind) -> RunSpec {
 
 const CSV_HEADER: &str = "figure,workload,scheme,waf,host_pages,gc_pages,erased_blocks,victims,requests,sim_secs,iops,pages_per_sec,read_p50_us,read_p99_us,read_p999_us,write_p50_us,write_p99_us,write_p999_us,cpu_secs";
 
+/// One run of the figures: `scheme` on `workload` as [`figure1`] (`streams`: per-stream
+/// shares tracked) and [`figures3to6`] run it; a check that re-measures single points of
+/// the figures (the committed report's staleness test) runs exactly these.
+///
+/// # Errors
+/// An unknown scheme, or the run fails.
+pub fn figure_run(
+    o: &FigureOpts,
+    scheme: &str,
+    workload: WorkloadKind,
+    streams: bool,
+) -> anyhow::Result<RunResult> {
+    let s = parse_scheme(scheme, &o.geometry)?;
+    run(&RunSpec {
+        track_streams: streams,
+        ..spec(o, s, workload)
+    })
+}
+
 fn csv_row(fig: &str, r: &RunResult) -> String {
     let c = &r.counters;
     format!(
@@ -292,11 +311,7 @@ pub fn figure1(
             ..o.clone()
         };
         for f in ["1/8", "1/4", "1/2", "full"] {
-            let s = parse_scheme(&format!("baseline-{f}@{open}"), &o.geometry)?;
-            let r = run(&RunSpec {
-                track_streams: true,
-                ..spec(&v, s, WorkloadKind::Fio)
-            })?;
+            let r = figure_run(&v, &format!("baseline-{f}@{open}"), WorkloadKind::Fio, true)?;
             log(&r);
             variants.push((label, reserve, r.clone()));
             if label != "min-reserve" {
@@ -490,7 +505,7 @@ fn fig3_runs(o: &FigureOpts, log: &mut dyn FnMut(&RunResult)) -> anyhow::Result<
     let mut rows = Vec::new();
     for &w in &o.workloads {
         for name in SCHEMES {
-            let r = run(&spec(o, parse_scheme(name, &o.geometry)?, w))?;
+            let r = figure_run(o, name, w, false)?;
             log(&r);
             rows.push(r);
         }

@@ -610,15 +610,16 @@ fn figure5(s: &mut Sink<'_>, aggs: &[Agg<'_>], big: u32) -> Result<()> {
 /// Table II: recovery after a crash at the end of a run.
 fn table2(crashes: &[(Point, Recovery)]) -> (String, Vec<Vec<String>>) {
     let mut md = String::from(
-        "| run | analysis ms | redo ms | open total s | records replayed | redo range MiB |\n|---|---|---|---|---|---|\n",
+        "| run | seed | analysis ms | redo ms | open total s | records replayed | redo range MiB |\n|---|---|---|---|---|---|---|\n",
     );
     let mut recs = Vec::new();
     for (p, r) in crashes {
         let mib = f(r.redo_bytes) / 1_048_576.0;
         let _ = writeln!(
             md,
-            "| {} | {:.1} | {:.1} | {:.3} | {} | {mib:.2} |",
+            "| {} | {} | {:.1} | {:.1} | {:.3} | {} | {mib:.2} |",
             p.label(),
+            p.seed,
             f(r.analysis_us) / 1000.0,
             f(r.redo_us) / 1000.0,
             r.open_secs,
@@ -634,12 +635,13 @@ fn table2(crashes: &[(Point, Recovery)]) -> (String, Vec<Vec<String>>) {
             r.redo_us.to_string(),
             r.records.to_string(),
             r.redo_bytes.to_string(),
+            p.seed.to_string(),
         ]);
     }
     (md, recs)
 }
 
-const RECOVERY_HEADER: [&str; 9] = [
+const RECOVERY_HEADER: [&str; 10] = [
     "path",
     "buffer_pct",
     "mcc",
@@ -649,6 +651,7 @@ const RECOVERY_HEADER: [&str; 9] = [
     "redo_us",
     "records",
     "redo_bytes",
+    "seed",
 ];
 
 /// Every output of the command, as `ext` (png; svg in the layout test).

@@ -52,11 +52,11 @@ fn write_outputs(dir: &Path, runs: &[SchemeRun]) -> Result<(), Error> {
     render_bar(&chart, &png).map_err(|e| Error::io(&png, e))
 }
 
-pub(super) fn run(
+/// The five replays and the model of `spec`'s scale (no files written).
+fn measure(
     spec: &Spec,
-    dir: &Path,
     sub: &(dyn Fn(u64, u64, &str) + Sync),
-) -> Result<Vec<Measured>, Error> {
+) -> Result<(Vec<SchemeRun>, Model, u64), Error> {
     let writes: u64 = match spec.scale {
         Scale::Quick => 300_000,
         Scale::Full => 1_000_000,
@@ -94,6 +94,24 @@ pub(super) fn run(
             r.scheme
         );
     }
+    Ok((runs, m, writes))
+}
+
+/// The SepFrozen entries of `spec` without writing files (the staleness check).
+///
+/// # Errors
+/// The model or a replay fails.
+pub fn entries_only(spec: &Spec) -> Result<Vec<Measured>, Error> {
+    let (runs, m, writes) = measure(spec, &|_, _, _| {})?;
+    Ok(items(&runs, &m, writes, spec.seed))
+}
+
+pub(super) fn run(
+    spec: &Spec,
+    dir: &Path,
+    sub: &(dyn Fn(u64, u64, &str) + Sync),
+) -> Result<Vec<Measured>, Error> {
+    let (runs, m, writes) = measure(spec, sub)?;
     write_outputs(dir, &runs)?;
     Ok(items(&runs, &m, writes, spec.seed))
 }

@@ -19,7 +19,10 @@ pub mod values;
 pub mod verdict;
 
 pub use ckpt::{CkptCrash, CkptResult, CkptRun};
-pub use report::{read_json, write_markdown, Entry, Reproduction};
+pub use report::{
+    doc_block, read_json, regenerate_blocks, sync_docs, write_markdown, Entry, Reproduction,
+    BLOCK_BEGIN, BLOCK_END,
+};
 pub use tpcc::TpccOutcome;
 pub use values::{PaperValue, PAPER_VALUES};
 pub use verdict::{Criterion, Verdict};
@@ -270,6 +273,17 @@ pub fn run(spec: &Spec, host: &dyn Host, observe: Observer<'_>) -> Result<Reprod
     );
     keep_other_papers(&mut rep, &spec.out.join("reproduction.json"));
     report::write(&rep, &spec.out)?;
+    // The docs beside the report (docs/*.md for --out docs/reproduction) carry its tables as
+    // generated blocks: regenerated here, so no doc quotes a number the report does not hold.
+    if let Some(docs) = spec.out.parent().filter(|p| !p.as_os_str().is_empty()) {
+        for f in report::sync_docs(&rep, docs, true)? {
+            observe(
+                total,
+                total,
+                &format!("regenerated the tables of {}", f.display()),
+            );
+        }
+    }
     Ok(rep)
 }
 
@@ -293,7 +307,7 @@ fn keep_other_papers(rep: &mut Reproduction, json: &Path) {
     if kept.is_empty() {
         return;
     }
-    rep.command = format!("{}; then {}", old.command, rep.command);
+    rep.command = command_history(&old.command, &rep.command);
     rep.entries.extend(kept);
     // The report's order: by paper, then the table's order within a paper.
     let rank = |e: &Entry| {
@@ -307,6 +321,24 @@ fn keep_other_papers(rep: &mut Reproduction, json: &Path) {
         rep.entries.windows(2).all(|w| w[0].item != w[1].item),
         "one entry per paper value"
     );
+}
+
+/// The report's command line after `new` ran into a report made by `old`: the runs in order,
+/// each command once (at its last run), so re-running one paper does not lengthen the line.
+fn command_history(old: &str, new: &str) -> String {
+    let mut runs: Vec<&str> = old.split("; then ").filter(|c| *c != new).collect();
+    let mut seen = Vec::new();
+    runs.reverse();
+    runs.retain(|c| {
+        let first = !seen.contains(c);
+        seen.push(*c);
+        first
+    });
+    runs.reverse();
+    runs.push(new);
+    let line = runs.join("; then ");
+    assert!(line.ends_with(new), "the latest run last");
+    line
 }
 
 fn run_paper(
@@ -326,5 +358,15 @@ fn run_paper(
         Paper::SepFrozen => frozen::run(spec, dir, sub),
         Paper::Checkpointing => ckpt::run(spec, dir, host, sub),
         Paper::Plan => plan::run(spec, dir, sub),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_command_history_names_each_run_once() {
+        let h = super::command_history("a; then b; then b; then c", "b");
+        assert_eq!(h, "a; then c; then b");
+        assert_eq!(super::command_history("a", "a"), "a");
     }
 }

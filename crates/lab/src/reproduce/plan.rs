@@ -12,21 +12,91 @@ fn failed(e: anyhow::Error) -> Error {
     }
 }
 
-/// The run of `scheme` on `workload` among `rows` (workloads in `order`, SCHEMES within).
-fn pick<'a>(
-    rows: &'a [RunResult],
-    order: &[WorkloadKind],
+/// A run the items read: Figure 1's (FIO, per-stream shares tracked) or Figures 3-6's.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Pt {
+    fig1: bool,
     workload: WorkloadKind,
-    scheme: &str,
-) -> Option<&'a RunResult> {
-    let w = order.iter().position(|&k| k == workload)?;
-    let s = SCHEMES.iter().position(|&n| n == scheme)?;
-    rows.get(w * SCHEMES.len() + s)
+    scheme: &'static str,
 }
 
-#[expect(clippy::cast_precision_loss, reason = "block counts below 2^53")]
-fn erased(r: &RunResult) -> f64 {
-    r.counters.erased_blocks as f64
+const fn fig1(scheme: &'static str) -> Pt {
+    Pt {
+        fig1: true,
+        workload: WorkloadKind::Fio,
+        scheme,
+    }
+}
+
+const fn fig3(workload: WorkloadKind, scheme: &'static str) -> Pt {
+    Pt {
+        fig1: false,
+        workload,
+        scheme,
+    }
+}
+
+/// Figure 1's runs in [`plan::figure1`]'s order: one open host superblock at 1/8, 1/4, 1/2
+/// and full parallelism, then the paper's 18.
+const FIG1: [&str; 8] = [
+    "baseline-1/8@1",
+    "baseline-1/4@1",
+    "baseline-1/2@1",
+    "baseline-full@1",
+    "baseline-1/8@18",
+    "baseline-1/4@18",
+    "baseline-1/2@18",
+    "baseline-full@18",
+];
+
+const PRED: &str = "plan-pred-1/4";
+
+/// Every run the items read (12 of the figures' 57): what the staleness check re-runs.
+const READS: [Pt; 12] = [
+    fig1(FIG1[0]),
+    fig1(FIG1[3]),
+    fig1(FIG1[4]),
+    fig1(FIG1[6]),
+    fig1(FIG1[7]),
+    fig3(WorkloadKind::Fio, "baseline"),
+    fig3(WorkloadKind::Fio, "baseline@18"),
+    fig3(WorkloadKind::Fio, PRED),
+    fig3(WorkloadKind::Tpcc, "baseline"),
+    fig3(WorkloadKind::Tpcc, PRED),
+    fig3(WorkloadKind::Ycsb, "baseline"),
+    fig3(WorkloadKind::Ycsb, PRED),
+];
+
+fn opts(spec: &Spec) -> plan::FigureOpts {
+    let mut o = plan::default_opts();
+    o.seed = spec.seed;
+    o.drive_writes = match spec.scale {
+        Scale::Quick => 1.0,
+        Scale::Full => 2.0,
+    };
+    o
+}
+
+fn command(o: &plan::FigureOpts) -> String {
+    format!(
+        "nowa plan figures --drive-writes {} --seed {} --out DIR",
+        o.drive_writes, o.seed
+    )
+}
+
+/// The PLAN entries of `spec` from only the runs they read ([`READS`]; no files): the same
+/// values as [`run`]'s, each run being its own seeded, single-threaded simulation.
+///
+/// # Errors
+/// A run fails.
+pub fn entries_only(spec: &Spec) -> Result<Vec<Measured>, Error> {
+    let o = opts(spec);
+    let mut runs = Vec::new();
+    for p in READS {
+        let r = plan::figure_run(&o, p.scheme, p.workload, p.fig1).map_err(failed)?;
+        runs.push((p, r));
+    }
+    Ok(measured(&runs, &plan::setup_line(&o), &command(&o)))
 }
 
 pub(super) fn run(
@@ -34,25 +104,19 @@ pub(super) fn run(
     dir: &Path,
     sub: &(dyn Fn(u64, u64, &str) + Sync),
 ) -> Result<Vec<Measured>, Error> {
-    let mut o = plan::default_opts();
-    o.seed = spec.seed;
-    o.drive_writes = match spec.scale {
-        Scale::Quick => 1.0,
-        Scale::Full => 2.0,
-    };
-    let scale = plan::setup_line(&o);
-    let cmd = format!(
-        "nowa plan figures --drive-writes {} --seed {} --out DIR",
-        o.drive_writes, o.seed
-    );
-    let total = 12 + o.workloads.len() * SCHEMES.len();
-    let done = std::sync::atomic::AtomicUsize::new(0);
+    let o = opts(spec);
+    let total = plan::figure_run_count(&o, false);
+    let done = std::sync::atomic::AtomicU64::new(0);
     let mut log = |_: &RunResult| {
         let d = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
-        sub(d as u64, total as u64, "runs");
+        sub(d, total, "runs");
     };
     let f1 = plan::figure1(&o, dir, &mut log).map_err(failed)?;
-    assert_eq!(f1.len(), 8, "Figure 1: 1 open and 18 open, 4 levels each");
+    assert_eq!(
+        f1.len(),
+        FIG1.len(),
+        "Figure 1: 1 open and 18 open, 4 levels each"
+    );
     let f3 = plan::figures3to6(&o, dir, &mut log).map_err(failed)?;
     assert_eq!(
         f3.len(),
@@ -63,64 +127,77 @@ pub(super) fn run(
         f1.iter().chain(&f3).all(|r| r.waf >= 1.0),
         "a WAF is at least 1"
     );
-    let mut out = Vec::new();
-    let mut push = |item, v: f64| out.push(Measured::new(item, v, &scale, &cmd));
-    push(
-        "Fig. 1: FIO WAF, full / 1/8 parallelism (baseline)",
-        f1[3].waf / f1[0].waf,
-    );
-    push(
-        "Fig. 1: FIO WAF, full / 1/8 parallelism (baseline@18)",
-        f1[7].waf / f1[4].waf,
-    );
-    push(
-        "Fig. 1: FIO throughput, 1/2 / full parallelism (baseline@18)",
-        f1[6].iops / f1[7].iops,
-    );
-    for (item, v) in fig3to6(&f3, &o.workloads) {
-        push(item, v);
+    let mut runs: Vec<(Pt, RunResult)> = FIG1.iter().map(|&n| fig1(n)).zip(f1).collect();
+    for (i, r) in f3.into_iter().enumerate() {
+        let w = o.workloads[i / SCHEMES.len()];
+        runs.push((fig3(w, SCHEMES[i % SCHEMES.len()]), r));
     }
-    Ok(out)
+    Ok(measured(&runs, &plan::setup_line(&o), &command(&o)))
 }
 
-/// The items of Figures 3, 4 and 6: PLAN-Pred-1/4 against both baselines.
-fn fig3to6(f3: &[RunResult], order: &[WorkloadKind]) -> Vec<(&'static str, f64)> {
-    let mut out = Vec::new();
-    let ratio = |w: WorkloadKind, a: &str, b: &str, f: &dyn Fn(&RunResult) -> f64| {
-        pick(f3, order, w, a)
-            .zip(pick(f3, order, w, b))
-            .map_or(f64::NAN, |(x, y)| f(x) / f(y))
+#[expect(clippy::cast_precision_loss, reason = "block counts below 2^53")]
+fn erased(r: &RunResult) -> f64 {
+    r.counters.erased_blocks as f64
+}
+
+fn measured(runs: &[(Pt, RunResult)], scale: &str, cmd: &str) -> Vec<Measured> {
+    items(runs)
+        .into_iter()
+        .map(|(item, v)| Measured::new(item, v, scale, cmd))
+        .collect()
+}
+
+/// The items of Figures 1, 3, 4 and 6: PLAN-Pred-1/4 against both baselines (NaN where a
+/// run is absent).
+fn items(runs: &[(Pt, RunResult)]) -> Vec<(&'static str, f64)> {
+    let get = |p: Pt| runs.iter().find(|(q, _)| *q == p).map(|(_, r)| r);
+    let ratio = |a: Pt, b: Pt, f: &dyn Fn(&RunResult) -> f64| {
+        get(a).zip(get(b)).map_or(f64::NAN, |(x, y)| f(x) / f(y))
     };
-    let pred = "plan-pred-1/4";
     let waf = |r: &RunResult| r.waf;
     let iops = |r: &RunResult| r.iops;
-    out.push((
-        "Fig. 3: FIO WAF, PLAN-Pred-1/4 / baseline",
-        ratio(WorkloadKind::Fio, pred, "baseline", &waf),
-    ));
-    out.push((
-        "Fig. 3: FIO WAF, PLAN-Pred-1/4 / baseline@18",
-        ratio(WorkloadKind::Fio, pred, "baseline@18", &waf),
-    ));
-    out.push((
-        "Fig. 3: TPC-C WAF, PLAN-Pred-1/4 / baseline",
-        ratio(WorkloadKind::Tpcc, pred, "baseline", &waf),
-    ));
-    out.push((
-        "Fig. 3: YCSB WAF, PLAN-Pred-1/4 / baseline",
-        ratio(WorkloadKind::Ycsb, pred, "baseline", &waf),
-    ));
-    out.push((
-        "Fig. 4: FIO blocks erased, PLAN-Pred-1/4 / baseline",
-        ratio(WorkloadKind::Fio, pred, "baseline", &erased),
-    ));
-    out.push((
-        "Fig. 6: FIO throughput, PLAN-Pred-1/4 / baseline",
-        ratio(WorkloadKind::Fio, pred, "baseline", &iops),
-    ));
-    out.push((
-        "Fig. 6: FIO throughput, PLAN-Pred-1/4 / baseline@18",
-        ratio(WorkloadKind::Fio, pred, "baseline@18", &iops),
-    ));
-    out
+    let f = |w, s| fig3(w, s);
+    use WorkloadKind::{Fio, Tpcc, Ycsb};
+    vec![
+        (
+            "Fig. 1: FIO WAF, full / 1/8 parallelism (baseline)",
+            ratio(fig1(FIG1[3]), fig1(FIG1[0]), &waf),
+        ),
+        (
+            "Fig. 1: FIO WAF, full / 1/8 parallelism (baseline@18)",
+            ratio(fig1(FIG1[7]), fig1(FIG1[4]), &waf),
+        ),
+        (
+            "Fig. 1: FIO throughput, 1/2 / full parallelism (baseline@18)",
+            ratio(fig1(FIG1[6]), fig1(FIG1[7]), &iops),
+        ),
+        (
+            "Fig. 3: FIO WAF, PLAN-Pred-1/4 / baseline",
+            ratio(f(Fio, PRED), f(Fio, "baseline"), &waf),
+        ),
+        (
+            "Fig. 3: FIO WAF, PLAN-Pred-1/4 / baseline@18",
+            ratio(f(Fio, PRED), f(Fio, "baseline@18"), &waf),
+        ),
+        (
+            "Fig. 3: TPC-C WAF, PLAN-Pred-1/4 / baseline",
+            ratio(f(Tpcc, PRED), f(Tpcc, "baseline"), &waf),
+        ),
+        (
+            "Fig. 3: YCSB WAF, PLAN-Pred-1/4 / baseline",
+            ratio(f(Ycsb, PRED), f(Ycsb, "baseline"), &waf),
+        ),
+        (
+            "Fig. 4: FIO blocks erased, PLAN-Pred-1/4 / baseline",
+            ratio(f(Fio, PRED), f(Fio, "baseline"), &erased),
+        ),
+        (
+            "Fig. 6: FIO throughput, PLAN-Pred-1/4 / baseline",
+            ratio(f(Fio, PRED), f(Fio, "baseline"), &iops),
+        ),
+        (
+            "Fig. 6: FIO throughput, PLAN-Pred-1/4 / baseline@18",
+            ratio(f(Fio, PRED), f(Fio, "baseline@18"), &iops),
+        ),
+    ]
 }

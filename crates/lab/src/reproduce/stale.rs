@@ -1,17 +1,47 @@
-//! Is the committed report stale? The quick entries cheap enough for a test (the ssd-iq
-//! simulations: seeded, deterministic, seconds each) are measured again and compared with
-//! the committed report's values (`crates/lab/tests/committed_values.rs`, run by CI), so a
-//! change that moves one of them, or a hand edit of the report, fails until the report is
-//! regenerated (`nowa reproduce --quick --paper ssd-iq --out docs/reproduction --force`).
+//! Is the committed report stale? The quick entries cheap enough for CI are measured again
+//! with today's code and compared with the committed report's values, each within the
+//! tolerance the report records for it (`ci_tolerance`, from [`tolerance`]):
+//! `crates/lab/tests/committed_values.rs`, one test per paper. A change that moves one of
+//! these paper numbers, or a hand edit of the report, fails until the report is regenerated
+//! (`nowa reproduce --quick --paper NAME --out docs/reproduction --force`).
+//!
+//! What CI re-measures, at the committed report's own (quick) scale:
+//! - ssd-iq: the 10 simulation points the items read (of the figures' 46), seconds each;
+//! - how-to-write-to-ssds: Table 1 (`nowa table1 --quick`, ~30 s of a release build); not
+//!   the TPC-C comparison (three paced runs of minutes);
+//! - SepFrozen: the five replays and the model on the 300,000-write log;
+//! - PLAN: the 12 runs the items read (of the figures' 57);
+//! - not the checkpointing entries (18 paced TPC-C runs of 40 s and 2 crashes: ~30 min).
 
-use super::{Measured, Reproduction, Scale, Spec};
+use super::{Measured, Paper, Reproduction, Scale, Spec};
 use crate::Error;
 use std::path::PathBuf;
 
-/// Relative tolerance of a re-measured cheap entry: the runs are deterministic simulations
-/// (same seed, same points), so any difference beyond a last-digit float difference of
-/// another libm is a change (the report prints 3 significant digits).
-pub const TOLERANCE: f64 = 1e-12;
+/// Relative tolerance of a deterministic re-measured entry: the same seed and the same
+/// single-threaded simulation give the same value, up to a last-digit float difference of
+/// another libm (the report prints 3 significant digits).
+pub const TOLERANCE: f64 = 1e-9;
+
+/// Relative tolerance of Table 1's entries: its rows run 2 worker threads on a simulated SSD
+/// paced by its timing model, so the interleaving of the threads (and with it which page a
+/// checkpoint or eviction writes when) differs between runs of the same seed. Measured: a
+/// `nowa table1 --quick --seed 42` of 2026-11-29 (load ~15 on 2 cores,
+/// docs/sessions/table1-quick.log) against the committed report: every item within 0.6%
+/// (in-place SSD WAF 4.35 vs 4.358, - comp. DB WAF 6.15 vs 6.177, device-bound OPS ratio
+/// 6.026 vs 6.028); 5% leaves room for a busier machine and still fails a change that moves
+/// a row (the paper criteria are 5-15%).
+pub const TABLE1_TOLERANCE: f64 = 0.05;
+
+/// The relative tolerance CI re-measures `item` of `paper` with, None when CI does not
+/// re-measure it (the report records it as the entry's `ci_tolerance`).
+#[must_use]
+pub fn tolerance(paper: Paper, item: &str) -> Option<f64> {
+    match paper {
+        Paper::SsdIq | Paper::SepFrozen | Paper::Plan => Some(TOLERANCE),
+        Paper::HowToWrite if item.starts_with("Table 1") => Some(TABLE1_TOLERANCE),
+        Paper::HowToWrite | Paper::Checkpointing => None,
+    }
+}
 
 /// One disagreement between the committed report and today's code.
 #[derive(Debug, Clone, PartialEq)]
@@ -22,26 +52,42 @@ pub struct Stale {
     pub why: String,
 }
 
-/// The cheap entries of the quick report, measured now at `seed` (the committed report's).
+/// The entries of `paper` CI re-measures, at the quick scale and `seed` (the committed
+/// report's); empty for a paper CI does not re-measure.
 ///
 /// # Errors
-/// A simulation fails.
-pub fn measure(seed: u64) -> Result<Vec<Measured>, Error> {
+/// A run fails.
+///
+/// # Panics
+/// Never: every measured item has a tolerance (asserted).
+pub fn measure(paper: Paper, seed: u64) -> Result<Vec<Measured>, Error> {
     let spec = Spec {
         scale: Scale::Quick,
-        papers: Vec::new(),
+        papers: vec![paper],
         out: PathBuf::new(),
         force: false,
         seed,
     };
-    super::ssdiq::entries_only(&spec)
+    let ms = match paper {
+        Paper::SsdIq => super::ssdiq::entries_only(&spec)?,
+        Paper::HowToWrite => super::table1::entries_only(&spec)?,
+        Paper::SepFrozen => super::frozen::entries_only(&spec)?,
+        Paper::Plan => super::plan::entries_only(&spec)?,
+        Paper::Checkpointing => Vec::new(),
+    };
+    assert!(
+        ms.iter().all(|m| tolerance(paper, m.item).is_some()),
+        "CI re-measures only entries with a tolerance"
+    );
+    Ok(ms)
 }
 
-/// Every measured entry against the committed one of the same item: value within
-/// [`TOLERANCE`], same scale and command; an item the report lacks is stale too.
+/// Every measured entry against the committed one of the same item: value within the
+/// tolerance the committed entry records (its `ci_tolerance`, which must be today's
+/// [`tolerance`]), same scale and command; an item the report lacks is stale too.
 ///
 /// # Panics
-/// Never: at most three reasons per entry (asserted).
+/// Never: at most four reasons per entry (asserted).
 #[must_use]
 pub fn compare(committed: &Reproduction, measured: &[Measured]) -> Vec<Stale> {
     let mut out = Vec::new();
@@ -62,9 +108,21 @@ pub fn compare(committed: &Reproduction, measured: &[Measured]) -> Vec<Stale> {
             stale(m.item, "not in the committed report".into());
             continue;
         };
+        let tol = e.ci_tolerance.unwrap_or(0.0);
         match e.nowa_value {
-            Some(c) if (c - m.value).abs() <= TOLERANCE * c.abs().max(1e-300) => {}
-            c => stale(m.item, format!("committed {c:?}, measured now {}", m.value)),
+            Some(c) if (c - m.value).abs() <= tol * c.abs().max(1e-300) => {}
+            c => stale(
+                m.item,
+                format!(
+                    "committed {c:?}, measured now {} (tolerance {tol:e} relative)",
+                    m.value
+                ),
+            ),
+        }
+        let want = super::values::lookup(m.item).and_then(|v| tolerance(v.paper, m.item));
+        if e.ci_tolerance != want {
+            let why = format!("tolerance {:?} recorded, {want:?} today", e.ci_tolerance);
+            stale(m.item, why);
         }
         if e.scale != m.scale {
             stale(m.item, format!("scale '{}' vs now '{}'", e.scale, m.scale));
@@ -75,8 +133,8 @@ pub fn compare(committed: &Reproduction, measured: &[Measured]) -> Vec<Stale> {
         }
     }
     assert!(
-        out.len() <= 3 * measured.len() + 1,
-        "at most three reasons per entry"
+        out.len() <= 4 * measured.len() + 1,
+        "at most four reasons per entry"
     );
     out
 }

@@ -200,7 +200,15 @@ fn write_figure(
 ) -> Result<FigureResult, Error> {
     let sw = sweep::figure_sweep(fig, points, results);
     assert_eq!(sw.rows.len(), points.len(), "one row per run");
-    assert!(sw.rows.iter().all(|r| r.waf >= 1.0 - 1e-9), "WAF >= 1");
+    // WAF >= 1 without a write buffer; a buffer absorbs overwrites before the FTL, so a
+    // buffered point at high skew writes less flash than the host asked (ssd-iq Fig. 4b:
+    // seed 43 or 44 at zipf 1.4 on 8 GiB comes out below 1).
+    assert!(
+        sw.rows
+            .iter()
+            .all(|r| r.waf >= 1.0 - 1e-9 || (r.write_buffer_pages > 0 && r.waf > 0.0)),
+        "WAF >= 1 (> 0 with a write buffer)"
+    );
     let [csv, png, svg] = files(&spec.out, fig);
     let id = Identity::now("sim-sweep", &spec.of_figure(fig), spec.base.seed);
     let file = crate::csv_file(&csv, &id)?;
