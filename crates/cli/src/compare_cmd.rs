@@ -83,15 +83,8 @@ fn spec(a: &CompareArgs) -> Result<Spec> {
     if let Some(p) = &a.csv {
         check_new_output("--csv", p, a.force)?;
     }
-    // Each engine once, in the order first named.
-    let mut engines = Vec::new();
-    for e in &a.engines {
-        if !engines.contains(e) {
-            engines.push(*e);
-        }
-    }
     Ok(Spec {
-        engines,
+        engines: Spec::engines_once(&a.engines),
         workload: a.workload,
         records: a.records,
         ops: a.ops,
@@ -114,14 +107,7 @@ pub fn run(a: &CompareArgs) -> Result<()> {
         s.seed, s.workload, s.records, s.ops, s.capacity, s.fs
     );
     nowa_lab::Cancel.on_sigint();
-    let step = (s.ops / 5).max(1000);
-    let names: Vec<&str> = s.engines.iter().map(|e| e.name()).collect();
-    let progress = |i: usize, n: u64| {
-        if n % step == 0 {
-            eprintln!("nowa compare: {}: {n} of {} ops", names[i], s.ops);
-        }
-    };
-    let rep = compare::run(&s, &progress).map_err(lab_error)?;
+    let rep = compare::run(&s, &compare::stderr_progress(&s)).map_err(lab_error)?;
     // `nowa run` re-runs a result from its identity: it must name this job and its seed.
     assert_eq!(rep.nowa.command, "compare", "the result names its job");
     assert_eq!(rep.nowa.seed, s.seed, "the result names its seed");

@@ -12,9 +12,8 @@ use nowa_flash::{FlashError, GcFrontier};
 use nowa_lab::sim::flags::DeviceFlags;
 use nowa_lab::sim::Spec;
 use nowa_units::Bytes;
-use nowa_vssd::{control, Backing, Disk, DiskSpec, VssdError};
+use nowa_vssd::{control, Backing, DiskSpec, ServeSpec, Served, VssdError};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 #[derive(Args, Debug)]
 pub struct VssdArgs {
@@ -115,7 +114,7 @@ struct AttachArgs {
 /// `nowa vssd`.
 pub fn run(a: VssdArgs) -> Result<()> {
     match a.sub {
-        VssdSub::Serve(s) => serve(*s),
+        VssdSub::Serve(s) => serve(&s),
         VssdSub::Stats(s) => stats(&s),
         VssdSub::Stop(d) => stop(&d.dir),
         VssdSub::Attach(t) => attach(&t),
@@ -226,8 +225,8 @@ fn check_resources(cfg: &SimConfig, back: &Backing) -> Result<()> {
     }
 }
 
-/// The disk's spec from the flags, every check done before anything is mounted.
-fn disk_spec(a: &ServeArgs) -> Result<DiskSpec> {
+/// The serve spec from the flags, every check done before anything is mounted.
+fn serve_spec(a: &ServeArgs) -> Result<ServeSpec> {
     let sim = sim_config(a)?;
     let back = backing(a)?;
     check_resources(&sim, &back)?;
@@ -241,71 +240,57 @@ fn disk_spec(a: &ServeArgs) -> Result<DiskSpec> {
         Timing::Mqsim => SimTiming::Mqsim.chips(),
     }
     .map(TimingModel::with_chips);
-    let ftl = sim.resolved_ftl();
-    let describe = format!(
-        "{} {:?}, OP {:.2}% spare/logical, policy {}, placement {}, {} file(s), backing {}, timing {:?}, seed {}",
-        Bytes(ftl.logical_pages * 4096),
-        a.sim_mode,
-        ftl.op * 100.0,
-        ftl.policy,
-        ftl.placement.map_or_else(|| "streams".to_owned(), |p| p.to_string()),
-        a.files,
-        a.backing,
-        a.timing,
-        a.seed
-    );
-    Ok(DiskSpec {
-        sim,
-        files: a.files,
-        backing: back,
-        timing,
-        describe,
+    let describe = nowa_vssd::describe(&sim, a.files, &back, &format!("{:?}", a.timing), a.seed);
+    Ok(ServeSpec {
+        disk: DiskSpec {
+            sim,
+            files: a.files,
+            backing: back,
+            timing,
+            describe,
+        },
+        dir: a.dir.clone(),
+        csv: a.csv.clone(),
+        bench_writes: a.bench.then_some(a.bench_writes),
+        seed: a.seed,
     })
 }
 
-fn serve(a: ServeArgs) -> Result<()> {
-    let spec = disk_spec(&a)?;
-    eprintln!("nowa vssd: seed {}, {}", a.seed, spec.describe);
-    let disk = Arc::new(Disk::open(spec).map_err(classify)?);
-    if a.bench {
-        let r = nowa_vssd::bench(&disk, &a.dir, a.bench_writes, a.seed).context("the benchmark")?;
-        println!(
+fn serve(a: &ServeArgs) -> Result<()> {
+    let spec = serve_spec(a)?;
+    eprintln!("nowa vssd: seed {}, {}", a.seed, spec.disk.describe);
+    let served = nowa_vssd::serve(spec, |mut stop, s| {
+        // Unmounting ends the session loop, and serve returns the summary.
+        let handler = ctrlc::set_handler(move || {
+            if let Err(e) = stop.stop() {
+                eprintln!("nowa vssd: unmount on Ctrl-C failed: {e}");
+            }
+        });
+        if let Err(e) = handler {
+            eprintln!("nowa vssd: no Ctrl-C handler ({e}): stop it with nowa vssd stop {}", s.dir.display());
+        }
+        eprintln!(
+            "nowa vssd: serving {} in {} (pid {}); stats: nowa vssd stats {1}; block device: nowa vssd attach {1}; stop: Ctrl-C or nowa vssd stop {1}",
+            s.files,
+            s.dir.display(),
+            s.pid
+        );
+    })
+    .map_err(classify)?;
+    match served {
+        Served::Bench(r) => println!(
             "bench     {:.2} us CPU per 4 KiB write through the mount (process user + system time: program, kernel FUSE, daemon; {:.2} us wall); the daemon's I/O path alone {:.2} us; {} O_DIRECT uniform random writes each",
             r.cpu_us_per_write, r.wall_us_per_write, r.path_cpu_us_per_write, r.writes
-        );
-        return Ok(());
-    }
-    let mut m = nowa_vssd::mount(disk.clone(), &a.dir).map_err(classify)?;
-    let mut unmounter = m.unmounter();
-    ctrlc::set_handler(move || {
-        // Unmounting ends the session loop below, which then prints the summary.
-        if let Err(e) = unmounter.unmount() {
-            eprintln!("nowa vssd: unmount on Ctrl-C failed: {e}");
+        ),
+        Served::Unmounted { last, csv, session } => {
+            if let Some(p) = csv {
+                println!("per-second counters written to {}", p.display());
+            }
+            print!("{}", last.summary());
+            session.with_context(|| format!("serving {}", a.dir.display()))?;
         }
-    })
-    .context("installing the Ctrl-C handler")?;
-    let csv = match &a.csv {
-        Some(p) => Some(nowa_vssd::CsvLog::start(disk.clone(), p).map_err(classify)?),
-        None => None,
-    };
-    let files: Vec<String> = if a.files == 1 {
-        vec!["disk".to_owned()]
-    } else {
-        vec![format!("disk0 .. disk{}", a.files - 1)]
-    };
-    eprintln!(
-        "nowa vssd: serving {} in {} (pid {}); stats: nowa vssd stats {1}; block device: nowa vssd attach {1}; stop: Ctrl-C or nowa vssd stop {1}",
-        files.join(", "),
-        a.dir.display(),
-        std::process::id()
-    );
-    let served = m.run();
-    if let Some(c) = csv {
-        let p = c.finish().map_err(classify)?;
-        println!("per-second counters written to {}", p.display());
     }
-    print!("{}", disk.snapshot().summary());
-    served.with_context(|| format!("serving {}", a.dir.display()))
+    Ok(())
 }
 
 fn stats(a: &StatsArgs) -> Result<()> {

@@ -119,6 +119,18 @@ fn nowa_and_sqlite3_on_ext4_on_fresh_vssds_one_stream() {
         );
         assert!(m["ssd_waf"].as_f64().expect("waf") >= 1.0, "{r}");
         assert!(m["p99_us"].as_u64().expect("p99") >= m["p50_us"].as_u64().expect("p50"));
+        // The stall tail: p99.9 and the longest operation, and how many took >= 1 ms.
+        let (p999, max) = (
+            m["p999_us"].as_u64().expect("p99.9"),
+            m["max_us"].as_u64().expect("max"),
+        );
+        assert!(
+            p999 >= m["p99_us"].as_u64().expect("p99") && max >= p999,
+            "{r}"
+        );
+        assert!(m["stalls"].as_u64().expect("stalls") <= 400, "{r}");
+        let share = m["stall_time_share"].as_f64().expect("share");
+        assert!((0.0..=1.0).contains(&share), "{r}");
         assert!(m["memory_bytes"].as_u64().expect("memory") > 0, "{r}");
     }
     let text = std::fs::read_to_string(&csv).expect("csv");

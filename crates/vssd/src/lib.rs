@@ -13,11 +13,13 @@ mod bench;
 pub mod control;
 mod disk;
 mod fs;
+mod serve;
 mod stats;
 
 pub use bench::{bench, BenchResult};
 pub use disk::{Backing, Disk, DiskSpec};
 pub use fs::{mount, Mounted, STATS_FILE};
+pub use serve::{describe, serve, ServeSpec, Served, Serving, Stop};
 pub use stats::{CsvLog, Latency, Snapshot};
 
 use std::path::PathBuf;

@@ -122,6 +122,22 @@ pub struct Spec {
 }
 
 impl Spec {
+    /// Each engine once, in the order first named (`--engines a,b,a` runs a and b).
+    ///
+    /// # Panics
+    /// Never: the assertion states the result is no longer than the list.
+    #[must_use]
+    pub fn engines_once(names: &[EngineName]) -> Vec<EngineName> {
+        let mut engines = Vec::with_capacity(names.len());
+        for e in names {
+            if !engines.contains(e) {
+                engines.push(*e);
+            }
+        }
+        assert!(engines.len() <= names.len(), "only drops repeats");
+        engines
+    }
+
     /// The vssd capacity for `records` rows of `value_size` bytes and `ops` operations: four
     /// times the rows' bytes with 64 bytes of overhead each, at least 512 MiB (PostgreSQL's
     /// initdb and WAL segments alone take about 100 MiB), in whole MiB.
@@ -166,6 +182,15 @@ pub struct Measured {
     pub p50_us: u64,
     /// 99th-percentile latency of an operation, microseconds.
     pub p99_us: u64,
+    /// 99.9th-percentile latency, microseconds.
+    pub p999_us: u64,
+    /// The longest operation, microseconds.
+    pub max_us: u64,
+    /// Operations that took 1 ms or more: the stall tail (a journal commit through the loop
+    /// device, a GC or write-back wait), which decides ops/s when the median is tens of us.
+    pub stalls: u64,
+    /// Share of the measured phase's operation time spent in those operations.
+    pub stall_time_share: f64,
     /// Bytes the vssd received from the host.
     pub host_write_bytes: u64,
     /// Bytes the vssd's flash programmed (host pages and GC copies).
@@ -311,6 +336,18 @@ pub fn check(spec: &Spec) -> Result<(), Error> {
     Ok(())
 }
 
+/// A progress callback for [`run`] that prints each engine's progress on stderr, about five
+/// times per engine (at least every 1,000 operations apart).
+pub fn stderr_progress(spec: &Spec) -> impl Fn(usize, u64) + '_ {
+    let step = (spec.ops / 5).max(1000);
+    move |i: usize, n: u64| {
+        if n % step == 0 {
+            let name = spec.engines.get(i).map_or("?", |e| e.name());
+            eprintln!("nowa compare: {name}: {n} of {} ops", spec.ops);
+        }
+    }
+}
+
 /// Runs the comparison: the stream once, then each engine on its own fresh vssd.
 /// `progress(engine index, operations done)`.
 ///
@@ -444,6 +481,32 @@ fn grew(
     f(b) - f(a)
 }
 
+/// Operations of 1 ms or more, and their share of all operations' summed latency.
+fn stall_tail(lat: &hdrhistogram::Histogram<u64>) -> (u64, f64) {
+    const STALL_US: u64 = 1000;
+    let (mut n, mut stalled, mut all) = (0u64, 0u128, 0u128);
+    for v in lat.iter_recorded() {
+        let us = lat.median_equivalent(v.value_iterated_to());
+        let t = u128::from(us) * u128::from(v.count_at_value());
+        all += t;
+        if us >= STALL_US {
+            n += v.count_at_value();
+            stalled += t;
+        }
+    }
+    assert!(
+        stalled <= all && n <= lat.len(),
+        "the tail is part of the whole"
+    );
+    #[expect(clippy::cast_precision_loss, reason = "a ratio of microsecond sums")]
+    let share = if all == 0 {
+        0.0
+    } else {
+        stalled as f64 / all as f64
+    };
+    (n, share)
+}
+
 fn figures(
     w: Window,
     lat: hdrhistogram::Histogram<u64>,
@@ -460,6 +523,7 @@ fn figures(
     assert!(host_close >= host, "closing only adds writes");
     assert!(media_close >= media, "closing only adds flash programs");
     assert!(lat.len() == done, "a latency per operation");
+    let tail = stall_tail(&lat);
     #[expect(clippy::cast_precision_loss, reason = "byte and op counts as ratios")]
     let per_op = |b: u64| b as f64 / done.max(1) as f64;
     #[expect(clippy::cast_precision_loss, reason = "an op count over seconds")]
@@ -471,6 +535,10 @@ fn figures(
         ops_per_sec,
         p50_us: lat.value_at_quantile(0.5),
         p99_us: lat.value_at_quantile(0.99),
+        p999_us: lat.value_at_quantile(0.999),
+        max_us: lat.max(),
+        stalls: tail.0,
+        stall_time_share: tail.1,
         host_write_bytes: host,
         media_write_bytes: media,
         host_read_bytes: grew(&w.before, &w.after, |s| s.host_read_bytes),
@@ -587,6 +655,9 @@ pub fn write_csv(rep: &Report<CompareResult>, path: &std::path::Path) -> Result<
         "ops_per_sec",
         "p50_us",
         "p99_us",
+        "p999_us",
+        "max_us",
+        "stalls",
         "memory_bytes",
         "load_secs",
         "ops",
@@ -609,6 +680,9 @@ pub fn write_csv(rep: &Report<CompareResult>, path: &std::path::Path) -> Result<
             f(&|m| format!("{:.1}", m.ops_per_sec)),
             f(&|m| m.p50_us.to_string()),
             f(&|m| m.p99_us.to_string()),
+            f(&|m| m.p999_us.to_string()),
+            f(&|m| m.max_us.to_string()),
+            f(&|m| m.stalls.to_string()),
             f(&|m| m.memory_bytes.to_string()),
             f(&|m| format!("{:.2}", m.load_secs)),
             f(&|m| m.ops.to_string()),
@@ -618,4 +692,33 @@ pub fn write_csv(rep: &Report<CompareResult>, path: &std::path::Path) -> Result<
         w.write_record(&rec).map_err(|e| Error::io(path, e))?;
     }
     w.flush().map_err(|e| Error::io(path, e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn engines_run_once_in_the_order_first_named() {
+        use EngineName::{NowaOop, Sqlite3};
+        assert_eq!(
+            Spec::engines_once(&[Sqlite3, NowaOop, Sqlite3]),
+            vec![Sqlite3, NowaOop]
+        );
+    }
+
+    /// The stall tail counts the operations of 1 ms or more and their share of the time.
+    #[test]
+    fn stall_tail_counts_operations_of_a_millisecond_or_more() {
+        let mut h = histogram();
+        for _ in 0..98 {
+            h.record(30).unwrap();
+        }
+        h.record(5_000).unwrap();
+        h.record(20_000).unwrap();
+        let (n, share) = stall_tail(&h);
+        assert_eq!(n, 2);
+        // 25,000 us of 27,940 us.
+        assert!((share - 25_000.0 / 27_940.0).abs() < 0.01, "{share}");
+    }
 }
