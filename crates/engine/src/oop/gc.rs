@@ -105,6 +105,22 @@ impl OutOfPlaceStore {
         keep
     }
 
+    /// Might a background round run now: compensation waiting, fewer free zones than the
+    /// background target, or the garbage proportion over its threshold? Checked before
+    /// taking `io`: the background thread wakes every 20 ms, and an idle thread that took
+    /// `io` for nothing, preempted while holding it on a loaded machine, stalled foreground
+    /// writers (docs/compare.md: 498 ms of run-queue wait for 1 ms of work). Conservative:
+    /// `next_round` decides under `io`.
+    pub(super) fn bg_round_may_be_due(&self) -> bool {
+        let mut guard = self.st.write();
+        let st = &mut *guard;
+        if st.space.get_mut().deferred() > 0 {
+            return true;
+        }
+        let target = self.bg_target(st);
+        st.space.get_mut().free_units() < target || self.gp_due(st)
+    }
+
     /// The garbage-proportion trigger: sealed zones hold more garbage than the threshold.
     fn gp_due(&self, st: &mut State) -> bool {
         let Some(t) = self.cfg.gc_garbage_proportion else {
