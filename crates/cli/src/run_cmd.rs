@@ -102,6 +102,11 @@ fn write_csv(out: &JobOutcome, path: &std::path::Path) -> Result<()> {
             nowa_tpcc::write_samples_csv(&t.result.run.samples, file)
                 .with_context(|| format!("writing {}", path.display()))?;
         }
+        JobOutcome::Ssdiq(s) => {
+            let file = nowa_lab::csv_file(path, &s.nowa).map_err(lab_error)?;
+            nowa_bench::ssdiq::report::write_intervals(&s.result, file)
+                .with_context(|| format!("writing {}", path.display()))?;
+        }
         _ => unreachable!("--csv is refused for a figure job before it runs"),
     }
     Ok(())
@@ -121,5 +126,6 @@ fn print_summary(out: &JobOutcome) {
             }
         }
         JobOutcome::FrozenFigures(f) => print!("{}", f.result.summary),
+        JobOutcome::Ssdiq(s) => print!("{}", nowa_bench::ssdiq::report::text_report(&s.result)),
     }
 }

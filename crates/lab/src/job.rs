@@ -31,6 +31,9 @@ pub enum Job {
     /// `nowa frozen figures`: SepFrozen's figures that need no engine.
     #[serde(rename = "frozen-figures")]
     FrozenFigures(Box<crate::frozen::figures::FiguresSpec>),
+    // helper cli's arms: ssdiq, plan, trace, capture, gcunit.
+    /// `nowa ssdiq`: the SSD-iq suite.
+    Ssdiq(Box<crate::ssdiq::Spec>),
 }
 
 /// What a job produced.
@@ -51,6 +54,9 @@ pub enum JobOutcome {
     SimSweep(Box<sim::sweep::SweepOutcome>),
     /// A `frozen-figures` job's.
     FrozenFigures(Box<crate::Report<crate::frozen::figures::FiguresResult>>),
+    // helper cli's arms.
+    /// An `ssdiq` job's.
+    Ssdiq(Box<crate::ssdiq::Outcome>),
 }
 
 impl JobOutcome {
@@ -65,6 +71,7 @@ impl JobOutcome {
             JobOutcome::Compare(o) => &o.nowa,
             JobOutcome::SimSweep(o) => &o.nowa,
             JobOutcome::FrozenFigures(o) => &o.nowa,
+            JobOutcome::Ssdiq(o) => &o.nowa,
         }
     }
 }
@@ -81,6 +88,7 @@ impl Job {
             Job::Table1(_) => "table1",
             Job::SimSweep(_) => "sim-sweep",
             Job::FrozenFigures(_) => "frozen-figures",
+            Job::Ssdiq(_) => "ssdiq",
         }
     }
 
@@ -98,6 +106,7 @@ impl Job {
             Job::Table1(s) => table1::check(s),
             Job::SimSweep(s) => s.check(),
             Job::FrozenFigures(s) => s.check(),
+            Job::Ssdiq(s) => s.check(),
         }
     }
 
@@ -113,34 +122,36 @@ impl Job {
         progress: Option<Progress<'_>>,
         cancel: &Cancel,
     ) -> Result<JobOutcome, Error> {
-        let out = match self {
-            Job::Sim(s) => sim::run(s, progress, cancel).map(JobOutcome::Sim)?,
-            Job::Ycsb(s) => {
-                ycsb::run(s, progress, cancel).map(|o| JobOutcome::Ycsb(Box::new(o)))?
-            }
-            Job::Tpcc(s) => {
-                tpcc::run(s, progress, cancel).map(|o| JobOutcome::Tpcc(Box::new(o)))?
-            }
-            Job::Table1(s) => {
-                table1::run(s, progress, cancel).map(|o| JobOutcome::Table1(Box::new(o)))?
-            }
-            Job::Compare(s) => {
-                // Progress over all engines: engine i's n-th operation of `ops` each.
-                let total = s.ops * s.engines.len() as u64;
-                assert!(total > 0, "a checked spec has engines and ops");
-                let each = |i: usize, n: u64| {
-                    if let Some(p) = progress {
-                        p(i as u64 * s.ops + n, total);
-                    }
-                };
-                JobOutcome::Compare(Box::new(compare::run(s, &each)?))
-            }
-            Job::SimSweep(s) => {
-                sim::sweep::run(s, progress, cancel).map(|o| JobOutcome::SimSweep(Box::new(o)))?
-            }
-            Job::FrozenFigures(s) => crate::frozen::figures::run(s, progress, cancel)
-                .map(|o| JobOutcome::FrozenFigures(Box::new(o)))?,
-        };
+        let out =
+            match self {
+                Job::Sim(s) => sim::run(s, progress, cancel).map(JobOutcome::Sim)?,
+                Job::Ycsb(s) => {
+                    ycsb::run(s, progress, cancel).map(|o| JobOutcome::Ycsb(Box::new(o)))?
+                }
+                Job::Tpcc(s) => {
+                    tpcc::run(s, progress, cancel).map(|o| JobOutcome::Tpcc(Box::new(o)))?
+                }
+                Job::Table1(s) => {
+                    table1::run(s, progress, cancel).map(|o| JobOutcome::Table1(Box::new(o)))?
+                }
+                Job::Compare(s) => {
+                    // Progress over all engines: engine i's n-th operation of `ops` each.
+                    let total = s.ops * s.engines.len() as u64;
+                    assert!(total > 0, "a checked spec has engines and ops");
+                    let each = |i: usize, n: u64| {
+                        if let Some(p) = progress {
+                            p(i as u64 * s.ops + n, total);
+                        }
+                    };
+                    JobOutcome::Compare(Box::new(compare::run(s, &each)?))
+                }
+                Job::SimSweep(s) => sim::sweep::run(s, progress, cancel)
+                    .map(|o| JobOutcome::SimSweep(Box::new(o)))?,
+                Job::FrozenFigures(s) => crate::frozen::figures::run(s, progress, cancel)
+                    .map(|o| JobOutcome::FrozenFigures(Box::new(o)))?,
+                Job::Ssdiq(s) => crate::ssdiq::run(s, progress, cancel)
+                    .map(|o| JobOutcome::Ssdiq(Box::new(o)))?,
+            };
         assert_eq!(
             out.identity().command,
             self.command(),

@@ -16,6 +16,7 @@ mod identity;
 mod job;
 pub mod reproduce;
 pub mod sim;
+pub mod ssdiq;
 pub mod table1;
 pub mod text;
 pub mod tpcc;
