@@ -30,11 +30,14 @@ fn block_size(s: &str) -> Result<u32, String> {
     if v % 4096 != 0 {
         return Err(format!("'{s}' is not a multiple of 4096 bytes"));
     }
-    u32::try_from(v).map_err(|_| format!("'{s}' is too large"))
+    let v = u32::try_from(v).map_err(|_| format!("'{s}' is too large"))?;
+    assert!(v >= 4096 && v % 4096 == 0, "a whole number of 4 KiB blocks");
+    Ok(v)
 }
 
 fn positive(s: &str, v: f64) -> Result<f64, String> {
     if v > 0.0 {
+        assert!(v.is_finite() || v.is_infinite(), "not NaN: NaN is not > 0");
         Ok(v)
     } else {
         Err(format!("'{s}' must be > 0"))
@@ -48,6 +51,7 @@ fn fraction_open0(s: &str) -> Result<f64, String> {
 fn seconds_pos(s: &str) -> Result<f64, String> {
     let v = unit(nowa_units::parse_seconds(s))?;
     if v > 0.0 && v <= 1e7 {
+        assert!(v.is_finite(), "bounded");
         Ok(v)
     } else {
         Err(format!("'{s}' must be > 0 and at most 10^7 seconds"))
@@ -83,8 +87,14 @@ fn sweep_loads(s: &str) -> Result<Loads, String> {
     s.split(',')
         .map(str::trim)
         .map(fraction_open0)
-        .collect::<Result<_, _>>()
-        .map(Loads)
+        .collect::<Result<Vec<f64>, _>>()
+        .map(|v| {
+            assert!(
+                v.iter().all(|&f| f > 0.0 && f <= 1.0),
+                "fractions in (0, 1]"
+            );
+            Loads(v)
+        })
 }
 
 /// Random-write workloads.
@@ -109,6 +119,10 @@ fn workload_list(s: &str) -> Result<Workloads, String> {
     if list.is_empty() {
         return Err("no workload given".into());
     }
+    assert!(
+        list.iter().all(|w| !matches!(w, WorkloadSpec::Zns { .. })),
+        "write-only workloads"
+    );
     Ok(Workloads(list))
 }
 

@@ -112,6 +112,10 @@ fn sim_spec(f: &SsdiqFlags, target: &str) -> Result<Option<SimSpec>, Error> {
             ..PerfModel::default()
         },
     };
+    assert!(
+        spec.capacity % 4096 == 0 && spec.capacity >= 256 << 10,
+        "whole blocks"
+    );
     spec.ftl_config()
         .map_err(|e| Error::Usage(format!("--sim-op/--sim-policy/--sim-unit-pages: {e:#}")))?;
     Ok(Some(spec))
@@ -146,6 +150,10 @@ fn real_capacity(
                     dir.display()
                 )));
             }
+            assert!(
+                parent.is_none_or(Path::is_dir),
+                "the file's directory exists"
+            );
             Ok(size / 4096 * 4096)
         }
         Verdict::Existing { ref path, .. } => {
@@ -184,6 +192,9 @@ pub fn capacity(spec: &Spec, log: &mut dyn FnMut(&str)) -> Result<u64, Error> {
 ///
 /// # Errors
 /// [`Error::Usage`] naming the flag or the target.
+///
+/// # Panics
+/// On a broken invariant (a bug): the assertions name it.
 pub fn from_flags(f: &SsdiqFlags, target: &str, log: &mut dyn FnMut(&str)) -> Result<Spec, Error> {
     if f.sanitize && !target.contains("nvme") {
         return Err(Error::Usage(
@@ -234,6 +245,13 @@ pub fn from_flags(f: &SsdiqFlags, target: &str, log: &mut dyn FnMut(&str)) -> Re
         .0
         .unwrap_or_else(|| auto_interval(spec.sim.as_ref(), cap));
     spec.check()?;
+    assert_eq!(
+        spec.sim.is_some(),
+        spec.target == "sim",
+        "sim exactly for `sim`"
+    );
+    assert_eq!(spec.suite.seed, f.seed, "the spec names the flags' seed");
+    assert!(spec.suite.interval > 0.0, "the interval is resolved");
     Ok(spec)
 }
 
@@ -241,6 +259,7 @@ pub fn from_flags(f: &SsdiqFlags, target: &str, log: &mut dyn FnMut(&str)) -> Re
 fn auto_interval(sim: Option<&SimSpec>, capacity: u64) -> f64 {
     #[expect(clippy::cast_precision_loss, reason = "a capacity as a rough duration")]
     let cap = capacity as f64;
+    assert!(cap >= 0.0, "a capacity");
     match sim {
         // A tenth of a sequential capacity write, in virtual time.
         Some(spec) => (cap / (spec.model.media_write_mb_s * 1e6) / 10.0).max(1e-4),
@@ -266,8 +285,16 @@ pub fn plan_lines(plan: &[PlanStep]) -> Vec<String> {
 
 /// The job runs (phases with I/O) the suite plans: what whole-run progress counts.
 #[must_use]
+///
+/// # Panics
+/// On a broken invariant (a bug): the assertions name it.
 pub fn planned_runs(cfg: &SuiteConfig) -> u64 {
-    ssdiq::suite(cfg)
+    let steps = ssdiq::suite(cfg);
+    assert!(
+        !steps.is_empty(),
+        "the reset and the initialization always run"
+    );
+    steps
         .iter()
         .map(|s| match s {
             Step::Reset { .. } => 0,
@@ -328,12 +355,20 @@ pub fn run_with(spec: &Spec, hooks: &mut Hooks<'_>, cancel: &Cancel) -> Result<O
     spec.check()?;
     let cap = capacity(spec, hooks.log)?;
     let plan = plan_lines(&ssdiq::plan(&spec.suite, cap));
+    assert!(!plan.is_empty(), "a suite has steps");
     let (mut target, info) = open(spec, &plan, hooks)?;
+    assert_eq!(
+        info.sim.is_some(),
+        spec.sim.is_some(),
+        "the target is the spec's"
+    );
     for n in &info.notes {
         (hooks.log)(&format!("NOTE: {n}"));
     }
     let id = Identity::now("ssdiq", spec, spec.seed());
-    let _ = cancel;
+    // The runner polls nowa-bench's one stop flag, the one `cancel` sets.
+    assert!(std::ptr::eq(&ssdiq::STOP, &nowa_bench::interrupt::STOP));
+    let asked_before = cancel.requested();
     let res = ssdiq::run_suite_ticked(
         &mut target,
         info,
@@ -343,6 +378,10 @@ pub fn run_with(spec: &Spec, hooks: &mut Hooks<'_>, cancel: &Cancel) -> Result<O
         hooks.tick,
     );
     assert_eq!(res.config, spec.suite, "the result is of the spec's suite");
+    assert!(
+        !asked_before || res.interrupted,
+        "a stop asked before the run stops it"
+    );
     Ok(Report {
         nowa: id,
         result: res,
@@ -354,8 +393,12 @@ pub fn run_with(spec: &Spec, hooks: &mut Hooks<'_>, cancel: &Cancel) -> Result<O
 ///
 /// # Errors
 /// As [`run_with`].
+///
+/// # Panics
+/// On a broken invariant (a bug): the assertions name it.
 pub fn run(spec: &Spec, progress: Option<Progress<'_>>, cancel: &Cancel) -> Result<Outcome, Error> {
     let total = planned_runs(&spec.suite).max(1) * 1000;
+    assert!(total >= 1000, "at least one run");
     let started = std::sync::atomic::AtomicU64::new(0);
     let mut log = |l: &str| {
         // Every job run opens with one unindented line; the reset runs none.
@@ -388,6 +431,9 @@ pub fn run(spec: &Spec, progress: Option<Progress<'_>>, cancel: &Cancel) -> Resu
 ///
 /// # Errors
 /// A file cannot be written or a chart cannot be rendered.
+///
+/// # Panics
+/// On a broken invariant (a bug): the assertions name it.
 pub fn write_outputs(out: &Outcome, dir: &Path, exts: &[&str]) -> Result<Vec<PathBuf>, Error> {
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     let mut files = Vec::new();
@@ -399,6 +445,10 @@ pub fn write_outputs(out: &Outcome, dir: &Path, exts: &[&str]) -> Result<Vec<Pat
     let file = crate::csv_file(&c, &out.nowa)?;
     report::write_intervals(&out.result, file).map_err(|e| Error::io(&c, e))?;
     files.push(c);
+    assert!(
+        exts.iter().all(|e| matches!(*e, "png" | "svg")),
+        "plot formats"
+    );
     for ext in exts {
         let plots = report::write_plots(&out.result, dir, ext).map_err(|e| Error::Failed {
             what: "plotting",
@@ -422,6 +472,9 @@ pub fn load_result(p: &Path) -> Result<SsdiqResult, Error> {
 
 /// Random-write IOPS per workload, one group per result (`nowa ssdiq report --plot`).
 #[must_use]
+///
+/// # Panics
+/// On a broken invariant (a bug): the assertions name it.
 pub fn iops_chart(results: &[SsdiqResult]) -> BarChart {
     let mut categories: Vec<String> = Vec::new();
     for row in results.iter().flat_map(|r| &r.summary.rand_write) {
@@ -429,7 +482,7 @@ pub fn iops_chart(results: &[SsdiqResult]) -> BarChart {
             categories.push(row.workload.clone());
         }
     }
-    let groups = results
+    let groups: Vec<(String, Vec<f64>)> = results
         .iter()
         .map(|res| {
             let vals = categories
@@ -445,6 +498,7 @@ pub fn iops_chart(results: &[SsdiqResult]) -> BarChart {
             (res.target.path.clone(), vals)
         })
         .collect();
+    assert_eq!(groups.len(), results.len(), "one group per result");
     BarChart {
         title: "Random-write IOPS at steady state".into(),
         y_label: "k IOPS".into(),
