@@ -14,7 +14,6 @@ use crate::plot::{render_bar_styled, render_line_styled, BarChart, LineChart, Se
 use anyhow::Context as _;
 use nowa_device::timing::ChipParams;
 use nowa_flash::parallel::{ChipGeometry, Scheme, AGED, FEMU_GC_RESERVE, HOST_OPEN};
-use std::io::Write as _;
 use std::path::Path;
 
 /// An unknown scheme name.
