@@ -157,10 +157,11 @@ impl Spec {
             ("min_zone", self.min_zone, 4096, 1 << 50),
             ("max_zone", self.max_zone, 4096, 1 << 50),
         ])?;
-        if !(self.op > 0.0 && self.op <= 1.0 && self.volume > 0.0 && self.volume <= 1000.0) {
+        // The OP is checked by the geometry below (its message names --op).
+        if !(self.volume > 0.0 && self.volume <= 1000.0) || !self.op.is_finite() {
             return Err(Error::Usage(format!(
-                "op / volume: {} / {} out of range",
-                self.op, self.volume
+                "volume / op: {} / {} out of range",
+                self.volume, self.op
             )));
         }
         if !self.min_zone.is_power_of_two() {
@@ -305,7 +306,8 @@ pub fn run(spec: &Spec, progress: Option<Progress<'_>>, cancel: &Cancel) -> Resu
     spec.check()?;
     let sizes = spec.sizes();
     let mut done = 0;
-    run_with(spec, &mut |_| {}, &mut |_| {
+    // A real device's trims and fills are announced before they run, by every face.
+    run_with(spec, &mut |l| eprintln!("{l}"), &mut |_| {
         done += 1;
         if let Some(p) = progress {
             p(done.min(sizes), sizes);

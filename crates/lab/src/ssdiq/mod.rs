@@ -418,9 +418,16 @@ pub fn run(spec: &Spec, progress: Option<Progress<'_>>, cancel: &Cancel) -> Resu
             p((runs * 1000 + part).min(total), total);
         }
     };
+    let real = spec.sim.is_none();
     let mut hooks = Hooks {
         log: &mut log,
-        announce: &mut |_| {},
+        // A real target's destructive steps are announced before anything is written, by
+        // every face (`nowa run` and Python too).
+        announce: &mut |l| {
+            if real {
+                eprintln!("ssdiq: {l}");
+            }
+        },
         tick: Some(&tick),
     };
     run_with(spec, &mut hooks, cancel)
