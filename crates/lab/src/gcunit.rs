@@ -158,7 +158,7 @@ impl Spec {
             ("max_zone", self.max_zone, 4096, 1 << 50),
         ])?;
         // The OP is checked by the geometry below (its message names --op).
-        if !(self.volume > 0.0 && self.volume <= 1000.0) || !self.op.is_finite() {
+        if !(self.volume > 0.0 && self.volume <= 1000.0 && self.op.is_finite()) {
             return Err(Error::Usage(format!(
                 "volume / op: {} / {} out of range",
                 self.volume, self.op
