@@ -1,12 +1,9 @@
-//! The commands' side of nowa-device's one opening path ([`nowa_device::open_target`]): what
-//! each command expects to find on an existing target, the steps it announces before writing,
-//! and how refusals become exit code 2.
+//! The engine commands' side of nowa-device's one opening path ([`nowa_device::open_target`]):
+//! a nowa database expected on an existing target, the step announced before writing, and
+//! refusals as exit code 2 (the benchmarks' targets are opened by nowa-lab).
 
 use crate::usage;
-use nowa_device::{
-    open_target, recognize_scratch, BlockDevice, Expect, FileDevice, FileOptions, Identity,
-    OpenError,
-};
+use nowa_device::{open_target, BlockDevice, Expect, FileOptions, Identity, OpenError};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -37,12 +34,6 @@ const DATABASE: Expect<'static> = Expect {
     recognize: &nowa_database,
 };
 
-/// What the benchmarks that overwrite the whole target (`infer-gc-unit`) expect.
-pub const SCRATCH: Expect<'static> = Expect {
-    what: "a nowa scratch target (written by an earlier nowa benchmark run)",
-    recognize: &recognize_scratch,
-};
-
 /// Opens a command's --device path for a database: a new file of `capacity` bytes, or an
 /// existing nowa database (anything else only with `--force` naming it), locked. `step` (what
 /// the command will do to it) is announced on stderr, prefixed with `command`, before
@@ -69,49 +60,6 @@ pub fn open_database(
     )
     .map_err(open_error)?;
     Ok(Arc::new(opened.device))
-}
-
-/// Opens a benchmark's scratch target (it must exist): refusals, lock; nothing is written
-/// and nothing announced yet (the caller checks what it needs first, then announces).
-///
-/// # Errors
-/// The refusal (exit 2), busy, or an I/O error.
-pub fn open_scratch(path: &str, force: Option<&Path>) -> anyhow::Result<FileDevice> {
-    let opened = open_target(
-        Path::new(path),
-        force,
-        SCRATCH,
-        None,
-        &FileOptions::default(),
-        &[],
-        &mut |l| eprintln!("{l}"),
-    )
-    .map_err(open_error)?;
-    Ok(opened.device)
-}
-
-/// `nowa infer-gc-unit --device`: None for `sim`; a real device is opened through the opening
-/// path, then refused before anything is written unless it reports media writes (the sweep
-/// measures WAF from them); the trims and fills are announced before they run.
-///
-/// # Errors
-/// The refusal (exit 2), no media write counter (exit 2), busy, or an I/O error.
-pub fn gc_target(path: &str, force: Option<&Path>) -> anyhow::Result<Option<Arc<FileDevice>>> {
-    if path == "sim" {
-        return Ok(None);
-    }
-    let d = open_scratch(path, force)?;
-    if d.counters().media_bytes_written.is_none() {
-        return Err(usage(format!(
-            "--device {path}: it reports no media (physical) write counter, so its WAF cannot be measured \
-             (OCP counters are not read for infer-gc-unit yet; use --device sim); nothing was written"
-        )));
-    }
-    eprintln!(
-        "nowa infer-gc-unit: for every zone size tried: trim the whole of {path}, fill it sequentially, \
-         then rewrite zones of it (its previous contents are lost)"
-    );
-    Ok(Some(Arc::new(d)))
 }
 
 #[cfg(test)]

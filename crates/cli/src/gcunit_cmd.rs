@@ -1,50 +1,16 @@
-//! `nowa infer-gc-unit`: find the SSD's GC unit with the ZNS-like zone-size sweep.
+//! `nowa infer-gc-unit`: flags -> `nowa_lab::gcunit::Spec` -> the zone-size sweep -> print.
 
-use crate::flags;
-use crate::resources::{check_memory, sim_device_bytes};
-use crate::usage;
+use crate::lab_error;
 use anyhow::Result;
 use clap::Args;
-use nowa_bench::gcunit::{self, InferError, InferSpec};
-use nowa_device::{BlockDevice, SimConfig, SimDevice, SimMode};
-use nowa_flash::FtlConfig;
+use nowa_bench::gcunit;
+use nowa_lab::gcunit::{GcUnitFlags, Spec};
 use nowa_units::Bytes;
-use std::path::PathBuf;
 
 #[derive(Args, Debug)]
 pub struct GcUnitArgs {
-    /// Device: sim (a simulated SSD built from the flags below) or a block device / file path.
-    /// A real device needs a media-write counter (OCP), which this build cannot read yet.
-    #[arg(long, default_value = "sim")]
-    device: String,
-    /// Allow overwriting a --device path that is in use, holds data or is not a nowa scratch
-    /// target; must repeat the path exactly.
-    #[arg(long, value_name = "PATH")]
-    force: Option<PathBuf>,
-    /// Simulated SSD capacity.
-    #[arg(long, default_value = "1GiB", value_parser = flags::size(1 << 20, 16 << 40))]
-    capacity: u64,
-    /// Simulated SSD over-provisioning (spare/logical: 0.07 or 7%).
-    #[arg(long, default_value = "7%", value_parser = flags::fraction(0.0, false, 1.0, false))]
-    op: f64,
-    /// Simulated SSD: pages per erase block.
-    #[arg(long, default_value = "256", value_parser = flags::count::<u32>(1, 1 << 16))]
-    pages_per_block: u32,
-    /// Simulated SSD: erase blocks per superblock (its GC unit, the answer to find).
-    #[arg(long, default_value = "8", value_parser = flags::count::<u32>(1, 1 << 16))]
-    blocks_per_superblock: u32,
-    /// Smallest zone size tried (a power of two >= 4 KiB).
-    #[arg(long, default_value = "64KiB", value_parser = flags::size(4096, 1 << 50))]
-    min_zone: u64,
-    /// Largest zone size tried.
-    #[arg(long, default_value = "1GiB", value_parser = flags::size(4096, 1 << 50))]
-    max_zone: u64,
-    /// Pattern volume per zone size, in multiples of the capacity.
-    #[arg(long, default_value = "2", value_parser = flags::number(0.0, true, 1000.0))]
-    volume: f64,
-    /// Seed of the zone order.
-    #[arg(long, default_value_t = 42)]
-    seed: u64,
+    #[command(flatten)]
+    flags: GcUnitFlags,
     /// Print the result as JSON.
     #[arg(long)]
     json: bool,
@@ -53,62 +19,14 @@ pub struct GcUnitArgs {
     quiet: bool,
 }
 
-fn check(a: &GcUnitArgs, ftl: &FtlConfig) -> Result<()> {
-    if !a.min_zone.is_power_of_two() {
-        return Err(usage(format!(
-            "--min-zone {}: not a power of two",
-            Bytes(a.min_zone)
-        )));
-    }
-    if a.max_zone < a.min_zone {
-        return Err(usage("--max-zone is smaller than --min-zone"));
-    }
-    if a.device == "sim" {
-        let l = ftl.layout().map_err(|e| {
-            usage(format!(
-                "device geometry (--capacity, --op, --pages-per-block, --blocks-per-superblock): {e}"
-            ))
-        })?;
-        check_memory(&[(
-            "--capacity",
-            "simulated SSD",
-            sim_device_bytes(l.logical_pages * 4096),
-        )])?;
-    }
-    Ok(())
-}
-
 /// `nowa infer-gc-unit`.
 pub fn run(a: GcUnitArgs) -> Result<()> {
-    let spec = InferSpec {
-        min_zone: a.min_zone,
-        max_zone: a.max_zone,
-        volume: a.volume,
-        seed: a.seed,
-        ..InferSpec::default()
-    };
-    let ftl = FtlConfig {
-        logical_pages: a.capacity / 4096,
-        op: a.op,
-        pages_per_block: a.pages_per_block,
-        blocks_per_superblock: a.blocks_per_superblock,
-        ..FtlConfig::default()
-    };
-    check(&a, &ftl)?;
-    eprintln!("nowa infer-gc-unit: seed {}, device {}", a.seed, a.device);
-    let real = crate::device_open::gc_target(&a.device, a.force.as_deref())?;
-    let mut fresh = || -> Result<Box<dyn BlockDevice>, InferError> {
-        match &real {
-            None => Ok(Box::new(SimDevice::new(SimConfig::new(
-                SimMode::Conventional,
-                ftl.clone(),
-            ))?)),
-            Some(d) => {
-                d.trim(0, d.geometry().capacity)?;
-                Ok(Box::new(d.clone()))
-            }
-        }
-    };
+    let spec = Spec::from_flags(&a.flags);
+    spec.check().map_err(lab_error)?;
+    eprintln!(
+        "nowa infer-gc-unit: seed {}, device {}",
+        spec.seed, spec.device
+    );
     let mut on_step = |s: &gcunit::Step| {
         if !a.json && !a.quiet {
             println!(
@@ -118,14 +36,13 @@ pub fn run(a: GcUnitArgs) -> Result<()> {
             );
         }
     };
-    let r = gcunit::infer(&mut fresh, &spec, &mut on_step).map_err(|e| match e {
-        InferError::ZoneRange { .. } => usage(format!("--min-zone / --max-zone: {e}")),
-        e => anyhow::Error::new(e),
-    })?;
+    let out = nowa_lab::gcunit::run_with(&spec, &mut |l| eprintln!("{l}"), &mut on_step)
+        .map_err(lab_error)?;
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&r)?);
+        println!("{}", serde_json::to_string_pretty(&out)?);
         return Ok(());
     }
+    let r = &out.result.inference;
     match r.gc_unit_bytes {
         Some(b) => println!(
             "inferred GC unit: {} KiB (first zone size with WAF <= {})",
@@ -134,12 +51,12 @@ pub fn run(a: GcUnitArgs) -> Result<()> {
         ),
         None => println!(
             "no zone size up to {} reached WAF <= {}",
-            Bytes(a.max_zone),
+            Bytes(spec.max_zone),
             r.threshold
         ),
     }
-    if a.device == "sim" {
-        println!("configured superblock: {} KiB", ftl.unit_pages() * 4);
+    if let Some(b) = out.result.configured_bytes {
+        println!("configured superblock: {} KiB", b >> 10);
     }
     Ok(())
 }

@@ -17,6 +17,7 @@ mod oop_flags;
 mod pacing_flags;
 mod placement_flags;
 mod plan_cmd;
+mod progress;
 mod reproduce_cmd;
 mod resources;
 mod run_cmd;

@@ -39,6 +39,16 @@ pub fn run(a: RunArgs) -> Result<()> {
             job.command()
         )));
     }
+    if a.csv.is_some()
+        && ["plan-", "trace-", "infer-"]
+            .iter()
+            .any(|p| job.command().starts_with(p))
+    {
+        return Err(crate::usage(format!(
+            "--csv: a {} job has no time series",
+            job.command()
+        )));
+    }
     eprintln!("nowa run: {} job from {}", job.command(), a.job.display());
     Cancel.on_sigint();
     let pb = if a.quiet {
@@ -102,7 +112,12 @@ fn write_csv(out: &JobOutcome, path: &std::path::Path) -> Result<()> {
             nowa_tpcc::write_samples_csv(&t.result.run.samples, file)
                 .with_context(|| format!("writing {}", path.display()))?;
         }
-        _ => unreachable!("--csv is refused for a figure job before it runs"),
+        JobOutcome::Ssdiq(s) => {
+            let file = nowa_lab::csv_file(path, &s.nowa).map_err(lab_error)?;
+            nowa_bench::ssdiq::report::write_intervals(&s.result, file)
+                .with_context(|| format!("writing {}", path.display()))?;
+        }
+        _ => unreachable!("--csv is refused for a job without a time series before it runs"),
     }
     Ok(())
 }
@@ -121,5 +136,22 @@ fn print_summary(out: &JobOutcome) {
             }
         }
         JobOutcome::FrozenFigures(f) => print!("{}", f.result.summary),
+        JobOutcome::Ssdiq(s) => print!("{}", nowa_bench::ssdiq::report::text_report(&s.result)),
+        JobOutcome::PlanRun(p) => println!("{}", nowa_lab::plan::line(&p.result)),
+        JobOutcome::PlanFigures(f) => {
+            for r in &f.result.runs {
+                println!("{}", nowa_lab::plan::line(r));
+            }
+        }
+        JobOutcome::TraceStats(s) => print!("{}", s.result.stats.summary(20)),
+        JobOutcome::TraceConvert(c) => println!("converted {} records", c.result.records),
+        JobOutcome::TraceGen(g) => println!("{} writes of {}", g.result.writes, g.result.workload),
+        JobOutcome::InferGcUnit(g) => {
+            let unit = g.result.inference.gc_unit_bytes;
+            println!(
+                "inferred GC unit: {}",
+                unit.map_or("none".into(), |b| format!("{} KiB", b >> 10))
+            );
+        }
     }
 }

@@ -5,7 +5,6 @@ use crate::resources::{check_memory, check_output_file, create_output_dir, ftl_b
 use crate::{interrupted, lab_error, usage};
 use anyhow::Result;
 use clap::{Args, Subcommand};
-use indicatif::{ProgressBar, ProgressStyle};
 use nowa_bench::sim::{self, sweep, SimResult, SimSpec};
 use nowa_flash::PolicyKind;
 use nowa_lab::sim::flags::{DeviceFlags, RunFlags, SimFlags, TraceFlags};
@@ -92,21 +91,7 @@ struct SweepArgs {
     run: RunFlags,
 }
 
-/// The progress bar of a run of `total` steps (sweep points, figure runs): position, rate
-/// and ETA on stderr; hidden with -q.
-pub(crate) fn bar(total: u64, quiet: bool, what: &str) -> ProgressBar {
-    if quiet {
-        return ProgressBar::hidden();
-    }
-    let pb = ProgressBar::new(total);
-    if let Ok(style) = ProgressStyle::with_template(
-        "{spinner} {msg} [{bar:30}] {pos}/{len} ({per_sec}, {elapsed} elapsed) eta {eta}",
-    ) {
-        pb.set_style(style.progress_chars("=> "));
-    }
-    pb.set_message(what.to_string());
-    pb
-}
+pub(crate) use crate::progress::bar;
 
 /// A simulator error at the CLI, classified as the library does.
 fn sim_error(e: nowa_bench::sim::SimError) -> anyhow::Error {

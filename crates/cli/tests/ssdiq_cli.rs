@@ -311,3 +311,70 @@ fn a_file_in_a_missing_directory_is_refused_before_the_plan() {
     assert!(!err.contains("plan for"), "refused before any work: {err}");
     assert!(!f.exists());
 }
+
+/// `nowa run RESULT.json` runs the same suite again: on the simulated SSD every number
+/// repeats (the result carries its identity: command, complete spec, seed).
+#[test]
+fn a_json_result_runs_again_bit_for_bit() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut args = vec!["ssdiq", "sim:32MiB", "--workloads", "uniform", "--json"];
+    args.extend_from_slice(FAST);
+    let o = nowa(&args);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let first: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(first["nowa"]["command"], "ssdiq");
+    assert_eq!(first["nowa"]["spec"]["target"], "sim");
+    assert_eq!(first["nowa"]["seed"], 42);
+    let file = dir.path().join("r.json");
+    std::fs::write(&file, &o.stdout).unwrap();
+    let o = nowa(&["run", file.to_str().unwrap(), "--json", "-q"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let mut again: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let mut first = first;
+    for v in [&mut first, &mut again] {
+        v["nowa"]["started"] = serde_json::Value::Null;
+    }
+    assert_eq!(again, first);
+}
+
+/// A bad field of an ssdiq job file: one line naming it, exit 2.
+#[test]
+fn a_bad_job_field_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("j.json");
+    std::fs::write(
+        &file,
+        r#"{"command": "ssdiq", "spec": {"target": "sim", "bogus": 1}}"#,
+    )
+    .unwrap();
+    let o = nowa(&["run", file.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(e.contains("bogus") && e.lines().count() == 1, "{e}");
+}
+
+/// Inside a phase the bar shows its share, the device's rate and an ETA (on a terminal:
+/// `script` gives the run one); `-q` shows none.
+#[test]
+fn progress_inside_phases_shows_rate_and_eta() {
+    let bin = env!("CARGO_BIN_EXE_nowa");
+    let run = |quiet: &str| {
+        let cmd = format!(
+            "{bin} ssdiq sim:2GiB --workloads uniform --steps rand-write --warmup 0 --volume 1 {quiet}"
+        );
+        let o = Command::new("script")
+            .args(["-qec", &cmd, "/dev/null"])
+            .output()
+            .expect("script runs");
+        assert!(o.status.success(), "{o:?}");
+        String::from_utf8_lossy(&o.stdout).replace('\r', "\n")
+    };
+    let shown = run("");
+    assert!(
+        shown
+            .lines()
+            .any(|l| l.contains("MB/s elapsed") && l.contains(" eta ")),
+        "{shown}"
+    );
+    assert!(!run("-q").contains(" eta "));
+}

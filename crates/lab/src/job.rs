@@ -31,6 +31,27 @@ pub enum Job {
     /// `nowa frozen figures`: SepFrozen's figures that need no engine.
     #[serde(rename = "frozen-figures")]
     FrozenFigures(Box<crate::frozen::figures::FiguresSpec>),
+    // helper cli's arms: ssdiq, plan, trace, capture, gcunit.
+    /// `nowa ssdiq`: the SSD-iq suite.
+    Ssdiq(Box<crate::ssdiq::Spec>),
+    /// `nowa plan run`: one PLAN run.
+    #[serde(rename = "plan-run")]
+    PlanRun(Box<crate::plan::RunSpec>),
+    /// `nowa plan figures`: PLAN's figures.
+    #[serde(rename = "plan-figures")]
+    PlanFigures(Box<crate::plan::FiguresSpec>),
+    /// `nowa trace stats`.
+    #[serde(rename = "trace-stats")]
+    TraceStats(Box<crate::trace::StatsSpec>),
+    /// `nowa trace convert`.
+    #[serde(rename = "trace-convert")]
+    TraceConvert(Box<crate::trace::ConvertSpec>),
+    /// `nowa trace gen`.
+    #[serde(rename = "trace-gen")]
+    TraceGen(Box<crate::trace::GenSpec>),
+    /// `nowa infer-gc-unit`.
+    #[serde(rename = "infer-gc-unit")]
+    InferGcUnit(Box<crate::gcunit::Spec>),
 }
 
 /// What a job produced.
@@ -51,6 +72,21 @@ pub enum JobOutcome {
     SimSweep(Box<sim::sweep::SweepOutcome>),
     /// A `frozen-figures` job's.
     FrozenFigures(Box<crate::Report<crate::frozen::figures::FiguresResult>>),
+    // helper cli's arms.
+    /// An `ssdiq` job's.
+    Ssdiq(Box<crate::ssdiq::Outcome>),
+    /// A `plan-run` job's.
+    PlanRun(Box<crate::plan::RunOutcome>),
+    /// A `plan-figures` job's.
+    PlanFigures(Box<crate::plan::FiguresOutcome>),
+    /// A `trace-stats` job's.
+    TraceStats(Box<Report<crate::trace::StatsResult>>),
+    /// A `trace-convert` job's.
+    TraceConvert(Box<Report<crate::trace::ConvertResult>>),
+    /// A `trace-gen` job's.
+    TraceGen(Box<Report<crate::trace::GenResult>>),
+    /// An `infer-gc-unit` job's.
+    InferGcUnit(Box<crate::gcunit::Outcome>),
 }
 
 impl JobOutcome {
@@ -65,6 +101,13 @@ impl JobOutcome {
             JobOutcome::Compare(o) => &o.nowa,
             JobOutcome::SimSweep(o) => &o.nowa,
             JobOutcome::FrozenFigures(o) => &o.nowa,
+            JobOutcome::Ssdiq(o) => &o.nowa,
+            JobOutcome::PlanRun(o) => &o.nowa,
+            JobOutcome::PlanFigures(o) => &o.nowa,
+            JobOutcome::TraceStats(o) => &o.nowa,
+            JobOutcome::TraceConvert(o) => &o.nowa,
+            JobOutcome::TraceGen(o) => &o.nowa,
+            JobOutcome::InferGcUnit(o) => &o.nowa,
         }
     }
 }
@@ -81,6 +124,13 @@ impl Job {
             Job::Table1(_) => "table1",
             Job::SimSweep(_) => "sim-sweep",
             Job::FrozenFigures(_) => "frozen-figures",
+            Job::Ssdiq(_) => "ssdiq",
+            Job::PlanRun(_) => "plan-run",
+            Job::PlanFigures(_) => "plan-figures",
+            Job::TraceStats(_) => "trace-stats",
+            Job::TraceConvert(_) => "trace-convert",
+            Job::TraceGen(_) => "trace-gen",
+            Job::InferGcUnit(_) => "infer-gc-unit",
         }
     }
 
@@ -98,6 +148,14 @@ impl Job {
             Job::Table1(s) => table1::check(s),
             Job::SimSweep(s) => s.check(),
             Job::FrozenFigures(s) => s.check(),
+            Job::Ssdiq(s) => s.check(),
+            Job::PlanRun(s) => s.check(),
+            Job::PlanFigures(s) => s.check(),
+            Job::TraceStats(s) => s.check(),
+            // A conversion's input and output are checked when it opens them.
+            Job::TraceConvert(_) => Ok(()),
+            Job::TraceGen(s) => s.check(),
+            Job::InferGcUnit(s) => s.check(),
         }
     }
 
@@ -140,6 +198,13 @@ impl Job {
             }
             Job::FrozenFigures(s) => crate::frozen::figures::run(s, progress, cancel)
                 .map(|o| JobOutcome::FrozenFigures(Box::new(o)))?,
+            Job::Ssdiq(_)
+            | Job::PlanRun(_)
+            | Job::PlanFigures(_)
+            | Job::TraceStats(_)
+            | Job::TraceConvert(_)
+            | Job::TraceGen(_)
+            | Job::InferGcUnit(_) => self.run_devices(progress, cancel)?,
         };
         assert_eq!(
             out.identity().command,
@@ -147,6 +212,30 @@ impl Job {
             "the result names the job's command"
         );
         Ok(out)
+    }
+
+    // helper cli's arms: the device, PLAN and trace jobs.
+    /// Runs a device, PLAN or trace job (`ssdiq`, `plan-*`, `trace-*`).
+    fn run_devices(
+        &self,
+        progress: Option<Progress<'_>>,
+        cancel: &Cancel,
+    ) -> Result<JobOutcome, Error> {
+        use crate::{plan, ssdiq, trace};
+        Ok(match self {
+            Job::Ssdiq(s) => JobOutcome::Ssdiq(Box::new(ssdiq::run(s, progress, cancel)?)),
+            Job::PlanRun(s) => JobOutcome::PlanRun(Box::new(plan::run(s, progress, cancel)?)),
+            Job::PlanFigures(s) => {
+                JobOutcome::PlanFigures(Box::new(plan::figures(s, progress, cancel)?))
+            }
+            Job::TraceStats(s) => JobOutcome::TraceStats(Box::new(trace::stats(s)?)),
+            Job::TraceConvert(s) => JobOutcome::TraceConvert(Box::new(trace::convert(s)?)),
+            Job::TraceGen(s) => JobOutcome::TraceGen(Box::new(trace::generate(s)?)),
+            Job::InferGcUnit(s) => {
+                JobOutcome::InferGcUnit(Box::new(crate::gcunit::run(s, progress, cancel)?))
+            }
+            _ => unreachable!("run_devices runs the device, PLAN and trace jobs"),
+        })
     }
 }
 

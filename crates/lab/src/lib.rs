@@ -12,13 +12,18 @@ pub mod devices;
 pub mod engine;
 pub mod flags;
 pub mod frozen;
+pub mod gcunit;
 mod identity;
 mod job;
+pub mod plan;
 pub mod reproduce;
+pub mod resources;
 pub mod sim;
+pub mod ssdiq;
 pub mod table1;
 pub mod text;
 pub mod tpcc;
+pub mod trace;
 pub mod ycsb;
 
 pub use identity::Identity;

@@ -14,7 +14,6 @@ use crate::plot::{render_bar_styled, render_line_styled, BarChart, LineChart, Se
 use anyhow::Context as _;
 use nowa_device::timing::ChipParams;
 use nowa_flash::parallel::{ChipGeometry, Scheme, AGED, FEMU_GC_RESERVE, HOST_OPEN};
-use std::io::Write as _;
 use std::path::Path;
 
 /// An unknown scheme name.
@@ -197,7 +196,27 @@ fn spec(o: &FigureOpts, scheme: Scheme, workload: WorkloadKind) -> RunSpec {
     }
 }
 
-const CSV_HEADER: &str = "figure,workload,scheme,waf,host_pages,gc_pages,erased_blocks,victims,requests,sim_secs,iops,pages_per_sec,read_p50_us,read_p99_us,read_p999_us,write_p50_us,write_p99_us,write_p999_us,cpu_secs";
+const CSV_HEADER: [&str; 19] = [
+    "figure",
+    "workload",
+    "scheme",
+    "waf",
+    "host_pages",
+    "gc_pages",
+    "erased_blocks",
+    "victims",
+    "requests",
+    "sim_secs",
+    "iops",
+    "pages_per_sec",
+    "read_p50_us",
+    "read_p99_us",
+    "read_p999_us",
+    "write_p50_us",
+    "write_p99_us",
+    "write_p999_us",
+    "cpu_secs",
+];
 
 /// One run of the figures: `scheme` on `workload` as [`figure1`] (`streams`: per-stream
 /// shares tracked) and [`figures3to6`] run it; a check that re-measures single points of
@@ -218,29 +237,31 @@ pub fn figure_run(
     })
 }
 
-fn csv_row(fig: &str, r: &RunResult) -> String {
+/// One run's CSV fields, in [`CSV_HEADER`]'s order (the csv crate quotes a name with a
+/// comma: a captured trace's name is the user's).
+fn csv_row(fig: &str, r: &RunResult) -> [String; 19] {
     let c = &r.counters;
-    format!(
-        "{fig},{},{},{:.4},{},{},{},{},{},{:.4},{:.1},{:.1},{:.1},{:.1},{:.1},{:.1},{:.1},{:.1},{:.3}",
-        r.workload,
-        r.scheme,
-        r.waf,
-        c.host_pages,
-        c.gc_pages,
-        c.erased_blocks,
-        c.victims,
-        r.requests,
-        r.sim_secs,
-        r.iops,
-        r.pages_per_sec,
-        r.read_us[0],
-        r.read_us[1],
-        r.read_us[2],
-        r.write_us[0],
-        r.write_us[1],
-        r.write_us[2],
-        r.cpu_secs
-    )
+    [
+        fig.to_owned(),
+        r.workload.clone(),
+        r.scheme.clone(),
+        format!("{:.4}", r.waf),
+        c.host_pages.to_string(),
+        c.gc_pages.to_string(),
+        c.erased_blocks.to_string(),
+        c.victims.to_string(),
+        r.requests.to_string(),
+        format!("{:.4}", r.sim_secs),
+        format!("{:.1}", r.iops),
+        format!("{:.1}", r.pages_per_sec),
+        format!("{:.1}", r.read_us[0]),
+        format!("{:.1}", r.read_us[1]),
+        format!("{:.1}", r.read_us[2]),
+        format!("{:.1}", r.write_us[0]),
+        format!("{:.1}", r.write_us[1]),
+        format!("{:.1}", r.write_us[2]),
+        format!("{:.3}", r.cpu_secs),
+    ]
 }
 
 /// The Figure 1 variants: (label, GC reserve, host superblocks open). The first two are the
@@ -363,15 +384,23 @@ fn plot_fig1(o: &FigureOpts, rows: &[RunResult], path: &Path) -> anyhow::Result<
 /// superblock, and per stream (0..3, then data not rewritten since the fill) the share of
 /// host writes and of GC-moved pages.
 fn write_streams_csv(path: &Path, rows: &[(&str, f64, RunResult)]) -> anyhow::Result<()> {
-    let mut f = std::fs::File::create(path).with_context(|| format!("{}", path.display()))?;
-    write!(
-        f,
-        "variant,gc_reserve,scheme,waf,iops,mean_victim_valid,dominant_share"
-    )?;
+    let mut w = csv::Writer::from_path(path).with_context(|| format!("{}", path.display()))?;
+    let mut head: Vec<String> = [
+        "variant",
+        "gc_reserve",
+        "scheme",
+        "waf",
+        "iops",
+        "mean_victim_valid",
+        "dominant_share",
+    ]
+    .map(String::from)
+    .to_vec();
     for i in 0..4 {
-        write!(f, ",host_share_{i},gc_share_{i}")?;
+        head.extend([format!("host_share_{i}"), format!("gc_share_{i}")]);
     }
-    writeln!(f, ",gc_share_fill")?;
+    head.push("gc_share_fill".into());
+    w.write_record(&head)?;
     for (label, reserve, r) in rows {
         let s = &r.streams;
         let (h, g) = (
@@ -379,35 +408,35 @@ fn write_streams_csv(path: &Path, rows: &[(&str, f64, RunResult)]) -> anyhow::Re
             s.gc_pages.iter().sum::<u64>(),
         );
         #[expect(clippy::cast_precision_loss, reason = "page counts below 2^53")]
-        let share = |x: u64, of: u64| x as f64 / of.max(1) as f64;
-        write!(
-            f,
-            "{label},{reserve},{},{:.4},{:.1},{:.4},{:.4}",
-            r.scheme,
-            r.waf,
-            r.iops,
-            r.mean_victim_ratio(),
-            s.dominant_share()
-        )?;
+        let share = |x: u64, of: u64| format!("{:.4}", x as f64 / of.max(1) as f64);
+        let mut rec = vec![
+            (*label).to_owned(),
+            reserve.to_string(),
+            r.scheme.clone(),
+            format!("{:.4}", r.waf),
+            format!("{:.1}", r.iops),
+            format!("{:.4}", r.mean_victim_ratio()),
+            format!("{:.4}", s.dominant_share()),
+        ];
         for i in 0..4 {
-            write!(
-                f,
-                ",{:.4},{:.4}",
-                share(s.host_pages[i], h),
-                share(s.gc_pages[i], g)
-            )?;
+            rec.extend([share(s.host_pages[i], h), share(s.gc_pages[i], g)]);
         }
-        writeln!(f, ",{:.4}", share(s.gc_pages[AGED], g))?;
+        rec.push(share(s.gc_pages[AGED], g));
+        assert_eq!(rec.len(), head.len(), "a field per column");
+        w.write_record(&rec)?;
     }
+    w.flush()?;
     Ok(())
 }
 
 fn write_csv(path: &Path, fig: &str, rows: &[RunResult]) -> anyhow::Result<()> {
     let mut f = std::fs::File::create(path).with_context(|| format!("{}", path.display()))?;
-    writeln!(f, "{CSV_HEADER}")?;
+    let mut w = csv::Writer::from_writer(&mut f);
+    w.write_record(CSV_HEADER)?;
     for r in rows {
-        writeln!(f, "{}", csv_row(fig, r))?;
+        w.write_record(csv_row(fig, r))?;
     }
+    w.flush()?;
     Ok(())
 }
 
@@ -546,11 +575,16 @@ pub fn victim_percentiles(hist: &[u64]) -> Option<[f64; 3]> {
 /// with fewer than two curves left gets no chart (the CSV, and docs/plan.md's table, show it).
 fn figure5(o: &FigureOpts, cats: &[String], out: &Path, rows: &[RunResult]) -> anyhow::Result<()> {
     let path = out.join("plan-fig5-victims.csv");
-    let mut f = std::fs::File::create(&path).with_context(|| format!("{}", path.display()))?;
-    writeln!(
-        f,
-        "workload,scheme,victims,p10_valid_pct,p50_valid_pct,p90_valid_pct,mean_valid_pct"
-    )?;
+    let mut f = csv::Writer::from_path(&path).with_context(|| format!("{}", path.display()))?;
+    f.write_record([
+        "workload",
+        "scheme",
+        "victims",
+        "p10_valid_pct",
+        "p50_valid_pct",
+        "p90_valid_pct",
+        "mean_valid_pct",
+    ])?;
     for (wi, w) in cats.iter().enumerate() {
         let runs = &rows[wi * SCHEMES.len()..(wi + 1) * SCHEMES.len()];
         let (mut series, mut flat) = (Vec::new(), Vec::new());
@@ -558,12 +592,15 @@ fn figure5(o: &FigureOpts, cats: &[String], out: &Path, rows: &[RunResult]) -> a
             let v: u64 = r.victim_hist.iter().sum();
             let p = victim_percentiles(&r.victim_hist);
             let [a, b, c] = p.unwrap_or([f64::NAN; 3]);
-            writeln!(
-                f,
-                "{w},{},{v},{a},{b},{c},{:.2}",
-                r.scheme,
-                r.mean_victim_ratio() * 100.0
-            )?;
+            f.write_record([
+                w.clone(),
+                r.scheme.clone(),
+                v.to_string(),
+                a.to_string(),
+                b.to_string(),
+                c.to_string(),
+                format!("{:.2}", r.mean_victim_ratio() * 100.0),
+            ])?;
             let nonempty = r.victim_hist.iter().skip(1).any(|&n| n > 0);
             match p {
                 Some(_) if nonempty => series.push(Series {
@@ -599,6 +636,7 @@ fn figure5(o: &FigureOpts, cats: &[String], out: &Path, rows: &[RunResult]) -> a
         };
         render_line_styled(&chart, &style, &png)?;
     }
+    f.flush()?;
     Ok(())
 }
 

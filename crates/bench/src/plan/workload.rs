@@ -14,8 +14,6 @@
 //!   objects, reads of sources), link (large outputs), delete everything (TRIM); streams =
 //!   phase (the issuing program).
 
-use std::str::FromStr;
-
 /// What a request does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
@@ -40,8 +38,11 @@ pub struct Req {
     pub stream: u16,
 }
 
-/// The workloads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+/// The workloads (a flag's values: clap's `ValueEnum`; lowercase in specs and results).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, clap::ValueEnum,
+)]
+#[serde(rename_all = "lowercase")]
 #[non_exhaustive]
 pub enum WorkloadKind {
     /// FIO, 4 processes.
@@ -75,21 +76,6 @@ impl WorkloadKind {
             WorkloadKind::Fileserver => "fileserver",
             WorkloadKind::Gcc => "gcc",
         }
-    }
-}
-
-/// An unknown workload name.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown workload '{0}' (expected fio, tpcc, ycsb, fileserver or gcc)")]
-pub struct UnknownWorkload(pub String);
-
-impl FromStr for WorkloadKind {
-    type Err = UnknownWorkload;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        WorkloadKind::ALL
-            .into_iter()
-            .find(|w| w.name() == s)
-            .ok_or_else(|| UnknownWorkload(s.to_owned()))
     }
 }
 
@@ -391,8 +377,17 @@ mod tests {
                 assert!(r.len >= 1 && r.start + r.len <= 100_000, "{w:?} {r:?}");
             }
         }
-        assert_eq!("gcc".parse::<WorkloadKind>().unwrap(), WorkloadKind::Gcc);
-        assert!("x".parse::<WorkloadKind>().is_err());
+        use clap::ValueEnum as _;
+        for w in WorkloadKind::ALL {
+            assert_eq!(
+                WorkloadKind::from_str(w.name(), false),
+                Ok(w),
+                "flag value = name"
+            );
+            let json = serde_json::to_string(&w).expect("serializes");
+            assert_eq!(json, format!("\"{}\"", w.name()), "lowercase in specs");
+        }
+        assert!(WorkloadKind::from_str("x", false).is_err());
     }
 
     /// `peek` is what `next` then returns, and draws nothing (the run is unchanged).

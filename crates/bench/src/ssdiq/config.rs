@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 
 /// Which parts of the suite to run.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
 pub struct Steps {
     /// Sequential read bandwidth.
     pub seq_read: bool,
@@ -62,6 +63,7 @@ impl Steps {
 
 /// Suite parameters. Volumes are multiples of the target's capacity.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
 pub struct SuiteConfig {
     /// Block size of random I/O (bytes).
     pub bs: u32,

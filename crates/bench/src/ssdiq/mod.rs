@@ -32,7 +32,8 @@ pub mod target;
 pub use config::{Steps, SuiteConfig};
 pub use job::{IntervalPoint, JobKind, JobResult, JobSpec, LatStats};
 pub use nowa_device::timing::TimingModel as PerfModel;
-pub use steps::{plan, run_suite, suite, PhaseKind, PlanStep, Step};
+pub use runner::{PhaseTick, Tick};
+pub use steps::{plan, run_suite, run_suite_ticked, suite, PhaseKind, PlanStep, Step};
 pub use summary::summarize;
 pub use target::{check, Engine, MediaCounters, OpenOpts, SimSpec, Target, TargetInfo};
 

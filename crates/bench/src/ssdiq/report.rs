@@ -295,7 +295,17 @@ pub fn text_report(r: &SsdiqResult) -> String {
 /// # Errors
 /// The file cannot be written.
 pub fn write_intervals_csv(r: &SsdiqResult, path: &Path) -> anyhow::Result<()> {
-    let mut w = csv::Writer::from_path(path)?;
+    write_intervals(r, std::fs::File::create(path)?)?;
+    Ok(())
+}
+
+/// The per-interval CSV rows of [`write_intervals_csv`] into `out` (after whatever it holds:
+/// a run's identity line).
+///
+/// # Errors
+/// Writing failed.
+pub fn write_intervals<W: std::io::Write>(r: &SsdiqResult, out: W) -> Result<(), csv::Error> {
+    let mut w = csv::Writer::from_writer(out);
     w.write_record([
         "step", "workload", "job", "load", "t_s", "mb_s", "iops", "bytes",
     ])?;
@@ -427,11 +437,22 @@ pub fn write_all(r: &SsdiqResult, dir: &Path, plot_ext: &str) -> anyhow::Result<
     let c = dir.join("intervals.csv");
     write_intervals_csv(r, &c)?;
     files.push(c);
+    files.extend(write_plots(r, dir, plot_ext)?);
+    Ok(files)
+}
+
+/// Writes `throughput.<ext>` and (with a sweep) `latency.<ext>` into `dir`. Returns the files
+/// written (a run without a write phase has no throughput plot).
+///
+/// # Errors
+/// A chart cannot be rendered.
+pub fn write_plots(r: &SsdiqResult, dir: &Path, plot_ext: &str) -> Result<Vec<PathBuf>, PlotError> {
+    let mut files = Vec::new();
     let t = dir.join(format!("throughput.{plot_ext}"));
     match render_line(&throughput_chart(r), &t) {
         Ok(()) => files.push(t),
         Err(PlotError::Empty(_)) => {}
-        Err(e) => return Err(e.into()),
+        Err(e) => return Err(e),
     }
     if !r.summary.sweep.is_empty() {
         let l = dir.join(format!("latency.{plot_ext}"));

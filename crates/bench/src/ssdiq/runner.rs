@@ -41,6 +41,24 @@ impl JobState {
     }
 }
 
+/// Where a phase stands, reported while it runs (the measured job: the first one with a byte
+/// or time limit): what a progress bar shows inside a phase.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PhaseTick {
+    /// Share of the phase done, in [0, 1]: the larger of its byte and time shares.
+    pub done: f64,
+    /// Bytes the measured job has issued so far.
+    pub bytes: u64,
+    /// Seconds since the phase started, on the target's clock (virtual on a simulated SSD).
+    pub secs: f64,
+}
+
+/// The hook [`PhaseTick`]s go to (called from every I/O thread).
+pub type Tick<'a> = &'a (dyn Fn(PhaseTick) + Sync);
+
+/// Requests a stream issues between two ticks.
+const TICK_EVERY: u64 = 256;
+
 /// What every stream of a run checks before issuing.
 pub(crate) struct Ctl<'a> {
     /// Ctrl-C.
@@ -48,24 +66,31 @@ pub(crate) struct Ctl<'a> {
     /// An I/O error in some stream.
     pub(crate) abort: AtomicBool,
     pub(crate) jobs: Vec<JobState>,
+    /// Progress inside the run, and the job it follows.
+    tick: Option<(Tick<'a>, usize)>,
 }
 
 impl<'a> Ctl<'a> {
     /// The shared state of `jobs`, or an error for a job without addresses or a run without
     /// any limited job.
-    pub(crate) fn new(jobs: &[JobSpec], stop: &'a AtomicBool) -> anyhow::Result<Ctl<'a>> {
+    pub(crate) fn new(
+        jobs: &[JobSpec],
+        stop: &'a AtomicBool,
+        tick: Option<Tick<'a>>,
+    ) -> anyhow::Result<Ctl<'a>> {
         let states = jobs
             .iter()
             .map(JobState::new)
             .collect::<anyhow::Result<Vec<_>>>()?;
-        anyhow::ensure!(
-            states.iter().any(|j| j.limited),
-            "at least one job needs a byte or time limit"
-        );
+        let measured = states.iter().position(|j| j.limited);
+        let Some(measured) = measured else {
+            anyhow::bail!("at least one job needs a byte or time limit");
+        };
         Ok(Ctl {
             stop,
             abort: AtomicBool::new(false),
             jobs: states,
+            tick: tick.map(|t| (t, measured)),
         })
     }
 
@@ -228,8 +253,34 @@ impl<'a> Stream<'a> {
             }
             self.inflight += 1;
             self.issued += 1;
+            if self.issued % TICK_EVERY == 0 {
+                self.tick(ctl, now);
+            }
         }
         Ok(())
+    }
+
+    /// Reports where the measured job stands (from its streams only).
+    fn tick(&self, ctl: &Ctl, now: Nanos) {
+        let Some((tick, measured)) = ctl.tick else {
+            return;
+        };
+        if self.job != measured {
+            return;
+        }
+        let claimed = ctl.jobs[self.job].claimed.load(Relaxed);
+        let bytes = claimed.saturating_mul(u64::from(self.spec.bs));
+        #[expect(clippy::cast_precision_loss, reason = "a share for a progress bar")]
+        let by_bytes = self
+            .spec
+            .max_bytes
+            .map_or(0.0, |m| bytes as f64 / m.max(1) as f64);
+        #[expect(clippy::cast_precision_loss, reason = "nanoseconds of a benchmark")]
+        let secs = now as f64 / 1e9;
+        let by_time = self.spec.max_secs.map_or(0.0, |m| secs / m);
+        let done = by_bytes.max(by_time).clamp(0.0, 1.0);
+        assert!((0.0..=1.0).contains(&done), "a share");
+        tick(PhaseTick { done, bytes, secs });
     }
 
     /// Account one completion.

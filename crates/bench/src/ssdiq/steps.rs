@@ -275,6 +275,8 @@ struct Run<'a> {
     cfg: &'a SuiteConfig,
     stop: &'a AtomicBool,
     log: &'a mut dyn FnMut(&str),
+    /// Progress inside each phase.
+    tick: Option<super::Tick<'a>>,
     res: &'a mut SsdiqResult,
     capacity: u64,
     range: u64,
@@ -332,7 +334,7 @@ impl Run<'_> {
         jobs: &[JobSpec],
     ) -> anyhow::Result<(Vec<super::JobResult>, Option<f64>)> {
         let before = self.target.counters();
-        let r = self.target.run(jobs, self.stop)?;
+        let r = self.target.run_ticked(jobs, self.stop, self.tick)?;
         Ok((r, waf_between(before, self.target.counters())))
     }
 
@@ -412,7 +414,7 @@ impl Run<'_> {
         let mut j = self.job("seq-read", JobKind::SeqRead, self.cfg.seq_bs, self.cfg.seed);
         j.max_bytes = Some(self.range);
         j.max_secs = Some(self.cfg.read_secs);
-        let r = self.target.run(&[j], self.stop)?;
+        let r = self.target.run_ticked(&[j], self.stop, self.tick)?;
         (self.log)(&format!("  {:.1} MB/s", r[0].mb_s));
         self.record(PhaseKind::SeqRead, None, r, None, None);
         Ok(())
@@ -422,7 +424,7 @@ impl Run<'_> {
         (self.log)(&format!("rand-read: {} s", self.cfg.read_secs));
         let mut j = self.job("rand-read", JobKind::RandRead, self.cfg.bs, self.cfg.seed);
         j.max_secs = Some(self.cfg.read_secs);
-        let r = self.target.run(&[j], self.stop)?;
+        let r = self.target.run_ticked(&[j], self.stop, self.tick)?;
         (self.log)(&format!("  {:.1} k IOPS", r[0].iops / 1e3));
         self.record(PhaseKind::RandRead, None, r, None, None);
         Ok(())
@@ -505,7 +507,7 @@ impl Run<'_> {
             probe.qd = 1;
             probe.threads = 1;
             probe.max_secs = Some(secs);
-            let r = self.target.run(&[bg, probe], self.stop)?;
+            let r = self.target.run_ticked(&[bg, probe], self.stop, self.tick)?;
             (self.log)(&format!(
                 "  {pname} latency avg {:.1} us, p99.9 {:.1} us; background {:.1} MB/s",
                 r[1].lat.mean_us, r[1].lat.p999_us, r[0].mb_s
@@ -539,6 +541,19 @@ pub fn run_suite(
     stop: &AtomicBool,
     log: &mut dyn FnMut(&str),
 ) -> SsdiqResult {
+    run_suite_ticked(target, info, cfg, stop, log, None)
+}
+
+/// [`run_suite`], reporting progress inside every phase to `tick` (a phase starts with its
+/// line to `log`).
+pub fn run_suite_ticked(
+    target: &mut Target,
+    info: super::TargetInfo,
+    cfg: &SuiteConfig,
+    stop: &AtomicBool,
+    log: &mut dyn FnMut(&str),
+    tick: Option<super::Tick<'_>>,
+) -> SsdiqResult {
     let capacity = target.capacity();
     let mut res = SsdiqResult {
         tool: format!("nowa ssdiq {}", env!("CARGO_PKG_VERSION")),
@@ -558,6 +573,7 @@ pub fn run_suite(
         cfg,
         stop,
         log,
+        tick,
         res: &mut res,
         capacity,
         range: init_range(cfg, capacity),

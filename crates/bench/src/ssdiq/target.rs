@@ -5,7 +5,7 @@
 
 use super::job::{JobResult, JobSpec};
 use super::nvme::{json_find, json_u128, nvme_counters, nvme_counters_ioctl};
-use super::runner::{drive, results, Ctl, Stream};
+use super::runner::{drive, results, Ctl, Stream, Tick};
 use super::PerfModel;
 use nowa_device::timing::Timing;
 use nowa_device::{
@@ -40,6 +40,7 @@ impl std::fmt::Display for Engine {
 
 /// A simulated SSD's configuration.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
 pub struct SimSpec {
     /// Logical capacity in bytes.
     pub capacity: u64,
@@ -353,7 +354,20 @@ impl Target {
     /// # Errors
     /// A job without addresses, no limited job, or an I/O error.
     pub fn run(&mut self, jobs: &[JobSpec], stop: &AtomicBool) -> anyhow::Result<Vec<JobResult>> {
-        let ctl = Ctl::new(jobs, stop)?;
+        self.run_ticked(jobs, stop, None)
+    }
+
+    /// [`Target::run`], reporting progress inside the run to `tick`.
+    ///
+    /// # Errors
+    /// As [`Target::run`].
+    pub fn run_ticked(
+        &mut self,
+        jobs: &[JobSpec],
+        stop: &AtomicBool,
+        tick: Option<Tick<'_>>,
+    ) -> anyhow::Result<Vec<JobResult>> {
+        let ctl = Ctl::new(jobs, stop, tick)?;
         let streams = match self {
             Target::Real(r) => run_threads(&r.dev, jobs, &ctl)?,
             Target::Sim(s) => run_virtual(s, jobs, &ctl)?,
