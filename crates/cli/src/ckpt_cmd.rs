@@ -163,10 +163,7 @@ impl Host for CliHost {
     }
 
     fn check(&self, args: &[String]) -> Result<Checked, nowa_lab::Error> {
-        let c = crate::tpcc_cmd::check_database(args).map_err(|e| nowa_lab::Error::Failed {
-            what: "nowa tpcc --check-only",
-            source: e.into(),
-        })?;
+        let c = crate::engine_env::check_database(args)?;
         Ok(Checked {
             open_secs: c.open_secs,
             recovery: c.recovery,

@@ -1,11 +1,9 @@
 //! `nowa frozen train|synth|bench|replay`: SepFrozen's frozen-page model and its placement
 //! (docs/sepfrozen.md).
 
-pub mod engine;
 mod engine_figures;
 mod figures;
 mod from_trace;
-pub mod record;
 mod replay;
 
 use crate::flags::{self, count, parsed};

@@ -2,7 +2,9 @@
 //! reproduction share, the synthetic logs and models they start from, the replay settings,
 //! and the figures that need no engine ([`figures`]).
 
+pub mod engine;
 pub mod figures;
+pub mod record;
 
 use crate::Error;
 use nowa_frozen::replay::{OracleKind, ReplayConfig, Scheme, SchemeRun};

@@ -2,9 +2,7 @@
 //! flatten [`PacingFlags`] into a command's args and call [`PacingFlags::pacing`]; wrap the
 //! device with `nowa_bench::ycsb::pace` (the one timing model, `nowa_device::Paced`).
 
-use crate::flags;
-use crate::usage;
-use anyhow::Result;
+use crate::{flags, Error};
 use clap::Args;
 use nowa_bench::ycsb::Pacing;
 
@@ -34,7 +32,7 @@ impl PacingFlags {
     ///
     /// # Errors
     /// A timing flag on a device that has no timing model.
-    pub fn pacing(&self, device: &str) -> Result<Option<Pacing>> {
+    pub fn pacing(&self, device: &str) -> Result<Option<Pacing>, Error> {
         if device != "sim" {
             let set = [
                 ("--pacing", self.pacing.is_some()),
@@ -43,7 +41,7 @@ impl PacingFlags {
                 ("--sim-timing", self.sim_timing.is_some()),
             ];
             if let Some((flag, _)) = set.iter().find(|(_, s)| *s) {
-                return Err(usage(format!(
+                return Err(Error::Usage(format!(
                     "{flag}: only a simulated SSD (--device sim) has a timing model"
                 )));
             }

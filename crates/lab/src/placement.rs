@@ -1,5 +1,6 @@
 //! Parsers of the out-of-place engine's placement flags (`--placement`, `--gc-victim`,
-//! `--gc-trigger` in `OopFlags`, shared by `nowa ycsb` and `nowa tpcc`): the schemes and victim
+//! `--gc-trigger` in [`crate::engine_flags::OopFlags`], shared by `nowa ycsb` and `nowa tpcc`
+//! and the specs' `write_path.oop.placement`): the schemes and victim
 //! policies of `nowa_logspace`, refused here when the engine cannot run them.
 
 use crate::flags;
