@@ -1,7 +1,6 @@
 //! `nowa frozen train|synth|bench|replay`: SepFrozen's frozen-page model and its placement
 //! (docs/sepfrozen.md).
 
-mod engine_figures;
 mod figures;
 mod from_trace;
 mod replay;

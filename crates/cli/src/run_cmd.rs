@@ -31,7 +31,9 @@ pub fn run(a: RunArgs) -> Result<()> {
     if a.csv.is_some()
         && matches!(
             job,
-            nowa_lab::Job::SimSweep(_) | nowa_lab::Job::FrozenFigures(_)
+            nowa_lab::Job::SimSweep(_)
+                | nowa_lab::Job::FrozenFigures(_)
+                | nowa_lab::Job::FrozenEngineFigures(_)
         )
     {
         return Err(crate::usage(format!(
@@ -121,5 +123,6 @@ fn print_summary(out: &JobOutcome) {
             }
         }
         JobOutcome::FrozenFigures(f) => print!("{}", f.result.summary),
+        JobOutcome::FrozenEngineFigures(f) => print!("{}", f.result.summary),
     }
 }

@@ -31,6 +31,9 @@ pub enum Job {
     /// `nowa frozen figures`: SepFrozen's figures that need no engine.
     #[serde(rename = "frozen-figures")]
     FrozenFigures(Box<crate::frozen::figures::FiguresSpec>),
+    /// `nowa frozen figures --engine`: SepFrozen's figures of runs in the engine.
+    #[serde(rename = "frozen-engine-figures")]
+    FrozenEngineFigures(Box<crate::frozen::engine_figures::EngineFiguresSpec>),
 }
 
 /// What a job produced.
@@ -51,6 +54,8 @@ pub enum JobOutcome {
     SimSweep(Box<sim::sweep::SweepOutcome>),
     /// A `frozen-figures` job's.
     FrozenFigures(Box<crate::Report<crate::frozen::figures::FiguresResult>>),
+    /// A `frozen-engine-figures` job's.
+    FrozenEngineFigures(Box<crate::frozen::engine_figures::Outcome>),
 }
 
 impl JobOutcome {
@@ -65,6 +70,7 @@ impl JobOutcome {
             JobOutcome::Compare(o) => &o.nowa,
             JobOutcome::SimSweep(o) => &o.nowa,
             JobOutcome::FrozenFigures(o) => &o.nowa,
+            JobOutcome::FrozenEngineFigures(o) => &o.nowa,
         }
     }
 }
@@ -81,6 +87,7 @@ impl Job {
             Job::Table1(_) => "table1",
             Job::SimSweep(_) => "sim-sweep",
             Job::FrozenFigures(_) => "frozen-figures",
+            Job::FrozenEngineFigures(_) => "frozen-engine-figures",
         }
     }
 
@@ -98,6 +105,7 @@ impl Job {
             Job::Table1(s) => table1::check(s),
             Job::SimSweep(s) => s.check(),
             Job::FrozenFigures(s) => s.check(),
+            Job::FrozenEngineFigures(s) => s.check(),
         }
     }
 
@@ -140,6 +148,8 @@ impl Job {
             }
             Job::FrozenFigures(s) => crate::frozen::figures::run(s, progress, cancel)
                 .map(|o| JobOutcome::FrozenFigures(Box::new(o)))?,
+            Job::FrozenEngineFigures(s) => crate::frozen::engine_figures::run(s, progress, cancel)
+                .map(|o| JobOutcome::FrozenEngineFigures(Box::new(o)))?,
         };
         assert_eq!(
             out.identity().command,

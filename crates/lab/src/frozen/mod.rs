@@ -3,6 +3,7 @@
 //! and the figures that need no engine ([`figures`]).
 
 pub mod engine;
+pub mod engine_figures;
 pub mod figures;
 pub mod record;
 
@@ -81,7 +82,7 @@ pub fn synth(writes: u64, seed: u64) -> Vec<WriteRecord> {
 }
 
 /// A SepFrozen failure as a run failure.
-fn failed(e: FrozenError) -> Error {
+pub(crate) fn failed(e: FrozenError) -> Error {
     Error::failed("sepfrozen", e)
 }
 
