@@ -34,6 +34,9 @@ pub fn run(a: RunArgs) -> Result<()> {
             nowa_lab::Job::SimSweep(_)
                 | nowa_lab::Job::FrozenFigures(_)
                 | nowa_lab::Job::FrozenEngineFigures(_)
+                | nowa_lab::Job::FrozenTrain(_)
+                | nowa_lab::Job::FrozenSynth(_)
+                | nowa_lab::Job::FrozenReplay(_)
         )
     {
         return Err(crate::usage(format!(
@@ -124,5 +127,8 @@ fn print_summary(out: &JobOutcome) {
         }
         JobOutcome::FrozenFigures(f) => print!("{}", f.result.summary),
         JobOutcome::FrozenEngineFigures(f) => print!("{}", f.result.summary),
+        JobOutcome::FrozenTrain(t) => print!("{}", t.result.text),
+        JobOutcome::FrozenSynth(s) => println!("{:?}", s.result.summary),
+        JobOutcome::FrozenReplay(r) => print!("{}", nowa_lab::frozen::table(&r.result.runs, false)),
     }
 }

@@ -34,6 +34,15 @@ pub enum Job {
     /// `nowa frozen figures --engine`: SepFrozen's figures of runs in the engine.
     #[serde(rename = "frozen-engine-figures")]
     FrozenEngineFigures(Box<crate::frozen::engine_figures::EngineFiguresSpec>),
+    /// `nowa frozen train`: a frozen-page model from a write log.
+    #[serde(rename = "frozen-train")]
+    FrozenTrain(Box<crate::frozen::training::TrainSpec>),
+    /// `nowa frozen synth`: a synthetic write log.
+    #[serde(rename = "frozen-synth")]
+    FrozenSynth(Box<crate::frozen::training::SynthSpec>),
+    /// `nowa frozen replay`: a write log through the placement simulator.
+    #[serde(rename = "frozen-replay")]
+    FrozenReplay(Box<crate::frozen::replay::ReplaySpec>),
 }
 
 /// What a job produced.
@@ -56,6 +65,12 @@ pub enum JobOutcome {
     FrozenFigures(Box<crate::Report<crate::frozen::figures::FiguresResult>>),
     /// A `frozen-engine-figures` job's.
     FrozenEngineFigures(Box<crate::frozen::engine_figures::Outcome>),
+    /// A `frozen-train` job's.
+    FrozenTrain(Box<crate::frozen::training::TrainOutcome>),
+    /// A `frozen-synth` job's.
+    FrozenSynth(Box<Report<crate::frozen::training::SynthResult>>),
+    /// A `frozen-replay` job's.
+    FrozenReplay(Box<Report<crate::frozen::replay::ReplayResult>>),
 }
 
 impl JobOutcome {
@@ -71,6 +86,9 @@ impl JobOutcome {
             JobOutcome::SimSweep(o) => &o.nowa,
             JobOutcome::FrozenFigures(o) => &o.nowa,
             JobOutcome::FrozenEngineFigures(o) => &o.nowa,
+            JobOutcome::FrozenTrain(o) => &o.nowa,
+            JobOutcome::FrozenSynth(o) => &o.nowa,
+            JobOutcome::FrozenReplay(o) => &o.nowa,
         }
     }
 }
@@ -88,6 +106,9 @@ impl Job {
             Job::SimSweep(_) => "sim-sweep",
             Job::FrozenFigures(_) => "frozen-figures",
             Job::FrozenEngineFigures(_) => "frozen-engine-figures",
+            Job::FrozenTrain(_) => "frozen-train",
+            Job::FrozenSynth(_) => "frozen-synth",
+            Job::FrozenReplay(_) => "frozen-replay",
         }
     }
 
@@ -106,6 +127,9 @@ impl Job {
             Job::SimSweep(s) => s.check(),
             Job::FrozenFigures(s) => s.check(),
             Job::FrozenEngineFigures(s) => s.check(),
+            Job::FrozenTrain(s) => s.check(),
+            Job::FrozenSynth(_) => Ok(()), // its ranges are checked by the run, before any write
+            Job::FrozenReplay(s) => s.check(),
         }
     }
 
@@ -150,6 +174,12 @@ impl Job {
                 .map(|o| JobOutcome::FrozenFigures(Box::new(o)))?,
             Job::FrozenEngineFigures(s) => crate::frozen::engine_figures::run(s, progress, cancel)
                 .map(|o| JobOutcome::FrozenEngineFigures(Box::new(o)))?,
+            Job::FrozenTrain(s) => crate::frozen::training::train(s, cancel)
+                .map(|o| JobOutcome::FrozenTrain(Box::new(o)))?,
+            Job::FrozenSynth(s) => crate::frozen::training::synth(s, cancel)
+                .map(|o| JobOutcome::FrozenSynth(Box::new(o)))?,
+            Job::FrozenReplay(s) => crate::frozen::replay::run_with(s, &|_| {}, cancel)
+                .map(|o| JobOutcome::FrozenReplay(Box::new(o)))?,
         };
         assert_eq!(
             out.identity().command,

@@ -130,16 +130,17 @@ fn names<T: Copy>(
     field: &str,
     parse: fn(&str) -> Result<T, String>,
 ) -> Result<Vec<T>, Error> {
+    // Named as the flag: the same message for `--schemes` and a job file's `schemes`.
     if list.is_empty() {
-        return Err(Error::Usage(format!("{field}: none given")));
+        return Err(Error::Usage(format!("--{field}: none given")));
     }
     let mut seen = std::collections::HashSet::new();
     let mut out = Vec::new();
     for n in list {
         if !seen.insert(n.trim()) {
-            return Err(Error::Usage(format!("{field}: {n} given twice")));
+            return Err(Error::Usage(format!("--{field}: {n} given twice")));
         }
-        out.push(parse(n).map_err(|e| Error::Usage(format!("{field}: {e}")))?);
+        out.push(parse(n).map_err(|e| Error::Usage(format!("--{field}: {e}")))?);
     }
     Ok(out)
 }
