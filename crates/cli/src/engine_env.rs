@@ -5,6 +5,7 @@
 use crate::device_open::open_database;
 use crate::resources::{check_memory, pool_from_memory, sim_device_bytes};
 use nowa_device::BlockDevice;
+use nowa_lab::ckpt::{Checked, Host};
 use nowa_lab::engine_flags::Env;
 use nowa_lab::Error;
 use std::path::PathBuf;
@@ -66,4 +67,26 @@ pub fn check_database(args: &[String]) -> Result<nowa_lab::tpcc::CheckOutcome, E
         force: flags.force.clone(),
     };
     nowa_lab::tpcc::flags::check_database(args, &env)
+}
+
+/// The binary itself runs the `nowa tpcc` children; recovery is checked in this process
+/// (`nowa tpcc --check-only` as a library: typed results, no output parsed).
+pub(crate) struct CliHost;
+
+impl Host for CliHost {
+    fn exe(&self) -> Result<PathBuf, nowa_lab::Error> {
+        std::env::current_exe().map_err(|e| nowa_lab::Error::Failed {
+            what: "locating the nowa binary",
+            source: e.into(),
+        })
+    }
+
+    fn check(&self, args: &[String]) -> Result<Checked, nowa_lab::Error> {
+        let c = check_database(args)?;
+        Ok(Checked {
+            open_secs: c.open_secs,
+            recovery: c.recovery,
+            consistent: c.consistency.is_consistent(),
+        })
+    }
 }

@@ -13,6 +13,7 @@ mod flags;
 mod frozen_cmd;
 mod gcunit_cmd;
 mod plan_cmd;
+mod progress;
 mod reproduce_cmd;
 mod resources;
 mod run_cmd;

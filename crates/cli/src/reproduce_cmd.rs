@@ -2,8 +2,9 @@
 //! the whole run) -> the verdicts. The TPC-C runs are `nowa tpcc` children of this binary
 //! ([`CliHost`]).
 
-use crate::ckpt_cmd::{bar, CliHost};
+use crate::engine_env::CliHost;
 use crate::lab_error;
+use crate::progress::bar;
 use anyhow::Result;
 use clap::Args;
 use nowa_lab::reproduce::{self, Paper, Scale, Spec, Verdict};

@@ -177,7 +177,8 @@ pub fn run_figures(a: &FiguresArgs) -> Result<()> {
         spec.out.display()
     );
     Cancel.on_sigint();
-    let pb = crate::sim_cmd::bar(0, a.quiet, "replays and fits");
+    let pb = crate::progress::bar(a.quiet);
+    pb.set_message("replays and fits");
     let progress = |done: u64, total: u64| {
         pb.set_length(total);
         pb.set_position(done);

@@ -5,6 +5,7 @@
 pub mod engine;
 pub mod engine_figures;
 pub mod figures;
+pub mod from_trace;
 pub mod record;
 pub mod replay;
 pub mod training;
