@@ -180,6 +180,9 @@ fn plan(a: &YcsbFlags, env: &dyn Env) -> Plan {
     let dataset = nowa_bench::ycsb::estimate_dataset_bytes(a.records, a.value_size);
     let (mut engine, pool_why) = a.engine.config(&a.device, dataset, env);
     let pool = engine.pool_bytes;
+    // The WAL limit resolved (the pool's size by default): the spec names it, and a separate
+    // WAL device is sized by it.
+    engine.wal_limit_bytes = Some(a.engine.wal_limit_or(pool));
     a.write_back.apply(&mut engine);
     // The engine also needs its superblocks and doublewrite area on the device, and its WAL
     // region unless the WAL is on a separate device (then the data fills the device as in
