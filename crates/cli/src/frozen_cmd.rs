@@ -237,7 +237,6 @@ fn stats(a: &StatsArgs) -> Result<()> {
 
 /// `nowa frozen train`: flags -> [`TrainSpec`] -> train (nowa-lab) -> the report or JSON.
 fn train(a: &TrainArgs) -> Result<()> {
-    crate::resources::check_output_file("--out", Some(&a.out))?;
     let spec = TrainSpec {
         writes: a.writes.clone(),
         out: a.out.clone(),
@@ -256,6 +255,7 @@ fn train(a: &TrainArgs) -> Result<()> {
         frozen_threshold: a.frozen_threshold,
     };
     spec.check().map_err(lab_error)?;
+    crate::resources::check_output_file("--out", Some(&a.out))?;
     eprintln!(
         "nowa frozen train: seed {}, log {}, {} with TWL {} on {} ({} encoding, {} samples)",
         a.seed,
