@@ -7,6 +7,9 @@ use crate::flags;
 use nowa_logspace::{PlacementKind, PolicyKind};
 
 /// `--placement`: a scheme of `nowa_logspace` the engine can run (FK needs the future).
+///
+/// # Errors
+/// The flag's message: an unknown or refused value.
 pub fn placement(s: &str) -> Result<PlacementKind, String> {
     let k: PlacementKind = s
         .parse()
@@ -46,6 +49,9 @@ impl EnginePlacement {
 
 /// `--placement`: `sepfrozen-bit[:N]` / `sepfrozen-dac[:N]` (N classes, 6 by default as the
 /// paper; BIT needs 4, DAC 2), else [`placement`].
+///
+/// # Errors
+/// The flag's message: an unknown or refused value.
 pub fn engine_placement(s: &str) -> Result<EnginePlacement, String> {
     let (name, n) = match s.split_once(':') {
         Some((a, b)) => (a, Some(b)),
@@ -70,6 +76,9 @@ pub fn engine_placement(s: &str) -> Result<EnginePlacement, String> {
 
 /// `--gc-victim`: a victim policy of `nowa_logspace` (the SSD-iq reference's 2R policies
 /// compact inside the FTL model and are refused).
+///
+/// # Errors
+/// The flag's message: an unknown or refused value.
 pub fn gc_victim(s: &str) -> Result<PolicyKind, String> {
     let k: PolicyKind = s
         .parse()
@@ -89,6 +98,9 @@ pub struct GcTrigger(pub Option<f64>);
 
 /// `--gc-trigger`: `free` (the free-zone watermark alone) or `gp[:THETA]` (also when the
 /// sealed zones' garbage proportion exceeds THETA, default 0.15 as SepBIT's log).
+///
+/// # Errors
+/// The flag's message: an unknown or refused value.
 pub fn gc_trigger(s: &str) -> Result<GcTrigger, String> {
     match s.split_once(':') {
         None if s == "free" => Ok(GcTrigger(None)),

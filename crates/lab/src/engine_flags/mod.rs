@@ -95,6 +95,9 @@ pub struct EngineFlags {
 impl EngineFlags {
     /// The engine configuration for a run on `device` (`sim`, `mem` or a path) whose data is
     /// estimated at `data` bytes, and why the pool has its size.
+    ///
+    /// # Panics
+    /// If the pool is below the flag's 1 MiB floor (a bug of the pool rule).
     pub fn config(&self, device: &str, data: u64, env: &dyn Env) -> (Config, String) {
         let (pool, why) = self.pool(device, data, env);
         assert!(

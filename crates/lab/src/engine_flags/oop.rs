@@ -177,6 +177,9 @@ fn refuse_ignored_switches(o: &OopFlags, no_doublewrite: bool) -> Result<(), Err
 ///
 /// # Errors
 /// [`Error::Usage`] naming the flag at fault.
+///
+/// # Panics
+/// If SepFrozen and a placement scheme were both set (clap refuses the pair).
 pub fn oop_config(
     o: &OopFlags,
     op: f64,

@@ -316,6 +316,9 @@ fn online_run(
 ///
 /// # Errors
 /// As above (exit code 2).
+///
+/// # Panics
+/// If the classes are outside the placement parser's bounds (a bug).
 pub fn frozen_run(
     placement: Option<EnginePlacement>,
     model: Option<&Path>,
@@ -402,6 +405,9 @@ pub struct FrozenReport {
 
 /// SepFrozen's report of a run (None without `--frozen-model`); the placement's per-class
 /// table is the engine's (`Engine::class_report`), printed with the result.
+///
+/// # Panics
+/// If more pages were judged frozen than judged (a bug of the oracle's accounting).
 #[must_use]
 pub fn report(frozen: Option<&FrozenRun>) -> Option<FrozenReport> {
     frozen.map(|f| {

@@ -79,6 +79,9 @@ impl Converter {
 ///
 /// # Errors
 /// [`Error::Usage`]: a missing or unreadable trace, an existing `out`; the files' errors.
+///
+/// # Panics
+/// If the log holds more page writes than asked for (a bug).
 pub fn convert(
     trace: &Path,
     out: &Path,

@@ -122,6 +122,9 @@ impl ReplaySpec {
 ///
 /// # Errors
 /// A bad spec or input file ([`Error::Usage`]); the replay's errors.
+///
+/// # Panics
+/// If a checked spec named no scheme (a bug).
 pub fn run_with(
     spec: &ReplaySpec,
     each: &dyn Fn(&SchemeRun),

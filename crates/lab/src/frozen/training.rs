@@ -192,7 +192,7 @@ pub fn train(spec: &TrainSpec, _: &Cancel) -> Result<TrainOutcome, Error> {
         nowa: id,
         result: TrainResult {
             training: model.training.clone(),
-            metrics: model.metrics.clone(),
+            metrics: model.metrics,
             text,
         },
     })
@@ -327,6 +327,9 @@ pub struct SynthResult {
 /// # Errors
 /// [`Error::Usage`]: a field out of its flag's range, `out` exists without `force`; the
 /// file's errors.
+///
+/// # Panics
+/// If the log counts fewer records than writes and frees (a bug).
 pub fn synth(spec: &SynthSpec, _: &Cancel) -> Result<Report<SynthResult>, Error> {
     crate::check_ranges(&[
         ("writes", spec.writes, 1, 1 << 40),
