@@ -116,7 +116,6 @@ fn run_engine(a: &TpccArgs, r: &Resolved) -> Result<lab::Outcome> {
         on_load: Some(&on_load),
         on_loaded: Some(&on_loaded),
         on_sample: Some(&on_sample),
-        ..lab::Hooks::default()
     };
     let out = lab::run_with(&r.spec, hooks, &nowa_lab::Cancel).map_err(lab_error)?;
     // `nowa run` re-runs a result from its identity: it must name this job and its seed.
