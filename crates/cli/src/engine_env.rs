@@ -21,6 +21,7 @@ pub struct CliEnv {
 
 /// An anyhow error of the CLI's helpers as a lab error (a usage error stays one).
 fn lab(e: &anyhow::Error) -> Error {
+    assert!(!e.to_string().is_empty(), "an error says what failed");
     if e.downcast_ref::<crate::UsageError>().is_some() {
         Error::Usage(e.to_string())
     } else {

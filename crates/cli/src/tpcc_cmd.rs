@@ -239,6 +239,7 @@ fn consistent(c: &CheckOutcome) -> Result<()> {
 
 fn check_only(a: &TpccArgs, r: &Resolved) -> Result<CheckOutcome> {
     let c = lab::check_database(&r.spec, r.device.0.clone()).map_err(lab_error)?;
+    assert!(c.open_secs >= 0.0, "a duration");
     if let Some(x) = &c.recovery {
         eprintln!(
             "nowa tpcc: recovered in {:.3} s (analysis {} us, redo {} us): clean shutdown {}, {} records replayed, redo range {} bytes",

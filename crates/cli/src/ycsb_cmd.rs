@@ -151,6 +151,7 @@ pub fn run(a: YcsbArgs) -> Result<()> {
 fn output(a: &YcsbArgs, out: &Outcome, r: &Resolved) -> Result<()> {
     // `nowa run` re-runs a result from its identity: it must name this job.
     assert_eq!(out.nowa.command, "ycsb", "the result names its job");
+    assert_eq!(out.nowa.seed, r.spec.seed, "the result names its seed");
     let res = &out.result.result;
     if let Some(p) = &a.csv {
         let file = nowa_lab::csv_file(p, &out.nowa).map_err(lab_error)?;

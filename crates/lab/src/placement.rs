@@ -71,6 +71,10 @@ pub fn engine_placement(s: &str) -> Result<EnginePlacement, String> {
         None => 6,
         Some(n) => flags::count::<u16>(min, u64::from(nowa_logspace::MAX_CLASSES))(n)?,
     };
+    assert!(
+        (min..=u64::from(nowa_logspace::MAX_CLASSES)).contains(&u64::from(classes)),
+        "the classes the count parser allows"
+    );
     Ok(EnginePlacement::Frozen(base, classes))
 }
 

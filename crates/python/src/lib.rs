@@ -128,6 +128,7 @@ fn ycsb(py: Python<'_>, args: Vec<String>) -> PyResult<(String, bool)> {
 fn tpcc(py: Python<'_>, args: Vec<String>) -> PyResult<(String, bool)> {
     use nowa_lab::tpcc::{flags, run_with, Hooks};
     let f = flags::parse_flags(&args).map_err(|e| py_error(&e))?;
+    assert!(f.warehouses >= 1, "the flag's floor");
     if f.check_only {
         return Err(PyValueError::new_err(
             "check_only: checks a database on a device path; run `nowa tpcc --check-only`",
@@ -147,12 +148,17 @@ fn tpcc(py: Python<'_>, args: Vec<String>) -> PyResult<(String, bool)> {
 
 /// The spec these engine flags resolve to (the device they size is built and dropped).
 fn engine_job(command: &str, args: &[String]) -> Result<nowa_lab::Job, Error> {
+    assert!(matches!(command, "ycsb" | "tpcc"), "an engine command");
     Ok(if command == "ycsb" {
         let f = nowa_lab::ycsb::flags::parse_flags(args)?;
-        nowa_lab::Job::Ycsb(Box::new(nowa_lab::ycsb::flags::resolve(&f, &InMemory)?.spec))
+        nowa_lab::Job::Ycsb(Box::new(
+            nowa_lab::ycsb::flags::resolve(&f, &InMemory)?.spec,
+        ))
     } else {
         let f = nowa_lab::tpcc::flags::parse_flags(args)?;
-        nowa_lab::Job::Tpcc(Box::new(nowa_lab::tpcc::flags::resolve(&f, &InMemory)?.spec))
+        nowa_lab::Job::Tpcc(Box::new(
+            nowa_lab::tpcc::flags::resolve(&f, &InMemory)?.spec,
+        ))
     })
 }
 

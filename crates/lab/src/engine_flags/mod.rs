@@ -111,6 +111,7 @@ impl EngineFlags {
             doublewrite: !self.no_doublewrite,
             ..Config::default()
         };
+        assert_eq!(c.pool_bytes, pool, "the pool as chosen");
         (c, why)
     }
 

@@ -134,6 +134,7 @@ impl OopFlags {
         let mut o = crate::ycsb::Oop::from_config(&c);
         o.frozen_model.clone_from(&self.frozen_model);
         o.frozen_threshold = self.frozen_threshold;
+        assert_eq!(o.zone_size, zone, "the spec names the resolved zone size");
         o
     }
 }
@@ -216,6 +217,10 @@ pub fn oop_config(
     let gp_default = frozen.as_ref().map(|_| 0.15);
     let gp = o.gc_trigger.map_or(gp_default, |t| t.0);
     refuse_unfiltered_gp(o, gp)?;
+    assert!(
+        gp.is_none_or(|g| g > 0.0 && g < 1.0),
+        "the trigger parser's range"
+    );
     let cfg = OopConfig {
         open_zones: o.open_zones,
         compression: o.compression,

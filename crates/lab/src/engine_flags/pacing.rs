@@ -50,11 +50,16 @@ impl PacingFlags {
         let d = Pacing::default();
         // Bandwidths below 2^50 bytes/s (the flags' bound): exact in an f64.
         let bw = |b: Option<u64>, def: f64| b.map_or(def, |b| b as f64);
-        Ok(Some(Pacing {
+        let p = Pacing {
             paced: self.pacing.unwrap_or(d.paced),
             media_bytes_per_sec: bw(self.media_bandwidth, d.media_bytes_per_sec),
             read_bytes_per_sec: bw(self.read_bandwidth, d.read_bytes_per_sec),
             chips: self.sim_timing.and_then(flags::SimTiming::chips),
-        }))
+        };
+        assert!(
+            p.media_bytes_per_sec > 0.0 && p.read_bytes_per_sec > 0.0,
+            "positive bandwidths (the flags' floor)"
+        );
+        Ok(Some(p))
     }
 }

@@ -58,6 +58,11 @@ impl WriteBackFlags {
             io_capacity_max: self.io_capacity_max.max(self.io_capacity),
             ..nowa_engine::Flushing::default()
         });
+        assert!(
+            cfg.flushing
+                .is_none_or(|f| f.io_capacity_max >= f.io_capacity),
+            "io_capacity_max at least io_capacity"
+        );
     }
 
     /// The adaptive deferral's redo bound in log bytes, if one was asked for.

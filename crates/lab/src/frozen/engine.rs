@@ -237,6 +237,7 @@ fn online_spec(path: &Path) -> Result<Option<OnlineSpec>, Error> {
         return Err(bad("one field too many", &x));
     }
     let every = usize::try_from(every).expect("bounded above");
+    assert!(every >= 16 && horizon >= 1, "the parsers' floors");
     Ok(Some(OnlineSpec {
         horizon,
         every,
@@ -365,6 +366,7 @@ pub fn frozen_run(
 
 /// The hook and run of a trained model.
 fn model_run(base: nowa_engine::FrozenBase, classes: u16, m: Model, file: String) -> FrozenRun {
+    assert!(m.twl.get() <= 2, "a page header holds two records");
     let (model, cost) = (Arc::new(m), CostHandle::default());
     let name = model_name(&model);
     let (c, mo) = (cost.clone(), model.clone());

@@ -107,6 +107,10 @@ impl EngineFiguresSpec {
                 true,
             ),
         };
+        assert!(
+            !workloads.is_empty() && !schemes.is_empty(),
+            "names() refuses empty lists"
+        );
         Ok(Plan {
             workloads,
             schemes,
@@ -142,6 +146,7 @@ fn names<T: Copy>(
         }
         out.push(parse(n).map_err(|e| Error::Usage(format!("--{field}: {e}")))?);
     }
+    assert_eq!(out.len(), list.len(), "one entry per name");
     Ok(out)
 }
 
@@ -552,6 +557,10 @@ pub fn run_with(
         }
         results.push(workload_runs(&plan, w, &mut progress)?);
     }
+    assert!(
+        cancel.requested() || progress.done == progress.total,
+        "every planned run ran"
+    );
     write_csv(&results, out, &id)?;
     charts(&plan, &results, out)?;
     let summary = summary(&plan, &results);
@@ -677,6 +686,14 @@ fn row_of(out: &RunOut) -> Result<RunRow, Error> {
         )
     });
     assert!(r.db_waf >= 1.0 - 1e-9, "DB WAF {} below 1", r.db_waf);
+    assert!(
+        r.zone_bytes > 0 && r.zone_bytes % 4096 == 0,
+        "zones of whole pages"
+    );
+    assert!(
+        r.judged.is_none_or(|(pages, frozen, _)| frozen <= pages),
+        "judged frozen among the pages judged"
+    );
     Ok(r)
 }
 
@@ -721,6 +738,10 @@ fn train_run(p: &Plan, w: Workload, prog: &mut Steps<'_>) -> Result<Trained, Err
     let (data, labels) = Dataset::from_log(&log, &spec).map_err(|e| read_failed(&log, e))?;
     let read_cpu = nowa_units::cpu::process_cpu_secs() - cpu0;
     let c = labels.counts();
+    assert!(
+        c.user_frozen <= c.user,
+        "frozen versions among the user writes"
+    );
     let records = labels.len() as u64;
     done_with(p, &log)?;
     let fit = |f: Fit| fit_model(p, w, f, (&data, &spec, records), read_cpu);
@@ -820,6 +841,7 @@ fn scheme_run(
     r.gc_moves = c.gc;
     r.gc_frozen = c.gc_frozen;
     r.wall_secs = wall;
+    assert!(r.gc_frozen <= r.gc_moves, "frozen moves among the moves");
     let replay = if s.name == REPLAYED {
         Some(replay_log(p, &log, r.zone_bytes, &t.sgd.model)?)
     } else {
@@ -858,6 +880,11 @@ fn replay_log(p: &Plan, log: &Path, zone_bytes: u64, model: &Model) -> Result<Re
                 .map_err(super::failed)
         })
         .collect::<Result<Vec<_>, Error>>()?;
+    assert_eq!(
+        runs.len(),
+        super::paper_and_truth().len(),
+        "one replay per scheme"
+    );
     Ok((cfg.unit_pages, runs))
 }
 
@@ -875,6 +902,7 @@ fn workload_runs(p: &Plan, w: Workload, prog: &mut Steps<'_>) -> Result<Workload
             std::fs::remove_file(&f.path).map_err(|e| Error::io(&f.path, e))?;
         }
     }
+    assert_eq!(runs.len(), p.schemes.len(), "one run per scheme");
     Ok(WorkloadResult {
         workload: w,
         trained,

@@ -94,6 +94,11 @@ impl WriteLog {
             source: "finished twice".into(),
         })?;
         let sum = w.finish().map_err(|e| Error::io(&self.path, e))?;
+        assert_eq!(
+            sum.records,
+            sum.user + sum.gc + sum.free,
+            "every record is a user write, a GC move or a free"
+        );
         if let Some(base) = s.base.as_ref() {
             check_counts(&sum, base, &engine.stats()).map_err(|m| Error::Failed {
                 what: "the write log",
@@ -119,9 +124,11 @@ impl WriteLog {
             PageWriteKind::Gc => WriteKind::Gc,
             _ => WriteKind::Free,
         };
+        let before = s.timer;
         if kind == WriteKind::User {
             s.timer = s.timer.max(w.records.current.wt());
         }
+        assert!(s.timer >= before, "the log's timer never decreases");
         WriteRecord {
             timer: s.timer,
             page: w.pid,

@@ -160,6 +160,11 @@ pub fn run_with(
         runs.push(r);
     }
     assert!(!runs.is_empty(), "a checked spec names a scheme");
+    assert_eq!(
+        runs.len(),
+        schemes(&spec.schemes).map_or(0, |l| l.len()),
+        "one run per scheme"
+    );
     Ok(Report {
         nowa: id,
         result: ReplayResult { runs, setup },

@@ -112,6 +112,10 @@ impl TrainSpec {
             exclude_tail: self.exclude_tail,
             encoding,
         };
+        assert!(
+            cfg.threshold > 0.0 && cfg.threshold < 1.0,
+            "a checked threshold"
+        );
         Ok(Parsed { sample, cfg })
     }
 
@@ -122,8 +126,8 @@ impl TrainSpec {
     pub fn check(&self) -> Result<(), Error> {
         self.parsed()?;
         for (flag, p) in [
-            ("--writes", Some(&self.writes)),
             ("--eval-writes", self.eval_writes.as_ref()),
+            ("--writes", Some(&self.writes)),
         ] {
             if let Some(p) = p.filter(|p| !p.exists()) {
                 return Err(Error::Usage(format!(
@@ -168,6 +172,7 @@ pub fn train(spec: &TrainSpec, _: &Cancel) -> Result<TrainOutcome, Error> {
     let (cpu0, wall0) = (process_cpu_secs(), Instant::now());
     let (data, labels) = Dataset::from_log(&spec.writes, &p.sample)
         .map_err(|e| file_error("--writes", &spec.writes, e))?;
+    assert!(data.len() <= labels.len(), "at most one sample per record");
     let (cpu1, wall1) = (process_cpu_secs(), Instant::now());
     let mut model =
         nowa_frozen::train(&data, &p.sample, &p.cfg, labels.len() as u64).map_err(failed)?;
@@ -357,6 +362,10 @@ pub fn synth(spec: &SynthSpec, _: &Cancel) -> Result<Report<SynthResult>, Error>
         page_size: 4096,
         seed: spec.seed,
     };
+    assert!(
+        cfg.fill_writes >= 1 && cfg.hot_pages >= 1,
+        "the checked ranges"
+    );
     let mut w = LogWriter::create(&spec.out, spec.force, 4096)
         .map_err(|e| file_error("--out", &spec.out, e))?;
     for r in Synth::new(cfg) {

@@ -132,6 +132,7 @@ fn engine_config(a: &TpccFlags, env: &dyn Env) -> (Config, String) {
     let data = size::loaded_bytes(a.warehouses);
     let (mut c, why) = a.engine.config(&a.device, data, env);
     a.write_back.apply(&mut c);
+    assert!(c.pool_bytes >= 1 << 20, "the pool rule's floor");
     (c, why)
 }
 
@@ -283,6 +284,11 @@ pub fn resolve(a: &TpccFlags, env: &dyn Env) -> Result<Resolved, Error> {
         engine: EngineSpec::from_config(&cfg, a.separate_wal, pacing, write_path),
     };
     assert_eq!(spec.seed, a.seed, "the spec names the run's seed");
+    assert!(spec.capacity % 4096 == 0, "a device of whole 4 KiB blocks");
+    assert!(
+        a.check_only || spec.engine.wal_limit.is_some(),
+        "a run's WAL limit is resolved"
+    );
     Ok(Resolved {
         spec,
         sizing: sz,

@@ -317,6 +317,11 @@ pub fn run_with(spec: &Spec, hooks: Hooks<'_>, cancel: &Cancel) -> Result<Outcom
     );
     let mut result = phases::run(spec, dev, &hooks, &steps, cancel)?;
     result.frozen = crate::frozen::engine::report(frozen.as_ref());
+    assert_eq!(
+        result.frozen.is_some(),
+        frozen.is_some(),
+        "a report of SepFrozen's run"
+    );
     result.write_log = sealed
         .into_inner()
         .unwrap_or_else(std::sync::PoisonError::into_inner);

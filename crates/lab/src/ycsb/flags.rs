@@ -222,6 +222,7 @@ fn check_run_memory(
         0
     };
     let pool = p.engine.pool_bytes;
+    assert!(pool >= 1 << 20, "the pool rule's floor");
     let wal = a.engine.wal_limit_or(pool);
     let wal_dev = if a.separate_wal {
         wal.saturating_add(wal / 4)
@@ -281,6 +282,7 @@ fn open(
             Some(_) => Some(a.oop.zone_of(dev.as_ref(), sim.as_deref())?),
             None => None,
         };
+        assert!(zone.is_none_or(|z| z % 4096 == 0), "zones of whole pages");
         // Out of place keeps open zones and a GC reserve beyond the pages (uncompressed): on a
         // small in-memory device with large zones `--dataset-fill` may not leave room for
         // them. Files and block devices keep their size.
@@ -411,6 +413,7 @@ pub fn resolve(a: &YcsbFlags, env: &dyn Env) -> Result<Resolved, Error> {
         ),
     };
     assert_eq!(spec.seed, a.seed, "the spec names the run's seed");
+    assert!(spec.capacity % 4096 == 0, "a device of whole 4 KiB blocks");
     Ok(Resolved {
         spec,
         device,

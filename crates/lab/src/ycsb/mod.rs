@@ -621,6 +621,10 @@ pub(crate) fn frozen_of(
         return Ok((None, None));
     };
     let run = o.frozen_run(seed)?;
+    assert!(
+        run.is_none() || o.frozen_model.is_some(),
+        "SepFrozen runs a named model"
+    );
     let log = crate::frozen::record::open(o.record_writes.as_deref(), true)?;
     Ok((run, log))
 }
@@ -661,6 +665,11 @@ pub fn run_with(spec: &Spec, hooks: Hooks<'_>, cancel: &Cancel) -> Result<Outcom
     let on_tick = hooks.on_tick.unwrap_or(&mut no_tick);
     let r = load_and_run(&engine, &b, paced.as_deref(), on_load, on_tick);
     let placed = crate::frozen::engine::report(frozen.as_ref());
+    assert_eq!(
+        placed.is_some(),
+        frozen.is_some(),
+        "a report of SepFrozen's run"
+    );
     engine
         .close()
         .map_err(|e| Error::failed("closing the engine", e))?;
