@@ -127,6 +127,9 @@ impl OopFlags {
     }
 
     /// The spec of the write path `cfg` (from [`oop_config`]) with its zone size resolved.
+    ///
+    /// # Panics
+    /// If the spec loses the zone size (a bug of the conversion).
     #[must_use]
     pub fn spec(&self, cfg: &OopConfig, zone: u64) -> crate::ycsb::Oop {
         let mut c = cfg.clone();

@@ -32,6 +32,9 @@ impl PacingFlags {
     ///
     /// # Errors
     /// A timing flag on a device that has no timing model.
+    ///
+    /// # Panics
+    /// Never: the bandwidth flags are positive.
     pub fn pacing(&self, device: &str) -> Result<Option<Pacing>, Error> {
         if device != "sim" {
             let set = [

@@ -49,6 +49,9 @@ pub struct WriteBackFlags {
 
 impl WriteBackFlags {
     /// Set the engine configuration's page cleaner and `max_checkpoint_count`.
+    ///
+    /// # Panics
+    /// Never: `io_capacity_max` is raised to `io_capacity`.
     pub fn apply(&self, cfg: &mut Config) {
         cfg.page_cleaner = self.page_cleaner;
         cfg.max_checkpoint_count = self.max_checkpoint_count;

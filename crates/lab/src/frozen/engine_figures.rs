@@ -534,6 +534,9 @@ pub fn run(
 ///
 /// # Errors
 /// A bad spec or existing outputs ([`Error::Usage`]), a run that fails, unwritable outputs.
+///
+/// # Panics
+/// If a run was skipped without a stop being asked (a bug).
 pub fn run_with(
     spec: &EngineFiguresSpec,
     observe: Observe<'_>,
@@ -704,6 +707,10 @@ fn log_path(p: &Plan, name: &str) -> Result<PathBuf, Error> {
     if f.exists() {
         std::fs::remove_file(&f).map_err(|e| Error::io(&f, e))?;
     }
+    assert!(
+        !f.exists(),
+        "a fresh log path (the log refuses existing files)"
+    );
     Ok(f)
 }
 

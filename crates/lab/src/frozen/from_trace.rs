@@ -114,5 +114,9 @@ pub fn convert(
     }
     let s = w.finish().map_err(|e| Error::io(out, e))?;
     assert!(s.user <= c.max, "no more page writes than asked for");
+    assert!(
+        s.records >= s.user + s.free,
+        "every page write and free is a record"
+    );
     Ok((s, c.pages.len()))
 }

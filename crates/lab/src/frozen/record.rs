@@ -84,6 +84,9 @@ impl WriteLog {
     ///
     /// # Errors
     /// An append or I/O error during the run; counts that disagree with the engine's.
+    ///
+    /// # Panics
+    /// If the log holds a record of another kind (a bug of the writer).
     pub fn finish(&self, engine: &Engine) -> Result<LogSummary, Error> {
         let mut s = self.lock();
         if let Some(e) = s.error.take() {

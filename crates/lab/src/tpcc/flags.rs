@@ -185,6 +185,7 @@ fn sizing(a: &TpccFlags, cfg: &Config) -> Result<size::Sizing, Error> {
 
 /// The device the flags ask for, of `capacity` bytes.
 fn device(a: &TpccFlags, cfg: &Config, capacity: u64, env: &dyn Env) -> Result<Opened, Error> {
+    assert!(capacity % 4096 == 0, "the sizing gives whole 4 KiB blocks");
     check_run_memory(a, cfg, capacity, env)?;
     if let Some(d) = devices::in_memory(&a.device, capacity, a.op, a.sim_mode)? {
         return Ok(d);

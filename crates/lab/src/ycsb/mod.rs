@@ -626,6 +626,11 @@ pub(crate) fn frozen_of(
         "SepFrozen runs a named model"
     );
     let log = crate::frozen::record::open(o.record_writes.as_deref(), true)?;
+    assert_eq!(
+        log.is_some(),
+        o.record_writes.is_some(),
+        "a log where the spec names one"
+    );
     Ok((run, log))
 }
 
