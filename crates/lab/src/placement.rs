@@ -52,6 +52,9 @@ impl EnginePlacement {
 ///
 /// # Errors
 /// The flag's message: an unknown or refused value.
+///
+/// # Panics
+/// Never: the count parser bounds the classes.
 pub fn engine_placement(s: &str) -> Result<EnginePlacement, String> {
     let (name, n) = match s.split_once(':') {
         Some((a, b)) => (a, Some(b)),

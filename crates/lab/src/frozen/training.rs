@@ -165,6 +165,9 @@ pub type TrainOutcome = Report<TrainResult>;
 ///
 /// # Errors
 /// A bad spec or input file ([`Error::Usage`]); the training's or the save's errors.
+///
+/// # Panics
+/// If the log gave more samples than records (a bug of the reader).
 pub fn train(spec: &TrainSpec, _: &Cancel) -> Result<TrainOutcome, Error> {
     spec.check()?;
     let p = spec.parsed()?;
