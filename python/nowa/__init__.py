@@ -19,12 +19,12 @@ from typing import Any, Iterable, Mapping
 
 from . import _nowa
 
-__all__ = ["UnknownFlag", "sim", "table1", "run", "resolve", "frame", "sweep", "load", "spec_hash", "__version__", "__commit__"]
+__all__ = ["UnknownFlag", "sim", "table1", "ycsb", "tpcc", "run", "resolve", "frame", "sweep", "load", "spec_hash", "__version__", "__commit__"]
 
 __version__, __commit__ = _nowa.version()
 
 # The commands with a Python function (more follow as they move into nowa-lab).
-COMMANDS = ("sim", "table1")
+COMMANDS = ("sim", "table1", "ycsb", "tpcc")
 
 
 class UnknownFlag(ValueError, TypeError):
@@ -87,6 +87,26 @@ def table1(**flags: Any) -> dict:
 table1.__doc__ = _doc(
     "table1",
     "Table 1 of how-to-write-to-ssds (in place vs out of place and its optimizations), row by row on identical simulated SSDs.",
+)
+
+
+def ycsb(**flags: Any) -> dict:
+    return _finish(_nowa.ycsb(_argv("ycsb", flags)), "nowa.ycsb")
+
+
+ycsb.__doc__ = _doc(
+    "ycsb",
+    "Load and run a YCSB mix on the engine, on the simulated SSD (device='sim', the default) or in memory (device='mem'); the write drill-down and what bounds the run.",
+)
+
+
+def tpcc(**flags: Any) -> dict:
+    return _finish(_nowa.tpcc(_argv("tpcc", flags)), "nowa.tpcc")
+
+
+tpcc.__doc__ = _doc(
+    "tpcc",
+    "TPC-C (standard or steady) on the engine, on the simulated SSD (device='sim', the default) or in memory (device='mem'): WAF, bytes per transaction, the consistency check.",
 )
 
 

@@ -58,6 +58,121 @@ def table1(
     sim_timing: str | int | float | None = ...,  # Timing of the simulated SSD: bandwidth (one media server at the bandwidths above) or femu
     seed: str | int | float | None = ...,  # Seed of every row
 ) -> dict[str, Any]: ...
+def ycsb(
+    *,
+    records: str | int | float | None = ...,  # Records to load (u64 keys; 200000 or 200k)
+    value_size: str | int | float | None = ...,  # Value size in bytes (at most the engine's record size minus the 8-byte key)
+    values: str | int | float | None = ...,  # Values: pattern (LZ4 leaves ~0.2 of a page), paper (~0.41, the paper's YCSB ratio) or rand
+    workload: str | int | float | None = ...,  # YCSB mix: A (50/50 read/update), B (95/5), C (read only), F (read-modify-write), W (100% u
+    theta: str | int | float | None = ...,  # Zipf theta of key popularity (0 = uniform)
+    key_order: str | int | float | None = ...,  # Where the Zipf popularity ranks sit among the keys: scrambled (YCSB's scrambled Zipfian: a
+    threads: str | int | float | None = ...,  # Worker threads
+    ops: str | int | float | None = ...,  # Stop after this many operations (300000 or 300k)
+    seconds: str | int | float | None = ...,  # Stop after this long (30, 30s, 2m, 1h). Default: 10 s in place; out of place, see --steady
+    device_writes: str | int | float | None = ...,  # Stop once the device received this many times its capacity in writes
+    device: str | int | float | None = ...,  # Device: sim (simulated SSD in memory), mem (plain memory), or a file / block device path
+    force: str | int | float | None = ...,  # Allow overwriting a --device path that is in use, holds data or is not a nowa database; mu
+    capacity: str | int | float | None = ...,  # Device capacity. Default: sized so the dataset fills --dataset-fill of it
+    dataset_fill: str | int | float | None = ...,  # Dataset size as a fraction of the device (the paper uses 0.9 = 90%)
+    op: str | int | float | None = ...,  # Simulated SSD: over-provisioning (spare/logical, 0.07 or 7%); also the SSD OP estimate of
+    sim_mode: str | int | float | None = ...,  # Simulated SSD mode: cns, fdp:HANDLES, zns
+    pacing: str | int | float | None = ...,  # Simulated SSD: pace it by its timing model (on, the default: throughput reflects the devic
+    media_bandwidth: str | int | float | None = ...,  # Simulated SSD: media write bandwidth per second (default 1GB = 10^9 bytes/s)
+    read_bandwidth: str | int | float | None = ...,  # Simulated SSD: read bandwidth per second (default 3GB)
+    sim_timing: str | int | float | None = ...,  # Simulated SSD timing: bandwidth (one media server at the bandwidths above) or femu / mqsim
+    pool: str | int | float | None = ...,  # Buffer pool size. Default: on a file or block device (O_DIRECT: the page cache does not he
+    wal_limit: str | int | float | None = ...,  # WAL size limit; default = pool size
+    no_doublewrite: bool = ...,  # Turn the doublewrite buffer off (in place; unsafe: torn pages are detected, not repaired)
+    durability: str | int | float | None = ...,  # Commit durability: async (group commit in the background) or sync (each commit waits)
+    durable_every: str | int | float | None = ...,  # With --durability async: a durability point (a sync commit, whose group commit flushes the
+    seed: str | int | float | None = ...,  # Seed of keys and values
+    interval: str | int | float | None = ...,  # Reporting interval (1, 1s, 500ms)
+    ack_log: str | int | float | None = ...,  # Append "key-id version" after every acknowledged update (for crash verification); with --d
+    write_path: str | int | float | None = ...,  # Write path: inplace (fixed home per page, doublewrite) or oop (out of place: zones, DB GC,
+    compression: str | int | float | None = ...,  # Out of place: per-page compression (off, lz4, zstd)
+    packing: str | int | float | None = ...,  # Out of place: 4 KiB page packing of compressed pages (on, off). Off: every page, compresse
+    background_gc: str | int | float | None = ...,  # Out of place: background DB GC thread (on, off). Off: GC runs only in the writer that need
+    zone_size: str | int | float | None = ...,  # Out of place: zone size (the DB GC unit): a size (a multiple of 4 KiB, 32 KiB to 4 GiB), `
+    open_zones: str | int | float | None = ...,  # Out of place: zones appended concurrently (the active group)
+    nowa: bool = ...,  # Out of place: NoWA (active groups, group GC with compensation writes)
+    gdt: bool = ...,  # Out of place: GDT (deathtime-grouped placement and GC, write history in page headers)
+    deltas: bool = ...,  # Out of place: sub-page deltas (issue 31): a write-back that changed few 64-byte chunks of
+    delta_chain: str | int | float | None = ...,  # Out of place, --deltas: most deltas per page before it is written whole again (each costs
+    defer_compensation: bool = ...,  # Out of place, NoWA: defer compensation writes until the estimated SSD free space runs shor
+    space_limit: str | int | float | None = ...,  # Out of place: bound the store's zone area (e.g. 1.25 times the dataset): DB GC starts when
+    placement: str | int | float | None = ...,  # Out of place: place every user write and GC relocation with a scheme of the shared log-str
+    frozen_model: str | int | float | None = ...,  # Out of place, --placement sepfrozen-bit|sepfrozen-dac: the trained frozen-page model (`now
+    frozen_threshold: str | int | float | None = ...,  # With --frozen-model MODEL.json: judge a page frozen when the model's probability is above
+    gc_victim: str | int | float | None = ...,  # Out of place: DB GC victim policy (greedy, cost-benefit, cb-sepbit, fifo, ...). Default: g
+    gc_trigger: str | int | float | None = ...,  # Out of place: DB GC trigger: free (free zones below the reserve) or gp[:THETA] (also when
+    steady_writes: str | int | float | None = ...,  # Out of place, when no --ops, --seconds or --device-writes is given: run until the store ha
+    page_cleaner: str | int | float | None = ...,  # Background page cleaner (on, off): keeps free frames, writes dirty pages back in large bat
+    max_checkpoint_count: str | int | float | None = ...,  # Hot-page-aware checkpointing: checkpoint passes in a row that may skip a page that stays d
+    max_redo_bytes: str | int | float | None = ...,  # Adaptive deferral: defer a page only while the redo range after a crash stays within SIZE
+    max_recovery_secs: str | int | float | None = ...,  # Adaptive deferral bounded by redo time: --max-redo-bytes = S x --redo-rate
+    redo_rate: str | int | float | None = ...,  # Redo rate converting --max-recovery-secs to bytes (bytes of log replayed per second; the d
+    flushing: str | int | float | None = ...,  # Checkpoint cadence: `passes` (a pass over every dirty page from half the WAL limit) or `in
+    io_capacity: str | int | float | None = ...,  # innodb_io_capacity (pages per second) of --flushing innodb
+    io_capacity_max: str | int | float | None = ...,  # innodb_io_capacity_max (pages per second) of --flushing innodb
+    separate_wal: bool = ...,  # Keep the WAL on a separate in-memory device (the paper's setup): the device under test the
+    record_trace: str | int | float | None = ...,  # Record every request the engine makes to the device (not the separate WAL) in the nowa tra
+    record_writes: str | int | float | None = ...,  # Out of place: record every DB page write, GC move and page free with its hotness records i
+) -> dict[str, Any]: ...
+def tpcc(
+    *,
+    warehouses: str | int | float | None = ...,  # Warehouses to load
+    threads: str | int | float | None = ...,  # Worker threads (and loader threads)
+    duration: str | int | float | None = ...,  # Stop after this long (30, 30s, 2m). Default: 10 s
+    transactions: str | int | float | None = ...,  # Stop after this many transactions (draws of the mix)
+    device_writes: str | int | float | None = ...,  # Stop once the device received this many times its capacity in writes (WAL included)
+    steady: bool = ...,  # Steady TPC-C (ZLeanStore's batch deletes, window 2100): the database does not grow
+    seed: str | int | float | None = ...,  # Seed of the load and of the transaction inputs
+    device: str | int | float | None = ...,  # Device: sim (simulated SSD in memory), mem (plain memory), or a file / block device path
+    force: str | int | float | None = ...,  # Allow overwriting a --device path that holds something else; must repeat the path
+    capacity: str | int | float | None = ...,  # Device capacity. Default: sized so the data fills --dataset-fill of it. A given capacity s
+    dataset_fill: str | int | float | None = ...,  # The data's share of the device's page space (the device minus the WAL region and the engin
+    op: str | int | float | None = ...,  # Simulated SSD over-provisioning (spare/logical)
+    sim_mode: str | int | float | None = ...,  # Simulated SSD mode: cns, fdp:HANDLES, zns
+    pool: str | int | float | None = ...,  # Buffer pool size. Default: on a file or block device (O_DIRECT: the page cache does not he
+    wal_limit: str | int | float | None = ...,  # WAL size limit; default = pool size
+    no_doublewrite: bool = ...,  # Turn the doublewrite buffer off (in place; unsafe: torn pages are detected, not repaired)
+    durability: str | int | float | None = ...,  # Commit durability: async (group commit in the background) or sync (each commit waits)
+    write_path: str | int | float | None = ...,  # Write path: inplace (fixed home per page, doublewrite) or oop (out of place: zones, DB GC,
+    compression: str | int | float | None = ...,  # Out of place: per-page compression (off, lz4, zstd)
+    packing: str | int | float | None = ...,  # Out of place: 4 KiB page packing of compressed pages (on, off). Off: every page, compresse
+    background_gc: str | int | float | None = ...,  # Out of place: background DB GC thread (on, off). Off: GC runs only in the writer that need
+    zone_size: str | int | float | None = ...,  # Out of place: zone size (the DB GC unit): a size (a multiple of 4 KiB, 32 KiB to 4 GiB), `
+    open_zones: str | int | float | None = ...,  # Out of place: zones appended concurrently (the active group)
+    nowa: bool = ...,  # Out of place: NoWA (active groups, group GC with compensation writes)
+    gdt: bool = ...,  # Out of place: GDT (deathtime-grouped placement and GC, write history in page headers)
+    deltas: bool = ...,  # Out of place: sub-page deltas (issue 31): a write-back that changed few 64-byte chunks of
+    delta_chain: str | int | float | None = ...,  # Out of place, --deltas: most deltas per page before it is written whole again (each costs
+    defer_compensation: bool = ...,  # Out of place, NoWA: defer compensation writes until the estimated SSD free space runs shor
+    space_limit: str | int | float | None = ...,  # Out of place: bound the store's zone area (e.g. 1.25 times the dataset): DB GC starts when
+    placement: str | int | float | None = ...,  # Out of place: place every user write and GC relocation with a scheme of the shared log-str
+    frozen_model: str | int | float | None = ...,  # Out of place, --placement sepfrozen-bit|sepfrozen-dac: the trained frozen-page model (`now
+    frozen_threshold: str | int | float | None = ...,  # With --frozen-model MODEL.json: judge a page frozen when the model's probability is above
+    gc_victim: str | int | float | None = ...,  # Out of place: DB GC victim policy (greedy, cost-benefit, cb-sepbit, fifo, ...). Default: g
+    gc_trigger: str | int | float | None = ...,  # Out of place: DB GC trigger: free (free zones below the reserve) or gp[:THETA] (also when
+    page_cleaner: str | int | float | None = ...,  # Background page cleaner (on, off): keeps free frames, writes dirty pages back in large bat
+    max_checkpoint_count: str | int | float | None = ...,  # Hot-page-aware checkpointing: checkpoint passes in a row that may skip a page that stays d
+    max_redo_bytes: str | int | float | None = ...,  # Adaptive deferral: defer a page only while the redo range after a crash stays within SIZE
+    max_recovery_secs: str | int | float | None = ...,  # Adaptive deferral bounded by redo time: --max-redo-bytes = S x --redo-rate
+    redo_rate: str | int | float | None = ...,  # Redo rate converting --max-recovery-secs to bytes (bytes of log replayed per second; the d
+    flushing: str | int | float | None = ...,  # Checkpoint cadence: `passes` (a pass over every dirty page from half the WAL limit) or `in
+    io_capacity: str | int | float | None = ...,  # innodb_io_capacity (pages per second) of --flushing innodb
+    io_capacity_max: str | int | float | None = ...,  # innodb_io_capacity_max (pages per second) of --flushing innodb
+    pacing: str | int | float | None = ...,  # Simulated SSD: pace it by its timing model (on, the default: throughput reflects the devic
+    media_bandwidth: str | int | float | None = ...,  # Simulated SSD: media write bandwidth per second (default 1GB = 10^9 bytes/s)
+    read_bandwidth: str | int | float | None = ...,  # Simulated SSD: read bandwidth per second (default 3GB)
+    sim_timing: str | int | float | None = ...,  # Simulated SSD timing: bandwidth (one media server at the bandwidths above) or femu / mqsim
+    separate_wal: bool = ...,  # Keep the WAL on a separate in-memory device (as `nowa ycsb --separate-wal`): the device un
+    record_trace: str | int | float | None = ...,  # Record every request the engine makes to the device (not the separate WAL) in the nowa tra
+    check: bool = ...,  # Check the consistency conditions (clause 3.3.2) at the end
+    check_only: bool = ...,  # Open an existing database on --device (recovering it), check it, and exit. A database from
+    interval: str | int | float | None = ...,  # Sample interval (1, 1s, 500ms)
+    record_writes: str | int | float | None = ...,  # Out of place: record every DB page write, GC move and page free with its hotness records i
+) -> dict[str, Any]: ...
 def run(job: str | os.PathLike[str] | Mapping[str, Any]) -> dict[str, Any]: ...
 def resolve(command: str, **flags: Any) -> dict[str, Any]: ...
 def spec_hash(job: Mapping[str, Any]) -> str: ...

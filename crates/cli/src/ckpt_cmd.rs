@@ -1,14 +1,15 @@
 //! `nowa ckpt figures`: flags -> `nowa_lab::ckpt::Spec` -> `nowa_lab::ckpt::run` (progress
 //! bar with ETA) -> the tables on stdout. The experiment (the `nowa tpcc` children, crashes,
-//! figures) is in nowa-lab; this file gives it the binary to run and the in-process
-//! recovery check ([`CliHost`]).
+//! figures) is in nowa-lab; the binary to run and the in-process recovery check are
+//! `crate::engine_env::CliHost`.
 
+use crate::engine_env::CliHost;
 use crate::flags::{self, SimTiming};
+use crate::progress::bar;
 use crate::{lab_error, usage};
 use anyhow::Result;
 use clap::{Args, Subcommand};
-use indicatif::{ProgressBar, ProgressStyle};
-use nowa_lab::ckpt::{self, Checked, Host, Spec};
+use nowa_lab::ckpt::{self, Spec};
 use std::path::PathBuf;
 
 #[derive(Args, Debug)]
@@ -150,45 +151,6 @@ impl FigArgs {
     }
 }
 
-/// The binary itself runs the `nowa tpcc` children; recovery is checked in this process
-/// (`nowa tpcc --check-only` as a library: typed results, no output parsed).
-pub(crate) struct CliHost;
-
-impl Host for CliHost {
-    fn exe(&self) -> Result<PathBuf, nowa_lab::Error> {
-        std::env::current_exe().map_err(|e| nowa_lab::Error::Failed {
-            what: "locating the nowa binary",
-            source: e.into(),
-        })
-    }
-
-    fn check(&self, args: &[String]) -> Result<Checked, nowa_lab::Error> {
-        let c = crate::tpcc_cmd::check_database(args).map_err(|e| nowa_lab::Error::Failed {
-            what: "nowa tpcc --check-only",
-            source: e.into(),
-        })?;
-        Ok(Checked {
-            open_secs: c.open_secs,
-            recovery: c.recovery,
-            consistent: c.consistency.is_consistent(),
-        })
-    }
-}
-
-/// A progress bar with rate and ETA (hidden with `quiet`).
-pub(crate) fn bar(quiet: bool) -> ProgressBar {
-    if quiet {
-        return ProgressBar::hidden();
-    }
-    let pb = ProgressBar::new(1);
-    if let Ok(style) = ProgressStyle::with_template(
-        "{spinner} {elapsed_precise} [{bar:30}] {pos}/{len} eta {eta} {wide_msg}",
-    ) {
-        pb.set_style(style.progress_chars("=> "));
-    }
-    pb
-}
-
 /// `nowa ckpt`.
 pub fn run_cmd(a: CkptArgs) -> Result<()> {
     let CkptCmd::Figures(f) = a.cmd;
@@ -208,7 +170,7 @@ pub fn run_cmd(a: CkptArgs) -> Result<()> {
         spec.setup(),
         spec.points().len()
     );
-    let pb = bar(f.quiet);
+    let pb = bar(1, f.quiet, "ckpt figures");
     let observe = |done: u64, total: u64, what: &str| {
         pb.set_length(total.max(1));
         pb.set_position(done);

@@ -4,5 +4,5 @@
 //! `for '--flag <FLAG>'` to the message).
 
 pub use nowa_lab::flags::{
-    count, fraction, number, on_off, parsed, seconds, size, size_4k, SimTiming, MAX_THREADS,
+    count, fraction, number, parsed, seconds, size, size_4k, SimTiming, MAX_THREADS,
 };

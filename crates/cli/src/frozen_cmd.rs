@@ -1,23 +1,21 @@
 //! `nowa frozen train|synth|bench|replay`: SepFrozen's frozen-page model and its placement
 //! (docs/sepfrozen.md).
 
-pub mod engine;
-mod engine_figures;
 mod figures;
 mod from_trace;
-pub mod record;
 mod replay;
 
 use crate::flags::{self, count, parsed};
-use crate::usage;
+use crate::{lab_error, usage};
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
 use nowa_frozen::{
-    ClassifierKind, Dataset, Encoding, FeatureSet, FeatureStats, HrWindow, Labels, LogWriter,
-    Metrics, Model, SampleKinds, SampleSpec, Synth, SynthConfig, TrainConfig, Twl, WriteKind,
+    ClassifierKind, Dataset, Encoding, FeatureSet, FeatureStats, HrWindow, Model, SampleKinds,
+    SampleSpec, Synth, SynthConfig, TrainConfig, WriteKind,
 };
+use nowa_lab::frozen::training::{self, SynthSpec, TrainSpec};
 use nowa_units::cpu::process_cpu_secs;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Instant;
 
 #[derive(Args, Debug)]
@@ -174,28 +172,8 @@ struct BenchArgs {
     seed: u64,
 }
 
-/// Whether `e` is the fault of an input file (a damaged, cut or foreign write log or model):
-/// the CLI exits with 2 on these.
-pub fn is_bad_input(e: &nowa_frozen::FrozenError) -> bool {
-    use nowa_frozen::FrozenError as E;
-    use std::io::ErrorKind as K;
-    match e {
-        E::Io { source, .. } => matches!(
-            source.kind(),
-            K::NotFound | K::PermissionDenied | K::InvalidInput | K::IsADirectory
-        ),
-        E::Read(_)
-        | E::Truncated { .. }
-        | E::Corrupt { .. }
-        | E::Version { .. }
-        | E::BadRecord { .. }
-        | E::OutOfOrder { .. }
-        | E::Exists { .. }
-        | E::ModelJson(_)
-        | E::BadModel { .. } => true,
-        _ => false,
-    }
-}
+/// Whether a `nowa-frozen` error is the fault of an input file (exit 2).
+pub use nowa_lab::frozen::is_bad_input;
 
 pub fn run(a: FrozenArgs) -> Result<()> {
     match a.sub {
@@ -257,70 +235,27 @@ fn stats(a: &StatsArgs) -> Result<()> {
     Ok(())
 }
 
-fn pct(v: Option<f64>) -> String {
-    v.map_or_else(|| "n/a".to_owned(), |x| format!("{:.2}%", 100.0 * x))
-}
-
-fn metrics_line(m: &Metrics) -> String {
-    let c = m.confusion;
-    format!(
-        "accuracy {}, recall {}, FPR {} (TP {} TN {} FP {} FN {})",
-        pct(m.accuracy),
-        pct(m.recall),
-        pct(m.fpr),
-        c.tp,
-        c.tn,
-        c.fp,
-        c.fn_
-    )
-}
-
-/// The flags' own mistakes, before any file is read (usage errors, exit 2).
-fn check_train_args(a: &TrainArgs) -> Result<()> {
-    if a.features.has_age() && a.samples == SampleKinds::User {
-        return Err(usage(format!(
-            "--features {}: the age (ag) is 0 at every user write; add --samples gc or all",
-            a.features
-        )));
-    }
-    if let Some(e) = a.eval_writes.as_ref().filter(|e| !e.exists()) {
-        return Err(usage(format!(
-            "--eval-writes {}: no such file",
-            e.display()
-        )));
-    }
-    if !a.writes.exists() {
-        return Err(usage(format!(
-            "--writes {}: no such file",
-            a.writes.display()
-        )));
-    }
-    crate::resources::check_new_output("--out", &a.out, a.force)
-}
-
+/// `nowa frozen train`: flags -> [`TrainSpec`] -> train (nowa-lab) -> the report or JSON.
 fn train(a: &TrainArgs) -> Result<()> {
-    check_train_args(a)?;
-    let spec = SampleSpec {
-        features: a.features,
-        twl: Twl::new(a.twl).context("--twl is checked by clap")?,
-        kinds: a.samples,
-        exclude_tail: a.exclude_tail,
-        encoding: a.encoding,
-    };
-    let default_cap =
-        (a.classifier == ClassifierKind::Tree).then_some(nowa_frozen::TREE_SAMPLE_CAP);
-    let cfg = TrainConfig {
-        classifier: a.classifier,
+    let spec = TrainSpec {
+        writes: a.writes.clone(),
+        out: a.out.clone(),
+        force: a.force,
         seed: a.seed,
+        twl: a.twl,
+        features: a.features.to_string(),
+        classifier: a.classifier.name().to_owned(),
+        samples: format!("{:?}", a.samples).to_lowercase(),
         test_fraction: a.test_fraction,
-        max_samples: a
-            .max_samples
-            .map(|m| usize::try_from(m).unwrap_or(usize::MAX))
-            .or(default_cap),
-        tree_depth: usize::from(a.tree_depth),
-        threshold: a.frozen_threshold,
-        ..TrainConfig::default()
+        encoding: a.encoding.name().to_owned(),
+        eval_writes: a.eval_writes.clone(),
+        exclude_tail: a.exclude_tail,
+        max_samples: a.max_samples,
+        tree_depth: a.tree_depth,
+        frozen_threshold: a.frozen_threshold,
     };
+    spec.check().map_err(lab_error)?;
+    crate::resources::check_output_file("--out", Some(&a.out))?;
     eprintln!(
         "nowa frozen train: seed {}, log {}, {} with TWL {} on {} ({} encoding, {} samples)",
         a.seed,
@@ -329,135 +264,36 @@ fn train(a: &TrainArgs) -> Result<()> {
         a.twl,
         a.features,
         a.encoding.name(),
-        format!("{:?}", a.samples).to_lowercase()
+        spec.samples
     );
-    let (cpu0, wall0) = (process_cpu_secs(), Instant::now());
-    let (data, labels) = Dataset::from_log(&a.writes, &spec)
-        .with_context(|| format!("--writes {}", a.writes.display()))?;
-    let (cpu1, wall1) = (process_cpu_secs(), Instant::now());
-    let log_records = labels.len() as u64;
-    let mut model = nowa_frozen::train(&data, &spec, &cfg, log_records)?;
-    let (cpu2, wall2) = (process_cpu_secs(), Instant::now());
-    let read = (cpu1 - cpu0, (wall1 - wall0).as_secs_f64());
-    let fit = (cpu2 - cpu1, (wall2 - wall1).as_secs_f64());
-    model.training.settings["read_cpu_seconds"] = read.0.into();
-    model.training.settings["train_cpu_seconds"] = fit.0.into();
-    if let Some(path) = &a.eval_writes {
-        eval_other(&mut model, &spec, path)?;
-    }
-    model
-        .save(&a.out, a.force)
-        .with_context(|| format!("--out {}", a.out.display()))?;
+    let out = training::train(&spec, &nowa_lab::Cancel).map_err(lab_error)?;
     if a.json {
-        let out = serde_json::json!({ "training": model.training, "metrics": model.metrics });
         println!("{}", serde_json::to_string_pretty(&out)?);
         return Ok(());
     }
-    report(a, &labels, &data, &model, read, fit);
+    print!("{}", out.result.text);
     Ok(())
 }
 
-/// Evaluates `model` on every sample of the log at `path`, into its training settings.
-fn eval_other(model: &mut Model, spec: &SampleSpec, path: &Path) -> Result<()> {
-    let (other, _) = Dataset::from_log(path, spec)
-        .with_context(|| format!("--eval-writes {}", path.display()))?;
-    let m = nowa_frozen::train::evaluate_raw(model, &other).metrics();
-    model.training.settings["eval_writes"] = path.display().to_string().into();
-    model.training.settings["eval"] = serde_json::to_value(m)?;
-    Ok(())
-}
-
-fn report(
-    a: &TrainArgs,
-    labels: &Labels,
-    data: &Dataset,
-    m: &Model,
-    read: (f64, f64),
-    fit: (f64, f64),
-) {
-    let s = labels.summary();
-    let c = labels.counts();
-    println!(
-        "log: {} records ({} user writes, {} GC moves, {} frees), timer {}..{}",
-        s.records, s.user, s.gc, s.free, s.first_timer, s.last_timer
-    );
-    #[expect(clippy::cast_precision_loss, reason = "counts as a share")]
-    let share = |a: u64, b: u64| {
-        if b == 0 {
-            None
-        } else {
-            Some(a as f64 / b as f64)
-        }
-    };
-    println!(
-        "labels: {} of the user writes' versions are never invalidated (frozen); FAR of the recording run (frozen share of GC moves): {}",
-        pct(share(c.user_frozen, c.user)),
-        pct(c.far())
-    );
-    if c.gc > 0 {
-        println!(
-            "2R's rule (GC-written = frozen) on all writes: {}",
-            metrics_line(&c.rule_2r().metrics())
-        );
-    }
-    let t = &m.training;
-    println!(
-        "samples: {} ({} inputs each), train {} ({} frozen), test {} ({} frozen); read+label {:.2} s CPU ({:.2} s wall)",
-        data.len(), m.feature_count(), t.train, t.train_frozen, t.test, t.test_frozen, read.0, read.1
-    );
-    let epochs = if m.classifier == ClassifierKind::Sgd {
-        format!(
-            "{} epochs ({}), ",
-            t.epochs,
-            if t.converged {
-                "converged"
-            } else {
-                "max_iter reached"
-            }
-        )
-    } else {
-        String::new()
-    };
-    println!(
-        "{}: {epochs}trained in {:.2} s CPU ({:.2} s wall)",
-        m.classifier.name(),
-        fit.0,
-        fit.1
-    );
-    if (m.threshold - nowa_frozen::DEFAULT_THRESHOLD).abs() > 0.0 {
-        println!("decision threshold: probability > {}", m.threshold);
-    }
-    println!("test:  {}", metrics_line(&m.metrics.test));
-    println!("train: {}", metrics_line(&m.metrics.train));
-    if let Some(e) = t.settings.get("eval") {
-        if let Ok(e) = serde_json::from_value::<Metrics>(e.clone()) {
-            println!("eval (all samples of --eval-writes): {}", metrics_line(&e));
-        }
-    }
-    println!("model: {}", a.out.display());
-}
-
+/// `nowa frozen synth`: flags -> [`SynthSpec`] -> the log (nowa-lab).
 fn synth(a: &SynthArgs) -> Result<()> {
     crate::resources::check_new_output("--out", &a.out, a.force)?;
-    let cfg = SynthConfig {
+    let spec = SynthSpec {
+        out: a.out.clone(),
+        force: a.force,
         writes: a.writes,
         hot_pages: a.hot_pages,
         zipf: a.zipf,
         append_share: a.append_share,
-        fill_writes: u32::try_from(a.fill_writes).context("--fill-writes is at most 2^20")?,
+        fill_writes: a.fill_writes,
         late_update: a.late_update,
         free_share: a.free_share,
-        page_size: 4096,
         seed: a.seed,
     };
-    let mut w = LogWriter::create(&a.out, a.force, 4096)
-        .with_context(|| format!("--out {}", a.out.display()))?;
-    for r in Synth::new(cfg) {
-        w.append(&r)?;
-    }
-    let s = w
-        .finish()
-        .with_context(|| format!("--out {}", a.out.display()))?;
+    let s = training::synth(&spec, &nowa_lab::Cancel)
+        .map_err(lab_error)?
+        .result
+        .summary;
     println!(
         "nowa frozen synth: seed {}, {} records ({} user writes, {} frees) to {}",
         a.seed,

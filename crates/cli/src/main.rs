@@ -6,16 +6,12 @@
 
 mod capture_cmd;
 mod ckpt_cmd;
-mod ckpt_flags;
 mod compare_cmd;
 mod device_open;
-mod engine_flags;
+mod engine_env;
 mod flags;
 mod frozen_cmd;
 mod gcunit_cmd;
-mod oop_flags;
-mod pacing_flags;
-mod placement_flags;
 mod plan_cmd;
 mod progress;
 mod reproduce_cmd;

@@ -2,8 +2,9 @@
 //! the whole run) -> the verdicts. The TPC-C runs are `nowa tpcc` children of this binary
 //! ([`CliHost`]).
 
-use crate::ckpt_cmd::{bar, CliHost};
+use crate::engine_env::CliHost;
 use crate::lab_error;
+use crate::progress::bar;
 use anyhow::Result;
 use clap::Args;
 use nowa_lab::reproduce::{self, Paper, Scale, Spec, Verdict};
@@ -56,7 +57,7 @@ pub fn run(a: ReproduceArgs) -> Result<()> {
         spec.out.display()
     );
     let t = std::time::Instant::now();
-    let pb = bar(a.quiet);
+    let pb = bar(1, a.quiet, "reproduce");
     let observe = |done: u64, total: u64, what: &str| {
         pb.set_length(total.max(1));
         pb.set_position(done);

@@ -31,7 +31,12 @@ pub fn run(a: RunArgs) -> Result<()> {
     if a.csv.is_some()
         && matches!(
             job,
-            nowa_lab::Job::SimSweep(_) | nowa_lab::Job::FrozenFigures(_)
+            nowa_lab::Job::SimSweep(_)
+                | nowa_lab::Job::FrozenFigures(_)
+                | nowa_lab::Job::FrozenEngineFigures(_)
+                | nowa_lab::Job::FrozenTrain(_)
+                | nowa_lab::Job::FrozenSynth(_)
+                | nowa_lab::Job::FrozenReplay(_)
         )
     {
         return Err(crate::usage(format!(
@@ -153,5 +158,9 @@ fn print_summary(out: &JobOutcome) {
                 unit.map_or("none".into(), |b| format!("{} KiB", b >> 10))
             );
         }
+        JobOutcome::FrozenEngineFigures(f) => print!("{}", f.result.summary),
+        JobOutcome::FrozenTrain(t) => print!("{}", t.result.text),
+        JobOutcome::FrozenSynth(s) => println!("{:?}", s.result.summary),
+        JobOutcome::FrozenReplay(r) => print!("{}", nowa_lab::frozen::table(&r.result.runs, false)),
     }
 }

@@ -244,10 +244,13 @@ fn ycsb_json_writes_option_values_as_text() {
     assert_eq!(id["spec"]["sim_mode"], "cns");
     assert_eq!(id["spec"]["capacity"], v["device_capacity"]);
     assert_eq!(
-        id["spec"]["pool"], v["spec"]["engine"]["pool_bytes"],
+        id["spec"]["engine"]["pool"], v["spec"]["engine"]["pool_bytes"],
         "the pool as sized"
     );
-    assert_eq!(id["spec"]["write_path"]["oop"]["placement"], "sepbit:6");
+    assert_eq!(
+        id["spec"]["engine"]["write_path"]["oop"]["placement"],
+        "sepbit:6"
+    );
 }
 
 /// What a ycsb run measures of the machine besides [`without_wall_clock`]'s: latencies,

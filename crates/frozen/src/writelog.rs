@@ -218,7 +218,7 @@ fn u16_at(b: &[u8], at: usize) -> u16 {
 }
 
 /// Counts of a finished (or fully read) log.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct LogSummary {
     /// All records.
     pub records: u64,

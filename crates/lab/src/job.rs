@@ -52,6 +52,18 @@ pub enum Job {
     /// `nowa infer-gc-unit`.
     #[serde(rename = "infer-gc-unit")]
     InferGcUnit(Box<crate::gcunit::Spec>),
+    /// `nowa frozen figures --engine`: SepFrozen's figures of runs in the engine.
+    #[serde(rename = "frozen-engine-figures")]
+    FrozenEngineFigures(Box<crate::frozen::engine_figures::EngineFiguresSpec>),
+    /// `nowa frozen train`: a frozen-page model from a write log.
+    #[serde(rename = "frozen-train")]
+    FrozenTrain(Box<crate::frozen::training::TrainSpec>),
+    /// `nowa frozen synth`: a synthetic write log.
+    #[serde(rename = "frozen-synth")]
+    FrozenSynth(Box<crate::frozen::training::SynthSpec>),
+    /// `nowa frozen replay`: a write log through the placement simulator.
+    #[serde(rename = "frozen-replay")]
+    FrozenReplay(Box<crate::frozen::replay::ReplaySpec>),
 }
 
 /// What a job produced.
@@ -87,6 +99,14 @@ pub enum JobOutcome {
     TraceGen(Box<Report<crate::trace::GenResult>>),
     /// An `infer-gc-unit` job's.
     InferGcUnit(Box<crate::gcunit::Outcome>),
+    /// A `frozen-engine-figures` job's.
+    FrozenEngineFigures(Box<crate::frozen::engine_figures::Outcome>),
+    /// A `frozen-train` job's.
+    FrozenTrain(Box<crate::frozen::training::TrainOutcome>),
+    /// A `frozen-synth` job's.
+    FrozenSynth(Box<Report<crate::frozen::training::SynthResult>>),
+    /// A `frozen-replay` job's.
+    FrozenReplay(Box<Report<crate::frozen::replay::ReplayResult>>),
 }
 
 impl JobOutcome {
@@ -108,6 +128,10 @@ impl JobOutcome {
             JobOutcome::TraceConvert(o) => &o.nowa,
             JobOutcome::TraceGen(o) => &o.nowa,
             JobOutcome::InferGcUnit(o) => &o.nowa,
+            JobOutcome::FrozenEngineFigures(o) => &o.nowa,
+            JobOutcome::FrozenTrain(o) => &o.nowa,
+            JobOutcome::FrozenSynth(o) => &o.nowa,
+            JobOutcome::FrozenReplay(o) => &o.nowa,
         }
     }
 }
@@ -131,6 +155,10 @@ impl Job {
             Job::TraceConvert(_) => "trace-convert",
             Job::TraceGen(_) => "trace-gen",
             Job::InferGcUnit(_) => "infer-gc-unit",
+            Job::FrozenEngineFigures(_) => "frozen-engine-figures",
+            Job::FrozenTrain(_) => "frozen-train",
+            Job::FrozenSynth(_) => "frozen-synth",
+            Job::FrozenReplay(_) => "frozen-replay",
         }
     }
 
@@ -156,6 +184,10 @@ impl Job {
             Job::TraceConvert(_) => Ok(()),
             Job::TraceGen(s) => s.check(),
             Job::InferGcUnit(s) => s.check(),
+            Job::FrozenEngineFigures(s) => s.check(),
+            Job::FrozenTrain(s) => s.check(),
+            Job::FrozenSynth(_) => Ok(()), // its ranges are checked by the run, before any write
+            Job::FrozenReplay(s) => s.check(),
         }
     }
 
@@ -205,6 +237,14 @@ impl Job {
             | Job::TraceConvert(_)
             | Job::TraceGen(_)
             | Job::InferGcUnit(_) => self.run_devices(progress, cancel)?,
+            Job::FrozenEngineFigures(s) => crate::frozen::engine_figures::run(s, progress, cancel)
+                .map(|o| JobOutcome::FrozenEngineFigures(Box::new(o)))?,
+            Job::FrozenTrain(s) => crate::frozen::training::train(s, cancel)
+                .map(|o| JobOutcome::FrozenTrain(Box::new(o)))?,
+            Job::FrozenSynth(s) => crate::frozen::training::synth(s, cancel)
+                .map(|o| JobOutcome::FrozenSynth(Box::new(o)))?,
+            Job::FrozenReplay(s) => crate::frozen::replay::run_with(s, &|_| {}, cancel)
+                .map(|o| JobOutcome::FrozenReplay(Box::new(o)))?,
         };
         assert_eq!(
             out.identity().command,

@@ -2,10 +2,14 @@
 //! arrive as the CLI's flags and go through nowa-lab's parsers; runs release the GIL; Ctrl-C
 //! stops a run the way it stops the CLI's (the drivers' stop flag), keeping what it measured.
 
+use nowa_lab::engine_flags::InMemory;
 use nowa_lab::{Cancel, Error};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use std::time::Duration;
+
+/// The commands with a function.
+const COMMANDS: &str = "sim, table1, ycsb or tpcc";
 
 /// How often a waiting call looks for Ctrl-C (Python runs signal handlers only in the main
 /// thread, with the GIL: the wait takes it back this often, for a moment).
@@ -82,6 +86,82 @@ fn table1(py: Python<'_>, args: Vec<String>) -> PyResult<(String, bool)> {
     Ok((to_json(&out.map_err(|e| py_error(&e))?)?, stopped))
 }
 
+/// A run's result as JSON; a run that Ctrl-C stopped before it measured anything (during
+/// an engine's load) raises KeyboardInterrupt, as the CLI exits 130.
+fn finish_run<T: serde::Serialize>(
+    out: Result<T, Error>,
+    stopped: bool,
+    what: &str,
+) -> PyResult<(String, bool)> {
+    match out {
+        Ok(v) => Ok((to_json(&v)?, stopped)),
+        Err(_) if stopped => Err(pyo3::exceptions::PyKeyboardInterrupt::new_err(format!(
+            "{what} interrupted (Ctrl-C) during the load: nothing was measured"
+        ))),
+        Err(e) => Err(py_error(&e)),
+    }
+}
+
+/// `nowa ycsb` with these flags on the simulated SSD or in memory (the resolution as the
+/// CLI's: pool, device size, zone size); returns the JSON `nowa ycsb --json` prints and
+/// whether Ctrl-C stopped the run.
+#[pyfunction]
+fn ycsb(py: Python<'_>, args: Vec<String>) -> PyResult<(String, bool)> {
+    use nowa_lab::ycsb::{flags, run_with, Hooks};
+    let f = flags::parse_flags(&args).map_err(|e| py_error(&e))?;
+    let (out, stopped) = run_released(py, || {
+        let r = flags::resolve(&f, &InMemory)?;
+        let hooks = Hooks {
+            device: Some(r.device),
+            ack_log: f.ack_log.clone(),
+            record_trace: f.record_trace.as_deref(),
+            ..Hooks::default()
+        };
+        run_with(&r.spec, hooks, &Cancel)
+    })?;
+    finish_run(out, stopped, "nowa.ycsb")
+}
+
+/// `nowa tpcc` with these flags on the simulated SSD or in memory; returns the JSON
+/// `nowa tpcc --json` prints and whether Ctrl-C stopped the run.
+#[pyfunction]
+fn tpcc(py: Python<'_>, args: Vec<String>) -> PyResult<(String, bool)> {
+    use nowa_lab::tpcc::{flags, run_with, Hooks};
+    let f = flags::parse_flags(&args).map_err(|e| py_error(&e))?;
+    assert!(f.warehouses >= 1, "the flag's floor");
+    if f.check_only {
+        return Err(PyValueError::new_err(
+            "check_only: checks a database on a device path; run `nowa tpcc --check-only`",
+        ));
+    }
+    let (out, stopped) = run_released(py, || {
+        let r = flags::resolve(&f, &InMemory)?;
+        let hooks = Hooks {
+            device: Some(r.device),
+            record_trace: f.record_trace.as_deref(),
+            ..Hooks::default()
+        };
+        run_with(&r.spec, hooks, &Cancel)
+    })?;
+    finish_run(out, stopped, "nowa.tpcc")
+}
+
+/// The spec these engine flags resolve to (the device they size is built and dropped).
+fn engine_job(command: &str, args: &[String]) -> Result<nowa_lab::Job, Error> {
+    assert!(matches!(command, "ycsb" | "tpcc"), "an engine command");
+    Ok(if command == "ycsb" {
+        let f = nowa_lab::ycsb::flags::parse_flags(args)?;
+        nowa_lab::Job::Ycsb(Box::new(
+            nowa_lab::ycsb::flags::resolve(&f, &InMemory)?.spec,
+        ))
+    } else {
+        let f = nowa_lab::tpcc::flags::parse_flags(args)?;
+        nowa_lab::Job::Tpcc(Box::new(
+            nowa_lab::tpcc::flags::resolve(&f, &InMemory)?.spec,
+        ))
+    })
+}
+
 /// Runs a job or a result again: `text` is TOML (`toml`) or JSON.
 #[pyfunction]
 fn run(py: Python<'_>, text: &str, toml: bool) -> PyResult<(String, bool)> {
@@ -104,9 +184,10 @@ fn resolve(command: &str, args: Vec<String>) -> PyResult<String> {
             nowa_lab::table1::check(&spec).map_err(|e| py_error(&e))?;
             nowa_lab::Job::Table1(Box::new(spec))
         }
+        "ycsb" | "tpcc" => engine_job(command, &args).map_err(|e| py_error(&e))?,
         other => {
             return Err(PyValueError::new_err(format!(
-                "unknown command '{other}' (expected sim or table1)"
+                "unknown command '{other}' (expected {COMMANDS})"
             )))
         }
     };
@@ -146,8 +227,10 @@ fn command_of(command: &str) -> PyResult<clap::Command> {
     match command {
         "sim" => Ok(nowa_lab::sim::command()),
         "table1" => Ok(nowa_lab::table1::command()),
+        "ycsb" => Ok(nowa_lab::ycsb::flags::command()),
+        "tpcc" => Ok(nowa_lab::tpcc::flags::command()),
         other => Err(PyValueError::new_err(format!(
-            "unknown command '{other}' (expected sim or table1)"
+            "unknown command '{other}' (expected {COMMANDS})"
         ))),
     }
 }
@@ -209,6 +292,8 @@ fn version() -> (String, String) {
 fn _nowa(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sim, m)?)?;
     m.add_function(wrap_pyfunction!(table1, m)?)?;
+    m.add_function(wrap_pyfunction!(ycsb, m)?)?;
+    m.add_function(wrap_pyfunction!(tpcc, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(resolve, m)?)?;
     m.add_function(wrap_pyfunction!(flags, m)?)?;

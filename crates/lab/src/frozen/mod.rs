@@ -2,7 +2,13 @@
 //! reproduction share, the synthetic logs and models they start from, the replay settings,
 //! and the figures that need no engine ([`figures`]).
 
+pub mod engine;
+pub mod engine_figures;
 pub mod figures;
+pub mod from_trace;
+pub mod record;
+pub mod replay;
+pub mod training;
 
 use crate::Error;
 use nowa_frozen::replay::{OracleKind, ReplayConfig, Scheme, SchemeRun};
@@ -79,7 +85,31 @@ pub fn synth(writes: u64, seed: u64) -> Vec<WriteRecord> {
 }
 
 /// A SepFrozen failure as a run failure.
-fn failed(e: FrozenError) -> Error {
+/// Whether `e` is the fault of an input file (a damaged, cut or foreign write log or model):
+/// the CLI exits with 2 on these.
+#[must_use]
+pub fn is_bad_input(e: &FrozenError) -> bool {
+    use std::io::ErrorKind as K;
+    use FrozenError as E;
+    match e {
+        E::Io { source, .. } => matches!(
+            source.kind(),
+            K::NotFound | K::PermissionDenied | K::InvalidInput | K::IsADirectory
+        ),
+        E::Read(_)
+        | E::Truncated { .. }
+        | E::Corrupt { .. }
+        | E::Version { .. }
+        | E::BadRecord { .. }
+        | E::OutOfOrder { .. }
+        | E::Exists { .. }
+        | E::ModelJson(_)
+        | E::BadModel { .. } => true,
+        _ => false,
+    }
+}
+
+pub(crate) fn failed(e: FrozenError) -> Error {
     Error::failed("sepfrozen", e)
 }
 

@@ -18,6 +18,7 @@ use nowa_engine::{Engine, FrozenHook};
 use nowa_tpcc::{Consistency, LoadProgress, LoadReport, Sample};
 use serde::{Deserialize, Serialize};
 
+pub mod flags;
 mod phases;
 pub mod size;
 #[cfg(test)]
@@ -112,7 +113,10 @@ pub struct TpccOut {
     /// Out of place: the placement and its per-class table over the store's life.
     pub placement: Option<nowa_logspace::ClassReport>,
     /// SepFrozen's model and its inference at GC (`--frozen-model`), else null.
-    pub frozen: Option<serde_json::Value>,
+    pub frozen: Option<crate::frozen::engine::FrozenReport>,
+    /// What the write log holds (`record_writes`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub write_log: Option<nowa_frozen::LogSummary>,
     /// Out of place: the zone (GC unit) size in bytes.
     pub zone_bytes: Option<u64>,
     /// The database at the end.
@@ -129,8 +133,8 @@ pub type EngineHook<'a> = &'a dyn Fn(&Engine) -> Result<(), Error>;
 /// A caller's step once the load is done.
 pub type LoadedHook<'a> = &'a dyn Fn(&LoadReport) -> Result<(), Error>;
 
-/// What a caller adds to a run: its own device, files and SepFrozen's model, and what it
-/// shows on the way. `Hooks::default()` for a plain run of the spec.
+/// What a caller adds to a run: its own device and files, and what it shows on the way.
+/// `Hooks::default()` for a plain run of the spec.
 #[derive(Default)]
 pub struct Hooks<'a> {
     /// The device, opened by the caller (a file or block device, or the simulated SSD on
@@ -138,18 +142,20 @@ pub struct Hooks<'a> {
     pub device: Option<devices::Opened>,
     /// `--record-trace`: record the device's requests in this trace CSV.
     pub record_trace: Option<&'a std::path::Path>,
-    /// SepFrozen's hook for the out-of-place store (`--frozen-model`).
-    pub frozen: Option<FrozenHook>,
-    /// Called with the engine once it exists (SepFrozen's write observers).
-    pub attach: Option<EngineHook<'a>>,
     /// After every loaded warehouse.
     pub on_load: Option<&'a (dyn Fn(&LoadProgress) + Sync)>,
     /// Once the load is done.
     pub on_loaded: Option<LoadedHook<'a>>,
     /// Every sample, with the engine's metrics in `extra`.
     pub on_sample: Option<&'a (dyn Fn(&Sample) + Sync)>,
-    /// After the engine closed (a write log's summary).
-    pub on_closed: Option<EngineHook<'a>>,
+}
+
+/// SepFrozen's part of a run, from its spec: the store's hook, the write observers attached
+/// once the engine exists, the write log sealed once it closed.
+pub(crate) struct FrozenSteps<'a> {
+    pub(crate) hook: Option<FrozenHook>,
+    pub(crate) attach: EngineHook<'a>,
+    pub(crate) on_closed: EngineHook<'a>,
 }
 
 impl Spec {
@@ -243,17 +249,9 @@ impl Spec {
 /// Runs the spec on a fresh simulated SSD (or memory device) of its capacity.
 ///
 /// # Errors
-/// As [`run_with`]; also [`Error::Usage`] for a real device or a frozen-page model (a result
-/// describes such a run; `nowa tpcc` runs it).
+/// As [`run_with`]; also [`Error::Usage`] for a real device (a result describes such a run;
+/// `nowa tpcc` runs it).
 pub fn run(spec: &Spec, progress: Option<Progress<'_>>, cancel: &Cancel) -> Result<Outcome, Error> {
-    if let Path::Oop(o) = &spec.engine.write_path {
-        if let Some(m) = &o.frozen_model {
-            return Err(Error::Usage(format!(
-                "engine.write_path.oop.frozen_model: {}: a run with a frozen-page model runs with `nowa tpcc --frozen-model`, not from a spec",
-                m.display()
-            )));
-        }
-    }
     let total = match spec.stop {
         Stop::Transactions(n) => n,
         _ => 0,
@@ -286,6 +284,22 @@ pub fn run(spec: &Spec, progress: Option<Progress<'_>>, cancel: &Cancel) -> Resu
 /// If the identity names another seed (a bug).
 pub fn run_with(spec: &Spec, hooks: Hooks<'_>, cancel: &Cancel) -> Result<Outcome, Error> {
     spec.check()?;
+    let (frozen, wlog) = crate::ycsb::frozen_of(&spec.engine.write_path, spec.seed)?;
+    let attach = |eng: &Engine| crate::frozen::engine::attach(eng, frozen.as_ref(), wlog.as_ref());
+    let sealed = std::sync::Mutex::new(None);
+    let closed = |eng: &Engine| {
+        if let Some(l) = &wlog {
+            *sealed
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(l.finish(eng)?);
+        }
+        Ok(())
+    };
+    let steps = FrozenSteps {
+        hook: frozen.as_ref().map(|f| f.hook.clone()),
+        attach: &attach,
+        on_closed: &closed,
+    };
     let id = Identity::now("tpcc", spec, spec.seed);
     let (dev, _sim) = match hooks.device.clone() {
         Some(d) => d,
@@ -301,7 +315,16 @@ pub fn run_with(spec: &Spec, hooks: Hooks<'_>, cancel: &Cancel) -> Result<Outcom
         hooks.device.is_some() || dev.geometry().capacity == spec.capacity,
         "a fresh device of the spec's capacity"
     );
-    let result = phases::run(spec, dev, &hooks, cancel)?;
+    let mut result = phases::run(spec, dev, &hooks, &steps, cancel)?;
+    result.frozen = crate::frozen::engine::report(frozen.as_ref());
+    assert_eq!(
+        result.frozen.is_some(),
+        frozen.is_some(),
+        "a report of SepFrozen's run"
+    );
+    result.write_log = sealed
+        .into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     assert_eq!(
         result.zone_bytes,
         spec.engine.zone_bytes(),

@@ -2,7 +2,7 @@
 //! WAF and the database size to every sample), check, close; and the recovery check of an
 //! existing database.
 
-use super::{size, Hooks, Spec, TpccOut};
+use super::{size, FrozenSteps, Hooks, Spec, TpccOut};
 use crate::{devices, Cancel, Error};
 use nowa_bench::ycsb::{Drilldown, Snapshot};
 use nowa_device::{BlockDevice, Paced};
@@ -107,11 +107,10 @@ fn create(
     dev: Arc<dyn BlockDevice>,
     paced: Option<&Arc<Paced>>,
     hooks: &Hooks<'_>,
+    steps: &FrozenSteps<'_>,
 ) -> Result<Engine, Error> {
     let cfg = spec.engine.config()?;
-    let b = spec
-        .engine
-        .store(spec.op, spec.seed, hooks.frozen.clone())?;
+    let b = spec.engine.store(spec.op, spec.seed, steps.hook.clone())?;
     let wal = spec
         .engine
         .separate_wal
@@ -126,9 +125,7 @@ fn create(
         let p = p.clone();
         eng.set_flush_clock(Some(Arc::new(move || p.busy().as_secs_f64())));
     }
-    if let Some(attach) = hooks.attach {
-        attach(&eng)?;
-    }
+    (steps.attach)(&eng)?;
     Ok(eng)
 }
 
@@ -137,10 +134,11 @@ pub(super) fn run(
     spec: &Spec,
     dev: Arc<dyn BlockDevice>,
     hooks: &Hooks<'_>,
+    steps: &FrozenSteps<'_>,
     cancel: &Cancel,
 ) -> Result<TpccOut, Error> {
     let (dev, paced) = nowa_bench::ycsb::pace(dev, spec.engine.pacing.as_ref());
-    let eng = create(spec, dev.clone(), paced.as_ref(), hooks)?;
+    let eng = create(spec, dev.clone(), paced.as_ref(), hooks, steps)?;
     assert_eq!(
         eng.stats().logical_user_bytes,
         0,
@@ -165,9 +163,7 @@ pub(super) fn run(
         .engine()
         .close()
         .map_err(|e| Error::failed("closing the engine", e))?;
-    if let Some(f) = hooks.on_closed {
-        f(store.engine())?;
-    }
+    (steps.on_closed)(store.engine())?;
     Ok(out)
 }
 
@@ -278,6 +274,7 @@ fn measure(
         device_bound_tpmc: None,
         placement: eng.class_report(),
         frozen: None,
+        write_log: None,
         zone_bytes: None,
         db: DbSize::of(eng),
         interrupted: cancel.requested(),
@@ -345,11 +342,11 @@ pub struct CheckOutcome {
 ///
 /// # Panics
 /// If the check skipped a warehouse (a bug).
-pub fn check_database(
-    spec: &Spec,
-    dev: Arc<dyn BlockDevice>,
-    frozen: Option<nowa_engine::FrozenHook>,
-) -> Result<CheckOutcome, Error> {
+pub fn check_database(spec: &Spec, dev: Arc<dyn BlockDevice>) -> Result<CheckOutcome, Error> {
+    let frozen = match &spec.engine.write_path {
+        crate::ycsb::Path::Oop(o) => o.frozen_run(spec.seed)?.map(|f| f.hook),
+        crate::ycsb::Path::InPlace => None,
+    };
     let cfg = spec.engine.config()?;
     let durability = cfg.durability;
     let b = spec.engine.store(spec.op, spec.seed, frozen)?;

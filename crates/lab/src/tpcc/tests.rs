@@ -51,6 +51,8 @@ fn oop() -> Spec {
         gc_victim: None,
         gc_garbage_proportion: None,
         frozen_model: None,
+        frozen_threshold: None,
+        record_writes: None,
     });
     s.stop = Stop::DeviceWrites(0.5);
     s

@@ -6,16 +6,18 @@
 //! an operation-count stop, every byte the engine and the simulated SSD write is the same on
 //! every run of a spec ([`Spec::nondeterminism`] names what else makes a run vary).
 
+use crate::engine::EngineSpec;
+use crate::frozen::engine::{FrozenReport, FrozenRun};
+use crate::frozen::record::WriteLog;
 use crate::text::{fraction, size};
 use crate::{Cancel, Error, Identity, Progress, Report};
-use nowa_bench::ycsb::{
-    self as bench, KeyOrder, Mix, Pacing, Stop, ValueKind, WritePath, YcsbSpec,
-};
-use nowa_device::{MemDevice, SimConfig, SimDevice, SimMode};
-use nowa_engine::{Compression, Config, Durability, Engine, OopConfig};
+use nowa_bench::ycsb::{self as bench, KeyOrder, Mix, Stop, ValueKind, WritePath, YcsbSpec};
+use nowa_device::SimMode;
+use nowa_engine::{Compression, Engine, OopConfig};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
+pub mod flags;
 #[cfg(test)]
 mod tests;
 
@@ -53,8 +55,6 @@ pub struct Spec {
     /// When the run phase ends: `{"ops": N}`, `{"seconds": S}`, `{"device-writes": K}`,
     /// `{"store-writes": K}`.
     pub stop: Stop,
-    /// `async` or `sync`.
-    pub durability: String,
     /// A durability point every N updates (async).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub durable_every: Option<std::num::NonZeroU64>,
@@ -62,31 +62,8 @@ pub struct Spec {
     pub seed: u64,
     /// Reporting interval, seconds.
     pub interval: f64,
-    /// Buffer pool bytes.
-    #[serde(with = "size")]
-    pub pool: u64,
-    /// WAL limit bytes (absent: the pool size).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub wal_limit: Option<u64>,
-    /// In place: write pages through the doublewrite area.
-    pub doublewrite: bool,
-    /// The page-cleaner thread.
-    pub page_cleaner: bool,
-    /// Hot-page-aware checkpointing's deferral count.
-    pub max_checkpoint_count: u32,
-    /// Adaptive deferral's redo bound, log bytes.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_redo_bytes: Option<u64>,
-    /// `--flushing innodb`: its io capacities (absent: checkpoint passes).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub flushing: Option<InnodbFlushing>,
-    /// The WAL on a separate in-memory device.
-    pub separate_wal: bool,
-    /// The simulated SSD's timing model (absent on other devices).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pacing: Option<Pacing>,
-    /// `"inplace"`, or `{"oop": {...}}`.
-    pub write_path: Path,
+    /// The engine: pool, WAL, durability, write-back, timing model, write path.
+    pub engine: EngineSpec,
 }
 
 /// InnoDB's adaptive flushing (`--flushing innodb`).
@@ -148,10 +125,17 @@ pub struct Oop {
     /// The garbage-proportion trigger's theta (absent: free-zone trigger only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gc_garbage_proportion: Option<f64>,
-    /// SepFrozen's frozen-page model (`nowa ycsb --frozen-model`): a run with one is
-    /// described, not run again here.
+    /// SepFrozen's frozen-page model (`--frozen-model`: a model file, or `online[:...]`),
+    /// with `placement` sepfrozen-bit|dac.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub frozen_model: Option<std::path::PathBuf>,
+    /// The model's decision threshold (`--frozen-threshold`; absent: the model's own).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frozen_threshold: Option<f64>,
+    /// SepFrozen's write log (`--record-writes`): every DB page write, GC move and free,
+    /// written to this file (which must not exist).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub record_writes: Option<std::path::PathBuf>,
 }
 
 /// A ycsb run's result: the engine's measurements and, with a frozen-page model, its report.
@@ -161,7 +145,10 @@ pub struct YcsbOut {
     #[serde(flatten)]
     pub result: bench::YcsbResult,
     /// SepFrozen's report (`nowa ycsb --frozen-model`), else null.
-    pub frozen: Option<serde_json::Value>,
+    pub frozen: Option<FrozenReport>,
+    /// What the write log holds (`record_writes`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub write_log: Option<nowa_frozen::LogSummary>,
 }
 
 /// A ycsb run's result under its identity.
@@ -239,18 +226,10 @@ impl Spec {
     /// If `b` sets an engine knob the flags do not (a spec would not carry it).
     #[must_use]
     pub fn from_bench(b: &YcsbSpec, device: &str, capacity: u64, op: f64, mode: SimMode) -> Spec {
-        let e = &b.engine;
-        let d = Config::default();
-        assert!(
-            e.dw_pages == d.dw_pages
-                && e.wal_region_bytes.is_none()
-                && e.async_flush_bytes == d.async_flush_bytes,
-            "an engine configuration the flags can give"
-        );
-        let flushing = e.flushing.as_ref().map(|f| InnodbFlushing {
-            io_capacity: f.io_capacity,
-            io_capacity_max: f.io_capacity_max,
-        });
+        let write_path = match &b.store {
+            WritePath::InPlace => Path::InPlace,
+            WritePath::OutOfPlace(o) => Path::Oop(Oop::from_config(o)),
+        };
         Spec {
             device: device.to_owned(),
             capacity,
@@ -264,23 +243,10 @@ impl Spec {
             key_order: b.key_order,
             threads: b.threads,
             stop: b.stop,
-            durability: durability_text(e.durability).to_owned(),
             durable_every: b.durable_every,
             seed: b.seed,
             interval: b.interval_secs,
-            pool: e.pool_bytes,
-            wal_limit: e.wal_limit_bytes,
-            doublewrite: e.doublewrite,
-            page_cleaner: e.page_cleaner,
-            max_checkpoint_count: e.max_checkpoint_count,
-            max_redo_bytes: e.max_redo_bytes,
-            flushing,
-            separate_wal: b.separate_wal,
-            pacing: b.pacing,
-            write_path: match &b.store {
-                WritePath::InPlace => Path::InPlace,
-                WritePath::OutOfPlace(o) => Path::Oop(Oop::from_config(o)),
-            },
+            engine: EngineSpec::from_config(&b.engine, b.separate_wal, b.pacing, write_path),
         }
     }
 
@@ -301,35 +267,12 @@ impl Spec {
     /// If the conversion loses the pool or the write path (a bug).
     pub fn to_bench(&self) -> Result<YcsbSpec, Error> {
         self.check()?;
-        let durability = match self.durability.as_str() {
-            "async" => Durability::Async,
-            _ => Durability::Sync,
-        };
-        let engine = Config {
-            pool_bytes: self.pool,
-            wal_limit_bytes: self.wal_limit,
-            durability,
-            doublewrite: self.doublewrite,
-            page_cleaner: self.page_cleaner,
-            max_checkpoint_count: self.max_checkpoint_count,
-            max_redo_bytes: self.max_redo_bytes,
-            flushing: self.flushing.map(|f| nowa_engine::Flushing {
-                io_capacity: f.io_capacity,
-                io_capacity_max: f.io_capacity_max,
-                ..nowa_engine::Flushing::default()
-            }),
-            ..Config::default()
-        };
-        let store = match &self.write_path {
+        let engine = self.engine.config()?;
+        let store = match &self.engine.write_path {
             Path::InPlace => WritePath::InPlace,
             Path::Oop(o) => WritePath::OutOfPlace(o.to_config(self.op, self.seed)?),
         };
-        assert_eq!(engine.pool_bytes, self.pool, "the pool as resolved");
-        assert_eq!(
-            matches!(store, WritePath::OutOfPlace(_)),
-            matches!(self.write_path, Path::Oop(_)),
-            "the write path as resolved"
-        );
+        assert_eq!(engine.pool_bytes, self.engine.pool, "the pool as resolved");
         Ok(YcsbSpec {
             records: self.records,
             value_size: self.value_size,
@@ -339,15 +282,15 @@ impl Spec {
             key_order: self.key_order,
             threads: self.threads,
             stop: self.stop,
-            durability,
+            durability: engine.durability,
             durable_every: self.durable_every,
             seed: self.seed,
             interval_secs: self.interval,
             engine,
             store,
-            separate_wal: self.separate_wal,
+            separate_wal: self.engine.separate_wal,
             ack_log: None,
-            pacing: self.pacing,
+            pacing: self.engine.pacing,
         })
     }
 
@@ -359,28 +302,15 @@ impl Spec {
         let bad = |field: &str, why: String| Err(Error::Usage(format!("{field}: {why}")));
         self.mode()?;
         let max_value = (nowa_engine::page::MAX_KV - 8) as u64;
-        let ranges: [(&str, u64, u64, u64); 6] = [
+        let ranges: [(&str, u64, u64, u64); 4] = [
             ("records", self.records, 1, 1_000_000_000_000),
             ("value_size", self.value_size as u64, 1, max_value),
             ("threads", self.threads as u64, 1, crate::flags::MAX_THREADS),
-            ("pool", self.pool, 1 << 20, 1 << 50),
             ("capacity", self.capacity, 1 << 20, 1 << 50),
-            (
-                "wal_limit",
-                self.wal_limit.unwrap_or(1 << 20),
-                1 << 20,
-                1 << 50,
-            ),
         ];
         crate::check_ranges(&ranges)?;
         crate::check_blocks("capacity", self.capacity)?;
-        if !["async", "sync"].contains(&self.durability.as_str()) {
-            let d = &self.durability;
-            return bad(
-                "durability",
-                format!("unknown durability '{d}' (expected async or sync)"),
-            );
-        }
+        self.engine.check(self.op, self.seed)?;
         let fractions = [("op", self.op, 1.0), ("theta", self.theta, 100.0)];
         for (field, v, hi) in fractions {
             if !(v.is_finite() && v >= 0.0 && v < hi) || (field == "op" && v == 0.0) {
@@ -391,9 +321,6 @@ impl Spec {
             return bad("interval", format!("{} is below 0.01 s", self.interval));
         }
         check_stop(self.stop).map_err(|e| Error::Usage(format!("stop: {e}")))?;
-        if let Path::Oop(o) = &self.write_path {
-            o.to_config(self.op, self.seed)?;
-        }
         Ok(())
     }
 
@@ -402,12 +329,13 @@ impl Spec {
     /// the wall clock.
     #[must_use]
     pub fn nondeterminism(&self) -> Option<String> {
-        let oop_bg = matches!(&self.write_path, Path::Oop(o) if o.background_gc);
-        let paced = self.pacing.is_some_and(|p| p.paced);
+        let e = &self.engine;
+        let oop_bg = matches!(&e.write_path, Path::Oop(o) if o.background_gc);
+        let paced = e.pacing.is_some_and(|p| p.paced);
         let reasons = [
             (self.threads > 1, "more than one worker thread"),
             (
-                self.page_cleaner,
+                e.page_cleaner,
                 "the page-cleaner thread (--page-cleaner off)",
             ),
             (oop_bg, "the background DB GC thread (--background-gc off)"),
@@ -416,7 +344,7 @@ impl Spec {
                 "a stop checked on the wall clock (--ops)",
             ),
             (
-                self.flushing.is_some() && !paced,
+                e.flushing.is_some() && !paced,
                 "InnoDB flushing on the wall clock",
             ),
             (
@@ -436,13 +364,6 @@ fn check_stop(stop: Stop) -> Result<(), String> {
             Ok(())
         }
         s => Err(format!("{s:?} is out of range")),
-    }
-}
-
-fn durability_text(d: Durability) -> &'static str {
-    match d {
-        Durability::Async => "async",
-        Durability::Sync => "sync",
     }
 }
 
@@ -475,11 +396,33 @@ impl Oop {
             delta_chain: o.deltas.then_some(o.delta_chain),
             defer_compensation: o.defer_compensation,
             space_limit: o.space_limit_bytes,
-            placement: o.placement.map(|p| p.to_string()),
+            placement: o.placement.map(|p| p.to_string()).or_else(|| {
+                let h = o.frozen.as_ref()?;
+                Some(crate::placement::EnginePlacement::Frozen(h.base, h.classes).name())
+            }),
             gc_victim: o.gc_victim.as_ref().map(ToString::to_string),
             gc_garbage_proportion: o.gc_garbage_proportion,
             frozen_model: None,
+            frozen_threshold: None,
+            record_writes: None,
         }
+    }
+
+    /// SepFrozen's run as the spec names it (None: no SepFrozen placement), its model loaded.
+    ///
+    /// # Errors
+    /// [`Error::Usage`] naming the field: a model without a SepFrozen placement or the other
+    /// way round, a model file that does not load.
+    pub fn frozen_run(&self, seed: u64) -> Result<Option<FrozenRun>, Error> {
+        let placement = match &self.placement {
+            Some(p) => Some(
+                crate::placement::engine_placement(p)
+                    .map_err(|e| Error::Usage(format!("write_path.oop.placement: {e}")))?,
+            ),
+            None => None,
+        };
+        let run = crate::frozen::engine::frozen_run(placement, self.frozen_model.as_deref(), seed)?;
+        crate::frozen::engine::with_threshold(run, self.frozen_threshold)
     }
 
     pub(crate) fn to_config(&self, op: f64, seed: u64) -> Result<OopConfig, Error> {
@@ -492,10 +435,13 @@ impl Oop {
             .parse()
             .map_err(|e| field("compression", &e))?;
         let placement = match &self.placement {
-            Some(p) => Some(
-                p.parse::<nowa_logspace::PlacementKind>()
-                    .map_err(|e| field("placement", &e))?,
-            ),
+            Some(p) => {
+                match crate::placement::engine_placement(p).map_err(|e| field("placement", &e))? {
+                    crate::placement::EnginePlacement::Scheme(k) => Some(k),
+                    // SepFrozen's hook is the run's ([`Oop::frozen_run`]).
+                    crate::placement::EnginePlacement::Frozen(..) => None,
+                }
+            }
             None => None,
         };
         let gc_victim = match &self.gc_victim {
@@ -611,40 +557,101 @@ pub fn create_engine(dev: bench::Device, spec: &YcsbSpec) -> Result<Engine, Erro
     })
 }
 
+/// What a caller adds to a run: its own device and files, and what it shows on the way.
+/// `Hooks::default()` for a plain run of the spec.
+#[derive(Default)]
+pub struct Hooks<'a> {
+    /// The device, opened by the caller (a file or block device, or the simulated SSD on
+    /// which it resolved the zone size). None: a fresh one of the spec's capacity.
+    pub device: Option<crate::devices::Opened>,
+    /// `--record-trace`: record the device's requests in this trace CSV.
+    pub record_trace: Option<&'a std::path::Path>,
+    /// `--ack-log`: "key-id version" after every acknowledged update.
+    pub ack_log: Option<std::path::PathBuf>,
+    /// Records loaded so far.
+    pub on_load: Option<&'a (dyn Fn(u64) + Sync)>,
+    /// Every reporting interval of the run phase.
+    pub on_tick: Option<&'a mut dyn FnMut(&bench::Tick)>,
+}
+
 /// Runs the spec on a fresh simulated SSD (or memory device) of its capacity.
 ///
 /// # Errors
-/// [`Error::Usage`]: a bad field, a real device or a frozen-page model (described by the
-/// result, not run again here); [`Error::Failed`]: the engine's errors, or a stop asked
-/// during the load (nothing measured).
+/// As [`run_with`].
+pub fn run(spec: &Spec, progress: Option<Progress<'_>>, cancel: &Cancel) -> Result<Outcome, Error> {
+    let records = spec.records;
+    let on_load = |n: u64| {
+        if let Some(p) = progress {
+            p(n, records.saturating_mul(2));
+        }
+    };
+    let hooks = Hooks {
+        on_load: Some(&on_load),
+        ..Hooks::default()
+    };
+    run_with(spec, hooks, cancel)
+}
+
+/// The device of a run: the caller's, else a fresh simulated SSD or memory device.
+fn device_of(spec: &Spec, given: Option<crate::devices::Opened>) -> Result<bench::Device, Error> {
+    if let Some((dev, _)) = given {
+        return Ok(dev);
+    }
+    let opened = crate::devices::in_memory(&spec.device, spec.capacity, spec.op, spec.mode()?)?;
+    let (dev, _) = opened.ok_or_else(|| {
+        Error::Usage(format!(
+            "device: {p}: a run on a file or block device is not run again from its result (it would format the device); use `nowa ycsb --device {p}`",
+            p = spec.device
+        ))
+    })?;
+    assert_eq!(
+        dev.geometry().capacity,
+        spec.capacity,
+        "a fresh device of the spec's capacity"
+    );
+    Ok(dev)
+}
+
+/// SepFrozen's run and write log as a write path names them (`ycsb` and `tpcc`).
+pub(crate) fn frozen_of(
+    path: &Path,
+    seed: u64,
+) -> Result<(Option<FrozenRun>, Option<Arc<WriteLog>>), Error> {
+    let Path::Oop(o) = path else {
+        return Ok((None, None));
+    };
+    let run = o.frozen_run(seed)?;
+    assert!(
+        run.is_none() || o.frozen_model.is_some(),
+        "SepFrozen runs a named model"
+    );
+    let log = crate::frozen::record::open(o.record_writes.as_deref(), true)?;
+    assert_eq!(
+        log.is_some(),
+        o.record_writes.is_some(),
+        "a log where the spec names one"
+    );
+    Ok((run, log))
+}
+
+/// Runs the spec with the caller's [`Hooks`] (SepFrozen's model and write log as the spec
+/// names them).
+///
+/// # Errors
+/// [`Error::Usage`]: a bad field, a configuration the device cannot hold; [`Error::Failed`]:
+/// the engine's errors, or a stop asked during the load (nothing measured).
 ///
 /// # Panics
 /// If the driver reports another spec's run (a bug).
-pub fn run(spec: &Spec, progress: Option<Progress<'_>>, cancel: &Cancel) -> Result<Outcome, Error> {
-    let b = spec.to_bench()?;
-    if let Path::Oop(Oop {
-        frozen_model: Some(m),
-        ..
-    }) = &spec.write_path
-    {
-        return Err(Error::Usage(format!(
-            "write_path.oop.frozen_model: {}: a run with a frozen-page model runs with `nowa ycsb --frozen-model`, not from a spec",
-            m.display()
-        )));
+pub fn run_with(spec: &Spec, hooks: Hooks<'_>, cancel: &Cancel) -> Result<Outcome, Error> {
+    let mut b = spec.to_bench()?;
+    b.ack_log = hooks.ack_log;
+    let (frozen, wlog) = frozen_of(&spec.engine.write_path, spec.seed)?;
+    if let (Some(f), WritePath::OutOfPlace(o)) = (&frozen, &mut b.store) {
+        o.frozen = Some(f.hook.clone());
     }
-    let dev: bench::Device = match spec.device.as_str() {
-        "sim" => {
-            let cfg = SimConfig::for_capacity(spec.capacity, spec.op, spec.mode()?)
-                .map_err(|e| Error::Usage(format!("capacity / op / sim_mode: {e}")))?;
-            Arc::new(SimDevice::new(cfg).map_err(|e| Error::Usage(format!("sim_mode: {e}")))?)
-        }
-        "mem" => Arc::new(MemDevice::new(spec.capacity)),
-        p => {
-            return Err(Error::Usage(format!(
-                "device: {p}: a run on a file or block device is not run again from its result (it would format the device); use `nowa ycsb --device {p}`"
-            )))
-        }
-    };
+    let dev = device_of(spec, hooks.device)?;
+    let dev = crate::devices::record_trace(dev, hooks.record_trace)?;
     let id = Identity::now("ycsb", spec, spec.seed);
     assert_eq!(
         id.spec["seed"], spec.seed,
@@ -652,23 +659,35 @@ pub fn run(spec: &Spec, progress: Option<Progress<'_>>, cancel: &Cancel) -> Resu
     );
     let (dev, paced) = bench::pace(dev, b.pacing.as_ref());
     let engine = Arc::new(create_engine(dev, &b)?);
-    let records = spec.records;
-    let on_load = |n: u64| {
-        if let Some(p) = progress {
-            p(n, records.saturating_mul(2));
-        }
+    crate::frozen::engine::attach(&engine, frozen.as_ref(), wlog.as_ref())?;
+    // A file or block device: the kernel's counters of the device under it, over the run.
+    let blk = match spec.device.as_str() {
+        "sim" | "mem" => None,
+        path => bench::BlockDevReading::of(std::path::Path::new(path)),
     };
-    let mut on_tick = |_: &bench::Tick| {};
-    let r = load_and_run(&engine, &b, paced.as_deref(), &on_load, &mut on_tick);
+    let on_load = hooks.on_load.unwrap_or(&|_| {});
+    let mut no_tick = |_: &bench::Tick| {};
+    let on_tick = hooks.on_tick.unwrap_or(&mut no_tick);
+    let r = load_and_run(&engine, &b, paced.as_deref(), on_load, on_tick);
+    let placed = crate::frozen::engine::report(frozen.as_ref());
+    assert_eq!(
+        placed.is_some(),
+        frozen.is_some(),
+        "a report of SepFrozen's run"
+    );
     engine
         .close()
         .map_err(|e| Error::failed("closing the engine", e))?;
-    let Some(result) = r? else {
+    let write_log = wlog.map(|l| l.finish(&engine)).transpose()?;
+    let Some(mut result) = r? else {
         return Err(Error::Failed {
             what: "ycsb",
             source: "interrupted during the load; nothing was measured".into(),
         });
     };
+    result.block_device = blk
+        .as_ref()
+        .and_then(|k| Some(k.since(&k.again()?, result.ops)));
     assert_eq!(
         result.spec.seed, spec.seed,
         "the result is of this spec's run"
@@ -678,7 +697,8 @@ pub fn run(spec: &Spec, progress: Option<Progress<'_>>, cancel: &Cancel) -> Resu
         nowa: id,
         result: YcsbOut {
             result,
-            frozen: None,
+            frozen: placed,
+            write_log,
         },
     })
 }

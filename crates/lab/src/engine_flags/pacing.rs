@@ -2,9 +2,7 @@
 //! flatten [`PacingFlags`] into a command's args and call [`PacingFlags::pacing`]; wrap the
 //! device with `nowa_bench::ycsb::pace` (the one timing model, `nowa_device::Paced`).
 
-use crate::flags;
-use crate::usage;
-use anyhow::Result;
+use crate::{flags, Error};
 use clap::Args;
 use nowa_bench::ycsb::Pacing;
 
@@ -34,7 +32,10 @@ impl PacingFlags {
     ///
     /// # Errors
     /// A timing flag on a device that has no timing model.
-    pub fn pacing(&self, device: &str) -> Result<Option<Pacing>> {
+    ///
+    /// # Panics
+    /// Never: the bandwidth flags are positive.
+    pub fn pacing(&self, device: &str) -> Result<Option<Pacing>, Error> {
         if device != "sim" {
             let set = [
                 ("--pacing", self.pacing.is_some()),
@@ -43,7 +44,7 @@ impl PacingFlags {
                 ("--sim-timing", self.sim_timing.is_some()),
             ];
             if let Some((flag, _)) = set.iter().find(|(_, s)| *s) {
-                return Err(usage(format!(
+                return Err(Error::Usage(format!(
                     "{flag}: only a simulated SSD (--device sim) has a timing model"
                 )));
             }
@@ -52,11 +53,16 @@ impl PacingFlags {
         let d = Pacing::default();
         // Bandwidths below 2^50 bytes/s (the flags' bound): exact in an f64.
         let bw = |b: Option<u64>, def: f64| b.map_or(def, |b| b as f64);
-        Ok(Some(Pacing {
+        let p = Pacing {
             paced: self.pacing.unwrap_or(d.paced),
             media_bytes_per_sec: bw(self.media_bandwidth, d.media_bytes_per_sec),
             read_bytes_per_sec: bw(self.read_bandwidth, d.read_bytes_per_sec),
             chips: self.sim_timing.and_then(flags::SimTiming::chips),
-        }))
+        };
+        assert!(
+            p.media_bytes_per_sec > 0.0 && p.read_bytes_per_sec > 0.0,
+            "positive bandwidths (the flags' floor)"
+        );
+        Ok(Some(p))
     }
 }

@@ -1,61 +1,153 @@
-//! `nowa frozen figures --engine`: SepFrozen and its baselines inside the engine's DB GC on
-//! the simulated ZNS SSD, from one command (the paper's Figures 11 to 14 on the engine).
+//! `nowa frozen figures --engine` (job `frozen-engine-figures`): SepFrozen and its baselines
+//! inside the engine's DB GC on the simulated ZNS SSD, from one spec (the paper's Figures 11
+//! to 14 on the engine).
 //!
 //! Per workload (TPC-C standard and steady, YCSB 50% and 100% writes): a training run (seed
-//! s+1, SepBIT, `--record-writes`) and a model trained on its log; then one run per scheme
+//! s+1, SepBIT, recording its writes) and a model trained on its log; then one run per scheme
 //! (seed s), each recording its writes for the exact FAR; the SepBIT run's log replayed
 //! through the placement simulator with every replay scheme, the FK oracles included, so FK is
 //! evaluated on exactly the writes SepBIT's run made. Every run is `nowa ycsb|tpcc` itself:
-//! the current executable, spawned with `--json` (no copy of the run logic; each run gets a
-//! fresh process). CSV, PNG bar charts and a summary under `--out`.
+//! its flags resolved by [`crate::ycsb::flags`] / [`crate::tpcc::flags`] and run in this
+//! process, its typed result read (no output parsed). CSV, PNG bar charts and a summary under
+//! `out`.
 
-use crate::usage;
-use anyhow::{bail, Context, Result};
-use clap::Args;
+use super::{f4, pct, replay_config as config, table, Rows as Csv};
+use crate::engine_flags::InMemory;
+use crate::{Cancel, Error, Identity, Report};
 use nowa_bench::plot::{render_bar, render_bars, BarChart};
 use nowa_frozen::replay::{self, ReplayLog, SchemeRun};
 use nowa_frozen::{ClassifierKind, Dataset, Labels, Metrics, Model, SampleSpec, TrainConfig};
-use nowa_lab::frozen::{f4, pct, replay_config as config, table, Rows as Csv};
 use nowa_logspace::PolicyKind;
-use serde_json::Value;
+use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::time::Instant;
 
-/// Flags of `nowa frozen figures --engine` (each needs `--engine`).
-#[derive(Args, Debug, Clone)]
-pub struct EngineFigArgs {
-    /// With --engine: workloads, comma-separated (default all four: tpcc-standard,
-    /// tpcc-steady, ycsb-50w, ycsb-100w).
-    #[arg(long, requires = "engine", value_delimiter = ',', value_parser = workload)]
-    workloads: Vec<Workload>,
-    /// With --engine: schemes run in the engine, comma-separated (default all: nosep, 2r,
-    /// warcip, dac, dac-paper, sepfrozen-dac, sepbit, sepfrozen-bit, the two retrained
-    /// online during the run: sepfrozen-dac-online, sepfrozen-bit-online, and the two with the
-    /// depth-8 tree model: sepfrozen-dac-tree, sepfrozen-bit-tree). The FK oracles are
-    /// replayed on the sepbit run's log, so they need sepbit.
-    #[arg(long, requires = "engine", value_delimiter = ',', value_parser = scheme)]
-    schemes: Vec<&'static EngineScheme>,
-    /// With --engine: TPC-C warehouses (default 2).
-    #[arg(long, requires = "engine", value_parser = crate::flags::count::<u32>(1, 10_000))]
-    warehouses: Option<u32>,
-    /// With --engine: TPC-C transactions per run (default 60k).
-    #[arg(long, requires = "engine", value_parser = crate::flags::count::<u64>(100, 1 << 40))]
-    transactions: Option<u64>,
-    /// With --engine: YCSB records (default 3M; the device holds them at 50% fill).
-    #[arg(long, requires = "engine", value_parser = crate::flags::count::<u64>(1000, 1 << 40))]
-    records: Option<u64>,
-    /// With --engine: YCSB operations per run (default 480k).
-    #[arg(long, requires = "engine", value_parser = crate::flags::count::<u64>(100, 1 << 40))]
-    ops: Option<u64>,
-    /// With --engine: where the runs' write logs and models go (default: a new directory in
-    /// the system's temporary directory, removed at the end). Logs are deleted once read.
-    #[arg(long, requires = "engine", value_name = "DIR")]
-    work_dir: Option<PathBuf>,
-    /// With --engine: keep the write logs and models in the work directory.
-    #[arg(long, requires = "engine")]
-    keep_logs: bool,
+/// The figures' spec: which workloads and schemes, at which sizes (keys as the flags of
+/// `nowa frozen figures --engine` with underscores).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EngineFiguresSpec {
+    /// Output directory (CSV + PNG + summary).
+    pub out: PathBuf,
+    /// Overwrite the figures already in `out`.
+    pub force: bool,
+    /// Workloads: tpcc-standard, tpcc-steady, ycsb-50w, ycsb-100w.
+    pub workloads: Vec<String>,
+    /// Schemes run in the engine ([`SCHEMES`]' names).
+    pub schemes: Vec<String>,
+    /// TPC-C warehouses.
+    pub warehouses: u32,
+    /// TPC-C transactions per run.
+    pub transactions: u64,
+    /// YCSB records (the device holds them at 50% fill).
+    pub records: u64,
+    /// YCSB operations per run.
+    pub ops: u64,
+    /// Seed of the runs (the training runs: seed + 1).
+    pub seed: u64,
+    /// Where the runs' write logs and models go (absent: a new temporary directory, removed
+    /// at the end).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub work_dir: Option<PathBuf>,
+    /// Keep the write logs and models in the work directory.
+    pub keep_logs: bool,
+}
+
+impl EngineFiguresSpec {
+    /// The defaults of `nowa frozen figures --engine --out OUT`: every workload and scheme,
+    /// 2 warehouses and 60k transactions, 3M records and 480k operations, seed 42.
+    #[must_use]
+    pub fn new(out: PathBuf) -> EngineFiguresSpec {
+        EngineFiguresSpec {
+            out,
+            force: false,
+            workloads: Workload::ALL.iter().map(|w| w.name().to_owned()).collect(),
+            schemes: SCHEMES.iter().map(|s| s.name.to_owned()).collect(),
+            warehouses: 2,
+            transactions: 60_000,
+            records: 3_000_000,
+            ops: 480_000,
+            seed: 42,
+            work_dir: None,
+            keep_logs: false,
+        }
+    }
+
+    /// Checks every field (names, no repeats, sizes in their flags' ranges) and that no
+    /// figure would be overwritten without `force`.
+    ///
+    /// # Errors
+    /// [`Error::Usage`] naming the field.
+    pub fn check(&self) -> Result<(), Error> {
+        self.plan().map(|_| ())
+    }
+
+    fn plan(&self) -> Result<Plan, Error> {
+        let workloads = names(&self.workloads, "workloads", workload)?;
+        let schemes = names(&self.schemes, "schemes", scheme)?;
+        crate::check_ranges(&[
+            ("warehouses", u64::from(self.warehouses), 1, 10_000),
+            ("transactions", self.transactions, 100, 1 << 40),
+            ("records", self.records, 1000, 1 << 40),
+            ("ops", self.ops, 100, 1 << 40),
+        ])?;
+        if let Some(f) = OUTPUTS.iter().find(|f| self.out.join(f).exists()) {
+            if !self.force {
+                return Err(Error::Usage(format!(
+                    "--out {}: {f} exists (pass --force to overwrite)",
+                    self.out.display()
+                )));
+            }
+        }
+        let (work, own_work) = match &self.work_dir {
+            Some(d) => (d.clone(), false),
+            None => (
+                std::env::temp_dir().join(format!("nowa-frozen-engine-{}", std::process::id())),
+                true,
+            ),
+        };
+        assert!(
+            !workloads.is_empty() && !schemes.is_empty(),
+            "names() refuses empty lists"
+        );
+        Ok(Plan {
+            workloads,
+            schemes,
+            sizes: Sizes {
+                warehouses: self.warehouses,
+                transactions: self.transactions,
+                records: self.records,
+                ops: self.ops,
+            },
+            seed: self.seed,
+            work,
+            own_work,
+            keep: self.keep_logs,
+        })
+    }
+}
+
+/// `list`'s entries parsed by `parse`, refusing an empty list and a name given twice.
+fn names<T: Copy>(
+    list: &[String],
+    field: &str,
+    parse: fn(&str) -> Result<T, String>,
+) -> Result<Vec<T>, Error> {
+    // Named as the flag: the same message for `--schemes` and a job file's `schemes`.
+    if list.is_empty() {
+        return Err(Error::Usage(format!("--{field}: none given")));
+    }
+    let mut seen = std::collections::HashSet::new();
+    let mut out = Vec::new();
+    for n in list {
+        if !seen.insert(n.trim()) {
+            return Err(Error::Usage(format!("--{field}: {n} given twice")));
+        }
+        out.push(parse(n).map_err(|e| Error::Usage(format!("--{field}: {e}")))?);
+    }
+    assert_eq!(out.len(), list.len(), "one entry per name");
+    Ok(out)
 }
 
 /// A workload of the figures.
@@ -72,14 +164,17 @@ pub enum Workload {
 }
 
 impl Workload {
-    const ALL: [Workload; 4] = [
+    /// Every workload, in the figures' order.
+    pub const ALL: [Workload; 4] = [
         Workload::TpccStandard,
         Workload::TpccSteady,
         Workload::Ycsb50w,
         Workload::Ycsb100w,
     ];
 
-    fn name(self) -> &'static str {
+    /// Its name in the figures.
+    #[must_use]
+    pub fn name(self) -> &'static str {
         match self {
             Workload::TpccStandard => "tpcc-standard",
             Workload::TpccSteady => "tpcc-steady",
@@ -101,13 +196,12 @@ impl Workload {
         }
     }
 
-    /// The run's command line without `--placement`: 1 thread, the simulated ZNS SSD with
+    /// The run's flags (of `nowa tpcc` or `nowa ycsb`) without `--placement`: 1 thread, the simulated ZNS SSD with
     /// its own zone size, the WAL on a separate device, GC at a garbage proportion of 15%.
     fn args(self, s: &Sizes, seed: u64) -> Vec<String> {
         let mut v: Vec<String> = match self {
             Workload::TpccStandard | Workload::TpccSteady => {
                 let mut t = vec![
-                    "tpcc".into(),
                     "--warehouses".into(),
                     s.warehouses.to_string(),
                     "--transactions".into(),
@@ -119,7 +213,6 @@ impl Workload {
                 t
             }
             Workload::Ycsb50w | Workload::Ycsb100w => vec![
-                "ycsb".into(),
                 "--records".into(),
                 s.records.to_string(),
                 "--dataset-fill".into(),
@@ -131,14 +224,18 @@ impl Workload {
             ],
         };
         let common = "--threads 1 --device sim --sim-mode zns --write-path oop --zone-size auto \
-                      --separate-wal --gc-trigger gp -q --json";
+                      --separate-wal --gc-trigger gp";
         v.extend(common.split_whitespace().map(String::from));
         v.extend(["--seed".into(), seed.to_string()]);
         v
     }
 }
 
-fn workload(s: &str) -> Result<Workload, String> {
+/// A workload's name, parsed.
+///
+/// # Errors
+/// An unknown name (the message lists the names).
+pub fn workload(s: &str) -> Result<Workload, String> {
     Workload::ALL
         .into_iter()
         .find(|w| w.name() == s.trim())
@@ -260,7 +357,11 @@ pub const SCHEMES: &[EngineScheme] = &[
 /// The scheme whose run's log is replayed (and trained on, from the training seed).
 const REPLAYED: &str = "sepbit";
 
-fn scheme(s: &str) -> Result<&'static EngineScheme, String> {
+/// A scheme's name, parsed.
+///
+/// # Errors
+/// An unknown name (the message lists the names).
+pub fn scheme(s: &str) -> Result<&'static EngineScheme, String> {
     SCHEMES.iter().find(|e| e.name == s.trim()).ok_or_else(|| {
         let names: Vec<_> = SCHEMES.iter().map(|e| e.name).collect();
         format!("unknown scheme '{s}' (expected {})", names.join(", "))
@@ -353,21 +454,33 @@ impl Trained {
     }
 }
 
-/// One engine run's numbers (from its `--json` and its write log).
-#[derive(Debug, Clone, Default)]
-struct RunRow {
-    scheme: String,
-    db_waf: f64,
-    far: Option<f64>,
-    gc_moves: u64,
-    gc_frozen: u64,
-    throughput: f64,
-    device_bound: Option<f64>,
-    cpu_us_per_op: Option<f64>,
+/// One engine run's numbers (from its typed result and its write log).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct RunRow {
+    /// The workload.
+    pub workload: String,
+    /// The scheme.
+    pub scheme: String,
+    /// DB WAF.
+    pub db_waf: f64,
+    /// Frozen share of the pages DB GC moved (from the run's write log).
+    pub far: Option<f64>,
+    /// Pages DB GC moved.
+    pub gc_moves: u64,
+    /// Frozen pages among them.
+    pub gc_frozen: u64,
+    /// tpmC or operations per second.
+    pub throughput: f64,
+    /// The throughput the simulated SSD's busy time allows.
+    pub device_bound: Option<f64>,
+    /// CPU microseconds per transaction or operation.
+    pub cpu_us_per_op: Option<f64>,
     /// (pages judged at GC, judged frozen, inference ms per 256 MiB).
-    judged: Option<(u64, u64, f64)>,
-    zone_bytes: u64,
-    wall_secs: f64,
+    pub judged: Option<(u64, u64, f64)>,
+    /// The zone (GC unit) size, bytes.
+    pub zone_bytes: u64,
+    /// Wall seconds of the run (load included).
+    pub wall_secs: f64,
 }
 
 /// A replay: the zone size in pages and one run per replay scheme.
@@ -382,187 +495,242 @@ struct WorkloadResult {
     replay: Option<Replay>,
 }
 
-/// `nowa frozen figures --engine --out DIR`.
+/// The figures' outcome: what the runs measured (one row per run, as the CSV), the
+/// summary, the files written.
+#[derive(Debug, Clone, Serialize)]
+pub struct EngineFiguresResult {
+    /// The summary (also in `sepfrozen-engine-summary.txt`).
+    pub summary: String,
+    /// The files written under `out`.
+    pub files: Vec<PathBuf>,
+    /// Each engine run's numbers.
+    pub runs: Vec<RunRow>,
+}
+
+/// The figures' outcome under the run's identity.
+pub type Outcome = Report<EngineFiguresResult>;
+
+/// A line of progress: runs done, runs in all, what the last one measured.
+pub type Observe<'a> = &'a dyn Fn(u64, u64, &str);
+
+/// Runs the figures (progress as runs done of all).
 ///
 /// # Errors
-/// Bad flags or existing outputs (usage), a run that fails, unwritable outputs.
-pub fn run(a: &EngineFigArgs, out: &Path, seed: u64, force: bool) -> Result<()> {
-    let plan = plan(a, seed)?;
-    if let Some(f) = OUTPUTS.iter().find(|f| out.join(f).exists()) {
-        if !force {
-            return Err(usage(format!(
-                "--out {}: {f} exists (pass --force to overwrite)",
-                out.display()
-            )));
+/// As [`run_with`].
+pub fn run(
+    spec: &EngineFiguresSpec,
+    progress: Option<crate::Progress<'_>>,
+    cancel: &Cancel,
+) -> Result<Outcome, Error> {
+    let observe = |done: u64, total: u64, _: &str| {
+        if let Some(p) = progress {
+            p(done, total);
         }
-    }
-    crate::resources::create_output_dir("--out", out)?;
-    std::fs::create_dir_all(&plan.work)
-        .with_context(|| format!("--work-dir {}", plan.work.display()))?;
-    eprintln!(
-        "nowa frozen figures --engine: seed {} (training runs seed {}), {} workloads x {} schemes; {}; work dir {}",
-        plan.seed,
-        plan.seed + 1,
-        plan.workloads.len(),
-        plan.schemes.len(),
-        plan.scale(),
-        plan.work.display()
-    );
-    let mut progress = Progress {
+    };
+    run_with(spec, &observe, cancel)
+}
+
+/// Runs the figures, each run's result line handed to `observe`.
+///
+/// # Errors
+/// A bad spec or existing outputs ([`Error::Usage`]), a run that fails, unwritable outputs.
+///
+/// # Panics
+/// If a run was skipped without a stop being asked (a bug).
+pub fn run_with(
+    spec: &EngineFiguresSpec,
+    observe: Observe<'_>,
+    cancel: &Cancel,
+) -> Result<Outcome, Error> {
+    let plan = spec.plan()?;
+    let out = spec.out.as_path();
+    let id = Identity::now("frozen-engine-figures", spec, spec.seed);
+    std::fs::create_dir_all(out).map_err(|e| Error::io(out, e))?;
+    std::fs::create_dir_all(&plan.work).map_err(|e| Error::io(&plan.work, e))?;
+    let total = plan.workloads.len() * (plan.schemes.len() + 1);
+    let mut progress = Steps {
         done: 0,
-        total: plan.workloads.len() * (plan.schemes.len() + 1),
+        total: total as u64,
+        observe,
     };
     let mut results = Vec::new();
     for &w in &plan.workloads {
+        if cancel.requested() {
+            break;
+        }
         results.push(workload_runs(&plan, w, &mut progress)?);
     }
-    write_csv(&plan, &results, out)?;
+    assert!(
+        cancel.requested() || progress.done == progress.total,
+        "every planned run ran"
+    );
+    write_csv(&results, out, &id)?;
     charts(&plan, &results, out)?;
     let summary = summary(&plan, &results);
-    print!("{summary}");
-    std::fs::write(out.join(OUTPUTS[1]), &summary)
-        .with_context(|| format!("writing {}", out.join(OUTPUTS[1]).display()))?;
+    let path = out.join(OUTPUTS[1]);
+    std::fs::write(&path, &summary).map_err(|e| Error::io(&path, e))?;
     if plan.own_work && !plan.keep {
-        std::fs::remove_dir_all(&plan.work)
-            .with_context(|| format!("removing {}", plan.work.display()))?;
+        std::fs::remove_dir_all(&plan.work).map_err(|e| Error::io(&plan.work, e))?;
     }
-    Ok(())
-}
-
-fn plan(a: &EngineFigArgs, seed: u64) -> Result<Plan> {
-    let schemes = if a.schemes.is_empty() {
-        SCHEMES.iter().collect()
-    } else {
-        a.schemes.clone()
-    };
-    let mut seen = std::collections::HashSet::new();
-    if let Some(d) = schemes.iter().find(|s| !seen.insert(s.name)) {
-        return Err(usage(format!("--schemes: {} given twice", d.name)));
-    }
-    let (work, own_work) = match &a.work_dir {
-        Some(d) => (d.clone(), false),
-        None => (
-            std::env::temp_dir().join(format!("nowa-frozen-engine-{}", std::process::id())),
-            true,
-        ),
-    };
-    Ok(Plan {
-        workloads: if a.workloads.is_empty() {
-            Workload::ALL.to_vec()
-        } else {
-            a.workloads.clone()
+    let files = OUTPUTS
+        .iter()
+        .map(|f| out.join(f))
+        .filter(|f| f.exists())
+        .collect();
+    let runs = results.into_iter().flat_map(|r| r.runs).collect();
+    Ok(Report {
+        nowa: id,
+        result: EngineFiguresResult {
+            summary,
+            files,
+            runs,
         },
-        schemes,
-        sizes: Sizes {
-            warehouses: a.warehouses.unwrap_or(2),
-            transactions: a.transactions.unwrap_or(60_000),
-            records: a.records.unwrap_or(3_000_000),
-            ops: a.ops.unwrap_or(480_000),
-        },
-        seed,
-        work,
-        own_work,
-        keep: a.keep_logs,
     })
 }
 
 /// Runs done of all, for the progress lines.
-struct Progress {
-    done: usize,
-    total: usize,
+struct Steps<'a> {
+    done: u64,
+    total: u64,
+    observe: Observe<'a>,
 }
 
-impl Progress {
+impl Steps<'_> {
     fn line(&mut self, what: &str, result: &str, secs: f64) {
         self.done += 1;
-        eprintln!(
-            "[{}/{}] {what}: {result} ({secs:.1} s wall)",
-            self.done, self.total
+        assert!(self.done <= self.total, "no more runs than planned");
+        (self.observe)(
+            self.done,
+            self.total,
+            &format!("{what}: {result} ({secs:.1} s wall)"),
         );
     }
 }
 
-/// Runs `nowa ARGS` (this executable) and parses its JSON output.
-fn run_nowa(args: &[String]) -> Result<(Value, f64)> {
-    let exe = std::env::current_exe().context("finding the nowa executable")?;
+/// A run's typed result.
+enum RunOut {
+    Ycsb(Box<crate::ycsb::Outcome>),
+    Tpcc(Box<crate::tpcc::Outcome>),
+}
+
+/// Runs `nowa ycsb|tpcc` with `args` (their flags) in this process.
+fn run_engine(w: Workload, args: &[String]) -> Result<(RunOut, f64), Error> {
     let t0 = Instant::now();
-    let out = Command::new(&exe)
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .with_context(|| format!("starting {}", exe.display()))?;
-    let wall = t0.elapsed().as_secs_f64();
-    if !out.status.success() {
-        let err = String::from_utf8_lossy(&out.stderr);
-        let last = err.lines().last().unwrap_or("no message");
-        bail!("nowa {} failed ({}): {last}", args.join(" "), out.status);
+    let out = if w.is_tpcc() {
+        let f = crate::tpcc::flags::parse_flags(args)?;
+        let r = crate::tpcc::flags::resolve(&f, &InMemory)?;
+        let hooks = crate::tpcc::Hooks {
+            device: Some(r.device),
+            ..crate::tpcc::Hooks::default()
+        };
+        RunOut::Tpcc(Box::new(crate::tpcc::run_with(&r.spec, hooks, &Cancel)?))
+    } else {
+        let f = crate::ycsb::flags::parse_flags(args)?;
+        let r = crate::ycsb::flags::resolve(&f, &InMemory)?;
+        let hooks = crate::ycsb::Hooks {
+            device: Some(r.device),
+            ..crate::ycsb::Hooks::default()
+        };
+        RunOut::Ycsb(Box::new(crate::ycsb::run_with(&r.spec, hooks, &Cancel)?))
+    };
+    Ok((out, t0.elapsed().as_secs_f64()))
+}
+
+/// A result that lacks a figure the rows need.
+fn missing(what: &str) -> Error {
+    Error::Failed {
+        what: "an engine run of the figures",
+        source: format!("no {what} in its result").into(),
     }
-    let v = serde_json::from_slice(&out.stdout)
-        .with_context(|| format!("the JSON output of nowa {}", args.join(" ")))?;
-    Ok((v, wall))
 }
 
-fn num(v: &Value, ptr: &str) -> Option<f64> {
-    v.pointer(ptr).and_then(Value::as_f64)
-}
-
-fn int(v: &Value, ptr: &str) -> Result<u64> {
-    v.pointer(ptr)
-        .and_then(Value::as_u64)
-        .with_context(|| format!("no {ptr} in the run's JSON"))
-}
-
-/// The engine numbers of a run's JSON (`nowa tpcc` or `nowa ycsb`).
-fn from_json(w: Workload, v: &Value) -> Result<RunRow> {
-    let need = |ptr: &str| num(v, ptr).with_context(|| format!("no {ptr} in the run's JSON"));
+/// The engine numbers of a run's result.
+fn row_of(out: &RunOut) -> Result<RunRow, Error> {
+    let (db_waf, frozen) = match out {
+        RunOut::Tpcc(o) => (o.result.db_waf, o.result.frozen.as_ref()),
+        RunOut::Ycsb(o) => (o.result.result.db_waf, o.result.frozen.as_ref()),
+    };
     let mut r = RunRow {
-        db_waf: need("/db_waf")?,
+        db_waf: db_waf.ok_or_else(|| missing("DB WAF"))?,
         ..RunRow::default()
     };
-    if w.is_tpcc() {
-        r.throughput = need("/run/tpmc")?;
-        let new_orders = need("/run/new_orders")?;
-        r.device_bound = num(v, "/device_busy_secs")
-            .filter(|&s| s > 0.0)
-            .map(|s| new_orders * 60.0 / s);
-        r.cpu_us_per_op = num(v, "/run/cpu_us_per_txn");
-        r.zone_bytes = int(v, "/zone_bytes")?;
-    } else {
-        r.throughput = need("/ops_per_sec")?;
-        r.device_bound = num(v, "/bound/device_bound_ops_per_sec");
-        r.cpu_us_per_op = num(v, "/bound/cpu_us_per_op");
-        r.zone_bytes = int(v, "/spec/store/oop/zone_bytes")?;
+    match out {
+        RunOut::Tpcc(o) => {
+            let t = &o.result;
+            r.throughput = t.run.tpmc;
+            #[expect(clippy::cast_precision_loss, reason = "a count as a rate")]
+            let new_orders = t.run.new_orders as f64;
+            r.device_bound = t
+                .device_busy_secs
+                .filter(|&s| s > 0.0)
+                .map(|s| new_orders * 60.0 / s);
+            r.cpu_us_per_op = Some(t.run.cpu_us_per_txn);
+            r.zone_bytes = t.zone_bytes.ok_or_else(|| missing("zone size"))?;
+        }
+        RunOut::Ycsb(o) => {
+            let y = &o.result.result;
+            r.throughput = y.ops_per_sec;
+            r.device_bound = y.bound.device_bound_ops_per_sec;
+            r.cpu_us_per_op = Some(y.bound.cpu_us_per_op);
+            r.zone_bytes = o.nowa.spec["engine"]["write_path"]["oop"]["zone_size"]
+                .as_u64()
+                .or(match &y.spec.store {
+                    nowa_bench::ycsb::WritePath::OutOfPlace(c) => c.zone_bytes,
+                    nowa_bench::ycsb::WritePath::InPlace => None,
+                })
+                .ok_or_else(|| missing("zone size"))?;
+        }
     }
-    if v.pointer("/frozen").is_some_and(|f| !f.is_null()) {
-        r.judged = Some((
-            int(v, "/frozen/inference/pages")?,
-            int(v, "/frozen/inference/frozen")?,
-            1e3 * need("/frozen/secs_per_256mib")?,
-        ));
-    }
+    r.judged = frozen.map(|f| {
+        (
+            f.inference.pages,
+            f.inference.frozen,
+            1e3 * f.secs_per_256mib,
+        )
+    });
     assert!(r.db_waf >= 1.0 - 1e-9, "DB WAF {} below 1", r.db_waf);
+    assert!(
+        r.zone_bytes > 0 && r.zone_bytes % 4096 == 0,
+        "zones of whole pages"
+    );
+    assert!(
+        r.judged.is_none_or(|(pages, frozen, _)| frozen <= pages),
+        "judged frozen among the pages judged"
+    );
     Ok(r)
 }
 
-/// A write log's path in the work directory (a stale one from an earlier command is removed:
-/// `--record-writes` refuses existing files).
-fn log_path(p: &Plan, name: &str) -> Result<PathBuf> {
+/// A write log's path in the work directory (a stale one from an earlier run is removed:
+/// `record_writes` refuses existing files).
+fn log_path(p: &Plan, name: &str) -> Result<PathBuf, Error> {
     let f = p.work.join(format!("nowa-engine-fig-{name}.log"));
     if f.exists() {
-        std::fs::remove_file(&f).with_context(|| format!("removing {}", f.display()))?;
+        std::fs::remove_file(&f).map_err(|e| Error::io(&f, e))?;
     }
+    assert!(
+        !f.exists(),
+        "a fresh log path (the log refuses existing files)"
+    );
     Ok(f)
 }
 
-fn done_with(p: &Plan, log: &Path) -> Result<()> {
+fn done_with(p: &Plan, log: &Path) -> Result<(), Error> {
     if p.keep {
         return Ok(());
     }
-    std::fs::remove_file(log).with_context(|| format!("removing {}", log.display()))
+    std::fs::remove_file(log).map_err(|e| Error::io(log, e))
+}
+
+/// A write log read into labels (a damaged log is the run's failure).
+fn read_failed(log: &Path, e: nowa_frozen::FrozenError) -> Error {
+    Error::Failed {
+        what: "reading a run's write log",
+        source: format!("{}: {e}", log.display()).into(),
+    }
 }
 
 /// The training run (seed + 1, SepBIT) and the two models trained on its log.
-fn train_run(p: &Plan, w: Workload, prog: &mut Progress) -> Result<Trained> {
+fn train_run(p: &Plan, w: Workload, prog: &mut Steps<'_>) -> Result<Trained, Error> {
     let log = log_path(p, &format!("{}-train", w.name()))?;
     let mut args = w.args(&p.sizes, p.seed + 1);
     args.extend([
@@ -571,13 +739,16 @@ fn train_run(p: &Plan, w: Workload, prog: &mut Progress) -> Result<Trained> {
         "--record-writes".into(),
     ]);
     args.push(log.display().to_string());
-    let (_, wall) = run_nowa(&args)?;
+    let (_, wall) = run_engine(w, &args)?;
     let spec = SampleSpec::default();
     let cpu0 = nowa_units::cpu::process_cpu_secs();
-    let (data, labels) =
-        Dataset::from_log(&log, &spec).with_context(|| format!("reading {}", log.display()))?;
+    let (data, labels) = Dataset::from_log(&log, &spec).map_err(|e| read_failed(&log, e))?;
     let read_cpu = nowa_units::cpu::process_cpu_secs() - cpu0;
     let c = labels.counts();
+    assert!(
+        c.user_frozen <= c.user,
+        "frozen versions among the user writes"
+    );
     let records = labels.len() as u64;
     done_with(p, &log)?;
     let fit = |f: Fit| fit_model(p, w, f, (&data, &spec, records), read_cpu);
@@ -614,7 +785,7 @@ fn fit_model(
     f: Fit,
     (data, spec, records): (&Dataset, &SampleSpec, u64),
     read_cpu: f64,
-) -> Result<Fitted> {
+) -> Result<Fitted, Error> {
     let cfg = match f {
         Fit::Sgd => TrainConfig {
             seed: p.seed,
@@ -628,7 +799,7 @@ fn fit_model(
         },
     };
     let cpu0 = nowa_units::cpu::process_cpu_secs();
-    let model = nowa_frozen::train(data, spec, &cfg, records)?;
+    let model = nowa_frozen::train(data, spec, &cfg, records).map_err(super::failed)?;
     let train_cpu_secs = read_cpu + nowa_units::cpu::process_cpu_secs() - cpu0;
     let kind = match f {
         Fit::Sgd => "model",
@@ -637,9 +808,7 @@ fn fit_model(
     let path = p
         .work
         .join(format!("nowa-engine-fig-{}-{kind}.json", w.name()));
-    model
-        .save(&path, true)
-        .with_context(|| format!("writing {}", path.display()))?;
+    model.save(&path, true).map_err(|e| Error::io(&path, e))?;
     Ok(Fitted {
         path,
         model,
@@ -654,8 +823,8 @@ fn scheme_run(
     w: Workload,
     s: &EngineScheme,
     t: &Trained,
-    prog: &mut Progress,
-) -> Result<(RunRow, Option<Replay>)> {
+    prog: &mut Steps<'_>,
+) -> Result<(RunRow, Option<Replay>), Error> {
     let log = log_path(p, &format!("{}-{}", w.name(), s.name))?;
     let mut args = w.args(&p.sizes, p.seed);
     args.extend(["--placement".into(), s.placement.into()]);
@@ -668,16 +837,18 @@ fn scheme_run(
         ModelArg::Literal(m) => args.extend(["--frozen-model".into(), m.into()]),
     }
     args.extend(["--record-writes".into(), log.display().to_string()]);
-    let (v, wall) = run_nowa(&args)?;
-    let mut r = from_json(w, &v)?;
+    let (out, wall) = run_engine(w, &args)?;
+    let mut r = row_of(&out)?;
     let c = Labels::from_log(&log)
-        .with_context(|| format!("reading {}", log.display()))?
+        .map_err(|e| read_failed(&log, e))?
         .counts();
     r.scheme = s.name.into();
+    r.workload = w.name().into();
     r.far = c.far();
     r.gc_moves = c.gc;
     r.gc_frozen = c.gc_frozen;
     r.wall_secs = wall;
+    assert!(r.gc_frozen <= r.gc_moves, "frozen moves among the moves");
     let replay = if s.name == REPLAYED {
         Some(replay_log(p, &log, r.zone_bytes, &t.sgd.model)?)
     } else {
@@ -700,32 +871,31 @@ fn scheme_run(
 
 /// The replay of `log` with every replay scheme (the paper's, FK and FK-kmeans included) at
 /// the engine's zone size, GP 15%, SepBIT's cost-benefit victims.
-fn replay_log(p: &Plan, log: &Path, zone_bytes: u64, model: &Model) -> Result<Replay> {
+fn replay_log(p: &Plan, log: &Path, zone_bytes: u64, model: &Model) -> Result<Replay, Error> {
     let cfg = config(
         zone_bytes,
         0.15,
         &PolicyKind::CostBenefitSepBit,
         None,
         p.seed,
-    )
-    .map_err(crate::lab_error)?;
-    let rl = ReplayLog::load(log).with_context(|| format!("reading {}", log.display()))?;
-    let runs = nowa_lab::frozen::paper_and_truth()
+    )?;
+    let rl = ReplayLog::load(log).map_err(|e| read_failed(log, e))?;
+    let runs = super::paper_and_truth()
         .into_iter()
         .map(|s| {
-            Ok(replay::run(
-                &rl,
-                s,
-                Some(model),
-                &cfg,
-                nowa_units::cpu::thread_cpu_secs,
-            )?)
+            replay::run(&rl, s, Some(model), &cfg, nowa_units::cpu::thread_cpu_secs)
+                .map_err(super::failed)
         })
-        .collect::<Result<Vec<_>>>()?;
+        .collect::<Result<Vec<_>, Error>>()?;
+    assert_eq!(
+        runs.len(),
+        super::paper_and_truth().len(),
+        "one replay per scheme"
+    );
     Ok((cfg.unit_pages, runs))
 }
 
-fn workload_runs(p: &Plan, w: Workload, prog: &mut Progress) -> Result<WorkloadResult> {
+fn workload_runs(p: &Plan, w: Workload, prog: &mut Steps<'_>) -> Result<WorkloadResult, Error> {
     let trained = train_run(p, w, prog)?;
     let mut runs = Vec::new();
     let mut replay = None;
@@ -736,10 +906,10 @@ fn workload_runs(p: &Plan, w: Workload, prog: &mut Progress) -> Result<WorkloadR
     }
     if !p.keep {
         for f in [&trained.sgd, &trained.tree] {
-            std::fs::remove_file(&f.path)
-                .with_context(|| format!("removing {}", f.path.display()))?;
+            std::fs::remove_file(&f.path).map_err(|e| Error::io(&f.path, e))?;
         }
     }
+    assert_eq!(runs.len(), p.schemes.len(), "one run per scheme");
     Ok(WorkloadResult {
         workload: w,
         trained,
@@ -758,7 +928,7 @@ fn model_cells(m: &Metrics) -> [String; 3] {
 
 /// One CSV: the engine runs (`source` engine) and the replays of the SepBIT run's log
 /// (`source` replay, where FK and FK-kmeans are).
-fn write_csv(p: &Plan, results: &[WorkloadResult], out: &Path) -> Result<()> {
+fn write_csv(results: &[WorkloadResult], out: &Path, id: &Identity) -> Result<(), Error> {
     let mut csv = Csv::new(&[
         "workload",
         "source",
@@ -812,18 +982,7 @@ fn write_csv(p: &Plan, results: &[WorkloadResult], out: &Path) -> Result<()> {
         }
         replay_rows(&mut csv, wr);
     }
-    let spec = serde_json::json!({
-        "workloads": p.workloads.iter().map(|w| w.name()).collect::<Vec<_>>(),
-        "schemes": p.schemes.iter().map(|s| s.name).collect::<Vec<_>>(),
-        "warehouses": p.sizes.warehouses,
-        "transactions": p.sizes.transactions,
-        "records": p.sizes.records,
-        "ops": p.sizes.ops,
-        "seed": p.seed,
-    });
-    let id = nowa_lab::Identity::now("frozen-figures-engine", &spec, p.seed);
-    csv.save(&out.join(OUTPUTS[0]), &id)
-        .map_err(crate::lab_error)
+    csv.save(&out.join(OUTPUTS[0]), id)
 }
 
 fn replay_rows(csv: &mut Csv, wr: &WorkloadResult) {
@@ -850,7 +1009,7 @@ fn replay_rows(csv: &mut Csv, wr: &WorkloadResult) {
 }
 
 /// Bar charts: categories are the workloads, one bar per scheme.
-fn charts(p: &Plan, results: &[WorkloadResult], out: &Path) -> Result<()> {
+fn charts(p: &Plan, results: &[WorkloadResult], out: &Path) -> Result<(), Error> {
     let cats: Vec<String> = results.iter().map(|r| r.workload.name().into()).collect();
     let per_scheme = |f: &dyn Fn(&WorkloadResult, &RunRow) -> f64| -> Vec<(String, Vec<f64>)> {
         p.schemes
@@ -892,11 +1051,11 @@ fn charts(p: &Plan, results: &[WorkloadResult], out: &Path) -> Result<()> {
             }),
         ),
     ];
-    render_bars(out, &cats, bars)?;
+    render_bars(out, &cats, bars).map_err(|e| Error::io(out, e))?;
     replay_chart(results, out)
 }
 
-fn replay_chart(results: &[WorkloadResult], out: &Path) -> Result<()> {
+fn replay_chart(results: &[WorkloadResult], out: &Path) -> Result<(), Error> {
     let replayed: Vec<&WorkloadResult> = results.iter().filter(|r| r.replay.is_some()).collect();
     let Some(first) = replayed.first().and_then(|r| r.replay.as_ref()) else {
         return Ok(()); // no sepbit run: nothing replayed
@@ -919,7 +1078,8 @@ fn replay_chart(results: &[WorkloadResult], out: &Path) -> Result<()> {
         categories: replayed.iter().map(|r| r.workload.name().into()).collect(),
         groups,
     };
-    Ok(render_bar(&chart, &out.join(OUTPUTS[5]))?)
+    let path = out.join(OUTPUTS[5]);
+    render_bar(&chart, &path).map_err(|e| Error::io(&path, e))
 }
 
 /// `a` relative to `b` in percent, signed.

@@ -3,7 +3,7 @@
 //! as the engine's [`PageOracle`], and what a run reports about its placement.
 //!
 //! The adapter lives here, not in either library, because the engine must not depend on
-//! `nowa-frozen` (the learning half stays independent of the engine); the CLI depends on both.
+//! `nowa-frozen` (the learning half stays independent of the engine); the lab depends on both.
 //! At DB GC the engine hands the oracle the images of a victim's valid pages in one batch;
 //! the oracle decodes HR_current and HR_last from each page header
 //! (`nowa_engine::page::hotness`), judges the whole batch with `Model::predict_into` and adds
@@ -19,9 +19,8 @@
 //! GC when EVERY new labels arrived and judges the victim; nothing is frozen before the
 //! first fit. By default the model reads every HR field but WT (see `default_features`).
 
-use crate::placement_flags::EnginePlacement;
-use crate::usage;
-use anyhow::Result;
+use crate::placement::EnginePlacement;
+use crate::Error;
 use nowa_engine::{Engine, FrozenHook, PageOracle, PageWrite, PageWriteKind, WriteObserver};
 use nowa_frozen::oracle::{record, CostHandle, InferenceCost, OnlineLearner, OnlineReport};
 use nowa_frozen::{FeatureSet, HrWindow, Model, OnlineConfig};
@@ -135,24 +134,24 @@ fn model_name(m: &Model) -> String {
 ///
 /// # Errors
 /// The flag without a model file (usage error, exit 2).
-pub fn with_threshold(run: Option<FrozenRun>, p: Option<f64>) -> Result<Option<FrozenRun>> {
+pub fn with_threshold(run: Option<FrozenRun>, p: Option<f64>) -> Result<Option<FrozenRun>, Error> {
     let Some(p) = p else {
         return Ok(run);
     };
     let Some(mut run) = run else {
-        return Err(usage(
-            "--frozen-threshold needs --placement sepfrozen-bit|sepfrozen-dac --frozen-model MODEL.json",
+        return Err(Error::Usage(
+            "--frozen-threshold needs --placement sepfrozen-bit|sepfrozen-dac --frozen-model MODEL.json".into(),
         ));
     };
     let Some(model) = run.loaded.take() else {
-        return Err(usage(
-            "--frozen-threshold needs a model file (--frozen-model online has no threshold)",
+        return Err(Error::Usage(
+            "--frozen-threshold needs a model file (--frozen-model online has no threshold)".into(),
         ));
     };
     let m = (*model)
         .clone()
         .with_threshold(p)
-        .map_err(|e| usage(format!("--frozen-threshold {p}: {e}")))?;
+        .map_err(|e| Error::Usage(format!("--frozen-threshold {p}: {e}")))?;
     let fresh = model_run(run.hook.base, run.hook.classes, m, run.model_file.clone());
     Ok(Some(fresh))
 }
@@ -205,7 +204,7 @@ fn default_features() -> FeatureSet {
 }
 
 /// `--frozen-model online[:HORIZON[:EVERY[:FEATURES]]]`, or None for a model file.
-fn online_spec(path: &Path) -> Result<Option<OnlineSpec>> {
+fn online_spec(path: &Path) -> Result<Option<OnlineSpec>, Error> {
     let Some(s) = path.to_str() else {
         return Ok(None);
     };
@@ -217,7 +216,7 @@ fn online_spec(path: &Path) -> Result<Option<OnlineSpec>> {
         return Ok(None); // a file named online...
     }
     let bad = |what: &str, e: &dyn std::fmt::Display| {
-        usage(format!(
+        Error::Usage(format!(
             "--frozen-model {s}: {what}: {e} (online[:HORIZON[:EVERY[:FEATURES]]])"
         ))
     };
@@ -238,6 +237,7 @@ fn online_spec(path: &Path) -> Result<Option<OnlineSpec>> {
         return Err(bad("one field too many", &x));
     }
     let every = usize::try_from(every).expect("bounded above");
+    assert!(every >= 16 && horizon >= 1, "the parsers' floors");
     Ok(Some(OnlineSpec {
         horizon,
         every,
@@ -254,16 +254,18 @@ pub fn attach(
     engine: &Engine,
     frozen: Option<&FrozenRun>,
     wlog: Option<&Arc<super::record::WriteLog>>,
-) -> Result<()> {
+) -> Result<(), Error> {
     let feed = frozen.and_then(FrozenRun::observer);
     match (wlog, feed) {
         (Some(l), feed) => l.attach(engine, feed),
         (None, Some(f)) => {
-            anyhow::ensure!(
-                engine.record_writes(f),
-                "--frozen-model online: the write path reports no page writes"
-            );
-            Ok(())
+            if engine.record_writes(f) {
+                Ok(())
+            } else {
+                Err(Error::Usage(
+                    "--frozen-model online: the write path reports no page writes".into(),
+                ))
+            }
         }
         (None, None) => Ok(()),
     }
@@ -315,22 +317,25 @@ fn online_run(
 ///
 /// # Errors
 /// As above (exit code 2).
+///
+/// # Panics
+/// If the classes are outside the placement parser's bounds (a bug).
 pub fn frozen_run(
     placement: Option<EnginePlacement>,
     model: Option<&Path>,
     seed: u64,
-) -> Result<Option<FrozenRun>> {
+) -> Result<Option<FrozenRun>, Error> {
     let (base, classes) = match (placement, model) {
         (Some(EnginePlacement::Frozen(b, n)), _) => (b, n),
         (_, None) => return Ok(None),
         (_, Some(_)) => {
-            return Err(usage(
-                "--frozen-model needs --placement sepfrozen-bit or sepfrozen-dac",
+            return Err(Error::Usage(
+                "--frozen-model needs --placement sepfrozen-bit or sepfrozen-dac".into(),
             ))
         }
     };
     let Some(path) = model else {
-        return Err(usage(format!(
+        return Err(Error::Usage(format!(
             "--placement {}: needs --frozen-model MODEL.json (train one with `nowa frozen train`)",
             EnginePlacement::Frozen(base, classes).name()
         )));
@@ -338,10 +343,10 @@ pub fn frozen_run(
     if let Some(spec) = online_spec(path)? {
         return Ok(Some(online_run((base, classes), spec, seed)));
     }
-    let m =
-        Model::load(path).map_err(|e| usage(format!("--frozen-model {}: {e}", path.display())))?;
+    let m = Model::load(path)
+        .map_err(|e| Error::Usage(format!("--frozen-model {}: {e}", path.display())))?;
     if m.twl.get() > 2 {
-        return Err(usage(format!(
+        return Err(Error::Usage(format!(
             "--frozen-model {}: the model reads {} hotness records per page; a page header holds 2 (train with --twl 1 or 2)",
             path.display(),
             m.twl.get()
@@ -361,6 +366,7 @@ pub fn frozen_run(
 
 /// The hook and run of a trained model.
 fn model_run(base: nowa_engine::FrozenBase, classes: u16, m: Model, file: String) -> FrozenRun {
+    assert!(m.twl.get() <= 2, "a page header holds two records");
     let (model, cost) = (Arc::new(m), CostHandle::default());
     let name = model_name(&model);
     let (c, mo) = (cost.clone(), model.clone());
@@ -401,6 +407,9 @@ pub struct FrozenReport {
 
 /// SepFrozen's report of a run (None without `--frozen-model`); the placement's per-class
 /// table is the engine's (`Engine::class_report`), printed with the result.
+///
+/// # Panics
+/// If more pages were judged frozen than judged (a bug of the oracle's accounting).
 #[must_use]
 pub fn report(frozen: Option<&FrozenRun>) -> Option<FrozenReport> {
     frozen.map(|f| {
@@ -423,11 +432,12 @@ pub fn report(frozen: Option<&FrozenRun>) -> Option<FrozenReport> {
     })
 }
 
-/// Print `f` as text.
-pub fn print(f: &FrozenReport) {
+/// `f` as text (lines).
+#[must_use]
+pub fn text(f: &FrozenReport) -> String {
     let c = &f.inference;
-    println!(
-        "sepfrozen model {} ({}): {} of {} pages judged frozen at GC in {} victim batches; inference {:.2} ms per 256 MiB of victim (budget {:.0} ms), {:.3} s CPU in all",
+    let mut s = format!(
+        "sepfrozen model {} ({}): {} of {} pages judged frozen at GC in {} victim batches; inference {:.2} ms per 256 MiB of victim (budget {:.0} ms), {:.3} s CPU in all\n",
         f.model,
         f.model_file,
         c.frozen,
@@ -438,15 +448,16 @@ pub fn print(f: &FrozenReport) {
         c.cpu_secs
     );
     if let Some(o) = &f.online {
-        print_online(o);
+        s.push_str(&online_text(o));
     }
+    s
 }
 
-fn print_online(o: &OnlineReport) {
+fn online_text(o: &OnlineReport) -> String {
     let pct = |x: Option<f64>| x.map_or_else(|| "-".to_owned(), |v| format!("{:.1}%", 100.0 * v));
     let held = o.held_out.unwrap_or_default();
-    println!(
-        "sepfrozen online (horizon {}): {} refits ({} failed), training {:.3} s CPU; labeled {} frozen / {} not frozen (window {}, {} pending); current model on its held-out labels: accuracy {}, recall {}, FPR {} ({} samples)",
+    format!(
+        "sepfrozen online (horizon {}): {} refits ({} failed), training {:.3} s CPU; labeled {} frozen / {} not frozen (window {}, {} pending); current model on its held-out labels: accuracy {}, recall {}, FPR {} ({} samples)\n",
         o.horizon,
         o.refits,
         o.failed_refits,
@@ -459,7 +470,7 @@ fn print_online(o: &OnlineReport) {
         pct(held.recall),
         pct(held.fpr),
         held.confusion.total()
-    );
+    )
 }
 
 #[cfg(test)]

@@ -49,6 +49,9 @@ pub struct WriteBackFlags {
 
 impl WriteBackFlags {
     /// Set the engine configuration's page cleaner and `max_checkpoint_count`.
+    ///
+    /// # Panics
+    /// Never: `io_capacity_max` is raised to `io_capacity`.
     pub fn apply(&self, cfg: &mut Config) {
         cfg.page_cleaner = self.page_cleaner;
         cfg.max_checkpoint_count = self.max_checkpoint_count;
@@ -58,6 +61,11 @@ impl WriteBackFlags {
             io_capacity_max: self.io_capacity_max.max(self.io_capacity),
             ..nowa_engine::Flushing::default()
         });
+        assert!(
+            cfg.flushing
+                .is_none_or(|f| f.io_capacity_max >= f.io_capacity),
+            "io_capacity_max at least io_capacity"
+        );
     }
 
     /// The adaptive deferral's redo bound in log bytes, if one was asked for.

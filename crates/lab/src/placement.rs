@@ -1,11 +1,15 @@
 //! Parsers of the out-of-place engine's placement flags (`--placement`, `--gc-victim`,
-//! `--gc-trigger` in `OopFlags`, shared by `nowa ycsb` and `nowa tpcc`): the schemes and victim
+//! `--gc-trigger` in [`crate::engine_flags::OopFlags`], shared by `nowa ycsb` and `nowa tpcc`
+//! and the specs' `write_path.oop.placement`): the schemes and victim
 //! policies of `nowa_logspace`, refused here when the engine cannot run them.
 
 use crate::flags;
 use nowa_logspace::{PlacementKind, PolicyKind};
 
 /// `--placement`: a scheme of `nowa_logspace` the engine can run (FK needs the future).
+///
+/// # Errors
+/// The flag's message: an unknown or refused value.
 pub fn placement(s: &str) -> Result<PlacementKind, String> {
     let k: PlacementKind = s
         .parse()
@@ -45,6 +49,12 @@ impl EnginePlacement {
 
 /// `--placement`: `sepfrozen-bit[:N]` / `sepfrozen-dac[:N]` (N classes, 6 by default as the
 /// paper; BIT needs 4, DAC 2), else [`placement`].
+///
+/// # Errors
+/// The flag's message: an unknown or refused value.
+///
+/// # Panics
+/// Never: the count parser bounds the classes.
 pub fn engine_placement(s: &str) -> Result<EnginePlacement, String> {
     let (name, n) = match s.split_once(':') {
         Some((a, b)) => (a, Some(b)),
@@ -64,11 +74,18 @@ pub fn engine_placement(s: &str) -> Result<EnginePlacement, String> {
         None => 6,
         Some(n) => flags::count::<u16>(min, u64::from(nowa_logspace::MAX_CLASSES))(n)?,
     };
+    assert!(
+        (min..=u64::from(nowa_logspace::MAX_CLASSES)).contains(&u64::from(classes)),
+        "the classes the count parser allows"
+    );
     Ok(EnginePlacement::Frozen(base, classes))
 }
 
 /// `--gc-victim`: a victim policy of `nowa_logspace` (the SSD-iq reference's 2R policies
 /// compact inside the FTL model and are refused).
+///
+/// # Errors
+/// The flag's message: an unknown or refused value.
 pub fn gc_victim(s: &str) -> Result<PolicyKind, String> {
     let k: PolicyKind = s
         .parse()
@@ -88,6 +105,9 @@ pub struct GcTrigger(pub Option<f64>);
 
 /// `--gc-trigger`: `free` (the free-zone watermark alone) or `gp[:THETA]` (also when the
 /// sealed zones' garbage proportion exceeds THETA, default 0.15 as SepBIT's log).
+///
+/// # Errors
+/// The flag's message: an unknown or refused value.
 pub fn gc_trigger(s: &str) -> Result<GcTrigger, String> {
     match s.split_once(':') {
         None if s == "free" => Ok(GcTrigger(None)),

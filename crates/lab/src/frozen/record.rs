@@ -9,7 +9,7 @@
 //! (the log's timer never decreases); a GC move or a free carries the timer of the last user
 //! write before it.
 
-use anyhow::{bail, Context, Result};
+use crate::Error;
 use nowa_engine::{Engine, PageWrite, PageWriteKind, Stats, WriteObserver};
 use nowa_frozen::{LogSummary, LogWriter, WriteKind, WriteRecord, NO_CLASS, NO_ZONE};
 use std::fs::File;
@@ -40,9 +40,13 @@ impl WriteLog {
     ///
     /// # Errors
     /// The file exists or cannot be created.
-    pub fn create(path: &Path) -> Result<Arc<WriteLog>> {
-        let writer = LogWriter::create(path, false, 4096)
-            .with_context(|| format!("--record-writes {}", path.display()))?;
+    pub fn create(path: &Path) -> Result<Arc<WriteLog>, Error> {
+        let writer = LogWriter::create(path, false, 4096).map_err(|e| match e {
+            nowa_frozen::FrozenError::Exists { .. } => {
+                Error::Usage(format!("record_writes: {}: {e}", path.display()))
+            }
+            e => Error::io(path, e),
+        })?;
         Ok(Arc::new(WriteLog {
             path: path.to_path_buf(),
             inner: Mutex::new(State {
@@ -62,7 +66,7 @@ impl WriteLog {
         self: &Arc<Self>,
         engine: &Engine,
         also: Option<Arc<dyn WriteObserver>>,
-    ) -> Result<()> {
+    ) -> Result<(), Error> {
         self.lock().base = Some(engine.stats());
         let me = Arc::clone(self) as Arc<dyn WriteObserver>;
         let obs = match also {
@@ -70,7 +74,7 @@ impl WriteLog {
             None => me,
         };
         if !engine.record_writes(obs) {
-            bail!("--record-writes: only the out-of-place write path records a write log (add --write-path oop)");
+            return Err(Error::Usage(IN_PLACE.into()));
         }
         Ok(())
     }
@@ -80,18 +84,37 @@ impl WriteLog {
     ///
     /// # Errors
     /// An append or I/O error during the run; counts that disagree with the engine's.
-    pub fn finish(&self, engine: &Engine) -> Result<LogSummary> {
+    ///
+    /// # Panics
+    /// If the log holds a record of another kind (a bug of the writer).
+    pub fn finish(&self, engine: &Engine) -> Result<LogSummary, Error> {
         let mut s = self.lock();
-        let what = || format!("--record-writes {}", self.path.display());
         if let Some(e) = s.error.take() {
-            return Err(e).with_context(what);
+            return Err(Error::io(&self.path, e));
         }
-        let w = s.writer.take().context("write log finished twice")?;
-        let sum = w.finish().with_context(what)?;
+        let w = s.writer.take().ok_or_else(|| Error::Failed {
+            what: "the write log",
+            source: "finished twice".into(),
+        })?;
+        let sum = w.finish().map_err(|e| Error::io(&self.path, e))?;
+        assert_eq!(
+            sum.records,
+            sum.user + sum.gc + sum.free,
+            "every record is a user write, a GC move or a free"
+        );
         if let Some(base) = s.base.as_ref() {
-            check_counts(&sum, base, &engine.stats()).with_context(what)?;
+            check_counts(&sum, base, &engine.stats()).map_err(|m| Error::Failed {
+                what: "the write log",
+                source: format!("{}: {m}", self.path.display()).into(),
+            })?;
         }
         Ok(sum)
+    }
+
+    /// Where the log is written.
+    #[must_use]
+    pub fn path(&self) -> &Path {
+        &self.path
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
@@ -104,9 +127,11 @@ impl WriteLog {
             PageWriteKind::Gc => WriteKind::Gc,
             _ => WriteKind::Free,
         };
+        let before = s.timer;
         if kind == WriteKind::User {
             s.timer = s.timer.max(w.records.current.wt());
         }
+        assert!(s.timer >= before, "the log's timer never decreases");
         WriteRecord {
             timer: s.timer,
             page: w.pid,
@@ -150,38 +175,39 @@ impl WriteObserver for Tee {
 
 /// The log holds exactly the engine's page writes since `base`: user writes = eviction +
 /// checkpoint (and bulk) page writes, GC moves = GC + compensation page writes.
-fn check_counts(sum: &LogSummary, base: &Stats, now: &Stats) -> Result<()> {
+fn check_counts(sum: &LogSummary, base: &Stats, now: &Stats) -> Result<(), String> {
     let user = (now.eviction_page_writes + now.checkpoint_page_writes)
         - (base.eviction_page_writes + base.checkpoint_page_writes);
     let gc = (now.gc_page_writes + now.compensation_page_writes)
         - (base.gc_page_writes + base.compensation_page_writes);
     if sum.user != user || sum.gc != gc {
-        bail!(
+        return Err(format!(
             "the log holds {} user writes and {} GC moves, the engine counted {user} and {gc}",
-            sum.user,
-            sum.gc
-        );
+            sum.user, sum.gc
+        ));
     }
     Ok(())
 }
 
-/// `--record-writes`: the log, created before the run (an existing file is refused, exit 2),
-/// or None without the flag. `oop`: the run uses the out-of-place write path.
+/// The refusal of a write log on the in-place write path.
+const IN_PLACE: &str =
+    "--record-writes: only the out-of-place write path records a write log (add --write-path oop)";
+
+/// `--record-writes`: the log, created before the run (an existing file is refused), or None
+/// without the flag. `oop`: the run uses the out-of-place write path.
 ///
 /// # Errors
-/// The flag with the in-place write path (usage), a file that exists or cannot be created.
-pub fn open_flag(path: Option<&Path>, oop: bool) -> Result<Option<Arc<WriteLog>>> {
+/// [`Error::Usage`]: the flag with the in-place write path, a file that exists; else the
+/// file cannot be created.
+pub fn open(path: Option<&Path>, oop: bool) -> Result<Option<Arc<WriteLog>>, Error> {
     let Some(path) = path else {
         return Ok(None);
     };
     if !oop {
-        return Err(crate::usage(
-            "--record-writes: only the out-of-place write path records a write log (add --write-path oop)",
-        ));
+        return Err(Error::Usage(IN_PLACE.into()));
     }
-    crate::resources::check_output_file("--record-writes", Some(path))?;
     if path.exists() {
-        return Err(crate::usage(format!(
+        return Err(Error::Usage(format!(
             "--record-writes {}: exists (remove it or name another file)",
             path.display()
         )));
@@ -189,24 +215,17 @@ pub fn open_flag(path: Option<&Path>, oop: bool) -> Result<Option<Arc<WriteLog>>
     WriteLog::create(path).map(Some)
 }
 
-/// Finish the log (if any) after the engine closed, and say what it holds on stderr.
-///
-/// # Errors
-/// As [`WriteLog::finish`].
-pub fn finish_flag(log: Option<&Arc<WriteLog>>, engine: &Engine, cmd: &str) -> Result<()> {
-    let Some(log) = log else {
-        return Ok(());
-    };
-    let s = log.finish(engine)?;
-    eprintln!(
-        "{cmd}: write log {}: {} records ({} user writes, {} GC moves, {} frees), timer {}..{}",
-        log.path.display(),
+/// The line saying what a finished log holds.
+#[must_use]
+pub fn summary_line(path: &Path, s: &LogSummary) -> String {
+    format!(
+        "write log {}: {} records ({} user writes, {} GC moves, {} frees), timer {}..{}",
+        path.display(),
         s.records,
         s.user,
         s.gc,
         s.free,
         s.first_timer,
         s.last_timer
-    );
-    Ok(())
+    )
 }
