@@ -91,7 +91,7 @@ struct SweepArgs {
     run: RunFlags,
 }
 
-pub(crate) use crate::progress::bar;
+use crate::progress::bar;
 
 /// A simulator error at the CLI, classified as the library does.
 fn sim_error(e: nowa_bench::sim::SimError) -> anyhow::Error {
@@ -151,7 +151,8 @@ pub fn run(a: SimArgs) -> Result<()> {
     if let Some(t) = &spec.trace {
         // A missing, unreadable or unrecognized file is refused before the run says it starts.
         nowa_trace::set_skip_bad(t.skip_bad);
-        nowa_trace::open(&t.path, t.format).map_err(crate::trace_cmd::trace_err)?;
+        nowa_trace::open(&t.path, t.format)
+            .map_err(|e| crate::lab_error(nowa_lab::trace::trace_error(e)))?;
     }
     announce(&spec);
     let what = if spec.trace.is_some() {

@@ -54,7 +54,7 @@ struct ServeArgs {
     dev: DeviceFlags,
     /// Host interface: cns (one stream) or fdp:N (N placement handles; disk i writes with
     /// handle i mod N).
-    #[arg(long, default_value = "cns", value_parser = crate::ycsb_cmd::sim_mode)]
+    #[arg(long, default_value = "cns", value_parser = nowa_lab::ycsb::parse_sim_mode)]
     sim_mode: SimMode,
     /// Delay replies by the timing model: none, femu, mqsim.
     #[arg(long, value_enum, default_value = "none")]

@@ -94,7 +94,7 @@ pub fn convert(
             trace.display()
         )));
     }
-    let named = |e: nowa_trace::TraceError| match crate::sim::trace_error(e) {
+    let named = |e: nowa_trace::TraceError| match crate::trace::trace_error(e) {
         Error::Usage(m) => Error::Usage(format!("--trace {}: {m}", trace.display())),
         e => e,
     };

@@ -532,7 +532,7 @@ pub fn sim_error(e: SimError) -> Error {
 /// A missing or unreadable trace is the user's input; a failure while replaying is not.
 fn replay_error(e: ReplayError) -> Error {
     match e {
-        ReplayError::Trace(t) => trace_error(t),
+        ReplayError::Trace(t) => crate::trace::trace_error(t),
         ReplayError::Flash {
             source: FlashError::Config(_),
             ..
@@ -541,17 +541,6 @@ fn replay_error(e: ReplayError) -> Error {
         | ReplayError::TooSmall { .. }
         | ReplayError::NoWrites { .. } => Error::Usage(e.to_string()),
         e => Error::failed("trace replay failed", e),
-    }
-}
-
-/// A trace the user named wrong, damaged or empty is bad input; a failure reading a good one is
-/// not.
-#[must_use]
-pub fn trace_error(t: TraceError) -> Error {
-    match &t {
-        TraceError::TooManyBad { .. } => Error::Usage(format!("{t}; --skip-bad accepts them")),
-        _ if t.is_bad_input() => Error::Usage(t.to_string()),
-        _ => Error::failed("trace replay failed", t),
     }
 }
 
