@@ -13,9 +13,6 @@ use nowa_lab::ycsb::{Hooks, Outcome};
 use nowa_lab::Cancel;
 use std::path::PathBuf;
 
-/// `--sim-mode`'s parser (`nowa vssd` takes the same flag).
-pub(crate) use nowa_lab::ycsb::parse_sim_mode as sim_mode;
-
 #[derive(Args, Debug)]
 pub struct YcsbArgs {
     #[command(flatten)]

@@ -13,7 +13,6 @@ use nowa_bench::sim::{self as bench_sim, SimError, SimResult, StreamAssign};
 use nowa_flash::{
     FlashError, FtlConfig, GcFrontier, GcTrigger, GcUnit, Mode, PlacementKind, PolicyKind,
 };
-use nowa_trace::TraceError;
 use nowa_workload::WorkloadSpec;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
