@@ -85,12 +85,6 @@ struct GenArgs {
     force: bool,
 }
 
-/// Trace errors a user causes (a wrong, damaged or empty file, an output that exists) are
-/// usage errors (exit 2).
-pub fn trace_err(e: nowa_trace::TraceError) -> anyhow::Error {
-    lab_error(lab::trace_error(e))
-}
-
 pub fn run(a: TraceArgs) -> Result<()> {
     match a.sub {
         TraceSub::Convert(c) => convert(c),
