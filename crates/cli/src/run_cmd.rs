@@ -4,7 +4,6 @@
 use crate::{interrupted, lab_error};
 use anyhow::{Context as _, Result};
 use clap::Args;
-use indicatif::{ProgressBar, ProgressStyle};
 use nowa_lab::{Cancel, JobOutcome};
 use std::path::PathBuf;
 
@@ -27,45 +26,10 @@ pub struct RunArgs {
 /// `nowa run`.
 pub fn run(a: RunArgs) -> Result<()> {
     let job = nowa_lab::load_job(&a.job).map_err(lab_error)?;
-    crate::resources::check_output_file("--csv", a.csv.as_deref())?;
-    if a.csv.is_some()
-        && matches!(
-            job,
-            nowa_lab::Job::SimSweep(_)
-                | nowa_lab::Job::FrozenFigures(_)
-                | nowa_lab::Job::FrozenEngineFigures(_)
-                | nowa_lab::Job::FrozenTrain(_)
-                | nowa_lab::Job::FrozenSynth(_)
-                | nowa_lab::Job::FrozenReplay(_)
-        )
-    {
-        return Err(crate::usage(format!(
-            "--csv: a {} job writes its CSVs under its spec's out directory",
-            job.command()
-        )));
-    }
-    if a.csv.is_some()
-        && ["plan-", "trace-", "infer-"]
-            .iter()
-            .any(|p| job.command().starts_with(p))
-    {
-        return Err(crate::usage(format!(
-            "--csv: a {} job has no time series",
-            job.command()
-        )));
-    }
+    check_csv(&job, a.csv.as_deref())?;
     eprintln!("nowa run: {} job from {}", job.command(), a.job.display());
     Cancel.on_sigint();
-    let pb = if a.quiet {
-        ProgressBar::hidden()
-    } else {
-        ProgressBar::new(1000)
-    };
-    if let Ok(style) =
-        ProgressStyle::with_template("{spinner} running [{bar:40}] {percent}% eta {eta}")
-    {
-        pb.set_style(style.progress_chars("=> "));
-    }
+    let pb = crate::progress::bar(1000, a.quiet, "running");
     let progress = |done: u64, total: u64| pb.set_position(done * 1000 / total.max(1));
     let varies = match &job {
         nowa_lab::Job::Ycsb(spec) => spec.nondeterminism(),
@@ -93,6 +57,39 @@ pub fn run(a: RunArgs) -> Result<()> {
     }
     if Cancel.requested() {
         return Err(interrupted("the results above cover the part that ran"));
+    }
+    Ok(())
+}
+
+/// `--csv` names a new file, and only for a job with a time series (the figure jobs write
+/// their CSVs under their spec's out directory).
+fn check_csv(job: &nowa_lab::Job, csv: Option<&std::path::Path>) -> Result<()> {
+    crate::resources::check_output_file("--csv", csv)?;
+    if csv.is_some()
+        && matches!(
+            job,
+            nowa_lab::Job::SimSweep(_)
+                | nowa_lab::Job::FrozenFigures(_)
+                | nowa_lab::Job::FrozenEngineFigures(_)
+                | nowa_lab::Job::FrozenTrain(_)
+                | nowa_lab::Job::FrozenSynth(_)
+                | nowa_lab::Job::FrozenReplay(_)
+        )
+    {
+        return Err(crate::usage(format!(
+            "--csv: a {} job writes its CSVs under its spec's out directory",
+            job.command()
+        )));
+    }
+    if csv.is_some()
+        && ["plan-", "trace-", "infer-"]
+            .iter()
+            .any(|p| job.command().starts_with(p))
+    {
+        return Err(crate::usage(format!(
+            "--csv: a {} job has no time series",
+            job.command()
+        )));
     }
     Ok(())
 }
