@@ -44,7 +44,8 @@ fn ssd_iq_entries_are_what_todays_code_measures() {
 
 #[test]
 fn table1_entries_are_what_todays_code_measures() {
-    check(Paper::HowToWrite, 8);
+    // Table 1's items but "+ NoWA SSD WAF" (not stable between runs: `stale::tolerance`).
+    check(Paper::HowToWrite, 7);
 }
 
 #[test]
@@ -79,5 +80,5 @@ fn the_report_records_which_entries_ci_re_measures() {
         .iter()
         .filter(|e| e.ci_tolerance.is_some())
         .count();
-    assert!(guarded >= 29, "{guarded} entries re-measured by CI");
+    assert!(guarded >= 28, "{guarded} entries re-measured by CI");
 }
