@@ -155,6 +155,14 @@ pub fn clap_line(e: &clap::Error) -> String {
     out
 }
 
+/// `args` (without the command name) parsed by the clap command `P` (built with
+/// `no_binary_name`), as the CLI parses them: the one parse of `sim`, `ycsb` and `tpcc`'s
+/// flags for job files and the Python module.
+pub(crate) fn parse_args<P: clap::Parser, S: AsRef<str>>(args: &[S]) -> Result<P, Error> {
+    P::try_parse_from(args.iter().map(|a| a.as_ref().to_owned()))
+        .map_err(|e| Error::Usage(clap_line(&e)))
+}
+
 /// A spec's integer fields against their flags' ranges, `(field, value, lo, hi)` inclusive:
 /// the first one outside is a usage error naming the field (as a job file's bad value is).
 pub(crate) fn check_ranges(ranges: &[(&str, u64, u64, u64)]) -> Result<(), Error> {

@@ -160,11 +160,7 @@ pub fn command() -> clap::Command {
 /// # Errors
 /// A bad flag or value: one line naming it.
 pub fn parse_flags<S: AsRef<str>>(args: &[S]) -> Result<SimFlags, Error> {
-    use clap::Parser as _;
-    let args = args.iter().map(|a| a.as_ref().to_owned());
-    Sim::try_parse_from(args)
-        .map(|s| s.flags)
-        .map_err(|e| Error::Usage(crate::clap_line(&e)))
+    crate::parse_args::<Sim, S>(args).map(|s| s.flags)
 }
 
 impl Spec {

@@ -119,11 +119,7 @@ pub fn command() -> clap::Command {
 /// # Errors
 /// A bad flag or value: one line naming it.
 pub fn parse_flags<S: AsRef<str>>(args: &[S]) -> Result<TpccFlags, Error> {
-    use clap::Parser as _;
-    let args = args.iter().map(|a| a.as_ref().to_owned());
-    Tpcc::try_parse_from(args)
-        .map(|s| s.flags)
-        .map_err(|e| Error::Usage(crate::clap_line(&e)))
+    crate::parse_args::<Tpcc, S>(args).map(|s| s.flags)
 }
 
 /// The engine configuration and why the pool has its size (the rule of [`EngineFlags`], on

@@ -145,11 +145,7 @@ pub fn command() -> clap::Command {
 /// # Errors
 /// A bad flag or value: one line naming it.
 pub fn parse_flags<S: AsRef<str>>(args: &[S]) -> Result<YcsbFlags, Error> {
-    use clap::Parser as _;
-    let args = args.iter().map(|a| a.as_ref().to_owned());
-    Ycsb::try_parse_from(args)
-        .map(|s| s.flags)
-        .map_err(|e| Error::Usage(crate::clap_line(&e)))
+    crate::parse_args::<Ycsb, S>(args).map(|s| s.flags)
 }
 
 /// A run as its flags resolve: the spec, the opened device, and what the CLI says about them.
