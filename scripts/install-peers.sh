@@ -6,9 +6,12 @@
 #   engine's own library: rocksdict (RocksDB) and lmdb (py-lmdb, LMDB). Binary wheels install in
 #   seconds; the Rust crates `rocksdb` / `lmdb` would compile RocksDB from source (many minutes),
 #   and apt's librocksdb-dev / liblmdb-dev would need a C driver compiled here.
+# sled, redb, fjall: Rust engines that nowa links itself, behind cargo features; nothing to install,
+#   this prints the build line that adds them (`nowa compare` prints the same line for an engine
+#   that is not built in).
 # Installs only what is missing; prints what each engine is then.
-# Usage: scripts/install-peers.sh [sqlite3] [postgresql] [mariadb] [rocksdb] [lmdb]
-#   (no argument: all of them).
+# Usage: scripts/install-peers.sh [sqlite3] [postgresql] [mariadb] [rocksdb] [lmdb] [sled] [redb] [fjall]
+#   (no argument: the first five).
 set -euo pipefail
 
 want=("$@")
@@ -29,7 +32,8 @@ for e in "${want[@]}"; do
     mariadb) { command -v mariadbd >/dev/null || [ -x /usr/sbin/mariadbd ]; } || pkgs+=(mariadb-server mariadb-client) ;;
     rocksdb) has_module rocksdict || wheels+=("$ROCKSDICT") ;;
     lmdb) has_module lmdb || wheels+=("$PYLMDB") ;;
-    *) echo "install-peers.sh: unknown engine '$e' (expected sqlite3, postgresql, mariadb, rocksdb or lmdb)" >&2; exit 2 ;;
+    sled|redb|fjall) ;;
+    *) echo "install-peers.sh: unknown engine '$e' (expected sqlite3, postgresql, mariadb, rocksdb, lmdb, sled, redb or fjall)" >&2; exit 2 ;;
   esac
 done
 
@@ -67,5 +71,6 @@ for e in "${want[@]}"; do
     mariadb) echo "mariadb: $("$(command -v mariadbd || echo /usr/sbin/mariadbd)" --version)" ;;
     rocksdb) echo "rocksdb: rocksdict $(python3 -c 'import importlib.metadata as m; print(m.version("rocksdict"))')" ;;
     lmdb) echo "lmdb: py-lmdb $(python3 -c 'import importlib.metadata as m; print(m.version("lmdb"))'), LMDB $(python3 -c 'import lmdb; print(".".join(map(str, lmdb.version())))')" ;;
+    sled|redb|fjall) echo "$e: built into nowa by a cargo feature: cargo build --release -p nowa-cli --features $e (all three: --features rust-engines)" ;;
   esac
 done

@@ -12,7 +12,7 @@ use std::path::PathBuf;
 #[derive(Args, Debug)]
 pub struct CompareArgs {
     /// Engines, comma-separated: nowa-inplace, nowa-oop, sqlite3, postgresql, mariadb, rocksdb,
-    /// lmdb (real engines: scripts/install-peers.sh).
+    /// lmdb (real engines: scripts/install-peers.sh), sled, redb, fjall (cargo features).
     #[arg(
         long,
         value_enum,

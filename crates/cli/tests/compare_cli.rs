@@ -70,6 +70,15 @@ fn bad_flags_exit_2_naming_the_flag() {
     );
 }
 
+/// The vssd received exactly the bytes the loop device's /sys/block counters say were written,
+/// from the attach (before mkfs) to the unmount after the engine stopped.
+fn same_bytes_as_the_block_layer(r: &serde_json::Value) {
+    let b = &r["measured"]["block_layer_write_bytes"];
+    let (block, vssd) = (b[0].as_u64().expect("loop"), b[1].as_u64().expect("vssd"));
+    assert!(block > 1 << 20, "mkfs and the engine wrote: {r}");
+    assert_eq!(block, vssd, "/sys/block vs the vssd's host bytes: {r}");
+}
+
 #[test]
 fn nowa_and_sqlite3_on_ext4_on_fresh_vssds_one_stream() {
     let name = "nowa_and_sqlite3_on_ext4_on_fresh_vssds_one_stream";
@@ -132,6 +141,7 @@ fn nowa_and_sqlite3_on_ext4_on_fresh_vssds_one_stream() {
         let share = m["stall_time_share"].as_f64().expect("share");
         assert!((0.0..=1.0).contains(&share), "{r}");
         assert!(m["memory_bytes"].as_u64().expect("memory") > 0, "{r}");
+        same_bytes_as_the_block_layer(r);
     }
     let text = std::fs::read_to_string(&csv).expect("csv");
     let lines: Vec<&str> = text.lines().collect();
@@ -255,6 +265,7 @@ fn rocksdb_and_lmdb_run_the_stream_through_their_driver() {
         );
         // ext4: the fsyncs made the journal commit.
         assert!(m["journal_commits"].as_u64().expect("ext4") > 0, "{r}");
+        same_bytes_as_the_block_layer(r);
     }
     assert!(rows[1]["setup"]
         .as_str()
@@ -332,4 +343,54 @@ fn a_compare_result_runs_again_through_nowa_run() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// A Rust engine whose cargo feature is off gets a row that says so, with the build line that
+/// adds it; the other engines still run. (With the feature on, the engine runs instead: its
+/// driver's tests are `cargo test -p nowa-lab --features rust-engines rust_kv`.)
+#[cfg(not(feature = "sled"))]
+#[test]
+fn a_rust_engine_not_built_in_is_reported_with_its_build_line() {
+    let name = "a_rust_engine_not_built_in_is_reported_with_its_build_line";
+    if cannot_run(name, &[]) {
+        return;
+    }
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let out = nowa(&[
+        "compare",
+        "--engines",
+        "sled,nowa-inplace",
+        "--records",
+        "500",
+        "--ops",
+        "50",
+        "--capacity",
+        "128MiB",
+        "--memory",
+        "8MiB",
+        "--work",
+        tmp.path().to_str().expect("utf-8"),
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let sled = stdout
+        .lines()
+        .find(|l| l.starts_with("sled "))
+        .expect("a sled row");
+    assert!(
+        sled.contains("not built in")
+            && sled.contains("cargo build --release -p nowa-cli --features sled"),
+        "{stdout}"
+    );
+    // Its setup line still states the durability it would run with.
+    assert!(stdout.contains("flush() (fsync)"), "{stdout}");
+    let nowa_row = stdout
+        .lines()
+        .find(|l| l.starts_with("nowa-inplace "))
+        .expect("a nowa row");
+    assert!(!nowa_row.contains("not built in"), "{stdout}");
 }

@@ -29,6 +29,8 @@ pub struct Bed {
     disk: Arc<Disk>,
     daemon: Option<std::thread::JoinHandle<std::io::Result<()>>>,
     loop_dev: Option<PathBuf>,
+    /// At the attach: the loop device's bytes written (/sys/block) and the vssd's host bytes.
+    at_attach: Option<(u64, u64)>,
     fs_dir: Option<PathBuf>,
 }
 
@@ -79,6 +81,7 @@ impl Bed {
             backing,
             timing: None,
             describe: format!("nowa compare: {} bytes, OP {}", spec.capacity, spec.op),
+            record: None,
         })
         .map_err(|e| Error::failed("opening the vssd", e))?;
         let disk = Arc::new(disk);
@@ -99,6 +102,7 @@ impl Bed {
             disk,
             daemon,
             loop_dev: None,
+            at_attach: None,
             fs_dir: None,
         };
         bed.wait_for_mount()?;
@@ -124,6 +128,11 @@ impl Bed {
         assert!(self.loop_dev.is_none(), "one file system per bed");
         let dev = control::attach(&disk).map_err(|e| Error::failed("losetup", e))?;
         self.loop_dev = Some(dev.clone());
+        // A reused loop device keeps its counters: the check below uses deltas from here.
+        self.at_attach = Some((
+            block_write_bytes(&dev)?,
+            self.disk.snapshot().host_write_bytes,
+        ));
         let mut mkfs = match fs {
             // Inode tables zeroed now, not by ext4lazyinit during the measured phase.
             Fs::Ext4 => {
@@ -220,13 +229,30 @@ impl Bed {
     ///
     /// # Errors
     /// One of them fails (the rest is still tried when the bed is dropped).
-    pub fn finish(mut self) -> Result<Snapshot, Error> {
+    ///
+    /// # Panics
+    /// On a broken invariant (a bug): the assertions state them.
+    pub fn finish(mut self) -> Result<Closed, Error> {
         if let Some(at) = self.fs_dir.take() {
             run_tool("umount", Command::new("umount").arg(&at))?;
         }
-        let closed = self.snapshot();
+        let snapshot = self.snapshot();
+        let block_layer = match (&self.loop_dev, self.at_attach) {
+            (Some(dev), Some((loop0, vssd0))) => {
+                let written = block_write_bytes(dev)?;
+                assert!(
+                    written >= loop0 && snapshot.host_write_bytes >= vssd0,
+                    "counters only grow"
+                );
+                Some((written - loop0, snapshot.host_write_bytes - vssd0))
+            }
+            _ => None,
+        };
         self.teardown()?;
-        Ok(closed)
+        Ok(Closed {
+            snapshot,
+            block_layer,
+        })
     }
 
     fn teardown(&mut self) -> Result<(), Error> {
@@ -243,6 +269,29 @@ impl Bed {
         }
         Ok(())
     }
+}
+
+/// What [`Bed::finish`] read after the file system was unmounted.
+pub struct Closed {
+    /// The vssd's counters.
+    pub snapshot: Snapshot,
+    /// From the loop device's attach to the unmount: the bytes written as the block layer
+    /// counts them (/sys/block/loopN/stat) and as the vssd received them; None on `--fs raw`.
+    pub block_layer: Option<(u64, u64)>,
+}
+
+/// Bytes written to block device `dev` so far: /sys/block/NAME/stat's sectors written
+/// (field 7) x 512.
+fn block_write_bytes(dev: &std::path::Path) -> Result<u64, Error> {
+    let name = dev.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    let path = PathBuf::from(format!("/sys/block/{name}/stat"));
+    let text = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
+    let sectors = text
+        .split_whitespace()
+        .nth(6)
+        .and_then(|f| f.parse::<u64>().ok())
+        .ok_or_else(|| failed("reading /sys/block", format!("{}: {text}", path.display())))?;
+    Ok(sectors * 512)
 }
 
 impl Drop for Bed {

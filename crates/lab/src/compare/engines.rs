@@ -102,6 +102,9 @@ pub fn available(engine: EngineName) -> Result<(), String> {
         EngineName::Rocksdb | EngineName::Lmdb => {
             super::kv::available(engine).or_else(|why| missing(&why))
         }
+        EngineName::Sled | EngineName::Redb | EngineName::Fjall => {
+            super::rust_kv::available(engine)
+        }
         EngineName::Mariadb => {
             let dirs = servers::mariadb_dirs();
             for t in ["mariadb-install-db", "mariadbd", "mariadb", "mariadb-admin"] {
@@ -144,6 +147,15 @@ pub fn setup(engine: EngineName, spec: &Spec) -> String {
         EngineName::Lmdb => {
             "LMDB defaults: copy-on-write B+tree, fsync at every commit (sync, metasync on); no cache of its own (mmap: the OS page cache)".to_owned()
         }
+        EngineName::Sled => format!(
+            "sled 0.34 defaults (background flush every 500 ms); one Batch per transaction, then flush() (fsync); cache_capacity {mib} MiB"
+        ),
+        EngineName::Redb => format!(
+            "redb defaults: copy-on-write B-tree, Durability::Immediate (fsync at every commit); one write transaction per transaction; cache {mib} MiB"
+        ),
+        EngineName::Fjall => format!(
+            "fjall defaults: LSM tree, journal, leveled compaction; one write batch per transaction with PersistMode::SyncAll (fjall's default Buffer is not power-safe); block cache {mib} MiB"
+        ),
     }
 }
 
@@ -187,6 +199,9 @@ pub fn open(
         EngineName::Mariadb => Ok(Box::new(servers::mariadb(target, spec, scratch)?)),
         EngineName::Rocksdb | EngineName::Lmdb => {
             Ok(Box::new(super::kv::open(engine, target, spec, scratch)?))
+        }
+        EngineName::Sled | EngineName::Redb | EngineName::Fjall => {
+            super::rust_kv::open(engine, target, spec.memory)
         }
     }
 }
@@ -239,7 +254,7 @@ pub(super) fn with_children(pid: u32) -> Vec<u32> {
 }
 
 /// Heap bytes this process's allocations hold now (glibc's mallinfo2, over all arenas).
-fn heap_in_use() -> u64 {
+pub(super) fn heap_in_use() -> u64 {
     // SAFETY: mallinfo2 takes no arguments and returns a struct by value; it only reads the
     // allocator's own bookkeeping. Test: tests/compare_cli.rs checks nowa's memory is counted.
     let m = unsafe { libc::mallinfo2() };

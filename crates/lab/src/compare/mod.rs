@@ -11,6 +11,7 @@ pub mod bed;
 pub mod client;
 pub mod engines;
 pub mod kv;
+pub mod rust_kv;
 pub mod servers;
 pub mod stream;
 
@@ -62,6 +63,12 @@ pub enum EngineName {
     Rocksdb,
     /// LMDB (the lmdb wheel from PyPI, fed by kv_driver.py).
     Lmdb,
+    /// sled 0.34, in this process (cargo feature `sled`).
+    Sled,
+    /// redb, in this process (cargo feature `redb`).
+    Redb,
+    /// fjall, in this process (cargo feature `fjall`).
+    Fjall,
 }
 
 impl EngineName {
@@ -76,14 +83,28 @@ impl EngineName {
             EngineName::Mariadb => "mariadb",
             EngineName::Rocksdb => "rocksdb",
             EngineName::Lmdb => "lmdb",
+            EngineName::Sled => "sled",
+            EngineName::Redb => "redb",
+            EngineName::Fjall => "fjall",
         }
     }
 
-    /// The argument of scripts/install-peers.sh that installs it.
+    /// Whether it needs a file system (all but nowa's engines, which also run on the raw disk).
+    #[must_use]
+    pub fn needs_fs(self) -> bool {
+        !matches!(self, EngineName::NowaInplace | EngineName::NowaOop)
+    }
+
+    /// The argument of scripts/install-peers.sh that installs it ("" for the engines built
+    /// into nowa: its own, and the Rust engines of cargo features).
     #[must_use]
     pub fn install_name(self) -> &'static str {
         match self {
-            EngineName::NowaInplace | EngineName::NowaOop => "",
+            EngineName::NowaInplace
+            | EngineName::NowaOop
+            | EngineName::Sled
+            | EngineName::Redb
+            | EngineName::Fjall => "",
             EngineName::Sqlite3 => "sqlite3",
             EngineName::Postgresql => "postgresql",
             EngineName::Mariadb => "mariadb",
@@ -213,6 +234,11 @@ pub struct Measured {
     pub flash_bytes_per_op_to_close: f64,
     /// ext4 journal (jbd2) commits in the measured phase (None: not ext4).
     pub journal_commits: Option<u64>,
+    /// From the loop device's attach (before mkfs) to the unmount after the engine stopped:
+    /// the bytes written as the block layer counts them (/sys/block/loopN/stat) and as the
+    /// vssd received them (`host_write_bytes`). They are equal when every request reached the
+    /// vssd as it was made. None on `--fs raw`.
+    pub block_layer_write_bytes: Option<(u64, u64)>,
     /// Memory of the engine's processes at the end (PSS; in-process nowa: the growth of
     /// this process's PSS since before the engine was created).
     pub memory_bytes: u64,
@@ -302,7 +328,7 @@ impl Spec {
 pub fn check(spec: &Spec) -> Result<(), Error> {
     spec.check()?;
     if spec.fs == Fs::Raw {
-        if let Some(e) = spec.engines.iter().find(|e| e.install_name() != "") {
+        if let Some(e) = spec.engines.iter().find(|e| e.needs_fs()) {
             return Err(Error::Usage(format!(
                 "--fs raw: {} needs a file system (--fs ext4 or xfs)",
                 e.name()
@@ -446,12 +472,16 @@ fn run_one(
         .map(|(a, b)| a.saturating_sub(b));
     let memory_bytes = d.memory();
     d.finish()?;
-    let closed = bed.finish()?;
+    let bed::Closed {
+        snapshot: closed,
+        block_layer,
+    } = bed.finish()?;
     Ok(figures(
         Window {
             before,
             after,
             closed,
+            block_layer,
         },
         lat,
         secs,
@@ -469,6 +499,8 @@ struct Window {
     after: nowa_vssd::Snapshot,
     /// After the engine stopped and the file system was unmounted.
     closed: nowa_vssd::Snapshot,
+    /// The loop device's and the vssd's bytes written from the attach to the unmount.
+    block_layer: Option<(u64, u64)>,
 }
 
 /// Bytes counter `f` grew by from `a` to `b` (counters only grow).
@@ -549,6 +581,7 @@ fn figures(
         device_bytes_per_op_to_close: per_op(host_close),
         flash_bytes_per_op_to_close: per_op(media_close),
         journal_commits,
+        block_layer_write_bytes: w.block_layer,
         memory_bytes,
     }
 }
