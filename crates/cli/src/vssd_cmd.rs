@@ -72,6 +72,10 @@ struct ServeArgs {
     /// Append the counters to this CSV file every second.
     #[arg(long, value_name = "FILE")]
     csv: Option<PathBuf>,
+    /// Record every request the simulated SSD receives (whole pages) in this trace CSV, for
+    /// `nowa sim --trace`.
+    #[arg(long, value_name = "FILE")]
+    record_trace: Option<PathBuf>,
     /// Mount over a non-empty DIR, reuse an existing --backing file, overwrite --csv.
     #[arg(long)]
     force: bool,
@@ -234,6 +238,15 @@ fn serve_spec(a: &ServeArgs) -> Result<ServeSpec> {
     if let Some(csv) = &a.csv {
         check_new_output("--csv", csv, a.force)?;
     }
+    if let Some(t) = &a.record_trace {
+        // The recorder refuses an existing file itself; without --force say so here, naming
+        // the flag, before anything is mounted. With --force the old trace is removed.
+        check_new_output("--record-trace", t, a.force)?;
+        if a.force && t.exists() {
+            std::fs::remove_file(t)
+                .map_err(|e| usage(format!("--record-trace {}: {e}", t.display())))?;
+        }
+    }
     let timing = match a.timing {
         Timing::None => None,
         Timing::Femu => SimTiming::Femu.chips(),
@@ -248,6 +261,7 @@ fn serve_spec(a: &ServeArgs) -> Result<ServeSpec> {
             backing: back,
             timing,
             describe,
+            record: a.record_trace.clone(),
         },
         dir: a.dir.clone(),
         csv: a.csv.clone(),

@@ -150,6 +150,7 @@ fn bad_flags_exit_2_naming_the_flag() {
         vec!["vssd", "serve", "--dir", d, "--capacity", "10TiB"],
         vec!["vssd", "serve", "--dir", f],
         vec!["vssd", "serve", "--dir", d, "--backing", b],
+        vec!["vssd", "serve", "--dir", d, "--record-trace", b],
         vec!["vssd", "stats", d],
         vec!["vssd", "stop", d],
         vec!["vssd", "attach", d],
@@ -159,6 +160,7 @@ fn bad_flags_exit_2_naming_the_flag() {
         (vec!["--dir", d, "--backing", b], "--backing"),
         (vec!["--dir", d, "--capacity", "10TiB"], "--capacity"),
         (vec!["--dir", d, "--sim-mode", "zns"], "--sim-mode"),
+        (vec!["--dir", d, "--record-trace", b], "--record-trace"),
     ] {
         let mut a = vec!["vssd", "serve"];
         a.extend(args);
@@ -327,7 +329,9 @@ fn random_direct_writes_reproduce_nowa_sims_waf_and_trim_lowers_it() {
     let sim_waf = sim["waf"].as_f64().expect("sim waf");
     let tmp = tempfile::tempdir().expect("tempdir");
     let dir = tmp.path().join("mnt");
-    let d = Daemon::start(&dir, &dev);
+    let trace = tmp.path().join("received.csv");
+    let record = ["--record-trace", trace.to_str().expect("utf-8")];
+    let d = Daemon::start(&dir, &[&dev[..], &record[..]].concat());
     let f = d.disk();
     let pages = (128 << 20) / PAGE;
     // As nowa sim: a sequential fill, 2 capacities of warm-up, 2 measured.
@@ -366,8 +370,60 @@ fn random_direct_writes_reproduce_nowa_sims_waf_and_trim_lowers_it() {
     let trimmed_waf = waf_between(&s2, &d.stats());
     println!("vssd WAF {waf:.3}, nowa sim {sim_waf:.3}, after trimming half {trimmed_waf:.3}");
     assert!(trimmed_waf < waf / 2.0, "{trimmed_waf} vs {waf}");
+    let whole = d.stats();
     drop(f);
     d.stop();
+    replay_matches_the_vssd(&trace, &dev, &whole);
+}
+
+/// `nowa sim --trace` of the stream a vssd recorded (`--record-trace`: every page write and
+/// trim its FTL received) on the same device, once through from empty, gives the vssd's WAF
+/// over the whole session within 1%: the fill, the random writes, the TRIM and the writes
+/// after it.
+fn replay_matches_the_vssd(trace: &Path, dev: &[&str], whole: &serde_json::Value) {
+    let host_pages = whole["host_write_bytes"].as_u64().expect("host") / PAGE;
+    let vssd_waf =
+        whole["media_write_bytes"].as_u64().expect("media") as f64 / (host_pages * PAGE) as f64;
+    // The replay's measured volume in drive writes: exactly the pages the vssd received, so
+    // the replay stops at the trace's end instead of looping it.
+    let logical = (128 << 20) / PAGE;
+    let volume = format!("{:.9}", host_pages as f64 / logical as f64);
+    let args = [
+        &[
+            "sim",
+            "--json",
+            "-q",
+            "--trace",
+            trace.to_str().expect("utf-8"),
+        ][..],
+        &[
+            "--trace-capacity",
+            "128MiB",
+            "--no-precondition",
+            "--warmup",
+            "0",
+        ][..],
+        &["--volume", &volume][..],
+        &dev[2..],
+    ]
+    .concat();
+    let r = common::nowa_json(&args);
+    assert_eq!(
+        r["devices"][0]["sim"]["layout"]["logical_pages"], logical,
+        "the replay device has the vssd's capacity"
+    );
+    assert_eq!(
+        r["measured"]["host_pages"], host_pages,
+        "the same page writes"
+    );
+    let replay_waf = r["waf"].as_f64().expect("replay waf");
+    println!(
+        "vssd WAF over the session {vssd_waf:.4}, nowa sim --trace of its stream {replay_waf:.4}"
+    );
+    assert!(
+        (replay_waf / vssd_waf - 1.0).abs() < 0.01,
+        "vssd {vssd_waf:.4} vs replay {replay_waf:.4}"
+    );
 }
 
 /// The tools a loop-device test needs, or the one that is missing.

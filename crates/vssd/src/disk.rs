@@ -41,6 +41,10 @@ pub struct DiskSpec {
     pub timing: Option<TimingModel>,
     /// One line describing the configuration (printed and served in the stats).
     pub describe: String,
+    /// Record every page write, trim, read and flush the simulated SSD receives (whole pages,
+    /// after partial pages were merged) in this nowa trace CSV, which must not exist:
+    /// `nowa sim --trace` replays the same stream (docs/vssd.md).
+    pub record: Option<PathBuf>,
 }
 
 /// The simulated SSD plus the backing file: the [`BlockDevice`] that [`Paced`] wraps.
@@ -137,7 +141,7 @@ fn punch_hole(f: &File, offset: u64, len: u64) -> std::io::Result<()> {
 pub struct Disk {
     spec: DiskSpec,
     store: Arc<Store>,
-    /// `store`, or `store` paced by the timing model.
+    /// `store`, or `store` paced by the timing model, recorded with `--record-trace`.
     dev: Arc<dyn BlockDevice>,
     file_bytes: u64,
     /// FTL counters when the disk was opened (the pages of a reused backing file are
@@ -248,6 +252,18 @@ impl Disk {
         disk.base = disk.store.sim.ftl_counters();
         if let Some(model) = disk.spec.timing {
             disk.dev = Arc::new(Paced::with_model(disk.store.clone(), model)?);
+        }
+        if let Some(path) = &disk.spec.record {
+            // Outermost, so the trace has the requests as the FTL got them, in the order they
+            // completed; the recorder writes its buffer out at every flush and when dropped.
+            let rec =
+                nowa_trace::RecordingDevice::new(disk.dev.clone(), path, false).map_err(|e| {
+                    VssdError::Io {
+                        path: path.clone(),
+                        source: std::io::Error::other(e.to_string()),
+                    }
+                })?;
+            disk.dev = Arc::new(rec);
         }
         Ok(disk)
     }
@@ -531,6 +547,7 @@ mod tests {
             backing,
             timing: None,
             describe: "test".into(),
+            record: None,
         })
         .expect("open")
     }
