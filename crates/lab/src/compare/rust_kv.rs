@@ -27,13 +27,13 @@ pub fn build_line(engine: EngineName) -> String {
 /// # Errors
 /// Why not, with the build line.
 pub fn available(engine: EngineName) -> Result<(), String> {
-    let built = match engine {
-        EngineName::Sled => cfg!(feature = "sled"),
-        EngineName::Redb => cfg!(feature = "redb"),
-        EngineName::Fjall => cfg!(feature = "fjall"),
-        _ => false,
-    };
-    if built {
+    // Which features this build has (a table, so the test reads the same in every build).
+    const BUILT: [(EngineName, bool); 3] = [
+        (EngineName::Sled, cfg!(feature = "sled")),
+        (EngineName::Redb, cfg!(feature = "redb")),
+        (EngineName::Fjall, cfg!(feature = "fjall")),
+    ];
+    if BUILT.iter().any(|&(e, on)| e == engine && on) {
         Ok(())
     } else {
         Err(format!("not built in ({})", build_line(engine)))
@@ -96,7 +96,7 @@ fn failed(engine: EngineName, msg: String) -> Error {
 }
 
 #[cfg_attr(
-    not(all(feature = "sled", feature = "redb", feature = "fjall")),
+    not(any(feature = "sled", feature = "redb", feature = "fjall")),
     expect(
         unused_variables,
         reason = "an engine whose feature is off leaves its arguments unused"
