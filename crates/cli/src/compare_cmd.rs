@@ -41,7 +41,7 @@ pub struct CompareArgs {
     /// The vssd's logical capacity (default: 4x the rows' bytes, at least 512 MiB).
     #[arg(long, value_parser = flags::size_4k(64 << 20, 1 << 40))]
     capacity: Option<u64>,
-    /// The vssd's over-provisioning (spare / logical).
+    /// The vssd's over-provisioning as spare/logical (0.07 or 7%).
     #[arg(long, default_value = "7%", value_parser = flags::fraction(0.0, true, 10.0, false))]
     op: f64,
     /// Seed of the operation stream.
@@ -59,6 +59,9 @@ pub struct CompareArgs {
     /// Overwrite --csv.
     #[arg(long)]
     force: bool,
+    /// No progress lines on stderr (the seed line and the results stay).
+    #[arg(long, short)]
+    quiet: bool,
 }
 
 /// `--work`: an existing directory.
@@ -107,20 +110,37 @@ pub fn run(a: &CompareArgs) -> Result<()> {
         s.seed, s.workload, s.records, s.ops, s.capacity, s.fs
     );
     nowa_lab::Cancel.on_sigint();
-    let rep = compare::run(&s, &compare::stderr_progress(&s)).map_err(lab_error)?;
+    let loud = compare::stderr_progress(&s);
+    let progress = |i: usize, n: u64| {
+        if !a.quiet {
+            loud(i, n);
+        }
+    };
+    let rep = compare::run(&s, &progress).map_err(lab_error)?;
     // `nowa run` re-runs a result from its identity: it must name this job and its seed.
     assert_eq!(rep.nowa.command, "compare", "the result names its job");
     assert_eq!(rep.nowa.seed, s.seed, "the result names its seed");
     if let Some(p) = &a.csv {
         compare::write_csv(&rep, p).map_err(lab_error)?;
     }
+    // Ctrl-C: the partial result says so itself (stdout, JSON), not only the exit status.
+    let stop = nowa_lab::Cancel
+        .requested()
+        .then_some("the rows above cover the part that ran");
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&rep)?);
+        let mut v = serde_json::to_value(&rep)?;
+        if let (Some(what), Some(m)) = (stop, v.as_object_mut()) {
+            m.insert("interrupted".into(), what.into());
+        }
+        println!("{}", serde_json::to_string_pretty(&v)?);
     } else {
+        if let Some(what) = stop {
+            println!("interrupted (Ctrl-C): {what}");
+        }
         print!("{}", compare::table(&rep.result));
     }
-    if nowa_lab::Cancel.requested() {
-        return Err(crate::interrupted("nowa compare"));
+    if let Some(what) = stop {
+        return Err(crate::interrupted(what));
     }
     if rep.result.any_failed() {
         anyhow::bail!("an engine failed (its row says why)");

@@ -153,6 +153,7 @@ struct SynthArgs {
     /// Probability that a full page is freed later.
     #[arg(long, default_value = "5%", value_parser = flags::fraction(0.0, false, 1.0, false))]
     free_share: f64,
+    /// Seed of the synthetic log (the same seed writes the same log).
     #[arg(long, default_value_t = 42)]
     seed: u64,
 }
@@ -168,6 +169,7 @@ struct BenchArgs {
     /// Batches timed.
     #[arg(long, default_value = "200", value_parser = count::<u64>(1, 1_000_000))]
     reps: u64,
+    /// Seed of the synthetic log the inputs come from and of the model trained on it.
     #[arg(long, default_value_t = 42)]
     seed: u64,
 }

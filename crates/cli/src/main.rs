@@ -310,6 +310,7 @@ pub fn interrupted(what: impl Into<String>) -> anyhow::Error {
 #[cfg(test)]
 mod tests {
     use super::one_line_chain;
+    use clap::CommandFactory as _;
 
     /// A background thread's warning (the DB GC thread stopping) reaches the user's stderr.
     #[test]
@@ -342,6 +343,211 @@ mod tests {
             text.contains("disk gone") && !text.contains("not shown"),
             "{text}"
         );
+    }
+
+    /// Every command of the tree by its path ("frozen replay"), parents that run themselves
+    /// (`sim`, `ssdiq`) included; clap's generated `help` left out.
+    fn commands() -> Vec<(String, clap::Command)> {
+        fn walk(c: &clap::Command, path: &str, out: &mut Vec<(String, clap::Command)>) {
+            for s in c.get_subcommands().filter(|s| s.get_name() != "help") {
+                let p = format!("{path} {}", s.get_name()).trim().to_owned();
+                out.push((p.clone(), s.clone()));
+                walk(s, &p, out);
+            }
+        }
+        let mut out = Vec::new();
+        walk(&super::Cli::command(), "", &mut out);
+        assert!(out.len() > 30, "the whole tree: {}", out.len());
+        out
+    }
+
+    fn arg<'a>(c: &'a clap::Command, long: &str) -> Option<&'a clap::Arg> {
+        c.get_arguments().find(|a| a.get_long() == Some(long))
+    }
+
+    fn help(a: &clap::Arg) -> String {
+        a.get_long_help()
+            .or_else(|| a.get_help())
+            .map(ToString::to_string)
+            .unwrap_or_default()
+    }
+
+    /// Every `--seed` says what it seeds (ssdiq, trace gen, frozen synth/bench/replay had none).
+    #[test]
+    fn every_seed_flag_says_what_it_seeds() {
+        let mut seen = 0;
+        for (path, c) in commands() {
+            if let Some(a) = arg(&c, "seed") {
+                seen += 1;
+                let h = help(a).to_lowercase();
+                assert!(h.contains("seed"), "nowa {path} --seed without help: {h:?}");
+            }
+        }
+        assert!(seen >= 15, "{seen} commands take --seed");
+    }
+
+    /// `--op` is spare/logical on every command and `--op-physical` spare/physical (`nowa plan
+    /// --op` meant spare/physical, so `plan run --op 7%` was another device than `sim --op 7%`).
+    #[test]
+    fn every_op_flag_is_spare_over_logical() {
+        let mut seen = 0;
+        for (path, c) in commands() {
+            for (long, form) in [("op", "spare/logical"), ("op-physical", "spare/physical")] {
+                if let Some(a) = arg(&c, long) {
+                    seen += 1;
+                    let h = help(a);
+                    assert!(h.contains(form), "nowa {path} --{long}: {h:?}");
+                }
+            }
+        }
+        assert!(seen >= 12, "{seen} --op flags");
+    }
+
+    /// Commands that print no progress (each runs in about a second, or is a server or a
+    /// query): the only ones without `-q`.
+    const NO_PROGRESS: &[&str] = &[
+        "ssdiq report",      // reads result files
+        "frozen train",      // one fit, its summary
+        "frozen stats",      // one pass over a log
+        "frozen synth",      // writes a log, one line
+        "frozen bench",      // its output is the timing
+        "frozen from-trace", // one pass over a trace
+        "trace convert",
+        "trace stats",
+        "trace gen",
+        "capture", // the program's own output
+        "vssd",
+        "vssd serve", // a server: its log is its output
+        "vssd stats",
+        "vssd stop",
+        "vssd attach",
+        "sweep", // the Python module's progress
+        "frozen",
+        "trace",
+        "plan",
+        "ckpt",
+    ];
+
+    /// Every command that shows progress takes `-q`/`--quiet` (missing in table1,
+    /// infer-gc-unit, plan, frozen, ckpt, compare and frozen replay).
+    #[test]
+    fn every_command_with_progress_takes_quiet() {
+        let all = commands();
+        for n in NO_PROGRESS {
+            assert!(all.iter().any(|(p, _)| p == n), "{n}: no such command");
+        }
+        for (path, c) in all
+            .iter()
+            .filter(|(p, _)| !NO_PROGRESS.contains(&p.as_str()))
+        {
+            let q = arg(c, "quiet").unwrap_or_else(|| panic!("nowa {path}: no --quiet"));
+            assert_eq!(q.get_short(), Some('q'), "nowa {path}: --quiet without -q");
+        }
+    }
+
+    /// Commands whose `--out` still names one file (every other `--out` is a directory).
+    const OUT_IS_A_FILE: &[&str] = &[
+        "tpcc",
+        "frozen train",
+        "frozen synth",
+        "frozen from-trace",
+        "capture",
+    ];
+
+    /// `--out` names a directory (its help says so, and files are named inside it), except
+    /// on the commands listed in [`OUT_IS_A_FILE`]; no default under docs/.
+    #[test]
+    fn out_names_a_directory_and_never_defaults_into_docs() {
+        let mut dirs = 0;
+        for (path, c) in commands() {
+            let Some(a) = arg(&c, "out") else { continue };
+            let h = help(a);
+            for d in a.get_default_values() {
+                assert!(
+                    !d.to_string_lossy().starts_with("docs"),
+                    "nowa {path} --out {d:?}"
+                );
+            }
+            assert!(
+                !h.contains("docs/figures") || h.contains("never docs/"),
+                "nowa {path} --out defaults into docs/: {h}"
+            );
+            if OUT_IS_A_FILE.contains(&path.as_str()) {
+                continue;
+            }
+            dirs += 1;
+            assert!(
+                h.to_lowercase().contains("director"),
+                "nowa {path} --out: {h:?}"
+            );
+        }
+        assert!(dirs >= 7, "{dirs} directory --out flags");
+    }
+
+    /// A shell line's words: quotes grouped and removed, a `#` comment dropped.
+    fn words(line: &str) -> Vec<String> {
+        let (mut out, mut w, mut quote, mut any) = (Vec::new(), String::new(), None, false);
+        for c in line.chars() {
+            match (quote, c) {
+                (Some(q), c) if c == q => quote = None,
+                (Some(_), c) => w.push(c),
+                (None, '\'' | '"') => (quote, any) = (Some(c), true),
+                (None, '#') if w.is_empty() && !any => break,
+                (None, c) if c.is_whitespace() => {
+                    if any || !w.is_empty() {
+                        out.push(std::mem::take(&mut w));
+                    }
+                    any = false;
+                }
+                (None, c) => w.push(c),
+            }
+        }
+        if any || !w.is_empty() {
+            out.push(w);
+        }
+        assert!(quote.is_none(), "unclosed quote: {line}");
+        out
+    }
+
+    /// Every `nowa` command of the README's shell examples is accepted by the parser as
+    /// written (a renamed or removed flag fails here, not in a reader's terminal). Running
+    /// them at their scale is the README's own check (`nowa ...` lines, docs say how long).
+    #[test]
+    fn every_readme_command_parses() {
+        let readme = include_str!("../../../README.md");
+        let mut n = 0;
+        let mut in_sh = false;
+        for line in readme.lines() {
+            if line.starts_with("```") {
+                in_sh = line == "```sh";
+                continue;
+            }
+            if !in_sh {
+                continue;
+            }
+            for part in line.split("&&") {
+                let w = words(part.trim());
+                let args: Vec<&str> = match w.iter().position(|x| x == "--") {
+                    Some(i) if w.iter().any(|p| p == "nowa-cli") => {
+                        w[i + 1..].iter().map(String::as_str).collect()
+                    }
+                    _ if w.first().is_some_and(|x| x == "nowa") => {
+                        w[1..].iter().map(String::as_str).collect()
+                    }
+                    _ => continue,
+                };
+                n += 1;
+                let argv = std::iter::once("nowa").chain(args.iter().copied());
+                let m = super::negative_numbers_reach_parsers(super::Cli::command())
+                    .try_get_matches_from(argv);
+                if let Err(e) =
+                    m.and_then(|m| <super::Cli as clap::FromArgMatches>::from_arg_matches(&m))
+                {
+                    panic!("README: nowa {}: {}", args.join(" "), super::one_line(&e));
+                }
+            }
+        }
+        assert!(n >= 20, "{n} README commands");
     }
 
     #[derive(Debug, thiserror::Error)]

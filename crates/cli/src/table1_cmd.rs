@@ -13,15 +13,34 @@ use std::path::{Path, PathBuf};
 pub struct Table1Args {
     #[command(flatten)]
     flags: nowa_lab::table1::Table1Flags,
-    /// Output directory for table1.csv, table1.json, table1.txt and table1.svg (none: print only).
+    /// Output directory for table1.csv, table1.json, table1.txt and table1.svg (none: print
+    /// only); created if missing (not its parents).
     #[arg(long, alias = "out-dir", value_name = "DIR")]
     out: Option<PathBuf>,
+    /// Overwrite the table1.* files already in --out (refused without it).
+    #[arg(long, requires = "out")]
+    force: bool,
     /// Print the result as JSON.
     #[arg(long)]
     json: bool,
     /// No progress bar and no per-row lines (the seed line and the result stay).
     #[arg(long, short)]
     quiet: bool,
+}
+
+/// The files `--out` receives.
+const OUTPUTS: [&str; 4] = ["table1.csv", "table1.json", "table1.txt", "table1.svg"];
+
+/// `--out`: created, and a table already there (docs/table1 is one) kept unless --force:
+/// refused before the minutes of the run, not found after them.
+fn check_out(a: &Table1Args) -> Result<()> {
+    if let Some(dir) = &a.out {
+        create_output_dir("--out", dir)?;
+        for f in OUTPUTS {
+            crate::resources::check_new_output("--out", &dir.join(f), a.force)?;
+        }
+    }
+    Ok(())
 }
 
 /// `nowa table1`.
@@ -34,9 +53,7 @@ pub fn run(a: Table1Args) -> Result<()> {
         ("--records", "simulated SSD", sim_device_bytes(capacity)),
         ("--records", "buffer pool and WAL", pool.saturating_mul(3)),
     ])?;
-    if let Some(dir) = &a.out {
-        create_output_dir("--out", dir)?;
-    }
+    check_out(&a)?;
     nowa_bench::interrupt::install_sigint_handler();
     eprintln!(
         "nowa table1: {} records, {}x device writes per row, seed {}, {}",

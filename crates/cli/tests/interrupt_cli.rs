@@ -1,4 +1,4 @@
-//! Ctrl-C in `nowa sim`, `nowa ycsb` and `nowa table1`: the run stops, prints and writes what
+//! Ctrl-C in `nowa sim`, `ycsb`, `table1`, `tpcc` and `infer-gc-unit`: the run stops, prints and writes what
 //! it measured so far, and exits with 130 (128 + SIGINT).
 
 use std::io::{BufRead, BufReader};
@@ -224,4 +224,80 @@ fn ctrl_c_in_tpcc_reports_the_run_so_far() {
     assert_eq!(v["interrupted"], true);
     assert_eq!(v["nowa"]["command"], "tpcc");
     assert!(v["run"]["transactions"].as_u64().unwrap() > 0, "{v}");
+}
+
+/// Ctrl-C in `nowa sim` without `--json`: the text summary is printed and says it is partial
+/// on stdout (only the exit status and stderr told).
+#[test]
+fn ctrl_c_in_sim_marks_the_text_summary() {
+    let (out, err, _) = interrupt(
+        &[
+            "sim",
+            "-q",
+            "--capacity",
+            "1GiB",
+            "--warmup",
+            "0.5",
+            "--volume",
+            "5000",
+        ],
+        "nowa sim: seed",
+        Duration::from_millis(2500),
+    );
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.lines().any(
+            |l| l.starts_with("interrupted (Ctrl-C): ") && l.contains("measured intervals ran")
+        ),
+        "{stdout}"
+    );
+    assert!(stdout.contains("WAF"), "the summary so far: {stdout}");
+}
+
+/// Ctrl-C in `nowa infer-gc-unit`: the sweep ends after the zone size being measured, the
+/// sizes measured are printed with an "interrupted" line (not "no zone size up to MAX
+/// reached", as if every size had been tried), the JSON says so, exit 130 (it had no Ctrl-C
+/// handler: the process died without a word).
+#[test]
+fn ctrl_c_in_infer_gc_unit_reports_the_sizes_measured() {
+    let args = [
+        "infer-gc-unit",
+        "--capacity",
+        "1GiB",
+        "--pages-per-block",
+        "16",
+        "--blocks-per-superblock",
+        "512",
+        "--volume",
+        "2",
+    ];
+    let (out, err, stop) = interrupt(
+        &args,
+        "nowa infer-gc-unit: seed",
+        Duration::from_millis(2000),
+    );
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert!(err.contains("interrupted (Ctrl-C)"), "{err}");
+    assert!(stop < 60.0, "took {stop} s to stop");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout
+            .lines()
+            .any(|l| l.starts_with("interrupted (Ctrl-C): ") && l.contains("zone sizes measured")),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("reached WAF"), "{stdout}");
+    let mut json = args.to_vec();
+    json.push("--json");
+    let (out, err, _) = interrupt(
+        &json,
+        "nowa infer-gc-unit: seed",
+        Duration::from_millis(2000),
+    );
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    let v = self::json(&out);
+    assert_eq!(v["interrupted"], true, "{v}");
+    assert!(v["gc_unit_bytes"].is_null(), "{v}");
+    assert_eq!(v["nowa"]["command"], "infer-gc-unit", "{v}");
 }

@@ -223,6 +223,18 @@ fn sim_json_and_report() {
         "{t}"
     );
     assert!(std::fs::read(&plot).unwrap().starts_with(b"\x89PNG"));
+    // The same chart as SVG passes the layout check every figure's test applies.
+    let svg = dir.path().join("cmp.svg");
+    let o = nowa(&[
+        "ssdiq",
+        "report",
+        files[0].to_str().unwrap(),
+        files[1].to_str().unwrap(),
+        "--plot",
+        svg.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    nowa_bench::plot_layout::check_file(&svg).unwrap();
 }
 
 #[test]

@@ -15,6 +15,30 @@ fn bad_flags_exit_2() {
     ]);
 }
 
+/// A table already in `--out` (docs/table1 is one) is kept unless `--force`: refused in one
+/// line before any row runs (it was overwritten after the run).
+#[test]
+fn an_existing_table_is_not_overwritten_without_force() {
+    let dir = tempfile::tempdir().unwrap();
+    let svg = dir.path().join("table1.svg");
+    std::fs::write(&svg, "keep me").unwrap();
+    let out = common::nowa(&[
+        "table1",
+        "--quick",
+        "-q",
+        "--out",
+        dir.path().to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("table1.svg") && err.contains("--force"),
+        "{err}"
+    );
+    assert!(!err.contains("records, "), "refused before the run: {err}");
+    assert_eq!(std::fs::read_to_string(&svg).unwrap(), "keep me");
+}
+
 #[test]
 fn table1_small_has_the_papers_shape_and_writes_outputs() {
     let dir = tempfile::tempdir().unwrap();
@@ -83,6 +107,8 @@ fn table1_small_has_the_papers_shape_and_writes_outputs() {
     for f in ["table1.csv", "table1.json", "table1.txt", "table1.svg"] {
         assert!(dir.path().join(f).exists(), "{f} missing");
     }
+    // The bar chart passes the layout check every figure's test applies.
+    nowa_bench::plot_layout::check_file(&dir.path().join("table1.svg")).unwrap();
     // The inferred GC unit equals the simulated SSD's superblock.
     assert_eq!(v["inferred_gc_unit_bytes"], v["ssd_gc_unit_bytes"]);
 }

@@ -12,8 +12,9 @@ use std::path::PathBuf;
 
 #[derive(Args, Debug)]
 pub struct FiguresArgs {
-    /// Output directory (CSV + PNG, files named sepfrozen-*). Default: docs/figures, with
-    /// --engine docs/figures/sepfrozen-engine.
+    /// Output directory (CSV + PNG, files named sepfrozen-*), created if missing (not its
+    /// parents). Default: a new sepfrozen-figures/, with --engine sepfrozen-engine/ (never
+    /// docs/ unless named: the shipped figures are regenerated on purpose).
     #[arg(long)]
     out: Option<PathBuf>,
     /// Overwrite sepfrozen-* files already in --out.
@@ -107,7 +108,7 @@ fn run_engine(a: &FiguresArgs) -> Result<()> {
     let out = a
         .out
         .clone()
-        .unwrap_or_else(|| PathBuf::from("docs/figures/sepfrozen-engine"));
+        .unwrap_or_else(|| PathBuf::from("sepfrozen-engine"));
     let d = EngineFiguresSpec::new(out);
     let spec = EngineFiguresSpec {
         force: a.force,
@@ -144,6 +145,7 @@ fn run_engine(a: &FiguresArgs) -> Result<()> {
     let out = engine_figures::run_with(&spec, &observe, &Cancel).map_err(lab_error)?;
     print!("{}", out.result.summary);
     if Cancel.requested() {
+        println!("interrupted (Ctrl-C): the workloads above ran; the others did not");
         return Err(interrupted("the workloads above ran; the others did not"));
     }
     Ok(())
@@ -158,7 +160,7 @@ pub fn run_figures(a: &FiguresArgs) -> Result<()> {
         out: a
             .out
             .clone()
-            .unwrap_or_else(|| PathBuf::from("docs/figures")),
+            .unwrap_or_else(|| PathBuf::from("sepfrozen-figures")),
         force: a.force,
         synth_writes: (!a.no_synth).then_some(a.synth_writes),
         writes: a.writes.clone(),
@@ -192,6 +194,7 @@ pub fn run_figures(a: &FiguresArgs) -> Result<()> {
         spec.out.display()
     );
     if Cancel.requested() {
+        println!("interrupted (Ctrl-C): the figures above ran; the others did not");
         return Err(interrupted("the figures above ran; the others did not"));
     }
     Ok(())

@@ -46,8 +46,12 @@ pub struct ReplayArgs {
     /// Print the results as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Seed of the randomized victim policies (printed; the same seed replays the same way).
     #[arg(long, default_value_t = 42)]
     pub seed: u64,
+    /// No line per scheme replayed on stderr (the seed line and the results stay).
+    #[arg(long, short)]
+    pub quiet: bool,
 }
 
 fn schemes(s: &str) -> Result<String, String> {
@@ -72,6 +76,9 @@ pub fn run(a: &ReplayArgs) -> Result<()> {
     spec.check().map_err(crate::lab_error)?;
     eprintln!("nowa frozen replay: seed {}", a.seed);
     let each = |r: &SchemeRun| {
+        if a.quiet {
+            return;
+        }
         eprintln!(
             "  {:<26} WAF {:.3}  FAR {:.3}  ({:.1} s CPU)",
             r.scheme, r.waf, r.far, r.cpu_secs
