@@ -82,7 +82,7 @@ fn check_csv(job: &nowa_lab::Job, csv: Option<&std::path::Path>) -> Result<()> {
         )));
     }
     if csv.is_some()
-        && ["plan-", "trace-", "infer-"]
+        && ["plan-", "trace-", "infer-", "capture"]
             .iter()
             .any(|p| job.command().starts_with(p))
     {
@@ -159,5 +159,7 @@ fn print_summary(out: &JobOutcome) {
         JobOutcome::FrozenTrain(t) => print!("{}", t.result.text),
         JobOutcome::FrozenSynth(s) => println!("{:?}", s.result.summary),
         JobOutcome::FrozenReplay(r) => print!("{}", nowa_lab::frozen::table(&r.result.runs, false)),
+        // helper cli's arms (2).
+        JobOutcome::Capture(c) => print!("{}", nowa_lab::capture::summary(c)),
     }
 }

@@ -64,6 +64,9 @@ pub enum Job {
     /// `nowa frozen replay`: a write log through the placement simulator.
     #[serde(rename = "frozen-replay")]
     FrozenReplay(Box<crate::frozen::replay::ReplaySpec>),
+    // helper cli's arms (2): capture.
+    /// `nowa capture`: a program's block requests on a fresh loop device (root).
+    Capture(Box<crate::capture::Spec>),
 }
 
 /// What a job produced.
@@ -107,6 +110,9 @@ pub enum JobOutcome {
     FrozenSynth(Box<Report<crate::frozen::training::SynthResult>>),
     /// A `frozen-replay` job's.
     FrozenReplay(Box<Report<crate::frozen::replay::ReplayResult>>),
+    // helper cli's arms (2).
+    /// A `capture` job's.
+    Capture(Box<crate::capture::Outcome>),
 }
 
 impl JobOutcome {
@@ -132,6 +138,7 @@ impl JobOutcome {
             JobOutcome::FrozenTrain(o) => &o.nowa,
             JobOutcome::FrozenSynth(o) => &o.nowa,
             JobOutcome::FrozenReplay(o) => &o.nowa,
+            JobOutcome::Capture(o) => &o.nowa,
         }
     }
 }
@@ -159,6 +166,7 @@ impl Job {
             Job::FrozenTrain(_) => "frozen-train",
             Job::FrozenSynth(_) => "frozen-synth",
             Job::FrozenReplay(_) => "frozen-replay",
+            Job::Capture(_) => "capture",
         }
     }
 
@@ -188,6 +196,7 @@ impl Job {
             Job::FrozenTrain(s) => s.check(),
             Job::FrozenSynth(_) => Ok(()), // its ranges are checked by the run, before any write
             Job::FrozenReplay(s) => s.check(),
+            Job::Capture(s) => s.check(),
         }
     }
 
@@ -236,7 +245,8 @@ impl Job {
             | Job::TraceStats(_)
             | Job::TraceConvert(_)
             | Job::TraceGen(_)
-            | Job::InferGcUnit(_) => self.run_devices(progress, cancel)?,
+            | Job::InferGcUnit(_)
+            | Job::Capture(_) => self.run_devices(progress, cancel)?,
             Job::FrozenEngineFigures(s) => crate::frozen::engine_figures::run(s, progress, cancel)
                 .map(|o| JobOutcome::FrozenEngineFigures(Box::new(o)))?,
             Job::FrozenTrain(s) => crate::frozen::training::train(s, cancel)
@@ -273,6 +283,9 @@ impl Job {
             Job::TraceGen(s) => JobOutcome::TraceGen(Box::new(trace::generate(s)?)),
             Job::InferGcUnit(s) => {
                 JobOutcome::InferGcUnit(Box::new(crate::gcunit::run(s, progress, cancel)?))
+            }
+            Job::Capture(s) => {
+                JobOutcome::Capture(Box::new(crate::capture::run(s, progress, cancel)?))
             }
             _ => unreachable!("run_devices runs the device, PLAN and trace jobs"),
         })
