@@ -82,7 +82,7 @@ fn check_csv(job: &nowa_lab::Job, csv: Option<&std::path::Path>) -> Result<()> {
         )));
     }
     if csv.is_some()
-        && ["plan-", "trace-", "infer-", "capture"]
+        && ["plan-", "trace-", "infer-", "capture", "frozen-"]
             .iter()
             .any(|p| job.command().starts_with(p))
     {
@@ -161,5 +161,8 @@ fn print_summary(out: &JobOutcome) {
         JobOutcome::FrozenReplay(r) => print!("{}", nowa_lab::frozen::table(&r.result.runs, false)),
         // helper cli's arms (2).
         JobOutcome::Capture(c) => print!("{}", nowa_lab::capture::summary(c)),
+        JobOutcome::FrozenStats(s) => print!("{}", nowa_lab::frozen::tools::stats_table(&s.result)),
+        JobOutcome::FrozenBench(b) => print!("{}", nowa_lab::frozen::tools::bench_text(b)),
+        JobOutcome::FrozenFromTrace(f) => println!("{} records", f.result.summary.records),
     }
 }

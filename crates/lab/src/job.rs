@@ -64,9 +64,18 @@ pub enum Job {
     /// `nowa frozen replay`: a write log through the placement simulator.
     #[serde(rename = "frozen-replay")]
     FrozenReplay(Box<crate::frozen::replay::ReplaySpec>),
-    // helper cli's arms (2): capture.
+    // helper cli's arms (2): capture, frozen stats|bench|from-trace.
     /// `nowa capture`: a program's block requests on a fresh loop device (root).
     Capture(Box<crate::capture::Spec>),
+    /// `nowa frozen stats`: HR fields against the frozen label.
+    #[serde(rename = "frozen-stats")]
+    FrozenStats(Box<crate::frozen::tools::StatsSpec>),
+    /// `nowa frozen bench`: batched inference against the paper's budget.
+    #[serde(rename = "frozen-bench")]
+    FrozenBench(Box<crate::frozen::tools::BenchSpec>),
+    /// `nowa frozen from-trace`: a block trace as a write log.
+    #[serde(rename = "frozen-from-trace")]
+    FrozenFromTrace(Box<crate::frozen::tools::FromTraceSpec>),
 }
 
 /// What a job produced.
@@ -113,6 +122,12 @@ pub enum JobOutcome {
     // helper cli's arms (2).
     /// A `capture` job's.
     Capture(Box<crate::capture::Outcome>),
+    /// A `frozen-stats` job's.
+    FrozenStats(Box<Report<crate::frozen::tools::StatsResult>>),
+    /// A `frozen-bench` job's.
+    FrozenBench(Box<Report<crate::frozen::tools::BenchResult>>),
+    /// A `frozen-from-trace` job's.
+    FrozenFromTrace(Box<Report<crate::frozen::tools::FromTraceResult>>),
 }
 
 impl JobOutcome {
@@ -139,6 +154,9 @@ impl JobOutcome {
             JobOutcome::FrozenSynth(o) => &o.nowa,
             JobOutcome::FrozenReplay(o) => &o.nowa,
             JobOutcome::Capture(o) => &o.nowa,
+            JobOutcome::FrozenStats(o) => &o.nowa,
+            JobOutcome::FrozenBench(o) => &o.nowa,
+            JobOutcome::FrozenFromTrace(o) => &o.nowa,
         }
     }
 }
@@ -167,6 +185,9 @@ impl Job {
             Job::FrozenSynth(_) => "frozen-synth",
             Job::FrozenReplay(_) => "frozen-replay",
             Job::Capture(_) => "capture",
+            Job::FrozenStats(_) => "frozen-stats",
+            Job::FrozenBench(_) => "frozen-bench",
+            Job::FrozenFromTrace(_) => "frozen-from-trace",
         }
     }
 
@@ -197,6 +218,9 @@ impl Job {
             Job::FrozenSynth(_) => Ok(()), // its ranges are checked by the run, before any write
             Job::FrozenReplay(s) => s.check(),
             Job::Capture(s) => s.check(),
+            Job::FrozenBench(s) => s.check(),
+            // The log and the trace are checked when the run opens them.
+            Job::FrozenStats(_) | Job::FrozenFromTrace(_) => Ok(()),
         }
     }
 
@@ -246,7 +270,10 @@ impl Job {
             | Job::TraceConvert(_)
             | Job::TraceGen(_)
             | Job::InferGcUnit(_)
-            | Job::Capture(_) => self.run_devices(progress, cancel)?,
+            | Job::Capture(_)
+            | Job::FrozenStats(_)
+            | Job::FrozenBench(_)
+            | Job::FrozenFromTrace(_) => self.run_devices(progress, cancel)?,
             Job::FrozenEngineFigures(s) => crate::frozen::engine_figures::run(s, progress, cancel)
                 .map(|o| JobOutcome::FrozenEngineFigures(Box::new(o)))?,
             Job::FrozenTrain(s) => crate::frozen::training::train(s, cancel)
@@ -271,7 +298,7 @@ impl Job {
         progress: Option<Progress<'_>>,
         cancel: &Cancel,
     ) -> Result<JobOutcome, Error> {
-        use crate::{plan, ssdiq, trace};
+        use crate::{frozen::tools, plan, ssdiq, trace};
         Ok(match self {
             Job::Ssdiq(s) => JobOutcome::Ssdiq(Box::new(ssdiq::run(s, progress, cancel)?)),
             Job::PlanRun(s) => JobOutcome::PlanRun(Box::new(plan::run(s, progress, cancel)?)),
@@ -286,6 +313,11 @@ impl Job {
             }
             Job::Capture(s) => {
                 JobOutcome::Capture(Box::new(crate::capture::run(s, progress, cancel)?))
+            }
+            Job::FrozenStats(s) => JobOutcome::FrozenStats(Box::new(tools::stats(s, cancel)?)),
+            Job::FrozenBench(s) => JobOutcome::FrozenBench(Box::new(tools::bench(s, cancel)?)),
+            Job::FrozenFromTrace(s) => {
+                JobOutcome::FrozenFromTrace(Box::new(tools::from_trace(s, cancel)?))
             }
             _ => unreachable!("run_devices runs the device, PLAN and trace jobs"),
         })

@@ -268,7 +268,7 @@ pub struct Sums {
     pub flushes: u64,
     /// Requests in flight (the disk statistics only).
     #[serde(skip)]
-    in_flight: u64,
+    pub(super) in_flight: u64,
 }
 
 impl Sums {
