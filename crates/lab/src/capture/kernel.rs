@@ -446,6 +446,8 @@ impl Reader {
         match parse_rq_issue(text) {
             Some((d, _, recs)) if d == self.dev => {
                 for mut r in recs {
+                    // The sums count sectors: block requests are whole sectors.
+                    assert_eq!(r.len % 512, 0, "a block request of whole sectors");
                     r.ts_ns = r.ts_ns.saturating_sub(self.t0);
                     sums.add(&r);
                     out.push(&r)?;

@@ -198,7 +198,9 @@ pub fn prepare(spec: &Spec) -> Result<(), Error> {
                 .into(),
         ));
     }
-    crate::resources::create_output_dir("--out", &spec.out)
+    crate::resources::create_output_dir("--out", &spec.out)?;
+    assert!(spec.out.is_dir(), "--out is a directory now");
+    Ok(())
 }
 
 /// Runs the capture; `progress` gets the requests traced so far (total 0: unknown). A
@@ -221,6 +223,10 @@ pub fn run(spec: &Spec, progress: Option<Progress<'_>>, cancel: &Cancel) -> Resu
     }
     let result = res?;
     assert_eq!(result.trace, trace, "the trace where the spec puts it");
+    assert!(
+        !result.check_ok || result.extra_writes.is_some(),
+        "a passed check matched the statistics"
+    );
     Ok(Report { nowa: id, result })
 }
 
@@ -334,6 +340,19 @@ fn run_command(
     }
 }
 
+/// The command's memory cgroup, when the spec limits its memory.
+fn cgroup(spec: &Spec) -> Result<Option<Cgroup>, Error> {
+    let Some(limit) = spec.memory else {
+        return Ok(None);
+    };
+    match Cgroup::create(limit).map_err(failed)? {
+        None => Err(Error::Usage(
+            "--memory needs the cgroup v1 memory controller (none in /proc/self/cgroup)".into(),
+        )),
+        some => Ok(some),
+    }
+}
+
 /// The tracing around the command: set up, trace, settle, check.
 fn capture(
     spec: &Spec,
@@ -345,20 +364,7 @@ fn capture(
     let tracefs = Tracefs::find(&scratch.0).map_err(failed)?;
     let mm = dev.majmin().map_err(failed)?;
     let inst = Instance::create(&tracefs, mm).map_err(failed)?;
-    let cg = match spec
-        .memory
-        .map(Cgroup::create)
-        .transpose()
-        .map_err(failed)?
-    {
-        Some(None) => {
-            return Err(Error::Usage(
-                "--memory needs the cgroup v1 memory controller (none in /proc/self/cgroup)".into(),
-            ))
-        }
-        Some(cg) => cg,
-        None => None,
-    };
+    let cg = cgroup(spec)?;
     if cancel.requested() {
         return Err(failed(anyhow::anyhow!(
             "interrupted before the command ran"

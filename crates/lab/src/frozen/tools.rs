@@ -82,6 +82,11 @@ pub fn stats(spec: &StatsSpec, _: &Cancel) -> Result<Report<StatsResult>, Error>
 pub fn stats_table(r: &StatsResult) -> String {
     let r3 = |v: Option<f64>| v.map_or_else(|| "-".to_owned(), |x| format!("{x:+.4}"));
     let [user, gc] = &r.kinds;
+    assert_eq!(
+        user.rows.len(),
+        gc.rows.len(),
+        "the same columns for both kinds"
+    );
     let mut s = format!(
         "Pearson r with the frozen label: user writes {} ({} frozen), GC moves {} ({} frozen)\n",
         user.count, user.frozen, gc.count, gc.frozen
@@ -229,6 +234,10 @@ pub fn bench(spec: &BenchSpec, _: &Cancel) -> Result<Report<BenchResult>, Error>
         frozen,
         window_bytes: std::mem::size_of::<HrWindow>(),
     };
+    assert!(
+        result.best_secs <= result.wall_secs,
+        "the fastest batch is no slower than the mean"
+    );
     Ok(Report { nowa: id, result })
 }
 
@@ -298,6 +307,10 @@ pub fn from_trace(spec: &FromTraceSpec, _: &Cancel) -> Result<Report<FromTraceRe
     nowa_trace::set_skip_bad(spec.skip_bad);
     let (summary, pages) =
         from_trace::convert(&spec.trace, &spec.out, spec.force, spec.max_writes)?;
+    assert!(
+        summary.user <= spec.max_writes.unwrap_or(u64::MAX),
+        "no more page writes than asked for"
+    );
     Ok(Report {
         nowa: id,
         result: FromTraceResult { summary, pages },
