@@ -346,8 +346,54 @@ pub fn parse_job(text: &str, toml: bool) -> Result<Job, Error> {
         }
         serde_path_to_error::deserialize(value).map_err(path_error)?
     };
-    job.check()?;
+    job.check().map_err(|e| flags_as_fields(&job, e))?;
     Ok(job)
+}
+
+/// A spec checked as flags names flags (`--pages-per-block`); in a job file each flag that
+/// is a field of the spec becomes the field's path (`spec.pages_per_block`,
+/// `spec.device.pages_per_block`), so the message names what the file holds.
+fn flags_as_fields(job: &Job, e: Error) -> Error {
+    let Error::Usage(msg) = e else {
+        return e;
+    };
+    let spec = serde_json::to_value(job).map_or(serde_json::Value::Null, |mut v| v["spec"].take());
+    let mut out = String::with_capacity(msg.len());
+    let mut rest = msg.as_str();
+    while let Some(at) = rest.find("--") {
+        out.push_str(&rest[..at]);
+        let flag = &rest[at + 2..];
+        let end = flag
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+            .unwrap_or(flag.len());
+        let key = flag[..end].replace('-', "_");
+        rest = &flag[end..];
+        match field_path(&spec, &key) {
+            Some(path) if end > 0 => {
+                out.push_str(&format!("spec.{path}"));
+                // clap's value name (`'--fill <FILL>'`) is no part of a file.
+                if let Some(close) = rest.strip_prefix(" <").and_then(|r| r.find('>')) {
+                    rest = &rest[close + 3..];
+                }
+            }
+            _ => {
+                out.push_str("--");
+                out.push_str(&flag[..end]);
+            }
+        }
+    }
+    out.push_str(rest);
+    Error::Usage(out)
+}
+
+/// The path of the first field named `key` in `v` (depth first): `op`, `device.op`.
+fn field_path(v: &serde_json::Value, key: &str) -> Option<String> {
+    let obj = v.as_object()?;
+    if obj.contains_key(key) {
+        return Some(key.to_owned());
+    }
+    obj.iter()
+        .find_map(|(k, child)| field_path(child, key).map(|p| format!("{k}.{p}")))
 }
 
 /// A job from a file: `.toml` is TOML, anything else JSON.
