@@ -8,7 +8,7 @@ mod replay;
 use crate::flags::{self, count, parsed};
 use crate::lab_error;
 use anyhow::Result;
-use clap::{Args, Subcommand};
+use clap::{Args, Subcommand, ValueEnum as _};
 use nowa_frozen::{ClassifierKind, Encoding, FeatureSet, SampleKinds};
 use nowa_lab::frozen::tools::{self, BenchSpec, StatsSpec};
 use nowa_lab::frozen::training::{self, SynthSpec, TrainSpec};
@@ -74,10 +74,10 @@ struct TrainArgs {
     #[arg(long, default_value = "all", value_parser = parsed::<FeatureSet>())]
     features: FeatureSet,
     /// sgd (scikit-learn's SGDClassifier, the paper's), logreg (L-BFGS) or tree.
-    #[arg(long, default_value = "sgd", value_parser = parsed::<ClassifierKind>())]
+    #[arg(long, value_enum, default_value = "sgd")]
     classifier: ClassifierKind,
     /// Which records are samples: user (DB writes, the paper's), gc (GC moves) or all.
-    #[arg(long, default_value = "user", value_parser = parsed::<SampleKinds>())]
+    #[arg(long, value_enum, default_value = "user")]
     samples: SampleKinds,
     /// Share of samples held out for testing.
     #[arg(long, default_value = "25%", value_parser = flags::fraction(0.0, true, 1.0, true))]
@@ -85,7 +85,7 @@ struct TrainArgs {
     /// Feature encoding: diff (WT and VD as differences between consecutive records, the
     /// paper's WT-diff and VD-diff; transfers across run lengths) or raw (the absolute
     /// timer, the only form of format-1 models).
-    #[arg(long, default_value = "diff", value_parser = parsed::<Encoding>())]
+    #[arg(long, value_enum, default_value = "diff")]
     encoding: Encoding,
     /// Evaluate the model on every sample of another write log too (trained on one run,
     /// deployed in the next).
@@ -207,10 +207,10 @@ fn train(a: &TrainArgs) -> Result<()> {
         seed: a.seed,
         twl: a.twl,
         features: a.features.to_string(),
-        classifier: a.classifier.name().to_owned(),
-        samples: format!("{:?}", a.samples).to_lowercase(),
+        classifier: a.classifier,
+        samples: a.samples,
         test_fraction: a.test_fraction,
-        encoding: a.encoding.name().to_owned(),
+        encoding: a.encoding,
         eval_writes: a.eval_writes.clone(),
         exclude_tail: a.exclude_tail,
         max_samples: a.max_samples,
@@ -227,7 +227,9 @@ fn train(a: &TrainArgs) -> Result<()> {
         a.twl,
         a.features,
         a.encoding.name(),
-        spec.samples
+        a.samples
+            .to_possible_value()
+            .map_or_else(String::new, |v| v.get_name().to_owned())
     );
     let out = training::train(&spec, &nowa_lab::Cancel).map_err(lab_error)?;
     if a.json {

@@ -56,6 +56,7 @@ pub fn run(a: RunArgs) -> Result<()> {
         print_summary(&out);
     }
     if Cancel.requested() {
+        println!("interrupted (Ctrl-C): the results above cover the part that ran");
         return Err(interrupted("the results above cover the part that ran"));
     }
     Ok(())

@@ -306,8 +306,8 @@ impl Job {
                 JobOutcome::PlanFigures(Box::new(plan::figures(s, progress, cancel)?))
             }
             Job::TraceStats(s) => JobOutcome::TraceStats(Box::new(trace::stats(s)?)),
-            Job::TraceConvert(s) => JobOutcome::TraceConvert(Box::new(trace::convert(s)?)),
-            Job::TraceGen(s) => JobOutcome::TraceGen(Box::new(trace::generate(s)?)),
+            Job::TraceConvert(s) => JobOutcome::TraceConvert(Box::new(trace::convert(s, cancel)?)),
+            Job::TraceGen(s) => JobOutcome::TraceGen(Box::new(trace::generate(s, cancel)?)),
             Job::InferGcUnit(s) => {
                 JobOutcome::InferGcUnit(Box::new(crate::gcunit::run(s, progress, cancel)?))
             }

@@ -337,7 +337,7 @@ mod tests {
             seed: 3,
             force: false,
         };
-        crate::trace::generate(&gen).expect("a trace");
+        crate::trace::generate(&gen, &Cancel).expect("a trace");
         let log = dir.path().join("w.log");
         let conv = FromTraceSpec {
             trace,
