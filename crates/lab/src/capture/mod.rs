@@ -186,6 +186,9 @@ fn failed(e: anyhow::Error) -> Error {
 ///
 /// # Errors
 /// [`Error::Usage`] naming the field or flag and the path.
+///
+/// # Panics
+/// On a broken invariant (a bug): the assertions name it.
 pub fn prepare(spec: &Spec) -> Result<(), Error> {
     spec.check()?;
     crate::resources::check_out_dir("--out", &spec.out, spec.force)?;
@@ -210,6 +213,9 @@ pub fn prepare(spec: &Spec) -> Result<(), Error> {
 /// # Errors
 /// [`Error::Usage`]: what [`prepare`] refuses, `--memory` without a cgroup v1 memory
 /// controller; [`Error::Failed`]: the device, file system or tracing could not be set up.
+///
+/// # Panics
+/// On a broken invariant (a bug): the assertions name it.
 pub fn run(spec: &Spec, progress: Option<Progress<'_>>, cancel: &Cancel) -> Result<Outcome, Error> {
     prepare(spec)?;
     let id = Identity::now("capture", spec, 0);
@@ -451,6 +457,9 @@ fn result(
 
 /// The report: what ran, the trace against the disk statistics (requests and bytes), the
 /// check's verdict, and an `interrupted` line when Ctrl-C stopped the command.
+///
+/// # Panics
+/// If `out` is not a capture's result (its spec is not a capture spec).
 #[must_use]
 pub fn summary(out: &Outcome) -> String {
     use std::fmt::Write as _;

@@ -78,6 +78,9 @@ pub fn stats(spec: &StatsSpec, _: &Cancel) -> Result<Report<StatsResult>, Error>
 }
 
 /// The statistics as a table.
+///
+/// # Panics
+/// On a broken invariant (a bug): the assertions name it.
 #[must_use]
 pub fn stats_table(r: &StatsResult) -> String {
     let r3 = |v: Option<f64>| v.map_or_else(|| "-".to_owned(), |x| format!("{x:+.4}"));
@@ -299,6 +302,9 @@ pub struct FromTraceResult {
 ///
 /// # Errors
 /// As [`from_trace::convert`]; `max_writes` 0.
+///
+/// # Panics
+/// On a broken invariant (a bug): the assertions name it.
 pub fn from_trace(spec: &FromTraceSpec, _: &Cancel) -> Result<Report<FromTraceResult>, Error> {
     if spec.max_writes == Some(0) {
         return Err(Error::Usage("max_writes: 0 is not in [1, 2^50]".into()));
