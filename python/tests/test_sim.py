@@ -71,7 +71,7 @@ def test_bad_flags_raise_one_line_value_errors_naming_the_flag(kwargs, field):
         ({"capacityy": 1}, "capacityy"),
         ({"seed": "seven"}, "spec.seed"),
         ({"capacity": "8 GiBs"}, "spec.capacity"),
-        ({"fill": 1.5}, "--fill"),
+        ({"fill": 1.5}, "spec.fill"),  # a job names its field, not the flag
     ],
 )
 def test_bad_job_specs_raise_value_errors_naming_the_field(spec, field):

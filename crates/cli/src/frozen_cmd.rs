@@ -6,17 +6,14 @@ mod from_trace;
 mod replay;
 
 use crate::flags::{self, count, parsed};
-use crate::{lab_error, usage};
-use anyhow::{Context, Result};
-use clap::{Args, Subcommand};
-use nowa_frozen::{
-    ClassifierKind, Dataset, Encoding, FeatureSet, FeatureStats, HrWindow, Model, SampleKinds,
-    SampleSpec, Synth, SynthConfig, TrainConfig, WriteKind,
-};
+use crate::lab_error;
+use anyhow::Result;
+use clap::{Args, Subcommand, ValueEnum as _};
+use nowa_frozen::{ClassifierKind, Encoding, FeatureSet, SampleKinds};
+use nowa_lab::frozen::tools::{self, BenchSpec, StatsSpec};
 use nowa_lab::frozen::training::{self, SynthSpec, TrainSpec};
-use nowa_units::cpu::process_cpu_secs;
+use nowa_lab::Cancel;
 use std::path::PathBuf;
-use std::time::Instant;
 
 #[derive(Args, Debug)]
 #[command(subcommand_required = true, arg_required_else_help = false)]
@@ -77,10 +74,10 @@ struct TrainArgs {
     #[arg(long, default_value = "all", value_parser = parsed::<FeatureSet>())]
     features: FeatureSet,
     /// sgd (scikit-learn's SGDClassifier, the paper's), logreg (L-BFGS) or tree.
-    #[arg(long, default_value = "sgd", value_parser = parsed::<ClassifierKind>())]
+    #[arg(long, value_enum, default_value = "sgd")]
     classifier: ClassifierKind,
     /// Which records are samples: user (DB writes, the paper's), gc (GC moves) or all.
-    #[arg(long, default_value = "user", value_parser = parsed::<SampleKinds>())]
+    #[arg(long, value_enum, default_value = "user")]
     samples: SampleKinds,
     /// Share of samples held out for testing.
     #[arg(long, default_value = "25%", value_parser = flags::fraction(0.0, true, 1.0, true))]
@@ -88,7 +85,7 @@ struct TrainArgs {
     /// Feature encoding: diff (WT and VD as differences between consecutive records, the
     /// paper's WT-diff and VD-diff; transfers across run lengths) or raw (the absolute
     /// timer, the only form of format-1 models).
-    #[arg(long, default_value = "diff", value_parser = parsed::<Encoding>())]
+    #[arg(long, value_enum, default_value = "diff")]
     encoding: Encoding,
     /// Evaluate the model on every sample of another write log too (trained on one run,
     /// deployed in the next).
@@ -189,50 +186,16 @@ pub fn run(a: FrozenArgs) -> Result<()> {
     }
 }
 
+/// `nowa frozen stats`: flags -> [`StatsSpec`] -> stats (nowa-lab) -> the table or JSON.
 fn stats(a: &StatsArgs) -> Result<()> {
-    if !a.writes.exists() {
-        return Err(usage(format!(
-            "--writes {}: no such file",
-            a.writes.display()
-        )));
-    }
-    let both = FeatureStats::from_log(&a.writes)
-        .with_context(|| format!("--writes {}", a.writes.display()))?;
+    let spec = StatsSpec {
+        writes: a.writes.clone(),
+    };
+    let out = tools::stats(&spec, &Cancel).map_err(lab_error)?;
     if a.json {
-        let out: Vec<_> = both
-            .iter()
-            .zip(["user", "gc"])
-            .map(|(s, k)| {
-                serde_json::json!({ "samples": k, "count": s.samples(),
-                    "frozen": s.frozen(), "rows": s.rows() })
-            })
-            .collect();
         println!("{}", serde_json::to_string_pretty(&out)?);
-        return Ok(());
-    }
-    let r3 = |v: Option<f64>| v.map_or_else(|| "-".to_owned(), |x| format!("{x:+.4}"));
-    let [user, gc] = &both;
-    println!(
-        "Pearson r with the frozen label: user writes {} ({} frozen), GC moves {} ({} frozen)",
-        user.samples(),
-        user.frozen(),
-        gc.samples(),
-        gc.frozen()
-    );
-    println!(
-        "{:<12} {:>9} {:>9} {:>14} {:>14}",
-        "column", "r user", "r GC", "mean user", "paper r"
-    );
-    for (u, g) in user.rows().iter().zip(gc.rows()) {
-        let mean = u.mean.map_or_else(|| "-".to_owned(), |m| format!("{m:.1}"));
-        println!(
-            "{:<12} {:>9} {:>9} {:>14} {:>14}",
-            u.name,
-            r3(u.r),
-            r3(g.r),
-            mean,
-            r3(u.paper)
-        );
+    } else {
+        print!("{}", tools::stats_table(&out.result));
     }
     Ok(())
 }
@@ -246,10 +209,10 @@ fn train(a: &TrainArgs) -> Result<()> {
         seed: a.seed,
         twl: a.twl,
         features: a.features.to_string(),
-        classifier: a.classifier.name().to_owned(),
-        samples: format!("{:?}", a.samples).to_lowercase(),
+        classifier: a.classifier,
+        samples: a.samples,
         test_fraction: a.test_fraction,
-        encoding: a.encoding.name().to_owned(),
+        encoding: a.encoding,
         eval_writes: a.eval_writes.clone(),
         exclude_tail: a.exclude_tail,
         max_samples: a.max_samples,
@@ -266,7 +229,9 @@ fn train(a: &TrainArgs) -> Result<()> {
         a.twl,
         a.features,
         a.encoding.name(),
-        spec.samples
+        a.samples
+            .to_possible_value()
+            .map_or_else(String::new, |v| v.get_name().to_owned())
     );
     let out = training::train(&spec, &nowa_lab::Cancel).map_err(lab_error)?;
     if a.json {
@@ -307,90 +272,15 @@ fn synth(a: &SynthArgs) -> Result<()> {
     Ok(())
 }
 
-/// Windows of the last `pages` user writes of a synthetic log, and a model trained on it.
-fn bench_inputs(a: &BenchArgs, pages: usize) -> Result<(Vec<HrWindow>, Option<Model>)> {
-    let writes = (a.pages * 4).max(100_000);
-    let log: Vec<_> = Synth::new(SynthConfig {
-        writes,
-        seed: a.seed,
-        ..SynthConfig::default()
-    })
-    .collect();
-    let windows: Vec<HrWindow> = log
-        .iter()
-        .rev()
-        .filter(|r| r.kind == WriteKind::User)
-        .take(pages)
-        .map(|r| HrWindow::from_pair(r.hr_current, r.hr_last))
-        .collect();
-    if a.model.is_some() {
-        return Ok((windows, None));
-    }
-    let spec = SampleSpec::default();
-    let (data, labels) = Dataset::from_records(&log, &spec);
-    let cfg = TrainConfig {
-        seed: a.seed,
-        ..TrainConfig::default()
-    };
-    Ok((
-        windows,
-        Some(nowa_frozen::train(&data, &spec, &cfg, labels.len() as u64)?),
-    ))
-}
-
+/// `nowa frozen bench`: flags -> [`BenchSpec`] -> bench (nowa-lab) -> the timings.
 fn bench(a: &BenchArgs) -> Result<()> {
-    if let Some(p) = a.model.as_ref().filter(|p| !p.exists()) {
-        return Err(usage(format!("--model {}: no such file", p.display())));
-    }
-    let pages = usize::try_from(a.pages).context("--pages fits memory")?;
-    let (windows, trained) = bench_inputs(a, pages)?;
-    let model = match (&a.model, trained) {
-        (Some(p), _) => Model::load(p).with_context(|| format!("--model {}", p.display()))?,
-        (None, Some(m)) => m,
-        (None, None) => unreachable!("bench_inputs trains when no model is given"),
+    let spec = BenchSpec {
+        model: a.model.clone(),
+        pages: a.pages,
+        reps: a.reps,
+        seed: a.seed,
     };
-    // Repeat the windows to the batch size if the log had fewer user writes.
-    let batch: Vec<HrWindow> = windows.iter().cycle().take(pages).copied().collect();
-    let mut out = Vec::with_capacity(pages);
-    model.predict_into(&batch, &mut out); // warm-up
-    let frozen = out.iter().filter(|&&f| f).count();
-    let (cpu0, wall0) = (process_cpu_secs(), Instant::now());
-    let mut best = f64::INFINITY;
-    for _ in 0..a.reps {
-        let t = Instant::now();
-        model.predict_into(std::hint::black_box(&batch), &mut out);
-        best = best.min(t.elapsed().as_secs_f64());
-    }
-    #[expect(clippy::cast_precision_loss, reason = "repetitions as a divisor")]
-    let reps = a.reps as f64;
-    let cpu = (process_cpu_secs() - cpu0) / reps;
-    let wall = wall0.elapsed().as_secs_f64() / reps;
-    #[expect(clippy::cast_precision_loss, reason = "pages as a rate")]
-    let rate = pages as f64 / cpu;
-    println!(
-        "nowa frozen bench: seed {}, {} model, {} inputs, batch of {pages} pages ({} MiB of 4 KiB pages), {} reps",
-        a.seed,
-        model.classifier.name(),
-        model.feature_count(),
-        pages / 256,
-        a.reps
-    );
-    println!(
-        "per batch: {:.3} ms CPU (mean), {:.3} ms wall (mean), {:.3} ms wall (best); {:.1} M pages/s; {frozen} judged frozen",
-        cpu * 1e3,
-        wall * 1e3,
-        best * 1e3,
-        rate / 1e6
-    );
-    println!(
-        "budget: 50 ms per 256 MiB victim (SepFrozen §4.3): {:.2}% of it per 256 MiB",
-        100.0 * cpu / 0.05 * 65_536.0 / pages as f64
-    );
-    println!(
-        "memory: {} KiB of input windows ({} B each), {} KiB of output; no allocation per batch",
-        pages * std::mem::size_of::<HrWindow>() / 1024,
-        std::mem::size_of::<HrWindow>(),
-        out.capacity() / 1024
-    );
+    let out = tools::bench(&spec, &Cancel).map_err(lab_error)?;
+    print!("{}", tools::bench_text(&out));
     Ok(())
 }

@@ -17,3 +17,17 @@ pub(crate) fn bar(total: u64, quiet: bool, what: &str) -> ProgressBar {
     pb.set_message(what.to_string());
     pb
 }
+
+/// A counter of `what` without a total (the rate and the time elapsed); hidden when `quiet`.
+pub(crate) fn spinner(quiet: bool, what: &str) -> ProgressBar {
+    if quiet {
+        return ProgressBar::hidden();
+    }
+    let pb = ProgressBar::new_spinner();
+    if let Ok(style) = ProgressStyle::with_template("{spinner} {msg} {pos} ({per_sec}, {elapsed})")
+    {
+        pb.set_style(style);
+    }
+    pb.set_message(what.to_string());
+    pb
+}

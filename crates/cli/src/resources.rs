@@ -20,11 +20,6 @@ pub fn check_device_path(device: &str) -> anyhow::Result<()> {
     nowa_lab::resources::check_device_path(device).map_err(lab_error)
 }
 
-/// [`nowa_lab::resources::check_existing_dir`].
-pub fn check_existing_dir(flag: &str, dir: &Path) -> anyhow::Result<()> {
-    nowa_lab::resources::check_existing_dir(flag, dir).map_err(lab_error)
-}
-
 /// [`nowa_lab::resources::check_new_output`].
 pub fn check_new_output(flag: &str, path: &Path, force: bool) -> anyhow::Result<()> {
     nowa_lab::resources::check_new_output(flag, path, force).map_err(lab_error)

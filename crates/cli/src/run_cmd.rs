@@ -56,6 +56,7 @@ pub fn run(a: RunArgs) -> Result<()> {
         print_summary(&out);
     }
     if Cancel.requested() {
+        println!("interrupted (Ctrl-C): the results above cover the part that ran");
         return Err(interrupted("the results above cover the part that ran"));
     }
     Ok(())
@@ -82,7 +83,7 @@ fn check_csv(job: &nowa_lab::Job, csv: Option<&std::path::Path>) -> Result<()> {
         )));
     }
     if csv.is_some()
-        && ["plan-", "trace-", "infer-"]
+        && ["plan-", "trace-", "infer-", "capture", "frozen-"]
             .iter()
             .any(|p| job.command().starts_with(p))
     {
@@ -159,5 +160,10 @@ fn print_summary(out: &JobOutcome) {
         JobOutcome::FrozenTrain(t) => print!("{}", t.result.text),
         JobOutcome::FrozenSynth(s) => println!("{:?}", s.result.summary),
         JobOutcome::FrozenReplay(r) => print!("{}", nowa_lab::frozen::table(&r.result.runs, false)),
+        // helper cli's arms (2).
+        JobOutcome::Capture(c) => print!("{}", nowa_lab::capture::summary(c)),
+        JobOutcome::FrozenStats(s) => print!("{}", nowa_lab::frozen::tools::stats_table(&s.result)),
+        JobOutcome::FrozenBench(b) => print!("{}", nowa_lab::frozen::tools::bench_text(b)),
+        JobOutcome::FrozenFromTrace(f) => println!("{} records", f.result.summary.records),
     }
 }

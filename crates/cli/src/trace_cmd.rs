@@ -6,6 +6,7 @@ use anyhow::Result;
 use clap::{Args, Subcommand};
 pub use nowa_lab::trace::SkipBad;
 use nowa_lab::trace::{self as lab, ConvertSpec, GenSpec, StatsSpec};
+use nowa_lab::Cancel;
 use nowa_workload::WorkloadSpec;
 use std::path::PathBuf;
 
@@ -101,7 +102,8 @@ fn convert(c: ConvertArgs) -> Result<()> {
         force: c.force,
         skip_bad: c.skip.skip_bad,
     };
-    let r = lab::convert(&spec).map_err(lab_error)?.result;
+    Cancel.on_sigint();
+    let r = lab::convert(&spec, &Cancel).map_err(lab_error)?.result;
     #[expect(clippy::cast_precision_loss, reason = "file sizes for the eye")]
     let mib = |b: u64| b as f64 / 1_048_576.0;
     println!(
@@ -114,7 +116,20 @@ fn convert(c: ConvertArgs) -> Result<()> {
         mib(r.bytes.1),
         r.secs
     );
-    Ok(())
+    stopped(r.interrupted, &spec.output)
+}
+
+/// After Ctrl-C: the `interrupted` line on stdout, exit 130; the output keeps what was
+/// written.
+fn stopped(interrupted: bool, out: &std::path::Path) -> Result<()> {
+    if !interrupted {
+        return Ok(());
+    }
+    println!(
+        "interrupted (Ctrl-C): {} holds the records written until then",
+        out.display()
+    );
+    Err(crate::interrupted(format!("{} is partial", out.display())))
 }
 
 fn stats(s: StatsArgs) -> Result<()> {
@@ -147,14 +162,19 @@ fn generate(g: GenArgs) -> Result<()> {
         seed: g.seed,
         force: g.force,
     };
-    let r = lab::generate(&spec).map_err(lab_error)?.result;
+    Cancel.on_sigint();
     eprintln!(
         "nowa trace gen: seed {}, {} on {} pages: {} writes to {}",
         spec.seed,
-        r.workload,
+        g.workload,
         spec.capacity / 4096,
-        r.writes,
+        spec.writes,
         spec.output.display()
     );
-    Ok(())
+    let r = lab::generate(&spec, &Cancel).map_err(lab_error)?.result;
+    println!(
+        "{} writes of {}, {} records",
+        r.writes, r.workload, r.records
+    );
+    stopped(r.interrupted, &spec.output)
 }

@@ -1,6 +1,6 @@
 //! `nowa capture`: the captured trace's byte sums equal the loop device's counters (skipped,
 //! with a message, where root, loop devices, mkfs.ext4 or tracefs are missing), and the
-//! refusals (no root, existing --out).
+//! refusals (no root, an --out that is a file or a directory that holds something).
 mod common;
 use common::nowa;
 use std::path::Path;
@@ -44,7 +44,7 @@ fn captured_trace_sums_equal_the_loop_device_counters() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("cap.csv");
+    let out_dir = dir.path().join("cap");
     let script = "dd if=/dev/urandom of=a bs=64k count=64 oflag=direct 2>/dev/null; \
                   dd if=/dev/urandom of=b bs=4k count=500 2>/dev/null; sync; \
                   cat a > /dev/null; rm a; fstrim . || true";
@@ -56,8 +56,9 @@ fn captured_trace_sums_equal_the_loop_device_counters() {
         "256MiB",
         "--image-dir",
         images.to_str().unwrap(),
+        "-q",
         "--out",
-        out.to_str().unwrap(),
+        out_dir.to_str().unwrap(),
         "--",
         "sh",
         "-c",
@@ -71,6 +72,11 @@ fn captured_trace_sums_equal_the_loop_device_counters() {
     }
     assert!(o.status.success(), "{stdout}\n{stderr}");
     assert!(stdout.contains("check     OK"), "{stdout}");
+    assert!(
+        !stderr.contains("capturing"),
+        "-q: no progress line: {stderr}"
+    );
+    let out = out_dir.join("trace.csv");
     // The CSV reads back and holds the 4 MiB written with O_DIRECT, and discards.
     let st = nowa(&["trace", "stats", out.to_str().unwrap(), "--json"]);
     let v: serde_json::Value = serde_json::from_slice(&st.stdout).unwrap();
@@ -96,11 +102,11 @@ fn capture_refuses_without_root_or_over_an_existing_file() {
     let out = dir.path().join("exists.csv");
     std::fs::write(&out, "keep me").unwrap();
     let o = nowa(&["capture", "--out", out.to_str().unwrap(), "--", "true"]);
-    assert_eq!(
-        o.status.code(),
-        Some(2),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("not a directory"),
+        "--out is a directory: {err}"
     );
     assert_eq!(std::fs::read_to_string(&out).unwrap(), "keep me");
     let bad = nowa(&["capture", "--fs", "ntfs", "--", "true"]);
@@ -143,4 +149,30 @@ fn capture_refuses_without_root_or_over_an_existing_file() {
         assert_eq!(err.lines().count(), 1, "{err}");
         assert!(err.contains("needs root"), "{err}");
     }
+}
+
+/// `--out` is a directory (issue 29's convention): one that holds something is refused
+/// without --force, before any work, naming the flag and the path; `-q` is accepted.
+#[test]
+fn capture_out_is_a_directory_refused_when_not_empty_and_takes_quiet() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("keep"), "keep me").unwrap();
+    let d = dir.path().to_str().unwrap();
+    let o = nowa(&["capture", "-q", "--out", d, "--", "true"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--out") && err.contains(d) && err.contains("not empty"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("keep")).unwrap(),
+        "keep me"
+    );
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        1,
+        "nothing written"
+    );
 }

@@ -393,8 +393,9 @@ fn stats_and_the_encodings() {
     }
     let j: serde_json::Value =
         serde_json::from_str(&stdout(&["frozen", "stats", "--writes", log, "--json"])).unwrap();
-    assert_eq!(j[0]["samples"], "user");
-    assert_eq!(j[0]["rows"].as_array().unwrap().len(), 16);
+    assert_eq!(j["kinds"][0]["samples"], "user");
+    assert_eq!(j["kinds"][0]["rows"].as_array().unwrap().len(), 16);
+    assert_eq!(j["nowa"]["command"], "frozen-stats");
     let raw = dir.path().join("raw.json");
     let diff = dir.path().join("diff.json");
     for (m, enc) in [(&raw, "raw"), (&diff, "diff")] {

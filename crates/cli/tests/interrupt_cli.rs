@@ -1,4 +1,4 @@
-//! Ctrl-C in `nowa sim`, `ycsb`, `table1`, `tpcc` and `infer-gc-unit`: the run stops, prints and writes what
+//! Ctrl-C in `nowa sim`, `ycsb`, `table1`, `tpcc`, `infer-gc-unit` and `trace gen`: the run stops, prints and writes what
 //! it measured so far, and exits with 130 (128 + SIGINT).
 
 use std::io::{BufRead, BufReader};
@@ -300,4 +300,41 @@ fn ctrl_c_in_infer_gc_unit_reports_the_sizes_measured() {
     assert_eq!(v["interrupted"], true, "{v}");
     assert!(v["gc_unit_bytes"].is_null(), "{v}");
     assert_eq!(v["nowa"]["command"], "infer-gc-unit", "{v}");
+/// A trace job checks Ctrl-C between records: `nowa trace gen` of a billion writes stops,
+/// says so on stdout, exits 130 and keeps the records written (a whole CSV).
+#[test]
+fn ctrl_c_in_trace_gen_keeps_the_trace_so_far() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let out = dir.path().join("t.csv");
+    let o = out.to_str().expect("utf-8");
+    let args = [
+        "trace",
+        "gen",
+        o,
+        "--writes",
+        "1000M",
+        "--capacity",
+        "64MiB",
+    ];
+    let (res, err, _) = interrupt(&args, "nowa trace gen: seed", Duration::from_millis(700));
+    let text = String::from_utf8_lossy(&res.stdout);
+    assert_eq!(res.status.code(), Some(130), "{text}\n{err}");
+    assert!(text.contains("interrupted (Ctrl-C)"), "{text}");
+    let rows = csv_rows(&out);
+    assert!(rows > 0 && rows < 1_000_000_000, "{rows} rows");
+    let st = common_stats(o);
+    assert_eq!(
+        st["total"]["writes"].as_u64(),
+        Some(rows as u64),
+        "every row reads back"
+    );
+}
+
+fn common_stats(file: &str) -> serde_json::Value {
+    let o = Command::new(env!("CARGO_BIN_EXE_nowa"))
+        .args(["trace", "stats", file, "--json"])
+        .output()
+        .expect("run nowa");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    serde_json::from_slice(&o.stdout).expect("json")
 }

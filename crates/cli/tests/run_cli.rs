@@ -187,7 +187,7 @@ fn bad_jobs_are_one_line_naming_the_field_and_exit_2() {
         (
             "range.json",
             "{\"command\": \"sim\", \"spec\": {\"fill\": 1.5}}",
-            "--fill",
+            "for 'spec.fill'",
         ),
         ("cmd.json", "{\"command\": \"bake\", \"spec\": {}}", "bake"),
         (
@@ -196,6 +196,17 @@ fn bad_jobs_are_one_line_naming_the_field_and_exit_2() {
             "spec.warehouses",
         ),
         ("broken.toml", "command = \n", "broken.toml"),
+        // A geometry checked as flags names the job's fields, not flags the file never had.
+        (
+            "geometry.toml",
+            "command = \"sim\"\n[spec]\ncapacity = \"64MiB\"\nop = 0.07\npages_per_block = 256\nblocks_per_superblock = 8\n",
+            "geometry (spec.capacity, spec.op, spec.pages_per_block, spec.blocks_per_superblock)",
+        ),
+        (
+            "plan-geometry.toml",
+            "command = \"plan-run\"\n[spec]\nscheme = \"baseline\"\nworkload = \"fio\"\nskip_bad = false\n[spec.device]\nchannels = 1\nchips_per_channel = 1\nblocks_per_chip = 4\npages_per_block = 4\npage_bytes = 4096\nop_physical = 0.07\ntiming = \"femu\"\ndrive_writes = 1.0\nseed = 1\ngc_reserve = 0.05\nfill = 0.9\ntime_scale = 1.0\n",
+            "spec.device.blocks_per_chip",
+        ),
     ];
     let mut argvs = Vec::new();
     for (name, text, field) in cases {

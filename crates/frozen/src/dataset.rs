@@ -20,10 +20,9 @@ use rand::SeedableRng;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::path::Path;
-use std::str::FromStr;
 
 /// Which records are samples.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 #[non_exhaustive]
 pub enum SampleKinds {
@@ -41,18 +40,6 @@ impl SampleKinds {
             Self::User => k == WriteKind::User,
             Self::Gc => k == WriteKind::Gc,
             Self::All => k != WriteKind::Free,
-        }
-    }
-}
-
-impl FromStr for SampleKinds {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "user" => Ok(Self::User),
-            "gc" => Ok(Self::Gc),
-            "all" => Ok(Self::All),
-            o => Err(format!("'{o}' is not user, gc or all")),
         }
     }
 }

@@ -258,7 +258,7 @@ impl From<FeatureSet> for Vec<Feature> {
 }
 
 /// How a window's records become model inputs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 #[non_exhaustive]
 pub enum Encoding {
@@ -288,17 +288,6 @@ impl Encoding {
         match self {
             Self::Raw => "raw",
             Self::Diff => "diff",
-        }
-    }
-}
-
-impl FromStr for Encoding {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "raw" => Ok(Self::Raw),
-            "diff" => Ok(Self::Diff),
-            o => Err(format!("'{o}' is not raw or diff")),
         }
     }
 }
@@ -657,7 +646,8 @@ mod tests {
         let mut plain = vec![0.0; 12];
         extract(&w, FeatureSet::ALL, Twl::PAPER, &mut plain);
         assert_eq!(raw, plain);
-        assert_eq!("diff".parse::<Encoding>(), Ok(Encoding::Diff));
-        assert!("abs".parse::<Encoding>().is_err());
+        use clap::ValueEnum as _;
+        assert_eq!(Encoding::from_str("diff", false), Ok(Encoding::Diff));
+        assert!(Encoding::from_str("abs", false).is_err());
     }
 }

@@ -20,7 +20,6 @@ use crate::features::{
 use crate::metrics::Metrics;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
-use std::str::FromStr;
 
 /// Model file format version: 2 adds `encoding` (format-1 files load as [`Encoding::Raw`],
 /// the only form they had). Later additions keep format 2, as a file without them loads
@@ -29,13 +28,15 @@ use std::str::FromStr;
 pub const MODEL_FORMAT: u32 = 2;
 
 /// Which classifier a model is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 #[non_exhaustive]
 pub enum ClassifierKind {
     /// Logistic regression by SGD, scikit-learn's `SGDClassifier(loss="log_loss")` (the paper's).
     Sgd,
     /// Plain logistic regression (L-BFGS, linfa-logistic).
+    #[serde(alias = "lr")]
+    #[value(alias = "lr")]
     Logreg,
     /// A depth-limited decision tree (linfa-trees).
     Tree,
@@ -49,18 +50,6 @@ impl ClassifierKind {
             Self::Sgd => "sgd",
             Self::Logreg => "logreg",
             Self::Tree => "tree",
-        }
-    }
-}
-
-impl FromStr for ClassifierKind {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "sgd" => Ok(Self::Sgd),
-            "logreg" | "lr" => Ok(Self::Logreg),
-            "tree" => Ok(Self::Tree),
-            o => Err(format!("'{o}' is not sgd, logreg or tree")),
         }
     }
 }

@@ -64,6 +64,18 @@ pub enum Job {
     /// `nowa frozen replay`: a write log through the placement simulator.
     #[serde(rename = "frozen-replay")]
     FrozenReplay(Box<crate::frozen::replay::ReplaySpec>),
+    // helper cli's arms (2): capture, frozen stats|bench|from-trace.
+    /// `nowa capture`: a program's block requests on a fresh loop device (root).
+    Capture(Box<crate::capture::Spec>),
+    /// `nowa frozen stats`: HR fields against the frozen label.
+    #[serde(rename = "frozen-stats")]
+    FrozenStats(Box<crate::frozen::tools::StatsSpec>),
+    /// `nowa frozen bench`: batched inference against the paper's budget.
+    #[serde(rename = "frozen-bench")]
+    FrozenBench(Box<crate::frozen::tools::BenchSpec>),
+    /// `nowa frozen from-trace`: a block trace as a write log.
+    #[serde(rename = "frozen-from-trace")]
+    FrozenFromTrace(Box<crate::frozen::tools::FromTraceSpec>),
 }
 
 /// What a job produced.
@@ -107,6 +119,15 @@ pub enum JobOutcome {
     FrozenSynth(Box<Report<crate::frozen::training::SynthResult>>),
     /// A `frozen-replay` job's.
     FrozenReplay(Box<Report<crate::frozen::replay::ReplayResult>>),
+    // helper cli's arms (2).
+    /// A `capture` job's.
+    Capture(Box<crate::capture::Outcome>),
+    /// A `frozen-stats` job's.
+    FrozenStats(Box<Report<crate::frozen::tools::StatsResult>>),
+    /// A `frozen-bench` job's.
+    FrozenBench(Box<Report<crate::frozen::tools::BenchResult>>),
+    /// A `frozen-from-trace` job's.
+    FrozenFromTrace(Box<Report<crate::frozen::tools::FromTraceResult>>),
 }
 
 impl JobOutcome {
@@ -132,6 +153,10 @@ impl JobOutcome {
             JobOutcome::FrozenTrain(o) => &o.nowa,
             JobOutcome::FrozenSynth(o) => &o.nowa,
             JobOutcome::FrozenReplay(o) => &o.nowa,
+            JobOutcome::Capture(o) => &o.nowa,
+            JobOutcome::FrozenStats(o) => &o.nowa,
+            JobOutcome::FrozenBench(o) => &o.nowa,
+            JobOutcome::FrozenFromTrace(o) => &o.nowa,
         }
     }
 }
@@ -159,6 +184,10 @@ impl Job {
             Job::FrozenTrain(_) => "frozen-train",
             Job::FrozenSynth(_) => "frozen-synth",
             Job::FrozenReplay(_) => "frozen-replay",
+            Job::Capture(_) => "capture",
+            Job::FrozenStats(_) => "frozen-stats",
+            Job::FrozenBench(_) => "frozen-bench",
+            Job::FrozenFromTrace(_) => "frozen-from-trace",
         }
     }
 
@@ -188,6 +217,10 @@ impl Job {
             Job::FrozenTrain(s) => s.check(),
             Job::FrozenSynth(_) => Ok(()), // its ranges are checked by the run, before any write
             Job::FrozenReplay(s) => s.check(),
+            Job::Capture(s) => s.check(),
+            Job::FrozenBench(s) => s.check(),
+            // The log and the trace are checked when the run opens them.
+            Job::FrozenStats(_) | Job::FrozenFromTrace(_) => Ok(()),
         }
     }
 
@@ -236,7 +269,11 @@ impl Job {
             | Job::TraceStats(_)
             | Job::TraceConvert(_)
             | Job::TraceGen(_)
-            | Job::InferGcUnit(_) => self.run_devices(progress, cancel)?,
+            | Job::InferGcUnit(_)
+            | Job::Capture(_)
+            | Job::FrozenStats(_)
+            | Job::FrozenBench(_)
+            | Job::FrozenFromTrace(_) => self.run_devices(progress, cancel)?,
             Job::FrozenEngineFigures(s) => crate::frozen::engine_figures::run(s, progress, cancel)
                 .map(|o| JobOutcome::FrozenEngineFigures(Box::new(o)))?,
             Job::FrozenTrain(s) => crate::frozen::training::train(s, cancel)
@@ -261,7 +298,7 @@ impl Job {
         progress: Option<Progress<'_>>,
         cancel: &Cancel,
     ) -> Result<JobOutcome, Error> {
-        use crate::{plan, ssdiq, trace};
+        use crate::{frozen::tools, plan, ssdiq, trace};
         Ok(match self {
             Job::Ssdiq(s) => JobOutcome::Ssdiq(Box::new(ssdiq::run(s, progress, cancel)?)),
             Job::PlanRun(s) => JobOutcome::PlanRun(Box::new(plan::run(s, progress, cancel)?)),
@@ -269,10 +306,18 @@ impl Job {
                 JobOutcome::PlanFigures(Box::new(plan::figures(s, progress, cancel)?))
             }
             Job::TraceStats(s) => JobOutcome::TraceStats(Box::new(trace::stats(s)?)),
-            Job::TraceConvert(s) => JobOutcome::TraceConvert(Box::new(trace::convert(s)?)),
-            Job::TraceGen(s) => JobOutcome::TraceGen(Box::new(trace::generate(s)?)),
+            Job::TraceConvert(s) => JobOutcome::TraceConvert(Box::new(trace::convert(s, cancel)?)),
+            Job::TraceGen(s) => JobOutcome::TraceGen(Box::new(trace::generate(s, cancel)?)),
             Job::InferGcUnit(s) => {
                 JobOutcome::InferGcUnit(Box::new(crate::gcunit::run(s, progress, cancel)?))
+            }
+            Job::Capture(s) => {
+                JobOutcome::Capture(Box::new(crate::capture::run(s, progress, cancel)?))
+            }
+            Job::FrozenStats(s) => JobOutcome::FrozenStats(Box::new(tools::stats(s, cancel)?)),
+            Job::FrozenBench(s) => JobOutcome::FrozenBench(Box::new(tools::bench(s, cancel)?)),
+            Job::FrozenFromTrace(s) => {
+                JobOutcome::FrozenFromTrace(Box::new(tools::from_trace(s, cancel)?))
             }
             _ => unreachable!("run_devices runs the device, PLAN and trace jobs"),
         })
@@ -301,8 +346,54 @@ pub fn parse_job(text: &str, toml: bool) -> Result<Job, Error> {
         }
         serde_path_to_error::deserialize(value).map_err(path_error)?
     };
-    job.check()?;
+    job.check().map_err(|e| flags_as_fields(&job, e))?;
     Ok(job)
+}
+
+/// A spec checked as flags names flags (`--pages-per-block`); in a job file each flag that
+/// is a field of the spec becomes the field's path (`spec.pages_per_block`,
+/// `spec.device.pages_per_block`), so the message names what the file holds.
+fn flags_as_fields(job: &Job, e: Error) -> Error {
+    let Error::Usage(msg) = e else {
+        return e;
+    };
+    let spec = serde_json::to_value(job).map_or(serde_json::Value::Null, |mut v| v["spec"].take());
+    let mut out = String::with_capacity(msg.len());
+    let mut rest = msg.as_str();
+    while let Some(at) = rest.find("--") {
+        out.push_str(&rest[..at]);
+        let flag = &rest[at + 2..];
+        let end = flag
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+            .unwrap_or(flag.len());
+        let key = flag[..end].replace('-', "_");
+        rest = &flag[end..];
+        match field_path(&spec, &key) {
+            Some(path) if end > 0 => {
+                out.push_str(&format!("spec.{path}"));
+                // clap's value name (`'--fill <FILL>'`) is no part of a file.
+                if let Some(close) = rest.strip_prefix(" <").and_then(|r| r.find('>')) {
+                    rest = &rest[close + 3..];
+                }
+            }
+            _ => {
+                out.push_str("--");
+                out.push_str(&flag[..end]);
+            }
+        }
+    }
+    out.push_str(rest);
+    Error::Usage(out)
+}
+
+/// The path of the first field named `key` in `v` (depth first): `op`, `device.op`.
+fn field_path(v: &serde_json::Value, key: &str) -> Option<String> {
+    let obj = v.as_object()?;
+    if obj.contains_key(key) {
+        return Some(key.to_owned());
+    }
+    obj.iter()
+        .find_map(|(k, child)| field_path(child, key).map(|p| format!("{k}.{p}")))
 }
 
 /// A job from a file: `.toml` is TOML, anything else JSON.

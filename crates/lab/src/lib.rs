@@ -6,6 +6,7 @@
 //! under an [`Identity`]. A [`Job`] is a command and its spec: what a job file holds and what
 //! a result's `nowa` object names, so `nowa run RESULT.json` runs that run again.
 
+pub mod capture;
 pub mod ckpt;
 pub mod compare;
 pub mod devices;

@@ -278,6 +278,44 @@ pub fn create_output_dir(flag: &str, dir: &Path) -> Result<(), Error> {
         .map_err(|e| Error::Usage(format!("{flag} {}: cannot create it: {e}", dir.display())))
 }
 
+/// Checks an output directory before any work, without creating it: a path that is not a
+/// directory is refused, and a directory that holds something without `force` (nothing is
+/// overwritten without consent); a missing one needs an existing, writable parent.
+///
+/// # Errors
+/// [`Error::Usage`] naming `flag` and the path.
+pub fn check_out_dir(flag: &str, out: &Path, force: bool) -> Result<(), Error> {
+    if !out.exists() {
+        return check_output_file(flag, Some(out));
+    }
+    if !out.is_dir() {
+        return Err(Error::Usage(format!(
+            "{flag} {}: exists and is not a directory",
+            out.display()
+        )));
+    }
+    let empty = std::fs::read_dir(out)
+        .map_err(|e| Error::Usage(format!("{flag} {}: {e}", out.display())))?
+        .next()
+        .is_none();
+    if !empty && !force {
+        return Err(Error::Usage(format!(
+            "{flag} {}: exists and is not empty (pass --force to overwrite)",
+            out.display()
+        )));
+    }
+    check_dir(flag, out, out)
+}
+
+/// [`check_out_dir`], then creates the directory when missing (not its parents).
+///
+/// # Errors
+/// As [`check_out_dir`] and [`create_output_dir`].
+pub fn prepare_out_dir(flag: &str, out: &Path, force: bool) -> Result<(), Error> {
+    check_out_dir(flag, out, force)?;
+    create_output_dir(flag, out)
+}
+
 /// Memory of the FTL model of a device with `logical` and `physical` pages in `units` units:
 /// the page maps (4 bytes per logical and per physical page) and 48 bytes per unit, as
 /// `nowa_flash::Ftl::memory_bytes` counts them.

@@ -3,7 +3,7 @@
 //! `nowa sim`'s workloads (`trace-gen`); and how trace errors become usage errors for every
 //! command that reads a trace.
 
-use crate::{Error, Identity, Report};
+use crate::{Cancel, Error, Identity, Report};
 use clap::Args;
 use nowa_trace::{binary, open, CsvWriter, Format, Op, Record, TraceError, TraceStats};
 use nowa_workload::{WorkloadParams, WorkloadSpec};
@@ -165,17 +165,23 @@ pub struct ConvertResult {
     pub bytes: (u64, u64),
     /// Wall-clock seconds.
     pub secs: f64,
+    /// Ctrl-C stopped it: the output holds the first `records` records.
+    pub interrupted: bool,
 }
 
 fn file_len(p: &Path) -> u64 {
     std::fs::metadata(p).map_or(0, |m| m.len())
 }
 
-/// Converts the trace.
+/// Records between two looks at the stop flag (Ctrl-C).
+const CANCEL_EVERY: u64 = 1 << 16;
+
+/// Converts the trace; `cancel` stops it between records, the output then holds those
+/// converted so far.
 ///
 /// # Errors
 /// [`Error::Usage`]: a bad format, input or output (exists without `force`).
-pub fn convert(spec: &ConvertSpec) -> Result<Report<ConvertResult>, Error> {
+pub fn convert(spec: &ConvertSpec, cancel: &Cancel) -> Result<Report<ConvertResult>, Error> {
     nowa_trace::set_skip_bad(spec.skip_bad);
     let f = format("--format", spec.format.as_deref())?;
     let id = Identity::now("trace-convert", spec, 0);
@@ -183,10 +189,14 @@ pub fn convert(spec: &ConvertSpec) -> Result<Report<ConvertResult>, Error> {
     let multi = !matches!(reader.format(), Format::NowaCsv | Format::Midas);
     let mut out = Sink::create(&spec.output, spec.force, multi)?;
     let t = std::time::Instant::now();
-    let mut n = 0u64;
+    let (mut n, mut interrupted) = (0u64, false);
     while let Some(r) = reader.next_record().map_err(trace_error)? {
         out.push(&r)?;
         n += 1;
+        if n % CANCEL_EVERY == 0 && cancel.requested() {
+            interrupted = true;
+            break;
+        }
     }
     out.finish()?;
     let result = ConvertResult {
@@ -194,6 +204,7 @@ pub fn convert(spec: &ConvertSpec) -> Result<Report<ConvertResult>, Error> {
         format: reader.format().to_string(),
         bytes: (file_len(&spec.input), file_len(&spec.output)),
         secs: t.elapsed().as_secs_f64(),
+        interrupted,
     };
     Ok(Report { nowa: id, result })
 }
@@ -227,6 +238,8 @@ pub struct GenResult {
     pub writes: u64,
     /// Records written (writes and trims).
     pub records: u64,
+    /// Ctrl-C stopped it: the output holds the first `writes` writes.
+    pub interrupted: bool,
 }
 
 impl GenSpec {
@@ -252,14 +265,14 @@ impl GenSpec {
 }
 
 /// Writes the synthetic trace: 4 KiB writes (and the workload's trims), one record each, one
-/// request per microsecond of its clock.
+/// request per microsecond of its clock; `cancel` stops it between writes.
 ///
 /// # Errors
 /// [`Error::Usage`]: a bad field, an output that exists without `force`.
 ///
 /// # Panics
 /// On a broken invariant (a bug): the assertions name it.
-pub fn generate(spec: &GenSpec) -> Result<Report<GenResult>, Error> {
+pub fn generate(spec: &GenSpec, cancel: &Cancel) -> Result<Report<GenResult>, Error> {
     spec.check()?;
     let id = Identity::now("trace-gen", spec, spec.seed);
     let params = WorkloadParams::new(spec.capacity / 4096, spec.fill, spec.seed)
@@ -270,7 +283,12 @@ pub fn generate(spec: &GenSpec) -> Result<Report<GenResult>, Error> {
         .map_err(|e| Error::Usage(e.to_string()))?;
     let mut out = Sink::create(&spec.output, spec.force, false)?;
     let (mut writes, mut records, mut ts) = (0u64, 0u64, 0u64);
+    let mut interrupted = false;
     while writes < spec.writes {
+        if writes % CANCEL_EVERY == 0 && writes > 0 && cancel.requested() {
+            interrupted = true;
+            break;
+        }
         let (op, offset, len) = match w.next_op() {
             nowa_workload::Op::Write(l) => {
                 writes += 1;
@@ -290,11 +308,15 @@ pub fn generate(spec: &GenSpec) -> Result<Report<GenResult>, Error> {
         assert!(records >= writes, "every write is a record");
     }
     out.finish()?;
-    assert_eq!(writes, spec.writes, "every write asked for");
+    assert!(
+        interrupted || writes == spec.writes,
+        "every write asked for"
+    );
     let result = GenResult {
         workload: w.name(),
         writes,
         records,
+        interrupted,
     };
     Ok(Report { nowa: id, result })
 }
@@ -331,7 +353,7 @@ mod tests {
             let toml = toml::to_string(job).expect("toml");
             assert_eq!(&parse_job(&toml, true).expect("toml parses"), job, "{toml}");
         }
-        let first = generate(&gen).expect("writes");
+        let first = generate(&gen, &crate::Cancel).expect("writes");
         let bytes = std::fs::read(&gen.output).expect("written");
         let json = serde_json::to_string(&first).expect("serializes");
         let again = parse_job(&json, false).expect("a result is a job");

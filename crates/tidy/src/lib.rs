@@ -25,6 +25,12 @@ pub struct Function {
 /// (replaced by spaces; newlines kept), so braces and keywords can be found by plain search.
 #[must_use]
 pub fn blank_non_code(src: &str) -> Vec<u8> {
+    blank(src, true)
+}
+
+/// Bytes of `src` with comments blanked out (replaced by spaces; newlines kept) and, when
+/// `strings`, the contents of string and char literals too.
+fn blank(src: &str, strings: bool) -> Vec<u8> {
     let b = src.as_bytes();
     let mut out = b.to_vec();
     let mut i = 0;
@@ -52,15 +58,25 @@ pub fn blank_non_code(src: &str) -> Vec<u8> {
             }
             b'r' if is_raw_string_start(b, i) => {
                 let end = raw_string_end(b, i);
-                blank(&mut out, i, end);
+                if strings {
+                    blank(&mut out, i, end);
+                }
                 i = end;
             }
             b'"' => {
                 let end = string_end(b, i);
-                blank(&mut out, i + 1, end.saturating_sub(1));
+                if strings {
+                    blank(&mut out, i + 1, end.saturating_sub(1));
+                }
                 i = end;
             }
-            b'\'' => i = char_literal_end(b, i, &mut out),
+            b'\'' => {
+                let end = char_literal_end(b, i, &mut out);
+                if !strings {
+                    out[i..end].copy_from_slice(&b[i..end]);
+                }
+                i = end;
+            }
             _ => i += 1,
         }
     }
@@ -395,6 +411,36 @@ pub fn density(src: &str) -> Density {
     }
 }
 
+/// Lines of code in `src` outside test modules: every line but blank ones and those holding
+/// only a comment. A line inside a multi-line string literal is code (it is part of the
+/// program's text), unlike in [`density`]'s count.
+#[must_use]
+pub fn code_lines(src: &str) -> usize {
+    let mut kept = blank(src, false);
+    let code = blank_non_code(src);
+    let text = String::from_utf8_lossy(&code);
+    // Each inline test module from its `#[cfg(test)]` to its closing brace.
+    let mut ranges = Vec::new();
+    for (at, attr) in text.match_indices("#[cfg(test)]") {
+        if let Some((_, b)) =
+            test_module_at(src.as_bytes(), &code, at + attr.len()).and_then(|m| m.body)
+        {
+            ranges.push((at, b));
+        }
+    }
+    for (a, b) in ranges {
+        for c in &mut kept[a..=b.min(src.len() - 1)] {
+            if *c != b'\n' {
+                *c = b' ';
+            }
+        }
+    }
+    String::from_utf8_lossy(&kept)
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .count()
+}
+
 /// Every `.rs` file below `dir`, sorted.
 ///
 /// # Errors
@@ -496,6 +542,14 @@ pub fn source_density(dir: &Path) -> std::io::Result<Density> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn code_lines_skip_comments_blanks_and_tests_but_count_strings() {
+        let src = "// a comment\n\nfn a() {\n    let s = \"one\n two // not a comment\n\";\n    /* block\n comment */\n}\n#[cfg(test)]\nmod tests {\n    fn t() {}\n}\n";
+        // fn a() {, let s = "one, two // ..., "; , } = 5 lines.
+        assert_eq!(code_lines(src), 5);
+        assert_eq!(code_lines("let c = '\"'; // x\n"), 1);
+    }
 
     #[test]
     fn finds_functions_and_lengths() {

@@ -1,8 +1,11 @@
-//! `nowa frozen from-trace`: flags -> `nowa_lab::frozen::from_trace::convert` -> one line.
+//! `nowa frozen from-trace`: flags -> `nowa_lab::frozen::tools::FromTraceSpec` -> run -> one
+//! line.
 
 use crate::flags;
 use anyhow::Result;
 use clap::Args;
+use nowa_lab::frozen::tools::{self, FromTraceSpec};
+use nowa_lab::Cancel;
 use std::path::PathBuf;
 
 #[derive(Args, Debug)]
@@ -27,17 +30,24 @@ pub struct FromTraceArgs {
 
 pub fn run(a: &FromTraceArgs) -> Result<()> {
     crate::resources::check_new_output("--out", &a.out, a.force)?;
-    nowa_trace::set_skip_bad(a.skip_bad);
-    let (s, pages) = nowa_lab::frozen::from_trace::convert(&a.trace, &a.out, a.force, a.max_writes)
-        .map_err(crate::lab_error)?;
+    let spec = FromTraceSpec {
+        trace: a.trace.clone(),
+        out: a.out.clone(),
+        force: a.force,
+        max_writes: a.max_writes,
+        skip_bad: a.skip_bad,
+    };
+    let r = tools::from_trace(&spec, &Cancel)
+        .map_err(crate::lab_error)?
+        .result;
     println!(
         "nowa frozen from-trace: {} -> {}: {} records ({} page writes, {} frees), {} pages",
         a.trace.display(),
         a.out.display(),
-        s.records,
-        s.user,
-        s.free,
-        pages
+        r.summary.records,
+        r.summary.user,
+        r.summary.free,
+        r.pages
     );
     Ok(())
 }

@@ -8,6 +8,7 @@ pub mod figures;
 pub mod from_trace;
 pub mod record;
 pub mod replay;
+pub mod tools;
 pub mod training;
 
 use crate::Error;

@@ -40,13 +40,13 @@ pub struct TrainSpec {
     /// HR fields (`all`, or wt, vd, ai, mi, ac, mc, ag joined by `,` or `+`).
     pub features: String,
     /// sgd, logreg or tree.
-    pub classifier: String,
+    pub classifier: ClassifierKind,
     /// user, gc or all.
-    pub samples: String,
+    pub samples: SampleKinds,
     /// Share of samples held out for testing.
     pub test_fraction: f64,
     /// diff or raw.
-    pub encoding: String,
+    pub encoding: Encoding,
     /// Evaluate on every sample of this log too.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub eval_writes: Option<PathBuf>,
@@ -71,10 +71,7 @@ impl TrainSpec {
     fn parsed(&self) -> Result<Parsed, Error> {
         let bad = |f: &str, e: &dyn std::fmt::Display| Error::Usage(format!("{f}: {e}"));
         let features: FeatureSet = self.features.parse().map_err(|e| bad("features", &e))?;
-        let classifier: ClassifierKind =
-            self.classifier.parse().map_err(|e| bad("classifier", &e))?;
-        let kinds: SampleKinds = self.samples.parse().map_err(|e| bad("samples", &e))?;
-        let encoding: Encoding = self.encoding.parse().map_err(|e| bad("encoding", &e))?;
+        let (classifier, kinds, encoding) = (self.classifier, self.samples, self.encoding);
         let twl = Twl::new(self.twl)
             .ok_or_else(|| bad("twl", &format!("{} is not in [1, 4]", self.twl)))?;
         crate::check_ranges(&[("tree_depth", u64::from(self.tree_depth), 1, 30)])?;

@@ -204,27 +204,7 @@ pub type Observer<'a> = &'a (dyn Fn(u64, u64, &str) + Sync);
 /// # Errors
 /// [`Error::Usage`] naming `--out`.
 pub fn prepare_out(out: &Path, force: bool) -> Result<(), Error> {
-    if out.exists() {
-        if !out.is_dir() {
-            return Err(Error::Usage(format!(
-                "--out {}: exists and is not a directory",
-                out.display()
-            )));
-        }
-        let empty = std::fs::read_dir(out)
-            .map_err(|e| Error::Usage(format!("--out {}: {e}", out.display())))?
-            .next()
-            .is_none();
-        if !empty && !force {
-            return Err(Error::Usage(format!(
-                "--out {}: exists and is not empty (pass --force to overwrite)",
-                out.display()
-            )));
-        }
-        return Ok(());
-    }
-    std::fs::create_dir(out)
-        .map_err(|e| Error::Usage(format!("--out {}: cannot create it: {e}", out.display())))
+    crate::resources::prepare_out_dir("--out", out, force)
 }
 
 /// Runs every paper of `spec`, writes the report; a paper whose runs fail has its entries
