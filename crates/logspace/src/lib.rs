@@ -35,7 +35,7 @@ pub use placement::{
     SepFrozenDac, SepGc, Sfr, UnitInfo, Victim, Warcip, FRESH, MAX_CLASSES, NEVER,
 };
 pub use policy::{
-    Benefit, CostBenefit, Fifo, Greedy, GreedyUntilUnit, GroupGreedy, KGreedy, PolicyKind,
+    Benefit, CostBenefit, Dormant, Fifo, Greedy, GreedyUntilUnit, GroupGreedy, KGreedy, PolicyKind,
     PolicyParseError, RandomPolicy, SecondChanceFifo, TwoRFifo, TwoRGreedy, WindowedGreedy,
 };
 pub use stats::{

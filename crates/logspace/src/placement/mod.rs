@@ -147,6 +147,20 @@ pub trait Placement: Send {
     fn victim(&mut self, _view: &dyn UnitView) -> Victim {
         Victim::Policy
     }
+    /// Whether [`Placement::victim`] never answers [`Victim::Policy`]: the space's victim
+    /// policy is then never asked, and a writer may leave it dormant ([`crate::Dormant`])
+    /// instead of keeping its structure current on every valid-count change.
+    fn chooses_victims(&self) -> bool {
+        false
+    }
+    /// When every GC rewrite of the victim just announced by [`Placement::on_collect`] goes
+    /// to one class and its per-page hooks ([`Placement::on_gc_write`], GC
+    /// [`Placement::classify`]) would change nothing but return that class: the class. The
+    /// writer then moves the victim's pages without calling them (a bulk copy) and counts
+    /// the writes at once. `None` (the default): call them page by page.
+    fn gc_class(&self) -> Option<u16> {
+        None
+    }
     /// Scheme state worth printing at the end of a run (one line, may be empty).
     fn report(&self) -> String {
         String::new()
