@@ -253,7 +253,10 @@ impl Ftl {
             "one frontier per placement class"
         );
         let mut policy = cfg.policy.build(cfg.seed);
-        if placer.as_ref().is_some_and(|p| p.placement().chooses_victims()) {
+        if placer
+            .as_ref()
+            .is_some_and(|p| p.placement().chooses_victims())
+        {
             // Never asked: keep its name, not its per-overwrite bookkeeping.
             policy = Box::new(nowa_logspace::Dormant::new(&*policy));
         }
@@ -308,7 +311,10 @@ impl Ftl {
             self.frontiers.len(),
             "one frontier per placement class"
         );
-        let configured = self.placer.as_ref().map(|p| p.placement().chooses_victims());
+        let configured = self
+            .placer
+            .as_ref()
+            .map(|p| p.placement().chooses_victims());
         assert_eq!(
             Some(place.chooses_victims()),
             configured,
