@@ -39,6 +39,9 @@ pub trait FrozenOracle: Send {
     fn memory_bytes(&self) -> u64 {
         0
     }
+    /// `page` will be written soon: bring its per-page state towards the core (a hint, as
+    /// [`Placement::prefetch`]).
+    fn prefetch(&self, _page: u64) {}
     /// Whether it reads each user write's next-overwrite distance (`Ctx::next_write_in`):
     /// the writer must then give it ([`Placement::needs_future`]).
     fn needs_future(&self) -> bool {
@@ -86,6 +89,10 @@ impl FrozenOracle for HintOracle {
     }
     fn needs_future(&self) -> bool {
         true
+    }
+    fn prefetch(&self, page: u64) {
+        // Every user write sets or clears the page's bit: a random line of the bitset.
+        crate::prefetch::line(&self.frozen, idx(page / 64));
     }
 }
 
@@ -204,6 +211,7 @@ impl<B: Placement> SepFrozen<B> {
 impl<B: Placement> Placement for SepFrozen<B> {
     fn prefetch(&self, page: u64) {
         self.base.prefetch(page);
+        self.oracle.prefetch(page);
     }
     fn memory_bytes(&self) -> u64 {
         self.base.memory_bytes()
