@@ -33,11 +33,8 @@ impl Ftl {
                 if self.placer.is_some() {
                     self.collect_placed(v)?;
                 } else {
-                    if !self.cfg.track_far {
-                        self.collect_native::<false>(v)?;
-                    } else {
-                        self.collect_native::<true>(v)?;
-                    }
+                    let dest = self.gc_destination(self.space.class(v));
+                    self.collect_to(v, dest)?;
                 }
                 done += 1;
             }
@@ -71,10 +68,23 @@ impl Ftl {
         f
     }
 
-    /// Copy the valid pages of `victim` to its GC destination and erase it (the fast path:
-    /// one destination, mapping lookups batched so their misses overlap).
+    /// [`Ftl::collect_native`] with or without FAR's move counts.
+    fn collect_to(&mut self, victim: u32, dest: usize) -> Result<(), FlashError> {
+        if self.cfg.track_far {
+            self.collect_native::<true>(victim, dest)
+        } else {
+            self.collect_native::<false>(victim, dest)
+        }
+    }
+
+    /// Copy the valid pages of `victim` to frontier `dest` and erase it (the fast path: one
+    /// destination, mapping lookups batched so their misses overlap).
     /// `FAR`: whether GC-move counts are kept (a const so the copy loop has no branch for it).
-    fn collect_native<const FAR: bool>(&mut self, victim: u32) -> Result<(), FlashError> {
+    fn collect_native<const FAR: bool>(
+        &mut self,
+        victim: u32,
+        dest: usize,
+    ) -> Result<(), FlashError> {
         // A fully valid victim (random, FIFO...) costs a unit's worth of copies and frees
         // nothing; make_room bounds how long that may go on.
         let valid = self.space.valid(victim);
@@ -83,7 +93,6 @@ impl Ftl {
             UnitState::InGc,
             "collecting unit {victim} that the policy did not hand over"
         );
-        let dest = self.gc_destination(self.space.class(victim));
         let base = victim * self.unit_pages;
         let mut moved = 0u32;
         // The destination unit's new valid pages, added in bulk when it fills or GC ends.
@@ -164,19 +173,41 @@ impl Ftl {
             UnitState::InGc,
             "collecting unit {victim} that the placement did not hand over"
         );
-        let mut moving = std::mem::take(&mut self.moving);
-        self.valid_pages_of(victim, valid, &mut moving);
         let p = self
             .placer
             .as_mut()
             .expect("collect_placed needs a placement");
-        let pages: Option<Vec<u64>> = p.wants_victim_pages().then(|| {
-            moving
-                .iter()
-                .map(|&ppn| u64::from(self.p2l.lba(ppn)))
-                .collect()
-        });
-        p.collect(&self.space, victim, pages.as_deref());
+        if !p.wants_victim_pages() {
+            p.collect(&self.space, victim, None);
+            if let Some(class) = p.gc_class() {
+                // One class for the whole victim and nothing per page: the native loop.
+                p.note_gc_writes(&mut self.space, class, u64::from(valid));
+                let f = usize::from(class);
+                assert!(f < self.frontiers.len(), "GC class {class} out of range");
+                return self.collect_to(victim, f);
+            }
+            return self.move_victim(victim, valid);
+        }
+        let mut moving = std::mem::take(&mut self.moving);
+        self.valid_pages_of(victim, valid, &mut moving);
+        let p = self.placer.as_mut().expect("checked above");
+        let pages: Vec<u64> = moving
+            .iter()
+            .map(|&ppn| u64::from(self.p2l.lba(ppn)))
+            .collect();
+        p.collect(&self.space, victim, Some(&pages));
+        let r = self.move_placed(&moving);
+        self.moving = moving;
+        r?;
+        self.finish_victim(victim, valid);
+        Ok(())
+    }
+
+    /// The second half of [`Ftl::collect_placed`] for a victim already announced (without
+    /// its pages): list the valid pages, move them through the placement, erase.
+    fn move_victim(&mut self, victim: u32, valid: u32) -> Result<(), FlashError> {
+        let mut moving = std::mem::take(&mut self.moving);
+        self.valid_pages_of(victim, valid, &mut moving);
         let r = self.move_placed(&moving);
         self.moving = moving;
         r?;

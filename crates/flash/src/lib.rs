@@ -252,7 +252,15 @@ impl Ftl {
                 .is_none_or(|p| usize::from(p.classes()) == nfront),
             "one frontier per placement class"
         );
-        let mut space = Space::new(layout.units, unit_pages, cfg.policy.build(cfg.seed));
+        let mut policy = cfg.policy.build(cfg.seed);
+        if placer
+            .as_ref()
+            .is_some_and(|p| p.placement().chooses_victims())
+        {
+            // Never asked: keep its name, not its per-overwrite bookkeeping.
+            policy = Box::new(nowa_logspace::Dormant::new(&*policy));
+        }
+        let mut space = Space::new(layout.units, unit_pages, policy);
         let gp = gp_trigger(&cfg, &mut space);
         Ok(Ftl {
             unit_shift: unit_pages
@@ -302,6 +310,15 @@ impl Ftl {
             usize::from(place.classes()),
             self.frontiers.len(),
             "one frontier per placement class"
+        );
+        let configured = self
+            .placer
+            .as_ref()
+            .map(|p| p.placement().chooses_victims());
+        assert_eq!(
+            Some(place.chooses_victims()),
+            configured,
+            "the space's policy was built for the configured scheme's victim choice"
         );
         self.placer = Some(Placer::new(place, &geometry(&self.layout)));
     }

@@ -30,12 +30,12 @@ pub mod prefetch;
 mod stats;
 
 pub use placement::{
-    Ctx, Dac, DacPaper, FkOracle, FrozenOracle, Geometry, KMeansFk, MiDas, MultiQueue, NoSep,
-    Placement, PlacementError, PlacementKind, Placer, SepBit, SepFrozen, SepFrozenBit,
+    Ctx, Dac, DacPaper, FkOracle, FrozenOracle, Geometry, HintOracle, KMeansFk, MiDas, MultiQueue,
+    NoSep, Placement, PlacementError, PlacementKind, Placer, SepBit, SepFrozen, SepFrozenBit,
     SepFrozenDac, SepGc, Sfr, UnitInfo, Victim, Warcip, FRESH, MAX_CLASSES, NEVER,
 };
 pub use policy::{
-    Benefit, CostBenefit, Fifo, Greedy, GreedyUntilUnit, GroupGreedy, KGreedy, PolicyKind,
+    Benefit, CostBenefit, Dormant, Fifo, Greedy, GreedyUntilUnit, GroupGreedy, KGreedy, PolicyKind,
     PolicyParseError, RandomPolicy, SecondChanceFifo, TwoRFifo, TwoRGreedy, WindowedGreedy,
 };
 pub use stats::{

@@ -28,7 +28,8 @@ pub struct SchemeRow {
 #[must_use]
 pub fn scheme_specs(base: &SimSpec) -> Vec<(String, SimSpec)> {
     let mut out = vec![("streams (native), greedy".to_owned(), base.clone())];
-    for p in PlacementKind::all() {
+    let frozen = PlacementKind::SepFrozenBit(6);
+    for p in PlacementKind::all().into_iter().chain([frozen]) {
         let mut s = base.clone();
         s.ftl.placement = Some(p);
         s.ftl.policy = PolicyKind::Greedy;

@@ -173,6 +173,24 @@ impl Placer {
         class
     }
 
+    /// The class of every GC rewrite of the victim just collected, when the scheme's per-page
+    /// GC hooks would do nothing else ([`Placement::gc_class`]); the writer then counts the
+    /// writes with [`Placer::note_gc_writes`] instead of calling [`Placer::gc_write`].
+    #[must_use]
+    pub fn gc_class(&self) -> Option<u16> {
+        self.place.gc_class()
+    }
+
+    /// `n` GC rewrites to `class` (what `n` calls of [`Placer::gc_write`] would have counted
+    /// for a victim with a [`Placer::gc_class`]).
+    ///
+    /// # Panics
+    /// If the class is out of range.
+    pub fn note_gc_writes(&mut self, space: &mut Space, class: u16, n: u64) {
+        assert!(class < self.classes, "GC class {class} out of range");
+        space.note_writes(class, true, n);
+    }
+
     /// `page`, mapped in `old`, was released (trim; the caller has taken its valid amount
     /// off `old`).
     ///

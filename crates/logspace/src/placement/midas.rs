@@ -432,6 +432,16 @@ impl Placement for MiDas {
         // Only moves out of HOT and group 1 touch the hot filter (`on_gc_write`).
         self.victim_class <= 1
     }
+    fn chooses_victims(&self) -> bool {
+        // `victim` answers a unit or nothing, never the policy.
+        true
+    }
+    fn gc_class(&self) -> Option<u16> {
+        // Past group 1 `on_gc_write` leaves the hot filter alone and `classify` depends on
+        // the victim's class only.
+        let c = self.victim_class;
+        (c >= 2).then(|| (c + 1).min(self.groups))
+    }
     fn memory_bytes(&self) -> u64 {
         [
             super::bytes_of(&self.hf),

@@ -39,6 +39,61 @@ pub trait FrozenOracle: Send {
     fn memory_bytes(&self) -> u64 {
         0
     }
+    /// `page` will be written soon: bring its per-page state towards the core (a hint, as
+    /// [`Placement::prefetch`]).
+    fn prefetch(&self, _page: u64) {}
+    /// Whether it reads each user write's next-overwrite distance (`Ctx::next_write_in`):
+    /// the writer must then give it ([`Placement::needs_future`]).
+    fn needs_future(&self) -> bool {
+        false
+    }
+}
+
+/// The exact frozen label from the writer's hints: a version is frozen when the user write
+/// that created it is never followed by another write of its page (`next_write_in` is
+/// [`super::NEVER`]). The label `nowa-frozen`'s `TruthOracle` reads from a write log, here
+/// from the hints the FTL model takes for FK (`nowa sim --placement sepfrozen-bit`), so
+/// SepFrozen runs on `nowa sim`'s workloads with a perfect model: its placement's cost
+/// without a model's inference. One bit per logical page.
+#[derive(Default)]
+pub struct HintOracle {
+    frozen: Vec<u64>,
+}
+
+impl FrozenOracle for HintOracle {
+    fn name(&self) -> String {
+        "future".into()
+    }
+    fn init(&mut self, geo: &Geometry) {
+        self.frozen = crate::hugepage::filled(idx(geo.logical_pages.div_ceil(64)), 0);
+    }
+    fn on_user_write(&mut self, page: u64, ctx: &Ctx) {
+        let (w, bit) = (&mut self.frozen[idx(page / 64)], 1u64 << (page % 64));
+        if ctx.next_write_in == super::NEVER {
+            *w |= bit;
+        } else {
+            *w &= !bit;
+        }
+    }
+    fn predict(&mut self, pages: &[u64], _ctx: &Ctx, out: &mut Vec<bool>) {
+        out.clear();
+        out.extend(
+            pages
+                .iter()
+                .map(|&p| self.frozen[idx(p / 64)] & (1 << (p % 64)) != 0),
+        );
+        assert_eq!(out.len(), pages.len(), "one verdict per page");
+    }
+    fn memory_bytes(&self) -> u64 {
+        super::bytes_of(&self.frozen)
+    }
+    fn needs_future(&self) -> bool {
+        true
+    }
+    fn prefetch(&self, page: u64) {
+        // Every user write sets or clears the page's bit: a random line of the bitset.
+        crate::prefetch::line(&self.frozen, idx(page / 64));
+    }
 }
 
 /// The verdicts of the current victim, consumed in the order GC moves its pages.
@@ -156,6 +211,7 @@ impl<B: Placement> SepFrozen<B> {
 impl<B: Placement> Placement for SepFrozen<B> {
     fn prefetch(&self, page: u64) {
         self.base.prefetch(page);
+        self.oracle.prefetch(page);
     }
     fn memory_bytes(&self) -> u64 {
         self.base.memory_bytes()
@@ -163,6 +219,9 @@ impl<B: Placement> Placement for SepFrozen<B> {
             + super::bytes_of(&self.v.pages)
             + super::bytes_of(&self.v.frozen)
             + self.oracle.memory_bytes()
+    }
+    fn needs_future(&self) -> bool {
+        self.base.needs_future() || self.oracle.needs_future()
     }
     fn name(&self) -> String {
         format!(
@@ -368,6 +427,37 @@ mod tests {
             out.clear();
             out.extend(pages.iter().map(|p| self.0.contains(p)));
         }
+    }
+
+    /// `sepfrozen-bit:N` is SepFrozenBIT over the hints' future: it asks for the hints, and
+    /// its oracle calls a version frozen exactly when its write had no next write (page 65
+    /// rewritten later is not; page 3 written last is; a page rewritten with NEVER turns
+    /// frozen).
+    #[test]
+    fn sepfrozen_bit_reads_the_hints() {
+        let kind: crate::PlacementKind = "sepfrozen-bit:6".parse().unwrap();
+        assert_eq!(kind, crate::PlacementKind::SepFrozenBit(6));
+        assert_eq!(kind.to_string(), "sepfrozen-bit:6");
+        assert!(kind.needs_future() && kind.build().needs_future());
+        assert!(!crate::PlacementKind::all().contains(&kind));
+        let mut o = HintOracle::default();
+        o.init(&Geometry {
+            logical_pages: 130,
+            unit_pages: 16,
+            units: 16,
+        });
+        let hinted = |next| Ctx {
+            next_write_in: next,
+            ..ctx(1)
+        };
+        o.on_user_write(65, &hinted(10));
+        o.on_user_write(3, &hinted(NEVER));
+        o.on_user_write(129, &hinted(5));
+        o.on_user_write(129, &hinted(NEVER));
+        let mut out = Vec::new();
+        o.predict(&[65, 3, 129, 0], &ctx(2), &mut out);
+        assert_eq!(out, vec![false, true, true, false]);
+        assert_eq!(o.memory_bytes(), 3 * 8);
     }
 
     fn oracle(frozen: &[u64]) -> Box<dyn FrozenOracle> {

@@ -20,6 +20,7 @@
 //! the reference simulator does (see `nowa_flash`).
 
 mod basic;
+mod dormant;
 mod engine;
 mod groups;
 mod tworef;
@@ -27,6 +28,7 @@ mod tworef;
 pub use basic::{
     Benefit, CostBenefit, Fifo, Greedy, KGreedy, RandomPolicy, SecondChanceFifo, WindowedGreedy,
 };
+pub use dormant::Dormant;
 pub use engine::GreedyUntilUnit;
 pub use groups::GroupGreedy;
 pub use tworef::{TwoRFifo, TwoRGreedy};
