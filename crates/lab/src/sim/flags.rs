@@ -92,7 +92,8 @@ pub struct DeviceFlags {
 #[derive(Args, Debug, Clone)]
 pub struct SchemeFlags {
     /// Placement scheme: nosep, sepgc, dac[:N], sfr[:N], multiqueue[:N], warcip[:N],
-    /// sepbit[:N], fk[:N], fk-kmeans[:N], midas (N = classes, default 6). Default: streams.
+    /// sepbit[:N], fk[:N], fk-kmeans[:N], midas, sepfrozen-bit[:N] (SepBIT with a perfect
+    /// frozen-page model from the workload's hints) (N = classes, default 6). Default: streams.
     #[arg(long, value_name = "SCHEME", value_parser = flags::parsed::<PlacementKind>())]
     pub placement: Option<PlacementKind>,
     /// When GC runs: free (free-unit watermark, a fixed-capacity SSD) or gp[:THETA] (SepBIT's
