@@ -582,6 +582,9 @@ pub struct RunProgress<'a> {
 impl<'a> RunProgress<'a> {
     /// Progress over `runs` runs, told to `report` as (units done, units in all, the run
     /// that just finished).
+    ///
+    /// # Panics
+    /// If `runs` is 0.
     pub fn new(runs: u64, report: &'a mut dyn FnMut(u64, u64, Option<&RunResult>)) -> Self {
         assert!(runs > 0, "a pipeline runs something");
         RunProgress {
