@@ -6,8 +6,8 @@ pub mod run;
 pub mod trace;
 pub mod workload;
 
-pub use run::{run, RunResult, RunSpec};
-pub use trace::replay;
+pub use run::{run, run_observed, RunResult, RunSpec, TICK_REQUESTS};
+pub use trace::{replay, replay_observed};
 pub use workload::{Generator, Kind, Req, WorkloadKind};
 
 use crate::plot::{render_bar_styled, render_line_styled, BarChart, LineChart, Series, Style};
@@ -218,6 +218,22 @@ const CSV_HEADER: [&str; 19] = [
     "cpu_secs",
 ];
 
+/// What a figure pipeline ([`figure1`], [`figures3to6`]) tells its caller while it runs.
+/// A closure `FnMut(&RunResult)` is one that only hears of finished runs.
+pub trait Observer {
+    /// Inside the current run: host pages written of the pages it writes
+    /// ([`run_observed`]).
+    fn tick(&mut self, _written: u64, _target: u64) {}
+    /// A run finished.
+    fn ran(&mut self, r: &RunResult);
+}
+
+impl<F: FnMut(&RunResult)> Observer for F {
+    fn ran(&mut self, r: &RunResult) {
+        self(r);
+    }
+}
+
 /// One run of the figures: `scheme` on `workload` as [`figure1`] (`streams`: per-stream
 /// shares tracked) and [`figures3to6`] run it; a check that re-measures single points of
 /// the figures (the committed report's staleness test) runs exactly these.
@@ -230,11 +246,28 @@ pub fn figure_run(
     workload: WorkloadKind,
     streams: bool,
 ) -> anyhow::Result<RunResult> {
+    figure_run_observed(o, scheme, workload, streams, &mut |_, _| {})
+}
+
+/// [`figure_run`] with progress inside the run, as [`run_observed`].
+///
+/// # Errors
+/// As [`figure_run`].
+pub fn figure_run_observed(
+    o: &FigureOpts,
+    scheme: &str,
+    workload: WorkloadKind,
+    streams: bool,
+    tick: &mut dyn FnMut(u64, u64),
+) -> anyhow::Result<RunResult> {
     let s = parse_scheme(scheme, &o.geometry)?;
-    run(&RunSpec {
-        track_streams: streams,
-        ..spec(o, s, workload)
-    })
+    run_observed(
+        &RunSpec {
+            track_streams: streams,
+            ..spec(o, s, workload)
+        },
+        tick,
+    )
 }
 
 /// One run's CSV fields, in [`CSV_HEADER`]'s order (the csv crate quotes a name with a
@@ -322,7 +355,7 @@ pub fn setup_line(o: &FigureOpts) -> String {
 pub fn figure1(
     o: &FigureOpts,
     out: &Path,
-    log: &mut dyn FnMut(&RunResult),
+    log: &mut dyn Observer,
 ) -> anyhow::Result<Vec<RunResult>> {
     let mut rows = Vec::new();
     let mut variants = Vec::new();
@@ -332,8 +365,11 @@ pub fn figure1(
             ..o.clone()
         };
         for f in ["1/8", "1/4", "1/2", "full"] {
-            let r = figure_run(&v, &format!("baseline-{f}@{open}"), WorkloadKind::Fio, true)?;
-            log(&r);
+            let name = format!("baseline-{f}@{open}");
+            let r = figure_run_observed(&v, &name, WorkloadKind::Fio, true, &mut |w, t| {
+                log.tick(w, t);
+            })?;
+            log.ran(&r);
             variants.push((label, reserve, r.clone()));
             if label != "min-reserve" {
                 rows.push(r);
@@ -447,7 +483,7 @@ fn write_csv(path: &Path, fig: &str, rows: &[RunResult]) -> anyhow::Result<()> {
 pub fn figures3to6(
     o: &FigureOpts,
     out: &Path,
-    log: &mut dyn FnMut(&RunResult),
+    log: &mut dyn Observer,
 ) -> anyhow::Result<Vec<RunResult>> {
     let rows = fig3_runs(o, log)?;
     write_csv(&out.join("plan-fig3-6.csv"), "fig3-6", &rows)?;
@@ -530,12 +566,12 @@ fn fig3_bars(
 }
 
 /// Every scheme on every generator workload, then on every captured trace.
-fn fig3_runs(o: &FigureOpts, log: &mut dyn FnMut(&RunResult)) -> anyhow::Result<Vec<RunResult>> {
+fn fig3_runs(o: &FigureOpts, log: &mut dyn Observer) -> anyhow::Result<Vec<RunResult>> {
     let mut rows = Vec::new();
     for &w in &o.workloads {
         for name in SCHEMES {
-            let r = figure_run(o, name, w, false)?;
-            log(&r);
+            let r = figure_run_observed(o, name, w, false, &mut |d, t| log.tick(d, t))?;
+            log.ran(&r);
             rows.push(r);
         }
     }
@@ -549,9 +585,9 @@ fn fig3_runs(o: &FigureOpts, log: &mut dyn FnMut(&RunResult)) -> anyhow::Result<
             s.geometry = tg;
             // A capture's clock is real time: its lifetimes need no scaling.
             s.time_scale = 1.0;
-            let mut r = replay(&s, path, None)?;
+            let mut r = replay_observed(&s, path, None, &mut |d, t| log.tick(d, t))?;
             r.workload.clone_from(label);
-            log(&r);
+            log.ran(&r);
             rows.push(r);
         }
     }

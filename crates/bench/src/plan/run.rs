@@ -130,12 +130,26 @@ fn pct(h: &Histogram<u64>) -> [f64; 3] {
     }
 }
 
+/// Completed requests between two progress reports of a run ([`run_observed`]): a few
+/// hundred reports in a run of a drive write, none costing anything measurable.
+pub const TICK_REQUESTS: u64 = 1 << 13;
+
 /// Runs `spec`: fills the device sequentially (aged, not timed), then the workload until it
 /// has written `drive_writes` x logical pages.
 ///
 /// # Errors
 /// The geometry, scheme or chip parameters are invalid, or the device runs full.
 pub fn run(spec: &RunSpec) -> anyhow::Result<RunResult> {
+    run_observed(spec, &mut |_, _| {})
+}
+
+/// [`run`], telling `tick` (host pages written, host pages to write) every
+/// [`TICK_REQUESTS`] completed requests and once at the end: progress inside a run that
+/// takes seconds to minutes. The results are [`run`]'s (the ticks only read counters).
+///
+/// # Errors
+/// As [`run`].
+pub fn run_observed(spec: &RunSpec, tick: &mut dyn FnMut(u64, u64)) -> anyhow::Result<RunResult> {
     let mut ftl = new_ftl(spec)?;
     let mut chips = Chips::new(spec.chips)?;
     let mut gen = Generator::new(spec.workload, ftl.logical_pages(), spec.seed);
@@ -167,7 +181,11 @@ pub fn run(spec: &RunSpec) -> anyhow::Result<RunResult> {
     while let Some(&Reverse(key)) = heap.peek() {
         let (t, p) = unkey(key);
         loop_state.end = loop_state.end.max(t);
-        if ftl.counters().host_pages - before.host_pages < target {
+        let written = ftl.counters().host_pages - before.host_pages;
+        if loop_state.requests % TICK_REQUESTS == 0 {
+            tick(written.min(target), target);
+        }
+        if written < target {
             let r = gen.next(p);
             // The request after this one most likely comes from the next completion in the
             // heap (a new completion rarely overtakes it): ask for its mapping lines now, so
@@ -185,6 +203,7 @@ pub fn run(spec: &RunSpec) -> anyhow::Result<RunResult> {
         }
     }
     let cpu_secs = nowa_units::cpu::thread_cpu_secs() - cpu0;
+    tick(target, target);
     Ok(loop_state.result(spec, &ftl, &before, cpu_secs))
 }
 
@@ -503,5 +522,31 @@ mod tests {
         .unwrap();
         println!("plan waf {} baseline waf {}", a.waf, base.waf);
         assert!(a.waf < base.waf, "PLAN lowers WAF on FIO");
+    }
+
+    /// A run tells its progress while it runs (host page writes of its target, rising, many
+    /// times), not only when it ends, and telling it changes nothing it measures.
+    #[test]
+    fn a_run_reports_its_progress_inside_the_run() {
+        let s = spec(
+            Scheme::Baseline {
+                chips_per_channel: 8,
+                open: 1,
+            },
+            WorkloadKind::Fio,
+        );
+        let mut ticks: Vec<(u64, u64)> = Vec::new();
+        let seen = run_observed(&s, &mut |d, t| ticks.push((d, t))).unwrap();
+        let plain = run(&s).unwrap();
+        assert_eq!(
+            (seen.counters, seen.requests),
+            (plain.counters, plain.requests)
+        );
+        let target = ticks.last().unwrap().1;
+        assert!(target > 0 && ticks.iter().all(|&(d, t)| t == target && d <= t));
+        assert!(ticks.windows(2).all(|w| w[0].0 <= w[1].0), "rising");
+        assert_eq!(ticks.last().unwrap().0, target, "done at the end");
+        let inside = ticks.iter().filter(|&&(d, _)| d > 0 && d < target).count();
+        assert!(inside >= 5, "{inside} reports inside the run: {ticks:?}");
     }
 }

@@ -18,6 +18,21 @@ use std::path::Path;
 /// # Errors
 /// The trace cannot be read, has no writes, or the device runs full.
 pub fn replay(spec: &RunSpec, path: &Path, limit: Option<u64>) -> anyhow::Result<RunResult> {
+    replay_observed(spec, path, limit, &mut |_, _| {})
+}
+
+/// [`replay`], telling `tick` (host pages written, host pages to write) every
+/// [`TICK_REQUESTS`](super::run::TICK_REQUESTS) records and once at the end; with
+/// `drive_writes` 0 (one pass, length unknown beforehand) only at the end.
+///
+/// # Errors
+/// As [`replay`].
+pub fn replay_observed(
+    spec: &RunSpec,
+    path: &Path,
+    limit: Option<u64>,
+    tick: &mut dyn FnMut(u64, u64),
+) -> anyhow::Result<RunResult> {
     let mut ftl = super::run::new_ftl(spec)?;
     let mut chips = Chips::new(spec.chips)?;
     let before = ftl.counters();
@@ -41,7 +56,13 @@ pub fn replay(spec: &RunSpec, path: &Path, limit: Option<u64>) -> anyhow::Result
             &mut chips,
             &mut lp,
             offset_ps,
-            |f| f.counters().host_pages - before.host_pages >= target && target > 0,
+            &mut |f: &ParallelFtl, records: u64| {
+                let done = f.counters().host_pages - before.host_pages;
+                if target > 0 && records % super::run::TICK_REQUESTS == 0 {
+                    tick(done.min(target), target);
+                }
+                done >= target && target > 0
+            },
         )?;
         let wrote = ftl.counters().host_pages - written;
         let done = ftl.counters().host_pages - before.host_pages;
@@ -53,11 +74,13 @@ pub fn replay(spec: &RunSpec, path: &Path, limit: Option<u64>) -> anyhow::Result
         offset_ps = end + 1_000_000_000;
     }
     let cpu = nowa_units::cpu::thread_cpu_secs() - cpu0;
+    let done = ftl.counters().host_pages - before.host_pages;
+    tick(done.max(target), done.max(target));
     Ok(lp.result(spec, &ftl, &before, cpu))
 }
 
-/// One pass over the trace from `offset_ps`, stopping early when `stop` holds; returns the
-/// time of its last request.
+/// One pass over the trace from `offset_ps`, stopping early when `stop` (given the records
+/// read so far) holds; returns the time of its last request.
 #[expect(
     clippy::too_many_arguments,
     reason = "one pass of the replay loop's state"
@@ -70,14 +93,14 @@ fn pass(
     chips: &mut Chips,
     lp: &mut Loop,
     offset_ps: u64,
-    stop: impl Fn(&ParallelFtl) -> bool,
+    stop: &mut dyn FnMut(&ParallelFtl, u64) -> bool,
 ) -> anyhow::Result<u64> {
     let mut reader = nowa_trace::open(path, None)?;
     let n = ftl.logical_pages();
     let pb = u64::from(spec.geometry.page_bytes);
     let (mut first, mut records, mut last) = (None, 0u64, offset_ps);
     while let Some(r) = reader.next_record()? {
-        if limit.is_some_and(|l| records >= l) || stop(ftl) {
+        if limit.is_some_and(|l| records >= l) || stop(ftl, records) {
             break;
         }
         records += 1;
@@ -178,6 +201,26 @@ mod tests {
         .unwrap();
         let h = looped.counters.host_pages;
         assert!((30_720..30_720 + 16).contains(&h), "{h}");
+        // Progress inside the replay (at each pass's start here: 4000 records a pass), the
+        // same result.
+        let mut ticks = Vec::new();
+        let seen = replay_observed(
+            &RunSpec {
+                drive_writes: 2.0,
+                ..spec
+            },
+            &path,
+            None,
+            &mut |d, t| ticks.push((d, t)),
+        )
+        .unwrap();
+        assert_eq!(seen.counters, looped.counters);
+        assert!(ticks.windows(2).all(|w| w[0].0 <= w[1].0), "{ticks:?}");
+        assert!(
+            ticks.iter().filter(|&&(d, t)| d > 0 && d < t).count() >= 1,
+            "{ticks:?}"
+        );
+        assert_eq!(ticks.last(), Some(&(h, h)), "done at the end");
         assert!(
             looped.requests > 4000 && looped.sim_secs > 4.0,
             "{}",

@@ -364,7 +364,7 @@ pub fn run(
     progress: Option<Progress<'_>>,
     cancel: &Cancel,
 ) -> Result<RunOutcome, Error> {
-    let _ = (progress, cancel);
+    let _ = cancel;
     spec.check()?;
     let o = opts(&spec.device)?;
     let id = Identity::now("plan-run", spec, spec.device.seed);
@@ -381,14 +381,21 @@ pub fn run(
         fill: o.fill,
         track_streams: true,
     };
+    // Progress in host page writes, inside the run.
+    let mut tick = |done: u64, target: u64| {
+        if let Some(p) = progress {
+            p(done, target);
+        }
+    };
     let res = match &spec.trace {
         Some(path) => {
             nowa_trace::set_skip_bad(spec.skip_bad);
-            let mut res = plan::replay(&rs, path, spec.trace_limit).map_err(run_error)?;
+            let mut res =
+                plan::replay_observed(&rs, path, spec.trace_limit, &mut tick).map_err(run_error)?;
             res.workload = "trace".to_owned();
             res
         }
-        None => plan::run(&rs).map_err(run_error)?,
+        None => plan::run_observed(&rs, &mut tick).map_err(run_error)?,
     };
     assert!(
         res.counters.gc_pages == 0 || res.counters.erased_blocks > 0 || res.counters.victims > 0,
@@ -507,8 +514,8 @@ pub fn figure_runs(spec: &FiguresSpec) -> Result<u64, Error> {
     Ok(plan::figure_run_count(&spec.opts()?, spec.fig1_only))
 }
 
-/// The figures: every run reported to `on_run`, the files written under `out` (created,
-/// its parent must exist).
+/// The figures: every run, and the progress inside it, reported to `on_run`, the files
+/// written under `out` (created, its parent must exist).
 ///
 /// # Errors
 /// [`Error::Usage`]: a bad field, a file that would be overwritten; [`Error::Failed`]: a run.
@@ -517,21 +524,24 @@ pub fn figure_runs(spec: &FiguresSpec) -> Result<u64, Error> {
 /// On a broken invariant (a bug): the assertions name it.
 pub fn figures_with(
     spec: &FiguresSpec,
-    on_run: &mut dyn FnMut(&RunResult),
+    on_run: &mut dyn plan::Observer,
 ) -> Result<FiguresOutcome, Error> {
     spec.check()?;
     let o = spec.opts()?;
     crate::resources::create_output_dir("--out", &spec.out)?;
     let id = Identity::now("plan-figures", spec, spec.device.seed);
-    let mut runs = plan::figure1(&o, &spec.out, on_run).map_err(run_error)?;
+    // Figure 1's rows leave out its breakdown runs (no GC reserve): count the runs as they
+    // end, not the rows.
+    let mut counted = Counted {
+        inner: on_run,
+        ran: 0,
+    };
+    let mut runs = plan::figure1(&o, &spec.out, &mut counted).map_err(run_error)?;
     if !spec.fig1_only {
-        runs.extend(plan::figures3to6(&o, &spec.out, on_run).map_err(run_error)?);
+        runs.extend(plan::figures3to6(&o, &spec.out, &mut counted).map_err(run_error)?);
     }
-    assert_eq!(
-        runs.len() as u64,
-        figure_runs(spec)?,
-        "every planned run ran"
-    );
+    assert_eq!(counted.ran, figure_runs(spec)?, "every planned run ran");
+    assert!(runs.len() as u64 <= counted.ran, "a row per run at most");
     Ok(Report {
         nowa: id,
         result: FiguresResult {
@@ -541,7 +551,66 @@ pub fn figures_with(
     })
 }
 
-/// [`figures_with`], `progress` in runs.
+/// An observer that counts the runs it passes on.
+struct Counted<'a> {
+    inner: &'a mut dyn plan::Observer,
+    ran: u64,
+}
+
+impl plan::Observer for Counted<'_> {
+    fn tick(&mut self, written: u64, target: u64) {
+        self.inner.tick(written, target);
+    }
+    fn ran(&mut self, r: &RunResult) {
+        self.ran += 1;
+        self.inner.ran(r);
+    }
+}
+
+/// Units of progress per figure run ([`RunProgress`]).
+pub const RUN_UNITS: u64 = 1000;
+
+/// Progress over a figures pipeline in [`RUN_UNITS`] per run: the runs done, plus the share
+/// of the current run's host page writes done (so the rate and the ETA move inside a run
+/// that takes a minute, not only between runs).
+pub struct RunProgress<'a> {
+    runs: u64,
+    done: u64,
+    report: &'a mut dyn FnMut(u64, u64, Option<&RunResult>),
+}
+
+impl<'a> RunProgress<'a> {
+    /// Progress over `runs` runs, told to `report` as (units done, units in all, the run
+    /// that just finished).
+    ///
+    /// # Panics
+    /// If `runs` is 0.
+    pub fn new(runs: u64, report: &'a mut dyn FnMut(u64, u64, Option<&RunResult>)) -> Self {
+        assert!(runs > 0, "a pipeline runs something");
+        RunProgress {
+            runs,
+            done: 0,
+            report,
+        }
+    }
+}
+
+impl plan::Observer for RunProgress<'_> {
+    fn tick(&mut self, written: u64, target: u64) {
+        let part =
+            (u128::from(written.min(target)) * u128::from(RUN_UNITS)) / u128::from(target.max(1));
+        let part = u64::try_from(part).expect("at most RUN_UNITS");
+        let at = (self.done * RUN_UNITS + part.min(RUN_UNITS - 1)).min(self.runs * RUN_UNITS);
+        (self.report)(at, self.runs * RUN_UNITS, None);
+    }
+    fn ran(&mut self, r: &RunResult) {
+        self.done += 1;
+        assert!(self.done <= self.runs, "no more runs than planned");
+        (self.report)(self.done * RUN_UNITS, self.runs * RUN_UNITS, Some(r));
+    }
+}
+
+/// [`figures_with`], `progress` in [`RUN_UNITS`] per run.
 ///
 /// # Errors
 /// As [`figures_with`].
@@ -551,14 +620,13 @@ pub fn figures(
     cancel: &Cancel,
 ) -> Result<FiguresOutcome, Error> {
     let _ = cancel;
-    let total = figure_runs(spec)?;
-    let mut done = 0;
-    figures_with(spec, &mut |_| {
-        done += 1;
+    let mut report = |done: u64, total: u64, _: Option<&RunResult>| {
         if let Some(p) = progress {
-            p(done.min(total), total);
+            p(done, total);
         }
-    })
+    };
+    let mut obs = RunProgress::new(figure_runs(spec)?, &mut report);
+    figures_with(spec, &mut obs)
 }
 
 /// The speed benchmark: the baseline and PLAN on FIO, timing on, without per-stream

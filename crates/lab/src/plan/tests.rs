@@ -174,3 +174,70 @@ fn a_figures_spec_round_trips() {
     let json = serde_json::to_string(&job).expect("json");
     assert_eq!(parse_job(&json, false).expect("json parses"), job);
 }
+
+/// `plan figures` reports progress inside its runs (units between two runs' ends), rising to
+/// the planned total: a bar's rate and ETA move during a run of minutes. Each run used to
+/// report only when it ended.
+#[test]
+fn figures_report_progress_inside_each_run() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let o = tmp.path().join("f");
+    // 8 chips per channel (Figure 1 runs at 1/8), small blocks, half full (room for 18 open
+    // superblocks): ~120k requests a run.
+    let small =
+        "--blocks-per-chip 128 --pages-per-block 4 --page-size 4KiB --fill 0.5 --drive-writes 2";
+    let args = format!("t {small} --out {} --fig1-only", o.display());
+    let f = Figs::try_parse_from(args.split_whitespace()).expect("flags");
+    let spec = figures_from_flags(&f.dev, &f.f).expect("valid");
+    let seen = std::sync::Mutex::new(Vec::new());
+    let progress = |d: u64, t: u64| seen.lock().expect("lock").push((d, t));
+    let out = figures(&spec, Some(&progress), &Cancel).expect("runs");
+    let seen = seen.into_inner().expect("lock");
+    let total = figure_runs(&spec).expect("runs") * RUN_UNITS;
+    // Figure 1's 8 rows of its 12 runs (it used to panic here: "every planned run ran").
+    assert_eq!((out.result.runs.len(), total), (8, 12 * RUN_UNITS));
+    assert!(seen.iter().all(|&(d, t)| t == total && d <= t), "{seen:?}");
+    assert!(
+        seen.windows(2).all(|w| w[0].0 <= w[1].0),
+        "rising: {seen:?}"
+    );
+    assert_eq!(seen.last(), Some(&(total, total)), "all done at the end");
+    let inside = seen.iter().filter(|&&(d, _)| d % RUN_UNITS != 0).count();
+    assert!(inside >= 12, "{inside} reports inside runs: {seen:?}");
+}
+
+/// Progress over two runs: a run's share of its host page writes moves the units inside it,
+/// never past its end before it ends.
+#[test]
+fn run_progress_counts_runs_and_the_share_of_the_current_one() {
+    use nowa_bench::plan::Observer as _;
+    let mut seen = Vec::new();
+    let mut report = |d: u64, t: u64, r: Option<&RunResult>| seen.push((d, t, r.is_some()));
+    let mut p = RunProgress::new(2, &mut report);
+    p.tick(250, 1000);
+    p.tick(1000, 1000);
+    let r = run(
+        &run_from_flags(
+            &flags(SMALL).expect("flags").dev,
+            &flags(SMALL).expect("flags").run,
+        )
+        .expect("valid"),
+        None,
+        &Cancel,
+    )
+    .expect("runs")
+    .result;
+    p.ran(&r);
+    p.tick(1, 2);
+    p.ran(&r);
+    assert_eq!(
+        seen,
+        [
+            (250, 2000, false),
+            (999, 2000, false),
+            (1000, 2000, true),
+            (1500, 2000, false),
+            (2000, 2000, true)
+        ]
+    );
+}
