@@ -15,7 +15,8 @@
 //! placement, slot writes, reads), `map.rs` (the mapping), `gc.rs` (DB GC rounds,
 //! relocation), `bg.rs` (the
 //! background GC thread), `nowa.rs` (when NoWA's deferred compensation is due),
-//! `snapshot.rs` (mapping snapshots), `recovery.rs` (zone roll-forward, ZNS partial zones).
+//! `snapshot.rs` (mapping snapshots), `recovery.rs` (zone roll-forward, ZNS partial zones),
+//! `chain.rs` / `chain_gc.rs` / `dcache.rs` (sub-page deltas, their DB GC, the delta cache).
 
 mod bg;
 mod build;
