@@ -124,6 +124,10 @@ pub struct EngineCounters {
     pub delta_gc_moves: AtomicU64,
     /// Deltas written over the newest delta (cumulative) instead of extending the chain.
     pub delta_merges: AtomicU64,
+    /// Misses of pages whose newest copy is a delta (served from a chain or the delta cache).
+    pub delta_chain_misses: AtomicU64,
+    /// Of those, misses served by the delta cache: the base read alone, no delta read.
+    pub delta_cache_hits: AtomicU64,
     /// Buffer pool hits.
     pub pool_hits: Striped,
     /// Buffer pool misses.
@@ -260,6 +264,10 @@ pub struct Stats {
     pub delta_gc_moves: u64,
     /// Deltas written over the newest delta (cumulative) instead of extending the chain.
     pub delta_merges: u64,
+    /// Misses of pages whose newest copy is a delta (served from a chain or the delta cache).
+    pub delta_chain_misses: u64,
+    /// Of those, misses served by the delta cache: the base read alone, no delta read.
+    pub delta_cache_hits: u64,
     /// Buffer pool hits.
     pub pool_hits: u64,
     /// Buffer pool misses.
@@ -341,6 +349,8 @@ impl EngineCounters {
             delta_gc_merges: l(&self.delta_gc_merges),
             delta_gc_moves: l(&self.delta_gc_moves),
             delta_merges: l(&self.delta_merges),
+            delta_chain_misses: l(&self.delta_chain_misses),
+            delta_cache_hits: l(&self.delta_cache_hits),
             pool_hits: self.pool_hits.sum(),
             pool_misses: l(&self.pool_misses),
             evictions: l(&self.evictions),

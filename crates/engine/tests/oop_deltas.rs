@@ -29,12 +29,15 @@ struct Run {
     delta_bytes: u64,
     /// Delta chain reads (before and after the reopen).
     delta_reads: u64,
+    /// Misses on chained pages, and those the delta cache served (before the reopen).
+    chain_misses: u64,
+    cache_hits: u64,
 }
 
 /// Same-size value updates on a pool much smaller than the data (values of random bytes,
 /// or `compressible`: one byte repeated), and the store checked after reopen.
 fn update_run(deltas: bool, compressible: bool, compression: Compression) -> Run {
-    update_run_with(deltas, compressible, compression, None)
+    update_run_with(deltas, compressible, compression, None, 0)
 }
 
 /// How a one-record-per-write-back run is set up.
@@ -51,6 +54,7 @@ fn update_run_with(
     compressible: bool,
     compression: Compression,
     one_per_page: Option<OnePerPage>,
+    delta_cache_bytes: u64,
 ) -> Run {
     let ocfg = OopConfig {
         deltas,
@@ -65,6 +69,7 @@ fn update_run_with(
         background_gc: false,
         zone_bytes: Some(128 << 10),
         open_zones: 2,
+        delta_cache_bytes,
         ..OopConfig::default()
     };
     let dev = Arc::new(MemDevice::new(16 << 20));
@@ -122,6 +127,8 @@ fn update_run_with(
         delta_writes: s.delta_writes,
         delta_bytes: s.delta_bytes,
         delta_reads: s.delta_reads + r.delta_reads,
+        chain_misses: s.delta_chain_misses,
+        cache_hits: s.delta_cache_hits,
     }
 }
 
@@ -140,6 +147,36 @@ fn deltas_write_fewer_bytes_per_page_write_and_read_back() {
     );
 }
 
+/// The delta cache (docs/design.md 14.10): a miss on a chained page whose cumulative change
+/// is cached reads the base alone; every key still reads back (the rebuilt pages pass their
+/// checksums), before and after a reopen (which starts with an empty cache).
+#[test]
+fn the_delta_cache_serves_chained_misses_from_the_base() {
+    let plain = update_run(true, false, Compression::Off);
+    let cached = update_run_with(true, false, Compression::Off, None, 4 << 20);
+    eprintln!(
+        "chained misses {} / {}, cache hits {} / {}, delta reads {} / {}",
+        plain.chain_misses,
+        cached.chain_misses,
+        plain.cache_hits,
+        cached.cache_hits,
+        plain.delta_reads,
+        cached.delta_reads
+    );
+    assert_eq!(plain.cache_hits, 0, "no cache without memory for it");
+    assert!(plain.chain_misses > 0 && cached.chain_misses > 0);
+    assert!(
+        cached.cache_hits * 2 > cached.chain_misses,
+        "most chained misses served by a cache larger than the chains"
+    );
+    assert!(
+        cached.delta_reads * 2 < plain.delta_reads,
+        "delta reads {} with the cache vs {} without",
+        cached.delta_reads,
+        plain.delta_reads
+    );
+}
+
 /// Average payload bytes per delta.
 fn per_delta(r: &Run) -> f64 {
     assert!(r.delta_writes > 0, "deltas written");
@@ -155,6 +192,7 @@ fn one_per_page(gdt: bool, packing: bool) -> Run {
         false,
         Compression::Off,
         Some(OnePerPage { gdt, packing }),
+        0,
     )
 }
 

@@ -378,22 +378,33 @@ fn draw_oop(r: &mut Rng) -> OopConfig {
     let open_zones = r.random_range(1..=4);
     let compression = [Compression::Off, Compression::Lz4, Compression::Zstd][r.random_range(0..3)];
     let packing = r.random_bool(0.7);
+    let gdt = r.random_bool(0.3);
+    let defer_compensation = nowa && r.random_bool(0.5);
+    let seed: u64 = r.random();
+    // The delta cache (docs/design.md 14.10): off, or 16-480 KiB (the small ones drop entries, so
+    // misses read both ways). Derived from the placement seed, not drawn: the draws after
+    // this one keep their values, so every seed keeps its setup.
+    let delta_cache_bytes = match seed % 4 {
+        0 | 1 => 0,
+        n => (n - 1) * ((seed >> 8) % 15 + 1) * (16 << 10),
+    };
     OopConfig {
         zone_bytes,
         open_zones,
         compression,
         packing,
         nowa,
-        gdt: r.random_bool(0.3),
-        defer_compensation: nowa && r.random_bool(0.5),
+        gdt,
+        defer_compensation,
         // Drawn from the time stream (`draw_time`): a simulated task when on.
         background_gc: false,
-        seed: r.random(),
+        seed,
         // Sub-page deltas (issue 31): power loss mid-delta, mid-consolidation, mid-GC of
         // chains, and crashes in recovery rebuilding chains. Only with packing (the store
         // refuses deltas without it); the draw is made either way so seeds keep their setup.
         deltas: r.random_bool(0.5) && packing,
         delta_chain: r.random_range(1..=8),
+        delta_cache_bytes,
         ..OopConfig::default()
     }
 }

@@ -123,6 +123,8 @@ pub struct Coverage {
     pub delta_consolidations: u64,
     /// See `delta_writes`.
     pub delta_gc_moves: u64,
+    /// Misses of chained pages the delta cache served (base read alone).
+    pub delta_cache_hits: u64,
 }
 
 impl Coverage {
@@ -159,6 +161,7 @@ impl Coverage {
             delta_writes: self.delta_writes + o.delta_writes,
             delta_consolidations: self.delta_consolidations + o.delta_consolidations,
             delta_gc_moves: self.delta_gc_moves + o.delta_gc_moves,
+            delta_cache_hits: self.delta_cache_hits + o.delta_cache_hits,
         }
     }
 }
@@ -439,6 +442,7 @@ impl Sim {
         c.delta_writes += st.delta_writes;
         c.delta_consolidations += st.delta_consolidations;
         c.delta_gc_moves += st.delta_gc_moves;
+        c.delta_cache_hits += st.delta_cache_hits;
         if let Some(r) = e.recovery_report() {
             c.pages_repaired += r.pages_repaired;
             c.torn_tails += u64::from(matches!(r.wal_stop, WalStop::TornTail { .. }));

@@ -59,6 +59,10 @@ fn bounded_seed_range_passes() {
         ("delta writes", c.delta_writes),
         ("delta chain consolidations", c.delta_consolidations),
         ("deltas moved by DB GC", c.delta_gc_moves),
+        (
+            "chained misses served by the delta cache",
+            c.delta_cache_hits,
+        ),
     ];
     for (what, n) in counters {
         assert!(n > 0, "{what}: 0 in the CI seeds");

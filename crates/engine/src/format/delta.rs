@@ -144,6 +144,16 @@ pub fn covered(spans: &[Range<usize>]) -> usize {
     spans.iter().map(ExactSizeIterator::len).sum()
 }
 
+/// The bytes of `page` at `spans`, in order.
+#[must_use]
+pub fn gather(page: &[u8], spans: &[Range<usize>]) -> Vec<u8> {
+    let mut raw = Vec::with_capacity(covered(spans));
+    for r in spans {
+        raw.extend_from_slice(&page[r.clone()]);
+    }
+    raw
+}
+
 /// Payload bytes of an uncompressed delta with `refs` refs over `spans`.
 #[must_use]
 pub fn size(spans: &[Range<usize>], refs: usize) -> usize {
@@ -174,10 +184,7 @@ pub fn encode(page: &[u8], spans: &[Range<usize>], refs: &[Ref], lz4: bool) -> V
         refs.len()
     );
     assert!(well_formed_spans(spans), "spans not normalized: {spans:?}");
-    let mut raw = Vec::with_capacity(covered(spans));
-    for r in spans {
-        raw.extend_from_slice(&page[r.clone()]);
-    }
+    let raw = gather(page, spans);
     let packed = lz4
         .then(|| lz4_flex::block::compress(&raw))
         .filter(|c| c.len() < raw.len());

@@ -310,6 +310,7 @@ impl OutOfPlaceStore {
         let mut state = empty_state(&loaded.geo, &cfg, open_limit);
         // The last time any page the store holds was written (the timer is one past it).
         state.hot_now = ctx.write_timer.saturating_sub(1);
+        let cfg_cache_bytes = if cfg.deltas { cfg.delta_cache_bytes } else { 0 };
         let store = OutOfPlaceStore {
             dev: ctx.device,
             meta_dev,
@@ -329,6 +330,7 @@ impl OutOfPlaceStore {
             bg_error: Mutex::new(None),
             fallback: loaded.fallback,
             wlog: Default::default(),
+            dcache: Mutex::new(super::dcache::Cache::new(cfg_cache_bytes)),
             yields: std::sync::OnceLock::new(),
         };
         if let Some(snap) = loaded.snapshot {

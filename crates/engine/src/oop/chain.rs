@@ -6,6 +6,7 @@
 //! and every delta names that chain on disk, so recovery rebuilds it from the newest delta.
 //! A whole-page write of the pid (user consolidation or a DB GC copy) ends the chain.
 
+use super::dcache::Key;
 use super::Gen;
 use super::BS;
 use super::{Loc, OutOfPlaceStore, State, CODEC_DELTA, NO_BLOCK};
@@ -146,6 +147,7 @@ impl OutOfPlaceStore {
                 continue;
             };
             live += u64_of(data.len() + super::SLOT_ENTRY);
+            it.cum = self.cum_of(&st, it.pid, &spans, &image);
             assert!(
                 data.len() <= delta::size(&spans, refs.len()),
                 "page {}: delta larger than its raw size",
@@ -155,6 +157,32 @@ impl OutOfPlaceStore {
             it.data = data;
             it.codec = CODEC_DELTA;
         }
+    }
+
+    /// The cumulative change of `pid`'s chain once a delta with ranges `spans` of `image`
+    /// extends it (or replaces its newest delta): the union of the ranges known for the
+    /// chain as it is (none over a base; else the delta cache's, when it knows them) and
+    /// `spans`, with `image`'s bytes there. None: unknown, or the cache is off.
+    fn cum_of(
+        &self,
+        st: &State,
+        pid: Pid,
+        spans: &delta::Spans,
+        image: &[u8],
+    ) -> Option<(delta::Spans, Vec<u8>)> {
+        let cache = self.dcache.lock();
+        if !cache.enabled() {
+            return None;
+        }
+        let head = st.map.get(pid);
+        let known = if head.codec == CODEC_DELTA {
+            let base = st.chains.get(&pid).and_then(|c| c.first())?;
+            delta::union(cache.spans(pid, Key::of(base, &head))?, spans)
+        } else {
+            spans.clone()
+        };
+        let bytes = delta::gather(image, &known);
+        Some((known, bytes))
     }
 
     /// The copies `pid` is read from: its chain (base first) and its newest copy, each with
@@ -177,7 +205,12 @@ impl OutOfPlaceStore {
 
     /// Read `pid` from its chain: the base, then every delta applied oldest first; the
     /// rebuilt page must pass its own checksum and carry the newest delta's LSN.
-    pub(super) fn read_chain(&self, pid: Pid, chain: &ChainLocs, buf: &mut [u8]) -> Result<()> {
+    pub(super) fn read_chain(
+        &self,
+        pid: Pid,
+        chain: &ChainLocs,
+        buf: &mut [u8],
+    ) -> Result<delta::Spans> {
         let (base, seq) = chain[0];
         assert_ne!(
             base.codec, CODEC_DELTA,
@@ -186,8 +219,11 @@ impl OutOfPlaceStore {
         let mut tmp = vec![0u8; PAGE_SIZE];
         self.read_loc(pid, base, seq, buf, &mut tmp)?;
         let mut lsn = page::lsn(buf);
+        let mut cum = delta::Spans::new();
         for &(l, seq) in &chain[1..] {
-            lsn = self.apply_delta(pid, l, seq, buf, &mut tmp)?;
+            let (at, spans) = self.apply_delta(pid, l, seq, buf, &mut tmp)?;
+            lsn = at;
+            cum = delta::union(&cum, &spans);
         }
         let (last, _) = chain[chain.len() - 1];
         if !page::checksum_ok(buf) || page::lsn(buf) != lsn {
@@ -200,10 +236,10 @@ impl OutOfPlaceStore {
             }
             .into());
         }
-        Ok(())
+        Ok(cum)
     }
 
-    /// Apply the delta at `l` to `buf`; returns its LSN.
+    /// Apply the delta at `l` to `buf`; returns its LSN and ranges.
     fn apply_delta(
         &self,
         pid: Pid,
@@ -211,7 +247,7 @@ impl OutOfPlaceStore {
         seq: u64,
         buf: &mut [u8],
         tmp: &mut [u8],
-    ) -> Result<u64> {
+    ) -> Result<(u64, delta::Spans)> {
         let (lsn, r) = self.read_entry(pid, l, seq, tmp)?;
         let d = delta::decode(&tmp[r]).map_err(|error| Corruption::Slot {
             block: l.block,
@@ -219,7 +255,7 @@ impl OutOfPlaceStore {
             damage: SlotDamage::Delta { error },
         })?;
         d.apply(buf);
-        Ok(lsn)
+        Ok((lsn, d.spans))
     }
 
     /// Recovery: the chain of every pid whose newest copy is a delta, from that delta's
@@ -278,6 +314,7 @@ impl OutOfPlaceStore {
     /// bytes leave their zones' valid amounts.
     pub(super) fn drop_chain(&self, st: &mut State, pid: Pid) {
         st.head_spans.remove(&pid);
+        self.dcache.lock().remove(pid);
         for e in st.chains.remove(&pid).unwrap_or_default() {
             let z = self.zone_of(e.block).expect("chain inside the zone area");
             st.space.get_mut().sub_valid(z, e.bytes());
@@ -302,6 +339,7 @@ impl OutOfPlaceStore {
                 "page {pid}: delta {loc:?} without a durable copy"
             );
             st.head_spans.insert(pid, it.delta_spans.clone());
+            self.cache_on_commit(st, pid, old, loc, it);
             if it.replaces_head {
                 // A merged delta: the newest delta it replaces is garbage.
                 assert_eq!(old.codec, CODEC_DELTA, "page {pid}: merged over a delta");
@@ -342,6 +380,64 @@ impl OutOfPlaceStore {
             EngineCounters::add(c, 1);
         }
         self.drop_chain(st, pid);
+    }
+
+    /// A user delta `loc` of `pid` (over `old`) is durable: the delta cache learns the
+    /// chain's cumulative change (or forgets the pid when it is unknown).
+    fn cache_on_commit(&self, st: &State, pid: Pid, old: Loc, loc: &Loc, it: &super::Item) {
+        let mut cache = self.dcache.lock();
+        if !cache.enabled() {
+            return;
+        }
+        // The chain's base: the first element kept, or `old` when this delta starts it.
+        let base = st.chains.get(&pid).and_then(|c| c.first()).unwrap_or(&old);
+        match &it.cum {
+            Some((spans, bytes)) => {
+                cache.put(pid, Key::of(base, loc), spans.clone(), Some(bytes.clone()));
+            }
+            None => cache.remove(pid),
+        }
+    }
+
+    /// The delta cache's entry of a chained `pid` at a miss, read and applied to `buf`
+    /// over the base (`chain[0]`): Ok(false) when there is none or the rebuilt page is not
+    /// the newest version (its checksum or LSN bits): the caller reads the chain.
+    pub(super) fn read_cached(
+        &self,
+        pid: Pid,
+        chain: &ChainLocs,
+        main: &Loc,
+        buf: &mut [u8],
+    ) -> Result<bool> {
+        let key = Key::of(&chain[0].0, main);
+        let Some((spans, bytes)) = self.dcache.lock().take(pid, key) else {
+            return Ok(false);
+        };
+        let (base, seq) = chain[0];
+        let mut tmp = vec![0u8; PAGE_SIZE];
+        self.read_loc(pid, base, seq, buf, &mut tmp)?;
+        delta::Delta {
+            refs: Vec::new(),
+            spans,
+            bytes,
+        }
+        .apply(buf);
+        Ok(page::checksum_ok(buf) && main.holds_lsn(page::lsn(buf)))
+    }
+
+    /// A miss read `pid`'s whole chain (base `chain[0]`, newest copy `main`): the delta
+    /// cache learns the chain's cumulative ranges (the page is in the pool now: no bytes).
+    pub(super) fn cache_chain_read(
+        &self,
+        pid: Pid,
+        chain: &ChainLocs,
+        main: &Loc,
+        cum: delta::Spans,
+    ) {
+        let mut cache = self.dcache.lock();
+        if cache.enabled() {
+            cache.put(pid, Key::of(&chain[0].0, main), cum, None);
+        }
     }
 
     /// GC moved an older element of `pid`'s chain (generation `gen`, kept by the copy) to

@@ -136,6 +136,7 @@ impl OutOfPlaceStore {
             keep_gen: None,
             delta_spans: Vec::new(),
             replaces_head: false,
+            cum: None,
         }
     }
 

@@ -15,13 +15,15 @@
 //! placement, slot writes, reads), `map.rs` (the mapping), `gc.rs` (DB GC rounds,
 //! relocation), `bg.rs` (the
 //! background GC thread), `nowa.rs` (when NoWA's deferred compensation is due),
-//! `snapshot.rs` (mapping snapshots), `recovery.rs` (zone roll-forward, ZNS partial zones).
+//! `snapshot.rs` (mapping snapshots), `recovery.rs` (zone roll-forward, ZNS partial zones),
+//! `chain.rs` / `chain_gc.rs` / `dcache.rs` (sub-page deltas, their DB GC, the delta cache).
 
 mod bg;
 mod build;
 mod chain;
 mod chain_gc;
 mod codec;
+mod dcache;
 mod frozen;
 mod gc;
 mod gdt;
@@ -141,6 +143,9 @@ pub struct OopConfig {
     /// keeps chains short (each element costs a read on a miss) at the price of rewriting
     /// recent changes (docs/engine-writes.md: the merging trade-off).
     pub delta_merge: u32,
+    /// Bytes of memory for the delta cache (`dcache.rs`: the cumulative change of chained
+    /// pages, so a miss reads the base alone); 0: off. Memory beside the buffer pool.
+    pub delta_cache_bytes: u64,
 }
 
 impl OopConfig {
@@ -198,6 +203,7 @@ impl Default for OopConfig {
             deltas: false,
             delta_chain: 8,
             delta_merge: chain::DELTA_MERGE_BYTES,
+            delta_cache_bytes: 0,
         }
     }
 }
@@ -384,6 +390,8 @@ pub struct OutOfPlaceStore {
     fallback: Option<crate::error::Corruption>,
     /// The write log's observer (`--record-writes`, `wlog.rs`).
     wlog: crate::buffer::hotness::ObserverSlot,
+    /// The delta cache (`dcache.rs`); locked after `st`, never before it.
+    dcache: Mutex<dcache::Cache>,
     /// The engine's yield site (`crate::yields`): a GC round yields holding `io`.
     yields: std::sync::OnceLock<crate::YieldFn>,
 }
@@ -414,6 +422,9 @@ struct Item {
     /// extending the chain (`finalize_deltas`).
     delta_spans: delta::Spans,
     replaces_head: bool,
+    /// A delta whose chain's cumulative change is known: the union of the chain's ranges
+    /// and the page's bytes there (for the delta cache, `dcache.rs`).
+    cum: Option<(delta::Spans, Vec<u8>)>,
 }
 
 impl Item {
@@ -619,9 +630,7 @@ impl OutOfPlaceStore {
                 if main != loc {
                     continue;
                 }
-                // One read per chain element (base and deltas): the read cost of deltas.
-                EngineCounters::add(&self.counters.delta_reads, u64_of(chain.len() - 1));
-                self.read_chain(pid, &chain, buf)
+                self.read_chained(pid, &chain, &main, buf)
             } else {
                 self.read_loc(pid, loc, seq, buf, &mut tmp)
             };
@@ -633,6 +642,29 @@ impl OutOfPlaceStore {
                 return r;
             }
         }
+    }
+}
+
+impl OutOfPlaceStore {
+    /// A miss on a chained page: the base and the delta cache's cumulative change when it
+    /// has the chain's, else the base and every delta (one read per delta: the read cost of
+    /// deltas, `delta_reads`).
+    fn read_chained(
+        &self,
+        pid: Pid,
+        chain: &chain::ChainLocs,
+        main: &Loc,
+        buf: &mut [u8],
+    ) -> Result<()> {
+        EngineCounters::add(&self.counters.delta_chain_misses, 1);
+        if self.read_cached(pid, chain, main, buf)? {
+            EngineCounters::add(&self.counters.delta_cache_hits, 1);
+            return Ok(());
+        }
+        EngineCounters::add(&self.counters.delta_reads, u64_of(chain.len() - 1));
+        let cum = self.read_chain(pid, chain, buf)?;
+        self.cache_chain_read(pid, chain, main, cum);
+        Ok(())
     }
 }
 

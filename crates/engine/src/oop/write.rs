@@ -627,6 +627,7 @@ impl OutOfPlaceStore {
             keep_gen: None,
             delta_spans: Vec::new(),
             replaces_head: false,
+            cum: None,
         }
     }
 

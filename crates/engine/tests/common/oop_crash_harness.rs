@@ -42,6 +42,9 @@ fn ocfg(c: Compression, bg: bool) -> OopConfig {
         // their bases (v2 deltas are small: with the default bound the LZ4 + GDT run merged
         // every write-back into the newest delta and GC never met a chain's base).
         delta_merge: 256,
+        // The delta cache with compression on (small: it drops entries, and misses also
+        // read whole chains).
+        delta_cache_bytes: if c == Compression::Off { 0 } else { 16 << 10 },
         background_gc: bg,
         zone_bytes: Some(64 << 10),
         open_zones: 2,
@@ -157,15 +160,21 @@ pub fn crash_points(c: Compression, bg: bool, seeds: u64) {
                 && s.delta_gc_moves > 0,
             "deltas must be written, read, consolidated, merged and moved by GC: {s:?}"
         );
+        assert!(
+            (c == Compression::Off) == (s.delta_cache_hits == 0),
+            "the delta cache serves misses exactly when it is on: {s:?}"
+        );
         eprintln!(
-            "deltas: {} written ({} B), {} chain reads, {} consolidated, {} merged by GC, {} moved by GC, {} merged into the newest delta",
+            "deltas: {} written ({} B), {} chain reads, {} consolidated, {} merged by GC, {} moved by GC, {} merged into the newest delta, {} of {} chained misses from the cache",
             s.delta_writes,
             s.delta_bytes,
             s.delta_reads,
             s.delta_consolidations,
             s.delta_gc_merges,
             s.delta_gc_moves,
-            s.delta_merges
+            s.delta_merges,
+            s.delta_cache_hits,
+            s.delta_chain_misses
         );
     }
     if bg {

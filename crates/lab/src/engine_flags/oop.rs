@@ -59,6 +59,14 @@ pub struct OopFlags {
     /// costs a read on a miss).
     #[arg(long, default_value = "8", value_parser = flags::count::<u32>(1, 63), requires = "deltas")]
     pub delta_chain: u32,
+    /// Out of place, --deltas: a new delta replaces the page's newest delta while their
+    /// merged payload stays within this many bytes (0: never merge).
+    #[arg(long, default_value = "768", value_parser = flags::count::<u32>(0, 4096), requires = "deltas")]
+    pub delta_merge: u32,
+    /// Out of place, --deltas: memory for the delta cache (the cumulative change of chained
+    /// pages, so a miss reads the base alone), beside --pool; 0: off.
+    #[arg(long, default_value = "0", value_parser = flags::size(0, MAX_BYTES), requires = "deltas")]
+    pub delta_cache: u64,
     /// Out of place, NoWA: defer compensation writes until the estimated SSD free space runs
     /// short (estimate: device capacity x (1 + --op)), instead of compensating whole groups
     /// at once.
@@ -231,6 +239,8 @@ pub fn oop_config(
         gdt: o.gdt,
         deltas: o.deltas,
         delta_chain: o.delta_chain,
+        delta_merge: o.delta_merge,
+        delta_cache_bytes: o.delta_cache,
         packing: o.packing,
         background_gc: o.background_gc,
         defer_compensation: o.defer_compensation,

@@ -45,6 +45,8 @@ fn oop() -> Spec {
         gdt: false,
         deltas: false,
         delta_chain: None,
+        delta_merge: None,
+        delta_cache: None,
         defer_compensation: false,
         space_limit: None,
         placement: None,

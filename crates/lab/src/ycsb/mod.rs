@@ -79,6 +79,10 @@ pub struct InnodbFlushing {
 /// The write path.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase", deny_unknown_fields)]
+#[expect(
+    clippy::large_enum_variant,
+    reason = "one spec per run, never in a collection; boxing would change every match site"
+)]
 pub enum Path {
     /// Fixed page homes.
     InPlace,
@@ -111,6 +115,12 @@ pub struct Oop {
     /// Most deltas per chain (with `deltas`; default 8).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delta_chain: Option<u32>,
+    /// Merging bound of deltas, bytes (with `deltas`; default 768).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delta_merge: Option<u32>,
+    /// Delta cache memory, bytes (with `deltas`; default 0: off).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delta_cache: Option<u64>,
     /// NoWA's deferred compensation.
     pub defer_compensation: bool,
     /// The zone area's bound, bytes.
@@ -394,6 +404,8 @@ impl Oop {
             gdt: o.gdt,
             deltas: o.deltas,
             delta_chain: o.deltas.then_some(o.delta_chain),
+            delta_merge: o.deltas.then_some(o.delta_merge),
+            delta_cache: o.deltas.then_some(o.delta_cache_bytes),
             defer_compensation: o.defer_compensation,
             space_limit: o.space_limit_bytes,
             placement: o.placement.map(|p| p.to_string()).or_else(|| {
@@ -481,6 +493,8 @@ impl Oop {
             gdt: self.gdt,
             deltas: self.deltas,
             delta_chain: self.delta_chain.unwrap_or(OopConfig::default().delta_chain),
+            delta_merge: self.delta_merge.unwrap_or(OopConfig::default().delta_merge),
+            delta_cache_bytes: self.delta_cache.unwrap_or(0),
             packing: self.packing,
             background_gc: self.background_gc,
             defer_compensation: self.defer_compensation,

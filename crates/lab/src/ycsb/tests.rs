@@ -59,6 +59,8 @@ fn oop() -> Spec {
             gdt: false,
             deltas: true,
             delta_chain: Some(4),
+            delta_merge: None,
+            delta_cache: None,
             defer_compensation: false,
             space_limit: None,
             placement: Some("sepbit:4".into()),
