@@ -402,7 +402,9 @@ impl Engine {
     /// Snapshot of the counters (since this instance was created or opened).
     #[must_use]
     pub fn stats(&self) -> Stats {
-        self.counters.snapshot(BS)
+        let mut s = self.counters.snapshot(BS);
+        (s.resident_pages, s.resident_checkpoint_writes) = self.pool.resident_residency();
+        s
     }
 
     /// The LSN the next WAL record gets: every write made so far is logged below it.
