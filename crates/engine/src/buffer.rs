@@ -576,6 +576,34 @@ impl BufferPool {
             .count()
     }
 
+    /// The pages resident now, by the checkpoint selections they were exposed to so far
+    /// (the buckets of `residency_pages`), and their checkpoint writes: the pages the
+    /// eviction histogram has not counted yet. An unlatched snapshot: a page evicted
+    /// meanwhile may count in both or neither.
+    pub fn resident_residency(&self) -> (Vec<u64>, Vec<u64>) {
+        let buckets = crate::stats::RESIDENCY_BUCKETS;
+        let (mut pages, mut writes) = (vec![0u64; buckets], vec![0u64; buckets]);
+        for slot in &*self.map {
+            let idx = slot.load(Ordering::Acquire);
+            if idx == NONE {
+                continue;
+            }
+            let f = self.frame(idx);
+            let e = f.exposures.load(Ordering::Relaxed);
+            // A frame reset between the two loads reads 0 exposures: clamp, as the pair is
+            // not read atomically (eviction checks writes <= exposures under the latch).
+            let w = f.ckpt_writes.load(Ordering::Relaxed).min(e);
+            let b = usize::try_from(e).unwrap_or(usize::MAX).min(buckets - 1);
+            pages[b] += 1;
+            writes[b] += u64::from(w);
+        }
+        assert!(
+            pages.iter().sum::<u64>() <= u64_of(self.frames.len()),
+            "more resident pages than frames"
+        );
+        (pages, writes)
+    }
+
     /// Frames on the free list, and the page cleaner's target for it (0: no cleaner).
     pub fn free_frames(&self) -> (usize, usize) {
         (

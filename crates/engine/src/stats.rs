@@ -214,6 +214,11 @@ pub struct Stats {
     pub residency_pages: Vec<u64>,
     /// Checkpoint writes of the evicted pages, by the same count.
     pub residency_checkpoint_writes: Vec<u64>,
+    /// Pages still resident at the snapshot, by the checkpoints exposed to so far (same
+    /// buckets; filled by `Engine::stats`): in a short run the hot pages are never evicted.
+    pub resident_pages: Vec<u64>,
+    /// Checkpoint writes of the resident pages, by the same count.
+    pub resident_checkpoint_writes: Vec<u64>,
     /// Pages rewritten by DB garbage collection (always 0 for the in-place path).
     pub gc_page_writes: u64,
     /// Pages rewritten by NoWA compensation writes.
@@ -325,6 +330,8 @@ impl EngineCounters {
             flush_batches: l(&self.flush_batches),
             residency_pages: self.residency_pages.iter().map(l).collect(),
             residency_checkpoint_writes: self.residency_checkpoint_writes.iter().map(l).collect(),
+            resident_pages: Vec::new(),
+            resident_checkpoint_writes: Vec::new(),
             gc_page_writes: l(&self.gc_page_writes),
             compensation_page_writes: l(&self.compensation_page_writes),
             user_store_bytes: l(&self.user_store_bytes),

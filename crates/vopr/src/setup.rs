@@ -432,6 +432,9 @@ fn draw_config(r: &mut Rng, oop: bool) -> Config {
             flushing_avg_loops: r.random_range(1..=30),
             ..nowa_engine::Flushing::default()
         }),
+        // The adaptive redo bound, with the pass cadence or the cleaner's batches: the WAL
+        // limit is 16-128 blocks, so a bound of 8-64 often binds before it.
+        max_redo_bytes: r.random_bool(0.3).then(|| r.random_range(8..=64u64) * BS),
         ..Config::default()
     }
 }

@@ -184,7 +184,7 @@ impl BufferPool {
         }
         let rec = f.rec_lsn.load(Ordering::Acquire);
         let place = f.list_lsn.load(Ordering::Relaxed);
-        if !sw.force && rec != NO_LSN && place > sw.limit {
+        if !sw.force && rec != NO_LSN && place > sw.limit && !self.bound_due(sw, rec) {
             // Younger than this batch's flush-list prefix: not selected, stays dirty and
             // holds the redo LSN back at its rec_lsn (InnoDB's checkpoint LSN is the oldest
             // modification in memory).
@@ -220,6 +220,18 @@ impl BufferPool {
         f.list_lsn.store(sw.begin.max(rec), Ordering::Relaxed);
         sw.min_deferred = sw.min_deferred.min(rec);
         EngineCounters::add(&self.counters.checkpoint_deferrals, 1);
+    }
+
+    /// Whether the redo bound B (`Config::max_redo_bytes`) makes a dirty page with rec_lsn
+    /// `rec` due in this sweep whatever its place on the flush list: left dirty, it would hold
+    /// the redo LSN more than `B - P` behind the pass begin (P: one pass of log, as in
+    /// [`BufferPool::may_defer`]), and a crash before the next pass ends would replay more
+    /// than B + P. A flush-list batch of the InnoDB cleaner selects only its oldest pages by
+    /// rate, so without this the age of the list (set against the WAL limit) exceeds B.
+    fn bound_due(&self, sw: &Sweep, rec: u64) -> bool {
+        let bound = self.max_redo.load(Ordering::Relaxed);
+        let window = bound.saturating_sub(self.pass_log.load(Ordering::Relaxed));
+        bound > 0 && sw.begin.saturating_sub(rec) > window
     }
 
     /// Whether a dirty page with rec_lsn `rec`, deferred `count` times in a row, may be

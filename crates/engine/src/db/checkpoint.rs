@@ -34,7 +34,10 @@ impl Engine {
         let active = self.ckpt_active.load(Ordering::Relaxed);
         // The page cleaner's batch of this second (`Config::flushing`).
         let tick = !active && self.cfg.flushing.is_some() && self.pool.flush_tick_due();
-        if used < self.pass_start() && !active && !tick {
+        // With a redo bound the cleaner also runs a batch every B/8 of log between its ticks
+        // (`start_pass`): a second of redo may be larger than the bound.
+        let bound = !active && self.bound_batches() && !self.too_soon();
+        if used < self.pass_start() && !active && !tick && !bound {
             return Ok(());
         }
         if used < self.wal_limit {
@@ -82,6 +85,12 @@ impl Engine {
         }
         let half = self.wal_limit / 2;
         self.cfg.max_redo_bytes.map_or(half, |b| half.min(b / 4))
+    }
+
+    /// The page cleaner (`Config::flushing`) under a redo bound: besides its once-a-second
+    /// batches it runs a bound batch every B/8 of log (docs/checkpointing.md section 5).
+    fn bound_batches(&self) -> bool {
+        self.cfg.flushing.is_some() && self.cfg.max_redo_bytes.is_some()
     }
 
     /// Adaptive mode: a new pass waits until B/8 of log was written since the last one began
@@ -219,6 +228,9 @@ impl Engine {
             Some(fl) if !force && self.pool.flush_tick_due() => {
                 self.pool.flush_batch_limit(fl, begin, self.wal_limit)
             }
+            // A batch between ticks under a redo bound selects no page by its place on the
+            // flush list: only those the bound makes due (`BufferPool::bound_due`).
+            Some(_) if !force && self.bound_batches() => 0,
             _ => u64::MAX,
         };
         self.ckpt_active.store(true, Ordering::Relaxed);

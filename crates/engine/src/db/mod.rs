@@ -93,8 +93,11 @@ pub struct Config {
     /// Adaptive deferral under a recovery bound (docs/checkpointing.md): a pass defers a dirty
     /// page only while the redo range stays within this many log bytes (less one pass of log)
     /// and the page's observed redirty interval fits in what is left; passes start at a
-    /// quarter of it, B/8 of log apart. `max_checkpoint_count` 0 then sets no count limit.
-    /// None: the fixed count alone.
+    /// quarter of it, B/8 of log apart. With `flushing` (the page cleaner) every batch also
+    /// writes the pages that would leave the redo LSN more than B less one pass of log
+    /// behind, and a batch runs every B/8 of log between the cleaner's ticks. Either way a
+    /// crash replays at most B + one pass of log. `max_checkpoint_count` 0 then sets no
+    /// count limit. None: the fixed count alone.
     pub max_redo_bytes: Option<u64>,
     /// InnoDB's page cleaner (docs/checkpointing.md): once per second of the flush clock a
     /// flush-list batch writes the oldest-modified pages at the adaptive-flushing rate; that
@@ -399,7 +402,9 @@ impl Engine {
     /// Snapshot of the counters (since this instance was created or opened).
     #[must_use]
     pub fn stats(&self) -> Stats {
-        self.counters.snapshot(BS)
+        let mut s = self.counters.snapshot(BS);
+        (s.resident_pages, s.resident_checkpoint_writes) = self.pool.resident_residency();
+        s
     }
 
     /// The LSN the next WAL record gets: every write made so far is logged below it.

@@ -75,6 +75,13 @@ pub struct Engine {
     pub residency_pages: Vec<u64>,
     /// Their checkpoint writes, by the same buckets.
     pub residency_checkpoint_writes: Vec<u64>,
+    /// The pages still resident at the end, by the same buckets (absent in reports of
+    /// nowa before 2026-11-29 afternoon: empty).
+    #[serde(default)]
+    pub resident_pages: Vec<u64>,
+    /// Their checkpoint writes.
+    #[serde(default)]
+    pub resident_checkpoint_writes: Vec<u64>,
 }
 
 impl TpccReport {
@@ -107,7 +114,10 @@ impl TpccReport {
                 d.user_bytes, d.eviction_bytes, d.checkpoint_bytes
             ));
         }
-        if r.engine.residency_pages.len() != r.engine.residency_checkpoint_writes.len() {
+        let e = &r.engine;
+        if e.residency_pages.len() != e.residency_checkpoint_writes.len()
+            || e.resident_pages.len() != e.resident_checkpoint_writes.len()
+        {
             return Err("engine: the residency histograms differ in length".into());
         }
         Ok(r)
