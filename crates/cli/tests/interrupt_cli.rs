@@ -300,6 +300,8 @@ fn ctrl_c_in_infer_gc_unit_reports_the_sizes_measured() {
     assert_eq!(v["interrupted"], true, "{v}");
     assert!(v["gc_unit_bytes"].is_null(), "{v}");
     assert_eq!(v["nowa"]["command"], "infer-gc-unit", "{v}");
+}
+
 /// A trace job checks Ctrl-C between records: `nowa trace gen` of a billion writes stops,
 /// says so on stdout, exits 130 and keeps the records written (a whole CSV).
 #[test]
