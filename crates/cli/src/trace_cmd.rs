@@ -162,6 +162,7 @@ fn generate(g: GenArgs) -> Result<()> {
         seed: g.seed,
         force: g.force,
     };
+    spec.check().map_err(lab_error)?;
     Cancel.on_sigint();
     eprintln!(
         "nowa trace gen: seed {}, {} on {} pages: {} writes to {}",

@@ -260,7 +260,9 @@ impl GenSpec {
         }
         self.workload
             .validate()
-            .map_err(|e| Error::Usage(format!("workload: {e}")))
+            .map_err(|e| Error::Usage(format!("workload: {e}")))?;
+        // The output's directory before any work (and before the CLI's first line).
+        crate::resources::check_new_output("output", &self.output, self.force)
     }
 }
 
