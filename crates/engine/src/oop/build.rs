@@ -260,6 +260,34 @@ fn empty_state(geo: &Geo, cfg: &OopConfig, open_limit: u32) -> State {
     }
 }
 
+/// The configuration against the device, before anything is read: (placement handles, open
+/// zone limit).
+fn check_config(
+    ctx: &StoreContext,
+    g: &Geometry,
+    cfg: &OopConfig,
+) -> Result<(Option<u16>, u32)> {
+    if g.zone_size.is_some() && ctx.meta_device.is_none() {
+        return Err(ConfigError::ZonedNeedsLogDevice.into());
+    }
+    if let (Some(zs), Some(want)) = (g.zone_size, cfg.zone_bytes) {
+        if zs != want {
+            return Err(ConfigError::ZoneSizeMismatch {
+                required: zs,
+                requested: want,
+                why: "the device's zone size",
+            }
+            .into());
+        }
+    }
+    let limits = placement_limits(g, cfg)?;
+    check_gc_trigger(cfg)?;
+    if cfg.deltas && !cfg.packing {
+        return Err(ConfigError::DeltasWithoutPacking.into());
+    }
+    Ok(limits)
+}
+
 impl OutOfPlaceStore {
     /// Build from the engine's context: lay out the zones (create) or load the checkpoint
     /// and roll the mapping forward over the zones written since (open). Never writes.
@@ -269,24 +297,7 @@ impl OutOfPlaceStore {
     /// snapshots), device read errors.
     pub fn new(ctx: StoreContext, cfg: OopConfig) -> Result<Self> {
         let g = ctx.device.geometry().clone();
-        if g.zone_size.is_some() && ctx.meta_device.is_none() {
-            return Err(ConfigError::ZonedNeedsLogDevice.into());
-        }
-        if let (Some(zs), Some(want)) = (g.zone_size, cfg.zone_bytes) {
-            if zs != want {
-                return Err(ConfigError::ZoneSizeMismatch {
-                    required: zs,
-                    requested: want,
-                    why: "the device's zone size",
-                }
-                .into());
-            }
-        }
-        let (handles, open_limit) = placement_limits(&g, &cfg)?;
-        check_gc_trigger(&cfg)?;
-        if cfg.deltas && !cfg.packing {
-            return Err(ConfigError::DeltasWithoutPacking.into());
-        }
+        let (handles, open_limit) = check_config(&ctx, &g, &cfg)?;
         let loaded = match ctx.mode {
             OpenMode::Create => Loaded {
                 geo: create_geometry(&ctx, &cfg, open_limit)?,

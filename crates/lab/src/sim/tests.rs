@@ -99,7 +99,7 @@ fn bad_specs_name_the_field_in_one_line() {
             "command = \"sim\"\n[spec]\ncapacity = \"12 parsecs\"\n",
             "spec.capacity",
         ),
-        ("command = \"sim\"\n[spec]\nfill = 2\n", "--fill"),
+        ("command = \"sim\"\n[spec]\nfill = 2\n", "spec.fill"),
         (
             "command = \"sim\"\n[spec]\ngc_unit = \"Superblock\"\n",
             "spec.gc_unit",

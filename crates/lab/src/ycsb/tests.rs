@@ -59,8 +59,9 @@ fn oop() -> Spec {
             gdt: false,
             deltas: true,
             delta_chain: Some(4),
-            delta_merge: None,
-            delta_cache: None,
+            // Resolved as the driver resolves them (every default in the spec).
+            delta_merge: Some(OopConfig::default().delta_merge),
+            delta_cache: Some(0),
             defer_compensation: false,
             space_limit: None,
             placement: Some("sepbit:4".into()),
