@@ -110,13 +110,7 @@ pub fn run(a: &CompareArgs) -> Result<()> {
         s.seed, s.workload, s.records, s.ops, s.capacity, s.fs
     );
     nowa_lab::Cancel.on_sigint();
-    let loud = compare::stderr_progress(&s);
-    let progress = |i: usize, n: u64| {
-        if !a.quiet {
-            loud(i, n);
-        }
-    };
-    let rep = compare::run(&s, &progress).map_err(lab_error)?;
+    let rep = compare::run(&s, &compare::stderr_progress(&s, a.quiet)).map_err(lab_error)?;
     // `nowa run` re-runs a result from its identity: it must name this job and its seed.
     assert_eq!(rep.nowa.command, "compare", "the result names its job");
     assert_eq!(rep.nowa.seed, s.seed, "the result names its seed");

@@ -76,7 +76,9 @@ fn figures(f: &FigArgs) -> Result<()> {
     crate::resources::create_output_dir("--out", &spec.out)?;
     eprintln!("{}", plan::describe(&spec.opts().map_err(lab_error)?));
     let total = plan::figure_runs(&spec).map_err(lab_error)?;
-    let pb = runs_bar(total, f.dev.quiet);
+    // In thousandths of runs ([`plan::RUN_UNITS`] per run): it moves inside every run.
+    let units = total * plan::RUN_UNITS;
+    let pb = crate::progress::bar(units, f.dev.quiet, "plan figures: thousandths of runs");
     // Moves inside every run (its host page writes), not only between runs.
     let mut report = |done: u64, _: u64, r: Option<&RunResult>| {
         pb.set_position(done);
@@ -89,38 +91,6 @@ fn figures(f: &FigArgs) -> Result<()> {
     pb.finish_and_clear();
     eprintln!("wrote {}/plan-*.csv and plan-*.png", spec.out.display());
     Ok(())
-}
-
-/// The bar of `plan figures`: [`plan::RUN_UNITS`] per run, shown as runs (with the
-/// fraction of the current one) and runs per minute, the elapsed time and the ETA.
-fn runs_bar(runs: u64, quiet: bool) -> indicatif::ProgressBar {
-    let pb = crate::progress::bar(runs * plan::RUN_UNITS, quiet, "plan figures");
-    #[expect(clippy::cast_precision_loss, reason = "unit counts far below 2^53")]
-    let style = indicatif::ProgressStyle::with_template(
-        "{spinner} {msg} [{bar:30}] {runs} runs ({rate}, {elapsed} elapsed) eta {eta}",
-    )
-    .map(|s| {
-        s.progress_chars("=> ")
-            .with_key(
-                "runs",
-                |st: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
-                    let u = plan::RUN_UNITS as f64;
-                    let len = st.len().unwrap_or(0) as f64 / u;
-                    let _ = write!(w, "{:.1}/{len:.0}", st.pos() as f64 / u);
-                },
-            )
-            .with_key(
-                "rate",
-                |st: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
-                    let per_min = st.per_sec() * 60.0 / plan::RUN_UNITS as f64;
-                    let _ = write!(w, "{per_min:.1} runs/min");
-                },
-            )
-    });
-    if let (Ok(style), false) = (style, quiet) {
-        pb.set_style(style);
-    }
-    pb
 }
 
 fn bench(d: &DeviceFlags) -> Result<()> {

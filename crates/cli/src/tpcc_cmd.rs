@@ -187,27 +187,10 @@ fn print_banner(args: &TpccArgs, r: &Resolved) {
     }
 }
 
-/// The page space and the data's share of it (always), and a warning when the estimated
-/// data at the end of the run does not fit.
+/// The page space and the data's share of it (always), and a warning when it does not fit.
 fn print_sizing(a: &TpccArgs, sz: &size::Sizing) {
-    let (start, end) = sz.fills();
-    eprintln!(
-        "nowa tpcc: page space ~{} MiB (device minus WAL region and engine areas): data ~{} MiB after the load ({:.0}%){}, WAL limit {} MiB",
-        sz.page_space >> 20,
-        sz.loaded >> 20,
-        100.0 * start,
-        if sz.end > sz.loaded {
-            format!(", ~{} MiB at the end ({:.0}%)", sz.end >> 20, 100.0 * end)
-        } else {
-            String::new()
-        },
-        sz.wal_limit >> 20
-    );
-    if end > 1.0 {
-        eprintln!(
-            "nowa tpcc: warning: the estimated data at the end ({} MiB) exceeds the page space; the run may fill the device",
-            sz.end >> 20
-        );
+    for line in sz.describe() {
+        eprintln!("nowa tpcc: {line}");
     }
     if !a.flags.steady && a.flags.transactions.is_none() && !a.quiet {
         eprintln!("nowa tpcc: standard TPC-C grows the database (up to {} B of pages per transaction) until the device is full; --steady keeps it flat", size::GROWTH_PER_TXN);

@@ -2,7 +2,7 @@
 //! flags into a [`DiskSpec`], checks them, and prints; the I/O path lives in the library.
 
 use crate::flags::{self, SimTiming};
-use crate::resources::{check_memory, check_new_output, ftl_bytes};
+use crate::resources::check_new_output;
 use crate::usage;
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand, ValueEnum};
@@ -190,50 +190,11 @@ fn sim_config(a: &ServeArgs) -> Result<SimConfig> {
     Ok(cfg)
 }
 
-/// Memory for the FTL (and the data, in memory), disk space for a backing file.
-fn check_resources(cfg: &SimConfig, back: &Backing) -> Result<()> {
-    let l = cfg
-        .resolved_ftl()
-        .layout()
-        .map_err(|e| usage(format!("device geometry: {e}")))?;
-    let capacity = l.logical_pages * 4096;
-    let maps = ftl_bytes(l.logical_pages, l.physical_pages, u64::from(l.units));
-    match back {
-        Backing::Mem => check_memory(&[
-            (
-                "--capacity",
-                "data",
-                capacity.saturating_add(capacity / 512),
-            ),
-            ("--capacity", "page maps", maps),
-        ]),
-        Backing::File(p) => {
-            check_memory(&[("--capacity", "page maps", maps)])?;
-            let used = std::fs::metadata(p).map_or(0, |m| {
-                std::os::unix::fs::MetadataExt::blocks(&m).saturating_mul(512)
-            });
-            let dir = control::absolute(p)
-                .parent()
-                .map(Path::to_path_buf)
-                .unwrap_or_default();
-            match control::free_bytes(&dir) {
-                Some(free) if free.saturating_add(used) < capacity => Err(usage(format!(
-                    "--capacity {}: the backing file may grow to it, but {} has {} free",
-                    Bytes(capacity),
-                    dir.display(),
-                    Bytes(free)
-                ))),
-                _ => Ok(()),
-            }
-        }
-    }
-}
-
 /// The serve spec from the flags, every check done before anything is mounted.
 fn serve_spec(a: &ServeArgs) -> Result<ServeSpec> {
     let sim = sim_config(a)?;
     let back = backing(a)?;
-    check_resources(&sim, &back)?;
+    nowa_lab::resources::check_vssd(&sim, &back).map_err(crate::lab_error)?;
     check_dir(&a.dir, a.force)?;
     if let Some(csv) = &a.csv {
         check_new_output("--csv", csv, a.force)?;

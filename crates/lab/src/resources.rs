@@ -338,6 +338,45 @@ pub fn sim_device_bytes(capacity: u64) -> u64 {
         .saturating_add(ftl_bytes(pages, physical, physical / 256))
 }
 
+/// `nowa vssd serve`: memory for the FTL (and the data, with `Backing::Mem`), disk space for a
+/// backing file (it may grow to the capacity), before anything is mounted.
+///
+/// # Errors
+/// [`Error::Usage`] naming `--capacity`.
+pub fn check_vssd(cfg: &nowa_device::SimConfig, back: &nowa_vssd::Backing) -> Result<(), Error> {
+    use nowa_vssd::{control, Backing};
+    let l = cfg
+        .resolved_ftl()
+        .layout()
+        .map_err(|e| Error::Usage(format!("device geometry: {e}")))?;
+    let capacity = l.logical_pages * 4096;
+    let maps = ftl_bytes(l.logical_pages, l.physical_pages, u64::from(l.units));
+    let Backing::File(p) = back else {
+        let data = capacity.saturating_add(capacity / 512);
+        return check_memory(&[
+            ("--capacity", "data", data),
+            ("--capacity", "page maps", maps),
+        ]);
+    };
+    check_memory(&[("--capacity", "page maps", maps)])?;
+    let used = std::fs::metadata(p).map_or(0, |m| {
+        std::os::unix::fs::MetadataExt::blocks(&m).saturating_mul(512)
+    });
+    let dir = control::absolute(p)
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default();
+    match control::free_bytes(&dir) {
+        Some(free) if free.saturating_add(used) < capacity => Err(Error::Usage(format!(
+            "--capacity {}: the backing file may grow to it, but {} has {} free",
+            Bytes(capacity),
+            dir.display(),
+            Bytes(free)
+        ))),
+        _ => Ok(()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -262,11 +262,7 @@ fn empty_state(geo: &Geo, cfg: &OopConfig, open_limit: u32) -> State {
 
 /// The configuration against the device, before anything is read: (placement handles, open
 /// zone limit).
-fn check_config(
-    ctx: &StoreContext,
-    g: &Geometry,
-    cfg: &OopConfig,
-) -> Result<(Option<u16>, u32)> {
+fn check_config(ctx: &StoreContext, g: &Geometry, cfg: &OopConfig) -> Result<(Option<u16>, u32)> {
     if g.zone_size.is_some() && ctx.meta_device.is_none() {
         return Err(ConfigError::ZonedNeedsLogDevice.into());
     }

@@ -363,11 +363,11 @@ pub fn check(spec: &Spec) -> Result<(), Error> {
 }
 
 /// A progress callback for [`run`] that prints each engine's progress on stderr, about five
-/// times per engine (at least every 1,000 operations apart).
-pub fn stderr_progress(spec: &Spec) -> impl Fn(usize, u64) + '_ {
+/// times per engine (at least every 1,000 operations apart); nothing when `quiet`.
+pub fn stderr_progress(spec: &Spec, quiet: bool) -> impl Fn(usize, u64) + '_ {
     let step = (spec.ops / 5).max(1000);
     move |i: usize, n: u64| {
-        if n % step == 0 {
+        if !quiet && n % step == 0 {
             let name = spec.engines.get(i).map_or("?", |e| e.name());
             eprintln!("nowa compare: {name}: {n} of {} ops", spec.ops);
         }

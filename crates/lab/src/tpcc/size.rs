@@ -186,6 +186,32 @@ impl Sizing {
         let s = self.page_space.max(1) as f64;
         (self.loaded as f64 / s, self.end as f64 / s)
     }
+
+    /// The page space and the data's share of it, and a warning when the estimated data at
+    /// the end of the run does not fit: lines for the run's banner.
+    #[must_use]
+    pub fn describe(&self) -> Vec<String> {
+        let (start, end) = self.fills();
+        let at_end = if self.end > self.loaded {
+            format!(", ~{} MiB at the end ({:.0}%)", self.end >> 20, 100.0 * end)
+        } else {
+            String::new()
+        };
+        let mut lines = vec![format!(
+            "page space ~{} MiB (device minus WAL region and engine areas): data ~{} MiB after the load ({:.0}%){at_end}, WAL limit {} MiB",
+            self.page_space >> 20,
+            self.loaded >> 20,
+            100.0 * start,
+            self.wal_limit >> 20
+        )];
+        if end > 1.0 {
+            lines.push(format!(
+                "warning: the estimated data at the end ({} MiB) exceeds the page space; the run may fill the device",
+                self.end >> 20
+            ));
+        }
+        lines
+    }
 }
 
 #[cfg(test)]
