@@ -11,7 +11,6 @@ use nowa_device::{SimConfig, SimMode};
 use nowa_flash::{FlashError, GcFrontier};
 use nowa_lab::sim::flags::DeviceFlags;
 use nowa_lab::sim::Spec;
-use nowa_units::Bytes;
 use nowa_vssd::{control, Backing, DiskSpec, ServeSpec, Served, VssdError};
 use std::path::{Path, PathBuf};
 
