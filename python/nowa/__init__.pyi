@@ -98,6 +98,8 @@ def ycsb(
     gdt: bool = ...,  # Out of place: GDT (deathtime-grouped placement and GC, write history in page headers)
     deltas: bool = ...,  # Out of place: sub-page deltas (issue 31): a write-back that changed few 64-byte chunks of
     delta_chain: str | int | float | None = ...,  # Out of place, --deltas: most deltas per page before it is written whole again (each costs
+    delta_merge: str | int | float | None = ...,  # Out of place, --deltas: a new delta replaces the page's newest delta while their merged pa
+    delta_cache: str | int | float | None = ...,  # Out of place, --deltas: memory for the delta cache (the cumulative change of chained pages
     defer_compensation: bool = ...,  # Out of place, NoWA: defer compensation writes until the estimated SSD free space runs shor
     space_limit: str | int | float | None = ...,  # Out of place: bound the store's zone area (e.g. 1.25 times the dataset): DB GC starts when
     placement: str | int | float | None = ...,  # Out of place: place every user write and GC relocation with a scheme of the shared log-str
@@ -147,6 +149,8 @@ def tpcc(
     gdt: bool = ...,  # Out of place: GDT (deathtime-grouped placement and GC, write history in page headers)
     deltas: bool = ...,  # Out of place: sub-page deltas (issue 31): a write-back that changed few 64-byte chunks of
     delta_chain: str | int | float | None = ...,  # Out of place, --deltas: most deltas per page before it is written whole again (each costs
+    delta_merge: str | int | float | None = ...,  # Out of place, --deltas: a new delta replaces the page's newest delta while their merged pa
+    delta_cache: str | int | float | None = ...,  # Out of place, --deltas: memory for the delta cache (the cumulative change of chained pages
     defer_compensation: bool = ...,  # Out of place, NoWA: defer compensation writes until the estimated SSD free space runs shor
     space_limit: str | int | float | None = ...,  # Out of place: bound the store's zone area (e.g. 1.25 times the dataset): DB GC starts when
     placement: str | int | float | None = ...,  # Out of place: place every user write and GC relocation with a scheme of the shared log-str
