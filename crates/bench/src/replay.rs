@@ -807,6 +807,8 @@ fn device_run(spec: &ReplaySpec, d: &Device, elapsed: f64, cpu_per_page: f64) ->
         elapsed_secs: elapsed,
         measure_secs: secs,
         measure_cpu_secs: cpu_per_page * host as f64,
+        // Several devices share the process: no per-device resident figure.
+        rss_bytes: 0,
     });
     DeviceRun {
         volume: d.volume,

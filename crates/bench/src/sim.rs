@@ -191,6 +191,9 @@ pub struct SimResult {
     pub sim_writes_per_cpu_sec: f64,
     /// Model memory.
     pub memory_bytes: u64,
+    /// Resident memory the run added at its peak, as the kernel counts it, less the
+    /// future-knowledge write stream (the check of `memory_bytes`; 0: not measured).
+    pub rss_bytes: u64,
 }
 
 /// Progress callback: (pages done, pages total) over warm-up + measured phase.
@@ -271,6 +274,13 @@ impl Future {
             hints,
             pos: 0,
         })
+    }
+
+    /// Bytes the stream holds (resident: every entry was written).
+    fn bytes(&self) -> u64 {
+        let b = self.lbas.capacity() * std::mem::size_of::<u32>()
+            + self.hints.capacity() * std::mem::size_of::<u64>();
+        u64::try_from(b).expect("fits 64 bits")
     }
 
     fn feed(&mut self, ftl: &mut Ftl, pages: u64) -> Result<(), SimError> {
@@ -508,7 +518,10 @@ fn precondition_and_warm(
 /// # Errors
 /// Bad parameters, a configuration the model refuses, a device that fills up.
 pub fn run(spec: &SimSpec, progress: Option<Progress<'_>>) -> Result<SimResult, SimError> {
+    let rss0 = rss::resident_now();
     let mut s = setup(spec)?;
+    let stream = s.feed.future.as_ref().map_or(0, Future::bytes);
+    let reset = rss::reset_peak();
     let t0 = Instant::now();
     precondition_and_warm(&mut s, spec, progress)?;
     let (start, hist0) = (s.ftl.counters(), s.ftl.victim_histogram().clone());
@@ -516,6 +529,7 @@ pub fn run(spec: &SimSpec, progress: Option<Progress<'_>>) -> Result<SimResult, 
     let (tm, cpu0) = (Instant::now(), thread_cpu_secs());
     let intervals = measure(&mut s.ftl, &mut s.feed, &s.ph, progress)?;
     let (msecs, cpu) = (tm.elapsed().as_secs_f64(), thread_cpu_secs() - cpu0);
+    let rss_bytes = rss::added(rss0, stream, reset);
     let workload = s.feed.w.name();
     Ok(SimResult::assemble(MeasuredRun {
         seed: spec.seed,
@@ -529,6 +543,7 @@ pub fn run(spec: &SimSpec, progress: Option<Progress<'_>>) -> Result<SimResult, 
         elapsed_secs: t0.elapsed().as_secs_f64(),
         measure_secs: msecs,
         measure_cpu_secs: cpu,
+        rss_bytes,
     }))
 }
 
@@ -557,6 +572,8 @@ pub struct MeasuredRun<'a> {
     pub measure_secs: f64,
     /// CPU seconds of the measured phase (this thread).
     pub measure_cpu_secs: f64,
+    /// Resident memory the run added (`SimResult::rss_bytes`; 0: not measured).
+    pub rss_bytes: u64,
 }
 
 impl SimResult {
@@ -623,6 +640,7 @@ impl SimResult {
             sim_writes_per_sec: f(m.host_pages) / r.measure_secs.max(1e-9),
             sim_writes_per_cpu_sec: f(m.host_pages) / r.measure_cpu_secs.max(1e-9),
             memory_bytes: ftl.memory_bytes(),
+            rss_bytes: r.rss_bytes,
         }
     }
 }
@@ -727,6 +745,14 @@ pub fn summary(r: &SimResult) -> String {
         f(r.memory_bytes) / f(1 << 20),
         f(r.memory_bytes) / f(r.layout.physical_pages.max(1))
     );
+    if r.rss_bytes > 0 {
+        let _ = writeln!(
+            s,
+            "memory    resident memory the run added at its peak (kernel's count, future-knowledge stream excluded): {:.1} MiB ({:.2} B per physical page)",
+            f(r.rss_bytes) / f(1 << 20),
+            f(r.rss_bytes) / f(r.layout.physical_pages.max(1))
+        );
+    }
     s
 }
 
@@ -818,6 +844,7 @@ pub fn parse_policies(s: &str) -> Result<Vec<PolicyKind>, String> {
         .collect()
 }
 
+pub(crate) mod rss;
 pub mod schemes;
 pub mod sweep;
 

@@ -247,14 +247,14 @@ impl Ftl {
         let state = p.gc_reads_state();
         if state {
             for &ppn in moving.iter().take(prefetch::AHEAD) {
-                p.prefetch(u64::from(self.p2l.lba(ppn)));
+                p.prefetch_gc(u64::from(self.p2l.lba(ppn)));
             }
         }
         for (i, &ppn) in moving.iter().enumerate() {
             if state {
                 if let Some(&next) = moving.get(i + prefetch::AHEAD) {
                     let p = self.placer.as_ref().expect("checked above");
-                    p.prefetch(u64::from(self.p2l.lba(next)));
+                    p.prefetch_gc(u64::from(self.p2l.lba(next)));
                 }
             }
             let lba = self.p2l.lba(ppn);

@@ -22,6 +22,9 @@ pub struct SchemeRow {
     pub relative: f64,
     /// Model memory per physical page (mapping, FAR counts, units, placement state).
     pub bytes_per_page: f64,
+    /// Resident memory the run added per physical page, as the kernel counts it (0: not
+    /// measured; see `SimResult::rss_bytes`).
+    pub rss_bytes_per_page: f64,
 }
 
 /// The configurations of the table, built on `base`.
@@ -79,6 +82,7 @@ pub fn bench_schemes(
             writes_per_sec: r.sim_writes_per_sec,
             relative: r.sim_writes_per_cpu_sec / first,
             bytes_per_page: super::f(r.memory_bytes) / super::f(r.layout.physical_pages.max(1)),
+            rss_bytes_per_page: super::f(r.rss_bytes) / super::f(r.layout.physical_pages.max(1)),
         });
     }
     Ok(rows)
@@ -91,19 +95,26 @@ pub fn table(rows: &[SchemeRow]) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "{:<40} {:>7} {:>6} {:>14} {:>9} {:>7}",
-        "scheme (placement, victim policy)", "WAF", "FAR", "M writes/CPU s", "relative", "B/page"
+        "{:<40} {:>7} {:>6} {:>14} {:>9} {:>7} {:>10}",
+        "scheme (placement, victim policy)",
+        "WAF",
+        "FAR",
+        "M writes/CPU s",
+        "relative",
+        "B/page",
+        "RSS B/page"
     );
     for r in rows {
         let _ = writeln!(
             s,
-            "{:<40} {:>7.3} {:>6.3} {:>14.2} {:>9.2} {:>7.2}",
+            "{:<40} {:>7.3} {:>6.3} {:>14.2} {:>9.2} {:>7.2} {:>10.2}",
             r.scheme,
             r.waf,
             r.far,
             r.writes_per_cpu_sec / 1e6,
             r.relative,
-            r.bytes_per_page
+            r.bytes_per_page,
+            r.rss_bytes_per_page
         );
     }
     s

@@ -496,11 +496,7 @@ impl YcsbResult {
 /// kernel does not say).
 #[must_use]
 pub fn process_peak_rss_bytes() -> u64 {
-    let text = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    text.lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.split_whitespace().next()?.parse::<u64>().ok())
-        .map_or(0, |kib| kib.saturating_mul(1024))
+    crate::sim::rss::status_bytes("VmHWM:")
 }
 
 #[cfg(test)]

@@ -12,6 +12,8 @@ pub struct Placer {
     /// Pages mapped (written and not released).
     live: u64,
     wants_invalidate: bool,
+    /// [`Placement::wants_requests`], asked once.
+    wants_requests: bool,
     /// The scheme's class count (asked once: it is checked on every write).
     classes: u16,
 }
@@ -35,11 +37,13 @@ impl Placer {
         place.init(geo);
         assert!(place.classes() >= 1, "{} has no class", place.name());
         let wants_invalidate = place.wants_invalidate();
+        let wants_requests = place.wants_requests();
         let classes = place.classes();
         Placer {
             place,
             live: 0,
             wants_invalidate,
+            wants_requests,
             classes,
         }
     }
@@ -104,8 +108,10 @@ impl Placer {
     /// request (SFR's sequentiality, MultiQueue's chunk counts); its pages follow as
     /// [`Placer::user_write_in_request`].
     pub fn request(&mut self, space: &Space, start: u64, len: u64) {
-        let ctx = self.ctx(space, NEVER);
-        self.place.on_request(start, len, &ctx);
+        if self.wants_requests {
+            let ctx = self.ctx(space, NEVER);
+            self.place.on_request(start, len, &ctx);
+        }
     }
 
     /// A user write of `page` whose previous copy is in `old` (None: not mapped), a request
@@ -126,8 +132,10 @@ impl Placer {
         old: Option<UnitId>,
         next_write_in: u64,
     ) -> u16 {
-        let ctx = self.ctx(space, next_write_in);
-        self.place.on_request(page, 1, &ctx);
+        if self.wants_requests {
+            let ctx = self.ctx(space, next_write_in);
+            self.place.on_request(page, 1, &ctx);
+        }
         self.user_write_in_request(space, page, old, next_write_in)
     }
 
@@ -153,8 +161,7 @@ impl Placer {
             Some(_) => {}
         }
         let ctx = self.ctx(space, next_write_in);
-        self.place.on_user_write(page, &ctx);
-        let class = self.place.classify(false, page, &ctx);
+        let class = self.place.user_write(page, &ctx);
         assert!(class < self.classes, "user class {class} out of range");
         space.note_writes(class, false, 1);
         class
@@ -164,10 +171,10 @@ impl Placer {
     ///
     /// # Panics
     /// If the scheme answers a class out of its range.
+    #[inline]
     pub fn gc_write(&mut self, space: &mut Space, page: u64) -> u16 {
         let ctx = self.ctx(space, NEVER);
-        self.place.on_gc_write(page, &ctx);
-        let class = self.place.classify(true, page, &ctx);
+        let class = self.place.gc_write(page, &ctx);
         assert!(class < self.classes, "GC class {class} out of range");
         space.note_writes(class, true, 1);
         class
@@ -282,6 +289,12 @@ impl Placer {
         self.place.prefetch(page);
     }
 
+    /// `page` of the victim just collected will be moved soon ([`Placement::prefetch_gc`]).
+    #[inline]
+    pub fn prefetch_gc(&self, page: u64) {
+        self.place.prefetch_gc(page);
+    }
+
     /// Whether GC rewrites of the victim just collected read the scheme's per-page state
     /// ([`Placement::gc_reads_state`]).
     #[must_use]
@@ -376,6 +389,16 @@ mod tests {
             assert_eq!(midas.gc_reads_state(), reads, "MiDAS victim of unit {u}");
         }
         assert!(dac.gc_reads_state(), "the default");
+        // SepFrozenBIT reads what SepBIT reads: nothing for a class-0 victim.
+        let oracle = Box::new(crate::placement::HintOracle::default());
+        let mut frozen = Placer::new(
+            Box::new(crate::placement::SepFrozen::bit(6, oracle)),
+            &geo(),
+        );
+        frozen.collect(&space, u0, None);
+        assert!(!frozen.gc_reads_state(), "SepFrozenBIT: class-0 victim");
+        frozen.collect(&space, u1, None);
+        assert!(frozen.gc_reads_state(), "SepFrozenBIT: class-1 victim");
     }
 
     /// The space's view hands out its valid table, entry for entry what `valid` answers.
@@ -389,6 +412,50 @@ mod tests {
         assert_eq!(t.len(), 8);
         assert!((0..8u32).all(|i| t[i as usize] == view.valid(i)));
         assert_eq!(t[u as usize], 3);
+    }
+
+    /// Counts its request hooks; says whether it wants them.
+    struct Requests(std::sync::Arc<std::sync::atomic::AtomicU32>, bool);
+
+    impl Placement for Requests {
+        fn name(&self) -> String {
+            "requests".into()
+        }
+        fn classes(&self) -> u16 {
+            1
+        }
+        fn init(&mut self, _geo: &Geometry) {}
+        fn on_request(&mut self, _start: u64, _len: u64, _ctx: &super::Ctx) {
+            self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+        fn wants_requests(&self) -> bool {
+            self.1
+        }
+        fn classify(&mut self, _is_gc: bool, _page: u64, _ctx: &super::Ctx) -> u16 {
+            0
+        }
+    }
+
+    /// The request hook reaches a scheme that wants it (per single write and per announced
+    /// request) and not one that says it does nothing; the schemes that read requests (SFR,
+    /// MultiQueue) say so, SepBIT does not, SepFrozen answers for its base.
+    #[test]
+    fn request_hooks_reach_only_the_schemes_that_want_them() {
+        use std::sync::{atomic::AtomicU32, atomic::Ordering, Arc};
+        for wants in [true, false] {
+            let mut space = Space::new(8, 4, Box::new(Greedy::default()));
+            let n = Arc::new(AtomicU32::new(0));
+            let mut p = Placer::new(Box::new(Requests(Arc::clone(&n), wants)), &geo());
+            p.user_write(&mut space, 1, None, NEVER);
+            p.request(&space, 2, 3);
+            assert_eq!(n.load(Ordering::Relaxed), if wants { 2 } else { 0 });
+            assert_eq!(space.now(), 1, "the write happened either way");
+        }
+        assert!(crate::placement::Sfr::new(6).wants_requests());
+        assert!(crate::placement::MultiQueue::new(6).wants_requests());
+        assert!(!crate::placement::SepBit::new(6).wants_requests());
+        let oracle = Box::new(crate::placement::HintOracle::default());
+        assert!(!crate::placement::SepFrozen::bit(6, oracle).wants_requests());
     }
 
     #[test]

@@ -60,6 +60,9 @@ impl FkOracle {
 }
 
 impl Placement for FkOracle {
+    fn wants_requests(&self) -> bool {
+        false
+    }
     fn prefetch(&self, page: u64) {
         self.d.death.prefetch(idx(page));
     }
@@ -204,6 +207,9 @@ impl KMeansFk {
 }
 
 impl Placement for KMeansFk {
+    fn wants_requests(&self) -> bool {
+        false
+    }
     fn prefetch(&self, page: u64) {
         self.fk.prefetch(page);
     }

@@ -425,6 +425,9 @@ impl MiDas {
 }
 
 impl Placement for MiDas {
+    fn wants_requests(&self) -> bool {
+        false
+    }
     fn prefetch(&self, page: u64) {
         crate::prefetch::line(&self.hf, idx(page));
     }

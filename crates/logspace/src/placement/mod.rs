@@ -111,6 +111,11 @@ pub trait Placement: Send {
     fn init(&mut self, geo: &Geometry);
     /// A user request of `len` pages from `start` begins (SepBIT's `addRequest`).
     fn on_request(&mut self, _start: u64, _len: u64, _ctx: &Ctx) {}
+    /// Whether [`Placement::on_request`] does anything: a scheme that answers false is not
+    /// called per request (a virtual call per user write saved). Asked once, by [`Placer::new`].
+    fn wants_requests(&self) -> bool {
+        true
+    }
     /// A writer that places in batches (the engine's zone writer) is about to classify `pages`
     /// (user or GC writes). `hints[i]`: the writer's estimate of when `pages[i]` dies, on its
     /// own clock (the engine's GDT: the estimated deathtime from the page's write history),
@@ -122,6 +127,19 @@ pub trait Placement: Send {
     fn on_gc_write(&mut self, _page: u64, _ctx: &Ctx) {}
     /// The class of this write.
     fn classify(&mut self, is_gc: bool, page: u64, ctx: &Ctx) -> u16;
+    /// [`Placement::on_user_write`] then [`Placement::classify`]`(false, ..)`: what a writer
+    /// calls per user write. One virtual call for the two (the default body is compiled per
+    /// scheme, so its two calls are direct); a scheme should not override it.
+    fn user_write(&mut self, page: u64, ctx: &Ctx) -> u16 {
+        self.on_user_write(page, ctx);
+        self.classify(false, page, ctx)
+    }
+    /// [`Placement::on_gc_write`] then [`Placement::classify`]`(true, ..)`, as
+    /// [`Placement::user_write`] for a page GC moves.
+    fn gc_write(&mut self, page: u64, ctx: &Ctx) -> u16 {
+        self.on_gc_write(page, ctx);
+        self.classify(true, page, ctx)
+    }
     /// Whether [`Placement::on_invalidate`] should be called (it costs a lookup per write).
     fn wants_invalidate(&self) -> bool {
         false
@@ -169,6 +187,15 @@ pub trait Placement: Send {
     /// core ([`crate::prefetch::line`]; a hint that changes no decision). Writers call it a
     /// few writes ahead so the state's cache misses overlap.
     fn prefetch(&self, _page: u64) {}
+    /// `page` of the victim just announced will be moved by GC soon: bring the state that
+    /// its GC [`Placement::classify`] reads (the writer asks only when
+    /// [`Placement::gc_reads_state`]). The default is [`Placement::prefetch`]; a scheme whose
+    /// GC hooks read less than its user writes (SepFrozen: its oracle judged the victim's
+    /// pages in [`Placement::on_victim_pages`] already) asks for less: on a core whose
+    /// line-fill buffers are all busy, every line not asked for is one miss fewer in flight.
+    fn prefetch_gc(&self, page: u64) {
+        self.prefetch(page);
+    }
     /// Whether the GC rewrites of the victim just announced by [`Placement::on_collect`] read
     /// the per-page state [`Placement::prefetch`] fetches (SepBIT's class-0 victims and MiDAS's
     /// groups past 1 do not): when not, the writer skips those prefetches, one random line

@@ -59,6 +59,9 @@ impl SepBit {
 }
 
 impl Placement for SepBit {
+    fn wants_requests(&self) -> bool {
+        false
+    }
     fn prefetch(&self, page: u64) {
         self.last.prefetch(idx(page));
     }

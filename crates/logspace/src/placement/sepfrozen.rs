@@ -213,6 +213,16 @@ impl<B: Placement> Placement for SepFrozen<B> {
         self.base.prefetch(page);
         self.oracle.prefetch(page);
     }
+    fn prefetch_gc(&self, page: u64) {
+        // The oracle judged the victim's pages before the moves (`on_victim_pages`): a GC
+        // move reads only the base scheme's state.
+        self.base.prefetch_gc(page);
+    }
+    fn gc_reads_state(&self) -> bool {
+        // What the base reads for this victim (SepBIT: nothing for a class-0 victim; a page
+        // judged frozen reads nothing either, but the hint is per victim).
+        self.base.gc_reads_state()
+    }
     fn memory_bytes(&self) -> u64 {
         self.base.memory_bytes()
             + super::bytes_of(&self.one)
@@ -240,6 +250,9 @@ impl<B: Placement> Placement for SepFrozen<B> {
     }
     fn on_request(&mut self, start: u64, len: u64, ctx: &Ctx) {
         self.base.on_request(start, len, ctx);
+    }
+    fn wants_requests(&self) -> bool {
+        self.base.wants_requests()
     }
     fn on_user_write(&mut self, page: u64, ctx: &Ctx) {
         self.oracle.on_user_write(page, ctx);
@@ -371,6 +384,9 @@ impl DacPaper {
 }
 
 impl Placement for DacPaper {
+    fn wants_requests(&self) -> bool {
+        false
+    }
     fn prefetch(&self, page: u64) {
         crate::prefetch::line(&self.temp, idx(page));
     }

@@ -6,6 +6,9 @@ use super::{idx, Ctx, Geometry, Placement};
 pub struct NoSep;
 
 impl Placement for NoSep {
+    fn wants_requests(&self) -> bool {
+        false
+    }
     fn name(&self) -> String {
         "nosep".into()
     }
@@ -22,6 +25,9 @@ impl Placement for NoSep {
 pub struct SepGc;
 
 impl Placement for SepGc {
+    fn wants_requests(&self) -> bool {
+        false
+    }
     fn name(&self) -> String {
         "sepgc".into()
     }
@@ -65,6 +71,9 @@ impl Dac {
 }
 
 impl Placement for Dac {
+    fn wants_requests(&self) -> bool {
+        false
+    }
     fn prefetch(&self, page: u64) {
         crate::prefetch::line(&self.level, idx(page));
     }

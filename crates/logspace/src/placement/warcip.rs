@@ -119,6 +119,9 @@ impl Warcip {
 }
 
 impl Placement for Warcip {
+    fn wants_requests(&self) -> bool {
+        false
+    }
     fn prefetch(&self, page: u64) {
         self.last.prefetch(idx(page));
         self.penalty.prefetch(idx(page));
