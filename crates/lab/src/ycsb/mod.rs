@@ -460,13 +460,10 @@ impl Oop {
             }
             None => None,
         };
-        let gc_victim = match &self.gc_victim {
-            Some(p) => Some(
-                p.parse::<nowa_logspace::PolicyKind>()
-                    .map_err(|e| field("gc_victim", &e))?,
-            ),
-            None => None,
-        };
+        let gc_victim = (self.gc_victim.as_deref())
+            .map(str::parse::<nowa_logspace::PolicyKind>)
+            .transpose()
+            .map_err(|e| field("gc_victim", &e))?;
         if !(1..=256).contains(&self.open_zones) {
             return Err(field(
                 "open_zones",
