@@ -84,6 +84,7 @@ def ycsb(
     wal_limit: str | int | float | None = ...,  # WAL size limit; default = pool size
     no_doublewrite: bool = ...,  # Turn the doublewrite buffer off (in place; unsafe: torn pages are detected, not repaired)
     durability: str | int | float | None = ...,  # Commit durability: async (group commit in the background) or sync (each commit waits)
+    record_cache: str | int | float | None = ...,  # Memory for the record cache (hot records, key -> value), beside --pool: a read of a cached
     durable_every: str | int | float | None = ...,  # With --durability async: a durability point (a sync commit, whose group commit flushes the
     seed: str | int | float | None = ...,  # Seed of keys and values
     interval: str | int | float | None = ...,  # Reporting interval (1, 1s, 500ms)
@@ -100,6 +101,7 @@ def ycsb(
     delta_chain: str | int | float | None = ...,  # Out of place, --deltas: most deltas per page before it is written whole again (each costs
     delta_merge: str | int | float | None = ...,  # Out of place, --deltas: a new delta replaces the page's newest delta while their merged pa
     delta_cache: str | int | float | None = ...,  # Out of place, --deltas: memory for the delta cache (the cumulative change of chained pages
+    trim_dead_zones: bool = ...,  # Out of place: trim and free a zone as soon as every copy in it died, instead of when DB GC
     defer_compensation: bool = ...,  # Out of place, NoWA: defer compensation writes until the estimated SSD free space runs shor
     space_limit: str | int | float | None = ...,  # Out of place: bound the store's zone area (e.g. 1.25 times the dataset): DB GC starts when
     placement: str | int | float | None = ...,  # Out of place: place every user write and GC relocation with a scheme of the shared log-str
@@ -139,6 +141,7 @@ def tpcc(
     wal_limit: str | int | float | None = ...,  # WAL size limit; default = pool size
     no_doublewrite: bool = ...,  # Turn the doublewrite buffer off (in place; unsafe: torn pages are detected, not repaired)
     durability: str | int | float | None = ...,  # Commit durability: async (group commit in the background) or sync (each commit waits)
+    record_cache: str | int | float | None = ...,  # Memory for the record cache (hot records, key -> value), beside --pool: a read of a cached
     write_path: str | int | float | None = ...,  # Write path: inplace (fixed home per page, doublewrite) or oop (out of place: zones, DB GC,
     compression: str | int | float | None = ...,  # Out of place: per-page compression (off, lz4, zstd)
     packing: str | int | float | None = ...,  # Out of place: 4 KiB page packing of compressed pages (on, off). Off: every page, compresse
@@ -151,6 +154,7 @@ def tpcc(
     delta_chain: str | int | float | None = ...,  # Out of place, --deltas: most deltas per page before it is written whole again (each costs
     delta_merge: str | int | float | None = ...,  # Out of place, --deltas: a new delta replaces the page's newest delta while their merged pa
     delta_cache: str | int | float | None = ...,  # Out of place, --deltas: memory for the delta cache (the cumulative change of chained pages
+    trim_dead_zones: bool = ...,  # Out of place: trim and free a zone as soon as every copy in it died, instead of when DB GC
     defer_compensation: bool = ...,  # Out of place, NoWA: defer compensation writes until the estimated SSD free space runs shor
     space_limit: str | int | float | None = ...,  # Out of place: bound the store's zone area (e.g. 1.25 times the dataset): DB GC starts when
     placement: str | int | float | None = ...,  # Out of place: place every user write and GC relocation with a scheme of the shared log-str

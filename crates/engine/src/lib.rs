@@ -24,6 +24,7 @@ pub mod keys;
 mod num;
 pub mod oop;
 pub mod page;
+mod rcache;
 mod stats;
 mod store;
 mod treelock;

@@ -93,6 +93,8 @@ pub struct EngineCounters {
     pub gc_pool_hits: AtomicU64,
     /// Zones erased (trimmed / reset) by DB GC.
     pub zones_reclaimed: AtomicU64,
+    /// Of those, zones trimmed early because every copy in them died (`trim_dead_zones`).
+    pub zones_trimmed_dead: AtomicU64,
     /// DB GC rounds (one victim zone, or one NoWA group) run by the writer that needed space
     /// (low watermark) / by the background GC thread (high watermark).
     pub gc_rounds_foreground: AtomicU64,
@@ -128,6 +130,10 @@ pub struct EngineCounters {
     pub delta_chain_misses: AtomicU64,
     /// Of those, misses served by the delta cache: the base read alone, no delta read.
     pub delta_cache_hits: AtomicU64,
+    /// Gets served by the record cache (no page touched).
+    pub record_cache_hits: Striped,
+    /// Gets the record cache did not hold (with the cache on).
+    pub record_cache_misses: Striped,
     /// Buffer pool hits.
     pub pool_hits: Striped,
     /// Buffer pool misses.
@@ -239,6 +245,8 @@ pub struct Stats {
     pub gc_pool_hits: u64,
     /// Zones trimmed / reset by DB GC.
     pub zones_reclaimed: u64,
+    /// Of those, zones trimmed early because every copy in them died (`trim_dead_zones`).
+    pub zones_trimmed_dead: u64,
     /// GC rounds run in the foreground (by a writer) / by the background GC thread.
     pub gc_rounds_foreground: u64,
     /// GC rounds run by the background thread.
@@ -273,6 +281,10 @@ pub struct Stats {
     pub delta_chain_misses: u64,
     /// Of those, misses served by the delta cache: the base read alone, no delta read.
     pub delta_cache_hits: u64,
+    /// Gets served by the record cache (no page touched).
+    pub record_cache_hits: u64,
+    /// Gets the record cache did not hold (with the cache on).
+    pub record_cache_misses: u64,
     /// Buffer pool hits.
     pub pool_hits: u64,
     /// Buffer pool misses.
@@ -341,6 +353,7 @@ impl EngineCounters {
             gc_page_reads: l(&self.gc_page_reads),
             gc_pool_hits: l(&self.gc_pool_hits),
             zones_reclaimed: l(&self.zones_reclaimed),
+            zones_trimmed_dead: l(&self.zones_trimmed_dead),
             gc_rounds_foreground: l(&self.gc_rounds_foreground),
             gc_rounds_background: l(&self.gc_rounds_background),
             zone_header_bytes: l(&self.zone_header_bytes),
@@ -358,6 +371,8 @@ impl EngineCounters {
             delta_merges: l(&self.delta_merges),
             delta_chain_misses: l(&self.delta_chain_misses),
             delta_cache_hits: l(&self.delta_cache_hits),
+            record_cache_hits: self.record_cache_hits.sum(),
+            record_cache_misses: self.record_cache_misses.sum(),
             pool_hits: self.pool_hits.sum(),
             pool_misses: l(&self.pool_misses),
             evictions: l(&self.evictions),

@@ -40,6 +40,13 @@ pub struct EngineSpec {
     pub pacing: Option<Pacing>,
     /// `"inplace"`, or `{"oop": {...}}`.
     pub write_path: Path,
+    /// Record cache bytes (absent: 0, off).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub record_cache: u64,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 /// `--durability`: async or sync.
@@ -98,6 +105,7 @@ impl EngineSpec {
             separate_wal,
             pacing,
             write_path,
+            record_cache: c.record_cache_bytes,
         }
     }
 
@@ -124,6 +132,7 @@ impl EngineSpec {
                 io_capacity_max: f.io_capacity_max,
                 ..nowa_engine::Flushing::default()
             }),
+            record_cache_bytes: self.record_cache,
             ..Config::default()
         };
         assert_eq!(c.pool_bytes, self.pool, "the pool as resolved");

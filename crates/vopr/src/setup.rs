@@ -405,6 +405,9 @@ fn draw_oop(r: &mut Rng) -> OopConfig {
         deltas: r.random_bool(0.5) && packing,
         delta_chain: r.random_range(1..=8),
         delta_cache_bytes,
+        // The early trim of dead zones (`trim.rs`): from bits of the placement seed the delta
+        // cache does not use, so no draw moves.
+        trim_dead_zones: (seed >> 40) % 2 == 1,
         ..OopConfig::default()
     }
 }
@@ -441,6 +444,13 @@ fn draw_config(r: &mut Rng, oop: bool) -> Config {
         max_redo_bytes: side
             .random_bool(0.3)
             .then(|| side.random_range(8..=64u64) * BS),
+        // The record cache (engine `rcache.rs`), from the side stream after the bound: off,
+        // or 2-64 KiB (small: entries are dropped and refilled; every get checks the model).
+        record_cache_bytes: if side.random_bool(0.5) {
+            side.random_range(2..=64u64) << 10
+        } else {
+            0
+        },
         ..Config::default()
     }
 }

@@ -81,6 +81,9 @@ impl Engine {
     /// # Errors
     /// `BulkNotEmpty`, `BulkUnsorted { index }`, `TooLarge`, `Full`, `Closed`/`Poisoned`,
     /// device errors.
+    ///
+    /// # Panics
+    /// If the record cache holds an entry while the tree is empty (an engine bug).
     pub fn bulk_load<K, V>(&self, records: impl IntoIterator<Item = (K, V)>) -> Result<u64>
     where
         K: AsRef<[u8]>,
@@ -96,6 +99,12 @@ impl Engine {
                 root_keys,
             });
         }
+        // Leaves are written below the per-key paths the record cache follows; the tree is
+        // empty, so the cache holds nothing (it caches only values found in the tree).
+        assert!(
+            self.rcache.as_ref().is_none_or(|rc| rc.used() == 0),
+            "an empty tree leaves the record cache empty"
+        );
         // Every record appended later has a higher LSN than the pages (the tree lock keeps
         // writers out until the install record, which is the next one).
         let lsn = self.wal.next_lsn();

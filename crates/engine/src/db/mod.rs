@@ -113,6 +113,9 @@ pub struct Config {
     /// Who runs the background work (page cleaner, background DB GC): threads the engine
     /// starts, or the caller through [`Engine::run_background_step`].
     pub background: BackgroundMode,
+    /// Memory for the record cache (hot records, key -> value, beside the pool; `rcache.rs`),
+    /// in bytes; 0: off. Reads of cached records touch no page.
+    pub record_cache_bytes: u64,
 }
 
 /// Who runs the engine's background work.
@@ -214,6 +217,7 @@ impl Default for Config {
             flushing: None,
             seed: None,
             background: BackgroundMode::Threads,
+            record_cache_bytes: 0,
         }
     }
 }
@@ -324,6 +328,8 @@ pub struct Engine {
     /// `BackgroundMode::Caller`: the hook called at each [`YieldPoint`], shared with the
     /// pool, the WAL and the store.
     yields: Arc<crate::yields::YieldSite>,
+    /// The record cache (`Config::record_cache_bytes`; None: off).
+    rcache: Option<crate::rcache::RecordCache>,
 }
 
 impl Drop for Engine {

@@ -475,6 +475,7 @@ impl Engine {
 
     /// Build the engine around its store: WAL, buffer pool, tree lock.
     fn assemble(devs: Devices, p: Parts) -> Engine {
+        let rcache = crate::rcache::RecordCache::new(p.cfg.record_cache_bytes);
         let region = p.layout.wal_blocks * BS;
         let wal = Arc::new(Wal::new(
             devs.wal.clone(),
@@ -530,6 +531,7 @@ impl Engine {
             commit_lock: parking_lot::RwLock::new(()),
             pending_txn: Mutex::new(None),
             yields,
+            rcache,
         }
     }
 

@@ -230,6 +230,9 @@ impl Engine {
         let lsn = self.wal.append(&how.put(pid, prev_lsn, key, value))?;
         let applied = page::leaf_put(g.page_mut(), key, value);
         assert!(applied, "page {pid}: a put checked to fit did not apply");
+        if let Some(rc) = &self.rcache {
+            rc.update(key, value);
+        }
         g.set_lsn(lsn);
         Ok(lsn)
     }

@@ -124,7 +124,40 @@ impl Engine {
     /// # Errors
     /// As [`Self::get`].
     pub fn get_with<R>(&self, key: &[u8], f: impl FnOnce(Option<&[u8]>) -> R) -> Result<R> {
-        self.get_seen(key, |v, _| f(v))
+        let Some(rc) = &self.rcache else {
+            return self.get_seen(key, |v, _| f(v));
+        };
+        self.check_open()?;
+        if let Some(v) = rc.get(key) {
+            self.counters.gets.inc();
+            self.counters.record_cache_hits.inc();
+            return Ok(f(Some(&v)));
+        }
+        self.counters.record_cache_misses.inc();
+        // Filled under the leaf's shared latch (get_seen runs its closure there): see rcache.rs.
+        self.get_seen(key, |v, _| {
+            rc.fill(key, v);
+            f(v)
+        })
+    }
+
+    /// Keys whose record-cache entry differs from the tree (empty: coherent; always empty with
+    /// the cache off). For tests and the simulation, on a quiescent engine: a write running
+    /// beside it may be seen half-way.
+    ///
+    /// # Errors
+    /// As [`Self::get`].
+    pub fn record_cache_stale(&self) -> Result<Vec<Vec<u8>>> {
+        let Some(rc) = &self.rcache else {
+            return Ok(Vec::new());
+        };
+        let mut stale = Vec::new();
+        for (k, v) in rc.entries() {
+            if !self.get_seen(&k, |t, _| t == Some(v.as_slice()))? {
+                stale.push(k);
+            }
+        }
+        Ok(stale)
     }
 
     /// [`Self::get_with`], also telling `f` the leaf it read (see [`LeafSeen`]).
@@ -312,6 +345,9 @@ impl Engine {
             let lsn = self.wal.append(&how.delete(leaf, prev_lsn, key))?;
             let removed = page::leaf_delete(g.page_mut(), key);
             assert!(removed, "page {leaf}: a key found under the latch vanished");
+            if let Some(rc) = &self.rcache {
+                rc.remove(key);
+            }
             g.set_lsn(lsn);
             (lsn, page::nkeys(g.page()) == 0 && t.height > 1)
         };

@@ -460,7 +460,7 @@ impl OutOfPlaceStore {
     }
 
     /// Trim (ZNS: reset) and free a victim zone whose valid pages were all rewritten.
-    fn reclaim_zone(&self, v: u32) -> Result<()> {
+    pub(super) fn reclaim_zone(&self, v: u32) -> Result<()> {
         let zb = self.zone_block(v);
         {
             let st = self.st.read();

@@ -33,6 +33,7 @@ mod pack;
 mod place;
 mod recovery;
 mod snapshot;
+mod trim;
 mod wlog;
 mod write;
 
@@ -146,6 +147,9 @@ pub struct OopConfig {
     /// Bytes of memory for the delta cache (`dcache.rs`: the cumulative change of chained
     /// pages, so a miss reads the base alone); 0: off. Memory beside the buffer pool.
     pub delta_cache_bytes: u64,
+    /// Trim and free a sealed zone as soon as every copy in it died (`trim.rs`), instead of
+    /// when DB GC needs free zones: the SSD then stops holding dead deltas as valid data.
+    pub trim_dead_zones: bool,
 }
 
 impl OopConfig {
@@ -204,6 +208,7 @@ impl Default for OopConfig {
             delta_chain: 8,
             delta_merge: chain::DELTA_MERGE_BYTES,
             delta_cache_bytes: 0,
+            trim_dead_zones: false,
         }
     }
 }

@@ -237,6 +237,9 @@ impl OutOfPlaceStore {
             assert_eq!(part.len(), locs.len(), "every item of a group placed once");
             self.commit(&part, locs, kind);
         }
+        if kind.is_user() {
+            self.trim_dead_zones()?;
+        }
         Ok(())
     }
 

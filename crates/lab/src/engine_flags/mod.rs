@@ -90,6 +90,10 @@ pub struct EngineFlags {
     /// Commit durability: async (group commit in the background) or sync (each commit waits).
     #[arg(long, default_value = "async", value_parser = durability)]
     pub durability: Durability,
+    /// Memory for the record cache (hot records, key -> value), beside --pool: a read of a
+    /// cached record touches no page; 0: off.
+    #[arg(long, default_value = "0", value_parser = flags::size(0, MAX_BYTES))]
+    pub record_cache: u64,
 }
 
 impl EngineFlags {
@@ -109,6 +113,7 @@ impl EngineFlags {
             wal_limit_bytes: self.wal_limit,
             durability: self.durability,
             doublewrite: !self.no_doublewrite,
+            record_cache_bytes: self.record_cache,
             ..Config::default()
         };
         assert_eq!(c.pool_bytes, pool, "the pool as chosen");
@@ -159,6 +164,7 @@ mod tests {
             wal_limit: None,
             no_doublewrite: false,
             durability: Durability::Async,
+            record_cache: 0,
         }
     }
 

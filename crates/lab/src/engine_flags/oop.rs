@@ -67,6 +67,10 @@ pub struct OopFlags {
     /// pages, so a miss reads the base alone), beside --pool; 0: off.
     #[arg(long, default_value = "0", value_parser = flags::size(0, MAX_BYTES), requires = "deltas")]
     pub delta_cache: u64,
+    /// Out of place: trim and free a zone as soon as every copy in it died, instead of when
+    /// DB GC needs free zones (the SSD then stops holding dead deltas as valid data).
+    #[arg(long)]
+    pub trim_dead_zones: bool,
     /// Out of place, NoWA: defer compensation writes until the estimated SSD free space runs
     /// short (estimate: device capacity x (1 + --op)), instead of compensating whole groups
     /// at once.
@@ -241,6 +245,7 @@ pub fn oop_config(
         delta_chain: o.delta_chain,
         delta_merge: o.delta_merge,
         delta_cache_bytes: o.delta_cache,
+        trim_dead_zones: o.trim_dead_zones,
         packing: o.packing,
         background_gc: o.background_gc,
         defer_compensation: o.defer_compensation,

@@ -16,6 +16,7 @@ fn small() -> Spec {
         separate_wal: false,
         pacing: Some(Pacing::default()),
         write_path: Path::InPlace,
+        record_cache: 0,
     };
     Spec {
         device: "sim".into(),
@@ -47,6 +48,7 @@ fn oop() -> Spec {
         delta_chain: None,
         delta_merge: None,
         delta_cache: None,
+        trim_dead_zones: false,
         defer_compensation: false,
         space_limit: None,
         placement: None,

@@ -121,6 +121,9 @@ pub struct Oop {
     /// Delta cache memory, bytes (with `deltas`; default 0: off).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delta_cache: Option<u64>,
+    /// Trim zones as soon as every copy in them died.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub trim_dead_zones: bool,
     /// NoWA's deferred compensation.
     pub defer_compensation: bool,
     /// The zone area's bound, bytes.
@@ -406,6 +409,7 @@ impl Oop {
             delta_chain: o.deltas.then_some(o.delta_chain),
             delta_merge: o.deltas.then_some(o.delta_merge),
             delta_cache: o.deltas.then_some(o.delta_cache_bytes),
+            trim_dead_zones: o.trim_dead_zones,
             defer_compensation: o.defer_compensation,
             space_limit: o.space_limit_bytes,
             placement: o.placement.map(|p| p.to_string()).or_else(|| {
@@ -456,13 +460,10 @@ impl Oop {
             }
             None => None,
         };
-        let gc_victim = match &self.gc_victim {
-            Some(p) => Some(
-                p.parse::<nowa_logspace::PolicyKind>()
-                    .map_err(|e| field("gc_victim", &e))?,
-            ),
-            None => None,
-        };
+        let gc_victim = (self.gc_victim.as_deref())
+            .map(str::parse::<nowa_logspace::PolicyKind>)
+            .transpose()
+            .map_err(|e| field("gc_victim", &e))?;
         if !(1..=256).contains(&self.open_zones) {
             return Err(field(
                 "open_zones",
@@ -495,6 +496,7 @@ impl Oop {
             delta_chain: self.delta_chain.unwrap_or(OopConfig::default().delta_chain),
             delta_merge: self.delta_merge.unwrap_or(OopConfig::default().delta_merge),
             delta_cache_bytes: self.delta_cache.unwrap_or(0),
+            trim_dead_zones: self.trim_dead_zones,
             packing: self.packing,
             background_gc: self.background_gc,
             defer_compensation: self.defer_compensation,

@@ -32,6 +32,7 @@ fn small() -> Spec {
             separate_wal: false,
             pacing: Some(nowa_bench::ycsb::Pacing::default()),
             write_path: Path::InPlace,
+            record_cache: 0,
         },
     }
 }
@@ -62,6 +63,7 @@ fn oop() -> Spec {
             // Resolved as the driver resolves them (every default in the spec).
             delta_merge: Some(OopConfig::default().delta_merge),
             delta_cache: Some(0),
+            trim_dead_zones: false,
             defer_compensation: false,
             space_limit: None,
             placement: Some("sepbit:4".into()),
