@@ -163,6 +163,7 @@ pub fn run_cmd(a: CkptArgs) -> Result<()> {
     }
     // Bad flags and paths are refused before the banner (one line, exit 2).
     ckpt::prepare(&spec).map_err(lab_error)?;
+    nowa_lab::Cancel.on_sigint();
     eprintln!(
         "nowa ckpt: seed {} ({} seeds), {}, {} paced runs",
         spec.seed,
@@ -193,5 +194,5 @@ pub fn run_cmd(a: CkptArgs) -> Result<()> {
     for p in &o.files {
         eprintln!("nowa ckpt: wrote {}", p.display());
     }
-    Ok(())
+    crate::stop_if(o.interrupted)
 }

@@ -307,6 +307,14 @@ pub fn interrupted(what: impl Into<String>) -> anyhow::Error {
     anyhow::Error::new(Interrupted(what.into()))
 }
 
+/// After a run's results were printed: Ctrl-C's "interrupted" line on stdout, then exit 130.
+pub fn stop_if(what: Option<String>) -> anyhow::Result<()> {
+    what.map_or(Ok(()), |w| {
+        println!("interrupted (Ctrl-C): {w}");
+        Err(interrupted(w))
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::one_line_chain;

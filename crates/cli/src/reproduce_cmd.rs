@@ -48,6 +48,7 @@ pub fn run(a: ReproduceArgs) -> Result<()> {
     };
     // Refused before anything runs (the library checks again).
     reproduce::prepare_out(&spec.out, spec.force).map_err(lab_error)?;
+    nowa_lab::Cancel.on_sigint();
     let papers: Vec<String> = spec.papers().iter().map(|p| p.to_string()).collect();
     eprintln!(
         "nowa reproduce: {:?} scale, seed {}, papers {}, into {}",
@@ -90,5 +91,5 @@ pub fn run(a: ReproduceArgs) -> Result<()> {
             e.note.as_deref().unwrap_or("")
         );
     }
-    Ok(())
+    crate::stop_if(r.interrupted)
 }

@@ -1,5 +1,6 @@
-//! Ctrl-C in `nowa sim`, `ycsb`, `table1`, `tpcc`, `infer-gc-unit` and `trace gen`: the run stops, prints and writes what
-//! it measured so far, and exits with 130 (128 + SIGINT).
+//! Ctrl-C in `nowa sim`, `ycsb`, `table1`, `tpcc`, `infer-gc-unit`, `trace gen`, `ckpt figures`
+//! and `reproduce`: the run stops, prints and writes what it measured so far, and exits with
+//! 130 (128 + SIGINT).
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -10,6 +11,16 @@ use std::time::{Duration, Instant};
 /// Starts `nowa args`, waits until its stderr shows `ready` (the run's header, printed once
 /// the Ctrl-C handler is installed) and then `after`, sends SIGINT, and collects the output.
 fn interrupt(args: &[&str], ready: &str, after: Duration) -> (Output, String, f64) {
+    interrupt_at(args, ready, None, after)
+}
+
+/// [`interrupt`], waiting also for `file` to exist (a part of the run finished) before `after`.
+fn interrupt_at(
+    args: &[&str],
+    ready: &str,
+    file: Option<&Path>,
+    after: Duration,
+) -> (Output, String, f64) {
     let mut child: Child = Command::new(env!("CARGO_BIN_EXE_nowa"))
         .args(args)
         .stdin(Stdio::null())
@@ -35,6 +46,14 @@ fn interrupt(args: &[&str], ready: &str, after: Duration) -> (Output, String, f6
         if line.contains(ready) {
             break;
         }
+    }
+    while let Some(f) = file.filter(|f| !f.exists()) {
+        assert!(
+            t.elapsed() < Duration::from_secs(900),
+            "{} never written",
+            f.display()
+        );
+        std::thread::sleep(Duration::from_millis(100));
     }
     std::thread::sleep(after);
     assert!(
@@ -339,4 +358,101 @@ fn common_stats(file: &str) -> serde_json::Value {
         .expect("run nowa");
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     serde_json::from_slice(&o.stdout).expect("json")
+}
+
+/// Ctrl-C in `nowa ckpt figures` during its second paced run (the first finished): the child
+/// is stopped, the tables and figures cover the finished run, stdout says "interrupted", exit
+/// 130, and the part-run is not left in --work (a later run would reuse it as whole).
+#[test]
+fn ctrl_c_in_ckpt_figures_keeps_the_runs_that_finished() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let (out, work) = (dir.path().join("out"), dir.path().join("work"));
+    let first = work.join("run-inplace-b50-m0-s42-1s.json");
+    let args = [
+        "ckpt",
+        "figures",
+        "-q",
+        "--warehouses",
+        "1",
+        "--seconds",
+        "1",
+        "--buffers",
+        "50",
+        "--counts",
+        "0,3",
+        "--paths",
+        "inplace",
+        "--recovery-counts",
+        "--out",
+        out.to_str().expect("utf-8"),
+        "--work",
+        work.to_str().expect("utf-8"),
+    ];
+    let (res, err, stop) = interrupt_at(
+        &args,
+        "nowa ckpt: seed",
+        Some(&first),
+        Duration::from_millis(1500),
+    );
+    let text = String::from_utf8_lossy(&res.stdout);
+    assert_eq!(res.status.code(), Some(130), "{text}\n{err}");
+    assert!(stop < 20.0, "took {stop} s to stop");
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("interrupted (Ctrl-C): 1 of 2 paced runs")),
+        "{text}"
+    );
+    assert!(text.contains("## Table I"), "{text}");
+    assert_eq!(csv_rows(&out.join("ckpt-runs.csv")), 1, "the finished run");
+    let left: Vec<_> = std::fs::read_dir(&work)
+        .expect("work")
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".json"))
+        .collect();
+    assert_eq!(left, ["run-inplace-b50-m0-s42-1s.json"], "no part-run kept");
+}
+
+/// Ctrl-C in `nowa reproduce`: the report is written with the interrupted paper's entries
+/// missing and `"interrupted"` in its JSON and Markdown, stdout says so, exit 130.
+#[test]
+fn ctrl_c_in_reproduce_writes_the_report_so_far() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let out = dir.path().join("rep");
+    let args = [
+        "reproduce",
+        "-q",
+        "--quick",
+        "--paper",
+        "hot-page-aware-checkpointing",
+        "--out",
+        out.to_str().expect("utf-8"),
+    ];
+    let (res, err, stop) = interrupt(&args, "nowa reproduce:", Duration::from_millis(1500));
+    let text = String::from_utf8_lossy(&res.stdout);
+    assert_eq!(res.status.code(), Some(130), "{text}\n{err}");
+    assert!(stop < 20.0, "took {stop} s to stop");
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("interrupted (Ctrl-C): papers finished: none")),
+        "{text}"
+    );
+    let v: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(out.join("reproduction.json")).expect("json"),
+    )
+    .expect("a report");
+    assert!(v["interrupted"].is_string(), "{v}");
+    let es = v["entries"].as_array().expect("entries");
+    assert!(!es.is_empty());
+    for e in es {
+        assert_eq!(e["verdict"], "missing", "{e}");
+        assert!(
+            e["note"]
+                .as_str()
+                .is_some_and(|n| n.contains("interrupted")),
+            "{e}"
+        );
+    }
+    let md = std::fs::read_to_string(out.join("REPRODUCTION.md")).expect("md");
+    assert!(md.contains("**Interrupted (Ctrl-C)**"), "{md}");
 }

@@ -16,7 +16,7 @@ pub use figures::{Outcome, Point, Recovery, Row};
 pub use report::TpccReport;
 pub use runs::tpcc_report;
 
-use crate::Error;
+use crate::{Cancel, Error};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -289,23 +289,43 @@ pub fn run(spec: &Spec, host: &dyn Host, observe: Observer<'_>) -> Result<Outcom
     let total = (points.len() + crash_points.len()) as u64;
     let mut runs = Vec::new();
     for (i, p) in points.into_iter().enumerate() {
+        if Cancel.requested() {
+            break;
+        }
         observe(i as u64, total, &p.name());
-        let r = runs::paced(spec, host, &p)?;
-        runs.push((p, r));
+        match runs::paced(spec, host, &p)? {
+            Some(r) => runs.push((p, r)),
+            None => break,
+        }
     }
     let mut crashes = Vec::new();
-    for p in crash_points {
+    for p in crash_points.into_iter().take_while(|_| !Cancel.requested()) {
         observe(
             (runs.len() + crashes.len()) as u64,
             total,
             &format!("crash {}", p.name()),
         );
-        let r = runs::crash(spec, host, &p)?;
-        crashes.push((p, r));
+        match runs::crash(spec, host, &p)? {
+            Some(r) => crashes.push((p, r)),
+            None => break,
+        }
     }
-    assert_eq!((runs.len() + crashes.len()) as u64, total, "every run ran");
-    observe(total, total, "figures");
-    figures::write_all(spec, &runs, &crashes, "png")
+    let ran = (runs.len() + crashes.len()) as u64;
+    // Ctrl-C: the figures and tables of the runs that finished, and what was left.
+    let stop = Cancel.requested().then(|| {
+        format!(
+            "{} of {} paced runs and {} of {} crashes finished; the figures and tables cover them",
+            runs.len(),
+            spec.points().len(),
+            crashes.len(),
+            total as usize - spec.points().len()
+        )
+    });
+    assert!(stop.is_some() || ran == total, "every run ran");
+    observe(ran, total, "figures");
+    let mut o = figures::write_all(spec, &runs, &crashes, "png")?;
+    o.interrupted = stop;
+    Ok(o)
 }
 
 /// Checks the spec and creates `out` and `work` (before any work: a bad path is refused

@@ -1,11 +1,14 @@
 //! The child processes: one paced `nowa tpcc` run per point, and the crash runs (killed
 //! with SIGKILL `seconds` after their load, then recovered by [`Host::check`]). Both reuse
-//! their result from `work` when present.
+//! their result from `work` when present. Both poll Ctrl-C ([`Cancel`]): a stop kills the
+//! child and returns `None`; the point's part-run is not kept (a reused `work` would take it
+//! for a whole run).
 
 use super::{Host, Point, Recovery, Spec, TpccReport};
-use crate::Error;
+use crate::{Cancel, Error};
+use std::io::{Read as _, Seek as _};
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 fn failed(what: &'static str, msg: String) -> Error {
@@ -15,38 +18,72 @@ fn failed(what: &'static str, msg: String) -> Error {
     }
 }
 
-/// One `nowa tpcc ARGS --out=FILE` child process: its typed report.
+/// Polls `child` every 50 ms until it exits (`Some`) or Ctrl-C is asked (`None`: the child
+/// is killed and reaped; in a terminal it had the SIGINT too).
+fn wait_or_stop(child: &mut Child) -> Result<Option<ExitStatus>, Error> {
+    loop {
+        if Cancel.requested() {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Ok(None);
+        }
+        let st = child
+            .try_wait()
+            .map_err(|e| failed("running nowa tpcc", e.to_string()))?;
+        if st.is_some() {
+            return Ok(st);
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// One `nowa tpcc ARGS --out=FILE` child process: its typed report, or `None` when Ctrl-C
+/// stopped it (`FILE`, a part-run, removed).
 ///
 /// # Errors
 /// The child cannot start or fails (its stderr is the message), or its report is unreadable.
-pub fn tpcc_report(host: &dyn Host, args: &[String], file: &Path) -> Result<TpccReport, Error> {
-    let out = Command::new(host.exe()?)
+pub fn tpcc_report(
+    host: &dyn Host,
+    args: &[String],
+    file: &Path,
+) -> Result<Option<TpccReport>, Error> {
+    // Its stderr goes to a file, not a pipe, so a long message cannot block the child while
+    // this process polls it.
+    let mut err = tempfile::tempfile().map_err(|e| failed("running nowa tpcc", e.to_string()))?;
+    let mut child = Command::new(host.exe()?)
         .arg("tpcc")
         .args(args)
         .arg(format!("--out={}", file.display()))
         .stdout(Stdio::null())
-        .output()
+        .stderr(
+            err.try_clone()
+                .map_err(|e| failed("running nowa tpcc", e.to_string()))?,
+        )
+        .spawn()
         .map_err(|e| failed("running nowa tpcc", e.to_string()))?;
-    if !out.status.success() {
+    let status = wait_or_stop(&mut child)?;
+    let Some(status) = status.filter(|_| !Cancel.requested()) else {
+        let _ = std::fs::remove_file(file);
+        return Ok(None);
+    };
+    if !status.success() {
+        let mut msg = String::new();
+        let _ = err.rewind().and_then(|()| err.read_to_string(&mut msg));
         return Err(failed(
             "nowa tpcc",
-            format!(
-                "{} failed: {}",
-                args.join(" "),
-                String::from_utf8_lossy(&out.stderr).trim()
-            ),
+            format!("{} failed: {}", args.join(" "), msg.trim()),
         ));
     }
-    TpccReport::read(file)
+    TpccReport::read(file).map(Some)
 }
 
-/// One paced run on the simulated SSD (reused from `work`).
-pub(super) fn paced(spec: &Spec, host: &dyn Host, p: &Point) -> Result<TpccReport, Error> {
+/// One paced run on the simulated SSD (reused from `work`); `None`: stopped by Ctrl-C.
+pub(super) fn paced(spec: &Spec, host: &dyn Host, p: &Point) -> Result<Option<TpccReport>, Error> {
     let file = spec
         .work
         .join(format!("run-{}-{}s.json", p.name(), spec.seconds));
     if let Ok(r) = TpccReport::read(&file) {
-        return Ok(r);
+        return Ok(Some(r));
     }
     let mut args = spec.tpcc_args(p);
     args.push(format!("--duration={}", spec.seconds));
@@ -57,10 +94,10 @@ pub(super) fn paced(spec: &Spec, host: &dyn Host, p: &Point) -> Result<TpccRepor
 }
 
 /// Polls for the child's `--ready-file` (written once its load is done); fails if the child
-/// exits first.
-fn wait_loaded(child: &mut std::process::Child, ready: &Path) -> Result<(), Error> {
+/// exits first. Returns at once when Ctrl-C is asked (the caller kills the child).
+fn wait_loaded(child: &mut Child, ready: &Path) -> Result<(), Error> {
     let t = Instant::now();
-    while !ready.exists() {
+    while !ready.exists() && !Cancel.requested() {
         let st = child
             .try_wait()
             .map_err(|e| failed("the crash run", e.to_string()))?;
@@ -122,7 +159,10 @@ fn crash_child(spec: &Spec, host: &dyn Host, p: &Point, img: &Path) -> Result<()
         .map_err(|e| failed("running nowa tpcc", e.to_string()))?;
     let loaded = wait_loaded(&mut child, &ready);
     if loaded.is_ok() {
-        std::thread::sleep(Duration::from_secs_f64(spec.seconds));
+        let run = Instant::now();
+        while run.elapsed().as_secs_f64() < spec.seconds && !Cancel.requested() {
+            std::thread::sleep(Duration::from_millis(50));
+        }
     }
     // kill -9 whatever happened (a failed load leaves no child behind either).
     let _ = child.kill();
@@ -142,8 +182,8 @@ fn check_args(spec: &Spec, p: &Point, img: &Path) -> Vec<String> {
 }
 
 /// A run on a file killed `seconds` into its run phase, then recovered and checked
-/// (reused from `work`).
-pub(super) fn crash(spec: &Spec, host: &dyn Host, p: &Point) -> Result<Recovery, Error> {
+/// (reused from `work`); `None`: stopped by Ctrl-C before the kill (nothing recovered).
+pub(super) fn crash(spec: &Spec, host: &dyn Host, p: &Point) -> Result<Option<Recovery>, Error> {
     let file = spec
         .work
         .join(format!("crash-{}-{}s.json", p.name(), spec.seconds));
@@ -151,10 +191,14 @@ pub(super) fn crash(spec: &Spec, host: &dyn Host, p: &Point) -> Result<Recovery,
         .ok()
         .and_then(|t| serde_json::from_str::<Recovery>(&t).ok())
     {
-        return Ok(r);
+        return Ok(Some(r));
     }
     let img = spec.work.join(format!("crash-{}.img", p.name()));
     crash_child(spec, host, p, &img)?;
+    if Cancel.requested() {
+        let _ = std::fs::remove_file(&img);
+        return Ok(None);
+    }
     let checked = host.check(&check_args(spec, p, &img));
     let _ = std::fs::remove_file(&img);
     let r = recovery_of(&checked?, &p.name())?;
@@ -166,7 +210,7 @@ pub(super) fn crash(spec: &Spec, host: &dyn Host, p: &Point) -> Result<Recovery,
     );
     let json = serde_json::to_string(&r).map_err(|e| Error::io(&file, e))?;
     std::fs::write(&file, json).map_err(|e| Error::io(&file, e))?;
-    Ok(r)
+    Ok(Some(r))
 }
 
 #[cfg(test)]

@@ -28,7 +28,7 @@ pub use values::{PaperValue, PAPER_VALUES};
 pub use verdict::{Criterion, Verdict};
 
 use crate::ckpt::Host;
-use crate::{Error, Identity};
+use crate::{Cancel, Error, Identity};
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -221,8 +221,13 @@ pub fn run(spec: &Spec, host: &dyn Host, observe: Observer<'_>) -> Result<Reprod
     let total: u64 = papers.iter().map(|p| p.weight(spec.scale)).sum();
     let mut done = 0;
     let mut entries = Vec::new();
+    let mut finished = Vec::new();
     for p in papers {
         let w = p.weight(spec.scale);
+        if Cancel.requested() {
+            entries.extend(report::entries(p, Err(stopped())));
+            continue;
+        }
         let dir = spec.out.join(p.name());
         let sub = |d: u64, t: u64, what: &str| {
             observe(
@@ -237,13 +242,29 @@ pub fn run(spec: &Spec, host: &dyn Host, observe: Observer<'_>) -> Result<Reprod
         done += w;
         assert!(done <= total, "progress within its total");
         observe(done, total, p.name());
+        // A paper whose runs Ctrl-C cut short measured part of its grid: not judged.
+        let measured = if Cancel.requested() {
+            Err(stopped())
+        } else {
+            measured
+        };
+        if measured.is_ok() {
+            finished.push(p.name());
+        }
         entries.extend(report::entries(p, measured));
     }
+    let interrupted = Cancel.requested().then(|| {
+        format!(
+            "papers finished: {}; the others' entries are missing and their figures cover the runs that finished",
+            if finished.is_empty() { "none".into() } else { finished.join(", ") }
+        )
+    });
     let mut rep = Reproduction {
         nowa: Identity::now("reproduce", spec, spec.seed),
         command: spec.command_line(),
         scale: spec.scale,
         entries,
+        interrupted,
     };
     assert!(
         rep.entries
@@ -252,19 +273,23 @@ pub fn run(spec: &Spec, host: &dyn Host, observe: Observer<'_>) -> Result<Reprod
         "entries only of the papers run"
     );
     keep_other_papers(&mut rep, &spec.out.join("reproduction.json"));
-    report::write(&rep, &spec.out)?;
-    // The docs beside the report (docs/*.md for --out docs/reproduction) carry its tables as
-    // generated blocks: regenerated here, so no doc quotes a number the report does not hold.
-    if let Some(docs) = spec.out.parent().filter(|p| !p.as_os_str().is_empty()) {
-        for f in report::sync_docs(&rep, docs, true)? {
-            observe(
-                total,
-                total,
-                &format!("regenerated the tables of {}", f.display()),
-            );
+    write_report(&rep, &spec.out, &|what: &str| observe(total, total, what))?;
+    Ok(rep)
+}
+
+/// Writes the report into `out`. The docs beside it (docs/*.md for --out docs/reproduction)
+/// carry its tables as generated blocks: regenerated here, so no doc quotes a number the
+/// report does not hold (not from an interrupted report: its missing entries would replace
+/// the docs' numbers).
+fn write_report(rep: &Reproduction, out: &Path, said: &dyn Fn(&str)) -> Result<(), Error> {
+    report::write(rep, out)?;
+    let docs = out.parent().filter(|p| !p.as_os_str().is_empty());
+    if let Some(docs) = docs.filter(|_| rep.interrupted.is_none()) {
+        for f in report::sync_docs(rep, docs, true)? {
+            said(&format!("regenerated the tables of {}", f.display()));
         }
     }
-    Ok(rep)
+    Ok(())
 }
 
 /// Re-running some papers into a report of the same scale (`--paper X --force`) updates
@@ -319,6 +344,14 @@ fn command_history(old: &str, new: &str) -> String {
     let line = runs.join("; then ");
     assert!(line.ends_with(new), "the latest run last");
     line
+}
+
+/// A paper's runs cut short by Ctrl-C.
+fn stopped() -> Error {
+    Error::Failed {
+        what: "its runs",
+        source: "interrupted (Ctrl-C)".into(),
+    }
 }
 
 fn run_paper(

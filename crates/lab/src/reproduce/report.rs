@@ -52,6 +52,9 @@ pub struct Reproduction {
     pub scale: Scale,
     /// One entry per paper value of the papers run.
     pub entries: Vec<Entry>,
+    /// Ctrl-C stopped the run: which papers finished (the others' entries are `missing`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interrupted: Option<String>,
 }
 
 fn entry(v: &PaperValue, m: Option<&Measured>, note: Option<String>) -> Entry {
@@ -145,6 +148,9 @@ pub fn write_markdown(r: &Reproduction) -> String {
          scale (`crates/lab/tests/committed_values.rs`), \"-\" where it does not.\n",
         r.command, r.nowa.version, r.nowa.commit, r.nowa.seed, r.nowa.started
     );
+    if let Some(w) = &r.interrupted {
+        let _ = writeln!(s, "**Interrupted (Ctrl-C)**: {w}.\n");
+    }
     s.push_str("| paper | entries | reproduced | shape | off | missing |\n|---|---:|---:|---:|---:|---:|\n");
     for p in Paper::ALL {
         let es: Vec<&Entry> = r.entries.iter().filter(|e| e.paper == p.name()).collect();
@@ -359,6 +365,7 @@ mod tests {
             command: "nowa reproduce --quick --out DIR".into(),
             scale: Scale::Quick,
             entries,
+            interrupted: None,
         }
     }
 

@@ -160,6 +160,7 @@ mod tests {
             command: "nowa reproduce --quick --out DIR".into(),
             scale: Scale::Quick,
             entries: report::entries(Paper::SsdIq, Ok(ms.to_vec())),
+            interrupted: None,
         }
     }
 

@@ -84,7 +84,10 @@ pub(super) fn run(
         sub(i as u64, RUNS.len() as u64, &format!("TPC-C {name}"));
         let mut f = base.clone();
         f.extend(extra.split_whitespace().map(String::from));
-        let r = crate::ckpt::tpcc_report(host, &f, &dir.join(format!("tpcc-{name}.json")))?;
+        let Some(r) = crate::ckpt::tpcc_report(host, &f, &dir.join(format!("tpcc-{name}.json")))?
+        else {
+            return Err(super::stopped());
+        };
         outs.push(TpccOutcome::of(&r));
     }
     assert_eq!(outs.len(), RUNS.len(), "one outcome per configuration");
