@@ -15,15 +15,20 @@ fn failed(what: &'static str, msg: String) -> Error {
     }
 }
 
-/// One `nowa tpcc ARGS --out=FILE` child process: its typed report.
+/// One `nowa tpcc ARGS --out=DIR` child process: its typed report, moved from DIR to `file`.
 ///
 /// # Errors
 /// The child cannot start or fails (its stderr is the message), or its report is unreadable.
 pub fn tpcc_report(host: &dyn Host, args: &[String], file: &Path) -> Result<TpccReport, Error> {
+    // The child's --out directory beside `file`, ours: a killed earlier run's is replaced.
+    let dir = file.with_extension("out");
+    if dir.is_dir() {
+        std::fs::remove_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+    }
     let out = Command::new(host.exe()?)
         .arg("tpcc")
         .args(args)
-        .arg(format!("--out={}", file.display()))
+        .arg(format!("--out={}", dir.display()))
         .stdout(Stdio::null())
         .output()
         .map_err(|e| failed("running nowa tpcc", e.to_string()))?;
@@ -37,6 +42,9 @@ pub fn tpcc_report(host: &dyn Host, args: &[String], file: &Path) -> Result<Tpcc
             ),
         ));
     }
+    let result = dir.join(crate::tpcc::RESULT_FILE);
+    std::fs::rename(&result, file).map_err(|e| Error::io(&result, e))?;
+    std::fs::remove_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
     TpccReport::read(file)
 }
 
