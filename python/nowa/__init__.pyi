@@ -132,7 +132,7 @@ def tpcc(
     steady: bool = ...,  # Steady TPC-C (ZLeanStore's batch deletes, window 2100): the database does not grow
     seed: str | int | float | None = ...,  # Seed of the load and of the transaction inputs
     device: str | int | float | None = ...,  # Device: sim (simulated SSD in memory), mem (plain memory), or a file / block device path
-    force: str | int | float | None = ...,  # Allow overwriting a --device path that holds something else; must repeat the path
+    force: str | int | float | None = ...,  # Allow overwriting a --device path that holds something else, or writing into a non-empty -
     capacity: str | int | float | None = ...,  # Device capacity. Default: sized so the data fills --dataset-fill of it. A given capacity s
     dataset_fill: str | int | float | None = ...,  # The data's share of the device's page space (the device minus the WAL region and the engin
     op: str | int | float | None = ...,  # Simulated SSD over-provisioning (spare/logical)

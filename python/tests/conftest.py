@@ -1,6 +1,7 @@
 """Shared helpers of the Python tests: the CLI binary, wall-clock fields, tiny specs."""
 
 import os
+import signal
 import subprocess
 from pathlib import Path
 
@@ -23,8 +24,26 @@ def nowa_bin() -> str:
     pytest.fail("no nowa binary: build it (cargo build -p nowa-cli) or set NOWA_BIN")
 
 
+def default_sigint() -> None:
+    """A child's SIGINT back to the default (death): pytest started as a background job of a
+    non-interactive shell inherits SIGINT ignored, and so would every child it starts."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([nowa_bin(), *args], capture_output=True, text=True)
+    return subprocess.run([nowa_bin(), *args], capture_output=True, text=True, preexec_fn=default_sigint)
+
+
+@pytest.fixture
+def ctrl_c():
+    """Python's Ctrl-C handler (KeyboardInterrupt) for the test, whatever pytest inherited: a
+    background job of a non-interactive shell starts with SIGINT ignored, so Python installs
+    none and a SIGINT would never reach nowa's run (the test "DID NOT RAISE")."""
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield lambda: os.kill(os.getpid(), signal.SIGINT)
+    finally:
+        signal.signal(signal.SIGINT, before)
 
 
 def deterministic(v):

@@ -2,8 +2,6 @@
 SSD or in memory, small sizes), bad keyword arguments raise ValueError naming the flag."""
 
 import json
-import os
-import signal
 import threading
 
 import pytest
@@ -85,8 +83,8 @@ def test_bad_flags_raise_one_line_value_errors_naming_the_flag(command, kwargs, 
     assert field in str(e.value) and "\n" not in str(e.value), str(e.value)
 
 
-def test_ctrl_c_stops_a_ycsb_run_with_the_partial_result():
-    timer = threading.Timer(2.0, lambda: os.kill(os.getpid(), signal.SIGINT))
+def test_ctrl_c_stops_a_ycsb_run_with_the_partial_result(ctrl_c):
+    timer = threading.Timer(2.0, ctrl_c)
     timer.start()
     with pytest.raises(KeyboardInterrupt) as e:
         nowa.ycsb(records="2k", seconds=120, interval=0.1, threads=1, pacing="off", seed=1)

@@ -1,8 +1,6 @@
 """nowa.sim / nowa.run / nowa.frame against the CLI."""
 
 import json
-import os
-import signal
 import subprocess
 import sys
 import threading
@@ -111,8 +109,8 @@ def test_the_gil_is_released_during_a_run():
     assert spins > 10_000, spins
 
 
-def test_ctrl_c_raises_keyboard_interrupt_with_the_partial_result():
-    timer = threading.Timer(1.0, lambda: os.kill(os.getpid(), signal.SIGINT))
+def test_ctrl_c_raises_keyboard_interrupt_with_the_partial_result(ctrl_c):
+    timer = threading.Timer(1.0, ctrl_c)
     timer.start()
     with pytest.raises(KeyboardInterrupt) as e:
         nowa.sim(capacity="1GiB", warmup=0.2, volume=5000, interval=0.1, seed=1)

@@ -7,7 +7,7 @@ import time
 import pytest
 
 import nowa
-from conftest import ROOT, SMALL, deterministic
+from conftest import ROOT, SMALL, default_sigint, deterministic
 from nowa.sweep import derived_seed, done_hashes, points
 
 BASE = dict(SMALL, workload="zipf:0.9", op=0.2)
@@ -71,19 +71,30 @@ def test_ray_gives_exactly_the_local_results(tmp_path):
 
 def test_a_killed_sweep_resumes_without_running_finished_points_again(tmp_path):
     job = tmp_path / "job.toml"
-    job.write_text('command = "sim"\n[spec]\ncapacity = "1GiB"\nwarmup = 1\nvolume = 3\nworkload = "zipf:0.9"\n')
+    # Points long enough (a few seconds each, more under load) that the kill after the second
+    # always finds the sweep running; the resumed run pays for the four left.
+    job.write_text('command = "sim"\n[spec]\ncapacity = "1GiB"\nwarmup = 1\nvolume = 8\nworkload = "zipf:0.9"\n')
     store = tmp_path / "store"
     grid = ["--grid", "op_physical=8%,9%,10%,11%,12%,13%"]
-    p = subprocess.Popen([sys.executable, "-m", "nowa", "sweep", str(job), *grid, "--workers", "1", "--store", str(store)],
-                         stderr=subprocess.PIPE, text=True)
-    while len(done_hashes(store)) < 2 and p.poll() is None:
-        time.sleep(0.05)
-    p.kill()
-    p.wait()
+    # stderr to a file, not a pipe: nobody reads a pipe while the test polls, so a full one
+    # would stop the sweep at its next progress line.
+    log = tmp_path / "sweep.err"
+    with open(log, "w") as err:
+        p = subprocess.Popen([sys.executable, "-m", "nowa", "sweep", str(job), *grid, "--workers", "1", "--store", str(store)],
+                             stderr=err, preexec_fn=default_sigint)
+        while len(done_hashes(store)) < 2 and p.poll() is None:
+            time.sleep(0.05)
+        ended_alone = p.poll()
+        p.kill()
+        p.wait()
     finished = {f.name: f.stat().st_mtime_ns for f in store.glob("part-*.parquet")}
-    assert 2 <= len(finished) < 6, "killed mid-sweep"
+    assert ended_alone is None and 2 <= len(finished) < 6, (
+        f"killed mid-sweep: {len(finished)} of 6 points were in the store, the sweep "
+        f"{'had ended with exit code %s' % ended_alone if ended_alone is not None else 'was running'}; "
+        f"its stderr:\n{log.read_text()[-4000:]}"
+    )
     out = subprocess.run([sys.executable, "-m", "nowa", "sweep", str(job), *grid, "--store", str(store)],
-                         capture_output=True, text=True)
+                         capture_output=True, text=True, preexec_fn=default_sigint)
     assert out.returncode == 0, out.stderr
     assert f"{len(finished)} already in" in out.stderr
     assert f"{6 - len(finished)} to run" in out.stderr

@@ -8,7 +8,7 @@ mod replay;
 use crate::flags::{self, count, parsed};
 use crate::lab_error;
 use anyhow::Result;
-use clap::{Args, Subcommand, ValueEnum as _};
+use clap::{Args, Subcommand};
 use nowa_frozen::{ClassifierKind, Encoding, FeatureSet, SampleKinds};
 use nowa_lab::frozen::tools::{self, BenchSpec, StatsSpec};
 use nowa_lab::frozen::training::{self, SynthSpec, TrainSpec};
@@ -25,7 +25,7 @@ pub struct FrozenArgs {
 #[derive(Subcommand, Debug)]
 enum FrozenSub {
     /// Train a frozen-page model on a write log (`--record-writes`), print accuracy, recall
-    /// and false-positive rate on the held-out test split, and write MODEL.json.
+    /// and false-positive rate on the held-out test split, and write OUT/model.json.
     Train(TrainArgs),
     /// Pearson correlation of each HR field (current and last record), WT-diff, VD-diff
     /// and the age with the frozen label, for user writes and for GC moves (the paper's
@@ -56,10 +56,11 @@ struct TrainArgs {
     /// The write log.
     #[arg(long, value_name = "FILE")]
     writes: PathBuf,
-    /// Where the model goes (JSON).
-    #[arg(long, value_name = "MODEL.json")]
+    /// Output directory: the model goes to OUT/model.json (created; a directory that holds
+    /// something needs --force).
+    #[arg(long, value_name = "DIR")]
     out: PathBuf,
-    /// Overwrite --out if it exists.
+    /// Write into a non-empty --out (its model.json is overwritten).
     #[arg(long)]
     force: bool,
     /// Seed of the 75/25 split and of SGD's shuffles.
@@ -123,10 +124,11 @@ struct StatsArgs {
 
 #[derive(Args, Debug)]
 struct SynthArgs {
-    /// Output write log.
-    #[arg(long, value_name = "FILE")]
+    /// Output directory: the log goes to OUT/writes.log (created; a directory that holds
+    /// something needs --force).
+    #[arg(long, value_name = "DIR")]
     out: PathBuf,
-    /// Overwrite --out if it exists.
+    /// Write into a non-empty --out (its writes.log is overwritten).
     #[arg(long)]
     force: bool,
     /// DB page writes (timer ticks), e.g. 5M.
@@ -220,19 +222,7 @@ fn train(a: &TrainArgs) -> Result<()> {
         frozen_threshold: a.frozen_threshold,
     };
     spec.check().map_err(lab_error)?;
-    crate::resources::check_output_file("--out", Some(&a.out))?;
-    eprintln!(
-        "nowa frozen train: seed {}, log {}, {} with TWL {} on {} ({} encoding, {} samples)",
-        a.seed,
-        a.writes.display(),
-        a.classifier.name(),
-        a.twl,
-        a.features,
-        a.encoding.name(),
-        a.samples
-            .to_possible_value()
-            .map_or_else(String::new, |v| v.get_name().to_owned())
-    );
+    eprintln!("nowa frozen train: {}", spec.banner());
     let out = training::train(&spec, &nowa_lab::Cancel).map_err(lab_error)?;
     if a.json {
         println!("{}", serde_json::to_string_pretty(&out)?);
@@ -244,7 +234,6 @@ fn train(a: &TrainArgs) -> Result<()> {
 
 /// `nowa frozen synth`: flags -> [`SynthSpec`] -> the log (nowa-lab).
 fn synth(a: &SynthArgs) -> Result<()> {
-    crate::resources::check_new_output("--out", &a.out, a.force)?;
     let spec = SynthSpec {
         out: a.out.clone(),
         force: a.force,
@@ -267,7 +256,7 @@ fn synth(a: &SynthArgs) -> Result<()> {
         s.records,
         s.user,
         s.free,
-        a.out.display()
+        spec.log().display()
     );
     Ok(())
 }

@@ -453,17 +453,9 @@ mod tests {
         }
     }
 
-    /// Commands whose `--out` still names one file (every other `--out` is a directory).
-    const OUT_IS_A_FILE: &[&str] = &[
-        "tpcc",
-        "frozen train",
-        "frozen synth",
-        "frozen from-trace",
-        "capture",
-    ];
-
-    /// `--out` names a directory (its help says so, and files are named inside it), except
-    /// on the commands listed in [`OUT_IS_A_FILE`]; no default under docs/.
+    /// `--out` names a directory on every command (its help says so, and files are named
+    /// inside it: `tpcc` and `frozen train|synth|from-trace` named one file); no default
+    /// under docs/.
     #[test]
     fn out_names_a_directory_and_never_defaults_into_docs() {
         let mut dirs = 0;
@@ -480,16 +472,13 @@ mod tests {
                 !h.contains("docs/figures") || h.contains("never docs/"),
                 "nowa {path} --out defaults into docs/: {h}"
             );
-            if OUT_IS_A_FILE.contains(&path.as_str()) {
-                continue;
-            }
             dirs += 1;
             assert!(
                 h.to_lowercase().contains("director"),
                 "nowa {path} --out: {h:?}"
             );
         }
-        assert!(dirs >= 7, "{dirs} directory --out flags");
+        assert!(dirs >= 12, "{dirs} directory --out flags");
     }
 
     /// A shell line's words: quotes grouped and removed, a `#` comment dropped.

@@ -2,7 +2,7 @@
 //! input exits 2 naming the flag.
 
 use crate::lab_error;
-pub use nowa_lab::resources::{ftl_bytes, pool_from_memory, sim_device_bytes, Need};
+pub use nowa_lab::resources::{pool_from_memory, sim_device_bytes, Need};
 use std::path::Path;
 
 /// [`nowa_lab::resources::check_memory`].

@@ -1,8 +1,8 @@
 //! `nowa sim` and `nowa sim sweep`: flags -> spec (nowa-lab) -> run -> print.
 
 use crate::flags::{self, MAX_THREADS};
-use crate::resources::{check_memory, check_output_file, create_output_dir, ftl_bytes};
-use crate::{interrupted, lab_error, usage};
+use crate::resources::{check_output_file, create_output_dir};
+use crate::{interrupted, lab_error};
 use anyhow::Result;
 use clap::{Args, Subcommand};
 use nowa_bench::sim::{self, sweep, SimResult, SimSpec};
@@ -11,7 +11,6 @@ use nowa_lab::sim::flags::{DeviceFlags, RunFlags, SimFlags, TraceFlags};
 use nowa_lab::sim::sweep::SweepSpec;
 use nowa_lab::sim::{Outcome, Spec};
 use nowa_lab::Cancel;
-use nowa_units::Bytes;
 use nowa_workload::WorkloadSpec;
 use std::path::PathBuf;
 
@@ -101,22 +100,7 @@ fn sim_error(e: nowa_bench::sim::SimError) -> anyhow::Error {
 /// The spec of `f`, after the memory check (`parallel` runs at once each hold a model).
 fn spec_of(f: &SimFlags, parallel: u64) -> Result<Spec> {
     let spec = Spec::from_flags(f).map_err(lab_error)?;
-    let bench = spec.bench().map_err(lab_error)?;
-    let l = bench.ftl.layout().map_err(|e| usage(e.to_string()))?;
-    assert!(
-        l.logical_pages >= 1 && l.units >= 1,
-        "a checked spec has pages and units"
-    );
-    let maps = ftl_bytes(l.logical_pages, l.physical_pages, u64::from(l.units));
-    let buffer = bench.ftl.write_buffer_pages.saturating_mul(48);
-    check_memory(&[
-        ("--capacity", "page maps", maps.saturating_mul(parallel)),
-        (
-            "--write-buffer",
-            "write buffer",
-            buffer.saturating_mul(parallel),
-        ),
-    ])?;
+    spec.check_memory(parallel).map_err(lab_error)?;
     Ok(spec)
 }
 
@@ -154,7 +138,7 @@ pub fn run(a: SimArgs) -> Result<()> {
         nowa_trace::open(&t.path, t.format)
             .map_err(|e| crate::lab_error(nowa_lab::trace::trace_error(e)))?;
     }
-    announce(&spec);
+    eprintln!("nowa sim: {}", spec.announce());
     let what = if spec.trace.is_some() {
         "replaying"
     } else {
@@ -182,27 +166,6 @@ pub fn run(a: SimArgs) -> Result<()> {
         Some(what) => Err(interrupted(what)),
         None => Ok(()),
     }
-}
-
-/// The run's first line on stderr: seed, workload or trace, device, policy.
-fn announce(spec: &Spec) {
-    let what = spec.trace.as_ref().map_or_else(
-        || format!("{} on {}", spec.workload, Bytes(spec.capacity)),
-        |t| format!("trace {} (fill {})", t.path.display(), spec.fill),
-    );
-    // With the garbage-proportion trigger the log sizes itself: --op does not apply.
-    let op = match spec.gc_trigger {
-        nowa_flash::GcTrigger::GarbageProportion(t) => {
-            format!("OP sized by --gc-trigger gp:{t}, not --op")
-        }
-        _ => format!("OP spare/logical {:.2}%", spec.op * 100.0),
-    };
-    eprintln!(
-        "nowa sim: seed {}, {what} ({}{op}), policy {}",
-        spec.seed,
-        if spec.zns { "zoned, " } else { "" },
-        spec.policy
-    );
 }
 
 /// The results on stdout (summary or JSON) and in the CSV files; `stopped`: the run was
@@ -272,14 +235,7 @@ fn run_sweep(s: SweepArgs) -> Result<()> {
     };
     create_output_dir("--out", &s.out)?;
     spec.check().map_err(lab_error)?;
-    eprintln!(
-        "nowa sim sweep: seeds {}..{}, device {}, OP {:.2}% spare/logical, {} threads",
-        spec.base.seed,
-        spec.base.seed + u64::from(spec.seeds) - 1,
-        Bytes(spec.base.capacity),
-        spec.base.op * 100.0,
-        spec.threads
-    );
+    eprintln!("nowa sim sweep: {}", spec.announce());
     Cancel.on_sigint();
     let pb = bar(0, s.run.quiet, "simulations");
     let progress = |done: u64, total: u64| {

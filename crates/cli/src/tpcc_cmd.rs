@@ -8,7 +8,7 @@ use crate::{interrupted, lab_error};
 use anyhow::{Context, Result};
 use clap::Args;
 use nowa_lab::tpcc::flags::{resolve, Resolved, TpccFlags};
-use nowa_lab::tpcc::{self as lab, size, CheckOutcome};
+use nowa_lab::tpcc::{self as lab, CheckOutcome};
 use std::path::PathBuf;
 
 #[derive(Args, Debug)]
@@ -22,8 +22,9 @@ pub struct TpccArgs {
     /// Per-interval CSV.
     #[arg(long, value_name = "FILE")]
     csv: Option<PathBuf>,
-    /// Write the JSON result to FILE.
-    #[arg(long, value_name = "FILE")]
+    /// Output directory: the JSON result goes to OUT/tpcc.json, the per-interval CSV to
+    /// OUT/samples.csv (created; a directory that holds something needs --force OUT).
+    #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
     /// Print the result as JSON.
     #[arg(long)]
@@ -37,7 +38,11 @@ pub struct TpccArgs {
 fn check_paths(a: &TpccArgs) -> Result<()> {
     crate::resources::check_device_path(&a.flags.device)?;
     check_output_file("--csv", a.csv.as_deref())?;
-    check_output_file("--out", a.out.as_deref())?;
+    if let Some(out) = &a.out {
+        // --force names the one path it allows to be overwritten (the device's or this).
+        let force = a.flags.force.as_deref() == Some(out.as_path());
+        nowa_lab::resources::check_out_dir("--out", out, force).map_err(lab_error)?;
+    }
     for (flag, file) in [
         ("--record-trace", &a.flags.record_trace),
         ("--record-writes", &a.flags.record_writes),
@@ -63,10 +68,20 @@ pub fn run_cmd(a: TpccArgs) -> Result<()> {
     if a.flags.check_only {
         return check_only(&a, &r).and_then(|c| consistent(&c));
     }
+    if let Some(out) = &a.out {
+        crate::resources::create_output_dir("--out", out)?;
+    }
     nowa_lab::Cancel.on_sigint();
     keep_heap();
-    print_banner(&a, &r);
-    print_sizing(&a, &r.sizing);
+    let [setup, pool] = r.banner(&a.flags);
+    let notes = (!a.quiet).then_some(pool).into_iter();
+    for line in [setup]
+        .into_iter()
+        .chain(notes)
+        .chain(r.sizing_lines(&a.flags, !a.quiet))
+    {
+        eprintln!("nowa tpcc: {line}");
+    }
     let out = run_engine(&a, &r)?;
     if out.result.interrupted {
         return Err(interrupted(format!(
@@ -95,19 +110,13 @@ fn run_engine(a: &TpccArgs, r: &Resolved) -> Result<lab::Outcome> {
     let quiet = a.quiet;
     let on_load = |p: &nowa_tpcc::LoadProgress| {
         if !quiet {
-            eprintln!(
-                "nowa tpcc: loading: {} of {} warehouses, {} rows, {:.1}s",
-                p.warehouses_done,
-                p.warehouses,
-                p.rows,
-                p.elapsed.as_secs_f64()
-            );
+            eprintln!("nowa tpcc: {}", lab::load_line(p));
         }
     };
     let on_loaded = |lr: &nowa_tpcc::LoadReport| loaded(a, lr).map_err(failed);
     let on_sample = |s: &nowa_tpcc::Sample| {
         if !quiet {
-            print_sample(s);
+            eprintln!("nowa tpcc: {}", lab::sample_line(s));
         }
     };
     let hooks = lab::Hooks {
@@ -133,68 +142,12 @@ fn run_engine(a: &TpccArgs, r: &Resolved) -> Result<lab::Outcome> {
 
 /// The load's line, and `--ready-file`.
 fn loaded(a: &TpccArgs, lr: &nowa_tpcc::LoadReport) -> Result<()> {
-    eprintln!(
-        "nowa tpcc: loaded {} warehouses in {:.1}s ({:.1} warehouses/min, {:.0} rows/s)",
-        a.flags.warehouses, lr.seconds, lr.warehouses_per_minute, lr.rows_per_second
-    );
+    eprintln!("nowa tpcc: {}", lab::loaded_line(a.flags.warehouses, lr));
     if let Some(f) = &a.ready_file {
         std::fs::write(f, serde_json::to_string(lr)?)
             .with_context(|| format!("--ready-file {}", f.display()))?;
     }
     Ok(())
-}
-
-fn print_sample(s: &nowa_tpcc::Sample) {
-    let x = |k: &str| {
-        s.extra
-            .get(k)
-            .map_or_else(|| "-".to_string(), |v| format!("{v:.2}"))
-    };
-    let mib = s.extra.get("db_bytes").copied().unwrap_or(0.0) / f64::from(1 << 20);
-    eprintln!(
-        "nowa tpcc: {:.0}s {:.0} txn/s tpmC {:.0} conflicts {} DB WAF {} SSD WAF {} DB {mib:.0} MiB",
-        s.elapsed_s,
-        s.txn_per_s,
-        s.tpmc,
-        s.conflicts,
-        x("db_waf"),
-        x("ssd_waf"),
-    );
-}
-
-/// The run's one-line summary of its setup (always), and why the pool has its size.
-fn print_banner(args: &TpccArgs, r: &Resolved) {
-    let a = &args.flags;
-    let pool_mib = r.spec.engine.pool >> 20;
-    eprintln!(
-        "nowa tpcc: seed {}, {} warehouses, {} threads, {}, pool {} MiB, device {} ({} MiB), WAL {}, {:?} commits",
-        a.seed,
-        a.warehouses,
-        a.threads,
-        if a.steady { "steady" } else { "standard" },
-        pool_mib,
-        a.device,
-        r.spec.capacity >> 20,
-        if a.separate_wal {
-            "on a separate in-memory device"
-        } else {
-            "on the device"
-        },
-        a.engine.durability
-    );
-    if !args.quiet {
-        eprintln!("nowa tpcc: pool {pool_mib} MiB: {}", r.pool_why);
-    }
-}
-
-/// The page space and the data's share of it (always), and a warning when it does not fit.
-fn print_sizing(a: &TpccArgs, sz: &size::Sizing) {
-    for line in sz.describe() {
-        eprintln!("nowa tpcc: {line}");
-    }
-    if !a.flags.steady && a.flags.transactions.is_none() && !a.quiet {
-        eprintln!("nowa tpcc: standard TPC-C grows the database (up to {} B of pages per transaction) until the device is full; --steady keeps it flat", size::GROWTH_PER_TXN);
-    }
 }
 
 /// Keep freed heap memory in the process: by default glibc returns the top of the heap to the
@@ -223,19 +176,8 @@ fn consistent(c: &CheckOutcome) -> Result<()> {
 fn check_only(a: &TpccArgs, r: &Resolved) -> Result<CheckOutcome> {
     let c = lab::check_database(&r.spec, r.device.0.clone()).map_err(lab_error)?;
     assert!(c.open_secs >= 0.0, "a duration");
-    if let Some(x) = &c.recovery {
-        eprintln!(
-            "nowa tpcc: recovered in {:.3} s (analysis {} us, redo {} us): clean shutdown {}, {} records replayed, redo range {} bytes",
-            c.open_secs,
-            x.analysis_micros,
-            x.redo_micros,
-            x.clean_shutdown,
-            x.records_replayed,
-            x.end_lsn.saturating_sub(x.redo_lsn)
-        );
-    }
-    if c.history_trimmed {
-        eprintln!("nowa tpcc: HISTORY is trimmed (a steady run): clauses 3.3.2.8-9 skipped");
+    for line in lab::check_lines(&c) {
+        eprintln!("nowa tpcc: {line}");
     }
     print!("{}", lab::consistency_text(&c.consistency));
     if a.json {
@@ -246,16 +188,13 @@ fn check_only(a: &TpccArgs, r: &Resolved) -> Result<CheckOutcome> {
 
 fn output(a: &TpccArgs, o: &lab::Outcome) -> Result<()> {
     if let Some(p) = &a.csv {
-        let f = nowa_lab::csv_file(p, &o.nowa).map_err(lab_error)?;
-        nowa_tpcc::write_samples_csv(&o.result.run.samples, f)
-            .with_context(|| format!("writing {}", p.display()))?;
+        lab::write_samples(p, o).map_err(lab_error)?;
     }
-    let json = serde_json::to_string_pretty(o)?;
-    if let Some(p) = &a.out {
-        std::fs::write(p, &json).with_context(|| format!("writing {}", p.display()))?;
+    if let Some(d) = &a.out {
+        lab::write_out(d, o).map_err(lab_error)?;
     }
     if a.json {
-        println!("{json}");
+        println!("{}", serde_json::to_string_pretty(o)?);
         return Ok(());
     }
     print!("{}", lab::summary(&o.result));

@@ -138,12 +138,21 @@ fn stats(s: StatsArgs) -> Result<()> {
         format: s.format,
         skip_bad: s.skip.skip_bad,
     };
-    let out = lab::stats(&spec).map_err(lab_error)?;
+    Cancel.on_sigint();
+    eprintln!("nowa trace stats: reading {}", spec.file.display());
+    let out = lab::stats(&spec, &Cancel).map_err(lab_error)?;
     if s.json {
         println!("{}", serde_json::to_string_pretty(&out)?);
     } else {
         println!("{} ({})", spec.file.display(), out.result.format);
         print!("{}", out.result.stats.summary(s.max_volumes));
+    }
+    if out.result.interrupted {
+        println!("interrupted (Ctrl-C): the statistics cover the records read until then");
+        return Err(crate::interrupted(format!(
+            "after {} records",
+            out.result.stats.total.records
+        )));
     }
     Ok(())
 }

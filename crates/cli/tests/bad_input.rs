@@ -552,6 +552,11 @@ const CASES: &[(&str, &str)] = &[
     ("frozen train --writes /dev/null --out /nonexistent/dir/m.json", "--out"),
     ("frozen train --writes /dev/null --out /tmp", "--out"),
     ("frozen synth --out /nonexistent/dir/s.log", "--out"),
+    // every --out is a directory: one that holds something is refused before any work
+    ("frozen synth --out /tmp", "--out"),
+    ("frozen from-trace --trace /dev/null --out /tmp", "--out"),
+    ("tpcc --out /tmp --transactions 10", "--out"),
+    ("tpcc --out /tmp --force /nonexistent/elsewhere --transactions 10", "--out"),
     ("frozen replay --writes /dev/null --csv /nonexistent/dir/r.csv", "--csv"),
     ("ycsb --write-path oop --record-writes /nonexistent/dir/w.log", "--record-writes"),
     (

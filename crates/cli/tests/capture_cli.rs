@@ -2,7 +2,7 @@
 //! with a message, where root, loop devices, mkfs.ext4 or tracefs are missing), and the
 //! refusals (no root, an --out that is a file or a directory that holds something).
 mod common;
-use common::nowa;
+use common::{nowa, on_path as have};
 use std::path::Path;
 use std::process::Command;
 
@@ -11,13 +11,6 @@ fn is_root() -> bool {
         .arg("-u")
         .output()
         .is_ok_and(|o| o.stdout.starts_with(b"0\n"))
-}
-
-fn have(tool: &str) -> bool {
-    Command::new("sh")
-        .args(["-c", &format!("command -v {tool}")])
-        .output()
-        .is_ok_and(|o| o.status.success())
 }
 
 /// Why a capture cannot run here, if it cannot.
@@ -77,6 +70,18 @@ fn captured_trace_sums_equal_the_loop_device_counters() {
         "-q: no progress line: {stderr}"
     );
     let out = out_dir.join("trace.csv");
+    // The CSV opens with the run's identity (a `#` line the trace readers skip).
+    let text = std::fs::read_to_string(&out).unwrap();
+    let first = text.lines().next().unwrap_or_default();
+    let id: serde_json::Value =
+        serde_json::from_str(first.strip_prefix("# nowa ").unwrap_or("no identity line"))
+            .unwrap_or_else(|e| panic!("{e}: {first}"));
+    assert_eq!(id["command"], "capture", "{id}");
+    assert_eq!(id["spec"]["cmd"][0], "sh", "{id}");
+    assert!(
+        id["version"].is_string() && id["commit"].is_string(),
+        "{id}"
+    );
     // The CSV reads back and holds the 4 MiB written with O_DIRECT, and discards.
     let st = nowa(&["trace", "stats", out.to_str().unwrap(), "--json"]);
     let v: serde_json::Value = serde_json::from_slice(&st.stdout).unwrap();

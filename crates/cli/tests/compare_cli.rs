@@ -3,15 +3,9 @@
 //! JSON with the run's identity, CSV), and an engine that is not installed reported as such.
 
 mod common;
-use common::{assert_usage_errors, nowa};
+use common::{assert_usage_errors, nowa, nowa_json, nowa_ok, on_path};
 use std::path::Path;
 use std::process::Command;
-
-/// Whether `tool` is a file in a PATH directory.
-fn on_path(tool: &str) -> bool {
-    std::env::var_os("PATH")
-        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(tool).is_file()))
-}
 
 /// Why a comparison on ext4 cannot run here (it prints `SKIPPED test: why`), or None.
 fn cannot_run(test: &str, tools: &[&str]) -> bool {
@@ -242,13 +236,7 @@ fn rocksdb_and_lmdb_run_the_stream_through_their_driver() {
         "8MiB",
         "--json",
     ];
-    let out = nowa(&args);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let j: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let j = nowa_json(&args);
     let rows = j["rows"].as_array().expect("rows");
     assert_eq!(rows.len(), 2);
     for r in rows {
@@ -303,22 +291,12 @@ fn a_compare_result_runs_again_through_nowa_run() {
         work,
         "--json",
     ];
-    let first = nowa(&args);
-    assert!(
-        first.status.success(),
-        "{}",
-        String::from_utf8_lossy(&first.stderr)
-    );
+    let first = nowa_ok(&args);
     let result = tmp.path().join("result.json");
-    std::fs::write(&result, &first.stdout).expect("write");
-    let again = nowa(&["run", result.to_str().expect("utf-8"), "--json", "--quiet"]);
-    assert!(
-        again.status.success(),
-        "{}",
-        String::from_utf8_lossy(&again.stderr)
-    );
-    let a: serde_json::Value = serde_json::from_slice(&first.stdout).expect("JSON");
-    let b: serde_json::Value = serde_json::from_slice(&again.stdout).expect("JSON");
+    std::fs::write(&result, &first).expect("write");
+    let again = nowa_ok(&["run", result.to_str().expect("utf-8"), "--json", "--quiet"]);
+    let a: serde_json::Value = serde_json::from_str(&first).expect("JSON");
+    let b: serde_json::Value = serde_json::from_str(&again).expect("JSON");
     assert_eq!(b["nowa"]["command"], "compare");
     assert_eq!(a["nowa"]["spec"], b["nowa"]["spec"], "the same spec ran");
     for (ra, rb) in a["rows"]
@@ -334,7 +312,7 @@ fn a_compare_result_runs_again_through_nowa_run() {
         );
     }
     // A bad value in the result's spec is refused naming the field, exit 2.
-    let bad = String::from_utf8_lossy(&first.stdout).replace("\"records\": 3000", "\"records\": 0");
+    let bad = first.replace("\"records\": 3000", "\"records\": 0");
     std::fs::write(&result, bad).expect("write");
     let out = nowa(&["run", result.to_str().expect("utf-8")]);
     assert_eq!(out.status.code(), Some(2));
@@ -356,7 +334,7 @@ fn a_rust_engine_not_built_in_is_reported_with_its_build_line() {
         return;
     }
     let tmp = tempfile::tempdir().expect("tempdir");
-    let out = nowa(&[
+    let stdout = nowa_ok(&[
         "compare",
         "--engines",
         "sled,nowa-inplace",
@@ -371,12 +349,6 @@ fn a_rust_engine_not_built_in_is_reported_with_its_build_line() {
         "--work",
         tmp.path().to_str().expect("utf-8"),
     ]);
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
     let sled = stdout
         .lines()
         .find(|l| l.starts_with("sled "))

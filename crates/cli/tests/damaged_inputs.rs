@@ -9,6 +9,7 @@
 //! `NOWA_DAMAGE_SEED=N cargo test -p nowa-cli --test damaged_inputs -- --nocapture`
 //! (add `--release` to run the release binary) prints the table docs/testing.md shows.
 
+mod common;
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -342,10 +343,10 @@ fn binary_cases(rng: &mut Rng, dir: &Path, cases: &mut Vec<Case>) {
 
 /// SepFrozen write logs (`nowa frozen synth`), damaged.
 fn log_cases(rng: &mut Rng, dir: &Path, cases: &mut Vec<Case>) {
-    let base = dir.join("base.wlog");
+    let base = dir.join("base").join("writes.log");
     let o = Command::new(env!("CARGO_BIN_EXE_nowa"))
         .args(["frozen", "synth", "--writes", "3000", "--force", "--out"])
-        .arg(&base)
+        .arg(dir.join("base"))
         .output()
         .expect("run nowa");
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -533,30 +534,10 @@ fn job_cases(rng: &mut Rng, dir: &Path, cases: &mut Vec<Case>) {
 /// `nowa ssdiq report`.
 fn ssdiq_cases(rng: &mut Rng, dir: &Path, cases: &mut Vec<Case>) {
     let out = dir.join("ssdiq-base");
-    let o = Command::new(env!("CARGO_BIN_EXE_nowa"))
-        .args([
-            "ssdiq",
-            "sim:64MiB",
-            "--json",
-            "--plot-format",
-            "svg",
-            "--warmup",
-            "0.5",
-            "--volume",
-            "1",
-            "--read-time",
-            "0.05",
-            "--lat-time",
-            "0.05",
-            "--sweep-time",
-            "0.05",
-            "-q",
-            "--out",
-        ])
-        .arg(&out)
-        .output()
-        .expect("run nowa");
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let mut args = vec!["ssdiq", "sim:64MiB", "--json", "--plot-format", "svg"];
+    args.extend_from_slice(common::SSDIQ_FAST);
+    args.extend(["--out", common::arg(&out)]);
+    common::nowa_ok(&args);
     let o = Command::new(env!("CARGO_BIN_EXE_nowa"))
         .args(["ssdiq", "report"])
         .arg(out.join("ssdiq.json"))
@@ -669,7 +650,7 @@ fn commands(c: &Case, i: usize, out: &Path) -> Vec<(&'static str, Vec<String>)> 
                 "--trace",
                 &f,
                 "--out",
-                &format!("{o}.wlog"),
+                &format!("{o}-log"),
             ]),
         ),
     };

@@ -1,34 +1,39 @@
 //! `nowa frozen` as a user runs it: synth -> train -> bench, refusals and bad flags.
 mod common;
-use common::{assert_usage_errors, nowa};
+use common::{assert_usage_errors, nowa, nowa_ok as stdout};
 
-fn stdout(args: &[&str]) -> String {
-    let out = nowa(args);
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).expect("stdout is UTF-8")
+/// `nowa frozen synth --out DIR --writes N --hot-pages H` (DIR under `dir`): the log it
+/// wrote (DIR/writes.log) and the command's stdout.
+fn synth(dir: &std::path::Path, writes: &str, hot: &str) -> (String, String) {
+    let out = dir.join("synth");
+    let o = out.to_str().unwrap();
+    let s = stdout(&[
+        "frozen",
+        "synth",
+        "--out",
+        o,
+        "--writes",
+        writes,
+        "--hot-pages",
+        hot,
+    ]);
+    let log = out.join("writes.log");
+    assert!(s.contains(log.to_str().unwrap()), "{s}");
+    (log.to_str().unwrap().to_owned(), s)
+}
+
+/// The model `nowa frozen train --out DIR` writes.
+fn model_in(dir: &std::path::Path) -> std::path::PathBuf {
+    dir.join("model.json")
 }
 
 #[test]
 fn synth_train_bench() {
     let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("w.log");
-    let log = log.to_str().unwrap();
-    let model = dir.path().join("m.json");
-    let model = model.to_str().unwrap();
-    let s = stdout(&[
-        "frozen",
-        "synth",
-        "--out",
-        log,
-        "--writes",
-        "30k",
-        "--hot-pages",
-        "2k",
-    ]);
+    let (log, s) = synth(dir.path(), "30k", "2k");
+    let log = log.as_str();
+    let model_dir = dir.path().join("m");
+    let model = model_dir.to_str().unwrap();
     assert!(s.contains("30000 user writes"), "{s}");
     let t = stdout(&[
         "frozen", "train", "--writes", log, "--out", model, "--seed", "7",
@@ -39,25 +44,32 @@ fn synth_train_bench() {
         "{t}"
     );
     let m: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(model).unwrap()).unwrap();
+        serde_json::from_str(&std::fs::read_to_string(model_in(&model_dir)).unwrap()).unwrap();
     assert_eq!(m["classifier"], "sgd");
     assert_eq!(m["seed"], 7);
     assert_eq!(m["params"]["weights"].as_array().unwrap().len(), 12);
     let acc = m["metrics"]["test"]["accuracy"].as_f64().unwrap();
     assert!(acc > 0.8, "{acc}");
     // The same seed again gives the same model, bit for bit.
-    let again = dir.path().join("again.json");
-    let again = again.to_str().unwrap();
+    let again = dir.path().join("again");
     stdout(&[
-        "frozen", "train", "--writes", log, "--out", again, "--seed", "7",
+        "frozen",
+        "train",
+        "--writes",
+        log,
+        "--out",
+        again.to_str().unwrap(),
+        "--seed",
+        "7",
     ]);
     let m2: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(again).unwrap()).unwrap();
+        serde_json::from_str(&std::fs::read_to_string(model_in(&again)).unwrap()).unwrap();
     assert_eq!(m["params"], m2["params"]);
-    // Refuses to overwrite without --force; overwrites with it.
+    // Refuses a non-empty --out without --force; overwrites with it.
     let out = nowa(&["frozen", "train", "--writes", log, "--out", model]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("--out"));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--out") && err.contains("not empty"), "{err}");
     let j = stdout(&[
         "frozen",
         "train",
@@ -76,8 +88,16 @@ fn synth_train_bench() {
     ]);
     let j: serde_json::Value = serde_json::from_str(&j).unwrap();
     assert!(j["metrics"]["test"]["recall"].is_number());
+    let file = model_in(&model_dir);
     let b = stdout(&[
-        "frozen", "bench", "--model", model, "--pages", "4096", "--reps", "3",
+        "frozen",
+        "bench",
+        "--model",
+        file.to_str().unwrap(),
+        "--pages",
+        "4096",
+        "--reps",
+        "3",
     ]);
     assert!(b.contains("per batch") && b.contains("budget"), "{b}");
 }
@@ -85,22 +105,12 @@ fn synth_train_bench() {
 #[test]
 fn a_damaged_log_is_an_error_not_a_model() {
     let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("w.log");
-    let logs = log.to_str().unwrap();
-    stdout(&[
-        "frozen",
-        "synth",
-        "--out",
-        logs,
-        "--writes",
-        "5000",
-        "--hot-pages",
-        "100",
-    ]);
+    let (log, _) = synth(dir.path(), "5000", "100");
+    let logs = log.as_str();
     let mut bytes = std::fs::read(&log).unwrap();
     bytes[1000] ^= 1;
     std::fs::write(&log, &bytes).unwrap();
-    let model = dir.path().join("m.json");
+    let model = dir.path().join("m");
     let out = nowa(&[
         "frozen",
         "train",
@@ -113,25 +123,18 @@ fn a_damaged_log_is_an_error_not_a_model() {
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("damaged") && err.contains("--writes"), "{err}");
-    assert!(!model.exists(), "no model from a damaged log");
+    assert!(
+        !model.exists(),
+        "no model (nor its directory) from a damaged log"
+    );
 }
 
 #[test]
 fn bad_flags_are_one_line_and_exit_2() {
     let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("w.log");
-    let logs = log.to_str().unwrap();
-    stdout(&[
-        "frozen",
-        "synth",
-        "--out",
-        logs,
-        "--writes",
-        "2000",
-        "--hot-pages",
-        "100",
-    ]);
-    let out = dir.path().join("m.json");
+    let (log, _) = synth(dir.path(), "2000", "100");
+    let logs = log.as_str();
+    let out = dir.path().join("m");
     let m = out.to_str().unwrap();
     assert_usage_errors(&[
         vec!["frozen"],
@@ -245,6 +248,7 @@ fn bad_flags_are_one_line_and_exit_2() {
             "0",
         ],
         vec!["frozen", "synth", "--out", logs],
+        vec!["frozen", "synth", "--out", dir.path().to_str().unwrap()],
         vec!["frozen", "synth", "--out", m, "--writes", "0"],
         vec!["frozen", "synth", "--out", m, "--append-share", "1.5"],
         vec!["frozen", "bench", "--pages", "0"],
@@ -261,28 +265,27 @@ fn bad_flags_are_one_line_and_exit_2() {
         "frozen", "train", "--writes", logs, "--out", m, "--twl", "5",
     ]);
     assert!(String::from_utf8_lossy(&named.stderr).contains("--twl"));
+    assert!(!out.exists(), "no --out directory from a refused command");
 }
 
 #[test]
 fn replay_every_scheme_and_refuse_bad_flags() {
     let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("w.log");
-    let log = log.to_str().unwrap();
-    let model = dir.path().join("m.json");
-    let model = model.to_str().unwrap();
+    let (log, _) = synth(dir.path(), "40k", "2k");
+    let log = log.as_str();
+    let model_dir = dir.path().join("m");
+    let model_file = model_in(&model_dir);
+    let model = model_file.to_str().unwrap();
     let csv = dir.path().join("r.csv");
     let csvs = csv.to_str().unwrap();
     stdout(&[
         "frozen",
-        "synth",
-        "--out",
-        log,
+        "train",
         "--writes",
-        "40k",
-        "--hot-pages",
-        "2k",
+        log,
+        "--out",
+        model_dir.to_str().unwrap(),
     ]);
-    stdout(&["frozen", "train", "--writes", log, "--out", model]);
     let r = stdout(&[
         "frozen",
         "replay",
@@ -374,18 +377,8 @@ fn replay_every_scheme_and_refuse_bad_flags() {
 #[test]
 fn stats_and_the_encodings() {
     let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("w.log");
-    let log = log.to_str().unwrap();
-    stdout(&[
-        "frozen",
-        "synth",
-        "--out",
-        log,
-        "--writes",
-        "20k",
-        "--hot-pages",
-        "1k",
-    ]);
+    let (log, _) = synth(dir.path(), "20k", "1k");
+    let log = log.as_str();
     let s = stdout(&["frozen", "stats", "--writes", log]);
     assert!(s.contains("user writes 20000"), "{s}");
     for col in ["wt_diff", "vd_diff", "age", "+0.7369"] {
@@ -396,8 +389,8 @@ fn stats_and_the_encodings() {
     assert_eq!(j["kinds"][0]["samples"], "user");
     assert_eq!(j["kinds"][0]["rows"].as_array().unwrap().len(), 16);
     assert_eq!(j["nowa"]["command"], "frozen-stats");
-    let raw = dir.path().join("raw.json");
-    let diff = dir.path().join("diff.json");
+    let raw = dir.path().join("raw");
+    let diff = dir.path().join("diff");
     for (m, enc) in [(&raw, "raw"), (&diff, "diff")] {
         let t = stdout(&[
             "frozen",
@@ -416,7 +409,7 @@ fn stats_and_the_encodings() {
             "{t}"
         );
         let v: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(m).unwrap()).unwrap();
+            serde_json::from_str(&std::fs::read_to_string(model_in(m)).unwrap()).unwrap();
         assert_eq!(
             (v["format"].as_u64(), v["encoding"].as_str()),
             (Some(2), Some(enc))

@@ -1,6 +1,6 @@
-//! Ctrl-C in `nowa sim`, `ycsb`, `table1`, `tpcc`, `infer-gc-unit`, `trace gen`, `ckpt figures`
-//! and `reproduce`: the run stops, prints and writes what it measured so far, and exits with
-//! 130 (128 + SIGINT).
+//! Ctrl-C in `nowa sim`, `ycsb`, `table1`, `tpcc`, `infer-gc-unit`, `trace gen`, `trace
+//! stats`, `ckpt figures` and `reproduce`: the run stops, prints and writes what it measured
+//! so far, and exits with 130 (128 + SIGINT).
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -78,6 +78,14 @@ fn interrupt_at(
     (out, err, stop_secs)
 }
 
+/// The run ended as Ctrl-C ends it: exit 130, "interrupted (Ctrl-C)" on stderr, within
+/// `limit` seconds of the signal.
+fn assert_stopped(out: &Output, err: &str, stop: f64, limit: f64) {
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert!(err.contains("interrupted (Ctrl-C)"), "{err}");
+    assert!(stop < limit, "took {stop} s to stop");
+}
+
 fn json(out: &Output) -> serde_json::Value {
     serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("bad JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)))
@@ -115,9 +123,7 @@ fn ctrl_c_in_sim_reports_the_intervals_measured_so_far() {
         "nowa sim: seed",
         Duration::from_millis(2500),
     );
-    assert_eq!(out.status.code(), Some(130), "{err}");
-    assert!(err.contains("interrupted (Ctrl-C)"), "{err}");
-    assert!(stop < 10.0, "took {stop} s to stop");
+    assert_stopped(&out, &err, stop, 10.0);
     let v = json(&out);
     // The JSON says it is partial (it did not: only the exit status told).
     assert!(
@@ -154,9 +160,7 @@ fn ctrl_c_in_ycsb_reports_the_run_so_far() {
         "nowa ycsb: seed",
         Duration::from_millis(3000),
     );
-    assert_eq!(out.status.code(), Some(130), "{err}");
-    assert!(err.contains("interrupted (Ctrl-C)"), "{err}");
-    assert!(stop < 10.0, "took {stop} s to stop");
+    assert_stopped(&out, &err, stop, 10.0);
     let v = json(&out);
     assert_eq!(v["interrupted"], true);
     assert!(v["ops"].as_u64().unwrap() > 0, "{v}");
@@ -205,11 +209,13 @@ fn ctrl_c_in_table1_keeps_the_rows_run_so_far() {
 }
 
 /// Ctrl-C in the run phase of `nowa tpcc`: exit 130, the summary opens with the
-/// "interrupted" line, and the JSON (`--out`) says `"interrupted": true` with the part run.
+/// "interrupted" line, and the JSON (`--out DIR`: DIR/tpcc.json) says `"interrupted": true`
+/// with the part run; DIR/samples.csv holds the intervals under the identity line.
 #[test]
 fn ctrl_c_in_tpcc_reports_the_run_so_far() {
     let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("tpcc.json");
+    let out_dir = dir.path().join("out");
+    let file = out_dir.join("tpcc.json");
     let (out, err, stop) = interrupt(
         &[
             "tpcc",
@@ -222,14 +228,12 @@ fn ctrl_c_in_tpcc_reports_the_run_so_far() {
             "--duration",
             "1h",
             "--out",
-            file.to_str().unwrap(),
+            out_dir.to_str().unwrap(),
         ],
         "nowa tpcc: loaded",
         Duration::from_millis(2000),
     );
-    assert_eq!(out.status.code(), Some(130), "{err}");
-    assert!(err.contains("interrupted (Ctrl-C)"), "{err}");
-    assert!(stop < 20.0, "took {stop} s to stop");
+    assert_stopped(&out, &err, stop, 20.0);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         stdout
@@ -243,6 +247,14 @@ fn ctrl_c_in_tpcc_reports_the_run_so_far() {
     assert_eq!(v["interrupted"], true);
     assert_eq!(v["nowa"]["command"], "tpcc");
     assert!(v["run"]["transactions"].as_u64().unwrap() > 0, "{v}");
+    let samples = out_dir.join("samples.csv");
+    let csv = std::fs::read_to_string(&samples).unwrap();
+    assert!(csv.starts_with("# nowa {"), "{csv}");
+    assert_eq!(
+        csv_rows(&samples),
+        v["run"]["samples"].as_array().unwrap().len(),
+        "every interval of the JSON"
+    );
 }
 
 /// Ctrl-C in `nowa sim` without `--json`: the text summary is printed and says it is partial
@@ -296,9 +308,7 @@ fn ctrl_c_in_infer_gc_unit_reports_the_sizes_measured() {
         "nowa infer-gc-unit: seed",
         Duration::from_millis(2000),
     );
-    assert_eq!(out.status.code(), Some(130), "{err}");
-    assert!(err.contains("interrupted (Ctrl-C)"), "{err}");
-    assert!(stop < 60.0, "took {stop} s to stop");
+    assert_stopped(&out, &err, stop, 60.0);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         stdout
@@ -455,4 +465,44 @@ fn ctrl_c_in_reproduce_writes_the_report_so_far() {
     }
     let md = std::fs::read_to_string(out.join("REPRODUCTION.md")).expect("md");
     assert!(md.contains("**Interrupted (Ctrl-C)**"), "{md}");
+}
+
+/// `trace stats` on a trace that never ends (a FIFO fed by this test): Ctrl-C stops the
+/// reading between records, prints the statistics of the records read, "interrupted", and
+/// exits 130 (before, it had no handler and died of the signal with nothing printed).
+#[test]
+fn ctrl_c_in_trace_stats_prints_the_statistics_so_far() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let fifo = dir.path().join("endless.csv");
+    let made = Command::new("mkfifo").arg(&fifo).status().expect("mkfifo");
+    assert!(made.success(), "mkfifo");
+    let path = fifo.clone();
+    // Opening blocks until nowa opens the FIFO; writing fails (EPIPE) once it exits.
+    let feeder = std::thread::spawn(move || {
+        use std::io::Write as _;
+        let mut f = std::io::BufWriter::new(std::fs::File::create(&path).expect("open fifo"));
+        let mut sent = 0u64;
+        let ok = writeln!(f, "ts_sec,op,offset_bytes,len_bytes").is_ok();
+        while ok && writeln!(f, "0.{sent:09},W,{},4096", sent % 1024 * 4096).is_ok() {
+            sent += 1;
+        }
+        sent
+    });
+    let o = fifo.to_str().expect("utf-8");
+    let args = ["trace", "stats", "--json", "--format", "csv", o];
+    let (res, err, stop) = interrupt(
+        &args,
+        "nowa trace stats: reading",
+        Duration::from_millis(700),
+    );
+    let text = String::from_utf8_lossy(&res.stdout);
+    assert_eq!(res.status.code(), Some(130), "{text}\n{err}");
+    assert!(text.contains("interrupted (Ctrl-C)"), "{text}");
+    assert!(stop < 10.0, "took {stop} s to stop");
+    let sent = feeder.join().expect("the feeder does not panic");
+    let json_end = text.find("\ninterrupted").expect("the line after the JSON");
+    let v: serde_json::Value = serde_json::from_str(&text[..json_end]).expect("JSON");
+    assert_eq!(v["interrupted"], true, "{v}");
+    let read = v["total"]["writes"].as_u64().expect("writes");
+    assert!(read > 0 && read <= sent, "{read} of {sent} records read");
 }

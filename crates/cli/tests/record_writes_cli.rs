@@ -2,19 +2,9 @@
 //! its counts match the engine's page-write counters, its records keep the hotness rules, and
 //! `nowa frozen train` and `nowa frozen replay` accept it unchanged.
 mod common;
-use common::{assert_usage_errors, nowa, nowa_json};
+use common::{assert_usage_errors, nowa_json, nowa_ok as ok};
 use nowa_frozen::{LogReader, WriteKind, NO_ZONE};
 use std::collections::HashSet;
-
-fn ok(args: &[&str]) -> String {
-    let out = nowa(args);
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).expect("stdout is UTF-8")
-}
 
 const YCSB: &[&str] = &[
     "ycsb",
@@ -93,9 +83,17 @@ fn a_ycsb_write_log_matches_the_engine_and_trains_and_replays() {
     assert!(gc >= run_gc && gc > 0, "DB GC ran: {gc} vs {run_gc}");
     assert!(written.len() > 500, "{} distinct pages", written.len());
 
-    let model = dir.path().join("m.json");
+    let model_dir = dir.path().join("m");
+    let t = ok(&[
+        "frozen",
+        "train",
+        "--writes",
+        log,
+        "--out",
+        model_dir.to_str().unwrap(),
+    ]);
+    let model = model_dir.join("model.json");
     let model = model.to_str().unwrap();
-    let t = ok(&["frozen", "train", "--writes", log, "--out", model]);
     assert!(t.contains("test:  accuracy"), "{t}");
     let p = ok(&[
         "frozen",

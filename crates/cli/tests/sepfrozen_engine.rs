@@ -51,7 +51,8 @@ const YCSB: &[&str] = &[
 /// Record a write log of a short YCSB run and train a model on it: the model's path.
 fn train(dir: &Path) -> String {
     let log = dir.join("w.log");
-    let model = dir.join("m.json");
+    let model_dir = dir.join("m");
+    let model = model_dir.join("model.json");
     let mut args = YCSB.to_vec();
     let log_s = log.to_str().unwrap();
     args.extend([
@@ -72,7 +73,14 @@ fn train(dir: &Path) -> String {
         String::from_utf8_lossy(&out.stderr)
     );
     let model_s = model.to_str().unwrap();
-    let out = nowa(&["frozen", "train", "--writes", log_s, "--out", model_s]);
+    let out = nowa(&[
+        "frozen",
+        "train",
+        "--writes",
+        log_s,
+        "--out",
+        model_dir.to_str().unwrap(),
+    ]);
     assert!(
         out.status.success(),
         "{}",

@@ -1,33 +1,13 @@
 //! `nowa ssdiq` as a user runs it: exit codes, one-line errors, refusals, dry run, JSON,
 //! `report`, Ctrl-C.
 
+mod common;
+use common::{nowa, SSDIQ_FAST as FAST};
 use std::process::{Command, Output, Stdio};
-
-fn nowa(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_nowa"))
-        .args(args)
-        .output()
-        .expect("run nowa")
-}
 
 fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
-
-/// Small and fast suite settings for a simulated SSD.
-const FAST: &[&str] = &[
-    "--warmup",
-    "0.5",
-    "--volume",
-    "1",
-    "--read-time",
-    "0.05",
-    "--lat-time",
-    "0.05",
-    "--sweep-time",
-    "0.05",
-    "-q",
-];
 
 #[test]
 fn bad_flags_exit_2_with_one_line() {

@@ -1,7 +1,7 @@
 //! `nowa trace` and `nowa sim --trace` as a user runs them, and `nowa ycsb --record-trace`
 //! output replayed.
 mod common;
-use common::{assert_usage_errors, nowa, nowa_json};
+use common::{arg as p, assert_usage_errors, nowa, nowa_json, nowa_ok as run_ok};
 use std::path::Path;
 
 const GEOMETRY: &[&str] = &[
@@ -11,20 +11,6 @@ const GEOMETRY: &[&str] = &[
     "2",
     "-q",
 ];
-
-fn run_ok(args: &[&str]) -> String {
-    let out = nowa(args);
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-fn p(path: &Path) -> &str {
-    path.to_str().expect("UTF-8 temp path")
-}
 
 #[test]
 fn gen_convert_stats_agree_across_forms() {

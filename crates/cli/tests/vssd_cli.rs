@@ -3,7 +3,7 @@
 //! TRIM lowering WAF, and sqlite3 on ext4 on a loop device over the disk.
 
 mod common;
-use common::{assert_usage_errors, nowa};
+use common::{assert_usage_errors, nowa, on_path};
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -27,12 +27,6 @@ fn fuse_available(test: &str) -> bool {
         println!("SKIPPED {test}: {why}");
     }
     why.is_none()
-}
-
-/// Whether `tool` is a file in a PATH directory.
-fn on_path(tool: &str) -> bool {
-    std::env::var_os("PATH")
-        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(tool).is_file()))
 }
 
 /// A `nowa vssd serve` daemon; dropping it stops it.

@@ -66,6 +66,8 @@ pub struct StatsResult {
     /// The statistics.
     #[serde(flatten)]
     pub stats: TraceStats,
+    /// Ctrl-C stopped the reading: the statistics cover the records read until then.
+    pub interrupted: bool,
 }
 
 impl StatsSpec {
@@ -78,19 +80,25 @@ impl StatsSpec {
     }
 }
 
-/// Reads the whole trace.
+/// Reads the whole trace; `cancel` stops it between records, the statistics then cover the
+/// records read.
 ///
 /// # Errors
 /// [`Error::Usage`]: a bad format name, a missing, damaged or empty trace.
 ///
 /// # Panics
 /// On a broken invariant (a bug): the assertions name it.
-pub fn stats(spec: &StatsSpec) -> Result<Report<StatsResult>, Error> {
+pub fn stats(spec: &StatsSpec, cancel: &Cancel) -> Result<Report<StatsResult>, Error> {
     nowa_trace::set_skip_bad(spec.skip_bad);
     let f = format("--format", spec.format.as_deref())?;
     let id = Identity::now("trace-stats", spec, 0);
     let mut reader = open(&spec.file, f).map_err(trace_error)?;
-    let stats = TraceStats::collect(&mut reader, &mut |_| {}).map_err(trace_error)?;
+    let mut interrupted = false;
+    let mut go_on = |_| {
+        interrupted = cancel.requested();
+        !interrupted
+    };
+    let stats = TraceStats::collect(&mut reader, &mut go_on).map_err(trace_error)?;
     // A partial page counts whole (as the replay writes it).
     assert!(
         stats.total.write_pages.saturating_mul(4096) >= stats.total.write_bytes,
@@ -101,6 +109,7 @@ pub fn stats(spec: &StatsSpec) -> Result<Report<StatsResult>, Error> {
         result: StatsResult {
             format: reader.format().to_string(),
             stats,
+            interrupted,
         },
     })
 }

@@ -48,6 +48,28 @@ impl CsvWriter {
         overwrite: bool,
         with_volume: bool,
     ) -> Result<CsvWriter, TraceError> {
+        CsvWriter::create_commented(path, overwrite, with_volume, "")
+    }
+
+    /// [`CsvWriter::create`], with `comment` (lines that each start with `#`, e.g. a run's
+    /// identity `# nowa {...}`) before the header: every reader skips `#` lines, so such a
+    /// file reads as one without them.
+    ///
+    /// # Errors
+    /// [`TraceError::Exists`] or [`TraceError::Io`] naming the file.
+    ///
+    /// # Panics
+    /// If a line of `comment` does not start with `#` (the readers would take it for data).
+    pub fn create_commented(
+        path: &Path,
+        overwrite: bool,
+        with_volume: bool,
+        comment: &str,
+    ) -> Result<CsvWriter, TraceError> {
+        assert!(
+            comment.lines().all(|l| l.starts_with('#')),
+            "a comment line starts with #: {comment:?}"
+        );
         let file = create_output(path, overwrite)?;
         let mut w = CsvWriter {
             path: path.to_path_buf(),
@@ -55,11 +77,12 @@ impl CsvWriter {
             with_volume,
             records: 0,
         };
-        let header = if with_volume {
-            format!("{HEADER},volume\n")
-        } else {
-            format!("{HEADER}\n")
-        };
+        let mut header = comment.to_owned();
+        if !header.is_empty() && !header.ends_with('\n') {
+            header.push('\n');
+        }
+        header.push_str(HEADER);
+        header.push_str(if with_volume { ",volume\n" } else { "\n" });
         w.out
             .write_all(header.as_bytes())
             .map_err(|e| TraceError::io(path, e))?;

@@ -122,7 +122,9 @@ pub struct TraceStats {
 }
 
 impl TraceStats {
-    /// Read every record of `reader`; `progress` is called every 2^20 records.
+    /// Read every record of `reader`; `progress` is called every 2^16 records with the count
+    /// read, and returning false stops the reading there (the statistics then cover the
+    /// records read: a Ctrl-C keeps a partial result).
     ///
     /// # Errors
     /// The reader's first error.
@@ -131,7 +133,7 @@ impl TraceStats {
     /// If the total disagrees with the records read (a bug).
     pub fn collect(
         reader: &mut TraceReader,
-        progress: &mut dyn FnMut(u64),
+        progress: &mut dyn FnMut(u64) -> bool,
     ) -> Result<TraceStats, TraceError> {
         let mut vols: BTreeMap<u32, VolumeStats> = BTreeMap::new();
         let mut total = VolumeStats::default();
@@ -144,8 +146,8 @@ impl TraceStats {
             v.add(&r);
             total.count(&r);
             n += 1;
-            if n % (1 << 20) == 0 {
-                progress(n);
+            if n % (1 << 16) == 0 && !progress(n) {
+                break;
             }
         }
         total.footprint_pages = vols.values().map(|v| v.footprint_pages).sum();

@@ -237,3 +237,39 @@ fn bad_lines_name_file_and_line() {
     let msg = open(&p, None).err().unwrap().to_string();
     assert!(msg.contains("unrecognized trace format"), "{msg}");
 }
+
+/// A run's identity line (`# nowa {...}`, JSON with commas) before the header, as `nowa
+/// capture` writes it: recognized and read as the same records as the file without it (old
+/// captures have none).
+#[test]
+fn a_csv_with_an_identity_line_reads_as_one_without() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let records = [
+        r(0, 0, Op::Write, 0, 8192),
+        r(1_000, 0, Op::Discard, 4096, 4096),
+        r(2_000, 0, Op::Flush, 0, 0),
+    ];
+    let id = "# nowa {\"version\":\"0.1.0\",\"command\":\"capture\",\"seed\":0,\"spec\":{\"cmd\":[\"dd\",\"of={dev}\"]}}\n";
+    let mut paths = Vec::new();
+    for (name, comment) in [("with.csv", id), ("without.csv", "")] {
+        let p = dir.path().join(name);
+        let mut w =
+            nowa_trace::CsvWriter::create_commented(&p, false, false, comment).expect("test I/O");
+        for rec in &records {
+            w.push(rec).expect("test I/O");
+        }
+        w.finish().expect("test I/O");
+        paths.push(p);
+    }
+    let text = std::fs::read_to_string(&paths[0]).expect("test I/O");
+    assert!(text.starts_with("# nowa {"), "{text}");
+    assert_eq!(
+        text.lines().nth(1),
+        Some("ts_sec,op,offset_bytes,len_bytes")
+    );
+    for p in &paths {
+        assert_eq!(Format::detect(p).expect("test I/O"), Format::NowaCsv);
+        assert_eq!(read(p, None), records, "{}", p.display());
+        assert_eq!(read(p, Some(Format::NowaCsv)), records, "{}", p.display());
+    }
+}

@@ -13,10 +13,11 @@ pub struct FromTraceArgs {
     /// The block trace (any format `nowa sim --trace` reads).
     #[arg(long, value_name = "FILE")]
     trace: PathBuf,
-    /// Output write log.
-    #[arg(long, value_name = "FILE")]
+    /// Output directory: the log goes to OUT/writes.log (created; a directory that holds
+    /// something needs --force).
+    #[arg(long, value_name = "DIR")]
     out: PathBuf,
-    /// Overwrite --out if it exists.
+    /// Write into a non-empty --out (its writes.log is overwritten).
     #[arg(long)]
     force: bool,
     /// Stop after this many page writes.
@@ -29,7 +30,6 @@ pub struct FromTraceArgs {
 }
 
 pub fn run(a: &FromTraceArgs) -> Result<()> {
-    crate::resources::check_new_output("--out", &a.out, a.force)?;
     let spec = FromTraceSpec {
         trace: a.trace.clone(),
         out: a.out.clone(),
@@ -37,13 +37,14 @@ pub fn run(a: &FromTraceArgs) -> Result<()> {
         max_writes: a.max_writes,
         skip_bad: a.skip_bad,
     };
+    let log = spec.log();
     let r = tools::from_trace(&spec, &Cancel)
         .map_err(crate::lab_error)?
         .result;
     println!(
         "nowa frozen from-trace: {} -> {}: {} records ({} page writes, {} frees), {} pages",
         a.trace.display(),
-        a.out.display(),
+        log.display(),
         r.summary.records,
         r.summary.user,
         r.summary.free,

@@ -1,6 +1,7 @@
 //! Running the built `nowa` binary from the CLI tests.
 #![allow(dead_code)]
 
+use std::path::Path;
 use std::process::{Command, Output};
 
 pub fn nowa(args: &[&str]) -> Output {
@@ -37,3 +38,40 @@ pub fn nowa_json(args: &[&str]) -> serde_json::Value {
     );
     serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{args:?}: bad JSON: {e}"))
 }
+
+/// Run `nowa` expecting success (its stderr is the message otherwise): its stdout.
+pub fn nowa_ok(args: &[&str]) -> String {
+    let out = nowa(args);
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// A temporary path as an argument.
+pub fn arg(path: &Path) -> &str {
+    path.to_str().expect("UTF-8 temp path")
+}
+
+/// Whether `tool` is a file in a PATH directory.
+pub fn on_path(tool: &str) -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(tool).is_file()))
+}
+
+/// `nowa ssdiq` on a simulated SSD, small and fast.
+pub const SSDIQ_FAST: &[&str] = &[
+    "--warmup",
+    "0.5",
+    "--volume",
+    "1",
+    "--read-time",
+    "0.05",
+    "--lat-time",
+    "0.05",
+    "--sweep-time",
+    "0.05",
+    "-q",
+];

@@ -1,7 +1,7 @@
 //! `capture`: runs a program on a fresh loop device and records every block request it
 //! causes, from the kernel's `block:block_rq_issue` tracepoint (tracefs, filtered to the
-//! device), in the nowa trace CSV (`OUT/trace.csv`), then checks the trace against the
-//! device's disk statistics. Needs root. Everything it creates (image, loop device, file
+//! device), in the nowa trace CSV (`OUT/trace.csv`, the run's identity `# nowa {...}` as its
+//! first line), then checks the trace against the device's disk statistics. Needs root. Everything it creates (image, loop device, file
 //! system mount, memory cgroup, trace instance, tracefs mount) is removed on return and on
 //! Ctrl-C, in reverse order of creation, by the guards of [`kernel`].
 
@@ -220,7 +220,8 @@ pub fn run(spec: &Spec, progress: Option<Progress<'_>>, cancel: &Cancel) -> Resu
     prepare(spec)?;
     let id = Identity::now("capture", spec, 0);
     let trace = spec.trace();
-    let out = nowa_trace::CsvWriter::create(&trace, spec.force, false)
+    // The run's identity first, as every result CSV (`#` lines: the trace readers skip them).
+    let out = nowa_trace::CsvWriter::create_commented(&trace, spec.force, false, &id.csv_comment())
         .map_err(crate::trace::trace_error)?;
     count_interrupts();
     let res = capture(spec, out, progress, cancel);

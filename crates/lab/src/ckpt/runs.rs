@@ -37,8 +37,8 @@ fn wait_or_stop(child: &mut Child) -> Result<Option<ExitStatus>, Error> {
     }
 }
 
-/// One `nowa tpcc ARGS --out=FILE` child process: its typed report, or `None` when Ctrl-C
-/// stopped it (`FILE`, a part-run, removed).
+/// One `nowa tpcc ARGS --out=DIR` child process: its typed report, moved from DIR to `file`,
+/// or `None` when Ctrl-C stopped it (`file`, a part-run, removed).
 ///
 /// # Errors
 /// The child cannot start or fails (its stderr is the message), or its report is unreadable.
@@ -50,10 +50,15 @@ pub fn tpcc_report(
     // Its stderr goes to a file, not a pipe, so a long message cannot block the child while
     // this process polls it.
     let mut err = tempfile::tempfile().map_err(|e| failed("running nowa tpcc", e.to_string()))?;
+    // The child's --out directory beside `file`, ours: a killed earlier run's is replaced.
+    let dir = file.with_extension("out");
+    if dir.is_dir() {
+        std::fs::remove_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+    }
     let mut child = Command::new(host.exe()?)
         .arg("tpcc")
         .args(args)
-        .arg(format!("--out={}", file.display()))
+        .arg(format!("--out={}", dir.display()))
         .stdout(Stdio::null())
         .stderr(
             err.try_clone()
@@ -64,6 +69,7 @@ pub fn tpcc_report(
     let status = wait_or_stop(&mut child)?;
     let Some(status) = status.filter(|_| !Cancel.requested()) else {
         let _ = std::fs::remove_file(file);
+        let _ = std::fs::remove_dir_all(&dir);
         return Ok(None);
     };
     if !status.success() {
@@ -74,6 +80,9 @@ pub fn tpcc_report(
             format!("{} failed: {}", args.join(" "), msg.trim()),
         ));
     }
+    let result = dir.join(crate::tpcc::RESULT_FILE);
+    std::fs::rename(&result, file).map_err(|e| Error::io(&result, e))?;
+    std::fs::remove_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
     TpccReport::read(file).map(Some)
 }
 

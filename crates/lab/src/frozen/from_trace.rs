@@ -74,8 +74,8 @@ impl Converter {
 }
 
 /// Converts the block trace at `trace` into the write log `out` (refused if it exists, unless
-/// `force`), stopping after `max_writes` page writes. Returns the log's counts and the pages
-/// it saw.
+/// `force`; its directory is created, not its parents, once the trace opens), stopping after
+/// `max_writes` page writes. Returns the log's counts and the pages it saw.
 ///
 /// # Errors
 /// [`Error::Usage`]: a missing or unreadable trace, an existing `out`; the files' errors.
@@ -99,6 +99,9 @@ pub fn convert(
         e => e,
     };
     let mut reader = open(trace, None).map_err(named)?;
+    if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
+        crate::resources::create_output_dir("--out", dir)?;
+    }
     let mut w = LogWriter::create(out, force, 4096).map_err(|e| file_error("--out", out, e))?;
     let mut c = Converter {
         pages: HashMap::new(),

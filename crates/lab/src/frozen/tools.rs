@@ -279,14 +279,22 @@ pub fn bench_text(out: &Report<BenchResult>) -> String {
 pub struct FromTraceSpec {
     /// The block trace.
     pub trace: PathBuf,
-    /// The write log written.
+    /// Output directory: the write log goes to `out/writes.log` ([`FromTraceSpec::log`]).
     pub out: PathBuf,
-    /// Overwrite `out`.
+    /// Write into a non-empty `out`.
     pub force: bool,
     /// Stop after this many page writes.
     pub max_writes: Option<u64>,
     /// Accept a trace however many of its lines are unreadable.
     pub skip_bad: bool,
+}
+
+impl FromTraceSpec {
+    /// The write log (`out/writes.log`).
+    #[must_use]
+    pub fn log(&self) -> PathBuf {
+        self.out.join(super::training::LOG_FILE)
+    }
 }
 
 /// What a conversion wrote.
@@ -309,10 +317,11 @@ pub fn from_trace(spec: &FromTraceSpec, _: &Cancel) -> Result<Report<FromTraceRe
     if spec.max_writes == Some(0) {
         return Err(Error::Usage("max_writes: 0 is not in [1, 2^50]".into()));
     }
+    crate::resources::check_out_dir("--out", &spec.out, spec.force)?;
     let id = Identity::now("frozen-from-trace", spec, 0);
     nowa_trace::set_skip_bad(spec.skip_bad);
     let (summary, pages) =
-        from_trace::convert(&spec.trace, &spec.out, spec.force, spec.max_writes)?;
+        from_trace::convert(&spec.trace, &spec.log(), spec.force, spec.max_writes)?;
     assert!(
         summary.user <= spec.max_writes.unwrap_or(u64::MAX),
         "no more page writes than asked for"
@@ -344,14 +353,14 @@ mod tests {
             force: false,
         };
         crate::trace::generate(&gen, &Cancel).expect("a trace");
-        let log = dir.path().join("w.log");
         let conv = FromTraceSpec {
             trace,
-            out: log.clone(),
+            out: dir.path().join("conv"),
             force: true,
             max_writes: Some(2000),
             skip_bad: false,
         };
+        let log = conv.log();
         let jobs = [
             Job::FrozenFromTrace(Box::new(conv)),
             Job::FrozenStats(Box::new(StatsSpec {

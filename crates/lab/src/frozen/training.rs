@@ -29,9 +29,9 @@ pub(crate) fn file_error(flag: &str, path: &Path, e: FrozenError) -> Error {
 pub struct TrainSpec {
     /// The write log.
     pub writes: PathBuf,
-    /// Where the model goes (JSON).
+    /// Output directory: the model goes to `out/model.json` ([`TrainSpec::model`]).
     pub out: PathBuf,
-    /// Overwrite `out`.
+    /// Write into a non-empty `out`.
     pub force: bool,
     /// Seed of the split and of SGD's shuffles.
     pub seed: u64,
@@ -67,7 +67,35 @@ struct Parsed {
     cfg: TrainConfig,
 }
 
+/// The model's name in `--out` of `nowa frozen train`.
+pub const MODEL_FILE: &str = "model.json";
+
+/// The write log's name in `--out` of `nowa frozen synth` and `nowa frozen from-trace`.
+pub const LOG_FILE: &str = "writes.log";
+
 impl TrainSpec {
+    /// The model file (`out/model.json`).
+    #[must_use]
+    pub fn model(&self) -> PathBuf {
+        self.out.join(MODEL_FILE)
+    }
+
+    /// The run's setup in one line (what `nowa frozen train` announces).
+    #[must_use]
+    pub fn banner(&self) -> String {
+        let samples = clap::ValueEnum::to_possible_value(&self.samples)
+            .map_or_else(String::new, |v| v.get_name().to_owned());
+        format!(
+            "seed {}, log {}, {} with TWL {} on {} ({} encoding, {samples} samples)",
+            self.seed,
+            self.writes.display(),
+            self.classifier.name(),
+            self.twl,
+            self.features,
+            self.encoding.name(),
+        )
+    }
+
     fn parsed(&self) -> Result<Parsed, Error> {
         let bad = |f: &str, e: &dyn std::fmt::Display| Error::Usage(format!("{f}: {e}"));
         let features: FeatureSet = self.features.parse().map_err(|e| bad("features", &e))?;
@@ -116,7 +144,8 @@ impl TrainSpec {
         Ok(Parsed { sample, cfg })
     }
 
-    /// Checks the settings and the files: the logs exist, `out` is new unless `force`.
+    /// Checks the settings and the files: the logs exist, `out` is a new or empty directory
+    /// unless `force`.
     ///
     /// # Errors
     /// [`Error::Usage`] naming the field or flag.
@@ -133,13 +162,7 @@ impl TrainSpec {
                 )));
             }
         }
-        if self.out.exists() && !self.force {
-            return Err(Error::Usage(format!(
-                "--out {}: exists (pass --force to overwrite)",
-                self.out.display()
-            )));
-        }
-        Ok(())
+        crate::resources::check_out_dir("--out", &self.out, self.force)
     }
 }
 
@@ -189,9 +212,12 @@ pub fn train(spec: &TrainSpec, _: &Cancel) -> Result<TrainOutcome, Error> {
         model.training.settings["eval"] =
             serde_json::to_value(m).map_err(|e| Error::failed("the metrics", e))?;
     }
+    // Created only now: a failed training leaves no directory behind.
+    crate::resources::create_output_dir("--out", &spec.out)?;
+    let file = spec.model();
     model
-        .save(&spec.out, spec.force)
-        .map_err(|e| file_error("--out", &spec.out, e))?;
+        .save(&file, spec.force)
+        .map_err(|e| file_error("--out", &file, e))?;
     let text = report(spec, &labels, &data, &model, read, fit);
     Ok(Report {
         nowa: id,
@@ -290,7 +316,7 @@ fn report(
             );
         }
     }
-    let _ = writeln!(s, "model: {}", a.out.display());
+    let _ = writeln!(s, "model: {}", a.model().display());
     s
 }
 
@@ -298,9 +324,9 @@ fn report(
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SynthSpec {
-    /// Output write log.
+    /// Output directory: the log goes to `out/writes.log` ([`SynthSpec::log`]).
     pub out: PathBuf,
-    /// Overwrite `out`.
+    /// Write into a non-empty `out`.
     pub force: bool,
     /// DB page writes (timer ticks).
     pub writes: u64,
@@ -320,6 +346,14 @@ pub struct SynthSpec {
     pub seed: u64,
 }
 
+impl SynthSpec {
+    /// The write log (`out/writes.log`).
+    #[must_use]
+    pub fn log(&self) -> PathBuf {
+        self.out.join(LOG_FILE)
+    }
+}
+
 /// What a synthetic log holds.
 #[derive(Debug, Clone, Serialize)]
 pub struct SynthResult {
@@ -330,8 +364,8 @@ pub struct SynthResult {
 /// Writes the synthetic log the spec names.
 ///
 /// # Errors
-/// [`Error::Usage`]: a field out of its flag's range, `out` exists without `force`; the
-/// file's errors.
+/// [`Error::Usage`]: a field out of its flag's range, `out` not a new or empty directory
+/// without `force`; the file's errors.
 ///
 /// # Panics
 /// If the log counts fewer records than writes and frees (a bug).
@@ -350,6 +384,7 @@ pub fn synth(spec: &SynthSpec, _: &Cancel) -> Result<Report<SynthResult>, Error>
     if let Some((f, v, _)) = shares.iter().find(|(_, v, hi)| !(*v >= 0.0 && v <= hi)) {
         return Err(Error::Usage(format!("{f}: {v} is out of range")));
     }
+    crate::resources::prepare_out_dir("--out", &spec.out, spec.force)?;
     let id = Identity::now("frozen-synth", spec, spec.seed);
     let cfg = SynthConfig {
         writes: spec.writes,
@@ -366,12 +401,13 @@ pub fn synth(spec: &SynthSpec, _: &Cancel) -> Result<Report<SynthResult>, Error>
         cfg.fill_writes >= 1 && cfg.hot_pages >= 1,
         "the checked ranges"
     );
-    let mut w = LogWriter::create(&spec.out, spec.force, 4096)
-        .map_err(|e| file_error("--out", &spec.out, e))?;
+    let file = spec.log();
+    let mut w =
+        LogWriter::create(&file, spec.force, 4096).map_err(|e| file_error("--out", &file, e))?;
     for r in Synth::new(cfg) {
-        w.append(&r).map_err(|e| Error::io(&spec.out, e))?;
+        w.append(&r).map_err(|e| Error::io(&file, e))?;
     }
-    let summary = w.finish().map_err(|e| Error::io(&spec.out, e))?;
+    let summary = w.finish().map_err(|e| Error::io(&file, e))?;
     assert!(
         summary.records >= summary.user + summary.free,
         "every write and free is a record"

@@ -327,6 +327,59 @@ impl Spec {
         }
     }
 
+    /// Refuses a run whose page maps and write buffer, `parallel` models at once, do not fit
+    /// the memory available (one line naming the flag).
+    ///
+    /// # Errors
+    /// [`Error::Usage`] naming `--capacity` or `--write-buffer`; as [`Spec::bench`].
+    ///
+    /// # Panics
+    /// If a checked geometry has no page or unit (a bug).
+    pub fn check_memory(&self, parallel: u64) -> Result<(), Error> {
+        let bench = self.bench()?;
+        let l = bench
+            .ftl
+            .layout()
+            .map_err(|e| Error::Usage(e.to_string()))?;
+        assert!(
+            l.logical_pages >= 1 && l.units >= 1,
+            "a checked spec has pages and units"
+        );
+        let maps =
+            crate::resources::ftl_bytes(l.logical_pages, l.physical_pages, u64::from(l.units));
+        let buffer = bench.ftl.write_buffer_pages.saturating_mul(48);
+        crate::resources::check_memory(&[
+            ("--capacity", "page maps", maps.saturating_mul(parallel)),
+            (
+                "--write-buffer",
+                "write buffer",
+                buffer.saturating_mul(parallel),
+            ),
+        ])
+    }
+
+    /// The run's first line (without the command): seed, workload or trace, device, policy.
+    #[must_use]
+    pub fn announce(&self) -> String {
+        let what = self.trace.as_ref().map_or_else(
+            || format!("{} on {}", self.workload, nowa_units::Bytes(self.capacity)),
+            |t| format!("trace {} (fill {})", t.path.display(), self.fill),
+        );
+        // With the garbage-proportion trigger the log sizes itself: --op does not apply.
+        let op = match self.gc_trigger {
+            nowa_flash::GcTrigger::GarbageProportion(t) => {
+                format!("OP sized by --gc-trigger gp:{t}, not --op")
+            }
+            _ => format!("OP spare/logical {:.2}%", self.op * 100.0),
+        };
+        format!(
+            "seed {}, {what} ({}{op}), policy {}",
+            self.seed,
+            if self.zns { "zoned, " } else { "" },
+            self.policy
+        )
+    }
+
     /// The simulator's spec, after the checks that span several flags: the device
     /// geometry, ZNS vs the workload, the interval vs the device and the volume.
     ///

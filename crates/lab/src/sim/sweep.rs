@@ -63,6 +63,19 @@ pub fn files(out: &Path, fig: Figure) -> [PathBuf; 3] {
 }
 
 impl SweepSpec {
+    /// The sweep's first line (without the command): seeds, device, OP, threads.
+    #[must_use]
+    pub fn announce(&self) -> String {
+        format!(
+            "seeds {}..{}, device {}, OP {:.2}% spare/logical, {} threads",
+            self.base.seed,
+            self.base.seed + u64::from(self.seeds) - 1,
+            nowa_units::Bytes(self.base.capacity),
+            self.base.op * 100.0,
+            self.threads
+        )
+    }
+
     /// Checks what the flags' parsers cannot: the base spec, the seeds, the threads, and (without
     /// `force`) that no output exists yet.
     ///

@@ -44,7 +44,8 @@ pub struct TpccFlags {
     /// Device: sim (simulated SSD in memory), mem (plain memory), or a file / block device path.
     #[arg(long, default_value = "sim")]
     pub device: String,
-    /// Allow overwriting a --device path that holds something else; must repeat the path.
+    /// Allow overwriting a --device path that holds something else, or writing into a
+    /// non-empty --out directory; must repeat the path.
     #[arg(long, value_name = "PATH")]
     pub force: Option<PathBuf>,
     /// Device capacity. Default: sized so the data fills --dataset-fill of it. A given
@@ -196,6 +197,42 @@ fn device(a: &TpccFlags, cfg: &Config, capacity: u64, env: &dyn Env) -> Result<O
         )
     };
     Ok((env.open_path(path, capacity, step)?, None))
+}
+
+impl Resolved {
+    /// The run's setup in one line (`nowa tpcc` prints it always), and why the pool has its
+    /// size.
+    #[must_use]
+    pub fn banner(&self, a: &TpccFlags) -> [String; 2] {
+        let pool_mib = self.spec.engine.pool >> 20;
+        let setup = format!(
+            "seed {}, {} warehouses, {} threads, {}, pool {pool_mib} MiB, device {} ({} MiB), WAL {}, {:?} commits",
+            a.seed,
+            a.warehouses,
+            a.threads,
+            if a.steady { "steady" } else { "standard" },
+            a.device,
+            self.spec.capacity >> 20,
+            if a.separate_wal {
+                "on a separate in-memory device"
+            } else {
+                "on the device"
+            },
+            a.engine.durability
+        );
+        [setup, format!("pool {pool_mib} MiB: {}", self.pool_why)]
+    }
+
+    /// The page space and the data's share of it; with `notes`, the growth of standard TPC-C
+    /// when it runs to no transaction count.
+    #[must_use]
+    pub fn sizing_lines(&self, a: &TpccFlags, notes: bool) -> Vec<String> {
+        let mut lines = self.sizing.describe();
+        if notes && !a.steady && a.transactions.is_none() {
+            lines.push(format!("standard TPC-C grows the database (up to {} B of pages per transaction) until the device is full; --steady keeps it flat", size::GROWTH_PER_TXN));
+        }
+        lines
+    }
 }
 
 /// A run as its flags resolve: the spec, its sizes, the opened device.

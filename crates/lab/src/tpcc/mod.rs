@@ -26,7 +26,7 @@ mod tests;
 mod text;
 
 pub use phases::{check_database, CheckOutcome, DbSize};
-pub use text::{consistency_text, summary};
+pub use text::{check_lines, consistency_text, load_line, loaded_line, sample_line, summary};
 
 /// One TPC-C run, resolved: what ran, exactly (a `nowa tpcc` result's `nowa.spec`). Keys are
 /// the flags of `nowa tpcc` with underscores; the engine's under `engine`.
@@ -127,6 +127,37 @@ pub struct TpccOut {
 
 /// A tpcc run's result under its identity.
 pub type Outcome = Report<TpccOut>;
+
+/// The result's name in `nowa tpcc --out DIR` (the JSON of `--json`).
+pub const RESULT_FILE: &str = "tpcc.json";
+
+/// The per-interval samples' name in `nowa tpcc --out DIR` (CSV, the identity line first).
+pub const SAMPLES_FILE: &str = "samples.csv";
+
+/// Writes `nowa tpcc --out DIR`'s files: [`RESULT_FILE`] and [`SAMPLES_FILE`] into `dir`,
+/// prepared (new or empty, or forced) before the run.
+///
+/// # Errors
+/// The files' write errors.
+///
+/// # Panics
+/// If `dir` is not a directory (it was not prepared: a bug).
+pub fn write_out(dir: &std::path::Path, o: &Outcome) -> Result<(), Error> {
+    assert!(dir.is_dir(), "--out was prepared before the run");
+    let json = serde_json::to_string_pretty(o).map_err(|e| Error::failed("the result", e))?;
+    let file = dir.join(RESULT_FILE);
+    std::fs::write(&file, json).map_err(|e| Error::io(&file, e))?;
+    write_samples(&dir.join(SAMPLES_FILE), o)
+}
+
+/// The per-interval samples as CSV under the run's identity line (`--csv FILE`).
+///
+/// # Errors
+/// The file's errors.
+pub fn write_samples(path: &std::path::Path, o: &Outcome) -> Result<(), Error> {
+    let f = crate::csv_file(path, &o.nowa)?;
+    nowa_tpcc::write_samples_csv(&o.result.run.samples, f).map_err(|e| Error::io(path, e))
+}
 
 /// A caller's step on the engine (attach observers, finish a log).
 pub type EngineHook<'a> = &'a dyn Fn(&Engine) -> Result<(), Error>;

@@ -1,8 +1,71 @@
 //! The text summary of a TPC-C run (what `nowa tpcc` and `nowa run` print).
 
-use super::TpccOut;
-use nowa_tpcc::Consistency;
+use super::{CheckOutcome, TpccOut};
+use nowa_tpcc::{Consistency, LoadProgress, LoadReport, Sample};
 use std::fmt::Write as _;
+
+/// One line of the run phase's progress (a sample).
+#[must_use]
+pub fn sample_line(s: &Sample) -> String {
+    let x = |k: &str| {
+        s.extra
+            .get(k)
+            .map_or_else(|| "-".to_string(), |v| format!("{v:.2}"))
+    };
+    let mib = s.extra.get("db_bytes").copied().unwrap_or(0.0) / f64::from(1 << 20);
+    format!(
+        "{:.0}s {:.0} txn/s tpmC {:.0} conflicts {} DB WAF {} SSD WAF {} DB {mib:.0} MiB",
+        s.elapsed_s,
+        s.txn_per_s,
+        s.tpmc,
+        s.conflicts,
+        x("db_waf"),
+        x("ssd_waf"),
+    )
+}
+
+/// One line of the load's progress.
+#[must_use]
+pub fn load_line(p: &LoadProgress) -> String {
+    format!(
+        "loading: {} of {} warehouses, {} rows, {:.1}s",
+        p.warehouses_done,
+        p.warehouses,
+        p.rows,
+        p.elapsed.as_secs_f64()
+    )
+}
+
+/// The load's end.
+#[must_use]
+pub fn loaded_line(warehouses: u32, lr: &LoadReport) -> String {
+    format!(
+        "loaded {warehouses} warehouses in {:.1}s ({:.1} warehouses/min, {:.0} rows/s)",
+        lr.seconds, lr.warehouses_per_minute, lr.rows_per_second
+    )
+}
+
+/// `--check-only`'s lines before the check's: the recovery (when one ran) and a trimmed
+/// HISTORY.
+#[must_use]
+pub fn check_lines(c: &CheckOutcome) -> Vec<String> {
+    let mut lines = Vec::new();
+    if let Some(x) = &c.recovery {
+        lines.push(format!(
+            "recovered in {:.3} s (analysis {} us, redo {} us): clean shutdown {}, {} records replayed, redo range {} bytes",
+            c.open_secs,
+            x.analysis_micros,
+            x.redo_micros,
+            x.clean_shutdown,
+            x.records_replayed,
+            x.end_lsn.saturating_sub(x.redo_lsn)
+        ));
+    }
+    if c.history_trimmed {
+        lines.push("HISTORY is trimmed (a steady run): clauses 3.3.2.8-9 skipped".into());
+    }
+    lines
+}
 
 fn fmt(x: Option<f64>) -> String {
     x.map_or_else(|| "-".to_string(), |v| format!("{v:.2}"))
