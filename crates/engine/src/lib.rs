@@ -40,7 +40,7 @@ pub use db::{
 };
 pub use error::{
     CodecError, ConfigError, Corruption, DeltaError, EngineError, Exhausted, MappingDamage,
-    MetaDamage, PageDamage, Pid, PlacementRefusal, RecordDamage, RedoDamage, Result,
+    FlushMarkDamage, MetaDamage, PageDamage, Pid, PlacementRefusal, RecordDamage, RedoDamage, Result,
     SalvageRefusal, SlotDamage, SuperblockDamage, TreeDamage, WritePathKind,
 };
 pub use format::superblock::{identify, DbIdentity, DiskLayout, SalvageRecord, WritePath};
