@@ -3,7 +3,8 @@
 //! overwrite destroyed it, nothing vouched for the acknowledged tail, and the open called
 //! the damage a torn tail, dropping the acknowledged put silently. Format 5 keeps the marks
 //! outside the log (`format::mark`): the open refuses with `WalDamaged`, and without the
-//! damage the torn flush loses nothing acknowledged (no false alarm).
+//! damage the torn flush loses nothing acknowledged (no false alarm). A mark that breaks
+//! the format's invariants (found in the other slot of its pair) is refused by name.
 #![expect(
     clippy::unwrap_used,
     reason = "test helpers fail the test by panicking"
@@ -11,8 +12,12 @@
 
 mod common;
 
-use common::{device, CrashDevice};
-use nowa_engine::{Config, Durability, Engine, EngineError, WalStop};
+use common::{device, image, CrashDevice};
+use nowa_device::MemDevice;
+use nowa_engine::format::superblock::Superblock;
+use nowa_engine::{
+    Config, Corruption, Durability, Engine, EngineError, FlushMarkDamage, WalStop,
+};
 use std::sync::Arc;
 
 const CAP: u64 = 4 << 20;
@@ -106,5 +111,30 @@ fn damage_to_the_last_acknowledged_flush_is_refused_after_a_torn_flush_over_its_
             );
         }
         Err(other) => panic!("refused for another reason: {other}"),
+    }
+}
+
+#[test]
+fn a_flush_mark_in_the_wrong_slot_is_refused_by_name() {
+    let dev = Arc::new(MemDevice::new(CAP));
+    let e = Engine::create(dev.clone(), cfg()).unwrap();
+    for i in 0..5 {
+        e.put(&key(i), &value(i, 100)).unwrap();
+    }
+    let l = e.layout();
+    drop(e); // crash: five flushes or more, so both slots of the pair hold a mark
+    let mut img = image(&*dev);
+    let sb = Superblock::decode(&img[..4096]).unwrap();
+    let first = l.wal_start + l.wal_blocks - 4 + u64::from(sb.wal_salt % 2) * 2;
+    let at = |slot: u64| usize::try_from((first + slot) * BS).unwrap();
+    let even = img[at(0)..at(1)].to_vec();
+    img[at(1)..at(2)].copy_from_slice(&even);
+    match Engine::open(device(&img), cfg()) {
+        Err(EngineError::Corrupt(Corruption::FlushMark { slot, damage })) => {
+            assert_eq!(slot % 2, 1, "the slot it was found in");
+            assert!(matches!(damage, FlushMarkDamage::WrongSlot { .. }), "{damage}");
+        }
+        Err(other) => panic!("refused for another reason: {other}"),
+        Ok(_) => panic!("a misplaced flush mark went unnoticed"),
     }
 }
