@@ -88,7 +88,11 @@ fn a_format_four_database_is_refused_by_its_version() {
     let old = Some(4);
     match Engine::open(dev, cfg()) {
         Err(EngineError::NoSuperblock {
-            a: SuperblockDamage::Version { found: fa, supported: 5 },
+            a:
+                SuperblockDamage::Version {
+                    found: fa,
+                    supported: 5,
+                },
             b: SuperblockDamage::Version { found: fb, .. },
         }) => assert_eq!((Some(fa), Some(fb)), (old, old)),
         Err(e) => panic!("refused for another reason: {e}"),

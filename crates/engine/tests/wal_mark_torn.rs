@@ -15,9 +15,7 @@ mod common;
 use common::{device, image, CrashDevice};
 use nowa_device::MemDevice;
 use nowa_engine::format::superblock::Superblock;
-use nowa_engine::{
-    Config, Corruption, Durability, Engine, EngineError, FlushMarkDamage, WalStop,
-};
+use nowa_engine::{Config, Corruption, Durability, Engine, EngineError, FlushMarkDamage, WalStop};
 use std::sync::Arc;
 
 const CAP: u64 = 4 << 20;
@@ -85,7 +83,11 @@ fn a_torn_flush_after_the_last_acknowledged_one_loses_nothing_acknowledged() {
     for i in 0..acked {
         assert_eq!(e.get(&key(i)).unwrap(), Some(value(i, 100)), "key {i}");
     }
-    assert_eq!(e.get(&key(acked)).unwrap(), None, "the torn put was never acknowledged");
+    assert_eq!(
+        e.get(&key(acked)).unwrap(),
+        None,
+        "the torn put was never acknowledged"
+    );
 }
 
 #[test]
@@ -94,10 +96,11 @@ fn damage_to_the_last_acknowledged_flush_is_refused_after_a_torn_flush_over_its_
     let lsn = (from + to) / 2;
     img[usize::try_from(log0 + lsn).unwrap()] ^= 0x10;
     match Engine::open(device(&img), cfg()) {
-        Err(EngineError::WalDamaged {
-            from: f, to: t, ..
-        }) => {
-            assert!(f <= lsn && lsn < t, "[{f}, {t}) names the damaged LSN {lsn}");
+        Err(EngineError::WalDamaged { from: f, to: t, .. }) => {
+            assert!(
+                f <= lsn && lsn < t,
+                "[{f}, {t}) names the damaged LSN {lsn}"
+            );
             assert!(t >= to, "[{f}, {t}) covers the acknowledged end {to}");
         }
         Ok(e) => {
@@ -132,7 +135,10 @@ fn a_flush_mark_in_the_wrong_slot_is_refused_by_name() {
     match Engine::open(device(&img), cfg()) {
         Err(EngineError::Corrupt(Corruption::FlushMark { slot, damage })) => {
             assert_eq!(slot % 2, 1, "the slot it was found in");
-            assert!(matches!(damage, FlushMarkDamage::WrongSlot { .. }), "{damage}");
+            assert!(
+                matches!(damage, FlushMarkDamage::WrongSlot { .. }),
+                "{damage}"
+            );
         }
         Err(other) => panic!("refused for another reason: {other}"),
         Ok(_) => panic!("a misplaced flush mark went unnoticed"),

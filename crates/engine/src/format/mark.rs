@@ -179,8 +179,14 @@ mod tests {
         assert_eq!(vouched(3, [m(4, 100), m(5, 200)]), Ok(Some(200)));
         assert_eq!(vouched(3, [m(4, 100), None]), Ok(Some(100)));
         assert_eq!(vouched(4, [m(4, 100), m(5, 200)]), Ok(None), "other epoch");
-        assert!(vouched(3, [m(4, 300), m(5, 200)]).is_err(), "newer vouches less");
-        assert!(vouched(3, [m(4, 100), m(7, 200)]).is_err(), "not consecutive");
+        assert!(
+            vouched(3, [m(4, 300), m(5, 200)]).is_err(),
+            "newer vouches less"
+        );
+        assert!(
+            vouched(3, [m(4, 100), m(7, 200)]).is_err(),
+            "not consecutive"
+        );
     }
 
     /// What a crash can leave in one slot while a mark is written to it.

@@ -327,7 +327,10 @@ impl Wal {
             marks.end
         );
         let limit = align_down(self.redo_lsn()) + self.size - BS;
-        assert!(end < limit, "flush mark for {end} beyond the log's limit {limit}");
+        assert!(
+            end < limit,
+            "flush mark for {end} beyond the log's limit {limit}"
+        );
         let block = m.encode();
         assert_eq!(
             Mark::decode(&block, m.slot()),
