@@ -733,8 +733,8 @@ pub enum FlushMarkDamage {
     /// Bytes after the fields are not zero.
     #[error("non-zero padding")]
     Padding,
-    /// The pair holds two marks of the epoch that its alternation cannot have written.
-    #[error("marks (seq, end) {older:?} and {newer:?} are not consecutive flushes")]
+    /// The pair holds two marks of the epoch whose ends do not grow with their seqs.
+    #[error("marks (seq, end) {older:?} and {newer:?}: the newer vouches for no more")]
     Order {
         /// (seq, end) of the mark with the lower seq.
         older: (u64, u64),
