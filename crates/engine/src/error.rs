@@ -209,6 +209,14 @@ pub enum Corruption {
         /// What is wrong.
         damage: TreeDamage,
     },
+    /// A flush mark (`format::mark`) with a valid checksum breaks the format's invariants.
+    #[error("WAL flush mark in slot {slot}: {damage}")]
+    FlushMark {
+        /// Slot of the mark area (0 to 3; the first of the pair when the pair disagrees).
+        slot: u64,
+        /// What is wrong.
+        damage: FlushMarkDamage,
+    },
     /// The superblock holds values outside the device or inconsistent with each other.
     #[error("superblock: {0}")]
     Superblock(SuperblockDamage),
@@ -710,6 +718,39 @@ pub enum CodecError {
     },
 }
 
+/// What is wrong with a flush mark whose checksum is valid (a torn mark is no mark).
+#[non_exhaustive]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error, serde::Serialize)]
+pub enum FlushMarkDamage {
+    /// Read from another slot than the one it was written to.
+    #[error("written for slot {stored} (its salt and seq say {computed})")]
+    WrongSlot {
+        /// Slot field.
+        stored: u64,
+        /// Slot its salt and seq select.
+        computed: u64,
+    },
+    /// Bytes after the fields are not zero.
+    #[error("non-zero padding")]
+    Padding,
+    /// The pair holds two marks of the epoch whose ends do not grow with their seqs.
+    #[error("marks (seq, end) {older:?} and {newer:?}: the newer vouches for no more")]
+    Order {
+        /// (seq, end) of the mark with the lower seq.
+        older: (u64, u64),
+        /// (seq, end) of the mark with the higher seq.
+        newer: (u64, u64),
+    },
+    /// The mark vouches for an LSN the epoch's log cannot reach from the redo point.
+    #[error("vouches for LSN {end}, beyond the log's limit {limit}")]
+    BeyondLog {
+        /// Durable end of the mark.
+        end: u64,
+        /// Highest LSN the epoch's records can reach.
+        limit: u64,
+    },
+}
+
 /// What is wrong with a WAL record (torn tail or damage).
 #[non_exhaustive]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error, serde::Serialize)]
@@ -855,6 +896,15 @@ pub enum ConfigError {
         wal_limit: u64,
         /// Doublewrite slots.
         dw_pages: u64,
+    },
+    /// `Config::wal_region_bytes` below the circular log's two blocks plus the flush-mark
+    /// area.
+    #[error("WAL region of {bytes} bytes is too small: it needs at least {need}")]
+    WalRegionTooSmall {
+        /// Region bytes asked for.
+        bytes: u64,
+        /// Least region bytes.
+        need: u64,
     },
     /// The device cannot hold the layout.
     #[error("device too small: {blocks} blocks, need more than {need}")]

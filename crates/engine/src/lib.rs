@@ -40,8 +40,8 @@ pub use db::{
     RecoveryReport, SpaceUsage, WalDamage, YieldHook, YieldPoint, MAX_WRITE_SET,
 };
 pub use error::{
-    CodecError, ConfigError, Corruption, DeltaError, EngineError, Exhausted, MappingDamage,
-    MetaDamage, PageDamage, Pid, PlacementRefusal, RecordDamage, RedoDamage, Result,
+    CodecError, ConfigError, Corruption, DeltaError, EngineError, Exhausted, FlushMarkDamage,
+    MappingDamage, MetaDamage, PageDamage, Pid, PlacementRefusal, RecordDamage, RedoDamage, Result,
     SalvageRefusal, SlotDamage, SuperblockDamage, TreeDamage, WritePathKind,
 };
 pub use format::superblock::{identify, DbIdentity, DiskLayout, SalvageRecord, WritePath};

@@ -123,3 +123,22 @@ fn composite_keys_scan_in_order() {
     assert_eq!(vals[3], "2-1-1000");
     assert_eq!(vals[39], "2-10-1000");
 }
+
+#[test]
+fn a_wal_region_without_room_for_the_flush_marks_is_refused() {
+    let dev = Arc::new(MemDevice::new(4 << 20));
+    // Two log blocks and the four flush-mark blocks are the least (format 5).
+    let cfg = |blocks: u64| Config {
+        wal_region_bytes: Some(blocks * 4096),
+        ..small()
+    };
+    match Engine::create(dev.clone(), cfg(5)) {
+        Err(EngineError::Config(nowa_engine::ConfigError::WalRegionTooSmall { bytes, need })) => {
+            assert_eq!((bytes, need), (5 * 4096, 6 * 4096));
+        }
+        Err(e) => panic!("refused for another reason: {e}"),
+        Ok(_) => panic!("a WAL region of 5 blocks was accepted"),
+    }
+    let e = Engine::create(dev, cfg(6)).unwrap();
+    e.put(b"k", b"v").unwrap();
+}

@@ -1,10 +1,15 @@
 //! What an open says about the state it found (issue 26 item 6): the clean-shutdown flag is
 //! true only after `close` (a crash before the first checkpoint of a new database is not a
 //! clean shutdown), and a database whose WAL lives on a separate device, opened without that
-//! device, is refused by name (`LogDeviceMissing`), not as "not a nowa database".
+//! device, is refused by name (`LogDeviceMissing`), not as "not a nowa database". A
+//! database of format 4 (flush marks in the log, at other positions) is refused by its
+//! version, never read with format 5's log layout.
 
 use nowa_device::{BlockDevice, MemDevice};
-use nowa_engine::{in_place_store, Config, ConfigError, Durability, Engine, EngineError};
+use nowa_engine::format::{block_crc, superblock};
+use nowa_engine::{
+    in_place_store, Config, ConfigError, Durability, Engine, EngineError, SuperblockDamage,
+};
 use std::sync::Arc;
 
 fn cfg() -> Config {
@@ -63,4 +68,34 @@ fn separate_wal_database_opened_without_its_log_device_names_it() {
     }
     let e = Engine::open_with_wal(main, Some(log), cfg(), &in_place_store()).unwrap();
     assert_eq!(e.get(b"k").unwrap(), Some(b"v".to_vec()));
+}
+
+#[test]
+fn a_format_four_database_is_refused_by_its_version() {
+    let dev = Arc::new(MemDevice::new(8 << 20));
+    let e = Engine::create(dev.clone(), cfg()).unwrap();
+    e.put(b"k", b"v").unwrap();
+    drop(e);
+    // Both superblock copies rewritten as format 4 would have written them (valid crc).
+    for copy in 0..2u64 {
+        let mut b = vec![0u8; 4096];
+        dev.read_at(copy * 4096, &mut b).unwrap();
+        superblock::VERSION_F.put_u32(&mut b, 4);
+        let c = block_crc(&b);
+        superblock::CRC.put_u32(&mut b, c);
+        dev.write_at(copy * 4096, &b).unwrap();
+    }
+    let old = Some(4);
+    match Engine::open(dev, cfg()) {
+        Err(EngineError::NoSuperblock {
+            a:
+                SuperblockDamage::Version {
+                    found: fa,
+                    supported: 5,
+                },
+            b: SuperblockDamage::Version { found: fb, .. },
+        }) => assert_eq!((Some(fa), Some(fb)), (old, old)),
+        Err(e) => panic!("refused for another reason: {e}"),
+        Ok(_) => panic!("a format-4 database opened with format 5's log layout"),
+    }
 }

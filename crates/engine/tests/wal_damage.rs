@@ -70,7 +70,7 @@ fn crashed() -> Crashed {
         wal_start: l.wal_start * 4096,
         redo: rep.redo_lsn,
         end: rep.end_lsn,
-        region: l.wal_blocks * 4096,
+        region: l.log_blocks() * 4096,
     }
 }
 

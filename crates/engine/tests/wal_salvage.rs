@@ -83,7 +83,7 @@ fn salvage_at_seven_positions(build: &dyn StoreBuilder) -> (u32, u32) {
     let rep = probe.recovery_report().unwrap().clone();
     drop(probe);
     let l = nowa_engine::identify(&img[..4096]).unwrap().layout.unwrap();
-    let region = l.wal_blocks * 4096;
+    let region = l.log_blocks() * 4096;
     let (redo, end) = (rep.redo_lsn, rep.end_lsn);
     assert!(end - redo > 64 << 10, "a live log worth damaging: {rep:?}");
     let (mut salvaged, mut refused) = (0, 0);

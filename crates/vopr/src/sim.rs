@@ -446,6 +446,9 @@ impl Sim {
         if let Some(r) = e.recovery_report() {
             c.pages_repaired += r.pages_repaired;
             c.torn_tails += u64::from(matches!(r.wal_stop, WalStop::TornTail { .. }));
+            if self.verbose && r.wal_stop != WalStop::Clean {
+                eprintln!("  the open's WAL stop: {:?}", r.wal_stop);
+            }
             c.salvages += u64::from(matches!(r.wal_stop, WalStop::Salvaged { .. }));
             c.snapshot_fallbacks += u64::from(r.snapshot_fallback.is_some());
         }

@@ -124,6 +124,14 @@ fn plan_layout(devs: &Devices, cfg: &Config) -> Result<DiskLayout> {
         .into());
     }
     let region = wal_region_bytes(cfg);
+    let need = (crate::format::mark::BLOCKS + 2) * BS;
+    if region < need {
+        return Err(ConfigError::WalRegionTooSmall {
+            bytes: region,
+            need,
+        }
+        .into());
+    }
     let blocks = Devices::blocks(&devs.main);
     let (wal_start, data_start) = if devs.separate {
         // Log device: superblock copies at blocks 0-1, then the WAL region.
@@ -405,7 +413,7 @@ impl Engine {
         counters: Arc<EngineCounters>,
         salvage: SalvageRecord,
     ) -> Parts {
-        let region = sb.layout.wal_blocks * BS;
+        let region = sb.layout.log_blocks() * BS;
         let lsn = end.div_ceil(BS) * BS + region;
         assert!(
             lsn >= sb.redo_lsn + region,
@@ -476,7 +484,7 @@ impl Engine {
     /// Build the engine around its store: WAL, buffer pool, tree lock.
     fn assemble(devs: Devices, p: Parts) -> Engine {
         let rcache = crate::rcache::RecordCache::new(p.cfg.record_cache_bytes);
-        let region = p.layout.wal_blocks * BS;
+        let region = p.layout.log_blocks() * BS;
         let wal = Arc::new(Wal::new(
             devs.wal.clone(),
             p.layout.wal_start,

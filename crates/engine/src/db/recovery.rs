@@ -126,9 +126,6 @@ impl Engine {
                 commit_lsn,
                 index,
             } => self.redo_txn_write(lsn, pid, prev_lsn, (commit_lsn, index)),
-            // A flush mark read in sequence: a later flush that crossed it was torn right
-            // after a record ending at its block (crate::wal); nothing to redo.
-            Record::Mark => Ok(false),
             // Logged by a clean close (db/checkpoint.rs): the store checks reads against it.
             Record::PageVersions { entries } => {
                 self.store.expect_versions(&entries);

@@ -3,7 +3,7 @@
 //! Each returns how many decoders accepted the input; none may panic on any input, and each
 //! checks what a decoder that accepted promises.
 
-use super::{meta, superblock, wal, zone, BLOCK};
+use super::{mark, meta, superblock, wal, zone, BLOCK};
 use crate::page;
 
 /// A little-endian integer at `at` (the input is long enough: callers pass whole blocks).
@@ -16,7 +16,8 @@ fn le(b: &[u8], at: usize, n: usize) -> u64 {
 
 /// Every block decoder on one 4096-byte block: superblock and `identify`, zone header,
 /// packed slot (of the incarnation the block claims) and its payloads, raw slot, page,
-/// the out-of-place metadata record at the superblock's offset, snapshot entries.
+/// the out-of-place metadata record at the superblock's offset, snapshot entries, a flush
+/// mark read from each slot.
 ///
 /// # Panics
 /// If `b` is not one block, or a decoder breaks its promise (a bug).
@@ -53,6 +54,13 @@ pub fn decode_block(b: &[u8]) -> usize {
     accepted += usize::from(meta::MetaRecord::decode(m).is_ok());
     for e in b.chunks_exact(meta::SNAP_ENTRY).take(8) {
         let _ = meta::SnapEntry::decode(e);
+    }
+    for slot in 0..mark::BLOCKS {
+        if let Ok(Some(m)) = mark::Mark::decode(b, slot) {
+            assert_eq!(m.slot(), slot, "a mark is accepted only from its own slot");
+            assert_eq!(m.encode(), b, "an accepted mark is exactly its encoding");
+            accepted += 1;
+        }
     }
     accepted
 }

@@ -6,6 +6,7 @@
 pub mod delta;
 #[doc(hidden)]
 pub mod fuzzing;
+pub mod mark;
 pub mod meta;
 pub mod page;
 pub mod structop;
@@ -154,6 +155,10 @@ pub const FORMATS: &[Format] = &[
     Format {
         name: "wal-record",
         fields: wal::HEADER_FIELDS,
+    },
+    Format {
+        name: "flush-mark",
+        fields: mark::FIELDS,
     },
     Format {
         name: "wal-put",

@@ -12,8 +12,11 @@ use crate::num::{u32_of, u64_of, usize_of};
 pub const MAGIC: u32 = 0x4157_4F4E;
 /// Format version this build writes and reads (3: the page header holds the hotness
 /// records, so the node body starts at 104, not 72; 4: the WAL has TxnWrite records, a
-/// commit group's writes no longer log their keys and values twice).
-pub const VERSION: u32 = 4;
+/// commit group's writes no longer log their keys and values twice; 5: the flush marks
+/// live in four blocks at the end of the WAL region, outside the circular log, which is
+/// four blocks shorter: a format-4 log would be read at the wrong positions, so format 4
+/// is refused with `SuperblockDamage::Version`).
+pub const VERSION: u32 = 5;
 
 /// crc32c of bytes [4, 4096).
 pub const CRC: Field = Field::new(0, 4, "crc32c");
@@ -138,6 +141,14 @@ pub struct DiskLayout {
     pub data_start: u64,
     /// Data region: pages.
     pub data_pages: u64,
+}
+
+impl DiskLayout {
+    /// Blocks of the circular log: the WAL region less the flush-mark area at its end.
+    #[must_use]
+    pub fn log_blocks(&self) -> u64 {
+        super::mark::log_blocks(self.wal_blocks)
+    }
 }
 
 /// The write path a database was created with, and its parameters (recorded at create and
@@ -481,7 +492,7 @@ impl Superblock {
         let l = &self.layout;
         let bad = |what| Err(SuperblockDamage::Layout { what });
         let end = |a: u64, b: u64| a.checked_add(b);
-        if l.dw_start < 2 || l.wal_blocks < 2 {
+        if l.dw_start < 2 || l.wal_blocks < super::mark::BLOCKS + 2 {
             return bad("doublewrite area or WAL region too small or over the superblocks");
         }
         let regions_ok = match wal_blocks_dev {

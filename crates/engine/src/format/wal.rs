@@ -103,9 +103,8 @@ pub const TAG_STRUCT: u8 = 16;
 
 /// A transaction's whole write set (logical; the commit point).
 pub const TAG_TXN_COMMIT: u8 = 32;
-/// The flush mark (no payload): written in the block after the tail block once a flush's
-/// data is durable, its header's durable end is the flushed end (`crate::wal`).
-pub const TAG_MARK: u8 = 48;
+// Tag 48 was format 4's flush mark record, written in the log; format 5 keeps the marks
+// outside the log (`super::mark`), so a record tagged 48 is undecodable.
 /// Page versions logged by a clean close: n x (pid, low 32 bits of the page's LSN).
 pub const TAG_PAGE_VERSIONS: u8 = 49;
 /// PageVersions: entry count n.
@@ -200,8 +199,6 @@ pub enum RecordRef<'a> {
         /// The operations, applied in order.
         ops: &'a [StructOp],
     },
-    /// The flush mark: encoded with the flushed end as its durable end (no payload).
-    Mark,
     /// The version (low 32 bits of the LSN) each page was last written with, logged by a
     /// clean close after its checkpoint; the next open loads it into the store's check.
     PageVersions {
@@ -272,8 +269,6 @@ pub enum Record {
         /// The operations.
         ops: Vec<StructOp>,
     },
-    /// See [`RecordRef::Mark`]: nothing to redo.
-    Mark,
     /// See [`RecordRef::PageVersions`].
     PageVersions {
         /// (pid, low 32 bits of its LSN).
@@ -343,7 +338,6 @@ impl RecordRef<'_> {
             RecordRef::TxnDone { .. } => TAG_TXN_DONE,
             RecordRef::TxnWrite { .. } => TAG_TXN_WRITE,
             RecordRef::Struct { .. } => TAG_STRUCT,
-            RecordRef::Mark => TAG_MARK,
             RecordRef::PageVersions { .. } => TAG_PAGE_VERSIONS,
         }
     }
@@ -366,7 +360,6 @@ impl RecordRef<'_> {
                 RecordRef::TxnDone { .. } => TXN_DONE_FIELDS[0].size,
                 RecordRef::TxnWrite { .. } => TXN_WRITE_LEN,
                 RecordRef::Struct { ops, .. } => super::structop::payload_len(ops),
-                RecordRef::Mark => 0,
                 RecordRef::PageVersions { entries } => PV_ENTRIES.offset + entries.len() * PV_ENTRY,
             }
     }
@@ -435,7 +428,6 @@ impl RecordRef<'_> {
                 next_pid,
                 ops,
             } => super::structop::encode(p, root, next_pid, ops, lsn),
-            RecordRef::Mark => assert!(p.is_empty(), "a flush mark has no payload"),
             RecordRef::PageVersions { entries } => encode_versions(p, entries),
         }
         let crc = crc32c::crc32c(&out[LSN.offset..]);
@@ -602,7 +594,6 @@ impl Record {
                     index: TW_INDEX.u32(p),
                 })
             }
-            TAG_MARK if p.is_empty() => Ok(Record::Mark),
             TAG_PAGE_VERSIONS if p.len() >= PV_ENTRIES.offset => decode_versions(p).ok_or(bad),
             TAG_STRUCT => super::structop::decode(p)
                 .map(|(root, next_pid, ops)| Record::Struct {

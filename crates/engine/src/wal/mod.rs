@@ -10,21 +10,23 @@
 //! failed flush poisons the log (its buffer is gone; writing later records past a hole
 //! would make them unreachable).
 //!
-//! Flush mark: once a flush's data is durable (device flush), and before the flush returns
-//! (acknowledges), a mark record is written and flushed in the block after the block holding
-//! the new end: LSN = that block's start, durable end = the new end. It vouches for the last
-//! flush, which no later record does (every record carries the durable end when it was
-//! appended): media damage to the acknowledged tail then reads as damage (refused), not as
-//! a torn tail. The mark never precedes its data (written after the data's device flush), so
-//! a crash cannot leave a mark vouching for bytes that are not durable: no false alarm. The
-//! next flush overwrites it with data (a torn overwrite leaves an invalid mark: no evidence,
-//! as before marks existed). Cost: one block write and one device flush per log flush.
+//! Flush marks (`crate::format::mark`): once a flush's data is durable (device flush), and
+//! before the flush returns (acknowledges), a mark holding the new durable end is written
+//! and flushed in a slot of the mark area at the end of the region, outside the circular
+//! log. It vouches for the last flush, which no later record does (every record carries the
+//! durable end when it was appended): media damage to the acknowledged tail then reads as
+//! damage (refused), not as a torn tail. The mark never precedes its data, so a crash cannot
+//! leave a mark vouching for bytes that are not durable (no false alarm). Marks of an epoch
+//! alternate between the two slots of its pair, so a torn mark write leaves the previous
+//! mark, which vouches for the last acknowledged flush; no data write touches the marks.
+//! Cost: one block write and one device flush per log flush.
 
 mod scan;
 
 pub use scan::{analyze, LogVerdict, WalScanner};
 
 use crate::error::{EngineError, Exhausted, Result};
+use crate::format::mark::{self, Mark};
 use crate::format::wal::RecordRef;
 use crate::format::BLOCK;
 use crate::num::{u64_of, usize_of};
@@ -71,14 +73,27 @@ struct WalBuf {
     spare: Vec<u8>,
 }
 
+/// The flush marks written so far in this epoch (under the flush lock).
+struct Marks {
+    /// Marks written (the next mark's seq).
+    seq: u64,
+    /// End vouched for by the last one (the epoch's first LSN before the first).
+    end: u64,
+}
+
 /// The log writer.
 pub struct Wal {
     dev: Arc<dyn BlockDevice>,
+    /// Byte offset of the circular log.
     start: u64,
+    /// Bytes of the circular log.
     size: u64,
+    /// Byte offset of the flush-mark area.
+    marks: u64,
     salt: u32,
     inner: Mutex<WalBuf>,
-    flush_lock: Mutex<()>,
+    /// Serializes flushes; holds the marks written, which only a flush writes.
+    flush_lock: Mutex<Marks>,
     flushed: AtomicU64,
     next: AtomicU64,
     /// Oldest LSN still needed by recovery (redo LSN of the last checkpoint).
@@ -95,11 +110,12 @@ fn align_down(x: u64) -> u64 {
 }
 
 impl Wal {
-    /// `start_block`/`blocks`: the region; the log continues at `lsn` (all earlier is
-    /// durable), which must be block aligned (every epoch starts on a block).
+    /// `start_block`/`blocks`: the WAL region (the circular log, then the flush-mark area);
+    /// the log continues at `lsn` (all earlier is durable), which must be block aligned
+    /// (every epoch starts on a block).
     ///
     /// # Panics
-    /// If `lsn` is not block aligned or the region has fewer than two blocks.
+    /// If `lsn` is not block aligned or the log has fewer than two blocks.
     #[must_use]
     pub fn new(
         dev: Arc<dyn BlockDevice>,
@@ -110,11 +126,13 @@ impl Wal {
         counters: Arc<EngineCounters>,
     ) -> Self {
         assert_eq!(lsn % BS, 0, "a log epoch starts on a block boundary");
-        assert!(blocks >= 2, "WAL region of {blocks} blocks");
+        let log = mark::log_blocks(blocks);
+        assert!(log >= 2, "WAL region of {blocks} blocks");
         Wal {
             dev,
             start: start_block * BS,
-            size: blocks * BS,
+            size: log * BS,
+            marks: (start_block + log) * BS,
             salt,
             inner: Mutex::new(WalBuf {
                 next_lsn: lsn,
@@ -122,7 +140,7 @@ impl Wal {
                 buf: Vec::new(),
                 spare: Vec::new(),
             }),
-            flush_lock: Mutex::new(()),
+            flush_lock: Mutex::new(Marks { seq: 0, end: lsn }),
             flushed: AtomicU64::new(lsn),
             next: AtomicU64::new(lsn),
             redo: AtomicU64::new(lsn),
@@ -132,20 +150,26 @@ impl Wal {
         }
     }
 
-    /// Write a zero block where the epoch starts and flush, so that a scan of this epoch
-    /// ends cleanly there even if nothing is appended before the next crash (whatever an
-    /// older lap left in that block would otherwise read as a bad record: a false alarm).
+    /// Write a zero block where the epoch starts, zero the epoch's pair of mark slots, and
+    /// flush, so that a scan of this epoch ends cleanly there even if nothing is appended
+    /// before the next crash (whatever an older lap left in that block would otherwise read
+    /// as a bad record: a false alarm), and no mark of an earlier attempt at this epoch (a
+    /// crash during recovery writes the same salt) vouches for bytes this one never wrote.
     ///
     /// # Errors
     /// Device errors.
     pub fn start_epoch(&self) -> Result<()> {
         let lsn = self.next_lsn();
+        let marks = self.flush_lock.lock();
+        assert_eq!(marks.seq, 0, "epoch start after a flush mark");
         assert_eq!(lsn, self.flushed_lsn(), "epoch start after appends");
         assert_eq!(lsn % BS, 0, "epoch start not block aligned");
         self.dev
             .write_at(self.start + lsn % self.size, &[0u8; BLOCK])?;
+        let pair = self.marks + mark::pair(self.salt) * BS;
+        self.dev.write_at(pair, &[0u8; 2 * BLOCK])?;
         self.dev.flush()?;
-        EngineCounters::add(&self.counters.wal_device_bytes, BS);
+        EngineCounters::add(&self.counters.wal_device_bytes, 3 * BS);
         Ok(())
     }
 
@@ -227,21 +251,21 @@ impl Wal {
         if self.flushed_lsn() >= upto {
             return Ok(());
         }
-        let _f = self.flush_lock.lock();
+        let mut marks = self.flush_lock.lock();
         if self.flushed_lsn() >= upto {
             return Ok(());
         }
         if self.failed.load(Ordering::Acquire) {
             return Err(EngineError::Poisoned);
         }
-        let r = self.flush_locked();
+        let r = self.flush_locked(&mut marks);
         if r.is_err() {
             self.failed.store(true, Ordering::Release);
         }
         r
     }
 
-    fn flush_locked(&self) -> Result<()> {
+    fn flush_locked(&self, marks: &mut Marks) -> Result<()> {
         let (start, mut data, end) = {
             let mut b = self.inner.lock();
             let end = b.next_lsn;
@@ -277,7 +301,7 @@ impl Wal {
         self.dev.flush()?;
         EngineCounters::add(&self.counters.wal_device_bytes, padded);
         EngineCounters::add(&self.counters.wal_flushes, 1);
-        self.write_mark(end)?;
+        self.write_mark(marks, end)?;
         let prev = self.flushed.swap(end, Ordering::AcqRel);
         assert!(prev <= end, "durable end moved backwards: {prev} -> {end}");
         let mut b = self.inner.lock();
@@ -287,22 +311,39 @@ impl Wal {
         Ok(())
     }
 
-    /// The flush mark for a durable end `end` (module doc). Skipped when its block would
-    /// reach the scanner's limit (the block before the redo point): the last flush then has
-    /// no voucher, as before marks existed.
-    fn write_mark(&self, end: u64) -> Result<()> {
-        let at = align_down(end) + BS;
+    /// The flush mark for a durable end `end` (module doc), in the slot of its pair that
+    /// does not hold the newest mark. Checked as written: ends strictly grow within the
+    /// epoch and stay inside the live log, and the block reads back as the mark.
+    fn write_mark(&self, marks: &mut Marks, end: u64) -> Result<()> {
+        let m = Mark {
+            salt: self.salt,
+            seq: marks.seq,
+            end,
+        };
+        assert!(
+            end > marks.end,
+            "flush mark {} vouches for {end}, not beyond the previous one's {}",
+            m.seq,
+            marks.end
+        );
         let limit = align_down(self.redo_lsn()) + self.size - BS;
-        let mark = RecordRef::Mark;
-        if at + u64_of(mark.encoded_len()) > limit {
-            return Ok(());
-        }
-        let mut block = [0u8; BLOCK];
-        mark.encode(&mut block[..mark.encoded_len()], at, self.salt, end);
-        assert!(at > end, "the mark lies past the flushed end");
-        self.dev.write_at(self.start + at % self.size, &block)?;
+        assert!(
+            end < limit,
+            "flush mark for {end} beyond the log's limit {limit}"
+        );
+        let block = m.encode();
+        assert_eq!(
+            Mark::decode(&block, m.slot()),
+            Ok(Some(m)),
+            "flush mark does not read back"
+        );
+        self.dev.write_at(self.marks + m.slot() * BS, &block)?;
         self.dev.flush()?;
         EngineCounters::add(&self.counters.wal_device_bytes, BS);
+        *marks = Marks {
+            seq: m.seq + 1,
+            end,
+        };
         Ok(())
     }
 

@@ -9,10 +9,11 @@
 //! damage, never a crash. Without such a record the stop is a torn (or clean) tail; only
 //! records of the last flush before the crash are lost, and none of them was acknowledged as
 //! durable. A block that fails to read (I/O error) is never a torn write: it is damage.
-//! Limit: damage to the records of the very last flush is indistinguishable from a torn
-//! write of that flush (no later record vouches for them); it is reported as a torn tail.
+//! No later record vouches for the very last flush: its flush mark does (`format::mark`,
+//! outside the log): a stop below the end the epoch's newest mark vouches for is damage.
 
-use crate::error::{RecordDamage, Result};
+use crate::error::{Corruption, FlushMarkDamage, RecordDamage, Result};
+use crate::format::mark::{self, Mark};
 use crate::format::wal::{self as rec, Header, Record};
 use crate::format::BLOCK;
 use crate::num::{u64_of, usize_of};
@@ -47,7 +48,8 @@ pub struct WalScanner<'a> {
 }
 
 impl<'a> WalScanner<'a> {
-    /// A scanner of the region `start_block`/`blocks` for epoch `salt`, from `from`.
+    /// A scanner of the WAL region `start_block`/`blocks` (the circular log, then the
+    /// flush-mark area) for epoch `salt`, from `from`.
     #[must_use]
     pub fn new(
         dev: &'a dyn BlockDevice,
@@ -56,7 +58,7 @@ impl<'a> WalScanner<'a> {
         salt: u32,
         from: u64,
     ) -> Self {
-        let size = blocks * BS;
+        let size = mark::log_blocks(blocks) * BS;
         WalScanner {
             dev,
             start: start_block * BS,
@@ -239,6 +241,43 @@ pub enum LogVerdict {
     },
 }
 
+/// The durable end the flush marks of epoch `salt` vouch for (None: no mark of the epoch),
+/// checked against the format's invariants and the log's `limit`.
+fn vouched_end(
+    dev: &dyn BlockDevice,
+    start_block: u64,
+    blocks: u64,
+    salt: u32,
+    limit: u64,
+) -> Result<Option<u64>> {
+    let first = mark::pair(salt);
+    let at = (start_block + mark::log_blocks(blocks) + first) * BS;
+    let mut pair = [None, None];
+    let mut b = vec![0u8; BLOCK];
+    for (i, m) in (0u64..).zip(pair.iter_mut()) {
+        match dev.read_at(at + i * BS, &mut b) {
+            // An unreadable mark vouches for nothing; damage to the log itself is still
+            // found by the scan and the look-ahead.
+            Err(DeviceError::Io(_)) => continue,
+            r => r?,
+        }
+        let slot = first + i;
+        *m = Mark::decode(&b, slot).map_err(|damage| Corruption::FlushMark { slot, damage })?;
+    }
+    let end = mark::vouched(salt, pair).map_err(|damage| Corruption::FlushMark {
+        slot: first,
+        damage,
+    })?;
+    if let Some(end) = end.filter(|&e| e > limit) {
+        return Err(Corruption::FlushMark {
+            slot: first,
+            damage: FlushMarkDamage::BeyondLog { end, limit },
+        }
+        .into());
+    }
+    Ok(end)
+}
+
 /// Scan the live log of epoch `salt` from `redo` and classify its end. Reads only.
 /// `clean`: the superblock says the last instance closed cleanly (only the close's page
 /// versions follow the redo point then, so the look-ahead is skipped at a clean end).
@@ -267,14 +306,16 @@ pub fn analyze(
         return Ok(LogVerdict::Clean { end: x });
     }
     let (evidence, last_end) = sc.look_ahead(x)?;
+    let vouched = vouched_end(dev, start_block, blocks, salt, sc.limit)?;
     let damage = match stop {
         Stop::Bad(d) => d,
         Stop::Clean => RecordDamage::Missing,
     };
-    if evidence.is_some() || damage == RecordDamage::Unreadable {
+    let marked = vouched.filter(|&v| v > x);
+    if evidence.is_some() || marked.is_some() || damage == RecordDamage::Unreadable {
         return Ok(LogVerdict::Damaged {
             from: x,
-            to: last_end.max(x),
+            to: last_end.max(x).max(marked.unwrap_or(x)),
             damage,
         });
     }

@@ -44,11 +44,11 @@ impl Sim {
             return false;
         }
         // Every byte of [redo, durable) is a byte of a durable record (records are
-        // contiguous; the flush mark vouches for the last flushed block).
+        // contiguous; the flush marks vouch for the last flush).
         let lsn = self.r.random_range(redo..durable);
         let wal = &sb.layout;
-        assert!(wal.wal_blocks > 0, "a WAL region");
-        let at = (wal.wal_start + (lsn / 4096) % wal.wal_blocks) * 4096;
+        assert!(wal.log_blocks() > 0, "a WAL region");
+        let at = (wal.wal_start + (lsn / 4096) % wal.log_blocks()) * 4096;
         let devs = self.power.devices();
         let dev = devs.last().expect("a device").inner().clone();
         assert!(
