@@ -16,7 +16,6 @@ fn svgs(dir: &Path, out: &mut Vec<PathBuf>) {
 }
 
 #[test]
-#[ignore = "fails today: docs/table1/table1.svg and docs/reproduction/how-to-write-to-ssds/table1.svg predate the shared plot style (their legend box covers bars); un-ignore once `nowa table1 --out docs/table1 --force` and `nowa reproduce --quick --paper how-to-write-to-ssds --out docs/reproduction --force` have regenerated them"]
 fn every_committed_svg_passes_the_layout_check() {
     let docs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs");
     let mut files = Vec::new();
