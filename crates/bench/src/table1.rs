@@ -727,18 +727,23 @@ mod tests {
         for part in ["5000000 records", "784 MiB", "OP 7%", "90% full", "seed 42", "timing"] {
             assert!(setup.contains(part), "{part:?} missing from {setup:?}");
         }
-        // The subtitle is drawn (on one or two lines, split at a "; ").
+        // The subtitle is drawn (on as many lines as it needs, split at "; ").
         let head = setup.split("; ").next().unwrap();
         assert!(
             texts.iter().any(|t| t.starts_with(head)),
             "subtitle not drawn"
         );
-        // Paper marks: one black bar per row and WAF kind (the paper has all seven rows).
+        // Paper marks: a thick black line across each bar, one per row and WAF kind (the paper
+        // has all seven rows).
         let marks = svg
             .lines()
-            .filter(|l| l.starts_with("<rect") && l.contains("fill=\"#000000\""))
+            .filter(|l| {
+                l.starts_with("<polyline")
+                    && l.contains("stroke=\"#000000\"")
+                    && l.contains("stroke-width=\"4\"")
+            })
             .count();
-        assert_eq!(marks, 21 + 1, "21 marks + the legend's swatch");
+        assert_eq!(marks, 21, "one paper mark per bar");
         assert_eq!(paper_row("+ NoWA"), Some((0.60, 1.07, 0.60 * 1.07)));
         assert_eq!(paper_row("no such row"), None);
     }
