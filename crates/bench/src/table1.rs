@@ -612,7 +612,8 @@ pub fn setup_line(t: &Table1) -> String {
 pub fn plot(t: &Table1, path: &std::path::Path) -> Result<(), crate::plot::PlotError> {
     let v = |x: Option<f64>| x.unwrap_or(f64::NAN);
     let col = |f: &dyn Fn(&Row) -> f64| t.rows.iter().map(f).collect::<Vec<f64>>();
-    let paper = |f: &dyn Fn((f64, f64, f64)) -> f64| col(&|r| paper_row(&r.name).map_or(f64::NAN, f));
+    let paper =
+        |f: &dyn Fn((f64, f64, f64)) -> f64| col(&|r| paper_row(&r.name).map_or(f64::NAN, f));
     let chart = BarChart {
         title: "Table 1 on a simulated SSD: WAF per optimization (YCSB-A, zipf 0.8)".into(),
         y_label: "write amplification".into(),
@@ -724,7 +725,14 @@ mod tests {
         let texts: Vec<&str> = svg.lines().map(str::trim).collect();
         assert!(texts.contains(&"paper"), "the paper's marks in the legend");
         let setup = setup_line(&t);
-        for part in ["5000000 records", "784 MiB", "OP 7%", "90% full", "seed 42", "timing"] {
+        for part in [
+            "5000000 records",
+            "784 MiB",
+            "OP 7%",
+            "90% full",
+            "seed 42",
+            "timing",
+        ] {
             assert!(setup.contains(part), "{part:?} missing from {setup:?}");
         }
         // The subtitle is drawn (on as many lines as it needs, split at "; ").
