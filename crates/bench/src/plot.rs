@@ -132,8 +132,10 @@ const FONT: &str = "sans-serif";
 static FONT_BYTES: &[u8] = include_bytes!("../../../assets/fonts/DejaVuSans.ttf");
 
 /// Colour-blind friendly palette (Okabe-Ito, with wine for its black: black marks the paper's
-/// values), then Palette99 for more series.
-const COLORS: [RGBColor; 8] = [
+/// values), then five of Paul Tol's colours and crimson, far from these and from each other (Palette99's
+/// next picks repeated near-identical yellows and pinks: twelve schemes, two pairs alike), then
+/// Palette99 for more series. No grey: the layout check takes grey for grid lines.
+const COLORS: [RGBColor; 14] = [
     RGBColor(0, 114, 178),
     RGBColor(213, 94, 0),
     RGBColor(0, 158, 115),
@@ -142,6 +144,12 @@ const COLORS: [RGBColor; 8] = [
     RGBColor(86, 180, 233),
     RGBColor(136, 34, 85),
     RGBColor(240, 228, 66),
+    RGBColor(51, 34, 136),
+    RGBColor(153, 153, 51),
+    RGBColor(17, 119, 51),
+    RGBColor(220, 20, 60),
+    RGBColor(140, 81, 10),
+    RGBColor(68, 170, 153),
 ];
 
 fn color(i: usize) -> RGBColor {
@@ -404,31 +412,45 @@ fn titled<DB: DrawingBackend>(
     subtitle: &str,
 ) -> Result<DrawingArea<DB, Shift>, String> {
     root.fill(&WHITE).map_err(|x| x.to_string())?;
-    let area = root.titled(title, (FONT, 28)).map_err(|x| x.to_string())?;
-    if subtitle.is_empty() {
-        return Ok(area);
-    }
+    let mut area = root.titled(title, (FONT, 28)).map_err(|x| x.to_string())?;
     let font = (FONT, 15).into_font();
-    let wide = root
-        .estimate_text_size(subtitle, &TextStyle::from(font.clone()))
-        .map_err(|x| x.to_string())?
-        .0;
-    // A setup too long for one line goes on two, broken at the "; " nearest the middle.
-    let split = subtitle
-        .match_indices("; ")
-        .map(|(i, _)| i)
-        .min_by_key(|i| i.abs_diff(subtitle.len() / 2));
-    match split {
-        Some(i) if wide + 40 > WIDTH => {
-            let first = area
-                .titled(&subtitle[..=i], font.clone())
-                .map_err(|x| x.to_string())?;
-            first
-                .titled(subtitle[i + 1..].trim_start(), font)
-                .map_err(|x| x.to_string())
-        }
-        _ => area.titled(subtitle, font).map_err(|x| x.to_string()),
+    let style = TextStyle::from(font.clone());
+    let fits = |line: &str| {
+        root.estimate_text_size(line, &style)
+            .is_ok_and(|(w, _)| w + 40 <= WIDTH)
+    };
+    for line in subtitle_lines(subtitle, &fits) {
+        area = area
+            .titled(&line, font.clone())
+            .map_err(|x| x.to_string())?;
     }
+    Ok(area)
+}
+
+/// A setup too long for one line of the page, broken after "; " (or, for a part still too
+/// long, after ", " or a space) into as many lines as it needs: the whole setup is always
+/// drawn, never cut at the page's edge.
+fn subtitle_lines(subtitle: &str, fits: &dyn Fn(&str) -> bool) -> Vec<String> {
+    // The coarsest separator whose every part fits on a line by itself.
+    let sep = ["; ", ", "]
+        .into_iter()
+        .find(|sep| subtitle.split_inclusive(sep).all(|p| fits(p.trim_end())))
+        .unwrap_or(" ");
+    let mut lines: Vec<String> = Vec::new();
+    let mut cur = String::new();
+    for part in subtitle.split_inclusive(sep) {
+        let joined = format!("{cur}{part}");
+        if cur.is_empty() || fits(joined.trim_end()) {
+            cur = joined;
+        } else {
+            lines.push(cur.trim_end().to_owned());
+            cur = part.to_owned();
+        }
+    }
+    if !cur.trim().is_empty() {
+        lines.push(cur.trim_end().to_owned());
+    }
+    lines
 }
 
 type LineArgs<'a, DB> = (
@@ -450,9 +472,10 @@ where
 {
     let (page, plot, chart, style, data, ((x0, x1), (y0, y1))) = d;
     let e = |e: &dyn std::fmt::Display| e.to_string();
+    let x_lines = desc_lines(page, &chart.x_label)?;
     let mut cc = ChartBuilder::on(plot)
         .margin(16)
-        .x_label_area_size(56)
+        .x_label_area_size(56 + 21 * (u32::try_from(x_lines.len()).unwrap_or(1).max(1) - 1))
         .y_label_area_size(80)
         .build_cartesian_2d(xr, yr)
         .map_err(|x| e(&x))?;
@@ -467,23 +490,13 @@ where
     } else {
         Vec::new()
     };
-    let (manual_x, manual_y) = (!x_ticks.is_empty(), !y_ticks.is_empty());
-    let fx = move |v: &f64| {
-        if manual_x {
-            String::new()
-        } else {
-            fmt_tick(*v)
-        }
-    };
-    let fy = move |v: &f64| {
-        if manual_y {
-            String::new()
-        } else {
-            fmt_tick(*v)
-        }
-    };
+    let (fx, fy) = (tick_fmt(!x_ticks.is_empty()), tick_fmt(!y_ticks.is_empty()));
     cc.configure_mesh()
-        .x_desc(&chart.x_label)
+        .x_desc(if x_lines.len() > 1 {
+            ""
+        } else {
+            &chart.x_label
+        })
         .y_desc(&chart.y_label)
         .label_style((FONT, 16))
         .axis_desc_style((FONT, 18))
@@ -505,7 +518,55 @@ where
         &y_ticks.iter().map(|&v| (v, py(v))).collect::<Vec<_>>(),
         false,
     )?;
+    if x_lines.len() > 1 {
+        x_desc(page, &x_lines, (px(x0), px(x1)))?;
+    }
     line_marks(&mut cc, data)
+}
+
+/// Tick labels as plotters draws them, or none where [`tick_labels`] draws them.
+fn tick_fmt(manual: bool) -> impl Fn(&f64) -> String {
+    move |v| {
+        if manual {
+            String::new()
+        } else {
+            fmt_tick(*v)
+        }
+    }
+}
+
+/// Width of the plotting area of a line chart (page minus legend, margins, y label area).
+const PLOT_WIDTH: u32 = WIDTH - LEGEND_WIDTH - 2 * 16 - 80;
+
+/// An axis description on as many lines as the plotting area's width needs (plotters draws
+/// one line, and a long one ran off both sides of the page).
+fn desc_lines<DB: DrawingBackend>(
+    page: &DrawingArea<DB, Shift>,
+    label: &str,
+) -> Result<Vec<String>, String> {
+    let style = TextStyle::from((FONT, 18).into_font());
+    let fits = |l: &str| {
+        page.estimate_text_size(l, &style)
+            .is_ok_and(|(w, _)| w <= PLOT_WIDTH)
+    };
+    Ok(subtitle_lines(label, &fits))
+}
+
+/// The x axis description's lines, centred under the axis from `a` to `z` (pixels), below
+/// the tick labels.
+fn x_desc<DB: DrawingBackend>(
+    page: &DrawingArea<DB, Shift>,
+    lines: &[String],
+    (a, z): ((i32, i32), (i32, i32)),
+) -> DrawResult {
+    let style = TextStyle::from((FONT, 18).into_font()).pos(Pos::new(HPos::Center, VPos::Top));
+    let mid = (a.0 + z.0) / 2;
+    for (i, line) in (0i32..).zip(lines) {
+        let at = (mid, a.1 + 30 + 21 * i);
+        page.draw(&Text::new(line.as_str(), at, style.clone()))
+            .map_err(|x| x.to_string())?;
+    }
+    Ok(())
 }
 
 /// Tick labels (and tick marks) at pixel positions, under the x axis or left of the y axis;
@@ -1247,10 +1308,20 @@ mod tests {
                 },
             ),
             ("cdf", Ok(cdf), sub.clone()),
+            ("long-x", Ok(long_x()), sub.clone()),
             ("bar", Err(bar()), sub.clone()),
             ("bar-wide", Err(wide), paper),
             ("bar-names", Err(many_names()), long_setup()),
         ]
+    }
+
+    /// A CDF whose x description names the series it leaves out (PLAN's Figure 5 on gcc):
+    /// too long for one line under the plot.
+    fn long_x() -> LineChart {
+        LineChart {
+            x_label: "valid ratio of the GC victim (%); not drawn: baseline (all 0%), multi-stream (all 0%), autostream (all 0%), plan-nopred-1/4 (all 0%), plan-nopred-1/8 (all 0%), plan-pred-1/4 (all 0%)".into(),
+            ..line()
+        }
     }
 
     /// Eight scheme names, some hyphenated, under eight groups (SepFrozen's replay figure).
@@ -1340,6 +1411,65 @@ mod tests {
         assert_eq!(log_ticks(1.0, 12.0), vec![1.0, 2.0, 5.0, 10.0]);
         assert_eq!(log_ticks(0.1, 1000.0), vec![0.1, 1.0, 10.0, 100.0, 1000.0]);
         assert_eq!(log_ticks(2.5, 4.5), vec![3.0, 4.0]);
+    }
+
+    /// A setup of three lines' length is drawn whole, on three lines, each fitting the page
+    /// (the old subtitle broke it once and let the second half run off the page).
+    #[test]
+    fn a_long_setup_is_drawn_whole_on_as_many_lines_as_it_needs() {
+        let fits = |l: &str| l.chars().count() <= 40;
+        let setup = "8 GiB logical, OP 7% spare/logical; fill 100%, 2+2 drive writes; seeds 42-44, band: min-max";
+        let lines = subtitle_lines(setup, &fits);
+        assert_eq!(lines.len(), 3, "{lines:?}");
+        assert!(lines.iter().all(|l| fits(l)), "{lines:?}");
+        assert_eq!(lines.join(" "), setup, "nothing lost");
+        // A part longer than a line: broken at ", " then.
+        let lines = subtitle_lines(
+            "a, b, c, d, e, f, g, h, i, j, k, l, m, n, o, p, q, r, s, t; u",
+            &fits,
+        );
+        assert!(
+            lines.len() >= 2 && lines.iter().all(|l| fits(l)),
+            "{lines:?}"
+        );
+        assert_eq!(subtitle_lines("", &fits), Vec::<String>::new());
+        // A long setup rendered: every line on the page (the layout check).
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("long.svg");
+        let style = Style {
+            subtitle: [long_setup().subtitle.as_str(); 2].join("; "),
+            ..Style::default()
+        };
+        render_bar_styled(&many_names(), &style, &p).unwrap();
+        crate::plot_layout::check_file(&p).unwrap();
+    }
+
+    /// Twelve schemes (SepFrozen's engine figures) get twelve colours a reader tells apart:
+    /// every pair of the first fourteen differs by at least 60 in RGB distance, and none is
+    /// grey (the layout check would not see it as data).
+    #[test]
+    fn fourteen_series_get_distinct_colours() {
+        let c: Vec<(f64, f64, f64)> = (0..14)
+            .map(|i| {
+                let RGBColor(r, g, b) = color(i);
+                assert!(!(r == g && g == b), "colour {i} is grey");
+                (f64::from(r), f64::from(g), f64::from(b))
+            })
+            .collect();
+        for i in 0..c.len() {
+            for j in i + 1..c.len() {
+                let d = ((c[i].0 - c[j].0).powi(2)
+                    + (c[i].1 - c[j].1).powi(2)
+                    + (c[i].2 - c[j].2).powi(2))
+                .sqrt();
+                assert!(
+                    d >= 60.0,
+                    "colours {i} and {j} alike: {:?} {:?}",
+                    c[i],
+                    c[j]
+                );
+            }
+        }
     }
 
     #[test]

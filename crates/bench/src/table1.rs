@@ -13,7 +13,7 @@
 //! time per operation and which of the two bounds it ([`crate::ycsb::Bound`]).
 
 use crate::gcunit::{self, InferSpec};
-use crate::plot::{render_bar, BarChart};
+use crate::plot::{render_bar_styled, BarChart, Style};
 use crate::ycsb::{
     self, BoundBy, KeyOrder, Mix, Pacing, Stop, ValueKind, WritePath, YcsbResult, YcsbSpec,
 };
@@ -563,32 +563,73 @@ pub fn write_csv(t: &Table1, path: &std::path::Path) -> Result<(), csv::Error> {
     Ok(())
 }
 
-/// Bar plot: DB / SSD / total WAF per row.
+/// The paper's Table 1 (800 GB on a Samsung PM9A3): (row, DB WAF, SSD WAF).
+pub const PAPER: [(&str, f64, f64); 7] = [
+    ("in-place", 2.00, 2.36),
+    ("-> out-of-place", 4.06, 1.94),
+    ("+ comp. + pagepack", 0.62, 1.95),
+    ("+ GDT", 0.59, 1.96),
+    ("+ NoWA", 0.60, 1.07),
+    ("+ aligning GC unit", 0.60, 1.00),
+    ("- comp.", 3.58, 1.00),
+];
+
+/// The paper's (DB WAF, SSD WAF, total WAF = their product) of the row named `name`.
+#[must_use]
+pub fn paper_row(name: &str) -> Option<(f64, f64, f64)> {
+    PAPER
+        .iter()
+        .find(|p| p.0 == name)
+        .map(|&(_, db, ssd)| (db, ssd, db * ssd))
+}
+
+/// The setup line under the figure's title: the scale, the device, the run length, the seed,
+/// and that the out-of-place rows depend on thread timing (two writers and the background DB
+/// GC thread: the same seed does not give the same SSD WAF twice, see docs/table1.md).
+#[must_use]
+pub fn setup_line(t: &Table1) -> String {
+    let s = &t.spec;
+    format!(
+        "{} records of {} B, pool {:.0}% of the data; simulated conventional SSD of {} MiB (paper: 800 GB), OP {:.0}% spare/logical, greedy GC, {} MiB GC unit, {:.0}% full; {}x its capacity written per row; {} threads + background DB GC (timing-dependent); seed {}",
+        s.records,
+        s.value_size,
+        100.0 * s.pool_frac,
+        t.device_capacity >> 20,
+        100.0 * s.op,
+        t.ssd_gc_unit_bytes >> 20,
+        100.0 * s.dataset_fill,
+        s.device_writes,
+        s.threads,
+        s.seed
+    )
+}
+
+/// Bar plot: DB / SSD / total WAF per row, the paper's Table 1 marked across each bar, the
+/// setup in the subtitle.
 ///
 /// # Errors
 /// Rendering or writing the file.
 pub fn plot(t: &Table1, path: &std::path::Path) -> Result<(), crate::plot::PlotError> {
     let v = |x: Option<f64>| x.unwrap_or(f64::NAN);
+    let col = |f: &dyn Fn(&Row) -> f64| t.rows.iter().map(f).collect::<Vec<f64>>();
+    let paper =
+        |f: &dyn Fn((f64, f64, f64)) -> f64| col(&|r| paper_row(&r.name).map_or(f64::NAN, f));
     let chart = BarChart {
         title: "Table 1 on a simulated SSD: WAF per optimization (YCSB-A, zipf 0.8)".into(),
         y_label: "write amplification".into(),
         categories: t.rows.iter().map(|r| r.name.clone()).collect(),
         groups: vec![
-            (
-                "DB WAF".into(),
-                t.rows.iter().map(|r| v(r.db_waf)).collect(),
-            ),
-            (
-                "SSD WAF".into(),
-                t.rows.iter().map(|r| v(r.ssd_waf)).collect(),
-            ),
-            (
-                "total WAF".into(),
-                t.rows.iter().map(|r| v(r.total_waf)).collect(),
-            ),
+            ("DB WAF".into(), col(&|r| v(r.db_waf))),
+            ("SSD WAF".into(), col(&|r| v(r.ssd_waf))),
+            ("total WAF (DB x SSD)".into(), col(&|r| v(r.total_waf))),
         ],
     };
-    render_bar(&chart, path)
+    let style = Style {
+        subtitle: setup_line(t),
+        bar_reference: vec![paper(&|p| p.0), paper(&|p| p.1), paper(&|p| p.2)],
+        ..Style::default()
+    };
+    render_bar_styled(&chart, &style, path)
 }
 
 #[cfg(test)]
@@ -617,6 +658,102 @@ mod tests {
         assert_eq!(u, (8 << 20) * 3 / 16);
         let (u, a) = zone_sizes(64 << 10, 4);
         assert_eq!((u, a), (64 << 10, 64 << 10), "never below 64 KiB");
+    }
+
+    /// A row with the given WAFs (everything else zero).
+    fn row(name: &str, db: f64, ssd: f64) -> Row {
+        Row {
+            name: name.into(),
+            zone_bytes: None,
+            ops_per_sec: 1.0,
+            speedup: 1.0,
+            device_bound_ops_per_sec: None,
+            cpu_us_per_op: 1.0,
+            cpu_cores: 1.0,
+            bound: BoundBy::Device,
+            db_waf: Some(db),
+            ssd_waf: Some(ssd),
+            total_waf: Some(db * ssd),
+            logical_bytes_per_op: 0.0,
+            physical_bytes_per_op: 0.0,
+            hit_ratio: 0.84,
+            compression_ratio: None,
+            user_mb: 0.0,
+            doublewrite_mb: 0.0,
+            db_gc_mb: 0.0,
+            compensation_mb: 0.0,
+            ssd_gc_mb: 0.0,
+            wal_mb: 0.0,
+            gc_rounds_foreground: 0,
+            gc_rounds_background: 0,
+            run_secs: 1.0,
+            interrupted: false,
+        }
+    }
+
+    /// The committed full run's WAFs (docs/table1.md): the figure states its setup, marks the
+    /// paper's Table 1 on every bar, and passes the layout check (no legend over the bars).
+    #[test]
+    fn the_figure_states_its_setup_and_marks_the_papers_values() {
+        let measured = [
+            (2.00, 4.58),
+            (5.10, 4.50),
+            (0.62, 3.46),
+            (0.62, 3.01),
+            (0.65, 1.02),
+            (0.64, 1.00),
+            (5.57, 1.00),
+        ];
+        let rows = PAPER
+            .iter()
+            .zip(measured)
+            .map(|(p, (db, ssd))| row(p.0, db, ssd))
+            .collect();
+        let t = Table1 {
+            spec: Table1Spec::full(),
+            device_capacity: 784 << 20,
+            ssd_gc_unit_bytes: 8 << 20,
+            inferred_gc_unit_bytes: Some(8 << 20),
+            rows,
+            interrupted: false,
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("table1.svg");
+        plot(&t, &p).unwrap();
+        crate::plot_layout::check_file(&p).unwrap();
+        let svg = std::fs::read_to_string(&p).unwrap();
+        let texts: Vec<&str> = svg.lines().map(str::trim).collect();
+        assert!(texts.contains(&"paper"), "the paper's marks in the legend");
+        let setup = setup_line(&t);
+        for part in [
+            "5000000 records",
+            "784 MiB",
+            "OP 7%",
+            "90% full",
+            "seed 42",
+            "timing",
+        ] {
+            assert!(setup.contains(part), "{part:?} missing from {setup:?}");
+        }
+        // The subtitle is drawn (on as many lines as it needs, split at "; ").
+        let head = setup.split("; ").next().unwrap();
+        assert!(
+            texts.iter().any(|t| t.starts_with(head)),
+            "subtitle not drawn"
+        );
+        // Paper marks: a thick black line across each bar, one per row and WAF kind (the paper
+        // has all seven rows).
+        let marks = svg
+            .lines()
+            .filter(|l| {
+                l.starts_with("<polyline")
+                    && l.contains("stroke=\"#000000\"")
+                    && l.contains("stroke-width=\"4\"")
+            })
+            .count();
+        assert_eq!(marks, 21, "one paper mark per bar");
+        assert_eq!(paper_row("+ NoWA"), Some((0.60, 1.07, 0.60 * 1.07)));
+        assert_eq!(paper_row("no such row"), None);
     }
 
     #[test]

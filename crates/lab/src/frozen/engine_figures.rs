@@ -14,7 +14,7 @@
 use super::{f4, pct, replay_config as config, table, Rows as Csv};
 use crate::engine_flags::InMemory;
 use crate::{Cancel, Error, Identity, Report};
-use nowa_bench::plot::{render_bar, render_bars, BarChart};
+use nowa_bench::plot::{render_bar_styled, BarChart, Style};
 use nowa_frozen::replay::{self, ReplayLog, SchemeRun};
 use nowa_frozen::{ClassifierKind, Dataset, Labels, Metrics, Model, SampleSpec, TrainConfig};
 use nowa_logspace::PolicyKind;
@@ -1008,7 +1008,27 @@ fn replay_rows(csv: &mut Csv, wr: &WorkloadResult) {
     }
 }
 
-/// Bar charts: categories are the workloads, one bar per scheme.
+/// The setup line under every figure's title: the scale, the device, the GC, the seeds.
+fn setup_line(p: &Plan, results: &[WorkloadResult]) -> String {
+    let zones: Vec<u64> = results
+        .iter()
+        .filter_map(|wr| wr.runs.first().map(|r| r.zone_bytes >> 10))
+        .collect();
+    let (lo, hi) = (zones.iter().min(), zones.iter().max());
+    let zones = match (lo, hi) {
+        (Some(a), Some(b)) if a == b => format!("zones of {a} KiB"),
+        (Some(a), Some(b)) => format!("zones of {a}-{b} KiB"),
+        _ => "zones: none run".to_owned(),
+    };
+    format!(
+        "{} (paper: 100 warehouses; 10 GiB YCSB); ycsb-50w = YCSB-A, ycsb-100w = updates only, 50% full; 1 thread; simulated ZNS SSD, {zones} (the inferred GC unit; paper: 256 MiB), WAL apart; DB GC at GP 15%, cost-benefit victims; seed {}, models trained on seed {}'s SepBIT run",
+        p.scale(),
+        p.seed,
+        p.seed + 1
+    )
+}
+
+/// Bar charts: categories are the workloads, one bar per scheme; the setup in the subtitle.
 fn charts(p: &Plan, results: &[WorkloadResult], out: &Path) -> Result<(), Error> {
     let cats: Vec<String> = results.iter().map(|r| r.workload.name().into()).collect();
     let per_scheme = |f: &dyn Fn(&WorkloadResult, &RunRow) -> f64| -> Vec<(String, Vec<f64>)> {
@@ -1027,6 +1047,10 @@ fn charts(p: &Plan, results: &[WorkloadResult], out: &Path) -> Result<(), Error>
             .find(|r| r.scheme == REPLAYED)
             .unwrap_or(&wr.runs[0])
             .device_bound
+    };
+    let style = Style {
+        subtitle: setup_line(p, results),
+        ..Style::default()
     };
     let bars = [
         (
@@ -1051,11 +1075,20 @@ fn charts(p: &Plan, results: &[WorkloadResult], out: &Path) -> Result<(), Error>
             }),
         ),
     ];
-    render_bars(out, &cats, bars).map_err(|e| Error::io(out, e))?;
-    replay_chart(results, out)
+    for (file, title, y, groups) in bars {
+        let chart = BarChart {
+            title: title.into(),
+            y_label: y.into(),
+            categories: cats.clone(),
+            groups,
+        };
+        let path = out.join(file);
+        render_bar_styled(&chart, &style, &path).map_err(|e| Error::io(&path, e))?;
+    }
+    replay_chart(results, out, &style)
 }
 
-fn replay_chart(results: &[WorkloadResult], out: &Path) -> Result<(), Error> {
+fn replay_chart(results: &[WorkloadResult], out: &Path, style: &Style) -> Result<(), Error> {
     let replayed: Vec<&WorkloadResult> = results.iter().filter(|r| r.replay.is_some()).collect();
     let Some(first) = replayed.first().and_then(|r| r.replay.as_ref()) else {
         return Ok(()); // no sepbit run: nothing replayed
@@ -1079,7 +1112,7 @@ fn replay_chart(results: &[WorkloadResult], out: &Path) -> Result<(), Error> {
         groups,
     };
     let path = out.join(OUTPUTS[5]);
-    render_bar(&chart, &path).map_err(|e| Error::io(&path, e))
+    render_bar_styled(&chart, style, &path).map_err(|e| Error::io(&path, e))
 }
 
 /// `a` relative to `b` in percent, signed.
