@@ -342,7 +342,10 @@ fn a_compare_result_runs_again_through_nowa_run() {
             assert!(m["model_stalls"].as_u64().is_some(), "{m}");
         }
     }
-    assert_eq!(a["nowa"]["spec"]["timing"], "femu", "the spec has the timing");
+    assert_eq!(
+        a["nowa"]["spec"]["timing"], "femu",
+        "the spec has the timing"
+    );
     // A bad value in the result's spec is refused naming the field, exit 2.
     let bad = String::from_utf8_lossy(&first.stdout).replace("\"records\": 3000", "\"records\": 0");
     std::fs::write(&result, bad).expect("write");

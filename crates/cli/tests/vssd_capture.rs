@@ -59,7 +59,9 @@ fn capture_unavailable() -> Option<String> {
 fn capture(tmp: &Path) -> std::path::PathBuf {
     let out = tmp.join("cap");
     let shm = tempfile::tempdir_in("/dev/shm").ok();
-    let images = shm.as_ref().map_or_else(|| tmp.join("images"), |d| d.path().to_owned());
+    let images = shm
+        .as_ref()
+        .map_or_else(|| tmp.join("images"), |d| d.path().to_owned());
     if shm.is_none() {
         std::fs::create_dir(&images).expect("mkdir");
     }

@@ -12,12 +12,6 @@ use vssd_common::{aligned, fuse_available, loop_tools, run, Daemon};
 
 const PAGE: u64 = 4096;
 
-
-
-
-
-
-
 #[test]
 fn bad_flags_exit_2_naming_the_flag() {
     let tmp = tempfile::tempdir().expect("tempdir");
@@ -300,7 +294,6 @@ fn block_stat(dev: &str, i: usize) -> u64 {
         .parse()
         .expect("number")
 }
-
 
 /// A vssd, a loop device over its disk, ext4 on it mounted; `engine` runs on the mounted
 /// directory; then the vssd's host byte counts are checked against the loop device's

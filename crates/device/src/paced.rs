@@ -194,7 +194,10 @@ mod tests {
             busy >= Duration::from_micros(62_400) && busy <= Duration::from_micros(62_600),
             "{busy:?}"
         );
-        assert!(p.model_time() >= busy, "everything done after the busy time");
+        assert!(
+            p.model_time() >= busy,
+            "everything done after the busy time"
+        );
         p.reset();
         assert_eq!(p.busy(), Duration::ZERO);
         assert_eq!(p.model_time(), Duration::ZERO, "a new timeline");

@@ -148,7 +148,15 @@ impl SimTiming {
 /// `--timing` of a vssd (`nowa vssd serve`, `nowa compare`): replies at memory speed, or
 /// waiting for the one timing model over a chip preset.
 #[derive(
-    Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize,
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    Eq,
+    clap::ValueEnum,
+    serde::Serialize,
+    serde::Deserialize,
 )]
 #[serde(rename_all = "lowercase")]
 pub enum VssdTiming {

@@ -364,7 +364,9 @@ impl Disk {
         let (t, model) = (Instant::now(), self.model_time());
         let base = self.place(file, off, data.len() as u64)?;
         self.write_dev(base, data, self.hint(file))?;
-        let added = self.model_time().map(|m| m.saturating_sub(model.unwrap_or_default()));
+        let added = self
+            .model_time()
+            .map(|m| m.saturating_sub(model.unwrap_or_default()));
         self.stats.wrote(data.len() as u64, t.elapsed(), added);
         Ok(())
     }
@@ -621,7 +623,10 @@ mod tests {
         d.write(0, 4096, &[2u8; 64 * 4096]).expect("64 pages");
         let s = d.snapshot();
         assert_eq!(s.model_write_latency.count, 2, "a model time per write");
-        assert_eq!(s.model_write_stalls, 1, "only the 64-page write took 1 ms or more");
+        assert_eq!(
+            s.model_write_stalls, 1,
+            "only the 64-page write took 1 ms or more"
+        );
         assert!(
             (3900..4100).contains(&s.model_time_us),
             "65 pages at 64 MiB/s: {} us",

@@ -192,7 +192,8 @@ impl Stats {
             write_latency: latency(&lat[0]),
             read_latency: latency(&lat[1]),
             flush_latency: latency(&lat[2]),
-            model_time_us: model_time.map_or(0, |d| u64::try_from(d.as_micros()).unwrap_or(u64::MAX)),
+            model_time_us: model_time
+                .map_or(0, |d| u64::try_from(d.as_micros()).unwrap_or(u64::MAX)),
             model_write_latency: latency(&lat[3]),
             model_write_stalls: self.model_stalls.load(Relaxed),
         }

@@ -162,7 +162,15 @@ pub fn replay_waf(trace: &Path, capacity: u64, dev: &[&str], host_pages: u64) ->
     let cap = capacity.to_string();
     let trace = trace.to_str().expect("utf-8");
     let args = [
-        &["sim", "--json", "-q", "--trace", trace, "--trace-capacity", &cap][..],
+        &[
+            "sim",
+            "--json",
+            "-q",
+            "--trace",
+            trace,
+            "--trace-capacity",
+            &cap,
+        ][..],
         &["--no-precondition", "--warmup", "0", "--volume", &volume][..],
         dev,
     ]

@@ -601,9 +601,7 @@ fn figures(
         }),
         model_p99_us: timed.then(|| model_lat.value_at_quantile(0.99)),
         model_stalls: timed.then(|| stall_tail(&model_lat).0),
-        model_write_stalls: timed.then(|| {
-            grew(&w.before, &w.after, |s| s.model_write_stalls)
-        }),
+        model_write_stalls: timed.then(|| grew(&w.before, &w.after, |s| s.model_write_stalls)),
         host_write_bytes: host,
         media_write_bytes: media,
         host_read_bytes: grew(&w.before, &w.after, |s| s.host_read_bytes),

@@ -67,11 +67,7 @@ struct RustDriver {
 ///
 /// # Panics
 /// On a broken invariant (a bug): the assertions state them.
-pub fn open(
-    engine: EngineName,
-    target: &Target,
-    memory: u64,
-) -> Result<Box<dyn Driver>, Error> {
+pub fn open(engine: EngineName, target: &Target, memory: u64) -> Result<Box<dyn Driver>, Error> {
     assert!(
         matches!(
             engine,
