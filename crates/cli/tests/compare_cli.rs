@@ -51,6 +51,7 @@ fn bad_flags_exit_2_naming_the_flag() {
         (vec!["--op", "-7%"], "--op"),
         (vec!["--fs", "raw", "--engines", "nowa-oop,sqlite3"], "--fs"),
         (vec!["--work", "/nonexistent/nowa"], "--work"),
+        (vec!["--timing", "warp"], "--timing"),
         (vec!["--csv", csv], "--csv"),
     ];
     let all: Vec<Vec<&str>> = cases
