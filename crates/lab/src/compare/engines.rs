@@ -36,10 +36,13 @@ pub trait Driver {
 
 /// Rows per multi-row INSERT statement of a client's load (and per batch of a Rust engine's).
 const LOAD_BATCH: u64 = 500;
+/// [`LOAD_BATCH`] as a step.
+const LOAD_STEP: usize = 500;
+const _: () = assert!(LOAD_STEP as u64 == LOAD_BATCH, "one batch size");
 
 /// The load's batches `[k, end)` over rows 0..`loaded`, [`LOAD_BATCH`] rows each but the last.
 pub(super) fn load_batches(loaded: u64) -> impl Iterator<Item = (u64, u64)> {
-    (0..loaded).step_by(LOAD_BATCH as usize).map(move |k| {
+    (0..loaded).step_by(LOAD_STEP).map(move |k| {
         let end = (k + LOAD_BATCH).min(loaded);
         assert!(end > k, "every batch loads rows");
         (k, end)

@@ -40,15 +40,28 @@ pub fn available(engine: EngineName) -> Result<(), String> {
     }
 }
 
-/// What the driver needs of an engine: durable batches of puts, and point reads.
+/// What the driver needs of an engine: durable batches of puts, and point reads. Every
+/// method's error is the engine's own message.
 pub trait Kv {
     /// Writes `rows` atomically; durable when it returns.
+    ///
+    /// # Errors
+    /// The engine's.
     fn commit(&mut self, rows: &BTreeMap<u64, Vec<u8>>) -> Result<(), String>;
     /// `key`'s value, None when it has none.
+    ///
+    /// # Errors
+    /// The engine's.
     fn get(&self, key: u64) -> Result<Option<Vec<u8>>, String>;
     /// Makes the load durable and settled (memtables flushed), before the measured phase.
+    ///
+    /// # Errors
+    /// The engine's.
     fn settle(&mut self) -> Result<(), String>;
     /// Closes the engine cleanly.
+    ///
+    /// # Errors
+    /// The engine's.
     fn close(self: Box<Self>) -> Result<(), String>;
 }
 
