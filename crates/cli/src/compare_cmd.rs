@@ -47,6 +47,10 @@ pub struct CompareArgs {
     /// Seed of the operation stream.
     #[arg(long, default_value_t = 42)]
     seed: u64,
+    /// Pace the vssd's replies by a timing model (none, femu, mqsim): GC stalls reach the
+    /// engines; the JSON adds the model-clock figures (model_secs, model_p99_us, model_stalls).
+    #[arg(long, value_enum, default_value = "none")]
+    timing: nowa_lab::flags::VssdTiming,
     /// Directory the vssds are mounted in (a fresh temporary directory each).
     #[arg(long, default_value = "/tmp", value_name = "DIR", value_parser = existing_dir)]
     work: PathBuf,
@@ -98,6 +102,7 @@ fn spec(a: &CompareArgs) -> Result<Spec> {
         op: a.op,
         seed: a.seed,
         work: a.work.clone(),
+        timing: a.timing,
     })
 }
 

@@ -1,14 +1,14 @@
 //! `nowa vssd serve|stats|stop|attach`: a virtual SSD on FUSE (crates/vssd). This module turns
 //! flags into a [`DiskSpec`], checks them, and prints; the I/O path lives in the library.
 
-use crate::flags::{self, SimTiming};
+use crate::flags;
 use crate::resources::check_new_output;
 use crate::usage;
 use anyhow::{Context, Result};
-use clap::{Args, Subcommand, ValueEnum};
-use nowa_device::timing::TimingModel;
+use clap::{Args, Subcommand};
 use nowa_device::{SimConfig, SimMode};
 use nowa_flash::{FlashError, GcFrontier};
+use nowa_lab::flags::VssdTiming;
 use nowa_lab::sim::flags::DeviceFlags;
 use nowa_lab::sim::Spec;
 use nowa_vssd::{control, Backing, DiskSpec, ServeSpec, Served, VssdError};
@@ -33,17 +33,6 @@ enum VssdSub {
     Attach(AttachArgs),
 }
 
-/// `--timing`: none (replies at memory speed) or a chip preset of the one timing model.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum Timing {
-    /// No delay: replies as soon as the FTL model has run.
-    None,
-    /// FEMU's chips: 8 channels x 8 chips, read 40 us, program 200 us.
-    Femu,
-    /// MQSim's chips: 8 channels x 8 chips with MQSim's latencies.
-    Mqsim,
-}
-
 #[derive(Args, Debug)]
 struct ServeArgs {
     /// Mount point: an empty directory (created if missing; non-empty needs --force).
@@ -57,7 +46,7 @@ struct ServeArgs {
     sim_mode: SimMode,
     /// Delay replies by the timing model: none, femu, mqsim.
     #[arg(long, value_enum, default_value = "none")]
-    timing: Timing,
+    timing: VssdTiming,
     /// Split the capacity into N files disk0..disk{N-1} sharing one flash.
     #[arg(long, default_value = "1", value_parser = flags::count::<u16>(1, 4096))]
     files: u16,
@@ -207,12 +196,7 @@ fn serve_spec(a: &ServeArgs) -> Result<ServeSpec> {
                 .map_err(|e| usage(format!("--record-trace {}: {e}", t.display())))?;
         }
     }
-    let timing = match a.timing {
-        Timing::None => None,
-        Timing::Femu => SimTiming::Femu.chips(),
-        Timing::Mqsim => SimTiming::Mqsim.chips(),
-    }
-    .map(TimingModel::with_chips);
+    let timing = a.timing.model();
     let describe = nowa_vssd::describe(&sim, a.files, &back, &format!("{:?}", a.timing), a.seed);
     Ok(ServeSpec {
         disk: DiskSpec {

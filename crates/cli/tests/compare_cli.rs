@@ -45,6 +45,7 @@ fn bad_flags_exit_2_naming_the_flag() {
         (vec!["--op", "-7%"], "--op"),
         (vec!["--fs", "raw", "--engines", "nowa-oop,sqlite3"], "--fs"),
         (vec!["--work", "/nonexistent/nowa"], "--work"),
+        (vec!["--timing", "warp"], "--timing"),
         (vec!["--csv", csv], "--csv"),
     ];
     let all: Vec<Vec<&str>> = cases
@@ -287,6 +288,8 @@ fn a_compare_result_runs_again_through_nowa_run() {
         "8MiB",
         "--seed",
         "9",
+        "--timing",
+        "femu",
         "--work",
         work,
         "--json",
@@ -310,7 +313,18 @@ fn a_compare_result_runs_again_through_nowa_run() {
             ra["measured"]["host_write_bytes"], rb["measured"]["host_write_bytes"],
             "{ra} / {rb}"
         );
+        // --timing femu: the figures on the model's clock, in both runs.
+        for r in [ra, rb] {
+            let m = &r["measured"];
+            assert!(m["model_secs"].as_f64().is_some_and(|s| s > 0.0), "{m}");
+            assert!(m["model_p99_us"].as_u64().is_some_and(|u| u > 0), "{m}");
+            assert!(m["model_stalls"].as_u64().is_some(), "{m}");
+        }
     }
+    assert_eq!(
+        a["nowa"]["spec"]["timing"], "femu",
+        "the spec has the timing"
+    );
     // A bad value in the result's spec is refused naming the field, exit 2.
     let bad = first.replace("\"records\": 3000", "\"records\": 0");
     std::fs::write(&result, bad).expect("write");
@@ -325,7 +339,7 @@ fn a_compare_result_runs_again_through_nowa_run() {
 
 /// A Rust engine whose cargo feature is off gets a row that says so, with the build line that
 /// adds it; the other engines still run. (With the feature on, the engine runs instead: its
-/// driver's tests are `cargo test -p nowa-lab --features rust-engines rust_kv`.)
+/// driver's tests are `cargo test -p nowa-lab --features rust-engines --test rust_engines`.)
 #[cfg(not(feature = "sled"))]
 #[test]
 fn a_rust_engine_not_built_in_is_reported_with_its_build_line() {

@@ -3,122 +3,14 @@
 //! TRIM lowering WAF, and sqlite3 on ext4 on a loop device over the disk.
 
 mod common;
-use common::{assert_usage_errors, nowa, on_path};
-use std::os::unix::fs::{FileExt, OpenOptionsExt};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+mod vssd_common;
+use common::{assert_usage_errors, nowa};
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+use std::process::Command;
+use vssd_common::{aligned, fuse_available, loop_tools, run, Daemon};
 
 const PAGE: u64 = 4096;
-
-/// Whether FUSE tests can run here (/dev/fuse, and root or fusermount3 to mount); prints
-/// why not when they cannot.
-fn fuse_available(test: &str) -> bool {
-    // SAFETY: geteuid takes no arguments and cannot fail.
-    let root = unsafe { libc::geteuid() } == 0;
-    let why = if !Path::new("/dev/fuse").exists() {
-        Some("no /dev/fuse on this machine")
-    } else if !root && !on_path("fusermount3") {
-        Some("not root and no fusermount3 (apt-get install fuse3)")
-    } else {
-        None
-    };
-    if let Some(why) = why {
-        println!("SKIPPED {test}: {why}");
-    }
-    why.is_none()
-}
-
-/// A `nowa vssd serve` daemon; dropping it stops it.
-struct Daemon {
-    dir: PathBuf,
-    child: Child,
-}
-
-impl Daemon {
-    fn start(dir: &Path, extra: &[&str]) -> Daemon {
-        let d = dir.to_str().expect("utf-8 path");
-        let child = Command::new(env!("CARGO_BIN_EXE_nowa"))
-            .args(["vssd", "serve", "--dir", d])
-            .args(extra)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("start nowa vssd serve");
-        let mut daemon = Daemon {
-            dir: dir.to_path_buf(),
-            child,
-        };
-        let t = Instant::now();
-        while std::fs::read_to_string(dir.join(".stats")).is_err() {
-            if let Ok(Some(st)) = daemon.child.try_wait() {
-                panic!("vssd serve exited with {st} before mounting");
-            }
-            assert!(t.elapsed() < Duration::from_secs(20), "no mount after 20 s");
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        daemon
-    }
-
-    fn stats(&self) -> serde_json::Value {
-        let out = nowa(&["vssd", "stats", self.dir.to_str().expect("utf-8"), "--json"]);
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        serde_json::from_slice(&out.stdout).expect("stats JSON")
-    }
-
-    fn stat(&self, key: &str) -> u64 {
-        self.stats()[key]
-            .as_u64()
-            .unwrap_or_else(|| panic!("no {key}"))
-    }
-
-    fn disk(&self) -> std::fs::File {
-        std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .custom_flags(libc::O_DIRECT)
-            .open(self.dir.join("disk"))
-            .expect("open DIR/disk")
-    }
-
-    /// `nowa vssd stop`, then the daemon's own summary.
-    fn stop(mut self) -> String {
-        let out = nowa(&["vssd", "stop", self.dir.to_str().expect("utf-8")]);
-        assert!(
-            out.status.success(),
-            "stop: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let st = self.child.wait().expect("daemon exit");
-        assert!(st.success(), "daemon exited with {st}");
-        let mut s = String::new();
-        if let Some(mut o) = self.child.stdout.take() {
-            std::io::Read::read_to_string(&mut o, &mut s).expect("daemon stdout");
-        }
-        s
-    }
-}
-
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        if self.child.try_wait().ok().flatten().is_none() {
-            let _ = nowa(&["vssd", "stop", self.dir.to_str().unwrap_or("")]);
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
-    }
-}
-
-/// A page-aligned buffer for O_DIRECT.
-fn aligned(bytes: usize, fill: u8) -> (Vec<u8>, usize) {
-    let v = vec![fill; bytes + 4096];
-    let off = v.as_ptr().align_offset(4096);
-    (v, off)
-}
 
 #[test]
 fn bad_flags_exit_2_naming_the_flag() {
@@ -378,39 +270,7 @@ fn replay_matches_the_vssd(trace: &Path, dev: &[&str], whole: &serde_json::Value
     let host_pages = whole["host_write_bytes"].as_u64().expect("host") / PAGE;
     let vssd_waf =
         whole["media_write_bytes"].as_u64().expect("media") as f64 / (host_pages * PAGE) as f64;
-    // The replay's measured volume in drive writes: exactly the pages the vssd received, so
-    // the replay stops at the trace's end instead of looping it.
-    let logical = (128 << 20) / PAGE;
-    let volume = format!("{:.9}", host_pages as f64 / logical as f64);
-    let args = [
-        &[
-            "sim",
-            "--json",
-            "-q",
-            "--trace",
-            trace.to_str().expect("utf-8"),
-        ][..],
-        &[
-            "--trace-capacity",
-            "128MiB",
-            "--no-precondition",
-            "--warmup",
-            "0",
-        ][..],
-        &["--volume", &volume][..],
-        &dev[2..],
-    ]
-    .concat();
-    let r = common::nowa_json(&args);
-    assert_eq!(
-        r["devices"][0]["sim"]["layout"]["logical_pages"], logical,
-        "the replay device has the vssd's capacity"
-    );
-    assert_eq!(
-        r["measured"]["host_pages"], host_pages,
-        "the same page writes"
-    );
-    let replay_waf = r["waf"].as_f64().expect("replay waf");
+    let replay_waf = vssd_common::replay_waf(trace, 128 << 20, &dev[2..], host_pages);
     println!(
         "vssd WAF over the session {vssd_waf:.4}, nowa sim --trace of its stream {replay_waf:.4}"
     );
@@ -418,23 +278,6 @@ fn replay_matches_the_vssd(trace: &Path, dev: &[&str], whole: &serde_json::Value
         (replay_waf / vssd_waf - 1.0).abs() < 0.01,
         "vssd {vssd_waf:.4} vs replay {replay_waf:.4}"
     );
-}
-
-/// The tools a loop-device test needs, or the one that is missing.
-fn loop_tools(extra: &[&str]) -> Result<(), String> {
-    // SAFETY: geteuid takes no arguments and cannot fail.
-    if unsafe { libc::geteuid() } != 0 {
-        return Err("not root (losetup and mount need it)".into());
-    }
-    for &t in ["losetup", "mkfs.ext4", "mount", "umount"]
-        .iter()
-        .chain(extra)
-    {
-        if !on_path(t) {
-            return Err(format!("{t} is not installed"));
-        }
-    }
-    Ok(())
 }
 
 /// Field `i` (0-based) of /sys/block/DEV/stat.
@@ -450,17 +293,6 @@ fn block_stat(dev: &str, i: usize) -> u64 {
         .expect("field")
         .parse()
         .expect("number")
-}
-
-/// Runs `c`, asserting success; its stdout.
-fn run(c: &mut Command) -> String {
-    let o = c.output().expect("run");
-    assert!(
-        o.status.success(),
-        "{c:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
 /// A vssd, a loop device over its disk, ext4 on it mounted; `engine` runs on the mounted

@@ -91,6 +91,15 @@ impl Paced {
         Duration::from_nanos(self.line.lock().timing.busy_total() / 1000)
     }
 
+    /// Model time at which all the work so far is done, from the timeline's start: it grows
+    /// by what each request adds (its pages, and the GC copies and erases it triggered), on
+    /// the model's clock alone, so a program can attribute device time to its requests
+    /// independently of how busy the host machine is (the wall-clock waits are not).
+    #[must_use]
+    pub fn model_time(&self) -> Duration {
+        Duration::from_nanos(self.line.lock().timing.idle_at() / 1000)
+    }
+
     /// Account the work done since the last call and sleep until the model completes it.
     fn pace(&self, write: bool) {
         let c = self.inner.counters();
@@ -185,8 +194,13 @@ mod tests {
             busy >= Duration::from_micros(62_400) && busy <= Duration::from_micros(62_600),
             "{busy:?}"
         );
+        assert!(
+            p.model_time() >= busy,
+            "everything done after the busy time"
+        );
         p.reset();
         assert_eq!(p.busy(), Duration::ZERO);
+        assert_eq!(p.model_time(), Duration::ZERO, "a new timeline");
     }
 
     /// With the chip model a read waits on its chip behind the programs queued before it:

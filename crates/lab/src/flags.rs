@@ -145,6 +145,43 @@ impl SimTiming {
     }
 }
 
+/// `--timing` of a vssd (`nowa vssd serve`, `nowa compare`): replies at memory speed, or
+/// waiting for the one timing model over a chip preset.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    Eq,
+    clap::ValueEnum,
+    serde::Serialize,
+    serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum VssdTiming {
+    /// No delay: replies as soon as the FTL model has run.
+    #[default]
+    None,
+    /// FEMU's chips: 8 channels x 8 chips, read 40 us, program 200 us.
+    Femu,
+    /// MQSim's chips: 8 channels x 8 chips with MQSim's latencies.
+    Mqsim,
+}
+
+impl VssdTiming {
+    /// The timing model (None: no delay).
+    #[must_use]
+    pub fn model(self) -> Option<nowa_device::timing::TimingModel> {
+        let chips = match self {
+            VssdTiming::None => None,
+            VssdTiming::Femu => SimTiming::Femu.chips(),
+            VssdTiming::Mqsim => SimTiming::Mqsim.chips(),
+        };
+        chips.map(nowa_device::timing::TimingModel::with_chips)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -143,6 +143,9 @@ pub struct Disk {
     store: Arc<Store>,
     /// `store`, or `store` paced by the timing model, recorded with `--record-trace`.
     dev: Arc<dyn BlockDevice>,
+    /// The pacing layer of `dev` with `--timing`: its model clock attributes device time to
+    /// each request (wall-clock latencies also hold the host's CPU waits).
+    paced: Option<Arc<Paced>>,
     file_bytes: u64,
     /// FTL counters when the disk was opened (the pages of a reused backing file are
     /// written into the FTL first and are not the program's writes).
@@ -241,6 +244,7 @@ impl Disk {
         });
         let mut disk = Disk {
             dev: store.clone(),
+            paced: None,
             store,
             file_bytes,
             base: Counters::default(),
@@ -251,7 +255,9 @@ impl Disk {
         disk.preload()?;
         disk.base = disk.store.sim.ftl_counters();
         if let Some(model) = disk.spec.timing {
-            disk.dev = Arc::new(Paced::with_model(disk.store.clone(), model)?);
+            let paced = Arc::new(Paced::with_model(disk.store.clone(), model)?);
+            disk.dev = paced.clone();
+            disk.paced = Some(paced);
         }
         if let Some(path) = &disk.spec.record {
             // Outermost, so the trace has the requests as the FTL got them, in the order they
@@ -355,11 +361,21 @@ impl Disk {
     /// # Errors
     /// Past the file's end, the FTL is full, or the backing file fails.
     pub fn write(&self, file: u16, off: u64, data: &[u8]) -> Result<()> {
-        let t = Instant::now();
+        let (t, model) = (Instant::now(), self.model_time());
         let base = self.place(file, off, data.len() as u64)?;
         self.write_dev(base, data, self.hint(file))?;
-        self.stats.wrote(data.len() as u64, t.elapsed());
+        let added = self
+            .model_time()
+            .map(|m| m.saturating_sub(model.unwrap_or_default()));
+        self.stats.wrote(data.len() as u64, t.elapsed(), added);
         Ok(())
+    }
+
+    /// With `--timing`: the timing model's time at which all the work so far is done
+    /// ([`Paced::model_time`]); None at memory speed.
+    #[must_use]
+    pub fn model_time(&self) -> Option<std::time::Duration> {
+        self.paced.as_ref().map(|p| p.model_time())
     }
 
     fn write_dev(&self, base: u64, data: &[u8], hint: Option<u16>) -> Result<()> {
@@ -477,6 +493,7 @@ impl Disk {
         let ftl = self.store.sim.ftl_counters().since(&self.base);
         self.stats.snapshot(
             &ftl,
+            self.model_time(),
             self.started.elapsed().as_secs_f64(),
             self.capacity(),
             self.files(),
@@ -579,6 +596,42 @@ mod tests {
                 "past the end"
             );
         }
+    }
+
+    /// With a timing model every write records the model time it added, and one that adds
+    /// 1 ms or more counts as a stall; without one the model figures stay empty.
+    #[test]
+    fn writes_record_the_model_time_they_add() {
+        let plain = disk(Backing::Mem, 1, SimMode::Conventional);
+        plain.write(0, 0, &[1u8; 4096]).expect("write");
+        let s = plain.snapshot();
+        assert_eq!((s.model_time_us, s.model_write_latency.count), (0, 0));
+        assert_eq!(plain.model_time(), None);
+        let sim = SimConfig::for_capacity(64 << 20, 0.07, SimMode::Conventional).expect("sim");
+        // 64 MiB/s of media writes: a 4 KiB page takes 61 us, 64 pages take 3.9 ms.
+        let model = TimingModel::bandwidth_only(64.0 * 1048576.0, 1e9);
+        let d = Disk::open(DiskSpec {
+            sim,
+            files: 1,
+            backing: Backing::Mem,
+            timing: Some(model),
+            describe: "timed".into(),
+            record: None,
+        })
+        .expect("open");
+        d.write(0, 0, &[1u8; 4096]).expect("one page");
+        d.write(0, 4096, &[2u8; 64 * 4096]).expect("64 pages");
+        let s = d.snapshot();
+        assert_eq!(s.model_write_latency.count, 2, "a model time per write");
+        assert_eq!(
+            s.model_write_stalls, 1,
+            "only the 64-page write took 1 ms or more"
+        );
+        assert!(
+            (3900..4100).contains(&s.model_time_us),
+            "65 pages at 64 MiB/s: {} us",
+            s.model_time_us
+        );
     }
 
     #[test]

@@ -20,7 +20,7 @@ pub use bench::{bench, BenchResult};
 pub use disk::{Backing, Disk, DiskSpec};
 pub use fs::{mount, Mounted, STATS_FILE};
 pub use serve::{describe, serve, ServeSpec, Served, Serving, Stop};
-pub use stats::{CsvLog, Latency, Snapshot};
+pub use stats::{CsvLog, Latency, Snapshot, STALL};
 
 use std::path::PathBuf;
 

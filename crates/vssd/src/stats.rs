@@ -64,7 +64,22 @@ pub struct Snapshot {
     pub read_latency: Latency,
     /// Flush latency.
     pub flush_latency: Latency,
+    /// With `--timing`: the timing model's time at which all the work so far is done, in
+    /// microseconds (0 at memory speed).
+    #[serde(default)]
+    pub model_time_us: u64,
+    /// With `--timing`: the model time each write request added (its pages, and the GC copies
+    /// and erases it triggered), on the model's clock alone: what the write waits on a device
+    /// that is the bottleneck, whatever the host's load (empty at memory speed).
+    #[serde(default)]
+    pub model_write_latency: Latency,
+    /// With `--timing`: write requests that added 1 ms or more of model time (GC stalls).
+    #[serde(default)]
+    pub model_write_stalls: u64,
 }
+
+/// A request that adds this much model time (or a wall-clock wait this long) is a stall.
+pub const STALL: Duration = Duration::from_millis(1);
 
 /// Histogram range: 1 us to an hour, 2 significant digits.
 fn histogram() -> Histogram<u64> {
@@ -95,7 +110,9 @@ pub(crate) struct Stats {
     trim: AtomicU64,
     zero: AtomicU64,
     flushes: AtomicU64,
-    lat: Mutex<[Histogram<u64>; 3]>,
+    /// Wall-clock write, read and flush latency; model time added per write.
+    lat: Mutex<[Histogram<u64>; 4]>,
+    model_stalls: AtomicU64,
 }
 
 impl Stats {
@@ -106,16 +123,24 @@ impl Stats {
             trim: AtomicU64::new(0),
             zero: AtomicU64::new(0),
             flushes: AtomicU64::new(0),
-            lat: Mutex::new([histogram(), histogram(), histogram()]),
+            lat: Mutex::new([histogram(), histogram(), histogram(), histogram()]),
+            model_stalls: AtomicU64::new(0),
         }
     }
     fn record(&self, which: usize, d: Duration) {
         // Saturating record: a value past the range lands in the top bucket.
         self.lat.lock()[which].saturating_record(micros(d));
     }
-    pub(crate) fn wrote(&self, bytes: u64, d: Duration) {
+    /// A write of `bytes` that took `d` and, with a timing model, added `model` to its time.
+    pub(crate) fn wrote(&self, bytes: u64, d: Duration, model: Option<Duration>) {
         self.host_write.fetch_add(bytes, Relaxed);
         self.record(0, d);
+        if let Some(m) = model {
+            self.record(3, m);
+            if m >= STALL {
+                self.model_stalls.fetch_add(1, Relaxed);
+            }
+        }
     }
     pub(crate) fn read(&self, bytes: u64, d: Duration) {
         self.host_read.fetch_add(bytes, Relaxed);
@@ -138,6 +163,7 @@ impl Stats {
     pub(crate) fn snapshot(
         &self,
         ftl: &Counters,
+        model_time: Option<Duration>,
         uptime_s: f64,
         capacity_bytes: u64,
         files: u16,
@@ -166,6 +192,10 @@ impl Stats {
             write_latency: latency(&lat[0]),
             read_latency: latency(&lat[1]),
             flush_latency: latency(&lat[2]),
+            model_time_us: model_time
+                .map_or(0, |d| u64::try_from(d.as_micros()).unwrap_or(u64::MAX)),
+            model_write_latency: latency(&lat[3]),
+            model_write_stalls: self.model_stalls.load(Relaxed),
         }
     }
 }
@@ -181,7 +211,17 @@ impl Snapshot {
                 x.count, x.p50_us, x.p99_us, x.p999_us, x.max_us
             )
         };
-        format!(
+        let model = if self.model_write_latency.count == 0 {
+            String::new()
+        } else {
+            format!(
+                "model     {:.3} s of device time; per write (model clock, whatever the host's load): {}; {} writes of 1 ms or more\n",
+                Duration::from_micros(self.model_time_us).as_secs_f64(),
+                l(&self.model_write_latency),
+                self.model_write_stalls
+            )
+        };
+        let text = format!(
             "vssd      {}\nuptime    {:.1} s\nhost      written {} ({} B, {} B of it write-zeroes), read {} ({} B), trimmed {} ({} B), {} flushes\nflash     programmed {} ({} B), GC copies {} ({} B), {} erases\nWAF       {:.4} (flash pages programmed / host pages written)\nwrites    {}\nreads     {}\nflushes   {}\n",
             self.config,
             self.uptime_s,
@@ -202,7 +242,8 @@ impl Snapshot {
             l(&self.write_latency),
             l(&self.read_latency),
             l(&self.flush_latency),
-        )
+        );
+        text + &model
     }
 }
 

@@ -79,7 +79,7 @@ impl Bed {
             sim,
             files: 1,
             backing,
-            timing: None,
+            timing: spec.timing.model(),
             describe: format!("nowa compare: {} bytes, OP {}", spec.capacity, spec.op),
             record: None,
         })
@@ -173,6 +173,12 @@ impl Bed {
                 Target::Raw(self.dir.join("disk"))
             }
         }
+    }
+
+    /// With a timing model: its clock (the time all the vssd's work so far is done).
+    #[must_use]
+    pub fn model_time(&self) -> Option<std::time::Duration> {
+        self.disk.model_time()
     }
 
     /// The vssd's counters now.

@@ -34,8 +34,20 @@ pub trait Driver {
     fn finish(self: Box<Self>) -> Result<(), Error>;
 }
 
-/// Rows per multi-row INSERT statement of a client's load.
+/// Rows per multi-row INSERT statement of a client's load (and per batch of a Rust engine's).
 const LOAD_BATCH: u64 = 500;
+/// [`LOAD_BATCH`] as a step.
+const LOAD_STEP: usize = 500;
+const _: () = assert!(LOAD_STEP as u64 == LOAD_BATCH, "one batch size");
+
+/// The load's batches `[k, end)` over rows 0..`loaded`, [`LOAD_BATCH`] rows each but the last.
+pub(super) fn load_batches(loaded: u64) -> impl Iterator<Item = (u64, u64)> {
+    (0..loaded).step_by(LOAD_STEP).map(move |k| {
+        let end = (k + LOAD_BATCH).min(loaded);
+        assert!(end > k, "every batch loads rows");
+        (k, end)
+    })
+}
 
 /// A program on PATH, or in one of `extra` directories (globs are not expanded: the caller
 /// lists them).
@@ -123,39 +135,45 @@ pub fn available(engine: EngineName) -> Result<(), String> {
 /// The engine's configuration and durability settings, as the output states them.
 #[must_use]
 pub fn setup(engine: EngineName, spec: &Spec) -> String {
-    let mib = spec.memory >> 20;
+    setup_template(engine)
+        .replace("{mib}", &(spec.memory >> 20).to_string())
+        .replace("{max_wal}", &(pg_max_wal(spec) >> 20).to_string())
+}
+
+/// Each engine's setup line: `{mib}` stands for --memory and `{max_wal}` for PostgreSQL's
+/// max_wal_size, both in MiB (one substitution in [`setup`] for every engine).
+fn setup_template(engine: EngineName) -> &'static str {
     match engine {
-        EngineName::NowaInplace => format!(
+        EngineName::NowaInplace => {
             "nowa in place, doublewrite on, WAL group commit, sync commit, pool {mib} MiB, O_DIRECT"
-        ),
-        EngineName::NowaOop => format!(
-            "nowa out of place (zones, DB GC), WAL group commit, sync commit, pool {mib} MiB, O_DIRECT"
-        ),
-        EngineName::Sqlite3 => format!(
-            "sqlite3 defaults: rollback journal (DELETE), synchronous=FULL; cache_size {mib} MiB"
-        ),
-        EngineName::Postgresql => format!(
-            "PostgreSQL defaults: fsync on, synchronous_commit on, full_page_writes on; shared_buffers {mib} MiB, max_wal_size {} MiB",
-            pg_max_wal(spec) >> 20
-        ),
-        EngineName::Mariadb => format!(
-            "MariaDB InnoDB defaults: innodb_flush_log_at_trx_commit=1, doublewrite on, binlog off; buffer pool {mib} MiB"
-        ),
-        EngineName::Rocksdb => format!(
-            "RocksDB (rocksdict) defaults: WAL on, leveled compaction, 64 MiB memtable; sync=true per commit (one WriteBatch); block cache {mib} MiB"
-        ),
-        EngineName::Lmdb => {
-            "LMDB defaults: copy-on-write B+tree, fsync at every commit (sync, metasync on); no cache of its own (mmap: the OS page cache)".to_owned()
         }
-        EngineName::Sled => format!(
+        EngineName::NowaOop => {
+            "nowa out of place (zones, DB GC), WAL group commit, sync commit, pool {mib} MiB, O_DIRECT"
+        }
+        EngineName::Sqlite3 => {
+            "sqlite3 defaults: rollback journal (DELETE), synchronous=FULL; cache_size {mib} MiB"
+        }
+        EngineName::Postgresql => {
+            "PostgreSQL defaults: fsync on, synchronous_commit on, full_page_writes on; shared_buffers {mib} MiB, max_wal_size {max_wal} MiB"
+        }
+        EngineName::Mariadb => {
+            "MariaDB InnoDB defaults: innodb_flush_log_at_trx_commit=1, doublewrite on, binlog off; buffer pool {mib} MiB"
+        }
+        EngineName::Rocksdb => {
+            "RocksDB (rocksdict) defaults: WAL on, leveled compaction, 64 MiB memtable; sync=true per commit (one WriteBatch); block cache {mib} MiB"
+        }
+        EngineName::Lmdb => {
+            "LMDB defaults: copy-on-write B+tree, fsync at every commit (sync, metasync on); no cache of its own (mmap: the OS page cache)"
+        }
+        EngineName::Sled => {
             "sled 0.34 defaults (background flush every 500 ms); one Batch per transaction, then flush() (fsync); cache_capacity {mib} MiB"
-        ),
-        EngineName::Redb => format!(
+        }
+        EngineName::Redb => {
             "redb defaults: copy-on-write B-tree, Durability::Immediate (fsync at every commit); one write transaction per transaction; cache {mib} MiB"
-        ),
-        EngineName::Fjall => format!(
+        }
+        EngineName::Fjall => {
             "fjall defaults: LSM tree, journal, leveled compaction; one write batch per transaction with PersistMode::SyncAll (fjall's default Buffer is not power-safe); block cache {mib} MiB"
-        ),
+        }
     }
 }
 
@@ -363,13 +381,9 @@ pub(super) struct ClientDriver {
 
 impl Driver for ClientDriver {
     fn load(&mut self, s: &Stream) -> Result<(), Error> {
-        let mut k = 0;
-        while k < s.loaded {
-            let end = (k + LOAD_BATCH).min(s.loaded);
-            assert!(end > k, "every batch loads rows");
+        for (k, end) in load_batches(s.loaded) {
             let sql = self.client.insert_rows(s, k, end);
             self.client.exec(&sql)?;
-            k = end;
         }
         let server = self.server.as_ref().and_then(|s| s.after_load());
         if let Some(sql) = self.after_load.or(server) {

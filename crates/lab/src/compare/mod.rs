@@ -140,6 +140,10 @@ pub struct Spec {
     pub seed: u64,
     /// Where the vssds are mounted (a temporary directory each).
     pub work: PathBuf,
+    /// The vssds' timing model: none, or replies paced by FEMU's or MQSim's chips (GC stalls
+    /// reach the engines).
+    #[serde(default)]
+    pub timing: crate::flags::VssdTiming,
 }
 
 impl Spec {
@@ -212,6 +216,18 @@ pub struct Measured {
     pub stalls: u64,
     /// Share of the measured phase's operation time spent in those operations.
     pub stall_time_share: f64,
+    /// With `--timing`: the device time the timing model accrued during the measured phase,
+    /// seconds, on the model's own clock (what the phase lasts on a host that is never the
+    /// bottleneck, whatever the machine's load).
+    pub model_secs: Option<f64>,
+    /// With `--timing`: 99th percentile of the model time accrued during each operation, us.
+    pub model_p99_us: Option<u64>,
+    /// With `--timing`: operations during which the model accrued 1 ms or more (its GC stalls
+    /// as the engine meets them, counted on the model's clock, not the wall clock).
+    pub model_stalls: Option<u64>,
+    /// With `--timing`: the vssd's write requests that added 1 ms or more of model time in
+    /// the measured phase (a write that triggered GC).
+    pub model_write_stalls: Option<u64>,
     /// Bytes the vssd received from the host.
     pub host_write_bytes: u64,
     /// Bytes the vssd's flash programmed (host pages and GC copies).
@@ -464,7 +480,8 @@ fn run_one(
         before.host_write_bytes > 0,
         "the load reached the device (else the engine is not on the vssd)"
     );
-    let (lat, secs) = measured_phase(d.as_mut(), stream, progress)?;
+    let model = || bed.model_time();
+    let (lat, model_lat, secs) = measured_phase(d.as_mut(), stream, progress, &model)?;
     let after = bed.snapshot();
     let journal = bed
         .journal_commits()
@@ -483,7 +500,7 @@ fn run_one(
             closed,
             block_layer,
         },
-        lat,
+        [lat, model_lat],
         secs,
         load_secs,
         journal,
@@ -539,9 +556,11 @@ fn stall_tail(lat: &hdrhistogram::Histogram<u64>) -> (u64, f64) {
     (n, share)
 }
 
+/// The measured phase's figures: `lat` holds each operation's wall-clock latency and the
+/// model time accrued during it (empty without `--timing`).
 fn figures(
     w: Window,
-    lat: hdrhistogram::Histogram<u64>,
+    [lat, model_lat]: [hdrhistogram::Histogram<u64>; 2],
     secs: f64,
     load_secs: f64,
     journal_commits: Option<u64>,
@@ -556,6 +575,11 @@ fn figures(
     assert!(media_close >= media, "closing only adds flash programs");
     assert!(lat.len() == done, "a latency per operation");
     let tail = stall_tail(&lat);
+    let timed = !model_lat.is_empty();
+    assert!(
+        !timed || model_lat.len() == done,
+        "a model time per operation, or none"
+    );
     #[expect(clippy::cast_precision_loss, reason = "byte and op counts as ratios")]
     let per_op = |b: u64| b as f64 / done.max(1) as f64;
     #[expect(clippy::cast_precision_loss, reason = "an op count over seconds")]
@@ -571,6 +595,13 @@ fn figures(
         max_us: lat.max(),
         stalls: tail.0,
         stall_time_share: tail.1,
+        model_secs: timed.then(|| {
+            let us = w.after.model_time_us.saturating_sub(w.before.model_time_us);
+            std::time::Duration::from_micros(us).as_secs_f64()
+        }),
+        model_p99_us: timed.then(|| model_lat.value_at_quantile(0.99)),
+        model_stalls: timed.then(|| stall_tail(&model_lat).0),
+        model_write_stalls: timed.then(|| grew(&w.before, &w.after, |s| s.model_write_stalls)),
         host_write_bytes: host,
         media_write_bytes: media,
         host_read_bytes: grew(&w.before, &w.after, |s| s.host_read_bytes),
@@ -587,30 +618,44 @@ fn figures(
 }
 
 /// Runs the stream's transactions on `d` (until Ctrl-C); their latencies and the seconds.
+///
+/// With a timing model (`model` gives its clock) also the model time accrued during each
+/// operation; that histogram stays empty without one.
+type Phase = (
+    hdrhistogram::Histogram<u64>,
+    hdrhistogram::Histogram<u64>,
+    f64,
+);
 fn measured_phase(
     d: &mut dyn engines::Driver,
     stream: &Stream,
     progress: &dyn Fn(u64),
-) -> Result<(hdrhistogram::Histogram<u64>, f64), Error> {
-    let mut lat = histogram();
+    model: &dyn Fn() -> Option<std::time::Duration>,
+) -> Result<Phase, Error> {
+    let (mut lat, mut model_lat) = (histogram(), histogram());
     let t = Instant::now();
     let mut done = 0u64;
+    let micros = |d: std::time::Duration| u64::try_from(d.as_micros()).unwrap_or(u64::MAX);
     for txn in &stream.txns {
         if crate::Cancel.requested() {
             break;
         }
-        let t0 = Instant::now();
+        let (t0, m0) = (Instant::now(), model());
         d.txn(stream, txn)?;
-        let us = u64::try_from(t0.elapsed().as_micros()).unwrap_or(u64::MAX);
+        let us = micros(t0.elapsed());
         assert!(us < 3_600_000_000, "an operation took less than an hour");
         lat.saturating_record(us.max(1));
+        if let (Some(a), Some(b)) = (m0, model()) {
+            assert!(b >= a, "the model's clock never runs backward");
+            model_lat.saturating_record(micros(b - a).max(1));
+        }
         done += 1;
         if done % 1000 == 0 {
             progress(done);
         }
     }
     assert!(done <= stream.txns.len() as u64, "no more than the stream");
-    Ok((lat, t.elapsed().as_secs_f64()))
+    Ok((lat, model_lat, t.elapsed().as_secs_f64()))
 }
 
 /// The result as a text table, one row per engine, then each engine's setup.
@@ -691,6 +736,8 @@ pub fn write_csv(rep: &Report<CompareResult>, path: &std::path::Path) -> Result<
         "p999_us",
         "max_us",
         "stalls",
+        "model_p99_us",
+        "model_stalls",
         "memory_bytes",
         "load_secs",
         "ops",
@@ -716,6 +763,8 @@ pub fn write_csv(rep: &Report<CompareResult>, path: &std::path::Path) -> Result<
             f(&|m| m.p999_us.to_string()),
             f(&|m| m.max_us.to_string()),
             f(&|m| m.stalls.to_string()),
+            f(&|m| m.model_p99_us.map_or_else(String::new, |v| v.to_string())),
+            f(&|m| m.model_stalls.map_or_else(String::new, |v| v.to_string())),
             f(&|m| m.memory_bytes.to_string()),
             f(&|m| format!("{:.2}", m.load_secs)),
             f(&|m| m.ops.to_string()),

@@ -7,7 +7,7 @@
 //! it, as a peer that is not installed is reported with its install line.
 
 use super::bed::Target;
-use super::engines::{fs_dir, heap_in_use, Driver};
+use super::engines::{fs_dir, heap_in_use, load_batches, Driver};
 use super::stream::{Kind, Op, Stream};
 use super::EngineName;
 use crate::Error;
@@ -40,20 +40,30 @@ pub fn available(engine: EngineName) -> Result<(), String> {
     }
 }
 
-/// What the driver needs of an engine: durable batches of puts, and point reads.
-trait Kv {
+/// What the driver needs of an engine: durable batches of puts, and point reads. Every
+/// method's error is the engine's own message.
+pub trait Kv {
     /// Writes `rows` atomically; durable when it returns.
+    ///
+    /// # Errors
+    /// The engine's.
     fn commit(&mut self, rows: &BTreeMap<u64, Vec<u8>>) -> Result<(), String>;
     /// `key`'s value, None when it has none.
+    ///
+    /// # Errors
+    /// The engine's.
     fn get(&self, key: u64) -> Result<Option<Vec<u8>>, String>;
     /// Makes the load durable and settled (memtables flushed), before the measured phase.
+    ///
+    /// # Errors
+    /// The engine's.
     fn settle(&mut self) -> Result<(), String>;
     /// Closes the engine cleanly.
+    ///
+    /// # Errors
+    /// The engine's.
     fn close(self: Box<Self>) -> Result<(), String>;
 }
-
-/// Rows per committed batch of the load.
-const LOAD_BATCH: u64 = 500;
 
 /// A Rust engine fed the stream.
 struct RustDriver {
@@ -70,11 +80,7 @@ struct RustDriver {
 ///
 /// # Panics
 /// On a broken invariant (a bug): the assertions state them.
-pub(super) fn open(
-    engine: EngineName,
-    target: &Target,
-    memory: u64,
-) -> Result<Box<dyn Driver>, Error> {
+pub fn open(engine: EngineName, target: &Target, memory: u64) -> Result<Box<dyn Driver>, Error> {
     assert!(
         matches!(
             engine,
@@ -102,7 +108,16 @@ fn failed(engine: EngineName, msg: String) -> Error {
         reason = "an engine whose feature is off leaves its arguments unused"
     )
 )]
-fn open_kv(engine: EngineName, dir: &std::path::Path, memory: u64) -> Result<Box<dyn Kv>, String> {
+/// Opens `engine`'s database in `dir` (an existing one is opened again), with a cache of
+/// `memory` bytes.
+///
+/// # Errors
+/// The engine is not built in, or cannot open the database.
+pub fn open_kv(
+    engine: EngineName,
+    dir: &std::path::Path,
+    memory: u64,
+) -> Result<Box<dyn Kv>, String> {
     match engine {
         #[cfg(feature = "sled")]
         EngineName::Sled => Ok(Box::new(sled_kv::SledKv::open(dir, memory)?)),
@@ -116,13 +131,9 @@ fn open_kv(engine: EngineName, dir: &std::path::Path, memory: u64) -> Result<Box
 
 impl Driver for RustDriver {
     fn load(&mut self, s: &Stream) -> Result<(), Error> {
-        let mut k = 0;
-        while k < s.loaded {
-            let end = (k + LOAD_BATCH).min(s.loaded);
-            assert!(end > k, "every batch loads rows");
+        for (k, end) in load_batches(s.loaded) {
             let rows: BTreeMap<u64, Vec<u8>> = (k..end).map(|k| (k, s.value(k, 0))).collect();
             self.kv.commit(&rows).map_err(|e| failed(self.engine, e))?;
-            k = end;
         }
         self.kv.settle().map_err(|e| failed(self.engine, e))
     }
@@ -344,64 +355,5 @@ mod fjall_kv {
         fn close(self: Box<Self>) -> Result<(), String> {
             self.db.persist(PersistMode::SyncAll).map_err(s)
         }
-    }
-}
-
-#[cfg(all(test, any(feature = "sled", feature = "redb", feature = "fjall")))]
-mod tests {
-    use super::*;
-    use crate::compare::Workload;
-
-    /// Runs a small tpcc-lite stream (multi-row transactions, reads of the transaction's own
-    /// writes) on `engine` in a temporary directory, closes it, opens it again and checks the
-    /// last value of every row the stream updated: what each commit wrote is on disk.
-    fn runs_a_small_stream_and_keeps_it(engine: EngineName) {
-        let tmp = tempfile::tempdir().expect("tempdir");
-        let target = Target::Dir(tmp.path().to_owned(), 1 << 30);
-        let s = Stream::generate(Workload::TpccLite, 2000, 60, 100, 7).expect("stream");
-        let mut d = open(engine, &target, 8 << 20).expect("open");
-        d.load(&s).expect("load");
-        for t in &s.txns {
-            d.txn(&s, t).expect("txn");
-        }
-        assert!(d.memory() > 0, "the engine holds memory");
-        d.finish().expect("finish");
-        let mut last = BTreeMap::new();
-        for o in s.txns.iter().flatten() {
-            if o.kind != Kind::Read {
-                last.insert(o.key, o.ver);
-            }
-        }
-        assert!(last.len() > 60, "the stream wrote rows");
-        let dir = tmp.path().join(engine.name());
-        let kv = open_kv(engine, &dir, 8 << 20).expect("reopen");
-        for (k, ver) in &last {
-            assert_eq!(kv.get(*k).expect("get"), Some(s.value(*k, *ver)), "key {k}");
-        }
-        // A loaded row the stream never wrote keeps its loaded value.
-        let untouched = (0..s.loaded)
-            .find(|k| !last.contains_key(k))
-            .expect("a row");
-        assert_eq!(kv.get(untouched).expect("get"), Some(s.value(untouched, 0)));
-        assert_eq!(kv.get(1 << 40).expect("get"), None, "a key never written");
-        kv.close().expect("close");
-    }
-
-    #[cfg(feature = "sled")]
-    #[test]
-    fn sled_runs_a_small_stream_and_keeps_it() {
-        runs_a_small_stream_and_keeps_it(EngineName::Sled);
-    }
-
-    #[cfg(feature = "redb")]
-    #[test]
-    fn redb_runs_a_small_stream_and_keeps_it() {
-        runs_a_small_stream_and_keeps_it(EngineName::Redb);
-    }
-
-    #[cfg(feature = "fjall")]
-    #[test]
-    fn fjall_runs_a_small_stream_and_keeps_it() {
-        runs_a_small_stream_and_keeps_it(EngineName::Fjall);
     }
 }
