@@ -135,9 +135,10 @@ pub const SCHEMES: [&str; 9] = [
     "plan-pred-1/8",
 ];
 
-/// The aged SSD's default fill: 90% of the logical space (docs/plan.md "Aged SSD" argues it
-/// and shows the sensitivity).
-pub const DEFAULT_FILL: f64 = 0.9;
+/// The aged SSD's default fill: 70% of the logical space, with FEMU's background GC the
+/// highest level in steps of 5% whose FIO baseline WAF is <= 5 (docs/plan.md "Aged SSD"
+/// argues it and shows the sensitivity).
+pub const DEFAULT_FILL: f64 = 0.7;
 
 /// Options of `nowa plan figures`.
 #[derive(Debug, Clone)]
@@ -788,7 +789,8 @@ mod tests {
         let s = setup_line(&o);
         for want in [
             "16/15 GiB",
-            "aged 90% full",
+            "aged 70% full",
+            "(background at 25%)",
             "seed 42",
             "2 drive writes",
             "1/16)",

@@ -174,6 +174,11 @@ pub struct ParallelFtl {
     reserve: usize,
     /// Background GC runs while a chip has at most this many free blocks (0: off).
     background: usize,
+    /// The chip with the fewest free blocks (the first such), valid while `free_moved` is
+    /// false: background GC asks after every request, free lists change only when a
+    /// superblock opens or a block is erased.
+    shortest: u32,
+    free_moved: bool,
     /// Live pages of the block GC is moving (kept to reuse its allocation).
     scratch: Vec<u32>,
     /// Page number -> block, -> chip.
@@ -354,6 +359,8 @@ impl ParallelFtl {
             tracker: None,
             reserve: RESERVE,
             background: 0,
+            shortest: 0,
+            free_moved: true,
             scratch: Vec::new(),
             per_block: Divisor::new(g.pages_per_block),
             per_chip: Divisor::new(g.pages_per_block * g.blocks_per_chip),
@@ -457,12 +464,21 @@ impl ParallelFtl {
         if self.background == 0 {
             return Ok(false);
         }
-        let Some(short) = (0..self.g.chips())
-            .min_by_key(|&c| self.free[c as usize].len())
-            .filter(|&c| self.free[c as usize].len() <= self.background)
-        else {
+        if self.free_moved {
+            self.shortest = (0..self.g.chips())
+                .min_by_key(|&c| self.free[c as usize].len())
+                .expect("a device has chips");
+            self.free_moved = false;
+        }
+        let short = self.shortest;
+        debug_assert_eq!(
+            Some(short),
+            (0..self.g.chips()).min_by_key(|&c| self.free[c as usize].len()),
+            "the cached shortest chip is the scan's"
+        );
+        if self.free[short as usize].len() > self.background {
             return Ok(false);
-        };
+        }
         let done = self.gc_step(short, false)?;
         if done {
             self.c.background_victims += 1;
@@ -805,6 +821,7 @@ impl ParallelFtl {
             .iter()
             .map(|&c| self.free[c as usize].pop().expect("checked above"))
             .collect();
+        self.free_moved = true;
         let id = self.free_ids.pop().unwrap_or_else(|| {
             self.sbs.push(Sb::default());
             u32::try_from(self.sbs.len() - 1).expect("fewer than 2^32 superblocks")
@@ -1030,6 +1047,7 @@ impl ParallelFtl {
         let sb = self.bsb[gb as usize];
         self.bsb[gb as usize] = NONE;
         self.free[chip as usize].push(b);
+        self.free_moved = true;
         let s = &mut self.sbs[sb as usize];
         s.live_blocks -= 1;
         if s.live_blocks == 0 {

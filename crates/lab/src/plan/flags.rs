@@ -65,7 +65,7 @@ pub struct DeviceFlags {
     pub background_gc: f64,
     /// Aged SSD: fraction of the logical space filled with valid data before each run
     /// (sequentially; the paper does not give its level; docs/plan.md "Aged SSD").
-    #[arg(long, default_value = "0.9", value_parser = flags::fraction(0.0, true, 1.0, false))]
+    #[arg(long, default_value = "0.7", value_parser = flags::fraction(0.0, true, 1.0, false))]
     pub fill: f64,
     /// Predictor seconds per simulated second (default: the paper's capacity over ours).
     #[arg(long, value_parser = flags::number(0.0, false, 1e6))]

@@ -393,6 +393,22 @@ pub const PAPER_VALUES: &[PaperValue] = &[
     ),
     v(
         P,
+        "Fill 90%: FIO WAF, PLAN-Pred-1/4 / baseline",
+        "Figure 3 (-42%; the paper gives no aging level)",
+        0.58,
+        "x",
+        Criterion::ratio(0.15),
+    ),
+    v(
+        P,
+        "Fill 90%: FIO WAF, PLAN-Pred-1/4 / baseline@18",
+        "Figure 3 (-42%; the paper gives no aging level)",
+        0.58,
+        "x",
+        Criterion::ratio(0.15),
+    ),
+    v(
+        P,
         "Fill 95%: FIO WAF, PLAN-Pred-1/4 / baseline",
         "Figure 3 (-42%; the paper gives no aging level)",
         0.58,
