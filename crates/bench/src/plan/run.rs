@@ -175,13 +175,7 @@ pub fn run_cancellable(
     let mut chips = Chips::new(spec.chips)?;
     let mut gen = Generator::new(spec.workload, ftl.logical_pages(), spec.seed);
     let before = ftl.counters();
-    #[expect(
-        clippy::cast_possible_truncation,
-        clippy::cast_sign_loss,
-        clippy::cast_precision_loss,
-        reason = "a positive page count far below 2^53"
-    )]
-    let target = (spec.drive_writes * ftl.logical_pages() as f64) as u64;
+    let target = target_pages(spec, &ftl);
     let cpu0 = nowa_units::cpu::thread_cpu_secs();
     let mut loop_state = Loop::new()?;
     let (procs, depth) = gen.procs_and_depth();
@@ -239,6 +233,18 @@ pub fn run_cancellable(
         "a run not stopped writes its target"
     );
     Ok(res)
+}
+
+/// Host page writes a run of `spec` issues: its drive writes x the logical pages.
+pub(super) fn target_pages(spec: &RunSpec, ftl: &ParallelFtl) -> u64 {
+    #[expect(
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        clippy::cast_precision_loss,
+        reason = "a non-negative page count far below 2^53"
+    )]
+    let target = (spec.drive_writes * ftl.logical_pages() as f64) as u64;
+    target
 }
 
 /// The aged device of `spec`: its GC reserve set, filled sequentially, streams tracked from

@@ -52,13 +52,7 @@ pub fn replay_cancellable(
     let mut ftl = super::run::new_ftl(spec)?;
     let mut chips = Chips::new(spec.chips)?;
     let before = ftl.counters();
-    #[expect(
-        clippy::cast_possible_truncation,
-        clippy::cast_sign_loss,
-        clippy::cast_precision_loss,
-        reason = "a non-negative page count far below 2^53"
-    )]
-    let target = (spec.drive_writes * ftl.logical_pages() as f64) as u64;
+    let target = super::run::target_pages(spec, &ftl);
     let mut lp = Loop::new()?;
     let cpu0 = nowa_units::cpu::thread_cpu_secs();
     let mut offset_ps = 0u64;
