@@ -460,6 +460,9 @@ impl ParallelFtl {
     ///
     /// # Errors
     /// [`FlashError::DeviceFull`] if the GC superblock cannot open.
+    ///
+    /// # Panics
+    /// Never: a validated device has chips.
     pub fn background_gc(&mut self) -> Result<bool, FlashError> {
         if self.background == 0 {
             return Ok(false);
