@@ -166,6 +166,9 @@ pub fn run_observed(spec: &RunSpec, tick: &mut dyn FnMut(u64, u64)) -> anyhow::R
 ///
 /// # Errors
 /// As [`run`].
+///
+/// # Panics
+/// If a run that was not stopped wrote less than its target (a bug).
 pub fn run_cancellable(
     spec: &RunSpec,
     tick: &mut dyn FnMut(u64, u64),
