@@ -6,14 +6,16 @@ pub mod run;
 pub mod trace;
 pub mod workload;
 
-pub use run::{run, run_observed, RunResult, RunSpec, TICK_REQUESTS};
-pub use trace::{replay, replay_observed};
+pub use run::{run, run_cancellable, run_observed, RunResult, RunSpec, TICK_REQUESTS};
+pub use trace::{replay, replay_cancellable, replay_observed};
 pub use workload::{Generator, Kind, Req, WorkloadKind};
 
 use crate::plot::{render_bar_styled, render_line_styled, BarChart, LineChart, Series, Style};
 use anyhow::Context as _;
 use nowa_device::timing::ChipParams;
-use nowa_flash::parallel::{ChipGeometry, Scheme, AGED, FEMU_GC_RESERVE, HOST_OPEN};
+use nowa_flash::parallel::{
+    ChipGeometry, Scheme, AGED, FEMU_BACKGROUND_GC, FEMU_GC_RESERVE, HOST_OPEN,
+};
 use std::path::Path;
 
 /// An unknown scheme name.
@@ -133,9 +135,10 @@ pub const SCHEMES: [&str; 9] = [
     "plan-pred-1/8",
 ];
 
-/// The aged SSD's default fill: 90% of the logical space (docs/plan.md "Aged SSD" argues it
-/// and shows the sensitivity).
-pub const DEFAULT_FILL: f64 = 0.9;
+/// The aged SSD's default fill: 70% of the logical space, with FEMU's background GC the
+/// highest level in steps of 5% whose FIO baseline WAF is <= 5 (docs/plan.md "Aged SSD"
+/// argues it and shows the sensitivity).
+pub const DEFAULT_FILL: f64 = 0.7;
 
 /// Options of `nowa plan figures`.
 #[derive(Debug, Clone)]
@@ -154,6 +157,8 @@ pub struct FigureOpts {
     pub workloads: Vec<WorkloadKind>,
     /// Fraction of every chip's blocks GC keeps free (FEMU's 0.05).
     pub gc_reserve: f64,
+    /// FEMU's background GC threshold (0.25; 0 = off): [`RunSpec::background_gc`].
+    pub background_gc: f64,
     /// Aged SSD: fraction of the logical space filled before each run.
     pub fill: f64,
     /// Captured block traces (name, file) replayed as extra workloads of Figures 3 to 6.
@@ -175,6 +180,7 @@ pub fn default_opts() -> FigureOpts {
         time_scale: 16.0,
         workloads: WorkloadKind::ALL.to_vec(),
         gc_reserve: FEMU_GC_RESERVE,
+        background_gc: FEMU_BACKGROUND_GC,
         fill: DEFAULT_FILL,
         captured: Vec::new(),
         captured_pages_per_block: 2,
@@ -191,6 +197,7 @@ fn spec(o: &FigureOpts, scheme: Scheme, workload: WorkloadKind) -> RunSpec {
         seed: o.seed,
         time_scale: o.time_scale,
         gc_reserve: o.gc_reserve,
+        background_gc: o.background_gc,
         fill: o.fill,
         track_streams: false,
     }
@@ -299,7 +306,8 @@ fn csv_row(fig: &str, r: &RunResult) -> [String; 19] {
 
 /// The Figure 1 variants: (label, GC reserve, host superblocks open). The first two are the
 /// figure (the baseline in both readings: FEMU's one open line, the paper's "same number" of
-/// open superblocks); the third takes the GC reserve away (docs/plan.md, Figure 1 breakdown).
+/// open superblocks); the third takes the GC reserve and background GC away (docs/plan.md,
+/// Figure 1 breakdown).
 fn fig1_variants(o: &FigureOpts) -> [(&'static str, f64, u16); 3] {
     [
         ("one-open", o.gc_reserve, 1),
@@ -325,13 +333,23 @@ pub fn figure_run_count(o: &FigureOpts, fig1_only: bool) -> u64 {
     (fig1 + rest) as u64
 }
 
+/// FEMU's background GC as the setup line says it.
+#[must_use]
+pub fn background_label(fraction: f64) -> String {
+    if fraction > 0.0 {
+        format!(" (background at {:.0}%)", fraction * 100.0)
+    } else {
+        ", no background GC".to_owned()
+    }
+}
+
 /// The setup line under every figure's title.
 #[must_use]
 pub fn setup_line(o: &FigureOpts) -> String {
     let g = &o.geometry;
     let gib = |p: u64| (p * u64::from(g.page_bytes)) >> 30;
     format!(
-        "{}/{} GiB phys/logical (paper 256/240: 1/{:.0}), {}x{} chips, OP {:.2}%, aged {:.0}% full, GC at {:.0}% free, FEMU timing, {} drive writes, seed {}",
+        "{}/{} GiB phys/logical (paper 256/240: 1/{:.0}), {}x{} chips, OP {:.2}%, aged {:.0}% full, GC at {:.0}% free{}, FEMU timing, {} drive writes, seed {}",
         gib(g.physical_pages()),
         gib(g.logical_pages()),
         o.time_scale,
@@ -340,6 +358,7 @@ pub fn setup_line(o: &FigureOpts) -> String {
         g.op_physical * 100.0,
         o.fill * 100.0,
         o.gc_reserve * 100.0,
+        background_label(o.background_gc),
         o.drive_writes,
         o.seed
     )
@@ -362,6 +381,11 @@ pub fn figure1(
     for (label, reserve, open) in fig1_variants(o) {
         let v = FigureOpts {
             gc_reserve: reserve,
+            background_gc: if label == "min-reserve" {
+                0.0
+            } else {
+                o.background_gc
+            },
             ..o.clone()
         };
         for f in ["1/8", "1/4", "1/2", "full"] {
@@ -765,7 +789,8 @@ mod tests {
         let s = setup_line(&o);
         for want in [
             "16/15 GiB",
-            "aged 90% full",
+            "aged 70% full",
+            "(background at 25%)",
             "seed 42",
             "2 drive writes",
             "1/16)",

@@ -1,7 +1,8 @@
 //! One run: an aged chip-addressed FTL, a closed-loop workload, and the one timing model's
 //! chips in virtual time. Every request's flash operations (GC copies and erases included) go
 //! to their chips when it is issued; it completes when its last operation does. A GC copy's
-//! program waits for its read.
+//! program waits for its read. Background GC (FEMU's, after each request) goes to the chips
+//! after the request's own operations, delaying later requests, not this one.
 
 use super::workload::{Generator, Kind, Req, WorkloadKind};
 use anyhow::Context as _;
@@ -35,6 +36,9 @@ pub struct RunSpec {
     /// threshold on free blocks, as FEMU's is on free lines: the blocks the aged data leaves
     /// free count toward it; it is not added to the advertised spare.
     pub gc_reserve: f64,
+    /// FEMU's background GC: after every request, one victim while a chip has at most this
+    /// fraction of its blocks free (FEMU's 0.25; 0 = off), skipping victims under 1/8 invalid.
+    pub background_gc: f64,
     /// Aged SSD: fraction of the logical space filled with valid data before the run
     /// (sequentially from page 0; the paper: "to certain levels", not given).
     pub fill: f64,
@@ -74,6 +78,8 @@ pub struct RunResult {
     /// Valid pages at the end of the run over the logical pages (the fill plus what the
     /// workload wrote outside it, less what it trimmed).
     pub valid_end: f64,
+    /// Stopped early (Ctrl-C, [`run_cancellable`]): the counters are what ran until then.
+    pub interrupted: bool,
 }
 
 impl RunResult {
@@ -150,17 +156,29 @@ pub fn run(spec: &RunSpec) -> anyhow::Result<RunResult> {
 /// # Errors
 /// As [`run`].
 pub fn run_observed(spec: &RunSpec, tick: &mut dyn FnMut(u64, u64)) -> anyhow::Result<RunResult> {
+    run_cancellable(spec, tick, &|| false)
+}
+
+/// [`run_observed`] that polls `stop` every [`TICK_REQUESTS`] completed requests (Ctrl-C:
+/// `nowa_interrupt::requested`) and, once it holds, issues no more requests and returns what
+/// ran so far, marked `interrupted` (the outstanding requests are dropped: their operations
+/// were served, their completions not counted).
+///
+/// # Errors
+/// As [`run`].
+///
+/// # Panics
+/// If a run that was not stopped wrote less than its target (a bug).
+pub fn run_cancellable(
+    spec: &RunSpec,
+    tick: &mut dyn FnMut(u64, u64),
+    stop: &dyn Fn() -> bool,
+) -> anyhow::Result<RunResult> {
     let mut ftl = new_ftl(spec)?;
     let mut chips = Chips::new(spec.chips)?;
     let mut gen = Generator::new(spec.workload, ftl.logical_pages(), spec.seed);
     let before = ftl.counters();
-    #[expect(
-        clippy::cast_possible_truncation,
-        clippy::cast_sign_loss,
-        clippy::cast_precision_loss,
-        reason = "a positive page count far below 2^53"
-    )]
-    let target = (spec.drive_writes * ftl.logical_pages() as f64) as u64;
+    let target = target_pages(spec, &ftl);
     let cpu0 = nowa_units::cpu::thread_cpu_secs();
     let mut loop_state = Loop::new()?;
     let (procs, depth) = gen.procs_and_depth();
@@ -178,12 +196,17 @@ pub fn run_observed(spec: &RunSpec, tick: &mut dyn FnMut(u64, u64)) -> anyhow::R
             )?));
         }
     }
+    let mut interrupted = false;
     while let Some(&Reverse(key)) = heap.peek() {
         let (t, p) = unkey(key);
         loop_state.end = loop_state.end.max(t);
         let written = ftl.counters().host_pages - before.host_pages;
         if loop_state.requests % TICK_REQUESTS == 0 {
             tick(written.min(target), target);
+            if written < target && stop() {
+                interrupted = true;
+                break;
+            }
         }
         if written < target {
             let r = gen.next(p);
@@ -203,8 +226,28 @@ pub fn run_observed(spec: &RunSpec, tick: &mut dyn FnMut(u64, u64)) -> anyhow::R
         }
     }
     let cpu_secs = nowa_units::cpu::thread_cpu_secs() - cpu0;
-    tick(target, target);
-    Ok(loop_state.result(spec, &ftl, &before, cpu_secs))
+    if !interrupted {
+        tick(target, target);
+    }
+    let mut res = loop_state.result(spec, &ftl, &before, cpu_secs);
+    res.interrupted = interrupted;
+    assert!(
+        interrupted || res.counters.host_pages >= target,
+        "a run not stopped writes its target"
+    );
+    Ok(res)
+}
+
+/// Host page writes a run of `spec` issues: its drive writes x the logical pages.
+pub(super) fn target_pages(spec: &RunSpec, ftl: &ParallelFtl) -> u64 {
+    #[expect(
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        clippy::cast_precision_loss,
+        reason = "a non-negative page count far below 2^53"
+    )]
+    let target = (spec.drive_writes * ftl.logical_pages() as f64) as u64;
+    target
 }
 
 /// The aged device of `spec`: its GC reserve set, filled sequentially, streams tracked from
@@ -217,6 +260,12 @@ pub(super) fn new_ftl(spec: &RunSpec) -> anyhow::Result<ParallelFtl> {
     );
     let mut ftl = ParallelFtl::new(spec.geometry, spec.scheme)?;
     ftl.set_gc_reserve(spec.gc_reserve);
+    anyhow::ensure!(
+        (0.0..=0.5).contains(&spec.background_gc),
+        "background GC threshold {} outside [0, 0.5]",
+        spec.background_gc
+    );
+    ftl.set_background_gc(spec.background_gc);
     anyhow::ensure!(
         (0.0..=1.0).contains(&spec.fill),
         "fill {} outside [0, 1]",
@@ -306,11 +355,16 @@ impl Loop {
             Kind::Write => ftl.write(r.start, r.len, r.stream, now)?,
             Kind::Trim => ftl.trim(r.start, r.len, now)?,
         }
-        Ok(self.complete(ftl, chips, r.kind, t, proc))
+        self.complete(ftl, chips, r.kind, t, proc)
     }
 
-    /// Serves the FTL's recorded operations of a request issued at `t` by `proc`; returns its
-    /// completion's key.
+    /// Serves the FTL's recorded operations of a request issued at `t` by `proc`, then one
+    /// step of background GC (FEMU's FTL thread runs it after each request: its operations
+    /// queue on the chips behind this request's and delay the next ones); returns the
+    /// request's completion key.
+    ///
+    /// # Errors
+    /// The device runs full during background GC.
     pub(super) fn complete(
         &mut self,
         ftl: &mut ParallelFtl,
@@ -318,8 +372,11 @@ impl Loop {
         kind: Kind,
         t: Ps,
         proc: usize,
-    ) -> u128 {
+    ) -> anyhow::Result<u128> {
         let done = serve_ops(ftl, chips, t);
+        if ftl.background_gc()? {
+            let _ = serve_ops(ftl, chips, t);
+        }
         assert!(done >= t, "a request completes after it is issued");
         let lat_ns = (done - t) / 1000;
         match kind {
@@ -330,7 +387,7 @@ impl Loop {
         self.requests += 1;
         self.seq += 1;
         self.end = self.end.max(done);
-        key(done, self.seq, proc)
+        Ok(key(done, self.seq, proc))
     }
 
     pub(super) fn new() -> anyhow::Result<Loop> {
@@ -377,6 +434,7 @@ impl Loop {
             streams: ftl.stream_stats().cloned().unwrap_or_default(),
             #[expect(clippy::cast_precision_loss, reason = "page counts below 2^53")]
             valid_end: ftl.valid_pages() as f64 / ftl.logical_pages() as f64,
+            interrupted: false,
         }
     }
 }
@@ -399,6 +457,7 @@ mod tests {
             seed: 1,
             time_scale: 16.0,
             gc_reserve: 0.0,
+            background_gc: 0.0,
             fill: 1.0,
             track_streams: true,
         }
@@ -522,6 +581,41 @@ mod tests {
         .unwrap();
         println!("plan waf {} baseline waf {}", a.waf, base.waf);
         assert!(a.waf < base.waf, "PLAN lowers WAF on FIO");
+    }
+
+    /// A run whose stop flag is raised (Ctrl-C) stops at its next poll, every
+    /// [`TICK_REQUESTS`] requests, and returns what it measured until then, marked
+    /// interrupted; a run never stopped is not marked.
+    #[test]
+    fn a_cancelled_run_returns_early_with_what_it_measured() {
+        let s = spec(
+            Scheme::Baseline {
+                chips_per_channel: 8,
+                open: 1,
+            },
+            WorkloadKind::Fio,
+        );
+        let whole = run(&s).unwrap();
+        let polls = std::cell::Cell::new(0u64);
+        let mut ticks = 0u64;
+        let cut = run_cancellable(&s, &mut |_, _| ticks += 1, &|| {
+            polls.set(polls.get() + 1);
+            polls.get() >= 3
+        })
+        .unwrap();
+        assert!(cut.interrupted && !whole.interrupted);
+        assert_eq!(polls.get(), 3, "no poll after the stop");
+        assert_eq!(ticks, 3, "no final tick for a stopped run");
+        assert_eq!(cut.requests, 3 * TICK_REQUESTS, "stopped at the third poll");
+        let (c, w) = (cut.counters, whole.counters);
+        println!("cut {c:?} whole {w:?}");
+        assert!(
+            c.host_pages > 0 && c.read_pages > 0,
+            "it measured something"
+        );
+        assert!(c.host_pages * 3 < w.host_pages, "and stopped early");
+        assert!(cut.sim_secs > 0.0 && cut.sim_secs < whole.sim_secs);
+        assert!(cut.iops > 0.0 && cut.waf >= 1.0);
     }
 
     /// A run tells its progress while it runs (host page writes of its target, rising, many

@@ -33,19 +33,30 @@ pub fn replay_observed(
     limit: Option<u64>,
     tick: &mut dyn FnMut(u64, u64),
 ) -> anyhow::Result<RunResult> {
+    replay_cancellable(spec, path, limit, tick, &|| false)
+}
+
+/// [`replay_observed`] that polls `stop` every [`TICK_REQUESTS`](super::run::TICK_REQUESTS)
+/// records and, once it holds, replays no more and returns what ran so far, marked
+/// `interrupted`.
+///
+/// # Errors
+/// As [`replay`].
+pub fn replay_cancellable(
+    spec: &RunSpec,
+    path: &Path,
+    limit: Option<u64>,
+    tick: &mut dyn FnMut(u64, u64),
+    stop: &dyn Fn() -> bool,
+) -> anyhow::Result<RunResult> {
     let mut ftl = super::run::new_ftl(spec)?;
     let mut chips = Chips::new(spec.chips)?;
     let before = ftl.counters();
-    #[expect(
-        clippy::cast_possible_truncation,
-        clippy::cast_sign_loss,
-        clippy::cast_precision_loss,
-        reason = "a non-negative page count far below 2^53"
-    )]
-    let target = (spec.drive_writes * ftl.logical_pages() as f64) as u64;
+    let target = super::run::target_pages(spec, &ftl);
     let mut lp = Loop::new()?;
     let cpu0 = nowa_units::cpu::thread_cpu_secs();
     let mut offset_ps = 0u64;
+    let mut interrupted = false;
     loop {
         let written = ftl.counters().host_pages;
         let end = pass(
@@ -58,15 +69,18 @@ pub fn replay_observed(
             offset_ps,
             &mut |f: &ParallelFtl, records: u64| {
                 let done = f.counters().host_pages - before.host_pages;
-                if target > 0 && records % super::run::TICK_REQUESTS == 0 {
-                    tick(done.min(target), target);
+                if records % super::run::TICK_REQUESTS == 0 {
+                    if target > 0 {
+                        tick(done.min(target), target);
+                    }
+                    interrupted = interrupted || (records > 0 && stop());
                 }
-                done >= target && target > 0
+                interrupted || (done >= target && target > 0)
             },
         )?;
         let wrote = ftl.counters().host_pages - written;
         let done = ftl.counters().host_pages - before.host_pages;
-        if target == 0 || done >= target {
+        if interrupted || target == 0 || done >= target {
             break;
         }
         anyhow::ensure!(wrote > 0, "{}: no writes to replay", path.display());
@@ -75,8 +89,12 @@ pub fn replay_observed(
     }
     let cpu = nowa_units::cpu::thread_cpu_secs() - cpu0;
     let done = ftl.counters().host_pages - before.host_pages;
-    tick(done.max(target), done.max(target));
-    Ok(lp.result(spec, &ftl, &before, cpu))
+    if !interrupted {
+        tick(done.max(target), done.max(target));
+    }
+    let mut res = lp.result(spec, &ftl, &before, cpu);
+    res.interrupted = interrupted;
+    Ok(res)
 }
 
 /// One pass over the trace from `offset_ps`, stopping early when `stop` (given the records
@@ -133,7 +151,7 @@ fn pass(
             }
         };
         // Open loop: the trace's times, not completions, drive the requests.
-        let _ = lp.complete(ftl, chips, kind, t, 0);
+        lp.complete(ftl, chips, kind, t, 0)?;
     }
     Ok(last)
 }
@@ -178,6 +196,7 @@ mod tests {
             seed: 0,
             time_scale: 1.0,
             gc_reserve: 0.05,
+            background_gc: 0.0,
             fill: 1.0,
             track_streams: false,
         };

@@ -29,7 +29,9 @@ mod victims;
 pub use geometry::{ChipGeometry, GeometryError, Scheme};
 pub use predictor::{class_of, Predictor, Record, OLD_WEIGHT, TICKS_PER_SEC};
 pub use sfr::Sfr;
-pub use store::{FlashOp, OpKind, ParallelCounters, ParallelFtl, FEMU_GC_RESERVE, RESERVE};
+pub use store::{
+    FlashOp, OpKind, ParallelCounters, ParallelFtl, FEMU_BACKGROUND_GC, FEMU_GC_RESERVE, RESERVE,
+};
 pub use streams::{StreamStats, AGED, STREAM_STATS};
 
 /// Lifetime classes of PLAN-Pred (8 big + 8 small superblocks).

@@ -13,6 +13,11 @@ pub const RESERVE: usize = 2;
 /// FEMU's foreground GC threshold (`gc_thres_pcent_high` = 0.95: GC blocks host writes while
 /// at most 5% of the lines are free), the default of [`ParallelFtl::set_gc_reserve`].
 pub const FEMU_GC_RESERVE: f64 = 0.05;
+/// FEMU's background GC threshold (`gc_thres_pcent` = 0.75: after every request its FTL
+/// thread collects one line, `do_gc(ssd, false)`, while at most 25% of the lines are free,
+/// skipping a victim with fewer than 1/8 of its pages invalid), the default of
+/// [`ParallelFtl::set_background_gc`] in `nowa plan`.
+pub const FEMU_BACKGROUND_GC: f64 = 0.25;
 const NONE: u32 = u32::MAX;
 
 /// What a flash operation does.
@@ -52,6 +57,8 @@ pub struct ParallelCounters {
     pub trimmed_pages: u64,
     /// Host superblocks opened in the GC reserve because nothing was reclaimable.
     pub reserve_dips: u64,
+    /// Victims collected by background GC ([`ParallelFtl::background_gc`]; also in `victims`).
+    pub background_victims: u64,
 }
 
 impl ParallelCounters {
@@ -71,6 +78,7 @@ impl ParallelCounters {
             victims: self.victims - e.victims,
             trimmed_pages: self.trimmed_pages - e.trimmed_pages,
             reserve_dips: self.reserve_dips - e.reserve_dips,
+            background_victims: self.background_victims - e.background_victims,
         }
     }
 }
@@ -164,6 +172,13 @@ pub struct ParallelFtl {
     tracker: Option<Tracker>,
     /// Free blocks per chip GC keeps (host superblocks open only on chips with more).
     reserve: usize,
+    /// Background GC runs while a chip has at most this many free blocks (0: off).
+    background: usize,
+    /// The chip with the fewest free blocks (the first such), valid while `free_moved` is
+    /// false: background GC asks after every request, free lists change only when a
+    /// superblock opens or a block is erased.
+    shortest: u32,
+    free_moved: bool,
     /// Live pages of the block GC is moving (kept to reuse its allocation).
     scratch: Vec<u32>,
     /// Page number -> block, -> chip.
@@ -343,6 +358,9 @@ impl ParallelFtl {
             slot_writes: Vec::new(),
             tracker: None,
             reserve: RESERVE,
+            background: 0,
+            shortest: 0,
+            free_moved: true,
             scratch: Vec::new(),
             per_block: Divisor::new(g.pages_per_block),
             per_chip: Divisor::new(g.pages_per_block * g.blocks_per_chip),
@@ -412,6 +430,63 @@ impl ParallelFtl {
     #[must_use]
     pub fn gc_reserve_blocks(&self) -> usize {
         self.reserve
+    }
+    /// Turns on FEMU's background GC ([`FEMU_BACKGROUND_GC`]): [`ParallelFtl::background_gc`]
+    /// collects while a chip has at most `fraction` of its blocks free (0: off). Returns the
+    /// blocks per chip of the threshold.
+    ///
+    /// # Panics
+    /// If `fraction` is not in [0, 0.5].
+    pub fn set_background_gc(&mut self, fraction: f64) -> usize {
+        assert!(
+            (0.0..=0.5).contains(&fraction),
+            "a background GC fraction in [0, 0.5]"
+        );
+        #[expect(
+            clippy::cast_possible_truncation,
+            clippy::cast_sign_loss,
+            reason = "a fraction <= 0.5 of a u32 block count"
+        )]
+        let blocks = (fraction * f64::from(self.g.blocks_per_chip)).floor() as usize;
+        self.background = blocks;
+        blocks
+    }
+    /// One step of FEMU's background GC, run after every request (its FTL thread's
+    /// `if (should_gc(ssd)) do_gc(ssd, false)`): while the chip with the fewest free blocks
+    /// has at most the background threshold free, collect that chip's best victim, unless
+    /// fewer than 1/8 of its pages are invalid (FEMU's `select_victim_line` without force).
+    /// Foreground GC, at the reserve ([`ParallelFtl::set_gc_reserve`]), ignores that rule.
+    /// The operations are recorded as any GC's. Returns whether a victim was collected.
+    ///
+    /// # Errors
+    /// [`FlashError::DeviceFull`] if the GC superblock cannot open.
+    ///
+    /// # Panics
+    /// Never: a validated device has chips.
+    pub fn background_gc(&mut self) -> Result<bool, FlashError> {
+        if self.background == 0 {
+            return Ok(false);
+        }
+        if self.free_moved {
+            self.shortest = (0..self.g.chips())
+                .min_by_key(|&c| self.free[c as usize].len())
+                .expect("a device has chips");
+            self.free_moved = false;
+        }
+        let short = self.shortest;
+        debug_assert_eq!(
+            Some(short),
+            (0..self.g.chips()).min_by_key(|&c| self.free[c as usize].len()),
+            "the cached shortest chip is the scan's"
+        );
+        if self.free[short as usize].len() > self.background {
+            return Ok(false);
+        }
+        let done = self.gc_step(short, false)?;
+        if done {
+            self.c.background_victims += 1;
+        }
+        Ok(done)
     }
     /// Starts per-stream accounting (after the fill: what was written before counts as aged
     /// data).
@@ -749,6 +824,7 @@ impl ParallelFtl {
             .iter()
             .map(|&c| self.free[c as usize].pop().expect("checked above"))
             .collect();
+        self.free_moved = true;
         let id = self.free_ids.pop().unwrap_or_else(|| {
             self.sbs.push(Sb::default());
             u32::try_from(self.sbs.len() - 1).expect("fewer than 2^32 superblocks")
@@ -780,13 +856,20 @@ impl ParallelFtl {
         Ok(id)
     }
 
-    /// One GC step that frees a block on `chip`. Returns false when nothing qualifies.
+    /// One foreground GC step that frees a block on `chip`. Returns false when nothing
+    /// qualifies.
     pub(super) fn gc_for(&mut self, chip: u32) -> Result<bool, FlashError> {
+        self.gc_step(chip, true)
+    }
+
+    /// One GC step on `chip`; without `force` a victim with fewer than 1/8 of its pages
+    /// invalid is left alone (FEMU's background rule).
+    fn gc_step(&mut self, chip: u32, force: bool) -> Result<bool, FlashError> {
         self.in_gc = true;
         let r = if self.rule == Rule::Block {
-            self.collect_block_on(chip)
+            self.collect_block_on(chip, force)
         } else {
-            self.collect_sb_on(chip)
+            self.collect_sb_on(chip, force)
         };
         self.in_gc = false;
         r
@@ -831,12 +914,12 @@ impl ParallelFtl {
     }
 
     /// Collect the best sealed superblock with a block on `chip`.
-    fn collect_sb_on(&mut self, chip: u32) -> Result<bool, FlashError> {
+    fn collect_sb_on(&mut self, chip: u32, force: bool) -> Result<bool, FlashError> {
         let Some(v) = self.victim_on(chip) else {
             return Ok(false);
         };
         let (valid, cap) = (self.sbs[v as usize].valid, self.sbs[v as usize].cap);
-        if valid == cap {
+        if valid == cap || (!force && cap - valid < cap / 8) {
             return Ok(false);
         }
         self.note_victim(valid, cap);
@@ -873,7 +956,7 @@ impl ParallelFtl {
     }
 
     /// Partial GC: the block with least valid pages on `chip` among sealed superblocks.
-    fn collect_block_on(&mut self, chip: u32) -> Result<bool, FlashError> {
+    fn collect_block_on(&mut self, chip: u32, force: bool) -> Result<bool, FlashError> {
         let bpc = self.g.blocks_per_chip;
         let best = self
             .blocks
@@ -885,7 +968,8 @@ impl ParallelFtl {
         let Some((b, valid)) = best else {
             return Ok(false);
         };
-        if valid == self.g.pages_per_block {
+        let ppb = self.g.pages_per_block;
+        if valid == ppb || (!force && ppb - valid < ppb / 8) {
             return Ok(false);
         }
         self.note_victim(valid, self.g.pages_per_block);
@@ -966,6 +1050,7 @@ impl ParallelFtl {
         let sb = self.bsb[gb as usize];
         self.bsb[gb as usize] = NONE;
         self.free[chip as usize].push(b);
+        self.free_moved = true;
         let s = &mut self.sbs[sb as usize];
         s.live_blocks -= 1;
         if s.live_blocks == 0 {

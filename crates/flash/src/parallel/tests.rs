@@ -264,3 +264,74 @@ fn open_superblocks_and_the_gc_reserve_make_waf_grow_with_superblock_size() {
     );
     assert!(big0 < 1.15 * small0, "ample spare: size hardly matters");
 }
+
+/// FEMU's background GC on a hand-computed device: one chip of 16 blocks of 16 pages, 12
+/// blocks of logical space, the background threshold at 25% = 4 free blocks. A step collects
+/// only while the chip has <= 4 blocks free and only a victim with >= 1/8 (2 of 16) of its
+/// pages invalid; foreground GC collects the best victim whatever it holds.
+#[test]
+fn background_gc_follows_femu_thresholds_on_a_hand_computed_device() {
+    let g = ChipGeometry {
+        channels: 1,
+        chips_per_channel: 1,
+        blocks_per_chip: 16,
+        pages_per_block: 16,
+        page_bytes: 16384,
+        op_physical: 0.25,
+    };
+    let base = Scheme::Baseline {
+        chips_per_channel: 1,
+        open: 1,
+    };
+    let mut f = ParallelFtl::new(g, base).unwrap();
+    assert_eq!(f.logical_pages(), 192, "12 blocks of logical space");
+    assert_eq!(f.set_gc_reserve(0.0), RESERVE);
+    assert_eq!(f.set_background_gc(FEMU_BACKGROUND_GC), 4);
+    // 12 blocks written: 11 sealed (block i holds pages 16i..16i+15), the 12th open and
+    // full; 4 blocks free, at the threshold.
+    f.fill(16, 192).unwrap();
+    let c0 = f.counters();
+    assert!(!f.background_gc().unwrap(), "every victim is all valid");
+    f.trim(48, 1, 0.0).unwrap(); // block 3: 15 valid, 1 invalid < 2
+    assert!(
+        !f.background_gc().unwrap(),
+        "1 invalid page of 16 is below 1/8"
+    );
+    f.trim(80, 2, 0.0).unwrap(); // block 5: 14 valid, 2 invalid = 1/8
+    f.clear_ops();
+    assert!(f.background_gc().unwrap(), "block 5 qualifies");
+    let c = f.counters().since(&c0);
+    assert_eq!(
+        (c.victims, c.background_victims, c.gc_pages, c.erased_blocks),
+        (1, 1, 14, 1),
+        "block 5's 14 valid pages moved, the block erased"
+    );
+    let count = |k: OpKind| f.ops().iter().filter(|o| o.kind == k).count();
+    assert_eq!(
+        (
+            count(OpKind::Read),
+            count(OpKind::Program),
+            count(OpKind::Erase)
+        ),
+        (14, 14, 1)
+    );
+    assert!(
+        !f.background_gc().unwrap(),
+        "4 free again (the GC block opened, block 5 freed), block 3 still below 1/8"
+    );
+    // Above the threshold nothing runs, whatever the garbage: 3 blocks (floor of 3.2).
+    f.trim(112, 8, 0.0).unwrap(); // block 7: 8 valid
+    assert_eq!(f.set_background_gc(0.2), 3);
+    assert!(!f.background_gc().unwrap(), "4 free blocks > 3");
+    assert_eq!(f.set_background_gc(0.0), 0);
+    assert!(!f.background_gc().unwrap(), "off");
+    f.set_background_gc(FEMU_BACKGROUND_GC);
+    assert!(f.background_gc().unwrap(), "block 7 (8 valid) at 4 free");
+    let c = f.counters().since(&c0);
+    assert_eq!((c.background_victims, c.gc_pages), (2, 22));
+    // Foreground GC (forced) takes block 3 with its single invalid page.
+    assert!(f.gc_for(0).unwrap());
+    let c = f.counters().since(&c0);
+    assert_eq!((c.victims, c.background_victims, c.gc_pages), (3, 2, 37));
+    f.check_invariants();
+}

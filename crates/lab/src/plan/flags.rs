@@ -58,9 +58,14 @@ pub struct DeviceFlags {
     /// 0 = the 2-block minimum).
     #[arg(long, default_value = "0.05", value_parser = flags::fraction(0.0, false, 0.5, false))]
     pub gc_reserve: f64,
+    /// FEMU's background GC: after every request, one victim (with >= 1/8 of its pages
+    /// invalid) while a chip has at most this fraction of its blocks free (FEMU's 0.25; 0 =
+    /// off).
+    #[arg(long, default_value = "0.25", value_parser = flags::fraction(0.0, false, 0.5, false))]
+    pub background_gc: f64,
     /// Aged SSD: fraction of the logical space filled with valid data before each run
     /// (sequentially; the paper does not give its level; docs/plan.md "Aged SSD").
-    #[arg(long, default_value = "0.9", value_parser = flags::fraction(0.0, true, 1.0, false))]
+    #[arg(long, default_value = "0.7", value_parser = flags::fraction(0.0, true, 1.0, false))]
     pub fill: f64,
     /// Predictor seconds per simulated second (default: the paper's capacity over ours).
     #[arg(long, value_parser = flags::number(0.0, false, 1e6))]

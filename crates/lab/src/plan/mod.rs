@@ -17,6 +17,10 @@ use std::path::{Path, PathBuf};
 /// The paper's over-provisioning, spare/physical.
 const PAPER_OP_PHYSICAL: f64 = 0.0625;
 
+fn femu_background_gc() -> f64 {
+    nowa_flash::parallel::FEMU_BACKGROUND_GC
+}
+
 /// The device and the run parameters every PLAN run shares.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -41,6 +45,10 @@ pub struct DeviceSpec {
     pub seed: u64,
     /// Fraction of every chip's blocks GC keeps free.
     pub gc_reserve: f64,
+    /// FEMU's background GC threshold, a fraction of every chip's blocks (0: off; job files
+    /// written before it existed get FEMU's 0.25).
+    #[serde(default = "femu_background_gc")]
+    pub background_gc: f64,
     /// Fraction of the logical space filled before each run.
     pub fill: f64,
     /// Predictor seconds per simulated second.
@@ -133,6 +141,7 @@ pub fn device_from_flags(d: &DeviceFlags, trace: bool) -> Result<DeviceSpec, Err
         drive_writes: d.drive_writes,
         seed: d.seed,
         gc_reserve: d.gc_reserve,
+        background_gc: d.background_gc,
         fill: d.fill,
         time_scale: 1.0,
     };
@@ -210,6 +219,7 @@ pub fn opts(d: &DeviceSpec) -> Result<FigureOpts, Error> {
     let fractions = [
         ("drive_writes", d.drive_writes, 1000.0),
         ("gc_reserve", d.gc_reserve, 0.5),
+        ("background_gc", d.background_gc, 0.5),
         ("fill", d.fill, 1.0),
         ("time_scale", d.time_scale, 1e6),
     ];
@@ -231,6 +241,7 @@ pub fn opts(d: &DeviceSpec) -> Result<FigureOpts, Error> {
         time_scale: d.time_scale,
         workloads: WorkloadKind::ALL.to_vec(),
         gc_reserve: d.gc_reserve,
+        background_gc: d.background_gc,
         fill: d.fill,
         captured: Vec::new(),
         captured_pages_per_block: 2,
@@ -265,7 +276,7 @@ fn run_error(e: anyhow::Error) -> Error {
 pub fn describe(o: &FigureOpts) -> String {
     let g = &o.geometry;
     format!(
-        "device: {} ch x {} chips x {} blocks x {} pages x {} KiB = {} GiB physical, {} GiB logical; OP {:.4} spare/physical = {:.4} spare/logical; aged: {:.0}% of the logical space filled; GC keeps {:.1}% of each chip's blocks free (a threshold on free blocks, as FEMU's on free lines: not added to the spare); timing read {} / program {} / erase {} us, xfer {:.1} us; {} drive writes, seed {}, predictor time x{:.1}",
+        "device: {} ch x {} chips x {} blocks x {} pages x {} KiB = {} GiB physical, {} GiB logical; OP {:.4} spare/physical = {:.4} spare/logical; aged: {:.0}% of the logical space filled; GC keeps {:.1}% of each chip's blocks free (a threshold on free blocks, as FEMU's on free lines: not added to the spare){}; timing read {} / program {} / erase {} us, xfer {:.1} us; {} drive writes, seed {}, predictor time x{:.1}",
         g.channels,
         g.chips_per_channel,
         g.blocks_per_chip,
@@ -277,6 +288,7 @@ pub fn describe(o: &FigureOpts) -> String {
         g.op_logical(),
         o.fill * 100.0,
         o.gc_reserve * 100.0,
+        plan::background_label(o.background_gc),
         o.chips.read_us,
         o.chips.program_us,
         o.chips.erase_us,
@@ -351,7 +363,9 @@ pub fn run_from_flags(d: &DeviceFlags, r: &RunFlags) -> Result<RunSpec, Error> {
     Ok(spec)
 }
 
-/// One PLAN run (a workload, or a trace replayed), deterministic but for `cpu_secs`.
+/// One PLAN run (a workload, or a trace replayed), deterministic but for `cpu_secs`. On
+/// `cancel` (Ctrl-C) it stops within a few thousand requests and returns what it measured,
+/// `interrupted` set.
 ///
 /// # Errors
 /// [`Error::Usage`]: a bad field, a geometry GC cannot keep writable, a bad trace;
@@ -364,10 +378,10 @@ pub fn run(
     progress: Option<Progress<'_>>,
     cancel: &Cancel,
 ) -> Result<RunOutcome, Error> {
-    let _ = cancel;
     spec.check()?;
     let o = opts(&spec.device)?;
     let id = Identity::now("plan-run", spec, spec.device.seed);
+    let stop = || cancel.requested();
     let rs = plan::RunSpec {
         geometry: o.geometry,
         chips: o.chips,
@@ -378,6 +392,7 @@ pub fn run(
         seed: o.seed,
         time_scale: o.time_scale,
         gc_reserve: o.gc_reserve,
+        background_gc: o.background_gc,
         fill: o.fill,
         track_streams: true,
     };
@@ -390,12 +405,12 @@ pub fn run(
     let res = match &spec.trace {
         Some(path) => {
             nowa_trace::set_skip_bad(spec.skip_bad);
-            let mut res =
-                plan::replay_observed(&rs, path, spec.trace_limit, &mut tick).map_err(run_error)?;
+            let mut res = plan::replay_cancellable(&rs, path, spec.trace_limit, &mut tick, &stop)
+                .map_err(run_error)?;
             res.workload = "trace".to_owned();
             res
         }
-        None => plan::run_observed(&rs, &mut tick).map_err(run_error)?,
+        None => plan::run_cancellable(&rs, &mut tick, &stop).map_err(run_error)?,
     };
     assert!(
         res.counters.gc_pages == 0 || res.counters.erased_blocks > 0 || res.counters.victims > 0,
@@ -652,6 +667,7 @@ pub fn bench(d: &DeviceSpec) -> Result<Vec<(&'static str, RunResult)>, Error> {
             seed: o.seed,
             time_scale: o.time_scale,
             gc_reserve: o.gc_reserve,
+            background_gc: o.background_gc,
             fill: o.fill,
             track_streams: false,
         })

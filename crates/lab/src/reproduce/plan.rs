@@ -1,4 +1,7 @@
-//! PLAN: Figures 1 and 3-6 (`nowa plan figures`), on the paper's device scaled 1/16.
+//! PLAN: Figures 1 and 3-6 (`nowa plan figures`), on the paper's device scaled 1/16, and the
+//! fill sweep (docs/plan.md, "What makes WAF grow with parallelism"): FIO's PLAN-Pred-1/4
+//! against both baselines on devices aged to 90, 95, 98 and 100% (the figures run at the
+//! default fill, 70%).
 
 use super::{Measured, Scale, Spec};
 use crate::Error;
@@ -12,12 +15,14 @@ fn failed(e: anyhow::Error) -> Error {
     }
 }
 
-/// A run the items read: Figure 1's (FIO, per-stream shares tracked) or Figures 3-6's.
+/// A run the items read: Figure 1's (FIO, per-stream shares tracked), Figures 3-6's, or the
+/// fill sweep's (`fill` > 0: FIO on a device aged to that level instead of the default).
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct Pt {
     fig1: bool,
     workload: WorkloadKind,
     scheme: &'static str,
+    fill: f64,
 }
 
 const fn fig1(scheme: &'static str) -> Pt {
@@ -25,6 +30,7 @@ const fn fig1(scheme: &'static str) -> Pt {
         fig1: true,
         workload: WorkloadKind::Fio,
         scheme,
+        fill: 0.0,
     }
 }
 
@@ -33,7 +39,57 @@ const fn fig3(workload: WorkloadKind, scheme: &'static str) -> Pt {
         fig1: false,
         workload,
         scheme,
+        fill: 0.0,
     }
+}
+
+const fn sweep(fill: f64, scheme: &'static str) -> Pt {
+    Pt {
+        fig1: false,
+        workload: WorkloadKind::Fio,
+        scheme,
+        fill,
+    }
+}
+
+/// The fill sweep's levels, and its items per level: PLAN-Pred-1/4's FIO WAF over each
+/// baseline's (the paper's -42% is judged at every level: it gives no aging level).
+const FILLS: [f64; 4] = [0.9, 0.95, 0.98, 1.0];
+const SWEEP_ITEMS: [[&str; 2]; 4] = [
+    [
+        "Fill 90%: FIO WAF, PLAN-Pred-1/4 / baseline",
+        "Fill 90%: FIO WAF, PLAN-Pred-1/4 / baseline@18",
+    ],
+    [
+        "Fill 95%: FIO WAF, PLAN-Pred-1/4 / baseline",
+        "Fill 95%: FIO WAF, PLAN-Pred-1/4 / baseline@18",
+    ],
+    [
+        "Fill 98%: FIO WAF, PLAN-Pred-1/4 / baseline",
+        "Fill 98%: FIO WAF, PLAN-Pred-1/4 / baseline@18",
+    ],
+    [
+        "Fill 100%: FIO WAF, PLAN-Pred-1/4 / baseline",
+        "Fill 100%: FIO WAF, PLAN-Pred-1/4 / baseline@18",
+    ],
+];
+const SWEEP_SCHEMES: [&str; 3] = ["baseline", "baseline@18", PRED];
+
+/// Every run of the fill sweep.
+fn sweep_points() -> Vec<Pt> {
+    FILLS
+        .iter()
+        .flat_map(|&f| SWEEP_SCHEMES.map(|s| sweep(f, s)))
+        .collect()
+}
+
+/// Runs `p` on the options of the figures (`o`), at its own fill for a sweep point.
+fn run_point(o: &plan::FigureOpts, p: Pt) -> Result<RunResult, Error> {
+    let mut o = o.clone();
+    if p.fill > 0.0 {
+        o.fill = p.fill;
+    }
+    plan::figure_run(&o, p.scheme, p.workload, p.fig1).map_err(failed)
 }
 
 /// Figure 1's runs in [`plan::figure1`]'s order: one open host superblock at 1/8, 1/4, 1/2
@@ -92,9 +148,8 @@ fn command(o: &plan::FigureOpts) -> String {
 pub fn entries_only(spec: &Spec) -> Result<Vec<Measured>, Error> {
     let o = opts(spec);
     let mut runs = Vec::new();
-    for p in READS {
-        let r = plan::figure_run(&o, p.scheme, p.workload, p.fig1).map_err(failed)?;
-        runs.push((p, r));
+    for p in READS.into_iter().chain(sweep_points()) {
+        runs.push((p, run_point(&o, p)?));
     }
     Ok(measured(&runs, &plan::setup_line(&o), &command(&o)))
 }
@@ -105,7 +160,8 @@ pub(super) fn run(
     sub: &(dyn Fn(u64, u64, &str) + Sync),
 ) -> Result<Vec<Measured>, Error> {
     let o = opts(spec);
-    let total = plan::figure_run_count(&o, false);
+    let points = sweep_points();
+    let total = plan::figure_run_count(&o, false) + points.len() as u64;
     let done = std::sync::atomic::AtomicU64::new(0);
     let mut log = |_: &RunResult| {
         let d = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
@@ -132,6 +188,11 @@ pub(super) fn run(
         let w = o.workloads[i / SCHEMES.len()];
         runs.push((fig3(w, SCHEMES[i % SCHEMES.len()]), r));
     }
+    for p in points {
+        let r = run_point(&o, p)?;
+        log(&r);
+        runs.push((p, r));
+    }
     Ok(measured(&runs, &plan::setup_line(&o), &command(&o)))
 }
 
@@ -140,11 +201,37 @@ fn erased(r: &RunResult) -> f64 {
     r.counters.erased_blocks as f64
 }
 
+/// The entries: the figures' under `cmd`, the fill sweep's under the `nowa plan run` lines
+/// that measure them.
 fn measured(runs: &[(Pt, RunResult)], scale: &str, cmd: &str) -> Vec<Measured> {
+    assert!(!runs.is_empty(), "entries come from runs");
     items(runs)
         .into_iter()
-        .map(|(item, v)| Measured::new(item, v, scale, cmd))
+        .map(|(item, v)| {
+            let fill = FILLS
+                .iter()
+                .zip(SWEEP_ITEMS)
+                .find(|(_, pair)| pair.contains(&item))
+                .map(|(f, _)| *f);
+            match fill {
+                Some(f) => Measured::new(
+                    item,
+                    v,
+                    &format!("{scale}; aged {:.0}%", f * 100.0),
+                    &sweep_command(cmd, f),
+                ),
+                None => Measured::new(item, v, scale, cmd),
+            }
+        })
         .collect()
+}
+
+/// The `nowa plan run` lines of a fill-sweep entry, from the figures' command's flags.
+fn sweep_command(figures_cmd: &str, fill: f64) -> String {
+    let flags = figures_cmd
+        .trim_start_matches("nowa plan figures ")
+        .trim_end_matches(" --out DIR");
+    format!("nowa plan run --workload fio --fill {fill} --scheme plan-pred-1/4|baseline|baseline@18 {flags}")
 }
 
 /// The items of Figures 1, 3, 4 and 6: PLAN-Pred-1/4 against both baselines (NaN where a
@@ -158,7 +245,7 @@ fn items(runs: &[(Pt, RunResult)]) -> Vec<(&'static str, f64)> {
     let iops = |r: &RunResult| r.iops;
     let f = |w, s| fig3(w, s);
     use WorkloadKind::{Fio, Tpcc, Ycsb};
-    vec![
+    let mut v = vec![
         (
             "Fig. 1: FIO WAF, full / 1/8 parallelism (baseline)",
             ratio(fig1(FIG1[3]), fig1(FIG1[0]), &waf),
@@ -199,5 +286,11 @@ fn items(runs: &[(Pt, RunResult)]) -> Vec<(&'static str, f64)> {
             "Fig. 6: FIO throughput, PLAN-Pred-1/4 / baseline@18",
             ratio(f(Fio, PRED), f(Fio, "baseline@18"), &iops),
         ),
-    ]
+    ];
+    for (&fill, [one, same]) in FILLS.iter().zip(SWEEP_ITEMS) {
+        let at = |s| sweep(fill, s);
+        v.push((one, ratio(at(PRED), at("baseline"), &waf)));
+        v.push((same, ratio(at(PRED), at("baseline@18"), &waf)));
+    }
+    v
 }
