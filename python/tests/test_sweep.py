@@ -12,7 +12,7 @@ from nowa.sweep import derived_seed, done_hashes, points
 
 BASE = dict(SMALL, workload="zipf:0.9", op=0.2)
 GRID = {"op_physical": ["5%", "7%", "10%"]}
-WALL = {"started"}
+WALL = {"started", "rss_bytes"}
 
 
 def plain(v):

@@ -139,8 +139,10 @@ fn stats(s: StatsArgs) -> Result<()> {
         skip_bad: s.skip.skip_bad,
     };
     Cancel.on_sigint();
-    eprintln!("nowa trace stats: reading {}", spec.file.display());
-    let out = lab::stats(&spec, &Cancel).map_err(lab_error)?;
+    let out = lab::stats(&spec, &Cancel, &|| {
+        eprintln!("nowa trace stats: reading {}", spec.file.display());
+    })
+    .map_err(lab_error)?;
     if s.json {
         println!("{}", serde_json::to_string_pretty(&out)?);
     } else {

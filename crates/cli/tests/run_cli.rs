@@ -11,6 +11,7 @@ fn without_wall_clock(v: &Value) -> Value {
             m.iter()
                 .filter(|(k, _)| {
                     !(k.as_str() == "started"
+                        || k.as_str() == "rss_bytes"
                         || k.ends_with("_secs")
                         || k.ends_with("_per_sec")
                         || k.ends_with("_per_cpu_sec"))

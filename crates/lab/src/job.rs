@@ -305,7 +305,9 @@ impl Job {
             Job::PlanFigures(s) => {
                 JobOutcome::PlanFigures(Box::new(plan::figures(s, progress, cancel)?))
             }
-            Job::TraceStats(s) => JobOutcome::TraceStats(Box::new(trace::stats(s, cancel)?)),
+            Job::TraceStats(s) => {
+                JobOutcome::TraceStats(Box::new(trace::stats(s, cancel, &|| {})?))
+            }
             Job::TraceConvert(s) => JobOutcome::TraceConvert(Box::new(trace::convert(s, cancel)?)),
             Job::TraceGen(s) => JobOutcome::TraceGen(Box::new(trace::generate(s, cancel)?)),
             Job::InferGcUnit(s) => {

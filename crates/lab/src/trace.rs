@@ -81,18 +81,24 @@ impl StatsSpec {
 }
 
 /// Reads the whole trace; `cancel` stops it between records, the statistics then cover the
-/// records read.
+/// records read. `opened` runs once the trace is open (the CLI's "reading" line).
 ///
 /// # Errors
 /// [`Error::Usage`]: a bad format name, a missing, damaged or empty trace.
 ///
 /// # Panics
 /// On a broken invariant (a bug): the assertions name it.
-pub fn stats(spec: &StatsSpec, cancel: &Cancel) -> Result<Report<StatsResult>, Error> {
+pub fn stats(
+    spec: &StatsSpec,
+    cancel: &Cancel,
+    opened: &dyn Fn(),
+) -> Result<Report<StatsResult>, Error> {
     nowa_trace::set_skip_bad(spec.skip_bad);
     let f = format("--format", spec.format.as_deref())?;
     let id = Identity::now("trace-stats", spec, 0);
     let mut reader = open(&spec.file, f).map_err(trace_error)?;
+    // Told only once the trace opened: bad input stays one line (the error).
+    opened();
     let mut interrupted = false;
     let mut go_on = |_| {
         interrupted = cancel.requested();
