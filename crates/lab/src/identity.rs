@@ -49,6 +49,7 @@ impl Identity {
     pub fn csv_comment(&self) -> String {
         let json = serde_json::to_string(self).expect("an identity serializes");
         assert!(!json.contains('\n'), "one line");
+        assert!(json.starts_with('{'), "the identity is a JSON object");
         format!("# nowa {json}\n")
     }
 }

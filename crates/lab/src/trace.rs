@@ -105,6 +105,11 @@ pub fn stats(
         !interrupted
     };
     let stats = TraceStats::collect(&mut reader, &mut go_on).map_err(trace_error)?;
+    let t = &stats.total;
+    assert!(
+        t.reads + t.writes + t.discards + t.flushes <= t.records,
+        "requests are records"
+    );
     // A partial page counts whole (as the replay writes it).
     assert!(
         stats.total.write_pages.saturating_mul(4096) >= stats.total.write_bytes,

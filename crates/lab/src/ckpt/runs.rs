@@ -83,6 +83,10 @@ pub fn tpcc_report(
     let result = dir.join(crate::tpcc::RESULT_FILE);
     std::fs::rename(&result, file).map_err(|e| Error::io(&result, e))?;
     std::fs::remove_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+    assert!(
+        file.is_file() && !dir.exists(),
+        "the report moved out of --out"
+    );
     TpccReport::read(file).map(Some)
 }
 

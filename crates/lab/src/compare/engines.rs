@@ -45,6 +45,10 @@ pub(super) fn load_batches(loaded: u64) -> impl Iterator<Item = (u64, u64)> {
     (0..loaded).step_by(LOAD_STEP).map(move |k| {
         let end = (k + LOAD_BATCH).min(loaded);
         assert!(end > k, "every batch loads rows");
+        assert!(
+            end - k <= LOAD_BATCH,
+            "a batch holds at most LOAD_BATCH rows"
+        );
         (k, end)
     })
 }

@@ -77,15 +77,20 @@ const SWEEP_SCHEMES: [&str; 3] = ["baseline", "baseline@18", PRED];
 
 /// Every run of the fill sweep.
 fn sweep_points() -> Vec<Pt> {
-    FILLS
+    let v: Vec<Pt> = FILLS
         .iter()
         .flat_map(|&f| SWEEP_SCHEMES.map(|s| sweep(f, s)))
-        .collect()
+        .collect();
+    // The items pair each level's runs by position: one run per scheme and level.
+    assert_eq!(v.len(), FILLS.len() * SWEEP_SCHEMES.len(), "a run per pair");
+    assert_eq!(SWEEP_ITEMS.len(), FILLS.len(), "an item pair per level");
+    v
 }
 
 /// Runs `p` on the options of the figures (`o`), at its own fill for a sweep point.
 fn run_point(o: &plan::FigureOpts, p: Pt) -> Result<RunResult, Error> {
     let mut o = o.clone();
+    assert!((0.0..=1.0).contains(&p.fill), "fill {} is a share", p.fill);
     if p.fill > 0.0 {
         o.fill = p.fill;
     }

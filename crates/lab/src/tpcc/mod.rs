@@ -147,7 +147,9 @@ pub fn write_out(dir: &std::path::Path, o: &Outcome) -> Result<(), Error> {
     let json = serde_json::to_string_pretty(o).map_err(|e| Error::failed("the result", e))?;
     let file = dir.join(RESULT_FILE);
     std::fs::write(&file, json).map_err(|e| Error::io(&file, e))?;
-    write_samples(&dir.join(SAMPLES_FILE), o)
+    write_samples(&dir.join(SAMPLES_FILE), o)?;
+    assert!(dir.join(SAMPLES_FILE).is_file(), "both files written");
+    Ok(())
 }
 
 /// The per-interval samples as CSV under the run's identity line (`--csv FILE`).

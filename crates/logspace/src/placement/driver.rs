@@ -185,7 +185,12 @@ impl Placer {
     /// writes with [`Placer::note_gc_writes`] instead of calling [`Placer::gc_write`].
     #[must_use]
     pub fn gc_class(&self) -> Option<u16> {
-        self.place.gc_class()
+        let class = self.place.gc_class();
+        assert!(
+            class.is_none_or(|c| c < self.classes),
+            "GC class {class:?} out of range"
+        );
+        class
     }
 
     /// `n` GC rewrites to `class` (what `n` calls of [`Placer::gc_write`] would have counted
@@ -250,6 +255,7 @@ impl Placer {
         match choice {
             Victim::Unit(u) => {
                 space.take_victim(u)?;
+                debug_assert_eq!(space.state(u), crate::UnitState::InGc, "a victim is in GC");
                 out.push(u);
                 Ok(())
             }
