@@ -44,7 +44,7 @@ impl Identity {
     /// The identity as one commented CSV line (`# nowa {...}`), the first line of a CSV.
     ///
     /// # Panics
-    /// Never: an identity serializes.
+    /// Never: an identity serializes to one line of a JSON object.
     #[must_use]
     pub fn csv_comment(&self) -> String {
         let json = serde_json::to_string(self).expect("an identity serializes");

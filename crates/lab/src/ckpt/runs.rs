@@ -42,6 +42,9 @@ fn wait_or_stop(child: &mut Child) -> Result<Option<ExitStatus>, Error> {
 ///
 /// # Errors
 /// The child cannot start or fails (its stderr is the message), or its report is unreadable.
+///
+/// # Panics
+/// If the report is not where it was moved (a bug).
 pub fn tpcc_report(
     host: &dyn Host,
     args: &[String],

@@ -183,6 +183,9 @@ impl Placer {
     /// The class of every GC rewrite of the victim just collected, when the scheme's per-page
     /// GC hooks would do nothing else ([`Placement::gc_class`]); the writer then counts the
     /// writes with [`Placer::note_gc_writes`] instead of calling [`Placer::gc_write`].
+    ///
+    /// # Panics
+    /// If the scheme answers a class out of its range.
     #[must_use]
     pub fn gc_class(&self) -> Option<u16> {
         let class = self.place.gc_class();
