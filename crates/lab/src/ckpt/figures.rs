@@ -950,7 +950,7 @@ mod tests {
         let mut spec = Spec::new(dir.path().to_path_buf(), dir.path().join("w")).quick();
         spec.buffers = vec![20, 50];
         let j = sample_json(4000, 5.0, 0, 90);
-        let one = vec![(
+        let one = [(
             Point::new("inplace", 20, 0, None, 42),
             TpccReport::parse(&j).expect("report"),
         )];

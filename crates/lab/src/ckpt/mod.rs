@@ -318,7 +318,7 @@ pub fn run(spec: &Spec, host: &dyn Host, observe: Observer<'_>) -> Result<Outcom
             runs.len(),
             spec.points().len(),
             crashes.len(),
-            total as usize - spec.points().len()
+            total - spec.points().len() as u64
         )
     });
     assert!(stop.is_some() || ran == total, "every run ran");
