@@ -6,7 +6,7 @@ use common::{assert_usage_errors, nowa, nowa_ok as stdout};
 /// wrote (DIR/writes.log) and the command's stdout.
 fn synth(dir: &std::path::Path, writes: &str, hot: &str) -> (String, String) {
     let out = dir.join("synth");
-    let o = out.to_str().unwrap();
+    let o = out.to_str().expect("utf-8 temp path");
     let s = stdout(&[
         "frozen",
         "synth",
@@ -18,8 +18,8 @@ fn synth(dir: &std::path::Path, writes: &str, hot: &str) -> (String, String) {
         hot,
     ]);
     let log = out.join("writes.log");
-    assert!(s.contains(log.to_str().unwrap()), "{s}");
-    (log.to_str().unwrap().to_owned(), s)
+    assert!(s.contains(log.to_str().expect("utf-8")), "{s}");
+    (log.to_str().expect("utf-8").to_owned(), s)
 }
 
 /// The model `nowa frozen train --out DIR` writes.
