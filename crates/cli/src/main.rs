@@ -308,6 +308,9 @@ pub fn interrupted(what: impl Into<String>) -> anyhow::Error {
 }
 
 /// After a run's results were printed: Ctrl-C's "interrupted" line on stdout, then exit 130.
+///
+/// # Errors
+/// [`Interrupted`] when `what` says the run was stopped (main exits 130 on it).
 pub fn stop_if(what: Option<String>) -> anyhow::Result<()> {
     what.map_or(Ok(()), |w| {
         println!("interrupted (Ctrl-C): {w}");
