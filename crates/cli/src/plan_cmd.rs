@@ -57,6 +57,7 @@ pub fn run(a: PlanArgs) -> Result<()> {
                 pb.set_length(total.max(1));
                 pb.set_position(done);
             };
+            Cancel.on_sigint();
             let out = plan::run(&spec, Some(&progress), &Cancel).map_err(lab_error)?;
             pb.finish_and_clear();
             if r.json {
@@ -64,7 +65,8 @@ pub fn run(a: PlanArgs) -> Result<()> {
             } else {
                 println!("{}", plan::line(&out.result));
             }
-            Ok(())
+            let stopped = out.result.interrupted;
+            crate::stop_if(stopped.then(|| "the figures cover the requests until then".into()))
         }
         PlanCmd::Figures(f) => figures(&f),
         PlanCmd::Bench(d) => bench(&d),

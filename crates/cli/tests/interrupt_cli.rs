@@ -1,6 +1,6 @@
 //! Ctrl-C in `nowa sim`, `ycsb`, `table1`, `tpcc`, `infer-gc-unit`, `trace gen`, `trace
-//! stats`, `ckpt figures` and `reproduce`: the run stops, prints and writes what it measured
-//! so far, and exits with 130 (128 + SIGINT).
+//! stats`, `ckpt figures`, `reproduce` and `plan run`: the run stops, prints and writes what it
+//! measured so far, and exits with 130 (128 + SIGINT).
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -505,4 +505,30 @@ fn ctrl_c_in_trace_stats_prints_the_statistics_so_far() {
     assert_eq!(v["interrupted"], true, "{v}");
     let read = v["total"]["writes"].as_u64().expect("writes");
     assert!(read > 0 && read <= sent, "{read} of {sent} records read");
+}
+
+/// Ctrl-C in `nowa plan run`: the run stops between request batches, prints the line of what
+/// it measured, "interrupted" on stdout, exit 130 (before, it had no handler: the process
+/// died of the signal with nothing printed).
+#[test]
+fn ctrl_c_in_plan_run_prints_the_run_so_far() {
+    let args = [
+        "plan",
+        "run",
+        "-q",
+        "--workload",
+        "fio",
+        "--drive-writes",
+        "200",
+    ];
+    let (res, err, stop) = interrupt(&args, "device: ", Duration::from_millis(1500));
+    let text = String::from_utf8_lossy(&res.stdout);
+    assert_eq!(res.status.code(), Some(130), "{text}\n{err}");
+    assert!(stop < 20.0, "took {stop} s to stop");
+    assert!(text.contains("WAF"), "the run's line: {text}");
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("interrupted (Ctrl-C): the figures cover")),
+        "{text}"
+    );
 }
