@@ -47,12 +47,12 @@ def ctrl_c():
 
 
 def deterministic(v):
-    """A result without what it measured of the machine (start time, wall and CPU speeds, resident memory)."""
+    """A result without what it measured of the machine (start time, wall and CPU speeds, resident memory, what bound the run)."""
     if isinstance(v, dict):
         return {
             k: deterministic(x)
             for k, x in v.items()
-            if not (k in ("started", "rss_bytes") or k.endswith("_secs") or k.endswith("_per_sec") or k.endswith("_per_cpu_sec"))
+            if not (k in ("started", "rss_bytes", "bound") or k.endswith("_secs") or k.endswith("_per_sec") or k.endswith("_per_cpu_sec"))
         }
     if isinstance(v, list):
         return [deterministic(x) for x in v]

@@ -3,15 +3,19 @@ mod common;
 use common::{assert_usage_errors, nowa, nowa_json};
 use serde_json::Value;
 
-/// What a run measures of the machine, not of the simulation: its start time and wall or CPU
-/// speeds. Everything else of a result must repeat bit for bit.
+/// What a run measures of the machine, not of the simulation: its start time, wall or CPU
+/// speeds, resident memory and what bound it. Everything else of a result must repeat bit
+/// for bit.
 fn without_wall_clock(v: &Value) -> Value {
     match v {
         Value::Object(m) => Value::Object(
             m.iter()
                 .filter(|(k, _)| {
+                    // `bound`: whether the CPU or the simulated device limited the run,
+                    // judged on the wall clock.
                     !(k.as_str() == "started"
                         || k.as_str() == "rss_bytes"
+                        || k.as_str() == "bound"
                         || k.ends_with("_secs")
                         || k.ends_with("_per_sec")
                         || k.ends_with("_per_cpu_sec"))
