@@ -20,6 +20,9 @@ const BATCH: u64 = 64;
 struct Shared<'a> {
     engine: &'a Engine,
     spec: &'a YcsbSpec,
+    dev: &'a dyn BlockDevice,
+    /// The counters at the start of the measured phase (what the stop condition counts from).
+    start: &'a Snapshot,
     stop: AtomicBool,
     /// Operations claimed (may overshoot the operations done by up to a batch per worker).
     ops: AtomicU64,
@@ -78,9 +81,12 @@ pub fn run(
     let keys = (0..spec.threads)
         .map(|t| KeyGen::new(spec.records, spec.theta, spec.key_order, spec.seed, t))
         .collect::<Result<Vec<_>, _>>()?;
+    let start = Snapshot::take(&engine, dev.as_ref(), 0);
     let shared = Shared {
         engine: &engine,
         spec,
+        dev: dev.as_ref(),
+        start: &start,
         stop: AtomicBool::new(false),
         ops: AtomicU64::new(0),
         failure: Mutex::new(None),
@@ -88,7 +94,6 @@ pub fn run(
         ack_log: open_ack_log(spec)?,
         updates: AtomicU64::new(0),
     };
-    let start = Snapshot::take(&engine, dev.as_ref(), 0);
     let (ticks, interrupted) = std::thread::scope(|scope| {
         for (t, k) in keys.into_iter().enumerate() {
             let sh = &shared;
@@ -100,7 +105,7 @@ pub fn run(
                 break;
             }
         }
-        monitor(&shared, dev.as_ref(), &start, on_tick)
+        monitor(&shared, on_tick)
     });
     if let Some(e) = shared.failure.into_inner() {
         return Err(e);
@@ -127,12 +132,8 @@ pub fn run(
 
 /// One tick per interval until the stop condition holds; returns the ticks and whether Ctrl-C
 /// ended the run.
-fn monitor(
-    sh: &Shared<'_>,
-    dev: &dyn BlockDevice,
-    start: &Snapshot,
-    on_tick: &mut dyn FnMut(&Tick),
-) -> (Vec<Tick>, bool) {
+fn monitor(sh: &Shared<'_>, on_tick: &mut dyn FnMut(&Tick)) -> (Vec<Tick>, bool) {
+    let (dev, start) = (sh.dev, sh.start);
     let capacity = dev.geometry().capacity;
     let interval = Duration::from_secs_f64(sh.spec.interval_secs.max(0.01));
     let mut ticks = Vec::new();
@@ -146,7 +147,7 @@ fn monitor(
             std::thread::sleep(step);
             slept += step;
             interrupted = crate::interrupt::requested();
-            done = interrupted || sh.stop.load(Relaxed) || stop_reached(sh, dev, start);
+            done = interrupted || sh.stop.load(Relaxed) || stop_reached(sh);
         }
         let now = Snapshot::take(sh.engine, dev, sh.ops.load(Relaxed));
         let tick = Tick::between(&prev, &now, start, capacity);
@@ -160,7 +161,12 @@ fn monitor(
     }
 }
 
-fn stop_reached(sh: &Shared<'_>, dev: &dyn BlockDevice, start: &Snapshot) -> bool {
+/// Whether the stop condition holds. Checked by the monitor every 10 ms and by every worker
+/// before it claims a batch, so a run ends within a batch per worker of its target, not
+/// wherever the wall clock's 10 ms fall (with one writer and no background threads, a
+/// `--device-writes` run is then a function of its seed).
+fn stop_reached(sh: &Shared<'_>) -> bool {
+    let (dev, start) = (sh.dev, sh.start);
     match sh.spec.stop {
         Stop::Ops(limit) => sh.ops.load(Relaxed) >= limit,
         Stop::Seconds(s) => start.at.elapsed().as_secs_f64() >= s,
@@ -200,6 +206,10 @@ fn worker(sh: &Shared<'_>, t: usize, mut keys: KeyGen) {
         _ => u64::MAX,
     };
     'outer: while !sh.stop.load(Relaxed) {
+        if !matches!(spec.stop, Stop::Ops(_)) && stop_reached(sh) {
+            sh.stop.store(true, Relaxed);
+            break;
+        }
         let base = sh.ops.fetch_add(BATCH, Relaxed);
         if base >= limit {
             break;
@@ -344,5 +354,31 @@ mod tests {
             reads > 1000 && updates > 1000,
             "A: {reads} reads, {updates} updates"
         );
+    }
+
+    /// Operations of a one-writer run that ends after `k` device capacities of writes.
+    fn ops_until_device_writes(k: f64) -> u64 {
+        let mut s = spec(Mix::W);
+        s.records = 20_000;
+        s.stop = Stop::DeviceWrites(k);
+        s.engine.pool_bytes = 256 << 10;
+        s.engine.page_cleaner = false;
+        let dev: Device = Arc::new(nowa_device::MemDevice::new(16 << 20));
+        let engine = Arc::new(create_engine(dev, &s).expect("engine"));
+        assert_eq!(load(&engine, &s, &|_| {}).expect("load"), s.records);
+        let r = run(engine, &s, &mut |_| {}).expect("run");
+        r.update.count
+    }
+
+    /// The workers check the stop target before each batch: with one writer and no
+    /// background thread a `--device-writes` run ends at the same operation every time
+    /// (before, a monitor polling every 10 ms of the wall clock decided).
+    #[test]
+    fn a_device_writes_run_ends_at_the_same_operation_every_time() {
+        let first = ops_until_device_writes(2.0);
+        assert!(first > 0);
+        for _ in 0..4 {
+            assert_eq!(ops_until_device_writes(2.0), first);
+        }
     }
 }
