@@ -65,7 +65,7 @@ pub fn check_database(args: &[String]) -> Result<nowa_lab::tpcc::CheckOutcome, E
     let flags = nowa_lab::tpcc::flags::parse_flags(args)?;
     let env = CliEnv {
         command: "nowa tpcc",
-        force: flags.force.clone(),
+        force: flags.device_force(None)?,
     };
     nowa_lab::tpcc::flags::check_database(args, &env)
 }

@@ -37,10 +37,15 @@ pub struct TpccArgs {
 /// The paths the run writes, checked before any work: one line naming the flag, exit 2.
 fn check_paths(a: &TpccArgs) -> Result<()> {
     crate::resources::check_device_path(&a.flags.device)?;
+    a.flags.device_force(a.out.as_deref()).map_err(lab_error)?;
     check_output_file("--csv", a.csv.as_deref())?;
     if let Some(out) = &a.out {
-        // --force names the one path it allows to be overwritten (the device's or this).
-        let force = a.flags.force.as_deref() == Some(out.as_path());
+        // Each --force names one path it allows to be overwritten (the device's or this).
+        let force = a
+            .flags
+            .force
+            .iter()
+            .any(|p| nowa_device::same_target(out, p));
         nowa_lab::resources::check_out_dir("--out", out, force).map_err(lab_error)?;
     }
     for (flag, file) in [
@@ -54,17 +59,17 @@ fn check_paths(a: &TpccArgs) -> Result<()> {
     Ok(())
 }
 
-fn env(a: &TpccFlags) -> CliEnv {
-    CliEnv {
+fn env(a: &TpccArgs) -> Result<CliEnv> {
+    Ok(CliEnv {
         command: "nowa tpcc",
-        force: a.force.clone(),
-    }
+        force: a.flags.device_force(a.out.as_deref()).map_err(lab_error)?,
+    })
 }
 
 /// `nowa tpcc`.
 pub fn run_cmd(a: TpccArgs) -> Result<()> {
     check_paths(&a)?;
-    let r = resolve(&a.flags, &env(&a.flags)).map_err(lab_error)?;
+    let r = resolve(&a.flags, &env(&a)?).map_err(lab_error)?;
     if a.flags.check_only {
         return check_only(&a, &r).and_then(|c| consistent(&c));
     }

@@ -41,7 +41,8 @@ pub use file::{
 };
 pub use mem::MemDevice;
 pub use open::{
-    check_target, open_target, Expect, Identity, OpenError, Opened, Recognizer, Verdict,
+    check_target, open_target, same_target, Expect, Identity, OpenError, Opened, Recognizer,
+    Verdict,
 };
 pub use paced::Paced;
 pub use queue::{Completion, IoQueue, Nanos, Request};

@@ -165,7 +165,8 @@ impl Verdict {
 }
 
 /// True if `force` names the same target as `path` (both canonicalized when they exist).
-fn same_target(path: &Path, force: &Path) -> bool {
+#[must_use]
+pub fn same_target(path: &Path, force: &Path) -> bool {
     let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
     canon(path) == canon(force)
 }

@@ -341,7 +341,9 @@ fn workloads(c: &mut Ctx<'_>) -> Result<Vec<Workload>, Error> {
         let (model, trained_on) = match s.train_writes.get(i) {
             Some(t) => (
                 super::sgd_model(&super::read_log("--train-writes", t)?, s.seed)?,
-                format!("{} (another run)", t.display()),
+                // The file name only: a full path (often a scratch directory) says nothing
+                // to a reader of the figure and leaks the machine's layout into the docs.
+                format!("{} (another run)", file_name(t)),
             ),
             None => (
                 super::sgd_model(&records, s.seed)?,
@@ -987,6 +989,18 @@ mod tests {
         );
     }
 
+    /// The subtitle names a training log by its file name, not by where it lay (a scratch
+    /// directory in the shipped figures before).
+    #[test]
+    fn a_training_log_is_named_by_its_file_name() {
+        assert_eq!(
+            file_name(Path::new("/tmp/run.x/tpcc-43.log")),
+            "tpcc-43.log"
+        );
+        assert_eq!(file_name(Path::new("tpcc-43.log")), "tpcc-43.log");
+        assert_eq!(file_name(Path::new("/")), "/");
+    }
+
     /// A second run into the same directory is refused without force (nothing overwritten);
     /// bad inputs name their flag; the spec round-trips through JSON and TOML.
     #[test]
@@ -1023,4 +1037,12 @@ mod tests {
         let toml = toml::to_string(&spec).unwrap();
         assert_eq!(toml::from_str::<FiguresSpec>(&toml).unwrap(), spec);
     }
+}
+
+/// A path's last component, for figure subtitles and reports (the whole path if it has none).
+fn file_name(p: &std::path::Path) -> String {
+    p.file_name().map_or_else(
+        || p.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    )
 }

@@ -45,9 +45,9 @@ pub struct TpccFlags {
     #[arg(long, default_value = "sim")]
     pub device: String,
     /// Allow overwriting a --device path that holds something else, or writing into a
-    /// non-empty --out directory; must repeat the path.
+    /// non-empty --out directory; must repeat the path (give it twice to allow both).
     #[arg(long, value_name = "PATH")]
-    pub force: Option<PathBuf>,
+    pub force: Vec<PathBuf>,
     /// Device capacity. Default: sized so the data fills --dataset-fill of it. A given
     /// capacity shrinks the default WAL limit (the pool size) as far as the data needs.
     #[arg(long, value_parser = flags::size_4k(1 << 20, MAX_BYTES))]
@@ -100,6 +100,27 @@ pub struct TpccFlags {
     /// An existing FILE is refused.
     #[arg(long, value_name = "FILE")]
     pub record_writes: Option<PathBuf>,
+}
+
+impl TpccFlags {
+    /// The `--force` meant for the device: the one not naming `out` (each `--force` names the
+    /// one path it allows to be overwritten; the device opening checks that it names the
+    /// device).
+    ///
+    /// # Errors
+    /// More than one `--force` left for the device.
+    pub fn device_force(&self, out: Option<&std::path::Path>) -> Result<Option<PathBuf>, Error> {
+        let names_out = |p: &PathBuf| out.is_some_and(|o| nowa_device::same_target(o, p));
+        let mut left = self.force.iter().filter(|p| !names_out(p));
+        let device = left.next().cloned();
+        if let Some(extra) = left.next() {
+            return Err(Error::Usage(format!(
+                "--force {}: names neither --out nor the one --device (each --force names one path to overwrite)",
+                extra.display()
+            )));
+        }
+        Ok(device)
+    }
 }
 
 #[derive(clap::Parser)]
