@@ -117,3 +117,44 @@ fn tpcc_takes_a_force_for_the_device_and_one_for_out() {
     assert!(ran.status.success(), "{err}");
     assert!(out.join("tpcc.json").exists(), "{err}");
 }
+
+/// An existing file too small for a database is refused naming --device, before the run's
+/// plan, by ycsb and tpcc (before: "capacity: 4096 is not in [1048576, ...]" after the plan).
+#[test]
+fn a_forced_device_file_too_small_for_a_database_is_refused_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let dev = dir.path().join("small.img");
+    std::fs::write(&dev, vec![7u8; 4096]).unwrap();
+    let d = dev.to_str().unwrap();
+    for cmd in [
+        vec!["tpcc", "--device", d, "--force", d, "--transactions", "10"],
+        vec![
+            "ycsb",
+            "--device",
+            d,
+            "--force",
+            d,
+            "--records",
+            "1k",
+            "--ops",
+            "1k",
+        ],
+    ] {
+        let out = nowa(&cmd);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{cmd:?}: {err}");
+        assert!(
+            err.contains("--device") && err.contains("4096 bytes"),
+            "{cmd:?}: {err}"
+        );
+        assert!(
+            !err.contains("seed 42"),
+            "{cmd:?}: no plan before the refusal: {err}"
+        );
+        assert_eq!(
+            std::fs::read(&dev).unwrap(),
+            vec![7u8; 4096],
+            "{cmd:?}: untouched"
+        );
+    }
+}

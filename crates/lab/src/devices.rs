@@ -11,6 +11,25 @@ use std::sync::Arc;
 /// A device and, when it is a simulated SSD, that SSD.
 pub type Opened = (Arc<dyn BlockDevice>, Option<Arc<SimDevice>>);
 
+/// The smallest device a database is made on (the specs' lower bound on `capacity`).
+pub const MIN_DATABASE_BYTES: u64 = 1 << 20;
+
+/// An existing file or block device is opened at its own size: refuse one too small for a
+/// database, naming `--device`, before the run's plan (else a spec error about `capacity`
+/// came after it).
+///
+/// # Errors
+/// [`Error::Usage`] naming `--device` and the size found.
+pub fn check_opened_size(device: &str, dev: &dyn BlockDevice) -> Result<(), Error> {
+    let opened = dev.geometry().capacity;
+    if opened < MIN_DATABASE_BYTES {
+        return Err(Error::Usage(format!(
+            "--device {device}: {opened} bytes, below the 1 MiB a database needs (give a larger file or a new path)"
+        )));
+    }
+    Ok(())
+}
+
 /// A fresh in-memory device of `capacity` bytes: `sim` (a simulated SSD with `op` and `mode`)
 /// or `mem`; None for any other name (a file or block device, which the caller opens).
 ///

@@ -217,7 +217,9 @@ fn device(a: &TpccFlags, cfg: &Config, capacity: u64, env: &dyn Env) -> Result<O
             a.warehouses
         )
     };
-    Ok((env.open_path(path, capacity, step)?, None))
+    let dev = env.open_path(path, capacity, step)?;
+    devices::check_opened_size(path, dev.as_ref())?;
+    Ok((dev, None))
 }
 
 impl Resolved {

@@ -228,7 +228,12 @@ impl Spec {
         let ranges: [(&str, u64, u64, u64); 3] = [
             ("warehouses", u64::from(self.warehouses), 1, 10_000),
             ("threads", self.threads as u64, 1, crate::flags::MAX_THREADS),
-            ("capacity", self.capacity, 1 << 20, 1 << 50),
+            (
+                "capacity",
+                self.capacity,
+                crate::devices::MIN_DATABASE_BYTES,
+                1 << 50,
+            ),
         ];
         crate::check_ranges(&ranges)?;
         crate::check_blocks("capacity", self.capacity)?;

@@ -253,7 +253,9 @@ fn make_device(a: &YcsbFlags, capacity: u64, env: &dyn Env) -> Result<Opened, Er
         "format {path} as a new nowa database (its previous contents are lost) and load {} records",
         a.records
     );
-    Ok((env.open_path(path, capacity, step)?, None))
+    let dev = env.open_path(path, capacity, step)?;
+    devices::check_opened_size(path, dev.as_ref())?;
+    Ok((dev, None))
 }
 
 /// The device and the zone size, enlarging an in-memory device when `--dataset-fill` leaves

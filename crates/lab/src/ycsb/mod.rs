@@ -319,7 +319,12 @@ impl Spec {
             ("records", self.records, 1, 1_000_000_000_000),
             ("value_size", self.value_size as u64, 1, max_value),
             ("threads", self.threads as u64, 1, crate::flags::MAX_THREADS),
-            ("capacity", self.capacity, 1 << 20, 1 << 50),
+            (
+                "capacity",
+                self.capacity,
+                crate::devices::MIN_DATABASE_BYTES,
+                1 << 50,
+            ),
         ];
         crate::check_ranges(&ranges)?;
         crate::check_blocks("capacity", self.capacity)?;
