@@ -416,7 +416,7 @@ mod tests {
         };
         let (mut frozen, mut lent) = (
             own(Box::new(OwnState)),
-            own(Box::new(crate::placement::HintOracle::default())),
+            own(Box::<crate::placement::HintOracle>::default()),
         );
         frozen.collect(&space, u0, None);
         lent.collect(&space, u0, None);
