@@ -715,6 +715,40 @@ mod tests {
         assert_eq!((shared.unbatched(), own.unbatched()), (1, 1));
     }
 
+    /// One step of a replayed [`stream`]: a user write of a page at a time, or a GC round
+    /// of a victim of a class holding pages written so far (each once), at a time.
+    enum Step<'a> {
+        User(u64, u64),
+        Gc(u16, &'a [u64], u64),
+    }
+
+    /// Replay `ops` through `step`, on the user-write clock.
+    fn replay(
+        ops: &[(bool, u16, Vec<u64>)],
+        mut step: impl FnMut(Step) -> Result<(), TestCaseError>,
+    ) -> Result<(), TestCaseError> {
+        let mut written = HashSet::new();
+        let mut now = 0;
+        for (is_user, class, pages) in ops {
+            if *is_user {
+                for &p in pages {
+                    now += 1;
+                    written.insert(p);
+                    step(Step::User(p, now))?;
+                }
+                continue;
+            }
+            let mut victim: Vec<u64> = pages
+                .iter()
+                .copied()
+                .filter(|p| written.contains(p))
+                .collect();
+            victim.dedup();
+            step(Step::Gc(*class, &victim, now))?;
+        }
+        Ok(())
+    }
+
     proptest! {
         /// SepFrozenBIT over the hints places every write as with the oracle's own bitset
         /// (the bit lent by SepBIT changes no decision), user writes with and without a
@@ -728,27 +762,23 @@ mod tests {
             let mut own = SepFrozen::bit(6, Box::new(OwnBits::default()));
             shared.init(&geo());
             own.init(&geo());
-            let mut written = HashSet::new();
-            let mut now = 0;
-            for (is_user, class, pages) in ops {
-                if is_user {
-                    for &p in &pages {
-                        now += 1;
-                        written.insert(p);
+            replay(&ops, |step| {
+                match step {
+                    Step::User(p, now) => {
                         let next = if never[usize::try_from(p).unwrap()] { NEVER } else { 3 };
                         let c = Ctx { next_write_in: next, ..ctx(now) };
                         prop_assert_eq!(shared.user_write(p, &c), own.user_write(p, &c));
                     }
-                    continue;
+                    Step::Gc(class, victim, now) => {
+                        let batched = class % 2 == 0;
+                        prop_assert_eq!(
+                            gc(&mut shared, victim, now, class, batched),
+                            gc(&mut own, victim, now, class, batched)
+                        );
+                    }
                 }
-                let mut victim: Vec<u64> = pages.iter().copied().filter(|p| written.contains(p)).collect();
-                victim.dedup();
-                let batched = class % 2 == 0;
-                prop_assert_eq!(
-                    gc(&mut shared, &victim, now, class, batched),
-                    gc(&mut own, &victim, now, class, batched)
-                );
-            }
+                Ok(())
+            })?;
             prop_assert_eq!(shared.moves(), own.moves());
         }
 
@@ -768,33 +798,29 @@ mod tests {
             let fclass = if dac { 0 } else { 5 };
             base.init(&geo());
             sf.init(&geo());
-            let mut written = HashSet::new();
-            let mut now = 0;
-            for (is_user, class, pages) in ops {
-                if is_user {
-                    for &p in &pages {
-                        now += 1;
-                        written.insert(p);
+            replay(&ops, |step| {
+                match step {
+                    Step::User(p, now) => {
                         prop_assert_eq!(user(&mut *sf, p, now), user(&mut *base, p, now));
                     }
-                    continue;
-                }
-                // GC moves each written page once; the base sees only the unclaimed ones.
-                let mut victim: Vec<u64> = pages.iter().copied().filter(|p| written.contains(p)).collect();
-                victim.dedup();
-                let got = gc(&mut *sf, &victim, now, class, true);
-                let normal: Vec<u64> = victim.iter().copied().filter(|p| !frozen.contains(p)).collect();
-                let want = gc(&mut *base, &normal, now, class, true);
-                let mut w = want.iter();
-                for (&p, &c) in victim.iter().zip(&got) {
-                    prop_assert!(c < 6);
-                    if frozen.contains(&p) {
-                        prop_assert_eq!(c, fclass);
-                    } else {
-                        prop_assert_eq!(Some(&c), w.next());
+                    // GC moves each written page once; the base sees only the unclaimed ones.
+                    Step::Gc(class, victim, now) => {
+                        let got = gc(&mut *sf, victim, now, class, true);
+                        let normal: Vec<u64> = victim.iter().copied().filter(|p| !frozen.contains(p)).collect();
+                        let want = gc(&mut *base, &normal, now, class, true);
+                        let mut w = want.iter();
+                        for (&p, &c) in victim.iter().zip(&got) {
+                            prop_assert!(c < 6);
+                            if frozen.contains(&p) {
+                                prop_assert_eq!(c, fclass);
+                            } else {
+                                prop_assert_eq!(Some(&c), w.next());
+                            }
+                        }
                     }
                 }
-            }
+                Ok(())
+            })?;
         }
     }
 }
