@@ -398,16 +398,34 @@ mod tests {
             assert_eq!(midas.gc_reads_state(), reads, "MiDAS victim of unit {u}");
         }
         assert!(dac.gc_reads_state(), "the default");
-        // SepFrozenBIT reads what SepBIT reads: nothing for a class-0 victim.
-        let oracle = Box::new(crate::placement::HintOracle::default());
-        let mut frozen = Placer::new(
-            Box::new(crate::placement::SepFrozen::bit(6, oracle)),
-            &geo(),
+        // SepFrozenBIT with an oracle of its own state reads what SepBIT reads: nothing for
+        // a class-0 victim; with the hints' oracle, whose bit SepBIT holds, every move reads
+        // its page's bit.
+        struct OwnState;
+        impl crate::placement::FrozenOracle for OwnState {
+            fn name(&self) -> String {
+                "own".into()
+            }
+            fn predict(&mut self, pages: &[u64], _ctx: &Ctx, out: &mut Vec<bool>) {
+                out.clear();
+                out.resize(pages.len(), false);
+            }
+        }
+        let own = |o: Box<dyn crate::placement::FrozenOracle>| {
+            Placer::new(Box::new(crate::placement::SepFrozen::bit(6, o)), &geo())
+        };
+        let (mut frozen, mut lent) = (
+            own(Box::new(OwnState)),
+            own(Box::<crate::placement::HintOracle>::default()),
         );
         frozen.collect(&space, u0, None);
+        lent.collect(&space, u0, None);
         assert!(!frozen.gc_reads_state(), "SepFrozenBIT: class-0 victim");
+        assert!(lent.gc_reads_state(), "the lent bit: class-0 victim");
         frozen.collect(&space, u1, None);
+        lent.collect(&space, u1, None);
         assert!(frozen.gc_reads_state(), "SepFrozenBIT: class-1 victim");
+        assert!(lent.gc_reads_state(), "the lent bit: class-1 victim");
     }
 
     /// The space's view hands out its valid table, entry for entry what `valid` answers.

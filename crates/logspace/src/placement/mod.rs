@@ -208,6 +208,28 @@ pub trait Placement: Send {
     fn memory_bytes(&self) -> u64 {
         0
     }
+    /// Whether the scheme lends a spare bit beside its per-page state to a wrapper
+    /// ([`Placement::set_page_bit`], [`Placement::page_bit`]; SepBIT: the top bit of each last
+    /// write time). The bit then shares the line the scheme touches per user write: a
+    /// wrapper's per-page flag costs no random line of its own. Its value changes no decision
+    /// of the scheme.
+    fn has_page_bit(&self) -> bool {
+        false
+    }
+    /// Set or clear the lent bit of `page` (only if [`Placement::has_page_bit`]).
+    ///
+    /// # Panics
+    /// The default: the scheme lends no bit.
+    fn set_page_bit(&mut self, page: u64, _on: bool) {
+        panic!("{} lends no bit per page (page {page})", self.name());
+    }
+    /// The lent bit of `page` (false until set; only if [`Placement::has_page_bit`]).
+    ///
+    /// # Panics
+    /// The default: the scheme lends no bit.
+    fn page_bit(&self, page: u64) -> bool {
+        panic!("{} lends no bit per page (page {page})", self.name());
+    }
 }
 
 /// A placement name that could not be parsed.

@@ -21,7 +21,8 @@ use super::times::{Times, NONE as NEVER_WRITTEN};
 /// SepBIT placement (see the module docs).
 pub struct SepBit {
     n: u16,
-    last: Times,
+    /// Last user write times; their flag bit is lent to a wrapper ([`Placement::page_bit`]).
+    last: Times<true>,
     fifo: u64,
     threshold: f64,
     lifespan_sum: f64,
@@ -71,6 +72,15 @@ impl Placement for SepBit {
     }
     fn memory_bytes(&self) -> u64 {
         self.last.memory_bytes()
+    }
+    fn has_page_bit(&self) -> bool {
+        true
+    }
+    fn set_page_bit(&mut self, page: u64, on: bool) {
+        self.last.set_mark(idx(page), on);
+    }
+    fn page_bit(&self, page: u64) -> bool {
+        self.last.mark(idx(page))
     }
     fn name(&self) -> String {
         format!("sepbit:{}", self.n)

@@ -47,6 +47,22 @@ pub trait FrozenOracle: Send {
     fn needs_future(&self) -> bool {
         false
     }
+    /// When the verdict on a page is one bit, set at each user write of the page from that
+    /// write's [`Ctx`] alone, and nothing else of the oracle's state matters: the function
+    /// that computes it. A wrapper whose base scheme lends a bit per page
+    /// ([`Placement::has_page_bit`]) then keeps the bit there, beside the base's own state
+    /// (one random line per user write fewer), and calls none of [`FrozenOracle::init`],
+    /// [`FrozenOracle::on_user_write`], [`FrozenOracle::prefetch`], [`FrozenOracle::predict`].
+    /// `None` (the default): the oracle keeps its own state.
+    fn user_write_bit(&self) -> Option<fn(&Ctx) -> bool> {
+        None
+    }
+}
+
+/// [`HintOracle`]'s verdict on the version a user write creates: frozen when no later write
+/// of the page follows.
+fn written_for_good(ctx: &Ctx) -> bool {
+    ctx.next_write_in == super::NEVER
 }
 
 /// The exact frozen label from the writer's hints: a version is frozen when the user write
@@ -69,7 +85,7 @@ impl FrozenOracle for HintOracle {
     }
     fn on_user_write(&mut self, page: u64, ctx: &Ctx) {
         let (w, bit) = (&mut self.frozen[idx(page / 64)], 1u64 << (page % 64));
-        if ctx.next_write_in == super::NEVER {
+        if written_for_good(ctx) {
             *w |= bit;
         } else {
             *w &= !bit;
@@ -89,6 +105,9 @@ impl FrozenOracle for HintOracle {
     }
     fn needs_future(&self) -> bool {
         true
+    }
+    fn user_write_bit(&self) -> Option<fn(&Ctx) -> bool> {
+        Some(written_for_good)
     }
     fn prefetch(&self, page: u64) {
         // Every user write sets or clears the page's bit: a random line of the bitset.
@@ -110,6 +129,9 @@ pub struct SepFrozen<B: Placement> {
     label: &'static str,
     frozen_class: u16,
     oracle: Box<dyn FrozenOracle>,
+    /// The oracle's per-page bit, kept in the base's lent bit (set by `init`; see
+    /// [`FrozenOracle::user_write_bit`]).
+    bit: Option<fn(&Ctx) -> bool>,
     v: Verdicts,
     /// The verdict of the GC write in progress (set by `on_gc_write`).
     current: bool,
@@ -163,6 +185,7 @@ impl<B: Placement> SepFrozen<B> {
             label,
             frozen_class,
             oracle,
+            bit: None,
             v: Verdicts::default(),
             current: false,
             one: Vec::with_capacity(1),
@@ -199,9 +222,18 @@ impl<B: Placement> SepFrozen<B> {
         let v = &mut self.v;
         if v.next < v.pages.len() && v.pages[v.next] == page {
             v.next += 1;
-            return v.frozen[v.next - 1];
+            // The lent bit is read at the move, where the writer's GC prefetch brought its
+            // line: a pass of its own over the victim waited for every line (11.7% of a
+            // run, `perf`).
+            return match self.bit {
+                Some(_) => self.base.page_bit(page),
+                None => v.frozen[v.next - 1],
+            };
         }
         self.unbatched += 1;
+        if self.bit.is_some() {
+            return self.base.page_bit(page);
+        }
         self.oracle.predict(&[page], ctx, &mut self.one);
         assert_eq!(self.one.len(), 1, "one verdict per page");
         self.one[0]
@@ -211,7 +243,9 @@ impl<B: Placement> SepFrozen<B> {
 impl<B: Placement> Placement for SepFrozen<B> {
     fn prefetch(&self, page: u64) {
         self.base.prefetch(page);
-        self.oracle.prefetch(page);
+        if self.bit.is_none() {
+            self.oracle.prefetch(page);
+        }
     }
     fn prefetch_gc(&self, page: u64) {
         // The oracle judged the victim's pages before the moves (`on_victim_pages`): a GC
@@ -219,9 +253,10 @@ impl<B: Placement> Placement for SepFrozen<B> {
         self.base.prefetch_gc(page);
     }
     fn gc_reads_state(&self) -> bool {
-        // What the base reads for this victim (SepBIT: nothing for a class-0 victim; a page
+        // With the lent bit, every move reads the page's bit in the base's state. Else what
+        // the base reads for this victim (SepBIT: nothing for a class-0 victim; a page
         // judged frozen reads nothing either, but the hint is per victim).
-        self.base.gc_reads_state()
+        self.bit.is_some() || self.base.gc_reads_state()
     }
     fn memory_bytes(&self) -> u64 {
         self.base.memory_bytes()
@@ -246,7 +281,13 @@ impl<B: Placement> Placement for SepFrozen<B> {
     }
     fn init(&mut self, geo: &Geometry) {
         self.base.init(geo);
-        self.oracle.init(geo);
+        self.bit = self
+            .oracle
+            .user_write_bit()
+            .filter(|_| self.base.has_page_bit());
+        if self.bit.is_none() {
+            self.oracle.init(geo);
+        }
     }
     fn on_request(&mut self, start: u64, len: u64, ctx: &Ctx) {
         self.base.on_request(start, len, ctx);
@@ -255,7 +296,10 @@ impl<B: Placement> Placement for SepFrozen<B> {
         self.base.wants_requests()
     }
     fn on_user_write(&mut self, page: u64, ctx: &Ctx) {
-        self.oracle.on_user_write(page, ctx);
+        match self.bit {
+            Some(frozen) => self.base.set_page_bit(page, frozen(ctx)),
+            None => self.oracle.on_user_write(page, ctx),
+        }
         self.base.on_user_write(page, ctx);
     }
     fn on_gc_write(&mut self, page: u64, ctx: &Ctx) {
@@ -312,11 +356,12 @@ impl<B: Placement> Placement for SepFrozen<B> {
         self.v.pages.clear();
         self.v.pages.extend_from_slice(pages);
         self.v.next = 0;
-        self.oracle.predict(pages, ctx, &mut self.v.frozen);
+        if self.bit.is_none() {
+            self.oracle.predict(pages, ctx, &mut self.v.frozen);
+        }
         self.batches += 1;
-        assert_eq!(
-            self.v.frozen.len(),
-            pages.len(),
+        assert!(
+            self.bit.is_some() || self.v.frozen.len() == pages.len(),
             "the oracle gave one verdict per page"
         );
     }
@@ -604,7 +649,139 @@ mod tests {
         )
     }
 
+    /// [`HintOracle`] keeping its own bitset: every hook forwarded except
+    /// `user_write_bit`, so the wrapper cannot lend it SepBIT's bit.
+    #[derive(Default)]
+    struct OwnBits(HintOracle);
+
+    impl FrozenOracle for OwnBits {
+        fn name(&self) -> String {
+            self.0.name()
+        }
+        fn init(&mut self, geo: &Geometry) {
+            self.0.init(geo);
+        }
+        fn on_user_write(&mut self, page: u64, ctx: &Ctx) {
+            self.0.on_user_write(page, ctx);
+        }
+        fn predict(&mut self, pages: &[u64], ctx: &Ctx, out: &mut Vec<bool>) {
+            self.0.predict(pages, ctx, out);
+        }
+        fn memory_bytes(&self) -> u64 {
+            self.0.memory_bytes()
+        }
+        fn needs_future(&self) -> bool {
+            true
+        }
+    }
+
+    /// SepFrozenBIT over the hints keeps the frozen bit in SepBIT's last write times: no
+    /// bitset of its own (memory = SepBIT's), and the verdicts of the bitset.
+    #[test]
+    fn the_frozen_bit_rides_in_sepbits_times() {
+        let g = Geometry {
+            logical_pages: 640,
+            unit_pages: 16,
+            units: 64,
+        };
+        let mut shared = SepFrozen::bit(6, Box::new(HintOracle::default()));
+        let mut own = SepFrozen::bit(6, Box::new(OwnBits::default()));
+        let mut bit = SepBit::new(6);
+        for p in [&mut shared as &mut dyn Placement, &mut own, &mut bit] {
+            p.init(&g);
+        }
+        assert_eq!(shared.memory_bytes(), bit.memory_bytes(), "no bitset");
+        assert_eq!(
+            own.memory_bytes(),
+            bit.memory_bytes() + 80,
+            "its own bitset"
+        );
+        for (now, (page, next)) in [(3, NEVER), (4, 2), (600, NEVER), (3, 9)]
+            .into_iter()
+            .enumerate()
+        {
+            let c = Ctx {
+                next_write_in: next,
+                ..ctx(now as u64 + 1)
+            };
+            assert_eq!(shared.user_write(page, &c), own.user_write(page, &c));
+        }
+        assert_eq!(gc(&mut shared, &[4, 600, 3], 9, 1, true), vec![3, 5, 3]);
+        assert_eq!(gc(&mut own, &[4, 600, 3], 9, 1, true), vec![3, 5, 3]);
+        for s in [&mut shared, &mut own] {
+            assert_eq!(gc(s, &[600], 9, 1, false), vec![5], "judged alone");
+        }
+        assert_eq!((shared.moves(), own.moves()), ((4, 2), (4, 2)));
+        assert_eq!((shared.unbatched(), own.unbatched()), (1, 1));
+    }
+
+    /// One step of a replayed [`stream`]: a user write of a page at a time, or a GC round
+    /// of a victim of a class holding pages written so far (each once), at a time.
+    enum Step<'a> {
+        User(u64, u64),
+        Gc(u16, &'a [u64], u64),
+    }
+
+    /// Replay `ops` through `step`, on the user-write clock.
+    fn replay(
+        ops: &[(bool, u16, Vec<u64>)],
+        mut step: impl FnMut(Step) -> Result<(), TestCaseError>,
+    ) -> Result<(), TestCaseError> {
+        let mut written = HashSet::new();
+        let mut now = 0;
+        for (is_user, class, pages) in ops {
+            if *is_user {
+                for &p in pages {
+                    now += 1;
+                    written.insert(p);
+                    step(Step::User(p, now))?;
+                }
+                continue;
+            }
+            let mut victim: Vec<u64> = pages
+                .iter()
+                .copied()
+                .filter(|p| written.contains(p))
+                .collect();
+            victim.dedup();
+            step(Step::Gc(*class, &victim, now))?;
+        }
+        Ok(())
+    }
+
     proptest! {
+        /// SepFrozenBIT over the hints places every write as with the oracle's own bitset
+        /// (the bit lent by SepBIT changes no decision), user writes with and without a
+        /// next write, victims listed or not.
+        #[test]
+        fn the_lent_bit_places_as_the_bitset(
+            ops in stream(),
+            never in prop::collection::vec(any::<bool>(), 64),
+        ) {
+            let mut shared = SepFrozen::bit(6, Box::new(HintOracle::default()));
+            let mut own = SepFrozen::bit(6, Box::new(OwnBits::default()));
+            shared.init(&geo());
+            own.init(&geo());
+            replay(&ops, |step| {
+                match step {
+                    Step::User(p, now) => {
+                        let next = if never[usize::try_from(p).unwrap()] { NEVER } else { 3 };
+                        let c = Ctx { next_write_in: next, ..ctx(now) };
+                        prop_assert_eq!(shared.user_write(p, &c), own.user_write(p, &c));
+                    }
+                    Step::Gc(class, victim, now) => {
+                        let batched = class % 2 == 0;
+                        prop_assert_eq!(
+                            gc(&mut shared, victim, now, class, batched),
+                            gc(&mut own, victim, now, class, batched)
+                        );
+                    }
+                }
+                Ok(())
+            })?;
+            prop_assert_eq!(shared.moves(), own.moves());
+        }
+
         /// SepFrozen = the base scheme on every write the oracle does not claim, the frozen
         /// class on every one it does; classes always in range.
         #[test]
@@ -621,33 +798,29 @@ mod tests {
             let fclass = if dac { 0 } else { 5 };
             base.init(&geo());
             sf.init(&geo());
-            let mut written = HashSet::new();
-            let mut now = 0;
-            for (is_user, class, pages) in ops {
-                if is_user {
-                    for &p in &pages {
-                        now += 1;
-                        written.insert(p);
+            replay(&ops, |step| {
+                match step {
+                    Step::User(p, now) => {
                         prop_assert_eq!(user(&mut *sf, p, now), user(&mut *base, p, now));
                     }
-                    continue;
-                }
-                // GC moves each written page once; the base sees only the unclaimed ones.
-                let mut victim: Vec<u64> = pages.iter().copied().filter(|p| written.contains(p)).collect();
-                victim.dedup();
-                let got = gc(&mut *sf, &victim, now, class, true);
-                let normal: Vec<u64> = victim.iter().copied().filter(|p| !frozen.contains(p)).collect();
-                let want = gc(&mut *base, &normal, now, class, true);
-                let mut w = want.iter();
-                for (&p, &c) in victim.iter().zip(&got) {
-                    prop_assert!(c < 6);
-                    if frozen.contains(&p) {
-                        prop_assert_eq!(c, fclass);
-                    } else {
-                        prop_assert_eq!(Some(&c), w.next());
+                    // GC moves each written page once; the base sees only the unclaimed ones.
+                    Step::Gc(class, victim, now) => {
+                        let got = gc(&mut *sf, victim, now, class, true);
+                        let normal: Vec<u64> = victim.iter().copied().filter(|p| !frozen.contains(p)).collect();
+                        let want = gc(&mut *base, &normal, now, class, true);
+                        let mut w = want.iter();
+                        for (&p, &c) in victim.iter().zip(&got) {
+                            prop_assert!(c < 6);
+                            if frozen.contains(&p) {
+                                prop_assert_eq!(c, fclass);
+                            } else {
+                                prop_assert_eq!(Some(&c), w.next());
+                            }
+                        }
                     }
                 }
-            }
+                Ok(())
+            })?;
         }
     }
 }
