@@ -46,14 +46,22 @@ def ctrl_c():
         signal.signal(signal.SIGINT, before)
 
 
+# What a run measures of the machine, not of the simulation (crates/cli/tests/run_cli.rs
+# `without_wall_clock` leaves out the same keys): start time, wall and CPU speeds, resident
+# memory, and what bound the run (judged on the wall clock).
+MACHINE_KEYS = ("started", "rss_bytes", "bound")
+MACHINE_SUFFIXES = ("_secs", "_per_sec", "_per_cpu_sec")
+
+
+def is_machine(key):
+    """True for a result key (or a flattened column) that measures the machine."""
+    return key in MACHINE_KEYS or key.endswith(MACHINE_SUFFIXES)
+
+
 def deterministic(v):
-    """A result without what it measured of the machine (start time, wall and CPU speeds, resident memory, what bound the run)."""
+    """A result without what it measured of the machine."""
     if isinstance(v, dict):
-        return {
-            k: deterministic(x)
-            for k, x in v.items()
-            if not (k in ("started", "rss_bytes", "bound") or k.endswith("_secs") or k.endswith("_per_sec") or k.endswith("_per_cpu_sec"))
-        }
+        return {k: deterministic(x) for k, x in v.items() if not is_machine(k)}
     if isinstance(v, list):
         return [deterministic(x) for x in v]
     return v

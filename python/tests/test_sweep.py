@@ -7,12 +7,11 @@ import time
 import pytest
 
 import nowa
-from conftest import ROOT, SMALL, default_sigint, deterministic
+from conftest import ROOT, SMALL, default_sigint, deterministic, is_machine
 from nowa.sweep import derived_seed, done_hashes, points
 
 BASE = dict(SMALL, workload="zipf:0.9", op=0.2)
 GRID = {"op_physical": ["5%", "7%", "10%"]}
-WALL = {"started", "rss_bytes"}
 
 
 def plain(v):
@@ -29,7 +28,7 @@ def plain(v):
 def same_rows(a, b):
     a = a.sort_values("spec_hash").reset_index(drop=True)
     b = b.sort_values("spec_hash").reset_index(drop=True)
-    cols = [c for c in a.columns if c not in WALL and not c.endswith(("_secs", "_per_sec", "_per_cpu_sec"))]
+    cols = [c for c in a.columns if not is_machine(c)]
     assert list(a["spec_hash"]) == list(b["spec_hash"])
     for c in cols:
         assert [deterministic(plain(x)) for x in a[c]] == [deterministic(plain(x)) for x in b[c]], c
