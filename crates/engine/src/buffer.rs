@@ -579,13 +579,17 @@ impl BufferPool {
     /// The pages resident now, by the checkpoint selections they were exposed to so far
     /// (the buckets of `residency_pages`), and their checkpoint writes: the pages the
     /// eviction histogram has not counted yet. An unlatched snapshot: a page evicted
-    /// meanwhile may count in both or neither.
+    /// meanwhile may count in both or neither, and a frame reused meanwhile is reached from
+    /// two map slots (the old page's, read before its eviction, and the new one's): each frame
+    /// counts once, so the snapshot never holds more pages than the pool has frames (a
+    /// `nowa table1` run failed the assertion below before frames were counted once).
     pub fn resident_residency(&self) -> (Vec<u64>, Vec<u64>) {
         let buckets = crate::stats::RESIDENCY_BUCKETS;
         let (mut pages, mut writes) = (vec![0u64; buckets], vec![0u64; buckets]);
+        let mut counted = vec![false; self.frames.len()];
         for slot in &*self.map {
             let idx = slot.load(Ordering::Acquire);
-            if idx == NONE {
+            if idx == NONE || std::mem::replace(&mut counted[usize_of(u64::from(idx))], true) {
                 continue;
             }
             let f = self.frame(idx);
