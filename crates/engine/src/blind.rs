@@ -1,4 +1,4 @@
-//! Blind updates (`Config::blind_update_bytes`, docs/design.md 14.11): an upsert into a leaf
+//! Blind updates (`Config::blind_update_bytes`, docs/design.md 14.12): an upsert into a leaf
 //! that is not in the buffer pool does not read the leaf. Its WAL record (a Put naming the
 //! leaf, with no previous LSN) is its durable form; the change waits here, in memory, and is
 //! applied when the leaf is next loaded (by a read, a write, a drain). So a miss on a key
@@ -55,8 +55,14 @@ struct State {
     /// Room left in each leaf evicted since it was last mapped (free bytes at eviction less
     /// what its pending changes reserve). A leaf without an entry takes no blind change.
     room: HashMap<Pid, u32>,
-    /// Sorted [`key_hash`]es of the records of an evicted leaf (see the module).
-    summary: HashMap<Pid, Box<[u64]>>,
+    /// Sorted [`key_hash`]es of the records of an evicted leaf (see the module), with the
+    /// number of the eviction that recorded them.
+    summary: HashMap<Pid, (u64, Box<[u64]>)>,
+    /// (eviction number, pid) of the summaries, oldest first; entries whose summary was
+    /// dropped or replaced since are skipped when met.
+    summary_fifo: std::collections::VecDeque<(u64, Pid)>,
+    /// Evictions recorded so far (numbers the summaries).
+    evictions: u64,
     /// Memory the summaries take.
     summary_bytes: u64,
     leaves: HashMap<Pid, Leaf>,
@@ -148,7 +154,7 @@ impl Blind {
         let overwrite = s
             .summary
             .get(&pid)
-            .is_some_and(|h| h.binary_search(&key_hash(key, value.len())).is_ok());
+            .is_some_and(|(_, h)| h.binary_search(&key_hash(key, value.len())).is_ok());
         let need = if overwrite { 0 } else { need };
         let extra = need.saturating_sub(held);
         if extra > room {
@@ -194,13 +200,33 @@ impl Blind {
             "page {pid}: summary not sorted"
         );
         let c = summary_cost(summary.len());
-        if s.summary_bytes + c <= self.limit / 2 {
-            if let Some(old) = s.summary.insert(pid, summary) {
-                s.summary_bytes -= summary_cost(old.len());
+        let st = &mut *s;
+        if let Some((_, old)) = st.summary.remove(&pid) {
+            st.summary_bytes -= summary_cost(old.len());
+        }
+        // The most recently evicted leaves keep theirs (the warm ones a stream comes back
+        // to): the oldest summaries make room.
+        while st.summary_bytes + c > self.limit / 2 {
+            let Some((n, old_pid)) = st.summary_fifo.pop_front() else {
+                break;
+            };
+            if st.summary.get(&old_pid).is_some_and(|(m, _)| *m == n) {
+                let (_, h) = st.summary.remove(&old_pid).expect("just seen");
+                st.summary_bytes -= summary_cost(h.len());
             }
-            s.summary_bytes += c;
-        } else if let Some(old) = s.summary.remove(&pid) {
-            s.summary_bytes -= summary_cost(old.len());
+        }
+        if st.summary_fifo.len() > 2 * st.summary.len() + 64 {
+            // Drop the entries of summaries gone since (taken by loads): the queue stays
+            // within twice the summaries kept.
+            let live = &st.summary;
+            st.summary_fifo
+                .retain(|(n, p)| live.get(p).is_some_and(|(m, _)| m == n));
+        }
+        if st.summary_bytes + c <= self.limit / 2 {
+            st.evictions += 1;
+            st.summary.insert(pid, (st.evictions, summary));
+            st.summary_fifo.push_back((st.evictions, pid));
+            st.summary_bytes += c;
         }
     }
 
@@ -214,7 +240,7 @@ impl Blind {
     pub(crate) fn take(&self, pid: Pid, claim: impl FnOnce()) -> Vec<Taken> {
         let mut s = self.state.lock();
         s.room.remove(&pid);
-        if let Some(old) = s.summary.remove(&pid) {
+        if let Some((_, old)) = s.summary.remove(&pid) {
             s.summary_bytes -= summary_cost(old.len());
         }
         let Some(leaf) = s.leaves.remove(&pid) else {
@@ -286,10 +312,19 @@ mod tests {
         assert_eq!(b.try_add(7, (b"k", b"v"), || true, log(11)).unwrap(), None);
         let need = crate::page::leaf_record_size(b"k", b"v") + crate::page::SLOT;
         assert_eq!(need, 16);
-        assert_eq!(b.try_add(7, (b"k", b"v"), || false, log(12)).unwrap(), Some(12));
+        assert_eq!(
+            b.try_add(7, (b"k", b"v"), || false, log(12)).unwrap(),
+            Some(12)
+        );
         // The same key again reserves nothing more; a new key reserves its own.
-        assert_eq!(b.try_add(7, (b"k", b"w"), || false, log(13)).unwrap(), Some(13));
-        assert_eq!(b.try_add(7, (b"j", b"v"), || false, log(14)).unwrap(), Some(14));
+        assert_eq!(
+            b.try_add(7, (b"k", b"w"), || false, log(13)).unwrap(),
+            Some(13)
+        );
+        assert_eq!(
+            b.try_add(7, (b"j", b"v"), || false, log(14)).unwrap(),
+            Some(14)
+        );
         // 40 - 16 - 16 = 8 left: a third key does not fit.
         assert_eq!(b.try_add(7, (b"i", b"v"), || false, log(15)).unwrap(), None);
         assert_eq!(b.min_lsn(), Some(12));
@@ -298,7 +333,10 @@ mod tests {
         let t = b.take(7, || {});
         assert_eq!(
             t,
-            vec![(13, b"k".to_vec(), b"w".to_vec()), (14, b"j".to_vec(), b"v".to_vec())]
+            vec![
+                (13, b"k".to_vec(), b"w".to_vec()),
+                (14, b"j".to_vec(), b"v".to_vec())
+            ]
         );
         assert_eq!(b.pending(), (0, 0, 0));
         assert_eq!(b.min_lsn(), None);
@@ -320,11 +358,13 @@ mod tests {
         let b = Blind::new(400).expect("on");
         b.evicted(1, 4000, Box::new([]));
         for l in 1..=5 {
-            b.try_add(1, (b"key", &[0u8; 50]), || false, || Ok(l)).unwrap();
+            b.try_add(1, (b"key", &[0u8; 50]), || false, || Ok(l))
+                .unwrap();
         }
         assert_eq!(b.pending(), (1, 1, 3 + 50 + super::OVERHEAD));
         assert!(!b.over_limit());
-        b.try_add(1, (b"other", &[0u8; 50]), || false, || Ok(6)).unwrap();
+        b.try_add(1, (b"other", &[0u8; 50]), || false, || Ok(6))
+            .unwrap();
         assert!(b.over_limit());
         assert!(Blind::new(0).is_none());
     }
@@ -343,11 +383,45 @@ mod summary_tests {
         s.sort_unstable();
         b.evicted(5, 0, s.into_boxed_slice());
         let ok = |l: u64| move || Ok(l);
-        assert_eq!(b.try_add(5, (b"a", b"xyz"), || false, ok(1)).unwrap(), Some(1));
-        assert_eq!(b.try_add(5, (b"b", b"xyz"), || false, ok(2)).unwrap(), Some(2));
+        assert_eq!(
+            b.try_add(5, (b"a", b"xyz"), || false, ok(1)).unwrap(),
+            Some(1)
+        );
+        assert_eq!(
+            b.try_add(5, (b"b", b"xyz"), || false, ok(2)).unwrap(),
+            Some(2)
+        );
         // Another length, another key: they would need room.
         assert_eq!(b.try_add(5, (b"a", b"xy"), || false, ok(3)).unwrap(), None);
         assert_eq!(b.try_add(5, (b"c", b"xyz"), || false, ok(4)).unwrap(), None);
         assert_eq!(b.take(5, || {}).len(), 2);
+    }
+
+    /// Past half the memory the oldest summary makes room for the newest.
+    #[test]
+    fn the_newest_evictions_keep_their_summaries() {
+        // Half of 128 B holds one summary of two hashes (2 x 8 + 48 B).
+        let b = Blind::new(128).expect("on");
+        let two = |k: &[u8]| {
+            let mut s = vec![key_hash(k, 1), key_hash(b"z", 1)];
+            s.sort_unstable();
+            s.into_boxed_slice()
+        };
+        b.evicted(1, 0, two(b"a"));
+        assert_eq!(
+            b.try_add(1, (b"a", b"x"), || false, || Ok(1)).unwrap(),
+            Some(1)
+        );
+        b.take(1, || {});
+        b.evicted(1, 0, two(b"a"));
+        b.evicted(2, 0, two(b"b"));
+        assert_eq!(
+            b.try_add(1, (b"a", b"x"), || false, || Ok(2)).unwrap(),
+            None
+        );
+        assert_eq!(
+            b.try_add(2, (b"b", b"x"), || false, || Ok(3)).unwrap(),
+            Some(3)
+        );
     }
 }

@@ -496,7 +496,10 @@ impl BufferPool {
         if let Some(b) = self.blind.get() {
             // A page created in memory: whatever an older life of the pid left is void.
             let t = b.take(pid, || {});
-            assert!(t.is_empty(), "page {pid} created with blind changes pending");
+            assert!(
+                t.is_empty(),
+                "page {pid} created with blind changes pending"
+            );
         }
         page::init(&mut g.page, page::KIND_LEAF, pid);
         let f = self.frame(idx);
@@ -582,12 +585,7 @@ impl BufferPool {
     ///
     /// # Panics
     /// If a change does not fit the room reserved for it, or the page is not a leaf (bugs).
-    fn apply_blind(
-        &self,
-        b: &crate::blind::Blind,
-        f: &Frame,
-        g: RwLockWriteGuard<'_, FrameData>,
-    ) {
+    fn apply_blind(&self, b: &crate::blind::Blind, f: &Frame, g: RwLockWriteGuard<'_, FrameData>) {
         let pid = g.pid;
         let changes = b.take(pid, || {
             f.dirty.store(true, Ordering::Release);

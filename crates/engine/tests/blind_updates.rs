@@ -1,4 +1,4 @@
-//! Blind updates (`Config::blind_update_bytes`, src/blind.rs, docs/design.md 14.11): an
+//! Blind updates (`Config::blind_update_bytes`, src/blind.rs, docs/design.md 14.12): an
 //! upsert into a leaf that is not in the pool is logged without reading the leaf and applied
 //! when the leaf is next loaded. Here: such a put reads nothing from the device (one read
 //! without the option); every get, scan and delete sees the latest value against a model
@@ -215,4 +215,3 @@ fn crash_points_with_blind_updates() {
     harness::use_blind();
     harness::crash_points(Compression::Lz4, false, 24);
 }
-
