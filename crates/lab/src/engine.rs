@@ -141,6 +141,10 @@ impl EngineSpec {
             ..Config::default()
         };
         assert_eq!(c.pool_bytes, self.pool, "the pool as resolved");
+        assert_eq!(
+            c.blind_update_bytes, self.blind_updates,
+            "the blind-update memory as resolved"
+        );
         Ok(c)
     }
 

@@ -123,6 +123,10 @@ impl EngineFlags {
             ..Config::default()
         };
         assert_eq!(c.pool_bytes, pool, "the pool as chosen");
+        assert_eq!(
+            c.blind_update_bytes, self.blind_updates,
+            "the blind-update memory as chosen"
+        );
         (c, why)
     }
 
