@@ -225,6 +225,9 @@ pub struct BufferPool {
     t0: std::time::Instant,
     /// The engine's yield site (`crate::yields`): write-backs yield there.
     pub(crate) yields: crate::yields::YieldTo,
+    /// Blind updates (`crate::blind`), when on: a load applies the leaf's pending changes,
+    /// an eviction gives the leaf its room.
+    blind: std::sync::OnceLock<Arc<crate::blind::Blind>>,
 }
 
 /// Shared access to a page.
@@ -325,7 +328,21 @@ impl BufferPool {
             clock: RwLock::new(None),
             t0: std::time::Instant::now(),
             yields: crate::yields::YieldTo::default(),
+            blind: std::sync::OnceLock::new(),
         }
+    }
+
+    /// Turn blind updates on (once, before any page is loaded).
+    ///
+    /// # Panics
+    /// If called twice.
+    pub(crate) fn attach_blind(&self, b: Arc<crate::blind::Blind>) {
+        assert!(self.blind.set(b).is_ok(), "blind updates attached twice");
+    }
+
+    /// Whether `pid` is mapped to a frame (being loaded, resident, or being evicted).
+    pub(crate) fn is_mapped(&self, pid: Pid) -> bool {
+        pid < u64_of(self.map.len()) && self.slot(pid).load(Ordering::Acquire) != NONE
     }
 
     /// Pages the pool can map (the data region).
@@ -476,6 +493,14 @@ impl BufferPool {
             return Ok(None);
         }
         g.pid = pid;
+        if let Some(b) = self.blind.get() {
+            // A page created in memory: whatever an older life of the pid left is void.
+            let t = b.take(pid, || {});
+            assert!(
+                t.is_empty(),
+                "page {pid} created with blind changes pending"
+            );
+        }
         page::init(&mut g.page, page::KIND_LEAF, pid);
         let f = self.frame(idx);
         f.reset(true);
@@ -548,7 +573,45 @@ impl BufferPool {
         let records = page::hotness(&g.page);
         self.timer_past(&records);
         f.hot.start(self.hot.now(), records);
+        if let Some(b) = self.blind.get() {
+            self.apply_blind(b, f, g);
+        }
         Ok(())
+    }
+
+    /// A leaf just loaded into frame `f` (latched `g`): apply its pending blind changes in LSN
+    /// order. The frame is marked dirty with the oldest change's LSN as its rec_lsn under the
+    /// blind lock, so a checkpoint that no longer sees the change pending sees the frame dirty.
+    ///
+    /// # Panics
+    /// If a change does not fit the room reserved for it, or the page is not a leaf (bugs).
+    fn apply_blind(&self, b: &crate::blind::Blind, f: &Frame, g: RwLockWriteGuard<'_, FrameData>) {
+        let pid = g.pid;
+        let changes = b.take(pid, || {
+            f.dirty.store(true, Ordering::Release);
+        });
+        let Some(&(first, ..)) = changes.first() else {
+            return;
+        };
+        assert_eq!(
+            page::kind(&g.page),
+            page::KIND_LEAF,
+            "page {pid}: blind changes for a page that is not a leaf"
+        );
+        f.rec_lsn.store(first, Ordering::Release);
+        f.list_lsn.store(first, Ordering::Relaxed);
+        let mut w = WriteGuard {
+            g,
+            f,
+            floor: &self.group_floor,
+        };
+        for (lsn, k, v) in &changes {
+            let applied = page::leaf_put(w.page_mut(), k, v);
+            assert!(applied, "page {pid}: a blind change did not fit its room");
+            w.set_lsn(*lsn);
+        }
+        EngineCounters::add(&self.counters.blind_applied, u64_of(changes.len()));
+        EngineCounters::add(&self.counters.blind_leaf_loads, 1);
     }
 
     /// A commit group (`crate::db::group`) whose commit record is at `commit_lsn` is being

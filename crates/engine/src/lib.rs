@@ -14,6 +14,7 @@
 //! e.close().unwrap();                                  // checkpoint; drop without close = crash
 //! ```
 
+mod blind;
 mod buffer;
 pub mod catalog;
 mod cleaner;

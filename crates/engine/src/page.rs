@@ -156,6 +156,12 @@ pub fn set_hotness(p: &mut [u8], h: &PageHotness) {
 pub fn valid_bytes(p: &[u8]) -> u64 {
     crate::num::u64_of(live(p))
 }
+/// Free bytes of the page (slots and records may take them all; a put compacts the heap when
+/// the contiguous gap is short). Blind updates reserve from it (`crate::blind`).
+#[must_use]
+pub fn room(p: &[u8]) -> usize {
+    free_total(p)
+}
 /// Order-preserving 8-byte key head: the first 8 bytes, zero padded, big endian.
 /// head(a) < head(b) implies a < b; equal heads need a full comparison.
 #[inline]

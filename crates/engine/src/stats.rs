@@ -134,6 +134,14 @@ pub struct EngineCounters {
     pub record_cache_hits: Striped,
     /// Gets the record cache did not hold (with the cache on).
     pub record_cache_misses: Striped,
+    /// Upserts logged as blind changes (their leaf not read, `crate::blind`).
+    pub blind_updates: AtomicU64,
+    /// Blind changes applied when their leaf was loaded.
+    pub blind_applied: AtomicU64,
+    /// Leaf loads that applied blind changes.
+    pub blind_leaf_loads: AtomicU64,
+    /// Leaves loaded only to apply their blind changes (memory limit, checkpoints).
+    pub blind_drains: AtomicU64,
     /// Buffer pool hits.
     pub pool_hits: Striped,
     /// Buffer pool misses.
@@ -285,6 +293,14 @@ pub struct Stats {
     pub record_cache_hits: u64,
     /// Gets the record cache did not hold (with the cache on).
     pub record_cache_misses: u64,
+    /// Upserts logged as blind changes (their leaf not read).
+    pub blind_updates: u64,
+    /// Blind changes applied when their leaf was loaded.
+    pub blind_applied: u64,
+    /// Leaf loads that applied blind changes.
+    pub blind_leaf_loads: u64,
+    /// Leaves loaded only to apply their blind changes (memory limit, checkpoints).
+    pub blind_drains: u64,
     /// Buffer pool hits.
     pub pool_hits: u64,
     /// Buffer pool misses.
@@ -373,6 +389,10 @@ impl EngineCounters {
             delta_cache_hits: l(&self.delta_cache_hits),
             record_cache_hits: self.record_cache_hits.sum(),
             record_cache_misses: self.record_cache_misses.sum(),
+            blind_updates: l(&self.blind_updates),
+            blind_applied: l(&self.blind_applied),
+            blind_leaf_loads: l(&self.blind_leaf_loads),
+            blind_drains: l(&self.blind_drains),
             pool_hits: self.pool_hits.sum(),
             pool_misses: l(&self.pool_misses),
             evictions: l(&self.evictions),

@@ -43,6 +43,9 @@ pub struct EngineSpec {
     /// Record cache bytes (absent: 0, off).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub record_cache: u64,
+    /// Blind-update memory bytes (absent: 0, off).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub blind_updates: u64,
 }
 
 fn is_zero(v: &u64) -> bool {
@@ -106,6 +109,7 @@ impl EngineSpec {
             pacing,
             write_path,
             record_cache: c.record_cache_bytes,
+            blind_updates: c.blind_update_bytes,
         }
     }
 
@@ -133,9 +137,14 @@ impl EngineSpec {
                 ..nowa_engine::Flushing::default()
             }),
             record_cache_bytes: self.record_cache,
+            blind_update_bytes: self.blind_updates,
             ..Config::default()
         };
         assert_eq!(c.pool_bytes, self.pool, "the pool as resolved");
+        assert_eq!(
+            c.blind_update_bytes, self.blind_updates,
+            "the blind-update memory as resolved"
+        );
         Ok(c)
     }
 

@@ -451,6 +451,13 @@ fn draw_config(r: &mut Rng, oop: bool) -> Config {
         } else {
             0
         },
+        // Blind updates (engine `blind.rs`), from the side stream after the record cache:
+        // off, or 1-64 KiB (small: the memory limit drains leaves, checkpoints drain them).
+        blind_update_bytes: if side.random_bool(0.5) {
+            side.random_range(1..=64u64) << 10
+        } else {
+            0
+        },
         ..Config::default()
     }
 }

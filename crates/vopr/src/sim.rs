@@ -125,6 +125,17 @@ pub struct Coverage {
     pub delta_gc_moves: u64,
     /// Misses of chained pages the delta cache served (base read alone).
     pub delta_cache_hits: u64,
+    /// Gets the record cache served (`Config::record_cache_bytes`).
+    pub record_cache_hits: u64,
+    /// Zones trimmed early because every copy in them died (`OopConfig::trim_dead_zones`).
+    pub zones_trimmed_dead: u64,
+    /// Blind updates (`Config::blind_update_bytes`): puts logged without reading their
+    /// leaf, changes applied at a load, leaves loaded to apply them (memory, checkpoints).
+    pub blind_updates: u64,
+    /// See `blind_updates`.
+    pub blind_applied: u64,
+    /// See `blind_updates`.
+    pub blind_drains: u64,
 }
 
 impl Coverage {
@@ -162,6 +173,11 @@ impl Coverage {
             delta_consolidations: self.delta_consolidations + o.delta_consolidations,
             delta_gc_moves: self.delta_gc_moves + o.delta_gc_moves,
             delta_cache_hits: self.delta_cache_hits + o.delta_cache_hits,
+            record_cache_hits: self.record_cache_hits + o.record_cache_hits,
+            zones_trimmed_dead: self.zones_trimmed_dead + o.zones_trimmed_dead,
+            blind_updates: self.blind_updates + o.blind_updates,
+            blind_applied: self.blind_applied + o.blind_applied,
+            blind_drains: self.blind_drains + o.blind_drains,
         }
     }
 }
@@ -443,6 +459,11 @@ impl Sim {
         c.delta_consolidations += st.delta_consolidations;
         c.delta_gc_moves += st.delta_gc_moves;
         c.delta_cache_hits += st.delta_cache_hits;
+        c.record_cache_hits += st.record_cache_hits;
+        c.zones_trimmed_dead += st.zones_trimmed_dead;
+        c.blind_updates += st.blind_updates;
+        c.blind_applied += st.blind_applied;
+        c.blind_drains += st.blind_drains;
         if let Some(r) = e.recovery_report() {
             c.pages_repaired += r.pages_repaired;
             c.torn_tails += u64::from(matches!(r.wal_stop, WalStop::TornTail { .. }));

@@ -67,6 +67,11 @@ fn bounded_seed_range_passes() {
             "chained misses served by the delta cache",
             c.delta_cache_hits,
         ),
+        ("gets served by the record cache", c.record_cache_hits),
+        ("dead zones trimmed early", c.zones_trimmed_dead),
+        ("blind updates", c.blind_updates),
+        ("blind changes applied at a load", c.blind_applied),
+        ("leaves drained of blind changes", c.blind_drains),
     ];
     for (what, n) in counters {
         assert!(n > 0, "{what}: 0 in the CI seeds");

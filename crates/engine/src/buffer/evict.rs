@@ -149,6 +149,17 @@ impl BufferPool {
             "frame {i} evicted dirty (page {})",
             g.pid
         );
+        if let Some(b) = self.blind.get() {
+            // Before the unmap: a blind put that sees the room also sees the page mapped
+            // until it is unmapped, and a load (after the unmap) takes the room.
+            if page::kind(&g.page) == page::KIND_LEAF {
+                b.evicted(
+                    g.pid,
+                    page::room(&g.page),
+                    crate::blind::summary_of(&g.page),
+                );
+            }
+        }
         let unmapped =
             self.slot(g.pid)
                 .compare_exchange(i, super::NONE, Ordering::AcqRel, Ordering::Acquire);

@@ -20,6 +20,10 @@ const STEP_PAGES: usize = 64;
 /// lives in the buffer pool, where the page cleaner can advance it).
 pub(super) struct Pass {
     begin: u64,
+    /// The oldest blind change pending after the begin was read (`u64::MAX`: none): a leaf
+    /// loaded later gets it as its rec_lsn in a frame the sweep may have passed, so the
+    /// redo LSN stays at or below it.
+    blind_floor: u64,
     root: Pid,
     next_pid: Pid,
 }
@@ -214,9 +218,18 @@ impl Engine {
     /// Start a pass: under the shared tree lock no SMO is in flight, so root/next_pid match
     /// `begin`. A change with LSN < begin was applied to its page before `begin` was read,
     /// and its writer marked the frame dirty before appending (see `crate::buffer::Sweep`).
-    fn start_pass(&self, force: bool) -> Pass {
+    fn start_pass(&self, force: bool) -> Result<Pass> {
+        // Blind changes older than the pass before (every one when forced) are applied
+        // first, so their leaves are dirty frames this sweep writes.
+        let below = if force {
+            self.wal.next_lsn()
+        } else {
+            self.pool.last_pass_begin()
+        };
+        self.drain_blind(below, usize::MAX)?;
         let t = self.tree.read();
         let begin = self.wal.next_lsn();
+        let blind_floor = self.blind_floor();
         assert!(
             begin >= self.wal.redo_lsn(),
             "checkpoint begin {begin} below the redo LSN {}",
@@ -235,11 +248,12 @@ impl Engine {
         };
         self.ckpt_active.store(true, Ordering::Relaxed);
         self.pool.sweep_start(begin, force, limit);
-        Pass {
+        Ok(Pass {
             begin,
+            blind_floor,
             root: t.root,
             next_pid: t.next_pid,
-        }
+        })
     }
 
     /// Start a pass if none is running, advance its sweep by up to `budget` page writes, and
@@ -253,7 +267,7 @@ impl Engine {
         force: bool,
     ) -> Result<()> {
         if c.pass.is_none() {
-            c.pass = Some(self.start_pass(force));
+            c.pass = Some(self.start_pass(force)?);
         }
         if force {
             self.pool.sweep_force();
@@ -264,8 +278,8 @@ impl Engine {
         if self.pool.sweep_step(budget)?.is_none() {
             return Ok(());
         }
-        let redo = self.pool.sweep_finish();
         let p = c.pass.take().expect("a pass in progress");
+        let redo = self.pool.sweep_finish().min(p.blind_floor);
         self.finish_pass(c, &p, redo, clean)
     }
 

@@ -8,6 +8,7 @@
 //! only the leaf exclusively. A put that needs a split releases everything and retries under
 //! the exclusive lock (structure modification, SMO).
 
+mod blind;
 mod bulk;
 mod checkpoint;
 mod freelist;
@@ -116,6 +117,10 @@ pub struct Config {
     /// Memory for the record cache (hot records, key -> value, beside the pool; `rcache.rs`),
     /// in bytes; 0: off. Reads of cached records touch no page.
     pub record_cache_bytes: u64,
+    /// Memory for blind updates (`crate::blind`), in bytes; 0: off. An upsert into a leaf
+    /// that is not in the pool is logged and kept here without reading the leaf, and applied
+    /// when the leaf is next loaded; past this memory the oldest leaves are loaded.
+    pub blind_update_bytes: u64,
 }
 
 /// Who runs the engine's background work.
@@ -218,6 +223,7 @@ impl Default for Config {
             seed: None,
             background: BackgroundMode::Threads,
             record_cache_bytes: 0,
+            blind_update_bytes: 0,
         }
     }
 }
@@ -330,6 +336,8 @@ pub struct Engine {
     yields: Arc<crate::yields::YieldSite>,
     /// The record cache (`Config::record_cache_bytes`; None: off).
     rcache: Option<crate::rcache::RecordCache>,
+    /// Blind updates (`Config::blind_update_bytes`; None: off), shared with the pool.
+    blind: Option<Arc<crate::blind::Blind>>,
 }
 
 impl Drop for Engine {

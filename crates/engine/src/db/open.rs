@@ -500,6 +500,10 @@ impl Engine {
             wal.clone(),
             p.counters.clone(),
         ));
+        let blind = crate::blind::Blind::new(p.cfg.blind_update_bytes).map(Arc::new);
+        if let Some(b) = &blind {
+            pool.attach_blind(b.clone());
+        }
         pool.set_max_checkpoint_count(p.cfg.max_checkpoint_count);
         pool.set_max_redo_bytes(p.cfg.max_redo_bytes);
         let cache: Arc<dyn PageCache> = pool.clone();
@@ -540,6 +544,7 @@ impl Engine {
             pending_txn: Mutex::new(None),
             yields,
             rcache,
+            blind,
         }
     }
 

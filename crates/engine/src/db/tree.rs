@@ -268,7 +268,10 @@ impl Engine {
             .add(u64_of(key.len() + value.len()));
         self.wal_gate()?;
         self.yield_at(YieldPoint::Gated);
-        let lsn = self.put_logged(key, value, LogAs::Plain)?;
+        let lsn = match self.put_blind(key, value)? {
+            Some(l) => l,
+            None => self.put_logged(key, value, LogAs::Plain)?,
+        };
         self.yield_at(YieldPoint::Logged);
         self.after_write(lsn, d)
     }

@@ -22,8 +22,22 @@ fn cfg() -> Config {
         wal_limit_bytes: Some(128 << 10),
         durability: Durability::Sync,
         dw_pages: 1,
+        // Small: the limit's drains run as well as the checkpoints'.
+        blind_update_bytes: if BLIND.load(std::sync::atomic::Ordering::Relaxed) {
+            24 << 10
+        } else {
+            0
+        },
         ..Config::default()
     }
+}
+
+/// Blind updates (blind_updates.rs) on or off; set once per test binary.
+static BLIND: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Run the crash points of this binary with blind updates on.
+pub fn use_blind() {
+    BLIND.store(true, std::sync::atomic::Ordering::Relaxed);
 }
 
 /// Sub-page deltas on (oop_deltas.rs) or off; set once per test binary.
@@ -175,6 +189,17 @@ pub fn crash_points(c: Compression, bg: bool, seeds: u64) {
             s.delta_merges,
             s.delta_cache_hits,
             s.delta_chain_misses
+        );
+    }
+    if BLIND.load(std::sync::atomic::Ordering::Relaxed) {
+        // Crash points then fall between blind changes and the loads that apply them.
+        assert!(
+            s.blind_updates > 0 && s.blind_applied > 0 && s.blind_drains > 0,
+            "blind changes must be logged, applied and drained: {s:?}"
+        );
+        eprintln!(
+            "blind: {} updates, {} applied in {} leaf loads, {} drained",
+            s.blind_updates, s.blind_applied, s.blind_leaf_loads, s.blind_drains
         );
     }
     if bg {

@@ -94,6 +94,11 @@ pub struct EngineFlags {
     /// cached record touches no page; 0: off.
     #[arg(long, default_value = "0", value_parser = flags::size(0, MAX_BYTES))]
     pub record_cache: u64,
+    /// Memory for blind updates: an update of a record whose leaf is not in the pool is
+    /// logged without reading the leaf and applied when the leaf is next loaded (engine
+    /// `blind.rs`), beside --pool; 0: off.
+    #[arg(long, default_value = "0", value_parser = flags::size(0, MAX_BYTES))]
+    pub blind_updates: u64,
 }
 
 impl EngineFlags {
@@ -114,9 +119,14 @@ impl EngineFlags {
             durability: self.durability,
             doublewrite: !self.no_doublewrite,
             record_cache_bytes: self.record_cache,
+            blind_update_bytes: self.blind_updates,
             ..Config::default()
         };
         assert_eq!(c.pool_bytes, pool, "the pool as chosen");
+        assert_eq!(
+            c.blind_update_bytes, self.blind_updates,
+            "the blind-update memory as chosen"
+        );
         (c, why)
     }
 
@@ -165,6 +175,7 @@ mod tests {
             no_doublewrite: false,
             durability: Durability::Async,
             record_cache: 0,
+            blind_updates: 0,
         }
     }
 

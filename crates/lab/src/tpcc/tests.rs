@@ -17,6 +17,7 @@ fn small() -> Spec {
         pacing: Some(Pacing::default()),
         write_path: Path::InPlace,
         record_cache: 0,
+        blind_updates: 0,
     };
     Spec {
         device: "sim".into(),

@@ -33,6 +33,7 @@ fn small() -> Spec {
             pacing: Some(nowa_bench::ycsb::Pacing::default()),
             write_path: Path::InPlace,
             record_cache: 0,
+            blind_updates: 0,
         },
     }
 }
