@@ -297,7 +297,11 @@ fn block_stat(dev: &str, i: usize) -> u64 {
 
 /// A vssd, a loop device over its disk, ext4 on it mounted; `engine` runs on the mounted
 /// directory; then the vssd's host byte counts are checked against the loop device's
-/// /sys/block counters and the vssd is stopped (which detaches the loop device).
+/// /sys/block counters, the vssd is stopped (which detaches the loop device), and the
+/// block stream it received (`--record-trace`) is replayed with `nowa sim --trace`: the
+/// replay's WAF must be the vssd's within 1%. A file system and a database do not send the
+/// same stream twice (journal commit timing, writeback), so the check replays the stream of
+/// this very run, as the vssd received it.
 fn on_ext4(name: &str, tools: &[&str], engine: impl FnOnce(&Path)) {
     if !fuse_available(name) {
         return;
@@ -308,7 +312,9 @@ fn on_ext4(name: &str, tools: &[&str], engine: impl FnOnce(&Path)) {
     }
     let tmp = tempfile::tempdir().expect("tempdir");
     let (dir, fs) = (tmp.path().join("mnt"), tmp.path().join("fs"));
-    let d = Daemon::start(&dir, &["--capacity", "512MiB"]);
+    let trace = tmp.path().join("received.csv");
+    let record = trace.to_str().expect("utf-8");
+    let d = Daemon::start(&dir, &["--capacity", "512MiB", "--record-trace", record]);
     let dev = run(Command::new(env!("CARGO_BIN_EXE_nowa"))
         .args(["vssd", "attach"])
         .arg(&dir))
@@ -350,6 +356,27 @@ fn on_ext4(name: &str, tools: &[&str], engine: impl FnOnce(&Path)) {
     assert!(
         still.map(|o| !o.status.success()).unwrap_or(true),
         "stop detached {dev}"
+    );
+    received_stream_replays_at_the_vssds_waf(name, &trace, &s);
+}
+
+/// `nowa sim --trace` of the stream the vssd recorded, on a device of its capacity (512 MiB)
+/// from empty, once through: the same page writes, and the vssd's SSD WAF within 1%.
+/// The FTL's page writes are the media writes less the GC copies: host_write_bytes also
+/// counts write-zeroes, which reach the FTL as trims.
+fn received_stream_replays_at_the_vssds_waf(name: &str, trace: &Path, s: &serde_json::Value) {
+    let media = s["media_write_bytes"].as_u64().expect("media");
+    let ftl_pages = (media - s["gc_copy_bytes"].as_u64().expect("gc")) / PAGE;
+    let vssd_waf = s["waf"].as_f64().expect("waf");
+    assert!(
+        ((media / PAGE) as f64 / ftl_pages as f64 / vssd_waf - 1.0).abs() < 1e-9,
+        "waf is the FTL's flash pages over its host pages"
+    );
+    let replay = vssd_common::replay_waf(trace, 512 << 20, &[], ftl_pages);
+    println!("{name}: SSD WAF {vssd_waf:.4}, nowa sim --trace of the received stream {replay:.4}");
+    assert!(
+        (replay / vssd_waf - 1.0).abs() < 0.01,
+        "{name}: vssd {vssd_waf:.4} vs replay {replay:.4}"
     );
 }
 
