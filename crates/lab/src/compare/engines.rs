@@ -299,8 +299,9 @@ fn oop_config(target: &Target) -> nowa_engine::OopConfig {
             *unit >= 8 * 4096 && unit % 4096 == 0,
             "a GC unit of whole pages"
         );
-        c.zone_bytes = Some(*unit);
         c.open_zones = 1;
+        // `--zone-size auto`'s rule elsewhere: the unit over the open zones, here one.
+        c.zone_bytes = Some(crate::devices::zone_for_unit(*unit, c.open_zones));
     }
     c
 }
