@@ -11,6 +11,8 @@ use std::process::Command;
 use vssd_common::{aligned, fuse_available, loop_tools, run, Daemon};
 
 const PAGE: u64 = 4096;
+/// The geometry flag of the loop-device tests' vssds, for the daemon and for the replay.
+const BPS: [&str; 2] = ["--blocks-per-superblock", "2"];
 
 #[test]
 fn bad_flags_exit_2_naming_the_flag() {
@@ -297,8 +299,12 @@ fn block_stat(dev: &str, i: usize) -> u64 {
 
 /// A vssd, a loop device over its disk, ext4 on it mounted; `engine` runs on the mounted
 /// directory; then the vssd's host byte counts are checked against the loop device's
-/// /sys/block counters and the vssd is stopped (which detaches the loop device).
-fn on_ext4(name: &str, tools: &[&str], engine: impl FnOnce(&Path)) {
+/// /sys/block counters, the vssd is stopped (which detaches the loop device), and the
+/// block stream it received (`--record-trace`) is replayed with `nowa sim --trace`: the
+/// replay's WAF must be the vssd's within 1%. A file system and a database do not send the
+/// same stream twice (journal commit timing, writeback), so the check replays the stream of
+/// this very run, as the vssd received it.
+fn on_ext4(name: &str, tools: &[&str], mib: u64, engine: impl FnOnce(&Path)) {
     if !fuse_available(name) {
         return;
     }
@@ -308,7 +314,14 @@ fn on_ext4(name: &str, tools: &[&str], engine: impl FnOnce(&Path)) {
     }
     let tmp = tempfile::tempdir().expect("tempdir");
     let (dir, fs) = (tmp.path().join("mnt"), tmp.path().join("fs"));
-    let d = Daemon::start(&dir, &["--capacity", "512MiB"]);
+    let trace = tmp.path().join("received.csv");
+    let record = trace.to_str().expect("utf-8");
+    let cap = format!("{mib}MiB");
+    // Units of 2 blocks (2 MiB), so a 64 MiB vssd has the units its GC needs.
+    let d = Daemon::start(
+        &dir,
+        &["--capacity", &cap, "--record-trace", record, BPS[0], BPS[1]],
+    );
     let dev = run(Command::new(env!("CARGO_BIN_EXE_nowa"))
         .args(["vssd", "attach"])
         .arg(&dir))
@@ -351,19 +364,73 @@ fn on_ext4(name: &str, tools: &[&str], engine: impl FnOnce(&Path)) {
         still.map(|o| !o.status.success()).unwrap_or(true),
         "stop detached {dev}"
     );
+    received_stream_replays_at_the_vssds_waf(name, &trace, mib << 20, &s);
+}
+
+/// `nowa sim --trace` of the stream the vssd recorded, on a device of its `capacity` from
+/// empty, once through: the same page writes, and the vssd's SSD WAF within 1%.
+/// The FTL's page writes are the media writes less the GC copies: host_write_bytes also
+/// counts write-zeroes, which reach the FTL as trims.
+fn received_stream_replays_at_the_vssds_waf(
+    name: &str,
+    trace: &Path,
+    capacity: u64,
+    s: &serde_json::Value,
+) {
+    let media = s["media_write_bytes"].as_u64().expect("media");
+    let ftl_pages = (media - s["gc_copy_bytes"].as_u64().expect("gc")) / PAGE;
+    let vssd_waf = s["waf"].as_f64().expect("waf");
+    assert!(
+        ((media / PAGE) as f64 / ftl_pages as f64 / vssd_waf - 1.0).abs() < 1e-9,
+        "waf is the FTL's flash pages over its host pages"
+    );
+    let replay = vssd_common::replay_waf(trace, capacity, &BPS, ftl_pages);
+    println!("{name}: SSD WAF {vssd_waf:.4}, nowa sim --trace of the received stream {replay:.4}");
+    assert!(
+        (replay / vssd_waf - 1.0).abs() < 0.01,
+        "{name}: vssd {vssd_waf:.4} vs replay {replay:.4}"
+    );
+    // Where the vssd ran GC, its copies (WAF - 1) agree within 1% too: a replay that ran no
+    // GC at all would pass the check above on a WAF near 1.
+    if vssd_waf > 1.001 {
+        assert!(
+            ((replay - 1.0) / (vssd_waf - 1.0) - 1.0).abs() < 0.01,
+            "{name}: GC copies per host page {:.5} vs replay {:.5}",
+            vssd_waf - 1.0,
+            replay - 1.0
+        );
+    }
 }
 
 #[test]
 fn sqlite3_on_ext4_on_a_loop_device_and_the_byte_counts_match() {
     let name = "sqlite3_on_ext4_on_a_loop_device_and_the_byte_counts_match";
-    on_ext4(name, &["sqlite3"], |fs| {
+    // A 64 MiB vssd, and a database copied to a new file and the old one deleted, round
+    // after round: ext4 (no discard) places each copy on other blocks, so the vssd fills
+    // and runs GC, and the replay has GC to agree on (on 512 MiB both were exactly 1.0).
+    on_ext4(name, &["sqlite3"], 64, |fs| {
         let sql = "pragma journal_mode=wal; create table t(a integer primary key, b text); \
                    with recursive c(x) as (select 1 union all select x+1 from c where x<20000) \
                    insert into t select x, hex(randomblob(100)) from c; \
                    delete from t where a % 2 = 0; pragma integrity_check; select count(*) from t;";
         let got = run(Command::new("sqlite3").arg(fs.join("t.db")).arg(sql));
         assert!(got.ends_with("ok\n10000\n"), "sqlite3 said: {got}");
+        for round in 0..40 {
+            let next = fs.join("next.db");
+            let sql = format!(
+                "update t set b = hex(randomblob(150)) where a % 3 = {}; vacuum into '{}';",
+                round % 3,
+                next.display()
+            );
+            run(Command::new("sqlite3").arg(fs.join("t.db")).arg(sql));
+            std::fs::rename(&next, fs.join("t.db")).expect("the copy replaces the database");
+        }
+        let got = run(Command::new("sqlite3")
+            .arg(fs.join("t.db"))
+            .arg("pragma integrity_check; select count(*) from t;"));
+        assert_eq!(got, "ok\n10000\n", "sqlite3 said: {got}");
     });
+    // The rounds above fill the 64 MiB vssd: it ran GC (SSD WAF 1.033 on this machine).
 }
 
 #[test]
@@ -374,7 +441,7 @@ fn postgresql_on_ext4_on_a_loop_device_and_the_byte_counts_match() {
         println!("SKIPPED {name}: no postgres user (PostgreSQL refuses to run as root)");
         return;
     }
-    on_ext4(name, &["initdb", "pg_ctl", "psql", "su"], |fs| {
+    on_ext4(name, &["initdb", "pg_ctl", "psql", "su"], 512, |fs| {
         run(Command::new("chown").arg("postgres").arg(fs));
         let f = fs.to_str().expect("utf-8");
         let script = format!(

@@ -89,7 +89,7 @@ const AUTO_ZONE_FALLBACK: u64 = 1 << 20;
 /// over the `open` zones of an active group, rounded up to 4 KiB, so the group (NoWA's GC
 /// unit) covers at least one SSD unit (issue 31: 1 MiB x 4 zones on an 8 MiB superblock left
 /// SSD WAF at 1.44-1.75).
-fn zone_for_unit(unit: u64, open: u32) -> u64 {
+pub(crate) fn zone_for_unit(unit: u64, open: u32) -> u64 {
     let z = unit.div_ceil(u64::from(open.max(1))).div_ceil(4096) * 4096;
     let z = z.max(32 << 10);
     assert!(

@@ -317,6 +317,13 @@ impl Disk {
     pub fn capacity(&self) -> u64 {
         self.store.sim.geometry().capacity
     }
+    /// Bytes of the FTL's GC unit (the superblock GC erases as one). A host that trims in
+    /// these units, aligned, frees whole units: what an out-of-place engine's zone size
+    /// should be (`nowa compare` sizes nowa's zones by it).
+    #[must_use]
+    pub fn gc_unit_bytes(&self) -> u64 {
+        u64::from(self.store.sim.layout().unit_pages) * PAGE
+    }
 
     /// The placement handle of `file`: its own under FDP (modulo the handles), none otherwise.
     fn hint(&self, file: u16) -> Option<u16> {

@@ -13,8 +13,9 @@ use std::sync::Arc;
 /// Where an engine keeps its data.
 #[derive(Debug, Clone)]
 pub enum Target {
-    /// The vssd's disk file itself (a block device's worth of bytes).
-    Raw(PathBuf),
+    /// The vssd's disk file itself (a block device's worth of bytes), and the bytes of the
+    /// vssd's GC unit (what an out-of-place engine's zones should be).
+    Raw(PathBuf, u64),
     /// A directory on the file system on the vssd, with the bytes it may fill.
     Dir(PathBuf, u64),
 }
@@ -170,7 +171,7 @@ impl Bed {
             Some(d) => Target::Dir(d.clone(), control::free_bytes(d).unwrap_or(0)),
             None => {
                 assert!(self.loop_dev.is_none(), "raw: no loop device");
-                Target::Raw(self.dir.join("disk"))
+                Target::Raw(self.dir.join("disk"), self.disk.gc_unit_bytes())
             }
         }
     }

@@ -232,7 +232,7 @@ pub fn open(
 pub(super) fn fs_dir(target: &Target, engine: EngineName) -> Result<PathBuf, Error> {
     match target {
         Target::Dir(d, _) => Ok(d.clone()),
-        Target::Raw(_) => Err(Error::Usage(format!(
+        Target::Raw(..) => Err(Error::Usage(format!(
             "--fs raw: {} needs a file system (--fs ext4 or xfs)",
             engine.name()
         ))),
@@ -283,6 +283,29 @@ pub(super) fn heap_in_use() -> u64 {
     (m.uordblks as u64).saturating_add(m.hblkhd as u64)
 }
 
+/// The out-of-place engine's configuration on `target`. On the vssd's raw disk each zone
+/// is one of the vssd's GC units, filled one at a time (one open zone): the vssd receives
+/// one zone after another in its single write stream, so the trim of a zone that DB GC
+/// reclaimed frees about a unit's worth of whole pages together. The engine's default
+/// (1 MiB zones, four filled at once by turns) spread every GC unit of a 64 MiB vssd
+/// (2 MiB) over several zones that die at different times, and the vssd copied what the
+/// others still held: SSD WAF 3.05 against 1.77 (docs/vssd.md, "Out of place on the raw
+/// disk"). A file on a file system keeps the default: its blocks lie where the file system
+/// put them.
+fn oop_config(target: &Target) -> nowa_engine::OopConfig {
+    let mut c = nowa_engine::OopConfig::default();
+    if let Target::Raw(_, unit) = target {
+        assert!(
+            *unit >= 8 * 4096 && unit % 4096 == 0,
+            "a GC unit of whole pages"
+        );
+        c.open_zones = 1;
+        // `--zone-size auto`'s rule elsewhere: the unit over the open zones, here one.
+        c.zone_bytes = Some(crate::devices::zone_for_unit(*unit, c.open_zones));
+    }
+    c
+}
+
 /// nowa's engine in this process, on the vssd's disk or on a file on its file system.
 struct NowaDriver {
     eng: Engine,
@@ -295,9 +318,15 @@ struct NowaDriver {
 impl NowaDriver {
     fn open(oop: bool, target: &Target, spec: &Spec) -> Result<NowaDriver, Error> {
         let base = heap_in_use();
-        let opts = FileOptions::default();
+        let mut opts = FileOptions::default();
         let dev = match target {
-            Target::Raw(p) => FileDevice::open(p, &opts),
+            Target::Raw(p, _) => {
+                // The vssd's disk is a device, not a file: a trim must reach it as a hole
+                // punch (the vssd's TRIM). The default on a regular file ignores trims, and
+                // the vssd then kept every zone DB GC had freed as live data.
+                opts.trim = nowa_device::TrimPolicy::Deallocate;
+                FileDevice::open(p, &opts)
+            }
             Target::Dir(d, free) => {
                 // File-system metadata grows with the file: leave a tenth free.
                 let size = free / 10 * 9 / 4096 * 4096;
@@ -317,7 +346,7 @@ impl NowaDriver {
         };
         let dev: Arc<dyn nowa_device::BlockDevice> = Arc::new(dev);
         let eng = if oop {
-            let store = nowa_engine::out_of_place_store(nowa_engine::OopConfig::default());
+            let store = nowa_engine::out_of_place_store(oop_config(target));
             Engine::create_with_wal(dev, None, cfg, &store)
         } else {
             Engine::create_with_wal(dev, None, cfg, &nowa_engine::in_place_store())

@@ -65,7 +65,7 @@ pub(super) fn open(
     // for its metadata, as nowa's file.
     let free = match target {
         Target::Dir(_, free) => *free,
-        Target::Raw(_) => 0,
+        Target::Raw(..) => 0,
     };
     let map = free / 10 * 9 / 4096 * 4096;
     assert!(map > 0, "a file system with free space");

@@ -234,6 +234,11 @@ pub struct Measured {
     pub media_write_bytes: u64,
     /// Bytes the host read.
     pub host_read_bytes: u64,
+    /// Bytes the host trimmed (discards, hole punches, write-zeroes): what reached the vssd
+    /// of an engine's (or file system's) frees.
+    pub trim_bytes: u64,
+    /// Bytes the vssd's GC copied (part of `media_write_bytes`).
+    pub gc_copy_bytes: u64,
     /// Device (host) write bytes per operation.
     pub device_bytes_per_op: f64,
     /// Flash bytes per operation.
@@ -605,6 +610,8 @@ fn figures(
         host_write_bytes: host,
         media_write_bytes: media,
         host_read_bytes: grew(&w.before, &w.after, |s| s.host_read_bytes),
+        trim_bytes: grew(&w.before, &w.after, |s| s.trim_bytes),
+        gc_copy_bytes: grew(&w.before, &w.after, |s| s.gc_copy_bytes),
         device_bytes_per_op: per_op(host),
         flash_bytes_per_op: per_op(media),
         ssd_waf: nowa_units::waf(media / 4096, host.div_ceil(4096)),
