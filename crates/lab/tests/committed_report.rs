@@ -114,11 +114,20 @@ fn the_checkpointing_tables_are_generated_from_the_report() {
             .unwrap_or_else(|| panic!("the report has no table {name} of {paper}"));
         assert!(!t.rows.is_empty(), "{name}: rows");
         let begin = format!("{}{paper}:{name} ", nowa_lab::reproduce::BLOCK_BEGIN);
-        assert!(text.contains(&begin), "docs/checkpointing.md: no generated block {name}");
+        assert!(
+            text.contains(&begin),
+            "docs/checkpointing.md: no generated block {name}"
+        );
     }
-    let t2 = r.tables.iter().find(|t| t.name == "table-2").expect("table-2");
+    let t2 = r
+        .tables
+        .iter()
+        .find(|t| t.name == "table-2")
+        .expect("table-2");
     assert!(
-        t2.rows.iter().any(|row| row.iter().any(|c| c.contains('['))),
+        t2.rows
+            .iter()
+            .any(|row| row.iter().any(|c| c.contains('['))),
         "Table II shows the crashes' min-max"
     );
 }

@@ -429,7 +429,11 @@ fn windows(samples: &[(f64, f64)], w: f64) -> Vec<(f64, f64)> {
     for &(end, rate) in samples {
         let dt = end - prev;
         assert!(dt >= 0.0, "samples in time order");
-        #[expect(clippy::cast_possible_truncation, clippy::cast_sign_loss, reason = "seconds of a run")]
+        #[expect(
+            clippy::cast_possible_truncation,
+            clippy::cast_sign_loss,
+            reason = "seconds of a run"
+        )]
         let k = ((end - 1e-9).max(0.0) / w) as usize;
         if acc.len() <= k {
             acc.resize(k + 1, (0.0, 0.0));
@@ -438,10 +442,30 @@ fn windows(samples: &[(f64, f64)], w: f64) -> Vec<(f64, f64)> {
         acc[k].1 += dt;
         prev = end;
     }
-    acc.iter()
+    let out = acc
+        .iter()
         .enumerate()
         .filter(|(_, (_, dt))| *dt >= 0.95 * w)
         .map(|(k, (txns, dt))| (f((k + 1) as u64) * w, txns / dt))
+        .collect::<Vec<_>>();
+    assert!(
+        out.iter().all(|p| p.1 >= 0.0 && p.0 <= prev + 0.05 * w),
+        "rates of whole windows within the run"
+    );
+    out
+}
+
+/// A run's throughput in Figure 3's windows, relative to `vanilla` transactions per second.
+fn relative_windows(v: &TpccReport, vanilla: f64) -> Vec<(f64, f64)> {
+    let raw: Vec<(f64, f64)> = v
+        .run
+        .samples
+        .iter()
+        .map(|x| (x.elapsed_s, x.txn_per_s))
+        .collect();
+    windows(&raw, FIG3_WINDOW_S)
+        .into_iter()
+        .map(|(t, x)| (t, x / vanilla))
         .collect()
 }
 
@@ -466,13 +490,10 @@ fn figure3(s: &mut Sink<'_>, runs: &[(Point, TpccReport)], big: u32, seed: u64) 
         return Ok(());
     };
     for (p, v) in runs.iter().filter(|(p, _)| shown(p)) {
-        let raw: Vec<(f64, f64)> = v.run.samples.iter().map(|x| (x.elapsed_s, x.txn_per_s)).collect();
-        let pts: Vec<(f64, f64)> = windows(&raw, FIG3_WINDOW_S)
-            .into_iter()
-            .map(|(t, x)| (t, x / vanilla))
-            .collect();
+        let pts = relative_windows(v, vanilla);
         for (t, x) in &pts {
-            recs.push(vec![p.label(), format!("{t:.1}"), format!("{:.1}", x * vanilla), format!("{x:.3}")]);
+            let (t, tps) = (format!("{t:.1}"), format!("{:.1}", x * vanilla));
+            recs.push(vec![p.label(), t, tps, format!("{x:.3}")]);
         }
         series.push(Series {
             label: p.label(),
@@ -491,7 +512,10 @@ fn figure3(s: &mut Sink<'_>, runs: &[(Point, TpccReport)], big: u32, seed: u64) 
     let style = Style {
         reference: vec![
             paper("vanilla (1.0)", vec![(0.0, 1.0), (end, 1.0)]),
-            paper("mcc 3 mean / vanilla mean (1.58)", vec![(0.0, 1.58), (end, 1.58)]),
+            paper(
+                "mcc 3 mean / vanilla mean (1.58)",
+                vec![(0.0, 1.58), (end, 1.58)],
+            ),
         ],
         ..Style::default()
     };
@@ -602,13 +626,20 @@ fn relative(
     let mut sp: Vec<Spread> = Vec::new();
     for a in aggs.iter().filter(|a| keep(a.point)) {
         let Some(v) = base(a.point) else { continue };
+        assert!(v > 0.0 || v.is_nan(), "vanilla's throughput is positive");
         let (k, xv, (lo, hi)) = (key(a.point), x(a.point), a.range(&tps));
         if let Some(i) = ls.iter().position(|l| l.label == k) {
             ls[i].points.push((xv, a.mean(&tps) / v));
             sp[i].points.push((xv, lo / v, hi / v));
         } else {
-            ls.push(Series { label: k.clone(), points: vec![(xv, a.mean(&tps) / v)] });
-            sp.push(Spread { label: k, points: vec![(xv, lo / v, hi / v)] });
+            ls.push(Series {
+                label: k.clone(),
+                points: vec![(xv, a.mean(&tps) / v)],
+            });
+            sp.push(Spread {
+                label: k,
+                points: vec![(xv, lo / v, hi / v)],
+            });
         }
     }
     for l in &mut ls {
@@ -617,7 +648,12 @@ fn relative(
     for l in &mut sp {
         l.points.sort_by(|a, b| a.0.total_cmp(&b.0));
     }
-    assert!(ls.iter().zip(&sp).all(|(l, s)| l.points.len() == s.points.len()), "one range per point");
+    assert!(
+        ls.iter()
+            .zip(&sp)
+            .all(|(l, s)| l.points.len() == s.points.len()),
+        "one range per point"
+    );
     (ls, sp)
 }
 
@@ -627,7 +663,10 @@ fn figure4(s: &mut Sink<'_>, aggs: &[Agg<'_>]) -> Result<()> {
     let (f4, spread) = relative(aggs, keep, Point::label, |p| f64::from(p.buffer_pct));
     let style = Style {
         reference: vec![
-            paper("mcc 3 (<= 1 at 10-20%, 1.58 at 50%)", vec![(20.0, 1.0), (50.0, 1.58)]),
+            paper(
+                "mcc 3 (<= 1 at 10-20%, 1.58 at 50%)",
+                vec![(20.0, 1.0), (50.0, 1.58)],
+            ),
             paper("mcc 8 at 50% (2.13)", vec![(50.0, 2.13)]),
         ],
         x_ticks: ticks(&f4),
@@ -659,7 +698,8 @@ fn figure5(s: &mut Sink<'_>, aggs: &[Agg<'_>], big: u32) -> Result<()> {
         spread,
         ..Style::default()
     };
-    let t = format!("Throughput relative to vanilla vs max_checkpoint_count, buffer {big}% (Fig. 5)");
+    let t =
+        format!("Throughput relative to vanilla vs max_checkpoint_count, buffer {big}% (Fig. 5)");
     let c = chart(
         &t,
         "max_checkpoint_count",
@@ -930,7 +970,8 @@ fn residency_charts(s: &mut Sink<'_>, big: u32, evicted: Cdfs, all: Cdfs) -> Res
         "consecutive checkpoints before eviction (or the run's end); every curve is at 100% beyond {last:.0}"
     );
     let x = x.as_str();
-    let cut = |v: Vec<(f64, f64)>| -> Vec<(f64, f64)> { v.into_iter().filter(|p| p.0 <= last).collect() };
+    let cut =
+        |v: Vec<(f64, f64)>| -> Vec<(f64, f64)> { v.into_iter().filter(|p| p.0 <= last).collect() };
     let two = |a, b| {
         vec![
             Series {
@@ -987,7 +1028,12 @@ fn cdf_end(cdfs: &[&Vec<(f64, f64)>]) -> f64 {
         .filter(|p| p.1 < 99.95)
         .map(|p| p.0)
         .fold(0.0, f64::max);
-    (changing + 1.0).max(10.0)
+    let end = (changing + 1.0).max(10.0);
+    assert!(
+        end >= changing && end.is_finite(),
+        "the axis covers every change"
+    );
+    end
 }
 
 /// The runs and crashes as `nowa reproduce` reads them.
@@ -1129,7 +1175,9 @@ mod tests {
         let (line, table) = residency(&mut s, &runs, 50, 42).expect("written");
         let table = table.expect("the residency table").markdown();
         assert!(
-            table.contains("| checkpoint writes by pages resident >= 5 selections, % | ~51 | 0.0 | 86.4 |"),
+            table.contains(
+                "| checkpoint writes by pages resident >= 5 selections, % | ~51 | 0.0 | 86.4 |"
+            ),
             "{table}"
         );
         // Evicted only: nothing >= 5; with the resident pages: 19 of 22 writes.
@@ -1153,7 +1201,9 @@ mod tests {
     #[test]
     fn residency_figures_end_where_the_curves_stop_changing() {
         let flat_from = |n: u64| -> Vec<(f64, f64)> {
-            (1..=31).map(|x| (f(x), if x < n { 50.0 } else { 100.0 })).collect()
+            (1..=31)
+                .map(|x| (f(x), if x < n { 50.0 } else { 100.0 }))
+                .collect()
         };
         assert!((cdf_end(&[&flat_from(14), &flat_from(3)]) - 14.0).abs() < 1e-9);
         assert!((cdf_end(&[&flat_from(2)]) - 10.0).abs() < 1e-9);

@@ -321,11 +321,8 @@ fn keep_other_papers(rep: &mut Reproduction, json: &Path) {
     rep.command = command_history(&old.command, &rep.command);
     rep.entries.extend(kept);
     // The other papers' tables stay with their entries.
-    rep.tables.extend(
-        old.tables
-            .into_iter()
-            .filter(|t| !ran.contains(&t.paper)),
-    );
+    rep.tables
+        .extend(old.tables.into_iter().filter(|t| !ran.contains(&t.paper)));
     // The report's order: by paper, then the table's order within a paper.
     let rank = |e: &Entry| {
         PAPER_VALUES

@@ -126,6 +126,12 @@ impl DocTable {
             }
             s.push('\n');
         }
+        assert_eq!(
+            s.lines().count(),
+            self.rows.len() + 2,
+            "{}: a header, a rule and one line per row",
+            self.name
+        );
         if !self.note.is_empty() {
             let _ = writeln!(s, "\n{}", self.note);
         }
@@ -369,6 +375,7 @@ fn block_for(r: &Reproduction, name: &str) -> Result<Option<String>, String> {
     let Some(table) = table else {
         return Ok(Some(doc_block(r, paper)));
     };
+    assert!(!table.is_empty(), "a table block names its table");
     r.tables
         .iter()
         .find(|t| t.paper == paper_name && t.name == table)

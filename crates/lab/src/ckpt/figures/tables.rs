@@ -40,7 +40,13 @@ type Get = fn(&Row) -> f64;
 /// Table I's rows: name, the paper's vanilla / mcc 3 / mcc 8, nowa's field, decimals,
 /// whether a ratio to vanilla is shown.
 const TABLE1_ROWS: [(&str, [&str; 3], Get, usize, bool); 10] = [
-    ("TPS (device-bound)", ["630", "995 (1.58x)", "~1,340 (2.13x)"], |r| r.bound_tps, 0, true),
+    (
+        "TPS (device-bound)",
+        ["630", "995 (1.58x)", "~1,340 (2.13x)"],
+        |r| r.bound_tps,
+        0,
+        true,
+    ),
     ("TPS (wall)", ["", "", ""], |r| r.tps, 0, true),
     (
         "write KB/txn (device: pages, doublewrite, WAL)",
@@ -49,10 +55,28 @@ const TABLE1_ROWS: [(&str, [&str; 3], Get, usize, bool); 10] = [
         1,
         true,
     ),
-    ("page writes KB/txn (checkpoint + LRU)", ["", "", ""], |r| r.page_kb_txn, 2, true),
-    ("checkpoint flush %", ["99.1", "43", "18"], |r| r.ckpt_pct, 1, false),
+    (
+        "page writes KB/txn (checkpoint + LRU)",
+        ["", "", ""],
+        |r| r.page_kb_txn,
+        2,
+        true,
+    ),
+    (
+        "checkpoint flush %",
+        ["99.1", "43", "18"],
+        |r| r.ckpt_pct,
+        1,
+        false,
+    ),
     ("LRU flush %", ["0.9", "56.9", ""], |r| r.lru_pct, 1, false),
-    ("forced (WAL limit) %", ["", "", ""], |r| r.forced_pct, 1, false),
+    (
+        "forced (WAL limit) %",
+        ["", "", ""],
+        |r| r.forced_pct,
+        1,
+        false,
+    ),
     ("deferrals/txn", ["", "", ""], |r| r.deferrals_txn, 2, false),
     ("hit ratio", ["", "", ""], |r| r.hit_ratio, 4, false),
     (
@@ -77,6 +101,10 @@ fn table1(aggs: &[Agg<'_>], big: u32, note: &str) -> Option<DocTable> {
         .map(String::from)
         .to_vec();
     header.extend(cols.iter().map(|a| a.point.label()));
+    assert!(
+        cols.iter().all(|a| a.point.buffer_pct == big),
+        "Table I is of one buffer"
+    );
     let rows = TABLE1_ROWS
         .iter()
         .map(|(name, paper, get, prec, ratio)| {
@@ -204,6 +232,7 @@ fn table2(crashes: &[(Point, Recovery)], seconds: f64) -> Option<DocTable> {
                 .filter(|(p, _)| p.mcc == m && p.redo_bound.is_none())
                 .map(|(_, r)| r)
                 .collect();
+            assert!(!of.is_empty(), "mcc {m} has a crash");
             let col = |g: &dyn Fn(&Recovery) -> f64, prec| {
                 spread(&of.iter().map(|r| g(r)).collect::<Vec<_>>(), prec)
             };
@@ -243,12 +272,7 @@ fn table2(crashes: &[(Point, Recovery)], seconds: f64) -> Option<DocTable> {
 
 /// Figures 1-2's shares: (pages selected once, by the 3rd selection; checkpoint writes by
 /// pages resident >= 5 and >= 10 selections), evicted pages and with the resident ones.
-pub(super) fn residency(
-    evicted: [f64; 4],
-    all: [f64; 4],
-    big: u32,
-    seed: u64,
-) -> DocTable {
+pub(super) fn residency(evicted: [f64; 4], all: [f64; 4], big: u32, seed: u64) -> DocTable {
     let names = [
         "pages selected once, % of pages",
         "pages selected at most 3 times, % of pages",
@@ -269,9 +293,14 @@ pub(super) fn residency(
     DocTable::new(
         Paper::Checkpointing,
         "figures-1-2",
-        ["", "paper", "nowa: evicted pages", "nowa: evicted + resident at the end"]
-            .map(String::from)
-            .to_vec(),
+        [
+            "",
+            "paper",
+            "nowa: evicted pages",
+            "nowa: evicted + resident at the end",
+        ]
+        .map(String::from)
+        .to_vec(),
         rows,
         format!(
             "Vanilla at buffer {big}%, seed {seed}; engine lifetime (load and run); a page's \
@@ -288,8 +317,12 @@ pub(super) fn all(
     seconds: f64,
     note: &str,
 ) -> Vec<DocTable> {
-    [table1(aggs, big, note), figure4(aggs, note), table2(crashes, seconds)]
-        .into_iter()
-        .flatten()
-        .collect()
+    [
+        table1(aggs, big, note),
+        figure4(aggs, note),
+        table2(crashes, seconds),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
 }
