@@ -106,10 +106,13 @@ impl DocTable {
         }
     }
 
-    /// The table as Markdown (cells with `|` escaped), then its note.
+    /// The table as Markdown (a cell's `|` and line breaks replaced), then its note.
+    ///
+    /// # Panics
+    /// Never: one line per row (asserted).
     #[must_use]
     pub fn markdown(&self) -> String {
-        let cell = |c: &str| c.replace('|', "/");
+        let cell = |c: &str| c.replace('|', "/").replace('\n', " ");
         let mut s = String::from("|");
         for c in &self.columns {
             let _ = write!(s, " {} |", cell(c));
