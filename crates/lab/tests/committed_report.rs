@@ -97,3 +97,37 @@ fn every_papers_doc_carries_the_reports_table() {
         }
     }
 }
+
+/// docs/checkpointing.md's absolute tables (Table I, Figure 4, Table II with the crashes'
+/// spread, Figures 1-2's shares) are blocks generated from the report's tables, which the
+/// test above keeps equal to the report: no hand-copied measurement can go stale there.
+#[test]
+fn the_checkpointing_tables_are_generated_from_the_report() {
+    let r = committed();
+    let text = std::fs::read_to_string(docs().join("checkpointing.md")).expect("checkpointing.md");
+    let paper = Paper::Checkpointing.name();
+    for name in ["table-1", "fig-4", "table-2", "figures-1-2"] {
+        let t = r
+            .tables
+            .iter()
+            .find(|t| t.paper == paper && t.name == name)
+            .unwrap_or_else(|| panic!("the report has no table {name} of {paper}"));
+        assert!(!t.rows.is_empty(), "{name}: rows");
+        let begin = format!("{}{paper}:{name} ", nowa_lab::reproduce::BLOCK_BEGIN);
+        assert!(
+            text.contains(&begin),
+            "docs/checkpointing.md: no generated block {name}"
+        );
+    }
+    let t2 = r
+        .tables
+        .iter()
+        .find(|t| t.name == "table-2")
+        .expect("table-2");
+    assert!(
+        t2.rows
+            .iter()
+            .any(|row| row.iter().any(|c| c.contains('['))),
+        "Table II shows the crashes' min-max"
+    );
+}

@@ -3,8 +3,10 @@
 //! (setup subtitle, the paper's values dashed, y from zero, min-max over seeds shaded), and
 //! the runs as `nowa reproduce` reads them.
 
+mod tables;
+
 use super::{Spec, TpccReport};
-use crate::reproduce::{CkptCrash, CkptResult, CkptRun};
+use crate::reproduce::{CkptCrash, CkptResult, CkptRun, DocTable};
 use crate::Error;
 use nowa_bench::plot::{render_line_styled, LineChart, PlotError, Series, Spread, Style};
 use std::fmt::Write as _;
@@ -179,6 +181,9 @@ pub struct Outcome {
     pub table2: String,
     /// Figures 1-2's summary line.
     pub residency: String,
+    /// Tables I and II, Figure 4's and Figures 1-2's, as the reproduction report carries them
+    /// (docs/checkpointing.md's generated blocks).
+    pub tables: Vec<DocTable>,
     /// The files written.
     pub files: Vec<PathBuf>,
     /// Ctrl-C stopped the runs: what finished (the outputs cover only that).
@@ -410,24 +415,85 @@ fn shown_count(p: &Point) -> bool {
     p.redo_bound.is_some() || [0, 3, 8].contains(&p.mcc)
 }
 
-/// Figure 3: TPS over time at the buffer `big`, one line per count/bound (in place), the
-/// first seed's run.
+/// Figure 3's window: throughput over time is drawn as 5-second means (one-second samples of
+/// a 40 s run on a shared machine swing 10x and cross each other).
+const FIG3_WINDOW_S: f64 = 5.0;
+
+/// `(end of window, transactions per second)` of the samples `(end of interval, rate)` in
+/// windows of `w` seconds from the run's start; a window the samples cover less than 95%
+/// of (the partial interval before the stop) is not a rate and is dropped.
+fn windows(samples: &[(f64, f64)], w: f64) -> Vec<(f64, f64)> {
+    assert!(w > 0.0, "a window has a length");
+    let mut acc: Vec<(f64, f64)> = Vec::new();
+    let mut prev = 0.0;
+    for &(end, rate) in samples {
+        let dt = end - prev;
+        assert!(dt >= 0.0, "samples in time order");
+        #[expect(
+            clippy::cast_possible_truncation,
+            clippy::cast_sign_loss,
+            reason = "seconds of a run"
+        )]
+        let k = ((end - 1e-9).max(0.0) / w) as usize;
+        if acc.len() <= k {
+            acc.resize(k + 1, (0.0, 0.0));
+        }
+        acc[k].0 += rate * dt;
+        acc[k].1 += dt;
+        prev = end;
+    }
+    let out = acc
+        .iter()
+        .enumerate()
+        .filter(|(_, (_, dt))| *dt >= 0.95 * w)
+        .map(|(k, (txns, dt))| (f((k + 1) as u64) * w, txns / dt))
+        .collect::<Vec<_>>();
+    assert!(
+        out.iter().all(|p| p.1 >= 0.0 && p.0 <= prev + 0.05 * w),
+        "rates of whole windows within the run"
+    );
+    out
+}
+
+/// A run's throughput in Figure 3's windows, relative to `vanilla` transactions per second.
+fn relative_windows(v: &TpccReport, vanilla: f64) -> Vec<(f64, f64)> {
+    let raw: Vec<(f64, f64)> = v
+        .run
+        .samples
+        .iter()
+        .map(|x| (x.elapsed_s, x.txn_per_s))
+        .collect();
+    windows(&raw, FIG3_WINDOW_S)
+        .into_iter()
+        .map(|(t, x)| (t, x / vanilla))
+        .collect()
+}
+
+/// Figure 3: TPS over time at the buffer `big`, one line per count (in place, the paper's
+/// 0, 3 and 8), the first seed's run, in 5 s windows relative to vanilla's mean over its run
+/// (the paper's numbers are of a ~500x larger database: its ratio is the mark).
 fn figure3(s: &mut Sink<'_>, runs: &[(Point, TpccReport)], big: u32, seed: u64) -> Result<()> {
     let mut recs = Vec::new();
     let mut series = Vec::new();
-    let shown =
-        |p: &Point| p.buffer_pct == big && p.path == "inplace" && shown_count(p) && p.seed == seed;
+    let shown = |p: &Point| {
+        p.buffer_pct == big
+            && p.path == "inplace"
+            && p.redo_bound.is_none()
+            && shown_count(p)
+            && p.seed == seed
+    };
+    let Some(vanilla) = runs
+        .iter()
+        .find(|(p, _)| shown(p) && p.mcc == 0)
+        .map(|(_, v)| v.run.txn_per_s)
+    else {
+        return Ok(());
+    };
     for (p, v) in runs.iter().filter(|(p, _)| shown(p)) {
-        let mut pts: Vec<(f64, f64)> = v
-            .run
-            .samples
-            .iter()
-            .map(|x| (x.elapsed_s, x.txn_per_s))
-            .collect();
-        // The last sample covers the partial second before the stop: not a rate.
-        pts.pop();
+        let pts = relative_windows(v, vanilla);
         for (t, x) in &pts {
-            recs.push(vec![p.label(), format!("{t:.2}"), format!("{x:.1}")]);
+            let (t, tps) = (format!("{t:.1}"), format!("{:.1}", x * vanilla));
+            recs.push(vec![p.label(), t, tps, format!("{x:.3}")]);
         }
         series.push(Series {
             label: p.label(),
@@ -436,26 +502,30 @@ fn figure3(s: &mut Sink<'_>, runs: &[(Point, TpccReport)], big: u32, seed: u64) 
     }
     s.csv(
         "ckpt-fig3-tps-time.csv",
-        &["label", "elapsed_s", "txn_per_s"],
+        &["label", "window_end_s", "txn_per_s", "per_vanilla_mean"],
         &recs,
     )?;
     let end = series
         .iter()
         .flat_map(|x| x.points.last().map(|p| p.0))
-        .fold(1.0, f64::max);
+        .fold(FIG3_WINDOW_S, f64::max);
     let style = Style {
         reference: vec![
-            paper("vanilla mean", vec![(0.0, 630.0), (end, 630.0)]),
-            paper("mcc 3 mean", vec![(0.0, 995.0), (end, 995.0)]),
+            paper("vanilla (1.0)", vec![(0.0, 1.0), (end, 1.0)]),
+            paper(
+                "mcc 3 mean / vanilla mean (1.58)",
+                vec![(0.0, 1.58), (end, 1.58)],
+            ),
         ],
         ..Style::default()
     };
-    let title =
-        format!("TPC-C throughput over time, in place, buffer {big}%, seed {seed} (Fig. 3)");
+    let title = format!(
+        "Throughput over time relative to vanilla, in place, buffer {big}%, seed {seed} (Fig. 3)"
+    );
     let c = chart(
         &title,
-        "seconds into the run",
-        "transactions/s (wall)",
+        &format!("seconds into the run (means over {FIG3_WINDOW_S:.0} s windows; partial windows dropped)"),
+        "transactions/s (wall) / vanilla's run mean",
         series,
     );
     s.plot("ckpt-fig3-tps-time", &c, style)
@@ -531,49 +601,109 @@ fn ticks(series: &[Series]) -> Vec<f64> {
     xs
 }
 
-/// Figure 4: TPS against the buffer size.
+/// The lines `lines` drew, each point divided by vanilla's mean at the same buffer and path
+/// (the setting with count 0 and no bound; a point without one is dropped): the paper's
+/// database is ~500x nowa's quick one, so the figures compare ratios, the paper's as marks.
+/// The spread is the seeds' min-max over the same vanilla mean.
+fn relative(
+    aggs: &[Agg<'_>],
+    keep: impl Fn(&Point) -> bool,
+    key: impl Fn(&Point) -> String,
+    x: impl Fn(&Point) -> f64,
+) -> (Vec<Series>, Vec<Spread>) {
+    let tps: fn(&Row) -> f64 = |r| r.bound_tps;
+    let base = |p: &Point| {
+        aggs.iter()
+            .find(|a| {
+                a.point.mcc == 0
+                    && a.point.redo_bound.is_none()
+                    && a.point.path == p.path
+                    && a.point.buffer_pct == p.buffer_pct
+            })
+            .map(|a| a.mean(&tps))
+    };
+    let mut ls: Vec<Series> = Vec::new();
+    let mut sp: Vec<Spread> = Vec::new();
+    for a in aggs.iter().filter(|a| keep(a.point)) {
+        let Some(v) = base(a.point) else { continue };
+        assert!(v > 0.0 || v.is_nan(), "vanilla's throughput is positive");
+        let (k, xv, (lo, hi)) = (key(a.point), x(a.point), a.range(&tps));
+        if let Some(i) = ls.iter().position(|l| l.label == k) {
+            ls[i].points.push((xv, a.mean(&tps) / v));
+            sp[i].points.push((xv, lo / v, hi / v));
+        } else {
+            ls.push(Series {
+                label: k.clone(),
+                points: vec![(xv, a.mean(&tps) / v)],
+            });
+            sp.push(Spread {
+                label: k,
+                points: vec![(xv, lo / v, hi / v)],
+            });
+        }
+    }
+    for l in &mut ls {
+        l.points.sort_by(|a, b| a.0.total_cmp(&b.0));
+    }
+    for l in &mut sp {
+        l.points.sort_by(|a, b| a.0.total_cmp(&b.0));
+    }
+    assert!(
+        ls.iter()
+            .zip(&sp)
+            .all(|(l, s)| l.points.len() == s.points.len()),
+        "one range per point"
+    );
+    (ls, sp)
+}
+
+/// Figure 4: TPS relative to vanilla against the buffer size.
 fn figure4(s: &mut Sink<'_>, aggs: &[Agg<'_>]) -> Result<()> {
     let keep = |p: &Point| p.redo_bound.is_none() && shown_count(p);
-    let x = |p: &Point| f64::from(p.buffer_pct);
-    let (f4, spread) = lines(aggs, keep, Point::label, x, |r| r.bound_tps);
+    let (f4, spread) = relative(aggs, keep, Point::label, |p| f64::from(p.buffer_pct));
     let style = Style {
         reference: vec![
-            paper("vanilla at 50%", vec![(50.0, 630.0)]),
-            paper("mcc 3 at 50%", vec![(50.0, 995.0)]),
-            paper("mcc 8 at 50%", vec![(50.0, 1340.0)]),
+            paper(
+                "mcc 3 (<= 1 at 10-20%, 1.58 at 50%)",
+                vec![(20.0, 1.0), (50.0, 1.58)],
+            ),
+            paper("mcc 8 at 50% (2.13)", vec![(50.0, 2.13)]),
         ],
         x_ticks: ticks(&f4),
         spread,
         ..Style::default()
     };
     let c = chart(
-        "TPC-C throughput vs buffer size (Fig. 4)",
+        "Throughput relative to vanilla vs buffer size (Fig. 4)",
         "buffer, % of the database",
-        "transactions/s (device-bound)",
+        "device-bound TPS / vanilla's at the same buffer",
         f4,
     );
     s.plot("ckpt-fig4-buffer", &c, style)
 }
 
-/// Figure 5: TPS and the flush shares against the count, at the buffer `big`.
+/// Figure 5: TPS (relative to vanilla) and the flush shares against the count, at the buffer
+/// `big`.
 fn figure5(s: &mut Sink<'_>, aggs: &[Agg<'_>], big: u32) -> Result<()> {
     let at_big = |p: &Point| p.redo_bound.is_none() && p.buffer_pct == big;
     let f5 = |y: fn(&Row) -> f64| lines(aggs, at_big, |p| p.path.clone(), |p| f64::from(p.mcc), y);
-    let (tps, spread) = f5(|r| r.bound_tps);
+    let (tps, spread) = relative(aggs, at_big, |p| p.path.clone(), |p| f64::from(p.mcc));
+    let vanilla = PAPER_FIG5[0].1;
     let style = Style {
         reference: vec![paper(
-            "TPS",
-            PAPER_FIG5.iter().map(|p| (p.0, p.1)).collect(),
+            "TPS / vanilla's",
+            PAPER_FIG5.iter().map(|p| (p.0, p.1 / vanilla)).collect(),
         )],
         x_ticks: with_paper_counts(ticks(&tps)),
         spread,
         ..Style::default()
     };
-    let t = format!("Throughput vs max_checkpoint_count, buffer {big}% (Fig. 5)");
+    let t =
+        format!("Throughput relative to vanilla vs max_checkpoint_count, buffer {big}% (Fig. 5)");
     let c = chart(
         &t,
         "max_checkpoint_count",
-        "transactions/s (device-bound)",
+        "device-bound TPS / vanilla's",
         tps,
     );
     s.plot("ckpt-fig5-tps", &c, style)?;
@@ -688,14 +818,23 @@ pub fn write_all(
     figure3(&mut s, runs, big, spec.seed)?;
     figure4(&mut s, &aggs)?;
     figure5(&mut s, &aggs, big)?;
-    let residency = residency(&mut s, runs, big, spec.seed)?;
+    let (residency, fig12) = residency(&mut s, runs, big, spec.seed)?;
     let (table2, recs2) = table2(crashes);
     s.csv("ckpt-recovery.csv", &RECOVERY_HEADER, &recs2)?;
+    let note = format!(
+        "Mean [min-max] over {} seed(s) from {}; ratios are of the means, to vanilla at the same buffer. Setup: {}.",
+        spec.seeds,
+        spec.seed,
+        spec.setup()
+    );
+    let mut tables = tables::all(&aggs, crashes, big, spec.seconds, &note);
+    tables.extend(fig12);
     Ok(Outcome {
         result: typed(&rows, crashes),
         table1: table1(&aggs, big),
         table2,
         residency,
+        tables,
         files: s.files,
         interrupted: None,
     })
@@ -706,18 +845,19 @@ pub fn write_all(
 /// dirty (CDF over pages), and the checkpoint writes of those pages (CDF over writes), for
 /// the evicted pages (the paper's "before eviction") and for those plus the pages still
 /// resident at the end (a 40 s run evicts only cold pages; the paper's hour evicts hot ones
-/// too). Engine lifetime counters (load and run). Returns the summary line: the shares of
-/// checkpoint writes by pages resident for >= 5 and >= 10 selections.
+/// too). Engine lifetime counters (load and run). Returns the summary line (the shares of
+/// checkpoint writes by pages resident for >= 5 and >= 10 selections) and the table of the
+/// shares the paper's text gives.
 fn residency(
     s: &mut Sink<'_>,
     runs: &[(Point, TpccReport)],
     big: u32,
     seed: u64,
-) -> Result<String> {
+) -> Result<(String, Option<DocTable>)> {
     let Some((_, v)) = runs.iter().find(|(p, _)| {
         p.buffer_pct == big && p.mcc == 0 && p.redo_bound.is_none() && p.seed == seed
     }) else {
-        return Ok(String::new());
+        return Ok((String::new(), None));
     };
     let e = &v.engine;
     let evicted = Cdfs::of(&e.residency_pages, &e.residency_checkpoint_writes);
@@ -758,8 +898,10 @@ fn residency(
         evicted.share(10),
         all.share(10)
     );
+    let shares = |c: &Cdfs| [c.pages_upto(1), c.pages_upto(3), c.share(5), c.share(10)];
+    let table = tables::residency(shares(&evicted), shares(&all), big, seed);
     residency_charts(s, big, evicted, all)?;
-    Ok(line)
+    Ok((line, Some(table)))
 }
 
 /// The CDFs of Figures 1 and 2 from one residency histogram (index = selections seen).
@@ -805,6 +947,15 @@ impl Cdfs {
         c
     }
 
+    /// Percent of the pages selected at most `n` times (of those selected at least once).
+    fn pages_upto(&self, n: usize) -> f64 {
+        assert!(n >= 1, "the CDF starts at one selection");
+        self.pages
+            .get(n - 1)
+            .or(self.pages.last())
+            .map_or(0.0, |p| p.1)
+    }
+
     /// Percent of the checkpoint writes by pages that saw >= `from` selections.
     fn share(&self, from: usize) -> f64 {
         100.0 * f(self.by.iter().skip(from).sum::<u64>()) / self.total
@@ -814,16 +965,22 @@ impl Cdfs {
 /// The PNGs of Figures 1 and 2 (CDFs in percent, the paper's values as references): the
 /// evicted pages, and those with the pages resident at the end.
 fn residency_charts(s: &mut Sink<'_>, big: u32, evicted: Cdfs, all: Cdfs) -> Result<()> {
-    let x = "consecutive checkpoints before eviction (or the run's end)";
+    let last = cdf_end(&[&evicted.pages, &evicted.writes, &all.pages, &all.writes]);
+    let x = format!(
+        "consecutive checkpoints before eviction (or the run's end); every curve is at 100% beyond {last:.0}"
+    );
+    let x = x.as_str();
+    let cut =
+        |v: Vec<(f64, f64)>| -> Vec<(f64, f64)> { v.into_iter().filter(|p| p.0 <= last).collect() };
     let two = |a, b| {
         vec![
             Series {
                 label: "nowa vanilla, evicted pages".into(),
-                points: a,
+                points: cut(a),
             },
             Series {
                 label: "nowa vanilla, evicted + resident at the end".into(),
-                points: b,
+                points: cut(b),
             },
         ]
     };
@@ -860,6 +1017,23 @@ fn residency_charts(s: &mut Sink<'_>, big: u32, evicted: Cdfs, all: Cdfs) -> Res
             ..Style::default()
         },
     )
+}
+
+/// The x where Figures 1-2 end: one past the last x at which some CDF is still below 100%
+/// (the rest is a flat line at 100%), and at least 10 (the paper's marks reach 9).
+fn cdf_end(cdfs: &[&Vec<(f64, f64)>]) -> f64 {
+    let changing = cdfs
+        .iter()
+        .flat_map(|c| c.iter())
+        .filter(|p| p.1 < 99.95)
+        .map(|p| p.0)
+        .fold(0.0, f64::max);
+    let end = (changing + 1.0).max(10.0);
+    assert!(
+        end >= changing && end.is_finite(),
+        "the axis covers every change"
+    );
+    end
 }
 
 /// The runs and crashes as `nowa reproduce` reads them.
@@ -911,7 +1085,16 @@ mod tests {
             for b in [20, 50] {
                 for (m, busy) in [(0, 5.0), (3, 4.5), (8, 4.0)] {
                     let j = sample_json(4000 + 100 * seed, busy, 10 * u64::from(m), 90);
-                    let r = TpccReport::parse(&j).expect("report");
+                    let mut r = TpccReport::parse(&j).expect("report");
+                    // Two 5 s windows of Figure 3 and the partial second before the stop.
+                    r.run.samples = (1..=10)
+                        .map(|t| (f(t), f(100 + t * u64::from(m))))
+                        .chain([(10.4, 3.0)])
+                        .map(|(elapsed_s, txn_per_s)| crate::ckpt::report::Sample {
+                            elapsed_s,
+                            txn_per_s,
+                        })
+                        .collect();
                     runs.push((Point::new("inplace", b, m, None, seed), r));
                 }
             }
@@ -989,12 +1172,70 @@ mod tests {
             files: Vec::new(),
             partial: false,
         };
-        let line = residency(&mut s, &runs, 50, 42).expect("written");
+        let (line, table) = residency(&mut s, &runs, 50, 42).expect("written");
+        let table = table.expect("the residency table").markdown();
+        assert!(
+            table.contains(
+                "| checkpoint writes by pages resident >= 5 selections, % | ~51 | 0.0 | 86.4 |"
+            ),
+            "{table}"
+        );
         // Evicted only: nothing >= 5; with the resident pages: 19 of 22 writes.
         assert!(
             line.contains(": 0.0% evicted only, 86.4% with the pages resident"),
             "{line}"
         );
+    }
+
+    /// Figure 3's windows: a rate is the transactions over the seconds the samples cover,
+    /// and the partial interval before the stop is no window of its own.
+    #[test]
+    fn throughput_windows_drop_the_partial_interval() {
+        let mut samples: Vec<(f64, f64)> = (1..=10).map(|t| (f(t), 100.0 * f(t))).collect();
+        samples.push((10.3, 3.0));
+        let w = windows(&samples, 5.0);
+        assert_eq!(w, vec![(5.0, 300.0), (10.0, 800.0)]);
+    }
+
+    /// Figures 1-2 stop where every curve has reached 100%, not at the histogram's end.
+    #[test]
+    fn residency_figures_end_where_the_curves_stop_changing() {
+        let flat_from = |n: u64| -> Vec<(f64, f64)> {
+            (1..=31)
+                .map(|x| (f(x), if x < n { 50.0 } else { 100.0 }))
+                .collect()
+        };
+        assert!((cdf_end(&[&flat_from(14), &flat_from(3)]) - 14.0).abs() < 1e-9);
+        assert!((cdf_end(&[&flat_from(2)]) - 10.0).abs() < 1e-9);
+    }
+
+    /// Figures 4 and 5 draw throughput relative to vanilla at the same buffer (vanilla = 1),
+    /// the seeds' range divided by the same mean.
+    #[test]
+    fn throughput_figures_are_relative_to_vanilla_at_each_buffer() {
+        let r = |tps| Row {
+            bound_tps: tps,
+            ..Row::default()
+        };
+        let ps = [
+            Point::new("inplace", 20, 0, None, 1),
+            Point::new("inplace", 20, 3, None, 1),
+            Point::new("inplace", 50, 0, None, 1),
+            Point::new("inplace", 50, 3, None, 1),
+            Point::new("inplace", 50, 3, None, 2),
+        ];
+        let rows = vec![
+            (&ps[0], r(200.0)),
+            (&ps[1], r(180.0)),
+            (&ps[2], r(250.0)),
+            (&ps[3], r(400.0)),
+            (&ps[4], r(300.0)),
+        ];
+        let aggs = settings(&rows);
+        let (ls, sp) = relative(&aggs, |_| true, Point::label, |p| f64::from(p.buffer_pct));
+        assert_eq!(ls[0].points, vec![(20.0, 1.0), (50.0, 1.0)]);
+        assert_eq!(ls[1].points, vec![(20.0, 0.9), (50.0, 1.4)]);
+        assert_eq!(sp[1].points, vec![(20.0, 0.9, 0.9), (50.0, 1.2, 1.6)]);
     }
 
     #[test]

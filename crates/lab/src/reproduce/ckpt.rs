@@ -142,7 +142,7 @@ pub(super) fn run(
     dir: &Path,
     host: &dyn Host,
     sub: &(dyn Fn(u64, u64, &str) + Sync),
-) -> Result<Vec<Measured>, Error> {
+) -> Result<(Vec<Measured>, Vec<super::DocTable>), Error> {
     let g = grid(spec.scale, spec.seed, dir);
     // The per-run JSON under work is reused when present: a reproduction starts empty.
     if g.work.exists() {
@@ -151,7 +151,8 @@ pub(super) fn run(
     let r = crate::ckpt::run(&g, host, &|d, t, what| sub(d, t, what));
     // The crash images and per-run JSON are scratch; the CSVs and PNGs stay.
     let _ = std::fs::remove_dir_all(&g.work);
-    let r = r?.result;
+    let o = r?;
+    let (r, tables) = (o.result, o.tables);
     for x in &r.runs {
         assert!(
             x.ckpt_pct.is_nan() || x.ckpt_pct + x.lru_pct <= 100.0 + 1e-6,
@@ -167,10 +168,11 @@ pub(super) fn run(
         },
         spec.seed
     );
-    Ok(items(&r)
+    let measured = items(&r)
         .into_iter()
         .map(|(item, v)| Measured::new(item, v, &scale, &cmd))
-        .collect())
+        .collect();
+    Ok((measured, tables))
 }
 
 #[cfg(test)]

@@ -20,8 +20,8 @@ pub mod verdict;
 
 pub use ckpt::{CkptCrash, CkptResult, CkptRun};
 pub use report::{
-    doc_block, read_json, regenerate_blocks, sync_docs, write_markdown, Entry, Reproduction,
-    BLOCK_BEGIN, BLOCK_END,
+    doc_block, read_json, regenerate_blocks, sync_docs, table_block, write_markdown, DocTable,
+    Entry, Reproduction, BLOCK_BEGIN, BLOCK_END,
 };
 pub use tpcc::TpccOutcome;
 pub use values::{PaperValue, PAPER_VALUES};
@@ -221,6 +221,7 @@ pub fn run(spec: &Spec, host: &dyn Host, observe: Observer<'_>) -> Result<Reprod
     let total: u64 = papers.iter().map(|p| p.weight(spec.scale)).sum();
     let mut done = 0;
     let mut entries = Vec::new();
+    let mut tables = Vec::new();
     let mut finished = Vec::new();
     for p in papers {
         let w = p.weight(spec.scale);
@@ -248,6 +249,10 @@ pub fn run(spec: &Spec, host: &dyn Host, observe: Observer<'_>) -> Result<Reprod
         } else {
             measured
         };
+        let measured = measured.map(|(m, t)| {
+            tables.extend(t);
+            m
+        });
         if measured.is_ok() {
             finished.push(p.name());
         }
@@ -265,6 +270,7 @@ pub fn run(spec: &Spec, host: &dyn Host, observe: Observer<'_>) -> Result<Reprod
         scale: spec.scale,
         entries,
         interrupted,
+        tables,
     };
     assert!(
         rep.entries
@@ -314,6 +320,9 @@ fn keep_other_papers(rep: &mut Reproduction, json: &Path) {
     }
     rep.command = command_history(&old.command, &rep.command);
     rep.entries.extend(kept);
+    // The other papers' tables stay with their entries.
+    rep.tables
+        .extend(old.tables.into_iter().filter(|t| !ran.contains(&t.paper)));
     // The report's order: by paper, then the table's order within a paper.
     let rank = |e: &Entry| {
         PAPER_VALUES
@@ -360,17 +369,18 @@ fn run_paper(
     dir: &Path,
     host: &dyn Host,
     sub: &(dyn Fn(u64, u64, &str) + Sync),
-) -> Result<Vec<Measured>, Error> {
+) -> Result<(Vec<Measured>, Vec<DocTable>), Error> {
+    let none = |m: Vec<Measured>| (m, Vec::new());
     match p {
         Paper::HowToWrite => {
             let mut m = table1::run(spec, dir, sub)?;
             m.extend(tpcc::run(spec, dir, host, sub)?);
-            Ok(m)
+            Ok(none(m))
         }
-        Paper::SsdIq => ssdiq::run(spec, dir, sub),
-        Paper::SepFrozen => frozen::run(spec, dir, sub),
+        Paper::SsdIq => ssdiq::run(spec, dir, sub).map(none),
+        Paper::SepFrozen => frozen::run(spec, dir, sub).map(none),
         Paper::Checkpointing => ckpt::run(spec, dir, host, sub),
-        Paper::Plan => plan::run(spec, dir, sub),
+        Paper::Plan => plan::run(spec, dir, sub).map(none),
     }
 }
 

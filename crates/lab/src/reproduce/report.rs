@@ -55,6 +55,91 @@ pub struct Reproduction {
     /// Ctrl-C stopped the run: which papers finished (the others' entries are `missing`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interrupted: Option<String>,
+    /// The measured tables the docs quote beside the entries (absolute values at nowa's
+    /// scale, with their spread), rendered into the docs' blocks `PAPER:NAME`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tables: Vec<DocTable>,
+}
+
+/// A table of measurements a doc quotes (generated block `<!-- reproduction:begin
+/// PAPER:NAME ... -->`): the cells as the runner formatted them, so the doc and the report
+/// cannot disagree.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DocTable {
+    /// The paper.
+    pub paper: String,
+    /// The table's name within the paper (the block's `:NAME`).
+    pub name: String,
+    /// The column headers.
+    pub columns: Vec<String>,
+    /// The rows, one cell per column.
+    pub rows: Vec<Vec<String>>,
+    /// What the cells are (scale, means and ranges), printed under the table.
+    pub note: String,
+}
+
+impl DocTable {
+    /// A table of `paper`.
+    ///
+    /// # Panics
+    /// If a row has not one cell per column.
+    #[must_use]
+    pub fn new(
+        paper: Paper,
+        name: &str,
+        columns: Vec<String>,
+        rows: Vec<Vec<String>>,
+        note: String,
+    ) -> DocTable {
+        assert!(
+            rows.iter().all(|r| r.len() == columns.len()),
+            "{name}: one cell per column"
+        );
+        assert!(!name.contains(char::is_whitespace), "{name}: one word");
+        DocTable {
+            paper: paper.name().to_owned(),
+            name: name.to_owned(),
+            columns,
+            rows,
+            note,
+        }
+    }
+
+    /// The table as Markdown (a cell's `|` and line breaks replaced), then its note.
+    ///
+    /// # Panics
+    /// Never: one line per row (asserted).
+    #[must_use]
+    pub fn markdown(&self) -> String {
+        let cell = |c: &str| c.replace('|', "/").replace('\n', " ");
+        let mut s = String::from("|");
+        for c in &self.columns {
+            let _ = write!(s, " {} |", cell(c));
+        }
+        s.push_str("\n|");
+        for i in 0..self.columns.len() {
+            s.push_str(if i == 0 { "---|" } else { "---:|" });
+        }
+        s.push('\n');
+        for r in &self.rows {
+            s.push('|');
+            for c in r {
+                let _ = write!(s, " {} |", cell(c));
+            }
+            s.push('\n');
+        }
+        assert_eq!(
+            s.lines().count(),
+            self.rows.len() + 2,
+            "{}: a header, a rule and one line per row",
+            self.name
+        );
+        if !self.note.is_empty() {
+            let _ = writeln!(s, "\n{}", self.note);
+        }
+        s
+    }
 }
 
 fn entry(v: &PaperValue, m: Option<&Measured>, note: Option<String>) -> Entry {
@@ -194,6 +279,9 @@ pub fn write_markdown(r: &Reproduction) -> String {
                 e.command
             );
         }
+        for t in r.tables.iter().filter(|t| t.paper == p.name()) {
+            let _ = write!(s, "\n### {p}: {}\n\n{}", t.name, t.markdown());
+        }
     }
     s
 }
@@ -255,11 +343,55 @@ pub fn doc_block(r: &Reproduction, paper: Paper) -> String {
     s
 }
 
+/// A doc's block of the report's table `name` of `paper` (`PAPER:NAME`).
+#[must_use]
+pub fn table_block(r: &Reproduction, t: &DocTable) -> String {
+    format!(
+        "{BLOCK_BEGIN}{}:{}{BLOCK_NOTE}\n{}\nFrom the {} report of nowa {} (commit {}, {}).\n{BLOCK_END}",
+        t.paper,
+        t.name,
+        t.markdown(),
+        match r.scale {
+            Scale::Quick => "quick",
+            Scale::Full => "full",
+        },
+        r.nowa.version,
+        &r.nowa.commit[..r.nowa.commit.len().min(7)],
+        r.nowa.started
+    )
+}
+
+/// The block that replaces the generated block named `name` (`PAPER` or `PAPER:TABLE`), or
+/// None to keep it (the report has no entry of the paper).
+fn block_for(r: &Reproduction, name: &str) -> Result<Option<String>, String> {
+    let (paper_name, table) = match name.split_once(':') {
+        Some((p, t)) => (p, Some(t)),
+        None => (name, None),
+    };
+    let paper = Paper::ALL
+        .into_iter()
+        .find(|p| p.name() == paper_name)
+        .ok_or_else(|| format!("a generated block of an unknown paper '{paper_name}'"))?;
+    if !r.entries.iter().any(|e| e.paper == paper_name) {
+        return Ok(None);
+    }
+    let Some(table) = table else {
+        return Ok(Some(doc_block(r, paper)));
+    };
+    assert!(!table.is_empty(), "a table block names its table");
+    r.tables
+        .iter()
+        .find(|t| t.paper == paper_name && t.name == table)
+        .map(|t| Some(table_block(r, t)))
+        .ok_or_else(|| format!("a generated block of a table the report lacks: '{name}'"))
+}
+
 /// `text` with every generated block replaced by today's rendering from `r` (blocks of papers
 /// the report lacks kept as they are).
 ///
 /// # Errors
-/// A block without its end line, or of an unknown paper: the message names the line.
+/// A block without its end line, of an unknown paper, or of a table the report lacks (of a
+/// paper it has): the message names the block.
 pub fn regenerate_blocks(r: &Reproduction, text: &str) -> Result<String, String> {
     let mut out = String::new();
     let mut rest = text;
@@ -273,14 +405,9 @@ pub fn regenerate_blocks(r: &Reproduction, text: &str) -> Result<String, String>
             .split_whitespace()
             .next()
             .unwrap_or("");
-        let paper = Paper::ALL
-            .into_iter()
-            .find(|p| p.name() == name)
-            .ok_or_else(|| format!("a generated block of an unknown paper '{name}'"))?;
-        if r.entries.iter().any(|e| e.paper == name) {
-            out.push_str(&doc_block(r, paper));
-        } else {
-            out.push_str(&block[..end + BLOCK_END.len()]);
+        match block_for(r, name)? {
+            Some(b) => out.push_str(&b),
+            None => out.push_str(&block[..end + BLOCK_END.len()]),
         }
         rest = &block[end + BLOCK_END.len()..];
     }
@@ -366,6 +493,7 @@ mod tests {
             scale: Scale::Quick,
             entries,
             interrupted: None,
+            tables: Vec::new(),
         }
     }
 
@@ -395,6 +523,29 @@ mod tests {
         assert!(plan
             .iter()
             .all(|e| e.verdict == Verdict::Missing && e.note.as_deref() == Some("plan broke")));
+    }
+
+    /// A table block (`PAPER:NAME`) is the report's table rendered: a hand edit of a cell is
+    /// replaced, and a block naming a table the report lacks is refused by name.
+    #[test]
+    fn a_table_block_is_the_reports_table_rendered() {
+        let mut r = sample();
+        r.tables.push(DocTable::new(
+            Paper::HowToWrite,
+            "table-1",
+            vec!["run".into(), "WAF".into()],
+            vec![vec!["in place".into(), "2.01 [1.9-2.1]".into()]],
+            "mean [min-max] over 3 seeds".into(),
+        ));
+        let block = table_block(&r, &r.tables[0]);
+        assert!(block.contains("| in place | 2.01 [1.9-2.1] |"), "{block}");
+        let doc = format!("text\n{}\nmore", block.replace("2.01 [", "1.50 ["));
+        let again = regenerate_blocks(&r, &doc).expect("regenerated");
+        assert_eq!(again, format!("text\n{block}\nmore"));
+        let other = doc.replace(":table-1", ":table-9");
+        let e = regenerate_blocks(&r, &other).expect_err("no such table");
+        assert!(e.contains("how-to-write-to-ssds:table-9"), "{e}");
+        assert!(write_markdown(&r).contains("### how-to-write-to-ssds: table-1"));
     }
 
     /// The schema: these keys, verdicts as words, null for a missing value.

@@ -161,6 +161,7 @@ mod tests {
             scale: Scale::Quick,
             entries: report::entries(Paper::SsdIq, Ok(ms.to_vec())),
             interrupted: None,
+            tables: Vec::new(),
         }
     }
 

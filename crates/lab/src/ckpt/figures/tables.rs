@@ -1,0 +1,328 @@
+//! The tables docs/checkpointing.md quotes, as [`DocTable`]s of the reproduction report
+//! (generated blocks `hot-page-aware-checkpointing:NAME`): Table I, Figure 4's table, Table
+//! II and Figures 1-2's shares, each cell the mean over the seeds with the min-max beside it,
+//! the paper's values in their own columns. No number of these tables is typed by hand.
+
+use super::{f, Agg, Point, Recovery, Row};
+use crate::reproduce::{DocTable, Paper};
+
+/// `mean [min-max]` of `get` over the setting's seeds (the mean alone for one seed).
+fn cell(a: &Agg<'_>, get: &dyn Fn(&Row) -> f64, prec: usize) -> String {
+    let m = a.mean(get);
+    if a.rows.len() < 2 {
+        return format!("{m:.prec$}");
+    }
+    let (lo, hi) = a.range(get);
+    format!("{m:.prec$} [{lo:.prec$}-{hi:.prec$}]")
+}
+
+/// The vanilla setting (count 0, no bound) of `cols`' buffer and path.
+fn vanilla<'a, 'b>(cols: &'b [&'b Agg<'a>], of: &Agg<'_>) -> Option<&'b Agg<'a>> {
+    cols.iter().copied().find(|v| {
+        v.point.mcc == 0
+            && v.point.redo_bound.is_none()
+            && v.point.path == of.point.path
+            && v.point.buffer_pct == of.point.buffer_pct
+    })
+}
+
+/// `cell`, and the ratio of the means to vanilla's when `a` is not vanilla.
+fn with_ratio(cols: &[&Agg<'_>], a: &Agg<'_>, get: &dyn Fn(&Row) -> f64, prec: usize) -> String {
+    let c = cell(a, get, prec);
+    match vanilla(cols, a) {
+        Some(v) if !std::ptr::eq(v, a) => format!("{c} ({:.2}x)", a.mean(get) / v.mean(get)),
+        _ => c,
+    }
+}
+
+type Get = fn(&Row) -> f64;
+
+/// Table I's rows: name, the paper's vanilla / mcc 3 / mcc 8, nowa's field, decimals,
+/// whether a ratio to vanilla is shown.
+const TABLE1_ROWS: [(&str, [&str; 3], Get, usize, bool); 10] = [
+    (
+        "TPS (device-bound)",
+        ["630", "995 (1.58x)", "~1,340 (2.13x)"],
+        |r| r.bound_tps,
+        0,
+        true,
+    ),
+    ("TPS (wall)", ["", "", ""], |r| r.tps, 0, true),
+    (
+        "write KB/txn (device: pages, doublewrite, WAL)",
+        ["67.3", "34.3 (0.51x)", ""],
+        |r| r.write_kb_txn,
+        1,
+        true,
+    ),
+    (
+        "page writes KB/txn (checkpoint + LRU)",
+        ["", "", ""],
+        |r| r.page_kb_txn,
+        2,
+        true,
+    ),
+    (
+        "checkpoint flush %",
+        ["99.1", "43", "18"],
+        |r| r.ckpt_pct,
+        1,
+        false,
+    ),
+    ("LRU flush %", ["0.9", "56.9", ""], |r| r.lru_pct, 1, false),
+    (
+        "forced (WAL limit) %",
+        ["", "", ""],
+        |r| r.forced_pct,
+        1,
+        false,
+    ),
+    ("deferrals/txn", ["", "", ""], |r| r.deferrals_txn, 2, false),
+    ("hit ratio", ["", "", ""], |r| r.hit_ratio, 4, false),
+    (
+        "simulated SSD busy, % of wall time",
+        ["", "", ""],
+        |r| 100.0 * r.device_util,
+        0,
+        false,
+    ),
+];
+
+/// Table I at the buffer `big`: one column per (path, count), the paper's three beside.
+fn table1(aggs: &[Agg<'_>], big: u32, note: &str) -> Option<DocTable> {
+    let cols: Vec<&Agg<'_>> = aggs
+        .iter()
+        .filter(|a| a.point.buffer_pct == big && a.point.redo_bound.is_none())
+        .collect();
+    if cols.is_empty() {
+        return None;
+    }
+    let mut header: Vec<String> = ["", "paper vanilla", "paper mcc 3", "paper mcc 8"]
+        .map(String::from)
+        .to_vec();
+    header.extend(cols.iter().map(|a| a.point.label()));
+    assert!(
+        cols.iter().all(|a| a.point.buffer_pct == big),
+        "Table I is of one buffer"
+    );
+    let rows = TABLE1_ROWS
+        .iter()
+        .map(|(name, paper, get, prec, ratio)| {
+            let mut r = vec![(*name).to_owned()];
+            r.extend(paper.iter().map(|p| (*p).to_owned()));
+            r.extend(cols.iter().map(|a| {
+                if *ratio {
+                    with_ratio(&cols, a, get, *prec)
+                } else {
+                    cell(a, get, *prec)
+                }
+            }));
+            r
+        })
+        .collect();
+    Some(DocTable::new(
+        Paper::Checkpointing,
+        "table-1",
+        header,
+        rows,
+        format!("Buffer {big}% of the loaded database. {note}"),
+    ))
+}
+
+/// The paper's Figure 4 at a buffer, as its text gives it.
+fn paper_fig4(buffer: u32) -> &'static str {
+    match buffer {
+        10 | 20 => "deferral slower than vanilla; vanilla checkpoint share 22% at 20%",
+        50 => "mcc 3 1.58x, mcc 8 2.13x; vanilla checkpoint share 99.1%",
+        _ => "",
+    }
+}
+
+/// Figure 4's table: device-bound TPS per buffer and count (ratio to vanilla), and
+/// vanilla's flush shares.
+fn figure4(aggs: &[Agg<'_>], note: &str) -> Option<DocTable> {
+    let grid: Vec<&Agg<'_>> = aggs
+        .iter()
+        .filter(|a| a.point.redo_bound.is_none() && a.point.path == "inplace")
+        .collect();
+    let mut buffers: Vec<u32> = grid.iter().map(|a| a.point.buffer_pct).collect();
+    let mut counts: Vec<u32> = grid.iter().map(|a| a.point.mcc).collect();
+    for v in [&mut buffers, &mut counts] {
+        v.sort_unstable();
+        v.dedup();
+    }
+    if buffers.is_empty() {
+        return None;
+    }
+    let mut header = vec!["buffer".to_owned()];
+    header.extend(counts.iter().map(|m| format!("TPS mcc {m}")));
+    header.extend(["vanilla checkpoint %", "vanilla LRU %", "paper"].map(String::from));
+    let tps: Get = |r| r.bound_tps;
+    let rows = buffers
+        .iter()
+        .map(|&b| {
+            let at = |m: u32| {
+                grid.iter()
+                    .copied()
+                    .find(|a| a.point.buffer_pct == b && a.point.mcc == m)
+            };
+            let mut r = vec![format!("{b}%")];
+            r.extend(
+                counts
+                    .iter()
+                    .map(|&m| at(m).map_or_else(String::new, |a| with_ratio(&grid, a, &tps, 0))),
+            );
+            for get in [(|r| r.ckpt_pct) as Get, |r| r.lru_pct] {
+                r.push(at(0).map_or_else(String::new, |a| cell(a, &get, 1)));
+            }
+            r.push(paper_fig4(b).to_owned());
+            r
+        })
+        .collect();
+    Some(DocTable::new(
+        Paper::Checkpointing,
+        "fig-4",
+        header,
+        rows,
+        format!("Device-bound TPS, in place. {note}"),
+    ))
+}
+
+/// `mean [min-max]` of the crashes' values.
+fn spread(v: &[f64], prec: usize) -> String {
+    assert!(!v.is_empty(), "a count has a crash");
+    let m = v.iter().sum::<f64>() / v.len() as f64;
+    if v.len() < 2 {
+        return format!("{m:.prec$}");
+    }
+    let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    format!("{m:.prec$} [{lo:.prec$}-{hi:.prec$}]")
+}
+
+/// Table II: per count (no bound), the crashes' recovery phases, mean [min-max] over the
+/// crashes (one per seed, each killed at an arbitrary moment of the flush cycle).
+fn table2(crashes: &[(Point, Recovery)], seconds: f64) -> Option<DocTable> {
+    let mut counts: Vec<u32> = crashes
+        .iter()
+        .filter(|(p, _)| p.redo_bound.is_none())
+        .map(|(p, _)| p.mcc)
+        .collect();
+    counts.sort_unstable();
+    counts.dedup();
+    if counts.is_empty() {
+        return None;
+    }
+    let header = [
+        "run",
+        "crashes",
+        "open total s",
+        "analysis s",
+        "redo s",
+        "records replayed",
+        "redo range MiB",
+    ]
+    .map(String::from)
+    .to_vec();
+    let mut rows: Vec<Vec<String>> = counts
+        .iter()
+        .map(|&m| {
+            let of: Vec<&Recovery> = crashes
+                .iter()
+                .filter(|(p, _)| p.mcc == m && p.redo_bound.is_none())
+                .map(|(_, r)| r)
+                .collect();
+            assert!(!of.is_empty(), "mcc {m} has a crash");
+            let col = |g: &dyn Fn(&Recovery) -> f64, prec| {
+                spread(&of.iter().map(|r| g(r)).collect::<Vec<_>>(), prec)
+            };
+            vec![
+                format!("mcc {m}"),
+                of.len().to_string(),
+                col(&|r| r.open_secs, 2),
+                col(&|r| f(r.analysis_us) / 1e6, 2),
+                col(&|r| f(r.redo_us) / 1e6, 2),
+                col(&|r| f(r.records), 0),
+                col(&|r| f(r.redo_bytes) / 1_048_576.0, 1),
+            ]
+        })
+        .collect();
+    for (run, open, analysis, redo) in [
+        ("paper vanilla", "1,895.6", "1,655", "240"),
+        ("paper mcc 3", "2,467.3 (1.30x)", "1,761", "706 (2.94x)"),
+    ] {
+        rows.push(
+            [run, "1", open, analysis, redo, "", ""]
+                .map(String::from)
+                .to_vec(),
+        );
+    }
+    Some(DocTable::new(
+        Paper::Checkpointing,
+        "table-2",
+        header,
+        rows,
+        format!(
+            "Each crash: SIGKILL {seconds:.0} s into a paced run at the largest buffer, then \
+             recovery and the TPC-C consistency check; mean [min-max] over the crashes (one \
+             per seed)."
+        ),
+    ))
+}
+
+/// Figures 1-2's shares: (pages selected once, by the 3rd selection; checkpoint writes by
+/// pages resident >= 5 and >= 10 selections), evicted pages and with the resident ones.
+pub(super) fn residency(evicted: [f64; 4], all: [f64; 4], big: u32, seed: u64) -> DocTable {
+    let names = [
+        "pages selected once, % of pages",
+        "pages selected at most 3 times, % of pages",
+        "checkpoint writes by pages resident >= 5 selections, %",
+        "checkpoint writes by pages resident >= 10 selections, %",
+    ];
+    let paper = ["~62", "~81", "~51", "~20"];
+    let rows = (0..4)
+        .map(|i| {
+            vec![
+                names[i].to_owned(),
+                paper[i].to_owned(),
+                format!("{:.1}", evicted[i]),
+                format!("{:.1}", all[i]),
+            ]
+        })
+        .collect();
+    DocTable::new(
+        Paper::Checkpointing,
+        "figures-1-2",
+        [
+            "",
+            "paper",
+            "nowa: evicted pages",
+            "nowa: evicted + resident at the end",
+        ]
+        .map(String::from)
+        .to_vec(),
+        rows,
+        format!(
+            "Vanilla at buffer {big}%, seed {seed}; engine lifetime (load and run); a page's \
+             selections are the consecutive checkpoint selections it saw while resident and dirty."
+        ),
+    )
+}
+
+/// Every table of the runs (the residency table is added by the caller).
+pub(super) fn all(
+    aggs: &[Agg<'_>],
+    crashes: &[(Point, Recovery)],
+    big: u32,
+    seconds: f64,
+    note: &str,
+) -> Vec<DocTable> {
+    [
+        table1(aggs, big, note),
+        figure4(aggs, note),
+        table2(crashes, seconds),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
+}
