@@ -435,7 +435,7 @@ pub fn format(t: &Table1) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "Table 1 (how-to-write-to-ssds.md) on a simulated {:.0} MiB conventional SSD: YCSB-A zipf {}, {} records x {} B values ({}), pool {:.0}% of the data, {}x device writes per row",
+        "Table 1 of Lee, Ziegler, Leis, How to Write to SSDs (PVLDB) on a simulated {:.0} MiB conventional SSD: YCSB-A zipf {}, {} records x {} B values ({}), pool {:.0}% of the data, {}x device writes per row",
         t.device_capacity as f64 / f64::from(1u32 << 20),
         t.spec.theta,
         t.spec.records,

@@ -16,7 +16,6 @@ fn svgs(dir: &Path, out: &mut Vec<PathBuf>) {
 }
 
 #[test]
-#[ignore = "fails until docs/table1/table1.svg is regenerated: `nowa table1 --out docs/table1 --force` (release build; the full run did not finish by the session's deadline at load ~40). The reproduction copy (docs/reproduction/how-to-write-to-ssds/table1.svg) is regenerated"]
 fn every_committed_svg_passes_the_layout_check() {
     let docs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs");
     let mut files = Vec::new();

@@ -53,7 +53,7 @@ enum Cmd {
     Ycsb(ycsb_cmd::YcsbArgs),
     /// Infer an SSD's GC unit with the ZNS-like zone-size sweep (how-to-write-to-ssds 5.3).
     InferGcUnit(gcunit_cmd::GcUnitArgs),
-    /// Reproduce Table 1 of how-to-write-to-ssds.md (in-place vs out-of-place + optimizations).
+    /// Reproduce Table 1 of Lee, Ziegler, Leis, "How to Write to SSDs" (PVLDB): in place vs out of place + optimizations.
     Table1(table1_cmd::Table1Args),
     /// SepFrozen's frozen-page model: train on a write log, synthetic logs, inference timing.
     Frozen(frozen_cmd::FrozenArgs),
