@@ -111,7 +111,7 @@ pub(super) fn entries(paper: Paper, measured: Result<Vec<Measured>, Error>) -> V
     out
 }
 
-fn num(x: f64) -> String {
+pub(super) fn num(x: f64) -> String {
     let a = x.abs();
     if a >= 100.0 {
         format!("{x:.0}")
@@ -255,6 +255,20 @@ pub fn doc_block(r: &Reproduction, paper: Paper) -> String {
     s
 }
 
+/// The block of `paper` of `kind` (None: [`doc_block`]; "claims": PLAN's claims table).
+fn render_block(r: &Reproduction, paper: Paper, kind: Option<&str>) -> Result<String, String> {
+    match (paper, kind) {
+        (_, None) => Ok(doc_block(r, paper)),
+        (Paper::Plan, Some("claims")) => Ok(format!(
+            "{BLOCK_BEGIN}{paper} claims{BLOCK_NOTE}\n{}{BLOCK_END}",
+            super::plan::claims_table(r)
+        )),
+        (_, Some(k)) => Err(format!(
+            "a generated block of an unknown kind '{paper} {k}'"
+        )),
+    }
+}
+
 /// `text` with every generated block replaced by today's rendering from `r` (blocks of papers
 /// the report lacks kept as they are).
 ///
@@ -269,16 +283,16 @@ pub fn regenerate_blocks(r: &Reproduction, text: &str) -> Result<String, String>
         let end = block
             .find(BLOCK_END)
             .ok_or_else(|| format!("'{BLOCK_BEGIN}...' without '{BLOCK_END}'"))?;
-        let name = block[BLOCK_BEGIN.len()..]
-            .split_whitespace()
-            .next()
-            .unwrap_or("");
+        let mut words = block[BLOCK_BEGIN.len()..].split_whitespace();
+        let name = words.next().unwrap_or("");
         let paper = Paper::ALL
             .into_iter()
             .find(|p| p.name() == name)
             .ok_or_else(|| format!("a generated block of an unknown paper '{name}'"))?;
+        // A second word names another kind of block than the paper's numbers.
+        let kind = words.next().filter(|w| !w.starts_with('('));
         if r.entries.iter().any(|e| e.paper == name) {
-            out.push_str(&doc_block(r, paper));
+            out.push_str(&render_block(r, paper, kind)?);
         } else {
             out.push_str(&block[..end + BLOCK_END.len()]);
         }
