@@ -772,7 +772,7 @@ fn empty_share(hist: &[u64]) -> f64 {
 /// Figure 5: CDF of the victims' valid ratio, one chart per workload, every run's
 /// percentiles in `plan-fig5-victims.csv` and as a table per workload in
 /// `plan-fig5-victims.md` (docs/plan.md links it). A run without GC, or whose victims were
-/// >= 95% empty ([`FLAT_EMPTY_SHARE`]), is left out of its chart and named under it (the
+/// at least 95% empty ([`FLAT_EMPTY_SHARE`]), is left out of its chart and named under it (the
 /// table has it); a workload with fewer than two curves left gets no chart. The x axis spans
 /// where the drawn curves rise (they overlap within a few percent on a 0-100 axis), and the
 /// baselines are drawn last, on top of the others.
