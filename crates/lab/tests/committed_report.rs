@@ -91,7 +91,10 @@ fn every_papers_doc_carries_the_reports_table() {
         if p == Paper::Plan {
             // docs/plan.md's claims table is generated too (both baselines, every claim).
             let claims = format!("{begin}claims ");
-            assert!(text.contains(&claims), "docs/{f}: no generated claims table");
+            assert!(
+                text.contains(&claims),
+                "docs/{f}: no generated claims table"
+            );
         }
         for e in r.entries.iter().filter(|e| e.paper == p.name()) {
             assert!(
