@@ -262,9 +262,18 @@ fn fig5_items<'a>(get: &dyn Fn(Pt) -> Option<&'a RunResult>) -> Vec<(&'static st
     let mut v = Vec::new();
     for (w, [one, same]) in FIG5 {
         let pred = pct(fig3(w, PRED));
+        assert!(
+            pred.is_nan() || (0.0..=100.0).contains(&pred),
+            "a share in percent"
+        );
         v.push((one, pred - pct(fig3(w, "baseline"))));
         v.push((same, pred - pct(fig3(w, "baseline@18"))));
     }
+    // A difference of two shares in percent lies within +-100 points.
+    assert!(
+        v.iter().all(|(_, d)| d.is_nan() || d.abs() <= 100.0),
+        "differences in percentage points"
+    );
     v
 }
 
@@ -309,21 +318,28 @@ fn sweep_command(figures_cmd: &str, fill: f64) -> String {
     let flags = figures_cmd
         .trim_start_matches("nowa plan figures ")
         .trim_end_matches(" --out DIR");
+    assert!(!flags.contains("--out"), "plan run takes no --out");
     format!("nowa plan run --workload fio --fill {fill} --scheme plan-pred-1/4|baseline|baseline@18 {flags}")
 }
 
-/// The items of Figures 1 and 3 to 6: PLAN-Pred-1/4 against both baselines (NaN where a
-/// run is absent).
-fn items(runs: &[(Pt, RunResult)]) -> Vec<(&'static str, f64)> {
+/// `f(a) / f(b)` of the runs `a` and `b` (NaN where a run is absent).
+fn ratio_of(runs: &[(Pt, RunResult)], a: Pt, b: Pt, f: &dyn Fn(&RunResult) -> f64) -> f64 {
     let get = |p: Pt| runs.iter().find(|(q, _)| *q == p).map(|(_, r)| r);
-    let ratio = |a: Pt, b: Pt, f: &dyn Fn(&RunResult) -> f64| {
-        get(a).zip(get(b)).map_or(f64::NAN, |(x, y)| f(x) / f(y))
-    };
-    let waf = |r: &RunResult| r.waf;
-    let iops = |r: &RunResult| r.iops;
-    let one = |w, f: &dyn Fn(&RunResult) -> f64| ratio(fig3(w, PRED), fig3(w, "baseline"), f);
-    let same = |w, f: &dyn Fn(&RunResult) -> f64| ratio(fig3(w, PRED), fig3(w, "baseline@18"), f);
-    let mut v = vec![
+    get(a).zip(get(b)).map_or(f64::NAN, |(x, y)| f(x) / f(y))
+}
+
+fn waf(r: &RunResult) -> f64 {
+    r.waf
+}
+
+fn iops(r: &RunResult) -> f64 {
+    r.iops
+}
+
+/// Figure 1's items.
+fn fig1_items(runs: &[(Pt, RunResult)]) -> Vec<(&'static str, f64)> {
+    let ratio = |a, b, f: &dyn Fn(&RunResult) -> f64| ratio_of(runs, a, b, f);
+    vec![
         (
             "Fig. 1: FIO WAF, full / 1/8 parallelism (baseline)",
             ratio(fig1(FIG1[3]), fig1(FIG1[0]), &waf),
@@ -336,6 +352,16 @@ fn items(runs: &[(Pt, RunResult)]) -> Vec<(&'static str, f64)> {
             "Fig. 1: FIO throughput, 1/2 / full parallelism (baseline@18)",
             ratio(fig1(FIG1[6]), fig1(FIG1[7]), &iops),
         ),
+    ]
+}
+
+/// Figures 3 and 4's items: PLAN-Pred-1/4 against both baselines.
+fn fig34_items(runs: &[(Pt, RunResult)]) -> Vec<(&'static str, f64)> {
+    let one =
+        |w, f: &dyn Fn(&RunResult) -> f64| ratio_of(runs, fig3(w, PRED), fig3(w, "baseline"), f);
+    let same =
+        |w, f: &dyn Fn(&RunResult) -> f64| ratio_of(runs, fig3(w, PRED), fig3(w, "baseline@18"), f);
+    vec![
         ("Fig. 3: FIO WAF, PLAN-Pred-1/4 / baseline", one(Fio, &waf)),
         (
             "Fig. 3: FIO WAF, PLAN-Pred-1/4 / baseline@18",
@@ -372,7 +398,7 @@ fn items(runs: &[(Pt, RunResult)]) -> Vec<(&'static str, f64)> {
         ),
         (
             "Fig. 3: FIO WAF, PLAN-Pred-1/8 / PLAN-Pred-1/4",
-            ratio(fig3(Fio, "plan-pred-1/8"), fig3(Fio, PRED), &waf),
+            ratio_of(runs, fig3(Fio, "plan-pred-1/8"), fig3(Fio, PRED), &waf),
         ),
         (
             "Fig. 4: FIO blocks erased, PLAN-Pred-1/4 / baseline",
@@ -390,43 +416,68 @@ fn items(runs: &[(Pt, RunResult)]) -> Vec<(&'static str, f64)> {
             "Fig. 4: GCC blocks erased, PLAN-Pred-1/4 / baseline@18",
             same(Gcc, &erased),
         ),
-    ];
-    v.extend(fig5_items(&get));
-    v.extend([
-        (
-            "Fig. 6: FIO throughput, PLAN-Pred-1/4 / baseline",
-            one(Fio, &iops),
-        ),
+    ]
+}
+
+/// Figure 6's items.
+fn fig6_items(runs: &[(Pt, RunResult)]) -> Vec<(&'static str, f64)> {
+    let one = |w| ratio_of(runs, fig3(w, PRED), fig3(w, "baseline"), &iops);
+    let same = |w| ratio_of(runs, fig3(w, PRED), fig3(w, "baseline@18"), &iops);
+    vec![
+        ("Fig. 6: FIO throughput, PLAN-Pred-1/4 / baseline", one(Fio)),
         (
             "Fig. 6: FIO throughput, PLAN-Pred-1/4 / baseline@18",
-            same(Fio, &iops),
+            same(Fio),
         ),
         (
             "Fig. 6: Fileserver throughput, PLAN-Pred-1/4 / baseline",
-            one(Fileserver, &iops),
+            one(Fileserver),
         ),
         (
             "Fig. 6: Fileserver throughput, PLAN-Pred-1/4 / baseline@18",
-            same(Fileserver, &iops),
+            same(Fileserver),
         ),
         (
             "Fig. 6: TPC-C throughput, PLAN-Pred-1/4 / baseline",
-            one(Tpcc, &iops),
+            one(Tpcc),
         ),
         (
             "Fig. 6: YCSB throughput, PLAN-Pred-1/4 / baseline",
-            one(Ycsb, &iops),
+            one(Ycsb),
         ),
-        (
-            "Fig. 6: GCC throughput, PLAN-Pred-1/4 / baseline",
-            one(Gcc, &iops),
-        ),
-    ]);
+        ("Fig. 6: GCC throughput, PLAN-Pred-1/4 / baseline", one(Gcc)),
+    ]
+}
+
+/// The items of Figures 1 and 3 to 6 and of the fill sweep: PLAN-Pred-1/4 against both
+/// baselines (NaN where a run is absent), in the paper-value table's order.
+fn items(runs: &[(Pt, RunResult)]) -> Vec<(&'static str, f64)> {
+    let get = |p: Pt| runs.iter().find(|(q, _)| *q == p).map(|(_, r)| r);
+    let mut v = fig1_items(runs);
+    v.extend(fig34_items(runs));
+    v.extend(fig5_items(&get));
+    v.extend(fig6_items(runs));
     for (&fill, [one, same]) in FILLS.iter().zip(SWEEP_ITEMS) {
         let at = |s| sweep(fill, s);
-        v.push((one, ratio(at(PRED), at("baseline"), &waf)));
-        v.push((same, ratio(at(PRED), at("baseline@18"), &waf)));
+        v.push((one, ratio_of(runs, at(PRED), at("baseline"), &waf)));
+        v.push((same, ratio_of(runs, at(PRED), at("baseline@18"), &waf)));
     }
+    // Every PLAN paper value is measured here, once.
+    let plan_values = super::values::PAPER_VALUES
+        .iter()
+        .filter(|p| p.paper == super::Paper::Plan)
+        .count();
+    assert_eq!(v.len(), plan_values, "an item per PLAN paper value");
+    assert!(
+        v.iter().all(|(i, _)| super::values::lookup(i).is_some()),
+        "items are paper values"
+    );
+    assert!(
+        v.iter()
+            .enumerate()
+            .all(|(k, a)| v[k + 1..].iter().all(|b| b.0 != a.0)),
+        "no item twice"
+    );
     v
 }
 
@@ -541,6 +592,12 @@ pub(super) fn claims_table(r: &super::Reproduction) -> String {
             cell(Some(same))
         );
     }
+    // The header, its rule, a row per claim and per fill level: no row lost to a bad cell.
+    assert_eq!(
+        s.lines().count(),
+        2 + CLAIMS.len() + FILLS.len(),
+        "a row per claim"
+    );
     s
 }
 
