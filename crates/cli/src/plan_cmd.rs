@@ -89,10 +89,26 @@ fn figures(f: &FigArgs) -> Result<()> {
         }
     };
     let mut obs = plan::RunProgress::new(total, &mut report);
-    plan::figures_with(&spec, &mut obs).map_err(lab_error)?;
+    Cancel.on_sigint();
+    let out = plan::figures_with(&spec, &mut obs, &Cancel).map_err(lab_error)?;
     pb.finish_and_clear();
-    eprintln!("wrote {}/plan-*.csv and plan-*.png", spec.out.display());
-    Ok(())
+    let r = &out.result;
+    if r.interrupted {
+        eprintln!(
+            "wrote {}/plan-*.csv with the {} runs that finished",
+            spec.out.display(),
+            r.finished
+        );
+    } else {
+        eprintln!("wrote {}/plan-*.csv and plan-*.png", spec.out.display());
+    }
+    crate::stop_if(r.interrupted.then(|| {
+        format!(
+            "{} of {total} runs finished; their CSVs are in {} (the charts of unfinished figures are not drawn)",
+            r.finished,
+            spec.out.display()
+        )
+    }))
 }
 
 fn bench(d: &DeviceFlags) -> Result<()> {

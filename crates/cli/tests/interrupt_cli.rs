@@ -532,3 +532,44 @@ fn ctrl_c_in_plan_run_prints_the_run_so_far() {
         "{text}"
     );
 }
+
+/// Ctrl-C in `nowa plan figures`: the run in progress stops within a request batch, no
+/// other starts, the CSV is written with the runs that finished (here none: its header),
+/// the chart is not drawn, "interrupted" on stdout, exit 130 (before, the pipelines took no
+/// cancel: the figures ran to their end, minutes later, or died of a second Ctrl-C with
+/// nothing written).
+#[test]
+fn ctrl_c_in_plan_figures_keeps_the_finished_runs_csv() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let out = dir.path().join("figs");
+    let out_s = out.to_str().expect("utf-8 path");
+    let args = [
+        "plan",
+        "figures",
+        "-q",
+        "--fig1-only",
+        "--drive-writes",
+        "200",
+        "--out",
+        out_s,
+    ];
+    let (res, err, stop) = interrupt(&args, "device: ", Duration::from_millis(1500));
+    let text = String::from_utf8_lossy(&res.stdout);
+    assert_eq!(res.status.code(), Some(130), "{text}\n{err}");
+    assert!(stop < 20.0, "took {stop} s to stop");
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("interrupted (Ctrl-C): 0 of 12 runs finished")),
+        "{text}"
+    );
+    let csv = std::fs::read_to_string(out.join("plan-fig1.csv")).expect("the CSV is kept");
+    assert_eq!(
+        csv.lines().count(),
+        1,
+        "the header, no unfinished run: {csv}"
+    );
+    assert!(
+        !out.join("plan-fig1.png").exists(),
+        "no chart of 0 of 8 runs"
+    );
+}

@@ -88,6 +88,14 @@ fn every_papers_doc_carries_the_reports_table() {
         let text = std::fs::read_to_string(docs().join(f)).expect(f);
         let begin = format!("{}{p} ", nowa_lab::reproduce::BLOCK_BEGIN);
         assert!(text.contains(&begin), "docs/{f}: no generated block of {p}");
+        if p == Paper::Plan {
+            // docs/plan.md's claims table is generated too (both baselines, every claim).
+            let claims = format!("{begin}claims ");
+            assert!(
+                text.contains(&claims),
+                "docs/{f}: no generated claims table"
+            );
+        }
         for e in r.entries.iter().filter(|e| e.paper == p.name()) {
             assert!(
                 text.contains(&format!("| {} |", e.item)),

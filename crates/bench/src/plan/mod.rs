@@ -267,13 +267,27 @@ pub fn figure_run_observed(
     streams: bool,
     tick: &mut dyn FnMut(u64, u64),
 ) -> anyhow::Result<RunResult> {
+    figure_run_stoppable(o, scheme, workload, streams, tick, &|| false)
+}
+
+/// [`figure_run_observed`] that stops once `stop` holds (Ctrl-C), as [`run_cancellable`]:
+/// the result is what ran until then, marked `interrupted`.
+fn figure_run_stoppable(
+    o: &FigureOpts,
+    scheme: &str,
+    workload: WorkloadKind,
+    streams: bool,
+    tick: &mut dyn FnMut(u64, u64),
+    stop: &dyn Fn() -> bool,
+) -> anyhow::Result<RunResult> {
     let s = parse_scheme(scheme, &o.geometry)?;
-    run_observed(
+    run_cancellable(
         &RunSpec {
             track_streams: streams,
             ..spec(o, s, workload)
         },
         tick,
+        stop,
     )
 }
 
@@ -369,16 +383,21 @@ pub fn setup_line(o: &FigureOpts) -> String {
 /// with per-stream host and GC shares (`plan-fig1-streams.csv`). Returns the one-open rows,
 /// then the same-open rows.
 ///
+/// Once `stop` holds (Ctrl-C) the current run ends early and no other starts: `log` hears
+/// of and the CSVs keep the runs that finished (not the cut one), and the chart, which needs
+/// all eight, is not drawn.
+///
 /// # Errors
 /// A run fails or a file cannot be written.
 pub fn figure1(
     o: &FigureOpts,
     out: &Path,
     log: &mut dyn Observer,
+    stop: &dyn Fn() -> bool,
 ) -> anyhow::Result<Vec<RunResult>> {
     let mut rows = Vec::new();
     let mut variants = Vec::new();
-    for (label, reserve, open) in fig1_variants(o) {
+    'variants: for (label, reserve, open) in fig1_variants(o) {
         let v = FigureOpts {
             gc_reserve: reserve,
             background_gc: if label == "min-reserve" {
@@ -390,9 +409,11 @@ pub fn figure1(
         };
         for f in ["1/8", "1/4", "1/2", "full"] {
             let name = format!("baseline-{f}@{open}");
-            let r = figure_run_observed(&v, &name, WorkloadKind::Fio, true, &mut |w, t| {
-                log.tick(w, t);
-            })?;
+            let mut tick = |w, t| log.tick(w, t);
+            let r = figure_run_stoppable(&v, &name, WorkloadKind::Fio, true, &mut tick, stop)?;
+            if r.interrupted {
+                break 'variants;
+            }
             log.ran(&r);
             variants.push((label, reserve, r.clone()));
             if label != "min-reserve" {
@@ -402,7 +423,9 @@ pub fn figure1(
     }
     write_csv(&out.join("plan-fig1.csv"), "fig1", &rows)?;
     write_streams_csv(&out.join("plan-fig1-streams.csv"), &variants)?;
-    plot_fig1(o, &rows, &out.join("plan-fig1.png"))?;
+    if rows.len() == 8 {
+        plot_fig1(o, &rows, &out.join("plan-fig1.png"))?;
+    }
     Ok(rows)
 }
 
@@ -502,15 +525,22 @@ fn write_csv(path: &Path, fig: &str, rows: &[RunResult]) -> anyhow::Result<()> {
 
 /// Figures 3 to 6: every scheme on every workload.
 ///
+/// Once `stop` holds (Ctrl-C), as [`figure1`]: `plan-fig3-6.csv` keeps the runs that
+/// finished, and no chart is drawn (each compares every scheme).
+///
 /// # Errors
 /// A run fails or a file cannot be written.
 pub fn figures3to6(
     o: &FigureOpts,
     out: &Path,
     log: &mut dyn Observer,
+    stop: &dyn Fn() -> bool,
 ) -> anyhow::Result<Vec<RunResult>> {
-    let rows = fig3_runs(o, log)?;
+    let rows = fig3_runs(o, log, stop)?;
     write_csv(&out.join("plan-fig3-6.csv"), "fig3-6", &rows)?;
+    if rows.len() < SCHEMES.len() * (o.workloads.len() + o.captured.len()) {
+        return Ok(rows);
+    }
     let gens: Vec<String> = o.workloads.iter().map(|w| w.name().to_owned()).collect();
     let traces: Vec<String> = o.captured.iter().map(|c| c.0.clone()).collect();
     // Generators and traces in separate charts: ten groups of nine bars do not leave room
@@ -527,8 +557,99 @@ pub fn figures3to6(
     Ok(rows)
 }
 
+/// The paper's PLAN-Pred-1/4 against its baseline, per workload it ran (section 5, text of
+/// Figures 3, 4 and 6): WAF (FIO -42%; TPC-C and Fileserver "at least 25%" less, drawn at
+/// the bound; YCSB -5%; GCC an absolute 1.04-1.07, drawn at 1.055 as [`PAPER_GCC_WAF`]),
+/// blocks erased (FIO -46%, GCC -69%), throughput (FIO +30%, Fileserver ~+10%, TPC-C, YCSB
+/// and GCC "kept, if not improved": 1). NaN: the paper gives none.
+const PAPER_PRED: [(&str, [f64; 3]); 5] = [
+    ("fio", [0.58, 0.54, 1.30]),
+    ("tpcc", [0.75, f64::NAN, 1.0]),
+    ("ycsb", [0.95, f64::NAN, 1.0]),
+    ("fileserver", [0.75, f64::NAN, 1.10]),
+    ("gcc", [f64::NAN, 0.31, 1.0]),
+];
+
+/// GCC's WAF under PLAN in the paper (1.04-1.07): an absolute value, not a ratio.
+const PAPER_GCC_WAF: f64 = 1.055;
+
+/// The paper's workload a workload of ours stands for: a generator by its name, a captured
+/// trace by the paper workload it stands for (docs/plan.md "Workloads").
+fn paper_workload(name: &str) -> Option<&'static str> {
+    let n = name.to_ascii_lowercase();
+    let kind = if n.contains("compile") || n.contains("gcc") {
+        "gcc"
+    } else {
+        ["fio", "tpcc", "ycsb", "fileserver"]
+            .into_iter()
+            .find(|k| n.contains(k))?
+    };
+    PAPER_PRED.iter().find(|p| p.0 == kind).map(|p| p.0)
+}
+
+/// The paper's marks of one chart (`fig`: 0 = Figure 3's WAF, drawn as the paper's change
+/// applied to our baseline's WAF `base[c]`; 1 = Figure 4, 2 = Figure 6, ratios as drawn):
+/// on PLAN-Pred-1/4's bars only, NaN elsewhere.
+fn paper_marks(fig: usize, cats: &[String], base: &[f64]) -> Vec<Vec<f64>> {
+    assert!(fig < 3 && base.len() == cats.len(), "a base per category");
+    let pred = SCHEMES.iter().position(|s| *s == "plan-pred-1/4");
+    let marks: Vec<f64> = cats
+        .iter()
+        .zip(base)
+        .map(|(c, &b)| {
+            let Some(w) = paper_workload(c) else {
+                return f64::NAN;
+            };
+            let r = PAPER_PRED
+                .iter()
+                .find(|p| p.0 == w)
+                .map_or(f64::NAN, |p| p.1[fig]);
+            match (fig, w) {
+                (0, "gcc") => PAPER_GCC_WAF,
+                (0, _) => r * b,
+                _ => r,
+            }
+        })
+        .collect();
+    (0..SCHEMES.len())
+        .map(|i| {
+            if Some(i) == pred {
+                marks.clone()
+            } else {
+                vec![f64::NAN; cats.len()]
+            }
+        })
+        .collect()
+}
+
+/// Per scheme, `f(run, baseline's run)` on each of the `n` workloads (runs by workload, then
+/// scheme, the baseline first).
+fn per_scheme(
+    rows: &[RunResult],
+    n: usize,
+    f: &dyn Fn(&RunResult, &RunResult) -> f64,
+) -> Vec<(String, Vec<f64>)> {
+    assert!(
+        rows.len() >= n * SCHEMES.len(),
+        "every scheme on every workload"
+    );
+    SCHEMES
+        .iter()
+        .enumerate()
+        .map(|(i, &s)| {
+            let vals = (0..n)
+                .map(|w| f(&rows[w * SCHEMES.len() + i], &rows[w * SCHEMES.len()]))
+                .collect();
+            (s.to_owned(), vals)
+        })
+        .collect()
+}
+
 /// Figures 3, 4, 6 over the workloads `cats` (their runs first in `rows`), on log value axes
-/// where the values span more than a decade.
+/// where the values span more than a decade (Figure 6 always: one scheme's gain of several
+/// times leaves the others as stubs on a linear axis), with the paper's values on
+/// PLAN-Pred-1/4's bars. Throughput marks only on the generators: a capture replays at its
+/// own request rate (open loop).
 fn fig3_bars(
     o: &FigureOpts,
     out: &Path,
@@ -536,18 +657,10 @@ fn fig3_bars(
     rows: &[RunResult],
     cats: &[String],
 ) -> anyhow::Result<()> {
-    let per = |f: &dyn Fn(&RunResult, &RunResult) -> f64| -> Vec<(String, Vec<f64>)> {
-        SCHEMES
-            .iter()
-            .enumerate()
-            .map(|(i, &s)| {
-                let vals = (0..cats.len())
-                    .map(|w| f(&rows[w * SCHEMES.len() + i], &rows[w * SCHEMES.len()]))
-                    .collect();
-                (s.to_owned(), vals)
-            })
-            .collect()
-    };
+    let per = |f: &dyn Fn(&RunResult, &RunResult) -> f64| per_scheme(rows, cats.len(), f);
+    let base: Vec<f64> = (0..cats.len())
+        .map(|w| rows[w * SCHEMES.len()].waf)
+        .collect();
     #[expect(clippy::cast_precision_loss, reason = "block counts below 2^53")]
     let bars = [
         (
@@ -565,17 +678,29 @@ fn fig3_bars(
         (
             "plan-fig6-throughput",
             "Figure 6: throughput / baseline (1 open)",
-            "IOPS / baseline",
+            "IOPS / baseline (log)",
             per(&|r, b| r.iops / b.iops),
         ),
     ];
-    for (file, title, y, groups) in bars {
-        // A log axis only where the values span more than a decade (else bars of 1 vanish).
-        let vals = groups.iter().flat_map(|g| g.1.iter()).filter(|v| **v > 0.0);
-        let (lo, hi) = vals.fold((f64::INFINITY, 0.0f64), |(l, h), &v| (l.min(v), h.max(v)));
+    for (fig, (file, title, y, groups)) in bars.into_iter().enumerate() {
+        let marks = if fig == 2 && !suffix.is_empty() {
+            Vec::new()
+        } else {
+            paper_marks(fig, cats, &base)
+        };
+        let said = match fig {
+            0 => "paper: PLAN-Pred-1/4's change against its baseline applied to ours (GCC: its 1.04-1.07)",
+            _ => "paper: PLAN-Pred-1/4 / its baseline",
+        };
+        let subtitle = if marks.iter().flatten().any(|v| v.is_finite()) {
+            format!("{}; {said}", setup_line(o))
+        } else {
+            setup_line(o)
+        };
         let style = Style {
-            subtitle: setup_line(o),
-            log_y: hi > 10.0 * lo,
+            subtitle,
+            log_y: fig == 2,
+            bar_reference: marks,
             ..Style::default()
         };
         let chart = BarChart {
@@ -589,12 +714,21 @@ fn fig3_bars(
     Ok(())
 }
 
-/// Every scheme on every generator workload, then on every captured trace.
-fn fig3_runs(o: &FigureOpts, log: &mut dyn Observer) -> anyhow::Result<Vec<RunResult>> {
+/// Every scheme on every generator workload, then on every captured trace; the runs that
+/// finished before `stop` held.
+fn fig3_runs(
+    o: &FigureOpts,
+    log: &mut dyn Observer,
+    stop: &dyn Fn() -> bool,
+) -> anyhow::Result<Vec<RunResult>> {
     let mut rows = Vec::new();
     for &w in &o.workloads {
         for name in SCHEMES {
-            let r = figure_run_observed(o, name, w, false, &mut |d, t| log.tick(d, t))?;
+            let mut tick = |d, t| log.tick(d, t);
+            let r = figure_run_stoppable(o, name, w, false, &mut tick, stop)?;
+            if r.interrupted {
+                return Ok(rows);
+            }
             log.ran(&r);
             rows.push(r);
         }
@@ -609,8 +743,11 @@ fn fig3_runs(o: &FigureOpts, log: &mut dyn Observer) -> anyhow::Result<Vec<RunRe
             s.geometry = tg;
             // A capture's clock is real time: its lifetimes need no scaling.
             s.time_scale = 1.0;
-            let mut r = replay_observed(&s, path, None, &mut |d, t| log.tick(d, t))?;
+            let mut r = replay_cancellable(&s, path, None, &mut |d, t| log.tick(d, t), stop)?;
             r.workload.clone_from(label);
+            if r.interrupted {
+                return Ok(rows);
+            }
             log.ran(&r);
             rows.push(r);
         }
@@ -629,10 +766,28 @@ pub fn victim_percentiles(hist: &[u64]) -> Option<[f64; 3]> {
     Some([at(0.1), at(0.5), at(0.9)])
 }
 
-/// Figure 5: CDF of the victims' valid ratio, one chart per workload, and every run's
-/// percentiles in `plan-fig5-victims.csv`. A scheme without GC, or whose victims were all
-/// empty, is a flat line: it is left out of the chart and named in its subtitle; a workload
-/// with fewer than two curves left gets no chart (the CSV, and docs/plan.md's table, show it).
+/// A victim CDF that would be a flat line at the top of its chart: at least this share of
+/// the victims were empty (0% valid), so the curve starts at >= 0.95 and shows nothing a
+/// table does not (the table, `plan-fig5-victims.md`, gives it instead).
+const FLAT_EMPTY_SHARE: f64 = 0.95;
+
+/// Share of a run's victims that were empty (NaN without GC).
+#[expect(clippy::cast_precision_loss, reason = "counts below 2^53")]
+fn empty_share(hist: &[u64]) -> f64 {
+    let n: u64 = hist.iter().sum();
+    if n == 0 {
+        return f64::NAN;
+    }
+    hist.first().copied().unwrap_or(0) as f64 / n as f64
+}
+
+/// Figure 5: CDF of the victims' valid ratio, one chart per workload, every run's
+/// percentiles in `plan-fig5-victims.csv` and as a table per workload in
+/// `plan-fig5-victims.md` (docs/plan.md links it). A run without GC, or whose victims were
+/// at least 95% empty ([`FLAT_EMPTY_SHARE`]), is left out of its chart and named under it (the
+/// table has it); a workload with fewer than two curves left gets no chart. The x axis spans
+/// where the drawn curves rise (they overlap within a few percent on a 0-100 axis), and the
+/// baselines are drawn last, on top of the others.
 fn figure5(o: &FigureOpts, cats: &[String], out: &Path, rows: &[RunResult]) -> anyhow::Result<()> {
     let path = out.join("plan-fig5-victims.csv");
     let mut f = csv::Writer::from_path(&path).with_context(|| format!("{}", path.display()))?;
@@ -647,57 +802,129 @@ fn figure5(o: &FigureOpts, cats: &[String], out: &Path, rows: &[RunResult]) -> a
     ])?;
     for (wi, w) in cats.iter().enumerate() {
         let runs = &rows[wi * SCHEMES.len()..(wi + 1) * SCHEMES.len()];
-        let (mut series, mut flat) = (Vec::new(), Vec::new());
         for r in runs {
-            let v: u64 = r.victim_hist.iter().sum();
-            let p = victim_percentiles(&r.victim_hist);
-            let [a, b, c] = p.unwrap_or([f64::NAN; 3]);
+            let [a, b, c] = victim_percentiles(&r.victim_hist).unwrap_or([f64::NAN; 3]);
             f.write_record([
                 w.clone(),
                 r.scheme.clone(),
-                v.to_string(),
+                r.victim_hist.iter().sum::<u64>().to_string(),
                 a.to_string(),
                 b.to_string(),
                 c.to_string(),
                 format!("{:.2}", r.mean_victim_ratio() * 100.0),
             ])?;
-            let nonempty = r.victim_hist.iter().skip(1).any(|&n| n > 0);
-            match p {
-                Some(_) if nonempty => series.push(Series {
-                    label: r.scheme.clone(),
-                    points: cdf(&r.victim_hist),
-                }),
-                Some(_) => flat.push(format!("{} (all 0%)", r.scheme)),
-                None => flat.push(format!("{} (no GC)", r.scheme)),
-            }
         }
-        let png = out.join(format!("plan-fig5-{w}.png"));
-        if series.len() < 2 {
-            // Nothing to compare: a stale chart of an earlier run must not stay behind.
-            let _ = std::fs::remove_file(&png);
-            continue;
-        }
-        let mut x_label = "valid ratio of the GC victim (%)".to_owned();
-        if !flat.is_empty() {
-            x_label = format!("{x_label}; not drawn: {}", flat.join(", "));
-        }
-        let chart = LineChart {
-            title: format!("Figure 5: victim valid ratio CDF, {w}"),
-            x_label,
-            y_label: "CDF".into(),
-            series,
-            log_x: false,
-            log_y: false,
-            y_range: Some((0.0, 1.0)),
-        };
-        let style = Style {
-            subtitle: setup_line(o),
-            ..Style::default()
-        };
-        render_line_styled(&chart, &style, &png)?;
+        figure5_chart(o, w, runs, &out.join(format!("plan-fig5-{w}.png")))?;
     }
     f.flush()?;
+    let md = out.join("plan-fig5-victims.md");
+    std::fs::write(&md, victims_table(o, cats, rows))
+        .with_context(|| format!("{}", md.display()))?;
     Ok(())
+}
+
+/// One workload's chart of Figure 5 (removed when fewer than two curves are worth drawing:
+/// a stale chart of an earlier run must not stay behind).
+fn figure5_chart(o: &FigureOpts, w: &str, runs: &[RunResult], png: &Path) -> anyhow::Result<()> {
+    let (mut series, mut flat) = (Vec::new(), Vec::new());
+    for r in runs {
+        let e = empty_share(&r.victim_hist);
+        if e.is_nan() {
+            flat.push(format!("{} (no GC)", r.scheme));
+        } else if e >= FLAT_EMPTY_SHARE {
+            flat.push(format!("{} ({:.0}% empty)", r.scheme, e * 100.0));
+        } else {
+            series.push(Series {
+                label: r.scheme.clone(),
+                points: cdf(&r.victim_hist),
+            });
+        }
+    }
+    if series.len() < 2 {
+        let _ = std::fs::remove_file(png);
+        return Ok(());
+    }
+    // Baselines last: drawn on top, so a scheme that equals the baseline cannot hide it.
+    series.sort_by_key(|s| s.label.starts_with("baseline"));
+    let (lo, hi) = rise_range(&series);
+    for s in &mut series {
+        s.points.retain(|p| (lo..=hi).contains(&p.0));
+    }
+    let mut x_label = "valid ratio of the GC victim (%)".to_owned();
+    if !flat.is_empty() {
+        x_label = format!("{x_label}; in the table, not drawn: {}", flat.join(", "));
+    }
+    let chart = LineChart {
+        title: format!("Figure 5: victim valid ratio CDF, {w}"),
+        x_label,
+        y_label: "CDF".into(),
+        series,
+        log_x: false,
+        log_y: false,
+        y_range: Some((0.0, 1.0)),
+    };
+    let style = Style {
+        subtitle: format!("{}; x axis: {lo:.0}-{hi:.0}% valid", setup_line(o)),
+        ..Style::default()
+    };
+    render_line_styled(&chart, &style, png)?;
+    Ok(())
+}
+
+/// The x range (percent, multiples of 5) where the curves rise: from below the first point
+/// any curve leaves 0.5% to past the last point one reaches 99.9%.
+fn rise_range(series: &[Series]) -> (f64, f64) {
+    let first = |s: &Series| s.points.iter().find(|p| p.1 > 0.005).map_or(0.0, |p| p.0);
+    let last = |s: &Series| {
+        s.points
+            .iter()
+            .find(|p| p.1 >= 0.999)
+            .map_or(100.0, |p| p.0)
+    };
+    let lo = series.iter().map(first).fold(100.0, f64::min);
+    let hi = series.iter().map(last).fold(0.0, f64::max);
+    let lo = ((lo - 1.0).max(0.0) / 5.0).floor() * 5.0;
+    let hi = ((hi + 1.0).min(100.0) / 5.0).ceil() * 5.0;
+    assert!(lo < hi, "a curve rises somewhere in 0..100");
+    (lo, hi)
+}
+
+/// `plan-fig5-victims.md`: per workload, each scheme's victims, their median and mean valid
+/// ratio and the share that were empty: what Figure 5's charts cannot show where CDFs are
+/// flat or overlap.
+fn victims_table(o: &FigureOpts, cats: &[String], rows: &[RunResult]) -> String {
+    use std::fmt::Write as _;
+    let mut s = format!(
+        "# Figure 5: victims' valid ratio per workload and scheme\n\nGenerated by `nowa plan figures` ({}). \
+         Per cell: median valid ratio of the GC victims in % / mean in % / share of victims that were empty / victims collected \
+         (Partial GC's are blocks, the others' superblocks); \"-\": no GC. \
+         The paper: PLAN (plan-ssd-parallelism), referenced in docs/papers.md.\n\n| workload |",
+        setup_line(o)
+    );
+    for sch in SCHEMES {
+        let _ = write!(s, " {sch} |");
+    }
+    s.push_str("\n|---|");
+    s.push_str(&"---|".repeat(SCHEMES.len()));
+    for (wi, w) in cats.iter().enumerate() {
+        let _ = write!(s, "\n| {w} |");
+        for r in &rows[wi * SCHEMES.len()..(wi + 1) * SCHEMES.len()] {
+            let n: u64 = r.victim_hist.iter().sum();
+            match victim_percentiles(&r.victim_hist) {
+                None => s.push_str(" - |"),
+                Some([_, p50, _]) => {
+                    let _ = write!(
+                        s,
+                        " {p50:.0} / {:.1} / {:.0}% / {n} |",
+                        r.mean_victim_ratio() * 100.0,
+                        empty_share(&r.victim_hist) * 100.0
+                    );
+                }
+            }
+        }
+    }
+    s.push('\n');
+    s
 }
 
 /// (percent, fraction of victims at or below it).

@@ -110,6 +110,11 @@ pub struct FiguresResult {
     pub runs: Vec<RunResult>,
     /// Where the files are.
     pub out: PathBuf,
+    /// Runs that finished (`runs` leaves out Figure 1's breakdown runs).
+    pub finished: u64,
+    /// Ctrl-C stopped the pipeline: the CSVs hold the runs that finished; the charts of an
+    /// unfinished figure are not drawn.
+    pub interrupted: bool,
 }
 
 /// A `plan-run` result under its identity.
@@ -530,7 +535,9 @@ pub fn figure_runs(spec: &FiguresSpec) -> Result<u64, Error> {
 }
 
 /// The figures: every run, and the progress inside it, reported to `on_run`, the files
-/// written under `out` (created, its parent must exist).
+/// written under `out` (created, its parent must exist). On `cancel` (Ctrl-C) the current
+/// run stops within a few thousand requests, no other starts, and the CSVs keep the runs
+/// that finished (`interrupted` set).
 ///
 /// # Errors
 /// [`Error::Usage`]: a bad field, a file that would be overwritten; [`Error::Failed`]: a run.
@@ -540,6 +547,7 @@ pub fn figure_runs(spec: &FiguresSpec) -> Result<u64, Error> {
 pub fn figures_with(
     spec: &FiguresSpec,
     on_run: &mut dyn plan::Observer,
+    cancel: &Cancel,
 ) -> Result<FiguresOutcome, Error> {
     spec.check()?;
     let o = spec.opts()?;
@@ -551,17 +559,24 @@ pub fn figures_with(
         inner: on_run,
         ran: 0,
     };
-    let mut runs = plan::figure1(&o, &spec.out, &mut counted).map_err(run_error)?;
-    if !spec.fig1_only {
-        runs.extend(plan::figures3to6(&o, &spec.out, &mut counted).map_err(run_error)?);
+    let stop = || cancel.requested();
+    let mut runs = plan::figure1(&o, &spec.out, &mut counted, &stop).map_err(run_error)?;
+    if !spec.fig1_only && !stop() {
+        runs.extend(plan::figures3to6(&o, &spec.out, &mut counted, &stop).map_err(run_error)?);
     }
-    assert_eq!(counted.ran, figure_runs(spec)?, "every planned run ran");
+    let interrupted = stop();
+    assert!(
+        interrupted || counted.ran == figure_runs(spec)?,
+        "every planned run ran"
+    );
     assert!(runs.len() as u64 <= counted.ran, "a row per run at most");
     Ok(Report {
         nowa: id,
         result: FiguresResult {
             runs,
             out: spec.out.clone(),
+            finished: counted.ran,
+            interrupted,
         },
     })
 }
@@ -634,14 +649,13 @@ pub fn figures(
     progress: Option<Progress<'_>>,
     cancel: &Cancel,
 ) -> Result<FiguresOutcome, Error> {
-    let _ = cancel;
     let mut report = |done: u64, total: u64, _: Option<&RunResult>| {
         if let Some(p) = progress {
             p(done, total);
         }
     };
     let mut obs = RunProgress::new(figure_runs(spec)?, &mut report);
-    figures_with(spec, &mut obs)
+    figures_with(spec, &mut obs, cancel)
 }
 
 /// The speed benchmark: the baseline and PLAN on FIO, timing on, without per-stream

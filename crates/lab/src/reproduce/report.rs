@@ -196,7 +196,7 @@ pub(super) fn entries(paper: Paper, measured: Result<Vec<Measured>, Error>) -> V
     out
 }
 
-fn num(x: f64) -> String {
+pub(super) fn num(x: f64) -> String {
     let a = x.abs();
     if a >= 100.0 {
         format!("{x:.0}")
@@ -361,9 +361,10 @@ pub fn table_block(r: &Reproduction, t: &DocTable) -> String {
     )
 }
 
-/// The block that replaces the generated block named `name` (`PAPER` or `PAPER:TABLE`), or
-/// None to keep it (the report has no entry of the paper).
-fn block_for(r: &Reproduction, name: &str) -> Result<Option<String>, String> {
+/// The block that replaces the generated block named `name` (`PAPER`, `PAPER:TABLE`, or
+/// `PAPER` with the kind word `claims`: PLAN's claims table), or None to keep it (the report
+/// has no entry of the paper).
+fn block_for(r: &Reproduction, name: &str, kind: Option<&str>) -> Result<Option<String>, String> {
     let (paper_name, table) = match name.split_once(':') {
         Some((p, t)) => (p, Some(t)),
         None => (name, None),
@@ -375,15 +376,24 @@ fn block_for(r: &Reproduction, name: &str) -> Result<Option<String>, String> {
     if !r.entries.iter().any(|e| e.paper == paper_name) {
         return Ok(None);
     }
-    let Some(table) = table else {
-        return Ok(Some(doc_block(r, paper)));
-    };
-    assert!(!table.is_empty(), "a table block names its table");
-    r.tables
-        .iter()
-        .find(|t| t.paper == paper_name && t.name == table)
-        .map(|t| Some(table_block(r, t)))
-        .ok_or_else(|| format!("a generated block of a table the report lacks: '{name}'"))
+    match (table, kind) {
+        (None, None) => Ok(Some(doc_block(r, paper))),
+        (None, Some("claims")) if paper == Paper::Plan => Ok(Some(format!(
+            "{BLOCK_BEGIN}{paper} claims{BLOCK_NOTE}\n{}{BLOCK_END}",
+            super::plan::claims_table(r)
+        ))),
+        (None, Some(k)) => Err(format!(
+            "a generated block of an unknown kind '{paper} {k}'"
+        )),
+        (Some(table), _) => {
+            assert!(!table.is_empty(), "a table block names its table");
+            r.tables
+                .iter()
+                .find(|t| t.paper == paper_name && t.name == table)
+                .map(|t| Some(table_block(r, t)))
+                .ok_or_else(|| format!("a generated block of a table the report lacks: '{name}'"))
+        }
+    }
 }
 
 /// `text` with every generated block replaced by today's rendering from `r` (blocks of papers
@@ -401,11 +411,11 @@ pub fn regenerate_blocks(r: &Reproduction, text: &str) -> Result<String, String>
         let end = block
             .find(BLOCK_END)
             .ok_or_else(|| format!("'{BLOCK_BEGIN}...' without '{BLOCK_END}'"))?;
-        let name = block[BLOCK_BEGIN.len()..]
-            .split_whitespace()
-            .next()
-            .unwrap_or("");
-        match block_for(r, name)? {
+        let mut words = block[BLOCK_BEGIN.len()..].split_whitespace();
+        let name = words.next().unwrap_or("");
+        // A second word names another kind of block than the paper's numbers.
+        let kind = words.next().filter(|w| !w.starts_with('('));
+        match block_for(r, name, kind)? {
             Some(b) => out.push_str(&b),
             None => out.push_str(&block[..end + BLOCK_END.len()]),
         }

@@ -10,7 +10,7 @@
 //! - how-to-write-to-ssds: Table 1 (`nowa table1 --quick`, ~30 s of a release build); not
 //!   the TPC-C comparison (three paced runs of minutes);
 //! - SepFrozen: the five replays and the model on the 300,000-write log;
-//! - PLAN: the 12 runs the items read (of the figures' 57);
+//! - PLAN: the 21 runs the items read (of the figures' 57);
 //! - not the checkpointing entries (18 paced TPC-C runs of 40 s and 2 crashes: ~30 min).
 
 use super::{Measured, Paper, Reproduction, Scale, Spec};
