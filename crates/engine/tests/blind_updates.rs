@@ -9,18 +9,18 @@
 
 #[path = "common/oop_crash_harness.rs"]
 mod harness;
+#[path = "common/kv_model.rs"]
+mod kv_model;
 #[path = "common/oop_store.rs"]
 mod oop_store;
 
+use kv_model::{delta_ocfg as ocfg, key, val, Model};
 use nowa_device::MemDevice;
-use nowa_engine::{Compression, Config, Durability, Engine, OopConfig};
+use nowa_engine::{Compression, Config, Durability, Engine};
 use oop_store::{builder, Slot};
 use parking_lot::Mutex;
 use proptest::prelude::*;
-use std::collections::BTreeMap;
 use std::sync::Arc;
-
-type Model = BTreeMap<u16, Vec<u8>>;
 
 /// Keys of the property test: ~300 leaves over a pool of 64 frames.
 const KEYS: u16 = 10_000;
@@ -34,34 +34,6 @@ fn cfg(blind: u64) -> Config {
         blind_update_bytes: blind,
         ..Config::default()
     }
-}
-
-fn ocfg() -> OopConfig {
-    OopConfig {
-        deltas: true,
-        delta_chain: 2,
-        delta_merge: 256,
-        zone_bytes: Some(64 << 10),
-        open_zones: 2,
-        compression: Compression::Lz4,
-        ..OopConfig::default()
-    }
-}
-
-fn key(k: u16) -> [u8; 2] {
-    k.to_be_bytes()
-}
-
-fn val(k: u16, v: u64, len: usize) -> Vec<u8> {
-    let mut x = u64::from(k).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ v | 1;
-    (0..len)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x.to_le_bytes()[0]
-        })
-        .collect()
 }
 
 fn engine(dev: &Arc<MemDevice>, blind: u64, create: bool) -> Engine {

@@ -6,18 +6,18 @@
 //! a reopen serves every acknowledged write, never a value the cache held before the crash.
 #![expect(clippy::unwrap_used, reason = "tests fail by panicking")]
 
+#[path = "common/kv_model.rs"]
+mod kv_model;
 #[path = "common/oop_store.rs"]
 mod oop_store;
 
+use kv_model::{delta_ocfg as ocfg, key, val, Model};
 use nowa_device::{FaultConfig, FaultyDevice, MemDevice};
-use nowa_engine::{Compression, Config, Durability, Engine, OopConfig};
+use nowa_engine::{Config, Durability, Engine};
 use oop_store::{builder, Slot};
 use parking_lot::Mutex;
 use proptest::prelude::*;
-use std::collections::BTreeMap;
 use std::sync::Arc;
-
-type Model = BTreeMap<u16, Vec<u8>>;
 
 fn cfg(cache: u64) -> Config {
     Config {
@@ -28,34 +28,6 @@ fn cfg(cache: u64) -> Config {
         record_cache_bytes: cache,
         ..Config::default()
     }
-}
-
-fn ocfg() -> OopConfig {
-    OopConfig {
-        deltas: true,
-        delta_chain: 2,
-        delta_merge: 256,
-        zone_bytes: Some(64 << 10),
-        open_zones: 2,
-        compression: Compression::Lz4,
-        ..OopConfig::default()
-    }
-}
-
-fn key(k: u16) -> [u8; 2] {
-    k.to_be_bytes()
-}
-
-fn val(k: u16, v: u64, len: usize) -> Vec<u8> {
-    let mut x = u64::from(k).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ v | 1;
-    (0..len)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x.to_le_bytes()[0]
-        })
-        .collect()
 }
 
 #[derive(Debug, Clone)]
