@@ -935,6 +935,14 @@ fn online_figure(c: &mut Ctx<'_>, w: &Workload) -> Result<(), Error> {
     c.bar(&chart, &style, OUTPUTS[10])
 }
 
+/// A path's last component, for figure subtitles and reports (the whole path if it has none).
+fn file_name(p: &std::path::Path) -> String {
+    p.file_name().map_or_else(
+        || p.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1037,12 +1045,4 @@ mod tests {
         let toml = toml::to_string(&spec).unwrap();
         assert_eq!(toml::from_str::<FiguresSpec>(&toml).unwrap(), spec);
     }
-}
-
-/// A path's last component, for figure subtitles and reports (the whole path if it has none).
-fn file_name(p: &std::path::Path) -> String {
-    p.file_name().map_or_else(
-        || p.display().to_string(),
-        |n| n.to_string_lossy().into_owned(),
-    )
 }
