@@ -55,11 +55,8 @@ fn every_doc_links_papers_md_and_no_path_outside_the_repository() {
 
 /// "issue 30", "issue #12": the reader has no issue tracker; the docs say what and why.
 #[test]
-fn no_process_wording_outside_the_design_log() {
+fn no_process_wording_in_the_docs() {
     for (p, text) in docs() {
-        if p.ends_with("docs/design.md") || p.ends_with("docs/testing.md") {
-            continue;
-        }
         let lower = text.to_lowercase();
         let mut rest = lower.as_str();
         while let Some(i) = rest.find("issue ") {
