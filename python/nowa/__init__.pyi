@@ -85,6 +85,7 @@ def ycsb(
     no_doublewrite: bool = ...,  # Turn the doublewrite buffer off (in place; unsafe: torn pages are detected, not repaired)
     durability: str | int | float | None = ...,  # Commit durability: async (group commit in the background) or sync (each commit waits)
     record_cache: str | int | float | None = ...,  # Memory for the record cache (hot records, key -> value), beside --pool: a read of a cached
+    blind_updates: str | int | float | None = ...,  # Memory for blind updates: an update of a record whose leaf is not in the pool is logged wi
     durable_every: str | int | float | None = ...,  # With --durability async: a durability point (a sync commit, whose group commit flushes the
     seed: str | int | float | None = ...,  # Seed of keys and values
     interval: str | int | float | None = ...,  # Reporting interval (1, 1s, 500ms)
@@ -142,6 +143,7 @@ def tpcc(
     no_doublewrite: bool = ...,  # Turn the doublewrite buffer off (in place; unsafe: torn pages are detected, not repaired)
     durability: str | int | float | None = ...,  # Commit durability: async (group commit in the background) or sync (each commit waits)
     record_cache: str | int | float | None = ...,  # Memory for the record cache (hot records, key -> value), beside --pool: a read of a cached
+    blind_updates: str | int | float | None = ...,  # Memory for blind updates: an update of a record whose leaf is not in the pool is logged wi
     write_path: str | int | float | None = ...,  # Write path: inplace (fixed home per page, doublewrite) or oop (out of place: zones, DB GC,
     compression: str | int | float | None = ...,  # Out of place: per-page compression (off, lz4, zstd)
     packing: str | int | float | None = ...,  # Out of place: 4 KiB page packing of compressed pages (on, off). Off: every page, compresse
