@@ -37,17 +37,6 @@ fn hist(at: &[(usize, u64)]) -> Vec<u64> {
     h
 }
 
-/// Every `<text>` element's content of an SVG, in order.
-fn svg_texts(svg: &str) -> Vec<String> {
-    svg.split("<text")
-        .skip(1)
-        .filter_map(|t| {
-            let body = t.split_once('>')?.1;
-            Some(body.split("</text>").next()?.trim().to_owned())
-        })
-        .collect()
-}
-
 /// The paper marks of an SVG bar chart (black 4 px lines), as their (x from, x to) pixels.
 fn mark_spans(svg: &str) -> Vec<(f64, f64)> {
     svg.lines()
@@ -159,7 +148,7 @@ fn figures_3_4_6_draw_the_paper_marks_across_plan_pred_quarter_bars() {
             style.subtitle
         );
         assert!(
-            svg_texts(&svg).iter().any(|t| t == "paper"),
+            crate::plot_layout::texts(&svg).iter().any(|t| t == "paper"),
             "{file}: legend"
         );
         // Each mark lies across a bar of PLAN-Pred-1/4's colour (the groups' colours in the
@@ -217,7 +206,7 @@ fn figure_5_leaves_flat_cdfs_off_names_them_and_zooms_to_the_rise() {
     figure5_chart(&o, "fio", &runs, &svg_path).unwrap();
     crate::plot_layout::check_file(&svg_path).unwrap();
     let svg = std::fs::read_to_string(&svg_path).unwrap();
-    let texts = svg_texts(&svg);
+    let texts = crate::plot_layout::texts(&svg);
     let all = texts.join(" ");
     // Named under the x axis, with why; not in the legend.
     assert!(
@@ -243,7 +232,7 @@ fn figure_5_leaves_flat_cdfs_off_names_them_and_zooms_to_the_rise() {
     let mut r = runs.clone();
     r[1].victim_hist = hist(&[(0, 94), (50, 6)]);
     figure5_chart(&o, "fio", &r, &svg_path).unwrap();
-    let texts = svg_texts(&std::fs::read_to_string(&svg_path).unwrap());
+    let texts = crate::plot_layout::texts(&std::fs::read_to_string(&svg_path).unwrap());
     assert!(texts.iter().any(|t| t == "baseline@18"), "{texts:?}");
     assert!(texts.join(" ").contains("x axis: 0-60% valid"));
     // Fewer than two curves left: no chart, and the stale one is removed.
@@ -295,20 +284,12 @@ fn victims_table_gives_median_mean_empty_share_and_count() {
         })
         .collect();
     let table = victims_table(&o, &cats, &rows);
-    let header: Vec<&str> = table
-        .lines()
-        .find(|l| l.starts_with("| workload |"))
-        .unwrap()
-        .split('|')
-        .map(str::trim)
-        .collect();
-    let row: Vec<&str> = table
-        .lines()
-        .find(|l| l.starts_with("| fio |"))
-        .unwrap()
-        .split('|')
-        .map(str::trim)
-        .collect();
+    // The cells of the table's line starting with `first`.
+    let cells = |first: &str| -> Vec<&str> {
+        let line = table.lines().find(|l| l.starts_with(first)).unwrap();
+        line.split('|').map(str::trim).collect()
+    };
+    let (header, row) = (cells("| workload |"), cells("| fio |"));
     assert_eq!(header.len(), row.len(), "{table}");
     let cell = |scheme: &str| row[header.iter().position(|h| *h == scheme).unwrap()];
     assert_eq!(cell("plan-pred-1/4"), "20 / 27.1 / 29% / 7");
