@@ -266,6 +266,13 @@ pub fn layout_problems(svg: &str) -> Vec<String> {
     out
 }
 
+/// The text of every non-empty `<text>` element of an SVG written by [`crate::plot`], in
+/// order (for tests that read titles, legends and axis labels).
+#[must_use]
+pub fn texts(svg: &str) -> Vec<String> {
+    page(svg).texts.into_iter().map(|t| t.0).collect()
+}
+
 /// [`layout_problems`] of an SVG file, as one error listing them (for tests).
 ///
 /// # Errors

@@ -657,6 +657,20 @@ fn fig3_bars(
     rows: &[RunResult],
     cats: &[String],
 ) -> anyhow::Result<()> {
+    for (file, chart, style) in fig3_charts(o, suffix, rows, cats) {
+        render_bar_styled(&chart, &style, &out.join(format!("{file}{suffix}.png")))?;
+    }
+    Ok(())
+}
+
+/// The charts of [`fig3_bars`] with their file stems (apart from rendering: the tests draw
+/// them as SVG).
+fn fig3_charts(
+    o: &FigureOpts,
+    suffix: &str,
+    rows: &[RunResult],
+    cats: &[String],
+) -> Vec<(&'static str, BarChart, Style)> {
     let per = |f: &dyn Fn(&RunResult, &RunResult) -> f64| per_scheme(rows, cats.len(), f);
     let base: Vec<f64> = (0..cats.len())
         .map(|w| rows[w * SCHEMES.len()].waf)
@@ -682,6 +696,7 @@ fn fig3_bars(
             per(&|r, b| r.iops / b.iops),
         ),
     ];
+    let mut charts = Vec::new();
     for (fig, (file, title, y, groups)) in bars.into_iter().enumerate() {
         let marks = if fig == 2 && !suffix.is_empty() {
             Vec::new()
@@ -709,9 +724,9 @@ fn fig3_bars(
             categories: cats.to_vec(),
             groups,
         };
-        render_bar_styled(&chart, &style, &out.join(format!("{file}{suffix}.png")))?;
+        charts.push((file, chart, style));
     }
-    Ok(())
+    charts
 }
 
 /// Every scheme on every generator workload, then on every captured trace; the runs that
@@ -943,6 +958,9 @@ pub fn cdf(hist: &[u64]) -> Vec<(f64, f64)> {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod figure_tests;
 
 #[cfg(test)]
 mod tests {
