@@ -161,10 +161,10 @@ fn monitor(sh: &Shared<'_>, on_tick: &mut dyn FnMut(&Tick)) -> (Vec<Tick>, bool)
     }
 }
 
-/// Whether the stop condition holds. Checked by the monitor every 10 ms and by every worker
-/// before it claims a batch, so a run ends within a batch per worker of its target, not
-/// wherever the wall clock's 10 ms fall (with one writer and no background threads, a
-/// `--device-writes` run is then a function of its seed).
+/// Whether the stop condition holds. Checked by the monitor every 10 ms and (device writes,
+/// seconds) by every worker before it claims a batch, so a run ends within a batch per worker
+/// of its target, not wherever the wall clock's 10 ms fall (with one writer and no background
+/// threads, a `--device-writes` run is then a function of its seed).
 fn stop_reached(sh: &Shared<'_>) -> bool {
     let (dev, start) = (sh.dev, sh.start);
     match sh.spec.stop {
@@ -206,7 +206,9 @@ fn worker(sh: &Shared<'_>, t: usize, mut keys: KeyGen) {
         _ => u64::MAX,
     };
     'outer: while !sh.stop.load(Relaxed) {
-        if !matches!(spec.stop, Stop::Ops(_)) && stop_reached(sh) {
+        // Cheap targets only: the store-writes target reads `Engine::stats`, which walks the
+        // pool's map (the monitor checks it every 10 ms).
+        if matches!(spec.stop, Stop::DeviceWrites(_) | Stop::Seconds(_)) && stop_reached(sh) {
             sh.stop.store(true, Relaxed);
             break;
         }
