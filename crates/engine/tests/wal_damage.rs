@@ -14,7 +14,7 @@ mod common;
 
 use common::{device, image};
 use nowa_device::{BlockDevice, FaultConfig, FaultyDevice, MemDevice};
-use nowa_engine::{Config, Durability, Engine, EngineError, WalDamage, WalStop};
+use nowa_engine::{Config, Engine, EngineError, WalDamage, WalStop};
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
 use std::sync::Arc;
@@ -23,14 +23,7 @@ const CAP: u64 = 4 << 20;
 const KEYS: u32 = 400;
 
 fn cfg() -> Config {
-    Config {
-        pool_bytes: 64 * 4096,
-        // No checkpoint during the load: every acknowledged put lives only in the log.
-        wal_limit_bytes: Some(1 << 20),
-        dw_pages: 8,
-        durability: Durability::Sync,
-        ..Config::default()
-    }
+    common::log_only_cfg()
 }
 
 fn key(i: u32) -> Vec<u8> {

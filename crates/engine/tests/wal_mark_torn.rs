@@ -15,7 +15,7 @@ mod common;
 use common::{device, image, CrashDevice};
 use nowa_device::MemDevice;
 use nowa_engine::format::superblock::Superblock;
-use nowa_engine::{Config, Corruption, Durability, Engine, EngineError, FlushMarkDamage, WalStop};
+use nowa_engine::{Config, Corruption, Engine, EngineError, FlushMarkDamage, WalStop};
 use std::sync::Arc;
 
 const CAP: u64 = 4 << 20;
@@ -23,13 +23,8 @@ const BS: u64 = 4096;
 
 fn cfg() -> Config {
     Config {
-        pool_bytes: 64 * 4096,
-        // No checkpoint: every acknowledged put lives only in the log.
-        wal_limit_bytes: Some(1 << 20),
-        dw_pages: 8,
-        durability: Durability::Sync,
         seed: Some(2501),
-        ..Config::default()
+        ..common::log_only_cfg()
     }
 }
 

@@ -250,3 +250,16 @@ pub fn device(img: &[u8]) -> std::sync::Arc<nowa_device::MemDevice> {
     d.write_at(0, img).expect("write the image");
     std::sync::Arc::new(d)
 }
+
+/// An engine that never checkpoints while a test loads it (the WAL limit is far above what
+/// the tests write): every acknowledged put lives only in the log, so damage to the log is
+/// damage to acknowledged data. wal_damage.rs and wal_mark_torn.rs.
+pub fn log_only_cfg() -> nowa_engine::Config {
+    nowa_engine::Config {
+        pool_bytes: 64 * 4096,
+        wal_limit_bytes: Some(1 << 20),
+        dw_pages: 8,
+        durability: nowa_engine::Durability::Sync,
+        ..nowa_engine::Config::default()
+    }
+}
