@@ -131,6 +131,13 @@ def resolve(command: str, **flags: Any) -> dict:
     return json.loads(_nowa.resolve(command, _argv(command, flags)))
 
 
+def is_machine(key: str) -> bool:
+    """True for a result key or a flattened column (``a.b``) that measures the machine (start
+    time, wall and CPU durations and rates, resident memory, what bound the run): two runs of
+    one spec and seed agree on every other key."""
+    return _nowa.is_machine(key)
+
+
 def spec_hash(job: Mapping[str, Any]) -> str:
     """The identity of a point of a sweep: SHA-256 of the canonical JSON of command and spec."""
     canon = json.dumps({"command": job["command"], "spec": job["spec"]}, sort_keys=True, separators=(",", ":"))

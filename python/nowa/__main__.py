@@ -89,6 +89,7 @@ def stubs() -> str:
     out += [
         "def run(job: str | os.PathLike[str] | Mapping[str, Any]) -> dict[str, Any]: ...",
         "def resolve(command: str, **flags: Any) -> dict[str, Any]: ...",
+        "def is_machine(key: str) -> bool: ...",
         "def spec_hash(job: Mapping[str, Any]) -> str: ...",
         "def row(result: Mapping[str, Any]) -> dict[str, Any]: ...",
         "def frame(results: Iterable[Mapping[str, Any]] | Mapping[str, Any]) -> Any: ...",

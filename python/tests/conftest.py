@@ -46,16 +46,12 @@ def ctrl_c():
         signal.signal(signal.SIGINT, before)
 
 
-# What a run measures of the machine, not of the simulation (crates/cli/tests/run_cli.rs
-# `without_wall_clock` leaves out the same keys): start time, wall and CPU speeds, resident
-# memory, and what bound the run (judged on the wall clock).
-MACHINE_KEYS = ("started", "rss_bytes", "bound")
-MACHINE_SUFFIXES = ("_secs", "_per_sec", "_per_cpu_sec")
-
-
 def is_machine(key):
-    """True for a result key (or a flattened column) that measures the machine."""
-    return key in MACHINE_KEYS or key.endswith(MACHINE_SUFFIXES)
+    """True for a result key (or a flattened column) that measures the machine: the module's
+    rule (`nowa.is_machine`), the same one the Rust tests use."""
+    import nowa
+
+    return nowa.is_machine(key)
 
 
 def deterministic(v):

@@ -89,6 +89,15 @@ def test_frame_flattens_spec_and_result():
     assert df["spec_hash"].nunique() == 2
 
 
+def test_machine_columns_are_exactly_the_ones_that_differ_between_two_runs_of_one_seed():
+    a, b = (nowa.row(nowa.sim(**SMALL, seed=3)) for _ in range(2))
+    assert a.keys() == b.keys()
+    differ = {k for k in a if a[k] != b[k]}
+    assert differ, "two runs differ at least in their timing"
+    assert all(nowa.is_machine(k) for k in differ), sorted(k for k in differ if not nowa.is_machine(k))
+    assert nowa.is_machine("measured.wall_secs") and not nowa.is_machine("waf")
+
+
 def test_the_gil_is_released_during_a_run():
     started = threading.Event()
     box = {}

@@ -10,16 +10,7 @@ fn without_wall_clock(v: &Value) -> Value {
     match v {
         Value::Object(m) => Value::Object(
             m.iter()
-                .filter(|(k, _)| {
-                    // `bound`: whether the CPU or the simulated device limited the run,
-                    // judged on the wall clock.
-                    !(k.as_str() == "started"
-                        || k.as_str() == "rss_bytes"
-                        || k.as_str() == "bound"
-                        || k.ends_with("_secs")
-                        || k.ends_with("_per_sec")
-                        || k.ends_with("_per_cpu_sec"))
-                })
+                .filter(|(k, _)| !nowa_lab::is_machine_key(k))
                 .map(|(k, v)| (k.clone(), without_wall_clock(v)))
                 .collect(),
         ),

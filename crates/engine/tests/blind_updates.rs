@@ -183,7 +183,10 @@ proptest! {
 /// and survives a clean reopen.
 #[test]
 fn crash_points_with_blind_updates() {
-    harness::use_deltas();
-    harness::use_blind();
-    harness::crash_points(Compression::Lz4, false, 24);
+    let mode = harness::Mode {
+        deltas: true,
+        blind: true,
+        ..harness::Mode::plain(Compression::Lz4, false)
+    };
+    harness::crash_points(mode, 24);
 }

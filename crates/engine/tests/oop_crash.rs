@@ -13,29 +13,30 @@ mod harness;
 #[path = "common/oop_store.rs"]
 mod oop_store;
 
-use harness::{crash_points, fresh};
+use harness::{crash_points, scenario, Mode};
 use nowa_device::BlockDevice;
 use nowa_engine::Compression;
 
 #[test]
 fn crash_points_uncompressed() {
-    crash_points(Compression::Off, false, 90);
+    crash_points(Mode::plain(Compression::Off, false), 90);
 }
 
 #[test]
 fn crash_points_lz4() {
-    crash_points(Compression::Lz4, false, 60);
+    crash_points(Mode::plain(Compression::Lz4, false), 60);
 }
 
 /// NoWA: crashes in the middle of group GC, i.e. of compensation writes.
 #[test]
 fn crash_points_nowa_compensation() {
-    crash_points(Compression::Zstd, false, 60);
+    crash_points(Mode::plain(Compression::Zstd, false), 60);
 }
 
 #[test]
 fn device_is_not_reused_across_seeds() {
     // Sanity: a fresh device has no zone data (guards the calibration above).
-    let (dev, _) = fresh(1, Compression::Off, false);
+    let sc = scenario(Mode::plain(Compression::Off, false));
+    let (dev, _) = sc.fresh(1, &sc.builder().0);
     assert!(dev.geometry().capacity >= 3 << 20);
 }

@@ -11,16 +11,16 @@ mod harness;
 #[path = "common/oop_store.rs"]
 mod oop_store;
 
-use harness::crash_points;
+use harness::{crash_points, Mode};
 use nowa_engine::Compression;
 
 #[test]
 fn crash_points_background_gc() {
-    crash_points(Compression::Off, true, 50);
+    crash_points(Mode::plain(Compression::Off, true), 50);
 }
 
 /// NoWA with background GC: whole groups (compensation writes) relocated by the thread.
 #[test]
 fn crash_points_background_gc_nowa() {
-    crash_points(Compression::Zstd, true, 40);
+    crash_points(Mode::plain(Compression::Zstd, true), 40);
 }

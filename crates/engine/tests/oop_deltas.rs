@@ -249,26 +249,38 @@ fn compressible_deltas_are_compressed() {
 
 #[test]
 fn crash_points_deltas_uncompressed() {
-    harness::use_deltas();
-    harness::crash_points(Compression::Off, false, 90);
+    let mode = harness::Mode {
+        deltas: true,
+        ..harness::Mode::plain(Compression::Off, false)
+    };
+    harness::crash_points(mode, 90);
 }
 
 #[test]
 fn crash_points_deltas_lz4_gdt() {
-    harness::use_deltas();
-    harness::crash_points(Compression::Lz4, false, 40);
+    let mode = harness::Mode {
+        deltas: true,
+        ..harness::Mode::plain(Compression::Lz4, false)
+    };
+    harness::crash_points(mode, 40);
 }
 
 /// NoWA: crashes in the middle of group GC moving chains (compensation writes).
 #[test]
 fn crash_points_deltas_nowa() {
-    harness::use_deltas();
-    harness::crash_points(Compression::Zstd, false, 40);
+    let mode = harness::Mode {
+        deltas: true,
+        ..harness::Mode::plain(Compression::Zstd, false)
+    };
+    harness::crash_points(mode, 40);
 }
 
 /// Background GC on: rounds merge chains while the writer writes deltas.
 #[test]
 fn crash_points_deltas_background_gc() {
-    harness::use_deltas();
-    harness::crash_points(Compression::Off, true, 30);
+    let mode = harness::Mode {
+        deltas: true,
+        ..harness::Mode::plain(Compression::Off, true)
+    };
+    harness::crash_points(mode, 30);
 }

@@ -6,49 +6,20 @@
 //! trimmed blocks read back as zeros (so a wrongly trimmed live copy would be found), and
 //! crash points during the run (torn / dropped n-th write, power loss) recover every
 //! acknowledged write with zone metadata that agrees with the mapping.
-#![expect(clippy::unwrap_used, reason = "tests fail by panicking")]
 
+#[path = "common/oop_crash_harness.rs"]
+mod harness;
 #[path = "common/oop_store.rs"]
 mod oop_store;
 
-use nowa_device::{FaultConfig, FaultyDevice, MemDevice, TrimMode};
-use nowa_engine::{Compression, Config, Durability, Engine, OopConfig};
-use oop_store::{builder, Slot};
-use parking_lot::Mutex;
-use std::collections::BTreeMap;
-use std::sync::Arc;
+use harness::Scenario;
+use nowa_engine::{Compression, Engine, OopConfig};
 
 const KEYS: u32 = 3000;
 const OPS: u32 = 3000;
 
-fn cfg() -> Config {
-    Config {
-        pool_bytes: 64 * 4096,
-        wal_limit_bytes: Some(128 << 10),
-        durability: Durability::Sync,
-        dw_pages: 1,
-        ..Config::default()
-    }
-}
-
-fn ocfg(trim: bool) -> OopConfig {
-    OopConfig {
-        deltas: true,
-        delta_chain: 4,
-        delta_merge: 256,
-        zone_bytes: Some(64 << 10),
-        open_zones: 2,
-        compression: Compression::Lz4,
-        trim_dead_zones: trim,
-        ..OopConfig::default()
-    }
-}
-
-type Dev = FaultyDevice<MemDevice>;
-type Model = BTreeMap<u32, Vec<u8>>;
-
-fn val(k: u32, i: u32) -> Vec<u8> {
-    let mut x = u64::from(k).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ u64::from(i) | 1;
+fn val(k: u64, i: u64) -> Vec<u8> {
+    let mut x = k.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ i | 1;
     (0..100)
         .map(|_| {
             x ^= x << 13;
@@ -59,49 +30,34 @@ fn val(k: u32, i: u32) -> Vec<u8> {
         .collect()
 }
 
-/// A device far larger than the data (DB GC never needs a zone), loaded and closed.
-fn fresh(seed: u64, b: &impl nowa_engine::StoreBuilder) -> (Arc<Dev>, Model) {
-    let dev = Arc::new(FaultyDevice::new(
-        MemDevice::new(24 << 20),
-        FaultConfig {
-            seed,
-            torn_write_prob: 0.5,
-            bit_flip_read_prob: 0.0,
+/// A device far larger than the data (DB GC never needs a zone); sync updates of a hot tenth
+/// of the keys (their leaves' deltas die fast, and zones written during the run hold nothing
+/// else); 4-byte keys.
+fn scenario(trim: bool) -> Scenario {
+    Scenario {
+        cfg: harness::small_sync_cfg(),
+        ocfg: OopConfig {
+            deltas: true,
+            delta_chain: 4,
+            delta_merge: 256,
+            zone_bytes: Some(64 << 10),
+            open_zones: 2,
+            compression: Compression::Lz4,
+            trim_dead_zones: trim,
+            ..OopConfig::default()
         },
-    ));
-    dev.set_trim_mode(TrimMode::Zero);
-    let e = Engine::create_with_store(dev.clone(), cfg(), b).unwrap();
-    let mut m = Model::new();
-    for k in 0..KEYS {
-        e.put_with(&k.to_be_bytes(), &val(k, 0), Durability::Async)
-            .unwrap();
-        m.insert(k, val(k, 0));
-    }
-    e.close().unwrap();
-    (dev, m)
-}
-
-/// Sync updates of a hot tenth of the keys (their leaves' deltas die fast, and zones written
-/// during the run hold nothing else); stops at the first failure, returns the write in flight.
-fn run(e: &Engine, from: u32, n: u32, m: &mut Model) -> Option<(u32, Vec<u8>)> {
-    for i in from..from + n {
-        let r = i.wrapping_mul(2_654_435_761) >> 8;
-        let k = r % (KEYS / 10);
-        let v = val(k, i + 1);
-        if e.put_with(&k.to_be_bytes(), &v, Durability::Sync).is_err() {
-            return Some((k, v));
-        }
-        m.insert(k, v);
-    }
-    None
-}
-
-fn verify(e: &Engine, m: &Model, inflight: Option<&(u32, Vec<u8>)>, what: &str) {
-    for (k, v) in m {
-        let got = e.get(&k.to_be_bytes()).unwrap();
-        let ok = got.as_ref() == Some(v)
-            || inflight.is_some_and(|(ik, iv)| ik == k && got.as_ref() == Some(iv));
-        assert!(ok, "{what}: key {k} lost or wrong");
+        device_bytes: 24 << 20,
+        zero_trims: true,
+        keys: u64::from(KEYS),
+        key: |k| u32::try_from(k).expect("a u32 key").to_be_bytes().to_vec(),
+        val,
+        op_key: |i| {
+            let i = u32::try_from(i).expect("a u32 operation");
+            u64::from((i.wrapping_mul(2_654_435_761) >> 8) % (KEYS / 10))
+        },
+        ops: u64::from(OPS),
+        checkpoint_every: None,
+        after: (50_000, 600),
     }
 }
 
@@ -112,13 +68,13 @@ fn verify(e: &Engine, m: &Model, inflight: Option<&(u32, Vec<u8>)>, what: &str) 
 fn zones_of_dead_deltas_are_trimmed_only_with_the_option() {
     let mut trimmed = Vec::new();
     for trim in [false, true] {
-        let slot: Slot = Arc::new(Mutex::new(None));
-        let b = builder(ocfg(trim), slot.clone());
-        let (dev, mut m) = fresh(1, &b);
-        let e = Engine::open_with_store(dev.clone(), cfg(), &b).unwrap();
+        let sc = scenario(trim);
+        let (b, slot) = sc.builder();
+        let (dev, mut m) = sc.fresh(1, &b);
+        let e = Engine::open_with_store(dev.clone(), sc.cfg.clone(), &b).unwrap();
         // (Creating the database trims the zone area: count the run's trims only.)
         let zeroed = dev.fault_stats().trimmed_zeroed;
-        assert!(run(&e, 0, OPS, &mut m).is_none());
+        assert!(sc.run(&e, 0, sc.ops, &mut m).is_ok());
         let s = e.stats();
         assert!(s.delta_writes > 0, "deltas written: {s:?}");
         assert_eq!(s.gc_rounds_foreground + s.gc_rounds_background, 0, "{s:?}");
@@ -128,9 +84,9 @@ fn zones_of_dead_deltas_are_trimmed_only_with_the_option() {
             dev.fault_stats().trimmed_zeroed - zeroed,
         ));
         e.close().unwrap();
-        let e = Engine::open_with_store(dev.clone(), cfg(), &b).unwrap();
+        let e = Engine::open_with_store(dev.clone(), sc.cfg.clone(), &b).unwrap();
         slot.lock().as_ref().unwrap().check_consistency().unwrap();
-        verify(&e, &m, None, &format!("trim {trim} after reopen"));
+        sc.verify(&e, &m, &None, &format!("trim {trim} after reopen"));
     }
     assert_eq!(trimmed[0], (0, 0), "nothing trimmed without the option");
     // Every block of each trimmed zone (64 KiB = 16 blocks) reads back as zeros.
@@ -146,53 +102,13 @@ fn zones_of_dead_deltas_are_trimmed_only_with_the_option() {
 /// and the database goes on trimming.
 #[test]
 fn a_crash_around_early_trims_recovers() {
-    let slot: Slot = Arc::new(Mutex::new(None));
-    let b = builder(ocfg(true), slot.clone());
-    let (dev, mut m) = fresh(u64::MAX, &b);
-    let e = Engine::open_with_store(dev.clone(), cfg(), &b).unwrap();
-    let w0 = dev.writes_issued();
-    assert!(run(&e, 0, OPS, &mut m).is_none());
-    let calls = dev.writes_issued() - w0;
-    assert!(e.stats().zones_trimmed_dead > 0);
-    drop(e);
+    let sc = scenario(true);
+    let (calls, _, s) = sc.calibrate();
+    assert!(s.zones_trimmed_dead > 0, "{s:?}");
     let mut after_trim = 0;
-    for seed in 0..20u64 {
-        let (dev, mut m) = fresh(seed, &b);
-        let e = Engine::open_with_store(dev.clone(), cfg(), &b).unwrap();
-        let x = (seed.wrapping_mul(0x2545_F491_4F6C_DD1D) | 1) >> 3;
-        let inflight = if seed % 3 == 2 {
-            let r = run(&e, 0, u32::try_from(x % u64::from(OPS)).unwrap(), &mut m);
-            dev.power_loss();
-            r
-        } else {
-            dev.crash_after_writes(1 + x % calls);
-            run(&e, 0, OPS, &mut m)
-        };
+    sc.crash_seeds(20, calls, &mut |e: &Engine| {
         after_trim += u64::from(e.stats().zones_trimmed_dead > 0);
-        drop(e);
-        dev.restart();
-        if seed % 4 == 0 {
-            dev.crash_after_writes(1 + (x >> 7) % 40);
-            let _ = Engine::open_with_store(dev.clone(), cfg(), &b);
-            dev.restart();
-        }
-        let e = Engine::open_with_store(dev.clone(), cfg(), &b)
-            .unwrap_or_else(|err| panic!("seed {seed}: open failed: {err}"));
-        slot.lock()
-            .as_ref()
-            .unwrap()
-            .check_consistency()
-            .unwrap_or_else(|err| panic!("seed {seed}: {err}"));
-        verify(&e, &m, inflight.as_ref(), &format!("seed {seed}"));
-        let mut m2 = m.clone();
-        if let Some((k, _)) = &inflight {
-            m2.insert(*k, e.get(&k.to_be_bytes()).unwrap().unwrap());
-        }
-        assert!(run(&e, 50_000, 600, &mut m2).is_none(), "seed {seed}");
-        e.close().unwrap();
-        let e = Engine::open_with_store(dev.clone(), cfg(), &b).unwrap();
-        verify(&e, &m2, None, &format!("seed {seed} after reopen"));
-    }
+    });
     assert!(
         after_trim >= 5,
         "crashes after early trims: {after_trim} of 20 seeds"

@@ -9,7 +9,7 @@
     reason = "test helpers fail the test by panicking"
 )]
 
-use nowa_device::{BlockDevice, FaultConfig, FaultyDevice, MemDevice};
+use nowa_device::{BlockDevice, MemDevice};
 use nowa_engine::format::meta::MetaRecord;
 use nowa_engine::format::superblock::Superblock;
 use nowa_engine::{Config, Corruption, Durability, Engine, OopConfig};
@@ -17,6 +17,8 @@ use parking_lot::Mutex;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+#[path = "common/oop_crash_harness.rs"]
+mod harness;
 #[path = "common/oop_store.rs"]
 mod oop_store;
 
@@ -168,98 +170,36 @@ fn damaged_delta_prefix_falls_back_to_the_older_record() {
     oop_store::assert_model(&e, &m);
 }
 
-/// One seeded crash run: updates with a checkpoint every 40 operations (deltas, a full
-/// snapshot every 3rd per copy), a crash at a seeded device write (torn or dropped), an
-/// optional second crash inside recovery; then every acknowledged write must be there.
-fn crash_run(seed: u64, calls: u64) {
-    let dev = Arc::new(FaultyDevice::new(
-        MemDevice::new(6 << 20),
-        FaultConfig {
-            seed,
-            torn_write_prob: 0.5,
-            bit_flip_read_prob: 0.0,
-        },
-    ));
-    let slot: oop_store::Slot = Arc::new(Mutex::new(None));
-    let b = oop_store::builder(ocfg(3), slot.clone());
-    let e = Engine::create_with_store(dev.clone(), cfg(), &b).unwrap();
-    let mut m = Model::new();
-    load(&e, &mut m);
-    e.checkpoint().unwrap();
-    let mut x = seed.wrapping_mul(0x2545_F491_4F6C_DD1D) | 1;
-    x ^= x >> 29;
-    dev.crash_after_writes(1 + x % calls);
-    let mut inflight = None;
-    for i in 0..1200u64 {
-        let k = (i.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 20) % KEYS;
-        let v = val(k, i + 1);
-        if e.put(&k.to_be_bytes(), &v).is_err() {
-            inflight = Some((k, v));
-            break;
-        }
-        m.insert(k, v);
-        if i % 40 == 39 && e.checkpoint().is_err() {
-            break;
-        }
+/// The crash scenario: updates with a checkpoint every 40 operations (deltas, a full snapshot
+/// every 3rd per copy) on a device small enough for GC.
+fn crash_scenario() -> harness::Scenario {
+    harness::Scenario {
+        cfg: cfg(),
+        ocfg: ocfg(3),
+        device_bytes: 6 << 20,
+        zero_trims: false,
+        keys: KEYS,
+        key: harness::key_u64,
+        val,
+        op_key: |i| (i.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 20) % KEYS,
+        ops: 1200,
+        checkpoint_every: Some(40),
+        after: (50_000, 200),
     }
-    drop(e);
-    dev.restart();
-    if seed % 4 == 0 {
-        dev.crash_after_writes(1 + (x >> 7) % 30);
-        let _ = Engine::open_with_store(dev.clone(), cfg(), &b);
-        dev.restart();
-    }
-    let e = Engine::open_with_store(dev.clone(), cfg(), &b)
-        .unwrap_or_else(|err| panic!("seed {seed}: open failed: {err}"));
-    slot.lock()
-        .as_ref()
-        .unwrap()
-        .check_consistency()
-        .unwrap_or_else(|err| panic!("seed {seed}: {err}"));
-    for (k, v) in &m {
-        let got = e.get(&k.to_be_bytes()).unwrap();
-        let ok = got.as_ref() == Some(v)
-            || inflight
-                .as_ref()
-                .is_some_and(|(ik, iv): &(u64, Vec<u8>)| ik == k && got.as_ref() == Some(iv));
-        assert!(ok, "seed {seed}: key {k} lost or wrong");
-    }
-    e.close().unwrap();
 }
 
+/// Crashes at seeded device writes (torn or dropped, or a power loss between operations; a
+/// second crash inside recovery for every 4th seed) while checkpoints write mapping deltas
+/// and full snapshots: every acknowledged write must be there after recovery.
 #[test]
 fn crashes_while_checkpoints_write_deltas() {
-    // Calibrate the device writes of a whole run.
-    let dev = Arc::new(FaultyDevice::new(
-        MemDevice::new(6 << 20),
-        FaultConfig {
-            seed: 1,
-            torn_write_prob: 0.0,
-            bit_flip_read_prob: 0.0,
-        },
-    ));
-    let b = oop_store::builder(ocfg(3), Arc::new(Mutex::new(None)));
-    let e = Engine::create_with_store(dev.clone(), cfg(), &b).unwrap();
-    let mut m = Model::new();
-    load(&e, &mut m);
-    e.checkpoint().unwrap();
-    let w0 = dev.writes_issued();
-    let s0 = e.stats();
-    for i in 0..1200u64 {
-        let k = (i.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 20) % KEYS;
-        e.put(&k.to_be_bytes(), &val(k, i + 1)).unwrap();
-        if i % 40 == 39 {
-            e.checkpoint().unwrap();
-        }
-    }
-    let calls = dev.writes_issued() - w0;
-    let s = e.stats();
+    let sc = crash_scenario();
+    let (calls, s0, s) = sc.calibrate();
     assert!(s.zones_reclaimed > 0, "GC must run: {s:?}");
     assert!(
         s.checkpoints - s0.checkpoints >= 30 && s.full_snapshots - s0.full_snapshots < 30,
         "deltas must be written: {s:?}"
     );
-    drop(e);
     let seeds: u64 = std::env::var("NOWA_CRASH_SEEDS")
         .ok()
         .and_then(|v| v.parse().ok())
@@ -269,7 +209,5 @@ fn crashes_while_checkpoints_write_deltas() {
         s.checkpoints - s0.checkpoints,
         s.full_snapshots - s0.full_snapshots
     );
-    for seed in 0..seeds {
-        crash_run(seed, calls);
-    }
+    sc.crash_seeds(seeds, calls, &mut |_| {});
 }

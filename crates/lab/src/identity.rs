@@ -54,6 +54,21 @@ impl Identity {
     }
 }
 
+/// Result keys that measure the machine, not the run: when it started, resident memory, and
+/// what bound it (judged on the wall clock).
+pub const MACHINE_KEYS: [&str; 3] = ["started", "rss_bytes", "bound"];
+/// Key endings of the same: durations and rates, by the wall clock or the CPU.
+pub const MACHINE_SUFFIXES: [&str; 3] = ["_secs", "_per_sec", "_per_cpu_sec"];
+
+/// True for a result key (or a flattened column `a.b`) that measures the machine: two runs of
+/// one spec and seed agree on every other key. The one rule for the Rust tests and Python's
+/// `nowa.is_machine`.
+#[must_use]
+pub fn is_machine_key(key: &str) -> bool {
+    let last = key.rsplit('.').next().unwrap_or(key);
+    MACHINE_KEYS.contains(&last) || MACHINE_SUFFIXES.iter().any(|s| last.ends_with(s))
+}
+
 /// `t` as `YYYY-MM-DDTHH:MM:SSZ` (UTC): days to a civil date by Howard Hinnant's algorithm.
 fn rfc3339(t: SystemTime) -> String {
     let secs = t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
@@ -88,6 +103,30 @@ mod tests {
         assert_eq!(rfc3339(t), "2000-02-29T01:01:01Z");
         let t = UNIX_EPOCH + Duration::from_secs(1_798_761_599);
         assert_eq!(rfc3339(t), "2026-12-31T23:59:59Z");
+    }
+
+    #[test]
+    fn machine_keys_are_named_by_key_or_ending_at_any_depth() {
+        for k in [
+            "started",
+            "rss_bytes",
+            "bound",
+            "wall_secs",
+            "host_writes_per_cpu_sec",
+        ] {
+            assert!(is_machine_key(k), "{k}");
+            assert!(is_machine_key(&format!("engine.{k}")), "nested {k}");
+        }
+        for k in [
+            "waf",
+            "seed",
+            "host_writes",
+            "secs_total",
+            "spec.bound_by",
+            "nowa.commit",
+        ] {
+            assert!(!is_machine_key(k), "{k}");
+        }
     }
 
     #[test]

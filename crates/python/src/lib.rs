@@ -287,6 +287,13 @@ fn version() -> (String, String) {
     (id.version, id.commit)
 }
 
+/// True for a result key (or a flattened column) that measures the machine, not the run
+/// (`nowa_lab::is_machine_key`: the one rule, shared with the Rust tests).
+#[pyfunction]
+fn is_machine(key: &str) -> bool {
+    nowa_lab::is_machine_key(key)
+}
+
 /// The native part of the `nowa` package.
 #[pymodule]
 fn _nowa(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -300,5 +307,6 @@ fn _nowa(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(conflicts, m)?)?;
     m.add_function(wrap_pyfunction!(job_flags, m)?)?;
+    m.add_function(wrap_pyfunction!(is_machine, m)?)?;
     Ok(())
 }
