@@ -33,3 +33,16 @@ fn plan_figures_counts_runs_per_minute_with_an_eta() {
     let quiet = on_a_terminal(&format!("{args} --force -q"));
     assert!(!quiet.contains(" eta "), "{quiet}");
 }
+
+#[test]
+fn table1_counts_rows_per_minute_with_an_eta() {
+    let shown = on_a_terminal("table1 --quick --records 20000 --device-writes 1");
+    // "[====>  ] 1.1/7 rows (104.1 rows/min, 0s elapsed) eta 3s", not "1100/7000 (21.8742/s".
+    assert!(
+        shown
+            .lines()
+            .any(|l| l.contains("/7 rows (") && l.contains(" rows/min, ") && l.contains(" eta ")),
+        "{shown}"
+    );
+    assert!(!shown.contains("/7000"), "thousandths shown: {shown}");
+}
