@@ -78,9 +78,10 @@ fn figures(f: &FigArgs) -> Result<()> {
     crate::resources::create_output_dir("--out", &spec.out)?;
     eprintln!("{}", plan::describe(&spec.opts().map_err(lab_error)?));
     let total = plan::figure_runs(&spec).map_err(lab_error)?;
-    // In thousandths of runs ([`plan::RUN_UNITS`] per run): it moves inside every run.
+    // In thousandths of runs ([`plan::RUN_UNITS`] per run), shown as runs: it moves inside
+    // every run.
     let units = total * plan::RUN_UNITS;
-    let pb = crate::progress::bar(units, f.dev.quiet, "plan figures: thousandths of runs");
+    let pb = crate::progress::bar_of(units, plan::RUN_UNITS, f.dev.quiet, "plan figures", "runs");
     // Moves inside every run (its host page writes), not only between runs.
     let mut report = |done: u64, _: u64, r: Option<&RunResult>| {
         pb.set_position(done);

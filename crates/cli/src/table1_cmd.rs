@@ -69,7 +69,8 @@ pub fn run(a: Table1Args) -> Result<()> {
     let t0 = std::time::Instant::now();
     let quiet = a.quiet;
     // Units of work: each row's load and run (rate and ETA inside a row, not only per row).
-    let pb = crate::progress::bar(7 * table1::ROW_UNITS, a.quiet, "table1: rows");
+    let units = table1::ROW_UNITS;
+    let pb = crate::progress::bar_of(7 * units, units, a.quiet, "table1", "rows");
     let progress = |done: u64, total: u64| {
         pb.set_length(total.max(1));
         pb.set_position(done);

@@ -153,14 +153,7 @@ fn figures_3_4_6_draw_the_paper_marks_across_plan_pred_quarter_bars() {
         );
         // Each mark lies across a bar of PLAN-Pred-1/4's colour (the groups' colours in the
         // order their bars are drawn).
-        let mut groups: Vec<&str> = Vec::new();
-        for l in svg.lines().filter(|l| l.contains("<rect")) {
-            if let Some(f) = l.split("fill=\"").nth(1).and_then(|f| f.split('"').next()) {
-                if f.starts_with('#') && f != "#FFFFFF" && !groups.contains(&f) {
-                    groups.push(f);
-                }
-            }
-        }
+        let groups = group_colours(&svg);
         let pred = bar_spans(&svg, groups[PRED]);
         for m in &marks {
             assert!(
@@ -298,4 +291,68 @@ fn victims_table_gives_median_mean_empty_share_and_count() {
     assert_eq!(cell("baseline"), "-", "no GC");
     assert_eq!(cell("plan-pred-1/8"), "60 / 60.0 / 0% / 1");
     assert!(table.contains(&setup_line(&o)), "the setup line");
+}
+
+/// The colours of a bar chart's groups in the order their bars are drawn.
+fn group_colours(svg: &str) -> Vec<&str> {
+    let mut groups: Vec<&str> = Vec::new();
+    for l in svg.lines().filter(|l| l.contains("<rect")) {
+        if let Some(f) = l.split("fill=\"").nth(1).and_then(|f| f.split('"').next()) {
+            if f.starts_with('#') && f != "#FFFFFF" && !groups.contains(&f) {
+                groups.push(f);
+            }
+        }
+    }
+    groups
+}
+
+#[test]
+fn figure_1_marks_the_papers_two_ratios_not_the_bars_divided_by_themselves() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = default_opts();
+    // 1 open, then 18 + 1 open, at 1/8, 1/4, 1/2, full: WAF rising, throughput peaking at 1/2.
+    let rows: Vec<RunResult> = [2.0, 2.1, 2.2, 2.3, 2.0, 2.4, 2.8, 3.2]
+        .iter()
+        .zip([800.0, 900.0, 1100.0, 1000.0, 700.0, 850.0, 1200.0, 1000.0])
+        .map(|(&w, t)| run("baseline", w, 10, t, hist(&[(50, 1)])))
+        .collect();
+    let (chart, style) = fig1_chart(&o, &rows).unwrap();
+    let p = dir.path().join("plan-fig1.svg");
+    crate::plot::render_bar_styled(&chart, &style, &p).unwrap();
+    crate::plot_layout::check_file(&p).unwrap();
+    let svg = std::fs::read_to_string(&p).unwrap();
+    // Two marks: WAF at full over 1/8 (2.3) and throughput at 1/2 over full (1.4), both on the
+    // 18 + 1 bars; none at 1/8's WAF or full's throughput, which are 1 by the division.
+    let marks = mark_spans(&svg);
+    assert_eq!(marks.len(), 2, "{marks:?}");
+    let groups = group_colours(&svg);
+    // The four groups' colours, then the legend's black "paper" swatch.
+    assert_eq!(groups.len(), 5, "{groups:?}");
+    assert_eq!(groups[4], "#000000", "{groups:?}");
+    // The bars of a group left to right (the legend's swatches are right of the plot).
+    let bars = |g: usize| {
+        let mut b = bar_spans(&svg, groups[g]);
+        b.sort_by(|x, y| x.0.total_cmp(&y.0));
+        b.truncate(4);
+        b
+    };
+    let on = |m: &(f64, f64), b: &(f64, f64)| b.0 >= m.0 - 1.0 && b.1 <= m.1 + 1.0;
+    let (waf18, tput18) = (bars(1), bars(3));
+    assert!(
+        marks.iter().any(|m| on(m, &waf18[3])),
+        "{marks:?} {waf18:?}"
+    );
+    assert!(
+        marks.iter().any(|m| on(m, &tput18[2])),
+        "{marks:?} {tput18:?}"
+    );
+    assert!(
+        !marks.iter().any(|m| on(m, &waf18[0])),
+        "a mark on 1/8's WAF"
+    );
+    assert!(
+        !marks.iter().any(|m| on(m, &tput18[3])),
+        "a mark on full's throughput"
+    );
+    assert!(style.subtitle.contains("paper"), "{}", style.subtitle);
 }
