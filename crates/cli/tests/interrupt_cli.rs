@@ -1,5 +1,5 @@
 //! Ctrl-C in `nowa sim`, `ycsb`, `table1`, `tpcc`, `infer-gc-unit`, `trace gen`, `trace
-//! stats`, `ckpt figures`, `reproduce` and `plan run`: the run stops, prints and writes what it
+//! stats`, `ckpt figures`, `reproduce`, `plan run` and `frozen replay`: the run stops, prints and writes what it
 //! measured so far, and exits with 130 (128 + SIGINT).
 
 use std::io::{BufRead, BufReader};
@@ -572,4 +572,58 @@ fn ctrl_c_in_plan_figures_keeps_the_finished_runs_csv() {
         !out.join("plan-fig1.png").exists(),
         "no chart of 0 of 8 runs"
     );
+}
+
+/// Ctrl-C in `nowa frozen replay`: the replays stop (between schemes or inside one, which is
+/// then dropped), the table of the schemes replayed is printed with an "interrupted" line on
+/// stdout, the JSON says `interrupted` and carries the run's identity, exit 130 (before, it
+/// had no handler: the process died of the signal with nothing printed).
+#[test]
+fn ctrl_c_in_frozen_replay_prints_the_schemes_replayed() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let out = dir.path().join("synth");
+    let made = Command::new(env!("CARGO_BIN_EXE_nowa"))
+        .args([
+            "frozen",
+            "synth",
+            "--writes",
+            "1M",
+            "--hot-pages",
+            "20k",
+            "--out",
+        ])
+        .arg(&out)
+        .output()
+        .expect("run nowa frozen synth");
+    assert!(made.status.success(), "{made:?}");
+    let log = out.join("writes.log");
+    let log = log.to_str().expect("utf-8");
+    // A hundred replays (~0.1 s CPU each): far longer than the test waits.
+    let many = ["nosep,sepbit:6"; 50].join(",");
+    for json_out in [false, true] {
+        let mut args = vec!["frozen", "replay", "--writes", log, "--schemes", &many];
+        args.extend(json_out.then_some("--json"));
+        let (res, err, stop) = interrupt(&args, " WAF ", Duration::from_millis(300));
+        assert_stopped(&res, &err, stop, 20.0);
+        let text = String::from_utf8_lossy(&res.stdout);
+        if json_out {
+            let v = json(&res);
+            assert_eq!(v["interrupted"], true, "{v}");
+            assert_eq!(v["nowa"]["command"], "frozen-replay", "{v}");
+            let runs = v["runs"].as_array().expect("runs").len();
+            assert_eq!(v["schemes_planned"], 100, "{v}");
+            assert!((1..100).contains(&runs), "{runs} schemes replayed");
+        } else {
+            let last = text.lines().last().unwrap_or_default();
+            assert!(
+                last.starts_with("interrupted (Ctrl-C): ")
+                    && last.ends_with("of 100 schemes replayed"),
+                "{text}"
+            );
+            assert!(
+                text.starts_with("scheme "),
+                "the table of the schemes replayed: {text}"
+            );
+        }
+    }
 }

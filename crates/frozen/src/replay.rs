@@ -516,15 +516,54 @@ pub fn run(
     cfg: &ReplayConfig,
     clock: Clock,
 ) -> Result<SchemeRun, FrozenError> {
+    let run = run_until(log, scheme, model, cfg, clock, &|| false)?;
+    Ok(run.expect("a replay never asked to stop replays the whole log"))
+}
+
+/// Events between two polls of a replay's `stop` (a few milliseconds of replay).
+const STOP_POLL_EVENTS: usize = 1 << 16;
+
+/// [`run`], asking `stop` every [`STOP_POLL_EVENTS`] events (Ctrl-C): `None` when it said to
+/// stop (a scheme replayed over part of the log is not comparable with the others: no result).
+///
+/// # Errors
+/// As [`run`].
+///
+/// # Panics
+/// As [`run`].
+pub fn run_until(
+    log: &ReplayLog,
+    scheme: Scheme,
+    model: Option<&Model>,
+    cfg: &ReplayConfig,
+    clock: Clock,
+    stop: &dyn Fn() -> bool,
+) -> Result<Option<SchemeRun>, FrozenError> {
     let t0 = clock();
     let (mut ftl, cost) = build(log, scheme, model, cfg, clock)?;
+    if !feed(&mut ftl, log, scheme, stop)? {
+        return Ok(None);
+    }
+    Ok(Some(finish(&ftl, log, scheme, cost, clock() - t0)))
+}
+
+/// Every event of the log into `ftl`; false when `stop` said to stop first.
+fn feed(
+    ftl: &mut Ftl,
+    log: &ReplayLog,
+    scheme: Scheme,
+    stop: &dyn Fn() -> bool,
+) -> Result<bool, FrozenError> {
     let future = matches!(scheme, Scheme::Plain(k) if k.needs_future());
     let flash = |source| FrozenError::Replay {
         scheme: scheme.to_string(),
         source,
     };
     let mut u = 0usize;
-    for e in &log.events {
+    for (i, e) in log.events.iter().enumerate() {
+        if i % STOP_POLL_EVENTS == STOP_POLL_EVENTS - 1 && stop() {
+            return Ok(false);
+        }
         let page = u64::from(e.page);
         if e.free {
             ftl.trim(page, 1).map_err(flash)?;
@@ -540,6 +579,17 @@ pub fn run(
         u += 1;
     }
     assert_eq!(u, log.writes.len(), "every user write replayed");
+    Ok(true)
+}
+
+/// The result of a whole replay, its counters checked against the log.
+fn finish(
+    ftl: &Ftl,
+    log: &ReplayLog,
+    scheme: Scheme,
+    cost: Option<CostHandle>,
+    cpu_secs: f64,
+) -> SchemeRun {
     let c = ftl.counters();
     assert_eq!(
         c.host_pages,
@@ -557,7 +607,7 @@ pub fn run(
         "FAR counts every move"
     );
     let vh = ftl.victim_histogram();
-    Ok(SchemeRun {
+    SchemeRun {
         scheme: scheme.to_string(),
         placement: ftl.placement_name(),
         user_pages: c.host_pages,
@@ -574,8 +624,8 @@ pub fn run(
         classes: ftl.class_stats(),
         report: ftl.placement_report(),
         inference: cost.map(|c| *c.lock().expect("cost lock")),
-        cpu_secs: clock() - t0,
-    })
+        cpu_secs,
+    }
 }
 
 /// One row per scheme and class (`class` empty on the scheme's total row).

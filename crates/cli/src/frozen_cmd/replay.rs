@@ -74,6 +74,8 @@ pub fn run(a: &ReplayArgs) -> Result<()> {
         seed: a.seed,
     };
     spec.check().map_err(crate::lab_error)?;
+    // The handler before the header: a Ctrl-C once the header is out stops the run.
+    nowa_lab::Cancel.on_sigint();
     eprintln!("nowa frozen replay: seed {}", a.seed);
     let each = |r: &SchemeRun| {
         if a.quiet {
@@ -91,10 +93,17 @@ pub fn run(a: &ReplayArgs) -> Result<()> {
     if let Some(p) = &a.csv {
         replay::write_csv(runs, p).with_context(|| format!("--csv {}", p.display()))?;
     }
+    let stop = out.result.interrupted.then(|| {
+        format!(
+            "{} of {} schemes replayed",
+            runs.len(),
+            out.result.schemes_planned
+        )
+    });
     if a.json {
-        println!("{}", serde_json::to_string_pretty(runs)?);
-        return Ok(());
+        println!("{}", serde_json::to_string_pretty(&out)?);
+        return stop.map_or(Ok(()), |w| Err(crate::interrupted(w)));
     }
     print!("{}", nowa_lab::frozen::table(runs, a.classes));
-    Ok(())
+    crate::stop_if(stop)
 }

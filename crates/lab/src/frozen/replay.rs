@@ -63,6 +63,11 @@ pub struct ReplayResult {
     /// The log's setup line (user writes, frees, pages, frozen share, zones).
     #[serde(skip)]
     pub setup: String,
+    /// Ctrl-C stopped the replays: `runs` holds the schemes replayed before it (the one being
+    /// replayed is dropped: part of the log is not comparable).
+    pub interrupted: bool,
+    /// The schemes asked for (`runs` has them all unless interrupted).
+    pub schemes_planned: usize,
 }
 
 impl ReplaySpec {
@@ -118,7 +123,8 @@ impl ReplaySpec {
     }
 }
 
-/// Replays the log with every scheme; `each` sees each scheme's run as it ends.
+/// Replays the log with every scheme; `each` sees each scheme's run as it ends. Ctrl-C
+/// ([`Cancel`]) ends it after the schemes replayed so far (`interrupted`).
 ///
 /// # Errors
 /// A bad spec or input file ([`Error::Usage`]); the replay's errors.
@@ -128,7 +134,7 @@ impl ReplaySpec {
 pub fn run_with(
     spec: &ReplaySpec,
     each: &dyn Fn(&SchemeRun),
-    _: &Cancel,
+    cancel: &Cancel,
 ) -> Result<Report<ReplayResult>, Error> {
     spec.check()?;
     let id = Identity::now("frozen-replay", spec, spec.seed);
@@ -146,27 +152,41 @@ pub fn run_with(
         spec.writes.display(), log.user_writes(), log.summary.free, log.summary.gc,
         log.logical_pages, 100.0 * log.frozen_share(), cfg.unit_pages, 100.0 * cfg.gp, cfg.policy
     );
+    let planned = schemes(&spec.schemes).map_err(Error::Usage)?;
     let mut runs = Vec::new();
-    for s in schemes(&spec.schemes).map_err(Error::Usage)? {
-        let r = replay::run(
+    for &s in &planned {
+        let stop = || cancel.requested();
+        let run = replay::run_until(
             &log,
             s,
             model.as_ref(),
             &cfg,
             nowa_units::cpu::thread_cpu_secs,
+            &stop,
         )
         .map_err(super::failed)?;
+        let Some(r) = run.filter(|_| !cancel.requested()) else {
+            break;
+        };
         each(&r);
         runs.push(r);
     }
-    assert!(!runs.is_empty(), "a checked spec names a scheme");
-    assert_eq!(
-        runs.len(),
-        schemes(&spec.schemes).map_or(0, |l| l.len()),
-        "one run per scheme"
+    let interrupted = runs.len() < planned.len();
+    assert!(
+        interrupted || !runs.is_empty(),
+        "a checked spec names a scheme"
+    );
+    assert!(
+        interrupted == cancel.requested() || runs.len() == planned.len(),
+        "only Ctrl-C leaves schemes out"
     );
     Ok(Report {
         nowa: id,
-        result: ReplayResult { runs, setup },
+        result: ReplayResult {
+            runs,
+            setup,
+            interrupted,
+            schemes_planned: planned.len(),
+        },
     })
 }
