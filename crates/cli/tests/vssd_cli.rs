@@ -184,6 +184,58 @@ fn a_killed_daemon_leaves_a_mount_that_stop_removes() {
     std::fs::write(dir.join("plain"), b"ok").expect("a plain directory again");
 }
 
+/// `nowa vssd serve --bench` prints the CPU cost of a write through the mount and the SSD WAF
+/// of the timed writes: on a 64 MiB vssd, 100,000 random writes (6 capacities) run GC while
+/// they are timed, so the WAF is well above 1 (before, the output did not say whether GC ran).
+#[test]
+fn bench_prints_the_cost_per_write_and_the_waf_of_the_timed_writes() {
+    let name = "bench_prints_the_cost_per_write_and_the_waf_of_the_timed_writes";
+    if !fuse_available(name) {
+        return;
+    }
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path().join("mnt");
+    let out = common::nowa_ok(&[
+        "vssd",
+        "serve",
+        "--dir",
+        dir.to_str().expect("utf-8"),
+        "--capacity",
+        "64MiB",
+        "--bench",
+        "--bench-writes",
+        "100000",
+        BPS[0],
+        BPS[1],
+    ]);
+    println!("{out}");
+    let cpu = field_before(&out, " us CPU per 4 KiB write");
+    let waf = field_after(&out, "SSD WAF ");
+    assert!(cpu > 0.0, "{out}");
+    assert!(waf > 1.5, "GC ran while the writes were timed: {out}");
+}
+
+/// The number just before `tail` in `text`.
+fn field_before(text: &str, tail: &str) -> f64 {
+    let head = &text[..text
+        .find(tail)
+        .unwrap_or_else(|| panic!("no {tail:?}: {text}"))];
+    let word = head.split_whitespace().last().expect("a number");
+    word.parse()
+        .unwrap_or_else(|_| panic!("{word:?} before {tail:?}"))
+}
+
+/// The number just after `head` in `text`.
+fn field_after(text: &str, head: &str) -> f64 {
+    let at = text
+        .find(head)
+        .unwrap_or_else(|| panic!("no {head:?}: {text}"))
+        + head.len();
+    let word = text[at..].split_whitespace().next().expect("a number");
+    word.parse()
+        .unwrap_or_else(|_| panic!("{word:?} after {head:?}"))
+}
+
 /// xorshift: uniform enough for page numbers.
 fn next(x: &mut u64) -> u64 {
     *x ^= *x << 13;
