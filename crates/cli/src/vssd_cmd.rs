@@ -237,8 +237,8 @@ fn serve(a: &ServeArgs) -> Result<()> {
     .map_err(classify)?;
     match served {
         Served::Bench(r) => println!(
-            "bench     {:.2} us CPU per 4 KiB write through the mount (process user + system time: program, kernel FUSE, daemon; {:.2} us wall); the daemon's I/O path alone {:.2} us; {} O_DIRECT uniform random writes each",
-            r.cpu_us_per_write, r.wall_us_per_write, r.path_cpu_us_per_write, r.writes
+            "bench     {:.2} us CPU per 4 KiB write through the mount (process user + system time: program, kernel FUSE, daemon; {:.2} us wall); the daemon's I/O path alone {:.2} us; {} O_DIRECT uniform random writes each; SSD WAF {:.3} through the mount (GC copies included)",
+            r.cpu_us_per_write, r.wall_us_per_write, r.path_cpu_us_per_write, r.writes, r.waf
         ),
         Served::Unmounted { last, csv, session } => {
             if let Some(p) = csv {

@@ -3,7 +3,7 @@
 //! JSON with the run's identity, CSV), and an engine that is not installed reported as such.
 
 mod common;
-use common::{assert_usage_errors, nowa, nowa_json, nowa_ok, on_path};
+use common::{arg, assert_usage_errors, nowa, nowa_ok, on_path};
 use std::path::Path;
 use std::process::Command;
 
@@ -65,6 +65,57 @@ fn bad_flags_exit_2_naming_the_flag() {
     );
 }
 
+/// One `nowa compare` stream: `engines` each on a fresh vssd of `capacity`, `records` loaded
+/// and `ops` of `workload` measured, `memory` for each engine.
+struct Stream<'a> {
+    engines: &'a str,
+    workload: &'a str,
+    records: u64,
+    ops: u64,
+    capacity: &'a str,
+    memory: &'a str,
+}
+
+impl Stream<'_> {
+    /// `compare` and the stream's flags, then `extra`.
+    fn args(&self, extra: &[&str]) -> Vec<String> {
+        let (records, ops) = (self.records.to_string(), self.ops.to_string());
+        let flags = [
+            "compare",
+            "--engines",
+            self.engines,
+            "--workload",
+            self.workload,
+            "--records",
+            &records,
+            "--ops",
+            &ops,
+            "--capacity",
+            self.capacity,
+            "--memory",
+            self.memory,
+        ];
+        flags.iter().chain(extra).map(|s| s.to_string()).collect()
+    }
+
+    /// Runs it with `--json` and `extra`, expecting success: the result as printed and parsed.
+    fn json(&self, extra: &[&str]) -> (String, serde_json::Value) {
+        let args = self.args(&[&["--json"][..], extra].concat());
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let text = nowa_ok(&args);
+        let j = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{args:?}: bad JSON: {e}"));
+        (text, j)
+    }
+}
+
+/// The table row of `engine` in a `nowa compare` text output.
+fn row<'a>(stdout: &'a str, engine: &str) -> &'a str {
+    stdout
+        .lines()
+        .find(|l| l.split_whitespace().next() == Some(engine))
+        .unwrap_or_else(|| panic!("no {engine} row: {stdout}"))
+}
+
 /// The vssd received exactly the bytes the loop device's /sys/block counters say were written,
 /// from the attach (before mkfs) to the unmount after the engine stopped.
 fn same_bytes_as_the_block_layer(r: &serde_json::Value) {
@@ -82,30 +133,15 @@ fn nowa_and_sqlite3_on_ext4_on_fresh_vssds_one_stream() {
     }
     let tmp = tempfile::tempdir().expect("tempdir");
     let csv = tmp.path().join("c.csv");
-    let args = [
-        "compare",
-        "--engines",
-        "nowa-inplace,nowa-oop,sqlite3",
-        "--workload",
-        "ycsb-a",
-        "--records",
-        "2000",
-        "--ops",
-        "400",
-        "--capacity",
-        "256MiB",
-        "--memory",
-        "16MiB",
-        "--json",
-        "--csv",
-        csv.to_str().expect("utf-8"),
-        "--work",
-        tmp.path().to_str().expect("utf-8"),
-    ];
-    let out = nowa(&args);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{err}");
-    let j: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let stream = Stream {
+        engines: "nowa-inplace,nowa-oop,sqlite3",
+        workload: "ycsb-a",
+        records: 2000,
+        ops: 400,
+        capacity: "256MiB",
+        memory: "16MiB",
+    };
+    let (_, j) = stream.json(&["--csv", arg(&csv), "--work", arg(tmp.path())]);
     assert_eq!(j["nowa"]["command"], "compare");
     assert_eq!(j["nowa"]["seed"], 42);
     assert_eq!(j["nowa"]["spec"]["records"], 2000);
@@ -167,19 +203,17 @@ fn an_engine_that_is_not_installed_is_reported_not_skipped() {
             .expect("on PATH");
         std::os::unix::fs::symlink(real, bin.join(t)).expect("symlink");
     }
+    let small = Stream {
+        engines: "sqlite3,nowa-inplace",
+        workload: "ycsb-a",
+        records: 500,
+        ops: 50,
+        capacity: "128MiB",
+        memory: "8MiB",
+    };
     let out = Command::new(env!("CARGO_BIN_EXE_nowa"))
         .env("PATH", &bin)
-        .args(["compare", "--engines", "sqlite3,nowa-inplace"])
-        .args([
-            "--records",
-            "500",
-            "--ops",
-            "50",
-            "--capacity",
-            "128MiB",
-            "--memory",
-            "8MiB",
-        ])
+        .args(small.args(&[]))
         .output()
         .expect("run nowa");
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -188,18 +222,12 @@ fn an_engine_that_is_not_installed_is_reported_not_skipped() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let sqlite = stdout
-        .lines()
-        .find(|l| l.starts_with("sqlite3 "))
-        .expect("a sqlite3 row");
+    let sqlite = row(&stdout, "sqlite3");
     assert!(
         sqlite.contains("not installed") && sqlite.contains("scripts/install-peers.sh sqlite3"),
         "{stdout}"
     );
-    let nowa_row = stdout
-        .lines()
-        .find(|l| l.starts_with("nowa-inplace "))
-        .expect("a nowa row");
+    let nowa_row = row(&stdout, "nowa-inplace");
     assert!(!nowa_row.contains("not installed"), "{stdout}");
 }
 
@@ -221,23 +249,15 @@ fn rocksdb_and_lmdb_run_the_stream_through_their_driver() {
         println!("SKIPPED {name}: the rocksdict or lmdb wheel is not installed (scripts/install-peers.sh rocksdb lmdb)");
         return;
     }
-    let args = [
-        "compare",
-        "--engines",
-        "rocksdb,lmdb",
-        "--workload",
-        "tpcc-lite",
-        "--records",
-        "2000",
-        "--ops",
-        "100",
-        "--capacity",
-        "256MiB",
-        "--memory",
-        "8MiB",
-        "--json",
-    ];
-    let j = nowa_json(&args);
+    let stream = Stream {
+        engines: "rocksdb,lmdb",
+        workload: "tpcc-lite",
+        records: 2000,
+        ops: 100,
+        capacity: "256MiB",
+        memory: "8MiB",
+    };
+    let (_, j) = stream.json(&[]);
     let rows = j["rows"].as_array().expect("rows");
     assert_eq!(rows.len(), 2);
     for r in rows {
@@ -269,36 +289,19 @@ fn a_compare_result_runs_again_through_nowa_run() {
         return;
     }
     let tmp = tempfile::tempdir().expect("tempdir");
-    let work = tmp.path().to_str().expect("utf-8");
-    let args = [
-        "compare",
-        "--engines",
-        "nowa-inplace,nowa-oop",
-        "--fs",
-        "raw",
-        "--workload",
-        "ycsb-w",
-        "--records",
-        "3000",
-        "--ops",
-        "300",
-        "--capacity",
-        "128MiB",
-        "--memory",
-        "8MiB",
-        "--seed",
-        "9",
-        "--timing",
-        "femu",
-        "--work",
-        work,
-        "--json",
-    ];
-    let first = nowa_ok(&args);
+    let stream = Stream {
+        engines: "nowa-inplace,nowa-oop",
+        workload: "ycsb-w",
+        records: 3000,
+        ops: 300,
+        capacity: "128MiB",
+        memory: "8MiB",
+    };
+    let work = ["--fs", "raw", "--seed", "9", "--timing", "femu", "--work"];
+    let (first, a) = stream.json(&[&work[..], &[arg(tmp.path())]].concat());
     let result = tmp.path().join("result.json");
     std::fs::write(&result, &first).expect("write");
     let again = nowa_ok(&["run", result.to_str().expect("utf-8"), "--json", "--quiet"]);
-    let a: serde_json::Value = serde_json::from_str(&first).expect("JSON");
     let b: serde_json::Value = serde_json::from_str(&again).expect("JSON");
     assert_eq!(b["nowa"]["command"], "compare");
     assert_eq!(a["nowa"]["spec"], b["nowa"]["spec"], "the same spec ran");
@@ -348,28 +351,15 @@ fn out_of_place_on_the_raw_disk_trims_and_fills_one_gc_unit_at_a_time() {
         return;
     }
     let tmp = tempfile::tempdir().expect("tempdir");
-    let work = tmp.path().to_str().expect("utf-8");
-    let args = [
-        "compare",
-        "--engines",
-        "nowa-oop",
-        "--fs",
-        "raw",
-        "--workload",
-        "ycsb-w",
-        "--records",
-        "250000",
-        "--ops",
-        "20000",
-        "--capacity",
-        "64MiB",
-        "--memory",
-        "8MiB",
-        "--work",
-        work,
-        "--json",
-    ];
-    let r: serde_json::Value = serde_json::from_str(&nowa_ok(&args)).expect("JSON");
+    let stream = Stream {
+        engines: "nowa-oop",
+        workload: "ycsb-w",
+        records: 250_000,
+        ops: 20_000,
+        capacity: "64MiB",
+        memory: "8MiB",
+    };
+    let (_, r) = stream.json(&["--fs", "raw", "--work", arg(tmp.path())]);
     let m = &r["rows"][0]["measured"];
     let waf = m["ssd_waf"].as_f64().expect("ssd_waf");
     println!("{name}: SSD WAF {waf:.3}, trimmed {} B", m["trim_bytes"]);
@@ -388,25 +378,17 @@ fn a_rust_engine_not_built_in_is_reported_with_its_build_line() {
         return;
     }
     let tmp = tempfile::tempdir().expect("tempdir");
-    let stdout = nowa_ok(&[
-        "compare",
-        "--engines",
-        "sled,nowa-inplace",
-        "--records",
-        "500",
-        "--ops",
-        "50",
-        "--capacity",
-        "128MiB",
-        "--memory",
-        "8MiB",
-        "--work",
-        tmp.path().to_str().expect("utf-8"),
-    ]);
-    let sled = stdout
-        .lines()
-        .find(|l| l.starts_with("sled "))
-        .expect("a sled row");
+    let small = Stream {
+        engines: "sled,nowa-inplace",
+        workload: "ycsb-a",
+        records: 500,
+        ops: 50,
+        capacity: "128MiB",
+        memory: "8MiB",
+    };
+    let args = small.args(&["--work", arg(tmp.path())]);
+    let stdout = nowa_ok(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    let sled = row(&stdout, "sled");
     assert!(
         sled.contains("not built in")
             && sled.contains("cargo build --release -p nowa-cli --features sled"),
@@ -414,9 +396,6 @@ fn a_rust_engine_not_built_in_is_reported_with_its_build_line() {
     );
     // Its setup line still states the durability it would run with.
     assert!(stdout.contains("flush() (fsync)"), "{stdout}");
-    let nowa_row = stdout
-        .lines()
-        .find(|l| l.starts_with("nowa-inplace "))
-        .expect("a nowa row");
+    let nowa_row = row(&stdout, "nowa-inplace");
     assert!(!nowa_row.contains("not built in"), "{stdout}");
 }

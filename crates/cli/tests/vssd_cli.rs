@@ -8,7 +8,7 @@ use common::{assert_usage_errors, nowa};
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 use std::process::Command;
-use vssd_common::{aligned, fuse_available, loop_tools, run, Daemon};
+use vssd_common::{aligned, fuse_available, loop_tools, run, Daemon, Mounted};
 
 const PAGE: u64 = 4096;
 /// The geometry flag of the loop-device tests' vssds, for the daemon and for the replay.
@@ -184,6 +184,58 @@ fn a_killed_daemon_leaves_a_mount_that_stop_removes() {
     std::fs::write(dir.join("plain"), b"ok").expect("a plain directory again");
 }
 
+/// `nowa vssd serve --bench` prints the CPU cost of a write through the mount and the SSD WAF
+/// of the timed writes: on a 64 MiB vssd, 100,000 random writes (6 capacities) run GC while
+/// they are timed, so the WAF is well above 1 (before, the output did not say whether GC ran).
+#[test]
+fn bench_prints_the_cost_per_write_and_the_waf_of_the_timed_writes() {
+    let name = "bench_prints_the_cost_per_write_and_the_waf_of_the_timed_writes";
+    if !fuse_available(name) {
+        return;
+    }
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path().join("mnt");
+    let out = common::nowa_ok(&[
+        "vssd",
+        "serve",
+        "--dir",
+        dir.to_str().expect("utf-8"),
+        "--capacity",
+        "64MiB",
+        "--bench",
+        "--bench-writes",
+        "100000",
+        BPS[0],
+        BPS[1],
+    ]);
+    println!("{out}");
+    let cpu = field_before(&out, " us CPU per 4 KiB write");
+    let waf = field_after(&out, "SSD WAF ");
+    assert!(cpu > 0.0, "{out}");
+    assert!(waf > 1.5, "GC ran while the writes were timed: {out}");
+}
+
+/// The number just before `tail` in `text`.
+fn field_before(text: &str, tail: &str) -> f64 {
+    let head = &text[..text
+        .find(tail)
+        .unwrap_or_else(|| panic!("no {tail:?}: {text}"))];
+    let word = head.split_whitespace().last().expect("a number");
+    word.parse()
+        .unwrap_or_else(|_| panic!("{word:?} before {tail:?}"))
+}
+
+/// The number just after `head` in `text`.
+fn field_after(text: &str, head: &str) -> f64 {
+    let at = text
+        .find(head)
+        .unwrap_or_else(|| panic!("no {head:?}: {text}"))
+        + head.len();
+    let word = text[at..].split_whitespace().next().expect("a number");
+    word.parse()
+        .unwrap_or_else(|_| panic!("{word:?} after {head:?}"))
+}
+
 /// xorshift: uniform enough for page numbers.
 fn next(x: &mut u64) -> u64 {
     *x ^= *x << 13;
@@ -303,14 +355,20 @@ fn block_stat(dev: &str, i: usize) -> u64 {
 /// block stream it received (`--record-trace`) is replayed with `nowa sim --trace`: the
 /// replay's WAF must be the vssd's within 1%. A file system and a database do not send the
 /// same stream twice (journal commit timing, writeback), so the check replays the stream of
-/// this very run, as the vssd received it.
-fn on_ext4(name: &str, tools: &[&str], mib: u64, engine: impl FnOnce(&Path)) {
+/// this very run, as the vssd received it. The vssd's counters at the unmount, or None where
+/// the test is skipped (it said why).
+fn on_ext4(
+    name: &str,
+    tools: &[&str],
+    mib: u64,
+    engine: impl FnOnce(&Path),
+) -> Option<serde_json::Value> {
     if !fuse_available(name) {
-        return;
+        return None;
     }
     if let Err(why) = loop_tools(tools) {
         println!("SKIPPED {name}: {why}");
-        return;
+        return None;
     }
     let tmp = tempfile::tempdir().expect("tempdir");
     let (dir, fs) = (tmp.path().join("mnt"), tmp.path().join("fs"));
@@ -339,9 +397,9 @@ fn on_ext4(name: &str, tools: &[&str], mib: u64, engine: impl FnOnce(&Path)) {
     let lazy = "lazy_itable_init=0,lazy_journal_init=0";
     run(Command::new("mkfs.ext4").args(["-q", "-E", lazy, &dev]));
     std::fs::create_dir(&fs).expect("mkdir");
-    run(Command::new("mount").arg(&dev).arg(&fs));
+    let mounted = Mounted::mount(&dev, &fs);
     engine(&fs);
-    run(Command::new("umount").arg(&fs));
+    mounted.unmount();
     let s = d.stats();
     // A reused loop device keeps its counters from earlier attachments: compare deltas.
     let sectors_written = block_stat(&dev, 6) - written0;
@@ -365,6 +423,7 @@ fn on_ext4(name: &str, tools: &[&str], mib: u64, engine: impl FnOnce(&Path)) {
         "stop detached {dev}"
     );
     received_stream_replays_at_the_vssds_waf(name, &trace, mib << 20, &s);
+    Some(s)
 }
 
 /// `nowa sim --trace` of the stream the vssd recorded, on a device of its `capacity` from
@@ -408,7 +467,7 @@ fn sqlite3_on_ext4_on_a_loop_device_and_the_byte_counts_match() {
     // A 64 MiB vssd, and a database copied to a new file and the old one deleted, round
     // after round: ext4 (no discard) places each copy on other blocks, so the vssd fills
     // and runs GC, and the replay has GC to agree on (on 512 MiB both were exactly 1.0).
-    on_ext4(name, &["sqlite3"], 64, |fs| {
+    let ran = on_ext4(name, &["sqlite3"], 64, |fs| {
         let sql = "pragma journal_mode=wal; create table t(a integer primary key, b text); \
                    with recursive c(x) as (select 1 union all select x+1 from c where x<20000) \
                    insert into t select x, hex(randomblob(100)) from c; \
@@ -431,7 +490,14 @@ fn sqlite3_on_ext4_on_a_loop_device_and_the_byte_counts_match() {
         assert_eq!(got, "ok\n10000\n", "sqlite3 said: {got}");
     });
     // The rounds above fill the 64 MiB vssd: it ran GC (SSD WAF 1.033 on this machine).
+    if let Some(s) = ran {
+        assert!(s["gc_copy_bytes"].as_u64().expect("gc") > 0, "no GC: {s}");
+    }
 }
+
+/// PostgreSQL's rounds on its vssd: how many, and the rows of its table.
+const PG_ROUNDS: u32 = 24;
+const PG_ROWS: u32 = 100_000;
 
 #[test]
 fn postgresql_on_ext4_on_a_loop_device_and_the_byte_counts_match() {
@@ -441,18 +507,37 @@ fn postgresql_on_ext4_on_a_loop_device_and_the_byte_counts_match() {
         println!("SKIPPED {name}: no postgres user (PostgreSQL refuses to run as root)");
         return;
     }
-    on_ext4(name, &["initdb", "pg_ctl", "psql", "su"], 512, |fs| {
+    // A 128 MiB vssd, and rounds of an update of a third of the rows, `vacuum full` (the
+    // table and its index rewritten into new files, the old ones removed) and a checkpoint:
+    // ext4 (no discard) puts each rewrite on other blocks, so the vssd fills and runs GC,
+    // and the replay has GC to agree on (on 512 MiB without the rounds both were 1.0000).
+    let tools = ["initdb", "pg_ctl", "psql", "su"];
+    let Some(s) = on_ext4(name, &tools, 128, |fs| {
         run(Command::new("chown").arg("postgres").arg(fs));
         let f = fs.to_str().expect("utf-8");
+        // WAL kept to 32-64 MiB (16 MiB segments), so it fits beside two copies of the table.
+        let opts = "-k {f} -p 55433 -c listen_addresses= -c min_wal_size=32MB -c max_wal_size=64MB";
         let script = format!(
             "initdb -D {f}/data >/dev/null && \
-             pg_ctl -D {f}/data -o '-k {f} -p 55433 -c listen_addresses=' -l {f}/log start -w >/dev/null && \
-             psql -h {f} -p 55433 -d postgres -qAt -c 'create table t(a int primary key, b text)' \
-               -c 'insert into t select g, md5(g::text) from generate_series(1,50000) g' \
-               -c 'update t set b = b || b where a % 3 = 0' -c 'checkpoint' -c 'select count(*) from t'; \
-             r=$?; pg_ctl -D {f}/data stop -w >/dev/null; exit $r"
+             pg_ctl -D {f}/data -o '{opts}' -l {f}/log start -w >/dev/null || exit 1; \
+             P='psql -h {f} -p 55433 -d postgres -qAt -v ON_ERROR_STOP=1'; \
+             $P -c 'create table t(a int primary key, b text)' \
+               -c 'insert into t select g, md5(g::text) from generate_series(1,{PG_ROWS}) g' \
+               -c 'checkpoint'; r=$?; i=0; \
+             while [ $r = 0 ] && [ $i -lt {PG_ROUNDS} ]; do \
+               $P -c \"update t set b = md5(b) where a % 3 = $((i % 3))\" \
+                 -c 'vacuum full t' -c 'checkpoint'; r=$?; i=$((i + 1)); done; \
+             [ $r = 0 ] && $P -c 'select count(*) from t'; r=$?; \
+             pg_ctl -D {f}/data stop -w >/dev/null; exit $r",
+            opts = opts.replace("{f}", f)
         );
         let got = run(Command::new("su").args(["postgres", "-s", "/bin/sh", "-c", &script]));
-        assert_eq!(got.trim(), "50000", "psql said: {got}");
-    });
+        assert_eq!(got.trim(), PG_ROWS.to_string(), "psql said: {got}");
+    }) else {
+        return;
+    };
+    assert!(
+        s["gc_copy_bytes"].as_u64().expect("gc_copy_bytes") > 0,
+        "PostgreSQL's rounds filled the vssd and it ran GC: {s}"
+    );
 }

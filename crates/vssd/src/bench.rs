@@ -18,6 +18,9 @@ pub struct BenchResult {
     pub path_cpu_us_per_write: f64,
     /// Wall time per write through the mount, in microseconds.
     pub wall_us_per_write: f64,
+    /// SSD write amplification of the writes through the mount (flash pages programmed, GC
+    /// copies included, per page written): above 1 when GC ran while they were timed.
+    pub waf: f64,
 }
 
 /// A page-aligned buffer of `pages` pages (O_DIRECT needs aligned memory).
@@ -68,6 +71,7 @@ fn bench_file(disk: &Arc<Disk>, file: &Path, writes: u64, seed: u64) -> Result<B
     assert!(pages > 0 && writes > 0, "a benchmark writes something");
     let mut buf = aligned(1);
     let mut x = seed | 1;
+    let s0 = disk.snapshot();
     let (c0, t0) = (
         nowa_units::cpu::process_cpu_secs(),
         std::time::Instant::now(),
@@ -81,6 +85,11 @@ fn bench_file(disk: &Arc<Disk>, file: &Path, writes: u64, seed: u64) -> Result<B
         nowa_units::cpu::process_cpu_secs() - c0,
         t0.elapsed().as_secs_f64(),
     );
+    let s1 = disk.snapshot();
+    let host = s1.host_write_bytes - s0.host_write_bytes;
+    assert_eq!(host, writes * PAGE, "every timed write reached the disk");
+    #[expect(clippy::cast_precision_loss, reason = "byte counts")]
+    let waf = (s1.media_write_bytes - s0.media_write_bytes) as f64 / host as f64;
     let c1 = nowa_units::cpu::process_cpu_secs();
     for _ in 0..writes {
         disk.write(0, next(&mut x) % pages * PAGE, &buf[..])?;
@@ -93,5 +102,6 @@ fn bench_file(disk: &Arc<Disk>, file: &Path, writes: u64, seed: u64) -> Result<B
         cpu_us_per_write: cpu / n * 1e6,
         path_cpu_us_per_write: path / n * 1e6,
         wall_us_per_write: wall / n * 1e6,
+        waf,
     })
 }

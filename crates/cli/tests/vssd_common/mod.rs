@@ -137,6 +137,33 @@ pub fn loop_tools(extra: &[&str]) -> Result<(), String> {
     Ok(())
 }
 
+/// A file system mounted at a directory; dropped without [`Mounted::unmount`] (a test that
+/// failed on it), it is unmounted all the same, so that the daemon's stop can detach the loop
+/// device below and the test leaves no mount behind.
+pub struct Mounted(Option<PathBuf>);
+
+impl Mounted {
+    /// Mounts `dev` at `dir`.
+    pub fn mount(dev: &str, dir: &Path) -> Mounted {
+        run(Command::new("mount").arg(dev).arg(dir));
+        Mounted(Some(dir.to_path_buf()))
+    }
+
+    /// Unmounts it, asserting success.
+    pub fn unmount(mut self) {
+        let dir = self.0.take().expect("mounted");
+        run(Command::new("umount").arg(dir));
+    }
+}
+
+impl Drop for Mounted {
+    fn drop(&mut self) {
+        if let Some(dir) = self.0.take() {
+            let _ = Command::new("umount").arg("-l").arg(dir).status();
+        }
+    }
+}
+
 /// Runs `c`, asserting success; its stdout.
 pub fn run(c: &mut Command) -> String {
     let o = c.output().expect("run");
