@@ -102,6 +102,53 @@ fn bench_flags_are_refused_or_honoured() {
     assert!(table.lines().count() > 10, "{table}");
 }
 
+/// `--bench-schemes` measures every row in a fresh process: a row's resident memory per
+/// page is what the same run adds alone. Rows used to run one after another in one process,
+/// and a row after others counted (or reused) their freed heap: `fk:6` read 14.6 B per page
+/// in the table against 11.6 alone, `sepfrozen-bit:6` 18.7 against 11.5.
+#[test]
+fn a_bench_schemes_rows_resident_memory_does_not_depend_on_the_rows_before_it() {
+    let dev = [
+        "sim",
+        "-q",
+        "--capacity",
+        "1GiB",
+        "--fill",
+        "0.9",
+        "--warmup",
+        "0.2",
+        "--volume",
+        "0.2",
+    ];
+    let mut args = dev.to_vec();
+    args.push("--bench-schemes");
+    let table = common::nowa_ok(&args);
+    let rss_of_row = |name: &str| -> f64 {
+        let line = table
+            .lines()
+            .find(|l| l.starts_with(name))
+            .unwrap_or_else(|| panic!("no row {name}:\n{table}"));
+        line.split_whitespace().last().unwrap().parse().unwrap()
+    };
+    for placement in ["fk:6", "sepbit:6", "sepfrozen-bit:6"] {
+        let mut alone = dev.to_vec();
+        alone.extend(["--placement", placement, "--json"]);
+        let v = nowa_json(&alone);
+        let pages = v["layout"]["physical_pages"].as_f64().unwrap();
+        let rss = v["rss_bytes"].as_f64().unwrap() / pages;
+        assert!(
+            !cfg!(target_os = "linux") || rss > 0.0,
+            "{placement}: the kernel's resident set is read on Linux"
+        );
+        let row = rss_of_row(&format!("{placement}, greedy"));
+        println!("{placement}: {row:.2} B/page in the table, {rss:.2} alone");
+        assert!(
+            (row - rss).abs() <= 0.05 * rss + 0.25,
+            "{placement}: {row:.2} B/page in the table but {rss:.2} alone:\n{table}"
+        );
+    }
+}
+
 #[test]
 fn summary_names_seed_op_forms_and_model() {
     let out = nowa(SMALL);
