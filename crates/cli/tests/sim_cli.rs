@@ -104,8 +104,8 @@ fn bench_flags_are_refused_or_honoured() {
 
 /// `--bench-schemes` measures every row in a fresh process: a row's resident memory per
 /// page is what the same run adds alone. Rows used to run one after another in one process,
-/// and a row after others counted (or reused) their freed heap: `fk:6` read 14.6 B per page
-/// in the table against 11.6 alone, `sepfrozen-bit:6` 18.7 against 11.5.
+/// and a row after others counted (or reused) their freed heap: at 4 GiB `fk:6` read 14.6 B
+/// per page in the table against 11.6 alone, `sepfrozen-bit:6` 18.7 against 11.5.
 #[test]
 fn a_bench_schemes_rows_resident_memory_does_not_depend_on_the_rows_before_it() {
     let dev = [
@@ -113,6 +113,10 @@ fn a_bench_schemes_rows_resident_memory_does_not_depend_on_the_rows_before_it() 
         "-q",
         "--capacity",
         "1GiB",
+        "--pages-per-block",
+        "64",
+        "--blocks-per-superblock",
+        "4",
         "--fill",
         "0.9",
         "--warmup",
@@ -130,7 +134,9 @@ fn a_bench_schemes_rows_resident_memory_does_not_depend_on_the_rows_before_it() 
             .unwrap_or_else(|| panic!("no row {name}:\n{table}"));
         line.split_whitespace().last().unwrap().parse().unwrap()
     };
-    for placement in ["fk:6", "sepbit:6", "sepfrozen-bit:6"] {
+    // Rows after others; the old table read 12.9, 17.0 and 17.0 B/page for them on this
+    // device against 10.3, 10.6 and 11.1 alone. Fresh processes differ by a few percent.
+    for placement in ["fk:6", "fk-kmeans:6", "sepfrozen-bit:6"] {
         let mut alone = dev.to_vec();
         alone.extend(["--placement", placement, "--json"]);
         let v = nowa_json(&alone);
@@ -143,7 +149,7 @@ fn a_bench_schemes_rows_resident_memory_does_not_depend_on_the_rows_before_it() 
         let row = rss_of_row(&format!("{placement}, greedy"));
         println!("{placement}: {row:.2} B/page in the table, {rss:.2} alone");
         assert!(
-            (row - rss).abs() <= 0.05 * rss + 0.25,
+            (row - rss).abs() <= 0.2 * rss,
             "{placement}: {row:.2} B/page in the table but {rss:.2} alone:\n{table}"
         );
     }
