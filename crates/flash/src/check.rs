@@ -34,8 +34,7 @@ impl Ftl {
     }
 
     /// Full consistency check (O(device)): every mapped LBA points to a programmed page of a
-    /// non-free unit whose reverse entry names it and whose live bit is set (and no other
-    /// page's is); valid counts equal mapped pages per unit;
+    /// non-free unit whose reverse entry names it; valid counts equal mapped pages per unit;
     /// media = host - absorbed + GC copies; the live counter equals the mapped pages.
     ///
     /// # Errors
@@ -58,11 +57,6 @@ impl Ftl {
                     self.p2l.lba(ppn)
                 ));
             }
-            if !self.p2l.live().is_live(ppn) {
-                return Err(format!(
-                    "LBA {lba} maps to page {ppn} whose live bit is clear"
-                ));
-            }
             let written = self.written_up_to(u);
             if ppn % self.unit_pages >= written {
                 return Err(format!(
@@ -80,12 +74,6 @@ impl Ftl {
             }
         }
         let mapped: u64 = per_unit.iter().map(|&n| u64::from(n)).sum();
-        if self.p2l.live().count() != mapped {
-            return Err(format!(
-                "{} live bits but {mapped} LBAs mapped",
-                self.p2l.live().count()
-            ));
-        }
         if let Some(live) = self.placer.as_ref().map(nowa_logspace::Placer::live) {
             if mapped != live {
                 return Err(format!("live counter {live} but {mapped} LBAs mapped"));

@@ -7,6 +7,17 @@ use crate::config::as_f64;
 use crate::{prefetch, FlashError, Ftl, GcFrontier, NONE};
 use nowa_logspace::UnitState;
 
+/// [`prefetch::AHEAD`] in page numbers.
+#[expect(
+    clippy::cast_possible_truncation,
+    reason = "a small constant (32), checked below"
+)]
+const AHEAD: u32 = prefetch::AHEAD as u32;
+const _: () = assert!(
+    AHEAD as usize == prefetch::AHEAD,
+    "AHEAD fits a page number"
+);
+
 impl Ftl {
     /// Reclaim up to `victims_per_round` units. Returns the victims collected (0: nothing
     /// qualified).
@@ -67,9 +78,7 @@ impl Ftl {
     }
 
     /// Copy the valid pages of `victim` to frontier `dest` and erase it (the fast path: one
-    /// destination). The live pages come from the reverse map's live bits (no `l2p` line for
-    /// a dead page); the mapping line of the page [`prefetch::AHEAD`] live pages on is asked for while
-    /// this one is copied, so the misses overlap.
+    /// destination, mapping lookups batched so their misses overlap).
     /// `FAR`: whether GC-move counts are kept (a const so the copy loop has no branch for it).
     fn collect_native<const FAR: bool>(
         &mut self,
@@ -84,46 +93,30 @@ impl Ftl {
             UnitState::InGc,
             "collecting unit {victim} that the policy did not hand over"
         );
-        let mut live = std::mem::take(&mut self.moving);
-        live.clear();
-        self.p2l
-            .live()
-            .pages(victim * self.unit_pages, self.unit_pages, &mut live);
-        assert_eq!(
-            live.len(),
-            valid as usize,
-            "unit {victim} holds {valid} valid pages but {} live bits",
-            live.len()
-        );
-        let r = self.copy_live::<FAR>(&live, dest);
-        self.moving = live;
-        r?;
-        self.finish_victim(victim, valid);
-        Ok(())
-    }
-
-    /// Copy the live pages `live` (of one victim, in order) to frontier `dest`.
-    #[inline]
-    fn copy_live<const FAR: bool>(&mut self, live: &[u32], dest: usize) -> Result<(), FlashError> {
+        let base = victim * self.unit_pages;
+        let mut moved = 0u32;
         // The destination unit's new valid pages, added in bulk when it fills or GC ends.
         let mut fr = self.frontiers[dest];
         let mut pending = 0u32;
-        for &ppn in live.iter().take(prefetch::AHEAD) {
-            prefetch::line(&self.l2p, self.p2l.lba(ppn) as usize);
+        let (end, ahead_by) = (base + self.unit_pages, AHEAD);
+        for i in base..(base + ahead_by).min(end) {
+            prefetch::line(&self.l2p, self.p2l.lba(i) as usize);
         }
-        for (k, &ppn) in live.iter().enumerate() {
-            if let Some(&ahead) = live.get(k + prefetch::AHEAD) {
+        for ppn in base..base + self.unit_pages {
+            if moved == valid {
+                break;
+            }
+            // The victim's pages are read in order; the mapping line of the page AHEAD from
+            // here is fetched while this one is checked and copied.
+            let ahead = ppn + ahead_by;
+            if ahead < end {
                 prefetch::line(&self.l2p, self.p2l.lba(ahead) as usize);
             }
             let raw = self.p2l.raw(ppn);
             let lba = self.p2l.lba_of(raw);
-            // The live bit's claim, checked where it is read (the line is the one the copy
-            // stores to).
-            assert_eq!(
-                self.l2p[lba as usize],
-                ppn + 1,
-                "page {ppn} live but LBA {lba} maps elsewhere"
-            );
+            if self.l2p[lba as usize] != ppn + 1 {
+                continue;
+            }
             if fr.unit == NONE || fr.wp == self.unit_pages {
                 if fr.unit != NONE {
                     self.space.add_valid(fr.unit, pending);
@@ -133,11 +126,7 @@ impl Ftl {
                 self.make_room(dest)?;
                 fr = self.frontiers[dest];
             }
-            debug_assert_ne!(
-                self.unit_of(fr.unit * self.unit_pages),
-                self.unit_of(ppn),
-                "GC copies into its own victim"
-            );
+            debug_assert_ne!(fr.unit, victim, "GC copies into its own victim");
             let new = fr.unit * self.unit_pages + fr.wp;
             if FAR {
                 self.p2l.copy_moved(ppn, new, raw);
@@ -147,11 +136,17 @@ impl Ftl {
             self.l2p[lba as usize] = new + 1;
             fr.wp += 1;
             pending += 1;
+            moved += 1;
         }
         if fr.unit != NONE {
             self.space.add_valid(fr.unit, pending);
         }
         self.frontiers[dest] = fr;
+        assert_eq!(
+            moved, valid,
+            "GC moved {moved} pages but unit {victim} held {valid}"
+        );
+        self.finish_victim(victim, moved);
         Ok(())
     }
 
@@ -164,10 +159,11 @@ impl Ftl {
 
     /// Copy the valid pages of `victim` to the classes the placement picks, then erase it.
     ///
-    /// Two passes: the first lists the valid pages (the victim's live bits); the second
-    /// classifies and appends them in that order, asking for their mapping lines and the
-    /// placement's state (when the scheme reads it for this victim) [`prefetch::AHEAD`]
-    /// pages on. One pass did both, with the placement's calls between two lookups.
+    /// Two passes: the first scans the victim as the native loop does (its mapping lines
+    /// asked for [`AHEAD`] pages on, so their misses overlap) and lists the valid pages; the
+    /// second classifies and appends them in that order, asking for the placement's state
+    /// [`AHEAD`] pages on (when the scheme reads it for this victim), their mapping lines
+    /// already in cache. One pass did both, with the placement's calls between two lookups.
     /// The pages, their order and the calls to the placement are as in one pass: moving a
     /// page never changes another page's validity.
     fn collect_placed(&mut self, victim: u32) -> Result<(), FlashError> {
@@ -219,22 +215,29 @@ impl Ftl {
         Ok(())
     }
 
-    /// The valid pages of `victim` (`valid` of them) into `out`, in page order: its live
-    /// bits.
+    /// The valid pages of `victim` (`valid` of them) into `out`, in page order.
     fn valid_pages_of(&self, victim: u32, valid: u32, out: &mut Vec<u32>) {
         out.clear();
-        self.p2l
-            .live()
-            .pages(victim * self.unit_pages, self.unit_pages, out);
+        let base = victim * self.unit_pages;
+        let end = base + self.unit_pages;
+        for i in base..(base + AHEAD).min(end) {
+            prefetch::line(&self.l2p, self.p2l.lba(i) as usize);
+        }
+        for ppn in base..end {
+            if out.len() == valid as usize {
+                break;
+            }
+            if ppn + AHEAD < end {
+                prefetch::line(&self.l2p, self.p2l.lba(ppn + AHEAD) as usize);
+            }
+            if self.l2p[self.p2l.lba(ppn) as usize] == ppn + 1 {
+                out.push(ppn);
+            }
+        }
         assert_eq!(
             out.len(),
             valid as usize,
             "unit {victim} holds {valid} valid pages"
-        );
-        debug_assert!(
-            out.iter()
-                .all(|&ppn| self.l2p[self.p2l.lba(ppn) as usize] == ppn + 1),
-            "every live page of unit {victim} is mapped"
         );
     }
 
@@ -242,22 +245,17 @@ impl Ftl {
     fn move_placed(&mut self, moving: &[u32]) -> Result<(), FlashError> {
         let p = self.placer.as_ref().expect("placed GC has a placement");
         let state = p.gc_reads_state();
-        // The page's mapping line (the move stores to it) and, when the scheme reads it, its
-        // state.
-        let ask = |ftl: &Ftl, ppn: u32| {
-            let lba = ftl.p2l.lba(ppn);
-            prefetch::line(&ftl.l2p, lba as usize);
-            if state {
-                let p = ftl.placer.as_ref().expect("checked above");
-                p.prefetch_gc(u64::from(lba));
+        if state {
+            for &ppn in moving.iter().take(prefetch::AHEAD) {
+                p.prefetch_gc(u64::from(self.p2l.lba(ppn)));
             }
-        };
-        for &ppn in moving.iter().take(prefetch::AHEAD) {
-            ask(self, ppn);
         }
         for (i, &ppn) in moving.iter().enumerate() {
-            if let Some(&next) = moving.get(i + prefetch::AHEAD) {
-                ask(self, next);
+            if state {
+                if let Some(&next) = moving.get(i + prefetch::AHEAD) {
+                    let p = self.placer.as_ref().expect("checked above");
+                    p.prefetch_gc(u64::from(self.p2l.lba(next)));
+                }
             }
             let lba = self.p2l.lba(ppn);
             let p = self.placer.as_mut().expect("checked above");

@@ -1,12 +1,13 @@
-//! One bit per physical page: whether the page holds the newest copy of its LBA.
+//! One bit per physical page: whether the page holds the newest copy of its LPN (the
+//! chip-addressed FTL of the timing model).
 //!
-//! GC must tell a victim's live pages from its dead ones. Asking the forward map
-//! (`l2p[p2l[ppn]] == ppn + 1`) costs a random `l2p` line per page, dead ones included (one
-//! dead page per host write at any WAF: every overwrite leaves one for GC to scan), and
-//! marking dead pages in the reverse map costs a random reverse-map line per host write.
-//! The bits are 1/32 of the reverse map's size (2 MiB at 2^24 pages, 128 KiB for the
-//! timing model's device), read in order by GC, and their scan has no unpredictable branch
-//! per page. Used by the FTL model's reverse map and by the chip-addressed FTL.
+//! GC must tell a victim's live pages from its dead ones. Marking dead pages in the reverse
+//! map costs a random reverse-map store per host write (the stores the timing model's run
+//! loop waited behind); asking the forward map (`l2p[p2l[ppn]] == ppn + 1`) costs a random
+//! `l2p` line per victim page, dead ones included. The bits are 1/32 of the reverse map's
+//! size (128 KiB for the timing model's device, mostly in cache) and are read in order by
+//! GC. The FTL model (`Ftl`) keeps asking its forward map: the same bits there (2 MiB at
+//! 2^24 pages) measured no faster on the plain greedy path (docs/simulator.md, round 8).
 
 /// The live bits of a device's physical pages.
 #[derive(Debug, Clone)]
@@ -48,12 +49,6 @@ impl LiveBits {
         self.words[(ppn / 64) as usize] & (1 << (ppn % 64)) != 0
     }
 
-    /// Ask for the line holding `ppn`'s bit (a hint: reads nothing).
-    #[inline(always)]
-    pub(crate) fn prefetch(&self, ppn: u32) {
-        crate::prefetch::line(&self.words, (ppn / 64) as usize);
-    }
-
     /// The live pages among `len` pages from `base`, in page order, appended to `out`.
     pub(crate) fn pages(&self, base: u32, len: u32, out: &mut Vec<u32>) {
         let end = base + len;
@@ -93,11 +88,6 @@ impl LiveBits {
     /// Live pages in all (consistency checks).
     pub(crate) fn count(&self) -> u64 {
         self.words.iter().map(|w| u64::from(w.count_ones())).sum()
-    }
-
-    /// Bytes held.
-    pub(crate) fn bytes(&self) -> usize {
-        self.words.capacity() * 8
     }
 }
 

@@ -11,14 +11,7 @@
 //! model's memory.
 //!
 //! A user write stores the bare LBA: count 0, which is what an erased page has.
-//!
-//! Beside the map, the live bits (`crate::live`): set by every store of an entry, cleared
-//! when the host overwrites or trims the LBA ([`Reverse::kill`]) and when the unit is erased.
-//! They are the forward map's verdict (`l2p[p2l[ppn]] == ppn + 1`) where GC reads it in
-//! order. Bits and forward map agree except on a victim's moved pages until its erase
-//! (`Ftl::check_invariants` checks them; GC asserts each page it moves).
 
-use crate::live::LiveBits;
 use std::collections::HashMap;
 
 /// The reverse map and, when FAR is tracked, the packed move counts.
@@ -36,8 +29,6 @@ pub(crate) struct Reverse {
     /// Entries of `overflow` per unit (an erase scans only units that hold some).
     in_unit: Vec<u32>,
     unit_pages: u32,
-    /// One bit per physical page: the page holds its LBA's newest copy (module docs).
-    live: LiveBits,
 }
 
 impl Reverse {
@@ -66,7 +57,6 @@ impl Reverse {
         let units = physical / u64::from(unit_pages);
         let mut map = vec![0u32; crate::to_usize(physical)];
         nowa_logspace::hugepage::advise(&mut map);
-        let live = LiveBits::new(physical);
         Reverse {
             map,
             mask: u32::MAX.checked_shr(32 - shift).unwrap_or(0),
@@ -80,7 +70,6 @@ impl Reverse {
                 Vec::new()
             },
             unit_pages,
-            live,
         }
     }
 
@@ -102,25 +91,11 @@ impl Reverse {
         raw & self.mask
     }
 
-    /// A user write (or a GC move without FAR) of `lba` into `ppn`: no moves behind it. The
-    /// page becomes live.
+    /// A user write (or a GC move without FAR) of `lba` into `ppn`: no moves behind it.
     #[inline(always)]
     pub(crate) fn set(&mut self, ppn: u32, lba: u32) {
         debug_assert_eq!(lba & !self.mask, 0, "LBA {lba} beyond the map's LBA bits");
         self.map[ppn as usize] = lba;
-        self.live.set(ppn);
-    }
-
-    /// The live bits of the pages (`crate::live`).
-    #[inline(always)]
-    pub(crate) fn live(&self) -> &LiveBits {
-        &self.live
-    }
-
-    /// Page `ppn` no longer holds its LBA's newest copy (the host overwrote or trimmed it).
-    #[inline(always)]
-    pub(crate) fn kill(&mut self, ppn: u32) {
-        self.live.kill(ppn);
     }
 
     fn field(&self, raw: u32) -> u32 {
@@ -143,7 +118,6 @@ impl Reverse {
     /// Store `lba` at `ppn` with `count` GC moves behind it.
     pub(crate) fn set_moved(&mut self, ppn: u32, lba: u32, count: u16) {
         debug_assert!(self.far, "move counts without FAR");
-        self.live.set(ppn);
         if u32::from(count) < self.full {
             self.map[ppn as usize] = lba | (u32::from(count) << self.shift);
             return;
@@ -161,7 +135,6 @@ impl Reverse {
         if f + 1 < self.full {
             // The common case: the count still fits its field.
             self.map[new as usize] = raw + (1 << self.shift);
-            self.live.set(new);
         } else {
             self.copy_moved_wide(old, new, raw);
         }
@@ -173,9 +146,8 @@ impl Reverse {
         self.set_moved(new, raw & self.mask, count);
     }
 
-    /// Unit `u` was erased: its pages are dead, its side-table entries dropped.
+    /// Unit `u` was erased: drop its side-table entries.
     pub(crate) fn erase(&mut self, u: u32) {
-        self.live.clear(u * self.unit_pages, self.unit_pages);
         if !self.far || self.in_unit[u as usize] == 0 {
             return;
         }
@@ -202,14 +174,12 @@ impl Reverse {
         self.in_unit.fill(0);
     }
 
-    /// Bytes held: the map, the live bits, the per-unit entry counts and the side table (its
-    /// slots and control bytes).
+    /// Bytes held: the map, the per-unit entry counts and the side table (its slots and
+    /// control bytes).
     pub(crate) fn memory_bytes(&self) -> u64 {
         let slot = std::mem::size_of::<(u32, u16)>() + 1;
-        let bytes = self.map.capacity() * 4
-            + self.live.bytes()
-            + self.in_unit.capacity() * 4
-            + self.overflow.capacity() * slot;
+        let bytes =
+            self.map.capacity() * 4 + self.in_unit.capacity() * 4 + self.overflow.capacity() * slot;
         u64::try_from(bytes).unwrap_or(u64::MAX)
     }
 
@@ -251,7 +221,6 @@ mod tests {
         );
         r.set(5, 7);
         assert_eq!(r.moves(5), 0);
-        r.kill(5);
         r.set_moved(5, 7, 20);
         assert_eq!((r.lba(5), r.moves(5)), (7, 20));
         r.reset_counts();

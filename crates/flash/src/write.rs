@@ -142,14 +142,6 @@ impl Ftl {
             if let Some(&next) = lbas.get(i + prefetch::AHEAD) {
                 self.prefetch_page(next);
             }
-            // Half as far on, that line has come: the live bit of the copy the write will
-            // overwrite (a hint: a write in between may move it; nothing reads it).
-            if let Some(&near) = lbas.get(i + prefetch::AHEAD / 2) {
-                let old = self.l2p[near as usize];
-                if old != 0 {
-                    self.p2l.live().prefetch(old - 1);
-                }
-            }
             let hint = hints.map_or(NEVER, |h| h[i]);
             self.host_write(l, stream, hint, true)?;
         }
@@ -233,7 +225,6 @@ impl Ftl {
         let old_unit = (old != 0).then(|| self.unit_of(old - 1));
         if let Some(u) = old_unit {
             self.space.sub_valid(u, 1);
-            self.p2l.kill(old - 1);
             self.l2p[lba as usize] = 0;
         }
         let p = self
@@ -273,7 +264,6 @@ impl Ftl {
         );
         let u = self.unit_of(old - 1);
         self.space.sub_valid(u, 1);
-        self.p2l.kill(old - 1);
         self.l2p[lba as usize] = 0;
         true
     }

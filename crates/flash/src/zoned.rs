@@ -121,9 +121,6 @@ impl Ftl {
                 Some(z.unit),
                 "zone {zone}'s LBA {l} maps outside its unit"
             );
-            if let Some(p) = self.l2p[l].checked_sub(1) {
-                self.p2l.kill(p);
-            }
             self.l2p[l] = 0;
         }
         let v = self.space.valid(z.unit);
