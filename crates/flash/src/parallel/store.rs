@@ -946,7 +946,8 @@ impl ParallelFtl {
         // dozen live pages: too few to overlap their misses within it).
         let mut lpns = std::mem::take(&mut self.scratch);
         let mut counts = std::mem::take(&mut self.scratch_counts);
-        (lpns.clear(), counts.clear());
+        lpns.clear();
+        counts.clear();
         for &(c, b) in &blocks {
             let before = lpns.len();
             self.live_lpns(c, b, &mut lpns);
