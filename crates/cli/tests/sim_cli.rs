@@ -135,7 +135,8 @@ fn a_bench_schemes_rows_resident_memory_does_not_depend_on_the_rows_before_it() 
         line.split_whitespace().last().unwrap().parse().unwrap()
     };
     // Rows after others; the old table read 12.9, 17.0 and 17.0 B/page for them on this
-    // device against 10.3, 10.6 and 11.1 alone. Fresh processes differ by a few percent.
+    // device, against 10.3 (fk:6) and 11.1 (sepfrozen-bit:6) alone with the old build and
+    // 10.6 (fk-kmeans:6) with the new one. Fresh processes differ by up to ~14%.
     for placement in ["fk:6", "fk-kmeans:6", "sepfrozen-bit:6"] {
         let mut alone = dev.to_vec();
         alone.extend(["--placement", placement, "--json"]);
