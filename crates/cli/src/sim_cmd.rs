@@ -3,7 +3,7 @@
 use crate::flags::{self, MAX_THREADS};
 use crate::resources::{check_output_file, create_output_dir};
 use crate::{interrupted, lab_error};
-use anyhow::Result;
+use anyhow::{Context as _, Result};
 use clap::{Args, Subcommand};
 use nowa_bench::sim::{self, sweep, SimResult, SimSpec};
 use nowa_flash::PolicyKind;
@@ -51,6 +51,10 @@ pub struct SimArgs {
     /// second of the measured phase, with FAR counts, as a table.
     #[arg(long, conflicts_with_all = ["bench", "placement", "policy"])]
     bench_schemes: bool,
+    /// One row of --bench-schemes as JSON (the table runs every row in a fresh process of
+    /// this program, so that a row's resident memory is its own).
+    #[arg(long, hide = true, value_name = "N", requires = "bench_schemes")]
+    bench_schemes_row: Option<usize>,
     /// Write the victim valid-ratio distribution (histogram and CDF) to this CSV file.
     #[arg(long, value_name = "FILE")]
     victims_csv: Option<PathBuf>,
@@ -124,6 +128,9 @@ pub fn run(a: SimArgs) -> Result<()> {
         let mut bench = spec.bench().map_err(lab_error)?;
         // The speed benchmark measures the plain path: without FAR bookkeeping.
         bench.ftl.track_far = !a.bench;
+        if let Some(i) = a.bench_schemes_row {
+            return run_scheme_row(&bench, i);
+        }
         if a.bench_schemes {
             return run_bench_schemes(&bench, f.run.quiet);
         }
@@ -264,18 +271,59 @@ fn run_sweep(s: SweepArgs) -> Result<()> {
     Err(interrupted(format!("not run: {}", left.join(", "))))
 }
 
-/// `nowa sim --bench-schemes`: the cost of every scheme, one after the other on this thread.
+/// `nowa sim --bench-schemes`: the cost of every scheme, one after the other, each row in a
+/// fresh process of this program (`--bench-schemes-row N`, the same flags): an earlier row's
+/// freed heap would otherwise be reused or counted in a later row's resident memory.
 fn run_bench_schemes(spec: &SimSpec, quiet: bool) -> Result<()> {
     eprintln!(
-        "nowa sim --bench-schemes: seed {}, {} logical pages, fill {}, {} per run, policy and placement per row, FAR on",
+        "nowa sim --bench-schemes: seed {}, {} logical pages, fill {}, {} per run, policy and placement per row, FAR on, each row in a fresh process",
         spec.seed, spec.ftl.logical_pages, spec.fill, spec.workload
     );
-    let progress = |i: usize, n: usize, name: &str| {
+    let names: Vec<String> = sim::schemes::scheme_specs(spec)
+        .into_iter()
+        .map(|(name, _)| name)
+        .collect();
+    let exe = std::env::current_exe().context("locating this program to run each row")?;
+    let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+    let mut rows = Vec::with_capacity(names.len());
+    // Ctrl-C reaches the row's process too (it dies of it): the rows done are printed.
+    Cancel.on_sigint();
+    for (i, name) in names.iter().enumerate() {
         if !quiet {
-            eprintln!("[{}/{n}] {name}", i + 1);
+            eprintln!("[{}/{}] {name}", i + 1, names.len());
         }
-    };
-    let rows = sim::schemes::bench_schemes(spec, &progress).map_err(sim_error)?;
+        let out = std::process::Command::new(&exe)
+            .args(&args)
+            .arg("--bench-schemes-row")
+            .arg(i.to_string())
+            .stderr(std::process::Stdio::inherit())
+            .output()
+            .with_context(|| format!("running row {i} ({name}) in a process of its own"))?;
+        if Cancel.requested() {
+            sim::schemes::relative_to_first(&mut rows);
+            print!("{}", sim::schemes::table(&rows));
+            return crate::stop_if(Some(format!("{i} of {} rows ran", names.len())));
+        }
+        anyhow::ensure!(out.status.success(), "row {i} ({name}): {}", out.status);
+        let row: sim::schemes::SchemeRow = serde_json::from_slice(&out.stdout)
+            .with_context(|| format!("row {i} ({name}): its JSON"))?;
+        anyhow::ensure!(
+            row.scheme == *name,
+            "row {i}: ran {} instead of {name}",
+            row.scheme
+        );
+        rows.push(row);
+    }
+    sim::schemes::relative_to_first(&mut rows);
     print!("{}", sim::schemes::table(&rows));
+    Ok(())
+}
+
+/// `--bench-schemes-row N`: row N of the table, measured in this process, as JSON.
+fn run_scheme_row(spec: &SimSpec, i: usize) -> Result<()> {
+    let row = sim::schemes::run_row(spec, i)
+        .ok_or_else(|| crate::usage(format!("--bench-schemes-row {i}: no such row")))?
+        .map_err(sim_error)?;
+    println!("{}", serde_json::to_string(&row)?);
     Ok(())
 }

@@ -26,6 +26,7 @@ mod check;
 mod compact;
 mod config;
 mod gc;
+mod live;
 pub mod parallel;
 mod prefetch;
 mod reverse;

@@ -1,12 +1,17 @@
 //! The cost of every scheme: one run per placement scheme and victim policy on the same
 //! device and workload, page writes per CPU second of one core (`nowa sim --bench-schemes`).
+//!
+//! Each row is measured by [`run_row`] in a process of its own (the CLI runs itself once per
+//! row): a run's resident memory is only its own when no earlier run in the process left
+//! freed heap behind (an earlier row's tables, freed but kept by the allocator, were reused
+//! or counted by the next row: fk:6 read 14.6 B per page after the other rows, 11.6 alone).
 
 use super::{run, SimError, SimSpec};
 use nowa_flash::{GcTrigger, PlacementKind, PolicyKind};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// One row of the table.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SchemeRow {
     /// What ran.
     pub scheme: String,
@@ -18,7 +23,8 @@ pub struct SchemeRow {
     pub writes_per_cpu_sec: f64,
     /// Host page writes per wall second.
     pub writes_per_sec: f64,
-    /// Relative to the first row (the native streams path).
+    /// Relative to the first row (the native streams path; [`relative_to_first`] sets it,
+    /// 1 until then).
     pub relative: f64,
     /// Model memory per physical page (mapping, FAR counts, units, placement state).
     pub bytes_per_page: f64,
@@ -58,34 +64,37 @@ pub fn scheme_specs(base: &SimSpec) -> Vec<(String, SimSpec)> {
     out
 }
 
-/// Run every configuration of [`scheme_specs`] in turn on this thread.
+/// Runs row `index` of [`scheme_specs`] on this thread (in a process of its own, for its
+/// resident memory to be its own: the module documentation). `None` when there is no such
+/// row.
 ///
 /// # Errors
-/// The first run that fails.
-pub fn bench_schemes(
-    base: &SimSpec,
-    progress: &dyn Fn(usize, usize, &str),
-) -> Result<Vec<SchemeRow>, SimError> {
-    let specs = scheme_specs(base);
-    let mut rows: Vec<SchemeRow> = Vec::new();
-    for (i, (name, spec)) in specs.iter().enumerate() {
-        progress(i, specs.len(), name);
-        let r = run(spec, None)?;
-        let first = rows
-            .first()
-            .map_or(r.sim_writes_per_cpu_sec, |f| f.writes_per_cpu_sec);
-        rows.push(SchemeRow {
-            scheme: name.clone(),
+/// The run's.
+pub fn run_row(base: &SimSpec, index: usize) -> Option<Result<SchemeRow, SimError>> {
+    let (name, spec) = scheme_specs(base).into_iter().nth(index)?;
+    Some(run(&spec, None).map(|r| {
+        let pages = super::f(r.layout.physical_pages.max(1));
+        SchemeRow {
+            scheme: name,
             waf: r.waf,
             far: r.far.far,
             writes_per_cpu_sec: r.sim_writes_per_cpu_sec,
             writes_per_sec: r.sim_writes_per_sec,
-            relative: r.sim_writes_per_cpu_sec / first,
-            bytes_per_page: super::f(r.memory_bytes) / super::f(r.layout.physical_pages.max(1)),
-            rss_bytes_per_page: super::f(r.rss_bytes) / super::f(r.layout.physical_pages.max(1)),
-        });
+            relative: 1.0,
+            bytes_per_page: super::f(r.memory_bytes) / pages,
+            rss_bytes_per_page: super::f(r.rss_bytes) / pages,
+        }
+    }))
+}
+
+/// Sets every row's speed relative to the first row's.
+pub fn relative_to_first(rows: &mut [SchemeRow]) {
+    let Some(first) = rows.first().map(|r| r.writes_per_cpu_sec) else {
+        return;
+    };
+    for r in rows {
+        r.relative = r.writes_per_cpu_sec / first;
     }
-    Ok(rows)
 }
 
 /// The table as text.

@@ -6,6 +6,8 @@ use super::sfr::Sfr;
 use super::streams::{StreamStats, Tracker};
 use super::victims::{BlockBuckets, Slotted, Victims};
 use super::{BIG_REQUEST_PAGES, CHUNK_PAGES, HOST_OPEN, LIFETIME_CLASSES};
+use crate::live::LiveBits;
+use crate::prefetch::AHEAD;
 use crate::FlashError;
 
 /// Free blocks a chip keeps for GC at least: a host superblock opens only on chips with more.
@@ -140,7 +142,10 @@ pub struct ParallelFtl {
     scheme: Scheme,
     rule: Rule,
     l2p: Vec<u32>,
+    /// Reverse map: the LPN last programmed into each page (stale once the page is dead).
     p2l: Vec<u32>,
+    /// Which pages hold their LPN's newest copy (`crate::live`): what GC scans.
+    live: LiveBits,
     /// Valid pages per global block (chip x blocks per chip + block).
     bvalid: Vec<u32>,
     /// Superblock of each global block (NONE: free).
@@ -179,8 +184,10 @@ pub struct ParallelFtl {
     /// superblock opens or a block is erased.
     shortest: u32,
     free_moved: bool,
-    /// Live pages of the block GC is moving (kept to reuse its allocation).
+    /// LPNs of the live pages GC is moving (kept to reuse its allocation).
     scratch: Vec<u32>,
+    /// Live pages per block of the victim GC is moving (its allocation reused).
+    scratch_counts: Vec<usize>,
     /// Page number -> block, -> chip.
     per_block: Divisor,
     per_chip: Divisor,
@@ -322,6 +329,7 @@ impl ParallelFtl {
         Ok(ParallelFtl {
             l2p: vec![0; usize::try_from(logical).expect("validated below 2^32")],
             p2l: vec![NONE; usize::try_from(g.physical_pages()).expect("validated")],
+            live: LiveBits::new(g.physical_pages()),
             bvalid: vec![0; blocks],
             bsb: vec![NONE; blocks],
             free,
@@ -362,6 +370,7 @@ impl ParallelFtl {
             shortest: 0,
             free_moved: true,
             scratch: Vec::new(),
+            scratch_counts: Vec::new(),
             per_block: Divisor::new(g.pages_per_block),
             per_chip: Divisor::new(g.pages_per_block * g.blocks_per_chip),
             rule,
@@ -648,9 +657,9 @@ impl ParallelFtl {
             let gb32 = u32::try_from(gb).expect("fewer than 2^32 blocks");
             bb.lost_one(gb32, gb32 / self.g.blocks_per_chip, self.bvalid[gb]);
         }
-        // A stale reverse entry would make GC read l2p to tell live pages from dead ones: a
-        // cache miss per copied page (the hot path of a run).
-        self.p2l[(old - 1) as usize] = NONE;
+        // GC tells live pages from dead ones by these bits (a table 1/32 of the reverse
+        // map's, mostly in cache): no l2p line per copied page, no reverse-map line here.
+        self.live.kill(old - 1);
         let sb = self.bsb[gb];
         self.sb_lost(sb, 1);
         self.l2p[lpn as usize] = 0;
@@ -673,6 +682,7 @@ impl ParallelFtl {
     fn map(&mut self, lpn: u32, ppn: u32) {
         self.l2p[lpn as usize] = ppn + 1;
         self.p2l[ppn as usize] = lpn;
+        self.live.set(ppn);
         let gb = self.per_block.of(ppn) as usize;
         self.bvalid[gb] += 1;
         let sb = self.bsb[gb] as usize;
@@ -738,9 +748,7 @@ impl ParallelFtl {
             (s.col, s.row) = (0, s.row + 1);
         }
         let ppn = (chip * self.g.blocks_per_chip + block) * self.g.pages_per_block + pib;
-        // Debug only: the read would miss the cache on every program (the destination's
-        // reverse entries are cold); check_invariants checks the mapping in tests.
-        debug_assert_eq!(self.p2l[ppn as usize], NONE, "programs go to erased pages");
+        debug_assert!(!self.live.is_live(ppn), "programs go to erased pages");
         self.ops.push(FlashOp {
             chip,
             kind: OpKind::Program,
@@ -932,18 +940,30 @@ impl ParallelFtl {
                 .zip(s.blocks.iter().copied())
                 .collect()
         };
-        // Touch every victim block's reverse entries and count together, so their cache misses
-        // overlap rather than come one block at a time.
-        let ppb = self.g.pages_per_block;
-        let touched = blocks.iter().fold(0u32, |a, &(c, b)| {
-            let gb = c * self.g.blocks_per_chip + b;
-            a ^ self.p2l[(gb * ppb) as usize] ^ self.bvalid[gb as usize]
-        });
-        std::hint::black_box(touched);
-        for (c, b) in blocks {
-            self.relocate_block(c, b)?;
+        // Every live page of the victim first (live bits, reverse entries: independent lines
+        // whose misses overlap), then the moves, block by block as before, asking for the
+        // forward entry of the page AHEAD pages on across the whole victim (a block holds a
+        // dozen live pages: too few to overlap their misses within it).
+        let mut lpns = std::mem::take(&mut self.scratch);
+        let mut counts = std::mem::take(&mut self.scratch_counts);
+        lpns.clear();
+        counts.clear();
+        for &(c, b) in &blocks {
+            let before = lpns.len();
+            self.live_lpns(c, b, &mut lpns);
+            counts.push(lpns.len() - before);
         }
-        Ok(true)
+        let mut r = Ok(());
+        let mut at = 0;
+        for (&(c, b), &n) in blocks.iter().zip(&counts) {
+            r = self.move_block(c, b, &lpns, at..at + n);
+            if r.is_err() {
+                break;
+            }
+            at += n;
+        }
+        (self.scratch, self.scratch_counts) = (lpns, counts);
+        r.map(|()| true)
     }
 
     fn unseal(&mut self, id: u32) {
@@ -1001,30 +1021,66 @@ impl ParallelFtl {
     }
 
     /// Copy the valid pages of block `b` on `chip` to the GC superblock and erase the block;
-    /// when it was its superblock's last block, free the superblock.
-    ///
-    /// The hot path of a run (GC copies outnumber host writes several times): a page is live
-    /// iff its reverse entry is set (invalidation clears it), so only the block's own reverse
-    /// entries are read; the block's and superblock's counts drop once, not per page.
+    /// when it was its superblock's last block, free the superblock (Partial GC's victim).
     fn relocate_block(&mut self, chip: u32, b: u32) -> Result<(), FlashError> {
+        let mut lpns = std::mem::take(&mut self.scratch);
+        lpns.clear();
+        self.live_lpns(chip, b, &mut lpns);
+        let n = lpns.len();
+        let r = self.move_block(chip, b, &lpns, 0..n);
+        self.scratch = lpns;
+        r
+    }
+
+    /// The LPNs of block `b` on `chip`'s live pages, in page order, appended to `out`.
+    ///
+    /// A page is live iff its live bit is set (invalidation clears it): only the block's bits
+    /// and its live pages' reverse entries are read.
+    fn live_lpns(&self, chip: u32, b: u32, out: &mut Vec<u32>) {
+        let ppb = self.g.pages_per_block;
+        let gb = chip * self.g.blocks_per_chip + b;
+        let first = out.len();
+        self.live.pages(gb * ppb, ppb, out);
+        assert_eq!(
+            out.len() - first,
+            self.bvalid[gb as usize] as usize,
+            "every valid page of block {gb} found"
+        );
+        for l in &mut out[first..] {
+            let ppn = *l;
+            *l = self.p2l[ppn as usize];
+            debug_assert_eq!(self.l2p[*l as usize], ppn + 1, "live page {ppn} is mapped");
+        }
+    }
+
+    /// Move the pages `lpns[range]` (block `b` on `chip`'s live pages) to the GC superblock,
+    /// then erase the block; when it was its superblock's last block, free the superblock.
+    ///
+    /// The hot path of a run (GC copies outnumber host writes several times): the forward
+    /// entry of the page [`AHEAD`] on in `lpns` is asked for while this one moves; the
+    /// block's and superblock's counts drop once, not per page.
+    fn move_block(
+        &mut self,
+        chip: u32,
+        b: u32,
+        lpns: &[u32],
+        range: std::ops::Range<usize>,
+    ) -> Result<(), FlashError> {
         let ppb = self.g.pages_per_block;
         let gb = chip * self.g.blocks_per_chip + b;
         let base = gb * ppb;
         let live = self.bvalid[gb as usize];
-        // The live pages first, then their forward entries touched together: the cache misses
-        // on the (random) forward entries overlap instead of stalling one copy each.
-        let mut lpns = std::mem::take(&mut self.scratch);
-        lpns.clear();
-        lpns.extend(
-            self.p2l[base as usize..(base + ppb) as usize]
-                .iter()
-                .copied()
-                .filter(|&l| l != NONE),
-        );
-        assert_eq!(lpns.len(), live as usize, "every valid page found");
-        let touched = lpns.iter().fold(0u32, |a, &l| a ^ self.l2p[l as usize]);
-        std::hint::black_box(touched);
-        for &lpn in &lpns {
+        assert_eq!(range.len(), live as usize, "every valid page moves");
+        if range.start == 0 {
+            for &l in lpns.iter().take(AHEAD) {
+                crate::prefetch::line(&self.l2p, l as usize);
+            }
+        }
+        for k in range {
+            if let Some(&next) = lpns.get(k + AHEAD) {
+                crate::prefetch::line(&self.l2p, next as usize);
+            }
+            let lpn = lpns[k];
             self.ops.push(FlashOp {
                 chip,
                 kind: OpKind::Read,
@@ -1035,13 +1091,12 @@ impl ParallelFtl {
             let new = self.next_page(self.gc_slot)?;
             self.map(lpn, new);
         }
-        self.scratch = lpns;
         self.bvalid[gb as usize] -= live;
         let src = self.bsb[gb as usize];
         self.sb_lost(src, live);
         self.c.gc_pages += u64::from(live);
         assert_eq!(self.bvalid[gb as usize], 0, "every valid page moved");
-        self.p2l[base as usize..(base + ppb) as usize].fill(NONE);
+        self.live.clear(base, ppb);
         self.ops.push(FlashOp {
             chip,
             kind: OpKind::Erase,
@@ -1133,9 +1188,11 @@ impl ParallelFtl {
         assert_eq!(used + free, self.bsb.len(), "every block used or free");
         let mapped = self.l2p.iter().filter(|&&p| p != 0).count() as u64;
         assert!(mapped <= self.logical_pages(), "mapped within capacity");
-        // GC takes a set reverse entry for a live page without checking the forward map.
-        let reverse = self.p2l.iter().filter(|&&l| l != NONE).count() as u64;
-        assert_eq!(reverse, mapped, "reverse entries set for live pages only");
+        // GC takes a live bit for a live page without checking the forward map.
+        for &p in self.l2p.iter().filter(|&&p| p != 0) {
+            assert!(self.live.is_live(p - 1), "mapped page {} is live", p - 1);
+        }
+        assert_eq!(self.live.count(), mapped, "live bits for mapped pages only");
     }
 
     /// Checks that the bucketed victim choice finds, for every chip, a superblock as good as a
