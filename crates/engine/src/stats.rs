@@ -301,6 +301,11 @@ pub struct Stats {
     pub blind_leaf_loads: u64,
     /// Leaves loaded only to apply their blind changes (memory limit, checkpoints).
     pub blind_drains: u64,
+    /// Blind changes pending when the snapshot was taken (a gauge): logged, not yet applied
+    /// to their leaf, so their leaf's write-back is still to come.
+    pub blind_pending_changes: u64,
+    /// Leaves those pending changes wait for (a gauge): one write-back each, still to come.
+    pub blind_pending_leaves: u64,
     /// Buffer pool hits.
     pub pool_hits: u64,
     /// Buffer pool misses.

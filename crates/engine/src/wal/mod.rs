@@ -221,9 +221,9 @@ impl Wal {
         if self.failed.load(Ordering::Acquire) {
             return Err(EngineError::Poisoned);
         }
-        let len = rec.encoded_len();
         let mut b = self.inner.lock();
         let lsn = b.next_lsn;
+        let len = rec.encoded_len_at(lsn);
         // The block holding the end must never overlap the block holding the redo point.
         let limit = align_down(self.redo_lsn()) + self.size - BS;
         if lsn + u64_of(len) >= limit {
