@@ -94,6 +94,9 @@ pub const TAG_PUT: u8 = 1;
 pub const TAG_DELETE: u8 = 2;
 /// Structure modification (page images; read for old logs, no longer written).
 pub const TAG_SMO: u8 = 3;
+/// Padding to the end of a block (zeros), appended by a group flush so the next group
+/// starts on a fresh block instead of rewriting this one.
+pub const TAG_PAD: u8 = 4;
 /// Logical structure change (`super::structop`).
 pub const TAG_STRUCT: u8 = 16;
 
@@ -201,6 +204,11 @@ pub enum RecordRef<'a> {
         /// (pid, low 32 bits of its LSN); at most [`PV_MAX`].
         entries: &'a [(Pid, u32)],
     },
+    /// Zeros filling the rest of a block: `len` bytes in all (header included).
+    Pad {
+        /// Total length, at least [`HEADER`].
+        len: usize,
+    },
 }
 
 /// A decoded record (owned).
@@ -270,6 +278,8 @@ pub enum Record {
         /// (pid, low 32 bits of its LSN).
         entries: Vec<(Pid, u32)>,
     },
+    /// See [`RecordRef::Pad`]: nothing to redo.
+    Pad,
 }
 
 /// One write of a logged transaction: `value` None is a delete.
@@ -365,6 +375,7 @@ impl RecordRef<'_> {
             RecordRef::TxnWrite { .. } => TAG_TXN_WRITE,
             RecordRef::Struct { .. } => TAG_STRUCT,
             RecordRef::PageVersions { .. } => TAG_PAGE_VERSIONS,
+            RecordRef::Pad { .. } => TAG_PAD,
         }
     }
 
@@ -405,6 +416,10 @@ impl RecordRef<'_> {
                 RecordRef::TxnWrite { .. } => TXN_WRITE_LEN,
                 RecordRef::Struct { ops, .. } => super::structop::payload_len(ops),
                 RecordRef::PageVersions { entries } => PV_ENTRIES.offset + entries.len() * PV_ENTRY,
+                RecordRef::Pad { len } => {
+                    assert!(*len >= HEADER, "a pad of {len} bytes");
+                    len - HEADER
+                }
             }
     }
 
@@ -476,6 +491,7 @@ impl RecordRef<'_> {
                 ops,
             } => super::structop::encode(p, root, next_pid, ops, lsn),
             RecordRef::PageVersions { entries } => encode_versions(p, entries),
+            RecordRef::Pad { .. } => p.fill(0),
         }
         CRC.put_u32(out, record_crc(out, lsn, salt));
         debug_assert!(
@@ -655,6 +671,7 @@ impl Record {
                 })
             }
             TAG_PAGE_VERSIONS if p.len() >= PV_ENTRIES.offset => decode_versions(p).ok_or(bad),
+            TAG_PAD if p.len() < BLOCK && p.iter().all(|&b| b == 0) => Ok(Record::Pad),
             TAG_STRUCT => super::structop::decode(p)
                 .map(|(root, next_pid, ops)| Record::Struct {
                     root,
@@ -741,7 +758,8 @@ mod tests {
                 "{at} {salt}"
             );
         }
-        out[HEADER] ^= 1;
+        let last = out.len() - 1;
+        out[last] ^= 1;
         assert_eq!(
             decode_record(&out, lsn, 7).unwrap_err(),
             RecordDamage::Checksum
@@ -750,7 +768,7 @@ mod tests {
     }
 
     #[test]
-    fn an_update_record_is_its_key_and_value_plus_25_bytes() {
+    fn an_update_record_is_its_key_and_value_plus_24_bytes() {
         // pid < 2^21, previous LSN < 2^21 back, key < 128 bytes: 3 + 3 + 1 varint bytes.
         let put = RecordRef::Put {
             pid: 70_000,
@@ -766,6 +784,17 @@ mod tests {
             key: b"k",
         };
         assert_eq!(del.encoded_len_at(1 << 30), HEADER + 3);
+    }
+
+    #[test]
+    fn a_pad_is_zeros_to_its_length() {
+        assert_eq!(round_trip(RecordRef::Pad { len: 100 }, 10_000), Record::Pad);
+        assert_eq!(
+            round_trip(RecordRef::Pad { len: HEADER }, 10_000),
+            Record::Pad
+        );
+        assert!(Record::decode(TAG_PAD, 1, &[0, 1]).is_err());
+        assert!(Record::decode(TAG_PAD, 1, &[0; BLOCK]).is_err());
     }
 
     #[test]
