@@ -168,10 +168,11 @@ pub fn decode_bytes(p: &[u8]) -> usize {
     accepted
 }
 
-/// Recompute a record image's position check and checksum (as the record at [`WAL_LSN`] of
-/// epoch [`WAL_SALT`]), so that arbitrary bytes reach the payload decoder.
+/// Recompute a record image's length, position check and checksum (as the record at
+/// [`WAL_LSN`] of epoch [`WAL_SALT`]), so that arbitrary bytes reach the payload decoder.
 pub fn fix_wal_crc(r: &mut [u8]) {
     if r.len() >= wal::HEADER {
+        wal::LEN.put_u32(r, crate::num::u32_of(r.len()));
         wal::CHECK.put_u32(r, wal::check_word(WAL_LSN, WAL_SALT));
         let c = wal::record_crc(r, WAL_LSN, WAL_SALT);
         wal::CRC.put_u32(r, c);

@@ -708,11 +708,11 @@ pub fn checksum_ok(r: &[u8], h: &Header, salt: u32) -> bool {
     record_crc(r, h.lsn, salt) == h.crc
 }
 
-/// Validate one complete record `r` (its header says `r.len()` bytes) as the record at
-/// `lsn` of epoch `salt`: position check and checksum, then the payload.
+/// Validate one complete record `r` as the record at `lsn` of epoch `salt`: its length
+/// field (must be `r.len()`), position check and checksum, then the payload.
 ///
 /// # Errors
-/// `Checksum` (a record of another position or epoch fails it too) or `Payload`.
+/// `Length`, `Checksum` (a record of another position or epoch fails it too) or `Payload`.
 pub fn decode_record(r: &[u8], lsn: u64, salt: u32) -> Result<(Header, Record), RecordDamage> {
     if r.len() < HEADER {
         return Err(RecordDamage::Length {
@@ -720,6 +720,9 @@ pub fn decode_record(r: &[u8], lsn: u64, salt: u32) -> Result<(Header, Record), 
         });
     }
     let h = Header::decode(r, lsn);
+    if u64::from(h.len) != u64_of(r.len()) {
+        return Err(RecordDamage::Length { len: h.len });
+    }
     if h.check != check_word(lsn, salt) || !checksum_ok(r, &h, salt) {
         return Err(RecordDamage::Checksum);
     }
@@ -750,6 +753,11 @@ mod tests {
             (lsn, r.tag(), lsn - 100)
         );
         assert!(position_ok(&out, 0, lsn, 7));
+        // Bytes cut short of the length field are no record.
+        assert!(matches!(
+            decode_record(&out[..out.len() - 1], lsn, 7),
+            Err(RecordDamage::Length { .. })
+        ));
         // The same bytes are no record of another position or epoch.
         for (at, salt) in [(lsn + 4096, 7), (lsn, 8), (lsn + (1 << 32), 7)] {
             assert_eq!(
