@@ -444,6 +444,9 @@ pub struct PendingBlind {
 impl PendingBlind {
     /// The pending changes of `end` (None with blind updates off), priced at the mean user
     /// write-back of `d` (a page when the run wrote none).
+    ///
+    /// # Panics
+    /// If more leaves than changes are pending (a leaf waits for one change at least).
     #[must_use]
     pub fn of(on: bool, end: &Stats, d: &Drilldown, updates: u64) -> Option<PendingBlind> {
         if !on {

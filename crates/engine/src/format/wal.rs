@@ -387,6 +387,9 @@ impl RecordRef<'_> {
     }
 
     /// Encoded size (header + payload) at `lsn`.
+    ///
+    /// # Panics
+    /// If a pad is shorter than a header.
     #[must_use]
     pub fn encoded_len_at(&self, lsn: u64) -> usize {
         HEADER
