@@ -136,11 +136,19 @@ impl<'a> WalScanner<'a> {
             return Ok(Err(Stop::Bad(RecordDamage::Unreadable)));
         };
         let len = rec::LEN.u32(&h);
-        if len == 0 || !rec::position_ok(&h, 0, lsn, self.salt) {
-            // The end, or a record another lap or epoch left here (its position check names
-            // another LSN or salt): a clean end. Damage that hits the length or the check
-            // reads the same; the look-ahead and the flush marks tell it from an end.
+        if len == 0 {
             return Ok(Err(Stop::Clean));
+        }
+        if !rec::position_ok(&h, 0, lsn, self.salt) {
+            // On a block boundary: what another lap or epoch left after a group that ended
+            // there (a pad), a clean end. Inside a block a clean end is a zero length (the
+            // flush zero-fills its last block): these bytes are a torn (or damaged) record.
+            // The look-ahead and the flush marks tell damage from either.
+            return Ok(Err(if lsn % BS == 0 {
+                Stop::Clean
+            } else {
+                Stop::Bad(RecordDamage::Checksum)
+            }));
         }
         if !rec::length_ok(len) || lsn + u64::from(len) > self.limit {
             return Ok(Err(Stop::Bad(RecordDamage::Length { len })));
