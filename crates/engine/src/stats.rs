@@ -104,6 +104,8 @@ pub struct EngineCounters {
     pub zone_header_bytes: AtomicU64,
     /// WAL record bytes appended.
     pub wal_record_bytes: AtomicU64,
+    /// WAL pad bytes appended by group flushes (block ends; not in `wal_record_bytes`).
+    pub wal_pad_bytes: AtomicU64,
     /// WAL bytes written to the device.
     pub wal_device_bytes: AtomicU64,
     /// WAL flushes.
@@ -263,6 +265,8 @@ pub struct Stats {
     pub zone_header_bytes: u64,
     /// WAL record bytes appended.
     pub wal_record_bytes: u64,
+    /// WAL pad bytes appended by group flushes (block ends; not in `wal_record_bytes`).
+    pub wal_pad_bytes: u64,
     /// WAL bytes written to the device (4 KiB blocks; a partial tail block is rewritten).
     pub wal_device_bytes: u64,
     /// WAL flushes.
@@ -301,6 +305,11 @@ pub struct Stats {
     pub blind_leaf_loads: u64,
     /// Leaves loaded only to apply their blind changes (memory limit, checkpoints).
     pub blind_drains: u64,
+    /// Blind changes pending when the snapshot was taken (a gauge): logged, not yet applied
+    /// to their leaf, so their leaf's write-back is still to come.
+    pub blind_pending_changes: u64,
+    /// Leaves those pending changes wait for (a gauge): one write-back each, still to come.
+    pub blind_pending_leaves: u64,
     /// Buffer pool hits.
     pub pool_hits: u64,
     /// Buffer pool misses.
@@ -374,6 +383,7 @@ impl EngineCounters {
             gc_rounds_background: l(&self.gc_rounds_background),
             zone_header_bytes: l(&self.zone_header_bytes),
             wal_record_bytes: l(&self.wal_record_bytes),
+            wal_pad_bytes: l(&self.wal_pad_bytes),
             wal_device_bytes: l(&self.wal_device_bytes),
             wal_flushes: l(&self.wal_flushes),
             logical_user_bytes: self.logical_user_bytes.sum(),

@@ -2,8 +2,8 @@
 //! true only after `close` (a crash before the first checkpoint of a new database is not a
 //! clean shutdown), and a database whose WAL lives on a separate device, opened without that
 //! device, is refused by name (`LogDeviceMissing`), not as "not a nowa database". A
-//! database of format 4 (flush marks in the log, at other positions) is refused by its
-//! version, never read with format 5's log layout.
+//! database of format 5 (25-byte WAL record headers, fixed-width Put fields) is refused by
+//! its version, never read with format 6's log records.
 
 use nowa_device::{BlockDevice, MemDevice};
 use nowa_engine::format::{block_crc, superblock};
@@ -71,31 +71,32 @@ fn separate_wal_database_opened_without_its_log_device_names_it() {
 }
 
 #[test]
-fn a_format_four_database_is_refused_by_its_version() {
+fn a_format_five_database_is_refused_by_its_version() {
     let dev = Arc::new(MemDevice::new(8 << 20));
     let e = Engine::create(dev.clone(), cfg()).unwrap();
     e.put(b"k", b"v").unwrap();
     drop(e);
-    // Both superblock copies rewritten as format 4 would have written them (valid crc).
+    // Both superblock copies rewritten as format 5 would have written them (valid crc):
+    // format 5's WAL records (25-byte headers, fixed-width Put fields) do not decode as 6's.
     for copy in 0..2u64 {
         let mut b = vec![0u8; 4096];
         dev.read_at(copy * 4096, &mut b).unwrap();
-        superblock::VERSION_F.put_u32(&mut b, 4);
+        superblock::VERSION_F.put_u32(&mut b, 5);
         let c = block_crc(&b);
         superblock::CRC.put_u32(&mut b, c);
         dev.write_at(copy * 4096, &b).unwrap();
     }
-    let old = Some(4);
+    let old = Some(5);
     match Engine::open(dev, cfg()) {
         Err(EngineError::NoSuperblock {
             a:
                 SuperblockDamage::Version {
                     found: fa,
-                    supported: 5,
+                    supported: 6,
                 },
             b: SuperblockDamage::Version { found: fb, .. },
         }) => assert_eq!((Some(fa), Some(fb)), (old, old)),
         Err(e) => panic!("refused for another reason: {e}"),
-        Ok(_) => panic!("a format-4 database opened with format 5's log layout"),
+        Ok(_) => panic!("a format-5 database opened with format 6's log records"),
     }
 }

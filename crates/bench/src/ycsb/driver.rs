@@ -383,4 +383,31 @@ mod tests {
             assert_eq!(ops_until_device_writes(2.0), first);
         }
     }
+
+    /// Blind changes still pending when a run stops are reported with the write-back they
+    /// still owe (the bytes per update would flatter otherwise), and printed.
+    #[test]
+    fn blind_changes_pending_at_the_end_are_reported_and_printed() {
+        let mut s = spec(Mix::W);
+        s.records = 20_000;
+        s.engine.pool_bytes = 256 << 10;
+        s.engine.blind_update_bytes = 1 << 20;
+        let dev: Device = Arc::new(nowa_device::MemDevice::new(64 << 20));
+        let engine = Arc::new(create_engine(dev, &s).expect("engine"));
+        assert_eq!(load(&engine, &s, &|_| {}).expect("load"), s.records);
+        let r = run(engine, &s, &mut |_| {}).expect("run");
+        assert!(r.stats.blind_updates > 0, "{:?}", r.stats);
+        let p = r.pending_blind_changes.expect("blind updates on");
+        assert!(p.leaves > 0 && p.changes >= p.leaves, "{p:?}");
+        assert!(p.est_write_back_bytes >= p.leaves * 64, "{p:?}");
+        let text = crate::ycsb::report::summary(&r);
+        assert!(text.contains("blind changes pending"), "{text}");
+        let mut off = spec(Mix::W);
+        off.engine.pool_bytes = 256 << 10;
+        let dev: Device = Arc::new(nowa_device::MemDevice::new(64 << 20));
+        let engine = Arc::new(create_engine(dev, &off).expect("engine"));
+        load(&engine, &off, &|_| {}).expect("load");
+        let r = run(engine, &off, &mut |_| {}).expect("run");
+        assert_eq!(r.pending_blind_changes, None);
+    }
 }

@@ -421,6 +421,58 @@ pub struct YcsbResult {
     /// Out of place: the placement scheme and its per-class table, over the store's life
     /// (load and run; None in place).
     pub placement: Option<nowa_logspace::ClassReport>,
+    /// Blind updates on: the changes still pending when the run stopped, whose write-back
+    /// the byte counts above do not hold (None: blind updates off).
+    pub pending_blind_changes: Option<PendingBlind>,
+}
+
+/// Blind changes pending at the end of a run: logged (their WAL bytes are counted), not yet
+/// applied to their leaves, so the write-back of those leaves is still to come.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct PendingBlind {
+    /// Changes pending.
+    pub changes: u64,
+    /// Leaves they wait for: one write-back each when applied.
+    pub leaves: u64,
+    /// Estimated store bytes of those write-backs: leaves x the run's mean store bytes per
+    /// user page write-back (whole pages and deltas alike).
+    pub est_write_back_bytes: u64,
+    /// That estimate per update of the run.
+    pub est_bytes_per_update: f64,
+}
+
+impl PendingBlind {
+    /// The pending changes of `end` (None with blind updates off), priced at the mean user
+    /// write-back of `d` (a page when the run wrote none).
+    ///
+    /// # Panics
+    /// If more leaves than changes are pending (a leaf waits for one change at least).
+    #[must_use]
+    pub fn of(on: bool, end: &Stats, d: &Drilldown, updates: u64) -> Option<PendingBlind> {
+        if !on {
+            return None;
+        }
+        let page = end.page_size;
+        let writes = d.user_bytes / page.max(1);
+        let mean = if writes == 0 {
+            page
+        } else {
+            d.user_store_bytes.div_ceil(writes)
+        };
+        let est = end.blind_pending_leaves * mean;
+        assert!(
+            end.blind_pending_leaves <= end.blind_pending_changes,
+            "{} leaves wait for {} changes",
+            end.blind_pending_leaves,
+            end.blind_pending_changes
+        );
+        Some(PendingBlind {
+            changes: end.blind_pending_changes,
+            leaves: end.blind_pending_leaves,
+            est_write_back_bytes: est,
+            est_bytes_per_update: est as f64 / updates.max(1) as f64,
+        })
+    }
 }
 
 /// The kernel's counters of the block device holding a file target, over the run phase
@@ -461,7 +513,14 @@ impl YcsbResult {
                 / end.stats.page_size as f64
                 / d.store_flushes as f64
         });
+        let pending_blind_changes = PendingBlind::of(
+            spec.engine.blind_update_bytes > 0,
+            &end.stats,
+            &d,
+            update.len(),
+        );
         YcsbResult {
+            pending_blind_changes,
             seed: spec.seed,
             spec: spec.clone(),
             device_capacity: capacity,

@@ -21,7 +21,9 @@ pub mod values;
 
 pub use blockdev::BlockDevReading;
 pub use driver::run;
-pub use measure::{BlockDevStat, Bound, BoundBy, Drilldown, Latency, Snapshot, Tick, YcsbResult};
+pub use measure::{
+    BlockDevStat, Bound, BoundBy, Drilldown, Latency, PendingBlind, Snapshot, Tick, YcsbResult,
+};
 pub use report::{summary, write_ticks_csv};
 pub use setup::{create_engine, estimate_dataset_bytes, load, pace, separate_wal_device, Pacing};
 pub use values::{key_of, make_value, pattern_version};

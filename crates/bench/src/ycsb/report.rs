@@ -17,6 +17,7 @@ pub fn summary(r: &YcsbResult) -> String {
     header(&mut s, r);
     row(&mut s, r);
     drilldown(&mut s, &r.drilldown);
+    pending_blind(&mut s, r);
     flushes(&mut s, r);
     s.push_str(&bound_line(&r.bound));
     s.push('\n');
@@ -45,6 +46,19 @@ pub fn summary(r: &YcsbResult) -> String {
         );
     }
     s
+}
+
+fn pending_blind(s: &mut String, r: &YcsbResult) {
+    if let Some(p) = &r.pending_blind_changes {
+        let _ = writeln!(
+            s,
+            "pending   {} blind changes pending on {} leaves at the end: their write-back (est. {:.1} MB, {:.0} B per update) is not in the writes above",
+            p.changes,
+            p.leaves,
+            p.est_write_back_bytes as f64 / 1e6,
+            p.est_bytes_per_update
+        );
+    }
 }
 
 fn header(s: &mut String, r: &YcsbResult) {

@@ -25,7 +25,7 @@ use crate::buffer::BufferPool;
 use crate::error::{Corruption, EngineError, Result};
 use crate::format::superblock::{DiskLayout, SalvageRecord};
 use crate::format::BLOCK;
-use crate::num::usize_of;
+use crate::num::{u64_of, usize_of};
 use crate::stats::{EngineCounters, Stats};
 use crate::store::PageStore;
 use crate::treelock::TreeLock;
@@ -418,6 +418,8 @@ impl Engine {
     pub fn stats(&self) -> Stats {
         let mut s = self.counters.snapshot(BS);
         (s.resident_pages, s.resident_checkpoint_writes) = self.pool.resident_residency();
+        let (leaves, changes, _) = self.blind_pending();
+        (s.blind_pending_leaves, s.blind_pending_changes) = (u64_of(leaves), u64_of(changes));
         s
     }
 

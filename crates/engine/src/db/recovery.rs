@@ -126,6 +126,8 @@ impl Engine {
                 commit_lsn,
                 index,
             } => self.redo_txn_write(lsn, pid, prev_lsn, (commit_lsn, index)),
+            // A group flush's padding to the end of its block (wal/mod.rs).
+            Record::Pad => Ok(false),
             // Logged by a clean close (db/checkpoint.rs): the store checks reads against it.
             Record::PageVersions { entries } => {
                 self.store.expect_versions(&entries);

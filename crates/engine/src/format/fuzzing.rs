@@ -95,19 +95,59 @@ pub fn decode_page(b: &[u8]) -> usize {
     1
 }
 
-/// The WAL decoders on one record image (`r.len()` = the header's length when whole).
+/// The LSN a fuzzed WAL record image is decoded at ([`decode_wal`], [`fix_wal_crc`]).
+pub const WAL_LSN: u64 = 1 << 20;
+/// The epoch salt a fuzzed WAL record image is decoded with.
+pub const WAL_SALT: u32 = 7;
+
+/// The WAL decoders on one record image (`r.len()` = the header's length when whole), as
+/// the record at [`WAL_LSN`] of epoch [`WAL_SALT`].
 #[must_use]
 pub fn decode_wal(r: &[u8]) -> bool {
     if r.len() < wal::HEADER {
         return false;
     }
-    let h = wal::Header::decode(r);
+    let h = wal::Header::decode(r, WAL_LSN);
     let _ = wal::Record::decode(h.tag, h.lsn, &r[wal::HEADER..]);
-    let ok = wal::decode_record(r);
-    if let Ok((h2, _)) = &ok {
+    let ok = wal::decode_record(r, WAL_LSN, WAL_SALT);
+    if let Ok((h2, rec)) = &ok {
         assert_eq!(*h2, h, "the header decodes the same twice");
+        reencode_update(r, h2, rec);
     }
     ok.is_ok()
+}
+
+/// A decoded Put or Delete encodes back to the same bytes (one encoding per record: varints
+/// are the shortest, lengths follow from the record's).
+fn reencode_update(r: &[u8], h: &wal::Header, rec: &wal::Record) {
+    let re = match rec {
+        wal::Record::Put {
+            pid,
+            prev_lsn,
+            key,
+            value,
+        } => wal::RecordRef::Put {
+            pid: *pid,
+            prev_lsn: prev_lsn.unwrap_or(0),
+            key,
+            value,
+        },
+        wal::Record::Delete { pid, prev_lsn, key } => wal::RecordRef::Delete {
+            pid: *pid,
+            prev_lsn: prev_lsn.unwrap_or(0),
+            key,
+        },
+        _ => return,
+    };
+    if u64::from(h.durable_back) > h.lsn {
+        return; // saturated: the durable end re-encodes as the distance to LSN 0
+    }
+    let mut out = vec![0u8; re.encoded_len_at(h.lsn)];
+    re.encode(&mut out, h.lsn, WAL_SALT, h.durable_before());
+    assert!(
+        out == r,
+        "a decoded update record encodes back to its bytes"
+    );
 }
 
 /// Decoders of variable-length input: WAL payloads of every tag, the metadata record,
@@ -128,10 +168,13 @@ pub fn decode_bytes(p: &[u8]) -> usize {
     accepted
 }
 
-/// Recompute a record image's checksum, so that arbitrary bytes reach the payload decoder.
+/// Recompute a record image's length, position check and checksum (as the record at
+/// [`WAL_LSN`] of epoch [`WAL_SALT`]), so that arbitrary bytes reach the payload decoder.
 pub fn fix_wal_crc(r: &mut [u8]) {
     if r.len() >= wal::HEADER {
-        let c = crc32c::crc32c(&r[wal::LSN.offset..]);
+        wal::LEN.put_u32(r, crate::num::u32_of(r.len()));
+        wal::CHECK.put_u32(r, wal::check_word(WAL_LSN, WAL_SALT));
+        let c = wal::record_crc(r, WAL_LSN, WAL_SALT);
         wal::CRC.put_u32(r, c);
     }
 }

@@ -273,6 +273,50 @@ pub fn wr_u64(b: &mut [u8], at: usize, v: u64) {
     b[at..at + 8].copy_from_slice(&v.to_le_bytes());
 }
 
+/// Bytes of `v` as an unsigned LEB128 varint (7 bits per byte, low groups first).
+#[must_use]
+pub const fn varint_len(v: u64) -> usize {
+    let bits = 64 - v.leading_zeros() as usize;
+    if bits == 0 {
+        1
+    } else {
+        bits.div_ceil(7)
+    }
+}
+
+/// Store `v` as a varint at `at`; returns the offset after it.
+pub fn wr_varint(b: &mut [u8], at: usize, v: u64) -> usize {
+    let n = varint_len(v);
+    let mut x = v;
+    for (i, byte) in b[at..at + n].iter_mut().enumerate() {
+        let low = (x & 0x7f).to_le_bytes()[0];
+        x >>= 7;
+        *byte = if i + 1 < n { low | 0x80 } else { low };
+    }
+    debug_assert_eq!(x, 0, "varint of {v} cut short");
+    at + n
+}
+
+/// The varint at `at` and the offset after it; None if it runs past `b`, overflows a u64 or
+/// is not the shortest encoding (one value has one encoding, so a decoded record encodes
+/// back to the same bytes).
+#[must_use]
+pub fn rd_varint(b: &[u8], at: usize) -> Option<(u64, usize)> {
+    let mut v = 0u64;
+    for (i, &byte) in b.get(at..)?.iter().take(10).enumerate() {
+        let group = u64::from(byte & 0x7f);
+        let shift = 7 * u32::try_from(i).ok()?;
+        if i == 9 && group > 1 {
+            return None;
+        }
+        v |= group << shift;
+        if byte & 0x80 == 0 {
+            return (i == 0 || byte != 0).then_some((v, at + i + 1));
+        }
+    }
+    None
+}
+
 /// crc32c of `b[4..]` (every checksummed block format keeps its crc in bytes 0..4).
 #[inline]
 #[must_use]
@@ -283,6 +327,26 @@ pub fn block_crc(b: &[u8]) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn varints_round_trip_and_refuse_bad_encodings() {
+        let mut b = [0u8; 12];
+        for v in [0, 1, 127, 128, 300, 1 << 35, u64::MAX] {
+            let end = wr_varint(&mut b, 1, v);
+            assert_eq!(end, 1 + varint_len(v), "{v}");
+            assert_eq!(rd_varint(&b, 1), Some((v, end)), "{v}");
+            assert_eq!(rd_varint(&b[..end - 1], 1), None, "{v} cut short");
+        }
+        assert_eq!(varint_len(u64::MAX), 10);
+        // Not the shortest encoding, past 64 bits, runs off the end.
+        assert_eq!(rd_varint(&[0x80, 0x00], 0), None);
+        assert_eq!(
+            rd_varint(&[0xff; 9].iter().copied().chain([2]).collect::<Vec<_>>(), 0),
+            None
+        );
+        assert_eq!(rd_varint(&[0x80; 11], 0), None);
+        assert_eq!(rd_varint(&[], 0), None);
+    }
 
     #[test]
     fn every_format_is_well_formed() {

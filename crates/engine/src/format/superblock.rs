@@ -15,8 +15,11 @@ pub const MAGIC: u32 = 0x4157_4F4E;
 /// commit group's writes no longer log their keys and values twice; 5: the flush marks
 /// live in four blocks at the end of the WAL region, outside the circular log, which is
 /// four blocks shorter: a format-4 log would be read at the wrong positions, so format 4
-/// is refused with `SuperblockDamage::Version`).
-pub const VERSION: u32 = 5;
+/// is refused with `SuperblockDamage::Version`; 6: compact WAL records: the record header
+/// stores no LSN or salt (a position check word and a checksum seeded with both instead,
+/// 17 bytes instead of 25) and Put / Delete payloads use varints; a format-5 log would not
+/// decode, so format 5 is refused the same way).
+pub const VERSION: u32 = 6;
 
 /// crc32c of bytes [4, 4096).
 pub const CRC: Field = Field::new(0, 4, "crc32c");

@@ -3,46 +3,42 @@
 //! docs/design.md section 4.
 
 use super::structop::StructOp;
-use super::{rd_u64, wr_u64, Field, BLOCK, VAR};
+use super::{rd_u32, rd_u64, rd_varint, varint_len, wr_u64, wr_varint, Field, BLOCK, VAR};
 
 use crate::error::{Pid, RecordDamage};
-use crate::num::{u16_of, u32_of, u32_saturating, u64_of};
+use crate::num::{u16_of, u32_from_u64, u32_of, u32_saturating, u64_of};
 
 /// Total length (header + payload); 0 marks the end of the log.
 pub const LEN: Field = Field::new(0, 4, "length");
-/// crc32c of bytes [8, length).
+/// crc32c of the log epoch's salt and the record's LSN (8 bytes, neither stored), then of
+/// bytes [8, length): a record copied to another position or left by another epoch fails it.
 pub const CRC: Field = Field::new(4, 4, "crc32c");
-/// The record's LSN (= its position in the stream).
-pub const LSN: Field = Field::new(8, 8, "lsn");
-/// Salt of the log epoch.
-pub const SALT: Field = Field::new(16, 4, "salt");
+/// Low 32 bits of the record's LSN xor the salt of the log epoch. The LSN is the record's
+/// position in the stream and is not stored: this word tells a record of this epoch at
+/// this position from the bytes another lap or epoch left there, before the checksum.
+pub const CHECK: Field = Field::new(8, 4, "position check");
 /// LSN minus the durable end of the log when the record was appended (saturating): every
 /// byte before `lsn - durable_back` was durable before this record existed.
-pub const DURABLE_BACK: Field = Field::new(20, 4, "durable back-distance");
+pub const DURABLE_BACK: Field = Field::new(12, 4, "durable back-distance");
 /// Type tag.
-pub const TAG: Field = Field::new(24, 1, "type");
+pub const TAG: Field = Field::new(16, 1, "type");
 /// Payload.
-pub const PAYLOAD: Field = Field::new(25, VAR, "payload");
+pub const PAYLOAD: Field = Field::new(17, VAR, "payload");
 
 /// The record header's fields, in order.
-pub const HEADER_FIELDS: &[Field] = &[LEN, CRC, LSN, SALT, DURABLE_BACK, TAG, PAYLOAD];
+pub const HEADER_FIELDS: &[Field] = &[LEN, CRC, CHECK, DURABLE_BACK, TAG, PAYLOAD];
 /// Header size.
 pub const HEADER: usize = PAYLOAD.offset;
 /// Largest record accepted by the scanner.
 pub const MAX_RECORD: usize = 1 << 20;
 
-/// Put / Delete: the leaf.
-pub const KV_PID: Field = Field::new(0, 8, "pid");
-/// Put / Delete: record LSN minus the page's LSN before the change (u32::MAX: unknown).
-pub const KV_PREV: Field = Field::new(8, 4, "prev lsn back-distance");
-/// Put / Delete: key length.
-pub const KV_KLEN: Field = Field::new(12, 2, "key length");
-/// Put: value length.
-pub const PUT_VLEN: Field = Field::new(14, 2, "value length");
-/// Put: key then value.
-pub const PUT_DATA: Field = Field::new(16, VAR, "key, value");
-/// Delete: key.
-pub const DELETE_DATA: Field = Field::new(14, VAR, "key");
+/// Put: varint leaf pid, varint previous-LSN back-distance (record LSN minus the leaf's
+/// LSN before the change; 0: unknown), varint key length, the key, then the value (its
+/// length is the rest of the payload).
+pub const PUT_BODY: Field = Field::new(0, VAR, "pid, prev back, key length (varints); key; value");
+/// Delete: varint leaf pid, varint previous-LSN back-distance (as Put), then the key (the
+/// rest of the payload).
+pub const DELETE_BODY: Field = Field::new(0, VAR, "pid, prev back (varints); key");
 /// Smo: new root.
 pub const SMO_ROOT: Field = Field::new(0, 8, "root");
 /// Smo: allocation mark.
@@ -68,9 +64,9 @@ pub const TW_COMMIT: Field = Field::new(12, 8, "commit lsn");
 pub const TW_INDEX: Field = Field::new(20, 4, "op index");
 
 /// Put payload fields.
-pub const PUT_FIELDS: &[Field] = &[KV_PID, KV_PREV, KV_KLEN, PUT_VLEN, PUT_DATA];
+pub const PUT_FIELDS: &[Field] = &[PUT_BODY];
 /// Delete payload fields.
-pub const DELETE_FIELDS: &[Field] = &[KV_PID, KV_PREV, KV_KLEN, DELETE_DATA];
+pub const DELETE_FIELDS: &[Field] = &[DELETE_BODY];
 /// Smo payload fields.
 pub const SMO_FIELDS: &[Field] = &[SMO_ROOT, SMO_NEXT_PID, SMO_N, SMO_PAGES];
 
@@ -90,7 +86,7 @@ const _: () = assert!(super::well_formed(HEADER_FIELDS, BLOCK));
 const _: () = assert!(super::well_formed(PUT_FIELDS, BLOCK));
 const _: () = assert!(super::well_formed(DELETE_FIELDS, BLOCK));
 const _: () = assert!(super::well_formed(SMO_FIELDS, BLOCK));
-const _: () = assert!(HEADER == 25 && SMO_PAGES.offset + 8 + BLOCK < MAX_RECORD);
+const _: () = assert!(HEADER == 17 && SMO_PAGES.offset + 8 + BLOCK < MAX_RECORD);
 
 /// Type tags.
 pub const TAG_PUT: u8 = 1;
@@ -98,6 +94,9 @@ pub const TAG_PUT: u8 = 1;
 pub const TAG_DELETE: u8 = 2;
 /// Structure modification (page images; read for old logs, no longer written).
 pub const TAG_SMO: u8 = 3;
+/// Padding to the end of a block (zeros), appended by a group flush so the next group
+/// starts on a fresh block instead of rewriting this one.
+pub const TAG_PAD: u8 = 4;
 /// Logical structure change (`super::structop`).
 pub const TAG_STRUCT: u8 = 16;
 
@@ -205,6 +204,11 @@ pub enum RecordRef<'a> {
         /// (pid, low 32 bits of its LSN); at most [`PV_MAX`].
         entries: &'a [(Pid, u32)],
     },
+    /// Zeros filling the rest of a block: `len` bytes in all (header included).
+    Pad {
+        /// Total length, at least [`HEADER`].
+        len: usize,
+    },
 }
 
 /// A decoded record (owned).
@@ -274,37 +278,60 @@ pub enum Record {
         /// (pid, low 32 bits of its LSN).
         entries: Vec<(Pid, u32)>,
     },
+    /// See [`RecordRef::Pad`]: nothing to redo.
+    Pad,
 }
 
 /// One write of a logged transaction: `value` None is a delete.
 pub type TxnOp = (Vec<u8>, Option<Vec<u8>>);
 
-/// A record header as read.
+/// A record header as read at its position.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Header {
     /// Total length.
     pub len: u32,
     /// Stored checksum.
     pub crc: u32,
-    /// LSN.
+    /// LSN: the position the header was read at (not stored; see [`CHECK`]).
     pub lsn: u64,
-    /// Salt.
-    pub salt: u32,
+    /// Stored position check.
+    pub check: u32,
     /// Durable back-distance.
     pub durable_back: u32,
     /// Tag.
     pub tag: u8,
 }
 
+/// The [`CHECK`] word of a record of epoch `salt` at `lsn`.
+#[must_use]
+pub fn check_word(lsn: u64, salt: u32) -> u32 {
+    u32_from_u64(lsn & u64::from(u32::MAX)) ^ salt
+}
+
+/// Does the header starting at `b[at..]` name position `lsn` of epoch `salt`?
+#[must_use]
+pub fn position_ok(b: &[u8], at: usize, lsn: u64, salt: u32) -> bool {
+    b.len() >= at + CHECK.end() && rd_u32(b, at + CHECK.offset) == check_word(lsn, salt)
+}
+
+/// The checksum of the complete record `r` at `lsn` of epoch `salt` ([`CRC`]).
+#[must_use]
+pub fn record_crc(r: &[u8], lsn: u64, salt: u32) -> u32 {
+    let mut seed = [0u8; 12];
+    seed[..4].copy_from_slice(&salt.to_le_bytes());
+    seed[4..].copy_from_slice(&lsn.to_le_bytes());
+    crc32c::crc32c_append(crc32c::crc32c(&seed), &r[CHECK.offset..])
+}
+
 impl Header {
-    /// Parse the first [`HEADER`] bytes.
+    /// Parse the first [`HEADER`] bytes of the record at `lsn`.
     #[must_use]
-    pub fn decode(b: &[u8]) -> Header {
+    pub fn decode(b: &[u8], lsn: u64) -> Header {
         Header {
             len: LEN.u32(b),
             crc: CRC.u32(b),
-            lsn: LSN.u64(b),
-            salt: SALT.u32(b),
+            lsn,
+            check: CHECK.u32(b),
             durable_back: DURABLE_BACK.u32(b),
             tag: TAG.u8(b),
         }
@@ -326,6 +353,15 @@ fn prev_back(lsn: u64, prev: u64) -> u32 {
     }
 }
 
+/// Put / Delete back-distance to the leaf's previous LSN (0: unknown, i.e. LSN 0).
+fn kv_back(lsn: u64, prev: u64) -> u64 {
+    if prev == 0 {
+        0
+    } else {
+        lsn.saturating_sub(prev)
+    }
+}
+
 impl RecordRef<'_> {
     /// Tag byte.
     #[must_use]
@@ -339,16 +375,38 @@ impl RecordRef<'_> {
             RecordRef::TxnWrite { .. } => TAG_TXN_WRITE,
             RecordRef::Struct { .. } => TAG_STRUCT,
             RecordRef::PageVersions { .. } => TAG_PAGE_VERSIONS,
+            RecordRef::Pad { .. } => TAG_PAD,
         }
     }
 
-    /// Encoded size (header + payload).
+    /// Encoded size (header + payload) at any LSN: an upper bound of
+    /// [`Self::encoded_len_at`] (a Put's or Delete's back-distance varint grows with the LSN).
     #[must_use]
     pub fn encoded_len(&self) -> usize {
+        self.encoded_len_at(u64::MAX)
+    }
+
+    /// Encoded size (header + payload) at `lsn`.
+    ///
+    /// # Panics
+    /// If a pad is shorter than a header.
+    #[must_use]
+    pub fn encoded_len_at(&self, lsn: u64) -> usize {
         HEADER
             + match self {
-                RecordRef::Put { key, value, .. } => PUT_DATA.offset + key.len() + value.len(),
-                RecordRef::Delete { key, .. } => DELETE_DATA.offset + key.len(),
+                RecordRef::Put {
+                    pid,
+                    prev_lsn,
+                    key,
+                    value,
+                } => {
+                    kv_head_len(*pid, kv_back(lsn, *prev_lsn), Some(key.len()))
+                        + key.len()
+                        + value.len()
+                }
+                RecordRef::Delete { pid, prev_lsn, key } => {
+                    kv_head_len(*pid, kv_back(lsn, *prev_lsn), None) + key.len()
+                }
                 RecordRef::Smo { pages, .. } => SMO_PAGES.offset + pages.len() * SMO_PAGE,
                 RecordRef::TxnCommit { ops } => {
                     TXN_OPS.offset
@@ -361,23 +419,30 @@ impl RecordRef<'_> {
                 RecordRef::TxnWrite { .. } => TXN_WRITE_LEN,
                 RecordRef::Struct { ops, .. } => super::structop::payload_len(ops),
                 RecordRef::PageVersions { entries } => PV_ENTRIES.offset + entries.len() * PV_ENTRY,
+                RecordRef::Pad { len } => {
+                    assert!(*len >= HEADER, "a pad of {len} bytes");
+                    len - HEADER
+                }
             }
     }
 
-    /// Encode into `out` (exactly [`Self::encoded_len`] bytes) at `lsn`.
+    /// Encode into `out` (exactly [`Self::encoded_len_at`] `lsn` bytes) at `lsn`.
     ///
     /// # Panics
     /// If `out` has the wrong size, a page image is not one block, or a page's previous LSN
     /// is not below `lsn` (LSN order: checked when written, and again by redo when read).
     pub fn encode(&self, out: &mut [u8], lsn: u64, salt: u32, durable_end: u64) {
-        assert_eq!(out.len(), self.encoded_len(), "WAL record buffer size");
+        assert_eq!(
+            out.len(),
+            self.encoded_len_at(lsn),
+            "WAL record buffer size"
+        );
         assert!(
             durable_end <= lsn,
             "durable end {durable_end} beyond the new record {lsn}"
         );
         LEN.put_u32(out, u32_of(out.len()));
-        LSN.put_u64(out, lsn);
-        SALT.put_u32(out, salt);
+        CHECK.put_u32(out, check_word(lsn, salt));
         DURABLE_BACK.put_u32(out, u32_saturating(lsn - durable_end));
         TAG.put_u8(out, self.tag());
         let p = &mut out[HEADER..];
@@ -392,17 +457,17 @@ impl RecordRef<'_> {
                     prev_lsn < lsn,
                     "page {pid}: LSN {prev_lsn} not below the put at {lsn}"
                 );
-                encode_kv(p, pid, prev_back(lsn, prev_lsn), key, PUT_DATA.offset);
-                PUT_VLEN.put_u16(p, u16_of(value.len()));
-                let o = PUT_DATA.offset + key.len();
-                p[o..o + value.len()].copy_from_slice(value);
+                let o = encode_kv(p, pid, kv_back(lsn, prev_lsn), Some(key.len()));
+                p[o..o + key.len()].copy_from_slice(key);
+                p[o + key.len()..].copy_from_slice(value);
             }
             RecordRef::Delete { pid, prev_lsn, key } => {
                 assert!(
                     prev_lsn < lsn,
                     "page {pid}: LSN {prev_lsn} not below the delete at {lsn}"
                 );
-                encode_kv(p, pid, prev_back(lsn, prev_lsn), key, DELETE_DATA.offset);
+                let o = encode_kv(p, pid, kv_back(lsn, prev_lsn), None);
+                p[o..].copy_from_slice(key);
             }
             RecordRef::Smo {
                 root,
@@ -429,17 +494,37 @@ impl RecordRef<'_> {
                 ops,
             } => super::structop::encode(p, root, next_pid, ops, lsn),
             RecordRef::PageVersions { entries } => encode_versions(p, entries),
+            RecordRef::Pad { .. } => p.fill(0),
         }
-        let crc = crc32c::crc32c(&out[LSN.offset..]);
-        CRC.put_u32(out, crc);
+        CRC.put_u32(out, record_crc(out, lsn, salt));
+        debug_assert!(
+            decode_record(out, lsn, salt).is_ok(),
+            "record at {lsn} does not decode"
+        );
     }
 }
 
-fn encode_kv(p: &mut [u8], pid: Pid, prev: u32, key: &[u8], key_at: usize) {
-    KV_PID.put_u64(p, pid);
-    KV_PREV.put_u32(p, prev);
-    KV_KLEN.put_u16(p, u16_of(key.len()));
-    p[key_at..key_at + key.len()].copy_from_slice(key);
+/// Bytes of a Put's (with `key_len`) or a Delete's varints before the key.
+fn kv_head_len(pid: Pid, back: u64, key_len: Option<usize>) -> usize {
+    varint_len(pid) + varint_len(back) + key_len.map_or(0, |k| varint_len(u64_of(k)))
+}
+
+/// Write a Put's (with `key_len`) or a Delete's varints; returns where the key goes.
+fn encode_kv(p: &mut [u8], pid: Pid, back: u64, key_len: Option<usize>) -> usize {
+    let o = wr_varint(p, 0, pid);
+    let o = wr_varint(p, o, back);
+    key_len.map_or(o, |k| wr_varint(p, o, u64_of(k)))
+}
+
+/// A Put's or Delete's pid, previous LSN and where the rest begins; None if a varint is bad
+/// or the back-distance reaches before LSN 1 (LSN 0 is no page's: it encodes "unknown").
+fn decode_kv_head(p: &[u8], lsn: u64) -> Option<(Pid, Option<u64>, usize)> {
+    let (pid, o) = rd_varint(p, 0)?;
+    let (back, o) = rd_varint(p, o)?;
+    if back >= lsn {
+        return None;
+    }
+    Some((pid, (back != 0).then(|| lsn - back), o))
 }
 
 fn encode_txn_write(
@@ -551,33 +636,27 @@ impl Record {
     /// `Payload { tag }` for an unknown tag or a payload of the wrong shape.
     pub fn decode(tag: u8, lsn: u64, p: &[u8]) -> Result<Record, RecordDamage> {
         let bad = RecordDamage::Payload { tag };
-        let prev = |p: &[u8]| {
-            let back = KV_PREV.u32(p);
-            (back != UNKNOWN_PREV).then(|| lsn.saturating_sub(u64::from(back)))
-        };
         match tag {
-            TAG_PUT if p.len() >= PUT_DATA.offset => {
-                let kl = usize::from(KV_KLEN.u16(p));
-                let vl = usize::from(PUT_VLEN.u16(p));
-                if p.len() != PUT_DATA.offset + kl + vl {
-                    return Err(bad);
-                }
+            TAG_PUT => {
+                let (pid, prev_lsn, o) = decode_kv_head(p, lsn).ok_or(bad)?;
+                let (kl, o) = rd_varint(p, o).ok_or(bad)?;
+                let key = usize::try_from(kl)
+                    .ok()
+                    .and_then(|kl| p.get(o..o.checked_add(kl)?))
+                    .ok_or(bad)?;
                 Ok(Record::Put {
-                    pid: KV_PID.u64(p),
-                    prev_lsn: prev(p),
-                    key: p[PUT_DATA.offset..PUT_DATA.offset + kl].to_vec(),
-                    value: p[PUT_DATA.offset + kl..].to_vec(),
+                    pid,
+                    prev_lsn,
+                    key: key.to_vec(),
+                    value: p[o + key.len()..].to_vec(),
                 })
             }
-            TAG_DELETE if p.len() >= DELETE_DATA.offset => {
-                let kl = usize::from(KV_KLEN.u16(p));
-                if p.len() != DELETE_DATA.offset + kl {
-                    return Err(bad);
-                }
+            TAG_DELETE => {
+                let (pid, prev_lsn, o) = decode_kv_head(p, lsn).ok_or(bad)?;
                 Ok(Record::Delete {
-                    pid: KV_PID.u64(p),
-                    prev_lsn: prev(p),
-                    key: p[DELETE_DATA.offset..].to_vec(),
+                    pid,
+                    prev_lsn,
+                    key: p[o..].to_vec(),
                 })
             }
             TAG_SMO if p.len() >= SMO_PAGES.offset => decode_smo(p).ok_or(bad),
@@ -595,6 +674,7 @@ impl Record {
                 })
             }
             TAG_PAGE_VERSIONS if p.len() >= PV_ENTRIES.offset => decode_versions(p).ok_or(bad),
+            TAG_PAD if p.len() < BLOCK && p.iter().all(|&b| b == 0) => Ok(Record::Pad),
             TAG_STRUCT => super::structop::decode(p)
                 .map(|(root, next_pid, ops)| Record::Struct {
                     root,
@@ -625,23 +705,31 @@ fn decode_smo(p: &[u8]) -> Option<Record> {
     })
 }
 
-/// Does the checksum of the complete record `r` match its header?
+/// Does the checksum of the complete record `r` match its header, at `lsn` of epoch `salt`?
 #[must_use]
-pub fn checksum_ok(r: &[u8], h: &Header) -> bool {
-    crc32c::crc32c(&r[LSN.offset..]) == h.crc
+pub fn checksum_ok(r: &[u8], h: &Header, salt: u32) -> bool {
+    record_crc(r, h.lsn, salt) == h.crc
 }
 
-/// Validate one complete record `r` (its header says `r.len()` bytes): checksum, then the
-/// payload. Salt and LSN are the scanner's business.
+/// Validate one complete record `r` as the record at `lsn` of epoch `salt`: its length
+/// field (must be `r.len()`), position check and checksum, then the payload.
 ///
 /// # Errors
-/// `Checksum` or `Payload`.
-pub fn decode_record(r: &[u8]) -> Result<(Header, Record), RecordDamage> {
-    let h = Header::decode(r);
-    if !checksum_ok(r, &h) {
+/// `Length`, `Checksum` (a record of another position or epoch fails it too) or `Payload`.
+pub fn decode_record(r: &[u8], lsn: u64, salt: u32) -> Result<(Header, Record), RecordDamage> {
+    if r.len() < HEADER {
+        return Err(RecordDamage::Length {
+            len: u32_saturating(u64_of(r.len())),
+        });
+    }
+    let h = Header::decode(r, lsn);
+    if u64::from(h.len) != u64_of(r.len()) {
+        return Err(RecordDamage::Length { len: h.len });
+    }
+    if h.check != check_word(lsn, salt) || !checksum_ok(r, &h, salt) {
         return Err(RecordDamage::Checksum);
     }
-    let rec = Record::decode(h.tag, h.lsn, &r[HEADER..])?;
+    let rec = Record::decode(h.tag, lsn, &r[HEADER..])?;
     Ok((h, rec))
 }
 
@@ -651,26 +739,92 @@ pub fn length_ok(len: u32) -> bool {
     (u64_of(HEADER)..=u64_of(MAX_RECORD)).contains(&u64::from(len))
 }
 
-/// LSN field of a header starting at `at`.
-pub(crate) fn lsn_at(b: &[u8], at: usize) -> u64 {
-    rd_u64(b, at + LSN.offset)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn round_trip(r: RecordRef<'_>, lsn: u64) -> Record {
-        let mut out = vec![0u8; r.encoded_len()];
-        r.encode(&mut out, lsn, 7, lsn - 100);
-        let (h, rec) = decode_record(&out).unwrap();
-        assert_eq!(
-            (h.lsn, h.salt, h.tag, h.durable_before()),
-            (lsn, 7, r.tag(), lsn - 100)
+        let mut out = vec![0u8; r.encoded_len_at(lsn)];
+        assert!(
+            out.len() <= r.encoded_len(),
+            "encoded_len bounds every LSN's size"
         );
-        out[HEADER + 1] ^= 1;
-        assert_eq!(decode_record(&out).unwrap_err(), RecordDamage::Checksum);
+        r.encode(&mut out, lsn, 7, lsn - 100);
+        let (h, rec) = decode_record(&out, lsn, 7).unwrap();
+        assert_eq!(
+            (h.lsn, h.tag, h.durable_before()),
+            (lsn, r.tag(), lsn - 100)
+        );
+        assert!(position_ok(&out, 0, lsn, 7));
+        // Bytes cut short of the length field are no record.
+        assert!(matches!(
+            decode_record(&out[..out.len() - 1], lsn, 7),
+            Err(RecordDamage::Length { .. })
+        ));
+        // The same bytes are no record of another position or epoch.
+        for (at, salt) in [(lsn + 4096, 7), (lsn, 8), (lsn + (1 << 32), 7)] {
+            assert_eq!(
+                decode_record(&out, at, salt).unwrap_err(),
+                RecordDamage::Checksum,
+                "{at} {salt}"
+            );
+        }
+        let last = out.len() - 1;
+        out[last] ^= 1;
+        assert_eq!(
+            decode_record(&out, lsn, 7).unwrap_err(),
+            RecordDamage::Checksum
+        );
         rec
+    }
+
+    #[test]
+    fn an_update_record_is_its_key_and_value_plus_24_bytes() {
+        // pid < 2^21, previous LSN < 2^21 back, key < 128 bytes: 3 + 3 + 1 varint bytes.
+        let put = RecordRef::Put {
+            pid: 70_000,
+            prev_lsn: (1 << 30) - 1_000_000,
+            key: &[7; 8],
+            value: &[9; 116],
+        };
+        assert_eq!(put.encoded_len_at(1 << 30), HEADER + 7 + 8 + 116);
+        assert_eq!(put.encoded_len_at(1 << 30), 148, "format 5 wrote 165 bytes");
+        let del = RecordRef::Delete {
+            pid: 1,
+            prev_lsn: 0,
+            key: b"k",
+        };
+        assert_eq!(del.encoded_len_at(1 << 30), HEADER + 3);
+    }
+
+    #[test]
+    fn a_pad_is_zeros_to_its_length() {
+        assert_eq!(round_trip(RecordRef::Pad { len: 100 }, 10_000), Record::Pad);
+        assert_eq!(
+            round_trip(RecordRef::Pad { len: HEADER }, 10_000),
+            Record::Pad
+        );
+        assert!(Record::decode(TAG_PAD, 1, &[0, 1]).is_err());
+        assert!(Record::decode(TAG_PAD, 1, &[0; BLOCK]).is_err());
+    }
+
+    #[test]
+    fn bad_update_payloads_are_errors() {
+        // Key length past the end, back-distance reaching LSN 0 or before, bad varints.
+        assert!(Record::decode(TAG_PUT, 100, &[1, 1, 5, b'k']).is_err());
+        assert!(Record::decode(TAG_PUT, 100, &[1, 100, 0]).is_err());
+        assert!(Record::decode(TAG_DELETE, 100, &[1, 101]).is_err());
+        assert!(Record::decode(TAG_DELETE, 100, &[0x80]).is_err());
+        assert!(Record::decode(TAG_PUT, 100, &[1, 0x80, 0, 0]).is_err());
+        assert_eq!(
+            Record::decode(TAG_PUT, 100, &[1, 99, 1, b'k', b'v']),
+            Ok(Record::Put {
+                pid: 1,
+                prev_lsn: Some(1),
+                key: b"k".to_vec(),
+                value: b"v".to_vec()
+            })
+        );
     }
 
     #[test]
@@ -765,7 +919,7 @@ mod tests {
     #[test]
     fn unknown_tag_and_bad_shapes_are_errors() {
         assert!(Record::decode(99, 1, &[0; 40]).is_err());
-        assert!(Record::decode(TAG_PUT, 1, &[0; 3]).is_err());
+        assert!(Record::decode(TAG_PUT, 1, &[0x80; 3]).is_err());
         assert!(Record::decode(TAG_SMO, 1, &[0; 20]).is_err());
     }
 }

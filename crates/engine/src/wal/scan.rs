@@ -139,20 +139,26 @@ impl<'a> WalScanner<'a> {
         if len == 0 {
             return Ok(Err(Stop::Clean));
         }
+        if !rec::position_ok(&h, 0, lsn, self.salt) {
+            // On a block boundary: what another lap or epoch left after a group that ended
+            // there (a pad), a clean end. Inside a block a clean end is a zero length (the
+            // flush zero-fills its last block): these bytes are a torn (or damaged) record.
+            // The look-ahead and the flush marks tell damage from either.
+            return Ok(Err(if lsn % BS == 0 {
+                Stop::Clean
+            } else {
+                Stop::Bad(RecordDamage::Checksum)
+            }));
+        }
         if !rec::length_ok(len) || lsn + u64::from(len) > self.limit {
-            // Could be stale bytes of an older lap whose record boundaries differ.
             return Ok(Err(Stop::Bad(RecordDamage::Length { len })));
         }
         let Some(r) = self.read(lsn, usize_of(u64::from(len)))? else {
             return Ok(Err(Stop::Bad(RecordDamage::Unreadable)));
         };
-        let h = Header::decode(&r);
-        if !rec::checksum_ok(&r, &h) {
+        let h = Header::decode(&r, lsn);
+        if !rec::checksum_ok(&r, &h, self.salt) {
             return Ok(Err(Stop::Bad(RecordDamage::Checksum)));
-        }
-        if h.salt != self.salt || h.lsn != lsn {
-            // A valid record of another lap or epoch: the clean end of this one.
-            return Ok(Err(Stop::Clean));
         }
         match Record::decode(h.tag, lsn, &r[rec::HEADER..]) {
             Ok(record) => {
@@ -166,7 +172,6 @@ impl<'a> WalScanner<'a> {
     /// Look past a stop at `x` for valid records of this epoch: (the first one that proves
     /// `x` was durable, the end of the last valid record found).
     fn look_ahead(&mut self, x: u64) -> Result<(Option<u64>, u64)> {
-        let salt = self.salt.to_le_bytes();
         let (mut evidence, mut last_end) = (None, x);
         let mut p = x + 1;
         while p + u64_of(rec::HEADER) <= self.limit {
@@ -179,11 +184,9 @@ impl<'a> WalScanner<'a> {
             let mut i = 0usize;
             while i + rec::HEADER <= window.len() {
                 let at = base + u64_of(i);
-                let hit = window[i + rec::SALT.offset..i + rec::SALT.end()] == salt
-                    && rec::lsn_at(&window, i) == at;
-                if hit {
+                if rec::position_ok(&window, i, at, self.salt) {
                     if let Some(end) = self.valid_at(at)? {
-                        let h = Header::decode(&window[i..]);
+                        let h = Header::decode(&window[i..], at);
                         if evidence.is_none() && h.durable_before() > x {
                             evidence = Some(at);
                         }
@@ -211,7 +214,9 @@ impl<'a> WalScanner<'a> {
         let Some(r) = self.read(at, usize_of(u64::from(len)))? else {
             return Ok(None);
         };
-        Ok(rec::decode_record(&r).ok().map(|_| at + u64::from(len)))
+        Ok(rec::decode_record(&r, at, self.salt)
+            .ok()
+            .map(|_| at + u64::from(len)))
     }
 }
 
