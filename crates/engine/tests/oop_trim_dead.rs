@@ -16,7 +16,7 @@ use harness::Scenario;
 use nowa_engine::{Compression, Engine, OopConfig};
 
 const KEYS: u32 = 3000;
-const OPS: u32 = 3000;
+const OPS: u32 = 6000;
 
 fn val(k: u64, i: u64) -> Vec<u8> {
     let mut x = k.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ i | 1;
