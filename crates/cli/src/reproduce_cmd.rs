@@ -32,6 +32,10 @@ pub struct ReproduceArgs {
     /// Seed of every run.
     #[arg(long, default_value_t = 42)]
     seed: u64,
+    /// how-to-write-to-ssds: only the TPC-C comparison, not Table 1 (its entries missing;
+    /// `nowa table1` makes its table).
+    #[arg(long)]
+    tpcc_only: bool,
     /// No progress bar.
     #[arg(long, short)]
     quiet: bool,
@@ -45,8 +49,10 @@ pub fn run(a: ReproduceArgs) -> Result<()> {
         out: a.out.clone(),
         force: a.force,
         seed: a.seed,
+        tpcc_only: a.tpcc_only,
     };
     // Refused before anything runs (the library checks again).
+    spec.check().map_err(lab_error)?;
     reproduce::prepare_out(&spec.out, spec.force).map_err(lab_error)?;
     nowa_lab::Cancel.on_sigint();
     let papers: Vec<String> = spec.papers().iter().map(|p| p.to_string()).collect();

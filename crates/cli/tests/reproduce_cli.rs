@@ -77,3 +77,24 @@ fn one_paper_writes_the_report_and_force_overwrites_it() {
     );
     assert!(out.join("sepfrozen/sepfrozen-schemes.png").is_file());
 }
+
+/// `--tpcc-only` runs how-to-write-to-ssds' TPC-C comparison without Table 1; with another
+/// paper it is refused before anything runs: exit 2, one line naming the flag.
+#[test]
+fn tpcc_only_without_its_paper_exits_2_naming_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("rep");
+    let o = nowa()
+        .args(["reproduce", "--paper", "ssd-iq", "--tpcc-only", "--out"])
+        .arg(&out)
+        .output()
+        .expect("runs");
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("--tpcc-only") && err.contains("the TPC-C comparison"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "one line: {err}");
+    assert!(!out.exists(), "nothing written");
+}

@@ -139,3 +139,42 @@ fn the_checkpointing_tables_are_generated_from_the_report() {
         "Table II shows the crashes' min-max"
     );
 }
+
+/// The full report (docs/reproduction-full: `nowa reproduce --full --paper
+/// how-to-write-to-ssds`) renders the docs' `@full` blocks: docs/tpcc.md's 20-warehouse
+/// comparison is generated from it as the 2-warehouse one is from the quick report.
+#[test]
+fn the_tpcc_comparison_tables_are_generated_from_both_reports() {
+    let quick = committed();
+    let p = docs().join("reproduction-full/reproduction.json");
+    let full = read_json(&p).expect("docs/reproduction-full/reproduction.json is a reproduction");
+    assert_eq!(full.scale, Scale::Full);
+    let stale = nowa_lab::reproduce::sync_docs(&full, &docs(), false).expect("docs parse");
+    assert!(
+        stale.is_empty(),
+        "@full blocks differ from docs/reproduction-full/reproduction.json in {stale:?} (regenerate: nowa reproduce --full --paper how-to-write-to-ssds --out docs/reproduction-full --force)"
+    );
+    let text = std::fs::read_to_string(docs().join("tpcc.md")).expect("tpcc.md");
+    let paper = Paper::HowToWrite.name();
+    for (r, suffix) in [(&quick, ""), (&full, nowa_lab::reproduce::FULL_SUFFIX)] {
+        for name in ["tpcc", "tpcc-ratios"] {
+            assert!(
+                r.tables.iter().any(|t| t.paper == paper && t.name == name),
+                "the {:?} report has no table {name}",
+                r.scale
+            );
+            let begin = format!(
+                "{}{paper}:{name}{suffix} ",
+                nowa_lab::reproduce::BLOCK_BEGIN
+            );
+            assert!(
+                text.contains(&begin),
+                "docs/tpcc.md: no block {name}{suffix}"
+            );
+        }
+    }
+    for e in full.entries.iter().filter(|e| e.item.starts_with("TPC-C")) {
+        assert_ne!(e.verdict, Verdict::Missing, "full: {}", e.item);
+        assert!(e.scale.contains("20 warehouses"), "{}: {}", e.item, e.scale);
+    }
+}

@@ -15,6 +15,14 @@ pub struct TpccReport {
     pub drilldown: Drilldown,
     /// The engine's counters at the end (load and run).
     pub engine: Engine,
+    /// DB WAF (None: nothing written).
+    pub db_waf: Option<f64>,
+    /// SSD WAF (None: the device cannot tell).
+    pub ssd_waf: Option<f64>,
+    /// DB WAF x SSD WAF.
+    pub total_waf: Option<f64>,
+    /// WAL bytes per transaction.
+    pub wal_bytes_per_txn: f64,
     /// Device write bytes per transaction.
     pub host_bytes_per_txn: f64,
     /// Device read bytes per transaction.
@@ -23,6 +31,8 @@ pub struct TpccReport {
     pub flash_bytes_per_txn: Option<f64>,
     /// Media busy seconds of the run (None: not a paced simulated SSD).
     pub device_busy_secs: Option<f64>,
+    /// New-Orders per minute of device busy time (None: not paced).
+    pub device_bound_tpmc: Option<f64>,
 }
 
 /// The run phase's totals and samples.
@@ -60,6 +70,18 @@ pub struct Drilldown {
     pub checkpoint_bytes: u64,
     /// By forced checkpoints (the WAL limit).
     pub forced_checkpoint_bytes: u64,
+    /// Doublewrite copies (in place).
+    pub doublewrite_bytes: u64,
+    /// DB GC copies (out of place).
+    pub db_gc_bytes: u64,
+    /// NoWA's compensation writes (out of place).
+    pub compensation_bytes: u64,
+    /// The user pages as stored (compressed and packed out of place).
+    pub user_store_bytes: u64,
+    /// Mapping snapshots (out of place).
+    pub meta_bytes: u64,
+    /// The SSD's own GC copies (None: the device cannot tell).
+    pub ssd_gc_bytes: Option<u64>,
     /// Checkpoint deferrals.
     pub checkpoint_deferrals: u64,
     /// Checkpoint batches.
@@ -138,11 +160,15 @@ pub(crate) mod tests {
                                 {"elapsed_s": 2.3, "txn_per_s": 5.0, "extra": {}}]},
             "drilldown": {"user_bytes": evict + ckpt, "eviction_bytes": evict,
                           "checkpoint_bytes": ckpt, "forced_checkpoint_bytes": 0,
-                          "checkpoint_deferrals": 7, "checkpoints": 3},
+                          "checkpoint_deferrals": 7, "checkpoints": 3,
+                          "doublewrite_bytes": evict + ckpt, "db_gc_bytes": 0,
+                          "compensation_bytes": 0, "user_store_bytes": evict + ckpt,
+                          "meta_bytes": 0, "ssd_gc_bytes": null},
             "engine": {"hit_ratio": 0.99, "residency_pages": [5, 3, 1],
                        "residency_checkpoint_writes": [0, 3, 2]},
+            "db_waf": 2.0, "ssd_waf": null, "total_waf": null, "wal_bytes_per_txn": 512.0,
             "host_bytes_per_txn": 8192.0, "read_bytes_per_txn": 1024.0,
-            "flash_bytes_per_txn": null, "device_busy_secs": secs
+            "flash_bytes_per_txn": null, "device_busy_secs": secs, "device_bound_tpmc": null
         })
         .to_string()
     }

@@ -20,8 +20,8 @@ pub mod verdict;
 
 pub use ckpt::{CkptCrash, CkptResult, CkptRun};
 pub use report::{
-    doc_block, read_json, regenerate_blocks, sync_docs, table_block, write_markdown, DocTable,
-    Entry, Reproduction, BLOCK_BEGIN, BLOCK_END,
+    doc_block, read_json, regenerate_blocks, report_dir, sync_docs, table_block, write_markdown,
+    DocTable, Entry, Reproduction, BLOCK_BEGIN, BLOCK_END, FULL_SUFFIX,
 };
 pub use tpcc::TpccOutcome;
 pub use values::{PaperValue, PAPER_VALUES};
@@ -131,6 +131,10 @@ pub struct Spec {
     /// Seed of every run.
     #[serde(default = "seed42")]
     pub seed: u64,
+    /// how-to-write-to-ssds: only the TPC-C comparison (Table 1's entries missing; `nowa
+    /// table1` makes its table), for the full scale's 20-warehouse runs on a busy machine.
+    #[serde(default)]
+    pub tpcc_only: bool,
 }
 
 fn seed42() -> u64 {
@@ -154,8 +158,24 @@ impl Spec {
         if self.seed != 42 {
             let _ = write!(s, " --seed {}", self.seed);
         }
+        if self.tpcc_only {
+            s.push_str(" --tpcc-only");
+        }
         let _ = write!(s, " --out {}", self.out.display());
         s
+    }
+
+    /// Flags that do not go together, each naming its flag.
+    ///
+    /// # Errors
+    /// [`Error::Usage`].
+    pub fn check(&self) -> Result<(), Error> {
+        if self.tpcc_only && !self.papers().contains(&Paper::HowToWrite) {
+            return Err(Error::Usage(
+                "--tpcc-only: the TPC-C comparison is how-to-write-to-ssds' (add --paper how-to-write-to-ssds)".into(),
+            ));
+        }
+        Ok(())
     }
 
     /// The papers to run, in the report's order.
@@ -216,6 +236,7 @@ pub fn prepare_out(out: &Path, force: bool) -> Result<(), Error> {
 /// # Panics
 /// If a runner measures an item of another paper (a bug in the runners).
 pub fn run(spec: &Spec, host: &dyn Host, observe: Observer<'_>) -> Result<Reproduction, Error> {
+    spec.check()?;
     prepare_out(&spec.out, spec.force)?;
     let papers = spec.papers();
     let total: u64 = papers.iter().map(|p| p.weight(spec.scale)).sum();
@@ -373,9 +394,14 @@ fn run_paper(
     let none = |m: Vec<Measured>| (m, Vec::new());
     match p {
         Paper::HowToWrite => {
-            let mut m = table1::run(spec, dir, sub)?;
-            m.extend(tpcc::run(spec, dir, host, sub)?);
-            Ok(none(m))
+            let mut m = if spec.tpcc_only {
+                Vec::new()
+            } else {
+                table1::run(spec, dir, sub)?
+            };
+            let (t, tables) = tpcc::run(spec, dir, host, sub)?;
+            m.extend(t);
+            Ok((m, tables))
         }
         Paper::SsdIq => ssdiq::run(spec, dir, sub).map(none),
         Paper::SepFrozen => frozen::run(spec, dir, sub).map(none),
@@ -386,6 +412,30 @@ fn run_paper(
 
 #[cfg(test)]
 mod tests {
+    use super::{Paper, Scale, Spec};
+
+    /// `--tpcc-only` is said in the report's command line and refused without
+    /// how-to-write-to-ssds, naming the flag.
+    #[test]
+    fn tpcc_only_names_itself_and_needs_its_paper() {
+        let mut s = Spec {
+            scale: Scale::Full,
+            papers: vec![Paper::HowToWrite],
+            out: "d".into(),
+            force: false,
+            seed: 42,
+            tpcc_only: true,
+        };
+        assert!(s.check().is_ok());
+        assert_eq!(
+            s.command_line(),
+            "nowa reproduce --full --paper how-to-write-to-ssds --tpcc-only --out d"
+        );
+        s.papers = vec![Paper::SsdIq];
+        let e = s.check().expect_err("no TPC-C comparison in ssd-iq");
+        assert!(e.to_string().starts_with("--tpcc-only"), "{e}");
+    }
+
     #[test]
     fn the_command_history_names_each_run_once() {
         let h = super::command_history("a; then b; then b; then c", "b");

@@ -75,6 +75,7 @@ pub fn measure(paper: Paper, seed: u64) -> Result<Vec<Measured>, Error> {
         out: PathBuf::new(),
         force: false,
         seed,
+        tpcc_only: false,
     };
     let mut ms = match paper {
         Paper::SsdIq => super::ssdiq::entries_only(&spec)?,
