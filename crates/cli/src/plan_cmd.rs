@@ -114,23 +114,15 @@ fn figures(f: &FigArgs) -> Result<()> {
 
 fn bench(d: &DeviceFlags) -> Result<()> {
     let spec = plan::device_from_flags(d, false).map_err(lab_error)?;
+    // The handler before the header: a Ctrl-C once the header is out stops the run.
+    Cancel.on_sigint();
     eprintln!("{}", plan::describe(&plan::opts(&spec).map_err(lab_error)?));
-    for (name, r) in plan::bench(&spec).map_err(lab_error)? {
-        let c = &r.counters;
-        // GC copies outnumber host writes several times with a tight GC reserve: the cost per
-        // flash page operation is the number that does not depend on the WAF.
-        #[expect(clippy::cast_precision_loss, reason = "counts far below 2^53")]
-        let ns_per_op = r.cpu_secs * 1e9 / (c.host_pages + c.read_pages + c.gc_pages) as f64;
-        println!(
-            "{name:<14} {} host page writes + {} reads + {} GC copies (WAF {:.2}) in {:.3} CPU s: {:.2} M host page writes/s per core (timing on), {:.1} ns per page operation",
-            c.host_pages,
-            c.read_pages,
-            c.gc_pages,
-            r.waf,
-            r.cpu_secs,
-            r.writes_per_cpu_sec() / 1e6,
-            ns_per_op
-        );
+    let runs = plan::bench(&spec, &Cancel).map_err(lab_error)?;
+    for (name, r) in &runs {
+        println!("{}", plan::bench_line(name, r));
     }
-    Ok(())
+    let stopped = runs.last().is_some_and(|(_, r)| r.interrupted);
+    crate::stop_if(
+        stopped.then(|| format!("{} of 2 schemes ran, the last one partially", runs.len())),
+    )
 }

@@ -1,5 +1,5 @@
 //! Ctrl-C in `nowa sim`, `ycsb`, `table1`, `tpcc`, `infer-gc-unit`, `trace gen`, `trace
-//! stats`, `ckpt figures`, `reproduce`, `plan run` and `frozen replay`: the run stops, prints and writes what it
+//! stats`, `ckpt figures`, `reproduce`, `plan run`, `plan bench` and `frozen replay`: the run stops, prints and writes what it
 //! measured so far, and exits with 130 (128 + SIGINT).
 
 use std::io::{BufRead, BufReader};
@@ -626,4 +626,27 @@ fn ctrl_c_in_frozen_replay_prints_the_schemes_replayed() {
             );
         }
     }
+}
+
+/// Ctrl-C in `nowa plan bench`: the scheme being benchmarked stops between request batches,
+/// its line says it is partial, "interrupted" on stdout, exit 130 (before, it had no handler:
+/// the process died of the signal with nothing printed).
+#[test]
+fn ctrl_c_in_plan_bench_prints_the_partial_run() {
+    let args = ["plan", "bench", "--drive-writes", "200"];
+    let (res, err, stop) = interrupt(&args, "drive writes, seed", Duration::from_millis(1500));
+    assert_stopped(&res, &err, stop, 20.0);
+    let text = String::from_utf8_lossy(&res.stdout);
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(
+        lines
+            .first()
+            .is_some_and(|l| l.starts_with("baseline ") && l.ends_with("(partial: interrupted)")),
+        "{text}"
+    );
+    assert_eq!(
+        lines.last().copied(),
+        Some("interrupted (Ctrl-C): 1 of 2 schemes ran, the last one partially"),
+        "{text}"
+    );
 }

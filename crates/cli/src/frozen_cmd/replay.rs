@@ -93,13 +93,7 @@ pub fn run(a: &ReplayArgs) -> Result<()> {
     if let Some(p) = &a.csv {
         replay::write_csv(runs, p).with_context(|| format!("--csv {}", p.display()))?;
     }
-    let stop = out.result.interrupted.then(|| {
-        format!(
-            "{} of {} schemes replayed",
-            runs.len(),
-            out.result.schemes_planned
-        )
-    });
+    let stop = out.result.interruption();
     if a.json {
         println!("{}", serde_json::to_string_pretty(&out)?);
         return stop.map_or(Ok(()), |w| Err(crate::interrupted(w)));

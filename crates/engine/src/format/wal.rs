@@ -426,12 +426,8 @@ impl RecordRef<'_> {
             }
     }
 
-    /// Encode into `out` (exactly [`Self::encoded_len_at`] `lsn` bytes) at `lsn`.
-    ///
-    /// # Panics
-    /// If `out` has the wrong size, a page image is not one block, or a page's previous LSN
-    /// is not below `lsn` (LSN order: checked when written, and again by redo when read).
-    pub fn encode(&self, out: &mut [u8], lsn: u64, salt: u32, durable_end: u64) {
+    /// The header of [`Self::encode`] (the CRC comes last, over the whole record).
+    fn encode_header(&self, out: &mut [u8], lsn: u64, salt: u32, durable_end: u64) {
         assert_eq!(
             out.len(),
             self.encoded_len_at(lsn),
@@ -445,6 +441,15 @@ impl RecordRef<'_> {
         CHECK.put_u32(out, check_word(lsn, salt));
         DURABLE_BACK.put_u32(out, u32_saturating(lsn - durable_end));
         TAG.put_u8(out, self.tag());
+    }
+
+    /// Encode into `out` (exactly [`Self::encoded_len_at`] `lsn` bytes) at `lsn`.
+    ///
+    /// # Panics
+    /// If `out` has the wrong size, a page image is not one block, or a page's previous LSN
+    /// is not below `lsn` (LSN order: checked when written, and again by redo when read).
+    pub fn encode(&self, out: &mut [u8], lsn: u64, salt: u32, durable_end: u64) {
+        self.encode_header(out, lsn, salt, durable_end);
         let p = &mut out[HEADER..];
         match *self {
             RecordRef::Put {

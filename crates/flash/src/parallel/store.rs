@@ -299,6 +299,19 @@ fn slots_of(g: &ChipGeometry, scheme: Scheme) -> Result<Vec<Span>, GeometryError
     })
 }
 
+/// AutoStream's SFR table (its example: 2 MiB chunks, 10 s decay); none for other schemes.
+fn autostream_sfr(scheme: Scheme, logical: u64, g: &ChipGeometry) -> Option<Sfr> {
+    match scheme {
+        Scheme::AutoStream { streams } => Some(Sfr::new(
+            logical,
+            (2u64 << 20) / u64::from(g.page_bytes),
+            10.0,
+            streams,
+        )),
+        _ => None,
+    }
+}
+
 impl ParallelFtl {
     /// A fresh device: every page unmapped, every block free.
     ///
@@ -350,16 +363,7 @@ impl ParallelFtl {
             in_gc: false,
             predictor: matches!(scheme, Scheme::Plan { predict: true, .. })
                 .then(|| Predictor::new(logical, CHUNK_PAGES)),
-            sfr: match scheme {
-                // AutoStream's example: 2 MiB chunks, 10 s decay.
-                Scheme::AutoStream { streams } => Some(Sfr::new(
-                    logical,
-                    (2u64 << 20) / u64::from(g.page_bytes),
-                    10.0,
-                    streams,
-                )),
-                _ => None,
-            },
+            sfr: autostream_sfr(scheme, logical, &g),
             c: ParallelCounters::default(),
             victim_hist: vec![0; 101],
             ops: Vec::new(),

@@ -70,6 +70,31 @@ pub struct ReplayResult {
     pub schemes_planned: usize,
 }
 
+impl ReplayResult {
+    /// What ran when Ctrl-C stopped the replays ("N of M schemes replayed"); none otherwise.
+    ///
+    /// # Panics
+    /// If more schemes ran than were asked for, or fewer without Ctrl-C (a bug).
+    #[must_use]
+    pub fn interruption(&self) -> Option<String> {
+        assert!(
+            self.runs.len() <= self.schemes_planned,
+            "no more runs than schemes asked for"
+        );
+        assert!(
+            self.interrupted || self.runs.len() == self.schemes_planned,
+            "only Ctrl-C leaves a scheme out"
+        );
+        self.interrupted.then(|| {
+            format!(
+                "{} of {} schemes replayed",
+                self.runs.len(),
+                self.schemes_planned
+            )
+        })
+    }
+}
+
 impl ReplaySpec {
     fn policy(&self) -> Result<PolicyKind, Error> {
         self.policy

@@ -659,20 +659,22 @@ pub fn figures(
 }
 
 /// The speed benchmark: the baseline and PLAN on FIO, timing on, without per-stream
-/// accounting. One result per scheme.
+/// accounting. One result per scheme; Ctrl-C ([`Cancel`]) ends it with the run being measured
+/// (marked `interrupted`, the last one).
 ///
 /// # Errors
 /// As [`run`].
 ///
 /// # Panics
 /// On a broken invariant (a bug): the assertions name it.
-pub fn bench(d: &DeviceSpec) -> Result<Vec<(&'static str, RunResult)>, Error> {
+pub fn bench(d: &DeviceSpec, cancel: &Cancel) -> Result<Vec<(&'static str, RunResult)>, Error> {
     let o = opts(d)?;
     let mut out = Vec::new();
     for name in ["baseline", "plan-pred-1/4"] {
         let scheme =
             plan::parse_scheme(name, &o.geometry).map_err(|e| Error::Usage(e.to_string()))?;
-        let r = plan::run(&plan::RunSpec {
+        let stop = || cancel.requested();
+        let spec = plan::RunSpec {
             geometry: o.geometry,
             chips: o.chips,
             scheme,
@@ -684,15 +686,49 @@ pub fn bench(d: &DeviceSpec) -> Result<Vec<(&'static str, RunResult)>, Error> {
             background_gc: o.background_gc,
             fill: o.fill,
             track_streams: false,
-        })
-        .map_err(run_error)?;
+        };
+        let r = plan::run_cancellable(&spec, &mut |_, _| {}, &stop).map_err(run_error)?;
         assert!(
-            r.counters.host_pages > 0 && r.cpu_secs > 0.0,
+            r.interrupted || (r.counters.host_pages > 0 && r.cpu_secs > 0.0),
             "a run writes and takes CPU time"
         );
+        let stop = r.interrupted;
         out.push((name, r));
+        if stop {
+            // Ctrl-C: the run so far is the last one (marked `interrupted`).
+            break;
+        }
     }
     Ok(out)
+}
+
+/// A [`bench`] result as the line `nowa plan bench` prints: counts, WAF, CPU time, host page
+/// writes per CPU-second and CPU nanoseconds per flash page operation (the number that does not
+/// depend on the WAF: GC copies outnumber host writes several times with a tight GC reserve).
+///
+/// # Panics
+/// If the CPU time is not a duration (a bug).
+#[must_use]
+pub fn bench_line(name: &str, r: &RunResult) -> String {
+    let c = &r.counters;
+    assert!(
+        r.cpu_secs.is_finite() && r.cpu_secs >= 0.0,
+        "CPU time is a duration: {}",
+        r.cpu_secs
+    );
+    #[expect(clippy::cast_precision_loss, reason = "counts far below 2^53")]
+    let ns_per_op = r.cpu_secs * 1e9 / (c.host_pages + c.read_pages + c.gc_pages).max(1) as f64;
+    format!(
+        "{name:<14} {} host page writes + {} reads + {} GC copies (WAF {:.2}) in {:.3} CPU s: {:.2} M host page writes/s per core (timing on), {:.1} ns per page operation{}",
+        c.host_pages,
+        c.read_pages,
+        c.gc_pages,
+        r.waf,
+        r.cpu_secs,
+        r.writes_per_cpu_sec() / 1e6,
+        ns_per_op,
+        if r.interrupted { " (partial: interrupted)" } else { "" }
+    )
 }
 
 #[cfg(test)]
