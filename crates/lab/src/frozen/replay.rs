@@ -190,11 +190,15 @@ pub fn run_with(
             &stop,
         )
         .map_err(super::failed)?;
-        let Some(r) = run.filter(|_| !cancel.requested()) else {
+        // None: stopped inside the scheme (dropped); a finished one is kept.
+        let Some(r) = run else {
             break;
         };
         each(&r);
         runs.push(r);
+        if cancel.requested() {
+            break;
+        }
     }
     let interrupted = runs.len() < planned.len();
     assert!(
