@@ -1,17 +1,7 @@
 //! Progress bars on a terminal (`script` gives the command a tty): counted in the units a
 //! reader thinks in (runs, rows), with a rate per minute and an ETA; none with `-q`.
-use std::process::Command;
-
-/// `nowa ARGS` on a pseudo-terminal: what it drew, carriage returns as line breaks.
-fn on_a_terminal(args: &str) -> String {
-    let cmd = format!("{} {args}", env!("CARGO_BIN_EXE_nowa"));
-    let o = Command::new("script")
-        .args(["-qec", &cmd, "/dev/null"])
-        .output()
-        .expect("script runs");
-    assert!(o.status.success(), "{o:?}");
-    String::from_utf8_lossy(&o.stdout).replace('\r', "\n")
-}
+mod common;
+use common::on_a_terminal;
 
 #[test]
 fn plan_figures_counts_runs_per_minute_with_an_eta() {

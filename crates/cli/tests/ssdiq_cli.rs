@@ -349,17 +349,10 @@ fn a_bad_job_field_is_named() {
 /// `script` gives the run one); `-q` shows none.
 #[test]
 fn progress_inside_phases_shows_rate_and_eta() {
-    let bin = env!("CARGO_BIN_EXE_nowa");
     let run = |quiet: &str| {
-        let cmd = format!(
-            "{bin} ssdiq sim:2GiB --workloads uniform --steps rand-write --warmup 0 --volume 1 {quiet}"
-        );
-        let o = Command::new("script")
-            .args(["-qec", &cmd, "/dev/null"])
-            .output()
-            .expect("script runs");
-        assert!(o.status.success(), "{o:?}");
-        String::from_utf8_lossy(&o.stdout).replace('\r', "\n")
+        common::on_a_terminal(&format!(
+            "ssdiq sim:2GiB --workloads uniform --steps rand-write --warmup 0 --volume 1 {quiet}"
+        ))
     };
     let shown = run("");
     assert!(

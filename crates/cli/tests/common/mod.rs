@@ -75,3 +75,15 @@ pub const SSDIQ_FAST: &[&str] = &[
     "0.05",
     "-q",
 ];
+
+/// `nowa ARGS` (one shell word string) on a pseudo-terminal (`script`, so progress bars are
+/// drawn): what it drew, carriage returns as line breaks.
+pub fn on_a_terminal(args: &str) -> String {
+    let cmd = format!("{} {args}", env!("CARGO_BIN_EXE_nowa"));
+    let o = std::process::Command::new("script")
+        .args(["-qec", &cmd, "/dev/null"])
+        .output()
+        .expect("script runs");
+    assert!(o.status.success(), "{o:?}");
+    String::from_utf8_lossy(&o.stdout).replace('\r', "\n")
+}
