@@ -27,26 +27,13 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 /// How the volumes of a multi-volume trace map to simulated devices.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
 #[serde(rename_all = "kebab-case")]
 pub enum VolumeMode {
     /// One device per volume, each sized from its own footprint (SepBIT's model).
     PerVolume,
     /// All volumes on one device.
     Shared,
-}
-
-impl std::str::FromStr for VolumeMode {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "per-volume" => Ok(VolumeMode::PerVolume),
-            "shared" => Ok(VolumeMode::Shared),
-            _ => Err(format!(
-                "unknown volume mode '{s}' (expected per-volume or shared)"
-            )),
-        }
-    }
 }
 
 /// One trace replay.

@@ -42,7 +42,7 @@ pub enum SimError {
 }
 
 /// How host writes are spread over the device's streams.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
 #[non_exhaustive]
 pub enum StreamAssign {
     /// Everything on stream 0 (a conventional SSD).
@@ -50,19 +50,6 @@ pub enum StreamAssign {
     /// Two-zone only: hot-zone pages on stream 1, cold ones on stream 0 (an oracle placement,
     /// the best case of multi-stream / FDP).
     HotCold,
-}
-
-impl std::str::FromStr for StreamAssign {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "single" => Ok(StreamAssign::Single),
-            "hot-cold" => Ok(StreamAssign::HotCold),
-            _ => Err(format!(
-                "unknown stream assignment '{s}' (expected single or hot-cold)"
-            )),
-        }
-    }
 }
 
 /// One simulation run.

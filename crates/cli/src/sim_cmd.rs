@@ -69,8 +69,7 @@ enum SimSub {
 #[derive(Args, Debug)]
 struct SweepArgs {
     /// Paper figure to reproduce: fig3b (two-zone skew), fig4b (zipf +- write buffer), fig7a (WAF vs OP).
-    #[arg(long, value_name = "FIG", required_unless_present = "all",
-          value_parser = flags::parsed::<sweep::Figure>())]
+    #[arg(long, value_name = "FIG", required_unless_present = "all", value_enum)]
     figure: Option<sweep::Figure>,
     /// Run all figures.
     #[arg(long)]

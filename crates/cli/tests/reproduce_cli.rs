@@ -1,10 +1,22 @@
 //! `nowa reproduce`: the output directory is never overwritten without --force, and one
 //! paper's reproduction (SepFrozen's replay, ~2 s) writes the report as the schema says.
 
+use std::path::Path;
 use std::process::Command;
+
+mod common;
 
 fn nowa() -> Command {
     Command::new(env!("CARGO_BIN_EXE_nowa"))
+}
+
+/// `args` then `out` exits 2 with one line of stderr and nothing else: that line.
+fn refused(args: &[&str], out: &Path) -> String {
+    let mut all = args.to_vec();
+    all.push(common::arg(out));
+    let err = common::usage_error(&all);
+    assert_eq!(err.lines().count(), 1, "one line: {err}");
+    err
 }
 
 #[test]
@@ -13,18 +25,11 @@ fn an_existing_out_without_force_exits_2_naming_it() {
     let out = dir.path().join("rep");
     std::fs::create_dir(&out).expect("mkdir");
     std::fs::write(out.join("keep.txt"), "mine").expect("write");
-    let o = nowa()
-        .args(["reproduce", "--paper", "sepfrozen", "--out"])
-        .arg(&out)
-        .output()
-        .expect("runs");
-    assert_eq!(o.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&o.stderr);
+    let err = refused(&["reproduce", "--paper", "sepfrozen", "--out"], &out);
     assert!(
         err.contains(&out.display().to_string()) && err.contains("--force"),
         "{err}"
     );
-    assert_eq!(err.lines().count(), 1, "one line: {err}");
     assert_eq!(
         std::fs::read_to_string(out.join("keep.txt")).expect("kept"),
         "mine"
@@ -84,17 +89,13 @@ fn one_paper_writes_the_report_and_force_overwrites_it() {
 fn tpcc_only_without_its_paper_exits_2_naming_it() {
     let dir = tempfile::tempdir().expect("tempdir");
     let out = dir.path().join("rep");
-    let o = nowa()
-        .args(["reproduce", "--paper", "ssd-iq", "--tpcc-only", "--out"])
-        .arg(&out)
-        .output()
-        .expect("runs");
-    assert_eq!(o.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&o.stderr);
+    let err = refused(
+        &["reproduce", "--paper", "ssd-iq", "--tpcc-only", "--out"],
+        &out,
+    );
     assert!(
         err.contains("--tpcc-only") && err.contains("the TPC-C comparison"),
         "{err}"
     );
-    assert_eq!(err.lines().count(), 1, "one line: {err}");
     assert!(!out.exists(), "nothing written");
 }

@@ -29,7 +29,7 @@ pub struct Table1Flags {
     pub device_writes: Option<f64>,
     /// Values: paper (the default: LZ4 leaves ~0.41 of a page, the paper's YCSB ratio),
     /// pattern (~0.2: far more compressible) or random (incompressible).
-    #[arg(long, default_value = "paper", value_parser = flags::parsed::<ValueKind>())]
+    #[arg(long, default_value = "paper", value_enum)]
     pub values: ValueKind,
     /// Worker threads per row.
     #[arg(long, value_parser = flags::count::<usize>(1, MAX_THREADS))]

@@ -37,31 +37,32 @@ text_by_display!(
     nowa_trace::Format
 );
 
-impl Text for nowa_bench::sim::StreamAssign {
-    fn to_text(&self) -> String {
-        match self {
-            nowa_bench::sim::StreamAssign::Single => "single",
-            _ => "hot-cold",
+/// An option enum's text is its clap value name (the flag's), and only that parses.
+macro_rules! text_by_value_enum {
+    ($($t:ty),*) => {$(
+        impl Text for $t {
+            fn to_text(&self) -> String {
+                clap::ValueEnum::to_possible_value(self)
+                    .expect("no variant of an option enum is skipped")
+                    .get_name()
+                    .to_owned()
+            }
+            fn from_text(s: &str) -> Result<Self, String> {
+                <$t as clap::ValueEnum>::from_str(s.trim(), false).map_err(|_| {
+                    let names: Vec<String> = <$t as clap::ValueEnum>::value_variants()
+                        .iter()
+                        .map(Text::to_text)
+                        .collect();
+                    format!("'{}' is not one of: {}", s.trim(), names.join(", "))
+                })
+            }
         }
-        .to_owned()
-    }
-    fn from_text(s: &str) -> Result<Self, String> {
-        s.trim().parse::<Self>()
-    }
+    )*};
 }
-
-impl Text for nowa_bench::replay::VolumeMode {
-    fn to_text(&self) -> String {
-        match self {
-            nowa_bench::replay::VolumeMode::PerVolume => "per-volume",
-            nowa_bench::replay::VolumeMode::Shared => "shared",
-        }
-        .to_owned()
-    }
-    fn from_text(s: &str) -> Result<Self, String> {
-        s.trim().parse::<Self>()
-    }
-}
+text_by_value_enum!(
+    nowa_bench::sim::StreamAssign,
+    nowa_bench::replay::VolumeMode
+);
 
 impl Text for nowa_logspace::PlacementKind {
     fn to_text(&self) -> String {

@@ -16,11 +16,17 @@ use serde::Serialize;
 use std::path::Path;
 
 /// A named paper figure (`"fig3b"` in a spec).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum Figure {
+    /// Normalized WAF vs two-zone skew.
+    #[value(name = "fig3b", alias = "3b")]
     Fig3b,
+    /// Normalized WAF vs zipf theta, with and without a write buffer.
+    #[value(name = "fig4b", alias = "4b")]
     Fig4b,
+    /// WAF vs OP against the analytic models.
+    #[value(name = "fig7a", alias = "7a")]
     Fig7a,
 }
 
@@ -42,20 +48,6 @@ impl Figure {
 impl std::fmt::Display for Figure {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.name())
-    }
-}
-
-impl std::str::FromStr for Figure {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "fig3b" | "3b" => Ok(Figure::Fig3b),
-            "fig4b" | "4b" => Ok(Figure::Fig4b),
-            "fig7a" | "7a" => Ok(Figure::Fig7a),
-            _ => Err(format!(
-                "unknown figure '{s}' (expected fig3b, fig4b or fig7a)"
-            )),
-        }
     }
 }
 

@@ -34,7 +34,7 @@ use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
 /// Where the Zipf popularity ranks sit among the keys.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "kebab-case")]
 pub enum KeyOrder {
     /// Ranks scattered over the keys by a seeded bijection (YCSB's
@@ -47,49 +47,25 @@ pub enum KeyOrder {
     Ranked,
 }
 
-impl std::str::FromStr for KeyOrder {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "scrambled" => Ok(KeyOrder::Scrambled),
-            "ranked" => Ok(KeyOrder::Ranked),
-            _ => Err(format!(
-                "unknown key order '{s}' (expected scrambled or ranked)"
-            )),
-        }
-    }
-}
-
-/// The YCSB core mixes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+/// The YCSB core mixes (`--workload`: the letter, in either case).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 pub enum Mix {
     /// 50% read, 50% update.
+    #[value(name = "A")]
     A,
     /// 95% read, 5% update.
+    #[value(name = "B")]
     B,
     /// 100% read.
+    #[value(name = "C")]
     C,
     /// 50% read, 50% read-modify-write.
+    #[value(name = "F")]
     F,
     /// 100% updates (blind writes, no reads), keys Zipf-chosen as in A: the "100% writes"
     /// YCSB of SepFrozen (its "YCSB-100W"; YCSB-A is its "50W"). Not a YCSB core workload.
+    #[value(name = "W")]
     W,
-}
-
-impl std::str::FromStr for Mix {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s.to_ascii_uppercase().as_str() {
-            "A" => Ok(Mix::A),
-            "B" => Ok(Mix::B),
-            "C" => Ok(Mix::C),
-            "F" => Ok(Mix::F),
-            "W" => Ok(Mix::W),
-            _ => Err(format!(
-                "unknown YCSB workload '{s}' (expected A, B, C, F or W)"
-            )),
-        }
-    }
 }
 
 impl Mix {
@@ -106,31 +82,22 @@ impl Mix {
 }
 
 /// What values look like.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "kebab-case")]
 pub enum ValueKind {
     /// Random bytes: incompressible.
     Random,
     /// An 8-byte counter then a repeated text pattern: LZ4 leaves ~0.2 of a full leaf (far
     /// more compressible than the paper's YCSB data).
+    #[value(alias = "compressible")]
     Pattern,
     /// The counter, [`values::PAPER_RANDOM`] random bytes, then the pattern: LZ4 leaves ~0.41
     /// of a full leaf, the ratio the paper measured on its YCSB data (section 3.1: 41.2%).
+    #[value(
+        help = "The counter, random bytes, then the pattern: LZ4 leaves ~0.41 of a full \
+                    leaf, the paper's YCSB ratio (41.2%)"
+    )]
     Paper,
-}
-
-impl std::str::FromStr for ValueKind {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "random" => Ok(ValueKind::Random),
-            "pattern" | "compressible" => Ok(ValueKind::Pattern),
-            "paper" => Ok(ValueKind::Paper),
-            _ => Err(format!(
-                "unknown value kind '{s}' (expected random, pattern or paper)"
-            )),
-        }
-    }
 }
 
 /// When the run phase ends (or earlier, on Ctrl-C: [`crate::interrupt`]).
@@ -258,11 +225,14 @@ mod tests {
             ("W", Mix::W, 0),
             ("w", Mix::W, 0),
         ] {
-            assert_eq!(name.parse::<Mix>(), Ok(mix));
+            assert_eq!(<Mix as clap::ValueEnum>::from_str(name, true), Ok(mix));
             assert_eq!(mix.read_pct(), reads, "{name}");
         }
         for bad in ["", "D", "AW", "100W"] {
-            assert!(bad.parse::<Mix>().is_err(), "{bad}");
+            assert!(
+                <Mix as clap::ValueEnum>::from_str(bad, true).is_err(),
+                "{bad}"
+            );
         }
     }
 }

@@ -14,18 +14,24 @@ pub fn nowa(args: &[&str]) -> Output {
 /// Each argument list must fail with exit code 2, a one-line error and no panic.
 pub fn assert_usage_errors(cases: &[Vec<&str>]) {
     for bad in cases {
-        let out = nowa(bad);
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{bad:?}: {err}");
-        assert!(!err.contains("panicked"), "{bad:?} panicked: {err}");
-        let ours = err.lines().filter(|l| l.starts_with("nowa: error")).count();
-        let clap = err.lines().filter(|l| l.starts_with("error:")).count();
-        assert_eq!(
-            ours + clap,
-            1,
-            "{bad:?}: want exactly one error line:\n{err}"
-        );
+        usage_error(bad);
     }
+}
+
+/// `args` must fail with exit code 2, one error line and no panic: its stderr.
+pub fn usage_error(args: &[&str]) -> String {
+    let out = nowa(args);
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+    assert!(!err.contains("panicked"), "{args:?} panicked: {err}");
+    let ours = err.lines().filter(|l| l.starts_with("nowa: error")).count();
+    let clap = err.lines().filter(|l| l.starts_with("error:")).count();
+    assert_eq!(
+        ours + clap,
+        1,
+        "{args:?}: want exactly one error line:\n{err}"
+    );
+    err
 }
 
 /// Run `nowa` expecting success and JSON on stdout.

@@ -127,7 +127,7 @@ pub struct RunFlags {
     #[arg(long)]
     pub no_precondition: bool,
     /// Stream assignment: single, or hot-cold (two-zone only, needs --streams >= 2).
-    #[arg(long, default_value = "single", value_parser = text::parser::<StreamAssign>())]
+    #[arg(long, default_value = "single", value_enum)]
     pub stream_assign: StreamAssign,
     /// Seed of the workload and of randomized policies.
     #[arg(long, default_value_t = 42)]
@@ -150,7 +150,7 @@ pub struct TraceFlags {
     pub trace_format: Option<nowa_trace::Format>,
     /// Multi-volume traces: per-volume (one device per volume, SepBIT's model) or shared
     /// (all volumes on one device).
-    #[arg(long, default_value = "per-volume", value_parser = text::parser::<nowa_bench::replay::VolumeMode>())]
+    #[arg(long, default_value = "per-volume", value_enum)]
     pub trace_volumes: nowa_bench::replay::VolumeMode,
     /// Replay only this volume of the trace.
     #[arg(long, requires = "trace")]

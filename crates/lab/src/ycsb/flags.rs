@@ -31,11 +31,11 @@ pub struct YcsbFlags {
     pub value_size: usize,
     /// Values: pattern (LZ4 leaves ~0.2 of a page), paper (~0.41, the paper's YCSB ratio) or
     /// random (incompressible).
-    #[arg(long, default_value = "pattern", value_parser = flags::parsed::<ValueKind>())]
+    #[arg(long, default_value = "pattern", value_enum)]
     pub values: ValueKind,
     /// YCSB mix: A (50/50 read/update), B (95/5), C (read only), F (read-modify-write), W
     /// (100% updates, Zipf keys as A: SepFrozen's "100% writes" YCSB).
-    #[arg(long, default_value = "A", value_parser = flags::parsed::<Mix>())]
+    #[arg(long, default_value = "A", value_enum, ignore_case = true)]
     pub workload: Mix,
     /// Zipf theta of key popularity (0 = uniform).
     #[arg(long, default_value = "0.8", value_parser = flags::number(0.0, false, 100.0))]
@@ -43,7 +43,7 @@ pub struct YcsbFlags {
     /// Where the Zipf popularity ranks sit among the keys: scrambled (YCSB's scrambled
     /// Zipfian: a leaf's keys have unrelated popularities) or ranked (rank k = key k - 1:
     /// leaves range from hot to cold).
-    #[arg(long, default_value = "scrambled", value_parser = flags::parsed::<KeyOrder>())]
+    #[arg(long, default_value = "scrambled", value_enum)]
     pub key_order: KeyOrder,
     /// Worker threads.
     #[arg(long, default_value = "2", value_parser = flags::count::<usize>(1, MAX_THREADS))]
