@@ -179,7 +179,17 @@ if [ "$FS" = loop ]; then
     if loop_ok; then
         truncate -s "${FS_SIZE:-$(python3 -c "import re,sys; m=re.fullmatch(r'(\d+)([KMG]i?B)?', sys.argv[1]); u={'KiB':1<<10,'MiB':1<<20,'GiB':1<<30}; print(int(m[1])*u.get(m[2] or '',1) + (256<<20))" "$CAPACITY")}" "$DIR/fs-backing.img"
         if FSLOOP=$(losetup --direct-io=on -f --show "$DIR/fs-backing.img" 2>/dev/null); then
-            mkfs.ext4 -q -F "$FSLOOP" && mkdir -p "$DIR/mnt" && mount "$FSLOOP" "$DIR/mnt" && FILEDIR=$DIR/mnt
+            # Inode tables and journal zeroed by mkfs, not lazily after the mount: ext4lazyinit
+            # zeroes the inode tables (REQ_OP_WRITE_ZEROES, counted as sectors written) in
+            # the background during the first runs, which moved the file runs' bytes by
+            # +-170 B per update (block trace, docs/engine-writes.md session 7b).
+            mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 "$FSLOOP" \
+                && mkdir -p "$DIR/mnt" && mount "$FSLOOP" "$DIR/mnt" && FILEDIR=$DIR/mnt
+            # Every group's inode table is marked zeroed: nothing is left for ext4lazyinit.
+            if dumpe2fs "$FSLOOP" 2>/dev/null | grep -E '^Group [0-9]+:' | grep -qv ITABLE_ZEROED; then
+                echo "realio.sh: ext4 on $FSLOOP has inode tables left to zero lazily" >&2
+                exit 1
+            fi
         else
             FSLOOP=""
             echo "  (FS=loop: losetup failed; the file runs use $DIR)" >&2

@@ -45,6 +45,34 @@ fn a_checked_run_reports_and_is_consistent() {
     assert!(v["wal_bytes_per_txn"].as_f64().expect("test step") > 0.0);
 }
 
+/// Both write paths report how many page writes each page-store flush made durable (the
+/// JSON had no such field: `nowa ycsb` reported it, `nowa tpcc` did not); out of place one
+/// flush per write-back batch gives at least 16.
+#[test]
+fn page_writes_per_store_flush_is_reported_on_both_write_paths() {
+    for wp in ["inplace", "oop"] {
+        let v = nowa_json(&[
+            "tpcc",
+            "-q",
+            "--warehouses",
+            "1",
+            "--transactions",
+            "1500",
+            "--write-path",
+            wp,
+            "--json",
+            "--seed",
+            "7",
+        ]);
+        let per = v["page_writes_per_store_flush"]
+            .as_f64()
+            .unwrap_or_else(|| panic!("{wp}: page_writes_per_store_flush is a number"));
+        let d = &v["drilldown"];
+        assert!(d["store_flushes"].as_u64().expect("test step") > 0, "{wp}");
+        assert!(per >= 16.0, "{wp}: {per} page writes per store flush");
+    }
+}
+
 /// Starts a sync-commit run on `img`, kills it with SIGKILL a few seconds into the run phase,
 /// then recovers and checks with `--check-only`.
 fn kill_9_then_check(write_path: &str) {

@@ -253,6 +253,22 @@ impl Drilldown {
         }
     }
 
+    /// Page writes (user write-backs, whole pages or deltas, plus doublewrite pages) per
+    /// page-store flush: how well write-back batches its durability points (`None`: no store
+    /// flush in the interval). The one formula of every command that reports it.
+    ///
+    /// # Panics
+    /// If `page_size` is 0.
+    #[must_use]
+    pub fn page_writes_per_store_flush(&self, page_size: u64) -> Option<f64> {
+        assert!(page_size > 0, "a page has bytes");
+        (self.store_flushes > 0).then(|| {
+            (self.user_bytes + self.doublewrite_bytes) as f64
+                / page_size as f64
+                / self.store_flushes as f64
+        })
+    }
+
     /// Page bytes the DB issued: user pages as written + doublewrite + DB GC + compensation.
     #[must_use]
     pub fn db_bytes(&self) -> u64 {
@@ -508,11 +524,7 @@ impl YcsbResult {
         let d = Drilldown::between(start, end);
         assert_eq!(d.user_bytes, d.eviction_bytes + d.checkpoint_bytes);
         let flushes_per_op = d.flushes(spec.separate_wal) as f64 / n;
-        let page_writes_per_store_flush = (d.store_flushes > 0).then(|| {
-            (d.user_bytes + d.doublewrite_bytes) as f64
-                / end.stats.page_size as f64
-                / d.store_flushes as f64
-        });
+        let page_writes_per_store_flush = d.page_writes_per_store_flush(end.stats.page_size);
         let pending_blind_changes = PendingBlind::of(
             spec.engine.blind_update_bytes > 0,
             &end.stats,

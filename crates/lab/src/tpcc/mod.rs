@@ -99,6 +99,9 @@ pub struct TpccOut {
     pub wal_bytes_per_txn: f64,
     /// Bytes the device read per transaction (page misses, GC reads).
     pub read_bytes_per_txn: f64,
+    /// Page writes (whole pages or deltas, plus doublewrite pages) per page-store flush in
+    /// the run (None: no store flush), as `nowa ycsb` reports it.
+    pub page_writes_per_store_flush: Option<f64>,
     /// The consistency check (`check`).
     pub consistency: Option<Consistency>,
     /// The engine's counters at the end (flush causes, residency histograms).

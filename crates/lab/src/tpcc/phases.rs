@@ -265,6 +265,7 @@ fn measure(
         flash_bytes_per_txn: d.media_bytes.map(per),
         wal_bytes_per_txn: per(d.wal_bytes),
         read_bytes_per_txn: per(dev.counters().host_bytes_read - read0),
+        page_writes_per_store_flush: d.page_writes_per_store_flush(eng.stats().page_size),
         drilldown: d,
         run: report,
         consistency,

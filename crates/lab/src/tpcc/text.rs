@@ -142,6 +142,11 @@ pub fn summary(o: &TpccOut) -> String {
             .map_or_else(|| "-".to_string(), |b| format!("{b:.0}")),
         o.wal_bytes_per_txn
     );
+    let _ = writeln!(
+        s,
+        "flushes   {} page writes per store flush",
+        fmt(o.page_writes_per_store_flush)
+    );
     if let Some(p) = &o.placement {
         s.push_str(&p.text());
     }
