@@ -34,6 +34,13 @@ pub fn line_l2<T>(table: &[T], i: usize) {
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
 fn hint<T, const H: i32>(table: &[T], i: usize) {
+    use std::arch::x86_64::{_MM_HINT_T0, _MM_HINT_T1};
+    const {
+        assert!(
+            H == _MM_HINT_T0 || H == _MM_HINT_T1,
+            "a read hint into L1 or L2"
+        )
+    };
     if let Some(x) = table.get(i) {
         // SAFETY: `_mm_prefetch` needs SSE, which every x86-64 CPU has (it is in the target's
         // baseline). It is only a hint: it never faults, writes nothing and returns nothing,
