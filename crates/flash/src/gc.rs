@@ -7,6 +7,17 @@ use crate::config::as_f64;
 use crate::{prefetch, FlashError, Ftl, GcFrontier, NONE};
 use nowa_logspace::UnitState;
 
+/// [`prefetch::GC_AHEAD`] in page numbers (the native copy loop's distance).
+#[expect(
+    clippy::cast_possible_truncation,
+    reason = "a small constant (64), checked below"
+)]
+const GC_AHEAD: u32 = prefetch::GC_AHEAD as u32;
+const _: () = assert!(
+    GC_AHEAD as usize == prefetch::GC_AHEAD,
+    "GC_AHEAD fits a page number"
+);
+
 /// [`prefetch::AHEAD`] in page numbers.
 #[expect(
     clippy::cast_possible_truncation,
@@ -98,19 +109,19 @@ impl Ftl {
         // The destination unit's new valid pages, added in bulk when it fills or GC ends.
         let mut fr = self.frontiers[dest];
         let mut pending = 0u32;
-        let (end, ahead_by) = (base + self.unit_pages, AHEAD);
+        let (end, ahead_by) = (base + self.unit_pages, GC_AHEAD);
         for i in base..(base + ahead_by).min(end) {
-            prefetch::line(&self.l2p, self.p2l.lba(i) as usize);
+            prefetch::line_l2(&self.l2p, self.p2l.lba(i) as usize);
         }
         for ppn in base..base + self.unit_pages {
             if moved == valid {
                 break;
             }
-            // The victim's pages are read in order; the mapping line of the page AHEAD from
-            // here is fetched while this one is checked and copied.
+            // The victim's pages are read in order; the mapping line of the page GC_AHEAD
+            // from here is fetched into L2 while this one is checked and copied.
             let ahead = ppn + ahead_by;
             if ahead < end {
-                prefetch::line(&self.l2p, self.p2l.lba(ahead) as usize);
+                prefetch::line_l2(&self.l2p, self.p2l.lba(ahead) as usize);
             }
             let raw = self.p2l.raw(ppn);
             let lba = self.p2l.lba_of(raw);

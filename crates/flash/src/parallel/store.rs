@@ -7,7 +7,7 @@ use super::streams::{StreamStats, Tracker};
 use super::victims::{BlockBuckets, Slotted, Victims};
 use super::{BIG_REQUEST_PAGES, CHUNK_PAGES, HOST_OPEN, LIFETIME_CLASSES};
 use crate::live::LiveBits;
-use crate::prefetch::AHEAD;
+use crate::prefetch::GC_AHEAD;
 use crate::FlashError;
 
 /// Free blocks a chip keeps for GC at least: a host superblock opens only on chips with more.
@@ -946,7 +946,7 @@ impl ParallelFtl {
         };
         // Every live page of the victim first (live bits, reverse entries: independent lines
         // whose misses overlap), then the moves, block by block as before, asking for the
-        // forward entry of the page AHEAD pages on across the whole victim (a block holds a
+        // forward entry of the page GC_AHEAD pages on across the whole victim (a block holds a
         // dozen live pages: too few to overlap their misses within it).
         let mut lpns = std::mem::take(&mut self.scratch);
         let mut counts = std::mem::take(&mut self.scratch_counts);
@@ -1061,8 +1061,8 @@ impl ParallelFtl {
     /// then erase the block; when it was its superblock's last block, free the superblock.
     ///
     /// The hot path of a run (GC copies outnumber host writes several times): the forward
-    /// entry of the page [`AHEAD`] on in `lpns` is asked for while this one moves; the
-    /// block's and superblock's counts drop once, not per page.
+    /// entry of the page [`GC_AHEAD`] on in `lpns` is asked for (into L2) while this one
+    /// moves; the block's and superblock's counts drop once, not per page.
     fn move_block(
         &mut self,
         chip: u32,
@@ -1076,13 +1076,14 @@ impl ParallelFtl {
         let live = self.bvalid[gb as usize];
         assert_eq!(range.len(), live as usize, "every valid page moves");
         if range.start == 0 {
-            for &l in lpns.iter().take(AHEAD) {
-                crate::prefetch::line(&self.l2p, l as usize);
+            for &l in lpns.iter().take(GC_AHEAD) {
+                crate::prefetch::line_l2(&self.l2p, l as usize);
             }
         }
         for k in range {
-            if let Some(&next) = lpns.get(k + AHEAD) {
-                crate::prefetch::line(&self.l2p, next as usize);
+            // Into L2, as the FTL model's GC loop does (more misses in flight than L1 holds).
+            if let Some(&next) = lpns.get(k + GC_AHEAD) {
+                crate::prefetch::line_l2(&self.l2p, next as usize);
             }
             let lpn = lpns[k];
             self.ops.push(FlashOp {
