@@ -464,6 +464,9 @@ impl Reader {
     /// [`Reader::next_record`] has work to do: a refill, the end, a record that does not
     /// decode (which `next_record` then reports). The records are those `next_record` would
     /// return, in one tight loop.
+    ///
+    /// # Panics
+    /// If more records were read than the header counts (a bug of this reader).
     pub fn decode_buffered(&mut self, out: &mut Vec<Record>, max: usize) -> usize {
         if self.failed {
             return 0;
@@ -570,7 +573,7 @@ mod tests {
             w.push(&Record {
                 ts_ns: i * 1000 + (x >> 60),
                 volume: u32::try_from(x >> 62).unwrap(),
-                op: Op::from_code((x >> 40) as u8),
+                op: Op::from_code(u8::try_from((x >> 40) & 3).unwrap()),
                 offset: (x >> 20) << 12,
                 len: if x & 1 == 0 { 4096 } else { (x >> 50) << 9 },
             })

@@ -426,15 +426,18 @@ impl DirectMap {
     /// # Panics
     /// If a page is not below the table's bound (the caller sized it from every page written).
     pub fn write_many(&mut self, pages: &[u64], out: &mut Vec<u32>) -> Result<(), TooManyPages> {
-        let n = self.ids.len() as u64;
-        if let Some(&p) = pages.iter().find(|&&p| p >= n) {
+        let n = self.ids.len();
+        let at = |p: u64| usize::try_from(p).ok().filter(|&i| i < n);
+        if let Some(&p) = pages.iter().find(|&&p| at(p).is_none()) {
             panic!("page {p} beyond the direct map's {n} pages");
         }
-        let gathered = pages.iter().fold(0u32, |x, &p| x ^ self.ids[p as usize]);
+        let gathered = pages
+            .iter()
+            .fold(0u32, |x, &p| x ^ self.ids[at(p).unwrap_or(0)]);
         std::hint::black_box(gathered);
         out.reserve(pages.len());
         for &p in pages {
-            let e = &mut self.ids[p as usize];
+            let e = &mut self.ids[at(p).unwrap_or(0)];
             if *e == UNMAPPED {
                 *e = self.ids_out.take()?;
             }
