@@ -298,8 +298,8 @@ impl ReplayMap {
     /// below page `page_end` under key 0 only unless `keyed`.
     fn for_device(scan: &CompactMap, page_end: u64, keyed: bool) -> ReplayMap {
         let direct = !keyed && page_end.saturating_mul(4) <= scan.memory_bytes();
-        match DirectMap::new(page_end) {
-            Ok(m) if direct => ReplayMap::Direct(m),
+        match direct.then(|| DirectMap::new(page_end)) {
+            Some(Ok(m)) => ReplayMap::Direct(m),
             _ => ReplayMap::Compact(CompactMap::default()),
         }
     }
