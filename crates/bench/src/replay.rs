@@ -19,7 +19,9 @@
 
 use crate::sim::{Interval, MeasuredRun, SimResult};
 use nowa_flash::{Counters, FlashError, Ftl, FtlConfig, VictimHistogram};
-use nowa_trace::pages::{page_range, CompactMap, NextOverwrite, PageEvent, TooManyPages, NEVER};
+use nowa_trace::pages::{
+    page_range, CompactMap, DirectMap, NextOverwrite, PageEvent, TooManyPages, NEVER,
+};
 use nowa_trace::{open, Format, Op, Record, TraceError, TraceReader};
 use nowa_units::cpu::thread_cpu_secs;
 use serde::Serialize;
@@ -152,6 +154,23 @@ pub struct ReplayResult {
 }
 
 const BATCH: usize = 4096;
+/// Records decoded at once ([`TraceReader::next_records`]).
+const RECORDS: usize = 1024;
+
+/// Call `f` on every record to the end of the trace, decoded in blocks.
+fn each_record(
+    reader: &mut TraceReader,
+    mut f: impl FnMut(&Record) -> Result<(), ReplayError>,
+) -> Result<(), ReplayError> {
+    let mut block = Vec::with_capacity(RECORDS);
+    loop {
+        block.clear();
+        if reader.next_records(&mut block, RECORDS)? == 0 {
+            return Ok(());
+        }
+        block.iter().try_for_each(&mut f)?;
+    }
+}
 
 struct Device {
     volume: Option<u32>,
@@ -160,7 +179,11 @@ struct Device {
     live_peak: u64,
     live_end: u64,
     /// The replay's map: trace addresses -> device pages, first touch, discards reused.
-    map: CompactMap,
+    map: ReplayMap,
+    /// From the scan: one past the highest page written, and whether a map key other than
+    /// 0 was written (a shared device of several volumes).
+    page_end: u64,
+    keyed: bool,
     pass_pages: u64,
     ftl: Option<Ftl>,
     /// Pages written since the last drain (map key `key`), and their device pages.
@@ -185,7 +208,9 @@ impl Device {
             footprint: 0,
             live_peak: 0,
             live_end: 0,
-            map: CompactMap::default(),
+            map: ReplayMap::Compact(CompactMap::default()),
+            page_end: 0,
+            keyed: false,
             pass_pages: 0,
             ftl: None,
             pages: Vec::with_capacity(BATCH),
@@ -236,13 +261,66 @@ impl Device {
         self.drain()?;
         let volume = self.volume;
         for p in page_range(r.offset, r.len) {
-            if let Some(s) = self.map.discard(key, p) {
+            if let Some(id) = self.map.discard(key, p) {
                 self.ftl()
-                    .trim(u64::from(s.id), 1)
+                    .trim(u64::from(id), 1)
                     .map_err(|source| ReplayError::Flash { volume, source })?;
             }
         }
         Ok(())
+    }
+}
+
+/// The replay's address map of a device: the compact map, or a direct table when the scan
+/// found the device's written pages dense under a bound of one key (4 B per page of that
+/// range no more than the compact map's memory). Both hand out the same device pages.
+#[derive(Debug)]
+enum ReplayMap {
+    Compact(CompactMap),
+    Direct(DirectMap),
+}
+
+impl ReplayMap {
+    /// The map for a device whose scan map is `scan` (every address written), written
+    /// below page `page_end` under key 0 only unless `keyed`.
+    fn for_device(scan: &CompactMap, page_end: u64, keyed: bool) -> ReplayMap {
+        let direct = !keyed && page_end.saturating_mul(4) <= scan.memory_bytes();
+        match direct.then(|| DirectMap::new(page_end)) {
+            Some(Ok(m)) => ReplayMap::Direct(m),
+            _ => ReplayMap::Compact(CompactMap::default()),
+        }
+    }
+
+    fn write_many(
+        &mut self,
+        key: u32,
+        pages: &[u64],
+        out: &mut Vec<u32>,
+    ) -> Result<(), TooManyPages> {
+        match self {
+            ReplayMap::Compact(m) => m.write_many(key, pages, out),
+            ReplayMap::Direct(m) => {
+                assert_eq!(key, 0, "a direct map serves one key");
+                m.write_many(pages, out)
+            }
+        }
+    }
+
+    fn discard(&mut self, key: u32, page: u64) -> Option<u32> {
+        match self {
+            ReplayMap::Compact(m) => m.discard(key, page).map(|s| s.id),
+            ReplayMap::Direct(m) => {
+                assert_eq!(key, 0, "a direct map serves one key");
+                m.discard(page)
+            }
+        }
+    }
+
+    fn high_water(&self) -> u64 {
+        match self {
+            ReplayMap::Compact(m) => m.high_water(),
+            ReplayMap::Direct(m) => m.high_water(),
+        }
     }
 }
 
@@ -364,7 +442,10 @@ fn scan_record(
     let ((map, pending), pages) = (&mut maps[d], page_range(r.offset, r.len));
     if create {
         if first_pass {
-            devices[d].pass_pages += pages.end - pages.start;
+            let dev = &mut devices[d];
+            dev.pass_pages += pages.end - pages.start;
+            dev.page_end = dev.page_end.max(pages.end);
+            dev.keyed |= key != 0;
         }
         if pending.key != key || pending.pages.len() >= BATCH {
             pending.flush(map)?;
@@ -403,10 +484,10 @@ fn scan(spec: &ReplaySpec, router: &mut Router) -> Result<Scan, ReplayError> {
     let format = reader.format();
     let (mut devices, mut maps) = (Vec::new(), Vec::new());
     let mut c = TraceCounts::default();
-    while let Some(r) = reader.next_record()? {
-        count(&mut c, &r);
-        scan_record(router, &mut devices, &mut maps, &r, true)?;
-    }
+    each_record(&mut reader, |r| {
+        count(&mut c, r);
+        scan_record(router, &mut devices, &mut maps, r, true)
+    })?;
     flush_all(&mut maps)?;
     c.lines = reader.lines();
     if devices.is_empty() {
@@ -418,9 +499,9 @@ fn scan(spec: &ReplaySpec, router: &mut Router) -> Result<Scan, ReplayError> {
     let ends: Vec<u64> = maps.iter().map(|(m, _)| m.live()).collect();
     if c.discard_pages > 0 {
         let mut reader = open(&spec.trace, Some(format))?;
-        while let Some(r) = reader.next_record()? {
-            scan_record(router, &mut devices, &mut maps, &r, false)?;
-        }
+        each_record(&mut reader, |r| {
+            scan_record(router, &mut devices, &mut maps, r, false)
+        })?;
         flush_all(&mut maps)?;
     }
     let maps: Vec<CompactMap> = maps.into_iter().map(|(m, _)| m).collect();
@@ -487,6 +568,9 @@ struct Replayer<'a> {
     router: Router,
     devices: Vec<Device>,
     reader: TraceReader,
+    /// Records decoded and not applied yet: `block[at..]`.
+    block: Vec<Record>,
+    at: usize,
     /// Page writes issued so far (all devices, all phases).
     issued: u64,
     /// Completed passes over the trace.
@@ -531,12 +615,10 @@ impl Replayer<'_> {
     /// current pass. The trace is reopened at its end.
     fn run_until(&mut self, target: u64, one_pass: bool) -> Result<(), ReplayError> {
         while self.issued < target || one_pass {
-            match self.reader.next_record()? {
-                Some(r) => {
-                    self.in_pass += 1;
-                    self.apply(&r)?;
-                }
-                None => {
+            if self.at == self.block.len() {
+                self.block.clear();
+                self.at = 0;
+                if self.reader.next_records(&mut self.block, RECORDS)? == 0 {
                     assert_eq!(
                         self.in_pass, self.pass_records,
                         "every pass reads the same trace"
@@ -547,8 +629,13 @@ impl Replayer<'_> {
                     if one_pass {
                         break;
                     }
+                    continue;
                 }
             }
+            let r = self.block[self.at];
+            self.at += 1;
+            self.in_pass += 1;
+            self.apply(&r)?;
         }
         self.drain_all()
     }
@@ -612,6 +699,9 @@ fn prepare(spec: &ReplaySpec) -> Result<(Replayer<'_>, TraceCounts, Format, f64)
             d.future = Some(n);
         }
     }
+    for (d, m) in devices.iter_mut().zip(&maps) {
+        d.map = ReplayMap::for_device(m, d.page_end, d.keyed);
+    }
     drop(maps);
     let scan_cpu = thread_cpu_secs() - c0;
     build_ftls(spec, &mut devices)?;
@@ -620,6 +710,8 @@ fn prepare(spec: &ReplaySpec) -> Result<(Replayer<'_>, TraceCounts, Format, f64)
         router,
         devices,
         reader: open(&spec.trace, Some(format))?,
+        block: Vec::with_capacity(RECORDS),
+        at: 0,
         issued: 0,
         passes: 0,
         in_pass: 0,

@@ -331,6 +331,44 @@ impl Reader {
         &self.header
     }
 
+    /// Read the whole body without decoding it and check its length and checksum against the
+    /// header: what the end of a full read checks, at the speed of reading and CRC32C. A body
+    /// that passes is the one the writer wrote, so no record read from it afterwards is wild
+    /// (a damaged body is refused before any record is used), and decoding it once more to
+    /// check it would find nothing new.
+    ///
+    /// # Errors
+    /// [`TraceError::Io`], or [`TraceError::Corrupt`] for a body of the wrong length or checksum.
+    ///
+    /// # Panics
+    /// If records were read already (the check covers the whole body).
+    pub fn verify(mut self) -> Result<Header, TraceError> {
+        assert!(
+            self.read == 0 && self.body_seen == 0,
+            "verify reads the body from its start"
+        );
+        let mut chunk = vec![0u8; 1 << 20];
+        loop {
+            let n = self
+                .src
+                .read(&mut chunk)
+                .map_err(|e| TraceError::io(&self.path, e))?;
+            if n == 0 {
+                break;
+            }
+            self.crc = crc32c::crc32c_append(self.crc, &chunk[..n]);
+            self.body_seen += n as u64;
+        }
+        let h = self.header;
+        if self.body_seen != h.body_bytes {
+            return Err(self.corrupt("body length", h.body_bytes, self.body_seen));
+        }
+        if self.crc != h.body_crc {
+            return Err(self.corrupt("body checksum", u64::from(h.body_crc), u64::from(self.crc)));
+        }
+        Ok(h)
+    }
+
     /// Keep at least `MAX_RECORD` bytes buffered unless the file ends first.
     fn refill(&mut self) -> Result<(), TraceError> {
         self.buf.drain(..self.pos);
@@ -420,6 +458,37 @@ impl Reader {
     }
 }
 
+impl Reader {
+    /// Decode up to `max` records that are whole in the buffer into `out`, without reading
+    /// the file or checking its end; returns how many. Stops early (possibly at 0) where
+    /// [`Reader::next_record`] has work to do: a refill, the end, a record that does not
+    /// decode (which `next_record` then reports). The records are those `next_record` would
+    /// return, in one tight loop.
+    ///
+    /// # Panics
+    /// If more records were read than the header counts (a bug of this reader).
+    pub fn decode_buffered(&mut self, out: &mut Vec<Record>, max: usize) -> usize {
+        if self.failed {
+            return 0;
+        }
+        let left = self.header.records - self.read;
+        let want = usize::try_from(left).map_or(max, |l| l.min(max));
+        let start = out.len();
+        while out.len() - start < want && self.buf.len() - self.pos >= MAX_RECORD {
+            let Some((r, used)) = decode(&self.buf[self.pos..], &mut self.prev) else {
+                break;
+            };
+            debug_assert!(used <= MAX_RECORD);
+            self.pos += used;
+            out.push(r);
+        }
+        let n = out.len() - start;
+        self.read += n as u64;
+        assert!(self.read <= self.header.records, "no record past the count");
+        n
+    }
+}
+
 /// Decode one record from `b`; None if `b` ends inside it.
 #[inline]
 fn decode(b: &[u8], prev: &mut Prev) -> Option<(Record, usize)> {
@@ -489,6 +558,47 @@ mod tests {
         }
         assert_eq!(zigzag(0u64.wrapping_sub(1)), 1);
         assert_eq!(zigzag(1), 2);
+    }
+
+    /// Records decoded in blocks of any size are the records read one by one, across the
+    /// reader's refills and up to the verified end.
+    #[test]
+    fn blocks_hold_the_records_read_one_by_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("b.nwt");
+        let mut w = Writer::create(&path, false).unwrap();
+        let mut x = 7u64;
+        for i in 0..60_000u64 {
+            x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            w.push(&Record {
+                ts_ns: i * 1000 + (x >> 60),
+                volume: u32::try_from(x >> 62).unwrap(),
+                op: Op::from_code(u8::try_from((x >> 40) & 3).unwrap()),
+                offset: (x >> 20) << 12,
+                len: if x & 1 == 0 { 4096 } else { (x >> 50) << 9 },
+            })
+            .unwrap();
+        }
+        w.finish().unwrap();
+        let one: Vec<Record> = crate::open(&path, None)
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(one.len(), 60_000);
+        for block in [1, 7, 1024, 100_000] {
+            let mut r = crate::open(&path, None).unwrap();
+            let (mut all, mut calls) = (Vec::new(), 0);
+            while r.next_records(&mut all, block).unwrap() > 0 {
+                calls += 1;
+            }
+            assert_eq!(all, one, "blocks of {block}");
+            assert_eq!(
+                calls,
+                60_000usize.div_ceil(block),
+                "full blocks but the last"
+            );
+            assert_eq!(r.next_records(&mut all, block).unwrap(), 0, "the end stays");
+        }
     }
 
     #[test]

@@ -114,13 +114,12 @@ pub fn open_with(
     let src = decompress::open_decompressed(path)?;
     let inner = if format == Format::Binary {
         // The body's checksum is only known at its end: a damaged body would hand out
-        // records with wild offsets first (a footprint of 2^49 pages). One pass checks it
-        // before any record is used; the compact form makes it cheap.
-        let mut check = binary::Reader::new(path, Box::new(src)).map_err(|e| damaged(e, 0))?;
-        let mut n = 0u64;
-        while check.next_record().map_err(|e| damaged(e, n))?.is_some() {
-            n += 1;
-        }
+        // records with wild offsets first (a footprint of 2^49 pages). One pass checks its
+        // length and checksum before any record is used, without decoding it (a replay
+        // reopens its trace every pass: a decoding pass cost as much as the replay's own).
+        binary::Reader::new(path, Box::new(src))
+            .and_then(binary::Reader::verify)
+            .map_err(|e| damaged(e, 0))?;
         let src = decompress::open_decompressed(path)?;
         let r = binary::Reader::new(path, Box::new(src)).map_err(|e| damaged(e, 0))?;
         Inner::Binary(Box::new(r))
@@ -207,6 +206,30 @@ impl TraceReader {
         self.done = true;
         self.check_end()?;
         Ok(None)
+    }
+
+    /// Up to `max` more records appended to `out`: what as many [`TraceReader::next_record`]
+    /// calls would return, fewer only at the end of the trace (0 there). The binary form
+    /// decodes them in one loop, without a call per record.
+    ///
+    /// # Errors
+    /// As [`TraceReader::next_record`]; `out` then holds the records before the error.
+    pub fn next_records(&mut self, out: &mut Vec<Record>, max: usize) -> Result<usize, TraceError> {
+        let start = out.len();
+        while out.len() - start < max {
+            if let (Inner::Binary(b), false) = (&mut self.inner, self.done) {
+                let n = b.decode_buffered(out, max - (out.len() - start));
+                self.records += n as u64;
+                if out.len() - start == max {
+                    break;
+                }
+            }
+            match self.next_record()? {
+                Some(r) => out.push(r),
+                None => break,
+            }
+        }
+        Ok(out.len() - start)
     }
 
     /// At the end: refuse an empty trace or one with too many unreadable lines, report the

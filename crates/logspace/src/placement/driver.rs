@@ -391,8 +391,18 @@ mod tests {
         let (u0, u1, u2) = (sealed(0), sealed(1), sealed(2));
         sep.collect(&space, u0, None);
         assert!(!sep.gc_reads_state(), "SepBIT: class-0 victim");
+        assert_eq!(
+            sep.gc_class(),
+            Some(2),
+            "SepBIT: a class-0 victim moves in bulk"
+        );
         sep.collect(&space, u1, None);
         assert!(sep.gc_reads_state(), "SepBIT: class-1 victim");
+        assert_eq!(
+            sep.gc_class(),
+            None,
+            "SepBIT: a class-1 victim's pages by age"
+        );
         for (u, reads) in [(u0, true), (u1, true), (u2, false)] {
             midas.collect(&space, u, None);
             assert_eq!(midas.gc_reads_state(), reads, "MiDAS victim of unit {u}");

@@ -70,6 +70,11 @@ impl Placement for SepBit {
         // A class-0 victim's pages all go to class 2, whatever their last write.
         self.victim_class != 0
     }
+    fn gc_class(&self) -> Option<u16> {
+        // A class-0 victim's pages all go to class 2, and GC's `classify` reads and changes
+        // nothing for them: the writer may copy the victim in bulk.
+        (self.victim_class == 0).then_some(2)
+    }
     fn memory_bytes(&self) -> u64 {
         self.last.memory_bytes()
     }
