@@ -47,7 +47,6 @@ fn an_update_logs_its_key_and_value_and_21_bytes() {
 /// its records, its pad and its flush mark, and never rewrites the block the previous flush
 /// ended in (format 5 rewrote it: ~4 KiB more per flush).
 #[test]
-#[ignore = "pads are off (wal/mod.rs flush_locked): vopr then finds no torn tail"]
 fn a_group_flush_writes_no_block_twice() {
     let e = Engine::create(Arc::new(MemDevice::new(8 << 20)), cfg()).unwrap();
     for i in 0..400 {

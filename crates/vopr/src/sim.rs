@@ -136,6 +136,12 @@ pub struct Coverage {
     pub blind_applied: u64,
     /// See `blind_updates`.
     pub blind_drains: u64,
+    /// WAL damage drawn past the last flush mark (a tail only write-back's unmarked flushes
+    /// made durable, `sim/damage.rs`), and the opens refused because a page or delta on disk
+    /// held an LSN past the log's end (`RecordDamage::PageAhead`).
+    pub unmarked_damages: u64,
+    /// See `unmarked_damages`.
+    pub pages_ahead: u64,
 }
 
 impl Coverage {
@@ -178,6 +184,8 @@ impl Coverage {
             blind_updates: self.blind_updates + o.blind_updates,
             blind_applied: self.blind_applied + o.blind_applied,
             blind_drains: self.blind_drains + o.blind_drains,
+            unmarked_damages: self.unmarked_damages + o.unmarked_damages,
+            pages_ahead: self.pages_ahead + o.pages_ahead,
         }
     }
 }
@@ -281,6 +289,11 @@ struct Sim {
     /// The WAL end at the last durability point of this open (0: none yet): everything
     /// below is on the device (`sim/damage.rs` damages the WAL below it).
     durable_lsn: u64,
+    /// The end the engine's flush marks vouch for at the same points (below `durable_lsn`
+    /// when write-back's flushes, which write no mark, flushed the log last).
+    vouched_lsn: u64,
+    /// The WAL was damaged past `vouched_lsn` before this open: refusing it is explained.
+    unmarked_damage: bool,
 }
 
 /// How to run a seed.
@@ -443,6 +456,8 @@ impl Sim {
             sched: Arc::new(Mutex::new(sched)),
             inside: Arc::default(),
             durable_lsn: 0,
+            vouched_lsn: 0,
+            unmarked_damage: false,
         }
     }
 
@@ -471,6 +486,13 @@ impl Sim {
                 eprintln!("  the open's WAL stop: {:?}", r.wal_stop);
             }
             c.salvages += u64::from(matches!(r.wal_stop, WalStop::Salvaged { .. }));
+            c.pages_ahead += u64::from(matches!(
+                r.wal_stop,
+                WalStop::Salvaged {
+                    damage: nowa_engine::RecordDamage::PageAhead { .. },
+                    ..
+                }
+            ));
             c.snapshot_fallbacks += u64::from(r.snapshot_fallback.is_some());
         }
         self.trace(st.gc_page_writes ^ (st.zones_reclaimed << 32));
@@ -533,6 +555,7 @@ impl Sim {
         let mut cfg = self.s.cfg.clone();
         cfg.pool_bytes = self.r.random_range(64..=192u64) * 4096;
         self.durable_lsn = 0;
+        self.vouched_lsn = 0;
         let e = Arc::new(Engine::open_with_wal(
             self.main.clone(),
             self.log.clone(),
@@ -581,6 +604,7 @@ impl Sim {
                 // Every acknowledged write is durable now (group commit's promise).
                 self.model.durable();
                 self.durable_lsn = e.wal_durable_lsn();
+                self.vouched_lsn = e.wal_vouched_lsn();
                 assert!(
                     self.durable_lsn >= e.wal_end_lsn(),
                     "a log flush leaves the log durable to its end"
@@ -704,6 +728,7 @@ impl Sim {
             self.trace(op.code());
             self.apply(e, &op)?;
             self.durable_lsn = e.wal_durable_lsn();
+            self.vouched_lsn = e.wal_vouched_lsn();
             self.background(e)?;
         }
         if matches!(end, End::Clean) {
