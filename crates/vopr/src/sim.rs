@@ -294,7 +294,13 @@ struct Sim {
     vouched_lsn: u64,
     /// The WAL was damaged past `vouched_lsn` before this open: refusing it is explained.
     unmarked_damage: bool,
+    /// Which crashes at a write go to a write of the log instead ([`LOG_CRASH_STREAM`]).
+    log_crash: Rng,
 }
+
+/// The stream of the log-write crash draws (apart from the main stream, whose draws keep
+/// their values).
+const LOG_CRASH_STREAM: u64 = 0x6c6f_675f_6372;
 
 /// How to run a seed.
 #[derive(Debug, Clone, Copy, Default)]
@@ -458,6 +464,7 @@ impl Sim {
             durable_lsn: 0,
             vouched_lsn: 0,
             unmarked_damage: false,
+            log_crash: crate::setup::rng(nowa_units::mix64(seed ^ LOG_CRASH_STREAM)),
         }
     }
 
@@ -650,7 +657,18 @@ impl Sim {
             self.inject_media();
         }
         if let End::CrashAtWrite(n) = end {
-            self.power.crash_after_writes(n);
+            // One in four: the crash hits one of the next few data writes of the log (a
+            // crash among all writes rarely lands in a log flush, and a torn tail needs
+            // one; docs/engine-writes.md, session 7a).
+            if self.log_crash.random_range(0..4) == 0 {
+                let l = e.layout();
+                let log = l.wal_start * 4096..(l.wal_start + l.log_blocks()) * 4096;
+                let n = self.log_crash.random_range(1..=6);
+                let device = usize::from(self.s.separate_log);
+                self.power.crash_at_range_write(device, log, n);
+            } else {
+                self.power.crash_after_writes(n);
+            }
         }
         let ops = self.r.random_range(1..=self.s.work.ops);
         let stop = self.ops(&e, ops, end);
