@@ -776,6 +776,15 @@ pub enum RecordDamage {
     /// No record where the log must continue (a zeroed or stale block).
     #[error("no record where the log continues (zeroed or stale block)")]
     Missing,
+    /// The log ends here, but a page (or delta) on disk holds a change logged at or after
+    /// this point: those records were durable (the WAL rule) and are lost.
+    #[error("page {pid} on disk holds LSN {lsn}, past the end of the log")]
+    PageAhead {
+        /// The page.
+        pid: Pid,
+        /// Its LSN.
+        lsn: u64,
+    },
 }
 
 /// Why a redo does not apply.

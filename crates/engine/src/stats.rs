@@ -110,6 +110,8 @@ pub struct EngineCounters {
     pub wal_device_bytes: AtomicU64,
     /// WAL flushes.
     pub wal_flushes: AtomicU64,
+    /// WAL flush marks written (one 4 KiB block each, in `wal_device_bytes`).
+    pub wal_marks: AtomicU64,
     /// Key + value bytes the user put.
     pub logical_user_bytes: Striped,
     /// Page reads from the store.
@@ -271,6 +273,9 @@ pub struct Stats {
     pub wal_device_bytes: u64,
     /// WAL flushes.
     pub wal_flushes: u64,
+    /// WAL flush marks written (one 4 KiB block each, in `wal_device_bytes`; write-back's
+    /// flushes for the WAL rule write none out of place).
+    pub wal_marks: u64,
     /// Bytes of keys + values the user put.
     pub logical_user_bytes: u64,
     /// Page reads from the store.
@@ -386,6 +391,7 @@ impl EngineCounters {
             wal_pad_bytes: l(&self.wal_pad_bytes),
             wal_device_bytes: l(&self.wal_device_bytes),
             wal_flushes: l(&self.wal_flushes),
+            wal_marks: l(&self.wal_marks),
             logical_user_bytes: self.logical_user_bytes.sum(),
             page_reads: l(&self.page_reads),
             delta_reads: l(&self.delta_reads),

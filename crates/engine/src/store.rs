@@ -137,6 +137,19 @@ pub trait PageStore: Send + Sync {
     fn versions(&self) -> Vec<(Pid, u32)> {
         Vec::new()
     }
+    /// Open: the copy (page or delta) with the highest LSN among those written since the
+    /// store's checkpoint, (pid, LSN), if the store knows it (out of place: its zone
+    /// roll-forward reads every such copy). The open refuses a log that ends below it: the
+    /// log's records up to that LSN were durable and are lost. Default: None.
+    fn newest_written(&self) -> Option<(Pid, u64)> {
+        None
+    }
+    /// Does the open check [`Self::newest_written`] against the log's end? Then the WAL
+    /// flushes write-back forces (the WAL rule) need no flush mark: media damage to their
+    /// tail shows as a page past the log's end. Default: false (every flush is marked).
+    fn checks_log_end(&self) -> bool {
+        false
+    }
     /// Versions logged by the last clean close ([`Self::versions`]), at open before any
     /// page is read: a read finding another valid version is a lost write. Default: ignored.
     fn expect_versions(&self, _versions: &[(Pid, u32)]) {}

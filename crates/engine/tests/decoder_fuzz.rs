@@ -60,7 +60,7 @@ fn images() -> &'static [Vec<u8>] {
     })
 }
 
-/// Valid WAL records of every kind.
+/// Valid WAL records of every kind (pads included: padded group flushes are on).
 fn records() -> Vec<Vec<u8>> {
     let mut img = vec![0u8; BLOCK];
     page::init(&mut img, page::KIND_LEAF, 3);
@@ -95,6 +95,9 @@ fn records() -> Vec<Vec<u8>> {
             next_pid: 4,
             pages: &pages,
         },
+        // A group flush's pad to its block's end: the shortest, and one of most of a block.
+        wal::RecordRef::Pad { len: wal::HEADER },
+        wal::RecordRef::Pad { len: 4000 },
     ];
     recs.iter()
         .map(|r| {

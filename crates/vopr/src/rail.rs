@@ -24,6 +24,17 @@ pub struct Power {
     crash_at: AtomicU64,
     /// The devices' timings (simulated time), to forget in-flight blocks at a power loss.
     timings: Mutex<Vec<Arc<Timing>>>,
+    /// A crash armed at the n-th write call into a byte range of one device (the log).
+    range_crash: Mutex<Option<RangeCrash>>,
+}
+
+/// See [`Power::crash_at_range_write`].
+#[derive(Debug, Clone)]
+struct RangeCrash {
+    device: usize,
+    range: std::ops::Range<u64>,
+    /// Write calls into the range left until the one that crashes (1: the next).
+    left: u64,
 }
 
 impl Power {
@@ -34,12 +45,17 @@ impl Power {
         if let Some(t) = timing.as_ref().filter(|t| t.latency().ordered) {
             dev.set_persisted(Some(t.persisted()));
         }
-        self.devices.lock().push(dev.clone());
+        let index = {
+            let mut d = self.devices.lock();
+            d.push(dev.clone());
+            d.len() - 1
+        };
         self.timings.lock().extend(timing.clone());
         Rail {
             dev,
             power: self.clone(),
             timing,
+            index,
         }
     }
 
@@ -64,9 +80,44 @@ impl Power {
         self.crash_at.store(self.writes() + n, Relaxed);
     }
 
+    /// The n-th write call from now that starts inside `range` of device `device` (in
+    /// [`Self::devices`] order) crashes the machine: a crash during a log flush, drawn among
+    /// the log's writes rather than all writes (the same kind of crash point, more often
+    /// where it matters for the log's tail).
+    ///
+    /// # Panics
+    /// If `n` is 0.
+    pub fn crash_at_range_write(&self, device: usize, range: std::ops::Range<u64>, n: u64) {
+        assert!(n >= 1, "a crash is armed at a future write");
+        *self.range_crash.lock() = Some(RangeCrash {
+            device,
+            range,
+            left: n,
+        });
+    }
+
+    /// Does a write call at `offset` of device `device` hit the armed range crash?
+    fn hits_range_crash(&self, device: usize, offset: u64) -> bool {
+        let mut g = self.range_crash.lock();
+        let Some(c) = g.as_mut() else {
+            return false;
+        };
+        if c.device != device || !c.range.contains(&offset) {
+            return false;
+        }
+        assert!(c.left >= 1, "an armed range crash has writes left");
+        c.left -= 1;
+        let hit = c.left == 0;
+        if hit {
+            *g = None;
+        }
+        hit
+    }
+
     /// Disarm a crash that did not happen.
     pub fn disarm(&self) {
         self.crash_at.store(0, Relaxed);
+        *self.range_crash.lock() = None;
     }
 
     /// Power loss now, on every device.
@@ -114,6 +165,8 @@ pub struct Rail {
     dev: Arc<Faulty>,
     power: Arc<Power>,
     timing: Option<Arc<Timing>>,
+    /// This device's place in [`Power::devices`].
+    index: usize,
 }
 
 impl Rail {
@@ -171,6 +224,9 @@ impl BlockDevice for Rail {
     }
     fn write_at_hinted(&self, offset: u64, buf: &[u8], placement: Option<u16>) -> Result<()> {
         self.follow();
+        if !self.dev.is_powered_off() && self.power.hits_range_crash(self.index, offset) {
+            self.dev.crash_after_writes(1);
+        }
         self.count_writes(1);
         let r = self.spread(self.dev.write_at_hinted(offset, buf, placement));
         if r.is_ok() {

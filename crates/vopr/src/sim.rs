@@ -136,6 +136,12 @@ pub struct Coverage {
     pub blind_applied: u64,
     /// See `blind_updates`.
     pub blind_drains: u64,
+    /// WAL damage drawn past the last flush mark (a tail only write-back's unmarked flushes
+    /// made durable, `sim/damage.rs`), and the opens refused because a page or delta on disk
+    /// held an LSN past the log's end (`RecordDamage::PageAhead`).
+    pub unmarked_damages: u64,
+    /// See `unmarked_damages`.
+    pub pages_ahead: u64,
 }
 
 impl Coverage {
@@ -178,6 +184,8 @@ impl Coverage {
             blind_updates: self.blind_updates + o.blind_updates,
             blind_applied: self.blind_applied + o.blind_applied,
             blind_drains: self.blind_drains + o.blind_drains,
+            unmarked_damages: self.unmarked_damages + o.unmarked_damages,
+            pages_ahead: self.pages_ahead + o.pages_ahead,
         }
     }
 }
@@ -281,7 +289,18 @@ struct Sim {
     /// The WAL end at the last durability point of this open (0: none yet): everything
     /// below is on the device (`sim/damage.rs` damages the WAL below it).
     durable_lsn: u64,
+    /// The end the engine's flush marks vouch for at the same points (below `durable_lsn`
+    /// when write-back's flushes, which write no mark, flushed the log last).
+    vouched_lsn: u64,
+    /// The WAL was damaged past `vouched_lsn` before this open: refusing it is explained.
+    unmarked_damage: bool,
+    /// Which crashes at a write go to a write of the log instead ([`LOG_CRASH_STREAM`]).
+    log_crash: Rng,
 }
+
+/// The stream of the log-write crash draws (apart from the main stream, whose draws keep
+/// their values).
+const LOG_CRASH_STREAM: u64 = 0x6c6f_675f_6372;
 
 /// How to run a seed.
 #[derive(Debug, Clone, Copy, Default)]
@@ -443,6 +462,9 @@ impl Sim {
             sched: Arc::new(Mutex::new(sched)),
             inside: Arc::default(),
             durable_lsn: 0,
+            vouched_lsn: 0,
+            unmarked_damage: false,
+            log_crash: crate::setup::rng(nowa_units::mix64(seed ^ LOG_CRASH_STREAM)),
         }
     }
 
@@ -471,6 +493,13 @@ impl Sim {
                 eprintln!("  the open's WAL stop: {:?}", r.wal_stop);
             }
             c.salvages += u64::from(matches!(r.wal_stop, WalStop::Salvaged { .. }));
+            c.pages_ahead += u64::from(matches!(
+                r.wal_stop,
+                WalStop::Salvaged {
+                    damage: nowa_engine::RecordDamage::PageAhead { .. },
+                    ..
+                }
+            ));
             c.snapshot_fallbacks += u64::from(r.snapshot_fallback.is_some());
         }
         self.trace(st.gc_page_writes ^ (st.zones_reclaimed << 32));
@@ -533,6 +562,7 @@ impl Sim {
         let mut cfg = self.s.cfg.clone();
         cfg.pool_bytes = self.r.random_range(64..=192u64) * 4096;
         self.durable_lsn = 0;
+        self.vouched_lsn = 0;
         let e = Arc::new(Engine::open_with_wal(
             self.main.clone(),
             self.log.clone(),
@@ -581,6 +611,7 @@ impl Sim {
                 // Every acknowledged write is durable now (group commit's promise).
                 self.model.durable();
                 self.durable_lsn = e.wal_durable_lsn();
+                self.vouched_lsn = e.wal_vouched_lsn();
                 assert!(
                     self.durable_lsn >= e.wal_end_lsn(),
                     "a log flush leaves the log durable to its end"
@@ -626,7 +657,18 @@ impl Sim {
             self.inject_media();
         }
         if let End::CrashAtWrite(n) = end {
-            self.power.crash_after_writes(n);
+            // One in four: the crash hits one of the next few data writes of the log (a
+            // crash among all writes rarely lands in a log flush, and a torn tail needs
+            // one; docs/engine-writes.md, session 7a).
+            if self.log_crash.random_range(0..4) == 0 {
+                let l = e.layout();
+                let log = l.wal_start * 4096..(l.wal_start + l.log_blocks()) * 4096;
+                let n = self.log_crash.random_range(1..=6);
+                let device = usize::from(self.s.separate_log);
+                self.power.crash_at_range_write(device, log, n);
+            } else {
+                self.power.crash_after_writes(n);
+            }
         }
         let ops = self.r.random_range(1..=self.s.work.ops);
         let stop = self.ops(&e, ops, end);
@@ -704,6 +746,7 @@ impl Sim {
             self.trace(op.code());
             self.apply(e, &op)?;
             self.durable_lsn = e.wal_durable_lsn();
+            self.vouched_lsn = e.wal_vouched_lsn();
             self.background(e)?;
         }
         if matches!(end, End::Clean) {

@@ -222,8 +222,9 @@ impl BufferPool {
             return Err(EngineError::Poisoned);
         }
         let max_lsn = pages.iter().map(|(_, p)| page::lsn(p)).max().unwrap_or(0);
-        // page LSN is the record's start; the record ends later, so flush past it.
-        self.wal.flush(max_lsn + 1)?;
+        // page LSN is the record's start; the record ends later, so flush past it. No flush
+        // mark where the store checks pages against the log's end at open (`Wal::flush_for_pages`).
+        self.wal.flush_for_pages(max_lsn + 1)?;
         // The WAL rule: no page reaches the device ahead of its log record.
         assert!(
             self.wal.flushed_lsn() > max_lsn,

@@ -302,6 +302,10 @@ impl Engine {
             !clean || redo == p.begin,
             "a clean checkpoint deferred pages"
         );
+        let store_meta = self.store.checkpoint()?;
+        // Every page the snapshot names lies below a vouched end: the open's check of the
+        // log's end sees only copies written after it (`PageStore::newest_written`).
+        self.wal.vouch_durable()?;
         let sb = Superblock {
             seq: c.seq + 1,
             layout: self.layout,
@@ -314,7 +318,7 @@ impl Engine {
             root: p.root,
             next_pid: p.next_pid,
             wal_salt: self.salt,
-            store_meta: self.store.checkpoint()?,
+            store_meta,
             hr_timer: self.pool.write_timer(),
         };
         // Copy seq % 2, on the log device when there is one; the other copy keeps the

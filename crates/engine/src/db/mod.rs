@@ -435,6 +435,14 @@ impl Engine {
         self.wal.flushed_lsn()
     }
 
+    /// Every WAL record below this LSN is durable and vouched for by a flush mark (what
+    /// sync, group commit and checkpoints acknowledge; write-back's flushes for the WAL rule
+    /// write no mark out of place, so the durable end may lie beyond it).
+    #[must_use]
+    pub fn wal_vouched_lsn(&self) -> u64 {
+        self.wal.vouched_lsn()
+    }
+
     /// WAL bytes currently live (between the last checkpoint's redo LSN and the end).
     #[must_use]
     pub fn wal_used(&self) -> u64 {

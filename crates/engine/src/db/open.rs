@@ -6,7 +6,7 @@
 
 use super::{CkptState, Config, Engine, RecoveryReport, WalDamage, BS};
 use crate::buffer::BufferPool;
-use crate::error::{ConfigError, Corruption, EngineError, Result};
+use crate::error::{ConfigError, Corruption, EngineError, Pid, RecordDamage, Result};
 use crate::format::superblock::{DiskLayout, SalvageRecord, Superblock, WritePath};
 use crate::format::BLOCK;
 use crate::page::{self, KIND_LEAF, PAGE_SIZE};
@@ -200,6 +200,27 @@ fn read_superblocks(devs: &Devices) -> Result<(Superblock, Option<Superblock>)> 
     Ok((sb, older))
 }
 
+/// A log that ends (cleanly or torn) at `end` while the store holds a copy `newest` (pid,
+/// LSN) of a change logged at or after it, but before the epoch the next open would start
+/// (`end` rounded up to a block, one region on, where an interrupted recovery of this same
+/// log writes): the records from `end` on were durable (the WAL rule) and are lost, media
+/// damage to a tail no flush mark vouches for (write-back's flushes write none).
+fn page_ahead(verdict: LogVerdict, newest: Option<(Pid, u64)>, region: u64) -> LogVerdict {
+    let end = match verdict {
+        LogVerdict::Clean { end } | LogVerdict::Torn { end, .. } => end,
+        LogVerdict::Damaged { .. } => return verdict,
+    };
+    let next_epoch = end.div_ceil(BS) * BS + region;
+    match newest {
+        Some((pid, lsn)) if lsn >= end && lsn < next_epoch => LogVerdict::Damaged {
+            from: end,
+            to: lsn + 1,
+            damage: RecordDamage::PageAhead { pid, lsn },
+        },
+        _ => verdict,
+    }
+}
+
 /// Decide what to do with the end of the log: (end, stop, salvage record).
 fn judge(
     verdict: LogVerdict,
@@ -382,6 +403,7 @@ impl Engine {
             sb.redo_lsn,
             sb.clean,
         )?;
+        let verdict = page_ahead(verdict, store.newest_written(), l.log_blocks() * BS);
         let (end, stop, salvage) = judge(verdict, cfg.wal_damage, sb.salvage)?;
         let analysis = t.elapsed();
         // Every check passed: the store's repair is the first write of this open.
@@ -506,6 +528,8 @@ impl Engine {
         }
         pool.set_max_checkpoint_count(p.cfg.max_checkpoint_count);
         pool.set_max_redo_bytes(p.cfg.max_redo_bytes);
+        // Write-back's WAL flushes go unmarked where the open checks pages against the log.
+        wal.set_unmarked_rule_flushes(p.store.checks_log_end());
         let cache: Arc<dyn PageCache> = pool.clone();
         p.store.attach_cache(Arc::downgrade(&cache));
         let yields = Arc::new(crate::yields::YieldSite::default());

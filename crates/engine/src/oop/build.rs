@@ -339,6 +339,7 @@ impl OutOfPlaceStore {
             wlog: Default::default(),
             dcache: Mutex::new(super::dcache::Cache::new(cfg_cache_bytes)),
             yields: std::sync::OnceLock::new(),
+            newest: std::sync::OnceLock::new(),
         };
         if let Some(snap) = loaded.snapshot {
             store.rebuild(snap)?;

@@ -296,7 +296,8 @@ impl OutOfPlaceStore {
         let mut out = vec![0u8; PAGE_SIZE];
         let mut found = Vec::new();
         for (b, slot) in buf.chunks_exact_mut(PAGE_SIZE).enumerate() {
-            found.extend(self.slot_pages(slot, zb + 1 + u64_of(b), inc, &mut out));
+            let copies = self.slot_pages(slot, zb + 1 + u64_of(b), inc, &mut out);
+            found.extend(copies.into_iter().map(|(pid, loc, _)| (pid, loc)));
         }
         Ok(found)
     }

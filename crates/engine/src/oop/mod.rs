@@ -399,6 +399,9 @@ pub struct OutOfPlaceStore {
     dcache: Mutex<dcache::Cache>,
     /// The engine's yield site (`crate::yields`): a GC round yields holding `io`.
     yields: std::sync::OnceLock<crate::YieldFn>,
+    /// Open: the copy with the highest LSN the roll-forward found (pid, LSN), for the
+    /// engine's check against the log's end (`PageStore::newest_written`).
+    newest: std::sync::OnceLock<(Pid, u64)>,
 }
 
 /// One page prepared for writing: compressed (or raw) bytes.
@@ -691,6 +694,14 @@ impl PageStore for OutOfPlaceStore {
 
     fn write_pages(&self, batch: &[(Pid, &[u8])], kind: WriteKind) -> Result<()> {
         self.write_batch(batch, None, kind)
+    }
+
+    fn newest_written(&self) -> Option<(Pid, u64)> {
+        self.newest.get().copied()
+    }
+
+    fn checks_log_end(&self) -> bool {
+        true
     }
 
     fn tracks_deltas(&self) -> bool {

@@ -38,6 +38,7 @@ impl OutOfPlaceStore {
         // The class each zone was opened for, from its header (0 without one).
         let mut classes = vec![0u16; usize_of(u64::from(self.geo.zones))];
         let headers = self.zone_headers()?;
+        let mut newest: Option<(Pid, u64)> = None;
         Self::drop_reclaimed_entries(st, &headers, snap.next_seq, |b| self.zone_of(b));
         for (z, h) in (0..self.geo.zones).zip(headers) {
             let zb = self.zone_block(z);
@@ -62,7 +63,12 @@ impl OutOfPlaceStore {
             for b in 1..zp {
                 let block = zb + u64_of(b);
                 let slot = &mut zbuf[b * PAGE_SIZE..(b + 1) * PAGE_SIZE];
-                for (pid, loc) in self.slot_pages(slot, block, inc, &mut out) {
+                for (pid, loc, lsn) in self.slot_pages(slot, block, inc, &mut out) {
+                    // Every copy was written under the WAL rule: the open checks the newest
+                    // against the log's end (`PageStore::newest_written`).
+                    if newest.is_none_or(|(_, l)| lsn > l) {
+                        newest = Some((pid, lsn));
+                    }
                     if loc.newer_than(&st.map.get(pid)) {
                         st.map.set(pid, loc);
                     }
@@ -70,6 +76,9 @@ impl OutOfPlaceStore {
             }
         }
         st.next_seq = max_seq + 1;
+        if let Some(n) = newest {
+            assert!(self.newest.set(n).is_ok(), "one roll-forward per open");
+        }
         self.rebuild_chains(st)?;
         self.rebuild_zone_metadata(st, &classes)
     }
@@ -119,14 +128,15 @@ impl OutOfPlaceStore {
     }
 
     /// The valid page copies in one slot of incarnation `inc` (none if the block is no slot
-    /// of it: torn, never written in this incarnation, left by an older one).
+    /// of it: torn, never written in this incarnation, left by an older one), each with
+    /// its full LSN.
     pub(super) fn slot_pages(
         &self,
         slot: &mut [u8],
         block: u64,
         inc: Incarnation,
         out: &mut [u8],
-    ) -> Vec<(Pid, Loc)> {
+    ) -> Vec<(Pid, Loc, u64)> {
         let mut found = Vec::new();
         if zone::is_packed(slot) {
             let Some(entries) = zone::parse_packed(slot, inc) else {
@@ -156,6 +166,7 @@ impl OutOfPlaceStore {
                             codec: e.codec,
                             gen: Gen::new(e.gen),
                         },
+                        e.lsn,
                     ));
                 }
             }
@@ -172,6 +183,7 @@ impl OutOfPlaceStore {
                         codec: CODEC_RAW,
                         gen: Gen::new(crate::format::page::generation(slot)),
                     },
+                    page::lsn(slot),
                 ));
             }
         }

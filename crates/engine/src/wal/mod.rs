@@ -23,7 +23,10 @@
 //! leave a mark vouching for bytes that are not durable (no false alarm). Marks of an epoch
 //! alternate between the two slots of its pair, so a torn mark write leaves the previous
 //! mark, which vouches for the last acknowledged flush; no data write touches the marks.
-//! Cost: one block write and one device flush per log flush.
+//! Cost: one block write and one device flush per marked flush. A flush forced only by the
+//! WAL rule before a page write-back ([`Wal::flush_for_pages`]) acknowledges nothing: where
+//! the store's open checks that no page lies past the log's end (out of place), it writes
+//! no mark; a later acknowledging flush that finds the log durable writes just the mark.
 
 mod scan;
 
@@ -99,6 +102,10 @@ pub struct Wal {
     /// Serializes flushes; holds the marks written, which only a flush writes.
     flush_lock: Mutex<Marks>,
     flushed: AtomicU64,
+    /// Everything below it is vouched for by a flush mark (the newest mark's end).
+    vouched: AtomicU64,
+    /// Write-back flushes (the WAL rule) write no flush mark ([`Wal::flush_for_pages`]).
+    unmarked_rule: AtomicBool,
     next: AtomicU64,
     /// Oldest LSN still needed by recovery (redo LSN of the last checkpoint).
     redo: AtomicU64,
@@ -146,6 +153,8 @@ impl Wal {
             }),
             flush_lock: Mutex::new(Marks { seq: 0, end: lsn }),
             flushed: AtomicU64::new(lsn),
+            vouched: AtomicU64::new(lsn),
+            unmarked_rule: AtomicBool::new(false),
             next: AtomicU64::new(lsn),
             redo: AtomicU64::new(lsn),
             failed: AtomicBool::new(false),
@@ -247,34 +256,95 @@ impl Wal {
         Ok(lsn)
     }
 
-    /// Make every record with LSN < `upto` durable (group commit).
+    /// Make every record with LSN < `upto` durable and vouched for by a flush mark (group
+    /// commit): what a flush that acknowledges writes needs.
     ///
     /// # Errors
     /// Device errors (the log is poisoned afterwards), or `Poisoned`.
     pub fn flush(&self, upto: u64) -> Result<()> {
-        if self.flushed_lsn() >= upto {
+        self.flush_as(upto, true)
+    }
+
+    /// The WAL rule before a page write-back: every record with LSN < `upto` durable. It
+    /// acknowledges no write, so with [`Self::set_unmarked_rule_flushes`] it writes no flush
+    /// mark (media damage to its tail is then found at open by the store's check that no
+    /// page lies past the log's end, `PageStore::newest_written`).
+    ///
+    /// # Errors
+    /// As [`Self::flush`].
+    pub fn flush_for_pages(&self, upto: u64) -> Result<()> {
+        self.flush_as(upto, !self.unmarked_rule.load(Ordering::Relaxed))
+    }
+
+    /// Write-back flushes go without a flush mark from now on (only for a store whose open
+    /// checks that no page or delta lies past the recovered end of the log).
+    pub fn set_unmarked_rule_flushes(&self, on: bool) {
+        self.unmarked_rule.store(on, Ordering::Relaxed);
+    }
+
+    /// A flush mark for the whole durable end, if one is missing (a checkpoint, after its
+    /// store snapshot: every page the snapshot names then lies below a vouched end, since
+    /// the open's check sees only pages written after the snapshot).
+    ///
+    /// # Errors
+    /// As [`Self::flush`].
+    pub fn vouch_durable(&self) -> Result<()> {
+        self.flush(self.flushed_lsn())
+    }
+
+    /// Everything below this LSN is durable and vouched for by a flush mark.
+    #[must_use]
+    pub fn vouched_lsn(&self) -> u64 {
+        self.vouched.load(Ordering::Acquire)
+    }
+
+    fn flush_as(&self, upto: u64, marked: bool) -> Result<()> {
+        let done = |w: &Self| {
+            if marked {
+                w.vouched_lsn() >= upto
+            } else {
+                w.flushed_lsn() >= upto
+            }
+        };
+        if done(self) {
             return Ok(());
         }
         let mut marks = self.flush_lock.lock();
-        if self.flushed_lsn() >= upto {
+        if done(self) {
             return Ok(());
         }
         if self.failed.load(Ordering::Acquire) {
             return Err(EngineError::Poisoned);
         }
-        let r = self.flush_locked(&mut marks);
+        let r = self.flush_locked(&mut marks, upto, marked);
         if r.is_err() {
             self.failed.store(true, Ordering::Release);
         }
         r
     }
 
-    fn flush_locked(&self, marks: &mut Marks) -> Result<()> {
+    /// Under the flush lock: the group if `upto` is not durable yet, then (`marked`) a flush
+    /// mark for the durable end if `upto` is not vouched for yet.
+    fn flush_locked(&self, marks: &mut Marks, upto: u64, marked: bool) -> Result<()> {
+        if self.flushed_lsn() < upto {
+            self.write_group()?;
+        }
+        let end = self.flushed_lsn();
+        assert!(end >= upto, "flush to {upto} left the durable end at {end}");
+        if marked && marks.end < upto {
+            self.write_mark(marks, end)?;
+            let prev = self.vouched.swap(end, Ordering::AcqRel);
+            assert!(prev < end, "vouched end moved backwards: {prev} -> {end}");
+        }
+        Ok(())
+    }
+
+    /// Cut the group appended so far, write it and flush the device: the durable end moves
+    /// to the group's end.
+    fn write_group(&self) -> Result<()> {
         let (start, mut data, end) = {
             let mut b = self.inner.lock();
-            // Pads are off: with them the whole-engine simulation's crashes never leave a
-            // torn tail (its coverage counter fell to 0); see docs/engine-writes.md.
-            // self.pad_block(&mut b);
+            self.pad_block(&mut b);
             let end = b.next_lsn;
             let start = b.buf_start;
             // Keep the partial last block: the next flush rewrites it with more records.
@@ -310,7 +380,6 @@ impl Wal {
         self.dev.flush()?;
         EngineCounters::add(&self.counters.wal_device_bytes, padded);
         EngineCounters::add(&self.counters.wal_flushes, 1);
-        self.write_mark(marks, end)?;
         let prev = self.flushed.swap(end, Ordering::AcqRel);
         assert!(prev <= end, "durable end moved backwards: {prev} -> {end}");
         let mut b = self.inner.lock();
@@ -326,10 +395,6 @@ impl Wal {
     /// Only where the pad is small against the group (a quarter at most: one-record groups
     /// of `Sync` puts would otherwise spend the log on pads) and fits a header and the
     /// region's limit.
-    #[expect(
-        dead_code,
-        reason = "off until the simulation's torn-tail coverage is restored with pads on"
-    )]
     fn pad_block(&self, b: &mut WalBuf) {
         let end = b.next_lsn;
         let room = end.next_multiple_of(BS) - end;
@@ -379,6 +444,7 @@ impl Wal {
         self.dev.write_at(self.marks + m.slot() * BS, &block)?;
         self.dev.flush()?;
         EngineCounters::add(&self.counters.wal_device_bytes, BS);
+        EngineCounters::add(&self.counters.wal_marks, 1);
         *marks = Marks {
             seq: m.seq + 1,
             end,

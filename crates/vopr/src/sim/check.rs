@@ -162,8 +162,10 @@ impl Sim {
         // record may really be the log's last on the media: a torn tail is then explained
         // (seed 10,000,977).
         let clean_media = !self.media;
-        let damaged = self.damage_wal(pct) && clean_media;
+        self.unmarked_damage = false;
+        let damaged = self.damage_wal(pct) == super::damage::WalHit::Vouched && clean_media;
         let out = self.reopen()?;
+        self.unmarked_damage = false;
         if let (true, Some(e)) = (damaged, &out) {
             // Records follow the damaged block: never a torn tail, never unnoticed.
             let stop = e.recovery_report().map(|r| r.wal_stop);
@@ -249,6 +251,23 @@ impl Sim {
                 // torn by the crash): refused, naming them.
                 self.out.explained_errors += 1;
                 self.out.refused = Some(format!("open with a damaged snapshot: {err}"));
+                Ok(None)
+            }
+            Err(
+                err @ (nowa_engine::EngineError::WalDamaged { .. }
+                | nowa_engine::EngineError::SalvageRefused { .. }),
+            ) if self.unmarked_damage => {
+                // Damage past the last flush mark that a page on disk proves durable (or
+                // later records do): refused, naming it.
+                self.out.coverage.pages_ahead += u64::from(matches!(
+                    err,
+                    nowa_engine::EngineError::WalDamaged {
+                        damage: nowa_engine::RecordDamage::PageAhead { .. },
+                        ..
+                    }
+                ));
+                self.out.explained_errors += 1;
+                self.out.refused = Some(format!("open after damage past the last mark: {err}"));
                 Ok(None)
             }
             Err(err) if explained(&err, self.media, self.torn_pages()) => {

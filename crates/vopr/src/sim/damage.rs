@@ -13,6 +13,17 @@ use nowa_device::BlockDevice;
 use nowa_engine::format::{meta, superblock, BLOCK};
 use rand::RngExt;
 
+/// What [`Sim::damage_wal`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum WalHit {
+    /// Nothing.
+    None,
+    /// Damaged a byte a flush mark vouches for (records follow it, or the mark does).
+    Vouched,
+    /// Damaged a byte past the last flush mark.
+    Unmarked,
+}
+
 impl Sim {
     /// The current superblock of the database (the valid copy with the higher sequence).
     fn current_superblock(&self) -> Option<superblock::Superblock> {
@@ -31,21 +42,24 @@ impl Sim {
     }
 
     /// Flip a bit of one byte of the live WAL below the last durable LSN of the epoch (with
-    /// probability `pct`, if the epoch made anything durable). Returns whether it did.
-    pub(super) fn damage_wal(&mut self, pct: u32) -> bool {
+    /// probability `pct`, if the epoch made anything durable). Returns whether it did, and
+    /// whether a flush mark vouched for the byte.
+    pub(super) fn damage_wal(&mut self, pct: u32) -> WalHit {
         if self.r.random_range(0..100) >= pct {
-            return false;
+            return WalHit::None;
         }
         let Some(sb) = self.current_superblock() else {
-            return false;
+            return WalHit::None;
         };
         let (redo, durable) = (sb.redo_lsn, self.durable_lsn);
         if durable <= redo {
-            return false;
+            return WalHit::None;
         }
         // Every byte of [redo, durable) is a byte of a durable record (records are
-        // contiguous; the flush marks vouch for the last flush).
+        // contiguous; the flush marks vouch for the last acknowledged flush, write-back's
+        // flushes after it are vouched for only by the pages they let reach the disk).
         let lsn = self.r.random_range(redo..durable);
+        let vouched = lsn < self.vouched_lsn;
         let wal = &sb.layout;
         assert!(wal.log_blocks() > 0, "a WAL region");
         let at = (wal.wal_start + (lsn / 4096) % wal.log_blocks()) * 4096;
@@ -57,19 +71,30 @@ impl Sim {
         );
         let mut b = vec![0u8; BLOCK];
         if dev.read_at(at, &mut b).is_err() {
-            return false;
+            return WalHit::None;
         }
         let i = usize::try_from(lsn % 4096).expect("below a block");
         b[i] ^= 1 << self.r.random_range(0..8);
         if dev.write_at(at, &b).is_err() || dev.flush().is_err() {
-            return false;
+            return WalHit::None;
         }
-        self.media = true;
         self.out.coverage.wal_damages += 1;
         if self.verbose {
-            eprintln!("  WAL byte of LSN {lsn} (device byte {at} + {i}) damaged for the open");
+            eprintln!(
+                "  WAL byte of LSN {lsn} (device byte {at} + {i}) damaged for the open \
+                 (vouched for: {vouched})"
+            );
         }
-        true
+        if vouched {
+            self.media = true;
+            return WalHit::Vouched;
+        }
+        // Past the last mark: the open may lose the records from the damage on (none was
+        // acknowledged durable) or refuse (a page holds one of them); whatever opens is
+        // checked strictly against the model.
+        self.unmarked_damage = true;
+        self.out.coverage.unmarked_damages += 1;
+        WalHit::Unmarked
     }
 
     /// Make one block of the current snapshot unreadable for the next open (out of place,
