@@ -78,6 +78,25 @@ fn an_update_of_a_leaf_out_of_the_pool_reads_nothing() {
     assert_eq!(with, 0, "with blind updates: {with} page reads");
 }
 
+/// The log covers what memory holds: by default the WAL limit is the pool plus the
+/// blind-update memory (with the pool alone, half the memory in blind changes doubled the
+/// checkpoint passes, each draining them), and the WAL region `create` makes grows with it.
+/// A given limit is kept.
+#[test]
+fn the_default_wal_limit_covers_the_blind_update_memory() {
+    let default = |blind| Config {
+        wal_limit_bytes: None,
+        ..cfg(blind)
+    };
+    assert_eq!(default(0).wal_limit(), 64 * 4096);
+    assert_eq!(default(1 << 20).wal_limit(), 64 * 4096 + (1 << 20));
+    assert!(
+        nowa_engine::wal_region_bytes(&default(1 << 20))
+            > nowa_engine::wal_region_bytes(&default(0)) + (1 << 20)
+    );
+    assert_eq!(cfg(1 << 20).wal_limit(), 256 << 10, "a given limit is kept");
+}
+
 #[derive(Debug, Clone)]
 enum Op {
     Get(u16),

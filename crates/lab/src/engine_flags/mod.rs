@@ -80,7 +80,7 @@ pub struct EngineFlags {
     /// 10% of the estimated data (the paper's setting).
     #[arg(long, value_parser = flags::size(1 << 20, MAX_BYTES))]
     pub pool: Option<u64>,
-    /// WAL size limit; default = pool size.
+    /// WAL size limit; default = pool size + --blind-updates memory.
     #[arg(long, value_parser = flags::size(1 << 20, MAX_BYTES))]
     pub wal_limit: Option<u64>,
     /// Turn the doublewrite buffer off (in place; unsafe: torn pages are detected, not
@@ -128,12 +128,6 @@ impl EngineFlags {
             "the blind-update memory as chosen"
         );
         (c, why)
-    }
-
-    /// The WAL limit the engine will use (the flag, else the pool size).
-    #[must_use]
-    pub fn wal_limit_or(&self, pool: u64) -> u64 {
-        self.wal_limit.unwrap_or(pool)
     }
 
     /// The pool size and why: `--pool`; on a file or block device the memory this run may

@@ -176,14 +176,14 @@ fn plan(a: &YcsbFlags, env: &dyn Env) -> Plan {
     let dataset = nowa_bench::ycsb::estimate_dataset_bytes(a.records, a.value_size);
     let (mut engine, pool_why) = a.engine.config(&a.device, dataset, env);
     let pool = engine.pool_bytes;
-    // The WAL limit resolved (the pool's size by default): the spec names it, and a separate
-    // WAL device is sized by it.
-    engine.wal_limit_bytes = Some(a.engine.wal_limit_or(pool));
+    // The WAL limit resolved (the engine's default: pool + blind-update memory): the spec
+    // names it, and a separate WAL device is sized by it.
+    engine.wal_limit_bytes = Some(engine.wal_limit());
     a.write_back.apply(&mut engine);
     // The engine also needs its superblocks and doublewrite area on the device, and its WAL
     // region unless the WAL is on a separate device (then the data fills the device as in
     // `nowa table1`).
-    let overhead = overhead_bytes(pool, a.engine.wal_limit, engine.dw_pages, a.separate_wal);
+    let overhead = overhead_bytes(&engine, a.separate_wal);
     let capacity = a
         .capacity
         .unwrap_or_else(|| capacity_for(dataset, overhead, a.dataset_fill));
@@ -219,7 +219,7 @@ fn check_run_memory(
     };
     let pool = p.engine.pool_bytes;
     assert!(pool >= 1 << 20, "the pool rule's floor");
-    let wal = a.engine.wal_limit_or(pool);
+    let wal = p.engine.wal_limit();
     let wal_dev = if a.separate_wal {
         wal.saturating_add(wal / 4)
     } else {

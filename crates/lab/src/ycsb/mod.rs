@@ -13,7 +13,7 @@ use crate::text::{fraction, size};
 use crate::{Cancel, Error, Identity, Progress, Report};
 use nowa_bench::ycsb::{self as bench, KeyOrder, Mix, Stop, ValueKind, WritePath, YcsbSpec};
 use nowa_device::SimMode;
-use nowa_engine::{Compression, Engine, OopConfig};
+use nowa_engine::{Compression, Config, Engine, OopConfig};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
@@ -196,23 +196,23 @@ pub fn parse_sim_mode(s: &str) -> Result<SimMode, String> {
     }
 }
 
-/// Device bytes beyond the pages for an engine with `pool` and `wal_limit` (None: the pool):
-/// superblocks, the doublewrite area and, unless the WAL is on a separate device, the WAL
-/// region. The one sizing rule of `nowa ycsb`'s device.
+/// Device bytes beyond the pages for an engine configured as `engine`: superblocks, the
+/// doublewrite area and, unless the WAL is on a separate device, the WAL region (the engine's
+/// own [`nowa_engine::wal_region_bytes`]). The one sizing rule of `nowa ycsb`'s device.
 ///
 /// # Panics
 /// Never: the sum holds the superblocks and the WAL region (saturating).
 #[must_use]
-pub fn overhead_bytes(pool: u64, wal_limit: Option<u64>, dw_pages: u64, separate_wal: bool) -> u64 {
-    let wal = wal_limit.unwrap_or(pool);
+pub fn overhead_bytes(engine: &Config, separate_wal: bool) -> u64 {
+    let wal = engine.wal_limit();
     let wal_region = if separate_wal {
         0
     } else {
-        wal.saturating_add(wal / 4 + (1 << 20))
+        nowa_engine::wal_region_bytes(engine)
     };
     let overhead = wal_region
         .saturating_add(1 << 20)
-        .saturating_add(dw_pages.saturating_mul(4096));
+        .saturating_add(engine.dw_pages.saturating_mul(4096));
     assert!(overhead >= 1 << 20, "superblocks take at least 1 MiB");
     assert!(
         separate_wal || overhead > wal,

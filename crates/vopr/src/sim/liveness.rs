@@ -80,7 +80,7 @@ impl Sim {
         // Longest values first: the WAL fills fastest.
         pairs.sort_by_key(|(_, v)| std::cmp::Reverse(v.len()));
         pairs.truncate(256);
-        let limit = e.config().wal_limit_bytes.unwrap_or(e.config().pool_bytes);
+        let limit = e.config().wal_limit();
         let store_bytes = |e: &Engine| {
             let s = e.stats();
             s.user_store_bytes + s.gc_store_bytes + s.compensation_store_bytes
