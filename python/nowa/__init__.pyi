@@ -81,7 +81,7 @@ def ycsb(
     read_bandwidth: str | int | float | None = ...,  # Simulated SSD: read bandwidth per second (default 3GB)
     sim_timing: str | int | float | None = ...,  # Simulated SSD timing: bandwidth (one media server at the bandwidths above) or femu / mqsim
     pool: str | int | float | None = ...,  # Buffer pool size. Default: on a file or block device (O_DIRECT: the page cache does not he
-    wal_limit: str | int | float | None = ...,  # WAL size limit; default = pool size
+    wal_limit: str | int | float | None = ...,  # WAL size limit; default = pool size + --blind-updates memory
     no_doublewrite: bool = ...,  # Turn the doublewrite buffer off (in place; unsafe: torn pages are detected, not repaired)
     durability: str | int | float | None = ...,  # Commit durability: async (group commit in the background) or sync (each commit waits)
     record_cache: str | int | float | None = ...,  # Memory for the record cache (hot records, key -> value), beside --pool: a read of a cached
@@ -139,7 +139,7 @@ def tpcc(
     op: str | int | float | None = ...,  # Simulated SSD over-provisioning (spare/logical)
     sim_mode: str | int | float | None = ...,  # Simulated SSD mode: cns, fdp:HANDLES, zns
     pool: str | int | float | None = ...,  # Buffer pool size. Default: on a file or block device (O_DIRECT: the page cache does not he
-    wal_limit: str | int | float | None = ...,  # WAL size limit; default = pool size
+    wal_limit: str | int | float | None = ...,  # WAL size limit; default = pool size + --blind-updates memory
     no_doublewrite: bool = ...,  # Turn the doublewrite buffer off (in place; unsafe: torn pages are detected, not repaired)
     durability: str | int | float | None = ...,  # Commit durability: async (group commit in the background) or sync (each commit waits)
     record_cache: str | int | float | None = ...,  # Memory for the record cache (hot records, key -> value), beside --pool: a read of a cached
