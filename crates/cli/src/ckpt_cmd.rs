@@ -54,7 +54,7 @@ pub(crate) struct FigArgs {
     quick: bool,
     /// The paper's setup, scaled: 20 warehouses (~1.7 GiB), 300 s runs, buffers 10,20,50,
     /// counts 0,3,4,6,8,10, in place, WAL 256 MiB, crashes at 0,3 (overrides the grid
-    /// flags; about 5 h on 2 shared cores, docs/checkpointing.md).
+    /// flags; about 2 h on 2 shared cores with 3 jobs, docs/checkpointing.md).
     #[arg(long)]
     full: bool,
     /// Warehouses.

@@ -19,10 +19,6 @@ pub struct TpccArgs {
     /// waits for it before it kills a crash run).
     #[arg(long, value_name = "FILE", hide = true)]
     ready_file: Option<PathBuf>,
-    /// Do not pace the load on the simulated SSD (its timing model still times it; the run's
-    /// timeline starts after it): the run starts from the same state, sooner.
-    #[arg(long, hide = true)]
-    unpaced_load: bool,
     /// Per-interval CSV.
     #[arg(long, value_name = "FILE")]
     csv: Option<PathBuf>,
@@ -134,7 +130,6 @@ fn run_engine(a: &TpccArgs, r: &Resolved) -> Result<lab::Outcome> {
         on_load: Some(&on_load),
         on_loaded: Some(&on_loaded),
         on_sample: Some(&on_sample),
-        unpaced_load: a.unpaced_load,
     };
     let out = lab::run_with(&r.spec, hooks, &nowa_lab::Cancel).map_err(lab_error)?;
     // `nowa run` re-runs a result from its identity: it must name this job and its seed.

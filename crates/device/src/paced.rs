@@ -17,7 +17,6 @@
 use crate::timing::{Ps, Timing, TimingModel, Work};
 use crate::{BlockDevice, DeviceCounters, Geometry, Result, ZoneInfo, BLOCK_SIZE_U64};
 use parking_lot::Mutex;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -35,10 +34,6 @@ struct Timeline {
 pub struct Paced {
     inner: Arc<dyn BlockDevice>,
     line: Mutex<Timeline>,
-    /// Sleep until the model completes the work (true, the default), or only account it.
-    sleeping: AtomicBool,
-    /// Nanoseconds slept so far (the waits the pacing asked for).
-    slept_ns: AtomicU64,
 }
 
 /// Bytes the media has written: the device's media counter, or its host writes if it has none.
@@ -77,23 +72,7 @@ impl Paced {
                 timing: Timing::new(model)?,
             }),
             inner,
-            sleeping: AtomicBool::new(true),
-            slept_ns: AtomicU64::new(0),
         })
-    }
-
-    /// Whether the device sleeps until the model completes the work (true, the default) or
-    /// only accounts it on the model's clock ([`Paced::busy`], [`Paced::model_time`] grow
-    /// the same either way). A load that the run's timeline does not cover (the caller
-    /// [`Paced::reset`]s after it) need not wait for the device: `nowa tpcc --unpaced-load`.
-    pub fn set_sleeping(&self, on: bool) {
-        self.sleeping.store(on, Ordering::Relaxed);
-    }
-
-    /// Wall time slept so far, waiting for the model.
-    #[must_use]
-    pub fn slept(&self) -> Duration {
-        Duration::from_nanos(self.slept_ns.load(Ordering::Relaxed))
     }
 
     /// Restart the timeline now (e.g. after a load phase that should not be paced).
@@ -140,11 +119,8 @@ impl Paced {
             l.t0 + Duration::from_nanos(done / 1000)
         };
         let now = Instant::now();
-        if until > now && self.sleeping.load(Ordering::Relaxed) {
-            let wait = until - now;
-            let ns = u64::try_from(wait.as_nanos()).unwrap_or(u64::MAX);
-            self.slept_ns.fetch_add(ns, Ordering::Relaxed);
-            std::thread::sleep(wait);
+        if until > now {
+            std::thread::sleep(until - now);
         }
     }
 }
@@ -225,30 +201,6 @@ mod tests {
         p.reset();
         assert_eq!(p.busy(), Duration::ZERO);
         assert_eq!(p.model_time(), Duration::ZERO, "a new timeline");
-    }
-
-    /// Not sleeping, the device accounts the same model time and waits for nothing: a load
-    /// left unpaced reaches the run in the state a paced one would (`nowa tpcc
-    /// --unpaced-load`); sleeping again after a reset, it paces.
-    #[test]
-    fn a_device_not_sleeping_accounts_the_same_model_time() {
-        let p = Paced::new(Arc::new(MemDevice::new(1 << 20)), 4.0 * 1048576.0, 1e9);
-        p.set_sleeping(false);
-        for i in 0..64u64 {
-            p.write_at(i * 4096, &[1u8; 4096]).unwrap();
-        }
-        assert_eq!(p.slept(), Duration::ZERO, "nothing waited for");
-        let busy = p.busy();
-        assert!(
-            busy >= Duration::from_micros(62_400) && busy <= Duration::from_micros(62_600),
-            "the model timed the work all the same: {busy:?}"
-        );
-        p.reset();
-        p.set_sleeping(true);
-        for i in 0..64u64 {
-            p.write_at(i * 4096, &[2u8; 4096]).unwrap();
-        }
-        assert!(p.slept() > Duration::ZERO, "paced again");
     }
 
     /// With the chip model a read waits on its chip behind the programs queued before it:

@@ -1,4 +1,4 @@
-//! The child processes: one paced `nowa tpcc` run per point (its load not paced), and the
+//! The child processes: one paced `nowa tpcc` run per point, and the
 //! crash runs (on a file, stopped and copied at [`Spec::crash_times`], killed with SIGKILL
 //! `seconds` after their load, each image then recovered by [`Host::check`]). Both reuse
 //! their result from `work` when it is of the same parameters (the `.args` file beside it). Both poll Ctrl-C ([`Cancel`]): a stop kills the
@@ -132,15 +132,14 @@ fn keep(file: &Path, key: &str) -> Result<(), Error> {
     std::fs::write(&a, key).map_err(|e| Error::io(&a, e))
 }
 
-/// The `nowa tpcc` flags of a paced point: its load not paced (`--unpaced-load`: the run
-/// starts from the state a paced load leaves, docs/checkpointing.md section 4).
+/// The `nowa tpcc` flags of a paced point (its load paced too: a load left unpaced changed
+/// the run after it, docs/checkpointing.md section 4).
 fn paced_args(spec: &Spec, p: &Point) -> Vec<String> {
     let mut args = spec.tpcc_args(p);
     args.push(format!("--duration={}", spec.seconds));
     args.push(format!("--sim-timing={}", spec.sim_timing));
     args.push(format!("--media-bandwidth={}", spec.media_bandwidth));
     args.push(format!("--read-bandwidth={}", spec.read_bandwidth));
-    args.push("--unpaced-load".into());
     args
 }
 

@@ -181,12 +181,6 @@ pub struct Hooks<'a> {
     pub on_loaded: Option<LoadedHook<'a>>,
     /// Every sample, with the engine's metrics in `extra`.
     pub on_sample: Option<&'a (dyn Fn(&Sample) + Sync)>,
-    /// A paced simulated SSD does not sleep during the load (`nowa tpcc --unpaced-load`):
-    /// its timing model still times every request (the flush clock of `--flushing innodb`
-    /// is the model's busy time either way) and the run's timeline restarts after the
-    /// load, so the run starts from the state a paced load leaves, in the load's CPU time
-    /// instead of its device time (a 20-warehouse load: ~11 min of sleeping).
-    pub unpaced_load: bool,
 }
 
 /// SepFrozen's part of a run, from its spec: the store's hook, the write observers attached

@@ -138,9 +138,6 @@ pub(super) fn run(
     cancel: &Cancel,
 ) -> Result<TpccOut, Error> {
     let (dev, paced) = nowa_bench::ycsb::pace(dev, spec.engine.pacing.as_ref());
-    if let (Some(p), true) = (&paced, hooks.unpaced_load) {
-        p.set_sleeping(false); // creating the database and loading it
-    }
     let eng = create(spec, dev.clone(), paced.as_ref(), hooks, steps)?;
     assert_eq!(
         eng.stats().logical_user_bytes,
@@ -152,11 +149,6 @@ pub(super) fn run(
     let lr = load(spec, &store, &tables, hooks).map_err(|e| out_of_space(e, spec, "the load"))?;
     if let Some(p) = &paced {
         p.reset(); // the run's timeline starts after the load
-        p.set_sleeping(true);
-        assert!(
-            !hooks.unpaced_load || p.slept().is_zero(),
-            "an unpaced load waited for nothing"
-        );
     }
     let mut out = measure(spec, &store, &tables, dev.as_ref(), hooks, *cancel, lr)
         .map_err(|e| out_of_space(e, spec, "the run"))?;

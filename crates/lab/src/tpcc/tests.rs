@@ -171,37 +171,3 @@ fn a_repeatable_spec_writes_the_same_bytes_twice() {
     let c = run(&other, None, &Cancel).expect("runs");
     assert_ne!(written(&a), written(&c), "the comparison sees the run");
 }
-
-/// A load left unpaced (`nowa tpcc --unpaced-load`, what `nowa ckpt figures` runs) leaves
-/// the run the state a paced load does: with InnoDB's page cleaner, whose clock is the timing
-/// model's busy time, the engine and the simulated SSD write the same bytes in the run, the
-/// engine's lifetime counters (load included) agree and the model times the run the same.
-#[test]
-fn an_unpaced_load_leaves_the_run_the_state_of_a_paced_one() {
-    let mut spec = small();
-    spec.engine.flushing = Some(crate::ycsb::InnodbFlushing {
-        io_capacity: 200,
-        io_capacity_max: 2000,
-    });
-    spec.engine.max_checkpoint_count = 3;
-    // 200 MB/s: the load's writes take about a second of device time.
-    spec.engine.pacing = Some(Pacing {
-        media_bytes_per_sec: 200e6,
-        read_bytes_per_sec: 600e6,
-        ..Pacing::default()
-    });
-    spec.stop = Stop::Transactions(200);
-    let paced = run(&spec, None, &Cancel).expect("runs");
-    let hooks = Hooks {
-        unpaced_load: true,
-        ..Hooks::default()
-    };
-    let unpaced = run_with(&spec, hooks, &Cancel).expect("runs");
-    assert_eq!(written(&paced), written(&unpaced));
-    let stats = |o: &Outcome| serde_json::to_value(&o.result.engine).expect("json");
-    assert_eq!(stats(&paced), stats(&unpaced), "the engine's counters");
-    assert_eq!(
-        paced.result.device_busy_secs, unpaced.result.device_busy_secs,
-        "the run timed alike"
-    );
-}
