@@ -158,10 +158,7 @@ impl FigArgs {
             },
             _ => s,
         };
-        Spec {
-            crash_points: self.crash_points.unwrap_or(s.crash_points),
-            ..s
-        }
+        s.with_crash_points(self.crash_points)
     }
 }
 
@@ -175,14 +172,7 @@ pub fn run_cmd(a: CkptArgs) -> Result<()> {
             f.out.display()
         )));
     }
-    let (jobs, why) = match f.jobs {
-        Some(j) => (j, "--jobs".to_owned()),
-        None => ckpt::Exec::default_jobs(&spec),
-    };
-    let exec = ckpt::Exec {
-        jobs,
-        force: f.force,
-    };
+    let (exec, why) = ckpt::Exec::new(&spec, f.jobs, f.force);
     // Bad flags and paths are refused before the banner (one line, exit 2).
     ckpt::prepare(&spec, exec).map_err(lab_error)?;
     nowa_lab::Cancel.on_sigint();
@@ -204,18 +194,7 @@ pub fn run_cmd(a: CkptArgs) -> Result<()> {
     };
     let o = ckpt::run(&spec, exec, &CliHost, &observe).map_err(lab_error)?;
     pb.finish_and_clear();
-    let big = spec.big();
-    println!("## Table I (buffer {big}%)\n\n{}", o.table1);
-    if !o.residency.is_empty() {
-        println!(
-            "## Figures 1-2 (vanilla, buffer {big}%)\n\n{}\n",
-            o.residency
-        );
-    }
-    println!(
-        "## Table II (crash images of each crash run, in place)\n\n{}",
-        o.table2
-    );
+    print!("{}", o.markdown(spec.big()));
     for p in &o.files {
         eprintln!("nowa ckpt: wrote {}", p.display());
     }

@@ -193,6 +193,28 @@ pub struct Outcome {
     pub interrupted: Option<String>,
 }
 
+impl Outcome {
+    /// The tables as `nowa ckpt figures` prints them (Markdown): Table I at the largest buffer
+    /// `big`, Figures 1-2's summary, Table II.
+    #[must_use]
+    pub fn markdown(&self, big: u32) -> String {
+        let mut s = format!("## Table I (buffer {big}%)\n\n{}\n", self.table1);
+        if !self.residency.is_empty() {
+            let _ = writeln!(
+                s,
+                "## Figures 1-2 (vanilla, buffer {big}%)\n\n{}\n",
+                self.residency
+            );
+        }
+        let _ = writeln!(
+            s,
+            "## Table II (crash images of each crash run, in place)\n\n{}",
+            self.table2
+        );
+        s
+    }
+}
+
 const RUN_HEADER: [&str; 21] = [
     "path",
     "buffer_pct",

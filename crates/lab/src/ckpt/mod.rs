@@ -85,6 +85,16 @@ impl Exec {
     /// At most this many paced points at once by default.
     pub const MAX_DEFAULT_JOBS: usize = 4;
 
+    /// `--jobs` (None: [`Exec::default_jobs`]) and `--force`, and where the count came from.
+    #[must_use]
+    pub fn new(spec: &Spec, jobs: Option<usize>, force: bool) -> (Exec, String) {
+        let (jobs, why) = match jobs {
+            Some(j) => (j, "--jobs".to_owned()),
+            None => Self::default_jobs(spec),
+        };
+        (Exec { jobs, force }, why)
+    }
+
     /// The default `--jobs` for `spec`, and why: as many paced points as 80% of the memory
     /// available holds (each child holds its simulated SSD's pages, [`Spec::child_bytes`]),
     /// at most [`Exec::MAX_DEFAULT_JOBS`] (the loads are CPU-bound; the paced runs use a few
@@ -253,6 +263,15 @@ impl Spec {
             "increasing crash moments ending at the run's end: {v:?}"
         );
         v
+    }
+
+    /// `--crash-points` over the scale's own count.
+    #[must_use]
+    pub fn with_crash_points(self, k: Option<u32>) -> Spec {
+        Spec {
+            crash_points: k.unwrap_or(self.crash_points),
+            ..self
+        }
     }
 
     /// The largest buffer (Table I's, the crashes').
