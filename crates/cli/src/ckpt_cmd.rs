@@ -31,10 +31,20 @@ pub(crate) struct FigArgs {
     /// already there are refused unless --force.
     #[arg(long, value_name = "DIR")]
     out: PathBuf,
-    /// Overwrite the ckpt-* files --out holds.
+    /// Overwrite the ckpt-* files --out holds, and run again the points whose result in
+    /// --work is of other parameters.
     #[arg(long)]
     force: bool,
-    /// Directory of the per-run JSON (reused when present) and the crash images.
+    /// Paced points run at once (default: as many as 80% of the available memory holds, at
+    /// most 4; the crash runs run one at a time).
+    #[arg(long, value_name = "N", value_parser = flags::count::<usize>(1, 64))]
+    jobs: Option<usize>,
+    /// Crash images per crash run (Table II): copies while the run is stopped, spread over
+    /// its second half, the last by kill -9 at its end (default 1; --quick and --full: 4).
+    #[arg(long, value_name = "K", value_parser = flags::count::<u32>(1, 100))]
+    crash_points: Option<u32>,
+    /// Directory of the per-run JSON (a point whose result is there for the same parameters
+    /// is reused: a grid cut short resumes) and the crash images.
     #[arg(long, default_value = "ckpt-runs", value_name = "DIR")]
     work: PathBuf,
     /// The quick scale (`nowa reproduce --quick`'s): 1 warehouse, 40 s runs, 3 seeds, WAL
@@ -44,7 +54,7 @@ pub(crate) struct FigArgs {
     quick: bool,
     /// The paper's setup, scaled: 20 warehouses (~1.7 GiB), 300 s runs, buffers 10,20,50,
     /// counts 0,3,4,6,8,10, in place, WAL 256 MiB, crashes at 0,3 (overrides the grid
-    /// flags; about 5 h on 2 shared cores, docs/checkpointing.md).
+    /// flags; about 2 h on 2 shared cores with 3 jobs, docs/checkpointing.md).
     #[arg(long)]
     full: bool,
     /// Warehouses.
@@ -137,7 +147,7 @@ impl FigArgs {
             seeds: self.seeds,
             ..Spec::new(self.out.clone(), self.work.clone())
         };
-        match (self.quick, self.full) {
+        let s = match (self.quick, self.full) {
             (true, _) => Spec {
                 seed: self.seed,
                 ..s.quick()
@@ -147,7 +157,8 @@ impl FigArgs {
                 ..s.full()
             },
             _ => s,
-        }
+        };
+        s.with_crash_points(self.crash_points)
     }
 }
 
@@ -161,8 +172,9 @@ pub fn run_cmd(a: CkptArgs) -> Result<()> {
             f.out.display()
         )));
     }
+    let (exec, why) = ckpt::Exec::new(&spec, f.jobs, f.force);
     // Bad flags and paths are refused before the banner (one line, exit 2).
-    ckpt::prepare(&spec).map_err(lab_error)?;
+    ckpt::prepare(&spec, exec).map_err(lab_error)?;
     nowa_lab::Cancel.on_sigint();
     eprintln!(
         "nowa ckpt: seed {} ({} seeds), {}, {} paced runs",
@@ -171,26 +183,18 @@ pub fn run_cmd(a: CkptArgs) -> Result<()> {
         spec.setup(),
         spec.points().len()
     );
+    for line in ckpt::plan_lines(&spec, exec, &why) {
+        eprintln!("nowa ckpt: {line}");
+    }
     let pb = bar(1, f.quiet, "ckpt figures");
     let observe = |done: u64, total: u64, what: &str| {
         pb.set_length(total.max(1));
         pb.set_position(done);
         pb.set_message(what.to_owned());
     };
-    let o = ckpt::run(&spec, &CliHost, &observe).map_err(lab_error)?;
+    let o = ckpt::run(&spec, exec, &CliHost, &observe).map_err(lab_error)?;
     pb.finish_and_clear();
-    let big = spec.big();
-    println!("## Table I (buffer {big}%)\n\n{}", o.table1);
-    if !o.residency.is_empty() {
-        println!(
-            "## Figures 1-2 (vanilla, buffer {big}%)\n\n{}\n",
-            o.residency
-        );
-    }
-    println!(
-        "## Table II (crash at the end of the run, in place)\n\n{}",
-        o.table2
-    );
+    print!("{}", o.markdown(spec.big()));
     for p in &o.files {
         eprintln!("nowa ckpt: wrote {}", p.display());
     }

@@ -654,6 +654,8 @@ const CASES: &[(&str, &str)] = &[
     ("ckpt figures --out /nonexistent/nowa-figures", "--out"),
     ("ckpt figures --out . --work /nonexistent/nowa-work", "--work"),
     ("ckpt bogus", "'bogus'"),
+    ("ckpt figures --out . --jobs 0", "--jobs"),
+    ("ckpt figures --out . --jobs 2 --crash-points 0", "--crash-points"),
     ("capture --fs ntfs -- true", "--fs"),
     ("capture -- ", "<CMD>"),
     // frozen figures --engine (every line fails before any run)

@@ -150,3 +150,72 @@ fn ckpt_figures_refuses_to_overwrite_figures_without_force() {
     assert!(err.contains("--out") && err.contains("--force"), "{err}");
     assert_eq!(std::fs::read_to_string(&runs).unwrap(), "kept\n");
 }
+
+/// `--jobs 2` runs the two paced points at once and says so; a crash run leaves
+/// `--crash-points` images, each recovered and checked (one Table II row each, at its
+/// moment); the same command again reuses every finished point (stated) and a change of
+/// parameters is refused naming --work until --force.
+#[test]
+fn ckpt_figures_runs_jobs_at_once_crashes_several_times_and_resumes() {
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("work");
+    let args = |out: &str, extra: &[&str]| -> Vec<String> {
+        let mut v: Vec<String> = [
+            "ckpt",
+            "figures",
+            "-q",
+            "--warehouses",
+            "1",
+            "--seconds",
+            "10",
+            "--buffers",
+            "50",
+            "--counts",
+            "0,3",
+            "--paths",
+            "inplace",
+            "--recovery-counts",
+            "0",
+            "--crash-points",
+            "2",
+            "--jobs",
+            "2",
+            "--work",
+        ]
+        .map(String::from)
+        .to_vec();
+        v.push(work.to_str().unwrap().into());
+        v.push("--out".into());
+        v.push(dir.path().join(out).to_str().unwrap().into());
+        v.extend(extra.iter().map(|s| (*s).to_owned()));
+        v
+    };
+    let run = |a: Vec<String>| common::nowa(&a.iter().map(String::as_str).collect::<Vec<_>>());
+    let o = run(args("a", &[]));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains("2 paced runs, 2 at a time (--jobs); 1 crash runs one at a time, 2 crash images each (at 7.5, 10.0 s"),
+        "{err}"
+    );
+    let rec = std::fs::read_to_string(dir.path().join("a/ckpt-recovery.csv")).unwrap();
+    let rows: Vec<&str> = rec.lines().skip(1).collect();
+    assert_eq!(rows.len(), 2, "two crash images recovered: {rec}");
+    assert!(
+        rows[0].ends_with(",7.5") && rows[1].ends_with(",10.0"),
+        "{rec}"
+    );
+    let o = run(args("b", &[]));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("3 finished points in --work"), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("b/ckpt-recovery.csv")).unwrap(),
+        rec,
+        "the crashes reused"
+    );
+    let o = run(args("c", &["--wal-limit", "64MiB"]));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("--work") && err.contains("--force"), "{err}");
+}

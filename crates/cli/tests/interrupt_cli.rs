@@ -393,6 +393,8 @@ fn ctrl_c_in_ckpt_figures_keeps_the_runs_that_finished() {
         "--paths",
         "inplace",
         "--recovery-counts",
+        "--jobs",
+        "1",
         "--out",
         out.to_str().expect("utf-8"),
         "--work",

@@ -76,6 +76,9 @@ impl Point {
 /// Recovery after a crash at the end of a run (Table II).
 #[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct Recovery {
+    /// When the crash image was taken, seconds after the load.
+    #[serde(default)]
+    pub crash_secs: f64,
     /// Seconds to open (recover) the database.
     pub open_secs: f64,
     /// Analysis phase, microseconds.
@@ -188,6 +191,28 @@ pub struct Outcome {
     pub files: Vec<PathBuf>,
     /// Ctrl-C stopped the runs: what finished (the outputs cover only that).
     pub interrupted: Option<String>,
+}
+
+impl Outcome {
+    /// The tables as `nowa ckpt figures` prints them (Markdown): Table I at the largest buffer
+    /// `big`, Figures 1-2's summary, Table II.
+    #[must_use]
+    pub fn markdown(&self, big: u32) -> String {
+        let mut s = format!("## Table I (buffer {big}%)\n\n{}\n", self.table1);
+        if !self.residency.is_empty() {
+            let _ = writeln!(
+                s,
+                "## Figures 1-2 (vanilla, buffer {big}%)\n\n{}\n",
+                self.residency
+            );
+        }
+        let _ = writeln!(
+            s,
+            "## Table II (crash images of each crash run, in place)\n\n{}",
+            self.table2
+        );
+        s
+    }
 }
 
 const RUN_HEADER: [&str; 21] = [
@@ -746,19 +771,20 @@ fn figure5(s: &mut Sink<'_>, aggs: &[Agg<'_>], big: u32) -> Result<()> {
     s.plot("ckpt-fig5-share", &c, style)
 }
 
-/// Table II: recovery after a crash at the end of a run.
+/// Table II: recovery after each crash (every crash image of every crash run).
 fn table2(crashes: &[(Point, Recovery)]) -> (String, Vec<Vec<String>>) {
     let mut md = String::from(
-        "| run | seed | analysis ms | redo ms | open total s | records replayed | redo range MiB |\n|---|---|---|---|---|---|---|\n",
+        "| run | seed | crash s | analysis ms | redo ms | open total s | records replayed | redo range MiB |\n|---|---|---|---|---|---|---|---|\n",
     );
     let mut recs = Vec::new();
     for (p, r) in crashes {
         let mib = f(r.redo_bytes) / 1_048_576.0;
         let _ = writeln!(
             md,
-            "| {} | {} | {:.1} | {:.1} | {:.3} | {} | {mib:.2} |",
+            "| {} | {} | {:.1} | {:.1} | {:.1} | {:.3} | {} | {mib:.2} |",
             p.label(),
             p.seed,
+            r.crash_secs,
             f(r.analysis_us) / 1000.0,
             f(r.redo_us) / 1000.0,
             r.open_secs,
@@ -775,12 +801,13 @@ fn table2(crashes: &[(Point, Recovery)]) -> (String, Vec<Vec<String>>) {
             r.records.to_string(),
             r.redo_bytes.to_string(),
             p.seed.to_string(),
+            format!("{:.1}", r.crash_secs),
         ]);
     }
     (md, recs)
 }
 
-const RECOVERY_HEADER: [&str; 10] = [
+const RECOVERY_HEADER: [&str; 11] = [
     "path",
     "buffer_pct",
     "mcc",
@@ -791,6 +818,7 @@ const RECOVERY_HEADER: [&str; 10] = [
     "records",
     "redo_bytes",
     "seed",
+    "crash_secs",
 ];
 
 /// Every output of the command, as `ext` (png; svg in the layout test).
@@ -1100,6 +1128,7 @@ mod tests {
             }
         }
         let crash = Recovery {
+            crash_secs: 30.0,
             open_secs: 1.0,
             analysis_us: 10,
             redo_us: 20,

@@ -60,6 +60,63 @@ pub struct Spec {
     pub seed: u64,
     /// Repetitions of every paced point, with seeds `seed`, `seed + 1`, ...: the spread.
     pub seeds: u32,
+    /// Crash images per crash run (Table II): the run is stopped (SIGSTOP) and its file
+    /// copied at `crash_points - 1` moments spread over the second half of the run, then
+    /// killed (SIGKILL) at its end ([`Spec::crash_times`]).
+    #[serde(default = "one")]
+    pub crash_points: u32,
+}
+
+fn one() -> u32 {
+    1
+}
+
+/// How the points run (not what they measure).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Exec {
+    /// Paced points run at once (each a `nowa tpcc` child paced by its own simulated SSD);
+    /// the crash runs, unpaced on a file and timed by the wall clock, run one at a time.
+    pub jobs: usize,
+    /// Run again the points whose result in `work` is of other parameters (else refused).
+    pub force: bool,
+}
+
+impl Exec {
+    /// At most this many paced points at once by default.
+    pub const MAX_DEFAULT_JOBS: usize = 4;
+
+    /// `--jobs` (None: [`Exec::default_jobs`]) and `--force`, and where the count came from.
+    #[must_use]
+    pub fn new(spec: &Spec, jobs: Option<usize>, force: bool) -> (Exec, String) {
+        let (jobs, why) = match jobs {
+            Some(j) => (j, "--jobs".to_owned()),
+            None => Self::default_jobs(spec),
+        };
+        (Exec { jobs, force }, why)
+    }
+
+    /// The default `--jobs` for `spec`, and why: as many paced points as 80% of the memory
+    /// available holds (each child holds its simulated SSD's pages, [`Spec::child_bytes`]),
+    /// at most [`Exec::MAX_DEFAULT_JOBS`] (the loads are CPU-bound; the paced runs use a few
+    /// hundredths of a core each).
+    #[must_use]
+    pub fn default_jobs(spec: &Spec) -> (usize, String) {
+        let per = spec.child_bytes();
+        let Some(avail) = crate::resources::available_memory() else {
+            return (1, "MemAvailable unknown".into());
+        };
+        let fit = usize::try_from(avail / 10 * 8 / per.max(1)).unwrap_or(usize::MAX);
+        let jobs = fit.clamp(1, Self::MAX_DEFAULT_JOBS);
+        (
+            jobs,
+            format!(
+                "default: 80% of MemAvailable {} MiB / ~{} MiB per run, at most {}",
+                avail >> 20,
+                per >> 20,
+                Self::MAX_DEFAULT_JOBS
+            ),
+        )
+    }
 }
 
 impl Spec {
@@ -85,6 +142,7 @@ impl Spec {
             threads: 2,
             seed: 42,
             seeds: 1,
+            crash_points: 1,
         }
     }
 
@@ -104,6 +162,7 @@ impl Spec {
             recovery_counts: vec![0, 3],
             wal_limit: 32 << 20,
             seeds: 3,
+            crash_points: 4,
             ..self
         }
     }
@@ -123,6 +182,7 @@ impl Spec {
             recovery_counts: vec![0, 3],
             wal_limit: 256 << 20,
             seeds: 1,
+            crash_points: 4,
             ..self
         }
     }
@@ -144,6 +204,12 @@ impl Spec {
         }
         if self.seeds == 0 || self.warehouses == 0 || self.seconds <= 0.0 {
             return bad("--seeds, --warehouses, --seconds: at least 1");
+        }
+        if !(1..=100).contains(&self.crash_points) {
+            return bad(&format!(
+                "--crash-points: {} is not in 1..=100",
+                self.crash_points
+            ));
         }
         Ok(())
     }
@@ -169,6 +235,43 @@ impl Spec {
             "a pool within the database"
         );
         pool
+    }
+
+    /// Memory of one paced child, bytes: its simulated SSD's pages (the device is sized so
+    /// the loaded data fills half of it, `nowa tpcc --dataset-fill 0.5`) and the largest pool.
+    #[must_use]
+    pub fn child_bytes(&self) -> u64 {
+        crate::resources::sim_device_bytes(self.db_bytes() * 2) + self.pool_bytes(self.big())
+    }
+
+    /// Seconds after the load at which a crash run leaves a crash image: `crash_points`
+    /// moments evenly spread over the second half of the run (the checkpoint age has
+    /// settled by then at the quick scale, docs/checkpointing.md section 1), the last at its
+    /// end (the kill).
+    ///
+    /// # Panics
+    /// Never: increasing moments, the last the run's end (asserted).
+    #[must_use]
+    pub fn crash_times(&self) -> Vec<f64> {
+        let k = self.crash_points.max(1);
+        let v: Vec<f64> = (1..k)
+            .map(|i| self.seconds * f64::from(k + i) / f64::from(2 * k))
+            .chain([self.seconds])
+            .collect();
+        assert!(
+            v.windows(2).all(|w| w[0] < w[1]) && v.last() == Some(&self.seconds),
+            "increasing crash moments ending at the run's end: {v:?}"
+        );
+        v
+    }
+
+    /// `--crash-points` over the scale's own count.
+    #[must_use]
+    pub fn with_crash_points(self, k: Option<u32>) -> Spec {
+        Spec {
+            crash_points: k.unwrap_or(self.crash_points),
+            ..self
+        }
     }
 
     /// The largest buffer (Table I's, the crashes').
@@ -275,50 +378,49 @@ pub trait Host: Sync {
 /// Progress: `(done, total, what)` in runs.
 pub type Observer<'a> = &'a (dyn Fn(u64, u64, &str) + Sync);
 
-/// Every paced run and crash of `spec`, then the figures under `spec.out`.
+/// Every paced run and crash of `spec` (`exec.jobs` paced points at once, the crashes one
+/// at a time), then the figures under `spec.out`. A point whose result `work` holds for the
+/// same parameters is reused ([`finished`]).
 ///
 /// # Errors
 /// Bad spec ([`Error::Usage`]), a run or a recovery fails, a file cannot be written.
 ///
 /// # Panics
 /// Never: every point runs once (asserted).
-pub fn run(spec: &Spec, host: &dyn Host, observe: Observer<'_>) -> Result<Outcome, Error> {
-    prepare(spec)?;
-    let points = spec.points();
+pub fn run(
+    spec: &Spec,
+    exec: Exec,
+    host: &dyn Host,
+    observe: Observer<'_>,
+) -> Result<Outcome, Error> {
+    prepare(spec, exec)?;
     let crash_points = crash_points(spec);
-    let total = (points.len() + crash_points.len()) as u64;
-    let mut runs = Vec::new();
-    for (i, p) in points.into_iter().enumerate() {
-        if Cancel.requested() {
-            break;
-        }
-        observe(i as u64, total, &p.name());
-        match runs::paced(spec, host, &p)? {
-            Some(r) => runs.push((p, r)),
-            None => break,
-        }
-    }
+    let n_paced = spec.points().len();
+    let total = (n_paced + crash_points.len()) as u64;
+    let runs = paced_all(spec, exec, host, observe, total)?;
     let mut crashes = Vec::new();
-    for p in crash_points.into_iter().take_while(|_| !Cancel.requested()) {
+    let mut crash_runs = 0;
+    for p in crash_points.iter().take_while(|_| !Cancel.requested()) {
         observe(
-            (runs.len() + crashes.len()) as u64,
+            (runs.len() + crash_runs) as u64,
             total,
             &format!("crash {}", p.name()),
         );
-        match runs::crash(spec, host, &p)? {
-            Some(r) => crashes.push((p, r)),
+        match runs::crash(spec, host, p)? {
+            Some(rs) => crashes.extend(rs.into_iter().map(|r| (p.clone(), r))),
             None => break,
         }
+        crash_runs += 1;
     }
-    let ran = (runs.len() + crashes.len()) as u64;
+    let ran = (runs.len() + crash_runs) as u64;
     // Ctrl-C: the figures and tables of the runs that finished, and what was left.
     let stop = Cancel.requested().then(|| {
         format!(
             "{} of {} paced runs and {} of {} crashes finished; the figures and tables cover them",
             runs.len(),
-            spec.points().len(),
-            crashes.len(),
-            total - spec.points().len() as u64
+            n_paced,
+            crash_runs,
+            crash_points.len()
         )
     });
     assert!(stop.is_some() || ran == total, "every run ran");
@@ -328,23 +430,158 @@ pub fn run(spec: &Spec, host: &dyn Host, observe: Observer<'_>) -> Result<Outcom
     Ok(o)
 }
 
+/// The paced points, `exec.jobs` at once (each worker takes the next point), in the order
+/// of [`Spec::points`]; on Ctrl-C the ones that finished.
+fn paced_all(
+    spec: &Spec,
+    exec: Exec,
+    host: &dyn Host,
+    observe: Observer<'_>,
+    total: u64,
+) -> Result<Vec<(Point, TpccReport)>, Error> {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
+    type Slot = Option<Result<Option<TpccReport>, Error>>;
+    let points = spec.points();
+    let slots: std::sync::Mutex<Vec<Slot>> =
+        std::sync::Mutex::new(points.iter().map(|_| None).collect());
+    let (next, done, stop) = (
+        AtomicUsize::new(0),
+        AtomicUsize::new(0),
+        AtomicBool::new(false),
+    );
+    let worker = || loop {
+        let i = next.fetch_add(1, SeqCst);
+        if i >= points.len() || Cancel.requested() || stop.load(SeqCst) {
+            break;
+        }
+        observe(done.load(SeqCst) as u64, total, &points[i].name());
+        let r = runs::paced(spec, host, &points[i]);
+        // A failure stops the other workers taking points (theirs finish).
+        stop.fetch_or(!matches!(r, Ok(Some(_))), SeqCst);
+        done.fetch_add(1, SeqCst);
+        slots
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)[i] = Some(r);
+    };
+    std::thread::scope(|s| {
+        for _ in 0..exec.jobs.clamp(1, points.len().max(1)) {
+            s.spawn(worker);
+        }
+    });
+    let slots = slots
+        .into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let mut runs = Vec::new();
+    for (p, slot) in points.into_iter().zip(slots) {
+        match slot {
+            Some(Err(e)) => return Err(e),
+            Some(Ok(Some(r))) => runs.push((p, r)),
+            Some(Ok(None)) | None => {}
+        }
+    }
+    assert!(
+        Cancel.requested() || stop.load(SeqCst) || runs.len() == spec.points().len(),
+        "every paced point ran"
+    );
+    Ok(runs)
+}
+
 /// Checks the spec and creates `out` and `work` (before any work: a bad path is refused
-/// first).
+/// first), and refuses a `work` whose results are of other parameters unless `exec.force`.
 ///
 /// # Errors
 /// [`Error::Usage`] naming the flag.
-pub fn prepare(spec: &Spec) -> Result<(), Error> {
+pub fn prepare(spec: &Spec, exec: Exec) -> Result<(), Error> {
     spec.check()?;
+    if exec.jobs == 0 {
+        return Err(Error::Usage("--jobs: at least 1".into()));
+    }
     for (flag, d) in [("--out", &spec.out), ("--work", &spec.work)] {
         create_dir(flag, d)?;
     }
-    Ok(())
+    let f = finished(spec);
+    match f.other.first() {
+        Some(file) if !exec.force => Err(Error::Usage(format!(
+            "--work {}: {} holds a result of other parameters (pass --force to run its point again)",
+            spec.work.display(),
+            file.display()
+        ))),
+        _ => Ok(()),
+    }
 }
 
-/// The crash-and-recovery points at the largest buffer: every count for every seed (one
-/// crash lands at an arbitrary moment of the flush cycle, so Table II's ratio of one crash
-/// per count swung from 1.30x to 2.63x between two runs: the report takes the mean over the
-/// seeds), then the bounds at the first seed.
+/// What `work` holds of `spec`'s points.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Finished {
+    /// Points (paced and crash runs) whose result is there for the same parameters: reused.
+    pub same: usize,
+    /// Results there for the same point name but other parameters: run again only with
+    /// `--force`.
+    pub other: Vec<PathBuf>,
+}
+
+/// The finished points of `spec` in its `work` directory.
+#[must_use]
+pub fn finished(spec: &Spec) -> Finished {
+    let mut f = Finished::default();
+    let files = spec
+        .points()
+        .iter()
+        .map(|p| runs::paced_result(spec, p))
+        .chain(
+            crash_points(spec)
+                .iter()
+                .map(|p| runs::crash_result(spec, p)),
+        )
+        .collect::<Vec<_>>();
+    for (file, key) in files {
+        match runs::reusable(&file, &key) {
+            runs::Reuse::Same => f.same += 1,
+            runs::Reuse::Other => f.other.push(file),
+            runs::Reuse::Absent => {}
+        }
+    }
+    f
+}
+
+/// What the command will run, for its banner: the paced runs and how many at once, the
+/// crash runs and their images, the points reused from `work`.
+#[must_use]
+pub fn plan_lines(spec: &Spec, exec: Exec, why: &str) -> Vec<String> {
+    let crashes = crash_points(spec).len();
+    let mut v = vec![format!(
+        "{} paced runs, {} at a time ({why}); {crashes} crash runs one at a time, {} crash images each (at {} s after the load)",
+        spec.points().len(),
+        exec.jobs,
+        spec.crash_points,
+        spec.crash_times()
+            .iter()
+            .map(|t| format!("{t:.1}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    )];
+    let f = finished(spec);
+    if f.same > 0 {
+        v.push(format!(
+            "{} finished points in --work {} are reused (same parameters)",
+            f.same,
+            spec.work.display()
+        ));
+    }
+    if !f.other.is_empty() {
+        v.push(format!(
+            "{} points in --work {} of other parameters run again (--force)",
+            f.other.len(),
+            spec.work.display()
+        ));
+    }
+    v
+}
+
+/// The crash runs at the largest buffer: every count for every seed, each leaving
+/// [`Spec::crash_times`] crash images (one crash lands at an arbitrary moment of the flush
+/// cycle, so Table II's ratio of one crash per count swung from 1.30x to 2.63x between two
+/// runs: the report takes the mean over the images), then the bounds at the first seed.
 fn crash_points(spec: &Spec) -> Vec<Point> {
     let mut v = Vec::new();
     for s in 0..u64::from(spec.seeds) {
@@ -412,6 +649,99 @@ mod tests {
         );
         let args = s.tpcc_args(&s.points()[0]);
         assert!(args.iter().any(|a| a == "--warehouses=20"), "{args:?}");
+    }
+
+    /// Table II at the quick scale: at least 8 crash images per count (4 per run, 3 seeds),
+    /// spread over the run's second half, the last at its end (the kill).
+    #[test]
+    fn the_quick_table_two_has_eight_crash_images_per_count() {
+        let s = Spec::new("o".into(), "w".into()).quick();
+        let t = s.crash_times();
+        assert_eq!(t, vec![25.0, 30.0, 35.0, 40.0]);
+        let per_count = crash_points(&s).iter().filter(|p| p.mcc == 3).count() * t.len();
+        assert!(per_count >= 8, "{per_count} crash images per count");
+        let one = Spec::new("o".into(), "w".into());
+        assert_eq!(
+            one.crash_times(),
+            vec![one.seconds],
+            "one crash: the kill at the end"
+        );
+        let lines = plan_lines(
+            &s,
+            Exec {
+                jobs: 3,
+                force: false,
+            },
+            "--jobs",
+        );
+        assert!(lines[0].contains("3 at a time (--jobs)"), "{lines:?}");
+        assert!(
+            lines[0].contains("4 crash images each (at 25.0, 30.0, 35.0, 40.0 s"),
+            "{lines:?}"
+        );
+    }
+
+    struct NoRun;
+    impl Host for NoRun {
+        fn exe(&self) -> Result<PathBuf, Error> {
+            Err(Error::Usage("this test runs nothing".into()))
+        }
+        fn check(&self, _: &[String]) -> Result<Checked, Error> {
+            Err(Error::Usage("this test runs nothing".into()))
+        }
+    }
+
+    /// A grid cut short resumes: a point whose result `work` holds for the same parameters
+    /// is reused (nothing runs), one of other parameters is refused naming --work unless
+    /// --force, which runs it again (the old code reused any result of the point's name).
+    #[test]
+    fn a_finished_point_is_reused_and_one_of_other_parameters_needs_force() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let mut s = Spec::new(dir.path().join("o"), dir.path().join("w")).quick();
+        let exec = Exec {
+            jobs: 2,
+            force: false,
+        };
+        prepare(&s, exec).expect("empty work");
+        assert_eq!(finished(&s), Finished::default());
+        let p = s.points()[0].clone();
+        let (file, key) = runs::paced_result(&s, &p);
+        std::fs::write(&file, report::tests::sample_json(100, 1.0, 1, 9)).expect("write");
+        assert_eq!(
+            finished(&s).other,
+            vec![file.clone()],
+            "a result without parameters"
+        );
+        std::fs::write(file.with_extension("args"), &key).expect("write");
+        assert_eq!(finished(&s).same, 1);
+        let r = runs::paced(&s, &NoRun, &p).expect("reused, not run");
+        assert_eq!(r.map(|r| r.run.transactions), Some(100));
+        assert!(plan_lines(&s, exec, "x")[1].starts_with("1 finished points in --work"));
+        s.wal_limit = 64 << 20;
+        let e = prepare(&s, exec).expect_err("other parameters");
+        assert!(
+            e.to_string().starts_with("--work ") && e.to_string().contains("--force"),
+            "{e}"
+        );
+        prepare(
+            &s,
+            Exec {
+                jobs: 2,
+                force: true,
+            },
+        )
+        .expect("--force");
+        let e = runs::paced(&s, &NoRun, &p).expect_err("run again");
+        assert!(e.to_string().contains("runs nothing"), "{e}");
+        let e = prepare(
+            &s,
+            Exec {
+                jobs: 0,
+                force: true,
+            },
+        )
+        .expect_err("no jobs");
+        assert!(e.to_string().starts_with("--jobs"), "{e}");
     }
 
     #[test]

@@ -148,7 +148,11 @@ pub(super) fn run(
     if g.work.exists() {
         std::fs::remove_dir_all(&g.work).map_err(|e| Error::io(&g.work, e))?;
     }
-    let r = crate::ckpt::run(&g, host, &|d, t, what| sub(d, t, what));
+    let exec = crate::ckpt::Exec {
+        jobs: crate::ckpt::Exec::default_jobs(&g).0,
+        force: false,
+    };
+    let r = crate::ckpt::run(&g, exec, host, &|d, t, what| sub(d, t, what));
     // The crash images and per-run JSON are scratch; the CSVs and PNGs stay.
     let _ = std::fs::remove_dir_all(&g.work);
     let o = r?;

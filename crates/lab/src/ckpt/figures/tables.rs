@@ -200,8 +200,48 @@ fn spread(v: &[f64], prec: usize) -> String {
     format!("{m:.prec$} [{lo:.prec$}-{hi:.prec$}]")
 }
 
+/// The 95% bootstrap interval of `mean(b) / mean(a)`: 2,000 resamples of each list with
+/// replacement (a fixed generator: the same lists give the same interval).
+///
+/// # Panics
+/// If a list is empty.
+fn ratio_interval(a: &[f64], b: &[f64]) -> (f64, f64) {
+    assert!(!a.is_empty() && !b.is_empty(), "values to resample");
+    let mut state = 0x9E37_79B9_7F4A_7C15_u64;
+    // SplitMix64.
+    let mut next = move |n: usize| {
+        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        usize::try_from((z ^ (z >> 31)) % n as u64).unwrap_or(0)
+    };
+    let mut mean = |v: &[f64]| (0..v.len()).map(|_| v[next(v.len())]).sum::<f64>() / v.len() as f64;
+    let mut r: Vec<f64> = (0..2000).map(|_| mean(b) / mean(a)).collect();
+    r.sort_by(f64::total_cmp);
+    let (lo, hi) = (r[49], r[1949]);
+    assert!(lo <= hi, "an interval");
+    (lo, hi)
+}
+
+/// Whether the ratio mcc 3 / vanilla is settled: `ratio (95% bootstrap lo-hi)`, and whether
+/// the min-max ranges of the two counts overlap.
+fn settled(v0: &[f64], v3: &[f64], what: &str) -> String {
+    let m = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    let (lo, hi) = ratio_interval(v0, v3);
+    let max = |v: &[f64]| v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let min = |v: &[f64]| v.iter().copied().fold(f64::INFINITY, f64::min);
+    let overlap = min(v3) <= max(v0) && min(v0) <= max(v3);
+    format!(
+        "{what} mcc 3 / vanilla {:.2}x (95% bootstrap {lo:.2}-{hi:.2}; the min-max of the two counts {})",
+        m(v3) / m(v0),
+        if overlap { "overlap" } else { "do not overlap" }
+    )
+}
+
 /// Table II: per count (no bound), the crashes' recovery phases, mean [min-max] over the
-/// crashes (one per seed, each killed at an arbitrary moment of the flush cycle).
+/// crash images (`crash_points` per crash run, one run per seed, spread over the second half
+/// of the run and so over its flush cycles).
 fn table2(crashes: &[(Point, Recovery)], seconds: f64) -> Option<DocTable> {
     let mut counts: Vec<u32> = crashes
         .iter()
@@ -247,6 +287,34 @@ fn table2(crashes: &[(Point, Recovery)], seconds: f64) -> Option<DocTable> {
             ]
         })
         .collect();
+    let of = |m: u32, g: &dyn Fn(&Recovery) -> f64| -> Vec<f64> {
+        crashes
+            .iter()
+            .filter(|(p, _)| p.mcc == m && p.redo_bound.is_none())
+            .map(|(_, r)| g(r))
+            .collect()
+    };
+    let ratios = if counts.contains(&0) && counts.contains(&3) {
+        format!(
+            " {}; {}.",
+            settled(
+                &of(0, &|r| r.open_secs),
+                &of(3, &|r| r.open_secs),
+                "Recovery time"
+            ),
+            settled(
+                &of(0, &|r| f(r.redo_us)),
+                &of(3, &|r| f(r.redo_us)),
+                "redo time"
+            )
+        )
+    } else {
+        String::new()
+    };
+    let mut moments: Vec<f64> = crashes.iter().map(|(_, r)| r.crash_secs).collect();
+    moments.sort_by(f64::total_cmp);
+    moments.dedup();
+    let moments: Vec<String> = moments.iter().map(|t| format!("{t:.1}")).collect();
     for (run, open, analysis, redo) in [
         ("paper vanilla", "1,895.6", "1,655", "240"),
         ("paper mcc 3", "2,467.3 (1.30x)", "1,761", "706 (2.94x)"),
@@ -263,9 +331,11 @@ fn table2(crashes: &[(Point, Recovery)], seconds: f64) -> Option<DocTable> {
         header,
         rows,
         format!(
-            "Each crash: SIGKILL {seconds:.0} s into a paced run at the largest buffer, then \
-             recovery and the TPC-C consistency check; mean [min-max] over the crashes (one \
-             per seed)."
+            "Each crash run: TPC-C on a file (not paced) at the largest buffer, one per seed; a \
+             crash image at {} s after the load (a copy while the process is stopped, the last \
+             by SIGKILL at {seconds:.0} s), each recovered and checked (TPC-C consistency); mean \
+             [min-max] over the images.{ratios}",
+            moments.join(", ")
         ),
     ))
 }
@@ -325,4 +395,28 @@ pub(super) fn all(
     .into_iter()
     .flatten()
     .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The interval brackets the ratio of the means, and says when it is not settled.
+    #[test]
+    fn the_bootstrap_interval_brackets_the_ratio_and_its_spread() {
+        let a = [1.0, 2.0, 3.0, 2.0, 1.0, 3.0, 2.0, 2.0];
+        let far: Vec<f64> = a.iter().map(|x| x * 4.0).collect();
+        let (lo, hi) = ratio_interval(&a, &far);
+        assert!(lo > 2.5 && hi < 6.0 && lo < 4.0 && hi > 4.0, "{lo}-{hi}");
+        assert_eq!(
+            ratio_interval(&a, &far),
+            (lo, hi),
+            "the same lists, the same interval"
+        );
+        let (lo, hi) = ratio_interval(&a, &a);
+        assert!(lo < 1.0 && hi > 1.0, "{lo}-{hi}");
+        let s = settled(&a, &far, "redo time");
+        assert!(s.contains("4.00x") && s.contains("do not overlap"), "{s}");
+        assert!(settled(&a, &a, "x").contains("min-max of the two counts overlap"));
+    }
 }
