@@ -175,7 +175,6 @@ struct Plan {
 fn plan(a: &YcsbFlags, env: &dyn Env) -> Plan {
     let dataset = nowa_bench::ycsb::estimate_dataset_bytes(a.records, a.value_size);
     let (mut engine, pool_why) = a.engine.config(&a.device, dataset, env);
-    let pool = engine.pool_bytes;
     // The WAL limit resolved (the engine's default: pool + blind-update memory): the spec
     // names it, and a separate WAL device is sized by it.
     engine.wal_limit_bytes = Some(engine.wal_limit());
