@@ -264,57 +264,7 @@ fn table2(crashes: &[(Point, Recovery)], seconds: f64) -> Option<DocTable> {
     ]
     .map(String::from)
     .to_vec();
-    let mut rows: Vec<Vec<String>> = counts
-        .iter()
-        .map(|&m| {
-            let of: Vec<&Recovery> = crashes
-                .iter()
-                .filter(|(p, _)| p.mcc == m && p.redo_bound.is_none())
-                .map(|(_, r)| r)
-                .collect();
-            assert!(!of.is_empty(), "mcc {m} has a crash");
-            let col = |g: &dyn Fn(&Recovery) -> f64, prec| {
-                spread(&of.iter().map(|r| g(r)).collect::<Vec<_>>(), prec)
-            };
-            vec![
-                format!("mcc {m}"),
-                of.len().to_string(),
-                col(&|r| r.open_secs, 2),
-                col(&|r| f(r.analysis_us) / 1e6, 2),
-                col(&|r| f(r.redo_us) / 1e6, 2),
-                col(&|r| f(r.records), 0),
-                col(&|r| f(r.redo_bytes) / 1_048_576.0, 1),
-            ]
-        })
-        .collect();
-    let of = |m: u32, g: &dyn Fn(&Recovery) -> f64| -> Vec<f64> {
-        crashes
-            .iter()
-            .filter(|(p, _)| p.mcc == m && p.redo_bound.is_none())
-            .map(|(_, r)| g(r))
-            .collect()
-    };
-    let ratios = if counts.contains(&0) && counts.contains(&3) {
-        format!(
-            " {}; {}.",
-            settled(
-                &of(0, &|r| r.open_secs),
-                &of(3, &|r| r.open_secs),
-                "Recovery time"
-            ),
-            settled(
-                &of(0, &|r| f(r.redo_us)),
-                &of(3, &|r| f(r.redo_us)),
-                "redo time"
-            )
-        )
-    } else {
-        String::new()
-    };
-    let mut moments: Vec<f64> = crashes.iter().map(|(_, r)| r.crash_secs).collect();
-    moments.sort_by(f64::total_cmp);
-    moments.dedup();
-    let moments: Vec<String> = moments.iter().map(|t| format!("{t:.1}")).collect();
+    let mut rows: Vec<Vec<String>> = counts.iter().map(|&m| table2_row(crashes, m)).collect();
     for (run, open, analysis, redo) in [
         ("paper vanilla", "1,895.6", "1,655", "240"),
         ("paper mcc 3", "2,467.3 (1.30x)", "1,761", "706 (2.94x)"),
@@ -325,6 +275,10 @@ fn table2(crashes: &[(Point, Recovery)], seconds: f64) -> Option<DocTable> {
                 .to_vec(),
         );
     }
+    let mut moments: Vec<f64> = crashes.iter().map(|(_, r)| r.crash_secs).collect();
+    moments.sort_by(f64::total_cmp);
+    moments.dedup();
+    let moments: Vec<String> = moments.iter().map(|t| format!("{t:.1}")).collect();
     Some(DocTable::new(
         Paper::Checkpointing,
         "table-2",
@@ -334,10 +288,62 @@ fn table2(crashes: &[(Point, Recovery)], seconds: f64) -> Option<DocTable> {
             "Each crash run: TPC-C on a file (not paced) at the largest buffer, one per seed; a \
              crash image at {} s after the load (a copy while the process is stopped, the last \
              by SIGKILL at {seconds:.0} s), each recovered and checked (TPC-C consistency); mean \
-             [min-max] over the images.{ratios}",
-            moments.join(", ")
+             [min-max] over the images.{}",
+            moments.join(", "),
+            table2_ratios(crashes, &counts)
         ),
     ))
+}
+
+/// The crash images of count `m` (the count's own crash runs, not a redo-bound run's).
+fn images_of(crashes: &[(Point, Recovery)], m: u32) -> Vec<&Recovery> {
+    crashes
+        .iter()
+        .filter(|(p, _)| p.mcc == m && p.redo_bound.is_none())
+        .map(|(_, r)| r)
+        .collect()
+}
+
+/// Table II's row of count `m`: mean [min-max] of each recovery figure over its images.
+fn table2_row(crashes: &[(Point, Recovery)], m: u32) -> Vec<String> {
+    let of = images_of(crashes, m);
+    assert!(!of.is_empty(), "mcc {m} has a crash");
+    let col = |g: &dyn Fn(&Recovery) -> f64, prec| {
+        spread(&of.iter().map(|r| g(r)).collect::<Vec<_>>(), prec)
+    };
+    vec![
+        format!("mcc {m}"),
+        of.len().to_string(),
+        col(&|r| r.open_secs, 2),
+        col(&|r| f(r.analysis_us) / 1e6, 2),
+        col(&|r| f(r.redo_us) / 1e6, 2),
+        col(&|r| f(r.records), 0),
+        col(&|r| f(r.redo_bytes) / 1_048_576.0, 1),
+    ]
+}
+
+/// The paper's two ratios (mcc 3 / vanilla) with whether they are settled, when both counts
+/// crashed; else nothing.
+fn table2_ratios(crashes: &[(Point, Recovery)], counts: &[u32]) -> String {
+    if !(counts.contains(&0) && counts.contains(&3)) {
+        return String::new();
+    }
+    let of = |m: u32, g: &dyn Fn(&Recovery) -> f64| -> Vec<f64> {
+        images_of(crashes, m).into_iter().map(g).collect()
+    };
+    format!(
+        " {}; {}.",
+        settled(
+            &of(0, &|r| r.open_secs),
+            &of(3, &|r| r.open_secs),
+            "Recovery time"
+        ),
+        settled(
+            &of(0, &|r| f(r.redo_us)),
+            &of(3, &|r| f(r.redo_us)),
+            "redo time"
+        )
+    )
 }
 
 /// Figures 1-2's shares: (pages selected once, by the 3rd selection; checkpoint writes by
