@@ -7,27 +7,23 @@ use crate::config::as_f64;
 use crate::{prefetch, FlashError, Ftl, GcFrontier, NONE};
 use nowa_logspace::UnitState;
 
+/// A prefetch distance (a small constant) as a page-number offset; evaluated in constants,
+/// so a distance that does not fit fails the build.
+const fn pages_ahead(n: usize) -> u32 {
+    assert!(
+        n <= u32::MAX as usize,
+        "a prefetch distance fits a page number"
+    );
+    #[expect(clippy::cast_possible_truncation, reason = "checked on the line above")]
+    let pages = n as u32;
+    pages
+}
+
 /// [`prefetch::GC_AHEAD`] in page numbers (the native copy loop's distance).
-#[expect(
-    clippy::cast_possible_truncation,
-    reason = "a small constant (64), checked below"
-)]
-const GC_AHEAD: u32 = prefetch::GC_AHEAD as u32;
-const _: () = assert!(
-    GC_AHEAD as usize == prefetch::GC_AHEAD,
-    "GC_AHEAD fits a page number"
-);
+const GC_AHEAD: u32 = pages_ahead(prefetch::GC_AHEAD);
 
 /// [`prefetch::AHEAD`] in page numbers.
-#[expect(
-    clippy::cast_possible_truncation,
-    reason = "a small constant (32), checked below"
-)]
-const AHEAD: u32 = prefetch::AHEAD as u32;
-const _: () = assert!(
-    AHEAD as usize == prefetch::AHEAD,
-    "AHEAD fits a page number"
-);
+const AHEAD: u32 = pages_ahead(prefetch::AHEAD);
 
 impl Ftl {
     /// Reclaim up to `victims_per_round` units. Returns the victims collected (0: nothing
