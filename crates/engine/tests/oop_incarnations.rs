@@ -192,9 +192,20 @@ fn crash_then_crash_in_recovery_with_any_trim_behaviour() {
     let (img, model) = base();
     let calls = calibrate(&img);
     let t = std::time::Instant::now();
-    for seed in 0..seeds {
-        one_seed(&img, &model, calls, seed);
-    }
+    // The seeds are independent: spread over the cores (one test in this binary, so cargo's
+    // test threads leave them idle otherwise). Seed s runs on thread s % threads; a panic in
+    // any names its seed and fails the test when the scope joins.
+    let threads = std::thread::available_parallelism().map_or(1, std::num::NonZero::get) as u64;
+    std::thread::scope(|scope| {
+        for first in 0..threads {
+            let (img, model) = (&img, &model);
+            scope.spawn(move || {
+                for seed in (first..seeds).step_by(usize::try_from(threads).unwrap()) {
+                    one_seed(img, model, calls, seed);
+                }
+            });
+        }
+    });
     eprintln!(
         "{seeds} seeds (crash in a run of {calls} device writes, then in recovery): all opened, {:.1} s",
         t.elapsed().as_secs_f64()
