@@ -321,7 +321,7 @@ impl Ftl {
             configured,
             "the space's policy was built for the configured scheme's victim choice"
         );
-        self.placer = Some(Placer::new(place, &geometry(&self.layout)));
+        self.placer = Some(Placer::new(place, &geometry(&self.cfg, &self.layout)));
     }
 
     /// The configuration.
@@ -559,18 +559,22 @@ fn frontier_count(cfg: &FtlConfig, layout: &Layout) -> usize {
     }
 }
 
-/// What a placement scheme of this device is initialized for.
-fn geometry(layout: &Layout) -> Geometry {
+/// What a placement scheme of this device is initialized for. GC is in order (the placed
+/// GC appends each rewrite right after classifying it, a frontier fills one unit at a time,
+/// `make_room` seals before it opens, overwrites and trims report the old unit) unless a
+/// compacting policy gathers victims or the device is zoned.
+fn geometry(cfg: &FtlConfig, layout: &Layout) -> Geometry {
     Geometry {
         logical_pages: layout.logical_pages,
         unit_pages: layout.unit_pages,
         units: layout.units,
+        gc_in_order: !cfg.policy.compacts_victims() && !matches!(cfg.mode, Mode::Zoned { .. }),
     }
 }
 
 /// The placement scheme, bound to the device.
 fn build_placer(cfg: &FtlConfig, layout: &Layout) -> Option<Placer> {
-    Some(Placer::new(cfg.placement?.build(), &geometry(layout)))
+    Some(Placer::new(cfg.placement?.build(), &geometry(cfg, layout)))
 }
 
 /// A page count as an index.

@@ -724,6 +724,7 @@ mod age_tests {
             logical_pages: 2,
             unit_pages: 4,
             units: 4,
+            gc_in_order: false,
         });
         let mut out = Vec::new();
         for (i, p) in [0u64, 1, 0].into_iter().enumerate() {
@@ -822,6 +823,7 @@ mod online_tests {
             logical_pages: 4096,
             unit_pages: 16,
             units: 1024,
+            gc_in_order: false,
         });
         let (hot, cold) = (5, 3000);
         let mut t = 0;

@@ -220,6 +220,7 @@ fn empty_state(geo: &Geo, cfg: &OopConfig, open_limit: u32) -> State {
         logical_pages: geo.capacity,
         unit_pages: zone_slots,
         units: geo.zones,
+        gc_in_order: false,
     };
     let mut space = Space::new(
         geo.zones,

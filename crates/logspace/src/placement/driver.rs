@@ -329,6 +329,7 @@ mod tests {
             logical_pages: 64,
             unit_pages: 4,
             units: 8,
+            gc_in_order: false,
         }
     }
 

@@ -25,6 +25,7 @@ mod sepfrozen;
 mod simple;
 mod times;
 mod warcip;
+mod warcip_pages;
 
 pub use autostream::{MultiQueue, Sfr};
 pub use driver::Placer;
@@ -52,6 +53,13 @@ pub struct Geometry {
     pub unit_pages: u32,
     /// Units in the space.
     pub units: u32,
+    /// Whether the writer keeps GC in order: it appends every GC rewrite right after its
+    /// [`Placement::classify`] (the clock unchanged), fills a class's units one at a time and
+    /// reports each seal ([`Placement::on_seal`]) before the class's next unit takes a page,
+    /// and reports the unit of every overwritten or trimmed copy
+    /// ([`Placement::on_invalidate`], when asked). The FTL model does. A scheme may then
+    /// derive per-page state from the unit holding a page's copy (WARCIP's penalty).
+    pub gc_in_order: bool,
 }
 
 /// What placement hooks learn about a unit.
@@ -445,6 +453,7 @@ mod tests {
             logical_pages: pages,
             unit_pages: unit,
             units: 64,
+            gc_in_order: false,
         }
     }
 
@@ -682,6 +691,7 @@ mod tests {
             logical_pages: 1000,
             unit_pages: 16,
             units: 100,
+            gc_in_order: false,
         });
         assert_eq!(user(&mut m, 5, 1), 1, "cold by default: group 1");
         // Three quick rewrites while the old copy sits in open group-1 units: counter reaches 3.

@@ -506,6 +506,7 @@ mod tests {
             logical_pages: 130,
             unit_pages: 16,
             units: 16,
+            gc_in_order: false,
         });
         let hinted = |next| Ctx {
             next_write_in: next,
@@ -530,6 +531,7 @@ mod tests {
             logical_pages: 64,
             unit_pages: 16,
             units: 64,
+            gc_in_order: false,
         }
     }
 
@@ -683,6 +685,7 @@ mod tests {
             logical_pages: 640,
             unit_pages: 16,
             units: 64,
+            gc_in_order: false,
         };
         let mut shared = SepFrozen::bit(6, Box::new(HintOracle::default()));
         let mut own = SepFrozen::bit(6, Box::new(OwnBits::default()));

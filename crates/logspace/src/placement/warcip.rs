@@ -14,7 +14,13 @@
 //! the class (open unit) it was given, and a merged cluster's class is reused by the next
 //! split, so open units never move. The last user cluster is never merged (the reference would
 //! index past its list).
+//!
+//! Per-page state: a writer that keeps GC in order ([`Geometry::gc_in_order`], the FTL model)
+//! gets one 4-byte word per page, the last write time and a code from which the penalty is
+//! decoded when the old copy is reported (`warcip_pages`); any other writer, a `last` and a
+//! `penalty` time per page. The two give the same intervals.
 
+use super::warcip_pages::Packed;
 use super::{idx, Ctx, Geometry, Placement, UnitInfo};
 
 struct Cluster {
@@ -29,8 +35,7 @@ pub struct Warcip {
     n: u16,
     clusters: Vec<Cluster>,
     free_classes: Vec<u16>,
-    last: Times,
-    penalty: Times,
+    pages: Pages,
     ui: u64,
     total_writes: u64,
     sealed_user: u64,
@@ -40,6 +45,53 @@ pub struct Warcip {
 }
 
 use super::times::{Times, NONE as NEVER_WRITTEN};
+
+/// The per-page state (see the module docs).
+enum Pages {
+    /// A last write time and a penalty per page (any writer).
+    Tables { last: Times, penalty: Times },
+    /// One word per page (writers that keep GC in order).
+    Packed(Box<Packed>),
+}
+
+impl Pages {
+    /// A user write of page `p` at `now`: its rewrite interval (0 for a first write).
+    #[inline]
+    fn user_write(&mut self, page: u64, now: u64) -> u64 {
+        let p = idx(page);
+        let (last, penalty) = match self {
+            Pages::Tables { last, penalty } => {
+                let l = last.get(p);
+                let pen = penalty.get(p);
+                last.set(p, now);
+                penalty.set(p, 0);
+                (l, pen)
+            }
+            Pages::Packed(k) => k.user_write(page, p, now),
+        };
+        if last == NEVER_WRITTEN {
+            0
+        } else {
+            now - last + penalty
+        }
+    }
+
+    /// A GC rewrite of page `p` at `now`: its interval since the last user write, which
+    /// becomes its penalty.
+    #[inline]
+    fn gc_write(&mut self, page: u64, now: u64) -> u64 {
+        let p = idx(page);
+        match self {
+            Pages::Tables { last, penalty } => {
+                let l = last.get(p);
+                assert_ne!(l, NEVER_WRITTEN, "GC moved unwritten page {page}");
+                penalty.set(p, now - l);
+                now - l
+            }
+            Pages::Packed(k) => now - k.gc_write(page, p, now),
+        }
+    }
+}
 
 impl Warcip {
     /// WARCIP with `n` classes (2..=16): class 0 for GC, up to `n - 1` user clusters.
@@ -56,8 +108,10 @@ impl Warcip {
             n,
             clusters: Vec::new(),
             free_classes: Vec::new(),
-            last: Times::default(),
-            penalty: Times::default(),
+            pages: Pages::Tables {
+                last: Times::default(),
+                penalty: Times::default(),
+            },
             ui: 0,
             total_writes: 0,
             sealed_user: 0,
@@ -123,11 +177,27 @@ impl Placement for Warcip {
         false
     }
     fn prefetch(&self, page: u64) {
-        self.last.prefetch(idx(page));
-        self.penalty.prefetch(idx(page));
+        match &self.pages {
+            Pages::Tables { last, penalty } => {
+                last.prefetch(idx(page));
+                penalty.prefetch(idx(page));
+            }
+            Pages::Packed(k) => k.prefetch(idx(page)),
+        }
     }
     fn memory_bytes(&self) -> u64 {
-        self.last.memory_bytes() + self.penalty.memory_bytes()
+        match &self.pages {
+            Pages::Tables { last, penalty } => last.memory_bytes() + penalty.memory_bytes(),
+            Pages::Packed(k) => k.memory_bytes(),
+        }
+    }
+    fn wants_invalidate(&self) -> bool {
+        matches!(self.pages, Pages::Packed(_))
+    }
+    fn on_invalidate(&mut self, page: u64, unit: &UnitInfo, _ctx: &Ctx) {
+        if let Pages::Packed(k) = &mut self.pages {
+            k.invalidated(page, idx(page), unit);
+        }
     }
     fn name(&self) -> String {
         format!("warcip:{}", self.n)
@@ -138,8 +208,14 @@ impl Placement for Warcip {
     fn init(&mut self, geo: &Geometry) {
         let logical_pages = geo.logical_pages;
         self.unit_pages = u64::from(geo.unit_pages);
-        self.last = Times::new(idx(logical_pages), NEVER_WRITTEN);
-        self.penalty = Times::new(idx(logical_pages), 0);
+        self.pages = if geo.gc_in_order {
+            Pages::Packed(Box::new(Packed::new(idx(logical_pages), geo.units, 0)))
+        } else {
+            Pages::Tables {
+                last: Times::new(idx(logical_pages), NEVER_WRITTEN),
+                penalty: Times::new(idx(logical_pages), 0),
+            }
+        };
         self.clusters = (0..self.n)
             .map(|class| Cluster {
                 center: 0.0,
@@ -151,22 +227,10 @@ impl Placement for Warcip {
         self.free_classes.clear();
     }
     fn on_user_write(&mut self, page: u64, ctx: &Ctx) {
-        let p = idx(page);
-        let last = self.last.get(p);
-        self.ui = if last == NEVER_WRITTEN {
-            0
-        } else {
-            ctx.now - last + self.penalty.get(p)
-        };
-        self.last.set(p, ctx.now);
-        self.penalty.set(p, 0);
+        self.ui = self.pages.user_write(page, ctx.now);
     }
     fn on_gc_write(&mut self, page: u64, ctx: &Ctx) {
-        let p = idx(page);
-        let last = self.last.get(p);
-        assert_ne!(last, NEVER_WRITTEN, "GC moved unwritten page {page}");
-        self.ui = ctx.now - last;
-        self.penalty.set(p, self.ui);
+        self.ui = self.pages.gc_write(page, ctx.now);
     }
     fn classify(&mut self, is_gc: bool, _page: u64, _ctx: &Ctx) -> u16 {
         if is_gc {
@@ -195,6 +259,9 @@ impl Placement for Warcip {
         c.class
     }
     fn on_seal(&mut self, unit: &UnitInfo, _ctx: &Ctx) {
+        if let Pages::Packed(k) = &mut self.pages {
+            k.sealed(unit);
+        }
         assert!(
             unit.class < self.n,
             "unit of class {} beyond {}",
