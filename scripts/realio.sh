@@ -14,8 +14,9 @@
 #   ops/s, RSS MiB, wall s, CPU s   of the load + run process (/usr/bin/time: user + sys)
 #   phys B/op   nowa's own bytes per op; map B/pg: out of place, mapping RAM per mapped page
 # The run phase is isolated by running each configuration twice with the same seed: load only
-# (--ops 1) and load + run; the device figures are the differences. At the end, the ext4
-# file's device bytes per update over the raw loop device's, per write path.
+# (--ops 1) and load + run; the device figures are the differences (exact counts in
+# DIR/device-counters.txt). At the end, the ext4 file's device bytes per update over the raw
+# loop device's, per write path.
 #
 # Usage: scripts/realio.sh [--backing shm|disk] [--force] [--help] [NOWA_BINARY]
 #   NOWA_BINARY   default target/release/nowa
@@ -129,7 +130,7 @@ NOWA=$(realpath "$NOWA")
 # Every path the script writes in DIR: refused if it exists, unless --force.
 LABELS=()
 for wp in $PATHS; do LABELS+=("file-$wp" "loop-$wp"); done
-OUTS=("$DIR/nowa.log" "$DIR/time.tmp")
+OUTS=("$DIR/nowa.log" "$DIR/time.tmp" "$DIR/device-counters.txt")
 for l in "${LABELS[@]}"; do OUTS+=("$DIR/$l-1.json" "$DIR/$l-$OPS.json"); done
 [ "$BACKING" = disk ] && OUTS+=("$DIR/loop-backing.img" "$DIR/fs-backing.img")
 [ "$FS" = dir ] && for wp in $PATHS; do OUTS+=("$DIR/db-$wp.img"); done
@@ -215,10 +216,10 @@ stat_file() {
     [ -r "$f" ] && echo "$f"
 }
 
-# "SECTORS_WRITTEN FLUSHES READS READ_MS" of a stat file (0s when unreadable)
+# "SECTORS_WRITTEN FLUSHES READS READ_MS WRITE_MS FLUSH_MS" of a stat file (0s when unreadable)
 counters() {
-    if [ -z "$1" ]; then echo "0 0 0 0"; return; fi
-    awk '{ print $7, ($16 == "" ? 0 : $16), $1, $4 }' "$1"
+    if [ -z "$1" ]; then echo "0 0 0 0 0 0"; return; fi
+    awk '{ print $7, ($16 == "" ? 0 : $16), $1, $4, $8, ($17 == "" ? 0 : $17) }' "$1"
 }
 
 # a memory cgroup limited to $MEM (v2 unified or v1 memory hierarchy): sets CG
@@ -251,7 +252,8 @@ in_cgroup() {
 }
 
 # run_one LABEL TARGET STATFILE PATH OPS -> writes "$DIR/LABEL-OPS.json", prints the counter
-# differences "SECTORS FLUSHES READS READ_MS" and "RSS_KIB WALL_S CPU_S" of the process
+# differences "SECTORS FLUSHES READS READ_MS WRITE_MS FLUSH_MS" and "RSS_KIB WALL_S CPU_S" of
+# the process
 run_one() {
     local label=$1 target=$2 sf=$3 wp=$4 ops=$5 before after
     before=$(counters "$sf")
@@ -272,7 +274,7 @@ run_one() {
     sync
     after=$(counters "$sf")
     echo "$before $after $(tail -1 "$DIR/time.tmp")" \
-        | awk '{ print $5 - $1, $6 - $2, $7 - $3, $8 - $4, $9, $10, $11 + $12 }'
+        | awk '{ print $7 - $1, $8 - $2, $9 - $3, $10 - $4, $11 - $5, $12 - $6, $13, $14, $15 + $16 }'
 }
 
 # wipe TARGET: remove the file, or zero the start of the device (superblocks, doublewrite)
@@ -284,22 +286,23 @@ wipe() {
     fi
 }
 
-# measure LABEL TARGET PATH: one row of the table (and "LABEL B/upd" in $DIR/summary.tmp)
+# measure LABEL TARGET PATH: one row of the table, and a line of $DIR/device-counters.txt
 measure() {
     local label=$1 target=$2 wp=$3 sf
     sf=$(stat_file "$target" || true)
     [ -z "$sf" ] && echo "  ($label: no /sys counters for $target: device bytes are not readable)" >&2
     [ -b "$target" ] || CREATED+=("$target")
-    read -r s0 f0 r0 m0 _ < <(run_one "$label" "$target" "$sf" "$wp" 1)
+    read -r s0 f0 r0 m0 w0 x0 _ < <(run_one "$label" "$target" "$sf" "$wp" 1)
     wipe "$target"
-    read -r s1 f1 r1 m1 rss wall cpu < <(run_one "$label" "$target" "$sf" "$wp" "$OPS")
+    read -r s1 f1 r1 m1 w1 x1 rss wall cpu < <(run_one "$label" "$target" "$sf" "$wp" "$OPS")
     wipe "$target"
     python3 - "$DIR/$label-$OPS.json" "$((s1 - s0))" "$((f1 - f0))" "$((r1 - r0))" "$((m1 - m0))" \
-        "$rss" "$wall" "$cpu" "$label" "$DIR/summary.tmp" <<'EOF'
+        "$((w1 - w0)) $((x1 - x0))" "$rss" "$wall" "$cpu" "$label" "$DIR/device-counters.txt" <<'EOF'
 import json, sys
 r = json.load(open(sys.argv[1]))
-sectors, flushes, reads, read_ms, rss = (int(x) for x in sys.argv[2:7])
-wall, cpu, label, summary = float(sys.argv[7]), float(sys.argv[8]), sys.argv[9], sys.argv[10]
+sectors, flushes, reads, read_ms = (int(x) for x in sys.argv[2:6])
+write_flush_ms, rss = sys.argv[6], int(sys.argv[7])
+wall, cpu, label, summary = float(sys.argv[8]), float(sys.argv[9]), sys.argv[10], sys.argv[11]
 ops = r["ops"]
 updates = r["update"]["count"] or 1
 eng = r.get("flushes_per_op")
@@ -320,7 +323,7 @@ print(f"{label:<13} {bpu:>9.0f} {flushes / ops:>9.4f} "
       f"{rss / 1024:>7.1f} {wall:>7.0f} {cpu:>6.0f} {r['physical_bytes_per_op']:>9.0f} "
       f"{na(ram, '.1f'):>8}")
 with open(summary, "a") as f:
-    f.write(f"{label} {bpu:.3f}\n")
+    f.write(f"{label} {sectors} {flushes} {reads} {read_ms} {write_flush_ms} {updates} {ops}\n")
 EOF
 }
 
@@ -371,8 +374,8 @@ describe() {
 
 echo "nowa realio: $NOWA, $RECORDS records x $VALUE B, $OPS ops YCSB-A zipf 0.8, pool $POOL, device $CAPACITY, async durability${DURABLE_EVERY:+ with a durability point every $DURABLE_EVERY updates}, seed $SEED${MEM:+, memory limit $MEM}${EXTRA:+, $EXTRA}${EXTRA_OOP:+, out of place $EXTRA_OOP}; --backing $BACKING"
 echo "file runs on $(findmnt -n -o SOURCE,FSTYPE --target "$FILEDIR" | head -1)${FSLOOP:+: $(describe "$FSLOOP")}"
-rm -f "$DIR/summary.tmp"
-CREATED+=("$DIR/summary.tmp")
+echo "# run phase: label sectors_written flushes reads read_ms write_ms flush_ms updates ops" \
+    >"$DIR/device-counters.txt"
 printf '%-13s %9s %9s %9s %9s %6s %10s %8s %7s %7s %7s %7s %7s %7s %6s %9s %8s\n' target "dev B/upd" \
     "dev fl/op" "dev pg/fl" "dev rd/op" "rd ms" "nowa fl/op" pg/flush "rd/op" "rd p99" "upd p99" \
     "ops/s" "RSS MiB" "wall s" "CPU s" "phys B/op" "map B/pg"
@@ -396,9 +399,9 @@ for wp in $PATHS; do
     wipe "$LOOP"
     measure "loop-$wp" "$LOOP" "$wp"
 done
-awk '{ b[$1] = $2 } END { for (k in b) if (k ~ /^file-/) { l = "loop-" substr(k, 6)
+awk '!/^#/ { b[$1] = $2 * 512 / $8 } END { for (k in b) if (k ~ /^file-/) { l = "loop-" substr(k, 6)
         if (l in b) printf "ext4 file / raw loop device, %s: %.3f (%.0f / %.0f B per update)\n",
-            substr(k, 6), b[k] / b[l], b[k], b[l] } }' "$DIR/summary.tmp"
+            substr(k, 6), b[k] / b[l], b[k], b[l] } }' "$DIR/device-counters.txt"
 echo "dev B/upd: block-device bytes written per update; dev fl/op: block-device flushes per op;"
 echo "dev pg/fl: 4 KiB pages written per block-device flush; dev rd/op: block-device reads per op;"
 echo "rd ms: block-device milliseconds per read;"
