@@ -153,7 +153,7 @@ MADE_MNT=0
 CG=""
 BACKDIR=""
 CREATED=()
-# descendants PID: every process below PID (from /proc), children first listed before theirs
+# descendants PID: every process below PID (from /proc), each listed before its children
 descendants() {
     local c
     for c in $(cat /proc/"$1"/task/*/children 2>/dev/null); do
@@ -164,14 +164,15 @@ descendants() {
 cleanup() {
     # A TERM to the script alone leaves its nowa process running on the devices: stop it
     # (by process id, this script's own descendants only) before unmounting and detaching.
-    local kids i
+    local kids i k alive
     kids=$(descendants $$)
     if [ -n "$kids" ]; then
         # shellcheck disable=SC2086 # a list of process ids
         kill -TERM $kids 2>/dev/null || true
-        for i in $(seq 100); do
-            # shellcheck disable=SC2086
-            kill -0 $kids 2>/dev/null || break
+        for i in $(seq 100); do # up to 10 s
+            alive=0
+            for k in $kids; do kill -0 "$k" 2>/dev/null && alive=1; done
+            [ "$alive" = 1 ] || break
             sleep 0.1
         done
     fi
