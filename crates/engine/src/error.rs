@@ -770,6 +770,15 @@ pub enum RecordDamage {
         /// Type tag.
         tag: u8,
     },
+    /// Checksum fine, but an entry of the group does not decode (its length runs past the
+    /// group or is 0, or its payload has the wrong shape).
+    #[error("undecodable entry of type {tag} at byte {offset} of a group's entries")]
+    Entry {
+        /// Offset of the entry in the group's body.
+        offset: u32,
+        /// Its type tag (0 when its length is bad).
+        tag: u8,
+    },
     /// The block could not be read.
     #[error("unreadable block (I/O error)")]
     Unreadable,

@@ -71,32 +71,39 @@ fn separate_wal_database_opened_without_its_log_device_names_it() {
 }
 
 #[test]
-fn a_format_five_database_is_refused_by_its_version() {
+fn a_format_six_database_is_refused_by_its_version() {
     let dev = Arc::new(MemDevice::new(8 << 20));
     let e = Engine::create(dev.clone(), cfg()).unwrap();
     e.put(b"k", b"v").unwrap();
     drop(e);
-    // Both superblock copies rewritten as format 5 would have written them (valid crc):
-    // format 5's WAL records (25-byte headers, fixed-width Put fields) do not decode as 6's.
+    // Both superblock copies rewritten as format 6 would have written them (valid crc):
+    // format 6's WAL records (a 17-byte header per record) do not decode as format 7's
+    // groups, so the open must refuse them by the version, naming both.
     for copy in 0..2u64 {
         let mut b = vec![0u8; 4096];
         dev.read_at(copy * 4096, &mut b).unwrap();
-        superblock::VERSION_F.put_u32(&mut b, 5);
+        superblock::VERSION_F.put_u32(&mut b, 6);
         let c = block_crc(&b);
         superblock::CRC.put_u32(&mut b, c);
         dev.write_at(copy * 4096, &b).unwrap();
     }
-    let old = Some(5);
+    let old = Some(6);
     match Engine::open(dev, cfg()) {
-        Err(EngineError::NoSuperblock {
-            a:
-                SuperblockDamage::Version {
-                    found: fa,
-                    supported: 6,
-                },
-            b: SuperblockDamage::Version { found: fb, .. },
-        }) => assert_eq!((Some(fa), Some(fb)), (old, old)),
+        Err(
+            e @ EngineError::NoSuperblock {
+                a:
+                    SuperblockDamage::Version {
+                        found: fa,
+                        supported: 7,
+                    },
+                b: SuperblockDamage::Version { found: fb, .. },
+            },
+        ) => {
+            assert_eq!((Some(fa), Some(fb)), (old, old));
+            let msg = e.to_string();
+            assert!(msg.contains("version 6") && msg.contains('7'), "{msg}");
+        }
         Err(e) => panic!("refused for another reason: {e}"),
-        Ok(_) => panic!("a format-5 database opened with format 6's log records"),
+        Ok(_) => panic!("a format-6 database opened with format 7's log groups"),
     }
 }

@@ -1,7 +1,8 @@
-//! WAL format 6 (docs/design.md section 4): update records with no stored LSN or salt and
-//! varint fields, and group flushes that end on a block boundary (a pad record) so that no
-//! log block is written twice. Crash safety of both: crashes after padded flushes, over a
-//! log that wrapped many times, lose nothing acknowledged and read as a clean end.
+//! WAL format 7 (docs/design.md section 4): groups of entries with one header and one
+//! checksum per group flush, update keys sharing their prefix with the group's previous
+//! key, and group flushes that end on a block boundary (a pad) so that no log block is
+//! written twice. Crash safety: crashes after padded flushes, over a log that wrapped many
+//! times, lose nothing acknowledged and read as a clean end; a torn group is lost whole.
 #![expect(
     clippy::unwrap_used,
     reason = "test helpers fail the test by panicking"
@@ -30,17 +31,28 @@ fn value(i: u32) -> Vec<u8> {
     v
 }
 
-/// An update of an 8-byte key with a 116-byte value logs 145 bytes: a 17-byte header, the
-/// leaf's pid (1 byte), the distance to its previous LSN (2), the key length (1), the key and
-/// the value. Format 5 logged 165 (a 25-byte header and 16 bytes of fixed fields).
+/// An update of an 8-byte key with a 116-byte value logs 124 bytes inside a group: the
+/// entry's length and tag (2), the leaf's pid (1), the distance to its previous LSN (2), the
+/// key bytes shared with the previous update (1: 7 of "k0000001"), the rest's length (1),
+/// the rest (1) and the value. The first update after a flush begins a group: its 17-byte
+/// header and all 8 key bytes. Format 6 logged 145 bytes per update, format 5 165.
 #[test]
-fn an_update_logs_its_key_and_value_and_21_bytes() {
+fn an_update_logs_its_value_and_8_bytes_in_a_group() {
     let e = Engine::create(Arc::new(MemDevice::new(8 << 20)), cfg()).unwrap();
     e.put(&key(1), &value(1)).unwrap();
     let before = e.stats().wal_record_bytes;
-    e.put(&key(1), &value(2)).unwrap();
+    e.put(&key(2), &value(2)).unwrap();
     let logged = e.stats().wal_record_bytes - before;
-    assert_eq!(logged, 17 + 1 + 2 + 1 + 8 + 116, "format 5: 165");
+    assert_eq!(logged, 2 + 1 + 2 + 1 + 1 + 1 + 116, "format 6: 145");
+    e.sync().unwrap();
+    let before = e.stats().wal_record_bytes;
+    e.put(&key(3), &value(3)).unwrap();
+    let logged = e.stats().wal_record_bytes - before;
+    assert_eq!(
+        logged,
+        17 + 2 + 1 + 1 + 2 + 1 + 1 + 8 + 116,
+        "a group's first update"
+    );
 }
 
 /// Groups of 200 updates (29 KB) each end with a pad to their block's end, so a flush writes
@@ -120,9 +132,11 @@ fn crashes_after_padded_flushes_lose_nothing_synced() {
 }
 
 /// A padded group flush ends on a block boundary, so the next group starts on a fresh block;
-/// a crash tearing that block inside its records (1 KiB of it new, the rest the old bytes)
-/// is a torn tail at open, and every synced update survives. (Without pads the durable end
-/// lies inside a block the next flush rewrites: the first assertion fails.)
+/// a crash tearing that block inside its entries (1 KiB of it new, the rest the old bytes)
+/// is a torn tail at the group's start at open: the whole group is lost (none of it was
+/// acknowledged), every synced update survives. (Without pads the durable end lies inside
+/// a block the next flush rewrites: the first assertion fails. Format 6 checked each
+/// record and replayed the records before the tear.)
 #[test]
 fn a_torn_first_block_after_a_padded_flush_is_a_torn_tail() {
     let dev = Arc::new(common::CrashDevice::new(8 << 20, 3));
@@ -144,17 +158,13 @@ fn a_torn_first_block_after_a_padded_flush_is_a_torn_tail() {
     let e = Engine::open(common::device(&dev.durable_image()), cfg()).unwrap();
     let rep = e.recovery_report().unwrap();
     assert!(
-        matches!(rep.wal_stop, WalStop::TornTail { lsn, .. } if lsn > durable && lsn < durable + 1024),
+        matches!(rep.wal_stop, WalStop::TornTail { lsn, .. } if lsn == durable),
         "{rep:?}"
     );
-    // Keys 0..200 were updated again by the torn group: the records before the tear are
-    // replayed (not acknowledged, not lost either), the rest keep their synced values.
+    // Keys 0..200 were updated again by the torn group: none of it is replayed, every key
+    // keeps its synced value.
     for i in 0..400 {
-        let got = e.get(&key(i)).unwrap();
-        assert!(
-            got == Some(value(i)) || got == Some(value(i + 400)),
-            "key {i}"
-        );
+        assert_eq!(e.get(&key(i)).unwrap(), Some(value(i)), "key {i}");
     }
     assert_eq!(rep.bad_wal_records, 1);
 }

@@ -126,7 +126,8 @@ fn a_page_past_a_damaged_unmarked_tail_is_refused() {
     let s = e.stats();
     assert!(s.eviction_page_writes > s0.eviction_page_writes + 100);
     assert!(
-        e.wal_durable_lsn() > vouched + 64 * BS,
+        // 2,000 updates log ~220 KB (format 7: ~113 bytes each): most of it flushed.
+        e.wal_durable_lsn() > vouched + 32 * BS,
         "write-back flushed the log"
     );
     assert_eq!(e.wal_vouched_lsn(), vouched, "no mark since the sync");

@@ -302,6 +302,7 @@ impl Engine {
             !clean || redo == p.begin,
             "a clean checkpoint deferred pages"
         );
+        let scan = self.wal.scan_from(redo);
         let store_meta = self.store.checkpoint()?;
         // Every page the snapshot names lies below a vouched end: the open's check of the
         // log's end sees only copies written after it (`PageStore::newest_written`).
@@ -315,6 +316,7 @@ impl Engine {
             write_path: self.store.write_path(),
             salvage: c.salvage,
             redo_lsn: redo,
+            scan_lsn: scan,
             root: p.root,
             next_pid: p.next_pid,
             wal_salt: self.salt,
@@ -332,7 +334,7 @@ impl Engine {
         c.seq += 1;
         c.last_redo = redo;
         self.ckpt_active.store(false, Ordering::Relaxed);
-        self.wal.set_redo_lsn(redo);
+        self.wal.set_redo_lsn(redo, scan);
         EngineCounters::add(&self.counters.checkpoints, 1);
         self.release_freed(redo)
     }

@@ -400,7 +400,7 @@ impl Engine {
             l.wal_start,
             l.wal_blocks,
             sb.wal_salt,
-            sb.redo_lsn,
+            (sb.scan_lsn, sb.redo_lsn),
             sb.clean,
         )?;
         let verdict = page_ahead(verdict, store.newest_written(), l.log_blocks() * BS);

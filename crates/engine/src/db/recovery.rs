@@ -55,12 +55,12 @@ impl Engine {
             l.wal_start,
             l.wal_blocks,
             sb.wal_salt,
-            sb.redo_lsn,
+            (sb.scan_lsn, sb.redo_lsn),
         );
         let (mut replayed, mut skipped, mut last) = (0, 0, 0);
         while sc.lsn < end {
             let at = sc.lsn;
-            let (h, rec) = match sc.next_record()? {
+            let (lsn, rec) = match sc.next_record()? {
                 Ok(x) => x,
                 // The analysis read this far: a second read that differs is damage too.
                 Err(_) => {
@@ -72,12 +72,11 @@ impl Engine {
                 }
             };
             assert!(
-                h.lsn >= last && h.lsn >= sb.redo_lsn,
-                "WAL LSN order: {} after {last}",
-                h.lsn
+                lsn >= last && lsn >= sb.redo_lsn,
+                "WAL LSN order: {lsn} after {last}"
             );
-            last = h.lsn;
-            if self.redo(h.lsn, rec, sb.next_pid)? {
+            last = lsn;
+            if self.redo(lsn, rec, sb.next_pid)? {
                 replayed += 1;
             } else {
                 skipped += 1;

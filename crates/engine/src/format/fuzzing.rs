@@ -95,58 +95,67 @@ pub fn decode_page(b: &[u8]) -> usize {
     1
 }
 
-/// The LSN a fuzzed WAL record image is decoded at ([`decode_wal`], [`fix_wal_crc`]).
+/// The LSN a fuzzed WAL unit image is decoded at ([`decode_wal`], [`fix_wal_crc`]).
 pub const WAL_LSN: u64 = 1 << 20;
-/// The epoch salt a fuzzed WAL record image is decoded with.
+/// The epoch salt a fuzzed WAL unit image is decoded with.
 pub const WAL_SALT: u32 = 7;
 
-/// The WAL decoders on one record image (`r.len()` = the header's length when whole), as
-/// the record at [`WAL_LSN`] of epoch [`WAL_SALT`].
+/// The WAL decoders on one unit image (`r.len()` = the header's length when whole), as
+/// the unit at [`WAL_LSN`] of epoch [`WAL_SALT`].
+///
+/// # Panics
+/// If a decoder breaks its promise (a bug): an accepted unit decodes the same header twice,
+/// holds at least one record, and a group of updates encodes back to its bytes.
 #[must_use]
 pub fn decode_wal(r: &[u8]) -> bool {
     if r.len() < wal::HEADER {
         return false;
     }
     let h = wal::Header::decode(r, WAL_LSN);
-    let _ = wal::Record::decode(h.tag, h.lsn, &r[wal::HEADER..]);
-    let ok = wal::decode_record(r, WAL_LSN, WAL_SALT);
-    if let Ok((h2, rec)) = &ok {
+    let _ = wal::decode_entries(&r[wal::HEADER..], WAL_LSN + crate::num::u64_of(wal::HEADER));
+    let ok = wal::decode_unit(r, WAL_LSN, WAL_SALT);
+    if let Ok((h2, recs)) = &ok {
         assert_eq!(*h2, h, "the header decodes the same twice");
-        reencode_update(r, h2, rec);
+        assert!(!recs.is_empty(), "a unit holds a record");
+        reencode_updates(r, h2, recs);
     }
     ok.is_ok()
 }
 
-/// A decoded Put or Delete encodes back to the same bytes (one encoding per record: varints
-/// are the shortest, lengths follow from the record's).
-fn reencode_update(r: &[u8], h: &wal::Header, rec: &wal::Record) {
-    let re = match rec {
-        wal::Record::Put {
-            pid,
-            prev_lsn,
-            key,
-            value,
-        } => wal::RecordRef::Put {
-            pid: *pid,
-            prev_lsn: prev_lsn.unwrap_or(0),
-            key,
-            value,
-        },
-        wal::Record::Delete { pid, prev_lsn, key } => wal::RecordRef::Delete {
-            pid: *pid,
-            prev_lsn: prev_lsn.unwrap_or(0),
-            key,
-        },
-        _ => return,
-    };
-    if u64::from(h.durable_back) > h.lsn {
-        return; // saturated: the durable end re-encodes as the distance to LSN 0
+/// A decoded group of Puts and Deletes encodes back to the same bytes (one encoding per
+/// group: varints are the shortest, keys share exactly their common prefix, lengths follow
+/// from the records').
+fn reencode_updates(r: &[u8], h: &wal::Header, recs: &[(u64, wal::Record)]) {
+    if h.tag != wal::TAG_GROUP || u64::from(h.durable_back) > h.lsn {
+        return; // a pad; or saturated: the durable end re-encodes as the distance to LSN 0
     }
-    let mut out = vec![0u8; re.encoded_len_at(h.lsn)];
-    re.encode(&mut out, h.lsn, WAL_SALT, h.durable_before());
+    let refs: Option<Vec<wal::RecordRef<'_>>> = recs
+        .iter()
+        .map(|(_, rec)| match rec {
+            wal::Record::Put {
+                pid,
+                prev_lsn,
+                key,
+                value,
+            } => Some(wal::RecordRef::Put {
+                pid: *pid,
+                prev_lsn: prev_lsn.unwrap_or(0),
+                key,
+                value,
+            }),
+            wal::Record::Delete { pid, prev_lsn, key } => Some(wal::RecordRef::Delete {
+                pid: *pid,
+                prev_lsn: prev_lsn.unwrap_or(0),
+                key,
+            }),
+            _ => None,
+        })
+        .collect();
+    let Some(refs) = refs else { return };
+    let out = wal::encode_group(&refs, h.lsn, WAL_SALT, h.durable_before());
     assert!(
         out == r,
-        "a decoded update record encodes back to its bytes"
+        "a decoded group of updates encodes back to its bytes"
     );
 }
 
@@ -155,8 +164,11 @@ fn reencode_update(r: &[u8], h: &wal::Header, rec: &wal::Record) {
 #[must_use]
 pub fn decode_bytes(p: &[u8]) -> usize {
     let mut accepted = usize::from(decode_wal(p));
+    accepted += usize::from(wal::decode_entries(p, 1 << 20).is_ok());
+    let prev = &p[..p.len().min(12)];
     for tag in 0..5u8 {
-        accepted += usize::from(wal::Record::decode(tag, 1 << 20, p).is_ok());
+        accepted += usize::from(wal::Record::decode(tag, 1 << 20, p, &[]).is_ok());
+        accepted += usize::from(wal::Record::decode(tag, 1 << 20, p, prev).is_ok());
     }
     accepted += usize::from(meta::MetaRecord::decode(p).is_ok());
     let mut dst = vec![0u8; BLOCK];
@@ -168,8 +180,8 @@ pub fn decode_bytes(p: &[u8]) -> usize {
     accepted
 }
 
-/// Recompute a record image's length, position check and checksum (as the record at
-/// [`WAL_LSN`] of epoch [`WAL_SALT`]), so that arbitrary bytes reach the payload decoder.
+/// Recompute a unit image's length, position check and checksum (as the unit at
+/// [`WAL_LSN`] of epoch [`WAL_SALT`]), so that arbitrary bytes reach the body decoders.
 pub fn fix_wal_crc(r: &mut [u8]) {
     if r.len() >= wal::HEADER {
         wal::LEN.put_u32(r, crate::num::u32_of(r.len()));

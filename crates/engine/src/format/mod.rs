@@ -161,6 +161,10 @@ pub const FORMATS: &[Format] = &[
         fields: mark::FIELDS,
     },
     Format {
+        name: "wal-group",
+        fields: wal::GROUP_FIELDS,
+    },
+    Format {
         name: "wal-put",
         fields: wal::PUT_FIELDS,
     },

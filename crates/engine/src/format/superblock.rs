@@ -3,7 +3,7 @@
 //! copies, written alternately (copy = seq % 2), so a torn write leaves the previous intact.
 //! Byte table: docs/design.md section 2.
 
-use super::{block_crc, Field, BLOCK, VAR};
+use super::{block_crc, wal, Field, BLOCK, VAR};
 use crate::error::{ConfigError, EngineError, SuperblockDamage, WritePathKind};
 use crate::format::zone::Compression;
 use crate::num::{u32_of, u64_of, usize_of};
@@ -18,8 +18,11 @@ pub const MAGIC: u32 = 0x4157_4F4E;
 /// is refused with `SuperblockDamage::Version`; 6: compact WAL records: the record header
 /// stores no LSN or salt (a position check word and a checksum seeded with both instead,
 /// 17 bytes instead of 25) and Put / Delete payloads use varints; a format-5 log would not
-/// decode, so format 5 is refused the same way).
-pub const VERSION: u32 = 6;
+/// decode, so format 5 is refused the same way; 7: WAL groups: one header and one
+/// checksum per group of entries (docs/design.md section 4), update keys share their
+/// prefix with the group's previous key, and the superblock names where the log scan
+/// starts (the group holding the redo LSN); a format-6 log would not decode).
+pub const VERSION: u32 = 7;
 
 /// crc32c of bytes [4, 4096).
 pub const CRC: Field = Field::new(0, 4, "crc32c");
@@ -59,8 +62,11 @@ pub const ZONE_BYTES: Field = Field::new(80, 8, "zone bytes");
 pub const COMPRESSION: Field = Field::new(88, 1, "compression");
 /// Out of place: bit 0 NoWA, bit 1 GDT, bit 2 packing.
 pub const OOP_FLAGS: Field = Field::new(89, 1, "oop flags");
+/// Checkpoint: redo LSN minus the LSN the log scan starts at (the start of the WAL group
+/// holding the redo LSN; 0 when the redo LSN starts a group or lies between groups).
+pub const SCAN_BACK: Field = Field::new(90, 4, "scan back-distance");
 /// Reserved, zero.
-pub const RESERVED1: Field = Field::new(90, 6, "reserved");
+pub const RESERVED1: Field = Field::new(94, 2, "reserved");
 /// Opens that salvaged a damaged WAL (lost records), ever.
 pub const SALVAGE_COUNT: Field = Field::new(96, 8, "salvage count");
 /// The last salvage: first lost LSN.
@@ -104,6 +110,7 @@ pub const FIELDS: &[Field] = &[
     ZONE_BYTES,
     COMPRESSION,
     OOP_FLAGS,
+    SCAN_BACK,
     RESERVED1,
     SALVAGE_COUNT,
     SALVAGE_FROM,
@@ -247,6 +254,9 @@ pub struct Superblock {
     pub salvage: SalvageRecord,
     /// Redo LSN of the checkpoint.
     pub redo_lsn: u64,
+    /// Where recovery's log scan starts: the start of the WAL group holding the redo LSN
+    /// (at most one group before it), or the redo LSN itself.
+    pub scan_lsn: u64,
     /// Root pid.
     pub root: u64,
     /// Allocation high-water mark.
@@ -407,6 +417,12 @@ impl Superblock {
         SALVAGE_FROM.put_u64(&mut p, self.salvage.from);
         SALVAGE_TO.put_u64(&mut p, self.salvage.to);
         REDO_LSN.put_u64(&mut p, self.redo_lsn);
+        let back = self.redo_lsn - self.scan_lsn;
+        assert!(
+            usize_of(back) <= wal::MAX_RECORD,
+            "superblock: log scan {back} bytes before the redo LSN"
+        );
+        SCAN_BACK.put_u32(&mut p, u32_of(usize_of(back)));
         ROOT.put_u64(&mut p, self.root);
         NEXT_PID.put_u64(&mut p, self.next_pid);
         WAL_SALT.put_u32(&mut p, self.wal_salt);
@@ -454,6 +470,12 @@ impl Superblock {
                 max: MAX_META,
             });
         }
+        let redo_lsn = REDO_LSN.u64(p);
+        let Some(scan_lsn) = redo_lsn.checked_sub(u64::from(SCAN_BACK.u32(p))) else {
+            return Err(SuperblockDamage::Layout {
+                what: "log scan start before LSN 0",
+            });
+        };
         Ok(Superblock {
             seq: SEQ.u64(p),
             layout: DiskLayout {
@@ -473,7 +495,8 @@ impl Superblock {
                 from: SALVAGE_FROM.u64(p),
                 to: SALVAGE_TO.u64(p),
             },
-            redo_lsn: REDO_LSN.u64(p),
+            redo_lsn,
+            scan_lsn,
             root: ROOT.u64(p),
             next_pid: NEXT_PID.u64(p),
             wal_salt: WAL_SALT.u32(p),
@@ -520,6 +543,12 @@ impl Superblock {
         if self.redo_lsn < u64_of(BLOCK) {
             return bad("redo LSN below the first block of the log");
         }
+        if self.scan_lsn < u64_of(BLOCK) || self.redo_lsn - self.scan_lsn > u64_of(wal::MAX_RECORD)
+        {
+            return bad(
+                "log scan start below the first block or more than a group before the redo LSN",
+            );
+        }
         Ok(())
     }
 }
@@ -556,6 +585,7 @@ mod tests {
                 to: 9100,
             },
             redo_lsn: 4096,
+            scan_lsn: 4096,
             root: 3,
             next_pid: 9,
             wal_salt: 0xDEAD_BEEF,
@@ -582,6 +612,36 @@ mod tests {
             Superblock::decode(&old),
             Err(SuperblockDamage::Version { found: 1, .. })
         ));
+    }
+
+    #[test]
+    fn the_log_scan_start_round_trips_and_is_checked() {
+        let mut sb = sample(0);
+        sb.redo_lsn = 100_000;
+        sb.scan_lsn = 90_000;
+        let b = sb.encode().unwrap();
+        assert_eq!(SCAN_BACK.u32(&b), 10_000);
+        assert_eq!(Superblock::decode(&b).unwrap(), sb);
+        assert!(sb.check(1110, None).is_ok());
+        // A scan start before LSN 0, below the first block, or more than a group back.
+        let mut bad = b.clone();
+        SCAN_BACK.put_u32(&mut bad, 100_001);
+        let c = block_crc(&bad);
+        CRC.put_u32(&mut bad, c);
+        assert_eq!(
+            Superblock::decode(&bad),
+            Err(SuperblockDamage::Layout {
+                what: "log scan start before LSN 0"
+            })
+        );
+        for (redo, scan) in [(100_000, 4_095), (4_000_000, 4_000_000 - (1 << 20) - 1)] {
+            sb.redo_lsn = redo;
+            sb.scan_lsn = scan;
+            assert!(matches!(
+                sb.check(1110, None),
+                Err(SuperblockDamage::Layout { .. })
+            ));
+        }
     }
 
     #[test]

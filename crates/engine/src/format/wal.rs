@@ -1,6 +1,11 @@
-//! WAL records: a header and a typed payload selected by a tag byte, encoded and decoded
-//! here and nowhere else. New record types get a new tag and a new variant. Byte tables:
-//! docs/design.md section 4.
+//! WAL records, encoded and decoded here and nowhere else. Byte tables: docs/design.md
+//! section 4. The log is a sequence of units, each a header (length, checksum, position
+//! check, durable back-distance, tag) and a body: a group (tag 5) holds the entries one
+//! group flush appended (at most [`GROUP_BYTES`] of them; one header and one checksum for
+//! all), a pad (tag 4) fills the rest of a block. An entry is a varint length, a type tag
+//! and a typed payload (`RecordRef` to append, `Record` decoded); its LSN is its position.
+//! A Put or Delete stores its key as the bytes it shares with the previous Put or Delete
+//! key of its group plus the rest. New record types get a new tag and a new variant.
 
 use super::structop::StructOp;
 use super::{rd_u32, rd_u64, rd_varint, varint_len, wr_u64, wr_varint, Field, BLOCK, VAR};
@@ -8,37 +13,55 @@ use super::{rd_u32, rd_u64, rd_varint, varint_len, wr_u64, wr_varint, Field, BLO
 use crate::error::{Pid, RecordDamage};
 use crate::num::{u16_of, u32_from_u64, u32_of, u32_saturating, u64_of};
 
-/// Total length (header + payload); 0 marks the end of the log.
+/// Total length of the unit (header + body); 0 marks the end of the log.
 pub const LEN: Field = Field::new(0, 4, "length");
-/// crc32c of the log epoch's salt and the record's LSN (8 bytes, neither stored), then of
-/// bytes [8, length): a record copied to another position or left by another epoch fails it.
+/// crc32c of the log epoch's salt and the unit's LSN (8 bytes, neither stored), then of
+/// bytes [8, length): a unit copied to another position or left by another epoch fails it.
 pub const CRC: Field = Field::new(4, 4, "crc32c");
-/// Low 32 bits of the record's LSN xor the salt of the log epoch. The LSN is the record's
-/// position in the stream and is not stored: this word tells a record of this epoch at
+/// Low 32 bits of the unit's LSN xor the salt of the log epoch. The LSN is the unit's
+/// position in the stream and is not stored: this word tells a unit of this epoch at
 /// this position from the bytes another lap or epoch left there, before the checksum.
 pub const CHECK: Field = Field::new(8, 4, "position check");
-/// LSN minus the durable end of the log when the record was appended (saturating): every
-/// byte before `lsn - durable_back` was durable before this record existed.
+/// LSN minus the durable end of the log when the unit was begun (saturating): every byte
+/// before `lsn - durable_back` was durable before this unit existed.
 pub const DURABLE_BACK: Field = Field::new(12, 4, "durable back-distance");
-/// Type tag.
+/// Unit tag: [`TAG_GROUP`] or [`TAG_PAD`].
 pub const TAG: Field = Field::new(16, 1, "type");
-/// Payload.
-pub const PAYLOAD: Field = Field::new(17, VAR, "payload");
+/// Body: a group's entries, or a pad's zeros.
+pub const PAYLOAD: Field = Field::new(17, VAR, "body");
 
 /// The record header's fields, in order.
 pub const HEADER_FIELDS: &[Field] = &[LEN, CRC, CHECK, DURABLE_BACK, TAG, PAYLOAD];
 /// Header size.
 pub const HEADER: usize = PAYLOAD.offset;
-/// Largest record accepted by the scanner.
+/// Largest unit accepted by the scanner.
 pub const MAX_RECORD: usize = 1 << 20;
+/// A group is sealed before an entry would take it past this many bytes (header included):
+/// one checksum per group flush up to this size. A larger entry is a group of its own.
+pub const GROUP_BYTES: u64 = 64 << 10;
+/// Bytes of an entry before its payload, at most: the varint length (at most 3 bytes for
+/// a unit of at most [`MAX_RECORD`]) and the tag.
+pub const ENTRY_HEAD_MAX: usize = 4;
+/// Largest entry payload (a group of one entry stays within [`MAX_RECORD`]).
+pub const MAX_PAYLOAD: usize = MAX_RECORD - HEADER - ENTRY_HEAD_MAX;
 
-/// Put: varint leaf pid, varint previous-LSN back-distance (record LSN minus the leaf's
-/// LSN before the change; 0: unknown), varint key length, the key, then the value (its
-/// length is the rest of the payload).
-pub const PUT_BODY: Field = Field::new(0, VAR, "pid, prev back, key length (varints); key; value");
-/// Delete: varint leaf pid, varint previous-LSN back-distance (as Put), then the key (the
-/// rest of the payload).
-pub const DELETE_BODY: Field = Field::new(0, VAR, "pid, prev back (varints); key");
+/// Group body: entries back to back, each `varint n | tag | payload (n - 1 bytes)`.
+pub const GROUP_BODY: Field = Field::new(0, VAR, "entries: varint length, tag, payload");
+/// Group body fields.
+pub const GROUP_FIELDS: &[Field] = &[GROUP_BODY];
+
+/// Put: varint leaf pid, varint previous-LSN back-distance (entry LSN minus the leaf's
+/// LSN before the change; 0: unknown), varint shared (bytes the key shares with the
+/// previous Put or Delete key of the group; 0 for the first), varint suffix length, the
+/// key's remaining bytes, then the value (its length is the rest of the payload).
+pub const PUT_BODY: Field = Field::new(
+    0,
+    VAR,
+    "pid, prev back, shared, suffix length (varints); suffix; value",
+);
+/// Delete: varint leaf pid, varint previous-LSN back-distance (as Put), varint shared (as
+/// Put), then the key's remaining bytes (the rest of the payload).
+pub const DELETE_BODY: Field = Field::new(0, VAR, "pid, prev back, shared (varints); suffix");
 /// Smo: new root.
 pub const SMO_ROOT: Field = Field::new(0, 8, "root");
 /// Smo: allocation mark.
@@ -83,20 +106,25 @@ const _: () = assert!(super::well_formed(TXN_COMMIT_FIELDS, BLOCK));
 const _: () = assert!(super::well_formed(TXN_DONE_FIELDS, BLOCK));
 const _: () = assert!(super::well_formed(TXN_WRITE_FIELDS, BLOCK));
 const _: () = assert!(super::well_formed(HEADER_FIELDS, BLOCK));
+const _: () = assert!(super::well_formed(GROUP_FIELDS, BLOCK));
+const _: () = assert!(GROUP_BYTES <= MAX_RECORD as u64);
+const _: () = assert!(varint_len(MAX_RECORD as u64) < ENTRY_HEAD_MAX);
 const _: () = assert!(super::well_formed(PUT_FIELDS, BLOCK));
 const _: () = assert!(super::well_formed(DELETE_FIELDS, BLOCK));
 const _: () = assert!(super::well_formed(SMO_FIELDS, BLOCK));
 const _: () = assert!(HEADER == 17 && SMO_PAGES.offset + 8 + BLOCK < MAX_RECORD);
 
-/// Type tags.
+/// Entry type tags.
 pub const TAG_PUT: u8 = 1;
 /// Delete.
 pub const TAG_DELETE: u8 = 2;
 /// Structure modification (page images; read for old logs, no longer written).
 pub const TAG_SMO: u8 = 3;
-/// Padding to the end of a block (zeros), appended by a group flush so the next group
-/// starts on a fresh block instead of rewriting this one.
+/// Unit tag: padding to the end of a block (zeros), appended by a group flush so the next
+/// group starts on a fresh block instead of rewriting this one.
 pub const TAG_PAD: u8 = 4;
+/// Unit tag: a group of entries.
+pub const TAG_GROUP: u8 = 5;
 /// Logical structure change (`super::structop`).
 pub const TAG_STRUCT: u8 = 16;
 
@@ -114,7 +142,7 @@ pub const PV_ENTRIES: Field = Field::new(4, VAR, "entries");
 pub const PAGE_VERSIONS_FIELDS: &[Field] = &[PV_N, PV_ENTRIES];
 const PV_ENTRY: usize = 12;
 /// Most entries one PageVersions record holds.
-pub const PV_MAX: usize = (MAX_RECORD - HEADER - PV_ENTRIES.offset) / PV_ENTRY;
+pub const PV_MAX: usize = (MAX_PAYLOAD - PV_ENTRIES.offset) / PV_ENTRY;
 const _: () = assert!(super::well_formed(PAGE_VERSIONS_FIELDS, BLOCK));
 /// Every write of a committed transaction is applied and logged physically.
 pub const TAG_TXN_DONE: u8 = 33;
@@ -204,11 +232,6 @@ pub enum RecordRef<'a> {
         /// (pid, low 32 bits of its LSN); at most [`PV_MAX`].
         entries: &'a [(Pid, u32)],
     },
-    /// Zeros filling the rest of a block: `len` bytes in all (header included).
-    Pad {
-        /// Total length, at least [`HEADER`].
-        len: usize,
-    },
 }
 
 /// A decoded record (owned).
@@ -278,21 +301,21 @@ pub enum Record {
         /// (pid, low 32 bits of its LSN).
         entries: Vec<(Pid, u32)>,
     },
-    /// See [`RecordRef::Pad`]: nothing to redo.
+    /// A pad unit ([`encode_pad`]): nothing to redo.
     Pad,
 }
 
 /// One write of a logged transaction: `value` None is a delete.
 pub type TxnOp = (Vec<u8>, Option<Vec<u8>>);
 
-/// A record header as read at its position.
+/// A unit header as read at its position.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Header {
     /// Total length.
     pub len: u32,
     /// Stored checksum.
     pub crc: u32,
-    /// LSN: the position the header was read at (not stored; see [`CHECK`]).
+    /// LSN of the unit: the position the header was read at (not stored; see [`CHECK`]).
     pub lsn: u64,
     /// Stored position check.
     pub check: u32,
@@ -314,7 +337,7 @@ pub fn position_ok(b: &[u8], at: usize, lsn: u64, salt: u32) -> bool {
     b.len() >= at + CHECK.end() && rd_u32(b, at + CHECK.offset) == check_word(lsn, salt)
 }
 
-/// The checksum of the complete record `r` at `lsn` of epoch `salt` ([`CRC`]).
+/// The checksum of the complete unit `r` at `lsn` of epoch `salt` ([`CRC`]).
 #[must_use]
 pub fn record_crc(r: &[u8], lsn: u64, salt: u32) -> u32 {
     let mut seed = [0u8; 12];
@@ -324,7 +347,7 @@ pub fn record_crc(r: &[u8], lsn: u64, salt: u32) -> u32 {
 }
 
 impl Header {
-    /// Parse the first [`HEADER`] bytes of the record at `lsn`.
+    /// Parse the first [`HEADER`] bytes of the unit at `lsn`.
     #[must_use]
     pub fn decode(b: &[u8], lsn: u64) -> Header {
         Header {
@@ -337,7 +360,7 @@ impl Header {
         }
     }
 
-    /// The durable end of the log when this record was appended (a lower bound).
+    /// The durable end of the log when this unit was begun (a lower bound).
     #[must_use]
     pub fn durable_before(&self) -> u64 {
         self.lsn.saturating_sub(u64::from(self.durable_back))
@@ -363,7 +386,7 @@ fn kv_back(lsn: u64, prev: u64) -> u64 {
 }
 
 impl RecordRef<'_> {
-    /// Tag byte.
+    /// Type tag of the entry.
     #[must_use]
     pub fn tag(&self) -> u8 {
         match self {
@@ -375,82 +398,93 @@ impl RecordRef<'_> {
             RecordRef::TxnWrite { .. } => TAG_TXN_WRITE,
             RecordRef::Struct { .. } => TAG_STRUCT,
             RecordRef::PageVersions { .. } => TAG_PAGE_VERSIONS,
-            RecordRef::Pad { .. } => TAG_PAD,
         }
     }
 
-    /// Encoded size (header + payload) at any LSN: an upper bound of
-    /// [`Self::encoded_len_at`] (a Put's or Delete's back-distance varint grows with the LSN).
+    /// The key a Put or Delete stores (the next entry of its group shares its prefix).
+    #[must_use]
+    pub fn key(&self) -> Option<&[u8]> {
+        match self {
+            RecordRef::Put { key, .. } | RecordRef::Delete { key, .. } => Some(key),
+            _ => None,
+        }
+    }
+
+    /// Log bytes the record takes at most, wherever it is appended: an entry at any LSN
+    /// after any key, in a group of its own (header included).
     #[must_use]
     pub fn encoded_len(&self) -> usize {
-        self.encoded_len_at(u64::MAX)
+        HEADER + self.entry_len_at(u64::MAX, &[])
     }
 
-    /// Encoded size (header + payload) at `lsn`.
+    /// Encoded size of the entry (length, tag, payload) at `lsn`, after a Put or Delete of
+    /// key `prev_key` in its group (empty: none).
+    #[must_use]
+    pub fn entry_len_at(&self, lsn: u64, prev_key: &[u8]) -> usize {
+        let n = 1 + self.payload_len_at(lsn, prev_key);
+        varint_len(u64_of(n)) + n
+    }
+
+    fn payload_len_at(&self, lsn: u64, prev_key: &[u8]) -> usize {
+        match self {
+            RecordRef::Put {
+                pid,
+                prev_lsn,
+                key,
+                value,
+            } => {
+                let shared = shared_len(prev_key, key);
+                let suffix = key.len() - shared;
+                kv_head_len(*pid, kv_back(lsn, *prev_lsn), shared)
+                    + varint_len(u64_of(suffix))
+                    + suffix
+                    + value.len()
+            }
+            RecordRef::Delete { pid, prev_lsn, key } => {
+                let shared = shared_len(prev_key, key);
+                kv_head_len(*pid, kv_back(lsn, *prev_lsn), shared) + key.len() - shared
+            }
+            RecordRef::Smo { pages, .. } => SMO_PAGES.offset + pages.len() * SMO_PAGE,
+            RecordRef::TxnCommit { ops } => {
+                TXN_OPS.offset
+                    + ops
+                        .iter()
+                        .map(|(k, v)| OP_HDR + k.len() + v.map_or(0, <[u8]>::len))
+                        .sum::<usize>()
+            }
+            RecordRef::TxnDone { .. } => TXN_DONE_FIELDS[0].size,
+            RecordRef::TxnWrite { .. } => TXN_WRITE_LEN,
+            RecordRef::Struct { ops, .. } => super::structop::payload_len(ops),
+            RecordRef::PageVersions { entries } => PV_ENTRIES.offset + entries.len() * PV_ENTRY,
+        }
+    }
+
+    /// Encode the entry into `out` (exactly [`Self::entry_len_at`] bytes) at `lsn`, after a
+    /// Put or Delete of `prev_key` in its group.
     ///
     /// # Panics
-    /// If a pad is shorter than a header.
-    #[must_use]
-    pub fn encoded_len_at(&self, lsn: u64) -> usize {
-        HEADER
-            + match self {
-                RecordRef::Put {
-                    pid,
-                    prev_lsn,
-                    key,
-                    value,
-                } => {
-                    kv_head_len(*pid, kv_back(lsn, *prev_lsn), Some(key.len()))
-                        + key.len()
-                        + value.len()
-                }
-                RecordRef::Delete { pid, prev_lsn, key } => {
-                    kv_head_len(*pid, kv_back(lsn, *prev_lsn), None) + key.len()
-                }
-                RecordRef::Smo { pages, .. } => SMO_PAGES.offset + pages.len() * SMO_PAGE,
-                RecordRef::TxnCommit { ops } => {
-                    TXN_OPS.offset
-                        + ops
-                            .iter()
-                            .map(|(k, v)| OP_HDR + k.len() + v.map_or(0, <[u8]>::len))
-                            .sum::<usize>()
-                }
-                RecordRef::TxnDone { .. } => TXN_DONE_FIELDS[0].size,
-                RecordRef::TxnWrite { .. } => TXN_WRITE_LEN,
-                RecordRef::Struct { ops, .. } => super::structop::payload_len(ops),
-                RecordRef::PageVersions { entries } => PV_ENTRIES.offset + entries.len() * PV_ENTRY,
-                RecordRef::Pad { len } => {
-                    assert!(*len >= HEADER, "a pad of {len} bytes");
-                    len - HEADER
-                }
-            }
-    }
-
-    /// The header of [`Self::encode`] (the CRC comes last, over the whole record).
-    fn encode_header(&self, out: &mut [u8], lsn: u64, salt: u32, durable_end: u64) {
+    /// If `out` has the wrong size, the payload is larger than [`MAX_PAYLOAD`], a page
+    /// image is not one block, or a page's previous LSN is not below `lsn` (LSN order:
+    /// checked when written, and again by redo when read).
+    pub fn encode_entry(&self, out: &mut [u8], lsn: u64, prev_key: &[u8]) {
+        let n = 1 + self.payload_len_at(lsn, prev_key);
+        assert!(n <= MAX_PAYLOAD + 1, "WAL entry payload of {n} bytes");
         assert_eq!(
             out.len(),
-            self.encoded_len_at(lsn),
-            "WAL record buffer size"
+            varint_len(u64_of(n)) + n,
+            "WAL entry buffer size"
         );
-        assert!(
-            durable_end <= lsn,
-            "durable end {durable_end} beyond the new record {lsn}"
+        let o = wr_varint(out, 0, u64_of(n));
+        out[o] = self.tag();
+        self.encode_payload(&mut out[o + 1..], lsn, prev_key);
+        debug_assert_eq!(
+            Record::decode(self.tag(), lsn, &out[o + 1..], prev_key).map(|_| ()),
+            Ok(()),
+            "entry at {lsn} does not decode"
         );
-        LEN.put_u32(out, u32_of(out.len()));
-        CHECK.put_u32(out, check_word(lsn, salt));
-        DURABLE_BACK.put_u32(out, u32_saturating(lsn - durable_end));
-        TAG.put_u8(out, self.tag());
     }
 
-    /// Encode into `out` (exactly [`Self::encoded_len_at`] `lsn` bytes) at `lsn`.
-    ///
-    /// # Panics
-    /// If `out` has the wrong size, a page image is not one block, or a page's previous LSN
-    /// is not below `lsn` (LSN order: checked when written, and again by redo when read).
-    pub fn encode(&self, out: &mut [u8], lsn: u64, salt: u32, durable_end: u64) {
-        self.encode_header(out, lsn, salt, durable_end);
-        let p = &mut out[HEADER..];
+    fn encode_payload(&self, p: &mut [u8], lsn: u64, prev_key: &[u8]) {
         match *self {
             RecordRef::Put {
                 pid,
@@ -462,17 +496,21 @@ impl RecordRef<'_> {
                     prev_lsn < lsn,
                     "page {pid}: LSN {prev_lsn} not below the put at {lsn}"
                 );
-                let o = encode_kv(p, pid, kv_back(lsn, prev_lsn), Some(key.len()));
-                p[o..o + key.len()].copy_from_slice(key);
-                p[o + key.len()..].copy_from_slice(value);
+                let shared = shared_len(prev_key, key);
+                let o = encode_kv(p, pid, kv_back(lsn, prev_lsn), shared);
+                let o = wr_varint(p, o, u64_of(key.len() - shared));
+                let v = o + key.len() - shared;
+                p[o..v].copy_from_slice(&key[shared..]);
+                p[v..].copy_from_slice(value);
             }
             RecordRef::Delete { pid, prev_lsn, key } => {
                 assert!(
                     prev_lsn < lsn,
                     "page {pid}: LSN {prev_lsn} not below the delete at {lsn}"
                 );
-                let o = encode_kv(p, pid, kv_back(lsn, prev_lsn), None);
-                p[o..].copy_from_slice(key);
+                let shared = shared_len(prev_key, key);
+                let o = encode_kv(p, pid, kv_back(lsn, prev_lsn), shared);
+                p[o..].copy_from_slice(&key[shared..]);
             }
             RecordRef::Smo {
                 root,
@@ -499,37 +537,129 @@ impl RecordRef<'_> {
                 ops,
             } => super::structop::encode(p, root, next_pid, ops, lsn),
             RecordRef::PageVersions { entries } => encode_versions(p, entries),
-            RecordRef::Pad { .. } => p.fill(0),
         }
-        CRC.put_u32(out, record_crc(out, lsn, salt));
-        debug_assert!(
-            decode_record(out, lsn, salt).is_ok(),
-            "record at {lsn} does not decode"
-        );
     }
 }
 
-/// Bytes of a Put's (with `key_len`) or a Delete's varints before the key.
-fn kv_head_len(pid: Pid, back: u64, key_len: Option<usize>) -> usize {
-    varint_len(pid) + varint_len(back) + key_len.map_or(0, |k| varint_len(u64_of(k)))
+/// Write a unit header's position check, durable back-distance and tag for a unit at `lsn`
+/// of epoch `salt` (the length and checksum are written by [`seal_unit`]).
+fn begin_unit(out: &mut [u8], tag: u8, lsn: u64, salt: u32, durable_end: u64) {
+    assert!(
+        durable_end <= lsn,
+        "durable end {durable_end} beyond the new unit {lsn}"
+    );
+    LEN.put_u32(out, 0);
+    CRC.put_u32(out, 0);
+    CHECK.put_u32(out, check_word(lsn, salt));
+    DURABLE_BACK.put_u32(out, u32_saturating(lsn - durable_end));
+    TAG.put_u8(out, tag);
 }
 
-/// Write a Put's (with `key_len`) or a Delete's varints; returns where the key goes.
-fn encode_kv(p: &mut [u8], pid: Pid, back: u64, key_len: Option<usize>) -> usize {
+/// Begin a group at `lsn` of epoch `salt` in `out` ([`HEADER`] bytes, the entries follow):
+/// the log was durable below `durable_end`. [`seal_unit`] finishes it.
+///
+/// # Panics
+/// If `durable_end` lies past `lsn`.
+pub fn begin_group(out: &mut [u8], lsn: u64, salt: u32, durable_end: u64) {
+    begin_unit(&mut out[..HEADER], TAG_GROUP, lsn, salt, durable_end);
+}
+
+/// Write the length and checksum of the complete unit `u` at `lsn` of epoch `salt`.
+///
+/// # Panics
+/// If the unit is shorter than a header or longer than [`MAX_RECORD`], or its position
+/// check names another LSN.
+pub fn seal_unit(u: &mut [u8], lsn: u64, salt: u32) {
+    assert!(
+        (HEADER..=MAX_RECORD).contains(&u.len()),
+        "WAL unit of {} bytes at {lsn}",
+        u.len()
+    );
+    assert_eq!(CHECK.u32(u), check_word(lsn, salt), "unit sealed at {lsn}");
+    LEN.put_u32(u, u32_of(u.len()));
+    CRC.put_u32(u, record_crc(u, lsn, salt));
+    debug_assert!(
+        decode_unit(u, lsn, salt).is_ok(),
+        "unit at {lsn} does not decode"
+    );
+}
+
+/// A whole group of `recs` at `lsn` of epoch `salt` (durable below `durable_end`), as the
+/// WAL appends it entry by entry (`crate::wal::Wal::append`): for tests and tools.
+///
+/// # Panics
+/// As [`begin_group`], [`RecordRef::encode_entry`] and [`seal_unit`].
+#[must_use]
+pub fn encode_group(recs: &[RecordRef<'_>], lsn: u64, salt: u32, durable_end: u64) -> Vec<u8> {
+    let mut out = vec![0u8; HEADER];
+    begin_group(&mut out, lsn, salt, durable_end);
+    let mut prev: &[u8] = &[];
+    for r in recs {
+        let (o, at) = (out.len(), lsn + u64_of(out.len()));
+        out.resize(o + r.entry_len_at(at, prev), 0);
+        r.encode_entry(&mut out[o..], at, prev);
+        prev = r.key().unwrap_or(prev);
+    }
+    seal_unit(&mut out, lsn, salt);
+    out
+}
+
+/// A pad unit of `out.len()` bytes (at least [`HEADER`], less than a block: the rest of
+/// one) at `lsn`.
+///
+/// # Panics
+/// If the pad is shorter than a header or not shorter than a block.
+pub fn encode_pad(out: &mut [u8], lsn: u64, salt: u32, durable_end: u64) {
+    assert!(
+        (HEADER..BLOCK).contains(&out.len()),
+        "a pad of {} bytes",
+        out.len()
+    );
+    begin_unit(out, TAG_PAD, lsn, salt, durable_end);
+    out[HEADER..].fill(0);
+    seal_unit(out, lsn, salt);
+}
+
+/// Bytes `key` shares with the front of `prev`.
+fn shared_len(prev: &[u8], key: &[u8]) -> usize {
+    prev.iter().zip(key).take_while(|(a, b)| a == b).count()
+}
+
+/// Bytes of the varints a Put or Delete starts with (pid, back-distance, shared).
+fn kv_head_len(pid: Pid, back: u64, shared: usize) -> usize {
+    varint_len(pid) + varint_len(back) + varint_len(u64_of(shared))
+}
+
+/// Write a Put's or Delete's leading varints; returns where the next field goes.
+fn encode_kv(p: &mut [u8], pid: Pid, back: u64, shared: usize) -> usize {
     let o = wr_varint(p, 0, pid);
     let o = wr_varint(p, o, back);
-    key_len.map_or(o, |k| wr_varint(p, o, u64_of(k)))
+    wr_varint(p, o, u64_of(shared))
 }
 
-/// A Put's or Delete's pid, previous LSN and where the rest begins; None if a varint is bad
-/// or the back-distance reaches before LSN 1 (LSN 0 is no page's: it encodes "unknown").
-fn decode_kv_head(p: &[u8], lsn: u64) -> Option<(Pid, Option<u64>, usize)> {
+/// A Put's or Delete's pid, previous LSN, the key bytes shared with `prev_key` and where
+/// the rest begins; None if a varint is bad, the back-distance reaches before LSN 1 (LSN 0
+/// is no page's: it encodes "unknown") or more bytes are shared than `prev_key` has.
+fn decode_kv_head<'k>(
+    p: &[u8],
+    lsn: u64,
+    prev_key: &'k [u8],
+) -> Option<(Pid, Option<u64>, &'k [u8], usize)> {
     let (pid, o) = rd_varint(p, 0)?;
     let (back, o) = rd_varint(p, o)?;
+    let (shared, o) = rd_varint(p, o)?;
     if back >= lsn {
         return None;
     }
-    Some((pid, (back != 0).then(|| lsn - back), o))
+    let shared = prev_key.get(..usize::try_from(shared).ok()?)?;
+    Some((pid, (back != 0).then(|| lsn - back), shared, o))
+}
+
+/// The key of `shared` (a prefix of the previous key) and `suffix`, if `shared` is exactly
+/// the prefix the two keys have in common (one encoding per key).
+fn join_key(prev_key: &[u8], shared: &[u8], suffix: &[u8]) -> Option<Vec<u8>> {
+    let key = [shared, suffix].concat();
+    (shared_len(prev_key, &key) == shared.len()).then_some(key)
 }
 
 fn encode_txn_write(
@@ -635,33 +765,34 @@ fn decode_txn(p: &[u8]) -> Option<Record> {
 }
 
 impl Record {
-    /// Decode the payload of a record with tag `tag` at `lsn`.
+    /// Decode the payload of an entry with tag `tag` at `lsn`, after a Put or Delete of
+    /// `prev_key` in its group (empty: none).
     ///
     /// # Errors
     /// `Payload { tag }` for an unknown tag or a payload of the wrong shape.
-    pub fn decode(tag: u8, lsn: u64, p: &[u8]) -> Result<Record, RecordDamage> {
+    pub fn decode(tag: u8, lsn: u64, p: &[u8], prev_key: &[u8]) -> Result<Record, RecordDamage> {
         let bad = RecordDamage::Payload { tag };
         match tag {
             TAG_PUT => {
-                let (pid, prev_lsn, o) = decode_kv_head(p, lsn).ok_or(bad)?;
-                let (kl, o) = rd_varint(p, o).ok_or(bad)?;
-                let key = usize::try_from(kl)
+                let (pid, prev_lsn, shared, o) = decode_kv_head(p, lsn, prev_key).ok_or(bad)?;
+                let (sl, o) = rd_varint(p, o).ok_or(bad)?;
+                let suffix = usize::try_from(sl)
                     .ok()
-                    .and_then(|kl| p.get(o..o.checked_add(kl)?))
+                    .and_then(|sl| p.get(o..o.checked_add(sl)?))
                     .ok_or(bad)?;
                 Ok(Record::Put {
                     pid,
                     prev_lsn,
-                    key: key.to_vec(),
-                    value: p[o + key.len()..].to_vec(),
+                    key: join_key(prev_key, shared, suffix).ok_or(bad)?,
+                    value: p[o + suffix.len()..].to_vec(),
                 })
             }
             TAG_DELETE => {
-                let (pid, prev_lsn, o) = decode_kv_head(p, lsn).ok_or(bad)?;
+                let (pid, prev_lsn, shared, o) = decode_kv_head(p, lsn, prev_key).ok_or(bad)?;
                 Ok(Record::Delete {
                     pid,
                     prev_lsn,
-                    key: p[o..].to_vec(),
+                    key: join_key(prev_key, shared, &p[o..]).ok_or(bad)?,
                 })
             }
             TAG_SMO if p.len() >= SMO_PAGES.offset => decode_smo(p).ok_or(bad),
@@ -679,7 +810,6 @@ impl Record {
                 })
             }
             TAG_PAGE_VERSIONS if p.len() >= PV_ENTRIES.offset => decode_versions(p).ok_or(bad),
-            TAG_PAD if p.len() < BLOCK && p.iter().all(|&b| b == 0) => Ok(Record::Pad),
             TAG_STRUCT => super::structop::decode(p)
                 .map(|(root, next_pid, ops)| Record::Struct {
                     root,
@@ -710,18 +840,24 @@ fn decode_smo(p: &[u8]) -> Option<Record> {
     })
 }
 
-/// Does the checksum of the complete record `r` match its header, at `lsn` of epoch `salt`?
+/// Does the checksum of the complete unit `r` match its header, at `lsn` of epoch `salt`?
 #[must_use]
 pub fn checksum_ok(r: &[u8], h: &Header, salt: u32) -> bool {
     record_crc(r, h.lsn, salt) == h.crc
 }
 
-/// Validate one complete record `r` as the record at `lsn` of epoch `salt`: its length
-/// field (must be `r.len()`), position check and checksum, then the payload.
+/// Validate one complete unit `r` as the unit at `lsn` of epoch `salt`: its length field
+/// (must be `r.len()`), position check and checksum, then its body: a pad's zeros (one
+/// `Record::Pad` at `lsn`) or a group's entries, each with its LSN.
 ///
 /// # Errors
-/// `Length`, `Checksum` (a record of another position or epoch fails it too) or `Payload`.
-pub fn decode_record(r: &[u8], lsn: u64, salt: u32) -> Result<(Header, Record), RecordDamage> {
+/// `Length`, `Checksum` (a unit of another position or epoch fails it too), `Payload` (an
+/// unknown unit tag, a pad that is not zeros, a group without entries) or `Entry`.
+pub fn decode_unit(
+    r: &[u8],
+    lsn: u64,
+    salt: u32,
+) -> Result<(Header, Vec<(u64, Record)>), RecordDamage> {
     if r.len() < HEADER {
         return Err(RecordDamage::Length {
             len: u32_saturating(u64_of(r.len())),
@@ -734,11 +870,52 @@ pub fn decode_record(r: &[u8], lsn: u64, salt: u32) -> Result<(Header, Record), 
     if h.check != check_word(lsn, salt) || !checksum_ok(r, &h, salt) {
         return Err(RecordDamage::Checksum);
     }
-    let rec = Record::decode(h.tag, lsn, &r[HEADER..])?;
-    Ok((h, rec))
+    let body = &r[HEADER..];
+    match h.tag {
+        TAG_GROUP => Ok((h, decode_entries(body, lsn + u64_of(HEADER))?)),
+        TAG_PAD if body.len() < BLOCK && body.iter().all(|&b| b == 0) => {
+            Ok((h, vec![(lsn, Record::Pad)]))
+        }
+        tag => Err(RecordDamage::Payload { tag }),
+    }
 }
 
-/// Is `len` a plausible record length?
+/// The entries of a group body `p` whose first byte is at `lsn`: each with its LSN.
+///
+/// # Errors
+/// `Entry { offset, tag }` for the first entry whose length runs past the body or is 0
+/// (tag 0 then) or whose payload does not decode; `Payload` for an empty body.
+pub fn decode_entries(p: &[u8], lsn: u64) -> Result<Vec<(u64, Record)>, RecordDamage> {
+    let mut out = Vec::new();
+    let mut key: Vec<u8> = Vec::new();
+    let mut o = 0usize;
+    while o < p.len() {
+        let bad = |tag| RecordDamage::Entry {
+            offset: u32_saturating(u64_of(o)),
+            tag,
+        };
+        let (n, b) = rd_varint(p, o).ok_or(bad(0))?;
+        let end = usize::try_from(n)
+            .ok()
+            .filter(|&n| n >= 1)
+            .and_then(|n| b.checked_add(n))
+            .filter(|&e| e <= p.len())
+            .ok_or(bad(0))?;
+        let (tag, at) = (p[b], lsn + u64_of(o));
+        let rec = Record::decode(tag, at, &p[b + 1..end], &key).map_err(|_| bad(tag))?;
+        if let Record::Put { key: k, .. } | Record::Delete { key: k, .. } = &rec {
+            key.clone_from(k);
+        }
+        out.push((at, rec));
+        o = end;
+    }
+    if out.is_empty() {
+        return Err(RecordDamage::Payload { tag: TAG_GROUP });
+    }
+    Ok(out)
+}
+
+/// Is `len` a plausible unit length?
 #[must_use]
 pub fn length_ok(len: u32) -> bool {
     (u64_of(HEADER)..=u64_of(MAX_RECORD)).contains(&u64::from(len))
@@ -748,28 +925,42 @@ pub fn length_ok(len: u32) -> bool {
 mod tests {
     use super::*;
 
-    fn round_trip(r: RecordRef<'_>, lsn: u64) -> Record {
-        let mut out = vec![0u8; r.encoded_len_at(lsn)];
-        assert!(
-            out.len() <= r.encoded_len(),
-            "encoded_len bounds every LSN's size"
-        );
-        r.encode(&mut out, lsn, 7, lsn - 100);
-        let (h, rec) = decode_record(&out, lsn, 7).unwrap();
+    const SALT: u32 = 7;
+
+    /// A group at `lsn` holding `recs` (durable end `lsn - 100`), checking that
+    /// [`RecordRef::encoded_len`] bounds every entry.
+    fn group(recs: &[RecordRef<'_>], lsn: u64) -> Vec<u8> {
+        let mut prev: &[u8] = &[];
+        for r in recs {
+            assert!(HEADER + r.entry_len_at(lsn + 17, prev) <= r.encoded_len());
+            prev = r.key().unwrap_or(prev);
+        }
+        encode_group(recs, lsn, SALT, lsn - 100)
+    }
+
+    fn round_trip(recs: &[RecordRef<'_>], lsn: u64) -> Vec<Record> {
+        let mut out = group(recs, lsn);
+        let (h, got) = decode_unit(&out, lsn, SALT).unwrap();
         assert_eq!(
             (h.lsn, h.tag, h.durable_before()),
-            (lsn, r.tag(), lsn - 100)
+            (lsn, TAG_GROUP, lsn - 100)
         );
-        assert!(position_ok(&out, 0, lsn, 7));
-        // Bytes cut short of the length field are no record.
+        assert!(position_ok(&out, 0, lsn, SALT));
+        assert_eq!(got.len(), recs.len());
+        assert_eq!(
+            got[0].0,
+            lsn + u64_of(HEADER),
+            "the first entry follows the header"
+        );
+        // Bytes cut short of the length field are no unit.
         assert!(matches!(
-            decode_record(&out[..out.len() - 1], lsn, 7),
+            decode_unit(&out[..out.len() - 1], lsn, SALT),
             Err(RecordDamage::Length { .. })
         ));
-        // The same bytes are no record of another position or epoch.
-        for (at, salt) in [(lsn + 4096, 7), (lsn, 8), (lsn + (1 << 32), 7)] {
+        // The same bytes are no unit of another position or epoch.
+        for (at, salt) in [(lsn + 4096, SALT), (lsn, 8), (lsn + (1 << 32), SALT)] {
             assert_eq!(
-                decode_record(&out, at, salt).unwrap_err(),
+                decode_unit(&out, at, salt).unwrap_err(),
                 RecordDamage::Checksum,
                 "{at} {salt}"
             );
@@ -777,52 +968,151 @@ mod tests {
         let last = out.len() - 1;
         out[last] ^= 1;
         assert_eq!(
-            decode_record(&out, lsn, 7).unwrap_err(),
+            decode_unit(&out, lsn, SALT).unwrap_err(),
             RecordDamage::Checksum
         );
-        rec
+        got.into_iter().map(|(_, r)| r).collect()
+    }
+
+    fn update(pid: Pid, key: &[u8]) -> RecordRef<'_> {
+        RecordRef::Put {
+            pid,
+            prev_lsn: (1 << 30) - 1_000_000,
+            key,
+            value: &[9; 116],
+        }
     }
 
     #[test]
-    fn an_update_record_is_its_key_and_value_plus_24_bytes() {
-        // pid < 2^21, previous LSN < 2^21 back, key < 128 bytes: 3 + 3 + 1 varint bytes.
-        let put = RecordRef::Put {
-            pid: 70_000,
-            prev_lsn: (1 << 30) - 1_000_000,
-            key: &[7; 8],
-            value: &[9; 116],
-        };
-        assert_eq!(put.encoded_len_at(1 << 30), HEADER + 7 + 8 + 116);
-        assert_eq!(put.encoded_len_at(1 << 30), 148, "format 5 wrote 165 bytes");
+    fn an_update_entry_is_its_value_and_the_key_bytes_it_does_not_share_plus_9() {
+        // Entry length 2, tag 1, pid < 2^21 and previous LSN < 2^21 back 3 + 3, shared 1,
+        // suffix length 1: an 8-byte key sharing 5 bytes with the previous one (YCSB keys
+        // of records below 2^24) takes 3. Format 6: 148 bytes (a 17-byte header per record).
+        let (a, b) = (7u64.to_be_bytes(), 70_000u64.to_be_bytes());
+        let put = update(70_000, &b);
+        assert_eq!(
+            put.entry_len_at(1 << 30, &a),
+            2 + 1 + 3 + 3 + 1 + 1 + 3 + 116
+        );
+        assert_eq!(
+            put.entry_len_at(1 << 30, &a),
+            130,
+            "format 6 wrote 148 bytes"
+        );
+        assert_eq!(
+            put.entry_len_at(1 << 30, &[]),
+            135,
+            "the first of a group: all 8"
+        );
+        assert_eq!(put.encoded_len(), HEADER + 2 + 1 + 3 + 10 + 1 + 1 + 8 + 116);
         let del = RecordRef::Delete {
             pid: 1,
             prev_lsn: 0,
             key: b"k",
         };
-        assert_eq!(del.encoded_len_at(1 << 30), HEADER + 3);
+        assert_eq!(del.entry_len_at(1 << 30, &[]), 1 + 1 + 3 + 1);
+    }
+
+    #[test]
+    fn keys_share_prefixes_with_the_previous_update_of_their_group() {
+        let keys: [&[u8]; 5] = [b"user0001", b"user0002", b"user", b"", b"user0002x"];
+        let recs: Vec<RecordRef<'_>> = keys
+            .iter()
+            .enumerate()
+            .map(|(i, k)| {
+                if i == 3 {
+                    RecordRef::Delete {
+                        pid: 4,
+                        prev_lsn: 0,
+                        key: k,
+                    }
+                } else {
+                    update(3, k)
+                }
+            })
+            .collect();
+        let got = round_trip(&recs, 1 << 30);
+        let back: Vec<&[u8]> = got
+            .iter()
+            .map(|r| match r {
+                Record::Put { key, .. } | Record::Delete { key, .. } => &key[..],
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(back, keys);
+        // A shared count that is not the common prefix (one encoding per key), or longer
+        // than the previous key, is damage.
+        let mut p = vec![1, 0, 3, 1, b'r'];
+        assert!(Record::decode(TAG_PUT, 100, &p, b"user").is_err());
+        assert!(Record::decode(TAG_PUT, 100, &p, b"use").is_ok());
+        p[2] = 4;
+        assert!(Record::decode(TAG_PUT, 100, &p, b"use").is_err());
     }
 
     #[test]
     fn a_pad_is_zeros_to_its_length() {
-        assert_eq!(round_trip(RecordRef::Pad { len: 100 }, 10_000), Record::Pad);
+        for len in [HEADER, 100, BLOCK - 1] {
+            let mut out = vec![1u8; len];
+            encode_pad(&mut out, 10_000, SALT, 9_000);
+            let (h, recs) = decode_unit(&out, 10_000, SALT).unwrap();
+            assert_eq!((h.tag, recs), (TAG_PAD, vec![(10_000, Record::Pad)]));
+        }
+        // Tag 4 is no entry.
+        assert!(Record::decode(TAG_PAD, 1, &[0, 0], &[]).is_err());
+    }
+
+    #[test]
+    fn bad_groups_are_typed_errors() {
+        let mut empty = vec![0u8; HEADER];
+        begin_group(&mut empty, 10_000, SALT, 0);
+        seal_unit_unchecked(&mut empty, 10_000);
         assert_eq!(
-            round_trip(RecordRef::Pad { len: HEADER }, 10_000),
-            Record::Pad
+            decode_unit(&empty, 10_000, SALT).unwrap_err(),
+            RecordDamage::Payload { tag: TAG_GROUP }
         );
-        assert!(Record::decode(TAG_PAD, 1, &[0, 1]).is_err());
-        assert!(Record::decode(TAG_PAD, 1, &[0; BLOCK]).is_err());
+        // Entry lengths of 0 or past the body, an unknown entry tag.
+        for (body, offset, tag) in [
+            (&[0u8][..], 0, 0),
+            (&[3, TAG_TXN_DONE, 0][..], 0, 0),
+            (&[1, 99][..], 0, 99),
+            (
+                &[9, TAG_TXN_DONE, 1, 0, 0, 0, 0, 0, 0, 0, 1, 99][..],
+                10,
+                99,
+            ),
+        ] {
+            assert_eq!(
+                decode_entries(body, 10_000),
+                Err(RecordDamage::Entry { offset, tag }),
+                "{body:?}"
+            );
+        }
+        // Unknown unit tags.
+        let mut u = group(&[RecordRef::TxnDone { commit_lsn: 1 }], 10_000);
+        TAG.put_u8(&mut u, TAG_PUT);
+        seal_unit_unchecked(&mut u, 10_000);
+        assert_eq!(
+            decode_unit(&u, 10_000, SALT).unwrap_err(),
+            RecordDamage::Payload { tag: TAG_PUT }
+        );
+    }
+
+    /// Length and checksum of `u` without the decode check of [`seal_unit`].
+    fn seal_unit_unchecked(u: &mut [u8], lsn: u64) {
+        LEN.put_u32(u, u32_of(u.len()));
+        CRC.put_u32(u, record_crc(u, lsn, SALT));
     }
 
     #[test]
     fn bad_update_payloads_are_errors() {
         // Key length past the end, back-distance reaching LSN 0 or before, bad varints.
-        assert!(Record::decode(TAG_PUT, 100, &[1, 1, 5, b'k']).is_err());
-        assert!(Record::decode(TAG_PUT, 100, &[1, 100, 0]).is_err());
-        assert!(Record::decode(TAG_DELETE, 100, &[1, 101]).is_err());
-        assert!(Record::decode(TAG_DELETE, 100, &[0x80]).is_err());
-        assert!(Record::decode(TAG_PUT, 100, &[1, 0x80, 0, 0]).is_err());
+        assert!(Record::decode(TAG_PUT, 100, &[1, 1, 0, 5, b'k'], &[]).is_err());
+        assert!(Record::decode(TAG_PUT, 100, &[1, 100, 0, 0], &[]).is_err());
+        assert!(Record::decode(TAG_DELETE, 100, &[1, 101, 0], &[]).is_err());
+        assert!(Record::decode(TAG_DELETE, 100, &[0x80], &[]).is_err());
+        assert!(Record::decode(TAG_PUT, 100, &[1, 0x80, 0, 0, 0], &[]).is_err());
         assert_eq!(
-            Record::decode(TAG_PUT, 100, &[1, 99, 1, b'k', b'v']),
+            Record::decode(TAG_PUT, 100, &[1, 99, 0, 1, b'k', b'v'], &[]),
             Ok(Record::Put {
                 pid: 1,
                 prev_lsn: Some(1),
@@ -833,15 +1123,46 @@ mod tests {
     }
 
     #[test]
-    fn put_delete_smo_round_trip() {
-        let put = RecordRef::Put {
-            pid: 5,
-            prev_lsn: 9000,
-            key: b"key",
-            value: b"value",
-        };
+    fn every_record_kind_round_trips_in_one_group() {
+        let img = vec![0u8; BLOCK];
+        let pages = [(3, &img[..]), (4, &img[..])];
+        let ops: [(&[u8], Option<&[u8]>); 3] =
+            [(b"a", Some(b"1")), (b"bb", None), (b"c", Some(b""))];
+        let versions = [(5u64, 77u32)];
+        let recs = [
+            RecordRef::Put {
+                pid: 5,
+                prev_lsn: 9000,
+                key: b"key",
+                value: b"value",
+            },
+            RecordRef::Delete {
+                pid: 6,
+                prev_lsn: 0,
+                key: b"k",
+            },
+            RecordRef::Smo {
+                root: 4,
+                next_pid: 5,
+                pages: &pages,
+            },
+            RecordRef::TxnCommit { ops: &ops },
+            RecordRef::TxnDone { commit_lsn: 9_000 },
+            RecordRef::TxnWrite {
+                pid: 12,
+                prev_lsn: 9_500,
+                commit_lsn: 9_000,
+                index: 2,
+            },
+            RecordRef::PageVersions { entries: &versions },
+        ];
+        let got = round_trip(&recs, 10_000);
+        let txn: Vec<TxnOp> = ops
+            .iter()
+            .map(|(k, v)| (k.to_vec(), v.map(<[u8]>::to_vec)))
+            .collect();
         assert_eq!(
-            round_trip(put, 10_000),
+            got[0],
             Record::Put {
                 pid: 5,
                 prev_lsn: Some(9000),
@@ -849,82 +1170,63 @@ mod tests {
                 value: b"value".to_vec()
             }
         );
-        let del = RecordRef::Delete {
-            pid: 6,
-            prev_lsn: 0,
-            key: b"k",
-        };
         assert_eq!(
-            round_trip(del, 10_000),
+            got[1],
             Record::Delete {
                 pid: 6,
                 prev_lsn: None,
                 key: b"k".to_vec()
             }
         );
-        let img = vec![0u8; BLOCK];
-        let pages = [(3, &img[..]), (4, &img[..])];
-        let smo = RecordRef::Smo {
-            root: 4,
-            next_pid: 5,
-            pages: &pages,
-        };
-        match round_trip(smo, 10_000) {
-            Record::Smo {
-                root,
-                next_pid,
-                pages,
-            } => {
-                assert_eq!((root, next_pid, pages.len()), (4, 5, 2));
-            }
-            other => panic!("{other:?}"),
-        }
-    }
-
-    #[test]
-    fn txn_commit_and_done_round_trip() {
-        let ops: [(&[u8], Option<&[u8]>); 3] =
-            [(b"a", Some(b"1")), (b"bb", None), (b"c", Some(b""))];
-        let rec = round_trip(RecordRef::TxnCommit { ops: &ops }, 10_000);
-        let want: Vec<TxnOp> = ops
-            .iter()
-            .map(|(k, v)| (k.to_vec(), v.map(<[u8]>::to_vec)))
-            .collect();
-        assert_eq!(rec, Record::TxnCommit { ops: want });
-        let done = round_trip(RecordRef::TxnDone { commit_lsn: 9_000 }, 10_000);
-        assert_eq!(done, Record::TxnDone { commit_lsn: 9_000 });
-        let w = RecordRef::TxnWrite {
-            pid: 12,
-            prev_lsn: 9_500,
-            commit_lsn: 9_000,
-            index: 2,
-        };
-        assert_eq!(w.encoded_len(), HEADER + 24, "a write logs no key or value");
-        assert_eq!(
-            round_trip(w, 10_000),
+        assert!(matches!(&got[2], Record::Smo { root: 4, next_pid: 5, pages } if pages.len() == 2));
+        assert_eq!(got[3], Record::TxnCommit { ops: txn });
+        assert_eq!(got[4], Record::TxnDone { commit_lsn: 9_000 });
+        assert!(matches!(
+            got[5],
             Record::TxnWrite {
                 pid: 12,
                 prev_lsn: Some(9_500),
                 commit_lsn: 9_000,
                 index: 2
             }
+        ));
+        assert_eq!(
+            got[6],
+            Record::PageVersions {
+                entries: versions.to_vec()
+            }
         );
+        let w = RecordRef::TxnWrite {
+            pid: 12,
+            prev_lsn: 9_500,
+            commit_lsn: 9_000,
+            index: 2,
+        };
+        assert_eq!(
+            w.entry_len_at(10_000, &[]),
+            2 + 24,
+            "a write logs no key or value"
+        );
+    }
+
+    #[test]
+    fn bad_txn_payloads_are_errors() {
         // A write naming a commit at or after itself is damage.
         let mut p = [0u8; 24];
         TW_COMMIT.put_u64(&mut p, 10_000);
-        assert!(Record::decode(TAG_TXN_WRITE, 10_000, &p).is_err());
-        assert!(Record::decode(TAG_TXN_WRITE, 10_000, &p[..20]).is_err());
+        assert!(Record::decode(TAG_TXN_WRITE, 10_000, &p, &[]).is_err());
+        assert!(Record::decode(TAG_TXN_WRITE, 10_000, &p[..20], &[]).is_err());
         // A delete carrying a value, or ops past the end, are damage.
-        assert!(
-            Record::decode(TAG_TXN_COMMIT, 1, &[1, 0, 0, 0, 2, 1, 0, 1, 0, b'k', b'v']).is_err()
-        );
-        assert!(Record::decode(TAG_TXN_COMMIT, 1, &[2, 0, 0, 0, 1, 1, 0, 0, 0, b'k']).is_err());
+        let put_del = [1, 0, 0, 0, 2, 1, 0, 1, 0, b'k', b'v'];
+        assert!(Record::decode(TAG_TXN_COMMIT, 1, &put_del, &[]).is_err());
+        let past = [2, 0, 0, 0, 1, 1, 0, 0, 0, b'k'];
+        assert!(Record::decode(TAG_TXN_COMMIT, 1, &past, &[]).is_err());
     }
 
     #[test]
     fn unknown_tag_and_bad_shapes_are_errors() {
-        assert!(Record::decode(99, 1, &[0; 40]).is_err());
-        assert!(Record::decode(TAG_PUT, 1, &[0x80; 3]).is_err());
-        assert!(Record::decode(TAG_SMO, 1, &[0; 20]).is_err());
+        assert!(Record::decode(99, 1, &[0; 40], &[]).is_err());
+        assert!(Record::decode(TAG_PUT, 1, &[0x80; 3], &[]).is_err());
+        assert!(Record::decode(TAG_SMO, 1, &[0; 20], &[]).is_err());
     }
 }

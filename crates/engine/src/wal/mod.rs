@@ -1,6 +1,11 @@
 //! Write-ahead log: a circular region of the device holding an append-only record stream.
 //! The LSN of a record is its byte position in the infinite stream; it lives at physical byte
-//! `wal_start + lsn % region_size`. Records are encoded by `crate::format::wal`.
+//! `wal_start + lsn % region_size`. Records are encoded by `crate::format::wal`: entries of a
+//! group, one header and one checksum per group. A group is begun by the first append after
+//! a flush cut and sealed by the next cut (or before it would pass `GROUP_BYTES`), so a group
+//! never spans two flushes: a flush torn anywhere inside a group fails the group's checksum,
+//! and only that flush's (unacknowledged) entries are lost. The redo LSN of a checkpoint may
+//! lie inside a group; [`Wal::scan_from`] names the group's start, where a scan begins.
 //!
 //! Group commit: appends go to an in-memory buffer under a short mutex; `flush(lsn)` is
 //! serialized by a second mutex, so one flusher writes everything appended so far and the
@@ -10,7 +15,7 @@
 //! rest with a pad record, so the group ends on a block boundary and the next flush starts on
 //! a fresh block (no block is written twice); a smaller group leaves a zero length after its
 //! last record and the next flush rewrites that block. Past a block-aligned end lies whatever
-//! an older lap or epoch left, which fails the records' position check: a clean end. A
+//! an older lap or epoch left, which fails the units' position check: a clean end. A
 //! failed flush poisons the log (its buffer is gone; writing later records past a hole
 //! would make them unreachable).
 //!
@@ -34,12 +39,13 @@ pub use scan::{analyze, LogVerdict, WalScanner};
 
 use crate::error::{EngineError, Exhausted, Result};
 use crate::format::mark::{self, Mark};
-use crate::format::wal::RecordRef;
+use crate::format::wal::{self as wfmt, RecordRef};
 use crate::format::BLOCK;
 use crate::num::{u64_of, usize_of};
 use crate::stats::EngineCounters;
 use nowa_device::BlockDevice;
 use parking_lot::Mutex;
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -78,6 +84,12 @@ struct WalBuf {
     buf: Vec<u8>,
     /// Buffer handed back by the last flush, reused to avoid an allocation per flush.
     spare: Vec<u8>,
+    /// LSN of the open group (None: the next append begins one).
+    group: Option<u64>,
+    /// Key of the open group's last Put or Delete (the next one stores what it shares).
+    key: Vec<u8>,
+    /// Start LSNs of the groups from the one holding the redo LSN on.
+    starts: VecDeque<u64>,
 }
 
 /// The flush marks written so far in this epoch (under the flush lock).
@@ -109,6 +121,9 @@ pub struct Wal {
     next: AtomicU64,
     /// Oldest LSN still needed by recovery (redo LSN of the last checkpoint).
     redo: AtomicU64,
+    /// Where recovery's scan starts: the start of the group holding the redo LSN (the log
+    /// is never overwritten from here on).
+    scan: AtomicU64,
     /// A flush failed: nothing more is written.
     failed: AtomicBool,
     counters: Arc<EngineCounters>,
@@ -118,6 +133,12 @@ pub struct Wal {
 
 fn align_down(x: u64) -> u64 {
     x / BS * BS
+}
+
+/// The start of the last group in `starts` at or before `lsn`, or `lsn` if there is none.
+fn scan_start(starts: &VecDeque<u64>, lsn: u64) -> u64 {
+    let i = starts.partition_point(|&s| s <= lsn);
+    i.checked_sub(1).map_or(lsn, |i| starts[i])
 }
 
 impl Wal {
@@ -150,6 +171,9 @@ impl Wal {
                 buf_start: lsn,
                 buf: Vec::new(),
                 spare: Vec::new(),
+                group: None,
+                key: Vec::new(),
+                starts: VecDeque::new(),
             }),
             flush_lock: Mutex::new(Marks { seq: 0, end: lsn }),
             flushed: AtomicU64::new(lsn),
@@ -157,6 +181,7 @@ impl Wal {
             unmarked_rule: AtomicBool::new(false),
             next: AtomicU64::new(lsn),
             redo: AtomicU64::new(lsn),
+            scan: AtomicU64::new(lsn),
             failed: AtomicBool::new(false),
             counters,
             yields: crate::yields::YieldTo::default(),
@@ -201,18 +226,51 @@ impl Wal {
     pub fn redo_lsn(&self) -> u64 {
         self.redo.load(Ordering::Acquire)
     }
-    /// A checkpoint moved the redo LSN: the space before it is reusable.
+    /// A checkpoint moved the redo LSN to `lsn`, with recovery's scan starting at `scan`
+    /// ([`Self::scan_from`] of `lsn`, as its superblock says): the space before `scan` is
+    /// reusable.
     ///
     /// # Panics
-    /// If the redo LSN would move backwards or past the durable end (checkpoint LSN order).
-    pub fn set_redo_lsn(&self, lsn: u64) {
+    /// If the redo LSN would move backwards or past the durable end (checkpoint LSN order),
+    /// or `scan` is not a group start at or before `lsn` (or `lsn` itself) at or after the
+    /// last one.
+    pub fn set_redo_lsn(&self, lsn: u64, scan: u64) {
         let old = self.redo_lsn();
         assert!(
             old <= lsn && lsn <= self.flushed_lsn(),
             "redo LSN {old} -> {lsn} (durable end {})",
             self.flushed_lsn()
         );
+        let mut b = self.inner.lock();
+        assert!(
+            scan >= self.scan.load(Ordering::Acquire)
+                && scan <= lsn
+                && (scan == lsn || b.starts.binary_search(&scan).is_ok()),
+            "scan start {scan} for the redo LSN {lsn}"
+        );
+        while b.starts.get(1).is_some_and(|&s| s <= scan) {
+            b.starts.pop_front();
+        }
+        self.scan.store(scan, Ordering::Release);
         self.redo.store(lsn, Ordering::Release);
+    }
+
+    /// Where a scan that must return every record from `lsn` on starts: the start of the
+    /// group holding `lsn` (`lsn` itself between groups). Only for `lsn` at or after the
+    /// redo LSN.
+    ///
+    /// # Panics
+    /// If `lsn` is below the redo LSN.
+    #[must_use]
+    pub fn scan_from(&self, lsn: u64) -> u64 {
+        assert!(lsn >= self.redo_lsn(), "scan from {lsn} below the redo LSN");
+        scan_start(&self.inner.lock().starts, lsn)
+    }
+
+    /// The append limit: the block holding the end must never overlap the block where
+    /// recovery's scan starts.
+    fn limit(&self) -> u64 {
+        align_down(self.scan.load(Ordering::Acquire)) + self.size - BS
     }
     /// Live log bytes (what a checkpoint would release).
     #[must_use]
@@ -235,25 +293,53 @@ impl Wal {
             return Err(EngineError::Poisoned);
         }
         let mut b = self.inner.lock();
-        let lsn = b.next_lsn;
-        let len = rec.encoded_len_at(lsn);
-        // The block holding the end must never overlap the block holding the redo point.
-        let limit = align_down(self.redo_lsn()) + self.size - BS;
-        if lsn + u64_of(len) >= limit {
+        if let Some(g) = b.group {
+            let len = rec.entry_len_at(b.next_lsn, &b.key);
+            if b.next_lsn + u64_of(len) - g > wfmt::GROUP_BYTES {
+                self.seal_group(&mut b);
+            }
+        }
+        let at = b.next_lsn;
+        let head = if b.group.is_none() { wfmt::HEADER } else { 0 };
+        let lsn = at + u64_of(head);
+        let prev: &[u8] = if head > 0 { &[] } else { &b.key };
+        let len = rec.entry_len_at(lsn, prev);
+        let total = head + len;
+        if at + u64_of(total) >= self.limit() {
             return Err(Exhausted::WalRegion {
-                live: lsn - self.redo_lsn(),
+                live: at - self.redo_lsn(),
             }
             .into());
         }
-        let at = b.buf.len();
-        debug_assert_eq!(b.buf_start + u64_of(at), lsn, "WAL buffer out of step");
-        b.buf.resize(at + len, 0);
-        rec.encode(&mut b.buf[at..], lsn, self.salt, self.flushed_lsn());
-        b.next_lsn = lsn + u64_of(len);
-        self.next.store(b.next_lsn, Ordering::Release);
+        let o = b.buf.len();
+        debug_assert_eq!(b.buf_start + u64_of(o), at, "WAL buffer out of step");
+        b.buf.resize(o + total, 0);
+        let w = &mut *b;
+        if head > 0 {
+            wfmt::begin_group(&mut w.buf[o..], at, self.salt, self.flushed_lsn());
+            w.starts.push_back(at);
+            w.group = Some(at);
+            w.key.clear();
+        }
+        rec.encode_entry(&mut w.buf[o + head..], lsn, &w.key);
+        if let Some(k) = rec.key() {
+            w.key.clear();
+            w.key.extend_from_slice(k);
+        }
+        w.next_lsn = at + u64_of(total);
+        self.next.store(w.next_lsn, Ordering::Release);
         drop(b);
-        EngineCounters::add(&self.counters.wal_record_bytes, u64_of(len));
+        EngineCounters::add(&self.counters.wal_record_bytes, u64_of(total));
         Ok(lsn)
+    }
+
+    /// Seal the open group, if any: its length and checksum (it ends at the buffer's end).
+    fn seal_group(&self, b: &mut WalBuf) {
+        if let Some(g) = b.group.take() {
+            assert!(g >= b.buf_start, "open group {g} before the buffer");
+            let o = usize_of(g - b.buf_start);
+            wfmt::seal_unit(&mut b.buf[o..], g, self.salt);
+        }
     }
 
     /// Make every record with LSN < `upto` durable and vouched for by a flush mark (group
@@ -344,6 +430,7 @@ impl Wal {
     fn write_group(&self) -> Result<()> {
         let (start, mut data, end) = {
             let mut b = self.inner.lock();
+            self.seal_group(&mut b);
             self.pad_block(&mut b);
             let end = b.next_lsn;
             let start = b.buf_start;
@@ -399,16 +486,12 @@ impl Wal {
         let end = b.next_lsn;
         let room = end.next_multiple_of(BS) - end;
         let group = end - self.flushed_lsn();
-        let limit = align_down(self.redo_lsn()) + self.size - BS;
-        if room < u64_of(crate::format::wal::HEADER) || room * 4 > group || end + room >= limit {
+        if room < u64_of(wfmt::HEADER) || room * 4 > group || end + room >= self.limit() {
             return;
         }
-        let rec = RecordRef::Pad {
-            len: usize_of(room),
-        };
         let at = b.buf.len();
         b.buf.resize(at + usize_of(room), 0);
-        rec.encode(&mut b.buf[at..], end, self.salt, self.flushed_lsn());
+        wfmt::encode_pad(&mut b.buf[at..], end, self.salt, self.flushed_lsn());
         b.next_lsn = end + room;
         assert_eq!(b.next_lsn % BS, 0, "a pad ends its block");
         self.next.store(b.next_lsn, Ordering::Release);
@@ -430,7 +513,7 @@ impl Wal {
             m.seq,
             marks.end
         );
-        let limit = align_down(self.redo_lsn()) + self.size - BS;
+        let limit = self.limit();
         assert!(
             end < limit,
             "flush mark for {end} beyond the log's limit {limit}"
@@ -460,3 +543,6 @@ impl Wal {
         self.flush(self.next_lsn())
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,16 +1,22 @@
 //! Reading the log back: the sequential scanner redo uses, and the analysis that finds the
 //! end of the log and tells a torn tail (a crash) from damage in the middle (media).
 //!
+//! The scan reads units (groups of entries, pads), each checked whole (length, position,
+//! checksum, every entry), and returns their entries from the redo LSN on; it starts at the
+//! group holding the redo LSN (the superblock's scan start).
+//!
 //! A crash can only damage the bytes of the flush in flight: every byte before the durable
-//! end at the time of the crash was written by a completed flush. Every record carries the
-//! durable end of the log when it was appended (`durable_before`). So if the scan stops at
-//! LSN `x` and some valid record of this epoch further on says the log was durable beyond
-//! `x` before it was appended, the bytes at `x` were durable and are now unreadable: media
-//! damage, never a crash. Without such a record the stop is a torn (or clean) tail; only
-//! records of the last flush before the crash are lost, and none of them was acknowledged as
-//! durable. A block that fails to read (I/O error) is never a torn write: it is damage.
-//! No later record vouches for the very last flush: its flush mark does (`format::mark`,
-//! outside the log): a stop below the end the epoch's newest mark vouches for is damage.
+//! end at the time of the crash was written by a completed flush. Every unit carries the
+//! durable end of the log when it was begun (`durable_before`). So if the scan stops at
+//! LSN `x` and some valid unit of this epoch further on says the log was durable beyond
+//! `x` before it was begun, the bytes at `x` were durable and are now unreadable: media
+//! damage, never a crash. Without such a unit the stop is a torn (or clean) tail; only
+//! groups of the last flush before the crash are lost (a group never spans two flushes),
+//! and none of their entries was acknowledged as durable. A block that fails to read (I/O
+//! error) is never a torn write: it is damage. A stop inside the group holding the redo
+//! LSN is damage too (that group was durable when the checkpoint named it). No later unit
+//! vouches for the very last flush: its flush mark does (`format::mark`, outside the log):
+//! a stop below the end the epoch's newest mark vouches for is damage.
 
 use crate::error::{Corruption, FlushMarkDamage, RecordDamage, Result};
 use crate::format::mark::{self, Mark};
@@ -18,6 +24,7 @@ use crate::format::wal::{self as rec, Header, Record};
 use crate::format::BLOCK;
 use crate::num::{u64_of, usize_of};
 use nowa_device::{BlockDevice, DeviceError};
+use std::collections::VecDeque;
 
 const BS: u64 = BLOCK as u64;
 const CHUNK: u64 = 256 << 10;
@@ -25,9 +32,9 @@ const CHUNK: u64 = 256 << 10;
 /// Why a sequential scan stopped (at [`WalScanner::lsn`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Stop {
-    /// Zero length, a stale record (older lap or epoch), or the end of the live extent.
+    /// Zero length, a stale unit (older lap or epoch), or the end of the live extent.
     Clean,
-    /// A bad record.
+    /// A bad unit.
     Bad(RecordDamage),
 }
 
@@ -37,10 +44,17 @@ pub struct WalScanner<'a> {
     start: u64,
     size: u64,
     salt: u32,
-    /// Highest LSN a record of this epoch can reach (the append limit of `from`).
+    /// Highest LSN a unit of this epoch can reach (the append limit of `from`).
     limit: u64,
-    /// LSN of the next record.
+    /// LSN of the next record to return; once the queue is empty, where the next unit
+    /// starts or the log ends (never below the redo LSN).
     pub lsn: u64,
+    /// Where the next unit starts.
+    pos: u64,
+    /// Records below it are not returned (the redo LSN).
+    redo: u64,
+    /// Entries of the last unit read, not returned yet.
+    queue: VecDeque<(u64, Record)>,
     chunk_lsn: u64,
     chunk: Vec<u8>,
     /// Stream LSNs of blocks that failed to read.
@@ -49,15 +63,20 @@ pub struct WalScanner<'a> {
 
 impl<'a> WalScanner<'a> {
     /// A scanner of the WAL region `start_block`/`blocks` (the circular log, then the
-    /// flush-mark area) for epoch `salt`, from `from`.
+    /// flush-mark area) for epoch `salt`: units from `from` (the start of the group holding
+    /// `redo`, or `redo` itself), records from `redo` on.
+    ///
+    /// # Panics
+    /// If `from` lies after `redo`.
     #[must_use]
     pub fn new(
         dev: &'a dyn BlockDevice,
         start_block: u64,
         blocks: u64,
         salt: u32,
-        from: u64,
+        (from, redo): (u64, u64),
     ) -> Self {
+        assert!(from <= redo, "scan from {from} past the redo LSN {redo}");
         let size = mark::log_blocks(blocks) * BS;
         WalScanner {
             dev,
@@ -65,7 +84,10 @@ impl<'a> WalScanner<'a> {
             size,
             salt,
             limit: from / BS * BS + size - BS,
-            lsn: from,
+            lsn: redo,
+            pos: from,
+            redo,
+            queue: VecDeque::new(),
             chunk_lsn: u64::MAX,
             chunk: Vec::new(),
             unreadable: Vec::new(),
@@ -123,12 +145,37 @@ impl<'a> WalScanner<'a> {
         Ok(Some(out))
     }
 
-    /// Next valid record, or why the log ends here.
+    /// Next valid record (its LSN and the record), or why the log ends here.
     ///
     /// # Errors
     /// Device errors other than unreadable blocks.
-    pub fn next_record(&mut self) -> Result<std::result::Result<(Header, Record), Stop>> {
-        let lsn = self.lsn;
+    pub fn next_record(&mut self) -> Result<std::result::Result<(u64, Record), Stop>> {
+        loop {
+            if let Some(r) = self.queue.pop_front() {
+                self.lsn = self.queue.front().map_or(self.pos, |n| n.0).max(self.redo);
+                return Ok(Ok(r));
+            }
+            match self.next_unit()? {
+                Ok(entries) => {
+                    let redo = self.redo;
+                    self.queue
+                        .extend(entries.into_iter().filter(|e| e.0 >= redo));
+                    self.lsn = self.queue.front().map_or(self.pos, |n| n.0).max(redo);
+                }
+                Err(stop) => return Ok(Err(stop)),
+            }
+        }
+    }
+
+    /// Did the scan stop inside the group holding the redo LSN (a group that was durable)?
+    #[must_use]
+    pub fn stopped_below_redo(&self) -> bool {
+        self.pos < self.redo
+    }
+
+    /// The next valid unit's entries (the scan moves past it), or why the log ends here.
+    fn next_unit(&mut self) -> Result<std::result::Result<Vec<(u64, Record)>, Stop>> {
+        let lsn = self.pos;
         if lsn + u64_of(rec::HEADER) > self.limit {
             return Ok(Err(Stop::Clean));
         }
@@ -142,7 +189,7 @@ impl<'a> WalScanner<'a> {
         if !rec::position_ok(&h, 0, lsn, self.salt) {
             // On a block boundary: what another lap or epoch left after a group that ended
             // there (a pad), a clean end. Inside a block a clean end is a zero length (the
-            // flush zero-fills its last block): these bytes are a torn (or damaged) record.
+            // flush zero-fills its last block): these bytes are a torn (or damaged) unit.
             // The look-ahead and the flush marks tell damage from either.
             return Ok(Err(if lsn % BS == 0 {
                 Stop::Clean
@@ -156,21 +203,17 @@ impl<'a> WalScanner<'a> {
         let Some(r) = self.read(lsn, usize_of(u64::from(len)))? else {
             return Ok(Err(Stop::Bad(RecordDamage::Unreadable)));
         };
-        let h = Header::decode(&r, lsn);
-        if !rec::checksum_ok(&r, &h, self.salt) {
-            return Ok(Err(Stop::Bad(RecordDamage::Checksum)));
-        }
-        match Record::decode(h.tag, lsn, &r[rec::HEADER..]) {
-            Ok(record) => {
-                self.lsn = lsn + u64::from(len);
-                Ok(Ok((h, record)))
+        match rec::decode_unit(&r, lsn, self.salt) {
+            Ok((_, entries)) => {
+                self.pos = lsn + u64::from(len);
+                Ok(Ok(entries))
             }
             Err(d) => Ok(Err(Stop::Bad(d))),
         }
     }
 
-    /// Look past a stop at `x` for valid records of this epoch: (the first one that proves
-    /// `x` was durable, the end of the last valid record found).
+    /// Look past a stop at `x` for valid units of this epoch: (the first one that proves
+    /// `x` was durable, the end of the last valid unit found).
     fn look_ahead(&mut self, x: u64) -> Result<(Option<u64>, u64)> {
         let (mut evidence, mut last_end) = (None, x);
         let mut p = x + 1;
@@ -202,7 +245,7 @@ impl<'a> WalScanner<'a> {
         Ok((evidence, last_end))
     }
 
-    /// End of the valid record of this epoch at `at`, if there is one.
+    /// End of the valid unit of this epoch at `at`, if there is one.
     fn valid_at(&mut self, at: u64) -> Result<Option<u64>> {
         let Some(h) = self.read(at, rec::HEADER)? else {
             return Ok(None);
@@ -214,7 +257,7 @@ impl<'a> WalScanner<'a> {
         let Some(r) = self.read(at, usize_of(u64::from(len)))? else {
             return Ok(None);
         };
-        Ok(rec::decode_record(&r, at, self.salt)
+        Ok(rec::decode_unit(&r, at, self.salt)
             .ok()
             .map(|_| at + u64::from(len)))
     }
@@ -283,9 +326,10 @@ fn vouched_end(
     Ok(end)
 }
 
-/// Scan the live log of epoch `salt` from `redo` and classify its end. Reads only.
-/// `clean`: the superblock says the last instance closed cleanly (only the close's page
-/// versions follow the redo point then, so the look-ahead is skipped at a clean end).
+/// Scan the live log of epoch `salt` (units from `from`, the start of the group holding
+/// the redo LSN `redo`) and classify its end. Reads only. `clean`: the superblock says the
+/// last instance closed cleanly (only the close's page versions follow the redo point
+/// then, so the look-ahead is skipped at a clean end).
 ///
 /// # Errors
 /// Device errors other than unreadable blocks.
@@ -294,10 +338,10 @@ pub fn analyze(
     start_block: u64,
     blocks: u64,
     salt: u32,
-    redo: u64,
+    (from, redo): (u64, u64),
     clean: bool,
 ) -> Result<LogVerdict> {
-    let mut sc = WalScanner::new(dev, start_block, blocks, salt, redo);
+    let mut sc = WalScanner::new(dev, start_block, blocks, salt, (from, redo));
     let stop = loop {
         match sc.next_record()? {
             Ok(_) => {}
@@ -305,19 +349,20 @@ pub fn analyze(
         }
     };
     let x = sc.lsn;
+    let below_redo = sc.stopped_below_redo();
     // After a clean close nothing but the close's page versions follows the redo point
     // (db/checkpoint.rs): no acknowledged write can be lost past a clean end.
-    if clean && stop == Stop::Clean {
+    if clean && stop == Stop::Clean && !below_redo {
         return Ok(LogVerdict::Clean { end: x });
     }
-    let (evidence, last_end) = sc.look_ahead(x)?;
+    let (evidence, last_end) = sc.look_ahead(sc.pos)?;
     let vouched = vouched_end(dev, start_block, blocks, salt, sc.limit)?;
     let damage = match stop {
         Stop::Bad(d) => d,
         Stop::Clean => RecordDamage::Missing,
     };
     let marked = vouched.filter(|&v| v > x);
-    if evidence.is_some() || marked.is_some() || damage == RecordDamage::Unreadable {
+    if evidence.is_some() || marked.is_some() || damage == RecordDamage::Unreadable || below_redo {
         return Ok(LogVerdict::Damaged {
             from: x,
             to: last_end.max(x).max(marked.unwrap_or(x)),
