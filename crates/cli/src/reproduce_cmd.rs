@@ -6,12 +6,15 @@ use crate::engine_env::CliHost;
 use crate::lab_error;
 use crate::progress::bar;
 use anyhow::Result;
-use clap::Args;
+use clap::{Args, Subcommand};
 use nowa_lab::reproduce::{self, Paper, Scale, Spec, Verdict};
 use std::path::PathBuf;
 
 #[derive(Args, Debug)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
 pub struct ReproduceArgs {
+    #[command(subcommand)]
+    cmd: Option<ReproduceCmd>,
     /// A few CPU minutes in all (the default; what CI runs and docs/reproduction holds).
     #[arg(long, conflicts_with = "full")]
     quick: bool,
@@ -24,8 +27,8 @@ pub struct ReproduceArgs {
     papers: Vec<Paper>,
     /// Output directory: reproduction.json, REPRODUCTION.md and one directory of figures per
     /// paper. Refused when it holds something, unless --force.
-    #[arg(long, value_name = "DIR")]
-    out: PathBuf,
+    #[arg(long, value_name = "DIR", required = true)]
+    out: Option<PathBuf>,
     /// Overwrite what --out holds.
     #[arg(long)]
     force: bool,
@@ -36,20 +39,83 @@ pub struct ReproduceArgs {
     /// `nowa table1` makes its table).
     #[arg(long)]
     tpcc_only: bool,
+    /// hot-page-aware-checkpointing: paced runs at once (default: as many as 80% of the
+    /// available memory holds, at most 4; `nowa ckpt figures --jobs`).
+    #[arg(long, value_name = "N", value_parser = crate::flags::count::<usize>(1, 64))]
+    jobs: Option<usize>,
     /// No progress bar.
     #[arg(long, short)]
     quiet: bool,
 }
 
+#[derive(Subcommand, Debug)]
+enum ReproduceCmd {
+    /// Merge one run (`nowa reproduce --paper X --out RUN_DIR`) into a report: its papers'
+    /// entries, tables, provenance and figures replace theirs; REPRODUCTION.md beside the
+    /// report and the docs' generated blocks (the report's parent directory) are rendered again.
+    Merge(MergeArgs),
+    /// Render a report again: REPRODUCTION.md beside it and the docs' generated blocks (the
+    /// report's parent directory), from its reproduction.json.
+    Render(RenderArgs),
+}
+
+#[derive(Args, Debug)]
+struct RenderArgs {
+    /// The report (a reproduction.json).
+    #[arg(value_name = "FILE")]
+    report: PathBuf,
+}
+
+#[derive(Args, Debug)]
+struct MergeArgs {
+    /// The report to merge into (a reproduction.json, e.g. docs/reproduction/reproduction.json).
+    #[arg(long, value_name = "FILE")]
+    into: PathBuf,
+    /// The run's output directory (its reproduction.json and one directory of figures per paper).
+    #[arg(value_name = "RUN_DIR")]
+    run: PathBuf,
+}
+
+/// `nowa reproduce merge`.
+fn merge(a: &MergeArgs) -> Result<()> {
+    let (r, papers) = reproduce::merge_into(&a.into, &a.run).map_err(lab_error)?;
+    let names: Vec<&str> = papers.iter().map(|p| p.name()).collect();
+    println!(
+        "merged {} from {} into {} ({} entries); REPRODUCTION.md and the docs' blocks rendered again",
+        names.join(", "),
+        a.run.display(),
+        a.into.display(),
+        r.entries.len()
+    );
+    Ok(())
+}
+
 /// `nowa reproduce`.
 pub fn run(a: ReproduceArgs) -> Result<()> {
+    match &a.cmd {
+        Some(ReproduceCmd::Merge(m)) => return merge(m),
+        Some(ReproduceCmd::Render(r)) => {
+            let rep = reproduce::render(&r.report).map_err(lab_error)?;
+            println!(
+                "rendered {} ({} entries): REPRODUCTION.md and the docs' blocks",
+                r.report.display(),
+                rep.entries.len()
+            );
+            return Ok(());
+        }
+        None => {}
+    }
     let spec = Spec {
         scale: if a.full { Scale::Full } else { Scale::Quick },
         papers: a.papers.clone(),
-        out: a.out.clone(),
+        out: a
+            .out
+            .clone()
+            .ok_or_else(|| crate::usage("--out: required"))?,
         force: a.force,
         seed: a.seed,
         tpcc_only: a.tpcc_only,
+        jobs: a.jobs,
     };
     // Refused before anything runs (the library checks again).
     spec.check().map_err(lab_error)?;

@@ -9,6 +9,7 @@
 
 mod ckpt;
 mod frozen;
+pub mod merge;
 mod plan;
 mod report;
 mod ssdiq;
@@ -19,6 +20,7 @@ pub mod values;
 pub mod verdict;
 
 pub use ckpt::{CkptCrash, CkptResult, CkptRun};
+pub use merge::{merge_into, render, Provenance};
 pub use report::{
     doc_block, read_json, regenerate_blocks, report_dir, sync_docs, table_block, write_markdown,
     DocTable, Entry, Reproduction, BLOCK_BEGIN, BLOCK_END, FULL_SUFFIX,
@@ -135,6 +137,10 @@ pub struct Spec {
     /// table1` makes its table), for the full scale's 20-warehouse runs on a busy machine.
     #[serde(default)]
     pub tpcc_only: bool,
+    /// Checkpointing: paced points run at once (None: `nowa ckpt figures`' default from the
+    /// memory available, at most 4).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jobs: Option<usize>,
 }
 
 fn seed42() -> u64 {
@@ -160,6 +166,9 @@ impl Spec {
         }
         if self.tpcc_only {
             s.push_str(" --tpcc-only");
+        }
+        if let Some(j) = self.jobs {
+            let _ = write!(s, " --jobs {j}");
         }
         let _ = write!(s, " --out {}", self.out.display());
         s
@@ -244,8 +253,15 @@ pub fn run(spec: &Spec, host: &dyn Host, observe: Observer<'_>) -> Result<Reprod
     let mut entries = Vec::new();
     let mut tables = Vec::new();
     let mut finished = Vec::new();
+    let mut provenance = Vec::new();
     for p in papers {
         let w = p.weight(spec.scale);
+        provenance.push(Provenance::now(
+            p,
+            spec.scale,
+            spec.seed,
+            &spec.command_line(),
+        ));
         if Cancel.requested() {
             entries.extend(report::entries(p, Err(stopped())));
             continue;
@@ -292,6 +308,7 @@ pub fn run(spec: &Spec, host: &dyn Host, observe: Observer<'_>) -> Result<Reprod
         entries,
         interrupted,
         tables,
+        provenance,
     };
     assert!(
         rep.entries
@@ -320,7 +337,8 @@ fn write_report(rep: &Reproduction, out: &Path, said: &dyn Fn(&str)) -> Result<(
 }
 
 /// Re-running some papers into a report of the same scale (`--paper X --force`) updates
-/// their entries and keeps the other papers' (the command line says both runs).
+/// their entries and keeps the other papers' (the command line says both runs): the merge
+/// of `nowa reproduce merge` ([`merge::merge`]).
 fn keep_other_papers(rep: &mut Reproduction, json: &Path) {
     let Ok(old) = report::read_json(json) else {
         return;
@@ -328,34 +346,7 @@ fn keep_other_papers(rep: &mut Reproduction, json: &Path) {
     if old.scale != rep.scale {
         return;
     }
-    let ran: Vec<String> = rep.entries.iter().map(|e| e.paper.clone()).collect();
-    // Kept entries are judged again by today's table (its values and criteria rule).
-    let kept: Vec<Entry> = old
-        .entries
-        .into_iter()
-        .filter(|e| !ran.contains(&e.paper))
-        .filter_map(|e| values::lookup(&e.item).map(|v| report::rejudge(v, e)))
-        .collect();
-    if kept.is_empty() {
-        return;
-    }
-    rep.command = command_history(&old.command, &rep.command);
-    rep.entries.extend(kept);
-    // The other papers' tables stay with their entries.
-    rep.tables
-        .extend(old.tables.into_iter().filter(|t| !ran.contains(&t.paper)));
-    // The report's order: by paper, then the table's order within a paper.
-    let rank = |e: &Entry| {
-        PAPER_VALUES
-            .iter()
-            .position(|v| v.item == e.item)
-            .unwrap_or(usize::MAX)
-    };
-    rep.entries.sort_by_key(rank);
-    assert!(
-        rep.entries.windows(2).all(|w| w[0].item != w[1].item),
-        "one entry per paper value"
-    );
+    *rep = merge::combine(old, rep.clone());
 }
 
 /// The report's command line after `new` ran into a report made by `old`: the runs in order,
@@ -425,6 +416,7 @@ mod tests {
             force: false,
             seed: 42,
             tpcc_only: true,
+            jobs: None,
         };
         assert!(s.check().is_ok());
         assert_eq!(
