@@ -406,7 +406,7 @@ pub fn doc_block(r: &Reproduction, paper: Paper) -> String {
 #[must_use]
 pub fn table_block(r: &Reproduction, t: &DocTable) -> String {
     format!(
-        "{BLOCK_BEGIN}{}:{}{}{}\n{}\nFrom the {} report of nowa {} ({}).\n{BLOCK_END}",
+        "{BLOCK_BEGIN}{}:{}{}{}\n{}\nFrom the {} report of nowa {}, measured by {}.\n{BLOCK_END}",
         t.paper,
         t.name,
         suffix(r.scale),
@@ -414,7 +414,7 @@ pub fn table_block(r: &Reproduction, t: &DocTable) -> String {
         t.markdown(),
         scale_word(r.scale),
         r.nowa.version,
-        merge::of(r, &t.paper).map_or_else(|| "a run not recorded".to_owned(), |p| p.short())
+        provenance_line(r, &t.paper)
     )
 }
 
