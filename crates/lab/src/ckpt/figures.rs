@@ -104,6 +104,9 @@ pub struct Recovery {
 impl Recovery {
     /// The recovery time that the machine's load does not set: its CPU time plus its I/O
     /// timed by the simulated SSD's model (the wall clock of the open is `open_secs`).
+    ///
+    /// # Panics
+    /// If a duration is negative (a measurement bug).
     #[must_use]
     pub fn work_secs(&self) -> f64 {
         assert!(

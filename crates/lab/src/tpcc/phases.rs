@@ -355,6 +355,9 @@ pub struct OpenWork {
 
 impl OpenWork {
     /// Bytes the open read from the device.
+    ///
+    /// # Panics
+    /// If the counters went backwards (a device bug).
     #[must_use]
     pub fn read_bytes(&self) -> u64 {
         let (a, b) = &self.device;
@@ -363,6 +366,9 @@ impl OpenWork {
     }
 
     /// Bytes the open wrote to the device.
+    ///
+    /// # Panics
+    /// If the counters went backwards (a device bug).
     #[must_use]
     pub fn written_bytes(&self) -> u64 {
         let (a, b) = &self.device;
