@@ -6,15 +6,15 @@ use crate::engine_env::CliHost;
 use crate::lab_error;
 use crate::progress::bar;
 use anyhow::Result;
-use clap::{Args, Subcommand};
-use nowa_lab::reproduce::{self, Paper, Scale, Spec, Verdict};
+use clap::Args;
+use nowa_lab::reproduce::{self, Paper, Scale, Spec};
 use std::path::PathBuf;
 
 #[derive(Args, Debug)]
 #[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
 pub struct ReproduceArgs {
     #[command(subcommand)]
-    cmd: Option<ReproduceCmd>,
+    cmd: Option<reproduce::Command>,
     /// A few CPU minutes in all (the default; what CI runs and docs/reproduction holds).
     #[arg(long, conflicts_with = "full")]
     quick: bool,
@@ -48,70 +48,18 @@ pub struct ReproduceArgs {
     quiet: bool,
 }
 
-#[derive(Subcommand, Debug)]
-enum ReproduceCmd {
-    /// Merge one run (`nowa reproduce --paper X --out RUN_DIR`) into a report: its papers'
-    /// entries, tables, provenance and figures replace theirs; REPRODUCTION.md beside the
-    /// report and the docs' generated blocks (the report's parent directory) are rendered again.
-    Merge(MergeArgs),
-    /// Render a report again: REPRODUCTION.md beside it and the docs' generated blocks (the
-    /// report's parent directory), from its reproduction.json.
-    Render(RenderArgs),
-}
-
-#[derive(Args, Debug)]
-struct RenderArgs {
-    /// The report (a reproduction.json).
-    #[arg(value_name = "FILE")]
-    report: PathBuf,
-}
-
-#[derive(Args, Debug)]
-struct MergeArgs {
-    /// The report to merge into (a reproduction.json, e.g. docs/reproduction/reproduction.json).
-    #[arg(long, value_name = "FILE")]
-    into: PathBuf,
-    /// The run's output directory (its reproduction.json and one directory of figures per paper).
-    #[arg(value_name = "RUN_DIR")]
-    run: PathBuf,
-}
-
-/// `nowa reproduce merge`.
-fn merge(a: &MergeArgs) -> Result<()> {
-    let (r, papers) = reproduce::merge_into(&a.into, &a.run).map_err(lab_error)?;
-    let names: Vec<&str> = papers.iter().map(|p| p.name()).collect();
-    println!(
-        "merged {} from {} into {} ({} entries); REPRODUCTION.md and the docs' blocks rendered again",
-        names.join(", "),
-        a.run.display(),
-        a.into.display(),
-        r.entries.len()
-    );
-    Ok(())
-}
-
 /// `nowa reproduce`.
 pub fn run(a: ReproduceArgs) -> Result<()> {
-    match &a.cmd {
-        Some(ReproduceCmd::Merge(m)) => return merge(m),
-        Some(ReproduceCmd::Render(r)) => {
-            let rep = reproduce::render(&r.report).map_err(lab_error)?;
-            println!(
-                "rendered {} ({} entries): REPRODUCTION.md and the docs' blocks",
-                r.report.display(),
-                rep.entries.len()
-            );
-            return Ok(());
-        }
-        None => {}
-    }
+    let (Some(out), None) = (&a.out, &a.cmd) else {
+        // `merge` or `render` (clap requires --out without one).
+        let line = a.cmd.as_ref().map(reproduce::Command::run).transpose();
+        println!("{}", line.map_err(lab_error)?.unwrap_or_default());
+        return Ok(());
+    };
     let spec = Spec {
         scale: if a.full { Scale::Full } else { Scale::Quick },
         papers: a.papers.clone(),
-        out: a
-            .out
-            .clone()
-            .ok_or_else(|| crate::usage("--out: required"))?,
+        out: out.clone(),
         force: a.force,
         seed: a.seed,
         tpcc_only: a.tpcc_only,
@@ -138,30 +86,10 @@ pub fn run(a: ReproduceArgs) -> Result<()> {
     };
     let r = reproduce::run(&spec, &CliHost, &observe).map_err(lab_error)?;
     pb.finish_and_clear();
-    let n = |v: Verdict| r.entries.iter().filter(|e| e.verdict == v).count();
-    assert_eq!(
-        n(Verdict::Reproduced) + n(Verdict::Shape) + n(Verdict::Off) + n(Verdict::Missing),
-        r.entries.len(),
-        "every entry has one of the four verdicts"
-    );
-    assert!(!r.entries.is_empty(), "every paper has entries");
-    println!(
-        "{} entries: {} reproduced, {} shape, {} off, {} missing ({:.0} s); wrote {}/REPRODUCTION.md and reproduction.json",
-        r.entries.len(),
-        n(Verdict::Reproduced),
-        n(Verdict::Shape),
-        n(Verdict::Off),
-        n(Verdict::Missing),
-        t.elapsed().as_secs_f64(),
-        spec.out.display()
-    );
-    for e in r.entries.iter().filter(|e| e.verdict == Verdict::Missing) {
-        eprintln!(
-            "nowa reproduce: missing: {} / {}: {}",
-            e.paper,
-            e.item,
-            e.note.as_deref().unwrap_or("")
-        );
+    let (line, missing) = reproduce::summary(&r, t.elapsed().as_secs_f64(), &spec.out);
+    println!("{line}");
+    for m in missing {
+        eprintln!("nowa reproduce: missing: {m}");
     }
     crate::stop_if(r.interrupted)
 }

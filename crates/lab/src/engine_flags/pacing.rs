@@ -47,9 +47,11 @@ impl PacingFlags {
         ];
         let flag = set.iter().find(|(_, s)| *s).map(|(f, _)| *f);
         match (device, flag) {
-            ("mem", Some(flag)) => return Err(Error::Usage(format!(
+            ("mem", Some(flag)) => {
+                return Err(Error::Usage(format!(
                 "{flag}: the memory device (--device mem) has no timing model (sim or a file has)"
-            ))),
+            )))
+            }
             ("sim", _) => {}
             (_, None) => return Ok(None),
             (_, Some(_)) => {}

@@ -205,6 +205,58 @@ pub(super) fn combine(into: Reproduction, run: Reproduction) -> Reproduction {
     out
 }
 
+/// `nowa reproduce merge` and `nowa reproduce render` (the CLI prints [`Command::run`]'s line).
+#[derive(clap::Subcommand, Debug, Clone)]
+pub enum Command {
+    /// Merge one run (`nowa reproduce --paper X --out RUN_DIR`) into a report: its papers'
+    /// entries, tables, provenance and figures replace theirs; REPRODUCTION.md beside the
+    /// report and the docs' generated blocks (the report's parent directory) are rendered again.
+    Merge {
+        /// The report to merge into (a reproduction.json, e.g. docs/reproduction/reproduction.json).
+        #[arg(long, value_name = "FILE")]
+        into: PathBuf,
+        /// The run's output directory (its reproduction.json and one directory of figures
+        /// per paper).
+        #[arg(value_name = "RUN_DIR")]
+        run: PathBuf,
+    },
+    /// Render a report again: REPRODUCTION.md beside it and the docs' generated blocks (the
+    /// report's parent directory), from its reproduction.json.
+    Render {
+        /// The report (a reproduction.json).
+        #[arg(value_name = "FILE")]
+        report: PathBuf,
+    },
+}
+
+impl Command {
+    /// Runs the command; the line to print.
+    ///
+    /// # Errors
+    /// As [`merge_into`] and [`render`].
+    pub fn run(&self) -> Result<String, Error> {
+        match self {
+            Command::Merge { into, run } => merge_into(into, run).map(|(r, papers)| {
+                let names: Vec<&str> = papers.iter().map(|p| p.name()).collect();
+                format!(
+                    "merged {} from {} into {} ({} entries); REPRODUCTION.md and the docs' blocks rendered again",
+                    names.join(", "),
+                    run.display(),
+                    into.display(),
+                    r.entries.len()
+                )
+            }),
+            Command::Render { report } => render(report).map(|r| {
+                format!(
+                    "rendered {} ({} entries): REPRODUCTION.md and the docs' blocks",
+                    report.display(),
+                    r.entries.len()
+                )
+            }),
+        }
+    }
+}
+
 /// `nowa reproduce merge --into FILE RUN_DIR`: the papers of `RUN_DIR/reproduction.json` (a
 /// `nowa reproduce --paper X --out RUN_DIR` run) replace theirs in the report `into` (its
 /// entries, tables, provenance, and its figures `DIR/<paper>/`), then `REPRODUCTION.md` beside

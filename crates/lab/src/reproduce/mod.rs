@@ -20,7 +20,7 @@ pub mod values;
 pub mod verdict;
 
 pub use ckpt::{CkptCrash, CkptResult, CkptRun};
-pub use merge::{merge_into, render, Provenance};
+pub use merge::{merge_into, render, Command, Provenance};
 pub use report::{
     doc_block, read_json, regenerate_blocks, report_dir, sync_docs, table_block, write_markdown,
     DocTable, Entry, Reproduction, BLOCK_BEGIN, BLOCK_END, FULL_SUFFIX,
@@ -295,12 +295,7 @@ pub fn run(spec: &Spec, host: &dyn Host, observe: Observer<'_>) -> Result<Reprod
         }
         entries.extend(report::entries(p, measured));
     }
-    let interrupted = Cancel.requested().then(|| {
-        format!(
-            "papers finished: {}; the others' entries are missing and their figures cover the runs that finished",
-            if finished.is_empty() { "none".into() } else { finished.join(", ") }
-        )
-    });
+    let interrupted = Cancel.requested().then(|| interrupted_note(&finished));
     let mut rep = Reproduction {
         nowa: Identity::now("reproduce", spec, spec.seed),
         command: spec.command_line(),
@@ -319,6 +314,53 @@ pub fn run(spec: &Spec, host: &dyn Host, observe: Observer<'_>) -> Result<Reprod
     keep_other_papers(&mut rep, &spec.out.join("reproduction.json"));
     write_report(&rep, &spec.out, &|what: &str| observe(total, total, what))?;
     Ok(rep)
+}
+
+/// What `nowa reproduce` prints after a run: the verdicts' line (stdout), and one line per
+/// missing entry (stderr).
+///
+/// # Panics
+/// If the report has no entry, or an entry has none of the four verdicts.
+#[must_use]
+pub fn summary(r: &Reproduction, secs: f64, out: &Path) -> (String, Vec<String>) {
+    let n = |v: Verdict| r.entries.iter().filter(|e| e.verdict == v).count();
+    assert_eq!(
+        n(Verdict::Reproduced) + n(Verdict::Shape) + n(Verdict::Off) + n(Verdict::Missing),
+        r.entries.len(),
+        "every entry has one of the four verdicts"
+    );
+    assert!(!r.entries.is_empty(), "every paper has entries");
+    let line = format!(
+        "{} entries: {} reproduced, {} shape, {} off, {} missing ({secs:.0} s); wrote {}/REPRODUCTION.md and reproduction.json",
+        r.entries.len(),
+        n(Verdict::Reproduced),
+        n(Verdict::Shape),
+        n(Verdict::Off),
+        n(Verdict::Missing),
+        out.display()
+    );
+    let missing = r
+        .entries
+        .iter()
+        .filter(|e| e.verdict == Verdict::Missing)
+        .map(|e| {
+            format!(
+                "{} / {}: {}",
+                e.paper,
+                e.item,
+                e.note.as_deref().unwrap_or("")
+            )
+        })
+        .collect();
+    (line, missing)
+}
+
+/// What an interrupted report says: the papers that finished.
+fn interrupted_note(finished: &[&str]) -> String {
+    format!(
+        "papers finished: {}; the others' entries are missing and their figures cover the runs that finished",
+        if finished.is_empty() { "none".into() } else { finished.join(", ") }
+    )
 }
 
 /// Writes the report into `out`. The docs beside it (docs/*.md for --out docs/reproduction)
