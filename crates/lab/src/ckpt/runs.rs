@@ -212,7 +212,7 @@ fn recovery_of(
         c.open_secs * 1e6 >= phases * 0.99,
         "recovery phases within the open time"
     );
-    Ok(Recovery {
+    let rec = Recovery {
         crash_secs: secs,
         open_secs: c.open_secs,
         analysis_us: r.analysis_micros,
@@ -224,7 +224,13 @@ fn recovery_of(
         written_bytes: c.work.written_bytes(),
         pages_read: c.work.pages_read,
         device_secs: pacing.busy_secs(&c.work.device.0, &c.work.device.1),
-    })
+    };
+    // The pages the engine read (4 KiB each, in place) are among the device's reads.
+    assert!(
+        rec.device_secs >= 0.0 && rec.read_bytes >= rec.pages_read * 4096,
+        "a recovery's I/O: {rec:?}"
+    );
+    Ok(rec)
 }
 
 /// Sends `sig` (`-STOP`, `-CONT`) to the child with `kill(1)`.

@@ -38,6 +38,10 @@ impl Provenance {
     #[must_use]
     pub fn now(paper: Paper, scale: Scale, seed: u64, command: &str) -> Provenance {
         let id = crate::Identity::now("reproduce", &serde_json::json!({}), seed);
+        assert!(
+            !id.commit.is_empty() && !command.is_empty(),
+            "a provenance names a commit and a command"
+        );
         Provenance {
             paper: paper.name().to_owned(),
             commit: id.commit,
@@ -202,6 +206,11 @@ pub(super) fn combine(into: Reproduction, run: Reproduction) -> Reproduction {
         out.entries.windows(2).all(|w| w[0].item != w[1].item),
         "one entry per paper value"
     );
+    assert!(
+        ran.iter()
+            .all(|p| out.entries.iter().any(|e| &e.paper == p)),
+        "the run's papers are in the merged report"
+    );
     out
 }
 
@@ -284,6 +293,10 @@ pub fn merge_into(into: &Path, run_dir: &Path) -> Result<(Reproduction, Vec<Pape
         replace_dir(&run_dir.join(p.name()), &dir.join(p.name()))?;
     }
     super::write_report(&merged, dir, &|_| {})?;
+    assert!(
+        into.is_file() && dir.join("REPRODUCTION.md").is_file(),
+        "the merged report is written"
+    );
     Ok((merged, papers))
 }
 
@@ -323,7 +336,9 @@ fn replace_dir(from: &Path, to: &Path) -> Result<(), Error> {
     if to.exists() {
         std::fs::remove_dir_all(to).map_err(|e| Error::io(to, e))?;
     }
-    copy_tree(from, to)
+    copy_tree(from, to)?;
+    assert!(to.is_dir(), "the paper's figures are copied");
+    Ok(())
 }
 
 fn copy_tree(from: &Path, to: &Path) -> Result<(), Error> {

@@ -174,6 +174,12 @@ impl Spec {
         s
     }
 
+    /// The provenance of `paper` run now by this spec.
+    #[must_use]
+    pub fn provenance(&self, paper: Paper) -> Provenance {
+        Provenance::now(paper, self.scale, self.seed, &self.command_line())
+    }
+
     /// Flags that do not go together, each naming its flag.
     ///
     /// # Errors
@@ -256,12 +262,7 @@ pub fn run(spec: &Spec, host: &dyn Host, observe: Observer<'_>) -> Result<Reprod
     let mut provenance = Vec::new();
     for p in papers {
         let w = p.weight(spec.scale);
-        provenance.push(Provenance::now(
-            p,
-            spec.scale,
-            spec.seed,
-            &spec.command_line(),
-        ));
+        provenance.push(spec.provenance(p));
         if Cancel.requested() {
             entries.extend(report::entries(p, Err(stopped())));
             continue;
