@@ -35,6 +35,9 @@ pub struct Provenance {
 
 impl Provenance {
     /// The provenance of `paper` run now by this binary with `command`.
+    ///
+    /// # Panics
+    /// If the commit or the command is empty.
     #[must_use]
     pub fn now(paper: Paper, scale: Scale, seed: u64, command: &str) -> Provenance {
         let id = crate::Identity::now("reproduce", &serde_json::json!({}), seed);
@@ -275,6 +278,9 @@ impl Command {
 /// # Errors
 /// [`Error::Usage`] naming the file: `into` is not a `reproduction.json`, either report is
 /// missing or malformed, or they do not merge ([`merge`]); an I/O error copying the figures.
+///
+/// # Panics
+/// If the report was not written (a bug).
 pub fn merge_into(into: &Path, run_dir: &Path) -> Result<(Reproduction, Vec<Paper>), Error> {
     let usage = |p: &Path, m: &str| Error::Usage(format!("{}: {m}", p.display()));
     if into.file_name().is_none_or(|n| n != "reproduction.json") {
