@@ -1,5 +1,7 @@
 //! The commit a result names (`nowa.commit`): `NOWA_COMMIT` if set (a build outside the
-//! repository), else `git rev-parse HEAD` of the source tree, else "unknown".
+//! repository), else `git rev-parse HEAD` of the source tree, else "unknown"; and whether
+//! the binary's source differs from it (`NOWA_DIRTY`: true / false / unknown): `git status`
+//! of the workspace's `crates/` and `Cargo.*` (tracked files).
 
 use std::process::Command;
 
@@ -24,4 +26,29 @@ fn main() {
         .or_else(|| git(&["rev-parse", "HEAD"]))
         .unwrap_or_else(|| "unknown".to_owned());
     println!("cargo:rustc-env=NOWA_COMMIT={commit}");
+    println!("cargo:rerun-if-env-changed=NOWA_DIRTY");
+    let top = git(&["rev-parse", "--show-toplevel"]);
+    if let Some(top) = &top {
+        // Any source edit can change the answer: rerun when the sources change.
+        println!("cargo:rerun-if-changed={top}/crates");
+        println!("cargo:rerun-if-changed={top}/Cargo.toml");
+        println!("cargo:rerun-if-changed={top}/Cargo.lock");
+    }
+    let dirty = std::env::var("NOWA_DIRTY").ok().or_else(|| {
+        let top = top?;
+        let args = [
+            "-C",
+            top.as_str(),
+            "status",
+            "--porcelain",
+            "--untracked-files=no",
+            "--",
+            "crates",
+            "Cargo.toml",
+            "Cargo.lock",
+        ];
+        git(&args).map(|s| (!s.is_empty()).to_string())
+    });
+    let dirty = dirty.unwrap_or_else(|| "unknown".to_owned());
+    println!("cargo:rustc-env=NOWA_DIRTY={dirty}");
 }

@@ -86,6 +86,7 @@ impl Host for CliHost {
         let c = check_database(args)?;
         Ok(Checked {
             open_secs: c.open_secs,
+            work: c.open_work,
             recovery: c.recovery,
             consistent: c.consistency.is_consistent(),
         })

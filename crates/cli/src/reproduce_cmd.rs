@@ -7,11 +7,14 @@ use crate::lab_error;
 use crate::progress::bar;
 use anyhow::Result;
 use clap::Args;
-use nowa_lab::reproduce::{self, Paper, Scale, Spec, Verdict};
+use nowa_lab::reproduce::{self, Paper, Scale, Spec};
 use std::path::PathBuf;
 
 #[derive(Args, Debug)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
 pub struct ReproduceArgs {
+    #[command(subcommand)]
+    cmd: Option<reproduce::Command>,
     /// A few CPU minutes in all (the default; what CI runs and docs/reproduction holds).
     #[arg(long, conflicts_with = "full")]
     quick: bool,
@@ -24,8 +27,8 @@ pub struct ReproduceArgs {
     papers: Vec<Paper>,
     /// Output directory: reproduction.json, REPRODUCTION.md and one directory of figures per
     /// paper. Refused when it holds something, unless --force.
-    #[arg(long, value_name = "DIR")]
-    out: PathBuf,
+    #[arg(long, value_name = "DIR", required = true)]
+    out: Option<PathBuf>,
     /// Overwrite what --out holds.
     #[arg(long)]
     force: bool,
@@ -36,6 +39,10 @@ pub struct ReproduceArgs {
     /// `nowa table1` makes its table).
     #[arg(long)]
     tpcc_only: bool,
+    /// hot-page-aware-checkpointing: paced runs at once (default: as many as 80% of the
+    /// available memory holds, at most 4; `nowa ckpt figures --jobs`).
+    #[arg(long, value_name = "N", value_parser = crate::flags::count::<usize>(1, 64))]
+    jobs: Option<usize>,
     /// No progress bar.
     #[arg(long, short)]
     quiet: bool,
@@ -43,13 +50,20 @@ pub struct ReproduceArgs {
 
 /// `nowa reproduce`.
 pub fn run(a: ReproduceArgs) -> Result<()> {
+    let (Some(out), None) = (&a.out, &a.cmd) else {
+        // `merge` or `render` (clap requires --out without one).
+        let line = a.cmd.as_ref().map(reproduce::Command::run).transpose();
+        println!("{}", line.map_err(lab_error)?.unwrap_or_default());
+        return Ok(());
+    };
     let spec = Spec {
         scale: if a.full { Scale::Full } else { Scale::Quick },
         papers: a.papers.clone(),
-        out: a.out.clone(),
+        out: out.clone(),
         force: a.force,
         seed: a.seed,
         tpcc_only: a.tpcc_only,
+        jobs: a.jobs,
     };
     // Refused before anything runs (the library checks again).
     spec.check().map_err(lab_error)?;
@@ -72,30 +86,10 @@ pub fn run(a: ReproduceArgs) -> Result<()> {
     };
     let r = reproduce::run(&spec, &CliHost, &observe).map_err(lab_error)?;
     pb.finish_and_clear();
-    let n = |v: Verdict| r.entries.iter().filter(|e| e.verdict == v).count();
-    assert_eq!(
-        n(Verdict::Reproduced) + n(Verdict::Shape) + n(Verdict::Off) + n(Verdict::Missing),
-        r.entries.len(),
-        "every entry has one of the four verdicts"
-    );
-    assert!(!r.entries.is_empty(), "every paper has entries");
-    println!(
-        "{} entries: {} reproduced, {} shape, {} off, {} missing ({:.0} s); wrote {}/REPRODUCTION.md and reproduction.json",
-        r.entries.len(),
-        n(Verdict::Reproduced),
-        n(Verdict::Shape),
-        n(Verdict::Off),
-        n(Verdict::Missing),
-        t.elapsed().as_secs_f64(),
-        spec.out.display()
-    );
-    for e in r.entries.iter().filter(|e| e.verdict == Verdict::Missing) {
-        eprintln!(
-            "nowa reproduce: missing: {} / {}: {}",
-            e.paper,
-            e.item,
-            e.note.as_deref().unwrap_or("")
-        );
+    let (line, missing) = reproduce::summary(&r, t.elapsed().as_secs_f64(), &spec.out);
+    println!("{line}");
+    for m in missing {
+        eprintln!("nowa reproduce: missing: {m}");
     }
     crate::stop_if(r.interrupted)
 }

@@ -99,3 +99,124 @@ fn tpcc_only_without_its_paper_exits_2_naming_it() {
     );
     assert!(!out.exists(), "nothing written");
 }
+
+/// The papers of the report at `p`, with each one's entries and provenance (JSON values).
+fn by_paper(p: &Path) -> Vec<(String, Vec<serde_json::Value>, serde_json::Value)> {
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(p).expect("json")).expect("parses");
+    let prov = v["provenance"]
+        .as_array()
+        .expect("provenance per paper")
+        .clone();
+    prov.iter()
+        .map(|pr| {
+            let name = pr["paper"].as_str().expect("paper").to_owned();
+            let es = v["entries"]
+                .as_array()
+                .expect("entries")
+                .iter()
+                .filter(|e| e["paper"] == name.as_str())
+                .cloned()
+                .collect();
+            (name, es, pr.clone())
+        })
+        .collect()
+}
+
+/// `nowa reproduce merge --into FILE RUN_DIR` replaces exactly the run's paper (entries,
+/// provenance, figures) in a report of five papers, keeps the other four as they were, and
+/// renders REPRODUCTION.md again; the committed report names a provenance per paper.
+#[test]
+fn merge_replaces_exactly_one_paper() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let run = dir.path().join("run");
+    let o = nowa()
+        .args([
+            "reproduce",
+            "--quick",
+            "--paper",
+            "sepfrozen",
+            "-q",
+            "--out",
+        ])
+        .arg(&run)
+        .output()
+        .expect("runs");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let rep = dir.path().join("docs/reproduction");
+    std::fs::create_dir_all(&rep).expect("mkdir");
+    let committed =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/reproduction/reproduction.json");
+    let into = rep.join("reproduction.json");
+    std::fs::copy(&committed, &into).expect("copy");
+    let before = by_paper(&into);
+    assert_eq!(
+        before.len(),
+        5,
+        "the committed report: one provenance per paper"
+    );
+    let o = nowa()
+        .args(["reproduce", "merge", "--into"])
+        .arg(&into)
+        .arg(&run)
+        .output()
+        .expect("runs");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let after = by_paper(&into);
+    let fresh = by_paper(&run.join("reproduction.json"));
+    assert_eq!(after.len(), 5);
+    for (b, a) in before.iter().zip(&after) {
+        assert_eq!(b.0, a.0, "the papers' order");
+        if a.0 == "sepfrozen" {
+            assert_eq!(
+                (&a.1, &a.2),
+                (&fresh[0].1, &fresh[0].2),
+                "the run's sepfrozen"
+            );
+        } else {
+            assert_eq!(b, a, "{} kept", a.0);
+        }
+    }
+    assert!(
+        rep.join("sepfrozen/sepfrozen-schemes.png").is_file(),
+        "its figures"
+    );
+    let md = std::fs::read_to_string(rep.join("REPRODUCTION.md")).expect("md");
+    let started = fresh[0].2["started"].as_str().expect("started");
+    assert!(md.contains(started), "the run's start in its section");
+}
+
+/// A missing or malformed report, or a run directory without one: exit 2, one line naming the
+/// file; nothing written.
+#[test]
+fn merge_refuses_missing_or_malformed_files() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let into = dir.path().join("reproduction.json");
+    let run = dir.path().join("run");
+    std::fs::create_dir(&run).expect("mkdir");
+    let merge = |into: &Path, run: &Path| {
+        common::usage_error(&[
+            "reproduce",
+            "merge",
+            "--into",
+            common::arg(into),
+            common::arg(run),
+        ])
+    };
+    let err = merge(&into, &run);
+    assert!(err.contains(&into.display().to_string()), "{err}");
+    std::fs::write(&into, "{ not json").expect("write");
+    let err = merge(&into, &run);
+    assert!(err.contains(&into.display().to_string()), "{err}");
+    let committed =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/reproduction/reproduction.json");
+    std::fs::copy(&committed, &into).expect("copy");
+    let err = merge(&into, &run);
+    assert!(err.contains("run/reproduction.json"), "{err}");
+    let err = merge(&dir.path().join("other.json"), &run);
+    assert!(err.contains("--into names a reproduction.json"), "{err}");
+    assert!(
+        !dir.path().join("REPRODUCTION.md").exists(),
+        "nothing written"
+    );
+}

@@ -54,6 +54,18 @@ impl Identity {
     }
 }
 
+/// Whether the binary's source (the workspace's `crates/` and `Cargo.*`) differed from
+/// [`Identity::commit`] when it was built; None: unknown (no git, or `NOWA_DIRTY` set to
+/// something else than true / false).
+#[must_use]
+pub fn source_dirty() -> Option<bool> {
+    match env!("NOWA_DIRTY") {
+        "true" => Some(true),
+        "false" => Some(false),
+        _ => None,
+    }
+}
+
 /// Result keys that measure the machine, not the run: when it started, resident memory, and
 /// what bound it (judged on the wall clock).
 pub const MACHINE_KEYS: [&str; 3] = ["started", "rss_bytes", "bound"];

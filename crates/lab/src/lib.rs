@@ -29,7 +29,7 @@ pub mod tpcc;
 pub mod trace;
 pub mod ycsb;
 
-pub use identity::{is_machine_key, Identity, MACHINE_KEYS, MACHINE_SUFFIXES};
+pub use identity::{is_machine_key, source_dirty, Identity, MACHINE_KEYS, MACHINE_SUFFIXES};
 pub use job::{load_job, parse_job, Job, JobOutcome};
 
 use serde::Serialize;

@@ -75,7 +75,7 @@ fn one() -> u32 {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Exec {
     /// Paced points run at once (each a `nowa tpcc` child paced by its own simulated SSD);
-    /// the crash runs, unpaced on a file and timed by the wall clock, run one at a time.
+    /// the crash runs (on a file, paced by the same timing model), one at a time.
     pub jobs: usize,
     /// Run again the points whose result in `work` is of other parameters (else refused).
     pub force: bool,
@@ -331,6 +331,35 @@ impl Spec {
         v
     }
 
+    /// The `nowa tpcc` flags of the simulated SSD's timing model (every paced run's, and the
+    /// crash runs' on a file: their page cleaner then keeps the model's clock too).
+    #[must_use]
+    pub fn timing_args(&self) -> [String; 3] {
+        [
+            format!("--sim-timing={}", self.sim_timing),
+            format!("--media-bandwidth={}", self.media_bandwidth),
+            format!("--read-bandwidth={}", self.read_bandwidth),
+        ]
+    }
+
+    /// The timing model of [`Spec::timing_args`], to time a recovery's I/O by it.
+    ///
+    /// # Errors
+    /// [`Error::Usage`]: `sim_timing` names no timing model.
+    pub fn pacing(&self) -> Result<nowa_bench::ycsb::Pacing, Error> {
+        use clap::ValueEnum as _;
+        let t = crate::flags::SimTiming::from_str(&self.sim_timing, true)
+            .map_err(|e| Error::Usage(format!("--sim-timing {}: {e}", self.sim_timing)))?;
+        #[expect(clippy::cast_precision_loss, reason = "bandwidths below 2^50 bytes/s")]
+        let bw = |b: u64| b as f64;
+        Ok(nowa_bench::ycsb::Pacing {
+            paced: true,
+            media_bytes_per_sec: bw(self.media_bandwidth),
+            read_bytes_per_sec: bw(self.read_bandwidth),
+            chips: t.chips(),
+        })
+    }
+
     /// The setup line of the figures' subtitles.
     #[must_use]
     pub fn setup(&self) -> String {
@@ -355,6 +384,8 @@ impl Spec {
 pub struct Checked {
     /// Seconds to open (recover) the database.
     pub open_secs: f64,
+    /// The open's CPU time and I/O (by the machine's load unchanged, unlike `open_secs`).
+    pub work: crate::tpcc::OpenWork,
     /// The recovery's report (None: opened without recovery).
     pub recovery: Option<nowa_engine::RecoveryReport>,
     /// The TPC-C consistency conditions hold.
@@ -742,6 +773,31 @@ mod tests {
         )
         .expect_err("no jobs");
         assert!(e.to_string().starts_with("--jobs"), "{e}");
+    }
+
+    /// A recovery's I/O is timed by the paced runs' model: 30 MB read at 30 MB/s and 10 MB
+    /// written at 10 MB/s take 2 s, whatever the machine's load; the crash runs carry the same
+    /// timing flags as the paced runs (the old code ran them unpaced).
+    #[test]
+    fn a_recovery_is_timed_by_the_paced_runs_model() {
+        let s = Spec::new("o".into(), "w".into()).quick();
+        let pacing = s.pacing().expect("bandwidth");
+        let io = nowa_device::DeviceCounters {
+            host_bytes_read: 30_000_000 / 4096 * 4096,
+            host_bytes_written: 10_000_000 / 4096 * 4096,
+            ..Default::default()
+        };
+        let secs = pacing.busy_secs(&nowa_device::DeviceCounters::default(), &io);
+        assert!((secs - 2.0).abs() < 1e-3, "{secs}");
+        let (file, key) = runs::crash_result(&s, &s.points()[0]);
+        assert!(file.starts_with("w"), "{file:?}");
+        for a in s.timing_args() {
+            assert!(key.lines().any(|l| l == a), "{a} in {key}");
+        }
+        let mut bad = s;
+        bad.sim_timing = "nand".into();
+        let e = bad.pacing().expect_err("no such model");
+        assert!(e.to_string().starts_with("--sim-timing"), "{e}");
     }
 
     #[test]

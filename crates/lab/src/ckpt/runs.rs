@@ -1,5 +1,5 @@
 //! The child processes: one paced `nowa tpcc` run per point, and the
-//! crash runs (on a file, stopped and copied at [`Spec::crash_times`], killed with SIGKILL
+//! crash runs (on a file paced by the same timing model, stopped and copied at [`Spec::crash_times`], killed with SIGKILL
 //! `seconds` after their load, each image then recovered by [`Host::check`]). Both reuse
 //! their result from `work` when it is of the same parameters (the `.args` file beside it). Both poll Ctrl-C ([`Cancel`]): a stop kills the
 //! child and returns `None`; the point's part-run is not kept (a reused `work` would take it
@@ -137,9 +137,7 @@ fn keep(file: &Path, key: &str) -> Result<(), Error> {
 fn paced_args(spec: &Spec, p: &Point) -> Vec<String> {
     let mut args = spec.tpcc_args(p);
     args.push(format!("--duration={}", spec.seconds));
-    args.push(format!("--sim-timing={}", spec.sim_timing));
-    args.push(format!("--media-bandwidth={}", spec.media_bandwidth));
-    args.push(format!("--read-bandwidth={}", spec.read_bandwidth));
+    args.extend(spec.timing_args());
     args
 }
 
@@ -187,8 +185,14 @@ fn wait_loaded(child: &mut Child, ready: &Path) -> Result<(), Error> {
     Ok(())
 }
 
-/// Table II's row of a recovery of the image taken `secs` after the load.
-fn recovery_of(c: &super::Checked, name: &str, secs: f64) -> Result<Recovery, Error> {
+/// Table II's row of a recovery of the image taken `secs` after the load; its I/O timed by
+/// the paced runs' timing model (`pacing`).
+fn recovery_of(
+    c: &super::Checked,
+    pacing: &nowa_bench::ycsb::Pacing,
+    name: &str,
+    secs: f64,
+) -> Result<Recovery, Error> {
     let r = c
         .recovery
         .as_ref()
@@ -208,14 +212,25 @@ fn recovery_of(c: &super::Checked, name: &str, secs: f64) -> Result<Recovery, Er
         c.open_secs * 1e6 >= phases * 0.99,
         "recovery phases within the open time"
     );
-    Ok(Recovery {
+    let rec = Recovery {
         crash_secs: secs,
         open_secs: c.open_secs,
         analysis_us: r.analysis_micros,
         redo_us: r.redo_micros,
         records: r.records_replayed,
         redo_bytes: r.end_lsn.saturating_sub(r.redo_lsn),
-    })
+        cpu_secs: c.work.cpu_secs,
+        read_bytes: c.work.read_bytes(),
+        written_bytes: c.work.written_bytes(),
+        pages_read: c.work.pages_read,
+        device_secs: pacing.busy_secs(&c.work.device.0, &c.work.device.1),
+    };
+    // The pages the engine read (4 KiB each, in place) are among the device's reads.
+    assert!(
+        rec.device_secs >= 0.0 && rec.read_bytes >= rec.pages_read * 4096,
+        "a recovery's I/O: {rec:?}"
+    );
+    Ok(rec)
 }
 
 /// Sends `sig` (`-STOP`, `-CONT`) to the child with `kill(1)`.
@@ -312,6 +327,7 @@ fn crash_child(
             format!("--duration={}", spec.seconds * 10.0 + 60.0),
             format!("--ready-file={}", ready.display()),
         ])
+        .args(spec.timing_args())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -374,8 +390,9 @@ pub(super) fn crash_result(spec: &Spec, p: &Point) -> (std::path::PathBuf, Strin
         .join(format!("crash-{}-{}s.json", p.name(), spec.seconds));
     let times: Vec<String> = spec.crash_times().iter().map(f64::to_string).collect();
     let key = format!(
-        "{}\ncrash at {} s after the load",
+        "{}\n{}\ncrash at {} s after the load",
         spec.tpcc_args(p).join("\n"),
+        spec.timing_args().join("\n"),
         times.join(", ")
     );
     (file, key)
@@ -405,11 +422,12 @@ pub(super) fn crash(
         }
         return Ok(None);
     }
+    let pacing = spec.pacing()?;
     let mut out = Vec::new();
     for (i, (f, secs)) in images.iter().enumerate() {
         let checked = host.check(&check_args(spec, p, f));
         let _ = std::fs::remove_file(f);
-        let r = checked.and_then(|c| recovery_of(&c, &p.name(), *secs));
+        let r = checked.and_then(|c| recovery_of(&c, &pacing, &p.name(), *secs));
         if r.is_err() {
             for (g, _) in &images[i + 1..] {
                 let _ = std::fs::remove_file(g);

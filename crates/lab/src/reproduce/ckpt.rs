@@ -48,6 +48,9 @@ pub struct CkptCrash {
     pub redo_us: u64,
     /// Bytes of log from the redo LSN to the end.
     pub redo_bytes: u64,
+    /// The recovery's CPU time plus its I/O timed by the simulated SSD's model, seconds: the
+    /// recovery time the machine's load does not set.
+    pub work_secs: f64,
 }
 
 /// What `nowa ckpt figures` measured.
@@ -106,8 +109,11 @@ fn items(r: &CkptResult) -> Vec<(&'static str, f64)> {
         }
     };
     let crashes = |f: &dyn Fn(&CkptCrash) -> f64| crash_mean(3, f) / crash_mean(0, f);
-    #[expect(clippy::cast_precision_loss, reason = "microseconds below 2^53")]
-    let redo = |c: &CkptCrash| c.redo_us as f64;
+    // Judged on what the machine's load does not set (docs/checkpointing.md section 3): the
+    // recovery's CPU plus simulated-SSD time, and the log it replays (the paper's redo time
+    // is its replay of that log); the wall clocks stay in Table II's columns.
+    #[expect(clippy::cast_precision_loss, reason = "log bytes below 2^53")]
+    let redo = |c: &CkptCrash| c.redo_bytes as f64;
     type Y = fn(&CkptRun) -> f64;
     let (tps, kb): (Y, Y) = (|x| x.bound_tps, |x| x.write_kb_txn);
     let (ck, lru): (Y, Y) = (|x| x.ckpt_pct, |x| x.lru_pct);
@@ -130,10 +136,13 @@ fn items(r: &CkptResult) -> Vec<(&'static str, f64)> {
             mean(r, 20, 0, ck),
         ),
         (
-            "Table II: recovery time, mcc 3 / vanilla",
-            crashes(&|c| c.open_secs),
+            "Table II: recovery time (CPU + simulated SSD), mcc 3 / vanilla",
+            crashes(&|c| c.work_secs),
         ),
-        ("Table II: redo time, mcc 3 / vanilla", crashes(&redo)),
+        (
+            "Table II: redo log replayed, mcc 3 / vanilla",
+            crashes(&redo),
+        ),
     ]
 }
 
@@ -149,7 +158,9 @@ pub(super) fn run(
         std::fs::remove_dir_all(&g.work).map_err(|e| Error::io(&g.work, e))?;
     }
     let exec = crate::ckpt::Exec {
-        jobs: crate::ckpt::Exec::default_jobs(&g).0,
+        jobs: spec
+            .jobs
+            .unwrap_or_else(|| crate::ckpt::Exec::default_jobs(&g).0),
         force: false,
     };
     let r = crate::ckpt::run(&g, exec, host, &|d, t, what| sub(d, t, what));
@@ -218,22 +229,25 @@ mod tests {
         assert!((get("Fig. 4: TPS at 20% buffer, mcc 3 / vanilla") - 1.1).abs() < 1e-9);
         assert!((get("Table I: LRU share, mcc 3 - vanilla") - 7.0).abs() < 1e-9);
         // No crash ran: Table II is missing, not made up.
-        assert!(get("Table II: redo time, mcc 3 / vanilla").is_nan());
+        assert!(get("Table II: redo log replayed, mcc 3 / vanilla").is_nan());
         for (item, _) in &it {
             assert!(super::super::values::lookup(item).is_some(), "{item}");
         }
     }
 
     /// Table II is the ratio of the means over the crashes of each count (one per seed), not
-    /// of whichever crash comes first.
+    /// of whichever crash comes first, and is judged on the CPU + simulated-SSD time and the
+    /// log replayed, not the wall clock (the old code took `open_secs` and `redo_us`: 1.0x
+    /// and 1.0x here).
     #[test]
-    fn recovery_items_are_ratios_of_means_over_the_seeds() {
-        let c = |mcc, secs, redo_us| CkptCrash {
+    fn recovery_items_are_ratios_of_means_of_load_free_quantities() {
+        let c = |mcc, work_secs, redo_bytes| CkptCrash {
             mcc,
-            open_secs: secs,
+            open_secs: 5.0,
             analysis_us: 1,
-            redo_us,
-            redo_bytes: 1,
+            redo_us: 7,
+            redo_bytes,
+            work_secs,
         };
         let r = CkptResult {
             runs: vec![],
@@ -246,7 +260,9 @@ mod tests {
         };
         let it = items(&r);
         let get = |k: &str| it.iter().find(|(i, _)| *i == k).map(|x| x.1).expect("item");
-        assert!((get("Table II: recovery time, mcc 3 / vanilla") - 2.0).abs() < 1e-9);
-        assert!((get("Table II: redo time, mcc 3 / vanilla") - 2.5).abs() < 1e-9);
+        let rec = get("Table II: recovery time (CPU + simulated SSD), mcc 3 / vanilla");
+        assert!((rec - 2.0).abs() < 1e-9, "{rec}");
+        let redo = get("Table II: redo log replayed, mcc 3 / vanilla");
+        assert!((redo - 2.5).abs() < 1e-9, "{redo}");
     }
 }

@@ -9,6 +9,7 @@
 
 mod ckpt;
 mod frozen;
+pub mod merge;
 mod plan;
 mod report;
 mod ssdiq;
@@ -19,6 +20,7 @@ pub mod values;
 pub mod verdict;
 
 pub use ckpt::{CkptCrash, CkptResult, CkptRun};
+pub use merge::{merge_into, render, Command, Provenance};
 pub use report::{
     doc_block, read_json, regenerate_blocks, report_dir, sync_docs, table_block, write_markdown,
     DocTable, Entry, Reproduction, BLOCK_BEGIN, BLOCK_END, FULL_SUFFIX,
@@ -135,6 +137,10 @@ pub struct Spec {
     /// table1` makes its table), for the full scale's 20-warehouse runs on a busy machine.
     #[serde(default)]
     pub tpcc_only: bool,
+    /// Checkpointing: paced points run at once (None: `nowa ckpt figures`' default from the
+    /// memory available, at most 4).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jobs: Option<usize>,
 }
 
 fn seed42() -> u64 {
@@ -161,8 +167,17 @@ impl Spec {
         if self.tpcc_only {
             s.push_str(" --tpcc-only");
         }
+        if let Some(j) = self.jobs {
+            let _ = write!(s, " --jobs {j}");
+        }
         let _ = write!(s, " --out {}", self.out.display());
         s
+    }
+
+    /// The provenance of `paper` run now by this spec.
+    #[must_use]
+    pub fn provenance(&self, paper: Paper) -> Provenance {
+        Provenance::now(paper, self.scale, self.seed, &self.command_line())
     }
 
     /// Flags that do not go together, each naming its flag.
@@ -244,8 +259,10 @@ pub fn run(spec: &Spec, host: &dyn Host, observe: Observer<'_>) -> Result<Reprod
     let mut entries = Vec::new();
     let mut tables = Vec::new();
     let mut finished = Vec::new();
+    let mut provenance = Vec::new();
     for p in papers {
         let w = p.weight(spec.scale);
+        provenance.push(spec.provenance(p));
         if Cancel.requested() {
             entries.extend(report::entries(p, Err(stopped())));
             continue;
@@ -279,12 +296,7 @@ pub fn run(spec: &Spec, host: &dyn Host, observe: Observer<'_>) -> Result<Reprod
         }
         entries.extend(report::entries(p, measured));
     }
-    let interrupted = Cancel.requested().then(|| {
-        format!(
-            "papers finished: {}; the others' entries are missing and their figures cover the runs that finished",
-            if finished.is_empty() { "none".into() } else { finished.join(", ") }
-        )
-    });
+    let interrupted = Cancel.requested().then(|| interrupted_note(&finished));
     let mut rep = Reproduction {
         nowa: Identity::now("reproduce", spec, spec.seed),
         command: spec.command_line(),
@@ -292,6 +304,7 @@ pub fn run(spec: &Spec, host: &dyn Host, observe: Observer<'_>) -> Result<Reprod
         entries,
         interrupted,
         tables,
+        provenance,
     };
     assert!(
         rep.entries
@@ -302,6 +315,53 @@ pub fn run(spec: &Spec, host: &dyn Host, observe: Observer<'_>) -> Result<Reprod
     keep_other_papers(&mut rep, &spec.out.join("reproduction.json"));
     write_report(&rep, &spec.out, &|what: &str| observe(total, total, what))?;
     Ok(rep)
+}
+
+/// What `nowa reproduce` prints after a run: the verdicts' line (stdout), and one line per
+/// missing entry (stderr).
+///
+/// # Panics
+/// If the report has no entry, or an entry has none of the four verdicts.
+#[must_use]
+pub fn summary(r: &Reproduction, secs: f64, out: &Path) -> (String, Vec<String>) {
+    let n = |v: Verdict| r.entries.iter().filter(|e| e.verdict == v).count();
+    assert_eq!(
+        n(Verdict::Reproduced) + n(Verdict::Shape) + n(Verdict::Off) + n(Verdict::Missing),
+        r.entries.len(),
+        "every entry has one of the four verdicts"
+    );
+    assert!(!r.entries.is_empty(), "every paper has entries");
+    let line = format!(
+        "{} entries: {} reproduced, {} shape, {} off, {} missing ({secs:.0} s); wrote {}/REPRODUCTION.md and reproduction.json",
+        r.entries.len(),
+        n(Verdict::Reproduced),
+        n(Verdict::Shape),
+        n(Verdict::Off),
+        n(Verdict::Missing),
+        out.display()
+    );
+    let missing = r
+        .entries
+        .iter()
+        .filter(|e| e.verdict == Verdict::Missing)
+        .map(|e| {
+            format!(
+                "{} / {}: {}",
+                e.paper,
+                e.item,
+                e.note.as_deref().unwrap_or("")
+            )
+        })
+        .collect();
+    (line, missing)
+}
+
+/// What an interrupted report says: the papers that finished.
+fn interrupted_note(finished: &[&str]) -> String {
+    format!(
+        "papers finished: {}; the others' entries are missing and their figures cover the runs that finished",
+        if finished.is_empty() { "none".into() } else { finished.join(", ") }
+    )
 }
 
 /// Writes the report into `out`. The docs beside it (docs/*.md for --out docs/reproduction)
@@ -320,7 +380,8 @@ fn write_report(rep: &Reproduction, out: &Path, said: &dyn Fn(&str)) -> Result<(
 }
 
 /// Re-running some papers into a report of the same scale (`--paper X --force`) updates
-/// their entries and keeps the other papers' (the command line says both runs).
+/// their entries and keeps the other papers' (the command line says both runs): the merge
+/// of `nowa reproduce merge` ([`merge::merge`]).
 fn keep_other_papers(rep: &mut Reproduction, json: &Path) {
     let Ok(old) = report::read_json(json) else {
         return;
@@ -328,34 +389,7 @@ fn keep_other_papers(rep: &mut Reproduction, json: &Path) {
     if old.scale != rep.scale {
         return;
     }
-    let ran: Vec<String> = rep.entries.iter().map(|e| e.paper.clone()).collect();
-    // Kept entries are judged again by today's table (its values and criteria rule).
-    let kept: Vec<Entry> = old
-        .entries
-        .into_iter()
-        .filter(|e| !ran.contains(&e.paper))
-        .filter_map(|e| values::lookup(&e.item).map(|v| report::rejudge(v, e)))
-        .collect();
-    if kept.is_empty() {
-        return;
-    }
-    rep.command = command_history(&old.command, &rep.command);
-    rep.entries.extend(kept);
-    // The other papers' tables stay with their entries.
-    rep.tables
-        .extend(old.tables.into_iter().filter(|t| !ran.contains(&t.paper)));
-    // The report's order: by paper, then the table's order within a paper.
-    let rank = |e: &Entry| {
-        PAPER_VALUES
-            .iter()
-            .position(|v| v.item == e.item)
-            .unwrap_or(usize::MAX)
-    };
-    rep.entries.sort_by_key(rank);
-    assert!(
-        rep.entries.windows(2).all(|w| w[0].item != w[1].item),
-        "one entry per paper value"
-    );
+    *rep = merge::combine(old, rep.clone());
 }
 
 /// The report's command line after `new` ran into a report made by `old`: the runs in order,
@@ -425,6 +459,7 @@ mod tests {
             force: false,
             seed: 42,
             tpcc_only: true,
+            jobs: None,
         };
         assert!(s.check().is_ok());
         assert_eq!(

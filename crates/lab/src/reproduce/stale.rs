@@ -76,6 +76,7 @@ pub fn measure(paper: Paper, seed: u64) -> Result<Vec<Measured>, Error> {
         force: false,
         seed,
         tpcc_only: false,
+        jobs: None,
     };
     let mut ms = match paper {
         Paper::SsdIq => super::ssdiq::entries_only(&spec)?,
@@ -163,6 +164,12 @@ mod tests {
             entries: report::entries(Paper::SsdIq, Ok(ms.to_vec())),
             interrupted: None,
             tables: Vec::new(),
+            provenance: vec![crate::reproduce::Provenance::now(
+                Paper::SsdIq,
+                Scale::Quick,
+                42,
+                "nowa reproduce --quick --out DIR",
+            )],
         }
     }
 

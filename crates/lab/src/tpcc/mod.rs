@@ -25,7 +25,7 @@ pub mod size;
 mod tests;
 mod text;
 
-pub use phases::{check_database, CheckOutcome, DbSize};
+pub use phases::{check_database, CheckOutcome, DbSize, OpenWork};
 pub use text::{check_lines, consistency_text, load_line, loaded_line, sample_line, summary};
 
 /// One TPC-C run, resolved: what ran, exactly (a `nowa tpcc` result's `nowa.spec`). Keys are

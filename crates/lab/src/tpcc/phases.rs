@@ -328,12 +328,56 @@ fn out_of_space(e: Error, spec: &Spec, phase: &str) -> Error {
 pub struct CheckOutcome {
     /// Seconds to open (recover) the database.
     pub open_secs: f64,
+    /// What the open (recovery) did, in quantities the machine's load does not set.
+    pub open_work: OpenWork,
     /// The recovery's report (None: it shut down cleanly and needed none).
     pub recovery: Option<nowa_engine::RecoveryReport>,
     /// Whether HISTORY was trimmed (a steady run): clauses 3.3.2.8-9 skipped.
     pub history_trimmed: bool,
     /// The check.
     pub consistency: Consistency,
+}
+
+/// The work of opening (recovering) a database: CPU time and I/O, which, unlike the wall
+/// clock of the open, a loaded machine does not inflate (`nowa ckpt figures`' Table II,
+/// docs/checkpointing.md section 3).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct OpenWork {
+    /// CPU seconds (user + system) of this process during the open (the recovery's own
+    /// threads: nothing else runs in a check).
+    pub cpu_secs: f64,
+    /// The device's counters before and after the open: its bytes read (log and pages) and
+    /// written (pages evicted or checkpointed during redo).
+    pub device: (nowa_device::DeviceCounters, nowa_device::DeviceCounters),
+    /// Pages the engine read from the device during the open.
+    pub pages_read: u64,
+}
+
+impl OpenWork {
+    /// Bytes the open read from the device.
+    ///
+    /// # Panics
+    /// If the counters went backwards (a device bug).
+    #[must_use]
+    pub fn read_bytes(&self) -> u64 {
+        let (a, b) = &self.device;
+        assert!(b.host_bytes_read >= a.host_bytes_read, "counters only grow");
+        b.host_bytes_read - a.host_bytes_read
+    }
+
+    /// Bytes the open wrote to the device.
+    ///
+    /// # Panics
+    /// If the counters went backwards (a device bug).
+    #[must_use]
+    pub fn written_bytes(&self) -> u64 {
+        let (a, b) = &self.device;
+        assert!(
+            b.host_bytes_written >= a.host_bytes_written,
+            "counters only grow"
+        );
+        b.host_bytes_written - a.host_bytes_written
+    }
 }
 
 /// Opens (recovers) the database `spec` describes on `dev` and checks its consistency.
@@ -351,11 +395,20 @@ pub fn check_database(spec: &Spec, dev: Arc<dyn BlockDevice>) -> Result<CheckOut
     let cfg = spec.engine.config()?;
     let durability = cfg.durability;
     let b = spec.engine.store(spec.op, spec.seed, frozen)?;
-    let t0 = std::time::Instant::now();
-    let eng = Engine::open_with_wal(dev, None, cfg, &*b)
+    let (t0, cpu0, io0) = (
+        std::time::Instant::now(),
+        nowa_units::cpu::process_cpu_secs(),
+        dev.counters(),
+    );
+    let eng = Engine::open_with_wal(dev.clone(), None, cfg, &*b)
         .map_err(|e| Error::failed("opening the database", e))?;
     let open_secs = t0.elapsed().as_secs_f64();
-    assert!(open_secs >= 0.0, "a duration");
+    let open_work = OpenWork {
+        cpu_secs: nowa_units::cpu::process_cpu_secs() - cpu0,
+        device: (io0, dev.counters()),
+        pages_read: eng.stats().page_reads,
+    };
+    assert!(open_secs >= 0.0 && open_work.cpu_secs >= 0.0, "durations");
     let recovery = eng.recovery_report().cloned();
     let store = EngineStore::new(eng, durability);
     let tables = Tables::open(&store).map_err(|e| Error::failed("opening the tables", e))?;
@@ -371,6 +424,7 @@ pub fn check_database(spec: &Spec, dev: Arc<dyn BlockDevice>) -> Result<CheckOut
         .map_err(|e| Error::failed("closing the engine", e))?;
     Ok(CheckOutcome {
         open_secs,
+        open_work,
         recovery,
         history_trimmed: trimmed,
         consistency: c,
