@@ -296,7 +296,13 @@ fn a_trimmed_margin_keeps_the_shared_wal_from_making_the_ssd_copy() {
     };
     let fill = 1.0 / 1.07;
     let without = ssd_waf_gc(sc, fill, (3, 1, false), false, Some(0.0));
-    let with = ssd_waf_gc(sc, fill, (3, 1, false), false, Some(nowa_engine::SHARED_WAL_FREE));
+    let with = ssd_waf_gc(
+        sc,
+        fill,
+        (3, 1, false),
+        false,
+        Some(nowa_engine::SHARED_WAL_FREE),
+    );
     assert!(
         without > 1.10,
         "no margin: SSD WAF {without:.4}, expected the SSD to copy"
