@@ -1006,6 +1006,9 @@ pub enum ConfigError {
     /// 50,002,476: GC could not compact a zone of them).
     #[error("sub-page deltas need page packing (packing off writes every page and delta to a whole block)")]
     DeltasWithoutPacking,
+    /// `OopConfig::shared_wal_free` outside [0, 1).
+    #[error("shared_wal_free {0} is not a share of the zones in [0, 1)")]
+    SharedWalFree(String),
     /// Unknown compression name.
     #[error("unknown compression '{0}' (expected off, lz4 or zstd)")]
     Compression(String),

@@ -48,7 +48,7 @@ pub use error::{
 pub use format::superblock::{identify, DbIdentity, DiskLayout, SalvageRecord, WritePath};
 pub use oop::{
     out_of_place_store, Compression, FrozenBase, FrozenHook, OopConfig, OracleFactory,
-    OutOfPlaceStore, PageOracle,
+    OutOfPlaceStore, PageOracle, SHARED_WAL_FREE,
 };
 pub use page::{leaf_records_per_page, PAGE_SIZE};
 pub use stats::{EngineCounters, Stats, Striped, RESIDENCY_BUCKETS};

@@ -75,6 +75,18 @@ fn ssd_waf_sessions(
     (writes, sessions, reformat): (u64, u64, bool),
     separate_wal: bool,
 ) -> f64 {
+    ssd_waf_gc(sc, fill, (writes, sessions, reformat), separate_wal, None)
+}
+
+/// [`ssd_waf_sessions`] with the background DB GC on and `OopConfig::shared_wal_free` set to
+/// `bg` (None: background GC off, the default share).
+fn ssd_waf_gc(
+    sc: Scale,
+    fill: f64,
+    (writes, sessions, reformat): (u64, u64, bool),
+    separate_wal: bool,
+    bg: Option<f64>,
+) -> f64 {
     let keys = sc.keys;
     let ftl = FtlConfig {
         logical_pages: sc.logical_pages,
@@ -102,7 +114,8 @@ fn ssd_waf_sessions(
             zone_bytes: Some(unit / u64::from(sc.zones)),
             open_zones: sc.zones,
             nowa: true,
-            background_gc: false,
+            background_gc: bg.is_some(),
+            shared_wal_free: bg.unwrap_or(nowa_engine::SHARED_WAL_FREE),
             compression: Compression::Off,
             ..OopConfig::default()
         },
@@ -157,7 +170,7 @@ fn ssd_waf_sessions(
     // SSD WAF over the update phase only (the load is sequential).
     let waf = nowa_units::waf(media, host).unwrap();
     eprintln!(
-        "seed {SEED:#x} fill {fill} separate WAL {separate_wal}: physical {} / logical {} pages (fill {:.4}), DB WAF {:.3}, host {} MiB, SSD GC copies {} MiB, SSD WAF {waf:.4}",
+        "seed {SEED:#x} fill {fill} separate WAL {separate_wal} background GC {bg:?}: physical {} / logical {} pages (fill {:.4}), DB WAF {:.3}, host {} MiB, SSD GC copies {} MiB, SSD WAF {waf:.4}",
         layout.physical_pages, layout.logical_pages, f64::from(u32::try_from(layout.logical_pages).unwrap()) / f64::from(u32::try_from(layout.physical_pages).unwrap()), stats.db_waf, host >> 20, (media - host) >> 20
     );
     assert!(stats.compensation_page_writes > 0, "NoWA never compensated");
@@ -268,4 +281,34 @@ fn nowa_ssd_waf_holds_at_gib_scale() {
         let waf = ssd_waf_at(GIB, fill, 2, true);
         assert!(waf <= 1.05, "fill {fill}: SSD WAF {waf:.4} > 1.05");
     }
+}
+
+/// The WAL on the data device with the background DB GC on (how `nowa ycsb` runs): NoWA's
+/// groups straddle the SSD's GC units, so once the device was written over the SSD copies
+/// the zones DB GC has not trimmed yet, dead copies included, unless DB GC keeps a trimmed
+/// margin (`OopConfig::shared_wal_free`, default 20% of the zones). A dataset of ~30% of the
+/// device (as in docs/engine-writes.md), 7% SSD OP, 3x the capacity written.
+#[test]
+fn a_trimmed_margin_keeps_the_shared_wal_from_making_the_ssd_copy() {
+    let sc = Scale {
+        keys: KEYS / 2,
+        ..SMALL
+    };
+    let fill = 1.0 / 1.07;
+    let without = ssd_waf_gc(sc, fill, (3, 1, false), false, Some(0.0));
+    let with = ssd_waf_gc(
+        sc,
+        fill,
+        (3, 1, false),
+        false,
+        Some(nowa_engine::SHARED_WAL_FREE),
+    );
+    assert!(
+        without > 1.10,
+        "no margin: SSD WAF {without:.4}, expected the SSD to copy"
+    );
+    assert!(
+        with < 1.0 + (without - 1.0) / 2.0,
+        "margin: SSD WAF {with:.4} against {without:.4} without"
+    );
 }

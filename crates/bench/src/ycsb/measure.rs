@@ -89,6 +89,12 @@ pub struct Tick {
     pub total_waf: Option<f64>,
     /// Device writes so far in the run phase, in multiples of its capacity.
     pub device_writes: f64,
+    /// Device reads (page reads + delta chain reads) per operation in this interval (0
+    /// without operations).
+    pub reads_per_op: f64,
+    /// Media bytes (device host bytes without a media counter) per operation in this
+    /// interval: where a long run's flash bytes per update grow (0 without operations).
+    pub flash_bytes_per_op: f64,
 }
 
 impl Tick {
@@ -114,7 +120,23 @@ impl Tick {
             ssd_waf: d.ssd_waf(),
             total_waf: d.total_waf(),
             device_writes: b.host_bytes_since(start) as f64 / capacity.max(1) as f64,
+            reads_per_op: per_op(device_reads(&b.stats) - device_reads(&a.stats), ops),
+            flash_bytes_per_op: per_op(d.media_bytes.unwrap_or(d.device_host_bytes), ops),
         }
+    }
+}
+
+/// Device reads the engine made so far: whole pages and delta chain elements.
+fn device_reads(s: &Stats) -> u64 {
+    s.page_reads + s.delta_reads
+}
+
+/// `x` per operation (0 without operations).
+fn per_op(x: u64, ops: u64) -> f64 {
+    if ops == 0 {
+        0.0
+    } else {
+        x as f64 / ops as f64
     }
 }
 

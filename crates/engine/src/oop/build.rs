@@ -282,6 +282,9 @@ fn check_config(ctx: &StoreContext, g: &Geometry, cfg: &OopConfig) -> Result<(Op
     if cfg.deltas && !cfg.packing {
         return Err(ConfigError::DeltasWithoutPacking.into());
     }
+    if !(0.0..1.0).contains(&cfg.shared_wal_free) {
+        return Err(ConfigError::SharedWalFree(cfg.shared_wal_free.to_string()).into());
+    }
     Ok(limits)
 }
 

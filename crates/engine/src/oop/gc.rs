@@ -69,14 +69,36 @@ impl OutOfPlaceStore {
             .collect())
     }
 
-    /// High watermark of the background GC (free zones).
+    /// High watermark of the background GC (free zones): `gc_high_zones` (at least the
+    /// reserve + 1), raised to the trimmed margin the SSD needs when the WAL shares its write
+    /// stream with NoWA's groups ([`Self::shared_wal_floor`]).
     pub(super) fn high_watermark(&self) -> u32 {
         let low = Self::reserve_for(&self.cfg, self.open_limit);
-        if self.cfg.gc_high_zones > low {
+        let high = if self.cfg.gc_high_zones > low {
             self.cfg.gc_high_zones
         } else {
             low + 1
+        };
+        high.max(self.shared_wal_floor())
+    }
+
+    /// Free zones kept for the SSD's sake (`OopConfig::shared_wal_free` of the zones): NoWA
+    /// on a conventional device whose WAL and metadata share it. 0 otherwise: with a separate
+    /// log device, FDP handles or zones, NoWA's groups fill the SSD's GC units alone.
+    pub(super) fn shared_wal_floor(&self) -> u32 {
+        let share = self.cfg.shared_wal_free;
+        assert!((0.0..1.0).contains(&share), "shared_wal_free {share}");
+        if !self.cfg.nowa || self.zoned || self.handles.is_some() || self.geo.meta_on_log {
+            return 0;
         }
+        #[expect(
+            clippy::cast_possible_truncation,
+            clippy::cast_sign_loss,
+            reason = "share in [0, 1) of a u32 zone count: in [0, zones)"
+        )]
+        let floor = (f64::from(self.geo.zones) * share).ceil() as u32;
+        assert!(floor <= self.geo.zones, "a share of the zones");
+        floor
     }
 
     /// Free zones the background GC aims for: the high watermark, but at most what the live

@@ -150,7 +150,18 @@ pub struct OopConfig {
     /// Trim and free a sealed zone as soon as every copy in it died (`trim.rs`), instead of
     /// when DB GC needs free zones: the SSD then stops holding dead deltas as valid data.
     pub trim_dead_zones: bool,
+    /// NoWA with the WAL on the same conventional SSD (no separate log device, no FDP
+    /// handles, not zoned): the background DB GC keeps at least this share of the zones free
+    /// (trimmed), in [0, 1). The WAL's blocks interleave with the groups in the SSD's write
+    /// stream, so a group no longer fills whole SSD superblocks, and zones that hold mostly
+    /// dead copies but are not yet trimmed are valid data to the SSD: without a trimmed
+    /// margin the SSD's own GC copies them once the device was written over
+    /// (docs/engine-writes.md, session 8). 0: the reserve alone (`gc_high_zones`).
+    pub shared_wal_free: f64,
 }
+
+/// Default of `OopConfig::shared_wal_free`.
+pub const SHARED_WAL_FREE: f64 = 0.2;
 
 impl OopConfig {
     /// Zones appended to concurrently: one per class of the placement scheme, else
@@ -209,6 +220,7 @@ impl Default for OopConfig {
             delta_merge: chain::DELTA_MERGE_BYTES,
             delta_cache_bytes: 0,
             trim_dead_zones: false,
+            shared_wal_free: SHARED_WAL_FREE,
         }
     }
 }

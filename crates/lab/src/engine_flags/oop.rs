@@ -80,6 +80,12 @@ pub struct OopFlags {
     /// when it is full, not when the device is. Default: the whole device.
     #[arg(long, value_parser = flags::size_4k(1 << 20, MAX_BYTES))]
     pub space_limit: Option<u64>,
+    /// Out of place, NoWA with the WAL on the same conventional SSD (no --separate-wal, no
+    /// FDP, not ZNS): background DB GC keeps this share of the zones free (trimmed), so the
+    /// SSD's own GC finds superblocks without valid data although the WAL's blocks break the
+    /// groups' alignment (0: the GC reserve alone).
+    #[arg(long, default_value_t = nowa_engine::SHARED_WAL_FREE, value_parser = flags::fraction(0.0, true, 1.0, false))]
+    pub shared_wal_free: f64,
     /// Out of place: place every user write and GC relocation with a scheme of the shared
     /// log-structured space (nosep, sepgc|2r, dac[:N], dac-paper[:N], warcip[:N], sepbit[:N],
     /// sfr[:N], multiqueue[:N], midas (7 classes, its own victims), or sepfrozen-bit[:N] /
@@ -253,6 +259,7 @@ pub fn oop_config(
         ssd_op: op,
         seed,
         space_limit_bytes: o.space_limit,
+        shared_wal_free: o.shared_wal_free,
         placement,
         gc_victim: o.gc_victim.clone(),
         gc_garbage_proportion: gp,

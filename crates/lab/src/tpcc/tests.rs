@@ -52,6 +52,7 @@ fn oop() -> Spec {
         trim_dead_zones: false,
         defer_compensation: false,
         space_limit: None,
+        shared_wal_free: None,
         placement: None,
         gc_victim: None,
         gc_garbage_proportion: None,

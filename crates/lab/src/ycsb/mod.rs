@@ -129,6 +129,10 @@ pub struct Oop {
     /// The zone area's bound, bytes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub space_limit: Option<u64>,
+    /// NoWA with the WAL on the same conventional SSD: the share of zones DB GC keeps free
+    /// (with `nowa`; absent: the engine's default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shared_wal_free: Option<f64>,
     /// A placement scheme of the shared log space (its flag text).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub placement: Option<String>,
@@ -417,6 +421,7 @@ impl Oop {
             trim_dead_zones: o.trim_dead_zones,
             defer_compensation: o.defer_compensation,
             space_limit: o.space_limit_bytes,
+            shared_wal_free: o.nowa.then_some(o.shared_wal_free),
             placement: o.placement.map(|p| p.to_string()).or_else(|| {
                 let h = o.frozen.as_ref()?;
                 Some(crate::placement::EnginePlacement::Frozen(h.base, h.classes).name())
@@ -508,6 +513,7 @@ impl Oop {
             ssd_op: op,
             seed,
             space_limit_bytes: self.space_limit,
+            shared_wal_free: self.shared_wal_free.unwrap_or(nowa_engine::SHARED_WAL_FREE),
             placement,
             gc_victim,
             gc_garbage_proportion: self.gc_garbage_proportion,

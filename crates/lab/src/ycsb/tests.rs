@@ -67,6 +67,7 @@ fn oop() -> Spec {
             trim_dead_zones: false,
             defer_compensation: false,
             space_limit: None,
+            shared_wal_free: None,
             placement: Some("sepbit:4".into()),
             gc_victim: Some("greedy".into()),
             gc_garbage_proportion: Some(0.15),
