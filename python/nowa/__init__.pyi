@@ -105,6 +105,7 @@ def ycsb(
     trim_dead_zones: bool = ...,  # Out of place: trim and free a zone as soon as every copy in it died, instead of when DB GC
     defer_compensation: bool = ...,  # Out of place, NoWA: defer compensation writes until the estimated SSD free space runs shor
     space_limit: str | int | float | None = ...,  # Out of place: bound the store's zone area (e.g. 1.25 times the dataset): DB GC starts when
+    shared_wal_free: str | int | float | None = ...,  # Out of place, NoWA with the WAL on the same conventional SSD (no --separate-wal, no FDP, n
     placement: str | int | float | None = ...,  # Out of place: place every user write and GC relocation with a scheme of the shared log-str
     frozen_model: str | int | float | None = ...,  # Out of place, --placement sepfrozen-bit|sepfrozen-dac: the trained frozen-page model (`now
     frozen_threshold: str | int | float | None = ...,  # With --frozen-model MODEL.json: judge a page frozen when the model's probability is above
@@ -159,6 +160,7 @@ def tpcc(
     trim_dead_zones: bool = ...,  # Out of place: trim and free a zone as soon as every copy in it died, instead of when DB GC
     defer_compensation: bool = ...,  # Out of place, NoWA: defer compensation writes until the estimated SSD free space runs shor
     space_limit: str | int | float | None = ...,  # Out of place: bound the store's zone area (e.g. 1.25 times the dataset): DB GC starts when
+    shared_wal_free: str | int | float | None = ...,  # Out of place, NoWA with the WAL on the same conventional SSD (no --separate-wal, no FDP, n
     placement: str | int | float | None = ...,  # Out of place: place every user write and GC relocation with a scheme of the shared log-str
     frozen_model: str | int | float | None = ...,  # Out of place, --placement sepfrozen-bit|sepfrozen-dac: the trained frozen-page model (`now
     frozen_threshold: str | int | float | None = ...,  # With --frozen-model MODEL.json: judge a page frozen when the model's probability is above
