@@ -437,6 +437,8 @@ mod tests {
         "trace",
         "plan",
         "ckpt",
+        "reproduce merge", // re-renders a report: no run, nothing to wait for
+        "reproduce render",
     ];
 
     /// Every command that shows progress takes `-q`/`--quiet` (missing in table1,
