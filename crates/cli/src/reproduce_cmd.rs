@@ -43,6 +43,11 @@ pub struct ReproduceArgs {
     /// available memory holds, at most 4; `nowa ckpt figures --jobs`).
     #[arg(long, value_name = "N", value_parser = crate::flags::count::<usize>(1, 64))]
     jobs: Option<usize>,
+    /// hot-page-aware-checkpointing: keep the per-point results in DIR and reuse those of the
+    /// same parameters (a run cut short resumes; `nowa ckpt figures --work` of the same grid
+    /// is reused too). Default: a scratch directory under --out, removed.
+    #[arg(long, value_name = "DIR")]
+    work: Option<PathBuf>,
     /// No progress bar.
     #[arg(long, short)]
     quiet: bool,
@@ -64,6 +69,7 @@ pub fn run(a: ReproduceArgs) -> Result<()> {
         seed: a.seed,
         tpcc_only: a.tpcc_only,
         jobs: a.jobs,
+        work: a.work.clone(),
     };
     // Refused before anything runs (the library checks again).
     spec.check().map_err(lab_error)?;

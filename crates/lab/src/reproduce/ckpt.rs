@@ -62,9 +62,11 @@ pub struct CkptResult {
     pub crashes: Vec<CkptCrash>,
 }
 
-/// The experiment of `scale` (`nowa ckpt figures --quick|--full`).
-fn grid(scale: Scale, seed: u64, dir: &Path) -> crate::ckpt::Spec {
-    let base = crate::ckpt::Spec::new(dir.to_path_buf(), dir.join("work"));
+/// The experiment of `scale` (`nowa ckpt figures --quick|--full`), its per-point results in
+/// `work` or, without it, in a scratch directory under `dir`.
+fn grid(scale: Scale, seed: u64, dir: &Path, work: Option<&Path>) -> crate::ckpt::Spec {
+    let work = work.map_or_else(|| dir.join("work"), Path::to_path_buf);
+    let base = crate::ckpt::Spec::new(dir.to_path_buf(), work);
     let mut s = match scale {
         Scale::Quick => base.quick(),
         Scale::Full => base.full(),
@@ -152,9 +154,11 @@ pub(super) fn run(
     host: &dyn Host,
     sub: &(dyn Fn(u64, u64, &str) + Sync),
 ) -> Result<(Vec<Measured>, Vec<super::DocTable>), Error> {
-    let g = grid(spec.scale, spec.seed, dir);
-    // The per-run JSON under work is reused when present: a reproduction starts empty.
-    if g.work.exists() {
+    let g = grid(spec.scale, spec.seed, dir, spec.work.as_deref());
+    // The per-run JSON under work is reused when present: a reproduction starts empty
+    // unless it was given its --work (kept: a run cut short resumes).
+    let scratch = spec.work.is_none();
+    if scratch && g.work.exists() {
         std::fs::remove_dir_all(&g.work).map_err(|e| Error::io(&g.work, e))?;
     }
     let exec = crate::ckpt::Exec {
@@ -164,8 +168,10 @@ pub(super) fn run(
         force: false,
     };
     let r = crate::ckpt::run(&g, exec, host, &|d, t, what| sub(d, t, what));
-    // The crash images and per-run JSON are scratch; the CSVs and PNGs stay.
-    let _ = std::fs::remove_dir_all(&g.work);
+    // The crash images and per-run JSON are scratch (unless --work); the CSVs and PNGs stay.
+    if scratch {
+        let _ = std::fs::remove_dir_all(&g.work);
+    }
     let o = r?;
     let (r, tables) = (o.result, o.tables);
     for x in &r.runs {
@@ -208,6 +214,21 @@ mod tests {
             ckpt_pct: ckpt,
             lru_pct: 100.0 - ckpt,
         }
+    }
+
+    /// Without --work the points go to a scratch directory under the paper's directory; with
+    /// it, to --work (which `run` keeps), at either scale.
+    #[test]
+    fn the_grid_keeps_its_points_where_work_says() {
+        let d = Path::new("out/ckpt");
+        assert_eq!(grid(Scale::Quick, 1, d, None).work, d.join("work"));
+        let w = Path::new("/keep/points");
+        let g = grid(Scale::Full, 7, d, Some(w));
+        assert_eq!((g.work.as_path(), g.seed), (w, 7));
+        assert_eq!(
+            g.warehouses,
+            crate::ckpt::Spec::new(d.into(), w.into()).full().warehouses
+        );
     }
 
     #[test]

@@ -141,6 +141,11 @@ pub struct Spec {
     /// memory available, at most 4).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub jobs: Option<usize>,
+    /// Checkpointing: the directory of the per-point results, kept, and its points of the
+    /// same parameters reused (a run cut short, or `nowa ckpt figures --work` of the same
+    /// grid, resumes); None: a scratch directory under `out`, emptied before and removed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub work: Option<PathBuf>,
 }
 
 fn seed42() -> u64 {
@@ -169,6 +174,9 @@ impl Spec {
         }
         if let Some(j) = self.jobs {
             let _ = write!(s, " --jobs {j}");
+        }
+        if let Some(w) = &self.work {
+            let _ = write!(s, " --work {}", w.display());
         }
         let _ = write!(s, " --out {}", self.out.display());
         s
@@ -460,6 +468,7 @@ mod tests {
             seed: 42,
             tpcc_only: true,
             jobs: None,
+            work: None,
         };
         assert!(s.check().is_ok());
         assert_eq!(
@@ -469,6 +478,25 @@ mod tests {
         s.papers = vec![Paper::SsdIq];
         let e = s.check().expect_err("no TPC-C comparison in ssd-iq");
         assert!(e.to_string().starts_with("--tpcc-only"), "{e}");
+    }
+
+    /// `--work` is said in the report's command line (the provenance of a resumed run).
+    #[test]
+    fn work_names_itself() {
+        let s = Spec {
+            scale: Scale::Full,
+            papers: vec![Paper::Checkpointing],
+            out: "d".into(),
+            force: false,
+            seed: 42,
+            tpcc_only: false,
+            jobs: Some(2),
+            work: Some("w".into()),
+        };
+        assert_eq!(
+            s.command_line(),
+            "nowa reproduce --full --paper hot-page-aware-checkpointing --jobs 2 --work w --out d"
+        );
     }
 
     #[test]

@@ -77,6 +77,7 @@ pub fn measure(paper: Paper, seed: u64) -> Result<Vec<Measured>, Error> {
         seed,
         tpcc_only: false,
         jobs: None,
+        work: None,
     };
     let mut ms = match paper {
         Paper::SsdIq => super::ssdiq::entries_only(&spec)?,
