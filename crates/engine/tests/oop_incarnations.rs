@@ -195,12 +195,12 @@ fn crash_then_crash_in_recovery_with_any_trim_behaviour() {
     // The seeds are independent: spread over the cores (one test in this binary, so cargo's
     // test threads leave them idle otherwise). Seed s runs on thread s % threads; a panic in
     // any names its seed and fails the test when the scope joins.
-    let threads = std::thread::available_parallelism().map_or(1, std::num::NonZero::get) as u64;
+    let threads = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
     std::thread::scope(|scope| {
         for first in 0..threads {
             let (img, model) = (&img, &model);
             scope.spawn(move || {
-                for seed in (first..seeds).step_by(usize::try_from(threads).unwrap()) {
+                for seed in (0..seeds).skip(first).step_by(threads) {
                     one_seed(img, model, calls, seed);
                 }
             });
